@@ -1,0 +1,1 @@
+"""opgen's code generator: YAML operator schemas -> the `generated` package."""
