@@ -1,0 +1,230 @@
+"""The pointwise kernel spec: one Python expression, rendered to NumPy (CPU) and to CUDA C++.
+
+An operator becomes pure YAML with
+
+    - func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+      pointwise: self + alpha * other
+
+The expression is read with `ast` (never with regular expressions). Its names are the schema's
+tensor and scalar arguments; its functions come from the table `FUNCTIONS`; its operators are
+Python's. `promote` says how the output dtype is found (see `PROMOTIONS`) and `dtypes` which input
+dtypes the op accepts.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FunctionRule:
+    """One function usable in a pointwise expression: its NumPy spelling ({0}, {1} ... are arguments).
+
+    The CUDA spelling is always `op_<name>(...)`, implemented for every compute type in
+    runtime/cuda/include/opgen_math.cuh.
+    """
+
+    name: str
+    arity: int
+    numpy: str
+
+    @property
+    def cuda(self) -> str:
+        args = ", ".join(f"{{{i}}}" for i in range(self.arity))
+        return f"op_{self.name}({args})"
+
+
+def _rules(arity: int, table: dict[str, str]) -> dict[str, FunctionRule]:
+    return {name: FunctionRule(name, arity, numpy) for name, numpy in table.items()}
+
+
+# The vocabulary of pointwise expressions (tinygrad-style: one table, no if-chains).
+FUNCTIONS: dict[str, FunctionRule] = {
+    **_rules(1, {
+        "abs": "np.abs({0})", "sign": "np.sign({0})", "sqrt": "np.sqrt({0})",
+        "rsqrt": "np.reciprocal(np.sqrt({0}))", "reciprocal": "np.reciprocal({0})",
+        "exp": "np.exp({0})", "exp2": "np.exp2({0})", "expm1": "np.expm1({0})",
+        "log": "np.log({0})", "log2": "np.log2({0})", "log10": "np.log10({0})", "log1p": "np.log1p({0})",
+        "sin": "np.sin({0})", "cos": "np.cos({0})", "tan": "np.tan({0})",
+        "asin": "np.arcsin({0})", "acos": "np.arccos({0})", "atan": "np.arctan({0})",
+        "sinh": "np.sinh({0})", "cosh": "np.cosh({0})", "tanh": "np.tanh({0})",
+        "erf": "_k.erf({0})", "floor": "np.floor({0})", "ceil": "np.ceil({0})",
+        "round": "np.round({0})", "trunc": "np.trunc({0})", "sigmoid": "_k.sigmoid({0})",
+        "isnan": "np.isnan({0})", "isinf": "np.isinf({0})", "isfinite": "np.isfinite({0})",
+        "log_sigmoid": "_k.log_sigmoid({0})", "softplus": "np.logaddexp(0, {0})",
+    }),
+    **_rules(2, {
+        "atan2": "np.arctan2({0}, {1})", "maximum": "np.maximum({0}, {1})",
+        "minimum": "np.minimum({0}, {1})", "fmod": "np.fmod({0}, {1})", "pow": "np.power({0}, {1})",
+    }),
+    **_rules(3, {"where": "np.where({0}, {1}, {2})"}),
+}
+
+# How the output dtype of a pointwise op is found from its inputs (runtime.dtypes.result_type).
+PROMOTIONS: dict[str, str] = {
+    "common": "the common dtype of the inputs (PyTorch's promotion)",
+    "float": "the common dtype, integer and bool inputs promoted to the default float dtype",
+    "bool": "bool output; computed in the common dtype",
+}
+
+# Named groups of dtypes an op may accept (`dtypes:` key); "all" is the default.
+DTYPE_GROUPS: dict[str, tuple[str, ...]] = {
+    "floating": ("float16", "float32", "float64"),
+    "integral": ("uint8", "int8", "int16", "int32", "int64"),
+}
+DTYPE_GROUPS["numeric"] = DTYPE_GROUPS["integral"] + DTYPE_GROUPS["floating"]
+DTYPE_GROUPS["all"] = ("bool",) + DTYPE_GROUPS["numeric"]
+DTYPE_GROUPS["integral_and_bool"] = ("bool",) + DTYPE_GROUPS["integral"]
+
+_BINOPS_NUMPY: dict[type, str] = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+    ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
+}
+_BINOPS_CUDA: dict[type, str] = {
+    ast.Add: "({0} + {1})", ast.Sub: "({0} - {1})", ast.Mult: "({0} * {1})", ast.Div: "({0} / {1})",
+    ast.FloorDiv: "op_floordiv({0}, {1})", ast.Mod: "op_remainder({0}, {1})", ast.Pow: "op_pow({0}, {1})",
+    ast.BitAnd: "({0} & {1})", ast.BitOr: "({0} | {1})", ast.BitXor: "({0} ^ {1})",
+}
+_COMPARE: dict[type, str] = {
+    ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
+}
+_UNARY_NUMPY: dict[type, str] = {ast.USub: "(-{0})", ast.UAdd: "(+{0})", ast.Not: "np.logical_not({0})",
+                                  ast.Invert: "np.invert({0})"}
+_UNARY_CUDA: dict[type, str] = {ast.USub: "(-{0})", ast.UAdd: "(+{0})", ast.Not: "(!{0})", ast.Invert: "(~{0})"}
+_BOOLOPS_NUMPY: dict[type, str] = {ast.And: "np.logical_and", ast.Or: "np.logical_or"}
+_BOOLOPS_CUDA: dict[type, str] = {ast.And: "&&", ast.Or: "||"}
+
+
+class SpecError(ValueError):
+    """A kernel spec that is not valid; the loader adds file and line."""
+
+
+@dataclass(frozen=True)
+class PointwiseSpec:
+    """A validated pointwise expression over a schema's arguments."""
+
+    source: str
+    tree: ast.expr
+    promote: str
+    tensors: tuple[str, ...]
+    scalars: tuple[str, ...]
+    dtypes: tuple[str, ...]
+
+    @staticmethod
+    def parse(source: str, *, tensors: tuple[str, ...], scalars: tuple[str, ...],
+              promote: str = "common", dtypes: str | list[str] = "all") -> PointwiseSpec:
+        """Parse and validate `source`; `tensors`/`scalars` are the argument names it may use."""
+        if promote not in PROMOTIONS:
+            raise SpecError(f"unknown promote '{promote}'; expected one of {', '.join(PROMOTIONS)}")
+        try:
+            tree = ast.parse(source.strip(), mode="eval").body
+        except SyntaxError as e:
+            raise SpecError(f"pointwise expression is not valid Python: {e.msg} (column {e.offset})") from None
+        used = _validate(tree, set(tensors) | set(scalars))
+        if not used & set(tensors):
+            raise SpecError("pointwise expression uses no tensor argument")
+        return PointwiseSpec(source.strip(), tree, promote, tensors, scalars, _dtype_names(dtypes))
+
+    def render_numpy(self, names: Mapping[str, str]) -> str:
+        return _render(self.tree, names, "numpy")
+
+    def render_cuda(self, names: Mapping[str, str]) -> str:
+        return _render(self.tree, names, "cuda")
+
+
+def render_cuda(spec: PointwiseSpec, names: Mapping[str, str]) -> str:
+    """The spec as a C++ expression; `names` maps argument names to C++ variable names."""
+    return spec.render_cuda(names)
+
+
+def render_numpy(spec: PointwiseSpec, names: Mapping[str, str]) -> str:
+    """The spec as a NumPy expression; `names` maps argument names to Python variable names."""
+    return spec.render_numpy(names)
+
+
+def _dtype_names(dtypes: str | list[str]) -> tuple[str, ...]:
+    groups = [dtypes] if isinstance(dtypes, str) else list(dtypes)
+    names: list[str] = []
+    for group in groups:
+        if group in DTYPE_GROUPS:
+            names.extend(DTYPE_GROUPS[group])
+        elif group in DTYPE_GROUPS["all"]:
+            names.append(group)
+        else:
+            known = ", ".join(list(DTYPE_GROUPS) + list(DTYPE_GROUPS["all"]))
+            raise SpecError(f"unknown dtype or dtype group '{group}'; expected one of {known}")
+    return tuple(n for n in DTYPE_GROUPS["all"] if n in names)
+
+
+def _validate(node: ast.expr, allowed: set[str]) -> set[str]:
+    """Check that `node` uses only the spec's vocabulary; return the argument names it uses."""
+    used: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            if sub.id not in allowed:
+                raise SpecError(f"unknown name '{sub.id}' in pointwise expression; "
+                                f"the op's arguments are: {', '.join(sorted(allowed))}")
+            used.add(sub.id)
+        elif isinstance(sub, ast.Call):
+            fn = sub.func.id if isinstance(sub.func, ast.Name) else None
+            rule = FUNCTIONS.get(fn or "")
+            if rule is None:
+                raise SpecError(f"unknown function '{ast.unparse(sub.func)}' in pointwise expression; "
+                                f"known: {', '.join(sorted(FUNCTIONS))}")
+            if sub.keywords or len(sub.args) != rule.arity:
+                raise SpecError(f"{fn}() takes {rule.arity} positional argument(s)")
+            # The function name itself is not an argument reference.
+            allowed = allowed | {fn}
+        elif isinstance(sub, ast.Constant):
+            if type(sub.value) not in (int, float, bool):
+                raise SpecError(f"constant {sub.value!r} is not a number or bool")
+        elif isinstance(sub, ast.Compare) and len(sub.ops) != 1:
+            raise SpecError("chained comparisons are not supported; combine with 'and'")
+        elif not isinstance(sub, _ALLOWED_NODES):
+            raise SpecError(f"'{type(sub).__name__}' is not allowed in a pointwise expression")
+    return used - set(FUNCTIONS)
+
+
+_ALLOWED_NODES = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Load, ast.operator,
+                  ast.unaryop, ast.boolop, ast.cmpop)
+
+
+def _render(node: ast.expr, names: Mapping[str, str], target: str) -> str:
+    def r(n: ast.expr) -> str:
+        return _render(n, names, target)
+
+    cuda = target == "cuda"
+    if isinstance(node, ast.Name):
+        return names[node.id]
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool):
+            return ("true" if node.value else "false") if cuda else repr(node.value)
+        return repr(node.value)
+    if isinstance(node, ast.BinOp):
+        a, b = r(node.left), r(node.right)
+        if cuda:
+            return _BINOPS_CUDA[type(node.op)].format(a, b)
+        return f"({a} {_BINOPS_NUMPY[type(node.op)]} {b})"
+    if isinstance(node, ast.UnaryOp):
+        return (_UNARY_CUDA if cuda else _UNARY_NUMPY)[type(node.op)].format(r(node.operand))
+    if isinstance(node, ast.BoolOp):
+        parts = [r(v) for v in node.values]
+        if cuda:
+            return "(" + f" {_BOOLOPS_CUDA[type(node.op)]} ".join(parts) + ")"
+        out = parts[0]
+        for p in parts[1:]:
+            out = f"{_BOOLOPS_NUMPY[type(node.op)]}({out}, {p})"
+        return out
+    if isinstance(node, ast.Compare):
+        return f"({r(node.left)} {_COMPARE[type(node.ops[0])]} {r(node.comparators[0])})"
+    if isinstance(node, ast.IfExp):
+        if cuda:
+            return f"({r(node.test)} ? {r(node.body)} : {r(node.orelse)})"
+        return f"np.where({r(node.test)}, {r(node.body)}, {r(node.orelse)})"
+    if isinstance(node, ast.Call):
+        rule = FUNCTIONS[node.func.id]  # type: ignore[union-attr]
+        template = rule.cuda if cuda else rule.numpy
+        return template.format(*(r(a) for a in node.args))
+    raise SpecError(f"cannot render {ast.dump(node)}")  # unreachable after _validate
