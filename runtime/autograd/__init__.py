@@ -1,0 +1,1 @@
+"""Autograd: the backward graph, the engine, grad mode and gradcheck (G.autograd)."""
