@@ -1,0 +1,192 @@
+"""derivatives.yaml: backward formulas, loaded and validated against native_functions.yaml.
+
+A formula is a Python expression over the generated op API (read with `ast`, never with regular
+expressions). It may use: `grad` (or `grads[i]` for multi-output ops), the op's arguments, `result`
+(or the named outputs, or `result0`, `result1` ...), the functions of the op API, the helper
+functions defined at the top level of runtime/autograd/formulas.py, and a few Python builtins.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import keyword
+from dataclasses import dataclass
+from pathlib import Path
+
+from codegen.errors import Diagnostic, LoadError, Location
+from codegen.native import NativeFunction, Variant
+from codegen.yaml_lines import LocatedMap, load_entries
+
+HELPERS_MODULE = "runtime/autograd/formulas.py"
+BUILTINS = frozenset({"len", "range", "tuple", "list", "min", "max", "abs", "isinstance", "int", "float",
+                      "bool", "zip", "enumerate", "sorted", "reversed", "any", "all", "math"})
+SPECIAL_KEYS = ("name", "result", "output_differentiability")
+
+
+@dataclass(frozen=True)
+class Formula:
+    """The gradient of one or more inputs (`self, weight: f(...)` gives a tuple)."""
+
+    inputs: tuple[str, ...]
+    source: str
+    tree: ast.expr
+    uses: frozenset[str]        # variable names the formula reads
+    line: int
+
+
+@dataclass(frozen=True, eq=False)
+class Derivative:
+    function: NativeFunction
+    loc: Location
+    formulas: tuple[Formula, ...]
+    node_name: str                                   # e.g. MulBackward0
+    output_differentiability: tuple[bool, ...] | None = None
+    forward: str | None = None                       # the `result:` formula (forward mode), kept as text
+
+    @property
+    def uses(self) -> frozenset[str]:
+        out: set[str] = set()
+        for f in self.formulas:
+            out |= f.uses
+        return frozenset(out)
+
+
+def output_names(f: NativeFunction) -> tuple[str, ...]:
+    """Names a formula may use for the op's outputs."""
+    returns = f.func.returns
+    if len(returns) == 1:
+        return ("result",) + ((returns[0].name,) if returns[0].name else ())
+    names = [f"result{i}" for i in range(len(returns))]
+    names += [r.name for r in returns if r.name]
+    return tuple(names)
+
+
+def helper_names(root: Path) -> frozenset[str]:
+    """Top-level functions of the runtime's formula helpers (read with ast; codegen never imports runtime)."""
+    path = root / HELPERS_MODULE
+    if not path.is_file():
+        return frozenset()
+    tree = ast.parse(path.read_text(), filename=str(path))
+    return frozenset(n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_"))
+
+
+def op_function_names(functions: list[NativeFunction]) -> frozenset[str]:
+    return frozenset(f.func.name.name for f in functions if Variant.function in f.variants)
+
+
+def load_derivatives(path: Path, functions: list[NativeFunction], *, root: Path,
+                     text: str | None = None, file: str | None = None) -> list[Derivative]:
+    """Load derivatives.yaml; every problem of the file is reported together."""
+    file = file or path.name
+    text = path.read_text() if text is None else text
+    by_schema = {str(f.func): f for f in functions if f.derived_from is None}
+    by_name = {f.name: f for f in functions if f.derived_from is None}
+    callables = op_function_names(functions) | helper_names(root)
+    problems: list[Diagnostic] = []
+    derivatives: list[Derivative] = []
+    seen: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    for entry in load_entries(text, file):
+        diag_count = len(problems)
+        d = _load_entry(entry, file, by_schema, by_name, callables, counts, problems)
+        if d is None or len(problems) > diag_count:
+            continue
+        if d.function.name in seen:
+            problems.append(Diagnostic(d.loc, f"'{d.function.name}' has a derivative already "
+                                              f"(line {seen[d.function.name]})"))
+            continue
+        seen[d.function.name] = d.loc.line
+        derivatives.append(d)
+    if problems:
+        raise LoadError(problems)
+    return derivatives
+
+
+def _node_base(base: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in base.split("_") if part)
+
+
+def _load_entry(entry: LocatedMap, file: str, by_schema: dict[str, NativeFunction],
+                by_name: dict[str, NativeFunction], callables: frozenset[str], counts: dict[str, int],
+                problems: list[Diagnostic]) -> Derivative | None:
+    loc = Location(file, entry.line)
+
+    def problem(key: str | None, message: str) -> None:
+        line = entry.key_lines.get(key, entry.line) if key else entry.line
+        problems.append(Diagnostic(Location(file, line), message))
+
+    name = entry.get("name")
+    if not isinstance(name, str):
+        problem(None, "entry has no 'name: <schema>'")
+        return None
+    f = by_schema.get(name.strip()) or (by_name.get(name.strip()) if "(" not in name else None)
+    if f is None:
+        base = name.split("(")[0]
+        near = sorted(s for s in by_schema if s.split("(")[0] == base)
+        hint = f"; did you mean: {near[0]}" if near else "; the name must be a schema from native_functions.yaml"
+        problem("name", f"derivative for unknown operator '{name}'{hint}")
+        return None
+    args = {a.name: a for a in f.func.arguments.flat_non_out}
+    outputs = output_names(f)
+    variables = {"grad", "grads", *args, *outputs}
+    formulas = []
+    for key, value in entry.items():
+        if key in SPECIAL_KEYS:
+            continue
+        inputs = tuple(k.strip() for k in str(key).split(","))
+        bad = [i for i in inputs if i not in args]
+        if bad:
+            problem(key, f"'{bad[0]}' is not an argument of {f.name}; its arguments are: {', '.join(args)}")
+            continue
+        nondiff = [i for i in inputs if not args[i].type.is_tensor_like()]
+        if nondiff:
+            problem(key, f"argument '{nondiff[0]}' ({args[nondiff[0]].type}) of {f.name} is not differentiable")
+            continue
+        line = entry.key_lines[key]
+        formula = _parse_formula(str(value), inputs, line, variables, callables)
+        if isinstance(formula, str):
+            problem(key, formula)
+        else:
+            formulas.append(formula)
+    diff = entry.get("output_differentiability")
+    if diff is not None and (not isinstance(diff, list) or len(diff) != len(f.func.returns)
+                             or not all(isinstance(b, bool) for b in diff)):
+        problem("output_differentiability",
+                f"output_differentiability must be a list of {len(f.func.returns)} True/False values")
+        diff = None
+    base = _node_base(f.func.name.base)
+    index = counts.get(base, 0)
+    counts[base] = index + 1
+    return Derivative(f, loc, tuple(formulas), f"{base}Backward{index}",
+                      tuple(diff) if diff is not None else None, entry.get("result"))
+
+
+def _parse_formula(source: str, inputs: tuple[str, ...], line: int, variables: set[str],
+                   callables: frozenset[str]) -> Formula | str:
+    """Parse a formula; return it, or a message saying what is wrong."""
+    try:
+        tree = ast.parse(source.strip(), mode="eval").body
+    except SyntaxError as e:
+        return f"formula is not a valid Python expression: {e.msg} (column {e.offset}): {source.strip()}"
+    uses: set[str] = set()
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Lambda | ast.NamedExpr | ast.Await | ast.Yield | ast.YieldFrom):
+            return f"'{type(node).__name__}' is not allowed in a formula"
+        if not isinstance(node, ast.Name):
+            continue
+        if id(node) in called:
+            if node.id not in callables and node.id not in BUILTINS:
+                return (f"formula calls unknown function '{node.id}'; use an op of native_functions.yaml "
+                        f"or a helper of {HELPERS_MODULE}")
+        elif node.id in variables:
+            uses.add(node.id)
+        elif node.id not in BUILTINS and not hasattr(builtins, node.id):
+            return f"formula uses undefined name '{node.id}'; available: {', '.join(sorted(variables))}"
+    return Formula(inputs, source.strip(), tree, frozenset(uses), line)
+
+
+def python_name(name: str) -> str:
+    """A schema name as a Python identifier: `self` and keywords get a trailing underscore."""
+    return f"{name}_" if name == "self" or keyword.iskeyword(name) else name

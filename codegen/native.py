@@ -1,0 +1,272 @@
+"""native_functions.yaml: the operator entries, loaded and validated.
+
+Note [Derived in-place and out forms]
+A pointwise op is written once, as its functional schema. For each such op (whose first argument
+is `Tensor self`) the loader derives two more operators that share its kernel spec, as PyTorch's
+structured kernels share one kernel between the three forms:
+  - the in-place form `add_.Tensor(Tensor(a!) self, ...) -> Tensor(a!)`, a Tensor method;
+  - the out form `add.out(..., *, Tensor(a!) out) -> Tensor(a!)`, reached through `out=`.
+They are real entries of the model (listed by `opgen list`, registered in the dispatcher) that
+remember which entry they came from (`derived_from`).
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from codegen.errors import Diagnostic, LoadError, Location, OpgenError, SchemaParseError
+from codegen.kernel_spec import PointwiseSpec, SpecError
+from codegen.model import FunctionSchema, SchemaKind
+from codegen.yaml_lines import LocatedMap, load_entries
+
+
+class Variant(Enum):
+    function = "function"
+    method = "method"
+
+
+# Dispatch keys an entry may name, in priority order (highest first); the last two are alias keys.
+BACKEND_KEYS = ("CUDA", "CPU", "Meta")
+ALIAS_KEYS = ("CompositeImplicitAutograd", "CompositeExplicitAutograd")
+DISPATCH_KEYS = ("Autograd", "BackendSelect", *BACKEND_KEYS, *ALIAS_KEYS)
+
+# Keys an entry of native_functions.yaml may have.
+ENTRY_KEYS = {
+    "func": "the function schema (required)",
+    "variants": "'function', 'method' or 'function, method' (default: function)",
+    "dispatch": "a mapping from dispatch keys to kernel functions named by module path",
+    "pointwise": "a pointwise expression over the arguments (generates CPU and CUDA kernels)",
+    "promote": "how a pointwise op finds its output dtype: common, float or bool",
+    "dtypes": "dtypes a pointwise op accepts: all, floating, integral, numeric, or a list",
+    "doc": "one line shown by 'opgen show' and in the stubs",
+}
+
+# Scalar-like argument types a pointwise expression may use.
+_POINTWISE_SCALARS = {"Scalar", "int", "float", "bool", "Scalar?", "float?", "int?"}
+
+
+@dataclass(frozen=True, eq=False)
+class NativeFunction:
+    """One operator: its schema and how it is computed."""
+
+    func: FunctionSchema
+    loc: Location
+    variants: frozenset[Variant]
+    dispatch: Mapping[str, str]           # dispatch key -> "module.path.function"
+    pointwise: PointwiseSpec | None = None
+    doc: str = ""
+    derived_from: NativeFunction | None = field(default=None, repr=False)
+
+    @property
+    def name(self) -> str:
+        """The operator's full name with overload, e.g. `add.Tensor`."""
+        return str(self.func.name)
+
+    @property
+    def kind(self) -> SchemaKind:
+        return self.func.kind()
+
+    @property
+    def root(self) -> NativeFunction:
+        """The entry written in YAML that this one comes from (itself if not derived)."""
+        return self.derived_from.root if self.derived_from is not None else self
+
+    def kernel_keys(self) -> tuple[str, ...]:
+        """Dispatch keys with a kernel, pointwise backends included, in priority order."""
+        keys = set(self.dispatch)
+        if self.pointwise is not None:
+            keys |= {"CPU", "CUDA"}
+        return tuple(k for k in DISPATCH_KEYS if k in keys)
+
+
+@dataclass
+class _Collector:
+    """Gathers every problem of a file so that all are reported together."""
+
+    file: str
+    problems: list[Diagnostic] = field(default_factory=list)
+
+    def add(self, line: int, message: str) -> None:
+        self.problems.append(Diagnostic(Location(self.file, line), message))
+
+    def raise_if_any(self) -> None:
+        if self.problems:
+            raise LoadError(self.problems)
+
+
+def load_native_functions(path: Path, *, root: Path | None = None, text: str | None = None,
+                          file: str | None = None) -> list[NativeFunction]:
+    """Load and validate native_functions.yaml; kernels named in `dispatch` are looked up under `root`."""
+    file = file or path.name
+    text = path.read_text() if text is None else text
+    root = root if root is not None else path.parent
+    problems = _Collector(file)
+    functions: list[NativeFunction] = []
+    seen: dict[str, int] = {}
+    for entry in load_entries(text, file):
+        try:
+            f = _load_entry(entry, file, root)
+        except (OpgenError, SpecError) as e:
+            problems.add(_error_line(entry, e), str(e) if not isinstance(e, SchemaParseError) else _schema_msg(e))
+            continue
+        for g in (f, *_derive_forms(f)):
+            if g.name in seen:
+                problems.add(entry.line, f"operator '{g.name}' is defined twice (first on line {seen[g.name]})")
+                continue
+            seen[g.name] = entry.line
+            functions.append(g)
+    problems.raise_if_any()
+    return functions
+
+
+def _schema_msg(e: SchemaParseError) -> str:
+    return f"bad schema: {e}"
+
+
+def _error_line(entry: LocatedMap, e: Exception) -> int:
+    key = getattr(e, "key", None)
+    return entry.key_lines.get(key, entry.line) if key else entry.key_lines.get("func", entry.line)
+
+
+class _EntryError(OpgenError):
+    """A problem with one key of an entry (the line of that key is reported)."""
+
+    def __init__(self, key: str, message: str) -> None:
+        self.key = key
+        super().__init__(message)
+
+
+def _load_entry(entry: LocatedMap, file: str, root: Path) -> NativeFunction:
+    unknown = sorted(set(entry) - set(ENTRY_KEYS))
+    if unknown:
+        known = ", ".join(ENTRY_KEYS)
+        raise _EntryError(unknown[0], f"unknown key '{unknown[0]}'; known keys: {known}")
+    if "func" not in entry or not isinstance(entry["func"], str):
+        raise OpgenError("entry has no 'func: <schema>' string")
+    func = FunctionSchema.parse(entry["func"])
+    _check_names(func)
+    variants = _parse_variants(entry.get("variants", "function"), func)
+    dispatch = _parse_dispatch(entry.get("dispatch"), root)
+    pointwise = None
+    if "pointwise" in entry:
+        pointwise = _parse_pointwise(entry, func)
+        clash = sorted(set(dispatch) & {"CPU", "CUDA", "CompositeExplicitAutograd", "CompositeImplicitAutograd"})
+        if clash:
+            raise _EntryError("dispatch", f"'pointwise' already gives the CPU and CUDA kernels; remove "
+                                          f"dispatch key {clash[0]}")
+    else:
+        for key in ("promote", "dtypes"):
+            if key in entry:
+                raise _EntryError(key, f"'{key}' only applies to an entry with 'pointwise:'")
+        if not dispatch:
+            raise OpgenError(f"'{func.name}' has no kernel: add 'pointwise: <expression>' or "
+                             f"'dispatch: {{CPU: module.function}}'")
+    doc = entry.get("doc", "")
+    loc = Location(file, entry.line)
+    return NativeFunction(func, loc, variants, dispatch, pointwise, doc)
+
+
+def _check_names(func: FunctionSchema) -> None:
+    base = func.name.base
+    if not base.isidentifier() or (keyword.iskeyword(base) and not base.startswith("__")):
+        raise OpgenError(f"operator name '{base}' is not a valid Python identifier")
+
+
+def _parse_variants(value: object, func: FunctionSchema) -> frozenset[Variant]:
+    if not isinstance(value, str):
+        raise _EntryError("variants", "variants must be a string like 'function, method'")
+    out = set()
+    for word in (w.strip() for w in value.split(",")):
+        try:
+            out.add(Variant(word))
+        except ValueError:
+            raise _EntryError("variants", f"unknown variant '{word}'; expected function or method") from None
+    if Variant.method in out and func.arguments.self_arg is None:
+        raise _EntryError("variants", "a method variant needs an argument named 'self'")
+    return frozenset(out)
+
+
+def _parse_dispatch(value: object, root: Path) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _EntryError("dispatch", "dispatch must be a mapping like 'CPU, CUDA: module.function'")
+    out: dict[str, str] = {}
+    for keys, kernel in value.items():
+        if not isinstance(kernel, str):
+            raise _EntryError("dispatch", f"kernel for '{keys}' must be a module path string")
+        for key in (k.strip() for k in str(keys).split(",")):
+            if key not in DISPATCH_KEYS:
+                raise _EntryError("dispatch", f"unknown dispatch key '{key}'; known keys: "
+                                              f"{', '.join(DISPATCH_KEYS)}")
+            _check_kernel_exists(kernel, root)
+            out[key] = kernel
+    if "CompositeImplicitAutograd" in out and len(out) > 1:
+        raise _EntryError("dispatch", "a CompositeImplicitAutograd kernel serves every key; give no other key")
+    return dict(sorted(out.items(), key=lambda kv: DISPATCH_KEYS.index(kv[0])))
+
+
+def _check_kernel_exists(kernel: str, root: Path) -> None:
+    """A kernel named `pkg.module.fn` must be a top-level function of `root/pkg/module.py`."""
+    module, _, fn = kernel.rpartition(".")
+    if not module or not all(p.isidentifier() for p in kernel.split(".")):
+        raise _EntryError("dispatch", f"kernel '{kernel}' must be a dotted path 'package.module.function'")
+    path = root.joinpath(*module.split(".")).with_suffix(".py")
+    if not path.is_file():
+        raise _EntryError("dispatch", f"kernel '{kernel}': no module file {path.relative_to(root)}")
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    names |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    if fn not in names:
+        raise _EntryError("dispatch", f"kernel '{kernel}': {path.relative_to(root)} defines no '{fn}'")
+
+
+def _parse_pointwise(entry: LocatedMap, func: FunctionSchema) -> PointwiseSpec:
+    if func.kind() != SchemaKind.functional:
+        raise _EntryError("pointwise", "write 'pointwise:' on the functional schema; the in-place and "
+                                       "out forms are derived from it")
+    tensors, scalars = [], []
+    for arg in func.arguments.flat_non_out:
+        if str(arg.type) == "Tensor":
+            tensors.append(arg.name)
+        elif str(arg.type) in _POINTWISE_SCALARS:
+            scalars.append(arg.name)
+        else:
+            raise _EntryError("pointwise", f"argument '{arg.name}' of type {arg.type} cannot be used in a "
+                                           "pointwise op (Tensor, Scalar, int, float and bool can)")
+    if len(func.returns) != 1 or str(func.returns[0].type) != "Tensor":
+        raise _EntryError("pointwise", "a pointwise op returns one Tensor")
+    try:
+        return PointwiseSpec.parse(str(entry["pointwise"]), tensors=tuple(tensors), scalars=tuple(scalars),
+                                   promote=entry.get("promote", "common"), dtypes=entry.get("dtypes", "all"))
+    except SpecError as e:
+        key = "promote" if "promote" in str(e) else "dtypes" if "dtype" in str(e) else "pointwise"
+        raise _EntryError(key, str(e)) from None
+
+
+def _derive_forms(f: NativeFunction) -> list[NativeFunction]:
+    """The in-place and out forms of a pointwise op (Note [Derived in-place and out forms])."""
+    if f.pointwise is None:
+        return []
+    schema = f.func
+    name = schema.name
+    args = [str(a) for a in schema.arguments.positional]
+    kwargs = [str(a) for a in schema.arguments.kwarg_only]
+    derived = []
+    if args and args[0] == "Tensor self" and f.pointwise.promote != "bool":
+        overload = f".{name.overload}" if name.overload else ""
+        inplace_args = ["Tensor(a!) self", *args[1:]] + (["*", *kwargs] if kwargs else [])
+        text = f"{name.base}_{overload}({', '.join(inplace_args)}) -> Tensor(a!)"
+        derived.append(NativeFunction(FunctionSchema.parse(text), f.loc, frozenset({Variant.method}),
+                                      {}, f.pointwise, f.doc, derived_from=f))
+    out_overload = "out" if name.overload in ("", "Tensor") else f"{name.overload}_out"
+    out_args = [*args, "*", *kwargs, "Tensor(a!) out"]
+    text = f"{name.base}.{out_overload}({', '.join(out_args)}) -> Tensor(a!)"
+    derived.append(NativeFunction(FunctionSchema.parse(text), f.loc, frozenset(), {}, f.pointwise, f.doc,
+                                  derived_from=f))
+    return derived

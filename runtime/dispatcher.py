@@ -1,0 +1,322 @@
+"""The dispatcher: a per-operator table from dispatch key sets to kernels.
+
+Note [Dispatch key sets as bitmasks]
+A dispatch key is a bit; a key set is an int. Every tensor carries `_keys`: its backend bit (CPU or
+CUDA), plus the Autograd bit exactly when it requires grad (so an op on tensors that need no grad
+never enters autograd code). A call computes
+
+    keys = (union of the tensor arguments' _keys | tls.include) & tls.mask
+
+(`tls.mask` is the complement of the thread-local exclude set) and calls `op.table[keys]`. The table
+holds one entry per possible key set, precomputed whenever a kernel is registered, so the hot path is
+two ORs, an AND and a list index. An entry is the kernel of the highest key in the set, resolved as:
+a kernel registered for that key, then an alias kernel (CompositeExplicitAutograd for backend keys,
+CompositeImplicitAutograd for every key), then the key's fallback; a key with none of these falls
+through to the next lower key (BackendSelect and Autograd do, so an op with no kernel there goes
+straight to its backend). A set with no kernel at all gets a stub that raises a clear error.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from enum import IntEnum
+from typing import Any
+
+Kernel = Callable[..., Any]
+
+
+class DispatchKey(IntEnum):
+    """Runtime dispatch keys; the value is the bit position, higher means higher priority."""
+
+    Meta = 0
+    CPU = 1
+    CUDA = 2
+    BackendSelect = 3
+    Autograd = 4
+    Tracer = 5
+
+
+NUM_KEYS = len(DispatchKey)
+ALL_KEYS = (1 << NUM_KEYS) - 1
+META_BIT = 1 << DispatchKey.Meta
+CPU_BIT = 1 << DispatchKey.CPU
+CUDA_BIT = 1 << DispatchKey.CUDA
+BACKEND_SELECT_BIT = 1 << DispatchKey.BackendSelect
+AUTOGRAD_BIT = 1 << DispatchKey.Autograd
+BELOW_AUTOGRAD = AUTOGRAD_BIT - 1
+BACKEND_BITS = META_BIT | CPU_BIT | CUDA_BIT
+
+ALIAS_KEYS = ("CompositeImplicitAutograd", "CompositeExplicitAutograd")
+# Which runtime keys an alias kernel serves.
+_ALIAS_SERVES = {
+    "CompositeImplicitAutograd": frozenset(DispatchKey),
+    "CompositeExplicitAutograd": frozenset({DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.Meta}),
+}
+# Keys whose default behaviour, with no kernel, is to pass the call to the next key down.
+_FALLTHROUGH_BY_DEFAULT = frozenset({DispatchKey.BackendSelect, DispatchKey.Autograd, DispatchKey.Tracer})
+
+
+class _LocalState(threading.local):
+    """Thread-local include set and exclude mask (see Note [Dispatch key sets as bitmasks])."""
+
+    include: int = BACKEND_SELECT_BIT
+    mask: int = ALL_KEYS
+
+
+tls = _LocalState()
+
+
+class DispatchError(NotImplementedError):
+    """No kernel for an operator and dispatch key."""
+
+
+class BoxedFallback:
+    """A fallback for a whole key: called as `fn(op, args)` with the op and its arguments as a list."""
+
+    def __init__(self, fn: Callable[[Operator, list[Any]], Any]) -> None:
+        self.fn = fn
+
+    def bind(self, op: Operator) -> Kernel:
+        fn = self.fn
+
+        def boxed(*args: Any) -> Any:
+            return fn(op, list(args))
+
+        boxed.__qualname__ = f"boxed_fallback[{op.name}]"
+        return boxed
+
+
+class Operator:
+    """One operator's registrations and its precomputed dispatch table."""
+
+    __slots__ = ("name", "schema", "tensor_positions", "kernels", "table", "mixed_devices", "_dispatcher")
+
+    def __init__(self, dispatcher: Dispatcher, name: str, schema: str, tensor_positions: tuple[int, ...]) -> None:
+        self.name = name
+        self.schema = schema
+        self.tensor_positions = tensor_positions  # indices of Tensor / Tensor? / Tensor[] arguments
+        self.kernels: dict[str, Kernel] = {}      # key name (runtime or alias key) -> kernel
+        self.table: list[Kernel] = []
+        self.mixed_devices = False                # True for ops that take tensors of several devices (copy_)
+        self._dispatcher = dispatcher
+        self.recompute()
+
+    def __repr__(self) -> str:
+        return f"Operator({self.name})"
+
+    # -- calls ---------------------------------------------------------------------------------
+    def key_set(self, args: Sequence[Any]) -> int:
+        """The dispatch key set of a call with these arguments (slow path; generated code inlines it)."""
+        keys = 0
+        for i in self.tensor_positions:
+            if i < len(args):
+                keys |= keys_of(args[i])
+        return (keys | tls.include) & tls.mask
+
+    def call(self, *args: Any) -> Any:
+        """Call with all arguments positional in schema order (boxed; the generated API is faster)."""
+        return self.table[self.key_set(args)](*args)
+
+    def redispatch(self, keys: int, *args: Any) -> Any:
+        """Call the kernel for an explicit key set (e.g. the caller's keys minus its own key)."""
+        return self.table[keys & ALL_KEYS](*args)
+
+    def redispatch_below(self, key: DispatchKey, *args: Any) -> Any:
+        """Call again with `key` and every key above it removed."""
+        return self.table[self.key_set(args) & ((1 << key) - 1)](*args)
+
+    def redispatch_below_autograd(self, *args: Any) -> Any:
+        return self.table[self.key_set(args) & BELOW_AUTOGRAD](*args)
+
+    # -- table -----------------------------------------------------------------------------------
+    def resolve(self, key: DispatchKey) -> tuple[Kernel | None, str]:
+        """The kernel serving `key` and where it comes from ('kernel', 'alias ...', 'fallback', 'fallthrough')."""
+        kernel = self.kernels.get(key.name)
+        if kernel is not None:
+            return kernel, "kernel"
+        for alias in ALIAS_KEYS:
+            if alias in self.kernels and key in _ALIAS_SERVES[alias]:
+                return self.kernels[alias], alias
+        fallback = self._dispatcher.fallbacks.get(key)
+        if fallback is not None:
+            return fallback.bind(self), "fallback"
+        return None, "fallthrough" if key in _FALLTHROUGH_BY_DEFAULT else "missing"
+
+    def recompute(self) -> None:
+        resolved = [self.resolve(k) for k in DispatchKey]
+        table: list[Kernel] = []
+        for keys in range(1 << NUM_KEYS):
+            kernel: Kernel | None = None
+            for key in reversed(DispatchKey):
+                if keys & (1 << key):
+                    if (1 << key) & BACKEND_BITS and _several_devices(keys) and not self.mixed_devices:
+                        kernel = self._device_mismatch
+                        break
+                    found, how = resolved[key]
+                    if found is not None:
+                        kernel = found
+                        break
+                    if how == "missing":
+                        kernel = self._missing(key)
+                        break
+            table.append(kernel if kernel is not None else self._missing(None))
+        self.table = table
+
+    def _device_mismatch(self, *args: Any) -> Any:
+        devices = []
+        for i in self.tensor_positions:
+            values = args[i] if isinstance(args[i], list | tuple) else [args[i]]
+            for v in values:
+                device = str(getattr(v, "device", ""))
+                if getattr(v, "_keys", 0) and device not in devices:
+                    devices.append(device)
+        found = " and ".join(devices[:2])
+        raise RuntimeError(f"{self.name}: expected all tensors to be on the same device, but found at least "
+                           f"two devices, {found}")
+
+    def _missing(self, key: DispatchKey | None) -> Kernel:
+        name = self.name
+        registered = ", ".join(self.kernels) or "none"
+        asked = key.name if key is not None else "an empty key set (no tensor or device argument)"
+
+        def missing(*args: Any) -> Any:
+            raise DispatchError(f"no kernel for operator '{name}' and dispatch key {asked}; "
+                                f"keys with a kernel: {registered}")
+
+        return missing
+
+    def dump(self) -> str:
+        """The dispatch table, one line per runtime key, and the registered kernels."""
+        lines = [f"{self.name}: {self.schema}", "registered:"]
+        for key, kernel in self.kernels.items():
+            lines.append(f"  {key:<28} {_kernel_name(kernel)}")
+        lines.append("computed table:")
+        for key in reversed(DispatchKey):
+            kernel, how = self.resolve(key)
+            shown = _kernel_name(kernel) if kernel is not None else "-"
+            lines.append(f"  {key.name:<28} {shown} [{how}]")
+        return "\n".join(lines)
+
+
+def _several_devices(keys: int) -> bool:
+    backends = keys & (CPU_BIT | CUDA_BIT)
+    return backends & (backends - 1) != 0
+
+
+def _kernel_name(kernel: Kernel) -> str:
+    module = getattr(kernel, "__module__", None) or ""
+    name = getattr(kernel, "__qualname__", None) or repr(kernel)
+    return f"{module}.{name}" if module else name
+
+
+class Dispatcher:
+    """All operators and the per-key fallbacks."""
+
+    def __init__(self) -> None:
+        self.ops: dict[str, Operator] = {}
+        self.fallbacks: dict[DispatchKey, BoxedFallback] = {}
+        self._lock = threading.Lock()
+
+    def declare(self, name: str, schema: str, tensor_positions: tuple[int, ...] = ()) -> Operator:
+        """Declare an operator (idempotent: re-declaring returns the existing one)."""
+        with self._lock:
+            op = self.ops.get(name)
+            if op is None:
+                op = self.ops[name] = Operator(self, name, schema, tuple(tensor_positions))
+            return op
+
+    def find(self, name: str) -> Operator:
+        try:
+            return self.ops[name]
+        except KeyError:
+            raise KeyError(f"no operator named '{name}'") from None
+
+    def register(self, name: str, key: str, kernel: Kernel) -> Callable[[], None]:
+        """Register `kernel` for operator `name` at `key`; returns a function that undoes it."""
+        if key not in DispatchKey.__members__ and key not in ALIAS_KEYS:
+            raise ValueError(f"unknown dispatch key '{key}'; known keys: "
+                             f"{', '.join([*DispatchKey.__members__, *ALIAS_KEYS])}")
+        op = self.find(name)
+        with self._lock:
+            previous = op.kernels.get(key)
+            op.kernels[key] = kernel
+            op.recompute()
+
+        def undo() -> None:
+            with self._lock:
+                if previous is None:
+                    op.kernels.pop(key, None)
+                else:
+                    op.kernels[key] = previous
+                op.recompute()
+
+        return undo
+
+    def register_fallback(self, key: str, fn: Callable[[Operator, list[Any]], Any]) -> Callable[[], None]:
+        """A boxed fallback for every operator at `key`; returns a function that removes it."""
+        k = DispatchKey[key]
+        with self._lock:
+            previous = self.fallbacks.get(k)
+            self.fallbacks[k] = BoxedFallback(fn)
+            for op in self.ops.values():
+                op.recompute()
+
+        def undo() -> None:
+            with self._lock:
+                if previous is None:
+                    self.fallbacks.pop(k, None)
+                else:
+                    self.fallbacks[k] = previous
+                for op in self.ops.values():
+                    op.recompute()
+
+        return undo
+
+
+dispatcher = Dispatcher()
+
+
+def keys_of(value: Any) -> int:
+    """Key set of one argument: a tensor, None, or a list/tuple of tensors."""
+    if value is None:
+        return 0
+    keys = getattr(value, "_keys", None)
+    if keys is not None:
+        return keys
+    if isinstance(value, list | tuple):
+        out = 0
+        for v in value:
+            out |= keys_of(v)
+        return out
+    return 0
+
+
+def dump(op: str) -> str:
+    """The dispatch table of an operator as text (`runtime.dispatcher.dump("add.Tensor")`)."""
+    return dispatcher.find(op).dump()
+
+
+@contextmanager
+def include_keys(*keys: str) -> Iterator[None]:
+    """Add keys to this thread's include set for the duration of the block."""
+    bits = sum(1 << DispatchKey[k] for k in keys)
+    saved = tls.include
+    tls.include = saved | bits
+    try:
+        yield
+    finally:
+        tls.include = saved
+
+
+@contextmanager
+def exclude_keys(*keys: str) -> Iterator[None]:
+    """Remove keys from every call's key set in this thread for the duration of the block."""
+    bits = sum(1 << DispatchKey[k] for k in keys)
+    saved = tls.mask
+    tls.mask = saved & ~bits
+    try:
+        yield
+    finally:
+        tls.mask = saved
