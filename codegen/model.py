@@ -13,6 +13,7 @@ immutable, so sharing them is safe; `clear_caches()` empties them (the benchmark
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from enum import Enum
 
@@ -327,9 +328,12 @@ class FunctionSchema:
         """Parse `s`; the result always prints back as `s` (checked, as torchgen does)."""
         schema = _scan_schema(s)
         text = str(schema)
-        if text != s:  # unreachable if the scanner is right; a safety net for the round-trip invariant
-            col = next((i for i, (a, b) in enumerate(zip(text, s)) if a != b), min(len(text), len(s)))
-            raise _fail(s, col, f"schema is not in canonical form (it prints as {text!r})")
+        if text != s:  # a safety net: the scanner should never get here
+            raise _fail(
+                s,
+                len(os.path.commonprefix([text, s])),
+                f"schema is not in canonical form (it prints as {text!r})",
+            )
         return schema
 
     def kind(self) -> SchemaKind:
@@ -442,8 +446,6 @@ def _scan_type(s: str, lo: int, hi: int, ann_lo: int, ann_hi: int, in_argument: 
             k = close + 1
         elif in_argument and c in ",)":
             raise _fail(s, k, f"expected an argument name after type '{s[lo:k]}'")
-        elif c == "(":
-            raise _fail(s, k, "an alias annotation must directly follow the base type name")
         else:
             raise _fail(s, k, f"unexpected character '{c}' in type")
     return t
@@ -507,7 +509,7 @@ def _scan_argument(s: str, p: int) -> tuple[Argument, int]:
         sp = s.find(" ", rp)
         if sp < 0:
             sp = n
-        type_text = s[p:par] + s[rp + 1 : sp]
+        type_text = s[p:par] + "(" + s[rp + 1 : sp]  # "(" marks where the annotation was
     else:
         rp = -1
         type_text = s[p:sp]
@@ -531,7 +533,9 @@ def _scan_argument(s: str, p: int) -> tuple[Argument, int]:
     name = s[q:end]
     if not _is_name(name):
         i = _bad_name_char(name)
-        raise _fail(s, q + i, "expected an argument name" if i == 0 else f"unexpected character '{s[q + i]}'")
+        if i == 0:
+            raise _fail(s, q, "expected an argument name")
+        raise _fail(s, q + i, f"expected ',' or ')' after argument '{name[:i]}'")
     if eq < 0:
         return Argument(name, t, None, ann), end
     d = eq + 1
@@ -593,8 +597,10 @@ def _check_default(s: str, lo: int, hi: int) -> None:
 
 
 def _check_scalar(s: str, lo: int, hi: int) -> None:
+    if lo == hi:
+        raise _fail(s, lo, "expected a list element")
     text = s[lo:hi]
-    c = text[:1]
+    c = text[0]
     if c == '"' or c == "'":
         _unescape(text, s, lo)
         return
