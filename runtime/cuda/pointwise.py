@@ -1,0 +1,154 @@
+"""Launching generated pointwise kernels (codegen/gen_cuda.py, Note [Kernel instances]).
+
+`launch(kernel, tensors, scalars, out=None)` does what PyTorch's TensorIterator does for a CUDA
+pointwise op: find the common dtype (`runtime.dtypes.result_type`), cast inputs that differ, broadcast,
+allocate or check the output, merge dims (`launch.coalesce`), pick the path (vec / contig / strided)
+and the index width, and launch the instance on the current stream. Importable without CuPy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from runtime.cuda import launch as L
+
+FLOATING = ("float16", "bfloat16", "float32", "float64")
+
+
+@dataclass(frozen=True)
+class PointwiseKernel:
+    """One generated op: its source file and, per input dtype, (output dtype, vector width)."""
+
+    name: str
+    source: str
+    promote: str
+    num_tensors: int
+    num_scalars: int
+    instances: dict[str, tuple[str, int]]
+
+
+def compute_dtype_name(dtype: str) -> str:
+    """The dtype scalars are passed in: float for half precision (opmath, as in the kernels)."""
+    return "float32" if dtype in ("float16", "bfloat16") else dtype
+
+
+def select_instance(kernel: PointwiseKernel, common: str, default_float: str) -> str:
+    """The instance (input dtype) for inputs whose common dtype is `common`.
+
+    `promote: float` instances for integer inputs produce float32; with another default float dtype the
+    inputs are cast to it first. Raises TypeError, as PyTorch, for an unsupported dtype.
+    """
+    if kernel.promote == "float" and common not in FLOATING and default_float != "float32":
+        common = default_float
+    if common not in kernel.instances:
+        raise TypeError(f'"{kernel.name}_cuda" not implemented for \'{common}\'')
+    return common
+
+
+def broadcast_strides(shape: Sequence[int], tshape: Sequence[int],
+                      tstrides: Sequence[int]) -> tuple[int, ...]:
+    """Element strides of a tensor of `tshape` broadcast to `shape` (0 along broadcast dims)."""
+    lead = len(shape) - len(tshape)
+    out = [0] * lead
+    for n, s in zip(tshape, tstrides, strict=True):
+        out.append(0 if n == 1 else s)
+    return tuple(out)
+
+
+def plan(shape: Sequence[int], strides: Sequence[Sequence[int]], pointers: Sequence[int],
+         itemsizes: Sequence[int], vec: int) -> tuple[str, int, tuple[int, ...], list[tuple[int, ...]]]:
+    """(path, index bits, merged shape, merged strides) for operands already broadcast to `shape`.
+
+    Operand 0 is the output. Pure: the whole decision of which kernel runs, tested without a GPU.
+    """
+    shape = tuple(shape)
+    numel = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    dense = [L.is_contiguous(shape, tuple(st)) for st in strides]
+    path = L.choose_path(True, dense, pointers, itemsizes, vec)
+    mshape, mstrides = L.coalesce(shape, [tuple(st) for st in strides])
+    bits = L.index_bits(numel, mshape, mstrides)
+    return path, bits, mshape, mstrides
+
+
+def _empty(cupy: Any, shape: tuple[int, ...], np_dtype: Any, device: int) -> Any:
+    """A new device array, from the caching allocator when it is there (runtime/cuda/memory.py)."""
+    nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(np_dtype).itemsize
+    try:
+        from runtime.cuda.memory import cuda_malloc
+    except ImportError:  # pragma: no cover - the allocator is part of the package
+        return cupy.empty(shape, dtype=np_dtype)
+    return cupy.ndarray(shape, dtype=np_dtype, memptr=cuda_malloc(max(nbytes, 1), device))
+
+
+def launch(kernel: PointwiseKernel, tensors: Sequence[Any], scalars: Sequence[Any], out: Any = None) -> Any:
+    """Run `kernel` on CUDA tensors (and Python scalars); return `out` or a new tensor."""
+    import cupy
+
+    from runtime import dtypes
+    from runtime.cuda.compile import load_function
+    from runtime.cuda.device import sm_count
+    from runtime.strides import broadcast_shapes
+    from runtime.tensor import Tensor
+
+    common = dtypes.result_type(*tensors, *(s for s in scalars if s is not None)).name
+    key = select_instance(kernel, common, dtypes.get_default_dtype().name)
+    out_name, vec = kernel.instances[key]
+    in_dtype = dtypes.as_dtype(key)
+    out_dtype = dtypes.as_dtype(out_name)
+    device = next((t.device.index or 0 for t in tensors if t.device.type == "cuda"), 0)
+    with cupy.cuda.Device(device):
+        arrays = [_as_input(cupy, t, in_dtype) for t in tensors]
+        shape = tuple(broadcast_shapes(*(a.shape for a in arrays)))
+        target = out
+        if out is not None:
+            if tuple(out.shape) != shape:
+                raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape "
+                                   f"{list(shape)}")
+            if not dtypes.can_cast(out_dtype, out.dtype):
+                raise RuntimeError(f"result type {out_dtype.name} can't be cast to the desired output type "
+                                   f"{out.dtype.name}")
+            if out.dtype is not out_dtype:
+                target = None  # compute into a temporary, then cast into `out`
+        result = target._data if target is not None else _empty(cupy, shape, out_dtype.np, device)
+        numel = int(result.size)
+        if numel:
+            _run(cupy, kernel, key, vec, shape, result, arrays, scalars, load_function, sm_count(device))
+        if out is None:
+            return Tensor._wrap(result, out_dtype)
+        if target is None:
+            out._data[...] = result.astype(out.dtype.np)
+        return out
+
+
+def _as_input(cupy: Any, t: Any, dtype: Any) -> Any:
+    data = t._data if t.device.type == "cuda" else cupy.asarray(t._data)
+    return data if t.dtype is dtype else data.astype(dtype.np)
+
+
+def _run(cupy: Any, kernel: PointwiseKernel, key: str, vec: int, shape: tuple[int, ...], result: Any,
+         arrays: list[Any], scalars: Sequence[Any], load_function: Any, sms: int) -> None:
+    operands = [result, *arrays]
+    strides = [broadcast_strides(shape, a.shape, [s // a.itemsize for s in a.strides]) for a in operands]
+    pointers = [a.data.ptr for a in operands]
+    itemsizes = [a.itemsize for a in operands]
+    same_shape = all(a.shape == shape for a in arrays)
+    path, bits, mshape, mstrides = plan(shape, strides, pointers, itemsizes, vec)
+    if not same_shape:
+        path = "strided"
+    numel = int(result.size)
+    index_np = np.uint32 if bits == 32 else np.uint64
+    comp_np = np.dtype(compute_dtype_name(key)) if key != "bool" else np.dtype(np.bool_)
+    scalar_args = [comp_np.type(s) for s in scalars]
+    fn = load_function(kernel.source, f"{kernel.name}__{key}__{path}{bits}", result.device.id)
+    if path == "strided":
+        args = (index_np(numel), L.pack_strided(mshape, mstrides, bits), *operands, *scalar_args)
+        work = numel
+    else:
+        args = (index_np(numel), *operands, *scalar_args)
+        work = -(-numel // vec) if path == "vec" else numel
+    cfg = L.launch_config(work, sms)
+    fn((cfg.grid,), (cfg.block,), args, stream=cupy.cuda.get_current_stream())
