@@ -531,7 +531,7 @@ def _scan_argument(s: str, p: int) -> tuple[Argument, int]:
     eq = s.find("=", q, close)
     end = close if eq < 0 else eq
     name = s[q:end]
-    if not _is_name(name):
+    if not (name.isidentifier() and name.isascii()):
         i = _bad_name_char(name)
         if i == 0:
             raise _fail(s, q, "expected an argument name")

@@ -1,0 +1,141 @@
+"""Codegen benchmark: schema parsing speed and `opgen generate` wall time.
+
+    python bench/bench_codegen.py
+
+Figures (median of several runs, parse caches cleared before each run so every run is a cold parse):
+- parse 2,500 varied schemas built from tests/data/schemas_hard.txt, with operator, argument and return names
+  made unique so no two schemas are alike (goal < 0.09 s);
+- parse PyTorch's native_functions.yaml when OPGEN_TORCH_NATIVE_FUNCTIONS or the default path points to it
+  (same goal; reported only when found);
+- `python -m codegen generate --root ROOT` (goal < 1 s; reported as failed if the CLI fails).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from codegen.model import FunctionSchema, clear_caches  # noqa: E402
+
+CORPUS = ROOT / "tests" / "data" / "schemas_hard.txt"
+DEFAULT_TORCH_FILE = "/tmp/ref/torchgen/packaged/ATen/native/native_functions.yaml"
+N_SCHEMAS = 2500
+RUNS = 7
+PARSE_GOAL_S = 0.09
+GENERATE_GOAL_S = 1.0
+
+
+def varied_schemas(n: int = N_SCHEMAS) -> list[str]:
+    """`n` distinct schemas: the corpus cycled, each copy with its own operator, argument, return names."""
+    base = [FunctionSchema.parse(line) for line in CORPUS.read_text().splitlines() if line]
+    out = []
+    for i in range(n):
+        s = base[i % len(base)]
+        tag = f"v{i}"
+        name = dataclasses.replace(s.name, base=f"{tag}_{s.name.base.strip('_')}", dunder=False)
+
+        def rename(args: tuple, tag: str = tag) -> tuple:
+            return tuple(dataclasses.replace(a, name=f"{a.name}_{tag}") for a in args)
+
+        arguments = dataclasses.replace(
+            s.arguments,
+            positional=rename(s.arguments.positional),
+            kwarg_only=rename(s.arguments.kwarg_only),
+            out=rename(s.arguments.out),
+        )
+        returns = tuple(
+            dataclasses.replace(r, name=None if r.name is None else f"{r.name}_{tag}") for r in s.returns
+        )
+        out.append(str(FunctionSchema(name, arguments, returns)))
+    return out
+
+
+def torch_schemas() -> list[str] | None:
+    """PyTorch's schemas, or None when the file (or PyYAML) is not available."""
+    path = Path(os.environ.get("OPGEN_TORCH_NATIVE_FUNCTIONS", DEFAULT_TORCH_FILE))
+    if not path.is_file():
+        return None
+    try:
+        import yaml
+    except ImportError:
+        return None
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return [entry["func"] for entry in yaml.load(path.read_text(), Loader=loader)]
+
+
+def median_seconds(fn: Callable[[], object], runs: int = RUNS) -> float:
+    times = []
+    for _ in range(runs):
+        clear_caches()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def time_parse(schemas: list[str]) -> float:
+    parse = FunctionSchema.parse
+    for s in schemas:  # check once, outside the timing, that every schema round-trips
+        if str(parse(s)) != s:
+            raise SystemExit(f"round-trip failed: {s}")
+    return median_seconds(lambda: [parse(s) for s in schemas])
+
+
+def time_generate() -> tuple[float | None, str]:
+    """Seconds for `opgen generate` on this project, or None and the reason it failed."""
+    cmd = [sys.executable, "-m", "codegen", "generate", "--root", str(ROOT)]
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, str(exc)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        return None, f"exit {proc.returncode}: {last[0]}"
+    return elapsed, ""
+
+
+def main() -> None:
+    rows: list[tuple[str, str, str, str]] = []
+    schemas = varied_schemas()
+    t = time_parse(schemas)
+    rows.append(
+        (f"parse {len(schemas)} varied schemas", f"{t:.4f} s", f"< {PARSE_GOAL_S} s", _ok(t, PARSE_GOAL_S))
+    )
+    torch = torch_schemas()
+    if torch is not None:
+        t = time_parse(torch)
+        rows.append(
+            (f"parse {len(torch)} torch schemas", f"{t:.4f} s", f"< {PARSE_GOAL_S} s", _ok(t, PARSE_GOAL_S))
+        )
+    gen, why = time_generate()
+    if gen is None:
+        rows.append(("opgen generate", "failed", f"< {GENERATE_GOAL_S} s", "no"))
+        print(f"opgen generate failed: {why}", file=sys.stderr)
+    else:
+        rows.append(("opgen generate", f"{gen:.3f} s", f"< {GENERATE_GOAL_S} s", _ok(gen, GENERATE_GOAL_S)))
+    _print_table([("figure", "value", "goal", "ok"), *rows])
+
+
+def _ok(value: float, goal: float) -> str:
+    return "yes" if value < goal else "no"
+
+
+def _print_table(rows: list[tuple[str, str, str, str]]) -> None:
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+
+
+if __name__ == "__main__":
+    main()
