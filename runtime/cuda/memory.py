@@ -42,13 +42,11 @@ def _device_index(device: Any) -> int:
         return 0
     if isinstance(device, int):
         return device
-    index = getattr(device, "index", None)
-    if index is not None:
-        return int(index)
     if isinstance(device, str):
         _, _, tail = device.partition(":")
         return int(tail) if tail else 0
-    return 0
+    index = getattr(device, "index", None)  # a Device object
+    return int(index) if index is not None else 0
 
 
 def cuda_malloc(nbytes: int, device_index: int = 0, stream: Any = None) -> Any:
