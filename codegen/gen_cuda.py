@@ -150,7 +150,7 @@ def pointwise_ops(functions: Sequence[object]) -> list[PointwiseOp]:
 def kernel_names(op: PointwiseOp) -> list[str]:
     """Every kernel (extern "C" name) of `op`'s source file, in file order."""
     return [f"{inst.name}__{path}{bits}"
-            for inst in op.instances for path in KERNEL_PATHS for bits in INDEX_BITS]
+            for inst in op.instances for bits in INDEX_BITS for path in KERNEL_PATHS]
 
 
 def generate(functions: Sequence[object], env: jinja2.Environment) -> dict[str, str]:

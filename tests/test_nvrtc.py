@@ -76,6 +76,7 @@ def test_every_generated_kernel_compiles(capsys: pytest.CaptureFixture[str]) -> 
         assert sorted(declared) == sorted(entries), f"{path}: PTX entries differ from the declared kernels"
         kernels += len(entries)
     with capsys.disabled():
-        print(f"\nNVRTC {'.'.join(map(str, nvrtc_check.nvrtc_version()))}: compiled {kernels} kernels in "
-              f"{len(sources)} sources for compute_{nvrtc_check.CI_ARCH} in {elapsed:.1f}s ({workers} workers)")
+        version = ".".join(map(str, nvrtc_check.nvrtc_version()))
+        print(f"\nNVRTC {version}: compiled {kernels} kernels in {len(sources)} sources "
+              f"for compute_{nvrtc_check.CI_ARCH} in {elapsed:.1f}s ({workers} workers)")
     assert kernels > 0
