@@ -1,1 +1,17 @@
-"""Autograd: the backward graph, the engine, grad mode and gradcheck (G.autograd)."""
+"""Autograd: the backward graph, the engine, grad mode and gradcheck (the G.autograd namespace).
+
+Modules: node.py (Node, Edge, recording history), saved.py (SavedVariable), engine.py (run_backward),
+function.py (backward, grad), hooks.py (tensor hooks, retain_grad), grad_mode.py, gradcheck.py,
+formulas.py (helpers callable from derivatives.yaml), kernels.py (the autograd kernel of ops with no
+derivative).
+"""
+
+from runtime.autograd.function import backward, grad
+from runtime.autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from runtime.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from runtime.autograd.node import AccumulateGrad, Edge, Node, NotImplementedNode, RemovableHandle
+from runtime.autograd.saved import SavedVariable
+
+__all__ = ["AccumulateGrad", "Edge", "GradcheckError", "Node", "NotImplementedNode", "RemovableHandle",
+           "SavedVariable", "backward", "enable_grad", "gradcheck", "gradgradcheck", "grad", "inference_mode",
+           "is_grad_enabled", "no_grad", "set_grad_enabled"]

@@ -1,0 +1,284 @@
+"""The autograd engine: runs the backward graph from the roots in topological order.
+
+Note [Engine execution order]
+As the lecture behind this project describes, execution is a topological sort by in-degree:
+  1. walk the graph reachable from the roots and count, for every node, the edges that point at it
+     (its dependencies: how many gradients it still waits for);
+  2. a node whose count is zero is ready; ready nodes sit in a heap ordered by `sequence_nr`, newest
+     first (the reverse of forward creation order, which keeps memory low and matches PyTorch);
+  3. running a node routes each returned gradient along its edge into the input buffer of the next
+     node, summing gradients that arrive at the same input (a tensor used several times), and
+     decrements that node's count; at zero it becomes ready.
+Every node runs exactly once, after all of its gradients are complete, so a diamond-shaped graph
+sums both branches before going further.
+
+Note [Partial execution for autograd.grad]
+With `inputs`, only the part of the graph that leads to an input runs. The inputs become capture
+points (node, input_nr): the gradient arriving there is taken (after tensor hooks) instead of being
+accumulated. A node is *needed* if a path from it reaches a capture point or a leaf whose `.grad`
+must be accumulated; dependencies are then counted over needed nodes only, and a node that is only a
+capture point is captured and not run.
+
+Note [create_graph runs formulas through the dispatcher]
+The formulas of generated nodes are calls to the generated op API. With create_graph=True the engine
+runs them with grad mode on, so they record a graph of their own (a gradient of a gradient); with
+create_graph=False grad mode is off for the whole backward, and they record nothing.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from typing import Any
+
+from runtime.autograd.formulas import sum_to
+from runtime.autograd.node import AccumulateGrad, Edge, Node, gradient_edge
+from runtime.dispatcher import AUTOGRAD_BIT, tls
+
+Tensor = Any
+
+
+def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None], retain_graph: bool | None,
+                 create_graph: bool, inputs: Sequence[Tensor] | None = None, allow_unused: bool = False,
+                 accumulate: bool = True) -> tuple[Tensor | None, ...] | None:
+    """Backpropagate `grad_tensors` from `tensors` (see Note [Engine execution order]).
+
+    accumulate=True (Tensor.backward): gradients are added into the `.grad` of leaves (only of
+    `inputs` when given). accumulate=False (autograd.grad): the gradients of `inputs` are returned.
+    """
+    keep_graph = create_graph if retain_graph is None else bool(retain_graph)
+    roots: list[tuple[Edge, Tensor]] = []
+    for i, (t, g) in enumerate(zip(tensors, grad_tensors, strict=True)):
+        if not t._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        if g is None:
+            raise RuntimeError(f"grad_tensors[{i}] is None: give the gradient of output {i}")
+        if tuple(g.shape) != tuple(t.shape):
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} and "
+                               f"output[{i}] has a shape of {list(t.shape)}.")
+        roots.append((gradient_edge(t), g))
+
+    captures: dict[Node, list[tuple[int, int]]] | None = None
+    exec_targets: set[Node] = set()
+    input_edges: list[Edge] = []
+    if inputs is not None:
+        captures = {}
+        for pos, t in enumerate(inputs):
+            if not t._requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            edge = gradient_edge(t)
+            input_edges.append(edge)
+            if accumulate and t._grad_fn is None:
+                exec_targets.add(edge.node)  # a leaf: its AccumulateGrad runs
+            else:
+                captures.setdefault(edge.node, []).append((edge.input_nr, pos))
+
+    deps, needed = _dependencies([e.node for e, _ in roots], captures, exec_targets)
+
+    buffers: dict[Node, list[Tensor | None]] = {}
+    for edge, g in roots:
+        _add_to_buffer(buffers, edge, g)
+    results: list[Tensor | None] = [None] * len(input_edges)
+
+    saved_mask = tls.mask
+    tls.mask = saved_mask | AUTOGRAD_BIT if create_graph else saved_mask & ~AUTOGRAD_BIT
+    try:
+        ready: list[tuple[int, int, Node]] = []
+        for node in {e.node: None for e, _ in roots}:
+            if deps.get(node, 0) == 0 and (needed is None or node in needed or node in captures):
+                heapq.heappush(ready, (-node.sequence_nr, id(node), node))
+        while ready:
+            fn = heapq.heappop(ready)[2]
+            buf = buffers.pop(fn, None)
+            if buf is None:
+                buf = [None] * fn.num_inputs
+            _run_tensor_hooks(fn, buf)
+            if captures is not None:
+                for input_nr, pos in captures.get(fn, ()):
+                    results[pos] = buf[input_nr] if input_nr < len(buf) else None
+                if fn not in needed:
+                    continue
+            if type(fn) is AccumulateGrad:
+                if buf[0] is not None:
+                    accumulate_into_grad(fn.variable, buf[0])
+                continue
+            outputs = _call(fn, buf)
+            if not keep_graph:
+                fn.release_variables()
+            _route(fn, outputs, buffers, deps, needed, captures, ready)
+    finally:
+        tls.mask = saved_mask
+
+    if inputs is None:
+        return None
+    for pos, t in enumerate(inputs):
+        if results[pos] is None and not allow_unused and not accumulate:
+            raise RuntimeError("One of the differentiated Tensors appears to not have been used in the "
+                               "graph. Set allow_unused=True if this is the desired behavior.")
+        if accumulate and t._grad_fn is not None and results[pos] is not None:
+            accumulate_into_grad(t, results[pos], create_graph)
+    return tuple(results)
+
+
+def _dependencies(roots: list[Node], captures: dict[Node, Any] | None,
+                  exec_targets: set[Node]) -> tuple[dict[Node, int], set[Node] | None]:
+    """In-degree of every node reachable from the roots (over needed nodes, Note [Partial execution])."""
+    deps: dict[Node, int] = {}
+    seen = set(roots)
+    stack = list(seen)
+    parents: dict[Node, list[Node]] | None = {} if captures is not None else None
+    while stack:
+        fn = stack.pop()
+        for e in fn.next_edges:
+            if e is None:
+                continue
+            child = e.node
+            deps[child] = deps.get(child, 0) + 1
+            if parents is not None:
+                parents.setdefault(child, []).append(fn)
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    if parents is None or captures is None:
+        return deps, None
+    needed = {n for n in exec_targets if n in seen}
+    frontier = [n for n in seen if n in needed or n in captures]
+    visited = set(frontier)
+    while frontier:
+        n = frontier.pop()
+        for p in parents.get(n, ()):
+            needed.add(p)
+            if p not in visited:
+                visited.add(p)
+                frontier.append(p)
+    deps = {}
+    for fn in needed:
+        for e in fn.next_edges:
+            if e is not None:
+                deps[e.node] = deps.get(e.node, 0) + 1
+    return deps, needed
+
+
+def _add_to_buffer(buffers: dict[Node, list[Tensor | None]], edge: Edge, g: Tensor) -> None:
+    node, nr = edge
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * max(node.num_inputs, nr + 1)
+    elif nr >= len(buf):
+        buf.extend([None] * (nr + 1 - len(buf)))
+    prev = buf[nr]
+    buf[nr] = g if prev is None else prev + g
+
+
+def _run_tensor_hooks(fn: Node, buf: list[Tensor | None]) -> None:
+    """Hooks registered on tensors (run on the tensor's complete gradient), then retain_grad."""
+    if type(fn) is AccumulateGrad:
+        hooks = fn.variable._hooks
+        if hooks and buf[0] is not None:
+            for h in list(hooks):
+                r = h(buf[0])
+                if r is not None:
+                    buf[0] = r
+        return
+    node_hooks = fn._hooks
+    if node_hooks is None:
+        return
+    for nr, hooks in node_hooks.tensor_pre.items():
+        if nr < len(buf) and buf[nr] is not None:
+            for h in list(hooks):
+                r = h(buf[nr])
+                if r is not None:
+                    buf[nr] = r
+    for nr, retain in list(node_hooks.retains_grad.items()):
+        if nr < len(buf) and buf[nr] is not None:
+            retain(buf[nr])
+
+
+def _call(fn: Node, buf: list[Tensor | None]) -> list[Tensor | None]:
+    node_hooks = fn._hooks
+    if node_hooks is not None:
+        for h in list(node_hooks.pre):
+            r = h(tuple(buf))
+            if r is not None:
+                buf = list(r)
+    if len(buf) > 1 and fn.materialize_grads and fn.output_meta is not None and None in buf:
+        buf = _materialize(fn, buf)
+    if all(g is None for g in buf):
+        outputs: list[Tensor | None] = [None] * len(fn.next_edges)
+    else:
+        outputs = fn.apply(buf)
+    if node_hooks is not None and node_hooks.post:
+        for h in list(node_hooks.post):
+            r = h(tuple(outputs), tuple(buf))
+            if r is not None:
+                outputs = list(r)
+    return outputs
+
+
+def _materialize(fn: Node, buf: list[Tensor | None]) -> list[Tensor | None]:
+    import generated as G
+    out = list(buf)
+    for i, g in enumerate(out):
+        meta = fn.output_meta[i] if fn.output_meta is not None else None
+        if g is None and meta is not None:
+            out[i] = G.zeros(meta[0], dtype=meta[1], device=meta[2])
+    return out
+
+
+def _route(fn: Node, outputs: list[Tensor | None], buffers: dict[Node, list[Tensor | None]],
+           deps: dict[Node, int], needed: set[Node] | None, captures: dict[Node, Any] | None,
+           ready: list[tuple[int, int, Node]]) -> None:
+    """Send each returned gradient along its edge (reduced to the input's shape) and update counts."""
+    edges = fn.next_edges
+    if len(outputs) != len(edges):
+        raise RuntimeError(f"function {fn.name()} returned an incorrect number of gradients "
+                           f"(expected {len(edges)}, got {len(outputs)})")
+    metas = fn.input_meta
+    for i, e in enumerate(edges):
+        if e is None:
+            continue
+        child = e.node
+        g = outputs[i]
+        if g is not None:
+            if i < len(metas) and metas[i] is not None:
+                g = _validate(fn, i, g, metas[i])
+            _add_to_buffer(buffers, e, g)
+        if needed is not None and child not in needed and child not in captures:
+            continue
+        d = deps[child] - 1
+        deps[child] = d
+        if d == 0:
+            heapq.heappush(ready, (-child.sequence_nr, id(child), child))
+
+
+def _validate(fn: Node, i: int, g: Tensor, meta: tuple[Any, Any, Any]) -> Tensor:
+    shape, dtype, _device = meta
+    if g.shape != shape:
+        try:
+            g = sum_to(g, shape)
+        except RuntimeError:
+            pass
+        if tuple(g.shape) != tuple(shape):
+            raise RuntimeError(f"Function {fn.name()} returned an invalid gradient at index {i} - got "
+                               f"{list(g.shape)} but expected shape compatible with {list(shape)}")
+    if g.dtype != dtype:
+        g = g.to(dtype)
+    return g
+
+
+def accumulate_into_grad(variable: Tensor, grad: Tensor, create_graph: bool | None = None) -> None:
+    """Add `grad` into `variable.grad` (PyTorch's AccumulateGrad rules).
+
+    The first gradient is cloned (the engine may hand the same tensor to several leaves, or it may be
+    the caller's tensor); later ones are added in place, or out of place under create_graph so that
+    the sum stays differentiable.
+    """
+    if create_graph is None:
+        create_graph = bool(tls.mask & AUTOGRAD_BIT)
+    old = variable._grad
+    if old is None:
+        variable._grad = grad.clone() if create_graph else grad.detach().clone()
+    elif create_graph or old._requires_grad:
+        variable._grad = old + grad
+    else:
+        old.add_(grad)

@@ -1,0 +1,51 @@
+"""Tensor hooks and retain_grad (Tensor.register_hook and Tensor.retain_grad call these).
+
+Note [Where tensor hooks live]
+A hook on a leaf is kept in the leaf's `_hooks` list; its AccumulateGrad node runs them before the
+gradient is accumulated (or captured by autograd.grad). A hook on a non-leaf is kept on its grad_fn,
+keyed by the tensor's output_nr, and runs when that node's gradient for the tensor is complete, before
+the node runs. So a hook sees the summed gradient of a tensor used several times, and what it returns
+replaces that gradient for everything downstream. retain_grad is a hook of the second kind that runs
+after the others and stores the gradient in `.grad`.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from runtime.autograd.node import RemovableHandle
+
+Tensor = Any
+
+
+def register_hook(t: Tensor, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+    """Call `hook(grad)` when the gradient of `t` is computed; a non-None result replaces the gradient."""
+    if not t._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t._grad_fn is None:
+        if t._hooks is None:
+            t._hooks = []
+        t._hooks.append(hook)
+        return RemovableHandle(t._hooks, hook)
+    return t._grad_fn._register_tensor_prehook(t._output_nr, hook)
+
+
+def retain_grad(t: Tensor) -> None:
+    """Keep the gradient of a non-leaf tensor in its `.grad` (a no-op on leaves)."""
+    if not t._requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if t._grad_fn is None or t._retains_grad:
+        return
+    ref = weakref.ref(t)
+
+    def retain(grad: Tensor) -> None:
+        var = ref()
+        if var is None:
+            return
+        from runtime.autograd.engine import accumulate_into_grad
+        accumulate_into_grad(var, grad)
+
+    t._grad_fn._node_hooks().retains_grad[t._output_nr] = retain
+    t._retains_grad = True

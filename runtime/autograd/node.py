@@ -1,0 +1,330 @@
+"""The backward graph: nodes, edges, and the functions autograd kernels use to record history.
+
+Note [Backward graph shape]
+A `Node` is the backward of one op call. It receives one gradient per output of the forward op
+(`num_inputs` of them, in output order) and returns one gradient per differentiable input of the
+forward op (one per entry of `next_edges`, in schema order, Tensor[] inputs flattened). An `Edge`
+(node, input_nr) says where a returned gradient goes: input `input_nr` of `node`. An edge is None
+when that input needs no gradient. A leaf tensor that requires grad is represented in the graph by
+its `AccumulateGrad` node (one per leaf, held weakly by the tensor and strongly by the edges that
+point at it), whose job is to add the arriving gradient into `leaf.grad`.
+
+Note [Saved tensors and reference cycles]
+A node owns its SavedVariables (saved.py); a tensor owns its grad_fn. A node that saved one of its own
+outputs would form a cycle node -> output -> node, so outputs are saved without their grad_fn and get
+it back (the node passed to `unpack`) when unpacked.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar, NamedTuple
+
+from runtime.autograd.saved import SavedVariable
+from runtime.dispatcher import AUTOGRAD_BIT, tls
+
+Tensor = Any
+Meta = tuple[tuple[int, ...], Any, Any]  # (shape, dtype, device) of a forward input
+
+_sequence = itertools.count()
+# AccumulateGrad nodes run as soon as they are ready (PyTorch gives them the largest sequence number).
+ACCUMULATE_SEQUENCE_NR = 1 << 62
+
+
+class Edge(NamedTuple):
+    node: Node
+    input_nr: int
+
+
+class _NodeHooks:
+    """Hooks of one node, created only when a hook is registered (most nodes have none)."""
+
+    __slots__ = ("pre", "post", "tensor_pre", "retains_grad")
+
+    def __init__(self) -> None:
+        self.pre: list[Callable[..., Any]] = []             # fn(grad_outputs) -> new grad_outputs | None
+        self.post: list[Callable[..., Any]] = []            # fn(grad_inputs, grad_outputs) -> new | None
+        self.tensor_pre: dict[int, list[Callable[..., Any]]] = {}   # input_nr -> [fn(grad) -> grad | None]
+        self.retains_grad: dict[int, Callable[..., Any]] = {}       # input_nr -> fn(grad)
+
+
+class RemovableHandle:
+    """Returned by register_hook; `remove()` unregisters the hook."""
+
+    __slots__ = ("_hooks", "_hook")
+
+    def __init__(self, hooks: list[Callable[..., Any]], hook: Callable[..., Any]) -> None:
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self) -> None:
+        for i, h in enumerate(self._hooks):
+            if h is self._hook:
+                del self._hooks[i]
+                return
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+class Node:
+    """A backward function (Note [Backward graph shape]). Subclasses implement `apply` and list the
+    names of their SavedVariable slots in `_saved_fields` (freed by `release_variables`)."""
+
+    __slots__ = ("next_edges", "input_meta", "sequence_nr", "num_inputs", "output_meta", "_released",
+                 "_hooks", "__weakref__")
+
+    _saved_fields: ClassVar[tuple[str, ...]] = ()
+    # Replace missing gradients of a multi-output node's outputs by zeros before `apply`.
+    materialize_grads: ClassVar[bool] = True
+
+    def __init__(self, next_edges: tuple[Edge | None, ...] = (),
+                 input_meta: tuple[Meta | None, ...] = ()) -> None:
+        self.next_edges = next_edges
+        self.input_meta = input_meta
+        self.sequence_nr = next(_sequence)
+        self.num_inputs = 1
+        self.output_meta: tuple[Meta | None, ...] | None = None  # set by set_history for several outputs
+        self._released = False
+        self._hooks: _NodeHooks | None = None
+
+    def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
+        raise NotImplementedError(f"{self.name()}.apply")
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    def __call__(self, *grads: Tensor | None) -> tuple[Tensor | None, ...]:
+        return tuple(self.apply(list(grads)))
+
+    # -- graph -----------------------------------------------------------------------------------
+    @property
+    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
+        return tuple((None, 0) if e is None else (e.node, e.input_nr) for e in self.next_edges)
+
+    def set_next_edges(self, *tensors: Any) -> None:
+        """Set `next_edges` and `input_meta` from the differentiable inputs (None for absent ones)."""
+        flat = _flatten(tensors)
+        self.next_edges = _edges(flat)
+        self.input_meta = _metas(flat)
+
+    def needs_input_grad(self, i: int) -> bool:
+        return i < len(self.next_edges) and self.next_edges[i] is not None
+
+    def should_compute_output(self, i: int) -> bool:
+        return self.needs_input_grad(i)
+
+    # -- saved variables ---------------------------------------------------------------------------
+    def release_variables(self) -> None:
+        """Free the saved tensors (after a backward without retain_graph)."""
+        self._released = True
+        for field in self._saved_fields:
+            saved = getattr(self, field, None)
+            if isinstance(saved, SavedVariable):
+                saved.release()
+            elif isinstance(saved, list | tuple):
+                for s in saved:
+                    if isinstance(s, SavedVariable):
+                        s.release()
+
+    # -- hooks -------------------------------------------------------------------------------------
+    def _node_hooks(self) -> _NodeHooks:
+        if self._hooks is None:
+            self._hooks = _NodeHooks()
+        return self._hooks
+
+    def register_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """`hook(grad_inputs, grad_outputs)` runs after `apply`; returning a tuple replaces grad_inputs."""
+        hooks = self._node_hooks().post
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def register_prehook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """`hook(grad_outputs)` runs before `apply`; returning a tuple replaces grad_outputs."""
+        hooks = self._node_hooks().pre
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def _register_tensor_prehook(self, input_nr: int, hook: Callable[..., Any]) -> RemovableHandle:
+        hooks = self._node_hooks().tensor_pre.setdefault(input_nr, [])
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def _tensor_prehooks(self, input_nr: int) -> list[Callable[..., Any]]:
+        """Hooks registered on the tensor that is this node's output `input_nr` (run before capture)."""
+        hooks = self._hooks
+        return hooks.tensor_pre.get(input_nr, []) if hooks is not None else []
+
+
+class AccumulateGrad(Node):
+    """The graph node of a leaf that requires grad: adds the incoming gradient into `variable.grad`."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor) -> None:
+        super().__init__()
+        self.sequence_nr = ACCUMULATE_SEQUENCE_NR
+        self.variable = variable
+        self.input_meta = ()
+
+    def _tensor_prehooks(self, input_nr: int) -> list[Callable[..., Any]]:
+        hooks = self.variable._hooks
+        return hooks if hooks is not None else []
+
+    def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
+        from runtime.autograd.engine import accumulate_into_grad
+        grad = grads[0]
+        if grad is not None:
+            accumulate_into_grad(self.variable, grad)
+        return []
+
+
+class NotImplementedNode(Node):
+    """The grad_fn of outputs of an op that has no derivative: fails when backward reaches it."""
+
+    __slots__ = ("op_name",)
+
+    def __init__(self, op_name: str) -> None:
+        super().__init__()
+        self.op_name = op_name
+
+    def name(self) -> str:
+        return f"NotImplemented[{self.op_name}]"
+
+    def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
+        raise RuntimeError(f"derivative for {self.op_name} is not implemented")
+
+
+class GraphRoot(Node):
+    """Hands the root gradients of a backward call to the roots' edges (used with several roots)."""
+
+    __slots__ = ("grads",)
+
+    def __init__(self, edges: tuple[Edge | None, ...], grads: list[Tensor | None]) -> None:
+        super().__init__(edges)
+        self.grads = grads
+
+    def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
+        return self.grads
+
+
+# -- recording history (called by the generated autograd kernels) ----------------------------------
+def grad_accumulator(t: Tensor) -> AccumulateGrad:
+    """The AccumulateGrad node of a leaf (one per leaf, cached weakly on the tensor)."""
+    ref = t._grad_accumulator
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._grad_accumulator = weakref.ref(acc)
+    return acc
+
+
+def gradient_edge(t: Tensor) -> Edge:
+    """Where the gradient of `t` goes: (grad_fn, output_nr), or the leaf's AccumulateGrad."""
+    fn = t._grad_fn
+    if fn is not None:
+        return Edge(fn, t._output_nr)
+    return Edge(grad_accumulator(t), 0)
+
+
+def _flatten(values: Iterable[Any]) -> list[Any]:
+    out: list[Any] = []
+    for v in values:
+        if isinstance(v, list | tuple):
+            out.extend(v)
+        else:
+            out.append(v)
+    return out
+
+
+def _edges(flat: list[Any]) -> tuple[Edge | None, ...]:
+    edges: list[Edge | None] = []
+    for t in flat:
+        if t is None or not getattr(t, "_requires_grad", False):
+            edges.append(None)
+        elif t._grad_fn is not None:
+            edges.append(Edge(t._grad_fn, t._output_nr))
+        else:
+            edges.append(Edge(grad_accumulator(t), 0))
+    return tuple(edges)
+
+
+def _metas(flat: list[Any]) -> tuple[Meta | None, ...]:
+    return tuple((t.shape, t._dtype, t._device) if t is not None and getattr(t, "_requires_grad", False)
+                 else None for t in flat)
+
+
+def collect_next_edges(*tensors: Any) -> tuple[Edge | None, ...]:
+    """One edge per argument (lists and tuples of tensors are flattened); None where no grad is needed."""
+    return _edges(_flatten(tensors))
+
+
+def collect_input_meta(*tensors: Any) -> tuple[Meta | None, ...]:
+    """(shape, dtype, device) per argument, flattened like collect_next_edges; None if no grad is needed."""
+    return _metas(_flatten(tensors))
+
+
+def any_requires_grad(*tensors: Any) -> bool:
+    """True if any argument (tensors, None, or lists/tuples of them) requires grad."""
+    for t in tensors:
+        if isinstance(t, list | tuple):
+            if any_requires_grad(*t):
+                return True
+        elif t is not None and getattr(t, "_requires_grad", False):
+            return True
+    return False
+
+
+def set_history(outputs: Any, node: Node, differentiable: tuple[bool, ...] | None = None) -> None:
+    """Make `node` the grad_fn of the (floating-point, differentiable) outputs of its forward op.
+
+    `outputs` is a tensor or a tuple of them (a list inside the tuple is a Tensor[] return, flattened).
+    Non-floating outputs and outputs marked False in `differentiable` never require grad.
+    """
+    outs = _flatten(outputs) if isinstance(outputs, list | tuple) else [outputs]
+    node.num_inputs = len(outs)
+    for i, t in enumerate(outs):
+        if t is None or (differentiable is not None and not differentiable[i]):
+            continue
+        if not t._dtype.is_floating_point:
+            continue
+        t._grad_fn = node
+        t._output_nr = i
+        t._requires_grad = True
+        t._keys |= AUTOGRAD_BIT
+    if len(outs) > 1:
+        node.output_meta = tuple((t.shape, t._dtype, t._device) if t is not None else None for t in outs)
+
+
+def check_inplace(t: Tensor) -> None:
+    """PyTorch's errors for an in-place op on a leaf that requires grad (or a view of one)."""
+    if not tls.mask & AUTOGRAD_BIT or not t._requires_grad:
+        return
+    base = t._base
+    if base is not None and base._requires_grad and base._grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    if t._grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def rebase_history(t: Tensor, node: Node) -> None:
+    """After an in-place op on `t`: `node` (whose edges point at t's old history) becomes t's grad_fn.
+
+    In-place ops on views of tensors that require grad would need PyTorch's CopySlices (the base's
+    history rewritten); opgen does not implement that and says so.
+    """
+    base = t._base
+    if base is not None and base._requires_grad:
+        raise RuntimeError(f"in-place operation {node.name()} on a view of a tensor that requires grad is "
+                           "not supported by opgen's autograd; apply it to the base tensor or use the "
+                           "out-of-place op")
+    set_history(t, node)
