@@ -38,8 +38,8 @@ def check(dev: SimulatedDevice, a: CachingAllocator, live: dict[int, int]) -> No
     assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:], strict=False))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=st.lists(OPS, min_size=1, max_size=120), capacity_mib=st.sampled_from([64, 160, 1024]),
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=st.lists(OPS, min_size=1, max_size=200), capacity_mib=st.sampled_from([64, 160, 1024]),
        max_split=st.sampled_from([None, 24 * MiB]))
 def test_random_traces_keep_invariants(ops: list[tuple], capacity_mib: int, max_split: int | None) -> None:
     dev = SimulatedDevice(capacity_mib * MiB)
