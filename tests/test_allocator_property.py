@@ -39,7 +39,7 @@ def check(dev: SimulatedDevice, a: CachingAllocator, live: dict[int, int]) -> No
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=st.lists(OPS, min_size=1, max_size=200), capacity_mib=st.sampled_from([64, 160, 1024]),
+@given(ops=st.lists(OPS, min_size=50, max_size=300), capacity_mib=st.sampled_from([64, 160, 1024]),
        max_split=st.sampled_from([None, 24 * MiB]))
 def test_random_traces_keep_invariants(ops: list[tuple], capacity_mib: int, max_split: int | None) -> None:
     dev = SimulatedDevice(capacity_mib * MiB)
