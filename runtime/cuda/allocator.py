@@ -140,6 +140,7 @@ class CachingAllocator:
         self._allocated: dict[int, Block] = {}  # addr -> block handed out by malloc and not yet freed
         self._segments: dict[int, Block] = {}  # segment base addr -> the block at that addr (never replaced)
         self._events: list[tuple[Any, Block]] = []  # (event, block) for blocks freed while used elsewhere
+        self._deferred: list[int] = []  # addresses freed by finalisers while the lock was taken
         # Statistics. Invariants (checked by check_invariants): *_bytes / *_count equal sums over the blocks;
         # allocated: blocks in self._allocated; active: allocated + pending; inactive_split: free blocks of
         # split segments; reserved/segment: segments. Each *_peak >= its current value.
@@ -172,6 +173,8 @@ class CachingAllocator:
             stream = self._raw.current_stream()
         size = MIN_BLOCK_SIZE if nbytes <= MIN_BLOCK_SIZE else (nbytes + MIN_BLOCK_SIZE - 1) & -MIN_BLOCK_SIZE
         with self._lock:
+            if self._deferred:
+                self._drain_deferred()
             if self._events:
                 self._process_events()
             keys = self._small_keys if size <= SMALL_SIZE else self._large_keys
@@ -228,25 +231,26 @@ class CachingAllocator:
 
     def free(self, ptr: int) -> None:
         """Return an allocation to the cache (after events on the streams it was recorded on complete)."""
-        with self._lock:
+        with self._lock:  # the common case of _free_locked, inlined for speed
             block = self._allocated.pop(ptr, None)
-            if block is None:
-                raise ValueError(f"free of address {ptr:#x}, which this allocator did not allocate "
-                                 "(or already freed)")
+            if block is None or block.stream_uses or self._trace is not None:
+                if block is not None:
+                    self._allocated[ptr] = block
+                self._free_locked(ptr)
+                return
             self._alloc_bytes -= block.size
             self._alloc_count -= 1
-            if self._trace is not None:
-                self._trace.append(("free", self._trace_ids.pop(ptr)))
-            if block.stream_uses:
-                for stream in block.stream_uses:
-                    self._events.append((self._raw.record_event(stream), block))
-                block.event_count += len(block.stream_uses)
-                block.stream_uses = None
-                self._pending_bytes += block.size
-                self._pending_count += 1
-                self._update_active_peak()
-                return
             self._free_block(block)
+
+    def free_from_finalizer(self, ptr: int) -> None:
+        """``free`` for finalisers, which may run inside this allocator (GC): defer if the lock is taken."""
+        if self._lock.acquire(blocking=False):
+            try:
+                self._free_locked(ptr)
+            finally:
+                self._lock.release()
+        else:
+            self._deferred.append(ptr)  # list.append is atomic; drained by the next malloc or empty_cache
 
     def record_stream(self, ptr: int, stream: Any) -> None:
         """Mark the allocation at ``ptr`` as used on ``stream``: ``free`` then waits for that stream."""
@@ -279,6 +283,30 @@ class CachingAllocator:
         if size < limit:
             return block_size < limit
         return block_size < size + LARGE_BUFFER
+
+    def _free_locked(self, ptr: int) -> None:
+        block = self._allocated.pop(ptr, None)
+        if block is None:
+            raise ValueError(f"free of address {ptr:#x}, which this allocator did not allocate "
+                             "(or already freed)")
+        self._alloc_bytes -= block.size
+        self._alloc_count -= 1
+        if self._trace is not None:
+            self._trace.append(("free", self._trace_ids.pop(ptr)))
+        if block.stream_uses:
+            for stream in block.stream_uses:
+                self._events.append((self._raw.record_event(stream), block))
+            block.event_count += len(block.stream_uses)
+            block.stream_uses = None
+            self._pending_bytes += block.size
+            self._pending_count += 1
+            self._update_active_peak()
+            return
+        self._free_block(block)
+
+    def _drain_deferred(self) -> None:
+        while self._deferred:
+            self._free_locked(self._deferred.pop())
 
     def _free_block(self, block: Block) -> None:
         """Put a block no longer in use back into the free set, merging with free neighbours."""
@@ -358,6 +386,7 @@ class CachingAllocator:
         return block
 
     def _release_cached(self) -> None:
+        self._drain_deferred()
         if self._events:
             self._process_events(wait=True)
         for addr, block in list(self._free.items()):
