@@ -85,6 +85,9 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801 - PyTorch's name
     def _mode(self) -> bool:
         return self.mode
 
+    def __enter__(self) -> None:
+        _set_enabled(self.mode)  # `prev` is the mode found by __init__, before it switched
+
     def _fresh(self) -> _GradModeContext:
         ctx = object.__new__(set_grad_enabled)
         ctx.mode = self.mode
