@@ -114,7 +114,8 @@ class MulBackward0(Node):
         LOG.append(self.name())
         g = grads[0]
         a, b = self.self_.unpack(self), self.other_.unpack(self)
-        return [mul(g, b) if self.needs_input_grad(0) else None, mul(g, a) if self.needs_input_grad(1) else None]
+        return [mul(g, b) if self.needs_input_grad(0) else None,
+                mul(g, a) if self.needs_input_grad(1) else None]
 
 
 class AddBackward0(Node):
@@ -418,7 +419,8 @@ def test_grad_unused_input():
 
 def test_errors_on_tensors_that_do_not_require_grad():
     x = FT([1.0])
-    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad and does not have a grad_fn"):
+    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad and does not have a "
+                                           "grad_fn"):
         function.backward(x, one())
     w = leaf([1.0])
     with pytest.raises(RuntimeError, match="One of the differentiated Tensors does not require grad"):
@@ -544,7 +546,8 @@ def test_hook_on_non_leaf_changes_the_gradient_downstream():
 
 
 def test_hook_requires_grad():
-    with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
+    with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require "
+                                           "gradient"):
         hooks.register_hook(FT([1.0]), lambda g: g)
 
 
