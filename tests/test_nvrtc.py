@@ -25,7 +25,7 @@ ENTRY = re.compile(r'extern "C" __global__ void (\w+)\(')
 def _sources() -> dict[str, str]:
     """Every .cu file generated from the repository's native_functions.yaml and from the test corpus."""
     env = gen_cuda.template_env(str(ROOT / "templates"))
-    files: dict[str, str] = {}
+    files: dict[str, str] = dict(gen_cuda.fixed_sources(env))
     yaml = ROOT / "native_functions.yaml"
     if yaml.exists():
         files.update(gen_cuda.generate(load_native_functions(yaml, root=ROOT), env))
