@@ -254,6 +254,17 @@ class Dispatcher:
 
         return undo
 
+    def register_all(self, entries: Sequence[tuple[str, str, Kernel]]) -> None:
+        """Register many (op name, key, kernel) entries, recomputing each op's table once."""
+        touched: dict[str, Operator] = {}
+        with self._lock:
+            for name, key, kernel in entries:
+                op = self.find(name)
+                op.kernels[key] = kernel
+                touched[name] = op
+            for op in touched.values():
+                op.recompute()
+
     def register_fallback(self, key: str, fn: Callable[[Operator, list[Any]], Any]) -> Callable[[], None]:
         """A boxed fallback for every operator at `key`; returns a function that removes it."""
         k = DispatchKey[key]

@@ -69,7 +69,7 @@ class Tensor:
     def _view(self, array: Any) -> Tensor:
         """A tensor over `array`, a view of this tensor's memory: it shares this tensor's Storage."""
         t = Tensor._wrap(array, self._dtype)
-        t._storage = self.storage
+        t._storage = self._storage  # may still be None: resolved through _base (Note above)
         t._base = self._base if self._base is not None else self
         return t
 
@@ -124,7 +124,10 @@ class Tensor:
     def storage(self) -> Storage:
         s = self._storage
         if s is None:
-            s = self._storage = Storage(root_array(self._data), self._device)
+            if self._base is not None:
+                s = self._storage = self._base.storage
+            else:
+                s = self._storage = Storage(root_array(self._data), self._device)
         return s
 
     def untyped_storage(self) -> Storage:

@@ -1,0 +1,5 @@
+"""`python -m codegen ...` is the `opgen` command."""
+
+from codegen.cli import main
+
+main()

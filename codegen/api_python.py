@@ -1,0 +1,227 @@
+"""How an operator is spelled in Python: pure functions from schemas to bindings (no file layout here).
+
+Note [Python bindings and overloads]
+PyTorch exposes the overloads of one name (`add.Tensor`, `add.Scalar`, `add.out`) as one Python
+function. opgen does the same: the parameters of all overloads are merged by name into one signature,
+and a chain of conditions picks the overload at call time:
+  - an out overload is taken when `out` is given;
+  - a parameter that only some overloads have picks them when it is given (`sum(x)` vs `sum(x, 1)`);
+  - a parameter that is a Tensor in one overload and a Scalar in another is told apart by isinstance.
+Overloads that no condition tells apart are a load error. The Python name of `self` is `input` (as
+in `torch.add(input, other)`); a Tensor method is the same function, called with the tensor first.
+"""
+
+from __future__ import annotations
+
+import keyword
+from dataclasses import dataclass
+
+from codegen.errors import OpgenError
+from codegen.model import Argument, SchemaKind, Symbol
+from codegen.native import NativeFunction, Variant
+
+NOT_GIVEN = "_NG"   # the sentinel's name in generated code
+
+# Symbolic defaults of schemas and their Python values in generated code.
+_SYMBOL_DEFAULTS = {
+    "contiguous_format": "'contiguous_format'", "preserve_format": "'preserve_format'",
+    "Mean": "'mean'", "Sum": "'sum'", "None": "'none'",
+    "long": "_dtypes.int64", "int": "_dtypes.int32", "float": "_dtypes.float32", "double": "_dtypes.float64",
+    "bool": "_dtypes.bool_", "half": "_dtypes.float16",
+}
+
+# Python operators as Tensor dunders: (dunder, op name, form). Forms: "binary" calls op(self, other),
+# "reflected" op(other, self) with `other` made a tensor, "unary" op(self), "inplace" self.op_(other).
+DUNDERS = (
+    ("__add__", "add", "binary"), ("__radd__", "add", "binary"), ("__iadd__", "add_", "binary"),
+    ("__sub__", "sub", "binary"), ("__rsub__", "sub", "reflected"), ("__isub__", "sub_", "binary"),
+    ("__mul__", "mul", "binary"), ("__rmul__", "mul", "binary"), ("__imul__", "mul_", "binary"),
+    ("__truediv__", "div", "binary"), ("__rtruediv__", "div", "reflected"), ("__itruediv__", "div_", "binary"),
+    ("__floordiv__", "floor_divide", "binary"), ("__rfloordiv__", "floor_divide", "reflected"),
+    ("__mod__", "remainder", "binary"), ("__rmod__", "remainder", "reflected"),
+    ("__pow__", "pow", "binary"), ("__rpow__", "pow", "reflected"), ("__ipow__", "pow_", "binary"),
+    ("__matmul__", "matmul", "binary"), ("__rmatmul__", "matmul", "reflected"),
+    ("__neg__", "neg", "unary"), ("__pos__", "positive", "unary"), ("__abs__", "abs", "unary"),
+    ("__invert__", "bitwise_not", "unary"),
+    ("__and__", "bitwise_and", "binary"), ("__rand__", "bitwise_and", "binary"),
+    ("__or__", "bitwise_or", "binary"), ("__ror__", "bitwise_or", "binary"),
+    ("__xor__", "bitwise_xor", "binary"), ("__rxor__", "bitwise_xor", "binary"),
+    ("__lt__", "lt", "binary"), ("__le__", "le", "binary"), ("__gt__", "gt", "binary"),
+    ("__ge__", "ge", "binary"), ("__eq__", "eq", "binary"), ("__ne__", "ne", "binary"),
+)
+
+
+def py_name(name: str) -> str:
+    """A schema argument name as a Python parameter: `self` is `input`, keywords get a `_`."""
+    if name == "self":
+        return "input"
+    return f"{name}_" if keyword.iskeyword(name) else name
+
+
+def op_id(f: NativeFunction) -> str:
+    """An identifier for an overload: `add.Tensor` -> `add_Tensor`, `add_.Tensor` -> `add__Tensor`."""
+    return str(f.func.name).replace(".", "_")
+
+
+def kernel_name(f: NativeFunction) -> str:
+    """The name of a generated backend kernel (CPU and CUDA modules use the same names)."""
+    root = f.root
+    base = op_id(root)
+    if f is root:
+        return base
+    return f"{base}_inplace" if f.kind == SchemaKind.inplace else f"{base}_out"
+
+
+def python_default(arg: Argument) -> str | None:
+    """The default of an argument as Python source, or None when it has none."""
+    if arg.default is None:
+        return None
+    value = arg.default_value()
+    if isinstance(value, Symbol):
+        return _SYMBOL_DEFAULTS.get(str(value), repr(str(value)))
+    if isinstance(value, list | tuple):
+        return repr(tuple(value))
+    return repr(value)
+
+
+def key_expr(arg: Argument) -> str:
+    """The expression of one argument's dispatch key set."""
+    name = py_name(arg.name)
+    t = arg.type
+    if t.is_tensor():
+        return f"{name}._keys"
+    if t.is_list():
+        return f"_keys_of({name})"
+    return f"({name}._keys if {name} is not None else 0)"
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kwonly: bool
+    default: str | None          # Python source; NOT_GIVEN when overloads differ
+
+
+@dataclass(frozen=True)
+class Case:
+    condition: str               # Python boolean expression ("" means always)
+    call: str                    # the call of one overload's op function
+
+
+@dataclass(frozen=True)
+class Binding:
+    name: str
+    params: tuple[Param, ...]
+    cases: tuple[Case, ...]
+    overloads: tuple[str, ...]   # schemas, for error messages and stubs
+
+    @property
+    def signature(self) -> str:
+        parts: list[str] = []
+        star = False
+        for p in self.params:
+            if p.kwonly and not star:
+                parts.append("*")
+                star = True
+            parts.append(p.name if p.default is None else f"{p.name}={p.default}")
+        return ", ".join(parts)
+
+
+def group_bindings(functions: list[NativeFunction]) -> list[Binding]:
+    """One binding per Python name (function and method variants), sorted by name."""
+    groups: dict[str, list[NativeFunction]] = {}
+    for f in functions:
+        if f.variants:
+            groups.setdefault(f.func.name.name, []).append(f)
+        elif f.kind == SchemaKind.out and f.root.variants & {Variant.function}:
+            groups.setdefault(f.func.name.name, []).append(f)
+    return [make_binding(name, fs) for name, fs in sorted(groups.items())]
+
+
+def _call(f: NativeFunction, union: dict[str, Param], others: list[NativeFunction]) -> str:
+    args = []
+    for i, a in enumerate(f.func.arguments.flat_all):
+        name = py_name(a.name)
+        expr = name
+        if i > 0 and a.type.is_tensor() and not any(_type_of(o, a.name) not in (None, "Tensor") for o in others):
+            expr = f"({name} if isinstance({name}, Tensor) else _scalar({name}))"
+        default = python_default(a)
+        if union[name].default == NOT_GIVEN and default is not None:
+            expr = f"({default} if {name} is {NOT_GIVEN} else {expr})"
+        args.append(expr)
+    return f"_call_{op_id(f)}({', '.join(args)})"
+
+
+def _type_of(f: NativeFunction, name: str) -> str | None:
+    for a in f.func.arguments.flat_all:
+        if a.name == name:
+            return "Tensor" if a.type.is_tensor_like() else str(a.type)
+    return None
+
+
+def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
+    # Out overloads are tried first (they need `out=`); the rest keep YAML order.
+    overloads = sorted(overloads, key=lambda f: f.kind != SchemaKind.out)
+    union: dict[str, Param] = {}
+    presence: dict[str, int] = {}
+    for f in overloads:
+        for a in f.func.arguments.flat_all:
+            pname = py_name(a.name)
+            kwonly = a in f.func.arguments.kwarg_only or a in f.func.arguments.out
+            default = "None" if a in f.func.arguments.out else python_default(a)
+            presence[pname] = presence.get(pname, 0) + 1
+            if pname not in union:
+                union[pname] = Param(pname, kwonly, default)
+            elif union[pname].default != default:
+                union[pname] = Param(pname, union[pname].kwonly, NOT_GIVEN)
+    for pname, count in presence.items():
+        p = union[pname]
+        if count < len(overloads) and p.default is None:
+            union[pname] = Param(pname, p.kwonly, NOT_GIVEN)
+    params = _order(union)
+    cases = []
+    for f in overloads:
+        others = [o for o in overloads if o is not f]
+        conds = []
+        mine = {py_name(a.name): a for a in f.func.arguments.flat_all}
+        for p in params:
+            a = mine.get(p.name)
+            if a is None:
+                if p.name == "out":
+                    conds.append("out is None")
+                elif p.default == NOT_GIVEN:
+                    conds.append(f"{p.name} is {NOT_GIVEN}")
+                continue
+            if p.name == "out" and f.kind == SchemaKind.out:
+                conds.append("out is not None")
+            elif p.default == NOT_GIVEN and a.default is None:
+                conds.append(f"{p.name} is not {NOT_GIVEN}")
+            mine_t = _type_of(f, a.name)
+            other_ts = {_type_of(o, a.name) for o in others} - {None}
+            if mine_t == "Tensor" and other_ts - {"Tensor"}:
+                conds.append(f"isinstance({p.name}, Tensor)")
+            elif mine_t != "Tensor" and "Tensor" in other_ts:
+                conds.append(f"not isinstance({p.name}, Tensor)")
+        cases.append(Case(" and ".join(conds), _call(f, union, others)))
+    if len(cases) > 1 and len({c.condition for c in cases}) < len(cases):
+        raise OpgenError(f"overloads of '{name}' can't be told apart in Python: "
+                         f"{'; '.join(str(f.func) for f in overloads)}")
+    return Binding(name, tuple(params), tuple(cases), tuple(str(f.func) for f in overloads))
+
+
+def _order(union: dict[str, Param]) -> list[Param]:
+    """Positional parameters without defaults first (Python requires it), then the rest in order."""
+    positional = [p for p in union.values() if not p.kwonly]
+    kwonly = [p for p in union.values() if p.kwonly]
+    first_default = next((i for i, p in enumerate(positional) if p.default is not None), len(positional))
+    head, tail = positional[:first_default], positional[first_default:]
+    # A required parameter after one with a default becomes keyword-only (kept callable by name).
+    tail_required = [Param(p.name, True, p.default) for p in tail if p.default is None]
+    tail = [p for p in tail if p.default is not None]
+    return head + tail + tail_required + kwonly
+
+
+def dunders(bindings: list[Binding]) -> list[tuple[str, str, str]]:
+    """The Tensor dunders whose op exists."""
+    names = {b.name for b in bindings}
+    return [(d, op, form) for d, op, form in DUNDERS if op in names]

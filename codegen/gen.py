@@ -1,0 +1,234 @@
+"""The generator: YAML -> model -> template contexts -> the files of `generated/`.
+
+Everything is rendered in memory first; only then are files written (`write_files`), so an error
+anywhere leaves `generated/` as it was. Output depends only on the YAML, the templates and the
+generator (sorted iteration everywhere, no timestamps), so `opgen check` can diff it byte for byte.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from codegen import api_python, gen_autograd, gen_cuda
+from codegen.api_python import key_expr, kernel_name, op_id, py_name
+from codegen.derivatives import Derivative, load_derivatives
+from codegen.errors import Diagnostic, LoadError, Location, OpgenError
+from codegen.model import SchemaKind
+from codegen.native import NativeFunction, Variant, load_native_functions
+
+GENERATED = "generated"
+NATIVE_YAML = "native_functions.yaml"
+DERIVATIVES_YAML = "derivatives.yaml"
+
+
+@dataclass(frozen=True)
+class Model:
+    functions: list[NativeFunction]
+    derivatives: list[Derivative]
+
+    def derivative_of(self, f: NativeFunction) -> Derivative | None:
+        root = f.root
+        for d in self.derivatives:
+            if d.function is root:
+                return d
+        return None
+
+
+def load_model(root: Path) -> Model:
+    """Load and validate both YAML files of the project at `root`."""
+    functions = load_native_functions(root / NATIVE_YAML, root=root)
+    derivatives = load_derivatives(root / DERIVATIVES_YAML, functions, root=root)
+    return Model(functions, derivatives)
+
+
+def environment(root: Path) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(root / "templates")),
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+        autoescape=False,
+    )
+    return env
+
+
+def render_all(root: Path) -> dict[str, str]:
+    """Every file of `generated/`, as {relative path: content}."""
+    model = load_model(root)
+    env = environment(root)
+    functions = model.functions
+    try:
+        bindings = api_python.group_bindings(functions)
+    except OpgenError as e:
+        raise LoadError([Diagnostic(Location(NATIVE_YAML, 1), str(e))]) from None
+    exported = [b for b in bindings if any(
+        Variant.function in f.root.variants for f in functions if f.func.name.name == b.name)]
+    method_names = sorted({f.func.name.name for f in functions if Variant.method in f.variants})
+    files = {
+        "_ops.py": env.get_template("ops.py.j2").render(
+            ops=[_op_context(f) for f in functions], bindings=bindings, exported=exported),
+        "_cpu_kernels.py": env.get_template("cpu_kernels.py.j2").render(
+            kernels=[_cpu_kernel_context(f, functions) for f in functions
+                     if f.pointwise is not None and f.derived_from is None]),
+        "_autograd.py": gen_autograd.render(env, model),
+        "_registrations.py": env.get_template("registrations.py.j2").render(
+            registrations=_registrations(model), modules=_kernel_modules(functions)),
+        "_methods.py": env.get_template("methods.py.j2").render(
+            methods=method_names, dunders=api_python.dunders(bindings)),
+        "__init__.py": env.get_template("init.py.j2").render(),
+        "__init__.pyi": env.get_template("init.pyi.j2").render(
+            functions=[_stub(b, functions) for b in exported],
+            methods=[_stub(b, functions) for b in bindings if b.name in method_names]),
+    }
+    files.update(gen_cuda.generate(functions, env))
+    return dict(sorted(files.items()))
+
+
+# -- contexts ---------------------------------------------------------------------------------------
+def _op_context(f: NativeFunction) -> dict[str, Any]:
+    args = f.func.arguments.flat_all
+    positions = tuple(i for i, a in enumerate(args) if a.type.is_tensor_like())
+    return {
+        "id": op_id(f),
+        "name": f.name,
+        "schema": str(f.func),
+        "params": [py_name(a.name) for a in args],
+        "tensor_positions": positions,
+        "key_exprs": [key_expr(args[i]) for i in positions],
+        "mutated": [py_name(a.name) for a in args if a.annotation is not None and a.annotation.is_write],
+    }
+
+
+def _cpu_kernel_context(f: NativeFunction, functions: list[NativeFunction]) -> dict[str, Any]:
+    spec = f.pointwise
+    assert spec is not None
+    tensors = [py_name(t) for t in spec.tensors]
+    arrays = [f"a{i}" for i in range(len(tensors))]
+    names = {t: a for t, a in zip(spec.tensors, arrays, strict=True)}
+    names.update({s: py_name(s) for s in spec.scalars})
+    all_dtypes = len(spec.dtypes) == 9
+    return {
+        "name": kernel_name(f),
+        "op": f.func.name.name,
+        "params": [py_name(a.name) for a in f.func.arguments.flat_non_out],
+        "tensors": tensors,
+        "arrays": arrays,
+        "expr": spec.render_numpy(names),
+        "promote": spec.promote,
+        "dtypes": None if all_dtypes else tuple(spec.dtypes),
+        "inplace": any(g.derived_from is f and g.kind == SchemaKind.inplace for g in functions),
+    }
+
+
+def _kernel_modules(functions: list[NativeFunction]) -> list[str]:
+    return sorted({k.rpartition(".")[0] for f in functions for k in f.dispatch.values()})
+
+
+def _registrations(model: Model) -> list[tuple[str, str, str]]:
+    """(op name, dispatch key, kernel expression) for every registration, in a stable order."""
+    out = []
+    for f in model.functions:
+        kname = kernel_name(f)
+        if f.pointwise is not None:
+            out.append((f.name, "CPU", f"_cpu.{kname}"))
+            out.append((f.name, "CUDA", f"_cuda.{kname}"))
+        for key, kernel in f.dispatch.items():
+            out.append((f.name, key, kernel))
+        if "CompositeImplicitAutograd" not in f.root.dispatch and "Autograd" not in f.dispatch:
+            out.append((f.name, "Autograd", f"_autograd.{kname}"))
+    return out
+
+
+def _stub(binding: api_python.Binding, functions: list[NativeFunction]) -> dict[str, Any]:
+    overloads = [f for f in functions if str(f.func) in binding.overloads]
+    hints: dict[str, set[str]] = {}
+    for f in overloads:
+        for a in f.func.arguments.flat_all:
+            hints.setdefault(py_name(a.name), set()).add(_hint(str(a.type)))
+    params = []
+    star = False
+    for p in binding.params:
+        if p.kwonly and not star:
+            params.append("*")
+            star = True
+        hint = " | ".join(sorted(hints.get(p.name, {"Any"})))
+        params.append(f"{p.name}: {hint}" + ("" if p.default is None else " = ..."))
+    returns = {len(f.func.returns) for f in overloads}
+    ret = "Tensor" if returns == {1} else "None" if returns == {0} else "tuple[Tensor, ...]"
+    return {"name": binding.name, "params": ", ".join(params), "returns": ret}
+
+
+_HINTS = {"Tensor": "Tensor", "Scalar": "Number", "int": "int", "SymInt": "int", "float": "float", "bool": "bool",
+          "str": "str", "ScalarType": "DType", "Device": "Device | str", "Generator": "Generator",
+          "Layout": "Any", "MemoryFormat": "Any"}
+
+
+def _hint(t: str) -> str:
+    optional = t.endswith("?")
+    base = t.rstrip("?")
+    if "[" in base:
+        elem = base[: base.index("[")]
+        text = f"Sequence[{_HINTS.get(elem.rstrip('?'), 'Any')}]" + (" | int" if elem in ("int", "SymInt") else "")
+    else:
+        text = _HINTS.get(base, "Any")
+    return f"{text} | None" if optional else text
+
+
+# -- writing ----------------------------------------------------------------------------------------
+def generate(root: Path) -> dict[str, str]:
+    """Render everything and return it (nothing is written)."""
+    files = render_all(root)
+    for path, text in files.items():
+        if path.endswith(".py"):
+            try:
+                ast.parse(text, filename=f"{GENERATED}/{path}")
+            except SyntaxError as e:  # a template bug, never the user's: say where
+                raise OpgenError(f"generated {GENERATED}/{path}:{e.lineno} is not valid Python: {e.msg}") from None
+    return files
+
+
+def write_files(root: Path, files: dict[str, str]) -> list[str]:
+    """Make `generated/` hold exactly `files`; each changed file is replaced atomically. Returns changes."""
+    out_dir = root / GENERATED
+    out_dir.mkdir(exist_ok=True)
+    changed = []
+    for rel, text in files.items():
+        path = out_dir / rel
+        if path.is_file() and path.read_bytes() == text.encode():
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode())
+        os.replace(tmp, path)
+        changed.append(rel)
+    for path in sorted(_existing(out_dir)):
+        rel = path.relative_to(out_dir).as_posix()
+        if rel not in files:
+            path.unlink()
+            changed.append(rel)
+    return changed
+
+
+def _existing(out_dir: Path) -> list[Path]:
+    return [p for p in out_dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+
+
+def diff(root: Path, files: dict[str, str]) -> str:
+    """A unified diff from what `generated/` holds to what it should hold ('' when fresh)."""
+    out_dir = root / GENERATED
+    chunks = []
+    on_disk = {p.relative_to(out_dir).as_posix(): p for p in _existing(out_dir)} if out_dir.is_dir() else {}
+    for rel in sorted(set(files) | set(on_disk)):
+        old = on_disk[rel].read_text() if rel in on_disk else ""
+        new = files.get(rel, "")
+        if old != new:
+            chunks.extend(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                               f"a/{GENERATED}/{rel}", f"b/{GENERATED}/{rel}"))
+    return "".join(chunks)

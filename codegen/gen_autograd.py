@@ -1,0 +1,152 @@
+"""Autograd output: one backward node per derivatives.yaml entry and one Autograd kernel per operator.
+
+Note [Autograd kernels]
+Every operator that is not CompositeImplicitAutograd gets a kernel at the Autograd key:
+  - with a derivative: run the op below Autograd, then (if an input requires grad) build its node,
+    save what the formulas use, and set the outputs' history. In-place forms check the leaf rule,
+    collect edges before the op (the old history of `self`) and rebase `self` onto the new node;
+  - out forms: refuse inputs that require grad, as PyTorch does;
+  - no derivative: run below Autograd and attach a NotImplementedNode, which fails at backward().
+Formulas run at backward time through the public op API (`_F.mul(...)`), so backward works on every
+device and, under create_graph=True, is itself recorded.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import jinja2
+
+from codegen.api_python import key_expr, kernel_name, op_id, py_name
+from codegen.derivatives import BUILTINS, Derivative, Formula, helper_names, op_function_names, output_names
+from codegen.model import SchemaKind
+from codegen.native import NativeFunction
+
+
+class _Rename(ast.NodeTransformer):
+    """Formula names -> generated names: arguments by py_name, ops as _F.op, helpers as _H.fn."""
+
+    def __init__(self, args: set[str], ops: frozenset[str], helpers: frozenset[str]) -> None:
+        self.args, self.ops, self.helpers = args, ops, helpers
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Name) and func.id not in BUILTINS:
+            module = "_H" if func.id in self.helpers else "_F"
+            node.func = ast.Attribute(value=ast.Name(id=module, ctx=ast.Load()), attr=func.id, ctx=ast.Load())
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.args:
+            return ast.Name(id=py_name(node.id), ctx=node.ctx)
+        return node
+
+
+def render_formula(formula: Formula, args: set[str], ops: frozenset[str], helpers: frozenset[str]) -> str:
+    tree = _Rename(args, ops, helpers).visit(ast.parse(formula.source, mode="eval"))
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+def _node_context(d: Derivative, ops: frozenset[str], helpers: frozenset[str]) -> dict[str, Any]:
+    f = d.function
+    args = {a.name: a for a in f.func.arguments.flat_non_out}
+    diff_inputs = [a.name for a in f.func.differentiable_arguments()]
+    outputs = output_names(f)
+    saved = []
+    for name in sorted(d.uses - {"grad", "grads"}, key=lambda n: (n not in args, n)):
+        if name in args:
+            a = args[name]
+            kind = ("tensor_list" if a.type.is_list() else "tensor") if a.type.is_tensor_like() else "value"
+        else:
+            kind = "output"
+        saved.append({"name": name, "var": py_name(name), "field": f"_saved_{py_name(name)}", "kind": kind,
+                      "index": outputs.index(name) if kind == "output" else None})
+    formulas = []
+    for formula in d.formulas:
+        indices = [diff_inputs.index(i) for i in formula.inputs]
+        formulas.append({"indices": indices, "code": render_formula(formula, set(args), ops, helpers)})
+    covered = {i for fm in formulas for i in fm["indices"]}
+    return {
+        "name": d.node_name,
+        "op": f.name,
+        "saved": saved,
+        "fields": [s["field"] for s in saved],
+        "saved_variables": [s["field"] for s in saved if s["kind"] != "value"],
+        "formulas": formulas,
+        "n_inputs": len(diff_inputs),
+        "has_lists": any(args[n].type.is_list() for n in diff_inputs),
+        "missing": [(i, n) for i, n in enumerate(diff_inputs) if i not in covered],
+        "multi_output": len(f.func.returns) > 1,
+    }
+
+
+def _kernel_context(f: NativeFunction, d: Derivative | None) -> dict[str, Any]:
+    args = f.func.arguments.flat_all
+    positions = [i for i, a in enumerate(args) if a.type.is_tensor_like()]
+    params = [py_name(a.name) for a in args]
+    diff = [py_name(a.name) for a in f.func.differentiable_arguments()]
+    kind = f.kind
+    form = "out" if kind == SchemaKind.out else "inplace" if kind == SchemaKind.inplace else "functional"
+    node = None
+    if d is not None:
+        node = _node_context(d, frozenset(), frozenset())
+    saves_before, saves_after = [], []
+    if node is not None:
+        self_var = params[0] if form == "inplace" else None
+        saves_before, saves_after = _save_statements(node, self_var)
+    diff_flags = None
+    if d is not None and d.output_differentiability is not None:
+        diff_flags = tuple(d.output_differentiability)
+    return {
+        "name": kernel_name(f),
+        "op": f.name,
+        "op_name": f.func.name.name,
+        "id": op_id(f),
+        "params": params,
+        "key_exprs": [key_expr(args[i]) for i in positions],
+        "diff": diff,
+        "form": form,
+        "node": node,
+        "differentiable": diff_flags,
+        "self": params[0] if params else None,
+        "saves_before": saves_before,
+        "saves_after": saves_after,
+    }
+
+
+def _save_statements(node: dict[str, Any], self_var: str | None) -> tuple[list[str], list[str]]:
+    """What the Autograd kernel stores on the node before and after running the op."""
+    before, after = [], []
+    for s in node["saved"]:
+        field, var = s["field"], s["var"]
+        if s["kind"] == "value":
+            before.append(f"node.{field} = {var}")
+        elif s["kind"] == "tensor":
+            # an in-place op overwrites self: save a copy of the value the formula needs
+            value = f"_clone({var})" if var == self_var else var
+            before.append(f"node.{field} = _Saved({value}, False)")
+        elif s["kind"] == "tensor_list":
+            before.append(f"node.{field} = [_Saved(t, False) for t in {var}]")
+        else:
+            result = f"result[{s['index']}]" if node["multi_output"] else "result"
+            after.append(f"node.{field} = _Saved({result}, True)")
+    return before, after
+
+
+def render(env: jinja2.Environment, model: Any) -> str:
+    from codegen.gen import GENERATED  # noqa: F401  (keeps one place for the package name)
+
+    root_helpers: frozenset[str] = frozenset()
+    if model.functions:
+        from pathlib import Path
+        root_helpers = helper_names(Path(env.loader.searchpath[0]).parent)  # type: ignore[union-attr]
+    ops = op_function_names(model.functions)
+    nodes = [_node_context(d, ops, root_helpers) for d in model.derivatives]
+    kernels = []
+    for f in model.functions:
+        if "CompositeImplicitAutograd" in f.root.dispatch or "Autograd" in f.dispatch:
+            continue
+        kernels.append(_kernel_context(f, model.derivative_of(f)))
+    return env.get_template("autograd.py.j2").render(nodes=nodes, kernels=kernels)

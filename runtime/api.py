@@ -1,0 +1,57 @@
+"""The hand-written half of opgen's public API; `generated/__init__.py` re-exports all of it.
+
+Names follow PyTorch's (`G.float32`, `G.zeros`, `G.no_grad` ...). The ops themselves are generated.
+"""
+# ruff: noqa: A001  (PyTorch's dtype names shadow builtins here on purpose: G.bool, G.float, G.int)
+
+from runtime import autograd, cuda
+from runtime.autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from runtime.device import Device, device
+from runtime.dtypes import (
+    DType,
+    bfloat16,
+    can_cast,
+    double,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from runtime.dtypes import bool_ as bool
+from runtime.dtypes import float as float
+from runtime.dtypes import int as int
+from runtime.factories import (
+    empty,
+    empty_like,
+    from_numpy,
+    full,
+    full_like,
+    ones,
+    ones_like,
+    scalar_tensor,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from runtime.tensor import Tensor
+
+dtype = DType
+
+__all__ = [
+    "DType", "Device", "Tensor", "autograd", "bfloat16", "bool", "can_cast", "cuda", "device", "double", "dtype",
+    "empty", "empty_like", "enable_grad", "float", "float16", "float32", "float64", "from_numpy", "full",
+    "full_like", "get_default_dtype", "half", "inference_mode", "int", "int8", "int16", "int32", "int64",
+    "is_grad_enabled", "long", "no_grad", "ones", "ones_like", "promote_types", "result_type", "scalar_tensor",
+    "set_default_dtype", "set_grad_enabled", "short", "tensor", "uint8", "zeros", "zeros_like",
+]

@@ -1,0 +1,82 @@
+"""Small helpers of the generated call path: the not-given sentinel and argument errors."""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+
+class _NotGiven:
+    """Marks a parameter the caller did not pass (when overloads give it different defaults)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+NOT_GIVEN: Any = _NotGiven()
+
+
+def bad_arguments(op: Any, args: tuple[Any, ...]) -> NoReturn:
+    """Raise a TypeError naming the argument that should have been a tensor."""
+    names = _arg_names(op.schema)
+    for i in op.tensor_positions:
+        value = args[i]
+        ok = value is None or hasattr(value, "_keys") or (
+            isinstance(value, list | tuple) and all(v is None or hasattr(v, "_keys") for v in value))
+        if not ok:
+            name = names[i] if i < len(names) else f"#{i}"
+            raise TypeError(f"{op.name}(): argument '{name}' (position {i + 1}) must be Tensor, "
+                            f"not {type(value).__name__}")
+    raise TypeError(f"{op.name}(): invalid arguments")
+
+
+def _arg_names(schema: str) -> list[str]:
+    inner = schema[schema.index("(") + 1: schema.rindex(") ->")]
+    names = []
+    depth = 0
+    current = ""
+    for ch in inner + ",":
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            words = current.split("=")[0].split()
+            if words and words[0] != "*":
+                names.append(words[-1])
+            current = ""
+        else:
+            current += ch
+    return names
+
+
+def no_overload(name: str, given: dict[str, Any], overloads: tuple[str, ...]) -> NoReturn:
+    shown = ", ".join(f"{k}={type(v).__name__}" for k, v in given.items() if v is not NOT_GIVEN)
+    raise TypeError(f"{name}() received an invalid combination of arguments - got ({shown}), but expected "
+                    "one of:\n" + "\n".join(f" * {o}" for o in overloads))
+
+
+def clone_data(t: Any) -> Any:
+    """A copy of a tensor's data as a new tensor outside autograd (saved `self` of in-place ops)."""
+    return type(t)._wrap(t._data.copy(), t._dtype)
+
+
+def list_sizes(*inputs: Any) -> tuple[int, ...]:
+    """How many graph edges each differentiable input has (a Tensor[] has one per element)."""
+    return tuple(len(x) if isinstance(x, list | tuple) else 1 for x in inputs)
+
+
+def flatten_grads(grads: list[Any], sizes: tuple[int, ...]) -> list[Any]:
+    """Per-input gradients (a list for a Tensor[] input) -> one gradient per graph edge."""
+    flat: list[Any] = []
+    for g, n in zip(grads, sizes, strict=True):
+        if isinstance(g, list | tuple):
+            flat.extend(g)
+        else:
+            flat.extend([g] * n if n == 1 else [None] * n)
+    return flat
+
+
+def not_implemented_input(op: str, arg: str) -> NoReturn:
+    raise NotImplementedError(f"the derivative for '{arg}' of {op} is not implemented")
