@@ -1,0 +1,232 @@
+"""gradcheck of every operator that has a derivative, parametrised from derivatives.yaml itself.
+
+An op added to native_functions.yaml + derivatives.yaml is checked here with no new test code: its
+inputs are built from its schema (Tensor -> a random float64 tensor that requires grad, Scalar -> a
+number, defaults used otherwise). Ops whose inputs need particular shapes or values have an entry in
+SHAPES / DOMAINS / ARG_VALUES below; anything else gets the defaults. First derivatives are always
+checked; second derivatives where the backward formula is itself differentiable.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+DEFAULT_SHAPE = (2, 3)
+# Tensor argument shapes, in schema order, for ops that need them (matrix products ...).
+SHAPES: dict[str, list[tuple[int, ...]]] = {
+    "mm": [(2, 3), (3, 4)],
+    "matmul": [(2, 3), (3, 4)],
+    "bmm": [(2, 2, 3), (2, 3, 4)],
+    "mv": [(2, 3), (3,)],
+    "dot": [(3,), (3,)],
+    "outer": [(2,), (3,)],
+    "addmm": [(2, 4), (2, 3), (3, 4)],
+    "linear": [(2, 3), (4, 3), (4,)],
+}
+# Value domains (low, high) of Tensor arguments; the default keeps |x| in [0.2, 0.9] with random signs,
+# away from kinks at 0 (abs, relu) and inside [-1, 1] (asin, acos).
+POSITIVE = (0.3, 1.5)
+DOMAINS: dict[str, tuple[float, float]] = {op: POSITIVE for op in (
+    "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "pow", "reciprocal", "lgamma", "digamma", "xlogy")}
+# Values of non-Tensor arguments by op and argument name (otherwise: the schema default, else by type).
+ARG_VALUES: dict[str, dict[str, Any]] = {
+    "view": {"size": [3, 2]},
+    "reshape": {"shape": [3, 2]},
+    "expand": {"size": [4, 2, 3]},
+    "permute": {"dims": [1, 0]},
+    "transpose": {"dim0": 0, "dim1": 1},
+    "clamp": {"min": -0.5, "max": 0.5},
+}
+# Values by type when the schema has no default.
+TYPE_VALUES: dict[str, Any] = {"Scalar": 2.0, "float": 0.5, "int": 1, "bool": False, "int[]": [1],
+                               "SymInt[]": [1], "int[1]": [1], "str": "none"}
+# Ops whose second derivative is not checked, with the reason.
+NO_GRADGRAD: dict[str, str] = {}
+
+
+def _load() -> list[Any]:
+    try:
+        from codegen.derivatives import load_derivatives
+        from codegen.native import load_native_functions
+    except ImportError:
+        return []
+    nf, dy = ROOT / "native_functions.yaml", ROOT / "derivatives.yaml"
+    if not nf.is_file() or not dy.is_file():
+        return []
+    functions = load_native_functions(nf, root=ROOT)
+    return load_derivatives(dy, functions, root=ROOT)
+
+
+DERIVATIVES = _load()
+
+
+def _generated() -> Any:
+    try:
+        import generated as G
+        G.tensor([1.0])
+    except (ImportError, AttributeError) as e:
+        pytest.skip(f"the generated package is not built yet ({e})")
+    return G
+
+
+def _op_callable(f: Any) -> Any:
+    """The unboxed call of exactly this overload (all arguments positional, in schema order)."""
+    from codegen.api_python import op_id
+    from generated import _ops
+    return getattr(_ops, f"_call_{op_id(f)}")
+
+
+def _random_tensor(G: Any, rng: np.random.Generator, shape: tuple[int, ...],
+                   domain: tuple[float, float] | None,
+                   requires_grad: bool = True) -> Any:
+    if domain is None:
+        values = rng.uniform(0.2, 0.9, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+    else:
+        values = rng.uniform(domain[0], domain[1], size=shape)
+    return G.tensor(values, dtype=G.float64, requires_grad=requires_grad)
+
+
+def make_inputs(d: Any, seed: int = 0) -> list[Any]:
+    """Arguments (schema order, out arguments excluded) for the op of derivative `d`."""
+    G = _generated()
+    f = d.function
+    name = f.func.name.name
+    rng = np.random.default_rng(seed)
+    shapes = list(SHAPES.get(name, []))
+    domain = DOMAINS.get(name)
+    values = ARG_VALUES.get(name, {})
+    args: list[Any] = []
+    for a in f.func.arguments.flat_non_out:
+        t = a.type
+        if a.name in values:
+            args.append(values[a.name])
+        elif t.is_tensor_like():
+            if t.is_optional() and a.default is not None:
+                args.append(None)
+            elif t.is_list():
+                args.append([_random_tensor(G, rng, DEFAULT_SHAPE, domain) for _ in range(2)])
+            else:
+                shape = shapes.pop(0) if shapes else DEFAULT_SHAPE
+                args.append(_random_tensor(G, rng, shape, domain))
+        elif a.default is not None:
+            args.append(a.default_value())
+        elif t.is_optional():
+            args.append(None)
+        else:
+            args.append(TYPE_VALUES.get(str(t), TYPE_VALUES.get(t.base_name())))
+    return args
+
+
+def _case_id(d: Any) -> str:
+    return f"{d.function.name}[{d.node_name}]"
+
+
+def _flat_tensors(args: list[Any]) -> list[Any]:
+    out = []
+    for a in args:
+        if isinstance(a, list):
+            out.extend(x for x in a if hasattr(x, "_grad_fn"))
+        elif hasattr(a, "_grad_fn"):
+            out.append(a)
+    return out
+
+
+def _as_function(d: Any, args: list[Any]) -> tuple[Any, list[Any]]:
+    """A function of the flat tensor inputs that calls the op with the other arguments fixed."""
+    call = _op_callable(d.function)
+    layout = [len(a) if isinstance(a, list) else (-1 if hasattr(a, "_grad_fn") else None) for a in args]
+
+    def fn(*tensors: Any) -> Any:
+        it = iter(tensors)
+        full = []
+        for a, kind in zip(args, layout, strict=True):
+            if kind is None:
+                full.append(a)
+            elif kind == -1:
+                full.append(next(it))
+            else:
+                full.append([next(it) for _ in range(kind)])
+        return call(*full)
+
+    fn.__qualname__ = d.function.name
+    return fn, _flat_tensors(args)
+
+
+def _is_not_implemented(e: Exception) -> bool:
+    return "is not implemented" in str(e)
+
+
+pytestmark = pytest.mark.skipif(not DERIVATIVES, reason="derivatives.yaml is not there yet")
+
+
+@pytest.mark.parametrize("d", DERIVATIVES, ids=_case_id)
+def test_gradcheck(d: Any) -> None:
+    from runtime.autograd.gradcheck import gradcheck
+    fn, inputs = _as_function(d, make_inputs(d))
+    assert gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3)
+
+
+@pytest.mark.parametrize("d", DERIVATIVES, ids=_case_id)
+def test_gradgradcheck(d: Any) -> None:
+    from runtime.autograd.gradcheck import gradgradcheck
+    name = d.function.func.name.name
+    if name in NO_GRADGRAD:
+        pytest.skip(NO_GRADGRAD[name])
+    fn, inputs = _as_function(d, make_inputs(d, seed=1))
+    try:
+        assert gradgradcheck(fn, inputs, eps=1e-6, atol=1e-4, rtol=1e-3)
+    except RuntimeError as e:
+        if _is_not_implemented(e):
+            pytest.skip(f"second derivative not defined: {e}")
+        raise
+
+
+def _inplace_forms() -> list[tuple[Any, Any]]:
+    out = []
+    for d in DERIVATIVES:
+        for f in _functions():
+            if f.derived_from is d.function and f.func.name.name.endswith("_") and not f.func.arguments.out:
+                out.append((d, f))
+    return out
+
+
+def _functions() -> list[Any]:
+    from codegen.native import load_native_functions
+    return load_native_functions(ROOT / "native_functions.yaml", root=ROOT) if DERIVATIVES else []
+
+
+@pytest.mark.parametrize("d,f", _inplace_forms(), ids=lambda x: getattr(x, "name", str(x)))
+def test_gradcheck_inplace_form(d: Any, f: Any) -> None:
+    """The in-place form (`add_`) on a fresh non-leaf copy has the same gradient as the op."""
+    G = _generated()
+    args = make_inputs(d)
+    fn, inputs = _as_function(d, args)
+    call = _op_callable(f)
+
+    def inplace(*tensors: Any) -> Any:
+        first, *rest = tensors
+        copy = first * 1.0  # a non-leaf copy: in-place on a leaf that requires grad is an error
+        return call(*_rebuild(args, (copy, *rest)))
+
+    inplace.__qualname__ = f.name
+    from runtime.autograd.gradcheck import gradcheck
+    assert G is not None and gradcheck(inplace, inputs)
+
+
+def _rebuild(args: list[Any], tensors: tuple[Any, ...]) -> list[Any]:
+    it = iter(tensors)
+    out = []
+    for a in args:
+        if isinstance(a, list):
+            out.append([next(it) for _ in a])
+        elif hasattr(a, "_grad_fn"):
+            out.append(next(it))
+        else:
+            out.append(a)
+    return out
