@@ -130,17 +130,28 @@ def _case_id(d: Any) -> str:
 def _flat_tensors(args: list[Any]) -> list[Any]:
     out = []
     for a in args:
-        if isinstance(a, list):
-            out.extend(x for x in a if hasattr(x, "_grad_fn"))
+        if _is_tensor_list(a):
+            out.extend(a)
         elif hasattr(a, "_grad_fn"):
             out.append(a)
     return out
 
 
+def _is_tensor_list(a: Any) -> bool:
+    return isinstance(a, list) and bool(a) and all(hasattr(x, "_grad_fn") for x in a)
+
+
+def _kind(a: Any) -> int | None:
+    """-1 for a tensor, the length for a list of tensors, None for anything else."""
+    if _is_tensor_list(a):
+        return len(a)
+    return -1 if hasattr(a, "_grad_fn") else None
+
+
 def _as_function(d: Any, args: list[Any]) -> tuple[Any, list[Any]]:
     """A function of the flat tensor inputs that calls the op with the other arguments fixed."""
     call = _op_callable(d.function)
-    layout = [len(a) if isinstance(a, list) else (-1 if hasattr(a, "_grad_fn") else None) for a in args]
+    layout = [_kind(a) for a in args]
 
     def fn(*tensors: Any) -> Any:
         it = iter(tensors)
@@ -223,7 +234,7 @@ def _rebuild(args: list[Any], tensors: tuple[Any, ...]) -> list[Any]:
     it = iter(tensors)
     out = []
     for a in args:
-        if isinstance(a, list):
+        if _is_tensor_list(a):
             out.append([next(it) for _ in a])
         elif hasattr(a, "_grad_fn"):
             out.append(next(it))
