@@ -18,7 +18,7 @@ from typing import Any
 import jinja2
 
 from codegen import api_python, gen_autograd, gen_cuda
-from codegen.api_python import key_expr, kernel_name, op_id, py_name
+from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import Derivative, load_derivatives
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError
 from codegen.model import SchemaKind

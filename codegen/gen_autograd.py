@@ -18,7 +18,7 @@ from typing import Any
 
 import jinja2
 
-from codegen.api_python import key_expr, kernel_name, op_id, py_name
+from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import BUILTINS, Derivative, Formula, helper_names, op_function_names, output_names
 from codegen.model import SchemaKind
 from codegen.native import NativeFunction
