@@ -91,16 +91,21 @@ def torch_step(d: dict[str, np.ndarray]) -> Callable[[], object] | None:
     return step
 
 
-def best_time(fn: Callable[[], object], repeat: int, number: int) -> float:
-    """Best mean time of one call over `repeat` rounds of `number` calls (seconds)."""
-    for _ in range(max(number // 10, 3)):
-        fn()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
+def best_times(fns: list[Callable[[], object]], repeat: int, number: int) -> list[float]:
+    """Best mean time of one call (seconds) of each function, over `repeat` rounds of `number` calls.
+
+    The rounds of the functions are interleaved, so that a busy machine slows them alike and the ratio
+    stays meaningful."""
+    for fn in fns:
+        for _ in range(max(number // 10, 3)):
             fn()
-        best = min(best, (time.perf_counter() - t0) / number)
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            for _ in range(number):
+                fn()
+            best[i] = min(best[i], (time.perf_counter() - t0) / number)
     return best
 
 
@@ -116,21 +121,23 @@ def check(d: dict[str, np.ndarray]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--number", type=int, default=300)
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--number", type=int, default=200)
     args = parser.parse_args()
     d = make_data()
     check(d)
-    t_np = best_time(numpy_step(d), args.repeat, args.number)
-    t_og = best_time(opgen_step(d)[0], args.repeat, args.number)
+    steps = [numpy_step(d), opgen_step(d)[0]]
+    ts = torch_step(d)
+    if ts is not None:
+        steps.append(ts)
+    times = best_times(steps, args.repeat, args.number)
+    t_np, t_og = times[0], times[1]
     print(f"numpy  step: {t_np * 1e6:8.1f} us")
     print(f"opgen  step: {t_og * 1e6:8.1f} us")
     print(f"opgen / numpy ratio: {t_og / t_np:.2f} (goal <= 5.0)")
-    ts = torch_step(d)
     if ts is not None:
-        t_pt = best_time(ts, args.repeat, args.number)
-        print(f"torch  step: {t_pt * 1e6:8.1f} us")
-        print(f"torch / numpy ratio: {t_pt / t_np:.2f}")
+        print(f"torch  step: {times[2] * 1e6:8.1f} us")
+        print(f"torch / numpy ratio: {times[2] / t_np:.2f}")
     else:
         print("torch: not installed (no PyTorch ratio)")
 

@@ -28,8 +28,11 @@ create_graph=False grad mode is off for the whole backward, and they record noth
 from __future__ import annotations
 
 import heapq
+import sys
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from runtime.autograd.formulas import sum_to
 from runtime.autograd.node import AccumulateGrad, Edge, Node, gradient_edge
@@ -92,20 +95,28 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
             buf = buffers.pop(fn, None)
             if buf is None:
                 buf = [None] * fn.num_inputs
-            _run_tensor_hooks(fn, buf)
+            is_accumulate = type(fn) is AccumulateGrad
+            if fn._hooks is not None or is_accumulate:
+                _run_tensor_hooks(fn, buf)
             if captures is not None:
                 for input_nr, pos in captures.get(fn, ()):
                     results[pos] = buf[input_nr] if input_nr < len(buf) else None
                 if fn not in needed:
                     continue
-            if type(fn) is AccumulateGrad:
-                if buf[0] is not None:
-                    accumulate_into_grad(fn.variable, buf[0])
+            if is_accumulate:
+                g = buf[0]
+                if g is not None:
+                    buf[0] = None  # so that the reference count says who else holds g
+                    var = fn.variable
+                    if var._grad is None and not create_graph and _stealable(g):
+                        var._grad = g
+                    else:
+                        accumulate_into_grad(var, g, create_graph)
                 continue
-            outputs = _call(fn, buf)
+            # The outputs list is not bound to a name: see Note [Stealing the first gradient].
+            _route(fn, _call(fn, buf), buffers, deps, needed, captures, ready)
             if not keep_graph:
                 fn.release_variables()
-            _route(fn, outputs, buffers, deps, needed, captures, ready)
     finally:
         tls.mask = saved_mask
 
@@ -196,6 +207,10 @@ def _run_tensor_hooks(fn: Node, buf: list[Tensor | None]) -> None:
 
 def _call(fn: Node, buf: list[Tensor | None]) -> list[Tensor | None]:
     node_hooks = fn._hooks
+    if node_hooks is None and len(buf) == 1:
+        if buf[0] is None:
+            return [None] * len(fn.next_edges)
+        return fn.apply(buf)
     if node_hooks is not None:
         for h in list(node_hooks.pre):
             r = h(tuple(buf))
@@ -220,7 +235,7 @@ def _materialize(fn: Node, buf: list[Tensor | None]) -> list[Tensor | None]:
     out = list(buf)
     for i, g in enumerate(out):
         meta = fn.output_meta[i] if fn.output_meta is not None else None
-        if g is None and meta is not None:
+        if g is None and meta is not None and meta[1].is_floating_point:
             out[i] = G.zeros(meta[0], dtype=meta[1], device=meta[2])
     return out
 
@@ -240,8 +255,10 @@ def _route(fn: Node, outputs: list[Tensor | None], buffers: dict[Node, list[Tens
         child = e.node
         g = outputs[i]
         if g is not None:
-            if i < len(metas) and metas[i] is not None:
-                g = _validate(fn, i, g, metas[i])
+            if i < len(metas):
+                meta = metas[i]
+                if meta is not None and (g.shape != meta[0] or g._dtype is not meta[1]):
+                    g = _validate(fn, i, g, meta)
             _add_to_buffer(buffers, e, g)
         if needed is not None and child not in needed and child not in captures:
             continue
@@ -264,6 +281,20 @@ def _validate(fn: Node, i: int, g: Tensor, meta: tuple[Any, Any, Any]) -> Tensor
     if g.dtype != dtype:
         g = g.to(dtype)
     return g
+
+
+def _stealable(g: Tensor) -> bool:
+    """Note [Stealing the first gradient]
+    Like PyTorch's AccumulateGrad, the first gradient of a leaf is stored without a copy when nothing
+    else can see it: a CPU tensor that is not a view, whose NumPy array is referenced by this tensor only
+    (no alias tensor, no Storage, no NumPy view) and whose tensor object is referenced only by the
+    engine's local `g` (so not by another input buffer, a user variable or a hook). Otherwise it is
+    cloned. The counts are CPython reference counts: g's 3 = the engine's local, this parameter and
+    getrefcount's argument; the array's 3 = the tensor's slot, the local `data` and getrefcount's argument."""
+    data = getattr(g, "_data", None)
+    return (type(data) is np.ndarray and g._base is None and g._storage is None and not g._requires_grad
+            and data.base is None and data.flags.c_contiguous
+            and sys.getrefcount(g) <= 3 and sys.getrefcount(data) <= 3)
 
 
 def accumulate_into_grad(variable: Tensor, grad: Tensor, create_graph: bool | None = None) -> None:

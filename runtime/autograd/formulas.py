@@ -50,12 +50,11 @@ def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
     lead = len(gshape) - len(shape)
     if lead < 0:
         raise RuntimeError(f"sum_to: gradient of shape {list(gshape)} cannot be reduced to {list(shape)}")
-    dims = list(range(lead))
-    dims += [lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1]
-    if dims:
-        grad = grad.sum(dims, keepdim=True)
+    inner = [lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1]
+    if inner:
+        grad = grad.sum(inner, keepdim=True)
     if lead:
-        grad = grad.reshape(shape)
+        grad = grad.sum(list(range(lead)))  # no keepdim: the leading dims go away, no reshape needed
     return grad
 
 

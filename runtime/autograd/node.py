@@ -111,10 +111,28 @@ class Node:
         return tuple((None, 0) if e is None else (e.node, e.input_nr) for e in self.next_edges)
 
     def set_next_edges(self, *tensors: Any) -> None:
-        """Set `next_edges` and `input_meta` from the differentiable inputs (None for absent ones)."""
-        flat = _flatten(tensors)
-        self.next_edges = _edges(flat)
-        self.input_meta = _metas(flat)
+        """Set `next_edges` and `input_meta` from the differentiable inputs (None for absent ones).
+
+        The hot path of every recorded op: one pass, no flattening unless a Tensor[] is given."""
+        edges: list[Edge | None] = []
+        metas: list[Meta | None] = []
+        for t in tensors:
+            if t is None:
+                edges.append(None)
+                metas.append(None)
+            elif t.__class__ is list or t.__class__ is tuple:
+                flat = _flatten(t)
+                edges.extend(_edges(flat))
+                metas.extend(_metas(flat))
+            elif t._requires_grad:
+                fn = t._grad_fn
+                edges.append(Edge(fn, t._output_nr) if fn is not None else Edge(grad_accumulator(t), 0))
+                metas.append((t.shape, t._dtype, t._device))
+            else:
+                edges.append(None)
+                metas.append(None)
+        self.next_edges = tuple(edges)
+        self.input_meta = tuple(metas)
 
     def needs_input_grad(self, i: int) -> bool:
         return i < len(self.next_edges) and self.next_edges[i] is not None
@@ -258,8 +276,8 @@ def _edges(flat: list[Any]) -> tuple[Edge | None, ...]:
 
 
 def _metas(flat: list[Any]) -> tuple[Meta | None, ...]:
-    return tuple((t.shape, t._dtype, t._device) if t is not None and getattr(t, "_requires_grad", False)
-                 else None for t in flat)
+    return tuple((tuple(t.shape), t._dtype, t._device)
+                 if t is not None and getattr(t, "_requires_grad", False) else None for t in flat)
 
 
 def collect_next_edges(*tensors: Any) -> tuple[Edge | None, ...]:
@@ -289,6 +307,14 @@ def set_history(outputs: Any, node: Node, differentiable: tuple[bool, ...] | Non
     `outputs` is a tensor or a tuple of them (a list inside the tuple is a Tensor[] return, flattened).
     Non-floating outputs and outputs marked False in `differentiable` never require grad.
     """
+    if differentiable is None and outputs.__class__ is not tuple and outputs.__class__ is not list:
+        # One tensor: the common case, kept short.
+        if outputs._dtype.is_floating_point:
+            outputs._grad_fn = node
+            outputs._output_nr = 0
+            outputs._requires_grad = True
+            outputs._keys |= AUTOGRAD_BIT
+        return
     outs = _flatten(outputs) if isinstance(outputs, list | tuple) else [outputs]
     node.num_inputs = len(outs)
     for i, t in enumerate(outs):
