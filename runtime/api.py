@@ -4,7 +4,7 @@ Names follow PyTorch's (`G.float32`, `G.zeros`, `G.no_grad` ...). The ops themse
 """
 # ruff: noqa: A001  (PyTorch's dtype names shadow builtins here on purpose: G.bool, G.float, G.int)
 
-from runtime import autograd, cuda
+from runtime import autograd, cuda, nn, optim
 from runtime.autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from runtime.device import Device, device
 from runtime.dtypes import (
@@ -44,6 +44,7 @@ from runtime.factories import (
     zeros,
     zeros_like,
 )
+from runtime.nn.serialization import load, save
 from runtime.tensor import Tensor
 
 dtype = DType
@@ -52,6 +53,7 @@ __all__ = [
     "DType", "Device", "Tensor", "autograd", "bfloat16", "bool", "can_cast", "cuda", "device", "double", "dtype",
     "empty", "empty_like", "enable_grad", "float", "float16", "float32", "float64", "from_numpy", "full",
     "full_like", "get_default_dtype", "half", "inference_mode", "int", "int8", "int16", "int32", "int64",
-    "is_grad_enabled", "long", "no_grad", "ones", "ones_like", "promote_types", "result_type", "scalar_tensor",
+    "is_grad_enabled", "load", "long", "nn", "no_grad", "optim", "ones", "ones_like", "promote_types",
+    "result_type", "save", "scalar_tensor",
     "set_default_dtype", "set_grad_enabled", "short", "tensor", "uint8", "zeros", "zeros_like",
 ]

@@ -1,0 +1,44 @@
+"""`G.nn.Parameter`: a Tensor that a Module registers as one of its parameters.
+
+A Parameter is a real `Tensor` (a subclass adding no fields), so every op, the dispatcher and the
+autograd engine treat it as a plain leaf tensor; `isinstance(p, G.Tensor)` holds. It shares the data
+and storage of the tensor it was made from, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime.tensor import Tensor
+
+_FIELDS = tuple(name for name in Tensor.__slots__ if name != "__weakref__")
+
+
+class Parameter(Tensor):
+    """A leaf tensor that requires grad by default; assigning one to a Module attribute registers it."""
+
+    __slots__ = ()
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
+        if data is None:
+            from runtime.factories import empty
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Parameter data must be a Tensor, not {type(data).__name__}")
+        source = data.detach()
+        p = object.__new__(cls)
+        for name in _FIELDS:
+            object.__setattr__(p, name, getattr(source, name))
+        p.requires_grad_(requires_grad)
+        return p
+
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
+        pass  # everything is done in __new__ (Tensor.__init__ refuses direct construction)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("Parameters are saved through state_dict(): use G.save(module.state_dict(), path)")

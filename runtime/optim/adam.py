@@ -1,0 +1,88 @@
+"""`G.optim.Adam` and `G.optim.AdamW` (Kingma and Ba, 2015; Loshchilov and Hutter, 2019).
+
+The update is PyTorch's (torch/optim/adam.py, amsgrad=False), for each parameter p with gradient g at
+step t (counting from 1):
+    g = g + weight_decay * p               (Adam; AdamW instead scales p by 1 - lr * weight_decay)
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    p = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+With amsgrad, v_max = max(v_max, v) replaces v in the denominator.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from runtime.optim.optimizer import Optimizer, ParamsT
+from runtime.tensor import Tensor
+
+
+def _sqrt(t: Tensor) -> Tensor:
+    return t.sqrt() if hasattr(t, "sqrt") else t.pow(0.5)
+
+
+def _maximum(a: Tensor, b: Tensor) -> Tensor:
+    import generated as G
+    if hasattr(G, "maximum"):
+        return G.maximum(a, b)
+    return b.add(a.sub(b).relu())  # max(a, b) = b + relu(a - b)
+
+
+class Adam(Optimizer):
+    decoupled_weight_decay = False
+
+    def __init__(self, params: ParamsT, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
+                 maximize: bool = False) -> None:
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if eps < 0.0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        for i, beta in enumerate(betas):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
+                                  "amsgrad": amsgrad, "maximize": maximize})
+
+    def _update(self, group: dict[str, Any], params: list[Tensor]) -> None:
+        import generated as G
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        weight_decay = group["weight_decay"]
+        for p in params:
+            g = p.grad.neg() if group["maximize"] else p.grad
+            state = self.state.setdefault(p, {})
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = G.zeros_like(p)
+                state["exp_avg_sq"] = G.zeros_like(p)
+                if group["amsgrad"]:
+                    state["max_exp_avg_sq"] = G.zeros_like(p)
+            state["step"] += 1
+            step = state["step"]
+            if weight_decay != 0:
+                if self.decoupled_weight_decay:
+                    p.mul_(1 - lr * weight_decay)
+                else:
+                    g = g.add(p, alpha=weight_decay)
+            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            exp_avg.mul_(beta1).add_(g, alpha=1 - beta1)
+            exp_avg_sq.mul_(beta2).add_(g.mul(g), alpha=1 - beta2)
+            second = exp_avg_sq
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = second = _maximum(state["max_exp_avg_sq"], exp_avg_sq)
+            denom = _sqrt(second).div(math.sqrt(1 - beta2**step)).add(eps)
+            p.add_(exp_avg.div(denom), alpha=-lr / (1 - beta1**step))
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (default 0.01, as in PyTorch)."""
+
+    decoupled_weight_decay = True
+
+    def __init__(self, params: ParamsT, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
+                 maximize: bool = False) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)

@@ -1,0 +1,133 @@
+"""The Optimizer base: parameter groups, per-parameter state, zero_grad, state_dict / load_state_dict.
+
+Subclasses implement `_update(group, params)`, which `step()` calls under `no_grad` once per group
+with the group's parameters that have a gradient. Updates are written with in-place ops
+(`p.add_(...)`, `buf.mul_(...)`), so they run through the dispatcher on whatever device the
+parameters live on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from runtime.autograd.grad_mode import no_grad
+from runtime.tensor import Tensor
+
+ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]]
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+class Optimizer:
+    """Holds `param_groups` (dicts with "params" and the hyper-parameters) and `state` (per parameter)."""
+
+    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self.state: dict[Tensor, dict[str, Any]] = {}
+        self.param_groups: list[dict[str, Any]] = []
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            f"but got {type(params).__name__}")
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        group = dict(param_group)
+        params = group["params"]
+        group["params"] = [params] if isinstance(params, Tensor) else list(params)
+        for p in group["params"]:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
+                                f"{type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter "
+                                 f"{name}")
+            group.setdefault(name, default)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    with no_grad():
+                        p.grad = p.grad.mul(0)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient; returns closure() when one is given."""
+        loss = None
+        if closure is not None:
+            from runtime.autograd.grad_mode import enable_grad
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                params = [p for p in group["params"] if p.grad is not None]
+                if params:
+                    self._update(group, params)
+        return loss
+
+    def _update(self, group: dict[str, Any], params: list[Tensor]) -> None:
+        raise NotImplementedError
+
+    # -- state ---------------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """{"state": {index: {...}}, "param_groups": [{..., "params": [index, ...]}]}, as in PyTorch."""
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            ids = []
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+                ids.append(index[id(p)])
+            groups.append({**{k: v for k, v in group.items() if k != "params"}, "params": ids})
+        state = {index[id(p)]: dict(s) for p, s in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        groups = list(state_dict["param_groups"])
+        if len(groups) != len(self.param_groups):
+            raise ValueError(f"loaded state dict has {len(groups)} parameter groups, the optimizer has "
+                             f"{len(self.param_groups)}")
+        by_index: dict[int, Tensor] = {}
+        for mine, saved in zip(self.param_groups, groups, strict=True):
+            if len(mine["params"]) != len(saved["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                                 "optimizer's group")
+            by_index.update(zip((int(i) for i in saved["params"]), mine["params"], strict=True))
+        from runtime.nn.module import convert_tensor
+        self.state = {}
+        for key, values in state_dict["state"].items():
+            p = by_index[int(key)]
+            self.state[p] = {k: convert_tensor(v, p.device, p.dtype).clone() if isinstance(v, Tensor) else v
+                             for k, v in values.items()}
+        for mine, saved in zip(self.param_groups, groups, strict=True):
+            mine.update({k: (tuple(v) if isinstance(v, list) else v) for k, v in saved.items() if k != "params"})
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {k}: {v}" for k, v in sorted(group.items()) if k != "params"]
+        return "\n".join([*lines, ")"])

@@ -1,0 +1,49 @@
+"""`G.optim.SGD`: stochastic gradient descent with momentum, dampening, Nesterov and weight decay.
+
+The update is PyTorch's (torch/optim/sgd.py), for each parameter p with gradient g:
+    g = g + weight_decay * p
+    buf = g                                    (first step)
+    buf = momentum * buf + (1 - dampening) * g (later steps)
+    g = g + momentum * buf if nesterov else buf
+    p = p - lr * g
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime.optim.optimizer import Optimizer, ParamsT, required
+from runtime.tensor import Tensor
+
+
+class SGD(Optimizer):
+    def __init__(self, params: ParamsT, lr: float = required, momentum: float = 0.0,  # type: ignore[assignment]
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *,
+                 maximize: bool = False) -> None:
+        if lr is not required and lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
+                                  "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize})
+
+    def _update(self, group: dict[str, Any], params: list[Tensor]) -> None:
+        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+        for p in params:
+            g = p.grad.neg() if group["maximize"] else p.grad
+            if weight_decay != 0:
+                g = g.add(p, alpha=weight_decay)
+            if momentum != 0:
+                state = self.state.setdefault(p, {})
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = state["momentum_buffer"] = g.clone()
+                else:
+                    buf.mul_(momentum).add_(g, alpha=1 - dampening)
+                g = g.add(buf, alpha=momentum) if nesterov else buf
+            p.add_(g, alpha=-lr)
