@@ -30,6 +30,7 @@ from __future__ import annotations
 import heapq
 import sys
 from collections.abc import Sequence
+from heapq import heappop, heappush
 from typing import Any
 
 import numpy as np
@@ -56,7 +57,7 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         if g is None:
             raise RuntimeError(f"grad_tensors[{i}] is None: give the gradient of output {i}")
-        if tuple(g.shape) != tuple(t.shape):
+        if g.shape != t.shape and tuple(g.shape) != tuple(t.shape):
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} and "
                                f"output[{i}] has a shape of {list(t.shape)}.")
         roots.append((gradient_edge(t), g))
@@ -91,7 +92,7 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
             if deps.get(node, 0) == 0 and (needed is None or node in needed or node in captures):
                 heapq.heappush(ready, (-node.sequence_nr, id(node), node))
         while ready:
-            fn = heapq.heappop(ready)[2]
+            fn = heappop(ready)[2]
             buf = buffers.pop(fn, None)
             if buf is None:
                 buf = [None] * fn.num_inputs
@@ -113,8 +114,38 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
                     else:
                         accumulate_into_grad(var, g, create_graph)
                 continue
-            # The outputs list is not bound to a name: see Note [Stealing the first gradient].
-            _route(fn, _call(fn, buf), buffers, deps, needed, captures, ready)
+            # The outputs list is bound to a name only until routed: Note [Stealing the first gradient].
+            outputs = _call(fn, buf)
+            edges = fn.next_edges
+            if len(outputs) != len(edges):
+                raise RuntimeError(f"function {fn.name()} returned an incorrect number of gradients "
+                                   f"(expected {len(edges)}, got {len(outputs)})")
+            metas = fn.input_meta
+            n_meta = len(metas)
+            for i, e in enumerate(edges):
+                if e is None:
+                    continue
+                child, nr = e
+                g = outputs[i]
+                if g is not None:
+                    if i < n_meta:
+                        meta = metas[i]
+                        if meta is not None and (g.shape != meta[0] or g._dtype is not meta[1]):
+                            g = _validate(fn, i, g, meta)
+                    cbuf = buffers.get(child)
+                    if cbuf is None:
+                        cbuf = buffers[child] = [None] * max(child.num_inputs, nr + 1)
+                    elif nr >= len(cbuf):
+                        cbuf.extend([None] * (nr + 1 - len(cbuf)))
+                    prev = cbuf[nr]
+                    cbuf[nr] = g if prev is None else prev + g
+                if needed is not None and child not in needed and child not in captures:
+                    continue
+                d = deps[child] - 1
+                deps[child] = d
+                if d == 0:
+                    heappush(ready, (-child.sequence_nr, id(child), child))
+            outputs = g = None
             if not keep_graph:
                 fn.release_variables()
     finally:
@@ -238,34 +269,6 @@ def _materialize(fn: Node, buf: list[Tensor | None]) -> list[Tensor | None]:
         if g is None and meta is not None and meta[1].is_floating_point:
             out[i] = G.zeros(meta[0], dtype=meta[1], device=meta[2])
     return out
-
-
-def _route(fn: Node, outputs: list[Tensor | None], buffers: dict[Node, list[Tensor | None]],
-           deps: dict[Node, int], needed: set[Node] | None, captures: dict[Node, Any] | None,
-           ready: list[tuple[int, int, Node]]) -> None:
-    """Send each returned gradient along its edge (reduced to the input's shape) and update counts."""
-    edges = fn.next_edges
-    if len(outputs) != len(edges):
-        raise RuntimeError(f"function {fn.name()} returned an incorrect number of gradients "
-                           f"(expected {len(edges)}, got {len(outputs)})")
-    metas = fn.input_meta
-    for i, e in enumerate(edges):
-        if e is None:
-            continue
-        child = e.node
-        g = outputs[i]
-        if g is not None:
-            if i < len(metas):
-                meta = metas[i]
-                if meta is not None and (g.shape != meta[0] or g._dtype is not meta[1]):
-                    g = _validate(fn, i, g, meta)
-            _add_to_buffer(buffers, e, g)
-        if needed is not None and child not in needed and child not in captures:
-            continue
-        d = deps[child] - 1
-        deps[child] = d
-        if d == 0:
-            heapq.heappush(ready, (-child.sequence_nr, id(child), child))
 
 
 def _validate(fn: Node, i: int, g: Tensor, meta: tuple[Any, Any, Any]) -> Tensor:

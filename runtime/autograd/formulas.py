@@ -113,3 +113,39 @@ def restore_reduced_dims(grad: Tensor, dim: int | Sequence[int] | None, keepdim:
 def reduce_like(grad: Tensor, like: Tensor) -> Tensor:
     """`sum_to(grad, like.shape)`: for formulas whose inputs broadcast."""
     return sum_to(grad, tuple(like.shape))
+
+
+# -- helpers of the operator library (runtime/kernels/*: pointwise, reductions, nn, indexing) ---------
+
+def _ops() -> Any:
+    import generated
+    return generated
+
+
+def zeros_like_grad(grad: Tensor) -> Tensor:
+    """A zero gradient shaped like `grad` (for ops that are piecewise constant: floor, sign ...)."""
+    return _ops().zeros_like(grad)
+
+
+def clamp_max_mask(min: Tensor, max: Tensor | None) -> Tensor:  # noqa: A002
+    """Where `min` (not `max`) decides clamp's value: everywhere, or where min <= max."""
+    return min == min if max is None else min <= max
+
+
+def clamp_backward(grad: Tensor, self: Tensor, min: Any, max: Any) -> Tensor:  # noqa: A002
+    """Gradient of clamp for `self`: passes where min <= self <= max."""
+    G = _ops()
+    mask = None
+    if min is not None:
+        mask = self >= min
+    if max is not None:
+        upper = self <= max
+        mask = upper if mask is None else G.logical_and(mask, upper)
+    return grad if mask is None else G.where(mask, grad, 0)
+
+
+def mish_backward(grad: Tensor, self: Tensor) -> Tensor:
+    """d/dx x*tanh(softplus(x)) = tanh(sp) + x*sigmoid(x)*(1 - tanh(sp)^2)."""
+    G = _ops()
+    t = G.tanh(G.softplus(self))
+    return grad * (t + self * G.sigmoid(self) * (1 - t * t))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from runtime.autograd.engine import run_backward
 
 Tensor = Any
@@ -15,6 +17,16 @@ def _as_tuple(x: Any) -> tuple[Any, ...]:
     if x is None:
         return ()
     return tuple(x) if isinstance(x, list | tuple) else (x,)
+
+
+def _ones_like(t: Tensor) -> Tensor:
+    """The implicit root gradient; a direct NumPy fill on CPU (this runs once per backward())."""
+    data = getattr(t, "_data", None)
+    if type(data) is np.ndarray:
+        from runtime.tensor import Tensor as RuntimeTensor
+        return RuntimeTensor._wrap(np.ones(data.shape, dtype=data.dtype), t._dtype)
+    import generated as G
+    return G.ones_like(t)
 
 
 def _make_grads(outputs: tuple[Tensor, ...], grads: tuple[Tensor | None, ...]) -> list[Tensor]:
@@ -33,8 +45,7 @@ def _make_grads(outputs: tuple[Tensor, ...], grads: tuple[Tensor | None, ...]) -
             if not t.is_floating_point():
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                    f"{t.dtype!r}")
-            import generated as G
-            g = G.ones_like(t)
+            g = _ones_like(t)
         out.append(g)
     return out
 

@@ -146,8 +146,10 @@ class Node:
         self._released = True
         for field in self._saved_fields:
             saved = getattr(self, field, None)
-            if isinstance(saved, SavedVariable):
-                saved.release()
+            if saved.__class__ is SavedVariable:
+                saved._data = None
+                saved._grad_fn = None
+                saved._released = True
             elif isinstance(saved, list | tuple):
                 for s in saved:
                     if isinstance(s, SavedVariable):
