@@ -143,7 +143,7 @@ def _call(f: NativeFunction, union: dict[str, Param], others: list[NativeFunctio
     for i, a in enumerate(f.func.arguments.flat_all):
         name = py_name(a.name)
         expr = name
-        if i > 0 and a.type.is_tensor() and not any(_type_of(o, a.name) not in (None, "Tensor") for o in others):
+        if i > 0 and a.type.is_tensor() and a not in f.func.arguments.out and not any(_type_of(o, a.name) not in (None, "Tensor") for o in others):
             expr = f"({name} if isinstance({name}, Tensor) else _scalar({name}))"
         default = python_default(a)
         if union[name].default == NOT_GIVEN and default is not None:
@@ -160,8 +160,8 @@ def _type_of(f: NativeFunction, name: str) -> str | None:
 
 
 def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
-    # Out overloads are tried first (they need `out=`); the rest keep YAML order.
-    overloads = sorted(overloads, key=lambda f: f.kind != SchemaKind.out)
+    # Calls without out= are the common case: their overloads are tried first, in YAML order.
+    overloads = sorted(overloads, key=lambda f: f.kind == SchemaKind.out)
     union: dict[str, Param] = {}
     presence: dict[str, int] = {}
     for f in overloads:
@@ -188,7 +188,7 @@ def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
             a = mine.get(p.name)
             if a is None:
                 if p.name == "out":
-                    conds.append("out is None")
+                    conds.insert(0, "out is None")
                 elif p.default == NOT_GIVEN:
                     conds.append(f"{p.name} is {NOT_GIVEN}")
                 continue

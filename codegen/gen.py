@@ -113,7 +113,11 @@ def _cpu_kernel_context(f: NativeFunction, functions: list[NativeFunction]) -> d
     names = {t: a for t, a in zip(spec.tensors, arrays, strict=True)}
     names.update({s: py_name(s) for s in spec.scalars})
     all_dtypes = len(spec.dtypes) == 9
+    defaults = _numeric_defaults(f, spec.scalars)
+    fast = spec.specialize(defaults).render_numpy(names) if defaults else None
     return {
+        "fast_condition": " and ".join(f"{py_name(k)} == {v!r}" for k, v in defaults.items()),
+        "fast_expr": fast if fast != spec.render_numpy(names) else None,
         "name": kernel_name(f),
         "op": f.func.name.name,
         "params": [py_name(a.name) for a in f.func.arguments.flat_non_out],
@@ -124,6 +128,17 @@ def _cpu_kernel_context(f: NativeFunction, functions: list[NativeFunction]) -> d
         "dtypes": None if all_dtypes else tuple(spec.dtypes),
         "inplace": any(g.derived_from is f and g.kind == SchemaKind.inplace for g in functions),
     }
+
+
+def _numeric_defaults(f: NativeFunction, scalars: tuple[str, ...]) -> dict[str, float]:
+    """Scalar arguments whose default is a number (candidates for the kernel's fast path)."""
+    out = {}
+    for a in f.func.arguments.flat_non_out:
+        if a.name in scalars and a.default is not None:
+            value = a.default_value()
+            if type(value) in (int, float):
+                out[a.name] = value
+    return out
 
 
 def _kernel_modules(functions: list[NativeFunction]) -> list[str]:

@@ -86,7 +86,8 @@ def _kernel_context(f: NativeFunction, d: Derivative | None) -> dict[str, Any]:
     args = f.func.arguments.flat_all
     positions = [i for i, a in enumerate(args) if a.type.is_tensor_like()]
     params = [py_name(a.name) for a in args]
-    diff = [py_name(a.name) for a in f.func.differentiable_arguments()]
+    diff_args = f.func.differentiable_arguments()
+    diff = [py_name(a.name) for a in diff_args]
     kind = f.kind
     form = "out" if kind == SchemaKind.out else "inplace" if kind == SchemaKind.inplace else "functional"
     node = None
@@ -107,6 +108,7 @@ def _kernel_context(f: NativeFunction, d: Derivative | None) -> dict[str, Any]:
         "params": params,
         "key_exprs": [key_expr(args[i]) for i in positions],
         "diff": diff,
+        "needs_grad": " or ".join(_requires_grad_expr(a) for a in diff_args) or "False",
         "form": form,
         "node": node,
         "differentiable": diff_flags,
@@ -114,6 +116,16 @@ def _kernel_context(f: NativeFunction, d: Derivative | None) -> dict[str, Any]:
         "saves_before": saves_before,
         "saves_after": saves_after,
     }
+
+
+def _requires_grad_expr(arg: Any) -> str:
+    """Inline test of one differentiable argument (the hot path avoids a generic helper call)."""
+    name = py_name(arg.name)
+    if arg.type.is_list():
+        return f"_any_requires_grad({name})"
+    if arg.type.is_tensor():
+        return f"{name}._requires_grad"
+    return f"({name} is not None and {name}._requires_grad)"
 
 
 def _save_statements(node: dict[str, Any], self_var: str | None) -> tuple[list[str], list[str]]:

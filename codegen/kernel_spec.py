@@ -130,6 +130,14 @@ class PointwiseSpec:
     def render_numpy(self, names: Mapping[str, str]) -> str:
         return _render(self.tree, names, "numpy")
 
+    def specialize(self, constants: Mapping[str, float]) -> PointwiseSpec:
+        """The spec with some scalar arguments fixed to constants and folded (`1 * x` -> `x`).
+
+        Generated kernels use it for a fast path when scalars have their default value (add's alpha=1).
+        """
+        tree = _Fold(constants).visit(ast.parse(ast.unparse(self.tree), mode="eval").body)
+        return PointwiseSpec(ast.unparse(tree), tree, self.promote, self.tensors, self.scalars, self.dtypes)
+
     def render_cuda(self, names: Mapping[str, str]) -> str:
         return _render(self.tree, names, "cuda")
 
@@ -185,6 +193,36 @@ def _validate(node: ast.expr, allowed: set[str]) -> set[str]:
         elif not isinstance(sub, _ALLOWED_NODES):
             raise SpecError(f"'{type(sub).__name__}' is not allowed in a pointwise expression")
     return used - set(FUNCTIONS)
+
+
+class _Fold(ast.NodeTransformer):
+    """Replace named scalars by constants and drop multiplications by 1 and additions of 0."""
+
+    def __init__(self, constants: Mapping[str, float]) -> None:
+        self.constants = constants
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if node.id in self.constants:
+            return ast.Constant(self.constants[node.id])
+        return node
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        self.generic_visit(node)
+        left, right = node.left, node.right
+
+        def const(n: ast.expr, value: float) -> bool:
+            return isinstance(n, ast.Constant) and type(n.value) in (int, float) and n.value == value
+
+        if isinstance(node.op, ast.Mult):
+            if const(left, 1):
+                return right
+            if const(right, 1):
+                return left
+        if isinstance(node.op, ast.Add | ast.Sub) and const(right, 0):
+            return left
+        if isinstance(node.op, ast.Add) and const(left, 0):
+            return right
+        return node
 
 
 _ALLOWED_NODES = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Load, ast.operator,
