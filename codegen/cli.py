@@ -9,8 +9,10 @@ from pathlib import Path
 import click
 
 from codegen import gen
+from codegen.api_python import kernel_name
 from codegen.errors import OpgenError
-from codegen.native import DISPATCH_KEYS
+from codegen.model import SchemaKind
+from codegen.native import NativeFunction
 
 
 def _root(root: str | None) -> Path:
@@ -95,6 +97,35 @@ def list_ops(root: str | None) -> None:
         click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
 
 
+RUNTIME_KEYS = ("Autograd", "BackendSelect", "CUDA", "CPU", "Meta")
+_ALIAS_SERVES = {"CompositeImplicitAutograd": RUNTIME_KEYS, "CompositeExplicitAutograd": ("CUDA", "CPU", "Meta")}
+
+
+def static_table(f: NativeFunction, model: gen.Model) -> list[tuple[str, str, str]]:
+    """What serves each runtime dispatch key of an op, by the runtime's precedence rules:
+    a kernel for the key, then an alias kernel, else (Autograd, BackendSelect) fall through."""
+    rows = []
+    name = kernel_name(f)
+    root_dispatch = f.root.dispatch
+    for key in RUNTIME_KEYS:
+        if key in f.dispatch:
+            rows.append((key, f.dispatch[key], "kernel"))
+        elif f.pointwise is not None and key in ("CPU", "CUDA"):
+            module = "_cpu_kernels" if key == "CPU" else "_cuda_kernels"
+            rows.append((key, f"generated.{module}.{name}", "generated pointwise kernel"))
+        elif key == "Autograd" and "CompositeImplicitAutograd" not in root_dispatch:
+            d = model.derivative_of(f)
+            how = f"records {d.node_name}" if d is not None and f.kind != SchemaKind.out else "no derivative"
+            rows.append((key, f"generated._autograd.{name}", how))
+        else:
+            alias = next((a for a, keys in _ALIAS_SERVES.items() if a in root_dispatch and key in keys), None)
+            if alias is not None:
+                rows.append((key, root_dispatch[alias], alias))
+            else:
+                rows.append((key, "-", "fallthrough" if key in ("Autograd", "BackendSelect") else "missing"))
+    return rows
+
+
 @main.command()
 @root_option
 @click.argument("op")
@@ -116,12 +147,9 @@ def show(root: str | None, op: str) -> None:
             click.echo(f"  doc:      {f.doc}")
         if f.pointwise is not None:
             click.echo(f"  pointwise: {f.pointwise.source}  (promote: {f.pointwise.promote})")
-        click.echo("  dispatch:")
-        for key in DISPATCH_KEYS:
-            if key in f.dispatch:
-                click.echo(f"    {key:<26} {f.dispatch[key]}")
-            elif f.pointwise is not None and key in ("CPU", "CUDA"):
-                click.echo(f"    {key:<26} generated ({key} pointwise kernel)")
+        click.echo("  dispatch table (runtime key -> kernel):")
+        for key, kernel, how in static_table(f, model):
+            click.echo(f"    {key:<14} {kernel}  [{how}]")
         d = model.derivative_of(f)
         if d is not None:
             click.echo(f"  derivative: {d.node_name} ({d.loc})")
