@@ -1,0 +1,1 @@
+"""The training demo: `python -m demo.train` (see demo/train.py)."""
