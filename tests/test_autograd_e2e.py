@@ -338,3 +338,42 @@ def test_gradcheck_catches_a_wrong_derivative():
         G.autograd.gradcheck(wrong, (x,))
     assert G.autograd.gradcheck(lambda t: t * t, (x,))
     assert G.autograd.gradgradcheck(lambda t: t * t * t, (x,))
+
+
+# -- Note [Stealing the first gradient] -------------------------------------------------------------------
+def test_first_gradient_is_never_shared_between_leaves():
+    x, y = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    (x + y).sum().backward()  # AddBackward0 passes one gradient tensor to both leaves
+    assert x.grad is not y.grad
+    x.grad.add_(G.tensor([10.0, 10.0], dtype=G.float64))
+    np.testing.assert_allclose(npy(y.grad), [1.0, 1.0])
+
+
+def test_first_gradient_is_not_the_callers_tensor():
+    x = leaf([1.0, 2.0])
+    g = G.tensor([5.0, 6.0], dtype=G.float64)
+    x.clone().backward(g)  # CloneBackward0 returns the incoming gradient itself
+    assert x.grad is not g
+    g.add_(G.tensor([1.0, 1.0], dtype=G.float64))
+    np.testing.assert_allclose(npy(x.grad), [5.0, 6.0])
+
+
+def test_first_gradient_kept_by_a_hook_is_copied():
+    x = leaf([1.0, 2.0])
+    kept = []
+    h = x * 2.0
+    h.register_hook(lambda g: kept.append(g))
+    h.sum().backward()
+    x2 = leaf([1.0, 2.0])
+    x2.register_hook(lambda g: kept.append(g))
+    (x2 * 3.0).sum().backward()
+    assert all(x2.grad is not k for k in kept)
+    np.testing.assert_allclose(npy(x2.grad), [3.0, 3.0])
+
+
+def test_fresh_gradient_is_stored_without_a_copy():
+    x = leaf(np.ones((3, 2)))
+    w = G.tensor(np.ones((2, 4)), dtype=G.float64)
+    x.mm(w).sum().backward()
+    assert x.grad._base is None and x.grad.is_contiguous()
+    np.testing.assert_allclose(npy(x.grad), np.full((3, 2), 4.0))

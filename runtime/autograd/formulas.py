@@ -149,3 +149,103 @@ def mish_backward(grad: Tensor, self: Tensor) -> Tensor:
     G = _ops()
     t = G.tanh(G.softplus(self))
     return grad * (t + self * G.sigmoid(self) * (1 - t * t))
+
+
+def prod_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int | None = None,
+                  keepdim: bool = False) -> Tensor:
+    """Gradient of prod: result / x where x != 0; with one zero in a slice, the product of the others."""
+    G = _ops()
+    if dim is None:
+        flat = self.reshape([-1])
+        return prod_backward(grad, flat, result, 0, False).reshape(self.shape)
+    if self.dim() == 0:
+        return grad
+    g = restore_reduced_dims(grad, dim, keepdim, self.dim())
+    r = restore_reduced_dims(result, dim, keepdim, self.dim())
+    zero = self == 0
+    zeros = G.sum(zero, [dim], keepdim=True)
+    others = G.prod(G.where(zero, 1, self), dim, keepdim=True)
+    safe = G.where(zero, 1, self)
+    at_zero = G.where(zeros == 1, g * others, 0)
+    elsewhere = G.where(zeros == 0, g * r / safe, 0)
+    return G.where(zero, at_zero, elsewhere)
+
+
+def evenly_distribute_backward(grad: Tensor, self: Tensor, result: Tensor, dim: Any = None,
+                               keepdim: bool = False) -> Tensor:
+    """Gradient of max/min/amax/amin: shared evenly among the positions that hold the extreme value."""
+    G = _ops()
+    dims = wrap_dims(dim, self.dim())
+    g = restore_reduced_dims(grad, dims, keepdim, self.dim())
+    r = restore_reduced_dims(result, dims, keepdim, self.dim())
+    mask = self == r
+    if self.dim() == 0:
+        return G.where(mask, g, 0)
+    count = G.sum(mask, dims, keepdim=True)
+    return G.where(mask, g / count, 0)
+
+
+def value_selecting_reduction_backward(grad: Tensor, dim: int, indices: Tensor, shape: Sequence[int],
+                                       keepdim: bool) -> Tensor:
+    """Gradient of max.dim/min.dim/sort/topk: `grad` scattered back to the selected `indices` along `dim`."""
+    G = _ops()
+    shape = tuple(shape)
+    if len(shape) == 0:
+        return grad.reshape(shape)
+    if not keepdim:
+        grad = grad.unsqueeze(dim)
+        indices = indices.unsqueeze(dim)
+    return G.zeros(shape, dtype=grad.dtype, device=grad.device).scatter(dim, indices, grad)
+
+
+def var_backward(grad: Tensor, self: Tensor, dim: Any = None, correction: Any = None, keepdim: bool = False) -> Tensor:
+    """Gradient of var: 2 (x - mean) / (N - correction)."""
+    dims = wrap_dims(dim, self.dim())
+    n = numel([self.shape[d] for d in dims]) if self.dim() else 1
+    c = 1 if correction is None else correction
+    g = restore_reduced_dims(grad, dims, keepdim, self.dim())
+    centered = self - _ops().mean(self, dims, keepdim=True) if self.dim() else self - self
+    return g * centered * (2.0 / max(n - c, 0)) if n - c > 0 else g * centered * math.inf
+
+
+def std_backward(result: Tensor, grad: Tensor, self: Tensor, dim: Any = None, correction: Any = None,
+                 keepdim: bool = False) -> Tensor:
+    """Gradient of std = sqrt(var): var's gradient scaled by 1 / (2 std), zero where std is 0."""
+    G = _ops()
+    g = G.where(result == 0, 0, grad / (2 * result))
+    return var_backward(g, self, dim, correction, keepdim)
+
+
+def logsumexp_backward(grad: Tensor, self: Tensor, result: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    g = restore_reduced_dims(grad, dim, keepdim, self.dim())
+    r = restore_reduced_dims(result, dim, keepdim, self.dim())
+    return g * (self - r).exp()
+
+
+def norm_backward(grad: Tensor, self: Tensor, ord: Any, result: Tensor, dim: Any = None,
+                  keepdim: bool = False) -> Tensor:
+    """Gradient of linalg_vector_norm for any order (0 where the norm is 0, as PyTorch)."""
+    G = _ops()
+    ord = float(ord)
+    dims = wrap_dims(dim, self.dim())
+    g = restore_reduced_dims(grad, dims, keepdim, self.dim())
+    r = restore_reduced_dims(result, dims, keepdim, self.dim())
+    if ord == 0:
+        return G.zeros_like(self)
+    if ord == 1:
+        return self.sign() * g
+    if math.isinf(ord):
+        mask = self.abs() == r
+        count = G.sum(mask, dims, keepdim=True) if self.dim() else 1
+        return G.where(mask, self.sign() * g / count, 0)
+    if ord == 2:
+        return G.where(r == 0, 0, self * (g / r))
+    scale = self.abs() ** (ord - 2) * self
+    return G.where(r == 0, 0, scale * g / r ** (ord - 1))
+
+
+def cumsum_backward(grad: Tensor, dim: int) -> Tensor:
+    """Gradient of cumsum: the reversed cumulative sum of the gradient."""
+    if grad.dim() == 0:
+        return grad
+    return grad.flip([dim]).cumsum(dim).flip([dim])

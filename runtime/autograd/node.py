@@ -38,6 +38,9 @@ class Edge(NamedTuple):
     input_nr: int
 
 
+_new_edge = tuple.__new__  # Edge(node, nr) without NamedTuple's Python-level __new__ (hot path)
+
+
 class _NodeHooks:
     """Hooks of one node, created only when a hook is registered (most nodes have none)."""
 
@@ -126,7 +129,7 @@ class Node:
                 metas.extend(_metas(flat))
             elif t._requires_grad:
                 fn = t._grad_fn
-                edges.append(Edge(fn, t._output_nr) if fn is not None else Edge(grad_accumulator(t), 0))
+                edges.append(_new_edge(Edge, (fn, t._output_nr) if fn is not None else (grad_accumulator(t), 0)))
                 metas.append((t.shape, t._dtype, t._device))
             else:
                 edges.append(None)
