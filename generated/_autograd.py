@@ -414,6 +414,1345 @@ class CloneBackward0(_Node):
         return out
 
 
+class SelectBackward0(_Node):
+    """Backward of select.int."""
+
+    __slots__ = ("_saved_dim", "_saved_index", "_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        index = self._saved_index
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _F.select_backward(grad, input.shape, dim, index)
+        return out
+
+
+class SliceBackward0(_Node):
+    """Backward of slice.Tensor."""
+
+    __slots__ = ("_saved_dim", "_saved_end", "_saved_input", "_saved_start", "_saved_step", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        end = self._saved_end
+        input = self._saved_input.unpack(self)
+        start = self._saved_start
+        step = self._saved_step
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _F.slice_backward(grad, input.shape, dim, start, end, step)
+        return out
+
+
+class DiagonalBackward0(_Node):
+    """Backward of diagonal."""
+
+    __slots__ = ("_saved_dim1", "_saved_dim2", "_saved_offset", "_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim1 = self._saved_dim1
+        dim2 = self._saved_dim2
+        offset = self._saved_offset
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _F.diagonal_backward(grad, input.shape, offset, dim1, dim2)
+        return out
+
+
+class AsStridedBackward0(_Node):
+    """Backward of as_strided."""
+
+    __slots__ = ("_saved_input", "_saved_size", "_saved_storage_offset", "_saved_stride", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        size = self._saved_size
+        storage_offset = self._saved_storage_offset
+        stride = self._saved_stride
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _F.as_strided_backward(grad, input.shape, input.stride(), input.storage_offset(), size, stride, storage_offset)
+        return out
+
+
+class SelectBackwardBackward0(_Node):
+    """Backward of select_backward."""
+
+    __slots__ = ("_saved_dim", "_saved_index", )
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        index = self._saved_index
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad.select(dim, index)
+        return out
+
+
+class SliceBackwardBackward0(_Node):
+    """Backward of slice_backward."""
+
+    __slots__ = ("_saved_dim", "_saved_end", "_saved_start", "_saved_step", )
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        end = self._saved_end
+        start = self._saved_start
+        step = self._saved_step
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _F.slice(grad, dim, start, end, step)
+        return out
+
+
+class DiagonalBackwardBackward0(_Node):
+    """Backward of diagonal_backward."""
+
+    __slots__ = ("_saved_dim1", "_saved_dim2", "_saved_offset", )
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim1 = self._saved_dim1
+        dim2 = self._saved_dim2
+        offset = self._saved_offset
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad.diagonal(offset, dim1, dim2)
+        return out
+
+
+class CopyBackward0(_Node):
+    """Backward of copy_."""
+
+    __slots__ = ("_saved_src", )
+    _saved_fields = ("_saved_src", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        src = self._saved_src.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = grad.new_zeros(grad.shape)
+        if self.needs_input_grad(1):
+            out[1] = _F._to_copy(grad, dtype=src.dtype, device=src.device)
+        return out
+
+
+class ToCopyBackward0(_Node):
+    """Backward of _to_copy."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _F._to_copy(grad, dtype=input.dtype, device=input.device)
+        return out
+
+
+class FillBackward0(_Node):
+    """Backward of fill_.Scalar."""
+
+    __slots__ = ()
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad.new_zeros(grad.shape)
+        return out
+
+
+class ZeroBackward0(_Node):
+    """Backward of zero_."""
+
+    __slots__ = ()
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad.new_zeros(grad.shape)
+        return out
+
+
+class IndexBackward0(_Node):
+    """Backward of index.Tensor."""
+
+    __slots__ = ("_saved_indices", "_saved_input", "_sizes", )
+    _saved_fields = ("_saved_indices", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = [s.unpack(self) for s in self._saved_indices]
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        out[0] = _F.index_put(grad.new_zeros(input.shape), indices, grad, True)
+        return _flatten_grads(out, self._sizes)
+
+
+class IndexPutBackward0(_Node):
+    """Backward of index_put."""
+
+    __slots__ = ("_saved_accumulate", "_saved_indices", "_saved_values", "_sizes", )
+    _saved_fields = ("_saved_indices", "_saved_values", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        accumulate = self._saved_accumulate
+        indices = [s.unpack(self) for s in self._saved_indices]
+        values = self._saved_values.unpack(self)
+        out = [None] * 3
+        out[0] = grad if accumulate else _F.index_put(grad, indices, grad.new_zeros(()).expand(values.shape), False)
+        out[2] = _F.index(grad, indices)
+        return _flatten_grads(out, self._sizes)
+
+
+class IndexPutBackward1(_Node):
+    """Backward of index_put_."""
+
+    __slots__ = ("_saved_accumulate", "_saved_indices", "_saved_values", "_sizes", )
+    _saved_fields = ("_saved_indices", "_saved_values", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        accumulate = self._saved_accumulate
+        indices = [s.unpack(self) for s in self._saved_indices]
+        values = self._saved_values.unpack(self)
+        out = [None] * 3
+        out[0] = grad if accumulate else _F.index_put(grad, indices, grad.new_zeros(()).expand(values.shape), False)
+        out[2] = _F.index(grad, indices)
+        return _flatten_grads(out, self._sizes)
+
+
+class DivBackward2(_Node):
+    """Backward of div.Tensor_mode."""
+
+    __slots__ = ("_saved_other", "_saved_rounding_mode", "_saved_input", )
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        rounding_mode = self._saved_rounding_mode
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = grad / other if rounding_mode is None else _H.zeros_like_grad(grad)
+        if self.needs_input_grad(1):
+            out[1] = -grad * input / (other * other) if rounding_mode is None else _H.zeros_like_grad(grad)
+        return out
+
+
+class DivBackward3(_Node):
+    """Backward of div.Scalar_mode."""
+
+    __slots__ = ("_saved_other", "_saved_rounding_mode", )
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other
+        rounding_mode = self._saved_rounding_mode
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad / other if rounding_mode is None else _H.zeros_like_grad(grad)
+        return out
+
+
+class FloorDivideBackward0(_Node):
+    """Backward of floor_divide."""
+
+    __slots__ = ()
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = _H.zeros_like_grad(grad)
+        if self.needs_input_grad(1):
+            out[1] = _H.zeros_like_grad(grad)
+        return out
+
+
+class FloorDivideBackward1(_Node):
+    """Backward of floor_divide.Scalar."""
+
+    __slots__ = ()
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.zeros_like_grad(grad)
+        return out
+
+
+class PowBackward1(_Node):
+    """Backward of pow.Tensor_Tensor."""
+
+    __slots__ = ("_saved_exponent", "_saved_input", "_saved_result", )
+    _saved_fields = ("_saved_exponent", "_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        exponent = self._saved_exponent.unpack(self)
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = _F.where(exponent == 0, 0, grad * exponent * input ** (exponent - 1))
+        if self.needs_input_grad(1):
+            out[1] = _F.where((input == 0) & (exponent >= 0), 0, grad * result * input.log())
+        return out
+
+
+class RemainderBackward0(_Node):
+    """Backward of remainder.Tensor."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = grad
+        if self.needs_input_grad(1):
+            out[1] = -grad * input.div(other, rounding_mode='floor')
+        return out
+
+
+class RemainderBackward1(_Node):
+    """Backward of remainder.Scalar."""
+
+    __slots__ = ()
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad
+        return out
+
+
+class FmodBackward0(_Node):
+    """Backward of fmod.Tensor."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = grad
+        if self.needs_input_grad(1):
+            out[1] = -grad * input.div(other, rounding_mode='trunc')
+        return out
+
+
+class FmodBackward1(_Node):
+    """Backward of fmod.Scalar."""
+
+    __slots__ = ()
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad
+        return out
+
+
+class AbsBackward0(_Node):
+    """Backward of abs."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad * input.sign()
+        return out
+
+
+class SignBackward0(_Node):
+    """Backward of sign."""
+
+    __slots__ = ()
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.zeros_like_grad(grad)
+        return out
+
+
+class ReciprocalBackward0(_Node):
+    """Backward of reciprocal."""
+
+    __slots__ = ("_saved_result", )
+    _saved_fields = ("_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = -grad * (result * result)
+        return out
+
+
+class SqrtBackward0(_Node):
+    """Backward of sqrt."""
+
+    __slots__ = ("_saved_result", )
+    _saved_fields = ("_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad / (2 * result)
+        return out
+
+
+class RsqrtBackward0(_Node):
+    """Backward of rsqrt."""
+
+    __slots__ = ("_saved_result", )
+    _saved_fields = ("_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = -0.5 * grad * result ** 3
+        return out
+
+
+class SquareBackward0(_Node):
+    """Backward of square."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad * 2 * input
+        return out
+
+
+class Exp2Backward0(_Node):
+    """Backward of exp2."""
+
+    __slots__ = ("_saved_result", )
+    _saved_fields = ("_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad * result * 0.6931471805599453
+        return out
+
+
+class Expm1Backward0(_Node):
+    """Backward of expm1."""
+
+    __slots__ = ("_saved_result", )
+    _saved_fields = ("_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad * (result + 1)
+        return out
+
+
+class LogBackward0(_Node):
+    """Backward of log."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad / input
+        return out
+
+
+class Log2Backward0(_Node):
+    """Backward of log2."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad / (input * 0.6931471805599453)
+        return out
+
+
+class Log10Backward0(_Node):
+    """Backward of log10."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad / (input * 2.302585092994046)
+        return out
+
+
+class Log1pBackward0(_Node):
+    """Backward of log1p."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad / (input + 1)
+        return out
+
+
+class SinBackward0(_Node):
+    """Backward of sin."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad * input.cos()
+        return out
+
+
+class CosBackward0(_Node):
+    """Backward of cos."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = -grad * input.sin()
+        return out
+
+
+class TanBackward0(_Node):
+    """Backward of tan."""
+
+    __slots__ = ("_saved_result", )
+    _saved_fields = ("_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad * (1 + result * result)
+        return out
+
+
+class AsinBackward0(_Node):
+    """Backward of asin."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad / (1 - input * input).sqrt()
+        return out
+
+
+class AcosBackward0(_Node):
+    """Backward of acos."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = -grad / (1 - input * input).sqrt()
+        return out
+
+
+class AtanBackward0(_Node):
+    """Backward of atan."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad / (input * input + 1)
+        return out
+
+
+class Atan2Backward0(_Node):
+    """Backward of atan2."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = grad * other / (input * input + other * other)
+        if self.needs_input_grad(1):
+            out[1] = -grad * input / (input * input + other * other)
+        return out
+
+
+class SinhBackward0(_Node):
+    """Backward of sinh."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad * input.cosh()
+        return out
+
+
+class CoshBackward0(_Node):
+    """Backward of cosh."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad * input.sinh()
+        return out
+
+
+class TanhBackward0(_Node):
+    """Backward of tanh."""
+
+    __slots__ = ("_saved_result", )
+    _saved_fields = ("_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad * (1 - result * result)
+        return out
+
+
+class ErfBackward0(_Node):
+    """Backward of erf."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad * 1.1283791670955126 * (-input * input).exp()
+        return out
+
+
+class FloorBackward0(_Node):
+    """Backward of floor."""
+
+    __slots__ = ()
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.zeros_like_grad(grad)
+        return out
+
+
+class CeilBackward0(_Node):
+    """Backward of ceil."""
+
+    __slots__ = ()
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.zeros_like_grad(grad)
+        return out
+
+
+class RoundBackward0(_Node):
+    """Backward of round."""
+
+    __slots__ = ()
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.zeros_like_grad(grad)
+        return out
+
+
+class TruncBackward0(_Node):
+    """Backward of trunc."""
+
+    __slots__ = ()
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.zeros_like_grad(grad)
+        return out
+
+
+class FracBackward0(_Node):
+    """Backward of frac."""
+
+    __slots__ = ()
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad
+        return out
+
+
+class ClampBackward0(_Node):
+    """Backward of clamp."""
+
+    __slots__ = ("_saved_max", "_saved_min", "_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        max = self._saved_max
+        min = self._saved_min
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.clamp_backward(grad, input, min, max)
+        return out
+
+
+class MaximumBackward0(_Node):
+    """Backward of maximum."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = _F.where(input > other, grad, _F.where(input == other, grad / 2, 0))
+        if self.needs_input_grad(1):
+            out[1] = _F.where(other > input, grad, _F.where(input == other, grad / 2, 0))
+        return out
+
+
+class MinimumBackward0(_Node):
+    """Backward of minimum."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = _F.where(input < other, grad, _F.where(input == other, grad / 2, 0))
+        if self.needs_input_grad(1):
+            out[1] = _F.where(other < input, grad, _F.where(input == other, grad / 2, 0))
+        return out
+
+
+class LerpBackward0(_Node):
+    """Backward of lerp.Scalar."""
+
+    __slots__ = ("_saved_weight", )
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        weight = self._saved_weight
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = grad * (1 - weight)
+        if self.needs_input_grad(1):
+            out[1] = grad * weight
+        return out
+
+
+class LerpBackward1(_Node):
+    """Backward of lerp.Tensor."""
+
+    __slots__ = ("_saved_end", "_saved_input", "_saved_weight", )
+    _saved_fields = ("_saved_end", "_saved_input", "_saved_weight", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        end = self._saved_end.unpack(self)
+        input = self._saved_input.unpack(self)
+        weight = self._saved_weight.unpack(self)
+        out = [None] * 3
+        if self.needs_input_grad(0):
+            out[0] = grad * (1 - weight)
+        if self.needs_input_grad(1):
+            out[1] = grad * weight
+        if self.needs_input_grad(2):
+            out[2] = grad * (end - input)
+        return out
+
+
+class WhereBackward0(_Node):
+    """Backward of where.self."""
+
+    __slots__ = ("_saved_condition", )
+    _saved_fields = ("_saved_condition", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        condition = self._saved_condition.unpack(self)
+        out = [None] * 3
+        if self.needs_input_grad(1):
+            out[1] = _F.where(condition, grad, 0)
+        if self.needs_input_grad(2):
+            out[2] = _F.where(condition, 0, grad)
+        if self.needs_input_grad(0):
+            _not_implemented_input("where.self", "condition")
+        return out
+
+
+class NanToNumBackward0(_Node):
+    """Backward of nan_to_num."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad * input.isfinite()
+        return out
+
+
+class LeakyReluBackward0(_Node):
+    """Backward of leaky_relu."""
+
+    __slots__ = ("_saved_negative_slope", "_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        negative_slope = self._saved_negative_slope
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _F.where(input > 0, grad, grad * negative_slope)
+        return out
+
+
+class EluBackward0(_Node):
+    """Backward of elu."""
+
+    __slots__ = ("_saved_alpha", "_saved_input_scale", "_saved_scale", "_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        alpha = self._saved_alpha
+        input_scale = self._saved_input_scale
+        scale = self._saved_scale
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _F.where(input > 0, grad * scale, grad * (input_scale * alpha * scale) * (input * input_scale).exp())
+        return out
+
+
+class SiluBackward0(_Node):
+    """Backward of silu."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad * input.sigmoid() * (1 + input * (1 - input.sigmoid()))
+        return out
+
+
+class MishBackward0(_Node):
+    """Backward of mish."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.mish_backward(grad, input)
+        return out
+
+
+class SigmoidBackward0(_Node):
+    """Backward of sigmoid."""
+
+    __slots__ = ("_saved_result", )
+    _saved_fields = ("_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad * result * (1 - result)
+        return out
+
+
+class LogSigmoidBackward0(_Node):
+    """Backward of log_sigmoid."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad * (-input).sigmoid()
+        return out
+
+
+class SoftplusBackward0(_Node):
+    """Backward of softplus."""
+
+    __slots__ = ("_saved_beta", "_saved_input", "_saved_threshold", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        beta = self._saved_beta
+        input = self._saved_input.unpack(self)
+        threshold = self._saved_threshold
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _F.where(input * beta > threshold, grad, grad * (input * beta).sigmoid())
+        return out
+
+
+class HardtanhBackward0(_Node):
+    """Backward of hardtanh."""
+
+    __slots__ = ("_saved_max_val", "_saved_min_val", "_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        max_val = self._saved_max_val
+        min_val = self._saved_min_val
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _F.where((input > min_val) & (input < max_val), grad, 0)
+        return out
+
+
+class HardsigmoidBackward0(_Node):
+    """Backward of hardsigmoid."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _F.where((input > -3) & (input < 3), grad / 6, 0)
+        return out
+
+
+class HardswishBackward0(_Node):
+    """Backward of hardswish."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _F.where(input < -3, 0, _F.where(input <= 3, grad * (input / 3 + 0.5), grad))
+        return out
+
+
+class MeanBackward0(_Node):
+    """Backward of mean."""
+
+    __slots__ = ("_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.mean_backward(grad, input.shape)
+        return out
+
+
+class MeanBackward1(_Node):
+    """Backward of mean.dim."""
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.mean_backward(grad, input.shape, dim, keepdim)
+        return out
+
+
+class ProdBackward0(_Node):
+    """Backward of prod."""
+
+    __slots__ = ("_saved_input", "_saved_result", )
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.prod_backward(grad, input, result)
+        return out
+
+
+class ProdBackward1(_Node):
+    """Backward of prod.dim_int."""
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input", "_saved_result", )
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.prod_backward(grad, input, result, dim, keepdim)
+        return out
+
+
+class AmaxBackward0(_Node):
+    """Backward of amax."""
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input", "_saved_result", )
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.evenly_distribute_backward(grad, input, result, dim, keepdim)
+        return out
+
+
+class AminBackward0(_Node):
+    """Backward of amin."""
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input", "_saved_result", )
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.evenly_distribute_backward(grad, input, result, dim, keepdim)
+        return out
+
+
+class MaxBackward0(_Node):
+    """Backward of max."""
+
+    __slots__ = ("_saved_input", "_saved_result", )
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.evenly_distribute_backward(grad, input, result)
+        return out
+
+
+class MaxBackward1(_Node):
+    """Backward of max.dim."""
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input", "_saved_result1", )
+    _saved_fields = ("_saved_input", "_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        input = self._saved_input.unpack(self)
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input.shape, keepdim)
+        return out
+
+
+class MinBackward0(_Node):
+    """Backward of min."""
+
+    __slots__ = ("_saved_input", "_saved_result", )
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.evenly_distribute_backward(grad, input, result)
+        return out
+
+
+class MinBackward1(_Node):
+    """Backward of min.dim."""
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input", "_saved_result1", )
+    _saved_fields = ("_saved_input", "_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        input = self._saved_input.unpack(self)
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input.shape, keepdim)
+        return out
+
+
+class VarBackward0(_Node):
+    """Backward of var.correction."""
+
+    __slots__ = ("_saved_correction", "_saved_dim", "_saved_keepdim", "_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        correction = self._saved_correction
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.var_backward(grad, input, dim, correction, keepdim)
+        return out
+
+
+class StdBackward0(_Node):
+    """Backward of std.correction."""
+
+    __slots__ = ("_saved_correction", "_saved_dim", "_saved_keepdim", "_saved_input", "_saved_result", )
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        correction = self._saved_correction
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.std_backward(result, grad, input, dim, correction, keepdim)
+        return out
+
+
+class LogsumexpBackward0(_Node):
+    """Backward of logsumexp."""
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input", "_saved_result", )
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.logsumexp_backward(grad, input, result, dim, keepdim)
+        return out
+
+
+class LinalgVectorNormBackward0(_Node):
+    """Backward of linalg_vector_norm."""
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_ord", "_saved_input", "_saved_result", )
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        ord = self._saved_ord
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.norm_backward(grad, input, ord, result, dim, keepdim)
+        return out
+
+
+class CumsumBackward0(_Node):
+    """Backward of cumsum."""
+
+    __slots__ = ("_saved_dim", )
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.cumsum_backward(grad, dim)
+        return out
+
+
 # -- Autograd kernels (Note [Autograd kernels] in codegen/gen_autograd.py) -------------------------
 
 
@@ -421,7 +1760,7 @@ def add_Tensor(input, other, alpha):
     _t = _tls
     _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_add_Tensor.table[_k](input, other, alpha)
-    if _any_requires_grad(input, other):
+    if input._requires_grad or other._requires_grad:
         node = AddBackward0()
         node.set_next_edges(input, other)
         node._saved_alpha = alpha
@@ -431,7 +1770,7 @@ def add_Tensor(input, other, alpha):
 
 def add_Tensor_inplace(input, other, alpha):
     _check_inplace(input)
-    _need = _any_requires_grad(input, other)
+    _need = input._requires_grad or other._requires_grad
     if _need:
         node = AddBackward0()
         node.set_next_edges(input, other)
@@ -456,7 +1795,7 @@ def add_Scalar(input, other, alpha):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_add_Scalar.table[_k](input, other, alpha)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = AddBackward1()
         node.set_next_edges(input)
         _set_history(result, node)
@@ -465,7 +1804,7 @@ def add_Scalar(input, other, alpha):
 
 def add_Scalar_inplace(input, other, alpha):
     _check_inplace(input)
-    _need = _any_requires_grad(input)
+    _need = input._requires_grad
     if _need:
         node = AddBackward1()
         node.set_next_edges(input)
@@ -489,7 +1828,7 @@ def sub_Tensor(input, other, alpha):
     _t = _tls
     _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_sub_Tensor.table[_k](input, other, alpha)
-    if _any_requires_grad(input, other):
+    if input._requires_grad or other._requires_grad:
         node = SubBackward0()
         node.set_next_edges(input, other)
         node._saved_alpha = alpha
@@ -499,7 +1838,7 @@ def sub_Tensor(input, other, alpha):
 
 def sub_Tensor_inplace(input, other, alpha):
     _check_inplace(input)
-    _need = _any_requires_grad(input, other)
+    _need = input._requires_grad or other._requires_grad
     if _need:
         node = SubBackward0()
         node.set_next_edges(input, other)
@@ -524,7 +1863,7 @@ def sub_Scalar(input, other, alpha):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_sub_Scalar.table[_k](input, other, alpha)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = SubBackward1()
         node.set_next_edges(input)
         _set_history(result, node)
@@ -533,7 +1872,7 @@ def sub_Scalar(input, other, alpha):
 
 def sub_Scalar_inplace(input, other, alpha):
     _check_inplace(input)
-    _need = _any_requires_grad(input)
+    _need = input._requires_grad
     if _need:
         node = SubBackward1()
         node.set_next_edges(input)
@@ -557,7 +1896,7 @@ def mul_Tensor(input, other):
     _t = _tls
     _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_mul_Tensor.table[_k](input, other)
-    if _any_requires_grad(input, other):
+    if input._requires_grad or other._requires_grad:
         node = MulBackward0()
         node.set_next_edges(input, other)
         node._saved_other = _Saved(other, False)
@@ -568,7 +1907,7 @@ def mul_Tensor(input, other):
 
 def mul_Tensor_inplace(input, other):
     _check_inplace(input)
-    _need = _any_requires_grad(input, other)
+    _need = input._requires_grad or other._requires_grad
     if _need:
         node = MulBackward0()
         node.set_next_edges(input, other)
@@ -594,7 +1933,7 @@ def mul_Scalar(input, other):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_mul_Scalar.table[_k](input, other)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = MulBackward1()
         node.set_next_edges(input)
         node._saved_other = other
@@ -604,7 +1943,7 @@ def mul_Scalar(input, other):
 
 def mul_Scalar_inplace(input, other):
     _check_inplace(input)
-    _need = _any_requires_grad(input)
+    _need = input._requires_grad
     if _need:
         node = MulBackward1()
         node.set_next_edges(input)
@@ -629,7 +1968,7 @@ def div_Tensor(input, other):
     _t = _tls
     _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_div_Tensor.table[_k](input, other)
-    if _any_requires_grad(input, other):
+    if input._requires_grad or other._requires_grad:
         node = DivBackward0()
         node.set_next_edges(input, other)
         node._saved_other = _Saved(other, False)
@@ -640,7 +1979,7 @@ def div_Tensor(input, other):
 
 def div_Tensor_inplace(input, other):
     _check_inplace(input)
-    _need = _any_requires_grad(input, other)
+    _need = input._requires_grad or other._requires_grad
     if _need:
         node = DivBackward0()
         node.set_next_edges(input, other)
@@ -666,7 +2005,7 @@ def div_Scalar(input, other):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_div_Scalar.table[_k](input, other)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = DivBackward1()
         node.set_next_edges(input)
         node._saved_other = other
@@ -676,7 +2015,7 @@ def div_Scalar(input, other):
 
 def div_Scalar_inplace(input, other):
     _check_inplace(input)
-    _need = _any_requires_grad(input)
+    _need = input._requires_grad
     if _need:
         node = DivBackward1()
         node.set_next_edges(input)
@@ -701,7 +2040,7 @@ def neg(input):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_neg.table[_k](input)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = NegBackward0()
         node.set_next_edges(input)
         _set_history(result, node)
@@ -710,7 +2049,7 @@ def neg(input):
 
 def neg_inplace(input):
     _check_inplace(input)
-    _need = _any_requires_grad(input)
+    _need = input._requires_grad
     if _need:
         node = NegBackward0()
         node.set_next_edges(input)
@@ -734,7 +2073,7 @@ def pow_Tensor_Scalar(input, exponent):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_pow_Tensor_Scalar.table[_k](input, exponent)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = PowBackward0()
         node.set_next_edges(input)
         node._saved_exponent = exponent
@@ -745,7 +2084,7 @@ def pow_Tensor_Scalar(input, exponent):
 
 def pow_Tensor_Scalar_inplace(input, exponent):
     _check_inplace(input)
-    _need = _any_requires_grad(input)
+    _need = input._requires_grad
     if _need:
         node = PowBackward0()
         node.set_next_edges(input)
@@ -771,7 +2110,7 @@ def exp(input):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_exp.table[_k](input)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = ExpBackward0()
         node.set_next_edges(input)
         _set_history(result, node)
@@ -781,7 +2120,7 @@ def exp(input):
 
 def exp_inplace(input):
     _check_inplace(input)
-    _need = _any_requires_grad(input)
+    _need = input._requires_grad
     if _need:
         node = ExpBackward0()
         node.set_next_edges(input)
@@ -806,7 +2145,7 @@ def relu(input):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_relu.table[_k](input)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = ReluBackward0()
         node.set_next_edges(input)
         _set_history(result, node)
@@ -816,7 +2155,7 @@ def relu(input):
 
 def relu_inplace(input):
     _check_inplace(input)
-    _need = _any_requires_grad(input)
+    _need = input._requires_grad
     if _need:
         node = ReluBackward0()
         node.set_next_edges(input)
@@ -841,7 +2180,7 @@ def gt_Tensor(input, other):
     _t = _tls
     _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_gt_Tensor.table[_k](input, other)
-    if _any_requires_grad(input, other):
+    if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("gt.Tensor")
         node.set_next_edges(input, other)
         _set_history(result, node)
@@ -860,7 +2199,7 @@ def gt_Scalar(input, other):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_gt_Scalar.table[_k](input, other)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = _NotImplementedNode("gt.Scalar")
         node.set_next_edges(input)
         _set_history(result, node)
@@ -879,7 +2218,7 @@ def sum(input, dtype):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_sum.table[_k](input, dtype)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = SumBackward0()
         node.set_next_edges(input)
         node._saved_input = _Saved(input, False)
@@ -891,7 +2230,7 @@ def sum_dim_IntList(input, dim, keepdim, dtype):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_sum_dim_IntList.table[_k](input, dim, keepdim, dtype)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = SumBackward1()
         node.set_next_edges(input)
         node._saved_dim = dim
@@ -905,7 +2244,7 @@ def mm(input, mat2):
     _t = _tls
     _k = (input._keys | mat2._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_mm.table[_k](input, mat2)
-    if _any_requires_grad(input, mat2):
+    if input._requires_grad or mat2._requires_grad:
         node = MmBackward0()
         node.set_next_edges(input, mat2)
         node._saved_mat2 = _Saved(mat2, False)
@@ -918,7 +2257,7 @@ def bmm(input, mat2):
     _t = _tls
     _k = (input._keys | mat2._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_bmm.table[_k](input, mat2)
-    if _any_requires_grad(input, mat2):
+    if input._requires_grad or mat2._requires_grad:
         node = BmmBackward0()
         node.set_next_edges(input, mat2)
         node._saved_mat2 = _Saved(mat2, False)
@@ -931,7 +2270,7 @@ def t(input):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_t.table[_k](input)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = TBackward0()
         node.set_next_edges(input)
         _set_history(result, node)
@@ -942,7 +2281,7 @@ def transpose_int(input, dim0, dim1):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_transpose_int.table[_k](input, dim0, dim1)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = TransposeBackward0()
         node.set_next_edges(input)
         node._saved_dim0 = dim0
@@ -955,7 +2294,7 @@ def permute(input, dims):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_permute.table[_k](input, dims)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = PermuteBackward0()
         node.set_next_edges(input)
         node._saved_dims = dims
@@ -967,7 +2306,7 @@ def expand(input, size, implicit):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_expand.table[_k](input, size, implicit)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = ExpandBackward0()
         node.set_next_edges(input)
         node._saved_input = _Saved(input, False)
@@ -979,7 +2318,7 @@ def unsqueeze(input, dim):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_unsqueeze.table[_k](input, dim)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = UnsqueezeBackward0()
         node.set_next_edges(input)
         node._saved_dim = dim
@@ -991,7 +2330,7 @@ def squeeze(input):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_squeeze.table[_k](input)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = SqueezeBackward0()
         node.set_next_edges(input)
         node._saved_input = _Saved(input, False)
@@ -1003,7 +2342,7 @@ def squeeze_dim(input, dim):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_squeeze_dim.table[_k](input, dim)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = SqueezeBackward1()
         node.set_next_edges(input)
         node._saved_input = _Saved(input, False)
@@ -1015,7 +2354,7 @@ def view(input, size):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_view.table[_k](input, size)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = ViewBackward0()
         node.set_next_edges(input)
         node._saved_input = _Saved(input, False)
@@ -1027,8 +2366,2857 @@ def clone(input, memory_format):
     _t = _tls
     _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_clone.table[_k](input, memory_format)
-    if _any_requires_grad(input):
+    if input._requires_grad:
         node = CloneBackward0()
         node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def select_int(input, dim, index):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_select_int.table[_k](input, dim, index)
+    if input._requires_grad:
+        node = SelectBackward0()
+        node.set_next_edges(input)
+        node._saved_dim = dim
+        node._saved_index = index
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def slice_Tensor(input, dim, start, end, step):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_slice_Tensor.table[_k](input, dim, start, end, step)
+    if input._requires_grad:
+        node = SliceBackward0()
+        node.set_next_edges(input)
+        node._saved_dim = dim
+        node._saved_end = end
+        node._saved_input = _Saved(input, False)
+        node._saved_start = start
+        node._saved_step = step
+        _set_history(result, node)
+    return result
+
+
+def diagonal(input, offset, dim1, dim2):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_diagonal.table[_k](input, offset, dim1, dim2)
+    if input._requires_grad:
+        node = DiagonalBackward0()
+        node.set_next_edges(input)
+        node._saved_dim1 = dim1
+        node._saved_dim2 = dim2
+        node._saved_offset = offset
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def as_strided(input, size, stride, storage_offset):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_as_strided.table[_k](input, size, stride, storage_offset)
+    if input._requires_grad:
+        node = AsStridedBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        node._saved_size = size
+        node._saved_storage_offset = storage_offset
+        node._saved_stride = stride
+        _set_history(result, node)
+    return result
+
+
+def select_backward(grad_output, input_sizes, dim, index):
+    _t = _tls
+    _k = (grad_output._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_select_backward.table[_k](grad_output, input_sizes, dim, index)
+    if grad_output._requires_grad:
+        node = SelectBackwardBackward0()
+        node.set_next_edges(grad_output)
+        node._saved_dim = dim
+        node._saved_index = index
+        _set_history(result, node)
+    return result
+
+
+def slice_backward(grad_output, input_sizes, dim, start, end, step):
+    _t = _tls
+    _k = (grad_output._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_slice_backward.table[_k](grad_output, input_sizes, dim, start, end, step)
+    if grad_output._requires_grad:
+        node = SliceBackwardBackward0()
+        node.set_next_edges(grad_output)
+        node._saved_dim = dim
+        node._saved_end = end
+        node._saved_start = start
+        node._saved_step = step
+        _set_history(result, node)
+    return result
+
+
+def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
+    _t = _tls
+    _k = (grad_output._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_diagonal_backward.table[_k](grad_output, input_sizes, offset, dim1, dim2)
+    if grad_output._requires_grad:
+        node = DiagonalBackwardBackward0()
+        node.set_next_edges(grad_output)
+        node._saved_dim1 = dim1
+        node._saved_dim2 = dim2
+        node._saved_offset = offset
+        _set_history(result, node)
+    return result
+
+
+def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset):
+    _t = _tls
+    _k = (grad._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_as_strided_backward.table[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
+    if grad._requires_grad:
+        node = _NotImplementedNode("as_strided_backward")
+        node.set_next_edges(grad)
+        _set_history(result, node)
+    return result
+
+
+def copy_(input, src, non_blocking):
+    _check_inplace(input)
+    _need = input._requires_grad or src._requires_grad
+    if _need:
+        node = CopyBackward0()
+        node.set_next_edges(input, src)
+        node._saved_src = _Saved(src, False)
+    _t = _tls
+    _k = (input._keys | src._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_copy_.table[_k](input, src, non_blocking)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def _to_copy(input, dtype, layout, device, pin_memory, non_blocking, memory_format):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op__to_copy.table[_k](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
+    if input._requires_grad:
+        node = ToCopyBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def fill__Scalar(input, value):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = FillBackward0()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_fill__Scalar.table[_k](input, value)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def zero_(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = ZeroBackward0()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_zero_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def index_Tensor(input, indices):
+    _t = _tls
+    _k = (input._keys | _keys_of(indices) | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_index_Tensor.table[_k](input, indices)
+    if input._requires_grad or _any_requires_grad(indices):
+        node = IndexBackward0()
+        node.set_next_edges(input, indices)
+        node._sizes = _list_sizes(input, indices)
+        node._saved_indices = [_Saved(t, False) for t in indices]
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def index_put(input, indices, values, accumulate):
+    _t = _tls
+    _k = (input._keys | _keys_of(indices) | values._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_index_put.table[_k](input, indices, values, accumulate)
+    if input._requires_grad or _any_requires_grad(indices) or values._requires_grad:
+        node = IndexPutBackward0()
+        node.set_next_edges(input, indices, values)
+        node._sizes = _list_sizes(input, indices, values)
+        node._saved_accumulate = accumulate
+        node._saved_indices = [_Saved(t, False) for t in indices]
+        node._saved_values = _Saved(values, False)
+        _set_history(result, node)
+    return result
+
+
+def index_put_(input, indices, values, accumulate):
+    _check_inplace(input)
+    _need = input._requires_grad or _any_requires_grad(indices) or values._requires_grad
+    if _need:
+        node = IndexPutBackward1()
+        node.set_next_edges(input, indices, values)
+        node._sizes = _list_sizes(input, indices, values)
+        node._saved_accumulate = accumulate
+        node._saved_indices = [_Saved(t, False) for t in indices]
+        node._saved_values = _Saved(values, False)
+    _t = _tls
+    _k = (input._keys | _keys_of(indices) | values._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_index_put_.table[_k](input, indices, values, accumulate)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def empty_strided(size, stride, dtype, layout, device, pin_memory):
+    _t = _tls
+    _k = (_t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_empty_strided.table[_k](size, stride, dtype, layout, device, pin_memory)
+    if False:
+        node = _NotImplementedNode("empty_strided")
+        node.set_next_edges()
+        _set_history(result, node)
+    return result
+
+
+def new_empty(input, size, dtype, layout, device, pin_memory):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_new_empty.table[_k](input, size, dtype, layout, device, pin_memory)
+    if input._requires_grad:
+        node = _NotImplementedNode("new_empty")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def new_zeros(input, size, dtype, layout, device, pin_memory):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_new_zeros.table[_k](input, size, dtype, layout, device, pin_memory)
+    if input._requires_grad:
+        node = _NotImplementedNode("new_zeros")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def new_ones(input, size, dtype, layout, device, pin_memory):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_new_ones.table[_k](input, size, dtype, layout, device, pin_memory)
+    if input._requires_grad:
+        node = _NotImplementedNode("new_ones")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def new_full(input, size, fill_value, dtype, layout, device, pin_memory):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_new_full.table[_k](input, size, fill_value, dtype, layout, device, pin_memory)
+    if input._requires_grad:
+        node = _NotImplementedNode("new_full")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def uniform_(input, from_, to, generator):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = _NotImplementedNode("uniform_")
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_uniform_.table[_k](input, from_, to, generator)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def normal_(input, mean, std, generator):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = _NotImplementedNode("normal_")
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_normal_.table[_k](input, mean, std, generator)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def random__from(input, from_, to, generator):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = _NotImplementedNode("random_.from")
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_random__from.table[_k](input, from_, to, generator)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def div_Tensor_mode(input, other, rounding_mode):
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_div_Tensor_mode.table[_k](input, other, rounding_mode)
+    if input._requires_grad or other._requires_grad:
+        node = DivBackward2()
+        node.set_next_edges(input, other)
+        node._saved_other = _Saved(other, False)
+        node._saved_rounding_mode = rounding_mode
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def div_Scalar_mode(input, other, rounding_mode):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_div_Scalar_mode.table[_k](input, other, rounding_mode)
+    if input._requires_grad:
+        node = DivBackward3()
+        node.set_next_edges(input)
+        node._saved_other = other
+        node._saved_rounding_mode = rounding_mode
+        _set_history(result, node)
+    return result
+
+
+def floor_divide(input, other):
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_floor_divide.table[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = FloorDivideBackward0()
+        node.set_next_edges(input, other)
+        _set_history(result, node)
+    return result
+
+
+def floor_divide_inplace(input, other):
+    _check_inplace(input)
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        node = FloorDivideBackward0()
+        node.set_next_edges(input, other)
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_floor_divide_.table[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def floor_divide_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("floor_divide(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_floor_divide_out.table[_k](input, other, out)
+
+
+def floor_divide_Scalar(input, other):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_floor_divide_Scalar.table[_k](input, other)
+    if input._requires_grad:
+        node = FloorDivideBackward1()
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def floor_divide_Scalar_inplace(input, other):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = FloorDivideBackward1()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_floor_divide__Scalar.table[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def floor_divide_Scalar_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("floor_divide(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_floor_divide_Scalar_out.table[_k](input, other, out)
+
+
+def pow_Tensor_Tensor(input, exponent):
+    _t = _tls
+    _k = (input._keys | exponent._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_pow_Tensor_Tensor.table[_k](input, exponent)
+    if input._requires_grad or exponent._requires_grad:
+        node = PowBackward1()
+        node.set_next_edges(input, exponent)
+        node._saved_exponent = _Saved(exponent, False)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def pow_Tensor_Tensor_inplace(input, exponent):
+    _check_inplace(input)
+    _need = input._requires_grad or exponent._requires_grad
+    if _need:
+        node = PowBackward1()
+        node.set_next_edges(input, exponent)
+        node._saved_exponent = _Saved(exponent, False)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | exponent._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_pow__Tensor_Tensor.table[_k](input, exponent)
+    if _need:
+        _rebase_history(input, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def pow_Tensor_Tensor_out(input, exponent, out):
+    if _any_requires_grad(input, exponent, out):
+        raise RuntimeError("pow(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | exponent._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_pow_Tensor_Tensor_out.table[_k](input, exponent, out)
+
+
+def remainder_Tensor(input, other):
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_remainder_Tensor.table[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = RemainderBackward0()
+        node.set_next_edges(input, other)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def remainder_Tensor_inplace(input, other):
+    _check_inplace(input)
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        node = RemainderBackward0()
+        node.set_next_edges(input, other)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_remainder__Tensor.table[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def remainder_Tensor_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("remainder(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_remainder_out.table[_k](input, other, out)
+
+
+def remainder_Scalar(input, other):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_remainder_Scalar.table[_k](input, other)
+    if input._requires_grad:
+        node = RemainderBackward1()
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def remainder_Scalar_inplace(input, other):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = RemainderBackward1()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_remainder__Scalar.table[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def remainder_Scalar_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("remainder(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_remainder_Scalar_out.table[_k](input, other, out)
+
+
+def fmod_Tensor(input, other):
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_fmod_Tensor.table[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = FmodBackward0()
+        node.set_next_edges(input, other)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def fmod_Tensor_inplace(input, other):
+    _check_inplace(input)
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        node = FmodBackward0()
+        node.set_next_edges(input, other)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_fmod__Tensor.table[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def fmod_Tensor_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("fmod(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_fmod_out.table[_k](input, other, out)
+
+
+def fmod_Scalar(input, other):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_fmod_Scalar.table[_k](input, other)
+    if input._requires_grad:
+        node = FmodBackward1()
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def fmod_Scalar_inplace(input, other):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = FmodBackward1()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_fmod__Scalar.table[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def fmod_Scalar_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("fmod(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_fmod_Scalar_out.table[_k](input, other, out)
+
+
+def abs(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_abs.table[_k](input)
+    if input._requires_grad:
+        node = AbsBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def abs_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = AbsBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_abs_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def abs_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("abs(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_abs_out.table[_k](input, out)
+
+
+def sign(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_sign.table[_k](input)
+    if input._requires_grad:
+        node = SignBackward0()
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def sign_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = SignBackward0()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_sign_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def sign_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("sign(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_sign_out.table[_k](input, out)
+
+
+def reciprocal(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_reciprocal.table[_k](input)
+    if input._requires_grad:
+        node = ReciprocalBackward0()
+        node.set_next_edges(input)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def reciprocal_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = ReciprocalBackward0()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_reciprocal_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def reciprocal_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("reciprocal(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_reciprocal_out.table[_k](input, out)
+
+
+def sqrt(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_sqrt.table[_k](input)
+    if input._requires_grad:
+        node = SqrtBackward0()
+        node.set_next_edges(input)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def sqrt_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = SqrtBackward0()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_sqrt_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def sqrt_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("sqrt(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_sqrt_out.table[_k](input, out)
+
+
+def rsqrt(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_rsqrt.table[_k](input)
+    if input._requires_grad:
+        node = RsqrtBackward0()
+        node.set_next_edges(input)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def rsqrt_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = RsqrtBackward0()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_rsqrt_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def rsqrt_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("rsqrt(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_rsqrt_out.table[_k](input, out)
+
+
+def square(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_square.table[_k](input)
+    if input._requires_grad:
+        node = SquareBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def square_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = SquareBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_square_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def square_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("square(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_square_out.table[_k](input, out)
+
+
+def exp2(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_exp2.table[_k](input)
+    if input._requires_grad:
+        node = Exp2Backward0()
+        node.set_next_edges(input)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def exp2_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = Exp2Backward0()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_exp2_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def exp2_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("exp2(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_exp2_out.table[_k](input, out)
+
+
+def expm1(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_expm1.table[_k](input)
+    if input._requires_grad:
+        node = Expm1Backward0()
+        node.set_next_edges(input)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def expm1_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = Expm1Backward0()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_expm1_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def expm1_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("expm1(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_expm1_out.table[_k](input, out)
+
+
+def log(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_log.table[_k](input)
+    if input._requires_grad:
+        node = LogBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def log_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = LogBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_log_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def log_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("log(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_log_out.table[_k](input, out)
+
+
+def log2(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_log2.table[_k](input)
+    if input._requires_grad:
+        node = Log2Backward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def log2_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = Log2Backward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_log2_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def log2_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("log2(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_log2_out.table[_k](input, out)
+
+
+def log10(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_log10.table[_k](input)
+    if input._requires_grad:
+        node = Log10Backward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def log10_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = Log10Backward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_log10_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def log10_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("log10(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_log10_out.table[_k](input, out)
+
+
+def log1p(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_log1p.table[_k](input)
+    if input._requires_grad:
+        node = Log1pBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def log1p_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = Log1pBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_log1p_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def log1p_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("log1p(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_log1p_out.table[_k](input, out)
+
+
+def sin(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_sin.table[_k](input)
+    if input._requires_grad:
+        node = SinBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def sin_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = SinBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_sin_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def sin_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("sin(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_sin_out.table[_k](input, out)
+
+
+def cos(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_cos.table[_k](input)
+    if input._requires_grad:
+        node = CosBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def cos_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = CosBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_cos_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def cos_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("cos(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_cos_out.table[_k](input, out)
+
+
+def tan(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_tan.table[_k](input)
+    if input._requires_grad:
+        node = TanBackward0()
+        node.set_next_edges(input)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def tan_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = TanBackward0()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_tan_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def tan_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("tan(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_tan_out.table[_k](input, out)
+
+
+def asin(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_asin.table[_k](input)
+    if input._requires_grad:
+        node = AsinBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def asin_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = AsinBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_asin_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def asin_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("asin(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_asin_out.table[_k](input, out)
+
+
+def acos(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_acos.table[_k](input)
+    if input._requires_grad:
+        node = AcosBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def acos_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = AcosBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_acos_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def acos_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("acos(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_acos_out.table[_k](input, out)
+
+
+def atan(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_atan.table[_k](input)
+    if input._requires_grad:
+        node = AtanBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def atan_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = AtanBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_atan_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def atan_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("atan(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_atan_out.table[_k](input, out)
+
+
+def atan2(input, other):
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_atan2.table[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = Atan2Backward0()
+        node.set_next_edges(input, other)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def atan2_inplace(input, other):
+    _check_inplace(input)
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        node = Atan2Backward0()
+        node.set_next_edges(input, other)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_atan2_.table[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def atan2_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("atan2(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_atan2_out.table[_k](input, other, out)
+
+
+def sinh(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_sinh.table[_k](input)
+    if input._requires_grad:
+        node = SinhBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def sinh_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = SinhBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_sinh_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def sinh_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("sinh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_sinh_out.table[_k](input, out)
+
+
+def cosh(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_cosh.table[_k](input)
+    if input._requires_grad:
+        node = CoshBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def cosh_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = CoshBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_cosh_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def cosh_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("cosh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_cosh_out.table[_k](input, out)
+
+
+def tanh(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_tanh.table[_k](input)
+    if input._requires_grad:
+        node = TanhBackward0()
+        node.set_next_edges(input)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def tanh_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = TanhBackward0()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_tanh_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def tanh_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("tanh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_tanh_out.table[_k](input, out)
+
+
+def erf(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_erf.table[_k](input)
+    if input._requires_grad:
+        node = ErfBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def erf_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = ErfBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_erf_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def erf_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("erf(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_erf_out.table[_k](input, out)
+
+
+def floor(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_floor.table[_k](input)
+    if input._requires_grad:
+        node = FloorBackward0()
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def floor_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = FloorBackward0()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_floor_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def floor_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("floor(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_floor_out.table[_k](input, out)
+
+
+def ceil(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_ceil.table[_k](input)
+    if input._requires_grad:
+        node = CeilBackward0()
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def ceil_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = CeilBackward0()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_ceil_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def ceil_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("ceil(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_ceil_out.table[_k](input, out)
+
+
+def round(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_round.table[_k](input)
+    if input._requires_grad:
+        node = RoundBackward0()
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def round_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = RoundBackward0()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_round_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def round_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("round(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_round_out.table[_k](input, out)
+
+
+def trunc(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_trunc.table[_k](input)
+    if input._requires_grad:
+        node = TruncBackward0()
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def trunc_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = TruncBackward0()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_trunc_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def trunc_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("trunc(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_trunc_out.table[_k](input, out)
+
+
+def frac(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_frac.table[_k](input)
+    if input._requires_grad:
+        node = FracBackward0()
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def frac_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = FracBackward0()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_frac_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def frac_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("frac(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_frac_out.table[_k](input, out)
+
+
+def clamp(input, min, max):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_clamp.table[_k](input, min, max)
+    if input._requires_grad:
+        node = ClampBackward0()
+        node.set_next_edges(input)
+        node._saved_max = max
+        node._saved_min = min
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def maximum(input, other):
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_maximum.table[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = MaximumBackward0()
+        node.set_next_edges(input, other)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def maximum_inplace(input, other):
+    _check_inplace(input)
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        node = MaximumBackward0()
+        node.set_next_edges(input, other)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_maximum_.table[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def maximum_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("maximum(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_maximum_out.table[_k](input, other, out)
+
+
+def minimum(input, other):
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_minimum.table[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = MinimumBackward0()
+        node.set_next_edges(input, other)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def minimum_inplace(input, other):
+    _check_inplace(input)
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        node = MinimumBackward0()
+        node.set_next_edges(input, other)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_minimum_.table[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def minimum_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("minimum(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_minimum_out.table[_k](input, other, out)
+
+
+def lerp_Scalar(input, end, weight):
+    _t = _tls
+    _k = (input._keys | end._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_lerp_Scalar.table[_k](input, end, weight)
+    if input._requires_grad or end._requires_grad:
+        node = LerpBackward0()
+        node.set_next_edges(input, end)
+        node._saved_weight = weight
+        _set_history(result, node)
+    return result
+
+
+def lerp_Scalar_inplace(input, end, weight):
+    _check_inplace(input)
+    _need = input._requires_grad or end._requires_grad
+    if _need:
+        node = LerpBackward0()
+        node.set_next_edges(input, end)
+        node._saved_weight = weight
+    _t = _tls
+    _k = (input._keys | end._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_lerp__Scalar.table[_k](input, end, weight)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def lerp_Scalar_out(input, end, weight, out):
+    if _any_requires_grad(input, end, weight, out):
+        raise RuntimeError("lerp(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | end._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_lerp_Scalar_out.table[_k](input, end, weight, out)
+
+
+def lerp_Tensor(input, end, weight):
+    _t = _tls
+    _k = (input._keys | end._keys | weight._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_lerp_Tensor.table[_k](input, end, weight)
+    if input._requires_grad or end._requires_grad or weight._requires_grad:
+        node = LerpBackward1()
+        node.set_next_edges(input, end, weight)
+        node._saved_end = _Saved(end, False)
+        node._saved_input = _Saved(input, False)
+        node._saved_weight = _Saved(weight, False)
+        _set_history(result, node)
+    return result
+
+
+def lerp_Tensor_inplace(input, end, weight):
+    _check_inplace(input)
+    _need = input._requires_grad or end._requires_grad or weight._requires_grad
+    if _need:
+        node = LerpBackward1()
+        node.set_next_edges(input, end, weight)
+        node._saved_end = _Saved(end, False)
+        node._saved_input = _Saved(_clone(input), False)
+        node._saved_weight = _Saved(weight, False)
+    _t = _tls
+    _k = (input._keys | end._keys | weight._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_lerp__Tensor.table[_k](input, end, weight)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def lerp_Tensor_out(input, end, weight, out):
+    if _any_requires_grad(input, end, weight, out):
+        raise RuntimeError("lerp(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | end._keys | weight._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_lerp_out.table[_k](input, end, weight, out)
+
+
+def where_self(condition, input, other):
+    _t = _tls
+    _k = (condition._keys | input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_where_self.table[_k](condition, input, other)
+    if condition._requires_grad or input._requires_grad or other._requires_grad:
+        node = WhereBackward0()
+        node.set_next_edges(condition, input, other)
+        node._saved_condition = _Saved(condition, False)
+        _set_history(result, node)
+    return result
+
+
+def where_self_out(condition, input, other, out):
+    if _any_requires_grad(condition, input, other, out):
+        raise RuntimeError("where(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (condition._keys | input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_where_self_out.table[_k](condition, input, other, out)
+
+
+def nan_to_num(input, nan, posinf, neginf):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_nan_to_num.table[_k](input, nan, posinf, neginf)
+    if input._requires_grad:
+        node = NanToNumBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def lt_Tensor(input, other):
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_lt_Tensor.table[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _NotImplementedNode("lt.Tensor")
+        node.set_next_edges(input, other)
+        _set_history(result, node)
+    return result
+
+
+def lt_Tensor_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("lt(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_lt_out.table[_k](input, other, out)
+
+
+def lt_Scalar(input, other):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_lt_Scalar.table[_k](input, other)
+    if input._requires_grad:
+        node = _NotImplementedNode("lt.Scalar")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def lt_Scalar_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("lt(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_lt_Scalar_out.table[_k](input, other, out)
+
+
+def le_Tensor(input, other):
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_le_Tensor.table[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _NotImplementedNode("le.Tensor")
+        node.set_next_edges(input, other)
+        _set_history(result, node)
+    return result
+
+
+def le_Tensor_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("le(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_le_out.table[_k](input, other, out)
+
+
+def le_Scalar(input, other):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_le_Scalar.table[_k](input, other)
+    if input._requires_grad:
+        node = _NotImplementedNode("le.Scalar")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def le_Scalar_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("le(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_le_Scalar_out.table[_k](input, other, out)
+
+
+def ge_Tensor(input, other):
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_ge_Tensor.table[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _NotImplementedNode("ge.Tensor")
+        node.set_next_edges(input, other)
+        _set_history(result, node)
+    return result
+
+
+def ge_Tensor_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("ge(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_ge_out.table[_k](input, other, out)
+
+
+def ge_Scalar(input, other):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_ge_Scalar.table[_k](input, other)
+    if input._requires_grad:
+        node = _NotImplementedNode("ge.Scalar")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def ge_Scalar_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("ge(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_ge_Scalar_out.table[_k](input, other, out)
+
+
+def eq_Tensor(input, other):
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_eq_Tensor.table[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _NotImplementedNode("eq.Tensor")
+        node.set_next_edges(input, other)
+        _set_history(result, node)
+    return result
+
+
+def eq_Tensor_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("eq(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_eq_out.table[_k](input, other, out)
+
+
+def eq_Scalar(input, other):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_eq_Scalar.table[_k](input, other)
+    if input._requires_grad:
+        node = _NotImplementedNode("eq.Scalar")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def eq_Scalar_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("eq(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_eq_Scalar_out.table[_k](input, other, out)
+
+
+def ne_Tensor(input, other):
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_ne_Tensor.table[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _NotImplementedNode("ne.Tensor")
+        node.set_next_edges(input, other)
+        _set_history(result, node)
+    return result
+
+
+def ne_Tensor_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("ne(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_ne_out.table[_k](input, other, out)
+
+
+def ne_Scalar(input, other):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_ne_Scalar.table[_k](input, other)
+    if input._requires_grad:
+        node = _NotImplementedNode("ne.Scalar")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def ne_Scalar_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("ne(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_ne_Scalar_out.table[_k](input, other, out)
+
+
+def logical_and(input, other):
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_logical_and.table[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _NotImplementedNode("logical_and")
+        node.set_next_edges(input, other)
+        _set_history(result, node)
+    return result
+
+
+def logical_and_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("logical_and(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_logical_and_out.table[_k](input, other, out)
+
+
+def logical_or(input, other):
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_logical_or.table[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _NotImplementedNode("logical_or")
+        node.set_next_edges(input, other)
+        _set_history(result, node)
+    return result
+
+
+def logical_or_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("logical_or(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_logical_or_out.table[_k](input, other, out)
+
+
+def logical_xor(input, other):
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_logical_xor.table[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _NotImplementedNode("logical_xor")
+        node.set_next_edges(input, other)
+        _set_history(result, node)
+    return result
+
+
+def logical_xor_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("logical_xor(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_logical_xor_out.table[_k](input, other, out)
+
+
+def logical_not(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_logical_not.table[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("logical_not")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def logical_not_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("logical_not(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_logical_not_out.table[_k](input, out)
+
+
+def bitwise_and_Tensor(input, other):
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_bitwise_and_Tensor.table[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _NotImplementedNode("bitwise_and.Tensor")
+        node.set_next_edges(input, other)
+        _set_history(result, node)
+    return result
+
+
+def bitwise_and_Tensor_inplace(input, other):
+    _check_inplace(input)
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        node = _NotImplementedNode("bitwise_and_.Tensor")
+        node.set_next_edges(input, other)
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_bitwise_and__Tensor.table[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def bitwise_and_Tensor_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("bitwise_and(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_bitwise_and_out.table[_k](input, other, out)
+
+
+def bitwise_or_Tensor(input, other):
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_bitwise_or_Tensor.table[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _NotImplementedNode("bitwise_or.Tensor")
+        node.set_next_edges(input, other)
+        _set_history(result, node)
+    return result
+
+
+def bitwise_or_Tensor_inplace(input, other):
+    _check_inplace(input)
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        node = _NotImplementedNode("bitwise_or_.Tensor")
+        node.set_next_edges(input, other)
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_bitwise_or__Tensor.table[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def bitwise_or_Tensor_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("bitwise_or(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_bitwise_or_out.table[_k](input, other, out)
+
+
+def bitwise_xor_Tensor(input, other):
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_bitwise_xor_Tensor.table[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _NotImplementedNode("bitwise_xor.Tensor")
+        node.set_next_edges(input, other)
+        _set_history(result, node)
+    return result
+
+
+def bitwise_xor_Tensor_inplace(input, other):
+    _check_inplace(input)
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        node = _NotImplementedNode("bitwise_xor_.Tensor")
+        node.set_next_edges(input, other)
+    _t = _tls
+    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_bitwise_xor__Tensor.table[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def bitwise_xor_Tensor_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("bitwise_xor(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_bitwise_xor_out.table[_k](input, other, out)
+
+
+def bitwise_not(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_bitwise_not.table[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("bitwise_not")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def bitwise_not_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = _NotImplementedNode("bitwise_not_")
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_bitwise_not_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def bitwise_not_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("bitwise_not(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_bitwise_not_out.table[_k](input, out)
+
+
+def isnan(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_isnan.table[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("isnan")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def isnan_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("isnan(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_isnan_out.table[_k](input, out)
+
+
+def isinf(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_isinf.table[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("isinf")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def isinf_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("isinf(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_isinf_out.table[_k](input, out)
+
+
+def isfinite(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_isfinite.table[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("isfinite")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def isfinite_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("isfinite(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_isfinite_out.table[_k](input, out)
+
+
+def leaky_relu(input, negative_slope):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_leaky_relu.table[_k](input, negative_slope)
+    if input._requires_grad:
+        node = LeakyReluBackward0()
+        node.set_next_edges(input)
+        node._saved_negative_slope = negative_slope
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def leaky_relu_inplace(input, negative_slope):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = LeakyReluBackward0()
+        node.set_next_edges(input)
+        node._saved_negative_slope = negative_slope
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_leaky_relu_.table[_k](input, negative_slope)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def leaky_relu_out(input, negative_slope, out):
+    if _any_requires_grad(input, negative_slope, out):
+        raise RuntimeError("leaky_relu(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_leaky_relu_out.table[_k](input, negative_slope, out)
+
+
+def elu(input, alpha, scale, input_scale):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_elu.table[_k](input, alpha, scale, input_scale)
+    if input._requires_grad:
+        node = EluBackward0()
+        node.set_next_edges(input)
+        node._saved_alpha = alpha
+        node._saved_input_scale = input_scale
+        node._saved_scale = scale
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def elu_inplace(input, alpha, scale, input_scale):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = EluBackward0()
+        node.set_next_edges(input)
+        node._saved_alpha = alpha
+        node._saved_input_scale = input_scale
+        node._saved_scale = scale
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_elu_.table[_k](input, alpha, scale, input_scale)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def elu_out(input, alpha, scale, input_scale, out):
+    if _any_requires_grad(input, alpha, scale, input_scale, out):
+        raise RuntimeError("elu(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_elu_out.table[_k](input, alpha, scale, input_scale, out)
+
+
+def silu(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_silu.table[_k](input)
+    if input._requires_grad:
+        node = SiluBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def silu_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = SiluBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_silu_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def silu_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("silu(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_silu_out.table[_k](input, out)
+
+
+def mish(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_mish.table[_k](input)
+    if input._requires_grad:
+        node = MishBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def mish_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = MishBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_mish_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def mish_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("mish(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_mish_out.table[_k](input, out)
+
+
+def sigmoid(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_sigmoid.table[_k](input)
+    if input._requires_grad:
+        node = SigmoidBackward0()
+        node.set_next_edges(input)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def sigmoid_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = SigmoidBackward0()
+        node.set_next_edges(input)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_sigmoid_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def sigmoid_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("sigmoid(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_sigmoid_out.table[_k](input, out)
+
+
+def log_sigmoid(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_log_sigmoid.table[_k](input)
+    if input._requires_grad:
+        node = LogSigmoidBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def log_sigmoid_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = LogSigmoidBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_log_sigmoid_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def log_sigmoid_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("log_sigmoid(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_log_sigmoid_out.table[_k](input, out)
+
+
+def softplus(input, beta, threshold):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_softplus.table[_k](input, beta, threshold)
+    if input._requires_grad:
+        node = SoftplusBackward0()
+        node.set_next_edges(input)
+        node._saved_beta = beta
+        node._saved_input = _Saved(input, False)
+        node._saved_threshold = threshold
+        _set_history(result, node)
+    return result
+
+
+def softplus_inplace(input, beta, threshold):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = SoftplusBackward0()
+        node.set_next_edges(input)
+        node._saved_beta = beta
+        node._saved_input = _Saved(_clone(input), False)
+        node._saved_threshold = threshold
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_softplus_.table[_k](input, beta, threshold)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def softplus_out(input, beta, threshold, out):
+    if _any_requires_grad(input, beta, threshold, out):
+        raise RuntimeError("softplus(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_softplus_out.table[_k](input, beta, threshold, out)
+
+
+def hardtanh(input, min_val, max_val):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_hardtanh.table[_k](input, min_val, max_val)
+    if input._requires_grad:
+        node = HardtanhBackward0()
+        node.set_next_edges(input)
+        node._saved_max_val = max_val
+        node._saved_min_val = min_val
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def hardtanh_inplace(input, min_val, max_val):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = HardtanhBackward0()
+        node.set_next_edges(input)
+        node._saved_max_val = max_val
+        node._saved_min_val = min_val
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_hardtanh_.table[_k](input, min_val, max_val)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def hardtanh_out(input, min_val, max_val, out):
+    if _any_requires_grad(input, min_val, max_val, out):
+        raise RuntimeError("hardtanh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_hardtanh_out.table[_k](input, min_val, max_val, out)
+
+
+def hardsigmoid(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_hardsigmoid.table[_k](input)
+    if input._requires_grad:
+        node = HardsigmoidBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def hardsigmoid_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = HardsigmoidBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_hardsigmoid_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def hardsigmoid_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("hardsigmoid(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_hardsigmoid_out.table[_k](input, out)
+
+
+def hardswish(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_hardswish.table[_k](input)
+    if input._requires_grad:
+        node = HardswishBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def hardswish_inplace(input):
+    _check_inplace(input)
+    _need = input._requires_grad
+    if _need:
+        node = HardswishBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(_clone(input), False)
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_hardswish_.table[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def hardswish_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("hardswish(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_hardswish_out.table[_k](input, out)
+
+
+def mean(input, dtype):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_mean.table[_k](input, dtype)
+    if input._requires_grad:
+        node = MeanBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def mean_dim(input, dim, keepdim, dtype):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_mean_dim.table[_k](input, dim, keepdim, dtype)
+    if input._requires_grad:
+        node = MeanBackward1()
+        node.set_next_edges(input)
+        node._saved_dim = dim
+        node._saved_keepdim = keepdim
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def prod(input, dtype):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_prod.table[_k](input, dtype)
+    if input._requires_grad:
+        node = ProdBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def prod_dim_int(input, dim, keepdim, dtype):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_prod_dim_int.table[_k](input, dim, keepdim, dtype)
+    if input._requires_grad:
+        node = ProdBackward1()
+        node.set_next_edges(input)
+        node._saved_dim = dim
+        node._saved_keepdim = keepdim
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def amax(input, dim, keepdim):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_amax.table[_k](input, dim, keepdim)
+    if input._requires_grad:
+        node = AmaxBackward0()
+        node.set_next_edges(input)
+        node._saved_dim = dim
+        node._saved_keepdim = keepdim
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def amin(input, dim, keepdim):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_amin.table[_k](input, dim, keepdim)
+    if input._requires_grad:
+        node = AminBackward0()
+        node.set_next_edges(input)
+        node._saved_dim = dim
+        node._saved_keepdim = keepdim
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def max(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_max.table[_k](input)
+    if input._requires_grad:
+        node = MaxBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def max_dim(input, dim, keepdim):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_max_dim.table[_k](input, dim, keepdim)
+    if input._requires_grad:
+        node = MaxBackward1()
+        node.set_next_edges(input)
+        node._saved_dim = dim
+        node._saved_keepdim = keepdim
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def min(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_min.table[_k](input)
+    if input._requires_grad:
+        node = MinBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def min_dim(input, dim, keepdim):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_min_dim.table[_k](input, dim, keepdim)
+    if input._requires_grad:
+        node = MinBackward1()
+        node.set_next_edges(input)
+        node._saved_dim = dim
+        node._saved_keepdim = keepdim
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def argmax(input, dim, keepdim):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_argmax.table[_k](input, dim, keepdim)
+    if input._requires_grad:
+        node = _NotImplementedNode("argmax")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def argmin(input, dim, keepdim):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_argmin.table[_k](input, dim, keepdim)
+    if input._requires_grad:
+        node = _NotImplementedNode("argmin")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def any(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_any.table[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("any")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def any_dim(input, dim, keepdim):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_any_dim.table[_k](input, dim, keepdim)
+    if input._requires_grad:
+        node = _NotImplementedNode("any.dim")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def all(input):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_all.table[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("all")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def all_dim(input, dim, keepdim):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_all_dim.table[_k](input, dim, keepdim)
+    if input._requires_grad:
+        node = _NotImplementedNode("all.dim")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def var_correction(input, dim, correction, keepdim):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_var_correction.table[_k](input, dim, correction, keepdim)
+    if input._requires_grad:
+        node = VarBackward0()
+        node.set_next_edges(input)
+        node._saved_correction = correction
+        node._saved_dim = dim
+        node._saved_keepdim = keepdim
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def std_correction(input, dim, correction, keepdim):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_std_correction.table[_k](input, dim, correction, keepdim)
+    if input._requires_grad:
+        node = StdBackward0()
+        node.set_next_edges(input)
+        node._saved_correction = correction
+        node._saved_dim = dim
+        node._saved_keepdim = keepdim
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def logsumexp(input, dim, keepdim):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_logsumexp.table[_k](input, dim, keepdim)
+    if input._requires_grad:
+        node = LogsumexpBackward0()
+        node.set_next_edges(input)
+        node._saved_dim = dim
+        node._saved_keepdim = keepdim
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def linalg_vector_norm(input, ord, dim, keepdim, dtype):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_linalg_vector_norm.table[_k](input, ord, dim, keepdim, dtype)
+    if input._requires_grad:
+        node = LinalgVectorNormBackward0()
+        node.set_next_edges(input)
+        node._saved_dim = dim
+        node._saved_keepdim = keepdim
+        node._saved_ord = ord
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def cumsum(input, dim, dtype):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_cumsum.table[_k](input, dim, dtype)
+    if input._requires_grad:
+        node = CumsumBackward0()
+        node.set_next_edges(input)
+        node._saved_dim = dim
         _set_history(result, node)
     return result

@@ -25,7 +25,10 @@ def add_Tensor(input, other, alpha):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 + (alpha * a1))
+    if alpha == 1:
+        r = (a0 + a1)
+    else:
+        r = (a0 + (alpha * a1))
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -43,7 +46,10 @@ def add_Tensor_inplace(input, other, alpha):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 + (alpha * a1))
+    if alpha == 1:
+        r = (a0 + a1)
+    else:
+        r = (a0 + (alpha * a1))
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -61,7 +67,10 @@ def add_Tensor_out(input, other, alpha, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 + (alpha * a1))
+    if alpha == 1:
+        r = (a0 + a1)
+    else:
+        r = (a0 + (alpha * a1))
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -74,7 +83,10 @@ def add_Scalar(input, other, alpha):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 + (alpha * other))
+    if alpha == 1:
+        r = (a0 + other)
+    else:
+        r = (a0 + (alpha * other))
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -87,7 +99,10 @@ def add_Scalar_inplace(input, other, alpha):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 + (alpha * other))
+    if alpha == 1:
+        r = (a0 + other)
+    else:
+        r = (a0 + (alpha * other))
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -100,7 +115,10 @@ def add_Scalar_out(input, other, alpha, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 + (alpha * other))
+    if alpha == 1:
+        r = (a0 + other)
+    else:
+        r = (a0 + (alpha * other))
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -120,7 +138,10 @@ def sub_Tensor(input, other, alpha):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 - (alpha * a1))
+    if alpha == 1:
+        r = (a0 - a1)
+    else:
+        r = (a0 - (alpha * a1))
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -140,7 +161,10 @@ def sub_Tensor_inplace(input, other, alpha):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 - (alpha * a1))
+    if alpha == 1:
+        r = (a0 - a1)
+    else:
+        r = (a0 - (alpha * a1))
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -160,7 +184,10 @@ def sub_Tensor_out(input, other, alpha, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 - (alpha * a1))
+    if alpha == 1:
+        r = (a0 - a1)
+    else:
+        r = (a0 - (alpha * a1))
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -175,7 +202,10 @@ def sub_Scalar(input, other, alpha):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 - (alpha * other))
+    if alpha == 1:
+        r = (a0 - other)
+    else:
+        r = (a0 - (alpha * other))
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -190,7 +220,10 @@ def sub_Scalar_inplace(input, other, alpha):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 - (alpha * other))
+    if alpha == 1:
+        r = (a0 - other)
+    else:
+        r = (a0 - (alpha * other))
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -205,7 +238,10 @@ def sub_Scalar_out(input, other, alpha, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 - (alpha * other))
+    if alpha == 1:
+        r = (a0 - other)
+    else:
+        r = (a0 - (alpha * other))
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -650,3 +686,3165 @@ def gt_Scalar_out(input, other, out):
     r = np.asarray(r, dtype=np.bool_)
 
     return _k.store_out("gt", out, r, dt)
+
+
+def floor_divide(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("floor_divide", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 // a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def floor_divide_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("floor_divide", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 // a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("floor_divide_", input, r, dt)
+
+
+def floor_divide_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("floor_divide", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 // a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("floor_divide", out, r, dt)
+
+
+def floor_divide_Scalar(input, other):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("floor_divide", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 // other)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def floor_divide_Scalar_inplace(input, other):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("floor_divide", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 // other)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("floor_divide_", input, r, dt)
+
+
+def floor_divide_Scalar_out(input, other, out):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("floor_divide", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 // other)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("floor_divide", out, r, dt)
+
+
+def pow_Tensor_Tensor(input, exponent):
+    dt = input._dtype
+    if exponent._dtype is not dt or input._wrapped or exponent._wrapped:
+        dt = _k.result_type(input, exponent)
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("pow", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = exponent._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 ** a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def pow_Tensor_Tensor_inplace(input, exponent):
+    dt = input._dtype
+    if exponent._dtype is not dt or input._wrapped or exponent._wrapped:
+        dt = _k.result_type(input, exponent)
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("pow", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = exponent._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 ** a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("pow_", input, r, dt)
+
+
+def pow_Tensor_Tensor_out(input, exponent, out):
+    dt = input._dtype
+    if exponent._dtype is not dt or input._wrapped or exponent._wrapped:
+        dt = _k.result_type(input, exponent)
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("pow", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = exponent._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 ** a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("pow", out, r, dt)
+
+
+def remainder_Tensor(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("remainder", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 % a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def remainder_Tensor_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("remainder", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 % a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("remainder_", input, r, dt)
+
+
+def remainder_Tensor_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("remainder", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 % a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("remainder", out, r, dt)
+
+
+def remainder_Scalar(input, other):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("remainder", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 % other)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def remainder_Scalar_inplace(input, other):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("remainder", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 % other)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("remainder_", input, r, dt)
+
+
+def remainder_Scalar_out(input, other, out):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("remainder", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 % other)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("remainder", out, r, dt)
+
+
+def fmod_Tensor(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("fmod", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.fmod(a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def fmod_Tensor_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("fmod", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.fmod(a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("fmod_", input, r, dt)
+
+
+def fmod_Tensor_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("fmod", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.fmod(a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("fmod", out, r, dt)
+
+
+def fmod_Scalar(input, other):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("fmod", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.fmod(a0, other)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def fmod_Scalar_inplace(input, other):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("fmod", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.fmod(a0, other)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("fmod_", input, r, dt)
+
+
+def fmod_Scalar_out(input, other, out):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("fmod", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.fmod(a0, other)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("fmod", out, r, dt)
+
+
+def abs(input):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("abs", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.abs(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def abs_inplace(input):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("abs", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.abs(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("abs_", input, r, dt)
+
+
+def abs_out(input, out):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("abs", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.abs(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("abs", out, r, dt)
+
+
+def sign(input):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("sign", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.sign(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def sign_inplace(input):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("sign", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.sign(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("sign_", input, r, dt)
+
+
+def sign_out(input, out):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("sign", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.sign(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("sign", out, r, dt)
+
+
+def reciprocal(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.reciprocal(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def reciprocal_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.reciprocal(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("reciprocal_", input, r, dt)
+
+
+def reciprocal_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.reciprocal(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("reciprocal", out, r, dt)
+
+
+def sqrt(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.sqrt(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def sqrt_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.sqrt(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("sqrt_", input, r, dt)
+
+
+def sqrt_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.sqrt(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("sqrt", out, r, dt)
+
+
+def rsqrt(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.reciprocal(np.sqrt(a0))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def rsqrt_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.reciprocal(np.sqrt(a0))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("rsqrt_", input, r, dt)
+
+
+def rsqrt_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.reciprocal(np.sqrt(a0))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("rsqrt", out, r, dt)
+
+
+def square(input):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("square", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 * a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def square_inplace(input):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("square", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 * a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("square_", input, r, dt)
+
+
+def square_out(input, out):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("square", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 * a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("square", out, r, dt)
+
+
+def exp2(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.exp2(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def exp2_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.exp2(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("exp2_", input, r, dt)
+
+
+def exp2_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.exp2(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("exp2", out, r, dt)
+
+
+def expm1(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.expm1(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def expm1_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.expm1(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("expm1_", input, r, dt)
+
+
+def expm1_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.expm1(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("expm1", out, r, dt)
+
+
+def log(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.log(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def log_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.log(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("log_", input, r, dt)
+
+
+def log_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.log(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("log", out, r, dt)
+
+
+def log2(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.log2(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def log2_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.log2(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("log2_", input, r, dt)
+
+
+def log2_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.log2(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("log2", out, r, dt)
+
+
+def log10(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.log10(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def log10_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.log10(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("log10_", input, r, dt)
+
+
+def log10_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.log10(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("log10", out, r, dt)
+
+
+def log1p(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.log1p(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def log1p_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.log1p(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("log1p_", input, r, dt)
+
+
+def log1p_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.log1p(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("log1p", out, r, dt)
+
+
+def sin(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.sin(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def sin_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.sin(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("sin_", input, r, dt)
+
+
+def sin_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.sin(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("sin", out, r, dt)
+
+
+def cos(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.cos(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def cos_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.cos(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("cos_", input, r, dt)
+
+
+def cos_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.cos(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("cos", out, r, dt)
+
+
+def tan(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.tan(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def tan_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.tan(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("tan_", input, r, dt)
+
+
+def tan_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.tan(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("tan", out, r, dt)
+
+
+def asin(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.arcsin(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def asin_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.arcsin(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("asin_", input, r, dt)
+
+
+def asin_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.arcsin(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("asin", out, r, dt)
+
+
+def acos(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.arccos(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def acos_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.arccos(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("acos_", input, r, dt)
+
+
+def acos_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.arccos(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("acos", out, r, dt)
+
+
+def atan(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.arctan(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def atan_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.arctan(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("atan_", input, r, dt)
+
+
+def atan_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.arctan(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("atan", out, r, dt)
+
+
+def atan2(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.arctan2(a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def atan2_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.arctan2(a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("atan2_", input, r, dt)
+
+
+def atan2_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.arctan2(a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("atan2", out, r, dt)
+
+
+def sinh(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.sinh(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def sinh_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.sinh(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("sinh_", input, r, dt)
+
+
+def sinh_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.sinh(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("sinh", out, r, dt)
+
+
+def cosh(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.cosh(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def cosh_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.cosh(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("cosh_", input, r, dt)
+
+
+def cosh_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.cosh(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("cosh", out, r, dt)
+
+
+def tanh(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.tanh(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def tanh_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.tanh(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("tanh_", input, r, dt)
+
+
+def tanh_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.tanh(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("tanh", out, r, dt)
+
+
+def erf(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = _k.erf(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def erf_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = _k.erf(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("erf_", input, r, dt)
+
+
+def erf_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = _k.erf(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("erf", out, r, dt)
+
+
+def floor(input):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("floor", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.floor(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def floor_inplace(input):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("floor", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.floor(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("floor_", input, r, dt)
+
+
+def floor_out(input, out):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("floor", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.floor(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("floor", out, r, dt)
+
+
+def ceil(input):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("ceil", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.ceil(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def ceil_inplace(input):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("ceil", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.ceil(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("ceil_", input, r, dt)
+
+
+def ceil_out(input, out):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("ceil", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.ceil(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("ceil", out, r, dt)
+
+
+def round(input):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("round", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.round(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def round_inplace(input):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("round", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.round(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("round_", input, r, dt)
+
+
+def round_out(input, out):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("round", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.round(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("round", out, r, dt)
+
+
+def trunc(input):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("trunc", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.trunc(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def trunc_inplace(input):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("trunc", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.trunc(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("trunc_", input, r, dt)
+
+
+def trunc_out(input, out):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("trunc", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.trunc(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("trunc", out, r, dt)
+
+
+def frac(input):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("frac", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 - np.trunc(a0))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def frac_inplace(input):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("frac", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 - np.trunc(a0))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("frac_", input, r, dt)
+
+
+def frac_out(input, out):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("frac", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 - np.trunc(a0))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("frac", out, r, dt)
+
+
+def maximum(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.maximum(a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def maximum_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.maximum(a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("maximum_", input, r, dt)
+
+
+def maximum_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.maximum(a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("maximum", out, r, dt)
+
+
+def minimum(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.minimum(a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def minimum_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.minimum(a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("minimum_", input, r, dt)
+
+
+def minimum_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.minimum(a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("minimum", out, r, dt)
+
+
+def lerp_Scalar(input, end, weight):
+    dt = input._dtype
+    if end._dtype is not dt or input._wrapped or end._wrapped:
+        dt = _k.result_type(input, end)
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("lerp", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = end._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 + (weight * (a1 - a0)))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def lerp_Scalar_inplace(input, end, weight):
+    dt = input._dtype
+    if end._dtype is not dt or input._wrapped or end._wrapped:
+        dt = _k.result_type(input, end)
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("lerp", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = end._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 + (weight * (a1 - a0)))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("lerp_", input, r, dt)
+
+
+def lerp_Scalar_out(input, end, weight, out):
+    dt = input._dtype
+    if end._dtype is not dt or input._wrapped or end._wrapped:
+        dt = _k.result_type(input, end)
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("lerp", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = end._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 + (weight * (a1 - a0)))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("lerp", out, r, dt)
+
+
+def lerp_Tensor(input, end, weight):
+    dt = input._dtype
+    if end._dtype is not dt or weight._dtype is not dt or input._wrapped or end._wrapped or weight._wrapped:
+        dt = _k.result_type(input, end, weight)
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("lerp", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = end._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    a2 = weight._data
+    if a2.dtype is not ct:
+        a2 = a2.astype(ct)
+    r = (a0 + (a2 * (a1 - a0)))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def lerp_Tensor_inplace(input, end, weight):
+    dt = input._dtype
+    if end._dtype is not dt or weight._dtype is not dt or input._wrapped or end._wrapped or weight._wrapped:
+        dt = _k.result_type(input, end, weight)
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("lerp", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = end._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    a2 = weight._data
+    if a2.dtype is not ct:
+        a2 = a2.astype(ct)
+    r = (a0 + (a2 * (a1 - a0)))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("lerp_", input, r, dt)
+
+
+def lerp_Tensor_out(input, end, weight, out):
+    dt = input._dtype
+    if end._dtype is not dt or weight._dtype is not dt or input._wrapped or end._wrapped or weight._wrapped:
+        dt = _k.result_type(input, end, weight)
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("lerp", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = end._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    a2 = weight._data
+    if a2.dtype is not ct:
+        a2 = a2.astype(ct)
+    r = (a0 + (a2 * (a1 - a0)))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("lerp", out, r, dt)
+
+
+def where_self(condition, input, other):
+    dt = condition._dtype
+    if input._dtype is not dt or other._dtype is not dt or condition._wrapped or input._wrapped or other._wrapped:
+        dt = _k.result_type(condition, input, other)
+    ct = _CT[dt]
+    a0 = condition._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = input._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    a2 = other._data
+    if a2.dtype is not ct:
+        a2 = a2.astype(ct)
+    r = np.where(a0, a1, a2)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def where_self_out(condition, input, other, out):
+    dt = condition._dtype
+    if input._dtype is not dt or other._dtype is not dt or condition._wrapped or input._wrapped or other._wrapped:
+        dt = _k.result_type(condition, input, other)
+    ct = _CT[dt]
+    a0 = condition._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = input._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    a2 = other._data
+    if a2.dtype is not ct:
+        a2 = a2.astype(ct)
+    r = np.where(a0, a1, a2)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("where", out, r, dt)
+
+
+def lt_Tensor(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 < a1)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _wrap(r, dt)
+
+
+def lt_Tensor_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 < a1)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("lt", out, r, dt)
+
+
+def lt_Scalar(input, other):
+    dt = input._dtype
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 < other)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _wrap(r, dt)
+
+
+def lt_Scalar_out(input, other, out):
+    dt = input._dtype
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 < other)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("lt", out, r, dt)
+
+
+def le_Tensor(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 <= a1)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _wrap(r, dt)
+
+
+def le_Tensor_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 <= a1)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("le", out, r, dt)
+
+
+def le_Scalar(input, other):
+    dt = input._dtype
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 <= other)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _wrap(r, dt)
+
+
+def le_Scalar_out(input, other, out):
+    dt = input._dtype
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 <= other)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("le", out, r, dt)
+
+
+def ge_Tensor(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 >= a1)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _wrap(r, dt)
+
+
+def ge_Tensor_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 >= a1)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("ge", out, r, dt)
+
+
+def ge_Scalar(input, other):
+    dt = input._dtype
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 >= other)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _wrap(r, dt)
+
+
+def ge_Scalar_out(input, other, out):
+    dt = input._dtype
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 >= other)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("ge", out, r, dt)
+
+
+def eq_Tensor(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 == a1)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _wrap(r, dt)
+
+
+def eq_Tensor_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 == a1)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("eq", out, r, dt)
+
+
+def eq_Scalar(input, other):
+    dt = input._dtype
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 == other)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _wrap(r, dt)
+
+
+def eq_Scalar_out(input, other, out):
+    dt = input._dtype
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 == other)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("eq", out, r, dt)
+
+
+def ne_Tensor(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 != a1)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _wrap(r, dt)
+
+
+def ne_Tensor_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 != a1)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("ne", out, r, dt)
+
+
+def ne_Scalar(input, other):
+    dt = input._dtype
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 != other)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _wrap(r, dt)
+
+
+def ne_Scalar_out(input, other, out):
+    dt = input._dtype
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 != other)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("ne", out, r, dt)
+
+
+def logical_and(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.logical_and((a0 != 0), (a1 != 0))
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _wrap(r, dt)
+
+
+def logical_and_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.logical_and((a0 != 0), (a1 != 0))
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("logical_and", out, r, dt)
+
+
+def logical_or(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.logical_or((a0 != 0), (a1 != 0))
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _wrap(r, dt)
+
+
+def logical_or_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.logical_or((a0 != 0), (a1 != 0))
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("logical_or", out, r, dt)
+
+
+def logical_xor(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = ((a0 != 0) != (a1 != 0))
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _wrap(r, dt)
+
+
+def logical_xor_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = ((a0 != 0) != (a1 != 0))
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("logical_xor", out, r, dt)
+
+
+def logical_not(input):
+    dt = input._dtype
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 == 0)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _wrap(r, dt)
+
+
+def logical_not_out(input, out):
+    dt = input._dtype
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 == 0)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("logical_not", out, r, dt)
+
+
+def bitwise_and_Tensor(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if dt.name not in ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'):
+        _k.unsupported("bitwise_and", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 & a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def bitwise_and_Tensor_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if dt.name not in ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'):
+        _k.unsupported("bitwise_and", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 & a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("bitwise_and_", input, r, dt)
+
+
+def bitwise_and_Tensor_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if dt.name not in ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'):
+        _k.unsupported("bitwise_and", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 & a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("bitwise_and", out, r, dt)
+
+
+def bitwise_or_Tensor(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if dt.name not in ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'):
+        _k.unsupported("bitwise_or", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 | a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def bitwise_or_Tensor_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if dt.name not in ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'):
+        _k.unsupported("bitwise_or", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 | a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("bitwise_or_", input, r, dt)
+
+
+def bitwise_or_Tensor_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if dt.name not in ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'):
+        _k.unsupported("bitwise_or", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 | a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("bitwise_or", out, r, dt)
+
+
+def bitwise_xor_Tensor(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if dt.name not in ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'):
+        _k.unsupported("bitwise_xor", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 ^ a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def bitwise_xor_Tensor_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if dt.name not in ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'):
+        _k.unsupported("bitwise_xor", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 ^ a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("bitwise_xor_", input, r, dt)
+
+
+def bitwise_xor_Tensor_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is not dt or input._wrapped or other._wrapped:
+        dt = _k.result_type(input, other)
+    if dt.name not in ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'):
+        _k.unsupported("bitwise_xor", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = other._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = (a0 ^ a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("bitwise_xor", out, r, dt)
+
+
+def bitwise_not(input):
+    dt = input._dtype
+    if dt.name not in ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'):
+        _k.unsupported("bitwise_not", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.invert(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def bitwise_not_inplace(input):
+    dt = input._dtype
+    if dt.name not in ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'):
+        _k.unsupported("bitwise_not", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.invert(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("bitwise_not_", input, r, dt)
+
+
+def bitwise_not_out(input, out):
+    dt = input._dtype
+    if dt.name not in ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'):
+        _k.unsupported("bitwise_not", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.invert(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("bitwise_not", out, r, dt)
+
+
+def isnan(input):
+    dt = input._dtype
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.isnan(a0)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _wrap(r, dt)
+
+
+def isnan_out(input, out):
+    dt = input._dtype
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.isnan(a0)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("isnan", out, r, dt)
+
+
+def isinf(input):
+    dt = input._dtype
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.isinf(a0)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _wrap(r, dt)
+
+
+def isinf_out(input, out):
+    dt = input._dtype
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.isinf(a0)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("isinf", out, r, dt)
+
+
+def isfinite(input):
+    dt = input._dtype
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.isfinite(a0)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _wrap(r, dt)
+
+
+def isfinite_out(input, out):
+    dt = input._dtype
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.isfinite(a0)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("isfinite", out, r, dt)
+
+
+def leaky_relu(input, negative_slope):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("leaky_relu", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    if negative_slope == 0.01:
+        r = np.where((a0 > 0), a0, (a0 * 0.01))
+    else:
+        r = np.where((a0 > 0), a0, (a0 * negative_slope))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def leaky_relu_inplace(input, negative_slope):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("leaky_relu", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    if negative_slope == 0.01:
+        r = np.where((a0 > 0), a0, (a0 * 0.01))
+    else:
+        r = np.where((a0 > 0), a0, (a0 * negative_slope))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("leaky_relu_", input, r, dt)
+
+
+def leaky_relu_out(input, negative_slope, out):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("leaky_relu", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    if negative_slope == 0.01:
+        r = np.where((a0 > 0), a0, (a0 * 0.01))
+    else:
+        r = np.where((a0 > 0), a0, (a0 * negative_slope))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("leaky_relu", out, r, dt)
+
+
+def elu(input, alpha, scale, input_scale):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("elu", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    if alpha == 1 and scale == 1 and input_scale == 1:
+        r = np.where((a0 > 0), a0, np.expm1(a0))
+    else:
+        r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def elu_inplace(input, alpha, scale, input_scale):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("elu", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    if alpha == 1 and scale == 1 and input_scale == 1:
+        r = np.where((a0 > 0), a0, np.expm1(a0))
+    else:
+        r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("elu_", input, r, dt)
+
+
+def elu_out(input, alpha, scale, input_scale, out):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("elu", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    if alpha == 1 and scale == 1 and input_scale == 1:
+        r = np.where((a0 > 0), a0, np.expm1(a0))
+    else:
+        r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("elu", out, r, dt)
+
+
+def silu(input):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("silu", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 * _k.sigmoid(a0))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def silu_inplace(input):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("silu", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 * _k.sigmoid(a0))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("silu_", input, r, dt)
+
+
+def silu_out(input, out):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("silu", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 * _k.sigmoid(a0))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("silu", out, r, dt)
+
+
+def mish(input):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("mish", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 * np.tanh(np.logaddexp(0, a0)))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def mish_inplace(input):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("mish", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 * np.tanh(np.logaddexp(0, a0)))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("mish_", input, r, dt)
+
+
+def mish_out(input, out):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("mish", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = (a0 * np.tanh(np.logaddexp(0, a0)))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("mish", out, r, dt)
+
+
+def sigmoid(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = _k.sigmoid(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def sigmoid_inplace(input):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = _k.sigmoid(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("sigmoid_", input, r, dt)
+
+
+def sigmoid_out(input, out):
+    dt = input._dtype
+    if not dt.is_floating_point:
+        dt = _k.float_result_type(input)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = _k.sigmoid(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("sigmoid", out, r, dt)
+
+
+def log_sigmoid(input):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("log_sigmoid", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = _k.log_sigmoid(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def log_sigmoid_inplace(input):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("log_sigmoid", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = _k.log_sigmoid(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("log_sigmoid_", input, r, dt)
+
+
+def log_sigmoid_out(input, out):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("log_sigmoid", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = _k.log_sigmoid(a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("log_sigmoid", out, r, dt)
+
+
+def softplus(input, beta, threshold):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("softplus", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    if beta == 1 and threshold == 20:
+        r = np.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+    else:
+        r = np.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def softplus_inplace(input, beta, threshold):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("softplus", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    if beta == 1 and threshold == 20:
+        r = np.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+    else:
+        r = np.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("softplus_", input, r, dt)
+
+
+def softplus_out(input, beta, threshold, out):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("softplus", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    if beta == 1 and threshold == 20:
+        r = np.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+    else:
+        r = np.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("softplus", out, r, dt)
+
+
+def hardtanh(input, min_val, max_val):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("hardtanh", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    if min_val == -1 and max_val == 1:
+        r = np.where((a0 < -1), -1, np.where((a0 > 1), 1, a0))
+    else:
+        r = np.where((a0 < min_val), min_val, np.where((a0 > max_val), max_val, a0))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def hardtanh_inplace(input, min_val, max_val):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("hardtanh", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    if min_val == -1 and max_val == 1:
+        r = np.where((a0 < -1), -1, np.where((a0 > 1), 1, a0))
+    else:
+        r = np.where((a0 < min_val), min_val, np.where((a0 > max_val), max_val, a0))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("hardtanh_", input, r, dt)
+
+
+def hardtanh_out(input, min_val, max_val, out):
+    dt = input._dtype
+    if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
+        _k.unsupported("hardtanh", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    if min_val == -1 and max_val == 1:
+        r = np.where((a0 < -1), -1, np.where((a0 > 1), 1, a0))
+    else:
+        r = np.where((a0 < min_val), min_val, np.where((a0 > max_val), max_val, a0))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("hardtanh", out, r, dt)
+
+
+def hardsigmoid(input):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("hardsigmoid", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def hardsigmoid_inplace(input):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("hardsigmoid", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("hardsigmoid_", input, r, dt)
+
+
+def hardsigmoid_out(input, out):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("hardsigmoid", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("hardsigmoid", out, r, dt)
+
+
+def hardswish(input):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("hardswish", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def hardswish_inplace(input):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("hardswish", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("hardswish_", input, r, dt)
+
+
+def hardswish_out(input, out):
+    dt = input._dtype
+    if dt.name not in ('float16', 'float32', 'float64'):
+        _k.unsupported("hardswish", dt)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("hardswish", out, r, dt)

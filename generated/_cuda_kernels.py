@@ -13,6 +13,77 @@ from runtime.cuda.pointwise import PointwiseKernel, launch
 _CUDA_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+# abs(Tensor self) -> Tensor
+# native_functions.yaml:363
+_abs = PointwiseKernel(
+    name="abs",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/abs.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def abs(self):
+    return launch(_abs, (self,), ())
+
+
+def abs_inplace(self):
+    return launch(_abs, (self,), (),
+                  out=self)
+
+
+def abs_out(self, out):
+    return launch(_abs, (self,), (),
+                  out=out)
+
+
+# acos(Tensor self) -> Tensor
+# native_functions.yaml:450
+_acos = PointwiseKernel(
+    name="acos",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/acos.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def acos(self):
+    return launch(_acos, (self,), ())
+
+
+def acos_inplace(self):
+    return launch(_acos, (self,), (),
+                  out=self)
+
+
+def acos_out(self, out):
+    return launch(_acos, (self,), (),
+                  out=out)
+
+
 # add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 # native_functions.yaml:12
 _add_Scalar = PointwiseKernel(
@@ -82,6 +153,353 @@ def add_Tensor_inplace(self, other, alpha):
 
 def add_Tensor_out(self, other, alpha, out):
     return launch(_add_Tensor, (self, other), (alpha,),
+                  out=out)
+
+
+# asin(Tensor self) -> Tensor
+# native_functions.yaml:445
+_asin = PointwiseKernel(
+    name="asin",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/asin.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def asin(self):
+    return launch(_asin, (self,), ())
+
+
+def asin_inplace(self):
+    return launch(_asin, (self,), (),
+                  out=self)
+
+
+def asin_out(self, out):
+    return launch(_asin, (self,), (),
+                  out=out)
+
+
+# atan(Tensor self) -> Tensor
+# native_functions.yaml:455
+_atan = PointwiseKernel(
+    name="atan",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/atan.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def atan(self):
+    return launch(_atan, (self,), ())
+
+
+def atan_inplace(self):
+    return launch(_atan, (self,), (),
+                  out=self)
+
+
+def atan_out(self, out):
+    return launch(_atan, (self,), (),
+                  out=out)
+
+
+# atan2(Tensor self, Tensor other) -> Tensor
+# native_functions.yaml:460
+_atan2 = PointwiseKernel(
+    name="atan2",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/atan2.cu"),
+    promote="float",
+    num_tensors=2,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def atan2(self, other):
+    return launch(_atan2, (self, other), ())
+
+
+def atan2_inplace(self, other):
+    return launch(_atan2, (self, other), (),
+                  out=self)
+
+
+def atan2_out(self, other, out):
+    return launch(_atan2, (self, other), (),
+                  out=out)
+
+
+# bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
+# native_functions.yaml:620
+_bitwise_and_Tensor = PointwiseKernel(
+    name="bitwise_and_Tensor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_and_Tensor.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+    },
+)
+
+
+def bitwise_and_Tensor(self, other):
+    return launch(_bitwise_and_Tensor, (self, other), ())
+
+
+def bitwise_and_Tensor_inplace(self, other):
+    return launch(_bitwise_and_Tensor, (self, other), (),
+                  out=self)
+
+
+def bitwise_and_Tensor_out(self, other, out):
+    return launch(_bitwise_and_Tensor, (self, other), (),
+                  out=out)
+
+
+# bitwise_not(Tensor self) -> Tensor
+# native_functions.yaml:635
+_bitwise_not = PointwiseKernel(
+    name="bitwise_not",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_not.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+    },
+)
+
+
+def bitwise_not(self):
+    return launch(_bitwise_not, (self,), ())
+
+
+def bitwise_not_inplace(self):
+    return launch(_bitwise_not, (self,), (),
+                  out=self)
+
+
+def bitwise_not_out(self, out):
+    return launch(_bitwise_not, (self,), (),
+                  out=out)
+
+
+# bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
+# native_functions.yaml:625
+_bitwise_or_Tensor = PointwiseKernel(
+    name="bitwise_or_Tensor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_or_Tensor.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+    },
+)
+
+
+def bitwise_or_Tensor(self, other):
+    return launch(_bitwise_or_Tensor, (self, other), ())
+
+
+def bitwise_or_Tensor_inplace(self, other):
+    return launch(_bitwise_or_Tensor, (self, other), (),
+                  out=self)
+
+
+def bitwise_or_Tensor_out(self, other, out):
+    return launch(_bitwise_or_Tensor, (self, other), (),
+                  out=out)
+
+
+# bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
+# native_functions.yaml:630
+_bitwise_xor_Tensor = PointwiseKernel(
+    name="bitwise_xor_Tensor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_xor_Tensor.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+    },
+)
+
+
+def bitwise_xor_Tensor(self, other):
+    return launch(_bitwise_xor_Tensor, (self, other), ())
+
+
+def bitwise_xor_Tensor_inplace(self, other):
+    return launch(_bitwise_xor_Tensor, (self, other), (),
+                  out=self)
+
+
+def bitwise_xor_Tensor_out(self, other, out):
+    return launch(_bitwise_xor_Tensor, (self, other), (),
+                  out=out)
+
+
+# ceil(Tensor self) -> Tensor
+# native_functions.yaml:491
+_ceil = PointwiseKernel(
+    name="ceil",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/ceil.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def ceil(self):
+    return launch(_ceil, (self,), ())
+
+
+def ceil_inplace(self):
+    return launch(_ceil, (self,), (),
+                  out=self)
+
+
+def ceil_out(self, out):
+    return launch(_ceil, (self,), (),
+                  out=out)
+
+
+# cos(Tensor self) -> Tensor
+# native_functions.yaml:435
+_cos = PointwiseKernel(
+    name="cos",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/cos.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def cos(self):
+    return launch(_cos, (self,), ())
+
+
+def cos_inplace(self):
+    return launch(_cos, (self,), (),
+                  out=self)
+
+
+def cos_out(self, out):
+    return launch(_cos, (self,), (),
+                  out=out)
+
+
+# cosh(Tensor self) -> Tensor
+# native_functions.yaml:470
+_cosh = PointwiseKernel(
+    name="cosh",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/cosh.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def cosh(self):
+    return launch(_cosh, (self,), ())
+
+
+def cosh_inplace(self):
+    return launch(_cosh, (self,), (),
+                  out=self)
+
+
+def cosh_out(self, out):
+    return launch(_cosh, (self,), (),
                   out=out)
 
 
@@ -157,6 +575,134 @@ def div_Tensor_out(self, other, out):
                   out=out)
 
 
+# elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
+# native_functions.yaml:666
+_elu = PointwiseKernel(
+    name="elu",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/elu.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=3,
+    instances={
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def elu(self, alpha, scale, input_scale):
+    return launch(_elu, (self,), (alpha, scale, input_scale))
+
+
+def elu_inplace(self, alpha, scale, input_scale):
+    return launch(_elu, (self,), (alpha, scale, input_scale),
+                  out=self)
+
+
+def elu_out(self, alpha, scale, input_scale, out):
+    return launch(_elu, (self,), (alpha, scale, input_scale),
+                  out=out)
+
+
+# eq.Scalar(Tensor self, Scalar other) -> Tensor
+# native_functions.yaml:585
+_eq_Scalar = PointwiseKernel(
+    name="eq_Scalar",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/eq_Scalar.cu"),
+    promote="bool",
+    num_tensors=1,
+    num_scalars=1,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def eq_Scalar(self, other):
+    return launch(_eq_Scalar, (self,), (other,))
+
+
+def eq_Scalar_out(self, other, out):
+    return launch(_eq_Scalar, (self,), (other,),
+                  out=out)
+
+
+# eq.Tensor(Tensor self, Tensor other) -> Tensor
+# native_functions.yaml:580
+_eq_Tensor = PointwiseKernel(
+    name="eq_Tensor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/eq_Tensor.cu"),
+    promote="bool",
+    num_tensors=2,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def eq_Tensor(self, other):
+    return launch(_eq_Tensor, (self, other), ())
+
+
+def eq_Tensor_out(self, other, out):
+    return launch(_eq_Tensor, (self, other), (),
+                  out=out)
+
+
+# erf(Tensor self) -> Tensor
+# native_functions.yaml:480
+_erf = PointwiseKernel(
+    name="erf",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/erf.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def erf(self):
+    return launch(_erf, (self,), ())
+
+
+def erf_inplace(self):
+    return launch(_erf, (self,), (),
+                  out=self)
+
+
+def erf_out(self, out):
+    return launch(_erf, (self,), (),
+                  out=out)
+
+
 # exp(Tensor self) -> Tensor
 # native_functions.yaml:54
 _exp = PointwiseKernel(
@@ -190,6 +736,345 @@ def exp_inplace(self):
 
 def exp_out(self, out):
     return launch(_exp, (self,), (),
+                  out=out)
+
+
+# exp2(Tensor self) -> Tensor
+# native_functions.yaml:399
+_exp2 = PointwiseKernel(
+    name="exp2",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/exp2.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def exp2(self):
+    return launch(_exp2, (self,), ())
+
+
+def exp2_inplace(self):
+    return launch(_exp2, (self,), (),
+                  out=self)
+
+
+def exp2_out(self, out):
+    return launch(_exp2, (self,), (),
+                  out=out)
+
+
+# expm1(Tensor self) -> Tensor
+# native_functions.yaml:404
+_expm1 = PointwiseKernel(
+    name="expm1",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/expm1.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def expm1(self):
+    return launch(_expm1, (self,), ())
+
+
+def expm1_inplace(self):
+    return launch(_expm1, (self,), (),
+                  out=self)
+
+
+def expm1_out(self, out):
+    return launch(_expm1, (self,), (),
+                  out=out)
+
+
+# floor(Tensor self) -> Tensor
+# native_functions.yaml:486
+_floor = PointwiseKernel(
+    name="floor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/floor.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def floor(self):
+    return launch(_floor, (self,), ())
+
+
+def floor_inplace(self):
+    return launch(_floor, (self,), (),
+                  out=self)
+
+
+def floor_out(self, out):
+    return launch(_floor, (self,), (),
+                  out=out)
+
+
+# floor_divide(Tensor self, Tensor other) -> Tensor
+# native_functions.yaml:328
+_floor_divide = PointwiseKernel(
+    name="floor_divide",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/floor_divide.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def floor_divide(self, other):
+    return launch(_floor_divide, (self, other), ())
+
+
+def floor_divide_inplace(self, other):
+    return launch(_floor_divide, (self, other), (),
+                  out=self)
+
+
+def floor_divide_out(self, other, out):
+    return launch(_floor_divide, (self, other), (),
+                  out=out)
+
+
+# floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
+# native_functions.yaml:333
+_floor_divide_Scalar = PointwiseKernel(
+    name="floor_divide_Scalar",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/floor_divide_Scalar.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=1,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def floor_divide_Scalar(self, other):
+    return launch(_floor_divide_Scalar, (self,), (other,))
+
+
+def floor_divide_Scalar_inplace(self, other):
+    return launch(_floor_divide_Scalar, (self,), (other,),
+                  out=self)
+
+
+def floor_divide_Scalar_out(self, other, out):
+    return launch(_floor_divide_Scalar, (self,), (other,),
+                  out=out)
+
+
+# fmod.Scalar(Tensor self, Scalar other) -> Tensor
+# native_functions.yaml:358
+_fmod_Scalar = PointwiseKernel(
+    name="fmod_Scalar",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/fmod_Scalar.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=1,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def fmod_Scalar(self, other):
+    return launch(_fmod_Scalar, (self,), (other,))
+
+
+def fmod_Scalar_inplace(self, other):
+    return launch(_fmod_Scalar, (self,), (other,),
+                  out=self)
+
+
+def fmod_Scalar_out(self, other, out):
+    return launch(_fmod_Scalar, (self,), (other,),
+                  out=out)
+
+
+# fmod.Tensor(Tensor self, Tensor other) -> Tensor
+# native_functions.yaml:353
+_fmod_Tensor = PointwiseKernel(
+    name="fmod_Tensor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/fmod_Tensor.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def fmod_Tensor(self, other):
+    return launch(_fmod_Tensor, (self, other), ())
+
+
+def fmod_Tensor_inplace(self, other):
+    return launch(_fmod_Tensor, (self, other), (),
+                  out=self)
+
+
+def fmod_Tensor_out(self, other, out):
+    return launch(_fmod_Tensor, (self, other), (),
+                  out=out)
+
+
+# frac(Tensor self) -> Tensor
+# native_functions.yaml:506
+_frac = PointwiseKernel(
+    name="frac",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/frac.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def frac(self):
+    return launch(_frac, (self,), ())
+
+
+def frac_inplace(self):
+    return launch(_frac, (self,), (),
+                  out=self)
+
+
+def frac_out(self, out):
+    return launch(_frac, (self,), (),
+                  out=out)
+
+
+# ge.Scalar(Tensor self, Scalar other) -> Tensor
+# native_functions.yaml:575
+_ge_Scalar = PointwiseKernel(
+    name="ge_Scalar",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/ge_Scalar.cu"),
+    promote="bool",
+    num_tensors=1,
+    num_scalars=1,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def ge_Scalar(self, other):
+    return launch(_ge_Scalar, (self,), (other,))
+
+
+def ge_Scalar_out(self, other, out):
+    return launch(_ge_Scalar, (self,), (other,),
+                  out=out)
+
+
+# ge.Tensor(Tensor self, Tensor other) -> Tensor
+# native_functions.yaml:570
+_ge_Tensor = PointwiseKernel(
+    name="ge_Tensor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/ge_Tensor.cu"),
+    promote="bool",
+    num_tensors=2,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def ge_Tensor(self, other):
+    return launch(_ge_Tensor, (self, other), ())
+
+
+def ge_Tensor_out(self, other, out):
+    return launch(_ge_Tensor, (self, other), (),
                   out=out)
 
 
@@ -252,6 +1137,808 @@ def gt_Tensor(self, other):
 
 def gt_Tensor_out(self, other, out):
     return launch(_gt_Tensor, (self, other), (),
+                  out=out)
+
+
+# hardsigmoid(Tensor self) -> Tensor
+# native_functions.yaml:711
+_hardsigmoid = PointwiseKernel(
+    name="hardsigmoid",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/hardsigmoid.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def hardsigmoid(self):
+    return launch(_hardsigmoid, (self,), ())
+
+
+def hardsigmoid_inplace(self):
+    return launch(_hardsigmoid, (self,), (),
+                  out=self)
+
+
+def hardsigmoid_out(self, out):
+    return launch(_hardsigmoid, (self,), (),
+                  out=out)
+
+
+# hardswish(Tensor self) -> Tensor
+# native_functions.yaml:716
+_hardswish = PointwiseKernel(
+    name="hardswish",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/hardswish.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def hardswish(self):
+    return launch(_hardswish, (self,), ())
+
+
+def hardswish_inplace(self):
+    return launch(_hardswish, (self,), (),
+                  out=self)
+
+
+def hardswish_out(self, out):
+    return launch(_hardswish, (self,), (),
+                  out=out)
+
+
+# hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+# native_functions.yaml:706
+_hardtanh = PointwiseKernel(
+    name="hardtanh",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/hardtanh.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=2,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def hardtanh(self, min_val, max_val):
+    return launch(_hardtanh, (self,), (min_val, max_val))
+
+
+def hardtanh_inplace(self, min_val, max_val):
+    return launch(_hardtanh, (self,), (min_val, max_val),
+                  out=self)
+
+
+def hardtanh_out(self, min_val, max_val, out):
+    return launch(_hardtanh, (self,), (min_val, max_val),
+                  out=out)
+
+
+# isfinite(Tensor self) -> Tensor
+# native_functions.yaml:650
+_isfinite = PointwiseKernel(
+    name="isfinite",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/isfinite.cu"),
+    promote="bool",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def isfinite(self):
+    return launch(_isfinite, (self,), ())
+
+
+def isfinite_out(self, out):
+    return launch(_isfinite, (self,), (),
+                  out=out)
+
+
+# isinf(Tensor self) -> Tensor
+# native_functions.yaml:645
+_isinf = PointwiseKernel(
+    name="isinf",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/isinf.cu"),
+    promote="bool",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def isinf(self):
+    return launch(_isinf, (self,), ())
+
+
+def isinf_out(self, out):
+    return launch(_isinf, (self,), (),
+                  out=out)
+
+
+# isnan(Tensor self) -> Tensor
+# native_functions.yaml:640
+_isnan = PointwiseKernel(
+    name="isnan",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/isnan.cu"),
+    promote="bool",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def isnan(self):
+    return launch(_isnan, (self,), ())
+
+
+def isnan_out(self, out):
+    return launch(_isnan, (self,), (),
+                  out=out)
+
+
+# le.Scalar(Tensor self, Scalar other) -> Tensor
+# native_functions.yaml:565
+_le_Scalar = PointwiseKernel(
+    name="le_Scalar",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/le_Scalar.cu"),
+    promote="bool",
+    num_tensors=1,
+    num_scalars=1,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def le_Scalar(self, other):
+    return launch(_le_Scalar, (self,), (other,))
+
+
+def le_Scalar_out(self, other, out):
+    return launch(_le_Scalar, (self,), (other,),
+                  out=out)
+
+
+# le.Tensor(Tensor self, Tensor other) -> Tensor
+# native_functions.yaml:560
+_le_Tensor = PointwiseKernel(
+    name="le_Tensor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/le_Tensor.cu"),
+    promote="bool",
+    num_tensors=2,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def le_Tensor(self, other):
+    return launch(_le_Tensor, (self, other), ())
+
+
+def le_Tensor_out(self, other, out):
+    return launch(_le_Tensor, (self, other), (),
+                  out=out)
+
+
+# leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
+# native_functions.yaml:661
+_leaky_relu = PointwiseKernel(
+    name="leaky_relu",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/leaky_relu.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=1,
+    instances={
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def leaky_relu(self, negative_slope):
+    return launch(_leaky_relu, (self,), (negative_slope,))
+
+
+def leaky_relu_inplace(self, negative_slope):
+    return launch(_leaky_relu, (self,), (negative_slope,),
+                  out=self)
+
+
+def leaky_relu_out(self, negative_slope, out):
+    return launch(_leaky_relu, (self,), (negative_slope,),
+                  out=out)
+
+
+# lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+# native_functions.yaml:530
+_lerp_Scalar = PointwiseKernel(
+    name="lerp_Scalar",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/lerp_Scalar.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=1,
+    instances={
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def lerp_Scalar(self, end, weight):
+    return launch(_lerp_Scalar, (self, end), (weight,))
+
+
+def lerp_Scalar_inplace(self, end, weight):
+    return launch(_lerp_Scalar, (self, end), (weight,),
+                  out=self)
+
+
+def lerp_Scalar_out(self, end, weight, out):
+    return launch(_lerp_Scalar, (self, end), (weight,),
+                  out=out)
+
+
+# lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+# native_functions.yaml:535
+_lerp_Tensor = PointwiseKernel(
+    name="lerp_Tensor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/lerp_Tensor.cu"),
+    promote="common",
+    num_tensors=3,
+    num_scalars=0,
+    instances={
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def lerp_Tensor(self, end, weight):
+    return launch(_lerp_Tensor, (self, end, weight), ())
+
+
+def lerp_Tensor_inplace(self, end, weight):
+    return launch(_lerp_Tensor, (self, end, weight), (),
+                  out=self)
+
+
+def lerp_Tensor_out(self, end, weight, out):
+    return launch(_lerp_Tensor, (self, end, weight), (),
+                  out=out)
+
+
+# log(Tensor self) -> Tensor
+# native_functions.yaml:409
+_log = PointwiseKernel(
+    name="log",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/log.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def log(self):
+    return launch(_log, (self,), ())
+
+
+def log_inplace(self):
+    return launch(_log, (self,), (),
+                  out=self)
+
+
+def log_out(self, out):
+    return launch(_log, (self,), (),
+                  out=out)
+
+
+# log10(Tensor self) -> Tensor
+# native_functions.yaml:419
+_log10 = PointwiseKernel(
+    name="log10",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/log10.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def log10(self):
+    return launch(_log10, (self,), ())
+
+
+def log10_inplace(self):
+    return launch(_log10, (self,), (),
+                  out=self)
+
+
+def log10_out(self, out):
+    return launch(_log10, (self,), (),
+                  out=out)
+
+
+# log1p(Tensor self) -> Tensor
+# native_functions.yaml:424
+_log1p = PointwiseKernel(
+    name="log1p",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/log1p.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def log1p(self):
+    return launch(_log1p, (self,), ())
+
+
+def log1p_inplace(self):
+    return launch(_log1p, (self,), (),
+                  out=self)
+
+
+def log1p_out(self, out):
+    return launch(_log1p, (self,), (),
+                  out=out)
+
+
+# log2(Tensor self) -> Tensor
+# native_functions.yaml:414
+_log2 = PointwiseKernel(
+    name="log2",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/log2.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def log2(self):
+    return launch(_log2, (self,), ())
+
+
+def log2_inplace(self):
+    return launch(_log2, (self,), (),
+                  out=self)
+
+
+def log2_out(self, out):
+    return launch(_log2, (self,), (),
+                  out=out)
+
+
+# log_sigmoid(Tensor self) -> Tensor
+# native_functions.yaml:696
+_log_sigmoid = PointwiseKernel(
+    name="log_sigmoid",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/log_sigmoid.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def log_sigmoid(self):
+    return launch(_log_sigmoid, (self,), ())
+
+
+def log_sigmoid_inplace(self):
+    return launch(_log_sigmoid, (self,), (),
+                  out=self)
+
+
+def log_sigmoid_out(self, out):
+    return launch(_log_sigmoid, (self,), (),
+                  out=out)
+
+
+# logical_and(Tensor self, Tensor other) -> Tensor
+# native_functions.yaml:600
+_logical_and = PointwiseKernel(
+    name="logical_and",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/logical_and.cu"),
+    promote="bool",
+    num_tensors=2,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def logical_and(self, other):
+    return launch(_logical_and, (self, other), ())
+
+
+def logical_and_out(self, other, out):
+    return launch(_logical_and, (self, other), (),
+                  out=out)
+
+
+# logical_not(Tensor self) -> Tensor
+# native_functions.yaml:615
+_logical_not = PointwiseKernel(
+    name="logical_not",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/logical_not.cu"),
+    promote="bool",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def logical_not(self):
+    return launch(_logical_not, (self,), ())
+
+
+def logical_not_out(self, out):
+    return launch(_logical_not, (self,), (),
+                  out=out)
+
+
+# logical_or(Tensor self, Tensor other) -> Tensor
+# native_functions.yaml:605
+_logical_or = PointwiseKernel(
+    name="logical_or",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/logical_or.cu"),
+    promote="bool",
+    num_tensors=2,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def logical_or(self, other):
+    return launch(_logical_or, (self, other), ())
+
+
+def logical_or_out(self, other, out):
+    return launch(_logical_or, (self, other), (),
+                  out=out)
+
+
+# logical_xor(Tensor self, Tensor other) -> Tensor
+# native_functions.yaml:610
+_logical_xor = PointwiseKernel(
+    name="logical_xor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/logical_xor.cu"),
+    promote="bool",
+    num_tensors=2,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def logical_xor(self, other):
+    return launch(_logical_xor, (self, other), ())
+
+
+def logical_xor_out(self, other, out):
+    return launch(_logical_xor, (self, other), (),
+                  out=out)
+
+
+# lt.Scalar(Tensor self, Scalar other) -> Tensor
+# native_functions.yaml:555
+_lt_Scalar = PointwiseKernel(
+    name="lt_Scalar",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/lt_Scalar.cu"),
+    promote="bool",
+    num_tensors=1,
+    num_scalars=1,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def lt_Scalar(self, other):
+    return launch(_lt_Scalar, (self,), (other,))
+
+
+def lt_Scalar_out(self, other, out):
+    return launch(_lt_Scalar, (self,), (other,),
+                  out=out)
+
+
+# lt.Tensor(Tensor self, Tensor other) -> Tensor
+# native_functions.yaml:550
+_lt_Tensor = PointwiseKernel(
+    name="lt_Tensor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/lt_Tensor.cu"),
+    promote="bool",
+    num_tensors=2,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def lt_Tensor(self, other):
+    return launch(_lt_Tensor, (self, other), ())
+
+
+def lt_Tensor_out(self, other, out):
+    return launch(_lt_Tensor, (self, other), (),
+                  out=out)
+
+
+# maximum(Tensor self, Tensor other) -> Tensor
+# native_functions.yaml:522
+_maximum = PointwiseKernel(
+    name="maximum",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/maximum.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def maximum(self, other):
+    return launch(_maximum, (self, other), ())
+
+
+def maximum_inplace(self, other):
+    return launch(_maximum, (self, other), (),
+                  out=self)
+
+
+def maximum_out(self, other, out):
+    return launch(_maximum, (self, other), (),
+                  out=out)
+
+
+# minimum(Tensor self, Tensor other) -> Tensor
+# native_functions.yaml:526
+_minimum = PointwiseKernel(
+    name="minimum",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/minimum.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def minimum(self, other):
+    return launch(_minimum, (self, other), ())
+
+
+def minimum_inplace(self, other):
+    return launch(_minimum, (self, other), (),
+                  out=self)
+
+
+def minimum_out(self, other, out):
+    return launch(_minimum, (self, other), (),
+                  out=out)
+
+
+# mish(Tensor self) -> Tensor
+# native_functions.yaml:686
+_mish = PointwiseKernel(
+    name="mish",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/mish.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def mish(self):
+    return launch(_mish, (self,), ())
+
+
+def mish_inplace(self):
+    return launch(_mish, (self,), (),
+                  out=self)
+
+
+def mish_out(self, out):
+    return launch(_mish, (self,), (),
                   out=out)
 
 
@@ -327,6 +2014,68 @@ def mul_Tensor_out(self, other, out):
                   out=out)
 
 
+# ne.Scalar(Tensor self, Scalar other) -> Tensor
+# native_functions.yaml:595
+_ne_Scalar = PointwiseKernel(
+    name="ne_Scalar",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/ne_Scalar.cu"),
+    promote="bool",
+    num_tensors=1,
+    num_scalars=1,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def ne_Scalar(self, other):
+    return launch(_ne_Scalar, (self,), (other,))
+
+
+def ne_Scalar_out(self, other, out):
+    return launch(_ne_Scalar, (self,), (other,),
+                  out=out)
+
+
+# ne.Tensor(Tensor self, Tensor other) -> Tensor
+# native_functions.yaml:590
+_ne_Tensor = PointwiseKernel(
+    name="ne_Tensor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/ne_Tensor.cu"),
+    promote="bool",
+    num_tensors=2,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def ne_Tensor(self, other):
+    return launch(_ne_Tensor, (self, other), ())
+
+
+def ne_Tensor_out(self, other, out):
+    return launch(_ne_Tensor, (self, other), (),
+                  out=out)
+
+
 # neg(Tensor self) -> Tensor
 # native_functions.yaml:44
 _neg = PointwiseKernel(
@@ -397,6 +2146,77 @@ def pow_Tensor_Scalar_out(self, exponent, out):
                   out=out)
 
 
+# pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+# native_functions.yaml:338
+_pow_Tensor_Tensor = PointwiseKernel(
+    name="pow_Tensor_Tensor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/pow_Tensor_Tensor.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def pow_Tensor_Tensor(self, exponent):
+    return launch(_pow_Tensor_Tensor, (self, exponent), ())
+
+
+def pow_Tensor_Tensor_inplace(self, exponent):
+    return launch(_pow_Tensor_Tensor, (self, exponent), (),
+                  out=self)
+
+
+def pow_Tensor_Tensor_out(self, exponent, out):
+    return launch(_pow_Tensor_Tensor, (self, exponent), (),
+                  out=out)
+
+
+# reciprocal(Tensor self) -> Tensor
+# native_functions.yaml:373
+_reciprocal = PointwiseKernel(
+    name="reciprocal",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/reciprocal.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def reciprocal(self):
+    return launch(_reciprocal, (self,), ())
+
+
+def reciprocal_inplace(self):
+    return launch(_reciprocal, (self,), (),
+                  out=self)
+
+
+def reciprocal_out(self, out):
+    return launch(_reciprocal, (self,), (),
+                  out=out)
+
+
 # relu(Tensor self) -> Tensor
 # native_functions.yaml:59
 _relu = PointwiseKernel(
@@ -429,6 +2249,421 @@ def relu_inplace(self):
 
 def relu_out(self, out):
     return launch(_relu, (self,), (),
+                  out=out)
+
+
+# remainder.Scalar(Tensor self, Scalar other) -> Tensor
+# native_functions.yaml:348
+_remainder_Scalar = PointwiseKernel(
+    name="remainder_Scalar",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/remainder_Scalar.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=1,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def remainder_Scalar(self, other):
+    return launch(_remainder_Scalar, (self,), (other,))
+
+
+def remainder_Scalar_inplace(self, other):
+    return launch(_remainder_Scalar, (self,), (other,),
+                  out=self)
+
+
+def remainder_Scalar_out(self, other, out):
+    return launch(_remainder_Scalar, (self,), (other,),
+                  out=out)
+
+
+# remainder.Tensor(Tensor self, Tensor other) -> Tensor
+# native_functions.yaml:343
+_remainder_Tensor = PointwiseKernel(
+    name="remainder_Tensor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/remainder_Tensor.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def remainder_Tensor(self, other):
+    return launch(_remainder_Tensor, (self, other), ())
+
+
+def remainder_Tensor_inplace(self, other):
+    return launch(_remainder_Tensor, (self, other), (),
+                  out=self)
+
+
+def remainder_Tensor_out(self, other, out):
+    return launch(_remainder_Tensor, (self, other), (),
+                  out=out)
+
+
+# round(Tensor self) -> Tensor
+# native_functions.yaml:496
+_round = PointwiseKernel(
+    name="round",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/round.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def round(self):
+    return launch(_round, (self,), ())
+
+
+def round_inplace(self):
+    return launch(_round, (self,), (),
+                  out=self)
+
+
+def round_out(self, out):
+    return launch(_round, (self,), (),
+                  out=out)
+
+
+# rsqrt(Tensor self) -> Tensor
+# native_functions.yaml:383
+_rsqrt = PointwiseKernel(
+    name="rsqrt",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/rsqrt.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def rsqrt(self):
+    return launch(_rsqrt, (self,), ())
+
+
+def rsqrt_inplace(self):
+    return launch(_rsqrt, (self,), (),
+                  out=self)
+
+
+def rsqrt_out(self, out):
+    return launch(_rsqrt, (self,), (),
+                  out=out)
+
+
+# sigmoid(Tensor self) -> Tensor
+# native_functions.yaml:691
+_sigmoid = PointwiseKernel(
+    name="sigmoid",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/sigmoid.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def sigmoid(self):
+    return launch(_sigmoid, (self,), ())
+
+
+def sigmoid_inplace(self):
+    return launch(_sigmoid, (self,), (),
+                  out=self)
+
+
+def sigmoid_out(self, out):
+    return launch(_sigmoid, (self,), (),
+                  out=out)
+
+
+# sign(Tensor self) -> Tensor
+# native_functions.yaml:368
+_sign = PointwiseKernel(
+    name="sign",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/sign.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def sign(self):
+    return launch(_sign, (self,), ())
+
+
+def sign_inplace(self):
+    return launch(_sign, (self,), (),
+                  out=self)
+
+
+def sign_out(self, out):
+    return launch(_sign, (self,), (),
+                  out=out)
+
+
+# silu(Tensor self) -> Tensor
+# native_functions.yaml:681
+_silu = PointwiseKernel(
+    name="silu",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/silu.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def silu(self):
+    return launch(_silu, (self,), ())
+
+
+def silu_inplace(self):
+    return launch(_silu, (self,), (),
+                  out=self)
+
+
+def silu_out(self, out):
+    return launch(_silu, (self,), (),
+                  out=out)
+
+
+# sin(Tensor self) -> Tensor
+# native_functions.yaml:430
+_sin = PointwiseKernel(
+    name="sin",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/sin.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def sin(self):
+    return launch(_sin, (self,), ())
+
+
+def sin_inplace(self):
+    return launch(_sin, (self,), (),
+                  out=self)
+
+
+def sin_out(self, out):
+    return launch(_sin, (self,), (),
+                  out=out)
+
+
+# sinh(Tensor self) -> Tensor
+# native_functions.yaml:465
+_sinh = PointwiseKernel(
+    name="sinh",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/sinh.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def sinh(self):
+    return launch(_sinh, (self,), ())
+
+
+def sinh_inplace(self):
+    return launch(_sinh, (self,), (),
+                  out=self)
+
+
+def sinh_out(self, out):
+    return launch(_sinh, (self,), (),
+                  out=out)
+
+
+# softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
+# native_functions.yaml:701
+_softplus = PointwiseKernel(
+    name="softplus",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/softplus.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=2,
+    instances={
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def softplus(self, beta, threshold):
+    return launch(_softplus, (self,), (beta, threshold))
+
+
+def softplus_inplace(self, beta, threshold):
+    return launch(_softplus, (self,), (beta, threshold),
+                  out=self)
+
+
+def softplus_out(self, beta, threshold, out):
+    return launch(_softplus, (self,), (beta, threshold),
+                  out=out)
+
+
+# sqrt(Tensor self) -> Tensor
+# native_functions.yaml:378
+_sqrt = PointwiseKernel(
+    name="sqrt",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/sqrt.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def sqrt(self):
+    return launch(_sqrt, (self,), ())
+
+
+def sqrt_inplace(self):
+    return launch(_sqrt, (self,), (),
+                  out=self)
+
+
+def sqrt_out(self, out):
+    return launch(_sqrt, (self,), (),
+                  out=out)
+
+
+# square(Tensor self) -> Tensor
+# native_functions.yaml:388
+_square = PointwiseKernel(
+    name="square",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/square.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def square(self):
+    return launch(_square, (self,), ())
+
+
+def square_inplace(self):
+    return launch(_square, (self,), (),
+                  out=self)
+
+
+def square_out(self, out):
+    return launch(_square, (self,), (),
                   out=out)
 
 
@@ -499,4 +2734,142 @@ def sub_Tensor_inplace(self, other, alpha):
 
 def sub_Tensor_out(self, other, alpha, out):
     return launch(_sub_Tensor, (self, other), (alpha,),
+                  out=out)
+
+
+# tan(Tensor self) -> Tensor
+# native_functions.yaml:440
+_tan = PointwiseKernel(
+    name="tan",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/tan.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def tan(self):
+    return launch(_tan, (self,), ())
+
+
+def tan_inplace(self):
+    return launch(_tan, (self,), (),
+                  out=self)
+
+
+def tan_out(self, out):
+    return launch(_tan, (self,), (),
+                  out=out)
+
+
+# tanh(Tensor self) -> Tensor
+# native_functions.yaml:475
+_tanh = PointwiseKernel(
+    name="tanh",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/tanh.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def tanh(self):
+    return launch(_tanh, (self,), ())
+
+
+def tanh_inplace(self):
+    return launch(_tanh, (self,), (),
+                  out=self)
+
+
+def tanh_out(self, out):
+    return launch(_tanh, (self,), (),
+                  out=out)
+
+
+# trunc(Tensor self) -> Tensor
+# native_functions.yaml:501
+_trunc = PointwiseKernel(
+    name="trunc",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/trunc.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=0,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def trunc(self):
+    return launch(_trunc, (self,), ())
+
+
+def trunc_inplace(self):
+    return launch(_trunc, (self,), (),
+                  out=self)
+
+
+def trunc_out(self, out):
+    return launch(_trunc, (self,), (),
+                  out=out)
+
+
+# where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
+# native_functions.yaml:540
+_where_self = PointwiseKernel(
+    name="where_self",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/where_self.cu"),
+    promote="common",
+    num_tensors=3,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def where_self(condition, self, other):
+    return launch(_where_self, (condition, self, other), ())
+
+
+def where_self_out(condition, self, other, out):
+    return launch(_where_self, (condition, self, other), (),
                   out=out)

@@ -6,37 +6,175 @@ from generated import _ops
 from runtime.factories import scalar_tensor as _scalar
 
 METHODS = (
+    "abs",
+    "abs_",
+    "acos",
+    "acos_",
     "add",
     "add_",
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "argmax",
+    "argmin",
+    "as_strided",
+    "asin",
+    "asin_",
+    "atan",
+    "atan2",
+    "atan2_",
+    "atan_",
+    "bitwise_and",
+    "bitwise_and_",
+    "bitwise_not",
+    "bitwise_not_",
+    "bitwise_or",
+    "bitwise_or_",
+    "bitwise_xor",
+    "bitwise_xor_",
     "bmm",
+    "ceil",
+    "ceil_",
+    "chunk",
+    "clamp",
+    "clip",
     "clone",
     "contiguous",
+    "copy_",
+    "cos",
+    "cos_",
+    "cosh",
+    "cosh_",
+    "cumsum",
+    "diagonal",
     "div",
     "div_",
+    "elu_",
+    "eq",
+    "erf",
+    "erf_",
     "exp",
+    "exp2",
+    "exp2_",
     "exp_",
-    "expand",
+    "expand_as",
+    "expm1",
+    "expm1_",
+    "fill_",
+    "flatten",
+    "floor",
+    "floor_",
+    "floor_divide",
+    "floor_divide_",
+    "fmod",
+    "fmod_",
+    "frac",
+    "frac_",
+    "ge",
     "gt",
+    "hardsigmoid_",
+    "hardswish_",
+    "hardtanh_",
+    "index_put",
+    "index_put_",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "le",
+    "leaky_relu_",
+    "lerp",
+    "lerp_",
+    "log",
+    "log10",
+    "log10_",
+    "log1p",
+    "log1p_",
+    "log2",
+    "log2_",
+    "log_",
+    "log_sigmoid_",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "logsumexp",
+    "lt",
     "matmul",
+    "max",
+    "maximum",
+    "maximum_",
+    "mean",
+    "min",
+    "minimum",
+    "minimum_",
+    "mish_",
     "mm",
     "mul",
     "mul_",
+    "nan_to_num",
+    "narrow",
+    "ne",
     "neg",
     "neg_",
-    "permute",
+    "new_empty",
+    "new_full",
+    "new_ones",
+    "new_zeros",
+    "norm",
+    "normal_",
+    "positive",
     "pow",
     "pow_",
+    "prelu",
+    "prod",
+    "random_",
+    "reciprocal",
+    "reciprocal_",
     "relu",
     "relu_",
-    "reshape",
+    "remainder",
+    "remainder_",
+    "round",
+    "round_",
+    "rsqrt",
+    "rsqrt_",
+    "select",
+    "sigmoid",
+    "sigmoid_",
+    "sign",
+    "sign_",
+    "silu_",
+    "sin",
+    "sin_",
+    "sinh",
+    "sinh_",
+    "softplus_",
+    "split",
+    "sqrt",
+    "sqrt_",
+    "square",
+    "square_",
     "squeeze",
+    "std",
     "sub",
     "sub_",
     "sum",
     "t",
+    "tan",
+    "tan_",
+    "tanh",
+    "tanh_",
     "transpose",
+    "trunc",
+    "trunc_",
+    "unbind",
+    "unflatten",
+    "uniform_",
     "unsqueeze",
-    "view",
+    "var",
+    "where",
+    "zero_",
 )
 
 
@@ -46,6 +184,14 @@ def __rsub__(self, other):
 
 def __rtruediv__(self, other):
     return _ops.div(other if isinstance(other, type(self)) else _scalar(other), self)
+
+
+def __rfloordiv__(self, other):
+    return _ops.floor_divide(other if isinstance(other, type(self)) else _scalar(other), self)
+
+
+def __rmod__(self, other):
+    return _ops.remainder(other if isinstance(other, type(self)) else _scalar(other), self)
 
 
 def __rpow__(self, other):
@@ -72,10 +218,28 @@ def install(cls: type) -> None:
     cls.__truediv__ = _ops.div
     cls.__rtruediv__ = __rtruediv__
     cls.__itruediv__ = _ops.div_
+    cls.__floordiv__ = _ops.floor_divide
+    cls.__rfloordiv__ = __rfloordiv__
+    cls.__mod__ = _ops.remainder
+    cls.__rmod__ = __rmod__
     cls.__pow__ = _ops.pow
     cls.__rpow__ = __rpow__
     cls.__ipow__ = _ops.pow_
     cls.__matmul__ = _ops.matmul
     cls.__rmatmul__ = __rmatmul__
     cls.__neg__ = _ops.neg
+    cls.__pos__ = _ops.positive
+    cls.__abs__ = _ops.abs
+    cls.__invert__ = _ops.bitwise_not
+    cls.__and__ = _ops.bitwise_and
+    cls.__rand__ = _ops.bitwise_and
+    cls.__or__ = _ops.bitwise_or
+    cls.__ror__ = _ops.bitwise_or
+    cls.__xor__ = _ops.bitwise_xor
+    cls.__rxor__ = _ops.bitwise_xor
+    cls.__lt__ = _ops.lt
+    cls.__le__ = _ops.le
     cls.__gt__ = _ops.gt
+    cls.__ge__ = _ops.ge
+    cls.__eq__ = _ops.eq
+    cls.__ne__ = _ops.ne

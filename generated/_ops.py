@@ -14,36 +14,188 @@ from runtime.opcall import no_overload as _no_overload
 from runtime.tensor import Tensor
 
 __all__ = [
+    "_to_copy",
+    "abs",
+    "abs_",
+    "acos",
+    "acos_",
     "add",
     "add_",
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "argmax",
+    "argmin",
+    "as_strided",
+    "as_strided_backward",
+    "asin",
+    "asin_",
+    "atan",
+    "atan2",
+    "atan2_",
+    "atan_",
+    "bitwise_and",
+    "bitwise_and_",
+    "bitwise_not",
+    "bitwise_not_",
+    "bitwise_or",
+    "bitwise_or_",
+    "bitwise_xor",
+    "bitwise_xor_",
     "bmm",
+    "ceil",
+    "ceil_",
+    "chunk",
+    "clamp",
+    "clip",
     "clone",
+    "cos",
+    "cos_",
+    "cosh",
+    "cosh_",
+    "cumsum",
+    "diagonal",
+    "diagonal_backward",
     "div",
     "div_",
+    "elu",
+    "elu_",
+    "empty_strided",
+    "eq",
+    "erf",
+    "erf_",
     "exp",
+    "exp2",
+    "exp2_",
     "exp_",
     "expand",
+    "expm1",
+    "expm1_",
+    "flatten",
+    "floor",
+    "floor_",
+    "floor_divide",
+    "floor_divide_",
+    "fmod",
+    "fmod_",
+    "frac",
+    "frac_",
+    "ge",
+    "gelu",
     "gt",
+    "hardsigmoid",
+    "hardsigmoid_",
+    "hardswish",
+    "hardswish_",
+    "hardtanh",
+    "hardtanh_",
+    "index",
+    "index_put",
+    "index_put_",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "le",
+    "leaky_relu",
+    "leaky_relu_",
+    "lerp",
+    "lerp_",
+    "linalg_vector_norm",
+    "log",
+    "log10",
+    "log10_",
+    "log1p",
+    "log1p_",
+    "log2",
+    "log2_",
+    "log_",
+    "log_sigmoid",
+    "log_sigmoid_",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "logsumexp",
+    "lt",
     "matmul",
+    "max",
+    "maximum",
+    "maximum_",
+    "mean",
+    "min",
+    "minimum",
+    "minimum_",
+    "mish",
+    "mish_",
     "mm",
     "mul",
     "mul_",
+    "nan_to_num",
+    "narrow",
+    "ne",
     "neg",
     "neg_",
+    "norm",
     "permute",
+    "positive",
     "pow",
     "pow_",
+    "prelu",
+    "prod",
+    "reciprocal",
+    "reciprocal_",
     "relu",
+    "relu6",
     "relu_",
+    "remainder",
+    "remainder_",
     "reshape",
+    "round",
+    "round_",
+    "rsqrt",
+    "rsqrt_",
+    "select",
+    "select_backward",
+    "selu",
+    "sigmoid",
+    "sigmoid_",
+    "sign",
+    "sign_",
+    "silu",
+    "silu_",
+    "sin",
+    "sin_",
+    "sinh",
+    "sinh_",
+    "slice",
+    "slice_backward",
+    "softplus",
+    "softplus_",
+    "split",
+    "sqrt",
+    "sqrt_",
+    "square",
+    "square_",
     "squeeze",
+    "std",
     "sub",
     "sub_",
     "sum",
     "t",
+    "tan",
+    "tan_",
+    "tanh",
+    "tanh_",
     "transpose",
+    "trunc",
+    "trunc_",
+    "unbind",
+    "unflatten",
     "unsqueeze",
+    "var",
     "view",
+    "where",
 ]
 
 _op_add_Tensor = _dispatcher.declare("add.Tensor", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (0, 1))
@@ -744,19 +896,3271 @@ def _call_contiguous(input, memory_format):
     return _op_contiguous.table[_k](input, memory_format)
 
 
+_op_select_int = _dispatcher.declare("select.int", "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", (0,))
+
+
+def _call_select_int(input, dim, index):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_select_int, (input, dim, index,))
+    return _op_select_int.table[_k](input, dim, index)
+
+
+_op_slice_Tensor = _dispatcher.declare("slice.Tensor", "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)", (0,))
+
+
+def _call_slice_Tensor(input, dim, start, end, step):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_slice_Tensor, (input, dim, start, end, step,))
+    return _op_slice_Tensor.table[_k](input, dim, start, end, step)
+
+
+_op_narrow = _dispatcher.declare("narrow", "narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)", (0,))
+
+
+def _call_narrow(input, dim, start, length):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_narrow, (input, dim, start, length,))
+    return _op_narrow.table[_k](input, dim, start, length)
+
+
+_op_diagonal = _dispatcher.declare("diagonal", "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", (0,))
+
+
+def _call_diagonal(input, offset, dim1, dim2):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_diagonal, (input, offset, dim1, dim2,))
+    return _op_diagonal.table[_k](input, offset, dim1, dim2)
+
+
+_op_as_strided = _dispatcher.declare("as_strided", "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)", (0,))
+
+
+def _call_as_strided(input, size, stride, storage_offset):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_as_strided, (input, size, stride, storage_offset,))
+    return _op_as_strided.table[_k](input, size, stride, storage_offset)
+
+
+_op_unbind_int = _dispatcher.declare("unbind.int", "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]", (0,))
+
+
+def _call_unbind_int(input, dim):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_unbind_int, (input, dim,))
+    return _op_unbind_int.table[_k](input, dim)
+
+
+_op_split_Tensor = _dispatcher.declare("split.Tensor", "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]", (0,))
+
+
+def _call_split_Tensor(input, split_size, dim):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_split_Tensor, (input, split_size, dim,))
+    return _op_split_Tensor.table[_k](input, split_size, dim)
+
+
+_op_chunk = _dispatcher.declare("chunk", "chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]", (0,))
+
+
+def _call_chunk(input, chunks, dim):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_chunk, (input, chunks, dim,))
+    return _op_chunk.table[_k](input, chunks, dim)
+
+
+_op_flatten_using_ints = _dispatcher.declare("flatten.using_ints", "flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", (0,))
+
+
+def _call_flatten_using_ints(input, start_dim, end_dim):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_flatten_using_ints, (input, start_dim, end_dim,))
+    return _op_flatten_using_ints.table[_k](input, start_dim, end_dim)
+
+
+_op_unflatten_int = _dispatcher.declare("unflatten.int", "unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)", (0,))
+
+
+def _call_unflatten_int(input, dim, sizes):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_unflatten_int, (input, dim, sizes,))
+    return _op_unflatten_int.table[_k](input, dim, sizes)
+
+
+_op_expand_as = _dispatcher.declare("expand_as", "expand_as(Tensor(a) self, Tensor other) -> Tensor(a)", (0, 1))
+
+
+def _call_expand_as(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_expand_as, (input, other,))
+    return _op_expand_as.table[_k](input, other)
+
+
+_op_select_backward = _dispatcher.declare("select_backward", "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor", (0,))
+
+
+def _call_select_backward(grad_output, input_sizes, dim, index):
+    _t = _tls
+    try:
+        _k = (grad_output._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_select_backward, (grad_output, input_sizes, dim, index,))
+    return _op_select_backward.table[_k](grad_output, input_sizes, dim, index)
+
+
+_op_slice_backward = _dispatcher.declare("slice_backward", "slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor", (0,))
+
+
+def _call_slice_backward(grad_output, input_sizes, dim, start, end, step):
+    _t = _tls
+    try:
+        _k = (grad_output._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_slice_backward, (grad_output, input_sizes, dim, start, end, step,))
+    return _op_slice_backward.table[_k](grad_output, input_sizes, dim, start, end, step)
+
+
+_op_diagonal_backward = _dispatcher.declare("diagonal_backward", "diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor", (0,))
+
+
+def _call_diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
+    _t = _tls
+    try:
+        _k = (grad_output._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2,))
+    return _op_diagonal_backward.table[_k](grad_output, input_sizes, offset, dim1, dim2)
+
+
+_op_as_strided_backward = _dispatcher.declare("as_strided_backward", "as_strided_backward(Tensor grad, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", (0,))
+
+
+def _call_as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset):
+    _t = _tls
+    try:
+        _k = (grad._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_as_strided_backward, (grad, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
+    return _op_as_strided_backward.table[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
+
+
+_op_copy_ = _dispatcher.declare("copy_", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", (0, 1))
+
+
+def _call_copy_(input, src, non_blocking):
+    _t = _tls
+    try:
+        _k = (input._keys | src._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_copy_, (input, src, non_blocking,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_copy_.table[_k](input, src, non_blocking)
+
+
+_op__to_copy = _dispatcher.declare("_to_copy", "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor", (0,))
+
+
+def _call__to_copy(input, dtype, layout, device, pin_memory, non_blocking, memory_format):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op__to_copy, (input, dtype, layout, device, pin_memory, non_blocking, memory_format,))
+    return _op__to_copy.table[_k](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
+
+
+_op_fill__Scalar = _dispatcher.declare("fill_.Scalar", "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", (0,))
+
+
+def _call_fill__Scalar(input, value):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_fill__Scalar, (input, value,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_fill__Scalar.table[_k](input, value)
+
+
+_op_zero_ = _dispatcher.declare("zero_", "zero_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_zero_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_zero_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_zero_.table[_k](input)
+
+
+_op_index_Tensor = _dispatcher.declare("index.Tensor", "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", (0, 1))
+
+
+def _call_index_Tensor(input, indices):
+    _t = _tls
+    try:
+        _k = (input._keys | _keys_of(indices) | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_index_Tensor, (input, indices,))
+    return _op_index_Tensor.table[_k](input, indices)
+
+
+_op_index_put = _dispatcher.declare("index_put", "index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor", (0, 1, 2))
+
+
+def _call_index_put(input, indices, values, accumulate):
+    _t = _tls
+    try:
+        _k = (input._keys | _keys_of(indices) | values._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_index_put, (input, indices, values, accumulate,))
+    return _op_index_put.table[_k](input, indices, values, accumulate)
+
+
+_op_index_put_ = _dispatcher.declare("index_put_", "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_index_put_(input, indices, values, accumulate):
+    _t = _tls
+    try:
+        _k = (input._keys | _keys_of(indices) | values._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_index_put_, (input, indices, values, accumulate,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_index_put_.table[_k](input, indices, values, accumulate)
+
+
+_op_empty_strided = _dispatcher.declare("empty_strided", "empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", ())
+
+
+def _call_empty_strided(size, stride, dtype, layout, device, pin_memory):
+    _t = _tls
+    _k = _t.include & _t.mask
+    return _op_empty_strided.table[_k](size, stride, dtype, layout, device, pin_memory)
+
+
+_op_new_empty = _dispatcher.declare("new_empty", "new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (0,))
+
+
+def _call_new_empty(input, size, dtype, layout, device, pin_memory):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_new_empty, (input, size, dtype, layout, device, pin_memory,))
+    return _op_new_empty.table[_k](input, size, dtype, layout, device, pin_memory)
+
+
+_op_new_zeros = _dispatcher.declare("new_zeros", "new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (0,))
+
+
+def _call_new_zeros(input, size, dtype, layout, device, pin_memory):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_new_zeros, (input, size, dtype, layout, device, pin_memory,))
+    return _op_new_zeros.table[_k](input, size, dtype, layout, device, pin_memory)
+
+
+_op_new_ones = _dispatcher.declare("new_ones", "new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (0,))
+
+
+def _call_new_ones(input, size, dtype, layout, device, pin_memory):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_new_ones, (input, size, dtype, layout, device, pin_memory,))
+    return _op_new_ones.table[_k](input, size, dtype, layout, device, pin_memory)
+
+
+_op_new_full = _dispatcher.declare("new_full", "new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (0,))
+
+
+def _call_new_full(input, size, fill_value, dtype, layout, device, pin_memory):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_new_full, (input, size, fill_value, dtype, layout, device, pin_memory,))
+    return _op_new_full.table[_k](input, size, fill_value, dtype, layout, device, pin_memory)
+
+
+_op_uniform_ = _dispatcher.declare("uniform_", "uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)", (0,))
+
+
+def _call_uniform_(input, from_, to, generator):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_uniform_, (input, from_, to, generator,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_uniform_.table[_k](input, from_, to, generator)
+
+
+_op_normal_ = _dispatcher.declare("normal_", "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)", (0,))
+
+
+def _call_normal_(input, mean, std, generator):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_normal_, (input, mean, std, generator,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_normal_.table[_k](input, mean, std, generator)
+
+
+_op_random__from = _dispatcher.declare("random_.from", "random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)", (0,))
+
+
+def _call_random__from(input, from_, to, generator):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_random__from, (input, from_, to, generator,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_random__from.table[_k](input, from_, to, generator)
+
+
+_op_div_Tensor_mode = _dispatcher.declare("div.Tensor_mode", "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor", (0, 1))
+
+
+def _call_div_Tensor_mode(input, other, rounding_mode):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_div_Tensor_mode, (input, other, rounding_mode,))
+    return _op_div_Tensor_mode.table[_k](input, other, rounding_mode)
+
+
+_op_div_Scalar_mode = _dispatcher.declare("div.Scalar_mode", "div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor", (0,))
+
+
+def _call_div_Scalar_mode(input, other, rounding_mode):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_div_Scalar_mode, (input, other, rounding_mode,))
+    return _op_div_Scalar_mode.table[_k](input, other, rounding_mode)
+
+
+_op_floor_divide = _dispatcher.declare("floor_divide", "floor_divide(Tensor self, Tensor other) -> Tensor", (0, 1))
+
+
+def _call_floor_divide(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_floor_divide, (input, other,))
+    return _op_floor_divide.table[_k](input, other)
+
+
+_op_floor_divide_ = _dispatcher.declare("floor_divide_", "floor_divide_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+
+
+def _call_floor_divide_(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_floor_divide_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_floor_divide_.table[_k](input, other)
+
+
+_op_floor_divide_out = _dispatcher.declare("floor_divide.out", "floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_floor_divide_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_floor_divide_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_floor_divide_out.table[_k](input, other, out)
+
+
+_op_floor_divide_Scalar = _dispatcher.declare("floor_divide.Scalar", "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+
+
+def _call_floor_divide_Scalar(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_floor_divide_Scalar, (input, other,))
+    return _op_floor_divide_Scalar.table[_k](input, other)
+
+
+_op_floor_divide__Scalar = _dispatcher.declare("floor_divide_.Scalar", "floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,))
+
+
+def _call_floor_divide__Scalar(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_floor_divide__Scalar, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_floor_divide__Scalar.table[_k](input, other)
+
+
+_op_floor_divide_Scalar_out = _dispatcher.declare("floor_divide.Scalar_out", "floor_divide.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+
+
+def _call_floor_divide_Scalar_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_floor_divide_Scalar_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_floor_divide_Scalar_out.table[_k](input, other, out)
+
+
+_op_pow_Tensor_Tensor = _dispatcher.declare("pow.Tensor_Tensor", "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", (0, 1))
+
+
+def _call_pow_Tensor_Tensor(input, exponent):
+    _t = _tls
+    try:
+        _k = (input._keys | exponent._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_pow_Tensor_Tensor, (input, exponent,))
+    return _op_pow_Tensor_Tensor.table[_k](input, exponent)
+
+
+_op_pow__Tensor_Tensor = _dispatcher.declare("pow_.Tensor_Tensor", "pow_.Tensor_Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)", (0, 1))
+
+
+def _call_pow__Tensor_Tensor(input, exponent):
+    _t = _tls
+    try:
+        _k = (input._keys | exponent._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_pow__Tensor_Tensor, (input, exponent,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_pow__Tensor_Tensor.table[_k](input, exponent)
+
+
+_op_pow_Tensor_Tensor_out = _dispatcher.declare("pow.Tensor_Tensor_out", "pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_pow_Tensor_Tensor_out(input, exponent, out):
+    _t = _tls
+    try:
+        _k = (input._keys | exponent._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_pow_Tensor_Tensor_out, (input, exponent, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_pow_Tensor_Tensor_out.table[_k](input, exponent, out)
+
+
+_op_remainder_Tensor = _dispatcher.declare("remainder.Tensor", "remainder.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+
+
+def _call_remainder_Tensor(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_remainder_Tensor, (input, other,))
+    return _op_remainder_Tensor.table[_k](input, other)
+
+
+_op_remainder__Tensor = _dispatcher.declare("remainder_.Tensor", "remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+
+
+def _call_remainder__Tensor(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_remainder__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_remainder__Tensor.table[_k](input, other)
+
+
+_op_remainder_out = _dispatcher.declare("remainder.out", "remainder.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_remainder_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_remainder_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_remainder_out.table[_k](input, other, out)
+
+
+_op_remainder_Scalar = _dispatcher.declare("remainder.Scalar", "remainder.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+
+
+def _call_remainder_Scalar(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_remainder_Scalar, (input, other,))
+    return _op_remainder_Scalar.table[_k](input, other)
+
+
+_op_remainder__Scalar = _dispatcher.declare("remainder_.Scalar", "remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,))
+
+
+def _call_remainder__Scalar(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_remainder__Scalar, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_remainder__Scalar.table[_k](input, other)
+
+
+_op_remainder_Scalar_out = _dispatcher.declare("remainder.Scalar_out", "remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+
+
+def _call_remainder_Scalar_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_remainder_Scalar_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_remainder_Scalar_out.table[_k](input, other, out)
+
+
+_op_fmod_Tensor = _dispatcher.declare("fmod.Tensor", "fmod.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+
+
+def _call_fmod_Tensor(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_fmod_Tensor, (input, other,))
+    return _op_fmod_Tensor.table[_k](input, other)
+
+
+_op_fmod__Tensor = _dispatcher.declare("fmod_.Tensor", "fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+
+
+def _call_fmod__Tensor(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_fmod__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_fmod__Tensor.table[_k](input, other)
+
+
+_op_fmod_out = _dispatcher.declare("fmod.out", "fmod.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_fmod_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_fmod_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_fmod_out.table[_k](input, other, out)
+
+
+_op_fmod_Scalar = _dispatcher.declare("fmod.Scalar", "fmod.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+
+
+def _call_fmod_Scalar(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_fmod_Scalar, (input, other,))
+    return _op_fmod_Scalar.table[_k](input, other)
+
+
+_op_fmod__Scalar = _dispatcher.declare("fmod_.Scalar", "fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,))
+
+
+def _call_fmod__Scalar(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_fmod__Scalar, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_fmod__Scalar.table[_k](input, other)
+
+
+_op_fmod_Scalar_out = _dispatcher.declare("fmod.Scalar_out", "fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+
+
+def _call_fmod_Scalar_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_fmod_Scalar_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_fmod_Scalar_out.table[_k](input, other, out)
+
+
+_op_abs = _dispatcher.declare("abs", "abs(Tensor self) -> Tensor", (0,))
+
+
+def _call_abs(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_abs, (input,))
+    return _op_abs.table[_k](input)
+
+
+_op_abs_ = _dispatcher.declare("abs_", "abs_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_abs_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_abs_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_abs_.table[_k](input)
+
+
+_op_abs_out = _dispatcher.declare("abs.out", "abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_abs_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_abs_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_abs_out.table[_k](input, out)
+
+
+_op_sign = _dispatcher.declare("sign", "sign(Tensor self) -> Tensor", (0,))
+
+
+def _call_sign(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sign, (input,))
+    return _op_sign.table[_k](input)
+
+
+_op_sign_ = _dispatcher.declare("sign_", "sign_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_sign_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sign_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_sign_.table[_k](input)
+
+
+_op_sign_out = _dispatcher.declare("sign.out", "sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_sign_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sign_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_sign_out.table[_k](input, out)
+
+
+_op_reciprocal = _dispatcher.declare("reciprocal", "reciprocal(Tensor self) -> Tensor", (0,))
+
+
+def _call_reciprocal(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_reciprocal, (input,))
+    return _op_reciprocal.table[_k](input)
+
+
+_op_reciprocal_ = _dispatcher.declare("reciprocal_", "reciprocal_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_reciprocal_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_reciprocal_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_reciprocal_.table[_k](input)
+
+
+_op_reciprocal_out = _dispatcher.declare("reciprocal.out", "reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_reciprocal_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_reciprocal_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_reciprocal_out.table[_k](input, out)
+
+
+_op_sqrt = _dispatcher.declare("sqrt", "sqrt(Tensor self) -> Tensor", (0,))
+
+
+def _call_sqrt(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sqrt, (input,))
+    return _op_sqrt.table[_k](input)
+
+
+_op_sqrt_ = _dispatcher.declare("sqrt_", "sqrt_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_sqrt_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sqrt_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_sqrt_.table[_k](input)
+
+
+_op_sqrt_out = _dispatcher.declare("sqrt.out", "sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_sqrt_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sqrt_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_sqrt_out.table[_k](input, out)
+
+
+_op_rsqrt = _dispatcher.declare("rsqrt", "rsqrt(Tensor self) -> Tensor", (0,))
+
+
+def _call_rsqrt(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_rsqrt, (input,))
+    return _op_rsqrt.table[_k](input)
+
+
+_op_rsqrt_ = _dispatcher.declare("rsqrt_", "rsqrt_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_rsqrt_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_rsqrt_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_rsqrt_.table[_k](input)
+
+
+_op_rsqrt_out = _dispatcher.declare("rsqrt.out", "rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_rsqrt_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_rsqrt_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_rsqrt_out.table[_k](input, out)
+
+
+_op_square = _dispatcher.declare("square", "square(Tensor self) -> Tensor", (0,))
+
+
+def _call_square(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_square, (input,))
+    return _op_square.table[_k](input)
+
+
+_op_square_ = _dispatcher.declare("square_", "square_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_square_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_square_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_square_.table[_k](input)
+
+
+_op_square_out = _dispatcher.declare("square.out", "square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_square_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_square_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_square_out.table[_k](input, out)
+
+
+_op_positive = _dispatcher.declare("positive", "positive(Tensor(a) self) -> Tensor(a)", (0,))
+
+
+def _call_positive(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_positive, (input,))
+    return _op_positive.table[_k](input)
+
+
+_op_exp2 = _dispatcher.declare("exp2", "exp2(Tensor self) -> Tensor", (0,))
+
+
+def _call_exp2(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_exp2, (input,))
+    return _op_exp2.table[_k](input)
+
+
+_op_exp2_ = _dispatcher.declare("exp2_", "exp2_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_exp2_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_exp2_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_exp2_.table[_k](input)
+
+
+_op_exp2_out = _dispatcher.declare("exp2.out", "exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_exp2_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_exp2_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_exp2_out.table[_k](input, out)
+
+
+_op_expm1 = _dispatcher.declare("expm1", "expm1(Tensor self) -> Tensor", (0,))
+
+
+def _call_expm1(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_expm1, (input,))
+    return _op_expm1.table[_k](input)
+
+
+_op_expm1_ = _dispatcher.declare("expm1_", "expm1_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_expm1_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_expm1_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_expm1_.table[_k](input)
+
+
+_op_expm1_out = _dispatcher.declare("expm1.out", "expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_expm1_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_expm1_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_expm1_out.table[_k](input, out)
+
+
+_op_log = _dispatcher.declare("log", "log(Tensor self) -> Tensor", (0,))
+
+
+def _call_log(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log, (input,))
+    return _op_log.table[_k](input)
+
+
+_op_log_ = _dispatcher.declare("log_", "log_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_log_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_log_.table[_k](input)
+
+
+_op_log_out = _dispatcher.declare("log.out", "log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_log_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_log_out.table[_k](input, out)
+
+
+_op_log2 = _dispatcher.declare("log2", "log2(Tensor self) -> Tensor", (0,))
+
+
+def _call_log2(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log2, (input,))
+    return _op_log2.table[_k](input)
+
+
+_op_log2_ = _dispatcher.declare("log2_", "log2_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_log2_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log2_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_log2_.table[_k](input)
+
+
+_op_log2_out = _dispatcher.declare("log2.out", "log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_log2_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log2_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_log2_out.table[_k](input, out)
+
+
+_op_log10 = _dispatcher.declare("log10", "log10(Tensor self) -> Tensor", (0,))
+
+
+def _call_log10(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log10, (input,))
+    return _op_log10.table[_k](input)
+
+
+_op_log10_ = _dispatcher.declare("log10_", "log10_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_log10_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log10_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_log10_.table[_k](input)
+
+
+_op_log10_out = _dispatcher.declare("log10.out", "log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_log10_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log10_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_log10_out.table[_k](input, out)
+
+
+_op_log1p = _dispatcher.declare("log1p", "log1p(Tensor self) -> Tensor", (0,))
+
+
+def _call_log1p(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log1p, (input,))
+    return _op_log1p.table[_k](input)
+
+
+_op_log1p_ = _dispatcher.declare("log1p_", "log1p_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_log1p_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log1p_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_log1p_.table[_k](input)
+
+
+_op_log1p_out = _dispatcher.declare("log1p.out", "log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_log1p_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log1p_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_log1p_out.table[_k](input, out)
+
+
+_op_sin = _dispatcher.declare("sin", "sin(Tensor self) -> Tensor", (0,))
+
+
+def _call_sin(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sin, (input,))
+    return _op_sin.table[_k](input)
+
+
+_op_sin_ = _dispatcher.declare("sin_", "sin_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_sin_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sin_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_sin_.table[_k](input)
+
+
+_op_sin_out = _dispatcher.declare("sin.out", "sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_sin_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sin_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_sin_out.table[_k](input, out)
+
+
+_op_cos = _dispatcher.declare("cos", "cos(Tensor self) -> Tensor", (0,))
+
+
+def _call_cos(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_cos, (input,))
+    return _op_cos.table[_k](input)
+
+
+_op_cos_ = _dispatcher.declare("cos_", "cos_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_cos_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_cos_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_cos_.table[_k](input)
+
+
+_op_cos_out = _dispatcher.declare("cos.out", "cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_cos_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_cos_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_cos_out.table[_k](input, out)
+
+
+_op_tan = _dispatcher.declare("tan", "tan(Tensor self) -> Tensor", (0,))
+
+
+def _call_tan(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_tan, (input,))
+    return _op_tan.table[_k](input)
+
+
+_op_tan_ = _dispatcher.declare("tan_", "tan_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_tan_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_tan_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_tan_.table[_k](input)
+
+
+_op_tan_out = _dispatcher.declare("tan.out", "tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_tan_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_tan_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_tan_out.table[_k](input, out)
+
+
+_op_asin = _dispatcher.declare("asin", "asin(Tensor self) -> Tensor", (0,))
+
+
+def _call_asin(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_asin, (input,))
+    return _op_asin.table[_k](input)
+
+
+_op_asin_ = _dispatcher.declare("asin_", "asin_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_asin_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_asin_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_asin_.table[_k](input)
+
+
+_op_asin_out = _dispatcher.declare("asin.out", "asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_asin_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_asin_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_asin_out.table[_k](input, out)
+
+
+_op_acos = _dispatcher.declare("acos", "acos(Tensor self) -> Tensor", (0,))
+
+
+def _call_acos(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_acos, (input,))
+    return _op_acos.table[_k](input)
+
+
+_op_acos_ = _dispatcher.declare("acos_", "acos_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_acos_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_acos_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_acos_.table[_k](input)
+
+
+_op_acos_out = _dispatcher.declare("acos.out", "acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_acos_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_acos_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_acos_out.table[_k](input, out)
+
+
+_op_atan = _dispatcher.declare("atan", "atan(Tensor self) -> Tensor", (0,))
+
+
+def _call_atan(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_atan, (input,))
+    return _op_atan.table[_k](input)
+
+
+_op_atan_ = _dispatcher.declare("atan_", "atan_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_atan_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_atan_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_atan_.table[_k](input)
+
+
+_op_atan_out = _dispatcher.declare("atan.out", "atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_atan_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_atan_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_atan_out.table[_k](input, out)
+
+
+_op_atan2 = _dispatcher.declare("atan2", "atan2(Tensor self, Tensor other) -> Tensor", (0, 1))
+
+
+def _call_atan2(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_atan2, (input, other,))
+    return _op_atan2.table[_k](input, other)
+
+
+_op_atan2_ = _dispatcher.declare("atan2_", "atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+
+
+def _call_atan2_(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_atan2_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_atan2_.table[_k](input, other)
+
+
+_op_atan2_out = _dispatcher.declare("atan2.out", "atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_atan2_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_atan2_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_atan2_out.table[_k](input, other, out)
+
+
+_op_sinh = _dispatcher.declare("sinh", "sinh(Tensor self) -> Tensor", (0,))
+
+
+def _call_sinh(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sinh, (input,))
+    return _op_sinh.table[_k](input)
+
+
+_op_sinh_ = _dispatcher.declare("sinh_", "sinh_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_sinh_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sinh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_sinh_.table[_k](input)
+
+
+_op_sinh_out = _dispatcher.declare("sinh.out", "sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_sinh_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sinh_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_sinh_out.table[_k](input, out)
+
+
+_op_cosh = _dispatcher.declare("cosh", "cosh(Tensor self) -> Tensor", (0,))
+
+
+def _call_cosh(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_cosh, (input,))
+    return _op_cosh.table[_k](input)
+
+
+_op_cosh_ = _dispatcher.declare("cosh_", "cosh_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_cosh_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_cosh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_cosh_.table[_k](input)
+
+
+_op_cosh_out = _dispatcher.declare("cosh.out", "cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_cosh_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_cosh_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_cosh_out.table[_k](input, out)
+
+
+_op_tanh = _dispatcher.declare("tanh", "tanh(Tensor self) -> Tensor", (0,))
+
+
+def _call_tanh(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_tanh, (input,))
+    return _op_tanh.table[_k](input)
+
+
+_op_tanh_ = _dispatcher.declare("tanh_", "tanh_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_tanh_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_tanh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_tanh_.table[_k](input)
+
+
+_op_tanh_out = _dispatcher.declare("tanh.out", "tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_tanh_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_tanh_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_tanh_out.table[_k](input, out)
+
+
+_op_erf = _dispatcher.declare("erf", "erf(Tensor self) -> Tensor", (0,))
+
+
+def _call_erf(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_erf, (input,))
+    return _op_erf.table[_k](input)
+
+
+_op_erf_ = _dispatcher.declare("erf_", "erf_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_erf_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_erf_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_erf_.table[_k](input)
+
+
+_op_erf_out = _dispatcher.declare("erf.out", "erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_erf_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_erf_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_erf_out.table[_k](input, out)
+
+
+_op_floor = _dispatcher.declare("floor", "floor(Tensor self) -> Tensor", (0,))
+
+
+def _call_floor(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_floor, (input,))
+    return _op_floor.table[_k](input)
+
+
+_op_floor_ = _dispatcher.declare("floor_", "floor_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_floor_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_floor_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_floor_.table[_k](input)
+
+
+_op_floor_out = _dispatcher.declare("floor.out", "floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_floor_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_floor_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_floor_out.table[_k](input, out)
+
+
+_op_ceil = _dispatcher.declare("ceil", "ceil(Tensor self) -> Tensor", (0,))
+
+
+def _call_ceil(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_ceil, (input,))
+    return _op_ceil.table[_k](input)
+
+
+_op_ceil_ = _dispatcher.declare("ceil_", "ceil_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_ceil_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_ceil_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_ceil_.table[_k](input)
+
+
+_op_ceil_out = _dispatcher.declare("ceil.out", "ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_ceil_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_ceil_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_ceil_out.table[_k](input, out)
+
+
+_op_round = _dispatcher.declare("round", "round(Tensor self) -> Tensor", (0,))
+
+
+def _call_round(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_round, (input,))
+    return _op_round.table[_k](input)
+
+
+_op_round_ = _dispatcher.declare("round_", "round_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_round_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_round_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_round_.table[_k](input)
+
+
+_op_round_out = _dispatcher.declare("round.out", "round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_round_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_round_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_round_out.table[_k](input, out)
+
+
+_op_trunc = _dispatcher.declare("trunc", "trunc(Tensor self) -> Tensor", (0,))
+
+
+def _call_trunc(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_trunc, (input,))
+    return _op_trunc.table[_k](input)
+
+
+_op_trunc_ = _dispatcher.declare("trunc_", "trunc_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_trunc_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_trunc_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_trunc_.table[_k](input)
+
+
+_op_trunc_out = _dispatcher.declare("trunc.out", "trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_trunc_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_trunc_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_trunc_out.table[_k](input, out)
+
+
+_op_frac = _dispatcher.declare("frac", "frac(Tensor self) -> Tensor", (0,))
+
+
+def _call_frac(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_frac, (input,))
+    return _op_frac.table[_k](input)
+
+
+_op_frac_ = _dispatcher.declare("frac_", "frac_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_frac_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_frac_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_frac_.table[_k](input)
+
+
+_op_frac_out = _dispatcher.declare("frac.out", "frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_frac_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_frac_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_frac_out.table[_k](input, out)
+
+
+_op_clamp = _dispatcher.declare("clamp", "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", (0,))
+
+
+def _call_clamp(input, min, max):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp, (input, min, max,))
+    return _op_clamp.table[_k](input, min, max)
+
+
+_op_clip = _dispatcher.declare("clip", "clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", (0,))
+
+
+def _call_clip(input, min, max):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_clip, (input, min, max,))
+    return _op_clip.table[_k](input, min, max)
+
+
+_op_maximum = _dispatcher.declare("maximum", "maximum(Tensor self, Tensor other) -> Tensor", (0, 1))
+
+
+def _call_maximum(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_maximum, (input, other,))
+    return _op_maximum.table[_k](input, other)
+
+
+_op_maximum_ = _dispatcher.declare("maximum_", "maximum_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+
+
+def _call_maximum_(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_maximum_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_maximum_.table[_k](input, other)
+
+
+_op_maximum_out = _dispatcher.declare("maximum.out", "maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_maximum_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_maximum_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_maximum_out.table[_k](input, other, out)
+
+
+_op_minimum = _dispatcher.declare("minimum", "minimum(Tensor self, Tensor other) -> Tensor", (0, 1))
+
+
+def _call_minimum(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_minimum, (input, other,))
+    return _op_minimum.table[_k](input, other)
+
+
+_op_minimum_ = _dispatcher.declare("minimum_", "minimum_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+
+
+def _call_minimum_(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_minimum_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_minimum_.table[_k](input, other)
+
+
+_op_minimum_out = _dispatcher.declare("minimum.out", "minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_minimum_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_minimum_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_minimum_out.table[_k](input, other, out)
+
+
+_op_lerp_Scalar = _dispatcher.declare("lerp.Scalar", "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", (0, 1))
+
+
+def _call_lerp_Scalar(input, end, weight):
+    _t = _tls
+    try:
+        _k = (input._keys | end._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_lerp_Scalar, (input, end, weight,))
+    return _op_lerp_Scalar.table[_k](input, end, weight)
+
+
+_op_lerp__Scalar = _dispatcher.declare("lerp_.Scalar", "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)", (0, 1))
+
+
+def _call_lerp__Scalar(input, end, weight):
+    _t = _tls
+    try:
+        _k = (input._keys | end._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_lerp__Scalar, (input, end, weight,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_lerp__Scalar.table[_k](input, end, weight)
+
+
+_op_lerp_Scalar_out = _dispatcher.declare("lerp.Scalar_out", "lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3))
+
+
+def _call_lerp_Scalar_out(input, end, weight, out):
+    _t = _tls
+    try:
+        _k = (input._keys | end._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_lerp_Scalar_out, (input, end, weight, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_lerp_Scalar_out.table[_k](input, end, weight, out)
+
+
+_op_lerp_Tensor = _dispatcher.declare("lerp.Tensor", "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", (0, 1, 2))
+
+
+def _call_lerp_Tensor(input, end, weight):
+    _t = _tls
+    try:
+        _k = (input._keys | end._keys | weight._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_lerp_Tensor, (input, end, weight,))
+    return _op_lerp_Tensor.table[_k](input, end, weight)
+
+
+_op_lerp__Tensor = _dispatcher.declare("lerp_.Tensor", "lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_lerp__Tensor(input, end, weight):
+    _t = _tls
+    try:
+        _k = (input._keys | end._keys | weight._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_lerp__Tensor, (input, end, weight,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_lerp__Tensor.table[_k](input, end, weight)
+
+
+_op_lerp_out = _dispatcher.declare("lerp.out", "lerp.out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 3))
+
+
+def _call_lerp_out(input, end, weight, out):
+    _t = _tls
+    try:
+        _k = (input._keys | end._keys | weight._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_lerp_out, (input, end, weight, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_lerp_out.table[_k](input, end, weight, out)
+
+
+_op_where_self = _dispatcher.declare("where.self", "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", (0, 1, 2))
+
+
+def _call_where_self(condition, input, other):
+    _t = _tls
+    try:
+        _k = (condition._keys | input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_where_self, (condition, input, other,))
+    return _op_where_self.table[_k](condition, input, other)
+
+
+_op_where_self_out = _dispatcher.declare("where.self_out", "where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 3))
+
+
+def _call_where_self_out(condition, input, other, out):
+    _t = _tls
+    try:
+        _k = (condition._keys | input._keys | other._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_where_self_out, (condition, input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_where_self_out.table[_k](condition, input, other, out)
+
+
+_op_nan_to_num = _dispatcher.declare("nan_to_num", "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", (0,))
+
+
+def _call_nan_to_num(input, nan, posinf, neginf):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_nan_to_num, (input, nan, posinf, neginf,))
+    return _op_nan_to_num.table[_k](input, nan, posinf, neginf)
+
+
+_op_lt_Tensor = _dispatcher.declare("lt.Tensor", "lt.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+
+
+def _call_lt_Tensor(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_lt_Tensor, (input, other,))
+    return _op_lt_Tensor.table[_k](input, other)
+
+
+_op_lt_out = _dispatcher.declare("lt.out", "lt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_lt_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_lt_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_lt_out.table[_k](input, other, out)
+
+
+_op_lt_Scalar = _dispatcher.declare("lt.Scalar", "lt.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+
+
+def _call_lt_Scalar(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_lt_Scalar, (input, other,))
+    return _op_lt_Scalar.table[_k](input, other)
+
+
+_op_lt_Scalar_out = _dispatcher.declare("lt.Scalar_out", "lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+
+
+def _call_lt_Scalar_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_lt_Scalar_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_lt_Scalar_out.table[_k](input, other, out)
+
+
+_op_le_Tensor = _dispatcher.declare("le.Tensor", "le.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+
+
+def _call_le_Tensor(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_le_Tensor, (input, other,))
+    return _op_le_Tensor.table[_k](input, other)
+
+
+_op_le_out = _dispatcher.declare("le.out", "le.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_le_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_le_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_le_out.table[_k](input, other, out)
+
+
+_op_le_Scalar = _dispatcher.declare("le.Scalar", "le.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+
+
+def _call_le_Scalar(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_le_Scalar, (input, other,))
+    return _op_le_Scalar.table[_k](input, other)
+
+
+_op_le_Scalar_out = _dispatcher.declare("le.Scalar_out", "le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+
+
+def _call_le_Scalar_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_le_Scalar_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_le_Scalar_out.table[_k](input, other, out)
+
+
+_op_ge_Tensor = _dispatcher.declare("ge.Tensor", "ge.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+
+
+def _call_ge_Tensor(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_ge_Tensor, (input, other,))
+    return _op_ge_Tensor.table[_k](input, other)
+
+
+_op_ge_out = _dispatcher.declare("ge.out", "ge.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_ge_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_ge_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_ge_out.table[_k](input, other, out)
+
+
+_op_ge_Scalar = _dispatcher.declare("ge.Scalar", "ge.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+
+
+def _call_ge_Scalar(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_ge_Scalar, (input, other,))
+    return _op_ge_Scalar.table[_k](input, other)
+
+
+_op_ge_Scalar_out = _dispatcher.declare("ge.Scalar_out", "ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+
+
+def _call_ge_Scalar_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_ge_Scalar_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_ge_Scalar_out.table[_k](input, other, out)
+
+
+_op_eq_Tensor = _dispatcher.declare("eq.Tensor", "eq.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+
+
+def _call_eq_Tensor(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_eq_Tensor, (input, other,))
+    return _op_eq_Tensor.table[_k](input, other)
+
+
+_op_eq_out = _dispatcher.declare("eq.out", "eq.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_eq_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_eq_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_eq_out.table[_k](input, other, out)
+
+
+_op_eq_Scalar = _dispatcher.declare("eq.Scalar", "eq.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+
+
+def _call_eq_Scalar(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_eq_Scalar, (input, other,))
+    return _op_eq_Scalar.table[_k](input, other)
+
+
+_op_eq_Scalar_out = _dispatcher.declare("eq.Scalar_out", "eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+
+
+def _call_eq_Scalar_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_eq_Scalar_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_eq_Scalar_out.table[_k](input, other, out)
+
+
+_op_ne_Tensor = _dispatcher.declare("ne.Tensor", "ne.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+
+
+def _call_ne_Tensor(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_ne_Tensor, (input, other,))
+    return _op_ne_Tensor.table[_k](input, other)
+
+
+_op_ne_out = _dispatcher.declare("ne.out", "ne.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_ne_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_ne_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_ne_out.table[_k](input, other, out)
+
+
+_op_ne_Scalar = _dispatcher.declare("ne.Scalar", "ne.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+
+
+def _call_ne_Scalar(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_ne_Scalar, (input, other,))
+    return _op_ne_Scalar.table[_k](input, other)
+
+
+_op_ne_Scalar_out = _dispatcher.declare("ne.Scalar_out", "ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+
+
+def _call_ne_Scalar_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_ne_Scalar_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_ne_Scalar_out.table[_k](input, other, out)
+
+
+_op_logical_and = _dispatcher.declare("logical_and", "logical_and(Tensor self, Tensor other) -> Tensor", (0, 1))
+
+
+def _call_logical_and(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_logical_and, (input, other,))
+    return _op_logical_and.table[_k](input, other)
+
+
+_op_logical_and_out = _dispatcher.declare("logical_and.out", "logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_logical_and_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_logical_and_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_logical_and_out.table[_k](input, other, out)
+
+
+_op_logical_or = _dispatcher.declare("logical_or", "logical_or(Tensor self, Tensor other) -> Tensor", (0, 1))
+
+
+def _call_logical_or(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_logical_or, (input, other,))
+    return _op_logical_or.table[_k](input, other)
+
+
+_op_logical_or_out = _dispatcher.declare("logical_or.out", "logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_logical_or_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_logical_or_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_logical_or_out.table[_k](input, other, out)
+
+
+_op_logical_xor = _dispatcher.declare("logical_xor", "logical_xor(Tensor self, Tensor other) -> Tensor", (0, 1))
+
+
+def _call_logical_xor(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_logical_xor, (input, other,))
+    return _op_logical_xor.table[_k](input, other)
+
+
+_op_logical_xor_out = _dispatcher.declare("logical_xor.out", "logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_logical_xor_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_logical_xor_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_logical_xor_out.table[_k](input, other, out)
+
+
+_op_logical_not = _dispatcher.declare("logical_not", "logical_not(Tensor self) -> Tensor", (0,))
+
+
+def _call_logical_not(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_logical_not, (input,))
+    return _op_logical_not.table[_k](input)
+
+
+_op_logical_not_out = _dispatcher.declare("logical_not.out", "logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_logical_not_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_logical_not_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_logical_not_out.table[_k](input, out)
+
+
+_op_bitwise_and_Tensor = _dispatcher.declare("bitwise_and.Tensor", "bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+
+
+def _call_bitwise_and_Tensor(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_and_Tensor, (input, other,))
+    return _op_bitwise_and_Tensor.table[_k](input, other)
+
+
+_op_bitwise_and__Tensor = _dispatcher.declare("bitwise_and_.Tensor", "bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+
+
+def _call_bitwise_and__Tensor(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_and__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_bitwise_and__Tensor.table[_k](input, other)
+
+
+_op_bitwise_and_out = _dispatcher.declare("bitwise_and.out", "bitwise_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_bitwise_and_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_and_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_bitwise_and_out.table[_k](input, other, out)
+
+
+_op_bitwise_or_Tensor = _dispatcher.declare("bitwise_or.Tensor", "bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+
+
+def _call_bitwise_or_Tensor(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_or_Tensor, (input, other,))
+    return _op_bitwise_or_Tensor.table[_k](input, other)
+
+
+_op_bitwise_or__Tensor = _dispatcher.declare("bitwise_or_.Tensor", "bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+
+
+def _call_bitwise_or__Tensor(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_or__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_bitwise_or__Tensor.table[_k](input, other)
+
+
+_op_bitwise_or_out = _dispatcher.declare("bitwise_or.out", "bitwise_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_bitwise_or_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_or_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_bitwise_or_out.table[_k](input, other, out)
+
+
+_op_bitwise_xor_Tensor = _dispatcher.declare("bitwise_xor.Tensor", "bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+
+
+def _call_bitwise_xor_Tensor(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_xor_Tensor, (input, other,))
+    return _op_bitwise_xor_Tensor.table[_k](input, other)
+
+
+_op_bitwise_xor__Tensor = _dispatcher.declare("bitwise_xor_.Tensor", "bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+
+
+def _call_bitwise_xor__Tensor(input, other):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_xor__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_bitwise_xor__Tensor.table[_k](input, other)
+
+
+_op_bitwise_xor_out = _dispatcher.declare("bitwise_xor.out", "bitwise_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_bitwise_xor_out(input, other, out):
+    _t = _tls
+    try:
+        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_xor_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_bitwise_xor_out.table[_k](input, other, out)
+
+
+_op_bitwise_not = _dispatcher.declare("bitwise_not", "bitwise_not(Tensor self) -> Tensor", (0,))
+
+
+def _call_bitwise_not(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_not, (input,))
+    return _op_bitwise_not.table[_k](input)
+
+
+_op_bitwise_not_ = _dispatcher.declare("bitwise_not_", "bitwise_not_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_bitwise_not_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_not_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_bitwise_not_.table[_k](input)
+
+
+_op_bitwise_not_out = _dispatcher.declare("bitwise_not.out", "bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_bitwise_not_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_not_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_bitwise_not_out.table[_k](input, out)
+
+
+_op_isnan = _dispatcher.declare("isnan", "isnan(Tensor self) -> Tensor", (0,))
+
+
+def _call_isnan(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_isnan, (input,))
+    return _op_isnan.table[_k](input)
+
+
+_op_isnan_out = _dispatcher.declare("isnan.out", "isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_isnan_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_isnan_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_isnan_out.table[_k](input, out)
+
+
+_op_isinf = _dispatcher.declare("isinf", "isinf(Tensor self) -> Tensor", (0,))
+
+
+def _call_isinf(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_isinf, (input,))
+    return _op_isinf.table[_k](input)
+
+
+_op_isinf_out = _dispatcher.declare("isinf.out", "isinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_isinf_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_isinf_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_isinf_out.table[_k](input, out)
+
+
+_op_isfinite = _dispatcher.declare("isfinite", "isfinite(Tensor self) -> Tensor", (0,))
+
+
+def _call_isfinite(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_isfinite, (input,))
+    return _op_isfinite.table[_k](input)
+
+
+_op_isfinite_out = _dispatcher.declare("isfinite.out", "isfinite.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_isfinite_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_isfinite_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_isfinite_out.table[_k](input, out)
+
+
+_op_relu6 = _dispatcher.declare("relu6", "relu6(Tensor self) -> Tensor", (0,))
+
+
+def _call_relu6(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_relu6, (input,))
+    return _op_relu6.table[_k](input)
+
+
+_op_leaky_relu = _dispatcher.declare("leaky_relu", "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", (0,))
+
+
+def _call_leaky_relu(input, negative_slope):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_leaky_relu, (input, negative_slope,))
+    return _op_leaky_relu.table[_k](input, negative_slope)
+
+
+_op_leaky_relu_ = _dispatcher.declare("leaky_relu_", "leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)", (0,))
+
+
+def _call_leaky_relu_(input, negative_slope):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_leaky_relu_, (input, negative_slope,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_leaky_relu_.table[_k](input, negative_slope)
+
+
+_op_leaky_relu_out = _dispatcher.declare("leaky_relu.out", "leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+
+
+def _call_leaky_relu_out(input, negative_slope, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_leaky_relu_out, (input, negative_slope, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_leaky_relu_out.table[_k](input, negative_slope, out)
+
+
+_op_elu = _dispatcher.declare("elu", "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", (0,))
+
+
+def _call_elu(input, alpha, scale, input_scale):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_elu, (input, alpha, scale, input_scale,))
+    return _op_elu.table[_k](input, alpha, scale, input_scale)
+
+
+_op_elu_ = _dispatcher.declare("elu_", "elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)", (0,))
+
+
+def _call_elu_(input, alpha, scale, input_scale):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_elu_, (input, alpha, scale, input_scale,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_elu_.table[_k](input, alpha, scale, input_scale)
+
+
+_op_elu_out = _dispatcher.declare("elu.out", "elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 4))
+
+
+def _call_elu_out(input, alpha, scale, input_scale, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_elu_out, (input, alpha, scale, input_scale, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_elu_out.table[_k](input, alpha, scale, input_scale, out)
+
+
+_op_selu = _dispatcher.declare("selu", "selu(Tensor self) -> Tensor", (0,))
+
+
+def _call_selu(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_selu, (input,))
+    return _op_selu.table[_k](input)
+
+
+_op_gelu = _dispatcher.declare("gelu", "gelu(Tensor self, *, str approximate='none') -> Tensor", (0,))
+
+
+def _call_gelu(input, approximate):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_gelu, (input, approximate,))
+    return _op_gelu.table[_k](input, approximate)
+
+
+_op_silu = _dispatcher.declare("silu", "silu(Tensor self) -> Tensor", (0,))
+
+
+def _call_silu(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_silu, (input,))
+    return _op_silu.table[_k](input)
+
+
+_op_silu_ = _dispatcher.declare("silu_", "silu_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_silu_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_silu_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_silu_.table[_k](input)
+
+
+_op_silu_out = _dispatcher.declare("silu.out", "silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_silu_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_silu_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_silu_out.table[_k](input, out)
+
+
+_op_mish = _dispatcher.declare("mish", "mish(Tensor self) -> Tensor", (0,))
+
+
+def _call_mish(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_mish, (input,))
+    return _op_mish.table[_k](input)
+
+
+_op_mish_ = _dispatcher.declare("mish_", "mish_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_mish_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_mish_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_mish_.table[_k](input)
+
+
+_op_mish_out = _dispatcher.declare("mish.out", "mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_mish_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_mish_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_mish_out.table[_k](input, out)
+
+
+_op_sigmoid = _dispatcher.declare("sigmoid", "sigmoid(Tensor self) -> Tensor", (0,))
+
+
+def _call_sigmoid(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sigmoid, (input,))
+    return _op_sigmoid.table[_k](input)
+
+
+_op_sigmoid_ = _dispatcher.declare("sigmoid_", "sigmoid_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_sigmoid_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sigmoid_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_sigmoid_.table[_k](input)
+
+
+_op_sigmoid_out = _dispatcher.declare("sigmoid.out", "sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_sigmoid_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sigmoid_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_sigmoid_out.table[_k](input, out)
+
+
+_op_log_sigmoid = _dispatcher.declare("log_sigmoid", "log_sigmoid(Tensor self) -> Tensor", (0,))
+
+
+def _call_log_sigmoid(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log_sigmoid, (input,))
+    return _op_log_sigmoid.table[_k](input)
+
+
+_op_log_sigmoid_ = _dispatcher.declare("log_sigmoid_", "log_sigmoid_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_log_sigmoid_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log_sigmoid_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_log_sigmoid_.table[_k](input)
+
+
+_op_log_sigmoid_out = _dispatcher.declare("log_sigmoid.out", "log_sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_log_sigmoid_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log_sigmoid_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_log_sigmoid_out.table[_k](input, out)
+
+
+_op_softplus = _dispatcher.declare("softplus", "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", (0,))
+
+
+def _call_softplus(input, beta, threshold):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_softplus, (input, beta, threshold,))
+    return _op_softplus.table[_k](input, beta, threshold)
+
+
+_op_softplus_ = _dispatcher.declare("softplus_", "softplus_(Tensor(a!) self, Scalar beta=1, Scalar threshold=20) -> Tensor(a!)", (0,))
+
+
+def _call_softplus_(input, beta, threshold):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_softplus_, (input, beta, threshold,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_softplus_.table[_k](input, beta, threshold)
+
+
+_op_softplus_out = _dispatcher.declare("softplus.out", "softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)", (0, 3))
+
+
+def _call_softplus_out(input, beta, threshold, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_softplus_out, (input, beta, threshold, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_softplus_out.table[_k](input, beta, threshold, out)
+
+
+_op_hardtanh = _dispatcher.declare("hardtanh", "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", (0,))
+
+
+def _call_hardtanh(input, min_val, max_val):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_hardtanh, (input, min_val, max_val,))
+    return _op_hardtanh.table[_k](input, min_val, max_val)
+
+
+_op_hardtanh_ = _dispatcher.declare("hardtanh_", "hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)", (0,))
+
+
+def _call_hardtanh_(input, min_val, max_val):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_hardtanh_, (input, min_val, max_val,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_hardtanh_.table[_k](input, min_val, max_val)
+
+
+_op_hardtanh_out = _dispatcher.declare("hardtanh.out", "hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 3))
+
+
+def _call_hardtanh_out(input, min_val, max_val, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_hardtanh_out, (input, min_val, max_val, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_hardtanh_out.table[_k](input, min_val, max_val, out)
+
+
+_op_hardsigmoid = _dispatcher.declare("hardsigmoid", "hardsigmoid(Tensor self) -> Tensor", (0,))
+
+
+def _call_hardsigmoid(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_hardsigmoid, (input,))
+    return _op_hardsigmoid.table[_k](input)
+
+
+_op_hardsigmoid_ = _dispatcher.declare("hardsigmoid_", "hardsigmoid_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_hardsigmoid_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_hardsigmoid_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_hardsigmoid_.table[_k](input)
+
+
+_op_hardsigmoid_out = _dispatcher.declare("hardsigmoid.out", "hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_hardsigmoid_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_hardsigmoid_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_hardsigmoid_out.table[_k](input, out)
+
+
+_op_hardswish = _dispatcher.declare("hardswish", "hardswish(Tensor self) -> Tensor", (0,))
+
+
+def _call_hardswish(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_hardswish, (input,))
+    return _op_hardswish.table[_k](input)
+
+
+_op_hardswish_ = _dispatcher.declare("hardswish_", "hardswish_(Tensor(a!) self) -> Tensor(a!)", (0,))
+
+
+def _call_hardswish_(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_hardswish_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_hardswish_.table[_k](input)
+
+
+_op_hardswish_out = _dispatcher.declare("hardswish.out", "hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+
+
+def _call_hardswish_out(input, out):
+    _t = _tls
+    try:
+        _k = (input._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_hardswish_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_hardswish_out.table[_k](input, out)
+
+
+_op_prelu = _dispatcher.declare("prelu", "prelu(Tensor self, Tensor weight) -> Tensor", (0, 1))
+
+
+def _call_prelu(input, weight):
+    _t = _tls
+    try:
+        _k = (input._keys | weight._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_prelu, (input, weight,))
+    return _op_prelu.table[_k](input, weight)
+
+
+_op_mean = _dispatcher.declare("mean", "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", (0,))
+
+
+def _call_mean(input, dtype):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_mean, (input, dtype,))
+    return _op_mean.table[_k](input, dtype)
+
+
+_op_mean_dim = _dispatcher.declare("mean.dim", "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+
+
+def _call_mean_dim(input, dim, keepdim, dtype):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_mean_dim, (input, dim, keepdim, dtype,))
+    return _op_mean_dim.table[_k](input, dim, keepdim, dtype)
+
+
+_op_prod = _dispatcher.declare("prod", "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", (0,))
+
+
+def _call_prod(input, dtype):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_prod, (input, dtype,))
+    return _op_prod.table[_k](input, dtype)
+
+
+_op_prod_dim_int = _dispatcher.declare("prod.dim_int", "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+
+
+def _call_prod_dim_int(input, dim, keepdim, dtype):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_prod_dim_int, (input, dim, keepdim, dtype,))
+    return _op_prod_dim_int.table[_k](input, dim, keepdim, dtype)
+
+
+_op_amax = _dispatcher.declare("amax", "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", (0,))
+
+
+def _call_amax(input, dim, keepdim):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_amax, (input, dim, keepdim,))
+    return _op_amax.table[_k](input, dim, keepdim)
+
+
+_op_amin = _dispatcher.declare("amin", "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", (0,))
+
+
+def _call_amin(input, dim, keepdim):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_amin, (input, dim, keepdim,))
+    return _op_amin.table[_k](input, dim, keepdim)
+
+
+_op_max = _dispatcher.declare("max", "max(Tensor self) -> Tensor", (0,))
+
+
+def _call_max(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_max, (input,))
+    return _op_max.table[_k](input)
+
+
+_op_max_dim = _dispatcher.declare("max.dim", "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,))
+
+
+def _call_max_dim(input, dim, keepdim):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_max_dim, (input, dim, keepdim,))
+    return _op_max_dim.table[_k](input, dim, keepdim)
+
+
+_op_min = _dispatcher.declare("min", "min(Tensor self) -> Tensor", (0,))
+
+
+def _call_min(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_min, (input,))
+    return _op_min.table[_k](input)
+
+
+_op_min_dim = _dispatcher.declare("min.dim", "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,))
+
+
+def _call_min_dim(input, dim, keepdim):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_min_dim, (input, dim, keepdim,))
+    return _op_min_dim.table[_k](input, dim, keepdim)
+
+
+_op_argmax = _dispatcher.declare("argmax", "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", (0,))
+
+
+def _call_argmax(input, dim, keepdim):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_argmax, (input, dim, keepdim,))
+    return _op_argmax.table[_k](input, dim, keepdim)
+
+
+_op_argmin = _dispatcher.declare("argmin", "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", (0,))
+
+
+def _call_argmin(input, dim, keepdim):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_argmin, (input, dim, keepdim,))
+    return _op_argmin.table[_k](input, dim, keepdim)
+
+
+_op_any = _dispatcher.declare("any", "any(Tensor self) -> Tensor", (0,))
+
+
+def _call_any(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_any, (input,))
+    return _op_any.table[_k](input)
+
+
+_op_any_dim = _dispatcher.declare("any.dim", "any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", (0,))
+
+
+def _call_any_dim(input, dim, keepdim):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_any_dim, (input, dim, keepdim,))
+    return _op_any_dim.table[_k](input, dim, keepdim)
+
+
+_op_all = _dispatcher.declare("all", "all(Tensor self) -> Tensor", (0,))
+
+
+def _call_all(input):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_all, (input,))
+    return _op_all.table[_k](input)
+
+
+_op_all_dim = _dispatcher.declare("all.dim", "all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", (0,))
+
+
+def _call_all_dim(input, dim, keepdim):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_all_dim, (input, dim, keepdim,))
+    return _op_all_dim.table[_k](input, dim, keepdim)
+
+
+_op_var_correction = _dispatcher.declare("var.correction", "var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor", (0,))
+
+
+def _call_var_correction(input, dim, correction, keepdim):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_var_correction, (input, dim, correction, keepdim,))
+    return _op_var_correction.table[_k](input, dim, correction, keepdim)
+
+
+_op_std_correction = _dispatcher.declare("std.correction", "std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor", (0,))
+
+
+def _call_std_correction(input, dim, correction, keepdim):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_std_correction, (input, dim, correction, keepdim,))
+    return _op_std_correction.table[_k](input, dim, correction, keepdim)
+
+
+_op_logsumexp = _dispatcher.declare("logsumexp", "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", (0,))
+
+
+def _call_logsumexp(input, dim, keepdim):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_logsumexp, (input, dim, keepdim,))
+    return _op_logsumexp.table[_k](input, dim, keepdim)
+
+
+_op_linalg_vector_norm = _dispatcher.declare("linalg_vector_norm", "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+
+
+def _call_linalg_vector_norm(input, ord, dim, keepdim, dtype):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_vector_norm, (input, ord, dim, keepdim, dtype,))
+    return _op_linalg_vector_norm.table[_k](input, ord, dim, keepdim, dtype)
+
+
+_op_norm_Scalar = _dispatcher.declare("norm.Scalar", "norm.Scalar(Tensor self, Scalar p=2) -> Tensor", (0,))
+
+
+def _call_norm_Scalar(input, p):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_norm_Scalar, (input, p,))
+    return _op_norm_Scalar.table[_k](input, p)
+
+
+_op_norm_ScalarOpt_dim = _dispatcher.declare("norm.ScalarOpt_dim", "norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor", (0,))
+
+
+def _call_norm_ScalarOpt_dim(input, p, dim, keepdim):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_norm_ScalarOpt_dim, (input, p, dim, keepdim,))
+    return _op_norm_ScalarOpt_dim.table[_k](input, p, dim, keepdim)
+
+
+_op_cumsum = _dispatcher.declare("cumsum", "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", (0,))
+
+
+def _call_cumsum(input, dim, dtype):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_cumsum, (input, dim, dtype,))
+    return _op_cumsum.table[_k](input, dim, dtype)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
+def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
+    return _call__to_copy(input, dtype, layout, device, pin_memory, non_blocking, memory_format)
+
+
+def abs(input, *, out=None):
+    if out is None:
+        return _call_abs(input)
+    if out is not None:
+        return _call_abs_out(input, out)
+    return _no_overload("abs", locals(), ('abs(Tensor self) -> Tensor', 'abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def abs_(input):
+    return _call_abs_(input)
+
+
+def acos(input, *, out=None):
+    if out is None:
+        return _call_acos(input)
+    if out is not None:
+        return _call_acos_out(input, out)
+    return _no_overload("acos", locals(), ('acos(Tensor self) -> Tensor', 'acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def acos_(input):
+    return _call_acos_(input)
+
+
 def add(input, other, *, alpha=1, out=None):
-    if isinstance(other, Tensor) and out is not None:
-        return _call_add_out(input, other, alpha, (out if isinstance(out, Tensor) else _scalar(out)))
-    if not isinstance(other, Tensor) and out is not None:
-        return _call_add_Scalar_out(input, other, alpha, (out if isinstance(out, Tensor) else _scalar(out)))
-    if isinstance(other, Tensor) and out is None:
+    if out is None and isinstance(other, Tensor):
         return _call_add_Tensor(input, other, alpha)
-    if not isinstance(other, Tensor) and out is None:
+    if out is None and not isinstance(other, Tensor):
         return _call_add_Scalar(input, other, alpha)
-    return _no_overload("add", locals(), ('add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', 'add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)', 'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', 'add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor'))
+    if isinstance(other, Tensor) and out is not None:
+        return _call_add_out(input, other, alpha, out)
+    if not isinstance(other, Tensor) and out is not None:
+        return _call_add_Scalar_out(input, other, alpha, out)
+    return _no_overload("add", locals(), ('add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', 'add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', 'add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', 'add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def add_(input, other, *, alpha=1):
@@ -767,8 +4171,156 @@ def add_(input, other, *, alpha=1):
     return _no_overload("add_", locals(), ('add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', 'add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'))
 
 
+def all(input, dim=_NG, keepdim=False):
+    if dim is _NG:
+        return _call_all(input)
+    if dim is not _NG:
+        return _call_all_dim(input, dim, keepdim)
+    return _no_overload("all", locals(), ('all(Tensor self) -> Tensor', 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'))
+
+
+def amax(input, dim=(), keepdim=False):
+    return _call_amax(input, dim, keepdim)
+
+
+def amin(input, dim=(), keepdim=False):
+    return _call_amin(input, dim, keepdim)
+
+
+def any(input, dim=_NG, keepdim=False):
+    if dim is _NG:
+        return _call_any(input)
+    if dim is not _NG:
+        return _call_any_dim(input, dim, keepdim)
+    return _no_overload("any", locals(), ('any(Tensor self) -> Tensor', 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'))
+
+
+def argmax(input, dim=None, keepdim=False):
+    return _call_argmax(input, dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim=False):
+    return _call_argmin(input, dim, keepdim)
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    return _call_as_strided(input, size, stride, storage_offset)
+
+
+def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset=None):
+    return _call_as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
+
+
+def asin(input, *, out=None):
+    if out is None:
+        return _call_asin(input)
+    if out is not None:
+        return _call_asin_out(input, out)
+    return _no_overload("asin", locals(), ('asin(Tensor self) -> Tensor', 'asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def asin_(input):
+    return _call_asin_(input)
+
+
+def atan(input, *, out=None):
+    if out is None:
+        return _call_atan(input)
+    if out is not None:
+        return _call_atan_out(input, out)
+    return _no_overload("atan", locals(), ('atan(Tensor self) -> Tensor', 'atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def atan2(input, other, *, out=None):
+    if out is None:
+        return _call_atan2(input, (other if isinstance(other, Tensor) else _scalar(other)))
+    if out is not None:
+        return _call_atan2_out(input, (other if isinstance(other, Tensor) else _scalar(other)), out)
+    return _no_overload("atan2", locals(), ('atan2(Tensor self, Tensor other) -> Tensor', 'atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def atan2_(input, other):
+    return _call_atan2_(input, (other if isinstance(other, Tensor) else _scalar(other)))
+
+
+def atan_(input):
+    return _call_atan_(input)
+
+
+def bitwise_and(input, other, *, out=None):
+    if out is None:
+        return _call_bitwise_and_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other)))
+    if out is not None:
+        return _call_bitwise_and_out(input, (other if isinstance(other, Tensor) else _scalar(other)), out)
+    return _no_overload("bitwise_and", locals(), ('bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def bitwise_and_(input, other):
+    return _call_bitwise_and__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other)))
+
+
+def bitwise_not(input, *, out=None):
+    if out is None:
+        return _call_bitwise_not(input)
+    if out is not None:
+        return _call_bitwise_not_out(input, out)
+    return _no_overload("bitwise_not", locals(), ('bitwise_not(Tensor self) -> Tensor', 'bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def bitwise_not_(input):
+    return _call_bitwise_not_(input)
+
+
+def bitwise_or(input, other, *, out=None):
+    if out is None:
+        return _call_bitwise_or_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other)))
+    if out is not None:
+        return _call_bitwise_or_out(input, (other if isinstance(other, Tensor) else _scalar(other)), out)
+    return _no_overload("bitwise_or", locals(), ('bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def bitwise_or_(input, other):
+    return _call_bitwise_or__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other)))
+
+
+def bitwise_xor(input, other, *, out=None):
+    if out is None:
+        return _call_bitwise_xor_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other)))
+    if out is not None:
+        return _call_bitwise_xor_out(input, (other if isinstance(other, Tensor) else _scalar(other)), out)
+    return _no_overload("bitwise_xor", locals(), ('bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def bitwise_xor_(input, other):
+    return _call_bitwise_xor__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other)))
+
+
 def bmm(input, mat2):
     return _call_bmm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2)))
+
+
+def ceil(input, *, out=None):
+    if out is None:
+        return _call_ceil(input)
+    if out is not None:
+        return _call_ceil_out(input, out)
+    return _no_overload("ceil", locals(), ('ceil(Tensor self) -> Tensor', 'ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def ceil_(input):
+    return _call_ceil_(input)
+
+
+def chunk(input, chunks, dim=0):
+    return _call_chunk(input, chunks, dim)
+
+
+def clamp(input, min=None, max=None):
+    return _call_clamp(input, min, max)
+
+
+def clip(input, min=None, max=None):
+    return _call_clip(input, min, max)
 
 
 def clone(input, *, memory_format=None):
@@ -779,16 +4331,60 @@ def contiguous(input, *, memory_format='contiguous_format'):
     return _call_contiguous(input, memory_format)
 
 
-def div(input, other, *, out=None):
-    if isinstance(other, Tensor) and out is not None:
-        return _call_div_out(input, other, (out if isinstance(out, Tensor) else _scalar(out)))
-    if not isinstance(other, Tensor) and out is not None:
-        return _call_div_Scalar_out(input, other, (out if isinstance(out, Tensor) else _scalar(out)))
-    if isinstance(other, Tensor) and out is None:
+def copy_(input, src, non_blocking=False):
+    return _call_copy_(input, (src if isinstance(src, Tensor) else _scalar(src)), non_blocking)
+
+
+def cos(input, *, out=None):
+    if out is None:
+        return _call_cos(input)
+    if out is not None:
+        return _call_cos_out(input, out)
+    return _no_overload("cos", locals(), ('cos(Tensor self) -> Tensor', 'cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def cos_(input):
+    return _call_cos_(input)
+
+
+def cosh(input, *, out=None):
+    if out is None:
+        return _call_cosh(input)
+    if out is not None:
+        return _call_cosh_out(input, out)
+    return _no_overload("cosh", locals(), ('cosh(Tensor self) -> Tensor', 'cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def cosh_(input):
+    return _call_cosh_(input)
+
+
+def cumsum(input, dim, *, dtype=None):
+    return _call_cumsum(input, dim, dtype)
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    return _call_diagonal(input, offset, dim1, dim2)
+
+
+def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
+    return _call_diagonal_backward(grad_output, input_sizes, offset, dim1, dim2)
+
+
+def div(input, other, *, rounding_mode=_NG, out=None):
+    if out is None and isinstance(other, Tensor) and rounding_mode is _NG:
         return _call_div_Tensor(input, other)
-    if not isinstance(other, Tensor) and out is None:
+    if out is None and not isinstance(other, Tensor) and rounding_mode is _NG:
         return _call_div_Scalar(input, other)
-    return _no_overload("div", locals(), ('div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', 'div.Tensor(Tensor self, Tensor other) -> Tensor', 'div.Scalar(Tensor self, Scalar other) -> Tensor'))
+    if out is None and isinstance(other, Tensor) and rounding_mode is not _NG:
+        return _call_div_Tensor_mode(input, other, rounding_mode)
+    if out is None and not isinstance(other, Tensor) and rounding_mode is not _NG:
+        return _call_div_Scalar_mode(input, other, rounding_mode)
+    if isinstance(other, Tensor) and rounding_mode is _NG and out is not None:
+        return _call_div_out(input, other, out)
+    if not isinstance(other, Tensor) and rounding_mode is _NG and out is not None:
+        return _call_div_Scalar_out(input, other, out)
+    return _no_overload("div", locals(), ('div.Tensor(Tensor self, Tensor other) -> Tensor', 'div.Scalar(Tensor self, Scalar other) -> Tensor', 'div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor', 'div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor', 'div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def div_(input, other):
@@ -799,12 +4395,64 @@ def div_(input, other):
     return _no_overload("div_", locals(), ('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
-def exp(input, *, out=None):
+def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
+    if out is None:
+        return _call_elu(input, alpha, scale, input_scale)
     if out is not None:
-        return _call_exp_out(input, (out if isinstance(out, Tensor) else _scalar(out)))
+        return _call_elu_out(input, alpha, scale, input_scale, out)
+    return _no_overload("elu", locals(), ('elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor', 'elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def elu_(input, alpha=1, scale=1, input_scale=1):
+    return _call_elu_(input, alpha, scale, input_scale)
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _call_empty_strided(size, stride, dtype, layout, device, pin_memory)
+
+
+def eq(input, other, *, out=None):
+    if out is None and isinstance(other, Tensor):
+        return _call_eq_Tensor(input, other)
+    if out is None and not isinstance(other, Tensor):
+        return _call_eq_Scalar(input, other)
+    if isinstance(other, Tensor) and out is not None:
+        return _call_eq_out(input, other, out)
+    if not isinstance(other, Tensor) and out is not None:
+        return _call_eq_Scalar_out(input, other, out)
+    return _no_overload("eq", locals(), ('eq.Tensor(Tensor self, Tensor other) -> Tensor', 'eq.Scalar(Tensor self, Scalar other) -> Tensor', 'eq.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def erf(input, *, out=None):
+    if out is None:
+        return _call_erf(input)
+    if out is not None:
+        return _call_erf_out(input, out)
+    return _no_overload("erf", locals(), ('erf(Tensor self) -> Tensor', 'erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def erf_(input):
+    return _call_erf_(input)
+
+
+def exp(input, *, out=None):
     if out is None:
         return _call_exp(input)
-    return _no_overload("exp", locals(), ('exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', 'exp(Tensor self) -> Tensor'))
+    if out is not None:
+        return _call_exp_out(input, out)
+    return _no_overload("exp", locals(), ('exp(Tensor self) -> Tensor', 'exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def exp2(input, *, out=None):
+    if out is None:
+        return _call_exp2(input)
+    if out is not None:
+        return _call_exp2_out(input, out)
+    return _no_overload("exp2", locals(), ('exp2(Tensor self) -> Tensor', 'exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def exp2_(input):
+    return _call_exp2_(input)
 
 
 def exp_(input):
@@ -815,20 +4463,412 @@ def expand(input, size, *, implicit=False):
     return _call_expand(input, size, implicit)
 
 
-def gt(input, other, *, out=None):
+def expand_as(input, other):
+    return _call_expand_as(input, (other if isinstance(other, Tensor) else _scalar(other)))
+
+
+def expm1(input, *, out=None):
+    if out is None:
+        return _call_expm1(input)
+    if out is not None:
+        return _call_expm1_out(input, out)
+    return _no_overload("expm1", locals(), ('expm1(Tensor self) -> Tensor', 'expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def expm1_(input):
+    return _call_expm1_(input)
+
+
+def fill_(input, value):
+    return _call_fill__Scalar(input, value)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    return _call_flatten_using_ints(input, start_dim, end_dim)
+
+
+def floor(input, *, out=None):
+    if out is None:
+        return _call_floor(input)
+    if out is not None:
+        return _call_floor_out(input, out)
+    return _no_overload("floor", locals(), ('floor(Tensor self) -> Tensor', 'floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def floor_(input):
+    return _call_floor_(input)
+
+
+def floor_divide(input, other, *, out=None):
+    if out is None and isinstance(other, Tensor):
+        return _call_floor_divide(input, other)
+    if out is None and not isinstance(other, Tensor):
+        return _call_floor_divide_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
-        return _call_gt_out(input, other, (out if isinstance(out, Tensor) else _scalar(out)))
+        return _call_floor_divide_out(input, other, out)
     if not isinstance(other, Tensor) and out is not None:
-        return _call_gt_Scalar_out(input, other, (out if isinstance(out, Tensor) else _scalar(out)))
-    if isinstance(other, Tensor) and out is None:
+        return _call_floor_divide_Scalar_out(input, other, out)
+    return _no_overload("floor_divide", locals(), ('floor_divide(Tensor self, Tensor other) -> Tensor', 'floor_divide.Scalar(Tensor self, Scalar other) -> Tensor', 'floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'floor_divide.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def floor_divide_(input, other):
+    if isinstance(other, Tensor):
+        return _call_floor_divide_(input, other)
+    if not isinstance(other, Tensor):
+        return _call_floor_divide__Scalar(input, other)
+    return _no_overload("floor_divide_", locals(), ('floor_divide_(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
+
+
+def fmod(input, other, *, out=None):
+    if out is None and isinstance(other, Tensor):
+        return _call_fmod_Tensor(input, other)
+    if out is None and not isinstance(other, Tensor):
+        return _call_fmod_Scalar(input, other)
+    if isinstance(other, Tensor) and out is not None:
+        return _call_fmod_out(input, other, out)
+    if not isinstance(other, Tensor) and out is not None:
+        return _call_fmod_Scalar_out(input, other, out)
+    return _no_overload("fmod", locals(), ('fmod.Tensor(Tensor self, Tensor other) -> Tensor', 'fmod.Scalar(Tensor self, Scalar other) -> Tensor', 'fmod.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def fmod_(input, other):
+    if isinstance(other, Tensor):
+        return _call_fmod__Tensor(input, other)
+    if not isinstance(other, Tensor):
+        return _call_fmod__Scalar(input, other)
+    return _no_overload("fmod_", locals(), ('fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
+
+
+def frac(input, *, out=None):
+    if out is None:
+        return _call_frac(input)
+    if out is not None:
+        return _call_frac_out(input, out)
+    return _no_overload("frac", locals(), ('frac(Tensor self) -> Tensor', 'frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def frac_(input):
+    return _call_frac_(input)
+
+
+def ge(input, other, *, out=None):
+    if out is None and isinstance(other, Tensor):
+        return _call_ge_Tensor(input, other)
+    if out is None and not isinstance(other, Tensor):
+        return _call_ge_Scalar(input, other)
+    if isinstance(other, Tensor) and out is not None:
+        return _call_ge_out(input, other, out)
+    if not isinstance(other, Tensor) and out is not None:
+        return _call_ge_Scalar_out(input, other, out)
+    return _no_overload("ge", locals(), ('ge.Tensor(Tensor self, Tensor other) -> Tensor', 'ge.Scalar(Tensor self, Scalar other) -> Tensor', 'ge.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def gelu(input, *, approximate='none'):
+    return _call_gelu(input, approximate)
+
+
+def gt(input, other, *, out=None):
+    if out is None and isinstance(other, Tensor):
         return _call_gt_Tensor(input, other)
-    if not isinstance(other, Tensor) and out is None:
+    if out is None and not isinstance(other, Tensor):
         return _call_gt_Scalar(input, other)
-    return _no_overload("gt", locals(), ('gt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', 'gt.Tensor(Tensor self, Tensor other) -> Tensor', 'gt.Scalar(Tensor self, Scalar other) -> Tensor'))
+    if isinstance(other, Tensor) and out is not None:
+        return _call_gt_out(input, other, out)
+    if not isinstance(other, Tensor) and out is not None:
+        return _call_gt_Scalar_out(input, other, out)
+    return _no_overload("gt", locals(), ('gt.Tensor(Tensor self, Tensor other) -> Tensor', 'gt.Scalar(Tensor self, Scalar other) -> Tensor', 'gt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def hardsigmoid(input, *, out=None):
+    if out is None:
+        return _call_hardsigmoid(input)
+    if out is not None:
+        return _call_hardsigmoid_out(input, out)
+    return _no_overload("hardsigmoid", locals(), ('hardsigmoid(Tensor self) -> Tensor', 'hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def hardsigmoid_(input):
+    return _call_hardsigmoid_(input)
+
+
+def hardswish(input, *, out=None):
+    if out is None:
+        return _call_hardswish(input)
+    if out is not None:
+        return _call_hardswish_out(input, out)
+    return _no_overload("hardswish", locals(), ('hardswish(Tensor self) -> Tensor', 'hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def hardswish_(input):
+    return _call_hardswish_(input)
+
+
+def hardtanh(input, min_val=-1, max_val=1, *, out=None):
+    if out is None:
+        return _call_hardtanh(input, min_val, max_val)
+    if out is not None:
+        return _call_hardtanh_out(input, min_val, max_val, out)
+    return _no_overload("hardtanh", locals(), ('hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor', 'hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def hardtanh_(input, min_val=-1, max_val=1):
+    return _call_hardtanh_(input, min_val, max_val)
+
+
+def index(input, indices):
+    return _call_index_Tensor(input, indices)
+
+
+def index_put(input, indices, values, accumulate=False):
+    return _call_index_put(input, indices, (values if isinstance(values, Tensor) else _scalar(values)), accumulate)
+
+
+def index_put_(input, indices, values, accumulate=False):
+    return _call_index_put_(input, indices, (values if isinstance(values, Tensor) else _scalar(values)), accumulate)
+
+
+def isfinite(input, *, out=None):
+    if out is None:
+        return _call_isfinite(input)
+    if out is not None:
+        return _call_isfinite_out(input, out)
+    return _no_overload("isfinite", locals(), ('isfinite(Tensor self) -> Tensor', 'isfinite.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def isinf(input, *, out=None):
+    if out is None:
+        return _call_isinf(input)
+    if out is not None:
+        return _call_isinf_out(input, out)
+    return _no_overload("isinf", locals(), ('isinf(Tensor self) -> Tensor', 'isinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def isnan(input, *, out=None):
+    if out is None:
+        return _call_isnan(input)
+    if out is not None:
+        return _call_isnan_out(input, out)
+    return _no_overload("isnan", locals(), ('isnan(Tensor self) -> Tensor', 'isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def le(input, other, *, out=None):
+    if out is None and isinstance(other, Tensor):
+        return _call_le_Tensor(input, other)
+    if out is None and not isinstance(other, Tensor):
+        return _call_le_Scalar(input, other)
+    if isinstance(other, Tensor) and out is not None:
+        return _call_le_out(input, other, out)
+    if not isinstance(other, Tensor) and out is not None:
+        return _call_le_Scalar_out(input, other, out)
+    return _no_overload("le", locals(), ('le.Tensor(Tensor self, Tensor other) -> Tensor', 'le.Scalar(Tensor self, Scalar other) -> Tensor', 'le.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def leaky_relu(input, negative_slope=0.01, *, out=None):
+    if out is None:
+        return _call_leaky_relu(input, negative_slope)
+    if out is not None:
+        return _call_leaky_relu_out(input, negative_slope, out)
+    return _no_overload("leaky_relu", locals(), ('leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor', 'leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return _call_leaky_relu_(input, negative_slope)
+
+
+def lerp(input, end, weight, *, out=None):
+    if out is None and not isinstance(weight, Tensor):
+        return _call_lerp_Scalar(input, (end if isinstance(end, Tensor) else _scalar(end)), weight)
+    if out is None and isinstance(weight, Tensor):
+        return _call_lerp_Tensor(input, (end if isinstance(end, Tensor) else _scalar(end)), weight)
+    if not isinstance(weight, Tensor) and out is not None:
+        return _call_lerp_Scalar_out(input, (end if isinstance(end, Tensor) else _scalar(end)), weight, out)
+    if isinstance(weight, Tensor) and out is not None:
+        return _call_lerp_out(input, (end if isinstance(end, Tensor) else _scalar(end)), weight, out)
+    return _no_overload("lerp", locals(), ('lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor', 'lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor', 'lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)', 'lerp.out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def lerp_(input, end, weight):
+    if not isinstance(weight, Tensor):
+        return _call_lerp__Scalar(input, (end if isinstance(end, Tensor) else _scalar(end)), weight)
+    if isinstance(weight, Tensor):
+        return _call_lerp__Tensor(input, (end if isinstance(end, Tensor) else _scalar(end)), weight)
+    return _no_overload("lerp_", locals(), ('lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)', 'lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)'))
+
+
+def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
+    return _call_linalg_vector_norm(input, ord, dim, keepdim, dtype)
+
+
+def log(input, *, out=None):
+    if out is None:
+        return _call_log(input)
+    if out is not None:
+        return _call_log_out(input, out)
+    return _no_overload("log", locals(), ('log(Tensor self) -> Tensor', 'log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def log10(input, *, out=None):
+    if out is None:
+        return _call_log10(input)
+    if out is not None:
+        return _call_log10_out(input, out)
+    return _no_overload("log10", locals(), ('log10(Tensor self) -> Tensor', 'log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def log10_(input):
+    return _call_log10_(input)
+
+
+def log1p(input, *, out=None):
+    if out is None:
+        return _call_log1p(input)
+    if out is not None:
+        return _call_log1p_out(input, out)
+    return _no_overload("log1p", locals(), ('log1p(Tensor self) -> Tensor', 'log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def log1p_(input):
+    return _call_log1p_(input)
+
+
+def log2(input, *, out=None):
+    if out is None:
+        return _call_log2(input)
+    if out is not None:
+        return _call_log2_out(input, out)
+    return _no_overload("log2", locals(), ('log2(Tensor self) -> Tensor', 'log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def log2_(input):
+    return _call_log2_(input)
+
+
+def log_(input):
+    return _call_log_(input)
+
+
+def log_sigmoid(input, *, out=None):
+    if out is None:
+        return _call_log_sigmoid(input)
+    if out is not None:
+        return _call_log_sigmoid_out(input, out)
+    return _no_overload("log_sigmoid", locals(), ('log_sigmoid(Tensor self) -> Tensor', 'log_sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def log_sigmoid_(input):
+    return _call_log_sigmoid_(input)
+
+
+def logical_and(input, other, *, out=None):
+    if out is None:
+        return _call_logical_and(input, (other if isinstance(other, Tensor) else _scalar(other)))
+    if out is not None:
+        return _call_logical_and_out(input, (other if isinstance(other, Tensor) else _scalar(other)), out)
+    return _no_overload("logical_and", locals(), ('logical_and(Tensor self, Tensor other) -> Tensor', 'logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def logical_not(input, *, out=None):
+    if out is None:
+        return _call_logical_not(input)
+    if out is not None:
+        return _call_logical_not_out(input, out)
+    return _no_overload("logical_not", locals(), ('logical_not(Tensor self) -> Tensor', 'logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def logical_or(input, other, *, out=None):
+    if out is None:
+        return _call_logical_or(input, (other if isinstance(other, Tensor) else _scalar(other)))
+    if out is not None:
+        return _call_logical_or_out(input, (other if isinstance(other, Tensor) else _scalar(other)), out)
+    return _no_overload("logical_or", locals(), ('logical_or(Tensor self, Tensor other) -> Tensor', 'logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def logical_xor(input, other, *, out=None):
+    if out is None:
+        return _call_logical_xor(input, (other if isinstance(other, Tensor) else _scalar(other)))
+    if out is not None:
+        return _call_logical_xor_out(input, (other if isinstance(other, Tensor) else _scalar(other)), out)
+    return _no_overload("logical_xor", locals(), ('logical_xor(Tensor self, Tensor other) -> Tensor', 'logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def logsumexp(input, dim, keepdim=False):
+    return _call_logsumexp(input, dim, keepdim)
+
+
+def lt(input, other, *, out=None):
+    if out is None and isinstance(other, Tensor):
+        return _call_lt_Tensor(input, other)
+    if out is None and not isinstance(other, Tensor):
+        return _call_lt_Scalar(input, other)
+    if isinstance(other, Tensor) and out is not None:
+        return _call_lt_out(input, other, out)
+    if not isinstance(other, Tensor) and out is not None:
+        return _call_lt_Scalar_out(input, other, out)
+    return _no_overload("lt", locals(), ('lt.Tensor(Tensor self, Tensor other) -> Tensor', 'lt.Scalar(Tensor self, Scalar other) -> Tensor', 'lt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def matmul(input, other):
     return _call_matmul(input, (other if isinstance(other, Tensor) else _scalar(other)))
+
+
+def max(input, dim=_NG, keepdim=False):
+    if dim is _NG:
+        return _call_max(input)
+    if dim is not _NG:
+        return _call_max_dim(input, dim, keepdim)
+    return _no_overload("max", locals(), ('max(Tensor self) -> Tensor', 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
+
+
+def maximum(input, other, *, out=None):
+    if out is None:
+        return _call_maximum(input, (other if isinstance(other, Tensor) else _scalar(other)))
+    if out is not None:
+        return _call_maximum_out(input, (other if isinstance(other, Tensor) else _scalar(other)), out)
+    return _no_overload("maximum", locals(), ('maximum(Tensor self, Tensor other) -> Tensor', 'maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def maximum_(input, other):
+    return _call_maximum_(input, (other if isinstance(other, Tensor) else _scalar(other)))
+
+
+def mean(input, dim=_NG, keepdim=False, *, dtype=None):
+    if dim is _NG:
+        return _call_mean(input, dtype)
+    if dim is not _NG:
+        return _call_mean_dim(input, dim, keepdim, dtype)
+    return _no_overload("mean", locals(), ('mean(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
+
+
+def min(input, dim=_NG, keepdim=False):
+    if dim is _NG:
+        return _call_min(input)
+    if dim is not _NG:
+        return _call_min_dim(input, dim, keepdim)
+    return _no_overload("min", locals(), ('min(Tensor self) -> Tensor', 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
+
+
+def minimum(input, other, *, out=None):
+    if out is None:
+        return _call_minimum(input, (other if isinstance(other, Tensor) else _scalar(other)))
+    if out is not None:
+        return _call_minimum_out(input, (other if isinstance(other, Tensor) else _scalar(other)), out)
+    return _no_overload("minimum", locals(), ('minimum(Tensor self, Tensor other) -> Tensor', 'minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def minimum_(input, other):
+    return _call_minimum_(input, (other if isinstance(other, Tensor) else _scalar(other)))
+
+
+def mish(input, *, out=None):
+    if out is None:
+        return _call_mish(input)
+    if out is not None:
+        return _call_mish_out(input, out)
+    return _no_overload("mish", locals(), ('mish(Tensor self) -> Tensor', 'mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def mish_(input):
+    return _call_mish_(input)
 
 
 def mm(input, mat2):
@@ -836,15 +4876,15 @@ def mm(input, mat2):
 
 
 def mul(input, other, *, out=None):
-    if isinstance(other, Tensor) and out is not None:
-        return _call_mul_out(input, other, (out if isinstance(out, Tensor) else _scalar(out)))
-    if not isinstance(other, Tensor) and out is not None:
-        return _call_mul_Scalar_out(input, other, (out if isinstance(out, Tensor) else _scalar(out)))
-    if isinstance(other, Tensor) and out is None:
+    if out is None and isinstance(other, Tensor):
         return _call_mul_Tensor(input, other)
-    if not isinstance(other, Tensor) and out is None:
+    if out is None and not isinstance(other, Tensor):
         return _call_mul_Scalar(input, other)
-    return _no_overload("mul", locals(), ('mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', 'mul.Tensor(Tensor self, Tensor other) -> Tensor', 'mul.Scalar(Tensor self, Scalar other) -> Tensor'))
+    if isinstance(other, Tensor) and out is not None:
+        return _call_mul_out(input, other, out)
+    if not isinstance(other, Tensor) and out is not None:
+        return _call_mul_Scalar_out(input, other, out)
+    return _no_overload("mul", locals(), ('mul.Tensor(Tensor self, Tensor other) -> Tensor', 'mul.Scalar(Tensor self, Scalar other) -> Tensor', 'mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def mul_(input, other):
@@ -855,48 +4895,304 @@ def mul_(input, other):
     return _no_overload("mul_", locals(), ('mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
+def nan_to_num(input, nan=None, posinf=None, neginf=None):
+    return _call_nan_to_num(input, nan, posinf, neginf)
+
+
+def narrow(input, dim, start, length):
+    return _call_narrow(input, dim, start, length)
+
+
+def ne(input, other, *, out=None):
+    if out is None and isinstance(other, Tensor):
+        return _call_ne_Tensor(input, other)
+    if out is None and not isinstance(other, Tensor):
+        return _call_ne_Scalar(input, other)
+    if isinstance(other, Tensor) and out is not None:
+        return _call_ne_out(input, other, out)
+    if not isinstance(other, Tensor) and out is not None:
+        return _call_ne_Scalar_out(input, other, out)
+    return _no_overload("ne", locals(), ('ne.Tensor(Tensor self, Tensor other) -> Tensor', 'ne.Scalar(Tensor self, Scalar other) -> Tensor', 'ne.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
 def neg(input, *, out=None):
-    if out is not None:
-        return _call_neg_out(input, (out if isinstance(out, Tensor) else _scalar(out)))
     if out is None:
         return _call_neg(input)
-    return _no_overload("neg", locals(), ('neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', 'neg(Tensor self) -> Tensor'))
+    if out is not None:
+        return _call_neg_out(input, out)
+    return _no_overload("neg", locals(), ('neg(Tensor self) -> Tensor', 'neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def neg_(input):
     return _call_neg_(input)
 
 
+def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _call_new_empty(input, size, dtype, layout, device, pin_memory)
+
+
+def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _call_new_full(input, size, fill_value, dtype, layout, device, pin_memory)
+
+
+def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _call_new_ones(input, size, dtype, layout, device, pin_memory)
+
+
+def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _call_new_zeros(input, size, dtype, layout, device, pin_memory)
+
+
+def norm(input, p=_NG, dim=_NG, keepdim=False):
+    if dim is _NG:
+        return _call_norm_Scalar(input, (2 if p is _NG else p))
+    if p is not _NG and dim is not _NG:
+        return _call_norm_ScalarOpt_dim(input, p, dim, keepdim)
+    return _no_overload("norm", locals(), ('norm.Scalar(Tensor self, Scalar p=2) -> Tensor', 'norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor'))
+
+
+def normal_(input, mean=0, std=1, *, generator=None):
+    return _call_normal_(input, mean, std, generator)
+
+
 def permute(input, dims):
     return _call_permute(input, dims)
 
 
+def positive(input):
+    return _call_positive(input)
+
+
 def pow(input, exponent, *, out=None):
-    if out is not None:
-        return _call_pow_Tensor_Scalar_out(input, exponent, (out if isinstance(out, Tensor) else _scalar(out)))
-    if out is None:
+    if out is None and not isinstance(exponent, Tensor):
         return _call_pow_Tensor_Scalar(input, exponent)
-    return _no_overload("pow", locals(), ('pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)', 'pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor'))
+    if out is None and isinstance(exponent, Tensor):
+        return _call_pow_Tensor_Tensor(input, exponent)
+    if not isinstance(exponent, Tensor) and out is not None:
+        return _call_pow_Tensor_Scalar_out(input, exponent, out)
+    if isinstance(exponent, Tensor) and out is not None:
+        return _call_pow_Tensor_Tensor_out(input, exponent, out)
+    return _no_overload("pow", locals(), ('pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor', 'pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor', 'pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)', 'pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def pow_(input, exponent):
-    return _call_pow__Tensor_Scalar(input, exponent)
+    if not isinstance(exponent, Tensor):
+        return _call_pow__Tensor_Scalar(input, exponent)
+    if isinstance(exponent, Tensor):
+        return _call_pow__Tensor_Tensor(input, exponent)
+    return _no_overload("pow_", locals(), ('pow_.Tensor_Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)', 'pow_.Tensor_Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)'))
+
+
+def prelu(input, weight):
+    return _call_prelu(input, (weight if isinstance(weight, Tensor) else _scalar(weight)))
+
+
+def prod(input, dim=_NG, keepdim=False, *, dtype=None):
+    if dim is _NG:
+        return _call_prod(input, dtype)
+    if dim is not _NG:
+        return _call_prod_dim_int(input, dim, keepdim, dtype)
+    return _no_overload("prod", locals(), ('prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
+
+
+def random_(input, from_, to, *, generator=None):
+    return _call_random__from(input, from_, to, generator)
+
+
+def reciprocal(input, *, out=None):
+    if out is None:
+        return _call_reciprocal(input)
+    if out is not None:
+        return _call_reciprocal_out(input, out)
+    return _no_overload("reciprocal", locals(), ('reciprocal(Tensor self) -> Tensor', 'reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def reciprocal_(input):
+    return _call_reciprocal_(input)
 
 
 def relu(input, *, out=None):
-    if out is not None:
-        return _call_relu_out(input, (out if isinstance(out, Tensor) else _scalar(out)))
     if out is None:
         return _call_relu(input)
-    return _no_overload("relu", locals(), ('relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', 'relu(Tensor self) -> Tensor'))
+    if out is not None:
+        return _call_relu_out(input, out)
+    return _no_overload("relu", locals(), ('relu(Tensor self) -> Tensor', 'relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def relu6(input):
+    return _call_relu6(input)
 
 
 def relu_(input):
     return _call_relu_(input)
 
 
+def remainder(input, other, *, out=None):
+    if out is None and isinstance(other, Tensor):
+        return _call_remainder_Tensor(input, other)
+    if out is None and not isinstance(other, Tensor):
+        return _call_remainder_Scalar(input, other)
+    if isinstance(other, Tensor) and out is not None:
+        return _call_remainder_out(input, other, out)
+    if not isinstance(other, Tensor) and out is not None:
+        return _call_remainder_Scalar_out(input, other, out)
+    return _no_overload("remainder", locals(), ('remainder.Tensor(Tensor self, Tensor other) -> Tensor', 'remainder.Scalar(Tensor self, Scalar other) -> Tensor', 'remainder.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def remainder_(input, other):
+    if isinstance(other, Tensor):
+        return _call_remainder__Tensor(input, other)
+    if not isinstance(other, Tensor):
+        return _call_remainder__Scalar(input, other)
+    return _no_overload("remainder_", locals(), ('remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
+
+
 def reshape(input, shape):
     return _call_reshape(input, shape)
+
+
+def round(input, *, out=None):
+    if out is None:
+        return _call_round(input)
+    if out is not None:
+        return _call_round_out(input, out)
+    return _no_overload("round", locals(), ('round(Tensor self) -> Tensor', 'round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def round_(input):
+    return _call_round_(input)
+
+
+def rsqrt(input, *, out=None):
+    if out is None:
+        return _call_rsqrt(input)
+    if out is not None:
+        return _call_rsqrt_out(input, out)
+    return _no_overload("rsqrt", locals(), ('rsqrt(Tensor self) -> Tensor', 'rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def rsqrt_(input):
+    return _call_rsqrt_(input)
+
+
+def select(input, dim, index):
+    return _call_select_int(input, dim, index)
+
+
+def select_backward(grad_output, input_sizes, dim, index):
+    return _call_select_backward(grad_output, input_sizes, dim, index)
+
+
+def selu(input):
+    return _call_selu(input)
+
+
+def sigmoid(input, *, out=None):
+    if out is None:
+        return _call_sigmoid(input)
+    if out is not None:
+        return _call_sigmoid_out(input, out)
+    return _no_overload("sigmoid", locals(), ('sigmoid(Tensor self) -> Tensor', 'sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def sigmoid_(input):
+    return _call_sigmoid_(input)
+
+
+def sign(input, *, out=None):
+    if out is None:
+        return _call_sign(input)
+    if out is not None:
+        return _call_sign_out(input, out)
+    return _no_overload("sign", locals(), ('sign(Tensor self) -> Tensor', 'sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def sign_(input):
+    return _call_sign_(input)
+
+
+def silu(input, *, out=None):
+    if out is None:
+        return _call_silu(input)
+    if out is not None:
+        return _call_silu_out(input, out)
+    return _no_overload("silu", locals(), ('silu(Tensor self) -> Tensor', 'silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def silu_(input):
+    return _call_silu_(input)
+
+
+def sin(input, *, out=None):
+    if out is None:
+        return _call_sin(input)
+    if out is not None:
+        return _call_sin_out(input, out)
+    return _no_overload("sin", locals(), ('sin(Tensor self) -> Tensor', 'sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def sin_(input):
+    return _call_sin_(input)
+
+
+def sinh(input, *, out=None):
+    if out is None:
+        return _call_sinh(input)
+    if out is not None:
+        return _call_sinh_out(input, out)
+    return _no_overload("sinh", locals(), ('sinh(Tensor self) -> Tensor', 'sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def sinh_(input):
+    return _call_sinh_(input)
+
+
+def slice(input, dim=0, start=None, end=None, step=1):
+    return _call_slice_Tensor(input, dim, start, end, step)
+
+
+def slice_backward(grad_output, input_sizes, dim, start, end, step):
+    return _call_slice_backward(grad_output, input_sizes, dim, start, end, step)
+
+
+def softplus(input, beta=1, threshold=20, *, out=None):
+    if out is None:
+        return _call_softplus(input, beta, threshold)
+    if out is not None:
+        return _call_softplus_out(input, beta, threshold, out)
+    return _no_overload("softplus", locals(), ('softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor', 'softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def softplus_(input, beta=1, threshold=20):
+    return _call_softplus_(input, beta, threshold)
+
+
+def split(input, split_size, dim=0):
+    return _call_split_Tensor(input, split_size, dim)
+
+
+def sqrt(input, *, out=None):
+    if out is None:
+        return _call_sqrt(input)
+    if out is not None:
+        return _call_sqrt_out(input, out)
+    return _no_overload("sqrt", locals(), ('sqrt(Tensor self) -> Tensor', 'sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def sqrt_(input):
+    return _call_sqrt_(input)
+
+
+def square(input, *, out=None):
+    if out is None:
+        return _call_square(input)
+    if out is not None:
+        return _call_square_out(input, out)
+    return _no_overload("square", locals(), ('square(Tensor self) -> Tensor', 'square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def square_(input):
+    return _call_square_(input)
 
 
 def squeeze(input, dim=_NG):
@@ -907,16 +5203,20 @@ def squeeze(input, dim=_NG):
     return _no_overload("squeeze", locals(), ('squeeze(Tensor(a) self) -> Tensor(a)', 'squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)'))
 
 
+def std(input, dim=None, *, correction=None, keepdim=False):
+    return _call_std_correction(input, dim, correction, keepdim)
+
+
 def sub(input, other, *, alpha=1, out=None):
-    if isinstance(other, Tensor) and out is not None:
-        return _call_sub_out(input, other, alpha, (out if isinstance(out, Tensor) else _scalar(out)))
-    if not isinstance(other, Tensor) and out is not None:
-        return _call_sub_Scalar_out(input, other, alpha, (out if isinstance(out, Tensor) else _scalar(out)))
-    if isinstance(other, Tensor) and out is None:
+    if out is None and isinstance(other, Tensor):
         return _call_sub_Tensor(input, other, alpha)
-    if not isinstance(other, Tensor) and out is None:
+    if out is None and not isinstance(other, Tensor):
         return _call_sub_Scalar(input, other, alpha)
-    return _no_overload("sub", locals(), ('sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', 'sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)', 'sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', 'sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor'))
+    if isinstance(other, Tensor) and out is not None:
+        return _call_sub_out(input, other, alpha, out)
+    if not isinstance(other, Tensor) and out is not None:
+        return _call_sub_Scalar_out(input, other, alpha, out)
+    return _no_overload("sub", locals(), ('sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', 'sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', 'sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', 'sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def sub_(input, other, *, alpha=1):
@@ -939,13 +5239,77 @@ def t(input):
     return _call_t(input)
 
 
+def tan(input, *, out=None):
+    if out is None:
+        return _call_tan(input)
+    if out is not None:
+        return _call_tan_out(input, out)
+    return _no_overload("tan", locals(), ('tan(Tensor self) -> Tensor', 'tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def tan_(input):
+    return _call_tan_(input)
+
+
+def tanh(input, *, out=None):
+    if out is None:
+        return _call_tanh(input)
+    if out is not None:
+        return _call_tanh_out(input, out)
+    return _no_overload("tanh", locals(), ('tanh(Tensor self) -> Tensor', 'tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def tanh_(input):
+    return _call_tanh_(input)
+
+
 def transpose(input, dim0, dim1):
     return _call_transpose_int(input, dim0, dim1)
+
+
+def trunc(input, *, out=None):
+    if out is None:
+        return _call_trunc(input)
+    if out is not None:
+        return _call_trunc_out(input, out)
+    return _no_overload("trunc", locals(), ('trunc(Tensor self) -> Tensor', 'trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def trunc_(input):
+    return _call_trunc_(input)
+
+
+def unbind(input, dim=0):
+    return _call_unbind_int(input, dim)
+
+
+def unflatten(input, dim, sizes):
+    return _call_unflatten_int(input, dim, sizes)
+
+
+def uniform_(input, from_=0, to=1, *, generator=None):
+    return _call_uniform_(input, from_, to, generator)
 
 
 def unsqueeze(input, dim):
     return _call_unsqueeze(input, dim)
 
 
+def var(input, dim=None, *, correction=None, keepdim=False):
+    return _call_var_correction(input, dim, correction, keepdim)
+
+
 def view(input, size):
     return _call_view(input, size)
+
+
+def where(condition, input, other, *, out=None):
+    if out is None:
+        return _call_where_self(condition, (input if isinstance(input, Tensor) else _scalar(input)), (other if isinstance(other, Tensor) else _scalar(other)))
+    if out is not None:
+        return _call_where_self_out(condition, (input if isinstance(input, Tensor) else _scalar(input)), (other if isinstance(other, Tensor) else _scalar(other)), out)
+    return _no_overload("where", locals(), ('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', 'where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def zero_(input):
+    return _call_zero_(input)

@@ -1,7 +1,13 @@
-"""Reductions (CompositeExplicitAutograd; NumPy on CPU, CuPy on CUDA until a CUDA kernel overrides them)."""
+"""Reductions (CompositeExplicitAutograd): written against the array module of the input, so one kernel
+serves NumPy on CPU and CuPy on CUDA (until a generated CUDA reduction overrides it).
+
+Dtype rules follow PyTorch: integer and bool sums/products accumulate in int64; mean/var/std/norm need a
+floating input (or `dtype=`); any/all return bool (uint8 for uint8 input); arg-reductions return int64.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -9,38 +15,263 @@ import numpy as np
 
 from runtime import dtypes
 from runtime import strides as S
+from runtime.kernels._xp import dims as _dims
+from runtime.kernels._xp import wrap, xp_of
 from runtime.tensor import Tensor
 
 
-def _sum_dtype(self: Tensor, dtype: Any) -> dtypes.DType:
+def _acc_dtype(self: Tensor, dtype: Any) -> dtypes.DType:
     if dtype is not None:
         return dtypes.as_dtype(dtype)
-    # integers and bools sum in int64, as PyTorch
+    # integers and bools accumulate in int64, as PyTorch
     return self._dtype if self._dtype.is_floating_point else dtypes.int64
 
 
-def _dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
-    if dim is None:
-        return None
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    if not dims:
-        return None
-    wrapped = tuple(S.wrap_dim(d, ndim) for d in dims)
-    if len(set(wrapped)) != len(wrapped):
-        raise RuntimeError(f"dim {wrapped} appears multiple times in the list of dims")
-    return wrapped
+def _float_dtype(self: Tensor, dtype: Any, op: str) -> dtypes.DType:
+    dt = dtypes.as_dtype(dtype) if dtype is not None else self._dtype
+    if not dt.is_floating_point:
+        raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either a floating point "
+                           f"or complex dtype. Got: {dt.name.capitalize()}")
+    return dt
+
+
+def _compute(a: Any, dt: dtypes.DType) -> Any:
+    """`a` in the dtype a reduction computes in (half precision in float32)."""
+    ct = np.dtype(np.float32) if dt is dtypes.float16 else dt.np
+    return a if a.dtype == ct else a.astype(ct)
+
+
+def _nonempty(self: Tensor, axes: tuple[int, ...] | None, op: str) -> None:
+    """PyTorch refuses max/min-like reductions over a dimension of size 0."""
+    shape = self.shape
+    for d in range(len(shape)) if axes is None else axes:
+        if shape[d] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+    if axes is None and self.numel() == 0:
+        raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                           f"reduction dim with the 'dim' argument.")
 
 
 def sum(self: Tensor, dtype: Any = None) -> Tensor:  # noqa: A001
-    dt = _sum_dtype(self, dtype)
-    return Tensor._wrap(as_array(self._data.sum(dtype=dt.np), self._data), dt)
+    dt = _acc_dtype(self, dtype)
+    return wrap(_compute(self._data, dt).sum(), self._data, dt)
 
 
 def sum_dim(self: Tensor, dim: Sequence[int] | None, keepdim: bool = False, dtype: Any = None) -> Tensor:
-    dt = _sum_dtype(self, dtype)
+    dt = _acc_dtype(self, dtype)
     axes = _dims(dim, self._data.ndim)
-    r = self._data.sum(axis=axes, dtype=dt.np, keepdims=keepdim)
-    return Tensor._wrap(as_array(r, self._data), dt)
+    r = _compute(self._data, dt).sum(axis=axes, keepdims=keepdim)
+    return wrap(r, self._data, dt)
+
+
+def mean(self: Tensor, dtype: Any = None) -> Tensor:
+    return mean_dim(self, None, False, dtype)
+
+
+def mean_dim(self: Tensor, dim: Sequence[int] | None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+    dt = _float_dtype(self, dtype, "mean")
+    axes = _dims(dim, self._data.ndim)
+    a = _compute(self._data, dt)
+    with np.errstate(all="ignore"):
+        count = self.numel() if axes is None else math.prod(self.shape[d] for d in axes)
+        r = a.sum(axis=axes, keepdims=keepdim) / count if count else a.sum(axis=axes, keepdims=keepdim) * np.nan
+    return wrap(r, a, dt)
+
+
+def prod(self: Tensor, dtype: Any = None) -> Tensor:
+    dt = _acc_dtype(self, dtype)
+    return wrap(_compute(self._data, dt).prod(), self._data, dt)
+
+
+def prod_dim(self: Tensor, dim: int, keepdim: bool = False, dtype: Any = None) -> Tensor:
+    dt = _acc_dtype(self, dtype)
+    axis = S.wrap_dim(dim, self._data.ndim)
+    return wrap(_compute(self._data, dt).prod(axis=axis if self._data.ndim else None, keepdims=keepdim),
+                self._data, dt)
+
+
+def _extreme(self: Tensor, dim: Sequence[int] | int | None, keepdim: bool, op: str, largest: bool) -> Tensor:
+    axes = _dims(dim, self._data.ndim)
+    _nonempty(self, axes, op)
+    a = self._data
+    if self._data.ndim == 0:
+        return Tensor._wrap(a.copy(), self._dtype)
+    xp = xp_of(a)
+    r = (xp.max if largest else xp.min)(a, axis=axes, keepdims=keepdim)
+    return wrap(r, a, self._dtype)
+
+
+def amax(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+    return _extreme(self, dim, keepdim, "amax", True)
+
+
+def amin(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+    return _extreme(self, dim, keepdim, "amin", False)
+
+
+def max(self: Tensor) -> Tensor:  # noqa: A001
+    return _extreme(self, None, False, "max", True)
+
+
+def min(self: Tensor) -> Tensor:  # noqa: A001
+    return _extreme(self, None, False, "min", False)
+
+
+def _arg(self: Tensor, dim: int | None, keepdim: bool, op: str, largest: bool) -> Tensor:
+    a = self._data
+    xp = xp_of(a)
+    if dim is None:
+        _nonempty(self, None, op)
+        flat = a.reshape(-1)
+        r = _nan_arg(xp, flat, 0, largest)
+        if keepdim:
+            r = xp.asarray(r).reshape((1,) * a.ndim)
+        return wrap(r, a, dtypes.int64)
+    axis = S.wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        return wrap(xp.zeros((), dtype=np.int64), a, dtypes.int64)
+    _nonempty(self, (axis,), op)
+    r = _nan_arg(xp, a, axis, largest)
+    if keepdim:
+        r = xp.expand_dims(r, axis)
+    return wrap(r, a, dtypes.int64)
+
+
+def _nan_arg(xp: Any, a: Any, axis: int, largest: bool) -> Any:
+    """argmax/argmin where NaN wins (as PyTorch's max/min propagate NaN); first index on ties."""
+    if a.dtype == np.bool_:
+        a = a.astype(np.uint8)
+    if a.dtype == np.float16:
+        a = a.astype(np.float32)
+    r = (xp.argmax if largest else xp.argmin)(a, axis=axis)
+    if a.dtype.kind == "f":
+        nan = xp.isnan(a)
+        r = xp.where(nan.any(axis=axis), xp.argmax(nan, axis=axis), r)
+    return r
+
+
+def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    return _arg(self, dim, keepdim, "argmax", True)
+
+
+def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    return _arg(self, dim, keepdim, "argmin", False)
+
+
+def max_dim(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    return _extreme(self, dim, keepdim, "max", True), _arg(self, dim, keepdim, "max", True)
+
+
+def min_dim(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    return _extreme(self, dim, keepdim, "min", False), _arg(self, dim, keepdim, "min", False)
+
+
+def _logical(self: Tensor, dim: int | None, keepdim: bool, every: bool) -> Tensor:
+    a = self._data
+    axis = None if dim is None else S.wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        axis = None
+    b = a != 0
+    r = b.all(axis=axis, keepdims=keepdim) if every else b.any(axis=axis, keepdims=keepdim)
+    dt = dtypes.uint8 if self._dtype is dtypes.uint8 else dtypes.bool_
+    return wrap(r, a, dt)
+
+
+def any(self: Tensor) -> Tensor:  # noqa: A001
+    return _logical(self, None, False, False)
+
+
+def any_dim(self: Tensor, dim: int, keepdim: bool = False) -> Tensor:
+    return _logical(self, dim, keepdim, False)
+
+
+def all(self: Tensor) -> Tensor:  # noqa: A001
+    return _logical(self, None, False, True)
+
+
+def all_dim(self: Tensor, dim: int, keepdim: bool = False) -> Tensor:
+    return _logical(self, dim, keepdim, True)
+
+
+def var(self: Tensor, dim: Sequence[int] | None = None, correction: Any = None, keepdim: bool = False) -> Tensor:
+    """Variance with Bessel's `correction` (default 1) over `dim` (all dims when None)."""
+    dt = _float_dtype(self, None, "var")
+    a = _compute(self._data, dt)
+    axes = _dims(dim, a.ndim)
+    count = self.numel() if axes is None else math.prod(self.shape[d] for d in axes)
+    c = 1 if correction is None else correction
+    with np.errstate(all="ignore"):
+        if count == 0:
+            r = a.sum(axis=axes, keepdims=keepdim) * np.nan
+        else:
+            centered = a - a.mean(axis=axes, keepdims=True)
+            r = (centered * centered).sum(axis=axes, keepdims=keepdim) / builtins_max(count - c, 0)
+    return wrap(r, a, dt)
+
+
+def builtins_max(a: float, b: float) -> float:
+    """max() of two numbers (this module defines its own `max`)."""
+    return a if a > b else b
+
+
+def std(self: Tensor, dim: Sequence[int] | None = None, correction: Any = None, keepdim: bool = False) -> Tensor:
+    v = var(self, dim, correction, keepdim)
+    xp = xp_of(v._data)
+    return wrap(xp.sqrt(v._data), v._data, v._dtype)
+
+
+def logsumexp(self: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tensor:
+    """log(sum(exp(x))) computed stably (the max is subtracted first); integers promote to float."""
+    dt = self._dtype if self._dtype.is_floating_point else dtypes.get_default_dtype()
+    a = _compute(self._data, dt)
+    xp = xp_of(a)
+    axes = _dims(dim, a.ndim)
+    if a.size == 0 or a.ndim == 0:
+        with np.errstate(all="ignore"):
+            return wrap(xp.log(xp.exp(a).sum(axis=axes, keepdims=keepdim)), a, dt)
+    m = a.max(axis=axes, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, 0)
+    with np.errstate(all="ignore"):
+        r = xp.log(xp.exp(a - m).sum(axis=axes, keepdims=True)) + m
+    if not keepdim:
+        r = r.squeeze(axis=axes) if axes is not None else r.reshape(())
+    return wrap(r, a, dt)
+
+
+def linalg_vector_norm(self: Tensor, ord: float = 2, dim: Sequence[int] | None = None, keepdim: bool = False,
+                       dtype: Any = None) -> Tensor:
+    """sum(|x|^ord)^(1/ord); ord = inf/-inf take max/min |x|, ord = 0 counts non-zeros."""
+    dt = _float_dtype(self, dtype, "linalg.vector_norm")
+    a = xp_of(self._data).abs(_compute(self._data, dt))
+    axes = _dims(dim, a.ndim)
+    ord = float(ord)
+    if math.isinf(ord):
+        if a.size == 0 and ord < 0:
+            raise RuntimeError("linalg.vector_norm cannot compute the -inf norm on an empty tensor because the "
+                               "operation does not have an identity")
+        if a.size == 0:
+            r = a.sum(axis=axes, keepdims=keepdim)
+        else:
+            r = (a.max if ord > 0 else a.min)(axis=axes, keepdims=keepdim)
+    elif ord == 0:
+        r = (a != 0).sum(axis=axes, keepdims=keepdim).astype(a.dtype)
+    elif ord == 1:
+        r = a.sum(axis=axes, keepdims=keepdim)
+    elif ord == 2:
+        r = xp_of(a).sqrt((a * a).sum(axis=axes, keepdims=keepdim))
+    else:
+        with np.errstate(all="ignore"):
+            r = (a ** ord).sum(axis=axes, keepdims=keepdim) ** (1.0 / ord)
+    return wrap(r, a, dt)
+
+
+def cumsum(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    dt = _acc_dtype(self, dtype)
+    a = _compute(self._data, dt)
+    if a.ndim == 0:
+        S.wrap_dim(dim, 0)
+        return wrap(a.copy(), a, dt)
+    return wrap(a.cumsum(axis=S.wrap_dim(dim, a.ndim)), a, dt)
 
 
 def as_array(result: Any, like: Any) -> Any:

@@ -1,0 +1,64 @@
+"""The array module (NumPy on CPU, CuPy on CUDA) of a tensor's data, and small xp-generic helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from runtime import dtypes
+from runtime import strides as S
+from runtime.tensor import Tensor
+
+
+def xp_of(array: Any) -> Any:
+    """`numpy` for a NumPy array, `cupy` for a CuPy array (imported only then)."""
+    if isinstance(array, np.ndarray | np.generic):
+        return np
+    import cupy
+    return cupy
+
+
+def wrap(result: Any, like: Any, dtype: dtypes.DType) -> Tensor:
+    """A result (maybe a NumPy scalar) as a tensor of `dtype` with the array type of `like`."""
+    xp = xp_of(like)
+    r = xp.asarray(result)
+    if r.dtype != dtype.np:
+        r = r.astype(dtype.np)
+    return Tensor._wrap(r, dtype)
+
+
+def dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
+    """Reduction dims as a tuple of non-negative axes; None (or []) means all."""
+    if dim is None:
+        return None
+    ds = (dim,) if isinstance(dim, int) else tuple(dim)
+    if not ds:
+        return None
+    wrapped = tuple(S.wrap_dim(d, ndim) for d in ds)
+    if len(set(wrapped)) != len(wrapped):
+        raise RuntimeError(f"dim {wrapped} appears multiple times in the list of dims")
+    return wrapped
+
+
+def result_type(*args: Any) -> dtypes.DType:
+    """PyTorch's result type of tensors (wrapped numbers count as Python scalars) and Python numbers."""
+    return dtypes.result_type(*(a._data.item() if isinstance(a, Tensor) and a._wrapped else a for a in args))
+
+
+def scatter_add_at(xp: Any, target: Any, index: tuple[Any, ...], values: Any) -> None:
+    """`target[index] += values` with repeated indices accumulated (np.add.at / cupyx.scatter_add)."""
+    if xp is np:
+        np.add.at(target, index, values)
+    else:
+        import cupyx
+        cupyx.scatter_add(target, index, values)
+
+
+def as_tuple(v: int | Sequence[int], n: int) -> tuple[int, ...]:
+    """An int or a list (of 1 or n ints) as an n-tuple, as PyTorch's int[n] arguments."""
+    if isinstance(v, int):
+        return (v,) * n
+    t = tuple(int(x) for x in v)
+    return t * n if len(t) == 1 else t

@@ -1,0 +1,123 @@
+"""Hand-written elementwise ops whose arguments the pointwise kernel spec can't express (str, optional
+scalars): div with rounding_mode, clamp, nan_to_num. CompositeExplicitAutograd, NumPy or CuPy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime import dtypes
+from runtime.factories import scalar_tensor
+from runtime.kernels._xp import result_type, wrap, xp_of
+from runtime.tensor import Tensor
+
+_MODES = (None, "trunc", "floor")
+
+
+def div_mode(self: Tensor, other: Tensor, rounding_mode: str | None = None) -> Tensor:
+    """`div(self, other, rounding_mode=...)`: true division, or rounded towards zero / down."""
+    if rounding_mode not in _MODES:
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+    dt = result_type(self, other)
+    if rounding_mode is None and not dt.is_floating_point:
+        dt = dtypes.get_default_dtype()
+    if dt is dtypes.bool_ and rounding_mode is not None:
+        raise RuntimeError(f"\"div_{rounding_mode}\" not implemented for 'Bool'")
+    ct = dtypes.float32.np if dt is dtypes.float16 else dt.np
+    a, b = self._data.astype(ct, copy=False), other._data.astype(ct, copy=False)
+    xp = xp_of(a)
+    if rounding_mode is None:
+        r = a / b
+    elif dt.is_floating_point:
+        r = xp.trunc(a / b) if rounding_mode == "trunc" else _floor_div_float(xp, a, b)
+    else:
+        if bool((b == 0).any()):
+            raise ZeroDivisionError("ZeroDivisionError")
+        q = a // b
+        if rounding_mode == "trunc":
+            q = xp.where((a % b != 0) & ((a < 0) != (b < 0)), q + 1, q)
+        r = q
+    return wrap(r, a, dt)
+
+
+def _floor_div_float(xp: Any, a: Any, b: Any) -> Any:
+    with _quiet(xp):
+        return xp.floor_divide(a, b)
+
+
+def _quiet(xp: Any) -> Any:
+    import numpy as np
+    return np.errstate(all="ignore") if xp is np else _Null()
+
+
+class _Null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def div_scalar_mode(self: Tensor, other: Any, rounding_mode: str | None = None) -> Tensor:
+    return div_mode(self, scalar_tensor(other), rounding_mode)
+
+
+def clamp(self: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """Clamp to [min, max] (min applied first, so min > max gives max); NaN stays NaN."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if self._dtype is dtypes.bool_:
+        raise RuntimeError("\"clamp\" not implemented for 'Bool'")
+    dt = result_type(self, *(v for v in (min, max) if v is not None))
+    return _clamp(self, dt, min, max)
+
+
+def clamp_tensor(self: Tensor, min: Tensor | None = None, max: Tensor | None = None) -> Tensor:  # noqa: A002
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if self._dtype is dtypes.bool_:
+        raise RuntimeError("\"clamp\" not implemented for 'Bool'")
+    dt = result_type(self, *(v for v in (min, max) if v is not None))
+    return _clamp(self, dt, None if min is None else min._data, None if max is None else max._data)
+
+
+def _clamp(self: Tensor, dt: dtypes.DType, lo: Any, hi: Any) -> Tensor:
+    ct = dtypes.float32.np if dt is dtypes.float16 else dt.np
+    a = self._data.astype(ct, copy=False)
+    xp = xp_of(a)
+    r = a
+    if lo is not None:
+        r = xp.maximum(r, xp.asarray(lo).astype(ct, copy=False) if not isinstance(lo, int | float) else lo)
+    if hi is not None:
+        r = xp.minimum(r, xp.asarray(hi).astype(ct, copy=False) if not isinstance(hi, int | float) else hi)
+    if r is a:
+        r = a.copy()
+    return wrap(r, a, dt)
+
+
+def clip(self: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+    """`clip` is an alias of `clamp` (CompositeImplicitAutograd)."""
+    import generated as G
+    return G.clamp(self, min, max)
+
+
+def nan_to_num(self: Tensor, nan: float | None = None, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    """NaN -> `nan` (0), +inf -> `posinf` (the dtype's max), -inf -> `neginf` (the dtype's lowest)."""
+    a = self._data
+    if not self._dtype.is_floating_point:
+        return Tensor._wrap(a.copy(), self._dtype)
+    xp = xp_of(a)
+    import numpy as np
+    info = np.finfo(self._dtype.np)
+    r = xp.nan_to_num(a, nan=0.0 if nan is None else nan,
+                      posinf=float(info.max) if posinf is None else posinf,
+                      neginf=float(info.min) if neginf is None else neginf)
+    return wrap(r, a, self._dtype)
+
+
+def positive(self: Any) -> Any:
+    """`+x`: the tensor itself (an error for bool, as in PyTorch)."""
+    if self.dtype is dtypes.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
