@@ -70,6 +70,9 @@ def render_all(root: Path) -> dict[str, str]:
     exported = [b for b in bindings if any(
         Variant.function in f.root.variants for f in functions if f.func.name.name == b.name)]
     method_names = sorted({f.func.name.name for f in functions if Variant.method in f.variants})
+    by_name: dict[str, list[NativeFunction]] = {}
+    for f in functions:
+        by_name.setdefault(f.func.name.name, []).append(f)
     files = {
         "_ops.py": env.get_template("ops.py.j2").render(
             ops=[_op_context(f) for f in functions], bindings=bindings, exported=exported),
@@ -83,8 +86,8 @@ def render_all(root: Path) -> dict[str, str]:
             methods=method_names, dunders=api_python.dunders(bindings)),
         "__init__.py": env.get_template("init.py.j2").render(),
         "__init__.pyi": env.get_template("init.pyi.j2").render(
-            functions=[_stub(b, functions) for b in exported],
-            methods=[_stub(b, functions) for b in bindings if b.name in method_names]),
+            functions=[_stub(b, by_name[b.name]) for b in exported],
+            methods=[_stub(b, by_name[b.name]) for b in bindings if b.name in method_names]),
     }
     files.update(gen_cuda.generate(functions, env))
     return dict(sorted(files.items()))
@@ -160,8 +163,8 @@ def _registrations(model: Model) -> list[tuple[str, str, str]]:
     return out
 
 
-def _stub(binding: api_python.Binding, functions: list[NativeFunction]) -> dict[str, Any]:
-    overloads = [f for f in functions if str(f.func) in binding.overloads]
+def _stub(binding: api_python.Binding, candidates: list[NativeFunction]) -> dict[str, Any]:
+    overloads = [f for f in candidates if str(f.func) in binding.overloads]
     hints: dict[str, set[str]] = {}
     for f in overloads:
         for a in f.func.arguments.flat_all:

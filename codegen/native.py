@@ -13,6 +13,7 @@ remember which entry they came from (`derived_from`).
 from __future__ import annotations
 
 import ast
+import functools
 import keyword
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -219,11 +220,17 @@ def _check_kernel_exists(kernel: str, root: Path) -> None:
     path = root.joinpath(*module.split(".")).with_suffix(".py")
     if not path.is_file():
         raise _EntryError("dispatch", f"kernel '{kernel}': no module file {path.relative_to(root)}")
+    if fn not in _module_names(path, path.stat().st_mtime_ns):
+        raise _EntryError("dispatch", f"kernel '{kernel}': {path.relative_to(root)} defines no '{fn}'")
+
+
+@functools.lru_cache(maxsize=256)
+def _module_names(path: Path, mtime_ns: int) -> frozenset[str]:
+    """Top-level functions, classes and assigned names of a Python file (read with ast, never imported)."""
     tree = ast.parse(path.read_text(), filename=str(path))
     names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
     names |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
-    if fn not in names:
-        raise _EntryError("dispatch", f"kernel '{kernel}': {path.relative_to(root)} defines no '{fn}'")
+    return frozenset(names)
 
 
 def _parse_pointwise(entry: LocatedMap, func: FunctionSchema) -> PointwiseSpec:
