@@ -143,7 +143,9 @@ def _call(f: NativeFunction, union: dict[str, Param], others: list[NativeFunctio
     for i, a in enumerate(f.func.arguments.flat_all):
         name = py_name(a.name)
         expr = name
-        if i > 0 and a.type.is_tensor() and a not in f.func.arguments.out and not any(_type_of(o, a.name) not in (None, "Tensor") for o in others):
+        scalar_elsewhere = any(_type_of(o, a.name) not in (None, "Tensor") for o in others)
+        if i > 0 and a.type.is_tensor() and a not in f.func.arguments.out and not scalar_elsewhere:
+            # a Python number passed where only a Tensor fits becomes a wrapped-number tensor
             expr = f"({name} if isinstance({name}, Tensor) else _scalar({name}))"
         default = python_default(a)
         if union[name].default == NOT_GIVEN and default is not None:
