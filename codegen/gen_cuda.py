@@ -3,7 +3,9 @@
 `generate(functions, env)` returns {path under generated/: content}:
   cuda/pointwise/<kernel>.cu   one file per pointwise op: for every dtype it supports, kernels for the
                                vectorised contiguous, contiguous and strided paths, 32- and 64-bit index
-  cuda/<name>.cu               the fixed kernels: copy/cast, fill/arange, reductions, softmax, random
+  cuda/reduce/<op>.cu          the fixed kernels (`fixed_sources`): reductions, copy/cast per source
+  cuda/copy/<src dtype>.cu     dtype, fill/arange, Philox random numbers, softmax/log_softmax
+  cuda/fill.cu, random.cu, softmax.cu
   _cuda_kernels.py             backend kernels `<kernel>`, `<kernel>_inplace`, `<kernel>_out` for the
                                dispatcher; importable without CuPy (runtime.cuda.pointwise compiles lazily)
 
@@ -172,15 +174,20 @@ def template_env(templates_dir: str) -> jinja2.Environment:
 
 
 # Reductions: name -> (reducer in opgen_reduce.cuh, dtypes, output rule). Output rules: "same" keeps the
-# input dtype, "acc" the accumulator's (int64 sums of integers, as PyTorch), "bool" for any/all.
+# input dtype, "acc" the accumulator's (int64 sums of integers, as PyTorch), "bool" for any/all. max and
+# min also write int64 indices (argmax/argmin use them).
 REDUCTIONS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "sum": ("SumOp", tuple(CTYPES), "acc"),
     "prod": ("ProdOp", tuple(CTYPES), "acc"),
     "mean": ("MeanOp", FLOATING, "same"),
     "amax": ("AmaxOp", tuple(CTYPES), "same"),
     "amin": ("AminOp", tuple(CTYPES), "same"),
+    "max": ("MaxOp", tuple(CTYPES), "same"),
+    "min": ("MinOp", tuple(CTYPES), "same"),
     "any": ("AnyOp", tuple(CTYPES), "bool"),
     "all": ("AllOp", tuple(CTYPES), "bool"),
+    "var": ("VarOp", FLOATING, "same"),
+    "std": ("StdOp", FLOATING, "same"),
 }
 
 
@@ -205,19 +212,92 @@ class ReduceInstance:
     acc_t: str
 
 
-def reduce_instances() -> list[ReduceInstance]:
+def reduce_instances(op: str) -> list[ReduceInstance]:
+    reducer, dtypes, rule = REDUCTIONS[op]
     out = []
-    for op, (reducer, dtypes, rule) in sorted(REDUCTIONS.items()):
-        for dtype in dtypes:
-            acc = reduce_acc(op, dtype)
-            out_dtype = {"same": dtype, "acc": acc if dtype not in FLOATING else dtype, "bool": "bool"}[rule]
-            out.append(ReduceInstance(f"reduce_{op}__{dtype}", op, dtype, out_dtype, reducer,
-                                      CTYPES[dtype][0], CTYPES[out_dtype][0], CTYPES[acc][0]))
+    for dtype in dtypes:
+        acc = reduce_acc(op, dtype)
+        out_dtype = {"same": dtype, "acc": acc if dtype not in FLOATING else dtype, "bool": "bool"}[rule]
+        out.append(ReduceInstance(f"reduce_{op}__{dtype}", op, dtype, out_dtype, reducer,
+                                  CTYPES[dtype][0], CTYPES[out_dtype][0], CTYPES[acc][0]))
     return out
 
 
+@dataclass(frozen=True)
+class CopyPair:
+    name: str  # copy__<src>__<dst>
+    src_t: str
+    dst_t: str
+
+
+@dataclass(frozen=True)
+class FillInstance:
+    dtype: str
+    ctype: str
+    arange_t: str | None  # the C++ type arange computes in; None where there is no arange (bool)
+
+
+@dataclass(frozen=True)
+class RandomInstance:
+    dtype: str
+    ctype: str
+    acc_t: str  # what uniform/normal draw in: float, or double for float64
+
+
+@dataclass(frozen=True)
+class SoftmaxInstance:
+    name: str  # <softmax|log_softmax>__<in dtype>__<out dtype>
+    log: bool
+    in_t: str
+    out_t: str
+
+
+# softmax input -> output dtypes: the same dtype, or half precision to float (`_softmax(half_to_float)`).
+SOFTMAX_PAIRS: tuple[tuple[str, str], ...] = (
+    *((d, d) for d in FLOATING), ("float16", "float32"), ("bfloat16", "float32"))
+
+
+def copy_pairs(src: str) -> list[CopyPair]:
+    return [CopyPair(f"copy__{src}__{dst}", CTYPES[src][0], CTYPES[dst][0]) for dst in CTYPES]
+
+
+def fill_instances() -> list[FillInstance]:
+    out = []
+    for dtype, (ctype, _) in CTYPES.items():
+        arange_t = None if dtype == "bool" else "double" if dtype in FLOATING else "long long"
+        out.append(FillInstance(dtype, ctype, arange_t))
+    return out
+
+
+def random_instances() -> tuple[list[RandomInstance], list[RandomInstance]]:
+    """(uniform/normal instances: floating dtypes; randint instances: every dtype but bool)."""
+    floats = [RandomInstance(d, CTYPES[d][0], "double" if d == "float64" else "float") for d in FLOATING]
+    ints = [RandomInstance(d, CTYPES[d][0], "long long") for d in CTYPES if d != "bool"]
+    return floats, ints
+
+
+def softmax_instances() -> list[SoftmaxInstance]:
+    return [SoftmaxInstance(f"{kind}__{i}__{o}", kind == "log_softmax", CTYPES[i][0], CTYPES[o][0])
+            for kind in ("softmax", "log_softmax") for i, o in SOFTMAX_PAIRS]
+
+
 def fixed_sources(env: jinja2.Environment) -> dict[str, str]:
-    """The kernels that no YAML entry describes (reductions so far)."""
-    template = env.get_template("cuda/reduce.cu.j2")
-    reduce = template.render(instances=reduce_instances(), index_types=INDEX_BITS)
-    return {"cuda/reduce.cu": reduce}
+    """The kernels that no YAML entry describes: reductions, copies, fill/arange, random, softmax.
+
+    One file per reduction and per copy source dtype, so that first use compiles only what it needs.
+    """
+    files: dict[str, str] = {}
+    reduce = env.get_template("cuda/reduce.cu.j2")
+    for op in sorted(REDUCTIONS):
+        files[f"cuda/reduce/{op}.cu"] = reduce.render(op=op, instances=reduce_instances(op),
+                                                     index_types=INDEX_BITS)
+    copy = env.get_template("cuda/copy.cu.j2")
+    for src in CTYPES:
+        files[f"cuda/copy/{src}.cu"] = copy.render(src=src, pairs=copy_pairs(src), index_types=INDEX_BITS)
+    files["cuda/fill.cu"] = env.get_template("cuda/fill.cu.j2").render(fills=fill_instances(),
+                                                                      index_types=INDEX_BITS)
+    floats, ints = random_instances()
+    files["cuda/random.cu"] = env.get_template("cuda/random.cu.j2").render(floats=floats, ints=ints)
+    files["cuda/softmax.cu"] = env.get_template("cuda/softmax.cu.j2").render(instances=softmax_instances(),
+                                                                            index_types=INDEX_BITS)
+    return dict(sorted(files.items()))

@@ -1,22 +1,27 @@
-"""Launching the reduction kernels of generated/cuda/reduce.cu (codegen/gen_cuda.py: REDUCTIONS).
+"""Launching the reduction kernels of generated/cuda/reduce/<op>.cu (codegen/gen_cuda.py: REDUCTIONS).
 
-The input is presented as M rows of R elements: reduced dims are moved last (a permuted view, made
-contiguous when the kernel cannot walk it with one row and one column stride). Many rows: one block per
-row. One or few rows of many elements: Note [Two-pass reductions] in opgen_reduce.cuh.
+The input is presented as M rows of R elements: reduced dims are moved last (a permuted view). When the
+kept dims and the reduced dims each merge into one dim the kernel walks the view with a row stride and a
+column stride; otherwise the view is made contiguous first. Many rows: one block per row. One row of
+many elements (a full reduction): Note [Two-pass reductions] in opgen_reduce.cuh.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from runtime.cuda import fixed as F
 from runtime.cuda import launch as L
 
-REDUCE_SOURCE = "cuda/reduce.cu"
-TWO_PASS_MIN = 1 << 16  # a row at least this long, with few rows, is reduced in two passes
+TWO_PASS_MIN = 1 << 16  # a single row at least this long is reduced in two passes
 PARTIAL_BLOCKS_PER_SM = 4
+ACC_BYTES = 32  # room for any accumulator (Welford of double: 24 bytes)
+FLOATING_ONLY = {"mean": "mean", "var": "std and var", "std": "std and var"}
+NONEMPTY = ("amax", "amin", "max", "min")
 
 
 def normalize_dims(dims: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
@@ -34,7 +39,7 @@ def normalize_dims(dims: int | Sequence[int] | None, ndim: int) -> tuple[int, ..
         out.append(d % max(ndim, 1))
     if len(set(out)) != len(out):
         raise RuntimeError(f"dim {out} appears multiple times in the list of dims")
-    return tuple(sorted(set(out)))
+    return tuple(sorted(d for d in set(out) if d < ndim))
 
 
 def reduced_shape(shape: Sequence[int], dims: Sequence[int], keepdim: bool) -> tuple[int, ...]:
@@ -47,74 +52,30 @@ def row_layout(shape: Sequence[int], dims: Sequence[int]) -> tuple[tuple[int, ..
     """(permutation putting reduced dims last, rows M, row length R)."""
     kept = [i for i in range(len(shape)) if i not in dims]
     perm = tuple(kept + list(dims))
-    rows = int(np.prod([shape[i] for i in kept], dtype=np.int64)) if kept else 1
-    cols = int(np.prod([shape[i] for i in dims], dtype=np.int64)) if dims else 1
+    rows = math.prod(shape[i] for i in kept)
+    cols = math.prod(shape[i] for i in dims)
     return perm, rows, cols
 
 
-def use_two_pass(rows: int, cols: int, sm_count: int) -> bool:
-    return cols >= TWO_PASS_MIN and rows < sm_count
+def row_strides(shape: Sequence[int], strides: Sequence[int], dims: Sequence[int]) -> tuple[int, int] | None:
+    """(row stride, column stride) when the kept dims and the reduced dims each walk as one dim, else None."""
+    kept = [i for i in range(len(shape)) if i not in dims]
+    result = []
+    for group in (kept, list(dims)):
+        gshape, gstrides = L.coalesce(tuple(shape[i] for i in group), [tuple(strides[i] for i in group)])
+        if len(gshape) > 1:
+            return None
+        result.append(gstrides[0][0] if gshape else 0)
+    return result[0], result[1]
 
 
-def reduce(op: str, t: Any, dims: int | Sequence[int] | None = None, keepdim: bool = False,
-           out_dtype: Any = None) -> Any:
-    """`op` (sum, prod, mean, amax, amin, any, all) of CUDA tensor `t` over `dims`."""
-    import cupy
+def use_two_pass(rows: int, cols: int) -> bool:
+    return rows == 1 and cols >= TWO_PASS_MIN
 
+
+def result_dtype(op: str, dtype: Any) -> Any:
     from runtime import dtypes
-    from runtime.cuda.compile import load_function
-    from runtime.cuda.device import sm_count
-    from runtime.cuda.pointwise import _empty
-    from runtime.tensor import Tensor
 
-    dims_n = normalize_dims(dims, t.ndim)
-    out_shape = reduced_shape(t.shape, dims_n, keepdim)
-    source = _source_path()
-    name = f"reduce_{op}__{t.dtype.name}"
-    result_dtype = _result_dtype(op, t.dtype, dtypes)
-    if out_dtype is not None and dtypes.as_dtype(out_dtype) is not result_dtype:
-        t = Tensor._wrap(t._data.astype(dtypes.as_dtype(out_dtype).np), dtypes.as_dtype(out_dtype))
-        name, result_dtype = f"reduce_{op}__{t.dtype.name}", dtypes.as_dtype(out_dtype)
-    device = t.device.index or 0
-    with cupy.cuda.Device(device):
-        perm, rows, cols = row_layout(t.shape, dims_n)
-        data = cupy.ascontiguousarray(t._data.transpose(perm)) if t.ndim else t._data.reshape(1)
-        result = _empty(cupy, out_shape, result_dtype.np, device)
-        if rows == 0:
-            return Tensor._wrap(result, result_dtype)
-        if cols == 0 and op in ("amax", "amin"):
-            raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
-        sms = sm_count(device)
-        bits = 32 if data.size <= L.INT32_LIMIT else 64
-        index_np = np.uint32 if bits == 32 else np.uint64
-        stream = cupy.cuda.get_current_stream()
-        if use_two_pass(rows, cols, sms) and rows == 1:
-            parts = sms * PARTIAL_BLOCKS_PER_SM
-            acc_dtype = _acc_dtype(op, t.dtype.name)
-            partial = cupy.empty(parts, dtype=acc_dtype)
-            load_function(source, f"{name}__partial{bits}", device)(
-                (parts,), (L.THREADS,), (data, partial, index_np(cols)), stream=stream)
-            load_function(source, f"{name}__finish", device)(
-                (1,), (L.THREADS,), (partial, result, np.int32(parts), np.int64(cols)), stream=stream)
-        else:
-            fn = load_function(source, f"{name}__rows{bits}", device)
-            grid = max(1, min(rows, sms * L.BLOCKS_PER_SM * 4))
-            fn((grid,), (L.THREADS,), (data, result, index_np(rows), index_np(cols), index_np(cols),
-                                       index_np(1)), stream=stream)
-        return Tensor._wrap(result, result_dtype)
-
-
-def _acc_dtype(op: str, dtype: str) -> Any:
-    if op in ("any", "all"):
-        return np.bool_
-    if dtype in ("float16", "bfloat16", "float32"):
-        return np.float32
-    if dtype == "float64":
-        return np.float64
-    return np.int64 if op in ("sum", "prod", "mean") else np.dtype(dtype)
-
-
-def _result_dtype(op: str, dtype: Any, dtypes: Any) -> Any:
     if op in ("any", "all"):
         return dtypes.bool_
     if op in ("sum", "prod") and not dtype.is_floating_point:
@@ -122,9 +83,110 @@ def _result_dtype(op: str, dtype: Any, dtypes: Any) -> Any:
     return dtype
 
 
-def _source_path() -> str:
-    import os
+def check_dtype(op: str, dtype: Any) -> None:
+    if op in FLOATING_ONLY and not dtype.is_floating_point:
+        if op == "mean":
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating "
+                               f"point or complex dtype. Got: {dtype.name.capitalize()}")
+        raise RuntimeError(f"{FLOATING_ONLY[op]} only support floating point and complex dtypes")
 
-    import generated
 
-    return os.path.join(os.path.dirname(os.path.abspath(generated.__file__)), REDUCE_SOURCE)
+def reduce(op: str, t: Any, dims: int | Sequence[int] | None = None, keepdim: bool = False,
+           dtype: Any = None, correction: float = 0.0) -> Any:
+    """`op` (sum, prod, mean, amax, amin, max, min, any, all, var, std) of CUDA tensor `t` over `dims`.
+
+    `dtype` casts the input first (sum/prod/mean's dtype=); `correction` is var/std's.
+    """
+    return _reduce(op, t, dims, keepdim, dtype, correction, with_indices=False)[0]
+
+
+def reduce_with_indices(op: str, t: Any, dim: int | None, keepdim: bool = False) -> tuple[Any, Any]:
+    """(values, int64 indices) of max or min over one dim (None: the flattened tensor)."""
+    if dim is None:
+        from runtime.cuda import copy as C
+        from runtime.tensor import Tensor
+
+        flat = Tensor._wrap(C.contiguous(t).reshape(-1), t.dtype)
+        values, indices = _reduce(op, flat, 0, False, None, 0.0, with_indices=True)
+        if keepdim:
+            shape = (1,) * t.ndim
+            values = Tensor._wrap(values._data.reshape(shape), values.dtype)
+            indices = Tensor._wrap(indices._data.reshape(shape), indices.dtype)
+        return values, indices
+    return _reduce(op, t, dim, keepdim, None, 0.0, with_indices=True)
+
+
+def _reduce(op: str, t: Any, dims: Any, keepdim: bool, dtype: Any, correction: float,
+            with_indices: bool) -> tuple[Any, Any]:
+    import cupy
+
+    from runtime import dtypes
+    from runtime.cuda import copy as C
+    from runtime.tensor import Tensor
+
+    if dtype is not None and dtypes.as_dtype(dtype) is not t.dtype:
+        t = C.to_dtype(t, dtypes.as_dtype(dtype))
+    check_dtype(op, t.dtype)
+    dims_n = normalize_dims(dims, t.ndim)
+    out_shape = reduced_shape(t.shape, dims_n, keepdim)
+    out_dtype = result_dtype(op, t.dtype)
+    device = F.device_of(t)
+    with cupy.cuda.Device(device):
+        perm, rows, cols = row_layout(t.shape, dims_n)
+        result = F.empty(out_shape, out_dtype, device)
+        indices = F.empty(out_shape, dtypes.int64, device) if with_indices else None
+        if rows and cols == 0 and op in NONEMPTY:
+            if dims is None or (not isinstance(dims, int) and not dims):
+                raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
+                                 "Specify the reduction dim with the 'dim' argument.")
+            empty = next(d for d in dims_n if t.shape[d] == 0)
+            raise IndexError(f"{op}(): Expected reduction dim {empty} to have non-zero size.")
+        if rows:
+            _launch(op, t, dims_n, rows, cols, result, indices, correction, device)
+        values = Tensor._wrap(result, out_dtype)
+        return values, (Tensor._wrap(indices, dtypes.int64) if indices is not None else None)
+
+
+def _launch(op: str, t: Any, dims: tuple[int, ...], rows: int, cols: int, result: Any, indices: Any,
+            correction: float, device: int) -> None:
+    import cupy
+
+    from runtime.cuda import copy as C
+    from runtime.cuda.compile import load_function
+    from runtime.cuda.device import sm_count
+
+    data = t._data if t.ndim else t._data.reshape(1)
+    shape, strides = tuple(data.shape), F.element_strides(data)
+    layout = row_strides(shape, strides, dims) if t.ndim and all(s >= 0 for s in strides) else None
+    if layout is None or (use_two_pass(rows, cols) and layout[1] != 1):
+        perm, _, _ = row_layout(shape, dims) if t.ndim else ((0,), rows, cols)
+        data = C.contiguous(_permuted(t, perm))
+        layout = (cols, 1)
+    row_stride, col_stride = layout
+    reach = (rows - 1) * row_stride + (cols - 1) * col_stride if cols else 0
+    bits = 32 if max(reach, rows, cols) <= L.INT32_LIMIT else 64
+    index = F.index_np(bits)
+    name = f"reduce_{op}__{t.dtype.name}"
+    source = F.source_path(f"cuda/reduce/{op}.cu")
+    stream = cupy.cuda.get_current_stream()
+    idx_arg = indices if indices is not None else np.uint64(0)
+    param = np.float64(correction)
+    sms = sm_count(device)
+    if use_two_pass(rows, cols):
+        parts = sms * PARTIAL_BLOCKS_PER_SM
+        partial = cupy.empty(parts * ACC_BYTES, dtype=np.uint8)
+        load_function(source, f"{name}__partial{bits}", device)(
+            (parts,), (L.THREADS,), (data, partial, index(cols)), stream=stream)
+        load_function(source, f"{name}__finish", device)(
+            (1,), (L.THREADS,), (partial, result, idx_arg, np.int32(parts), np.int64(cols), param), stream=stream)
+        return
+    fn = load_function(source, f"{name}__rows{bits}", device)
+    grid = max(1, min(rows, sms * L.BLOCKS_PER_SM * 4))
+    fn((grid,), (F.block_threads(cols),), (data, result, idx_arg, index(rows), index(cols), index(row_stride),
+                                            index(col_stride), param), stream=stream)
+
+
+def _permuted(t: Any, perm: tuple[int, ...]) -> Any:
+    from runtime.tensor import Tensor
+
+    return Tensor._wrap(t._data.transpose(perm) if t.ndim else t._data.reshape(1), t.dtype)

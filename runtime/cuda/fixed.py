@@ -1,0 +1,63 @@
+"""Shared helpers for launching the fixed kernels (codegen/gen_cuda.py: `fixed_sources`): where their
+sources are, device arrays in a dtype's storage type, the stream and launch sizes. Importable without CuPy.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from runtime.cuda import launch as L
+
+
+def source_path(relative: str) -> str:
+    """The path of a generated source, e.g. `cuda/reduce/sum.cu`, inside the `generated` package."""
+    import generated
+
+    return os.path.join(os.path.dirname(os.path.abspath(generated.__file__)), relative)
+
+
+def storage_np(dtype: Any) -> np.dtype:
+    """The NumPy/CuPy dtype that stores a runtime dtype (bfloat16 lives in uint16 arrays)."""
+    return np.dtype(np.uint16) if dtype.np is None else np.dtype(dtype.np)
+
+
+def empty(shape: tuple[int, ...], dtype: Any, device: int) -> Any:
+    """A new contiguous device array of a runtime dtype, from the caching allocator."""
+    import cupy
+
+    from runtime.cuda.pointwise import _empty
+
+    return _empty(cupy, tuple(shape), storage_np(dtype), device)
+
+
+def element_strides(a: Any) -> tuple[int, ...]:
+    return tuple(s // a.itemsize for s in a.strides)
+
+
+def index_np(bits: int) -> type:
+    return np.uint32 if bits == 32 else np.uint64
+
+
+def launch_1d(fn: Any, work: int, args: tuple[Any, ...], device: int) -> None:
+    """Launch a grid-stride kernel over `work` items on the current stream."""
+    import cupy
+
+    from runtime.cuda.device import sm_count
+
+    cfg = L.launch_config(work, sm_count(device))
+    fn((cfg.grid,), (cfg.block,), args, stream=cupy.cuda.get_current_stream())
+
+
+def block_threads(cols: int) -> int:
+    """Threads per block for one-block-per-row kernels: a power of two >= 32, at most THREADS * 2."""
+    threads = 32
+    while threads < cols and threads < 2 * L.THREADS:
+        threads *= 2
+    return threads
+
+
+def device_of(t: Any) -> int:
+    return t.device.index or 0
