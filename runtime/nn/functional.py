@@ -116,3 +116,57 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
         return fn(input, target, reduction=_reduction(reduction))
     diff = input.sub(target)
     return _reduce(diff.mul(diff), _reduction(reduction))
+
+
+def _log_softmax_rows(input: Tensor) -> Tensor:
+    """log_softmax over dim 1, from pointwise ops: the row max is subtracted as a constant (the result
+    does not depend on it, so neither does the gradient)."""
+    G = _G()
+    fn = _op("log_softmax")
+    if fn is not None:
+        return fn(input, 1)
+    shift = G.tensor(input.detach().numpy(force=True).max(axis=1, keepdims=True), dtype=input.dtype,
+                     device=input.device)
+    z = input.sub(shift)
+    return z.sub(z.exp().sum(1, keepdim=True).log())
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """Cross entropy of logits `input` (N, C) against class indices `target` (N,), as PyTorch's."""
+    reduction = _reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
+    fn = _op("cross_entropy")
+    if fn is not None:
+        return fn(input, target, weight, reduction=reduction, ignore_index=ignore_index,
+                  label_smoothing=label_smoothing)
+    return _cross_entropy_composite(input, target, weight, ignore_index, reduction, label_smoothing)
+
+
+def _cross_entropy_composite(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
+                             reduction: str, label_smoothing: float) -> Tensor:
+    """cross_entropy from log, exp, mul and sum, until the op lands (2-D input, class-index targets)."""
+    G = _G()
+    if input.dim() != 2:
+        raise NotImplementedError("cross_entropy without the cross_entropy op supports (N, C) input only")
+    n, c = input.shape
+    labels = np.asarray(target.numpy(force=True)).astype(np.int64).reshape(-1)
+    if labels.shape != (n,):
+        raise ValueError(f"Expected target of shape ({n},), got {list(target.shape)}")
+    keep = labels != ignore_index
+    if np.any((labels[keep] < 0) | (labels[keep] >= c)):
+        raise IndexError(f"Target {labels[keep & ((labels < 0) | (labels >= c))][0]} is out of bounds.")
+    class_w = np.ones(c) if weight is None else np.asarray(weight.numpy(force=True), dtype=np.float64)
+    onehot = np.zeros((n, c))
+    onehot[np.arange(n)[keep], labels[keep]] = 1.0
+    sample_w = np.where(keep, class_w[np.where(keep, labels, 0)], 0.0)
+    coef = (1.0 - label_smoothing) * onehot * sample_w[:, None]
+    if label_smoothing:
+        coef = coef + (label_smoothing / c) * keep[:, None] * class_w[None, :]
+    logp = _log_softmax_rows(input)
+    losses = logp.mul(G.tensor(-coef, dtype=input.dtype, device=input.device)).sum(1)
+    if reduction == "none":
+        return losses
+    total = losses.sum()
+    return total if reduction == "sum" else total.div(float(sample_w.sum()))
