@@ -14,7 +14,7 @@ _CUDA_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 # abs(Tensor self) -> Tensor
-# native_functions.yaml:363
+# native_functions.yaml:365
 _abs = PointwiseKernel(
     name="abs",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/abs.cu"),
@@ -49,7 +49,7 @@ def abs_out(self, out):
 
 
 # acos(Tensor self) -> Tensor
-# native_functions.yaml:450
+# native_functions.yaml:452
 _acos = PointwiseKernel(
     name="acos",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/acos.cu"),
@@ -157,7 +157,7 @@ def add_Tensor_out(self, other, alpha, out):
 
 
 # asin(Tensor self) -> Tensor
-# native_functions.yaml:445
+# native_functions.yaml:447
 _asin = PointwiseKernel(
     name="asin",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/asin.cu"),
@@ -193,7 +193,7 @@ def asin_out(self, out):
 
 
 # atan(Tensor self) -> Tensor
-# native_functions.yaml:455
+# native_functions.yaml:457
 _atan = PointwiseKernel(
     name="atan",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/atan.cu"),
@@ -229,7 +229,7 @@ def atan_out(self, out):
 
 
 # atan2(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:460
+# native_functions.yaml:462
 _atan2 = PointwiseKernel(
     name="atan2",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/atan2.cu"),
@@ -265,7 +265,7 @@ def atan2_out(self, other, out):
 
 
 # bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:620
+# native_functions.yaml:622
 _bitwise_and_Tensor = PointwiseKernel(
     name="bitwise_and_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_and_Tensor.cu"),
@@ -298,7 +298,7 @@ def bitwise_and_Tensor_out(self, other, out):
 
 
 # bitwise_not(Tensor self) -> Tensor
-# native_functions.yaml:635
+# native_functions.yaml:637
 _bitwise_not = PointwiseKernel(
     name="bitwise_not",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_not.cu"),
@@ -331,7 +331,7 @@ def bitwise_not_out(self, out):
 
 
 # bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:625
+# native_functions.yaml:627
 _bitwise_or_Tensor = PointwiseKernel(
     name="bitwise_or_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_or_Tensor.cu"),
@@ -364,7 +364,7 @@ def bitwise_or_Tensor_out(self, other, out):
 
 
 # bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:630
+# native_functions.yaml:632
 _bitwise_xor_Tensor = PointwiseKernel(
     name="bitwise_xor_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_xor_Tensor.cu"),
@@ -397,7 +397,7 @@ def bitwise_xor_Tensor_out(self, other, out):
 
 
 # ceil(Tensor self) -> Tensor
-# native_functions.yaml:491
+# native_functions.yaml:493
 _ceil = PointwiseKernel(
     name="ceil",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/ceil.cu"),
@@ -432,7 +432,7 @@ def ceil_out(self, out):
 
 
 # cos(Tensor self) -> Tensor
-# native_functions.yaml:435
+# native_functions.yaml:437
 _cos = PointwiseKernel(
     name="cos",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/cos.cu"),
@@ -468,7 +468,7 @@ def cos_out(self, out):
 
 
 # cosh(Tensor self) -> Tensor
-# native_functions.yaml:470
+# native_functions.yaml:472
 _cosh = PointwiseKernel(
     name="cosh",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/cosh.cu"),
@@ -576,7 +576,7 @@ def div_Tensor_out(self, other, out):
 
 
 # elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
-# native_functions.yaml:666
+# native_functions.yaml:668
 _elu = PointwiseKernel(
     name="elu",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/elu.cu"),
@@ -606,7 +606,7 @@ def elu_out(self, alpha, scale, input_scale, out):
 
 
 # eq.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:585
+# native_functions.yaml:587
 _eq_Scalar = PointwiseKernel(
     name="eq_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/eq_Scalar.cu"),
@@ -637,7 +637,7 @@ def eq_Scalar_out(self, other, out):
 
 
 # eq.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:580
+# native_functions.yaml:582
 _eq_Tensor = PointwiseKernel(
     name="eq_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/eq_Tensor.cu"),
@@ -668,7 +668,7 @@ def eq_Tensor_out(self, other, out):
 
 
 # erf(Tensor self) -> Tensor
-# native_functions.yaml:480
+# native_functions.yaml:482
 _erf = PointwiseKernel(
     name="erf",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/erf.cu"),
@@ -740,7 +740,7 @@ def exp_out(self, out):
 
 
 # exp2(Tensor self) -> Tensor
-# native_functions.yaml:399
+# native_functions.yaml:401
 _exp2 = PointwiseKernel(
     name="exp2",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/exp2.cu"),
@@ -776,7 +776,7 @@ def exp2_out(self, out):
 
 
 # expm1(Tensor self) -> Tensor
-# native_functions.yaml:404
+# native_functions.yaml:406
 _expm1 = PointwiseKernel(
     name="expm1",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/expm1.cu"),
@@ -812,7 +812,7 @@ def expm1_out(self, out):
 
 
 # floor(Tensor self) -> Tensor
-# native_functions.yaml:486
+# native_functions.yaml:488
 _floor = PointwiseKernel(
     name="floor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/floor.cu"),
@@ -847,7 +847,7 @@ def floor_out(self, out):
 
 
 # floor_divide(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:328
+# native_functions.yaml:330
 _floor_divide = PointwiseKernel(
     name="floor_divide",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/floor_divide.cu"),
@@ -882,7 +882,7 @@ def floor_divide_out(self, other, out):
 
 
 # floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:333
+# native_functions.yaml:335
 _floor_divide_Scalar = PointwiseKernel(
     name="floor_divide_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/floor_divide_Scalar.cu"),
@@ -917,7 +917,7 @@ def floor_divide_Scalar_out(self, other, out):
 
 
 # fmod.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:358
+# native_functions.yaml:360
 _fmod_Scalar = PointwiseKernel(
     name="fmod_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/fmod_Scalar.cu"),
@@ -952,7 +952,7 @@ def fmod_Scalar_out(self, other, out):
 
 
 # fmod.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:353
+# native_functions.yaml:355
 _fmod_Tensor = PointwiseKernel(
     name="fmod_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/fmod_Tensor.cu"),
@@ -987,7 +987,7 @@ def fmod_Tensor_out(self, other, out):
 
 
 # frac(Tensor self) -> Tensor
-# native_functions.yaml:506
+# native_functions.yaml:508
 _frac = PointwiseKernel(
     name="frac",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/frac.cu"),
@@ -1017,7 +1017,7 @@ def frac_out(self, out):
 
 
 # ge.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:575
+# native_functions.yaml:577
 _ge_Scalar = PointwiseKernel(
     name="ge_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/ge_Scalar.cu"),
@@ -1048,7 +1048,7 @@ def ge_Scalar_out(self, other, out):
 
 
 # ge.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:570
+# native_functions.yaml:572
 _ge_Tensor = PointwiseKernel(
     name="ge_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/ge_Tensor.cu"),
@@ -1141,7 +1141,7 @@ def gt_Tensor_out(self, other, out):
 
 
 # hardsigmoid(Tensor self) -> Tensor
-# native_functions.yaml:711
+# native_functions.yaml:713
 _hardsigmoid = PointwiseKernel(
     name="hardsigmoid",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/hardsigmoid.cu"),
@@ -1171,7 +1171,7 @@ def hardsigmoid_out(self, out):
 
 
 # hardswish(Tensor self) -> Tensor
-# native_functions.yaml:716
+# native_functions.yaml:718
 _hardswish = PointwiseKernel(
     name="hardswish",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/hardswish.cu"),
@@ -1201,7 +1201,7 @@ def hardswish_out(self, out):
 
 
 # hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
-# native_functions.yaml:706
+# native_functions.yaml:708
 _hardtanh = PointwiseKernel(
     name="hardtanh",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/hardtanh.cu"),
@@ -1236,7 +1236,7 @@ def hardtanh_out(self, min_val, max_val, out):
 
 
 # isfinite(Tensor self) -> Tensor
-# native_functions.yaml:650
+# native_functions.yaml:652
 _isfinite = PointwiseKernel(
     name="isfinite",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/isfinite.cu"),
@@ -1267,7 +1267,7 @@ def isfinite_out(self, out):
 
 
 # isinf(Tensor self) -> Tensor
-# native_functions.yaml:645
+# native_functions.yaml:647
 _isinf = PointwiseKernel(
     name="isinf",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/isinf.cu"),
@@ -1298,7 +1298,7 @@ def isinf_out(self, out):
 
 
 # isnan(Tensor self) -> Tensor
-# native_functions.yaml:640
+# native_functions.yaml:642
 _isnan = PointwiseKernel(
     name="isnan",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/isnan.cu"),
@@ -1329,7 +1329,7 @@ def isnan_out(self, out):
 
 
 # le.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:565
+# native_functions.yaml:567
 _le_Scalar = PointwiseKernel(
     name="le_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/le_Scalar.cu"),
@@ -1360,7 +1360,7 @@ def le_Scalar_out(self, other, out):
 
 
 # le.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:560
+# native_functions.yaml:562
 _le_Tensor = PointwiseKernel(
     name="le_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/le_Tensor.cu"),
@@ -1391,7 +1391,7 @@ def le_Tensor_out(self, other, out):
 
 
 # leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
-# native_functions.yaml:661
+# native_functions.yaml:663
 _leaky_relu = PointwiseKernel(
     name="leaky_relu",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/leaky_relu.cu"),
@@ -1421,7 +1421,7 @@ def leaky_relu_out(self, negative_slope, out):
 
 
 # lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
-# native_functions.yaml:530
+# native_functions.yaml:532
 _lerp_Scalar = PointwiseKernel(
     name="lerp_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/lerp_Scalar.cu"),
@@ -1451,7 +1451,7 @@ def lerp_Scalar_out(self, end, weight, out):
 
 
 # lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
-# native_functions.yaml:535
+# native_functions.yaml:537
 _lerp_Tensor = PointwiseKernel(
     name="lerp_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/lerp_Tensor.cu"),
@@ -1481,7 +1481,7 @@ def lerp_Tensor_out(self, end, weight, out):
 
 
 # log(Tensor self) -> Tensor
-# native_functions.yaml:409
+# native_functions.yaml:411
 _log = PointwiseKernel(
     name="log",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/log.cu"),
@@ -1517,7 +1517,7 @@ def log_out(self, out):
 
 
 # log10(Tensor self) -> Tensor
-# native_functions.yaml:419
+# native_functions.yaml:421
 _log10 = PointwiseKernel(
     name="log10",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/log10.cu"),
@@ -1553,7 +1553,7 @@ def log10_out(self, out):
 
 
 # log1p(Tensor self) -> Tensor
-# native_functions.yaml:424
+# native_functions.yaml:426
 _log1p = PointwiseKernel(
     name="log1p",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/log1p.cu"),
@@ -1589,7 +1589,7 @@ def log1p_out(self, out):
 
 
 # log2(Tensor self) -> Tensor
-# native_functions.yaml:414
+# native_functions.yaml:416
 _log2 = PointwiseKernel(
     name="log2",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/log2.cu"),
@@ -1625,7 +1625,7 @@ def log2_out(self, out):
 
 
 # log_sigmoid(Tensor self) -> Tensor
-# native_functions.yaml:696
+# native_functions.yaml:698
 _log_sigmoid = PointwiseKernel(
     name="log_sigmoid",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/log_sigmoid.cu"),
@@ -1655,7 +1655,7 @@ def log_sigmoid_out(self, out):
 
 
 # logical_and(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:600
+# native_functions.yaml:602
 _logical_and = PointwiseKernel(
     name="logical_and",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/logical_and.cu"),
@@ -1686,7 +1686,7 @@ def logical_and_out(self, other, out):
 
 
 # logical_not(Tensor self) -> Tensor
-# native_functions.yaml:615
+# native_functions.yaml:617
 _logical_not = PointwiseKernel(
     name="logical_not",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/logical_not.cu"),
@@ -1717,7 +1717,7 @@ def logical_not_out(self, out):
 
 
 # logical_or(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:605
+# native_functions.yaml:607
 _logical_or = PointwiseKernel(
     name="logical_or",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/logical_or.cu"),
@@ -1748,7 +1748,7 @@ def logical_or_out(self, other, out):
 
 
 # logical_xor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:610
+# native_functions.yaml:612
 _logical_xor = PointwiseKernel(
     name="logical_xor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/logical_xor.cu"),
@@ -1779,7 +1779,7 @@ def logical_xor_out(self, other, out):
 
 
 # lt.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:555
+# native_functions.yaml:557
 _lt_Scalar = PointwiseKernel(
     name="lt_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/lt_Scalar.cu"),
@@ -1810,7 +1810,7 @@ def lt_Scalar_out(self, other, out):
 
 
 # lt.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:550
+# native_functions.yaml:552
 _lt_Tensor = PointwiseKernel(
     name="lt_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/lt_Tensor.cu"),
@@ -1841,7 +1841,7 @@ def lt_Tensor_out(self, other, out):
 
 
 # maximum(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:522
+# native_functions.yaml:524
 _maximum = PointwiseKernel(
     name="maximum",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/maximum.cu"),
@@ -1877,7 +1877,7 @@ def maximum_out(self, other, out):
 
 
 # minimum(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:526
+# native_functions.yaml:528
 _minimum = PointwiseKernel(
     name="minimum",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/minimum.cu"),
@@ -1913,7 +1913,7 @@ def minimum_out(self, other, out):
 
 
 # mish(Tensor self) -> Tensor
-# native_functions.yaml:686
+# native_functions.yaml:688
 _mish = PointwiseKernel(
     name="mish",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/mish.cu"),
@@ -2015,7 +2015,7 @@ def mul_Tensor_out(self, other, out):
 
 
 # ne.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:595
+# native_functions.yaml:597
 _ne_Scalar = PointwiseKernel(
     name="ne_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/ne_Scalar.cu"),
@@ -2046,7 +2046,7 @@ def ne_Scalar_out(self, other, out):
 
 
 # ne.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:590
+# native_functions.yaml:592
 _ne_Tensor = PointwiseKernel(
     name="ne_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/ne_Tensor.cu"),
@@ -2147,7 +2147,7 @@ def pow_Tensor_Scalar_out(self, exponent, out):
 
 
 # pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
-# native_functions.yaml:338
+# native_functions.yaml:340
 _pow_Tensor_Tensor = PointwiseKernel(
     name="pow_Tensor_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/pow_Tensor_Tensor.cu"),
@@ -2182,7 +2182,7 @@ def pow_Tensor_Tensor_out(self, exponent, out):
 
 
 # reciprocal(Tensor self) -> Tensor
-# native_functions.yaml:373
+# native_functions.yaml:375
 _reciprocal = PointwiseKernel(
     name="reciprocal",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/reciprocal.cu"),
@@ -2253,7 +2253,7 @@ def relu_out(self, out):
 
 
 # remainder.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:348
+# native_functions.yaml:350
 _remainder_Scalar = PointwiseKernel(
     name="remainder_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/remainder_Scalar.cu"),
@@ -2288,7 +2288,7 @@ def remainder_Scalar_out(self, other, out):
 
 
 # remainder.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:343
+# native_functions.yaml:345
 _remainder_Tensor = PointwiseKernel(
     name="remainder_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/remainder_Tensor.cu"),
@@ -2323,7 +2323,7 @@ def remainder_Tensor_out(self, other, out):
 
 
 # round(Tensor self) -> Tensor
-# native_functions.yaml:496
+# native_functions.yaml:498
 _round = PointwiseKernel(
     name="round",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/round.cu"),
@@ -2358,7 +2358,7 @@ def round_out(self, out):
 
 
 # rsqrt(Tensor self) -> Tensor
-# native_functions.yaml:383
+# native_functions.yaml:385
 _rsqrt = PointwiseKernel(
     name="rsqrt",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/rsqrt.cu"),
@@ -2394,7 +2394,7 @@ def rsqrt_out(self, out):
 
 
 # sigmoid(Tensor self) -> Tensor
-# native_functions.yaml:691
+# native_functions.yaml:693
 _sigmoid = PointwiseKernel(
     name="sigmoid",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sigmoid.cu"),
@@ -2430,7 +2430,7 @@ def sigmoid_out(self, out):
 
 
 # sign(Tensor self) -> Tensor
-# native_functions.yaml:368
+# native_functions.yaml:370
 _sign = PointwiseKernel(
     name="sign",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sign.cu"),
@@ -2465,7 +2465,7 @@ def sign_out(self, out):
 
 
 # silu(Tensor self) -> Tensor
-# native_functions.yaml:681
+# native_functions.yaml:683
 _silu = PointwiseKernel(
     name="silu",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/silu.cu"),
@@ -2495,7 +2495,7 @@ def silu_out(self, out):
 
 
 # sin(Tensor self) -> Tensor
-# native_functions.yaml:430
+# native_functions.yaml:432
 _sin = PointwiseKernel(
     name="sin",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sin.cu"),
@@ -2531,7 +2531,7 @@ def sin_out(self, out):
 
 
 # sinh(Tensor self) -> Tensor
-# native_functions.yaml:465
+# native_functions.yaml:467
 _sinh = PointwiseKernel(
     name="sinh",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sinh.cu"),
@@ -2567,7 +2567,7 @@ def sinh_out(self, out):
 
 
 # softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
-# native_functions.yaml:701
+# native_functions.yaml:703
 _softplus = PointwiseKernel(
     name="softplus",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/softplus.cu"),
@@ -2597,7 +2597,7 @@ def softplus_out(self, beta, threshold, out):
 
 
 # sqrt(Tensor self) -> Tensor
-# native_functions.yaml:378
+# native_functions.yaml:380
 _sqrt = PointwiseKernel(
     name="sqrt",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sqrt.cu"),
@@ -2633,7 +2633,7 @@ def sqrt_out(self, out):
 
 
 # square(Tensor self) -> Tensor
-# native_functions.yaml:388
+# native_functions.yaml:390
 _square = PointwiseKernel(
     name="square",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/square.cu"),
@@ -2738,7 +2738,7 @@ def sub_Tensor_out(self, other, alpha, out):
 
 
 # tan(Tensor self) -> Tensor
-# native_functions.yaml:440
+# native_functions.yaml:442
 _tan = PointwiseKernel(
     name="tan",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/tan.cu"),
@@ -2774,7 +2774,7 @@ def tan_out(self, out):
 
 
 # tanh(Tensor self) -> Tensor
-# native_functions.yaml:475
+# native_functions.yaml:477
 _tanh = PointwiseKernel(
     name="tanh",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/tanh.cu"),
@@ -2810,7 +2810,7 @@ def tanh_out(self, out):
 
 
 # trunc(Tensor self) -> Tensor
-# native_functions.yaml:501
+# native_functions.yaml:503
 _trunc = PointwiseKernel(
     name="trunc",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/trunc.cu"),
@@ -2845,7 +2845,7 @@ def trunc_out(self, out):
 
 
 # where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:540
+# native_functions.yaml:542
 _where_self = PointwiseKernel(
     name="where_self",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/where_self.cu"),
