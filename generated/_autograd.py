@@ -1753,6 +1753,467 @@ class CumsumBackward0(_Node):
         return out
 
 
+class CatBackward0(_Node):
+    """Backward of cat."""
+
+    __slots__ = ("_saved_dim", "_saved_tensors", "_sizes", )
+    _saved_fields = ("_saved_tensors", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        tensors = [s.unpack(self) for s in self._saved_tensors]
+        out = [None] * 1
+        out[0] = _H.cat_backward(grad, tensors, dim)
+        return _flatten_grads(out, self._sizes)
+
+
+class RepeatBackward0(_Node):
+    """Backward of repeat."""
+
+    __slots__ = ("_saved_repeats", "_saved_input", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        repeats = self._saved_repeats
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.repeat_backward(grad, repeats, input.shape)
+        return out
+
+
+class RollBackward0(_Node):
+    """Backward of roll."""
+
+    __slots__ = ("_saved_dims", "_saved_shifts", )
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        dims = self._saved_dims
+        shifts = self._saved_shifts
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.roll_backward(grad, shifts, dims)
+        return out
+
+
+class FlipBackward0(_Node):
+    """Backward of flip."""
+
+    __slots__ = ("_saved_dims", )
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        dims = self._saved_dims
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad.flip(dims)
+        return out
+
+
+class TrilBackward0(_Node):
+    """Backward of tril."""
+
+    __slots__ = ("_saved_diagonal", )
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        diagonal = self._saved_diagonal
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad.tril(diagonal)
+        return out
+
+
+class TriuBackward0(_Node):
+    """Backward of triu."""
+
+    __slots__ = ("_saved_diagonal", )
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        diagonal = self._saved_diagonal
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grad.triu(diagonal)
+        return out
+
+
+class AddmmBackward0(_Node):
+    """Backward of addmm."""
+
+    __slots__ = ("_saved_alpha", "_saved_beta", "_saved_mat1", "_saved_mat2", )
+    _saved_fields = ("_saved_mat1", "_saved_mat2", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        alpha = self._saved_alpha
+        beta = self._saved_beta
+        mat1 = self._saved_mat1.unpack(self)
+        mat2 = self._saved_mat2.unpack(self)
+        out = [None] * 3
+        if self.needs_input_grad(0):
+            out[0] = _H.maybe_multiply(grad, beta)
+        if self.needs_input_grad(1):
+            out[1] = _H.maybe_multiply(grad.mm(mat2.t()), alpha)
+        if self.needs_input_grad(2):
+            out[2] = _H.maybe_multiply(mat1.t().mm(grad), alpha)
+        return out
+
+
+class DotBackward0(_Node):
+    """Backward of dot."""
+
+    __slots__ = ("_saved_input", "_saved_tensor", )
+    _saved_fields = ("_saved_input", "_saved_tensor", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        tensor = self._saved_tensor.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = grad * tensor
+        if self.needs_input_grad(1):
+            out[1] = grad * input
+        return out
+
+
+class SoftmaxBackward0(_Node):
+    """Backward of softmax.int."""
+
+    __slots__ = ("_saved_dim", "_saved_input", "_saved_result", )
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.softmax_backward(grad, result, dim, input)
+        return out
+
+
+class LogSoftmaxBackward0(_Node):
+    """Backward of log_softmax.int."""
+
+    __slots__ = ("_saved_dim", "_saved_input", "_saved_result", )
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.log_softmax_backward(grad, result, dim, input)
+        return out
+
+
+class IndexSelectBackward0(_Node):
+    """Backward of index_select."""
+
+    __slots__ = ("_saved_dim", "_saved_index", "_saved_input", )
+    _saved_fields = ("_saved_index", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        index = self._saved_index.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = _H.index_select_backward(grad, input.shape, dim, index)
+        if self.needs_input_grad(1):
+            _not_implemented_input("index_select", "index")
+        return out
+
+
+class IndexAddBackward0(_Node):
+    """Backward of index_add."""
+
+    __slots__ = ("_saved_alpha", "_saved_dim", "_saved_index", "_saved_source", )
+    _saved_fields = ("_saved_index", "_saved_source", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        alpha = self._saved_alpha
+        dim = self._saved_dim
+        index = self._saved_index.unpack(self)
+        source = self._saved_source.unpack(self)
+        out = [None] * 3
+        if self.needs_input_grad(0):
+            out[0] = grad
+        if self.needs_input_grad(2):
+            out[2] = _H.index_add_source_backward(grad, dim, index, source, alpha)
+        if self.needs_input_grad(1):
+            _not_implemented_input("index_add", "index")
+        return out
+
+
+class GatherBackward0(_Node):
+    """Backward of gather."""
+
+    __slots__ = ("_saved_dim", "_saved_index", "_saved_input", )
+    _saved_fields = ("_saved_index", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        index = self._saved_index.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = _H.gather_backward(grad, input.shape, dim, index)
+        if self.needs_input_grad(1):
+            _not_implemented_input("gather", "index")
+        return out
+
+
+class ScatterBackward0(_Node):
+    """Backward of scatter.src."""
+
+    __slots__ = ("_saved_dim", "_saved_index", )
+    _saved_fields = ("_saved_index", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        index = self._saved_index.unpack(self)
+        out = [None] * 3
+        if self.needs_input_grad(0):
+            out[0] = grad.scatter(dim, index, 0)
+        if self.needs_input_grad(2):
+            out[2] = grad.gather(dim, index)
+        if self.needs_input_grad(1):
+            _not_implemented_input("scatter.src", "index")
+        return out
+
+
+class ScatterBackward1(_Node):
+    """Backward of scatter.value."""
+
+    __slots__ = ("_saved_dim", "_saved_index", )
+    _saved_fields = ("_saved_index", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        index = self._saved_index.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = grad.scatter(dim, index, 0)
+        if self.needs_input_grad(1):
+            _not_implemented_input("scatter.value", "index")
+        return out
+
+
+class ScatterAddBackward0(_Node):
+    """Backward of scatter_add."""
+
+    __slots__ = ("_saved_dim", "_saved_index", )
+    _saved_fields = ("_saved_index", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        index = self._saved_index.unpack(self)
+        out = [None] * 3
+        if self.needs_input_grad(0):
+            out[0] = grad
+        if self.needs_input_grad(2):
+            out[2] = grad.gather(dim, index)
+        if self.needs_input_grad(1):
+            _not_implemented_input("scatter_add", "index")
+        return out
+
+
+class MaskedFillBackward0(_Node):
+    """Backward of masked_fill.Scalar."""
+
+    __slots__ = ("_saved_mask", )
+    _saved_fields = ("_saved_mask", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        mask = self._saved_mask.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = grad.masked_fill(mask, 0)
+        if self.needs_input_grad(1):
+            _not_implemented_input("masked_fill.Scalar", "mask")
+        return out
+
+
+class MaskedFillBackward1(_Node):
+    """Backward of masked_fill.Tensor."""
+
+    __slots__ = ("_saved_mask", )
+    _saved_fields = ("_saved_mask", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        mask = self._saved_mask.unpack(self)
+        out = [None] * 3
+        if self.needs_input_grad(0):
+            out[0] = grad.masked_fill(mask, 0)
+        if self.needs_input_grad(2):
+            out[2] = _F.where(mask, grad, 0).sum()
+        if self.needs_input_grad(1):
+            _not_implemented_input("masked_fill.Tensor", "mask")
+        return out
+
+
+class EmbeddingBackward0(_Node):
+    """Backward of embedding."""
+
+    __slots__ = ("_saved_indices", "_saved_padding_idx", "_saved_scale_grad_by_freq", "_saved_weight", )
+    _saved_fields = ("_saved_indices", "_saved_weight", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self._saved_indices.unpack(self)
+        padding_idx = self._saved_padding_idx
+        scale_grad_by_freq = self._saved_scale_grad_by_freq
+        weight = self._saved_weight.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = _H.embedding_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
+        if self.needs_input_grad(1):
+            _not_implemented_input("embedding", "indices")
+        return out
+
+
+class SortBackward0(_Node):
+    """Backward of sort."""
+
+    __slots__ = ("_saved_dim", "_saved_input", "_saved_result1", )
+    _saved_fields = ("_saved_input", "_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        input = self._saved_input.unpack(self)
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input.shape, True)
+        return out
+
+
+class SortBackward1(_Node):
+    """Backward of sort.stable."""
+
+    __slots__ = ("_saved_dim", "_saved_input", "_saved_result1", )
+    _saved_fields = ("_saved_input", "_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        input = self._saved_input.unpack(self)
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input.shape, True)
+        return out
+
+
+class TopkBackward0(_Node):
+    """Backward of topk."""
+
+    __slots__ = ("_saved_dim", "_saved_input", "_saved_result1", )
+    _saved_fields = ("_saved_input", "_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        input = self._saved_input.unpack(self)
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input.shape, True)
+        return out
+
+
+class NativeDropoutBackward0(_Node):
+    """Backward of native_dropout."""
+
+    __slots__ = ("_saved_p", "_saved_train", "_saved_result1", )
+    _saved_fields = ("_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        p = self._saved_p
+        train = self._saved_train
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grads[0] * result1 * _H.dropout_scale(p, train)
+        return out
+
+
+class Im2colBackward0(_Node):
+    """Backward of im2col."""
+
+    __slots__ = ("_saved_dilation", "_saved_kernel_size", "_saved_padding", "_saved_input", "_saved_stride", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dilation = self._saved_dilation
+        kernel_size = self._saved_kernel_size
+        padding = self._saved_padding
+        input = self._saved_input.unpack(self)
+        stride = self._saved_stride
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _F.col2im(grad, [input.shape[-2], input.shape[-1]], kernel_size, dilation, padding, stride)
+        return out
+
+
+class Col2imBackward0(_Node):
+    """Backward of col2im."""
+
+    __slots__ = ("_saved_dilation", "_saved_kernel_size", "_saved_padding", "_saved_stride", )
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        dilation = self._saved_dilation
+        kernel_size = self._saved_kernel_size
+        padding = self._saved_padding
+        stride = self._saved_stride
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _F.im2col(grad, kernel_size, dilation, padding, stride)
+        return out
+
+
+class MaxPool2dWithIndicesBackward0(_Node):
+    """Backward of max_pool2d_with_indices."""
+
+    __slots__ = ("_saved_input", "_saved_result1", )
+    _saved_fields = ("_saved_input", "_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.max_pool2d_backward(grads[0], input.shape, result1)
+        return out
+
+
 # -- Autograd kernels (Note [Autograd kernels] in codegen/gen_autograd.py) -------------------------
 
 
@@ -5219,4 +5680,414 @@ def cumsum(input, dim, dtype):
         node.set_next_edges(input)
         node._saved_dim = dim
         _set_history(result, node)
+    return result
+
+
+def cat(tensors, dim):
+    _t = _tls
+    _k = (_keys_of(tensors) | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_cat.table[_k](tensors, dim)
+    if _any_requires_grad(tensors):
+        node = CatBackward0()
+        node.set_next_edges(tensors)
+        node._sizes = _list_sizes(tensors)
+        node._saved_dim = dim
+        node._saved_tensors = [_Saved(t, False) for t in tensors]
+        _set_history(result, node)
+    return result
+
+
+def repeat(input, repeats):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_repeat.table[_k](input, repeats)
+    if input._requires_grad:
+        node = RepeatBackward0()
+        node.set_next_edges(input)
+        node._saved_repeats = repeats
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def roll(input, shifts, dims):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_roll.table[_k](input, shifts, dims)
+    if input._requires_grad:
+        node = RollBackward0()
+        node.set_next_edges(input)
+        node._saved_dims = dims
+        node._saved_shifts = shifts
+        _set_history(result, node)
+    return result
+
+
+def flip(input, dims):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_flip.table[_k](input, dims)
+    if input._requires_grad:
+        node = FlipBackward0()
+        node.set_next_edges(input)
+        node._saved_dims = dims
+        _set_history(result, node)
+    return result
+
+
+def tril(input, diagonal):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_tril.table[_k](input, diagonal)
+    if input._requires_grad:
+        node = TrilBackward0()
+        node.set_next_edges(input)
+        node._saved_diagonal = diagonal
+        _set_history(result, node)
+    return result
+
+
+def triu(input, diagonal):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_triu.table[_k](input, diagonal)
+    if input._requires_grad:
+        node = TriuBackward0()
+        node.set_next_edges(input)
+        node._saved_diagonal = diagonal
+        _set_history(result, node)
+    return result
+
+
+def addmm(input, mat1, mat2, beta, alpha):
+    _t = _tls
+    _k = (input._keys | mat1._keys | mat2._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_addmm.table[_k](input, mat1, mat2, beta, alpha)
+    if input._requires_grad or mat1._requires_grad or mat2._requires_grad:
+        node = AddmmBackward0()
+        node.set_next_edges(input, mat1, mat2)
+        node._saved_alpha = alpha
+        node._saved_beta = beta
+        node._saved_mat1 = _Saved(mat1, False)
+        node._saved_mat2 = _Saved(mat2, False)
+        _set_history(result, node)
+    return result
+
+
+def dot(input, tensor):
+    _t = _tls
+    _k = (input._keys | tensor._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_dot.table[_k](input, tensor)
+    if input._requires_grad or tensor._requires_grad:
+        node = DotBackward0()
+        node.set_next_edges(input, tensor)
+        node._saved_input = _Saved(input, False)
+        node._saved_tensor = _Saved(tensor, False)
+        _set_history(result, node)
+    return result
+
+
+def softmax_int(input, dim, dtype):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_softmax_int.table[_k](input, dim, dtype)
+    if input._requires_grad:
+        node = SoftmaxBackward0()
+        node.set_next_edges(input)
+        node._saved_dim = dim
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def log_softmax_int(input, dim, dtype):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_log_softmax_int.table[_k](input, dim, dtype)
+    if input._requires_grad:
+        node = LogSoftmaxBackward0()
+        node.set_next_edges(input)
+        node._saved_dim = dim
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def index_select(input, dim, index):
+    _t = _tls
+    _k = (input._keys | index._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_index_select.table[_k](input, dim, index)
+    if input._requires_grad or index._requires_grad:
+        node = IndexSelectBackward0()
+        node.set_next_edges(input, index)
+        node._saved_dim = dim
+        node._saved_index = _Saved(index, False)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def index_add(input, dim, index, source, alpha):
+    _t = _tls
+    _k = (input._keys | index._keys | source._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_index_add.table[_k](input, dim, index, source, alpha)
+    if input._requires_grad or index._requires_grad or source._requires_grad:
+        node = IndexAddBackward0()
+        node.set_next_edges(input, index, source)
+        node._saved_alpha = alpha
+        node._saved_dim = dim
+        node._saved_index = _Saved(index, False)
+        node._saved_source = _Saved(source, False)
+        _set_history(result, node)
+    return result
+
+
+def gather(input, dim, index, sparse_grad):
+    _t = _tls
+    _k = (input._keys | index._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_gather.table[_k](input, dim, index, sparse_grad)
+    if input._requires_grad or index._requires_grad:
+        node = GatherBackward0()
+        node.set_next_edges(input, index)
+        node._saved_dim = dim
+        node._saved_index = _Saved(index, False)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node)
+    return result
+
+
+def scatter_src(input, dim, index, src):
+    _t = _tls
+    _k = (input._keys | index._keys | src._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_scatter_src.table[_k](input, dim, index, src)
+    if input._requires_grad or index._requires_grad or src._requires_grad:
+        node = ScatterBackward0()
+        node.set_next_edges(input, index, src)
+        node._saved_dim = dim
+        node._saved_index = _Saved(index, False)
+        _set_history(result, node)
+    return result
+
+
+def scatter_value(input, dim, index, value):
+    _t = _tls
+    _k = (input._keys | index._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_scatter_value.table[_k](input, dim, index, value)
+    if input._requires_grad or index._requires_grad:
+        node = ScatterBackward1()
+        node.set_next_edges(input, index)
+        node._saved_dim = dim
+        node._saved_index = _Saved(index, False)
+        _set_history(result, node)
+    return result
+
+
+def scatter_add(input, dim, index, src):
+    _t = _tls
+    _k = (input._keys | index._keys | src._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_scatter_add.table[_k](input, dim, index, src)
+    if input._requires_grad or index._requires_grad or src._requires_grad:
+        node = ScatterAddBackward0()
+        node.set_next_edges(input, index, src)
+        node._saved_dim = dim
+        node._saved_index = _Saved(index, False)
+        _set_history(result, node)
+    return result
+
+
+def masked_fill_Scalar(input, mask, value):
+    _t = _tls
+    _k = (input._keys | mask._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_masked_fill_Scalar.table[_k](input, mask, value)
+    if input._requires_grad or mask._requires_grad:
+        node = MaskedFillBackward0()
+        node.set_next_edges(input, mask)
+        node._saved_mask = _Saved(mask, False)
+        _set_history(result, node)
+    return result
+
+
+def masked_fill_Scalar_inplace(input, mask, value):
+    _check_inplace(input)
+    _need = input._requires_grad or mask._requires_grad
+    if _need:
+        node = MaskedFillBackward0()
+        node.set_next_edges(input, mask)
+        node._saved_mask = _Saved(mask, False)
+    _t = _tls
+    _k = (input._keys | mask._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_masked_fill__Scalar.table[_k](input, mask, value)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def masked_fill_Scalar_out(input, mask, value, out):
+    if _any_requires_grad(input, mask, value, out):
+        raise RuntimeError("masked_fill(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | mask._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_masked_fill_Scalar_out.table[_k](input, mask, value, out)
+
+
+def masked_fill_Tensor(input, mask, value):
+    _t = _tls
+    _k = (input._keys | mask._keys | value._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_masked_fill_Tensor.table[_k](input, mask, value)
+    if input._requires_grad or mask._requires_grad or value._requires_grad:
+        node = MaskedFillBackward1()
+        node.set_next_edges(input, mask, value)
+        node._saved_mask = _Saved(mask, False)
+        _set_history(result, node)
+    return result
+
+
+def masked_fill_Tensor_inplace(input, mask, value):
+    _check_inplace(input)
+    _need = input._requires_grad or mask._requires_grad or value._requires_grad
+    if _need:
+        node = MaskedFillBackward1()
+        node.set_next_edges(input, mask, value)
+        node._saved_mask = _Saved(mask, False)
+    _t = _tls
+    _k = (input._keys | mask._keys | value._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_masked_fill__Tensor.table[_k](input, mask, value)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def masked_fill_Tensor_out(input, mask, value, out):
+    if _any_requires_grad(input, mask, value, out):
+        raise RuntimeError("masked_fill(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _t = _tls
+    _k = (input._keys | mask._keys | value._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    return _ops._op_masked_fill_out.table[_k](input, mask, value, out)
+
+
+def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
+    _t = _tls
+    _k = (weight._keys | indices._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_embedding.table[_k](weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    if weight._requires_grad or indices._requires_grad:
+        node = EmbeddingBackward0()
+        node.set_next_edges(weight, indices)
+        node._saved_indices = _Saved(indices, False)
+        node._saved_padding_idx = padding_idx
+        node._saved_scale_grad_by_freq = scale_grad_by_freq
+        node._saved_weight = _Saved(weight, False)
+        _set_history(result, node)
+    return result
+
+
+def one_hot(input, num_classes):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_one_hot.table[_k](input, num_classes)
+    if input._requires_grad:
+        node = _NotImplementedNode("one_hot")
+        node.set_next_edges(input)
+        _set_history(result, node)
+    return result
+
+
+def sort(input, dim, descending):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_sort.table[_k](input, dim, descending)
+    if input._requires_grad:
+        node = SortBackward0()
+        node.set_next_edges(input)
+        node._saved_dim = dim
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def sort_stable(input, stable, dim, descending):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_sort_stable.table[_k](input, stable, dim, descending)
+    if input._requires_grad:
+        node = SortBackward1()
+        node.set_next_edges(input)
+        node._saved_dim = dim
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def topk(input, k, dim, largest, sorted):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_topk.table[_k](input, k, dim, largest, sorted)
+    if input._requires_grad:
+        node = TopkBackward0()
+        node.set_next_edges(input)
+        node._saved_dim = dim
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def native_dropout(input, p, train):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_native_dropout.table[_k](input, p, train)
+    if input._requires_grad:
+        node = NativeDropoutBackward0()
+        node.set_next_edges(input)
+        node._saved_p = p
+        node._saved_train = train
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def im2col(input, kernel_size, dilation, padding, stride):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_im2col.table[_k](input, kernel_size, dilation, padding, stride)
+    if input._requires_grad:
+        node = Im2colBackward0()
+        node.set_next_edges(input)
+        node._saved_dilation = dilation
+        node._saved_kernel_size = kernel_size
+        node._saved_padding = padding
+        node._saved_input = _Saved(input, False)
+        node._saved_stride = stride
+        _set_history(result, node)
+    return result
+
+
+def col2im(input, output_size, kernel_size, dilation, padding, stride):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_col2im.table[_k](input, output_size, kernel_size, dilation, padding, stride)
+    if input._requires_grad:
+        node = Col2imBackward0()
+        node.set_next_edges(input)
+        node._saved_dilation = dilation
+        node._saved_kernel_size = kernel_size
+        node._saved_padding = padding
+        node._saved_stride = stride
+        _set_history(result, node)
+    return result
+
+
+def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode):
+    _t = _tls
+    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
+    result = _ops._op_max_pool2d_with_indices.table[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
+    if input._requires_grad:
+        node = MaxPool2dWithIndicesBackward0()
+        node.set_next_edges(input)
+        node._saved_input = _Saved(input, False)
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
     return result

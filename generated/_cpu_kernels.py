@@ -3848,3 +3848,120 @@ def hardswish_out(input, out):
         r = np.asarray(r, dtype=dt.np)
 
     return _k.store_out("hardswish", out, r, dt)
+
+
+def masked_fill_Scalar(input, mask, value):
+    dt = input._dtype
+    if mask._dtype is not dt or input._wrapped or mask._wrapped:
+        dt = _k.result_type(input, mask)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = mask._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.where(a1, value, a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def masked_fill_Scalar_inplace(input, mask, value):
+    dt = input._dtype
+    if mask._dtype is not dt or input._wrapped or mask._wrapped:
+        dt = _k.result_type(input, mask)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = mask._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.where(a1, value, a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("masked_fill_", input, r, dt)
+
+
+def masked_fill_Scalar_out(input, mask, value, out):
+    dt = input._dtype
+    if mask._dtype is not dt or input._wrapped or mask._wrapped:
+        dt = _k.result_type(input, mask)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = mask._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    r = np.where(a1, value, a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("masked_fill", out, r, dt)
+
+
+def masked_fill_Tensor(input, mask, value):
+    dt = input._dtype
+    if mask._dtype is not dt or value._dtype is not dt or input._wrapped or mask._wrapped or value._wrapped:
+        dt = _k.result_type(input, mask, value)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = mask._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    a2 = value._data
+    if a2.dtype is not ct:
+        a2 = a2.astype(ct)
+    r = np.where(a1, a2, a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _wrap(r, dt)
+
+
+def masked_fill_Tensor_inplace(input, mask, value):
+    dt = input._dtype
+    if mask._dtype is not dt or value._dtype is not dt or input._wrapped or mask._wrapped or value._wrapped:
+        dt = _k.result_type(input, mask, value)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = mask._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    a2 = value._data
+    if a2.dtype is not ct:
+        a2 = a2.astype(ct)
+    r = np.where(a1, a2, a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_inplace("masked_fill_", input, r, dt)
+
+
+def masked_fill_Tensor_out(input, mask, value, out):
+    dt = input._dtype
+    if mask._dtype is not dt or value._dtype is not dt or input._wrapped or mask._wrapped or value._wrapped:
+        dt = _k.result_type(input, mask, value)
+    ct = _CT[dt]
+    a0 = input._data
+    if a0.dtype is not ct:
+        a0 = a0.astype(ct)
+    a1 = mask._data
+    if a1.dtype is not ct:
+        a1 = a1.astype(ct)
+    a2 = value._data
+    if a2.dtype is not ct:
+        a2 = a2.astype(ct)
+    r = np.where(a1, a2, a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+
+    return _k.store_out("masked_fill", out, r, dt)

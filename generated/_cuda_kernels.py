@@ -1840,6 +1840,78 @@ def lt_Tensor_out(self, other, out):
                   out=out)
 
 
+# masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
+# native_functions.yaml:1004
+_masked_fill_Scalar = PointwiseKernel(
+    name="masked_fill_Scalar",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/masked_fill_Scalar.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=1,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def masked_fill_Scalar(self, mask, value):
+    return launch(_masked_fill_Scalar, (self, mask), (value,))
+
+
+def masked_fill_Scalar_inplace(self, mask, value):
+    return launch(_masked_fill_Scalar, (self, mask), (value,),
+                  out=self)
+
+
+def masked_fill_Scalar_out(self, mask, value, out):
+    return launch(_masked_fill_Scalar, (self, mask), (value,),
+                  out=out)
+
+
+# masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
+# native_functions.yaml:1008
+_masked_fill_Tensor = PointwiseKernel(
+    name="masked_fill_Tensor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/masked_fill_Tensor.cu"),
+    promote="common",
+    num_tensors=3,
+    num_scalars=0,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def masked_fill_Tensor(self, mask, value):
+    return launch(_masked_fill_Tensor, (self, mask, value), ())
+
+
+def masked_fill_Tensor_inplace(self, mask, value):
+    return launch(_masked_fill_Tensor, (self, mask, value), (),
+                  out=self)
+
+
+def masked_fill_Tensor_out(self, mask, value, out):
+    return launch(_masked_fill_Tensor, (self, mask, value), (),
+                  out=out)
+
+
 # maximum(Tensor self, Tensor other) -> Tensor
 # native_functions.yaml:524
 _maximum = PointwiseKernel(

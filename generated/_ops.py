@@ -21,12 +21,14 @@ __all__ = [
     "acos_",
     "add",
     "add_",
+    "addmm",
     "all",
     "amax",
     "amin",
     "any",
     "argmax",
     "argmin",
+    "argsort",
     "as_strided",
     "as_strided_backward",
     "asin",
@@ -35,6 +37,9 @@ __all__ = [
     "atan2",
     "atan2_",
     "atan_",
+    "avg_pool2d",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
     "bitwise_and",
     "bitwise_and_",
     "bitwise_not",
@@ -44,23 +49,30 @@ __all__ = [
     "bitwise_xor",
     "bitwise_xor_",
     "bmm",
+    "cat",
     "ceil",
     "ceil_",
     "chunk",
     "clamp",
     "clip",
     "clone",
+    "col2im",
+    "conv2d",
     "cos",
     "cos_",
     "cosh",
     "cosh_",
+    "cross_entropy_loss",
     "cumsum",
     "diagonal",
     "diagonal_backward",
     "div",
     "div_",
+    "dot",
+    "dropout",
     "elu",
     "elu_",
+    "embedding",
     "empty_strided",
     "eq",
     "erf",
@@ -73,6 +85,7 @@ __all__ = [
     "expm1",
     "expm1_",
     "flatten",
+    "flip",
     "floor",
     "floor_",
     "floor_divide",
@@ -81,6 +94,7 @@ __all__ = [
     "fmod_",
     "frac",
     "frac_",
+    "gather",
     "ge",
     "gelu",
     "gt",
@@ -90,18 +104,23 @@ __all__ = [
     "hardswish_",
     "hardtanh",
     "hardtanh_",
+    "im2col",
     "index",
+    "index_add",
     "index_put",
     "index_put_",
+    "index_select",
     "isfinite",
     "isinf",
     "isnan",
+    "l1_loss",
     "le",
     "leaky_relu",
     "leaky_relu_",
     "lerp",
     "lerp_",
     "linalg_vector_norm",
+    "linear",
     "log",
     "log10",
     "log10_",
@@ -112,14 +131,19 @@ __all__ = [
     "log_",
     "log_sigmoid",
     "log_sigmoid_",
+    "log_softmax",
     "logical_and",
     "logical_not",
     "logical_or",
     "logical_xor",
     "logsumexp",
     "lt",
+    "masked_fill",
+    "masked_fill_",
     "matmul",
     "max",
+    "max_pool2d",
+    "max_pool2d_with_indices",
     "maximum",
     "maximum_",
     "mean",
@@ -129,14 +153,19 @@ __all__ = [
     "mish",
     "mish_",
     "mm",
+    "mse_loss",
     "mul",
     "mul_",
     "nan_to_num",
     "narrow",
+    "native_dropout",
     "ne",
     "neg",
     "neg_",
+    "nll_loss",
     "norm",
+    "one_hot",
+    "outer",
     "permute",
     "positive",
     "pow",
@@ -151,10 +180,13 @@ __all__ = [
     "remainder",
     "remainder_",
     "reshape",
+    "roll",
     "round",
     "round_",
     "rsqrt",
     "rsqrt_",
+    "scatter",
+    "scatter_add",
     "select",
     "select_backward",
     "selu",
@@ -170,14 +202,18 @@ __all__ = [
     "sinh_",
     "slice",
     "slice_backward",
+    "smooth_l1_loss",
+    "softmax",
     "softplus",
     "softplus_",
+    "sort",
     "split",
     "sqrt",
     "sqrt_",
     "square",
     "square_",
     "squeeze",
+    "stack",
     "std",
     "sub",
     "sub_",
@@ -187,7 +223,11 @@ __all__ = [
     "tan_",
     "tanh",
     "tanh_",
+    "tile",
+    "topk",
     "transpose",
+    "tril",
+    "triu",
     "trunc",
     "trunc_",
     "unbind",
@@ -4120,6 +4160,586 @@ def _call_cumsum(input, dim, dtype):
     return _op_cumsum.table[_k](input, dim, dtype)
 
 
+_op_cat = _dispatcher.declare("cat", "cat(Tensor[] tensors, int dim=0) -> Tensor", (0,))
+
+
+def _call_cat(tensors, dim):
+    _t = _tls
+    try:
+        _k = (_keys_of(tensors) | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_cat, (tensors, dim,))
+    return _op_cat.table[_k](tensors, dim)
+
+
+_op_stack = _dispatcher.declare("stack", "stack(Tensor[] tensors, int dim=0) -> Tensor", (0,))
+
+
+def _call_stack(tensors, dim):
+    _t = _tls
+    try:
+        _k = (_keys_of(tensors) | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_stack, (tensors, dim,))
+    return _op_stack.table[_k](tensors, dim)
+
+
+_op_repeat = _dispatcher.declare("repeat", "repeat(Tensor self, SymInt[] repeats) -> Tensor", (0,))
+
+
+def _call_repeat(input, repeats):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_repeat, (input, repeats,))
+    return _op_repeat.table[_k](input, repeats)
+
+
+_op_tile = _dispatcher.declare("tile", "tile(Tensor self, SymInt[] dims) -> Tensor", (0,))
+
+
+def _call_tile(input, dims):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_tile, (input, dims,))
+    return _op_tile.table[_k](input, dims)
+
+
+_op_roll = _dispatcher.declare("roll", "roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", (0,))
+
+
+def _call_roll(input, shifts, dims):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_roll, (input, shifts, dims,))
+    return _op_roll.table[_k](input, shifts, dims)
+
+
+_op_flip = _dispatcher.declare("flip", "flip(Tensor self, int[] dims) -> Tensor", (0,))
+
+
+def _call_flip(input, dims):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_flip, (input, dims,))
+    return _op_flip.table[_k](input, dims)
+
+
+_op_tril = _dispatcher.declare("tril", "tril(Tensor self, int diagonal=0) -> Tensor", (0,))
+
+
+def _call_tril(input, diagonal):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_tril, (input, diagonal,))
+    return _op_tril.table[_k](input, diagonal)
+
+
+_op_triu = _dispatcher.declare("triu", "triu(Tensor self, int diagonal=0) -> Tensor", (0,))
+
+
+def _call_triu(input, diagonal):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_triu, (input, diagonal,))
+    return _op_triu.table[_k](input, diagonal)
+
+
+_op_addmm = _dispatcher.declare("addmm", "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (0, 1, 2))
+
+
+def _call_addmm(input, mat1, mat2, beta, alpha):
+    _t = _tls
+    try:
+        _k = (input._keys | mat1._keys | mat2._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_addmm, (input, mat1, mat2, beta, alpha,))
+    return _op_addmm.table[_k](input, mat1, mat2, beta, alpha)
+
+
+_op_dot = _dispatcher.declare("dot", "dot(Tensor self, Tensor tensor) -> Tensor", (0, 1))
+
+
+def _call_dot(input, tensor):
+    _t = _tls
+    try:
+        _k = (input._keys | tensor._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_dot, (input, tensor,))
+    return _op_dot.table[_k](input, tensor)
+
+
+_op_outer = _dispatcher.declare("outer", "outer(Tensor self, Tensor vec2) -> Tensor", (0, 1))
+
+
+def _call_outer(input, vec2):
+    _t = _tls
+    try:
+        _k = (input._keys | vec2._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_outer, (input, vec2,))
+    return _op_outer.table[_k](input, vec2)
+
+
+_op_linear = _dispatcher.declare("linear", "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", (0, 1, 2))
+
+
+def _call_linear(input, weight, bias):
+    _t = _tls
+    try:
+        _k = (input._keys | weight._keys | (bias._keys if bias is not None else 0) | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_linear, (input, weight, bias,))
+    return _op_linear.table[_k](input, weight, bias)
+
+
+_op_softmax_int = _dispatcher.declare("softmax.int", "softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", (0,))
+
+
+def _call_softmax_int(input, dim, dtype):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_softmax_int, (input, dim, dtype,))
+    return _op_softmax_int.table[_k](input, dim, dtype)
+
+
+_op_log_softmax_int = _dispatcher.declare("log_softmax.int", "log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", (0,))
+
+
+def _call_log_softmax_int(input, dim, dtype):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log_softmax_int, (input, dim, dtype,))
+    return _op_log_softmax_int.table[_k](input, dim, dtype)
+
+
+_op_mse_loss = _dispatcher.declare("mse_loss", "mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor", (0, 1))
+
+
+def _call_mse_loss(input, target, reduction):
+    _t = _tls
+    try:
+        _k = (input._keys | target._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_mse_loss, (input, target, reduction,))
+    return _op_mse_loss.table[_k](input, target, reduction)
+
+
+_op_l1_loss = _dispatcher.declare("l1_loss", "l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor", (0, 1))
+
+
+def _call_l1_loss(input, target, reduction):
+    _t = _tls
+    try:
+        _k = (input._keys | target._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_l1_loss, (input, target, reduction,))
+    return _op_l1_loss.table[_k](input, target, reduction)
+
+
+_op_smooth_l1_loss = _dispatcher.declare("smooth_l1_loss", "smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor", (0, 1))
+
+
+def _call_smooth_l1_loss(input, target, reduction, beta):
+    _t = _tls
+    try:
+        _k = (input._keys | target._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_smooth_l1_loss, (input, target, reduction, beta,))
+    return _op_smooth_l1_loss.table[_k](input, target, reduction, beta)
+
+
+_op_binary_cross_entropy = _dispatcher.declare("binary_cross_entropy", "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor", (0, 1, 2))
+
+
+def _call_binary_cross_entropy(input, target, weight, reduction):
+    _t = _tls
+    try:
+        _k = (input._keys | target._keys | (weight._keys if weight is not None else 0) | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_binary_cross_entropy, (input, target, weight, reduction,))
+    return _op_binary_cross_entropy.table[_k](input, target, weight, reduction)
+
+
+_op_binary_cross_entropy_with_logits = _dispatcher.declare("binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor", (0, 1, 2, 3))
+
+
+def _call_binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction):
+    _t = _tls
+    try:
+        _k = (input._keys | target._keys | (weight._keys if weight is not None else 0) | (pos_weight._keys if pos_weight is not None else 0) | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_binary_cross_entropy_with_logits, (input, target, weight, pos_weight, reduction,))
+    return _op_binary_cross_entropy_with_logits.table[_k](input, target, weight, pos_weight, reduction)
+
+
+_op_nll_loss = _dispatcher.declare("nll_loss", "nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor", (0, 1, 2))
+
+
+def _call_nll_loss(input, target, weight, reduction, ignore_index):
+    _t = _tls
+    try:
+        _k = (input._keys | target._keys | (weight._keys if weight is not None else 0) | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_nll_loss, (input, target, weight, reduction, ignore_index,))
+    return _op_nll_loss.table[_k](input, target, weight, reduction, ignore_index)
+
+
+_op_cross_entropy_loss = _dispatcher.declare("cross_entropy_loss", "cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor", (0, 1, 2))
+
+
+def _call_cross_entropy_loss(input, target, weight, reduction, ignore_index, label_smoothing):
+    _t = _tls
+    try:
+        _k = (input._keys | target._keys | (weight._keys if weight is not None else 0) | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_cross_entropy_loss, (input, target, weight, reduction, ignore_index, label_smoothing,))
+    return _op_cross_entropy_loss.table[_k](input, target, weight, reduction, ignore_index, label_smoothing)
+
+
+_op_index_select = _dispatcher.declare("index_select", "index_select(Tensor self, int dim, Tensor index) -> Tensor", (0, 2))
+
+
+def _call_index_select(input, dim, index):
+    _t = _tls
+    try:
+        _k = (input._keys | index._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_index_select, (input, dim, index,))
+    return _op_index_select.table[_k](input, dim, index)
+
+
+_op_index_add = _dispatcher.declare("index_add", "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor", (0, 2, 3))
+
+
+def _call_index_add(input, dim, index, source, alpha):
+    _t = _tls
+    try:
+        _k = (input._keys | index._keys | source._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_index_add, (input, dim, index, source, alpha,))
+    return _op_index_add.table[_k](input, dim, index, source, alpha)
+
+
+_op_gather = _dispatcher.declare("gather", "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", (0, 2))
+
+
+def _call_gather(input, dim, index, sparse_grad):
+    _t = _tls
+    try:
+        _k = (input._keys | index._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_gather, (input, dim, index, sparse_grad,))
+    return _op_gather.table[_k](input, dim, index, sparse_grad)
+
+
+_op_scatter_src = _dispatcher.declare("scatter.src", "scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", (0, 2, 3))
+
+
+def _call_scatter_src(input, dim, index, src):
+    _t = _tls
+    try:
+        _k = (input._keys | index._keys | src._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter_src, (input, dim, index, src,))
+    return _op_scatter_src.table[_k](input, dim, index, src)
+
+
+_op_scatter_value = _dispatcher.declare("scatter.value", "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", (0, 2))
+
+
+def _call_scatter_value(input, dim, index, value):
+    _t = _tls
+    try:
+        _k = (input._keys | index._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter_value, (input, dim, index, value,))
+    return _op_scatter_value.table[_k](input, dim, index, value)
+
+
+_op_scatter_add = _dispatcher.declare("scatter_add", "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", (0, 2, 3))
+
+
+def _call_scatter_add(input, dim, index, src):
+    _t = _tls
+    try:
+        _k = (input._keys | index._keys | src._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter_add, (input, dim, index, src,))
+    return _op_scatter_add.table[_k](input, dim, index, src)
+
+
+_op_masked_fill_Scalar = _dispatcher.declare("masked_fill.Scalar", "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", (0, 1))
+
+
+def _call_masked_fill_Scalar(input, mask, value):
+    _t = _tls
+    try:
+        _k = (input._keys | mask._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_masked_fill_Scalar, (input, mask, value,))
+    return _op_masked_fill_Scalar.table[_k](input, mask, value)
+
+
+_op_masked_fill__Scalar = _dispatcher.declare("masked_fill_.Scalar", "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)", (0, 1))
+
+
+def _call_masked_fill__Scalar(input, mask, value):
+    _t = _tls
+    try:
+        _k = (input._keys | mask._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_masked_fill__Scalar, (input, mask, value,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_masked_fill__Scalar.table[_k](input, mask, value)
+
+
+_op_masked_fill_Scalar_out = _dispatcher.declare("masked_fill.Scalar_out", "masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3))
+
+
+def _call_masked_fill_Scalar_out(input, mask, value, out):
+    _t = _tls
+    try:
+        _k = (input._keys | mask._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_masked_fill_Scalar_out, (input, mask, value, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_masked_fill_Scalar_out.table[_k](input, mask, value, out)
+
+
+_op_masked_fill_Tensor = _dispatcher.declare("masked_fill.Tensor", "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", (0, 1, 2))
+
+
+def _call_masked_fill_Tensor(input, mask, value):
+    _t = _tls
+    try:
+        _k = (input._keys | mask._keys | value._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_masked_fill_Tensor, (input, mask, value,))
+    return _op_masked_fill_Tensor.table[_k](input, mask, value)
+
+
+_op_masked_fill__Tensor = _dispatcher.declare("masked_fill_.Tensor", "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)", (0, 1, 2))
+
+
+def _call_masked_fill__Tensor(input, mask, value):
+    _t = _tls
+    try:
+        _k = (input._keys | mask._keys | value._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_masked_fill__Tensor, (input, mask, value,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_masked_fill__Tensor.table[_k](input, mask, value)
+
+
+_op_masked_fill_out = _dispatcher.declare("masked_fill.out", "masked_fill.out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 3))
+
+
+def _call_masked_fill_out(input, mask, value, out):
+    _t = _tls
+    try:
+        _k = (input._keys | mask._keys | value._keys | out._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_masked_fill_out, (input, mask, value, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_masked_fill_out.table[_k](input, mask, value, out)
+
+
+_op_embedding = _dispatcher.declare("embedding", "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", (0, 1))
+
+
+def _call_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
+    _t = _tls
+    try:
+        _k = (weight._keys | indices._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_embedding, (weight, indices, padding_idx, scale_grad_by_freq, sparse,))
+    return _op_embedding.table[_k](weight, indices, padding_idx, scale_grad_by_freq, sparse)
+
+
+_op_one_hot = _dispatcher.declare("one_hot", "one_hot(Tensor self, int num_classes=-1) -> Tensor", (0,))
+
+
+def _call_one_hot(input, num_classes):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_one_hot, (input, num_classes,))
+    return _op_one_hot.table[_k](input, num_classes)
+
+
+_op_sort = _dispatcher.declare("sort", "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", (0,))
+
+
+def _call_sort(input, dim, descending):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sort, (input, dim, descending,))
+    return _op_sort.table[_k](input, dim, descending)
+
+
+_op_sort_stable = _dispatcher.declare("sort.stable", "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", (0,))
+
+
+def _call_sort_stable(input, stable, dim, descending):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sort_stable, (input, stable, dim, descending,))
+    return _op_sort_stable.table[_k](input, stable, dim, descending)
+
+
+_op_argsort = _dispatcher.declare("argsort", "argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor", (0,))
+
+
+def _call_argsort(input, dim, descending):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_argsort, (input, dim, descending,))
+    return _op_argsort.table[_k](input, dim, descending)
+
+
+_op_argsort_stable = _dispatcher.declare("argsort.stable", "argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor", (0,))
+
+
+def _call_argsort_stable(input, stable, dim, descending):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_argsort_stable, (input, stable, dim, descending,))
+    return _op_argsort_stable.table[_k](input, stable, dim, descending)
+
+
+_op_topk = _dispatcher.declare("topk", "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)", (0,))
+
+
+def _call_topk(input, k, dim, largest, sorted):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_topk, (input, k, dim, largest, sorted,))
+    return _op_topk.table[_k](input, k, dim, largest, sorted)
+
+
+_op_native_dropout = _dispatcher.declare("native_dropout", "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", (0,))
+
+
+def _call_native_dropout(input, p, train):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_native_dropout, (input, p, train,))
+    return _op_native_dropout.table[_k](input, p, train)
+
+
+_op_dropout = _dispatcher.declare("dropout", "dropout(Tensor input, float p, bool train) -> Tensor", (0,))
+
+
+def _call_dropout(input, p, train):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_dropout, (input, p, train,))
+    return _op_dropout.table[_k](input, p, train)
+
+
+_op_im2col = _dispatcher.declare("im2col", "im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor", (0,))
+
+
+def _call_im2col(input, kernel_size, dilation, padding, stride):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_im2col, (input, kernel_size, dilation, padding, stride,))
+    return _op_im2col.table[_k](input, kernel_size, dilation, padding, stride)
+
+
+_op_col2im = _dispatcher.declare("col2im", "col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor", (0,))
+
+
+def _call_col2im(input, output_size, kernel_size, dilation, padding, stride):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_col2im, (input, output_size, kernel_size, dilation, padding, stride,))
+    return _op_col2im.table[_k](input, output_size, kernel_size, dilation, padding, stride)
+
+
+_op_conv2d = _dispatcher.declare("conv2d", "conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor", (0, 1, 2))
+
+
+def _call_conv2d(input, weight, bias, stride, padding, dilation, groups):
+    _t = _tls
+    try:
+        _k = (input._keys | weight._keys | (bias._keys if bias is not None else 0) | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_conv2d, (input, weight, bias, stride, padding, dilation, groups,))
+    return _op_conv2d.table[_k](input, weight, bias, stride, padding, dilation, groups)
+
+
+_op_max_pool2d_with_indices = _dispatcher.declare("max_pool2d_with_indices", "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", (0,))
+
+
+def _call_max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_max_pool2d_with_indices, (input, kernel_size, stride, padding, dilation, ceil_mode,))
+    return _op_max_pool2d_with_indices.table[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+_op_max_pool2d = _dispatcher.declare("max_pool2d", "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor", (0,))
+
+
+def _call_max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_max_pool2d, (input, kernel_size, stride, padding, dilation, ceil_mode,))
+    return _op_max_pool2d.table[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+_op_avg_pool2d = _dispatcher.declare("avg_pool2d", "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor", (0,))
+
+
+def _call_avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_avg_pool2d, (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,))
+    return _op_avg_pool2d.table[_k](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -4171,6 +4791,10 @@ def add_(input, other, *, alpha=1):
     return _no_overload("add_", locals(), ('add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', 'add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'))
 
 
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    return _call_addmm(input, (mat1 if isinstance(mat1, Tensor) else _scalar(mat1)), (mat2 if isinstance(mat2, Tensor) else _scalar(mat2)), beta, alpha)
+
+
 def all(input, dim=_NG, keepdim=False):
     if dim is _NG:
         return _call_all(input)
@@ -4201,6 +4825,14 @@ def argmax(input, dim=None, keepdim=False):
 
 def argmin(input, dim=None, keepdim=False):
     return _call_argmin(input, dim, keepdim)
+
+
+def argsort(input, dim=-1, descending=False, *, stable=_NG):
+    if stable is _NG:
+        return _call_argsort(input, dim, descending)
+    if stable is not _NG:
+        return _call_argsort_stable(input, stable, dim, descending)
+    return _no_overload("argsort", locals(), ('argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor', 'argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor'))
 
 
 def as_strided(input, size, stride, storage_offset=None):
@@ -4245,6 +4877,18 @@ def atan2_(input, other):
 
 def atan_(input):
     return _call_atan_(input)
+
+
+def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    return _call_avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def binary_cross_entropy(input, target, weight=None, reduction='mean'):
+    return _call_binary_cross_entropy(input, (target if isinstance(target, Tensor) else _scalar(target)), weight, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction='mean'):
+    return _call_binary_cross_entropy_with_logits(input, (target if isinstance(target, Tensor) else _scalar(target)), weight, pos_weight, reduction)
 
 
 def bitwise_and(input, other, *, out=None):
@@ -4299,6 +4943,10 @@ def bmm(input, mat2):
     return _call_bmm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2)))
 
 
+def cat(tensors, dim=0):
+    return _call_cat(tensors, dim)
+
+
 def ceil(input, *, out=None):
     if out is None:
         return _call_ceil(input)
@@ -4327,8 +4975,16 @@ def clone(input, *, memory_format=None):
     return _call_clone(input, memory_format)
 
 
+def col2im(input, output_size, kernel_size, dilation, padding, stride):
+    return _call_col2im(input, output_size, kernel_size, dilation, padding, stride)
+
+
 def contiguous(input, *, memory_format='contiguous_format'):
     return _call_contiguous(input, memory_format)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _call_conv2d(input, (weight if isinstance(weight, Tensor) else _scalar(weight)), bias, stride, padding, dilation, groups)
 
 
 def copy_(input, src, non_blocking=False):
@@ -4357,6 +5013,10 @@ def cosh(input, *, out=None):
 
 def cosh_(input):
     return _call_cosh_(input)
+
+
+def cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_index=-100, label_smoothing=0.0):
+    return _call_cross_entropy_loss(input, (target if isinstance(target, Tensor) else _scalar(target)), weight, reduction, ignore_index, label_smoothing)
 
 
 def cumsum(input, dim, *, dtype=None):
@@ -4395,6 +5055,14 @@ def div_(input, other):
     return _no_overload("div_", locals(), ('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
+def dot(input, tensor):
+    return _call_dot(input, (tensor if isinstance(tensor, Tensor) else _scalar(tensor)))
+
+
+def dropout(input, p, train):
+    return _call_dropout(input, p, train)
+
+
 def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
     if out is None:
         return _call_elu(input, alpha, scale, input_scale)
@@ -4405,6 +5073,10 @@ def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
 
 def elu_(input, alpha=1, scale=1, input_scale=1):
     return _call_elu_(input, alpha, scale, input_scale)
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    return _call_embedding(weight, (indices if isinstance(indices, Tensor) else _scalar(indices)), padding_idx, scale_grad_by_freq, sparse)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
@@ -4487,6 +5159,10 @@ def flatten(input, start_dim=0, end_dim=-1):
     return _call_flatten_using_ints(input, start_dim, end_dim)
 
 
+def flip(input, dims):
+    return _call_flip(input, dims)
+
+
 def floor(input, *, out=None):
     if out is None:
         return _call_floor(input)
@@ -4549,6 +5225,10 @@ def frac(input, *, out=None):
 
 def frac_(input):
     return _call_frac_(input)
+
+
+def gather(input, dim, index, *, sparse_grad=False):
+    return _call_gather(input, dim, (index if isinstance(index, Tensor) else _scalar(index)), sparse_grad)
 
 
 def ge(input, other, *, out=None):
@@ -4615,8 +5295,16 @@ def hardtanh_(input, min_val=-1, max_val=1):
     return _call_hardtanh_(input, min_val, max_val)
 
 
+def im2col(input, kernel_size, dilation, padding, stride):
+    return _call_im2col(input, kernel_size, dilation, padding, stride)
+
+
 def index(input, indices):
     return _call_index_Tensor(input, indices)
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    return _call_index_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index)), (source if isinstance(source, Tensor) else _scalar(source)), alpha)
 
 
 def index_put(input, indices, values, accumulate=False):
@@ -4625,6 +5313,10 @@ def index_put(input, indices, values, accumulate=False):
 
 def index_put_(input, indices, values, accumulate=False):
     return _call_index_put_(input, indices, (values if isinstance(values, Tensor) else _scalar(values)), accumulate)
+
+
+def index_select(input, dim, index):
+    return _call_index_select(input, dim, (index if isinstance(index, Tensor) else _scalar(index)))
 
 
 def isfinite(input, *, out=None):
@@ -4649,6 +5341,10 @@ def isnan(input, *, out=None):
     if out is not None:
         return _call_isnan_out(input, out)
     return _no_overload("isnan", locals(), ('isnan(Tensor self) -> Tensor', 'isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def l1_loss(input, target, reduction='mean'):
+    return _call_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target)), reduction)
 
 
 def le(input, other, *, out=None):
@@ -4697,6 +5393,10 @@ def lerp_(input, end, weight):
 
 def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
     return _call_linalg_vector_norm(input, ord, dim, keepdim, dtype)
+
+
+def linear(input, weight, bias=None):
+    return _call_linear(input, (weight if isinstance(weight, Tensor) else _scalar(weight)), bias)
 
 
 def log(input, *, out=None):
@@ -4759,6 +5459,10 @@ def log_sigmoid_(input):
     return _call_log_sigmoid_(input)
 
 
+def log_softmax(input, dim, dtype=None):
+    return _call_log_softmax_int(input, dim, dtype)
+
+
 def logical_and(input, other, *, out=None):
     if out is None:
         return _call_logical_and(input, (other if isinstance(other, Tensor) else _scalar(other)))
@@ -4807,6 +5511,26 @@ def lt(input, other, *, out=None):
     return _no_overload("lt", locals(), ('lt.Tensor(Tensor self, Tensor other) -> Tensor', 'lt.Scalar(Tensor self, Scalar other) -> Tensor', 'lt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
+def masked_fill(input, mask, value, *, out=None):
+    if out is None and not isinstance(value, Tensor):
+        return _call_masked_fill_Scalar(input, (mask if isinstance(mask, Tensor) else _scalar(mask)), value)
+    if out is None and isinstance(value, Tensor):
+        return _call_masked_fill_Tensor(input, (mask if isinstance(mask, Tensor) else _scalar(mask)), value)
+    if not isinstance(value, Tensor) and out is not None:
+        return _call_masked_fill_Scalar_out(input, (mask if isinstance(mask, Tensor) else _scalar(mask)), value, out)
+    if isinstance(value, Tensor) and out is not None:
+        return _call_masked_fill_out(input, (mask if isinstance(mask, Tensor) else _scalar(mask)), value, out)
+    return _no_overload("masked_fill", locals(), ('masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor', 'masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor', 'masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)', 'masked_fill.out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def masked_fill_(input, mask, value):
+    if not isinstance(value, Tensor):
+        return _call_masked_fill__Scalar(input, (mask if isinstance(mask, Tensor) else _scalar(mask)), value)
+    if isinstance(value, Tensor):
+        return _call_masked_fill__Tensor(input, (mask if isinstance(mask, Tensor) else _scalar(mask)), value)
+    return _no_overload("masked_fill_", locals(), ('masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)', 'masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)'))
+
+
 def matmul(input, other):
     return _call_matmul(input, (other if isinstance(other, Tensor) else _scalar(other)))
 
@@ -4817,6 +5541,14 @@ def max(input, dim=_NG, keepdim=False):
     if dim is not _NG:
         return _call_max_dim(input, dim, keepdim)
     return _no_overload("max", locals(), ('max(Tensor self) -> Tensor', 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
+
+
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return _call_max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return _call_max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def maximum(input, other, *, out=None):
@@ -4875,6 +5607,10 @@ def mm(input, mat2):
     return _call_mm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2)))
 
 
+def mse_loss(input, target, reduction='mean'):
+    return _call_mse_loss(input, (target if isinstance(target, Tensor) else _scalar(target)), reduction)
+
+
 def mul(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
         return _call_mul_Tensor(input, other)
@@ -4901,6 +5637,10 @@ def nan_to_num(input, nan=None, posinf=None, neginf=None):
 
 def narrow(input, dim, start, length):
     return _call_narrow(input, dim, start, length)
+
+
+def native_dropout(input, p, train):
+    return _call_native_dropout(input, p, train)
 
 
 def ne(input, other, *, out=None):
@@ -4943,6 +5683,10 @@ def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=N
     return _call_new_zeros(input, size, dtype, layout, device, pin_memory)
 
 
+def nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100):
+    return _call_nll_loss(input, (target if isinstance(target, Tensor) else _scalar(target)), weight, reduction, ignore_index)
+
+
 def norm(input, p=_NG, dim=_NG, keepdim=False):
     if dim is _NG:
         return _call_norm_Scalar(input, (2 if p is _NG else p))
@@ -4953,6 +5697,14 @@ def norm(input, p=_NG, dim=_NG, keepdim=False):
 
 def normal_(input, mean=0, std=1, *, generator=None):
     return _call_normal_(input, mean, std, generator)
+
+
+def one_hot(input, num_classes=-1):
+    return _call_one_hot(input, num_classes)
+
+
+def outer(input, vec2):
+    return _call_outer(input, (vec2 if isinstance(vec2, Tensor) else _scalar(vec2)))
 
 
 def permute(input, dims):
@@ -5047,8 +5799,16 @@ def remainder_(input, other):
     return _no_overload("remainder_", locals(), ('remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
+def repeat(input, repeats):
+    return _call_repeat(input, repeats)
+
+
 def reshape(input, shape):
     return _call_reshape(input, shape)
+
+
+def roll(input, shifts, dims=()):
+    return _call_roll(input, shifts, dims)
 
 
 def round(input, *, out=None):
@@ -5073,6 +5833,18 @@ def rsqrt(input, *, out=None):
 
 def rsqrt_(input):
     return _call_rsqrt_(input)
+
+
+def scatter(input, dim, index, src=_NG, value=_NG):
+    if src is not _NG and value is _NG:
+        return _call_scatter_src(input, dim, (index if isinstance(index, Tensor) else _scalar(index)), (src if isinstance(src, Tensor) else _scalar(src)))
+    if src is _NG and value is not _NG:
+        return _call_scatter_value(input, dim, (index if isinstance(index, Tensor) else _scalar(index)), value)
+    return _no_overload("scatter", locals(), ('scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', 'scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor'))
+
+
+def scatter_add(input, dim, index, src):
+    return _call_scatter_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index)), (src if isinstance(src, Tensor) else _scalar(src)))
 
 
 def select(input, dim, index):
@@ -5155,6 +5927,14 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
     return _call_slice_backward(grad_output, input_sizes, dim, start, end, step)
 
 
+def smooth_l1_loss(input, target, reduction='mean', beta=1.0):
+    return _call_smooth_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target)), reduction, beta)
+
+
+def softmax(input, dim, dtype=None):
+    return _call_softmax_int(input, dim, dtype)
+
+
 def softplus(input, beta=1, threshold=20, *, out=None):
     if out is None:
         return _call_softplus(input, beta, threshold)
@@ -5165,6 +5945,14 @@ def softplus(input, beta=1, threshold=20, *, out=None):
 
 def softplus_(input, beta=1, threshold=20):
     return _call_softplus_(input, beta, threshold)
+
+
+def sort(input, dim=-1, descending=False, *, stable=_NG):
+    if stable is _NG:
+        return _call_sort(input, dim, descending)
+    if stable is not _NG:
+        return _call_sort_stable(input, stable, dim, descending)
+    return _no_overload("sort", locals(), ('sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'))
 
 
 def split(input, split_size, dim=0):
@@ -5201,6 +5989,10 @@ def squeeze(input, dim=_NG):
     if dim is not _NG:
         return _call_squeeze_dim(input, dim)
     return _no_overload("squeeze", locals(), ('squeeze(Tensor(a) self) -> Tensor(a)', 'squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)'))
+
+
+def stack(tensors, dim=0):
+    return _call_stack(tensors, dim)
 
 
 def std(input, dim=None, *, correction=None, keepdim=False):
@@ -5263,8 +6055,24 @@ def tanh_(input):
     return _call_tanh_(input)
 
 
+def tile(input, dims):
+    return _call_tile(input, dims)
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    return _call_topk(input, k, dim, largest, sorted)
+
+
 def transpose(input, dim0, dim1):
     return _call_transpose_int(input, dim0, dim1)
+
+
+def tril(input, diagonal=0):
+    return _call_tril(input, diagonal)
+
+
+def triu(input, diagonal=0):
+    return _call_triu(input, diagonal)
 
 
 def trunc(input, *, out=None):

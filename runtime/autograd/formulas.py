@@ -249,3 +249,109 @@ def cumsum_backward(grad: Tensor, dim: int) -> Tensor:
     if grad.dim() == 0:
         return grad
     return grad.flip([dim]).cumsum(dim).flip([dim])
+
+
+def cat_backward(grad: Tensor, tensors: Sequence[Tensor], dim: int) -> list[Tensor]:
+    """Gradient of cat: the slices of `grad` that each input became (1-D empty inputs get empty grads)."""
+    G = _ops()
+    out = []
+    offset = 0
+    for t in tensors:
+        if t.dim() == 1 and t.shape[0] == 0:
+            out.append(G.zeros_like(t))
+            continue
+        d = wrap_dim(dim, t.dim())
+        size = t.shape[d]
+        out.append(G.narrow(grad, d, offset, size))
+        offset += size
+    return out
+
+
+def repeat_backward(grad: Tensor, repeats: Sequence[int], shape: Sequence[int]) -> Tensor:
+    """Gradient of repeat: fold each repeated dim into (repeat, size) and sum the repeats away."""
+    shape = tuple(shape)
+    lead = len(repeats) - len(shape)
+    full = (1,) * lead + shape
+    split: list[int] = []
+    for r, s in zip(repeats, full, strict=True):
+        split += [int(r), s]
+    if numel(split) == 0:
+        return _ops().zeros(shape, dtype=grad.dtype, device=grad.device)
+    g = grad.reshape(split).sum(list(range(0, 2 * len(full), 2)))
+    return g.reshape(shape)
+
+
+def roll_backward(grad: Tensor, shifts: Sequence[int] | int, dims: Sequence[int] | int) -> Tensor:
+    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    return grad.roll([-s for s in shifts], dims)
+
+
+def softmax_backward(grad: Tensor, result: Tensor, dim: int, self: Tensor) -> Tensor:
+    """Gradient of softmax: y * (g - sum(g * y, dim)); in the input's dtype."""
+    if result.dim() == 0:
+        return (grad * 0).to(self.dtype)
+    g = result * (grad - (grad * result).sum([dim], keepdim=True))
+    return g if g.dtype is self.dtype else g.to(self.dtype)
+
+
+def log_softmax_backward(grad: Tensor, result: Tensor, dim: int, self: Tensor) -> Tensor:
+    """Gradient of log_softmax: g - exp(y) * sum(g, dim); in the input's dtype."""
+    if result.dim() == 0:
+        return (grad * 0).to(self.dtype)
+    g = grad - result.exp() * grad.sum([dim], keepdim=True)
+    return g if g.dtype is self.dtype else g.to(self.dtype)
+
+
+def index_select_backward(grad: Tensor, shape: Sequence[int], dim: int, index: Tensor) -> Tensor:
+    """Gradient of index_select: the gradient rows added back at `index` (repeats accumulate)."""
+    G = _ops()
+    zeros = G.zeros(tuple(shape), dtype=grad.dtype, device=grad.device)
+    if len(tuple(shape)) == 0:
+        return G.sum(grad)
+    return zeros.index_add(dim, index.reshape([-1]), grad)
+
+
+def index_add_source_backward(grad: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Any) -> Tensor:
+    if grad.dim() == 0:
+        return maybe_multiply(grad.reshape(source.shape), alpha)
+    g = grad.index_select(dim, index.reshape([-1]))
+    return maybe_multiply(g.reshape(source.shape), alpha)
+
+
+def gather_backward(grad: Tensor, shape: Sequence[int], dim: int, index: Tensor) -> Tensor:
+    """Gradient of gather: the gradient scattered (and summed) back to the gathered positions."""
+    G = _ops()
+    return G.zeros(tuple(shape), dtype=grad.dtype, device=grad.device).scatter_add(dim, index, grad)
+
+
+def embedding_backward(grad: Tensor, indices: Tensor, num_weights: int, padding_idx: int,
+                       scale_grad_by_freq: bool) -> Tensor:
+    """Gradient of embedding: rows of `grad` summed into the rows they were read from (padding row: 0)."""
+    G = _ops()
+    dim = grad.shape[-1]
+    flat = indices.reshape([-1])
+    g = grad.reshape([-1, dim])
+    if padding_idx >= 0:
+        g = G.where((flat == padding_idx).unsqueeze(1), 0, g)
+    if scale_grad_by_freq:
+        ones = G.ones((flat.shape[0],), dtype=grad.dtype, device=grad.device)
+        counts = G.zeros((num_weights,), dtype=grad.dtype, device=grad.device).index_add(0, flat, ones)
+        g = g / counts.index_select(0, flat).unsqueeze(1)
+    return G.zeros((num_weights, dim), dtype=grad.dtype, device=grad.device).index_add(0, flat, g)
+
+
+def dropout_scale(p: float, train: bool | None) -> float:
+    if train is False:
+        return 1.0
+    return 0.0 if p == 1 else 1.0 / (1.0 - p)
+
+
+def max_pool2d_backward(grad: Tensor, shape: Sequence[int], indices: Tensor) -> Tensor:
+    """Gradient of max_pool2d: each output's gradient added at the input position its max came from."""
+    G = _ops()
+    shape = tuple(shape)
+    lead = shape[:-2]
+    plane = shape[-2] * shape[-1]
+    zeros = G.zeros((*lead, plane), dtype=grad.dtype, device=grad.device)
+    g = zeros.scatter_add(len(lead), indices.reshape([*lead, -1]), grad.reshape([*lead, -1]))
+    return g.reshape(shape)

@@ -1,0 +1,215 @@
+"""Neural-network kernels (CompositeExplicitAutograd, NumPy or CuPy): softmax/log_softmax, native_dropout,
+im2col/col2im (the unfold/fold behind conv2d and avg_pool2d) and max_pool2d_with_indices."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from runtime import dtypes
+from runtime import strides as S
+from runtime.kernels._xp import as_tuple, wrap, xp_of
+from runtime.tensor import Tensor
+
+
+def _softmax_dtype(self: Tensor, dtype: Any) -> dtypes.DType:
+    dt = dtypes.as_dtype(dtype) if dtype is not None else self._dtype
+    if not dt.is_floating_point:
+        raise RuntimeError(f"\"softmax_lastdim_kernel_impl\" not implemented for '{dt.name}'")
+    return dt
+
+
+def _shifted(self: Tensor, dim: int, dt: dtypes.DType) -> tuple[Any, Any, int | None]:
+    ct = np.float32 if dt is dtypes.float16 else dt.np
+    a = self._data.astype(ct, copy=False)
+    axis = None if a.ndim == 0 else S.wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        S.wrap_dim(dim, 0)
+    if a.size == 0:
+        return a, a, axis
+    xp = xp_of(a)
+    m = a.max(axis=axis, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, 0)
+    return a, a - m, axis
+
+
+def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    dt = _softmax_dtype(self, dtype)
+    a, z, axis = _shifted(self, dim, dt)
+    xp = xp_of(a)
+    with np.errstate(all="ignore"):
+        e = xp.exp(z)
+        r = e / e.sum(axis=axis, keepdims=True)
+    return wrap(r, a, dt)
+
+
+def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    dt = _softmax_dtype(self, dtype)
+    a, z, axis = _shifted(self, dim, dt)
+    xp = xp_of(a)
+    with np.errstate(all="ignore"):
+        r = z - xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
+    return wrap(r, a, dt)
+
+
+def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor, Tensor]:  # noqa: A002
+    """Zero each element with probability p and scale the rest by 1/(1-p); returns (output, keep mask)."""
+    from runtime.random import _engine
+    a = input._data
+    xp = xp_of(a)
+    if train is False:
+        return wrap(a.copy(), a, input._dtype), wrap(xp.ones(a.shape, dtype=bool), a, dtypes.bool_)
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+    engine = _engine(input, None)
+    keep = engine.random(a.shape) >= p if a.size else xp.zeros(a.shape, dtype=bool)
+    keep = xp.asarray(keep)
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    out = a * keep * a.dtype.type(scale) if a.dtype.kind == "f" else a * keep
+    return wrap(out, a, input._dtype), wrap(keep, a, dtypes.bool_)
+
+
+def _conv_geometry(shape: Sequence[int], kernel: Sequence[int], dilation: Sequence[int], padding: Sequence[int],
+                   stride: Sequence[int]) -> tuple[int, int]:
+    oh = (shape[-2] + 2 * padding[0] - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1
+    ow = (shape[-1] + 2 * padding[1] - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"Given input size: {tuple(shape[-3:])}. Calculated output size: ({oh}x{ow}). "
+                           f"Output size is too small")
+    return oh, ow
+
+
+def im2col(self: Tensor, kernel_size: Sequence[int], dilation: Sequence[int], padding: Sequence[int],
+           stride: Sequence[int]) -> Tensor:
+    """(N, C, H, W) -> (N, C*kh*kw, L): every kernel window as a column (PyTorch's unfold)."""
+    k, dil, pad, st = (as_tuple(v, 2) for v in (kernel_size, dilation, padding, stride))
+    a = self._data
+    if a.ndim not in (3, 4):
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor for input with possibly 0 batch size and "
+                           f"non-zero dimensions for input, but got: {list(a.shape)}")
+    batched = a.ndim == 4
+    x = a if batched else a[None]
+    xp = xp_of(x)
+    n, c, _, _ = x.shape
+    oh, ow = _conv_geometry(x.shape, k, dil, pad, st)
+    x = xp.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
+    cols = xp.empty((n, c, k[0] * k[1], oh, ow), dtype=x.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            h0, w0 = i * dil[0], j * dil[1]
+            cols[:, :, i * k[1] + j] = x[:, :, h0:h0 + st[0] * (oh - 1) + 1:st[0], w0:w0 + st[1] * (ow - 1) + 1:st[1]]
+    cols = cols.reshape(n, c * k[0] * k[1], oh * ow)
+    return wrap(cols if batched else cols[0], a, self._dtype)
+
+
+def col2im(self: Tensor, output_size: Sequence[int], kernel_size: Sequence[int], dilation: Sequence[int],
+           padding: Sequence[int], stride: Sequence[int]) -> Tensor:
+    """(N, C*kh*kw, L) -> (N, C, H, W): columns summed back into their windows (PyTorch's fold)."""
+    size, k, dil, pad, st = (as_tuple(v, 2) for v in (output_size, kernel_size, dilation, padding, stride))
+    a = self._data
+    batched = a.ndim == 3
+    cols = a if batched else a[None]
+    xp = xp_of(cols)
+    n, ckk, length = cols.shape
+    if ckk % (k[0] * k[1]):
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, "
+                           f"but got input.size(1)={ckk} and kernel_size={k}")
+    c = ckk // (k[0] * k[1])
+    oh, ow = _conv_geometry(size, k, dil, pad, st)
+    if oh * ow != length:
+        raise RuntimeError(f"Given output_size={size}, kernel_size={k}, dilation={dil}, padding={pad}, stride={st}, "
+                           f"expected size of input's dimension 2 to match the calculated number of sliding blocks "
+                           f"{oh} * {ow} = {oh * ow}, but got input.size(2)={length}.")
+    cols = cols.reshape(n, c, k[0] * k[1], oh, ow)
+    out = xp.zeros((n, c, size[0] + 2 * pad[0], size[1] + 2 * pad[1]), dtype=cols.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            h0, w0 = i * dil[0], j * dil[1]
+            rows = slice(h0, h0 + st[0] * (oh - 1) + 1, st[0])
+            out[:, :, rows, w0:w0 + st[1] * (ow - 1) + 1:st[1]] += cols[:, :, i * k[1] + j]
+    out = out[:, :, pad[0]:pad[0] + size[0], pad[1]:pad[1] + size[1]]
+    return wrap(out if batched else out[0], a, self._dtype)
+
+
+def pool_output_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """PyTorch's pooling_output_shape: with ceil_mode, a last window must start inside the input or left pad."""
+    span = size + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _pool_args(self: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
+               ceil_mode: bool) -> tuple[Any, ...]:
+    k = as_tuple(kernel_size, 2)
+    st = as_tuple(stride, 2) if stride is not None and len(stride if not isinstance(stride, int) else [1]) else k
+    pad, dil = as_tuple(padding, 2), as_tuple(dilation, 2)
+    if self.dim() not in (3, 4):
+        raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input, but got {list(self.shape)}")
+    if pad[0] > k[0] // 2 or pad[1] > k[1] // 2:
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pad[0]}, "
+                           f"kernel_size={k[0]} and dilation={dil[0]}")
+    h, w = self.shape[-2:]
+    oh = pool_output_size(h, k[0], st[0], pad[0], dil[0], ceil_mode)
+    ow = pool_output_size(w, k[1], st[1], pad[1], dil[1], ceil_mode)
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"Given input size: ({h}x{w}). Calculated output size: ({oh}x{ow}). Output size is too "
+                           f"small")
+    return k, st, pad, dil, oh, ow
+
+
+def max_pool2d_with_indices(self: Tensor, kernel_size: Sequence[int], stride: Sequence[int] = (),
+                            padding: Sequence[int] = 0, dilation: Sequence[int] = 1,
+                            ceil_mode: bool = False) -> tuple[Tensor, Tensor]:
+    """Max over each window; indices are flat positions h * W + w in the (unpadded) input plane."""
+    k, st, pad, dil, oh, ow = _pool_args(self, kernel_size, stride, padding, dilation, ceil_mode)
+    a = self._data
+    xp = xp_of(a)
+    h, w = a.shape[-2:]
+    low = -np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).min
+    need_h = (oh - 1) * st[0] + dil[0] * (k[0] - 1) + 1
+    need_w = (ow - 1) * st[1] + dil[1] * (k[1] - 1) + 1
+    extra_h, extra_w = max(0, need_h - h - 2 * pad[0]), max(0, need_w - w - 2 * pad[1])
+    widths = [(0, 0)] * (a.ndim - 2) + [(pad[0], pad[0] + extra_h), (pad[1], pad[1] + extra_w)]
+    x = xp.pad(a, widths, constant_values=low)
+    pos = xp.arange(x.shape[-2] * x.shape[-1]).reshape(x.shape[-2:])
+    best = best_idx = None
+    for i in range(k[0]):
+        for j in range(k[1]):
+            h0, w0 = i * dil[0], j * dil[1]
+            sl = (..., slice(h0, h0 + st[0] * (oh - 1) + 1, st[0]), slice(w0, w0 + st[1] * (ow - 1) + 1, st[1]))
+            v, p = x[sl], pos[sl[1:]]
+            if best is None:
+                best, best_idx = v.copy(), xp.broadcast_to(p, v.shape).copy()
+                continue
+            take = (v > best) | (xp.isnan(v) & ~xp.isnan(best)) if a.dtype.kind == "f" else v > best
+            best = xp.where(take, v, best)
+            best_idx = xp.where(take, p, best_idx)
+    ph, pw = divmod(best_idx, x.shape[-1])
+    flat = (ph - pad[0]) * w + (pw - pad[1])
+    return wrap(best, a, self._dtype), wrap(flat, a, dtypes.int64)
+
+
+def avg_pool_divisors(h: int, w: int, k: Sequence[int], st: Sequence[int], pad: Sequence[int], oh: int, ow: int,
+                      count_include_pad: bool) -> Any:
+    """The divisor of each output of avg_pool2d (PyTorch's rule: windows clipped to input + padding, and to
+    the input itself when padding is not counted)."""
+    out = np.empty((oh, ow))
+    for i in range(oh):
+        hs = i * st[0] - pad[0]
+        he = min(hs + k[0], h + pad[0])
+        for j in range(ow):
+            ws = j * st[1] - pad[1]
+            we = min(ws + k[1], w + pad[1])
+            if count_include_pad:
+                out[i, j] = (he - hs) * (we - ws)
+            else:
+                out[i, j] = (min(he, h) - max(hs, 0)) * (min(we, w) - max(ws, 0))
+    return out
+
+
+def pool_geometry(self: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool) -> Any:
+    return _pool_args(self, kernel_size, stride, padding, dilation, ceil_mode)
