@@ -28,6 +28,13 @@ SHAPES: dict[str, list[tuple[int, ...]]] = {
     "outer": [(2,), (3,)],
     "addmm": [(2, 4), (2, 3), (3, 4)],
     "linear": [(2, 3), (4, 3), (4,)],
+    "select_backward": [(2,)],
+    "slice_backward": [(2, 2)],
+    "diagonal_backward": [(2,)],
+    "im2col": [(1, 4, 4)],
+    "col2im": [(4, 4)],
+    "max_pool2d_with_indices": [(1, 4, 4)],
+    "masked_fill": [(2, 3), ()],
 }
 # Value domains (low, high) of Tensor arguments; the default keeps |x| in [0.2, 0.9] with random signs,
 # away from kinks at 0 (abs, relu) and inside [-1, 1] (asin, acos).
@@ -42,10 +49,27 @@ ARG_VALUES: dict[str, dict[str, Any]] = {
     "permute": {"dims": [1, 0]},
     "transpose": {"dim0": 0, "dim1": 1},
     "clamp": {"min": -0.5, "max": 0.5},
+    "select": {"dim": 1, "index": 1},
+    "select_backward": {"input_sizes": [2, 3], "dim": 1, "index": 1},
+    "slice_backward": {"input_sizes": [2, 4], "dim": 1, "start": 1, "end": 3, "step": 1},
+    "diagonal_backward": {"input_sizes": [2, 3], "offset": 0, "dim1": 0, "dim2": 1},
+    "repeat": {"repeats": [2, 1]},
+    "roll": {"shifts": [1], "dims": [1]},
+    "topk": {"k": 2},
+    "native_dropout": {"p": 0.0, "train": True},
+    "im2col": {"kernel_size": [2, 2], "dilation": [1, 1], "padding": [0, 0], "stride": [1, 1]},
+    "col2im": {"output_size": [3, 3], "kernel_size": [2, 2], "dilation": [1, 1], "padding": [0, 0],
+               "stride": [1, 1]},
+    "max_pool2d_with_indices": {"kernel_size": [2, 2]},
 }
+# Non-differentiable Tensor arguments (no formula in derivatives.yaml) by name: index tensors valid for
+# a (2, 3) input along dim 1 (permutations, so scatter has no duplicate targets), masks.
+INDEX_1D = [2, 0, 1]
+INDEX_2D = [[2, 0, 1], [1, 2, 0]]
+MASK = [[True, False, True], [False, True, False]]
 # Values by type when the schema has no default.
-TYPE_VALUES: dict[str, Any] = {"Scalar": 2.0, "float": 0.5, "int": 1, "bool": False, "int[]": [1],
-                               "SymInt[]": [1], "int[1]": [1], "str": "none"}
+TYPE_VALUES: dict[str, Any] = {"Scalar": 2.0, "float": 0.5, "int": 1, "SymInt": 1, "bool": False,
+                               "int[]": [1], "SymInt[]": [1], "int[1]": [1], "str": "none"}
 # Ops whose second derivative is not checked, with the reason.
 NO_GRADGRAD: dict[str, str] = {}
 
@@ -110,11 +134,14 @@ def make_inputs(d: Any, seed: int = 0) -> list[Any]:
     shapes = list(SHAPES.get(name, []))
     domain = DOMAINS.get(name)
     values = ARG_VALUES.get(name, {})
+    differentiable = {i for formula in d.formulas for i in formula.inputs}
     args: list[Any] = []
     for a in f.func.arguments.flat_non_out:
         t = a.type
         if a.name in values:
             args.append(values[a.name])
+        elif t.is_tensor_like() and a.name not in differentiable:
+            args.append(_non_differentiable_tensor(G, name, a))
         elif t.is_tensor_like():
             if t.is_optional() and a.default is not None:
                 args.append(None)
@@ -130,6 +157,21 @@ def make_inputs(d: Any, seed: int = 0) -> list[Any]:
         else:
             args.append(TYPE_VALUES.get(str(t), TYPE_VALUES.get(t.base_name())))
     return args
+
+
+def _non_differentiable_tensor(G: Any, op: str, a: Any) -> Any:
+    """A value for a Tensor argument without a formula: an index tensor, a mask, or a constant."""
+    if a.name in ("mask", "condition"):
+        return G.tensor(MASK)
+    if a.name == "indices" and a.type.is_list():
+        return [G.tensor([1, 0])]
+    if a.name == "indices":
+        return G.tensor([[0, 1], [1, 0]])
+    if a.name == "index":
+        return G.tensor(INDEX_1D if op in ("index_select", "index_add") else INDEX_2D)
+    if a.type.is_optional() and a.default is not None:
+        return None
+    return G.tensor(np.full(DEFAULT_SHAPE, 0.5), dtype=G.float64)
 
 
 def _case_id(d: Any) -> str:
@@ -159,7 +201,13 @@ def _kind(a: Any) -> int | None:
 
 def _as_function(d: Any, args: list[Any]) -> tuple[Any, list[Any]]:
     """A function of the flat tensor inputs that calls the op with the other arguments fixed."""
-    call = _op_callable(d.function)
+    from codegen.model import SchemaKind
+    op = _op_callable(d.function)
+    if d.function.kind == SchemaKind.inplace:
+        def call(first: Any, *rest: Any) -> Any:
+            return op(first * 1.0, *rest)  # a non-leaf copy: in-place on a leaf that requires grad fails
+    else:
+        call = op
     layout = [_kind(a) for a in args]
 
     def fn(*tensors: Any) -> Any:

@@ -247,7 +247,7 @@ def _call(fn: Node, buf: list[Tensor | None]) -> list[Tensor | None]:
             r = h(tuple(buf))
             if r is not None:
                 buf = list(r)
-    if len(buf) > 1 and fn.materialize_grads and fn.output_meta is not None and None in buf:
+    if len(buf) > 1 and fn.materialize_grads and fn.output_meta is not None and any(g is None for g in buf):
         buf = _materialize(fn, buf)
     if all(g is None for g in buf):
         outputs: list[Tensor | None] = [None] * len(fn.next_edges)
