@@ -1,0 +1,221 @@
+"""Reductions, softmax, copy/cast, fill, arange and random numbers on a GPU against NumPy, over layouts
+(contiguous, transposed, stepped, broadcast, empty, 0-d) and dtypes. Skipped without a device."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from runtime.cuda import is_available
+
+pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not is_available(), reason="needs a CUDA device")]
+
+# name -> (base array, view): the view is applied on the host and on the device alike, so the device
+# tensor has the same strides as the NumPy reference.
+LAYOUTS: dict[str, tuple[Callable[[np.random.Generator], np.ndarray], Callable[[Any], Any]]] = {
+    "contiguous": (lambda rng: rng.standard_normal((6, 7, 5)), lambda a: a),
+    "transposed": (lambda rng: rng.standard_normal((5, 7, 6)), lambda a: a.transpose(2, 1, 0)),
+    "stepped": (lambda rng: rng.standard_normal((12, 7, 10)), lambda a: a[::2, :, 1::2]),
+    "zero_dim": (lambda rng: np.array(rng.standard_normal()), lambda a: a),
+    "empty": (lambda rng: np.zeros((3, 0, 4)), lambda a: a),
+    "long_row": (lambda rng: rng.standard_normal((1, 1 << 17)), lambda a: a),
+}
+DIMS = [None, 0, -1, (0, 2)]
+
+
+def _cuda(a: np.ndarray, dtype: str, view: Callable[[Any], Any] = lambda x: x) -> Any:
+    """`view(a)` on the device as a tensor of `dtype` (`a` is the base array, already of `dtype`)."""
+    import cupy
+
+    from runtime import dtypes
+    from runtime.tensor import Tensor
+
+    return Tensor._wrap(view(cupy.asarray(np.ascontiguousarray(a))), dtypes.as_dtype(dtype))
+
+
+def _sample(layout: str, seed: int, dtype: str, scale: float = 1.0) -> tuple[np.ndarray, Any]:
+    """(host view, device tensor) of a layout, values cast to `dtype`."""
+    make, view = LAYOUTS[layout]
+    base = make(np.random.default_rng(seed)) * scale
+    base = base > 0 if dtype == "bool" else base.astype(dtype)
+    return view(base), _cuda(base, dtype, view)
+
+
+def _host(t: Any) -> np.ndarray:
+    return t._data.get()
+
+
+def _valid_dims(a: np.ndarray, dims: Any) -> Any:
+    if dims is None or a.ndim == 0:
+        return None
+    dims = (dims,) if isinstance(dims, int) else dims
+    return tuple(d for d in dims if -a.ndim <= d < a.ndim) or None
+
+
+REDUCTIONS: dict[str, Callable[..., Any]] = {
+    "sum": lambda a, axis, kd: a.sum(axis=axis, keepdims=kd),
+    "prod": lambda a, axis, kd: a.prod(axis=axis, keepdims=kd),
+    "mean": lambda a, axis, kd: a.mean(axis=axis, keepdims=kd),
+    "amax": lambda a, axis, kd: a.max(axis=axis, keepdims=kd),
+    "amin": lambda a, axis, kd: a.min(axis=axis, keepdims=kd),
+    "any": lambda a, axis, kd: a.any(axis=axis, keepdims=kd),
+    "all": lambda a, axis, kd: a.all(axis=axis, keepdims=kd),
+    "var": lambda a, axis, kd: a.var(axis=axis, keepdims=kd, ddof=1),
+    "std": lambda a, axis, kd: a.std(axis=axis, keepdims=kd, ddof=1),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("op", sorted(REDUCTIONS))
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "float16"])
+def test_reductions_match_numpy(layout: str, op: str, dtype: str) -> None:
+    from runtime.cuda import reduce as R
+
+    if dtype == "int32" and op in ("mean", "var", "std"):
+        pytest.skip("floating only")
+    make, view = LAYOUTS[layout]
+    base = make(np.random.default_rng(0)) * (3 if dtype == "int32" else 1)
+    if op == "prod":
+        base = np.sign(base) + (base == 0)  # +-1: no overflow
+    base = base.astype(dtype)
+    a = view(base)
+    for dims in DIMS:
+        axis = _valid_dims(a, dims)
+        for keepdim in (False, True):
+            empty = a.size == 0 or (axis is not None and any(a.shape[d] == 0 for d in axis))
+            if op in ("amax", "amin") and empty:
+                continue
+            t = _cuda(base, dtype, view)
+            correction = 1.0 if op in ("var", "std") else 0.0
+            got = R.reduce(op, t, list(axis) if axis else None, keepdim, None, correction)
+            with np.errstate(all="ignore"):
+                ref = REDUCTIONS[op](a.astype(np.float64) if dtype == "float16" else a, axis, keepdim)
+            tol = 2e-2 if dtype == "float16" else 1e-4
+            np.testing.assert_allclose(_host(got).astype(np.float64), np.asarray(ref, np.float64), rtol=tol,
+                                       atol=tol, err_msg=f"{op} {layout} {dtype} dims={dims} keepdim={keepdim}")
+            if op == "sum" and dtype == "int32":
+                assert got.dtype.name == "int64"
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "stepped", "zero_dim", "long_row"])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "float16"])
+def test_max_min_with_indices(layout: str, dtype: str) -> None:
+    from runtime.cuda import ops
+
+    a, t = _sample(layout, 1, dtype, 4.0 if dtype == "int64" else 1.0)
+    for dim in ([0, -1] if a.ndim else [0]):
+        for keepdim in (False, True):
+            values, indices = ops.max_dim(t, dim, keepdim)
+            np.testing.assert_array_equal(_host(values), a.max(axis=dim if a.ndim else None, keepdims=keepdim))
+            np.testing.assert_array_equal(_host(indices), np.argmax(a, axis=dim if a.ndim else None,
+                                                                    keepdims=keepdim))
+            np.testing.assert_array_equal(_host(ops.argmin(t, dim, keepdim)),
+                                          np.argmin(a, axis=dim if a.ndim else None, keepdims=keepdim))
+    assert int(_host(ops.argmax(t))) == int(np.argmax(a))
+
+
+def test_nan_and_ties_follow_pytorch() -> None:
+    from runtime.cuda import ops
+
+    a = np.array([[1.0, 3.0, 3.0, np.nan, np.nan], [2.0, 2.0, 0.0, 1.0, 2.0]], np.float32)
+    values, indices = ops.max_dim(_cuda(a, "float32"), 1, False)
+    assert np.isnan(_host(values)[0]) and _host(indices).tolist() == [3, 0]
+    assert _host(ops.argmin(_cuda(a, "float32"), 1, False)).tolist() == [3, 2]
+
+
+@pytest.mark.parametrize("dim", [-1, 0, 1])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_matches_numpy(dim: int, dtype: str, log: bool) -> None:
+    from runtime.cuda import softmax as SM
+
+    rng = np.random.default_rng(2)
+    for base, view in ((rng.standard_normal((5, 300)) * 10, lambda x: x), (rng.standard_normal((40, 3)), lambda x: x.T),
+                       (np.zeros((0, 4)), lambda x: x)):
+        base = base.astype(dtype)
+        a = view(base)
+        x = a.astype(np.float64)
+        m = x.max(axis=dim, keepdims=True) if x.size else 0
+        lse = m + np.log(np.exp(x - m).sum(axis=dim, keepdims=True))
+        ref = x - lse if log else np.exp(x - lse)
+        got = SM.softmax(_cuda(base, dtype, view), dim, None, False, log)
+        tol = 1e-2 if dtype == "float16" else 1e-5
+        np.testing.assert_allclose(_host(got).astype(np.float64), ref, rtol=tol, atol=tol)
+    half = SM.softmax(_cuda(np.ones((2, 3), np.float16), "float16"), 1, None, True)
+    assert half.dtype.name == "float32"
+
+
+@pytest.mark.parametrize("src", ["float32", "float64", "int32", "int64", "float16", "bool", "uint8"])
+@pytest.mark.parametrize("dst", ["float32", "int8", "float16", "bool", "int64"])
+def test_copy_casts_between_layouts(src: str, dst: str) -> None:
+    import cupy
+
+    from runtime import dtypes
+    from runtime.cuda import copy as C
+    from runtime.tensor import Tensor
+
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal((7, 9)) * 5).astype(src)
+    out = cupy.zeros((9, 7), dtype=dtypes.as_dtype(dst).np).T  # transposed destination
+    C.copy_(Tensor._wrap(out, dtypes.as_dtype(dst)), _cuda(a, src))
+    np.testing.assert_array_equal(out.get(), a.astype(dst))
+    big = (rng.standard_normal((14, 9)) * 5).astype(src)
+    got = C.to_dtype(_cuda(big, src, lambda x: x[::2]), dtypes.as_dtype(dst))
+    np.testing.assert_array_equal(_host(got), big[::2].astype(dst))
+    row = _cuda(np.arange(9).astype(src), src)  # broadcast a row into every row
+    target = Tensor._wrap(cupy.zeros((4, 9), dtypes.as_dtype(dst).np), dtypes.as_dtype(dst))
+    C.copy_(target, row)
+    np.testing.assert_array_equal(_host(target), np.broadcast_to(np.arange(9).astype(src), (4, 9)).astype(dst))
+
+
+def test_fill_and_arange() -> None:
+    import cupy
+
+    from runtime import dtypes
+    from runtime.cuda import copy as C
+    from runtime.tensor import Tensor
+
+    base = cupy.zeros((6, 8), np.float16)
+    C.fill_(Tensor._wrap(base[:, ::3], dtypes.float16), 2.5)
+    expected = np.zeros((6, 8), np.float16)
+    expected[:, ::3] = 2.5
+    np.testing.assert_array_equal(base.get(), expected)
+    for args, dtype in [((10,), "int64"), ((0.0, 1.0, 0.1), "float32"), ((5, -5, -2), "int32"),
+                        ((0, 3), "float64")]:
+        got = C.arange(*args, dtype=dtype)
+        np.testing.assert_allclose(_host(got), np.arange(*args).astype(dtype), rtol=1e-6)
+
+
+def test_random_is_reproducible_and_matches_the_host_twin() -> None:
+    from runtime import dtypes
+    from runtime.cuda import random as RND
+
+    state = RND.PhiloxState(1234)
+    u = _host(RND.rand((1000,), dtypes.float32, 0, state))
+    np.testing.assert_array_equal(u, RND.host_uniform(1000, 0, 1234))
+    u64 = _host(RND.rand((33,), dtypes.float64, 0, state))
+    np.testing.assert_array_equal(u64, RND.host_uniform(33, 1, 1234, double=True))
+    RND.manual_seed(5)
+    a = _host(RND.randn((4096,)))
+    RND.manual_seed(5)
+    np.testing.assert_array_equal(a, _host(RND.randn((4096,))))
+    assert abs(a.mean()) < 0.1 and abs(a.std() - 1) < 0.1
+    r = _host(RND.randint(-3, 7, (10000,), dtypes.int16))
+    assert r.min() == -3 and r.max() == 6 and r.dtype == np.int16
+
+
+@pytest.mark.slow
+def test_sum_past_2_to_the_31() -> None:
+    import cupy
+
+    from runtime import dtypes
+    from runtime.cuda import reduce as R
+    from runtime.tensor import Tensor
+
+    a = cupy.ones(2**31 + 7, dtype=cupy.int8)
+    assert int(_host(R.reduce("sum", Tensor._wrap(a, dtypes.int8)))) == 2**31 + 7
+    values, indices = R.reduce_with_indices("max", Tensor._wrap(a, dtypes.int8), 0)
+    assert int(_host(indices)) == 0
