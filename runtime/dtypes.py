@@ -133,9 +133,7 @@ def set_default_dtype(d: Any) -> None:
     global _default_dtype
     dtype = as_dtype(d)
     if dtype is not float32 and dtype is not float64:
-        raise TypeError(
-            f"set_default_dtype: only opgen.float32 and opgen.float64 are supported, got {dtype!r}"
-        )
+        raise TypeError(f"set_default_dtype: only opgen.float32 and opgen.float64 are supported, got {dtype!r}")
     _default_dtype = dtype
 
 
@@ -225,16 +223,19 @@ def result_type(*operands: Any) -> DType:
     Tiers, highest first: dimensioned tensors, 0-d tensors, wrapped numbers. Each tier promotes within
     itself; a lower tier changes the result only when its category (bool < integral < floating) is higher.
     """
-    if not operands:
-        raise TypeError("result_type() needs at least one operand")
     # Fast path: every operand is a tensor of one dtype (the common case for every op).
-    first = getattr(operands[0], "dtype", None)
-    if first.__class__ is DType:
+    try:
+        first = operands[0].dtype
         for op in operands:
-            if getattr(op, "dtype", None) is not first:
+            if op.dtype is not first:
                 break
         else:
-            return first
+            if first.__class__ is DType:
+                return first
+    except AttributeError:
+        pass  # a wrapped number among the operands
+    except IndexError:
+        raise TypeError("result_type() needs at least one operand") from None
     dim_result: DType | None = None
     zero_result: DType | None = None
     wrapped_result: DType | None = None
