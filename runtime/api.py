@@ -49,6 +49,23 @@ from runtime.tensor import Tensor
 
 dtype = DType
 
+# -- tensors, factories, random, interop, indexing, dispatcher registration (runtime/*.py) ---------------
+from runtime import library  # noqa: E402
+from runtime.factories import (  # noqa: E402
+    arange,
+    eye,
+    linspace,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+)
+from runtime.interop import as_tensor, from_dlpack  # noqa: E402
+from runtime.random import Generator, initial_seed, manual_seed, seed  # noqa: E402
+from runtime.storage import Storage  # noqa: E402
+
 __all__ = [
     "DType", "Device", "Tensor", "autograd", "bfloat16", "bool", "can_cast", "cuda", "device", "double", "dtype",
     "empty", "empty_like", "enable_grad", "float", "float16", "float32", "float64", "from_numpy", "full",
@@ -56,4 +73,8 @@ __all__ = [
     "is_grad_enabled", "load", "long", "nn", "no_grad", "optim", "ones", "ones_like", "promote_types",
     "result_type", "save", "scalar_tensor",
     "set_default_dtype", "set_grad_enabled", "short", "tensor", "uint8", "zeros", "zeros_like",
+]
+__all__ += [
+    "Generator", "Storage", "arange", "as_tensor", "eye", "from_dlpack", "initial_seed", "library", "linspace",
+    "manual_seed", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "seed",
 ]

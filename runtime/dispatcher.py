@@ -54,6 +54,9 @@ _ALIAS_SERVES = {
     "CompositeImplicitAutograd": frozenset(DispatchKey),
     "CompositeExplicitAutograd": frozenset({DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.Meta}),
 }
+# Ops whose tensors may be on different devices (Note [Cross-device copies] in runtime/kernels/copy.py;
+# index ops take CPU index tensors for a CUDA `self`, as PyTorch does).
+MIXED_DEVICE_OPS = frozenset({"copy_", "_to_copy", "index.Tensor", "index_put", "index_put_"})
 # Keys whose default behaviour, with no kernel, is to pass the call to the next key down.
 _FALLTHROUGH_BY_DEFAULT = frozenset({DispatchKey.BackendSelect, DispatchKey.Autograd, DispatchKey.Tracer})
 
@@ -99,7 +102,7 @@ class Operator:
         self.tensor_positions = tensor_positions  # indices of Tensor / Tensor? / Tensor[] arguments
         self.kernels: dict[str, Kernel] = {}      # key name (runtime or alias key) -> kernel
         self.table: list[Kernel] = []
-        self.mixed_devices = False                # True for ops that take tensors of several devices (copy_)
+        self.mixed_devices = name in MIXED_DEVICE_OPS  # True for ops that take tensors of several devices
         self._dispatcher = dispatcher
         self.recompute()
 

@@ -1,4 +1,13 @@
-"""Tensor factories: tensor, empty, zeros, ones, full ... (NumPy on CPU, CuPy on CUDA)."""
+"""Tensor factories: tensor, empty, zeros, ones, full, arange, linspace, eye, rand, randn, randint, *_like.
+
+Note [Factories go through BackendSelect]
+A factory takes no tensor, so no tensor argument can say which backend should run it. As in PyTorch,
+the allocation is the operator `empty_strided` whose BackendSelect kernel (BackendSelect is in every
+thread's include set) reads `device=` and re-dispatches to the CPU or CUDA kernel. The public factories
+here (which take PyTorch's varargs sizes, `G.zeros(2, 3)`) allocate through it and then fill the
+memory with the dispatched in-place ops (`fill_`, `uniform_` ...), so a kernel registered at run time
+for CPU or CUDA (runtime.library) serves every factory.
+"""
 
 from __future__ import annotations
 
@@ -8,48 +17,130 @@ from typing import Any
 import numpy as np
 
 from runtime import dtypes
+from runtime import strides as S
 from runtime.device import CPU, Device, as_device
+from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, dispatcher, tls
+from runtime.kernels.copy import array_module
 from runtime.tensor import Tensor
 
+__all__ = [
+    "arange", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "linspace", "ones", "ones_like",
+    "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "scalar_tensor", "tensor", "zeros",
+    "zeros_like", "array_module",
+]
 
-def array_module(device: Device) -> Any:
-    """NumPy for CPU, CuPy for CUDA (with a clear error when CuPy is missing)."""
-    if device.type == "cpu":
-        return np
-    from runtime.cuda import require_cupy
-    return require_cupy()
+_DEVICE_BITS = {"cpu": CPU_BIT, "cuda": CUDA_BIT, "meta": META_BIT}
 
 
+# -- the empty_strided operator (Note [Factories go through BackendSelect]) --------------------------------
+def empty_strided_backend_select(size: Sequence[int], stride: Sequence[int], dtype: Any = None, layout: Any = None,
+                                 device: Any = None, pin_memory: Any = None) -> Any:
+    bit = _DEVICE_BITS[_device(device).type]
+    keys = (bit | tls.include) & tls.mask & (BACKEND_SELECT_BIT - 1)
+    return _empty_strided_op().redispatch(keys, size, stride, dtype, layout, device, pin_memory)
+
+
+def _strided(xp: Any, size: Sequence[int], stride: Sequence[int], dt: dtypes.DType) -> Any:
+    shape = _check_size(size)
+    strides = tuple(int(s) for s in stride)
+    if len(strides) != len(shape):
+        raise RuntimeError(f"empty_strided: mismatch in length of strides and shape: {list(shape)} and "
+                           f"{list(strides)}")
+    if strides == S.contiguous_strides(shape):
+        return xp.empty(shape, dtype=dt.np)
+    extent = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides, strict=True))
+    flat = xp.empty(extent, dtype=dt.np)
+    return xp.lib.stride_tricks.as_strided(flat, shape, tuple(s * dt.itemsize for s in strides))
+
+
+def empty_strided_cpu(size: Sequence[int], stride: Sequence[int], dtype: Any = None, layout: Any = None,
+                      device: Any = None, pin_memory: Any = None) -> Tensor:
+    dt = _dtype(dtype)
+    if dt.np is None:
+        raise TypeError(f"{dt} is not supported on CPU by opgen (NumPy has no such type)")
+    return Tensor._wrap(_strided(np, size, stride, dt), dt)
+
+
+def empty_strided_cuda(size: Sequence[int], stride: Sequence[int], dtype: Any = None, layout: Any = None,
+                       device: Any = None, pin_memory: Any = None) -> Tensor:
+    dt = _dtype(dtype)
+    dev = _device(device)
+    cp = array_module(dev)
+    with cp.cuda.Device(dev.index or 0):
+        return Tensor._wrap(_strided(cp, size, stride, dt), dt)
+
+
+_EMPTY_STRIDED: list[Any] = []
+
+
+def _empty_strided_op() -> Any:
+    if not _EMPTY_STRIDED:
+        _EMPTY_STRIDED.append(dispatcher.find("empty_strided"))
+    return _EMPTY_STRIDED[0]
+
+
+# -- argument helpers ----------------------------------------------------------------------------------
 def _device(device: Any) -> Device:
     return CPU if device is None else as_device(device)
 
 
-def _size(size: Sequence[Any]) -> tuple[int, ...]:
-    if len(size) == 1 and isinstance(size[0], list | tuple):
-        size = size[0]
+def _dtype(dtype: Any) -> dtypes.DType:
+    return dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(dtype)
+
+
+def _check_size(size: Sequence[Any]) -> tuple[int, ...]:
     out = tuple(int(s) for s in size)
     if any(s < 0 for s in out):
-        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(out)}")
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {list(out)}")
     return out
+
+
+def _size(size: Sequence[Any]) -> tuple[int, ...]:
+    """Varargs sizes: `(2, 3)`, `((2, 3),)` and `([2, 3],)` all mean [2, 3]."""
+    if len(size) == 1 and not isinstance(size[0], int | np.integer):
+        size = tuple(size[0])
+    return _check_size(size)
+
+
+def _alloc(shape: tuple[int, ...], dt: dtypes.DType, device: Any) -> Tensor:
+    from generated import _ops
+    return _ops.empty_strided(shape, S.contiguous_strides(shape), dtype=dt, device=device)
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     return t.requires_grad_() if requires_grad else t
 
 
+# -- factories -----------------------------------------------------------------------------------------
 def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of `data` (nested lists, numbers, NumPy arrays or tensors)."""
     if isinstance(data, Tensor):
         data = data.numpy(force=True)
+    elif isinstance(data, list | tuple) and any(isinstance(x, Tensor) for x in data):
+        data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
     dt = dtypes.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
-    array = np.array(data, dtype=dt.np, copy=True)
-    return _finish(_to_device(array, _device(device), dt), requires_grad)
+    if dt.np is None:
+        raise TypeError(f"{dt} tensors can't be built from data by opgen (NumPy has no such type)")
+    try:
+        array = np.array(data, dtype=dt.np, copy=True)
+    except OverflowError as e:
+        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow ({e})") from None
+    if array.dtype == object:
+        raise TypeError(f"can't build a tensor from data of type {type(data).__name__}")
+    dev = _device(device)
+    if dev.type != "cpu":
+        from runtime.kernels.copy import move
+        array = move(array, dev)
+    return _finish(Tensor._wrap(array, dt), requires_grad)
 
 
 def _infer_dtype(data: Any) -> dtypes.DType:
     if isinstance(data, np.ndarray | np.generic):
         return dtypes.from_numpy(data.dtype)
-    kind = np.asarray(data).dtype.kind
+    try:
+        kind = np.asarray(data).dtype.kind
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"can't build a tensor from this data: {e}") from None
     if kind == "b":
         return dtypes.bool_
     if kind in "iu":
@@ -59,58 +150,158 @@ def _infer_dtype(data: Any) -> dtypes.DType:
     raise TypeError(f"can't build a tensor from data of type {type(data).__name__}")
 
 
-def _to_device(array: np.ndarray, device: Device, dt: dtypes.DType) -> Tensor:
-    if device.type == "cpu":
-        return Tensor._wrap(array, dt)
-    xp = array_module(device)
-    with xp.cuda.Device(device.index or 0):
-        return Tensor._wrap(xp.asarray(array), dt)
-
-
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
-    dev = _device(device)
-    xp = array_module(dev)
-    return _finish(Tensor._wrap(xp.empty(_size(size), dtype=dt.np), dt), requires_grad)
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          memory_format: Any = None) -> Tensor:
+    return _finish(_alloc(_size(size), _dtype(dtype), device), requires_grad)
 
 
 def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     if dtype is None:
-        dt = dtypes.result_type(fill_value) if not isinstance(fill_value, float) else dtypes.get_default_dtype()
+        dt = dtypes.result_type(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
     else:
         dt = dtypes.as_dtype(dtype)
-    dev = _device(device)
-    xp = array_module(dev)
-    return _finish(Tensor._wrap(xp.full(_size((size,)), fill_value, dtype=dt.np), dt), requires_grad)
+    t = _alloc(_size((size,)), dt, device)
+    t.fill_(fill_value)
+    return _finish(t, requires_grad)
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return full(_size(size), 0, dtype=dtype or dtypes.get_default_dtype(), device=device,
-                requires_grad=requires_grad)
+    t = _alloc(_size(size), _dtype(dtype), device)
+    t.zero_()
+    return _finish(t, requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return full(_size(size), 1, dtype=dtype or dtypes.get_default_dtype(), device=device,
-                requires_grad=requires_grad)
+    t = _alloc(_size(size), _dtype(dtype), device)
+    t.fill_(1)
+    return _finish(t, requires_grad)
 
 
-def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return zeros(t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+def _like(t: Tensor, dtype: Any, device: Any) -> tuple[tuple[int, ...], dtypes.DType, Any]:
+    return tuple(t.shape), (t.dtype if dtype is None else dtypes.as_dtype(dtype)), \
+        (t.device if device is None else device)
 
 
-def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return ones(t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+               memory_format: Any = None) -> Tensor:
+    shape, dt, dev = _like(t, dtype, device)
+    return empty(shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+               memory_format: Any = None) -> Tensor:
+    shape, dt, dev = _like(t, dtype, device)
+    return zeros(shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+              memory_format: Any = None) -> Tensor:
+    shape, dt, dev = _like(t, dtype, device)
+    return ones(shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
-    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device,
-                requires_grad=requires_grad)
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    shape, dt, dev = _like(t, dtype, device)
+    return full(shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return empty(t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    """`arange(end)` or `arange(start, end, step)`: [start, end) in steps; int64 unless a bound is a float."""
+    if end is None:
+        start, end = 0, start
+    values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    start, end, step = values
+    if dtype is None:
+        dt = dtypes.get_default_dtype() if any(isinstance(v, float) for v in values) else dtypes.int64
+    else:
+        dt = dtypes.as_dtype(dtype)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (step > 0 and start > end) or (step < 0 and start < end):
+        raise RuntimeError(f"upper bound and larger bound inconsistent with step sign: start={start}, end={end}, "
+                           f"step={step}")
+    n = max(int(np.ceil((end - start) / step)), 0)
+    t = _alloc((n,), dt, device)
+    xp = array_module(t.device)
+    exact = all(isinstance(v, int) for v in values)
+    t._data[...] = start + xp.arange(n, dtype=np.int64 if exact else np.float64) * step
+    return _finish(t, requires_grad)
+
+
+def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    if steps < 0:
+        raise RuntimeError("linspace(): number of steps must be non-negative")
+    t = _alloc((int(steps),), _dtype(dtype), device)
+    xp = array_module(t.device)
+    values = xp.linspace(float(start), float(end), int(steps), dtype=np.float64)
+    t._data[...] = values if t.dtype.is_floating_point else xp.trunc(values)
+    return _finish(t, requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:
+    m = n if m is None else m
+    if n < 0 or m < 0:
+        raise RuntimeError(f"n and m must be non-negative, got n={n}, m={m}")
+    t = zeros(n, m, dtype=dtype, device=device)
+    t._data[...] = array_module(t.device).eye(n, m, dtype=t._data.dtype)
+    return _finish(t, requires_grad)
+
+
+def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """Uniform on [0, 1)."""
+    t = _alloc(_size(size), _dtype(dtype), device)
+    t.uniform_(0.0, 1.0, generator=generator)
+    return _finish(t, requires_grad)
+
+
+def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """Standard normal."""
+    t = _alloc(_size(size), _dtype(dtype), device)
+    t.normal_(0.0, 1.0, generator=generator)
+    return _finish(t, requires_grad)
+
+
+def randint(*args: Any, size: Any = None, generator: Any = None, dtype: Any = None, device: Any = None,
+            requires_grad: bool = False) -> Tensor:
+    """`randint(high, size)` or `randint(low, high, size)`: integers uniform in [low, high); int64 by default."""
+    if size is not None:
+        args = (*args, size)
+    if len(args) == 2:
+        low, (high, shape) = 0, args
+    elif len(args) == 3:
+        low, high, shape = args
+    else:
+        raise TypeError("randint() expects (high, size) or (low, high, size)")
+    t = _alloc(_size((shape,)), dtypes.int64 if dtype is None else dtypes.as_dtype(dtype), device)
+    t.random_(int(low), int(high), generator=generator)
+    return _finish(t, requires_grad)
+
+
+def rand_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+              generator: Any = None) -> Tensor:
+    shape, dt, dev = _like(t, dtype, device)
+    return rand(shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def randn_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+               generator: Any = None) -> Tensor:
+    shape, dt, dev = _like(t, dtype, device)
+    return randn(shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def randint_like(t: Tensor, low: int, high: int | None = None, *, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False, generator: Any = None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    shape, dt, dev = _like(t, dtype, device)
+    return randint(low, high, shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:

@@ -24,19 +24,48 @@ from runtime.dispatcher import AUTOGRAD_BIT, CPU_BIT, CUDA_BIT
 from runtime.storage import Storage, root_array
 
 _new = object.__new__
+_ndarray = np.ndarray
+_BACKEND_BITS = CPU_BIT | CUDA_BIT
 _NP_TO_DTYPE: dict[Any, dtypes.DType] = {d.np: d for d in dtypes.ALL_DTYPES if d.np is not None}
 
 
+def _cuda_device(array: Any) -> Device:
+    return Device("cuda", array.device.id)
+
+
+def _ops() -> Any:
+    import generated._ops as ops  # the generated package registers itself; imported at call time
+    return ops
+
+
+def _varargs(values: tuple[Any, ...]) -> Any:
+    """PyTorch's varargs sizes: `f(2, 3)` and `f((2, 3))` both mean (2, 3)."""
+    if len(values) == 1 and not isinstance(values[0], int):
+        return values[0]
+    return values
+
+
 class Tensor:
-    __slots__ = ("_data", "_storage", "_dtype", "_device", "_keys", "_requires_grad", "_grad", "_grad_fn",
-                 "_output_nr", "_grad_accumulator", "_hooks", "_retains_grad", "_base", "_wrapped",
-                 "__weakref__")
+    # Note [Lean tensor construction]
+    # Only the four fields every tensor sets live in slots; the rest (storage, autograd metadata) are
+    # class-level defaults that an instance overrides in its __dict__ when it needs to. `_wrap`, the
+    # hot path of every kernel, therefore sets four attributes instead of fourteen.
+    __slots__ = ("_data", "_dtype", "_device", "_keys", "__dict__", "__weakref__")
 
     _data: Any
-    _storage: Storage | None
     _dtype: dtypes.DType
     _device: Device
     _keys: int
+    _storage: Storage | None = None
+    _requires_grad: bool = False
+    _grad: Tensor | None = None
+    _grad_fn: Any = None
+    _output_nr: int = 0
+    _grad_accumulator: Any = None
+    _hooks: Any = None
+    _retains_grad: bool = False
+    _base: Tensor | None = None
+    _wrapped: bool = False  # a 0-d tensor made from a Python number (promotes like the number)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("create tensors with G.tensor(...), G.empty(...), G.zeros(...) or G.from_numpy(...)")
@@ -48,29 +77,26 @@ class Tensor:
         t = _new(Tensor)
         t._data = array
         t._dtype = dtype if dtype is not None else _NP_TO_DTYPE[array.dtype]
-        if type(array) is np.ndarray:
+        if array.__class__ is _ndarray:
             t._device = CPU
             t._keys = CPU_BIT
         else:
-            t._device = Device("cuda", array.device.id)
+            t._device = _cuda_device(array)
             t._keys = CUDA_BIT
-        t._storage = None
-        t._requires_grad = False
-        t._grad = None
-        t._grad_fn = None
-        t._output_nr = 0
-        t._grad_accumulator = None
-        t._hooks = None
-        t._retains_grad = False
-        t._base = None
-        t._wrapped = False
         return t
 
     def _view(self, array: Any) -> Tensor:
         """A tensor over `array`, a view of this tensor's memory: it shares this tensor's Storage."""
-        t = Tensor._wrap(array, self._dtype)
-        t._storage = self._storage  # may still be None: resolved through _base (Note above)
-        t._base = self._base if self._base is not None else self
+        t = _new(Tensor)
+        t._data = array
+        t._dtype = self._dtype
+        t._device = self._device
+        t._keys = self._keys & _BACKEND_BITS
+        storage = self._storage
+        if storage is not None:
+            t._storage = storage  # else resolved through _base (Note [Tensor data is a strided array view])
+        base = self._base
+        t._base = base if base is not None else self
         return t
 
     # -- geometry --------------------------------------------------------------------------------
@@ -244,6 +270,114 @@ class Tensor:
         from runtime.autograd import function
         function.backward(self, gradient, retain_graph, create_graph, inputs)
 
+    # -- hand-written methods over the ops (PyTorch's varargs sizes, properties, indexing) -------------
+    def view(self, *size: Any) -> Tensor:
+        """A view with another shape (`t.view(2, 3)`, `t.view((2, 3))`); `t.view(dtype)` is not supported."""
+        return _ops().view(self, _varargs(size))
+
+    def reshape(self, *shape: Any) -> Tensor:
+        return _ops().reshape(self, _varargs(shape))
+
+    def permute(self, *dims: Any) -> Tensor:
+        return _ops().permute(self, _varargs(dims))
+
+    def expand(self, *sizes: Any) -> Tensor:
+        return _ops().expand(self, _varargs(sizes))
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return _ops().view(self, other.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return _ops().reshape(self, other.shape)
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        return _ops().permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        if self._data.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
+                               f"{self._data.ndim}-D tensor.")
+        return _ops().transpose(self, -2, -1)
+
+    def __getitem__(self, key: Any) -> Tensor:
+        from runtime.indexing import getitem
+        return getitem(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        from runtime.indexing import setitem
+        setitem(self, key, value)
+
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`, keywords `dtype=`, `device=`, `copy=`.
+
+        Returns `self` when nothing changes (and copy=False), as PyTorch does."""
+        from runtime.interop import to
+        return to(self, *args, **kwargs)
+
+    def cpu(self) -> Tensor:
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
+        return self.to("cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}")
+
+    def type(self, dtype: Any = None) -> Any:
+        if dtype is None:
+            return f"opgen.{self._dtype.name}"
+        return self.to(dtype)
+
+    def float(self) -> Tensor:
+        return self.to(dtypes.float32)
+
+    def double(self) -> Tensor:
+        return self.to(dtypes.float64)
+
+    def half(self) -> Tensor:
+        return self.to(dtypes.float16)
+
+    def int(self) -> Tensor:
+        return self.to(dtypes.int32)
+
+    def long(self) -> Tensor:
+        return self.to(dtypes.int64)
+
+    def short(self) -> Tensor:
+        return self.to(dtypes.int16)
+
+    def char(self) -> Tensor:
+        return self.to(dtypes.int8)
+
+    def byte(self) -> Tensor:
+        return self.to(dtypes.uint8)
+
+    def bool(self) -> Tensor:
+        return self.to(dtypes.bool_)
+
+    def is_set_to(self, other: Tensor) -> bool:
+        return (self.storage is other.storage and self.storage_offset() == other.storage_offset()
+                and self.shape == other.shape and self.stride() == other.stride())
+
+    # -- interop (runtime/interop.py) --------------------------------------------------------------
+    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
+        from runtime.interop import to_dlpack
+        return to_dlpack(self, stream, **kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from runtime.interop import dlpack_device
+        return dlpack_device(self)
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        if self._device.type != "cuda":
+            raise AttributeError(f"can't get __cuda_array_interface__ on a non-CUDA tensor (device {self._device})"
+                                 ". Use tensor.__array_interface__ or tensor.numpy() instead.")
+        if self._requires_grad:
+            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. "
+                               "If gradients aren't required, use var.detach() to get Variable that doesn't "
+                               "require grad.")
+        return self._data.__cuda_array_interface__
+
     # -- conversion ----------------------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array; shares memory for CPU tensors."""
@@ -259,7 +393,11 @@ class Tensor:
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         array = self.numpy(force=True)
-        return array if dtype is None else array.astype(dtype)
+        if dtype is not None and np.dtype(dtype) != array.dtype:
+            if copy is False:
+                raise ValueError(f"can't convert a {self._dtype.name} tensor to {np.dtype(dtype)} without a copy")
+            return array.astype(dtype)
+        return array.copy() if copy else array
 
     def item(self) -> Any:
         if self._data.size != 1:

@@ -16,7 +16,7 @@ def _G() -> Any:
 def reshape(self: Any, shape: Sequence[int]) -> Any:
     """A view when the strides allow one, else a copy (as PyTorch's reshape)."""
     G = _G()
-    size = S.infer_size(tuple(shape), self.numel())
+    size = S.infer_size((shape,) if isinstance(shape, int) else tuple(shape), self.numel())
     if S.view_strides(self.shape, self.stride(), size) is not None:
         return G.view(self, size)
     return G.view(G.clone(self), size)
@@ -24,6 +24,75 @@ def reshape(self: Any, shape: Sequence[int]) -> Any:
 
 def contiguous(self: Any, memory_format: object = None) -> Any:
     return self if self.is_contiguous() else _G().clone(self)
+
+
+def narrow(self: Any, dim: int, start: int, length: int) -> Any:
+    """`length` positions of `dim` from `start`: a slice, after PyTorch's range checks."""
+    S.narrow(self.shape, self.stride(), 0, dim, int(start), int(length))  # validates, raises PyTorch's errors
+    dim = S.wrap_dim(dim, self.dim())
+    start = int(start) + (self.shape[dim] if start < 0 else 0)
+    return _G().slice(self, dim, start, start + int(length), 1)
+
+
+def unbind(self: Any, dim: int = 0) -> list[Any]:
+    if self.dim() == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    dim = S.wrap_dim(dim, self.dim())
+    select = _G().select
+    return [select(self, dim, i) for i in range(self.shape[dim])]
+
+
+def split(self: Any, split_size: Any, dim: int = 0) -> list[Any]:
+    """Pieces of `split_size` along `dim` (the last may be smaller), or of each size in a list."""
+    if self.dim() == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    dim = S.wrap_dim(dim, self.dim())
+    size = self.shape[dim]
+    if isinstance(split_size, int):
+        if split_size < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
+        if split_size == 0:
+            if size != 0:
+                raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size "
+                                   f"of {size}")
+            sizes = [0]
+        else:
+            sizes = [split_size] * (size // split_size) + ([size % split_size] if size % split_size else [])
+            sizes = sizes or [0]
+    else:
+        sizes = [int(s) for s in split_size]
+        if sum(sizes) != size or any(s < 0 for s in sizes):
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
+                               f"size at dimension {dim}), but got split_sizes={sizes}")
+    narrow_ = _G().narrow
+    out, start = [], 0
+    for n in sizes:
+        out.append(narrow_(self, dim, start, n))
+        start += n
+    return out
+
+
+def chunk(self: Any, chunks: int, dim: int = 0) -> list[Any]:
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if self.dim() == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    size = self.shape[S.wrap_dim(dim, self.dim())]
+    return split(self, -(-size // chunks), dim)
+
+
+def flatten(self: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
+    shape = S.flatten_shape(self.shape, start_dim, end_dim)
+    return self if shape == tuple(self.shape) else _G().reshape(self, shape)
+
+
+def unflatten(self: Any, dim: int, sizes: Sequence[int]) -> Any:
+    return _G().view(self, S.unflatten_shape(self.shape, dim, tuple(sizes))) if self.is_contiguous() \
+        else _G().reshape(self, S.unflatten_shape(self.shape, dim, tuple(sizes)))
+
+
+def expand_as(self: Any, other: Any) -> Any:
+    return _G().expand(self, tuple(other.shape))
 
 
 def matmul(self: Any, other: Any) -> Any:

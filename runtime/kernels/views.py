@@ -7,11 +7,14 @@ array module's own view operations (NumPy or CuPy), see Note [Tensor data is a s
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from runtime import strides as S
 from runtime.tensor import Tensor
+
+_py_slice = slice  # the builtin: this module defines the `slice` view op
 
 
 def _as_strided(self: Tensor, shape: Sequence[int], strides: Sequence[int], offset: int = 0) -> Tensor:
@@ -55,13 +58,14 @@ def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
 
 
 def permute(self: Tensor, dims: Sequence[int]) -> Tensor:
-    shape, _ = S.permute(self.shape, self.stride(), tuple(dims))  # validates the permutation
+    dims = _sizes(dims)
+    shape, _ = S.permute(self.shape, self.stride(), dims)  # validates the permutation
     n = self._data.ndim
     return self._view(self._data.transpose([S.wrap_dim(d, n) for d in dims]))
 
 
 def expand(self: Tensor, size: Sequence[int], implicit: bool = False) -> Tensor:
-    shape, strides = S.expand(self.shape, self.stride(), tuple(size))
+    shape, strides = S.expand(self.shape, self.stride(), _sizes(size))
     return _as_strided(self, shape, strides)
 
 
@@ -81,7 +85,7 @@ def squeeze(self: Tensor) -> Tensor:
 
 
 def view(self: Tensor, size: Sequence[int]) -> Tensor:
-    shape = S.infer_size(tuple(size), self.numel())
+    shape = S.infer_size(_sizes(size), self.numel())
     strides = S.view_strides(self.shape, self.stride(), shape)
     if strides is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
@@ -91,3 +95,125 @@ def view(self: Tensor, size: Sequence[int]) -> Tensor:
 
 def clone(self: Tensor, memory_format: object = None) -> Tensor:
     return Tensor._wrap(self._data.copy(), self._dtype)
+
+
+def _sizes(size: Any) -> tuple[int, ...]:
+    """A size argument as a tuple: `view(6)` and `view((2, 3))` both work."""
+    if isinstance(size, int):
+        return (size,)
+    return tuple(int(s) for s in size)
+
+
+def select(self: Tensor, dim: int, index: int) -> Tensor:
+    data = self._data
+    if data.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = S.wrap_dim(dim, data.ndim)
+    size = data.shape[dim]
+    index = int(index)
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+    # the trailing Ellipsis makes NumPy/CuPy return a 0-d array view, never a scalar
+    return self._view(data[(_py_slice(None),) * dim + (index, Ellipsis)])
+
+
+def slice(self: Tensor, dim: int = 0, start: int | None = None, end: int | None = None,  # noqa: A001
+          step: int = 1) -> Tensor:
+    data = self._data
+    if data.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    dim = S.wrap_dim(dim, data.ndim)
+    return self._view(data[(_py_slice(None),) * dim + (_py_slice(start, end, step), Ellipsis)])
+
+
+def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    shape, strides, start = S.diagonal(self.shape, self.stride(), 0, offset, dim1, dim2)
+    return _as_strided(self, shape, strides, start)
+
+
+def as_strided(self: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Tensor:
+    """A view of this tensor's storage with any geometry; `storage_offset` counts from the storage's start."""
+    shape, strides = _sizes(size), _sizes(stride)
+    if len(shape) != len(strides):
+        raise RuntimeError(f"mismatch in length of strides and shape: shape {list(shape)} has {len(shape)} "
+                           f"dims, strides {list(strides)} has {len(strides)}")
+    if any(s < 0 for s in shape) or any(s < 0 for s in strides):
+        raise RuntimeError(f"as_strided: negative sizes or strides are not supported, got size "
+                           f"{list(shape)} and stride {list(strides)}")
+    storage = self.storage
+    item = self._dtype.itemsize
+    offset = self.storage_offset() if storage_offset is None else int(storage_offset)
+    if offset < 0:
+        raise RuntimeError(f"as_strided: negative storage offset {offset}")
+    capacity = storage.nbytes // item
+    needed = 0 if 0 in shape else offset + 1 + sum((n - 1) * s for n, s in zip(shape, strides, strict=True))
+    if needed > capacity:
+        raise RuntimeError(f"setStorage: sizes {list(shape)}, strides {list(strides)}, storage offset {offset}, "
+                           f"and itemsize {item} requiring a storage size of {needed * item} are out of bounds "
+                           f"for storage of size {capacity * item}")
+    return _as_strided(self, shape, strides, offset - self.storage_offset())
+
+
+def _xp(t: Tensor) -> Any:
+    if t._device.type == "cpu":
+        return np
+    from runtime.cuda import require_cupy
+    return require_cupy()
+
+
+def _zeros_like_sizes(grad: Tensor, sizes: Sequence[int]) -> Tensor:
+    xp = _xp(grad)
+    if grad._device.type == "cpu":
+        return Tensor._wrap(np.zeros(_sizes(sizes), dtype=grad._data.dtype), grad._dtype)
+    with xp.cuda.Device(grad._device.index or 0):
+        return Tensor._wrap(xp.zeros(_sizes(sizes), dtype=grad._data.dtype), grad._dtype)
+
+
+def select_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, index: int) -> Tensor:
+    out = _zeros_like_sizes(grad_output, input_sizes)
+    select(out, dim, index)._data[...] = grad_output._data
+    return out
+
+
+def slice_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, start: int | None,
+                   end: int | None, step: int) -> Tensor:
+    out = _zeros_like_sizes(grad_output, input_sizes)
+    slice(out, dim, start, end, step)._data[...] = grad_output._data
+    return out
+
+
+def diagonal_backward(grad_output: Tensor, input_sizes: Sequence[int], offset: int, dim1: int,
+                      dim2: int) -> Tensor:
+    out = _zeros_like_sizes(grad_output, input_sizes)
+    diagonal(out, offset, dim1, dim2)._data[...] = grad_output._data
+    return out
+
+
+def _positions(xp: Any, shape: Sequence[int], strides: Sequence[int], offset: int) -> Any:
+    """The storage position of every element of a strided geometry, as an array of `shape`."""
+    pos = xp.full(tuple(shape), offset, dtype=np.int64)
+    for d, (n, s) in enumerate(zip(shape, strides, strict=True)):
+        axis = [1] * len(shape)
+        axis[d] = n
+        pos = pos + xp.arange(n, dtype=np.int64).reshape(axis) * s
+    return pos
+
+
+def as_strided_backward(grad: Tensor, input_sizes: Sequence[int], input_strides: Sequence[int],
+                        input_offset: int, size: Sequence[int], stride: Sequence[int],
+                        storage_offset: int | None = None) -> Tensor:
+    """Scatter-add the output gradient into storage positions, then gather the input's positions."""
+    xp = _xp(grad)
+    offset = input_offset if storage_offset is None else storage_offset
+    out_pos = _positions(xp, _sizes(size), _sizes(stride), offset)
+    in_pos = _positions(xp, _sizes(input_sizes), _sizes(input_strides), input_offset)
+    length = int(max(int(out_pos.max()) if out_pos.size else 0, int(in_pos.max()) if in_pos.size else 0)) + 1
+    buf = xp.zeros(length, dtype=grad._data.dtype)
+    if xp is np:
+        np.add.at(buf, out_pos.reshape(-1), grad._data.reshape(-1))
+    else:
+        import cupyx
+        cupyx.scatter_add(buf, out_pos.reshape(-1), grad._data.reshape(-1))
+    return Tensor._wrap(buf[in_pos], grad._dtype)

@@ -1,0 +1,147 @@
+"""`Tensor.__getitem__` and `__setitem__`: index expressions as a chain of view ops, then `index`.
+
+Note [Indexing composes ops]
+`t[key]` is split, as PyTorch's applySlicing does, into basic indexing, done with view ops (select for
+an int, slice for a slice, unsqueeze for None, Ellipsis skips dims), and advanced indexing (tensors,
+lists, bool masks), done by one `index` op over the view with one entry per dim. Every step is a
+dispatched op, so autograd records it and the result of basic indexing shares storage with `t`.
+`t[key] = v` takes the same view, then `copy_` (basic) or `index_put_` (advanced) writes into it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from runtime import dtypes
+from runtime.tensor import Tensor
+
+
+def _ops() -> Any:
+    import generated._ops as ops
+    return ops
+
+
+def _as_index_tensor(value: Any, device: Any) -> Tensor:
+    if isinstance(value, Tensor):
+        return value
+    array = np.asarray(value)
+    if array.dtype.kind not in "biu":
+        if array.size == 0:
+            array = array.astype(np.int64)
+        else:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if array.dtype.kind in "iu" and array.dtype != np.uint8:
+        array = array.astype(np.int64)
+    return Tensor._wrap(array, dtypes.from_numpy(array.dtype))
+
+
+def _consumed(item: Any) -> int:
+    """How many dims of the indexed tensor one index item uses up."""
+    if item is None or item is Ellipsis or isinstance(item, bool):
+        return 0
+    if isinstance(item, Tensor | np.ndarray):
+        return item.ndim if item.dtype in (dtypes.bool_, dtypes.uint8, np.bool_, np.uint8) else 1
+    return 1
+
+
+def _split(t: Tensor, key: Any) -> tuple[Tensor, list[Tensor | None] | None]:
+    """Apply the basic part of `key` as views; return the view and the advanced indices (or None)."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    ops = _ops()
+    ndim = t.dim()
+    key = tuple(_as_index_tensor(k, t.device) if isinstance(k, list | np.ndarray) else k for k in key)
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(_consumed(k) for k in key)
+    if used > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    result = t
+    dim = 0
+    advanced: list[Tensor | None] = []
+    has_advanced = False
+    for item in key:
+        if item is Ellipsis:
+            skip = ndim - used
+            dim += skip
+            advanced.extend([None] * skip)
+        elif item is None:
+            result = ops.unsqueeze(result, dim)
+            dim += 1
+            advanced.append(None)
+        elif isinstance(item, bool):
+            result = ops.unsqueeze(result, dim)
+            if not item:
+                result = ops.slice(result, dim, 0, 0, 1)
+            dim += 1
+            advanced.append(None)
+        elif isinstance(item, slice):
+            step = 1 if item.step is None else _as_int(item.step)
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            start = None if item.start is None else _as_int(item.start)
+            stop = None if item.stop is None else _as_int(item.stop)
+            if not (start is None and stop is None and step == 1):
+                result = ops.slice(result, dim, start, stop, step)
+            dim += 1
+            advanced.append(None)
+        elif isinstance(item, Tensor):
+            has_advanced = True
+            advanced.append(item)
+            n = _consumed(item)
+            dim += n
+            if n == 0:  # a 0-d bool tensor: a new dim of size 1 or 0
+                result = ops.unsqueeze(result, dim - 1)
+                advanced[-1] = None
+                if not bool(item):
+                    result = ops.slice(result, dim - 1, 0, 0, 1)
+                dim += 1
+        else:
+            index = _as_int(item)
+            result = ops.select(result, dim, index)
+    if not has_advanced:
+        return result, None
+    while advanced and advanced[-1] is None:
+        advanced.pop()
+    return result, advanced
+
+
+def _as_int(value: Any) -> int:
+    try:
+        return value.__index__()
+    except (AttributeError, TypeError):
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte tensors are "
+                         f"valid indices (got {type(value).__name__})") from None
+
+
+def getitem(t: Tensor, key: Any) -> Tensor:
+    if t.dim() == 0 and key is not None and key is not Ellipsis and not isinstance(key, tuple | bool | Tensor):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+                         "in C++ to convert a 0-dim tensor to a number")
+    view, advanced = _split(t, key)
+    if advanced is None:
+        return view
+    return _ops().index(view, advanced)
+
+
+def setitem(t: Tensor, key: Any, value: Any) -> None:
+    view, advanced = _split(t, key)
+    ops = _ops()
+    if isinstance(value, Tensor):
+        src = value if value.dtype is t.dtype else value.to(t.dtype)
+    else:
+        src = ops._to_copy(Tensor._wrap(np.asarray(value)), dtype=t.dtype, device=t.device) \
+            if not isinstance(value, bool | int | float) else None
+    if advanced is None:
+        if src is None:
+            view.fill_(value)
+        else:
+            view.copy_(src)
+        return
+    if src is None:
+        src = ops._to_copy(Tensor._wrap(np.asarray(value, dtype=t.dtype.np)), device=t.device)
+    elif src.device != t.device:
+        src = src.to(t.device)
+    ops.index_put_(view, advanced, src)

@@ -1,0 +1,180 @@
+"""Random numbers: `Generator`, `manual_seed`, and the kernels of uniform_, normal_ and random_.
+
+Note [One generator per device]
+As in PyTorch, each device has its own default generator, and a `Generator(device)` is tied to one
+device: results on CPU depend only on the CPU generator's seed, results on cuda:1 only on cuda:1's.
+`manual_seed(s)` seeds the CPU generator and every CUDA default generator (those made later too).
+A CPU generator is NumPy's PCG64; a CUDA one is CuPy's RandomState on that device. The streams are
+reproducible within opgen, not bit-identical to PyTorch's (different algorithms).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from runtime import dtypes
+from runtime.device import CPU, Device, as_device
+from runtime.tensor import Tensor
+
+DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
+_SEED_MASK = (1 << 64) - 1
+
+
+class Generator:
+    """A random-number generator for one device (`G.Generator("cpu")`, `G.Generator("cuda:0")`)."""
+
+    def __init__(self, device: Any = "cpu") -> None:
+        self.device: Device = as_device(device)
+        self._seed = DEFAULT_SEED
+        self._engine: Any = None
+
+    def manual_seed(self, seed: int) -> Generator:
+        seed = int(seed)
+        if not -(1 << 63) <= seed <= _SEED_MASK:
+            raise RuntimeError(f"Overflow when unpacking long long: seed {seed} is out of range")
+        self._seed = seed & _SEED_MASK
+        self._engine = None
+        return self
+
+    def seed(self) -> int:
+        """Seed from the OS's entropy; returns the seed."""
+        self.manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
+        return self._seed
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self) -> Any:
+        engine = self.engine()
+        if self.device.type == "cpu":
+            return dict(engine.bit_generator.state)
+        raise NotImplementedError("get_state() of a CUDA generator is not supported by opgen")
+
+    def set_state(self, state: Any) -> Generator:
+        if self.device.type != "cpu":
+            raise NotImplementedError("set_state() of a CUDA generator is not supported by opgen")
+        self.engine().bit_generator.state = state
+        return self
+
+    def engine(self) -> Any:
+        """The NumPy Generator (CPU) or CuPy RandomState (CUDA) behind this generator, made on first use."""
+        if self._engine is None:
+            if self.device.type == "cpu":
+                self._engine = np.random.Generator(np.random.PCG64(self._seed))
+            else:
+                from runtime.cuda import require_cupy
+                cp = require_cupy()
+                with cp.cuda.Device(self.device.index or 0):
+                    self._engine = cp.random.RandomState(self._seed)
+        return self._engine
+
+    def __repr__(self) -> str:
+        return f"<opgen.Generator device={self.device}>"
+
+
+_default_seed = DEFAULT_SEED
+_defaults: dict[Device, Generator] = {}
+
+
+def default_generator(device: Device = CPU) -> Generator:
+    """The default generator of a device (Note [One generator per device])."""
+    g = _defaults.get(device)
+    if g is None:
+        g = _defaults[device] = Generator(device).manual_seed(_default_seed)
+    return g
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator of every device; returns the CPU one (as torch.manual_seed)."""
+    global _default_seed
+    _default_seed = int(seed) & _SEED_MASK
+    for g in list(_defaults.values()):
+        g.manual_seed(seed)
+    return default_generator(CPU).manual_seed(seed)
+
+
+def seed() -> int:
+    """Seed every default generator from the OS's entropy; returns the seed."""
+    s = int.from_bytes(os.urandom(8), "little") >> 1
+    manual_seed(s)
+    return s
+
+
+def initial_seed() -> int:
+    return default_generator(CPU).initial_seed()
+
+
+def _engine(self: Tensor, generator: Generator | None) -> Any:
+    device = self._device if self._device.index is not None or self._device.type == "cpu" else \
+        Device("cuda", 0)
+    g = default_generator(device) if generator is None else generator
+    if g.device.type != device.type or (device.type == "cuda" and (g.device.index or 0) != device.index):
+        raise RuntimeError(f"Expected a '{device}' device type for generator but found '{g.device}'")
+    return g.engine()
+
+
+def _float_np(dt: dtypes.DType, op: str) -> Any:
+    if not dt.is_floating_point or dt.np is None:
+        raise RuntimeError(f"\"{op}\" not implemented for '{dt.name}'")
+    return np.float64 if dt is dtypes.float64 else np.float32
+
+
+def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, generator: Generator | None = None) -> Tensor:
+    ct = _float_np(self._dtype, "uniform_")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
+    engine = _engine(self, generator)
+    shape = self._data.shape
+    if self._device.type == "cpu":
+        values = engine.random(shape, dtype=ct)
+    else:
+        values = engine.random_sample(shape, dtype=ct)
+    self._data[...] = values * (to - from_) + from_
+    return self
+
+
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
+    ct = _float_np(self._dtype, "normal_")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    engine = _engine(self, generator)
+    shape = self._data.shape
+    if self._device.type == "cpu":
+        values = engine.standard_normal(shape, dtype=ct)
+    else:
+        values = engine.standard_normal(shape, dtype=ct)
+    self._data[...] = values * std + mean
+    return self
+
+
+def _dtype_range(dt: dtypes.DType) -> tuple[int, int]:
+    if dt is dtypes.bool_:
+        return 0, 2
+    if dt.is_floating_point:
+        digits = {dtypes.float16: 11, dtypes.float32: 24, dtypes.float64: 53}.get(dt, 8)
+        return 0, (1 << digits) + 1
+    info = np.iinfo(dt.np)
+    return int(info.min), int(info.max) + 1
+
+
+def random_(self: Tensor, from_: int = 0, to: int | None = None, generator: Generator | None = None) -> Tensor:
+    """Integers uniform in [from, to); `to=None` means the dtype's largest value + 1."""
+    lo, hi = _dtype_range(self._dtype)
+    if to is None:
+        to = hi
+    if from_ >= to:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+    if from_ < lo or to > hi:
+        raise RuntimeError(f"random_ expects 'from' and 'to' within the range of {self._dtype.name} "
+                           f"[{lo}, {hi}), got from={from_} to={to}")
+    engine = _engine(self, generator)
+    shape = self._data.shape
+    if self._device.type == "cpu":
+        values = engine.integers(from_, to, size=shape, dtype=np.int64)
+    else:
+        values = engine.randint(from_, to, size=shape, dtype=np.int64)
+    self._data[...] = values.astype(self._data.dtype)
+    return self
