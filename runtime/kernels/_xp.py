@@ -37,6 +37,8 @@ def dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
     if not ds:
         return None
     wrapped = tuple(S.wrap_dim(d, ndim) for d in ds)
+    if ndim == 0:
+        return None  # a 0-d tensor reduces over "dim 0" (or -1) as over everything
     if len(set(wrapped)) != len(wrapped):
         raise RuntimeError(f"dim {wrapped} appears multiple times in the list of dims")
     return wrapped

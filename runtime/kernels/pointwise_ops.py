@@ -86,10 +86,11 @@ def _clamp(self: Tensor, dt: dtypes.DType, lo: Any, hi: Any) -> Tensor:
     a = self._data.astype(ct, copy=False)
     xp = xp_of(a)
     r = a
+    # bounds as arrays: a Python bound outside an integer dtype's range (uint8 vs -1) still compares
     if lo is not None:
-        r = xp.maximum(r, xp.asarray(lo).astype(ct, copy=False) if not isinstance(lo, int | float) else lo)
+        r = xp.maximum(r, xp.asarray(lo))
     if hi is not None:
-        r = xp.minimum(r, xp.asarray(hi).astype(ct, copy=False) if not isinstance(hi, int | float) else hi)
+        r = xp.minimum(r, xp.asarray(hi))
     if r is a:
         r = a.copy()
     return wrap(r, a, dt)

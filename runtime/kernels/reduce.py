@@ -92,10 +92,10 @@ def prod_dim(self: Tensor, dim: int, keepdim: bool = False, dtype: Any = None) -
 
 def _extreme(self: Tensor, dim: Sequence[int] | int | None, keepdim: bool, op: str, largest: bool) -> Tensor:
     axes = _dims(dim, self._data.ndim)
-    _nonempty(self, axes, op)
     a = self._data
-    if self._data.ndim == 0:
+    if a.ndim == 0:
         return Tensor._wrap(a.copy(), self._dtype)
+    _nonempty(self, axes, op)
     xp = xp_of(a)
     r = (xp.max if largest else xp.min)(a, axis=axes, keepdims=keepdim)
     return wrap(r, a, self._dtype)

@@ -1,0 +1,530 @@
+"""The op test table (OpInfo style): one row per operator, run by tests/test_ops.py.
+
+A row names the op, how to call it in opgen (`op(G, *tensors)`), its NumPy reference (`ref(*arrays)`),
+how many tensor inputs it takes, the dtypes it supports, its input domain and the layouts it is tested
+in. A new op is tested by adding a row here. Rows marked `pointwise` are also checked to refuse the
+dtypes they don't support, and are tested with broadcasting.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+ALL = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
+NUMERIC = ALL[1:]
+INTEGRAL = ("uint8", "int8", "int16", "int32", "int64")
+FLOAT = ("float16", "float32", "float64")
+LAYOUTS = ("contiguous", "transposed", "broadcast", "empty", "scalar")
+REDUCE_LAYOUTS = ("contiguous", "transposed", "empty", "scalar")
+SHAPE = (3, 4)
+
+Array = np.ndarray
+# A sample maker: (rng, dtype name, layout) -> list of NumPy inputs, or None when the layout is not tested.
+Maker = Callable[[np.random.Generator, str, str], "list[Array] | None"]
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str
+    op: Callable[..., Any]                     # (G, *tensors) -> Tensor | tuple of Tensors
+    ref: Callable[..., Any]                    # (*arrays) -> array | tuple of arrays
+    nargs: int = 1
+    dtypes: tuple[str, ...] = FLOAT
+    domain: tuple[float, float] = (-2.0, 2.0)  # floating inputs (integers: the same range, rounded)
+    layouts: tuple[str, ...] = LAYOUTS
+    pointwise: bool = False
+    grad: bool = True                          # gradcheck the float64 contiguous sample
+    grad_args: tuple[int, ...] | None = None   # which inputs get gradients (default: every input)
+    make: Maker | None = None                  # custom inputs instead of `nargs` tensors of SHAPE
+    atol: float = 1e-6
+    rtol: float = 1e-5
+    nonzero: tuple[int, ...] = ()              # inputs kept away from 0 (divisors)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def rand(rng: np.random.Generator, dtype: str, shape: Sequence[int], domain: tuple[float, float] = (-2.0, 2.0),
+         nonzero: bool = False) -> Array:
+    """Random values of `dtype` in `domain` (unsigned types: the non-negative part)."""
+    lo, hi = domain
+    if dtype == "bool":
+        return rng.random(shape) > 0.5
+    if dtype in INTEGRAL:
+        lo_i, hi_i = math.floor(lo), math.ceil(hi)
+        if dtype == "uint8":
+            lo_i = max(lo_i, 0)
+        a = rng.integers(lo_i, hi_i + 1, size=shape)
+        if nonzero:
+            a = np.where(a == 0, 1 if hi_i >= 1 else -1, a)
+        return a.astype(dtype)
+    a = rng.uniform(lo, hi, size=shape)
+    if nonzero:
+        a = np.where(np.abs(a) < 0.25, 0.5, a)
+    return a.astype(dtype)
+
+
+def pointwise_inputs(spec: OpSpec, rng: np.random.Generator, dtype: str, layout: str) -> list[Array] | None:
+    """Inputs of an elementwise op: every input of SHAPE, or broadcast against a row/column, empty, 0-d."""
+    shapes: list[tuple[int, ...]] = {
+        "contiguous": [SHAPE] * spec.nargs,
+        "transposed": [SHAPE] * spec.nargs,
+        "broadcast": [SHAPE, (SHAPE[1],), (SHAPE[0], 1)] if spec.nargs > 1 else [(1, SHAPE[1])],
+        "empty": [(0, SHAPE[1])] * spec.nargs,
+        "scalar": [()] * spec.nargs,
+    }[layout][: spec.nargs]
+    return [rand(rng, dtype, s, spec.domain, i in spec.nonzero) for i, s in enumerate(shapes)]
+
+
+# -- row constructors -------------------------------------------------------------------------------
+
+def unary(name: str, ref: Callable[..., Any], dtypes: tuple[str, ...] = ALL, op: Callable[..., Any] | None = None,
+          **kw: Any) -> OpSpec:
+    return OpSpec(name, op or (lambda G, x: getattr(G, name)(x)), ref, 1, dtypes, pointwise=True, **kw)
+
+
+def binary(name: str, ref: Callable[..., Any], dtypes: tuple[str, ...] = ALL, op: Callable[..., Any] | None = None,
+           **kw: Any) -> OpSpec:
+    return OpSpec(name, op or (lambda G, x, y: getattr(G, name)(x, y)), ref, 2, dtypes, pointwise=True, **kw)
+
+
+def _erf(x: Array) -> Array:
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+def _sigmoid(x: Array) -> Array:
+    return 1 / (1 + np.exp(-x))
+
+
+def _softplus(x: Array, beta: float = 1.0, threshold: float = 20.0) -> Array:
+    return np.where(x * beta > threshold, x, np.logaddexp(0, x * beta) / beta)
+
+
+def _f(x: Array) -> Array:
+    """Compute integer/bool inputs of float-valued refs in float64 (as opgen promotes them)."""
+    return x.astype(np.float64) if x.dtype.kind in "biu" else x
+
+
+def _trunc_div(a: Array, b: Array) -> Array:
+    if a.dtype.kind == "f" or b.dtype.kind == "f":
+        return np.trunc(a / b)
+    q = a // b
+    return np.where((a % b != 0) & ((a < 0) != (b < 0)), q + 1, q)
+
+
+def _hardtanh(x: Array, lo: float = -1.0, hi: float = 1.0) -> Array:
+    return np.where(x < lo, lo, np.where(x > hi, hi, x)).astype(x.dtype)
+
+
+def _reduce_dims(x: Array) -> Any:
+    return (1,) if x.ndim >= 2 else None
+
+
+# -- the table --------------------------------------------------------------------------------------
+POS = (0.3, 3.0)
+UNIT = (-0.9, 0.9)
+
+OPS: list[OpSpec] = [
+    # arithmetic
+    binary("add", lambda a, b: a + b, grad=True),
+    OpSpec("add_alpha", lambda G, x, y: G.add(x, y, alpha=2), lambda a, b: a + 2 * b, 2, NUMERIC),
+    binary("sub", lambda a, b: a - b, NUMERIC),
+    binary("mul", lambda a, b: a * b),
+    binary("div", lambda a, b: _f(a) / _f(b), nonzero=(1,)),
+    binary("div_trunc", _trunc_div, NUMERIC, op=lambda G, x, y: G.div(x, y, rounding_mode="trunc"),
+           nonzero=(1,), grad=False),
+    binary("div_floor", lambda a, b: np.floor_divide(a, b), NUMERIC,
+           op=lambda G, x, y: G.div(x, y, rounding_mode="floor"), nonzero=(1,), grad=False),
+    binary("floor_divide", np.floor_divide, NUMERIC, nonzero=(1,), grad=False),
+    binary("remainder", np.remainder, NUMERIC, nonzero=(1,), grad_args=(0,)),
+    binary("fmod", np.fmod, NUMERIC, nonzero=(1,), grad_args=(0,)),
+    binary("pow", lambda a, b: np.power(a, b), NUMERIC, domain=(0.5, 2.0)),
+    binary("atan2", lambda a, b: np.arctan2(_f(a), _f(b)), nonzero=(1,)),
+    binary("maximum", np.maximum),
+    binary("minimum", np.minimum),
+    OpSpec("lerp", lambda G, a, b, w: G.lerp(a, b, w), lambda a, b, w: a + w * (b - a), 3, FLOAT, pointwise=True),
+    OpSpec("lerp_scalar", lambda G, a, b: G.lerp(a, b, 0.3), lambda a, b: a + 0.3 * (b - a), 2, FLOAT,
+           pointwise=True),
+    unary("neg", np.negative, NUMERIC),
+    unary("abs", np.abs, NUMERIC),
+    unary("sign", np.sign, NUMERIC, grad=False),
+    unary("reciprocal", lambda x: 1 / _f(x), nonzero=(0,)),
+    unary("sqrt", lambda x: np.sqrt(_f(x)), domain=POS),
+    unary("rsqrt", lambda x: 1 / np.sqrt(_f(x)), domain=POS),
+    unary("square", np.square, NUMERIC),
+    # exp / log
+    unary("exp", lambda x: np.exp(_f(x))),
+    unary("exp2", lambda x: np.exp2(_f(x))),
+    unary("expm1", lambda x: np.expm1(_f(x))),
+    unary("log", lambda x: np.log(_f(x)), domain=POS),
+    unary("log2", lambda x: np.log2(_f(x)), domain=POS),
+    unary("log10", lambda x: np.log10(_f(x)), domain=POS),
+    unary("log1p", lambda x: np.log1p(_f(x)), domain=POS),
+    # trigonometric and hyperbolic
+    unary("sin", lambda x: np.sin(_f(x))),
+    unary("cos", lambda x: np.cos(_f(x))),
+    unary("tan", lambda x: np.tan(_f(x)), domain=(-1.2, 1.2)),
+    unary("asin", lambda x: np.arcsin(_f(x)), domain=UNIT),
+    unary("acos", lambda x: np.arccos(_f(x)), domain=UNIT),
+    unary("atan", lambda x: np.arctan(_f(x))),
+    unary("sinh", lambda x: np.sinh(_f(x))),
+    unary("cosh", lambda x: np.cosh(_f(x))),
+    unary("tanh", lambda x: np.tanh(_f(x))),
+    unary("erf", lambda x: _erf(_f(x))),
+    # rounding
+    unary("floor", np.floor, NUMERIC, grad=False),
+    unary("ceil", np.ceil, NUMERIC, grad=False),
+    unary("round", np.round, NUMERIC, grad=False),
+    unary("trunc", np.trunc, NUMERIC, grad=False),
+    unary("frac", lambda x: x - np.trunc(x), FLOAT),
+    unary("clamp", lambda x: np.clip(x, -0.5, 0.7), NUMERIC, op=lambda G, x: G.clamp(x, -0.5, 0.7)),
+    unary("clamp_min", lambda x: np.maximum(x, 0.5), NUMERIC, op=lambda G, x: G.clamp(x, min=0.5)),
+    unary("clip", lambda x: np.clip(x, -1, 1), NUMERIC, op=lambda G, x: G.clip(x, -1, 1)),
+    OpSpec("nan_to_num", lambda G, x: G.nan_to_num(x, posinf=9.0), lambda x: np.nan_to_num(x, posinf=9.0), 1, ALL,
+           make=lambda rng, dt, layout: None if layout not in ("contiguous", "transposed") else
+           [np.array([[np.nan, np.inf, -1.5], [2.0, -np.inf, 0.5]], dtype=dt) if dt in FLOAT
+            else rand(rng, dt, SHAPE)]),
+    OpSpec("where", lambda G, c, a, b: G.where(c, a, b), lambda c, a, b: np.where(c, a, b), 3, ALL,
+           pointwise=True, grad_args=(1, 2),
+           make=lambda rng, dt, layout: None if layout != "contiguous" else
+           [rng.random(SHAPE) > 0.5, rand(rng, dt, SHAPE), rand(rng, dt, SHAPE)]),
+    # comparison and logical
+    *[binary(n, f, grad=False) for n, f in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                                             ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal),
+                                             ("logical_and", np.logical_and), ("logical_or", np.logical_or),
+                                             ("logical_xor", np.logical_xor))],
+    binary("gt_scalar", lambda a, b: a > 1, op=lambda G, x, y: G.gt(x, 1), grad=False),
+    unary("logical_not", np.logical_not, grad=False),
+    binary("bitwise_and", np.bitwise_and, ("bool",) + INTEGRAL, grad=False),
+    binary("bitwise_or", np.bitwise_or, ("bool",) + INTEGRAL, grad=False),
+    binary("bitwise_xor", np.bitwise_xor, ("bool",) + INTEGRAL, grad=False),
+    unary("bitwise_not", np.invert, ("bool",) + INTEGRAL, grad=False),
+    unary("isnan", np.isnan, grad=False),
+    unary("isinf", np.isinf, grad=False),
+    unary("isfinite", np.isfinite, grad=False),
+    # activations
+    unary("relu", lambda x: np.maximum(x, 0).astype(x.dtype), NUMERIC),
+    unary("relu6", lambda x: _hardtanh(x, 0, 6), NUMERIC, domain=(-3, 8)),
+    unary("leaky_relu", lambda x: np.where(x > 0, x, x * 0.01), FLOAT),
+    unary("elu", lambda x: np.where(x > 0, x, np.expm1(x)), FLOAT),
+    unary("selu", lambda x: 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(x)), FLOAT),
+    unary("gelu", lambda x: x * 0.5 * (1 + _erf(x / math.sqrt(2))), FLOAT),
+    unary("gelu_tanh", lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3))), FLOAT,
+          op=lambda G, x: G.gelu(x, approximate="tanh"), atol=1e-5),
+    unary("silu", lambda x: x * _sigmoid(x), FLOAT),
+    unary("mish", lambda x: x * np.tanh(np.logaddexp(0, x)), FLOAT),
+    unary("sigmoid", lambda x: _sigmoid(_f(x))),
+    unary("log_sigmoid", lambda x: -np.logaddexp(0, -x), FLOAT),
+    unary("softplus", _softplus, FLOAT),
+    unary("softplus_beta", lambda x: _softplus(x, 2.0, 1.0), FLOAT, op=lambda G, x: G.softplus(x, 2.0, 1.0)),
+    unary("hardtanh", _hardtanh, NUMERIC),
+    unary("hardsigmoid", lambda x: np.clip(x / 6 + 0.5, 0, 1), FLOAT, domain=(-4, 4)),
+    unary("hardswish", lambda x: x * np.clip(x + 3, 0, 6) / 6, FLOAT, domain=(-4, 4)),
+]
+
+
+# -- non-elementwise ops ----------------------------------------------------------------------------
+
+def one(shape: tuple[int, ...], domain: tuple[float, float] = (-2.0, 2.0)) -> Maker:
+    """One input of `shape` (contiguous, or transposed), plus the empty and 0-d variants of reductions."""
+    def make(rng: np.random.Generator, dt: str, layout: str) -> list[Array] | None:
+        s = {"contiguous": shape, "transposed": shape, "empty": (0,) + shape[1:], "scalar": ()}.get(layout)
+        return None if s is None else [rand(rng, dt, s, domain)]
+    return make
+
+
+def fixed(*shapes: tuple[int, ...], ints: dict[int, Callable[[np.random.Generator], Array]] | None = None,
+          domain: tuple[float, float] = (-2.0, 2.0), layouts: tuple[str, ...] = ("contiguous", "transposed")) -> Maker:
+    """Inputs of fixed shapes; `ints` gives index inputs (position -> maker)."""
+    def make(rng: np.random.Generator, dt: str, layout: str) -> list[Array] | None:
+        if layout not in layouts:
+            return None
+        out = []
+        for i, s in enumerate(shapes):
+            out.append(ints[i](rng) if ints and i in ints else rand(rng, dt, s, domain))
+        return out
+    return make
+
+
+def _red(name: str, ref: Callable[..., Any], dtypes: tuple[str, ...] = ALL, op: Callable[..., Any] | None = None,
+         layouts: tuple[str, ...] = ("contiguous", "transposed"), **kw: Any) -> OpSpec:
+    return OpSpec(name, op or (lambda G, x: getattr(G, name)(x)), ref, 1, dtypes, layouts=layouts,
+                  make=kw.pop("make", one(SHAPE, kw.get("domain", (-2.0, 2.0)))), **kw)
+
+
+def _dim1(x: Array) -> int | None:
+    return 1 if x.ndim >= 2 else None
+
+
+def _np_var(x: Array, axis: Any = None, ddof: int = 1, keepdims: bool = False) -> Array:
+    with np.errstate(all="ignore"):
+        n = x.size if axis is None else x.shape[axis]
+        m = x.mean(axis=axis, keepdims=True) if n else x.sum(axis=axis, keepdims=True)
+        return ((x - m) ** 2).sum(axis=axis, keepdims=keepdims) / (n - ddof) if n - ddof > 0 else \
+            np.full(np.sum(x, axis=axis, keepdims=keepdims).shape, np.nan)
+
+
+def _softmax(x: Array, axis: int) -> Array:
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _logsumexp(x: Array, axis: Any, keepdims: bool = False) -> Array:
+    with np.errstate(all="ignore"):
+        return np.log(np.exp(x).sum(axis=axis, keepdims=keepdims))
+
+
+def _nll(logp: Array, t: Array, w: Array | None = None, reduction: str = "mean", ignore: int = -100) -> Array:
+    valid = t != ignore
+    safe = np.where(valid, t, 0)
+    picked = np.take_along_axis(logp, safe[:, None], 1)[:, 0]
+    ww = (w[safe] if w is not None else np.ones_like(picked)) * valid
+    loss = -picked * ww
+    return {"none": loss, "sum": loss.sum(), "mean": loss.sum() / ww.sum()}[reduction]
+
+
+def _log_softmax(x: Array, axis: int) -> Array:
+    return x - _logsumexp(x, axis, True)
+
+
+def _targets(n: int, c: int, ignore: bool = False) -> Callable[[np.random.Generator], Array]:
+    def make(rng: np.random.Generator) -> Array:
+        t = rng.integers(0, c, size=n)
+        if ignore:
+            t[0] = -100
+        return t
+    return make
+
+
+def _conv_ref(x: Array, w: Array, b: Array | None, stride: int = 1, pad: int = 0, dil: int = 1,
+              groups: int = 1) -> Array:
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    n, c, h, ww = xp.shape
+    o, cg, kh, kw = w.shape
+    oh = (h - dil * (kh - 1) - 1) // stride + 1
+    ow = (ww - dil * (kw - 1) - 1) // stride + 1
+    out = np.zeros((n, o, oh, ow))
+    og = o // groups
+    for g in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                patch = xp[:, g * cg:(g + 1) * cg, i * dil:i * dil + stride * (oh - 1) + 1:stride,
+                           j * dil:j * dil + stride * (ow - 1) + 1:stride]
+                out[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", patch, w[g * og:(g + 1) * og, :, i, j])
+    return out if b is None else out + b[None, :, None, None]
+
+
+def _pool_ref(x: Array, k: int, s: int, mode: str) -> Array:
+    n, c, h, w = x.shape
+    oh, ow = (h - k) // s + 1, (w - k) // s + 1
+    win = np.stack([x[:, :, i:i + s * (oh - 1) + 1:s, j:j + s * (ow - 1) + 1:s] for i in range(k) for j in range(k)])
+    return win.max(0) if mode == "max" else win.mean(0)
+
+
+def _scatter_ref(x: Array, idx: Array, src: Array, add: bool) -> Array:
+    out = x.copy()
+    rows = np.arange(idx.shape[0])[:, None]
+    if add:
+        np.add.at(out, (rows, idx), src[:, : idx.shape[1]])
+    else:
+        out[rows, idx] = src[:, : idx.shape[1]]
+    return out
+
+
+_PERM = np.array([[2, 0, 1, 3], [1, 3, 0, 2], [0, 1, 2, 3]])
+_I64 = {"dtype": "int64"}
+
+
+def _perm(rng: np.random.Generator) -> Array:
+    return _PERM[:, :2].copy()
+
+
+def _idx(rng: np.random.Generator) -> Array:
+    return np.array([2, 0, 2, 1])
+
+
+def _emb_idx(rng: np.random.Generator) -> Array:
+    return np.array([[0, 2], [4, 2]])
+
+
+def _bool_mask(rng: np.random.Generator) -> Array:
+    return rng.random(SHAPE) > 0.5
+
+
+def _probs(rng: np.random.Generator) -> Array:
+    return rng.uniform(0.1, 0.9, size=SHAPE)
+
+
+OPS += [
+    # reductions
+    _red("sum", lambda x: x.sum(dtype=np.float64 if x.dtype.kind == "f" else np.int64), layouts=REDUCE_LAYOUTS),
+    _red("sum_dim", lambda x: x.sum(axis=_dim1(x), keepdims=True, dtype=np.float64 if x.dtype.kind == "f" else
+                                     np.int64), op=lambda G, x: G.sum(x, 1 if x.dim() >= 2 else None, keepdim=True)),
+    _red("mean", lambda x: np.mean(x) if x.size else np.nan, FLOAT, layouts=REDUCE_LAYOUTS),
+    _red("mean_dim", lambda x: x.mean(axis=_dim1(x)) if x.size or x.ndim < 2 else np.full(x.shape[1], np.nan),
+         FLOAT, op=lambda G, x: G.mean(x, 1 if x.dim() >= 2 else None)),
+    _red("prod", lambda x: x.astype(np.float64).prod(), NUMERIC, domain=(-1.5, 1.5), layouts=REDUCE_LAYOUTS),
+    _red("prod_dim", lambda x: x.astype(np.float64).prod(axis=0), NUMERIC, op=lambda G, x: G.prod(x, 0),
+         domain=(-1.5, 1.5)),
+    _red("amax", lambda x: x.max(axis=_dim1(x)), NUMERIC, op=lambda G, x: G.amax(x, 1 if x.dim() >= 2 else []),
+         layouts=("contiguous", "transposed", "scalar")),
+    _red("amin", lambda x: x.min(axis=0), NUMERIC, op=lambda G, x: G.amin(x, 0),
+         layouts=("contiguous", "transposed", "scalar")),
+    _red("max", np.max, ALL, layouts=("contiguous", "transposed", "scalar")),
+    _red("min", np.min, ALL, layouts=("contiguous", "transposed", "scalar")),
+    _red("max_dim", lambda x: (x.max(axis=1), x.argmax(axis=1)), NUMERIC, op=lambda G, x: G.max(x, 1),
+         layouts=("contiguous", "transposed")),
+    _red("min_dim", lambda x: (x.min(axis=0, keepdims=True), x.argmin(axis=0)[None]), NUMERIC,
+         op=lambda G, x: G.min(x, 0, keepdim=True), layouts=("contiguous", "transposed")),
+    _red("argmax", np.argmax, ALL, grad=False, layouts=("contiguous", "transposed", "scalar")),
+    _red("argmin_dim", lambda x: x.argmin(axis=1), NUMERIC, op=lambda G, x: G.argmin(x, 1), grad=False,
+         layouts=("contiguous", "transposed")),
+    _red("any", lambda x: np.any(x).astype(np.uint8 if x.dtype == np.uint8 else np.bool_), ALL, grad=False,
+         layouts=REDUCE_LAYOUTS),
+    _red("all_dim", lambda x: np.all(x, axis=0).astype(np.uint8 if x.dtype == np.uint8 else np.bool_), ALL,
+         op=lambda G, x: G.all(x, 0), grad=False,
+         layouts=("contiguous", "transposed", "empty")),
+    _red("var", lambda x: _np_var(x), FLOAT, layouts=("contiguous", "transposed", "empty")),
+    _red("var_dim", lambda x: _np_var(x, 1, 0, True), FLOAT,
+         op=lambda G, x: G.var(x, 1, correction=0, keepdim=True), layouts=("contiguous", "transposed")),
+    _red("std", lambda x: np.sqrt(_np_var(x, 0)), FLOAT, op=lambda G, x: G.std(x, 0),
+         layouts=("contiguous", "transposed")),
+    _red("logsumexp", lambda x: _logsumexp(x, 1), FLOAT, op=lambda G, x: G.logsumexp(x, 1),
+         layouts=("contiguous", "transposed", "empty")),
+    _red("norm", lambda x: np.sqrt((x.astype(np.float64) ** 2).sum()), FLOAT, layouts=REDUCE_LAYOUTS),
+    _red("norm_p1_dim", lambda x: np.abs(x).sum(axis=1), FLOAT, op=lambda G, x: G.norm(x, 1, [1]),
+         layouts=("contiguous", "transposed")),
+    _red("norm_p3", lambda x: (np.abs(x) ** 3).sum() ** (1 / 3), FLOAT,
+         op=lambda G, x: G.linalg_vector_norm(x, 3)),
+    _red("norm_inf", lambda x: np.abs(x).max(axis=1), FLOAT,
+         op=lambda G, x: G.linalg_vector_norm(x, float("inf"), [1]), layouts=("contiguous", "transposed")),
+    _red("cumsum", lambda x: x.cumsum(axis=1, dtype=np.float64 if x.dtype.kind == "f" else np.int64), ALL,
+         op=lambda G, x: G.cumsum(x, 1), layouts=("contiguous", "transposed", "empty")),
+    _red("softmax", lambda x: _softmax(x, 1), FLOAT, op=lambda G, x: G.softmax(x, 1),
+         layouts=("contiguous", "transposed", "empty")),
+    _red("log_softmax", lambda x: _log_softmax(x, 0), FLOAT, op=lambda G, x: G.log_softmax(x, 0),
+         layouts=("contiguous", "transposed")),
+    # linear algebra
+    OpSpec("mm", lambda G, a, b: G.mm(a, b), np.matmul, 2, NUMERIC, make=fixed((3, 4), (4, 5))),
+    OpSpec("bmm", lambda G, a, b: G.bmm(a, b), np.matmul, 2, FLOAT, make=fixed((2, 3, 4), (2, 4, 5))),
+    OpSpec("matmul", lambda G, a, b: G.matmul(a, b), np.matmul, 2, FLOAT, make=fixed((2, 3, 4), (4, 5))),
+    OpSpec("matmul_vec", lambda G, a, b: G.matmul(a, b), np.matmul, 2, FLOAT, make=fixed((3, 4), (4,))),
+    OpSpec("addmm", lambda G, c, a, b: G.addmm(c, a, b, beta=0.5, alpha=2), lambda c, a, b: 0.5 * c + 2 * (a @ b),
+           3, FLOAT, make=fixed((5,), (3, 4), (4, 5)), atol=1e-5),
+    OpSpec("linear", lambda G, x, w, b: G.linear(x, w, b), lambda x, w, b: x @ w.T + b, 3, FLOAT,
+           make=fixed((2, 3, 4), (5, 4), (5,)), atol=1e-5),
+    OpSpec("dot", lambda G, a, b: G.dot(a, b), np.dot, 2, NUMERIC, make=fixed((4,), (4,)), atol=1e-5),
+    OpSpec("outer", lambda G, a, b: G.outer(a, b), np.outer, 2, FLOAT, make=fixed((3,), (4,))),
+    # losses
+    OpSpec("mse_loss", lambda G, a, b: G.mse_loss(a, b), lambda a, b: ((a - b) ** 2).mean(), 2, FLOAT,
+           make=fixed(SHAPE, SHAPE)),
+    OpSpec("mse_loss_none", lambda G, a, b: G.mse_loss(a, b, "none"), lambda a, b: (a - b) ** 2, 2, FLOAT,
+           make=fixed(SHAPE, SHAPE)),
+    OpSpec("l1_loss_sum", lambda G, a, b: G.l1_loss(a, b, "sum"), lambda a, b: np.abs(a - b).sum(), 2, FLOAT,
+           make=fixed(SHAPE, SHAPE)),
+    OpSpec("smooth_l1_loss", lambda G, a, b: G.smooth_l1_loss(a, b, beta=0.5),
+           lambda a, b: np.where(np.abs(a - b) < 0.5, (a - b) ** 2, np.abs(a - b) - 0.25).mean(), 2, FLOAT,
+           make=fixed(SHAPE, SHAPE)),
+    OpSpec("binary_cross_entropy", lambda G, p, t: G.binary_cross_entropy(p, t),
+           lambda p, t: -(t * np.log(p) + (1 - t) * np.log(1 - p)).mean(), 2, FLOAT,
+           make=fixed(SHAPE, SHAPE, domain=(0.1, 0.9)), atol=1e-5, rtol=1e-4),
+    OpSpec("bce_with_logits", lambda G, x, t, pw: G.binary_cross_entropy_with_logits(x, t, pos_weight=pw),
+           lambda x, t, pw: (-(pw * t * np.log(_sigmoid(x)) + (1 - t) * np.log(1 - _sigmoid(x)))).mean(), 3, FLOAT,
+           make=fixed(SHAPE, SHAPE, (SHAPE[1],), ints={1: _probs}), grad_args=(0, 2), atol=1e-5, rtol=1e-4),
+    OpSpec("nll_loss", lambda G, x, t, w: G.nll_loss(x, t, w, ignore_index=-100),
+           lambda x, t, w: _nll(x, t, w), 3, FLOAT, make=fixed(SHAPE, (3,), (4,), ints={1: _targets(3, 4, True)}),
+           grad_args=(0,)),
+    OpSpec("cross_entropy", lambda G, x, t: G.cross_entropy_loss(x, t), lambda x, t: _nll(_log_softmax(x, 1), t), 2,
+           FLOAT, make=fixed(SHAPE, (3,), ints={1: _targets(3, 4)}), grad_args=(0,), atol=1e-5, rtol=1e-4),
+    OpSpec("cross_entropy_sum_ls", lambda G, x, t: G.cross_entropy_loss(x, t, reduction="sum", label_smoothing=0.2),
+           lambda x, t: 0.8 * _nll(_log_softmax(x, 1), t, reduction="sum") - 0.05 * _log_softmax(x, 1).sum(), 2,
+           FLOAT, make=fixed(SHAPE, (3,), ints={1: _targets(3, 4)}), grad_args=(0,), atol=1e-5, rtol=1e-4),
+    OpSpec("cross_entropy_probs", lambda G, x, p: G.cross_entropy_loss(x, p),
+           lambda x, p: -(_log_softmax(x, 1) * p).sum(1).mean(), 2, FLOAT, make=fixed(SHAPE, SHAPE),
+           atol=1e-5, rtol=1e-4),
+    # shape ops
+    OpSpec("cat", lambda G, a, b: G.cat([a, b], 1), lambda a, b: np.concatenate([a, b], 1), 2, ALL,
+           make=fixed(SHAPE, (3, 2))),
+    OpSpec("stack", lambda G, a, b: G.stack([a, b], -1), lambda a, b: np.stack([a, b], -1), 2, ALL,
+           make=fixed(SHAPE, SHAPE)),
+    OpSpec("repeat", lambda G, a: a.repeat([2, 1, 3]), lambda a: np.tile(a, (2, 1, 3)), 1, ALL, make=fixed(SHAPE)),
+    OpSpec("tile", lambda G, a: G.tile(a, [2]), lambda a: np.tile(a, 2), 1, ALL, make=fixed(SHAPE)),
+    OpSpec("roll", lambda G, a: G.roll(a, [1, -2], [0, 1]), lambda a: np.roll(a, (1, -2), (0, 1)), 1, ALL,
+           make=fixed(SHAPE)),
+    OpSpec("roll_flat", lambda G, a: G.roll(a, 5), lambda a: np.roll(a, 5), 1, ALL, make=fixed(SHAPE)),
+    OpSpec("flip", lambda G, a: G.flip(a, [0, 1]), lambda a: np.flip(a, (0, 1)), 1, ALL, make=fixed(SHAPE)),
+    OpSpec("tril", lambda G, a: G.tril(a, 1), lambda a: np.tril(a, 1), 1, ALL, make=fixed(SHAPE)),
+    OpSpec("triu", lambda G, a: G.triu(a, -1), lambda a: np.triu(a, -1), 1, ALL, make=fixed(SHAPE)),
+    # indexing
+    OpSpec("index_select", lambda G, a, i: G.index_select(a, 1, i), lambda a, i: np.take(a, i, 1), 2, ALL,
+           make=fixed(SHAPE, (4,), ints={1: _idx}), grad_args=(0,)),
+    OpSpec("index_add", lambda G, a, i, s: G.index_add(a, 1, i, s, alpha=2),
+           lambda a, i, s: _index_add_ref(a, i, s * 2), 3, NUMERIC, make=fixed(SHAPE, (4,), (3, 4), ints={1: _idx}),
+           grad_args=(0, 2)),
+    OpSpec("gather", lambda G, a, i: G.gather(a, 1, i), lambda a, i: np.take_along_axis(a, i, 1), 2, ALL,
+           make=fixed(SHAPE, (3, 2), ints={1: _perm}), grad_args=(0,)),
+    OpSpec("scatter", lambda G, a, i, s: G.scatter(a, 1, i, s), lambda a, i, s: _scatter_ref(a, i, s, False), 3,
+           ALL, make=fixed(SHAPE, (3, 2), (3, 2), ints={1: _perm}), grad_args=(0, 2)),
+    OpSpec("scatter_value", lambda G, a, i: G.scatter(a, 1, i, 1.5 if a.is_floating_point() else 1),
+           lambda a, i: _scatter_ref(a, i, np.full(a.shape, 1.5 if a.dtype.kind == "f" else 1, a.dtype), False),
+           2, ALL, make=fixed(SHAPE, (3, 2), ints={1: _perm}), grad_args=(0,)),
+    OpSpec("scatter_add", lambda G, a, i, s: G.scatter_add(a, 1, i, s), lambda a, i, s: _scatter_ref(a, i, s, True),
+           3, NUMERIC, make=fixed(SHAPE, (3, 2), (3, 2), ints={1: lambda r: np.array([[0, 0], [1, 1], [3, 0]])}),
+           grad_args=(0, 2)),
+    OpSpec("masked_fill", lambda G, a, m: G.masked_fill(a, m, 0), lambda a, m: np.where(m, 0, a).astype(a.dtype),
+           2, ALL, make=fixed(SHAPE, SHAPE, ints={1: _bool_mask}), grad_args=(0,)),
+    OpSpec("embedding", lambda G, w, i: G.embedding(w, i), lambda w, i: w[i], 2, FLOAT,
+           make=fixed((5, 3), (2, 2), ints={1: _emb_idx}), grad_args=(0,)),
+    OpSpec("embedding_padding", lambda G, w, i: G.embedding(w, i, 2), lambda w, i: w[i], 2, FLOAT,
+           make=fixed((5, 3), (2, 2), ints={1: _emb_idx}), grad=False),  # the padding row gets no gradient
+    OpSpec("one_hot", lambda G, i: G.one_hot(i, 5), lambda i: np.eye(5, dtype=np.int64)[i], 1, ("int64",),
+           make=fixed((2, 2), ints={0: _emb_idx}), grad=False),
+    # sorting
+    OpSpec("sort", lambda G, a: G.sort(a, 1), lambda a: (np.sort(a, 1, kind="stable"),
+                                                          np.argsort(a, 1, kind="stable")), 1, NUMERIC,
+           make=fixed(SHAPE)),
+    OpSpec("sort_desc_stable", lambda G, a: G.sort(a, stable=True, dim=0, descending=True),
+           lambda a: (np.take_along_axis(a, _desc(a, 0), 0), _desc(a, 0)), 1, ALL, make=fixed(SHAPE)),
+    OpSpec("argsort", lambda G, a: G.argsort(a, descending=True), lambda a: _desc(a, 1), 1, ALL,
+           make=fixed(SHAPE), grad=False),
+    OpSpec("topk", lambda G, a: G.topk(a, 2), lambda a: (np.take_along_axis(a, _desc(a, 1)[:, :2], 1),
+                                                          _desc(a, 1)[:, :2]), 1, NUMERIC, make=fixed(SHAPE)),
+    OpSpec("topk_smallest", lambda G, a: G.topk(a, 3, 0, largest=False)[0], lambda a: np.sort(a, 0)[:3], 1, FLOAT,
+           make=fixed(SHAPE)),
+    # convolution and pooling
+    OpSpec("conv2d", lambda G, x, w, b: G.conv2d(x, w, b, 2, 1), lambda x, w, b: _conv_ref(x, w, b, 2, 1), 3,
+           ("float32", "float64"), make=fixed((2, 3, 5, 6), (4, 3, 3, 3), (4,)), atol=1e-4, rtol=1e-4),
+    OpSpec("conv2d_groups_dilation", lambda G, x, w: G.conv2d(x, w, None, 1, 2, 2, 2),
+           lambda x, w: _conv_ref(x, w, None, 1, 2, 2, 2), 2, ("float32", "float64"),
+           make=fixed((1, 4, 6, 6), (6, 2, 3, 3)), atol=1e-4, rtol=1e-4),
+    OpSpec("max_pool2d", lambda G, x: G.max_pool2d(x, 2), lambda x: _pool_ref(x, 2, 2, "max"), 1, FLOAT,
+           make=fixed((2, 3, 4, 6))),
+    OpSpec("max_pool2d_pad_ceil", lambda G, x: G.max_pool2d(x, 3, 2, 1, ceil_mode=True),
+           lambda x: _pool_ref(np.pad(x, ((0, 0), (0, 0), (1, 2), (1, 1)), constant_values=-np.inf), 3, 2, "max"),
+           1, FLOAT, make=fixed((1, 2, 6, 5))),
+    OpSpec("avg_pool2d", lambda G, x: G.avg_pool2d(x, 2), lambda x: _pool_ref(x, 2, 2, "avg"), 1, FLOAT,
+           make=fixed((2, 3, 4, 6)), atol=1e-5),
+    OpSpec("avg_pool2d_pad", lambda G, x: G.avg_pool2d(x, 3, 1, 1),
+           lambda x: _pool_ref(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))), 3, 1, "avg"), 1, FLOAT,
+           make=fixed((1, 2, 4, 5)), atol=1e-5),
+    OpSpec("dropout_eval", lambda G, x: G.dropout(x, 0.5, False), lambda x: x, 1, FLOAT, make=fixed(SHAPE)),
+]
+
+
+def _desc(a: Array, axis: int) -> Array:
+    """Stable descending argsort (ties keep their order), NaN first."""
+    a = a.astype(np.float64) if a.dtype.kind in "bf" else a.astype(np.int64)
+    return np.argsort(-a, axis=axis, kind="stable")
+
+
+def _index_add_ref(a: Array, i: Array, s: Array) -> Array:
+    out = a.copy()
+    np.add.at(out, (slice(None), i), s.astype(a.dtype))
+    return out
+
+
+BY_NAME = {spec.name: spec for spec in OPS}
+assert len(BY_NAME) == len(OPS), "duplicate op names in the table"
