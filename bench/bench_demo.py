@@ -2,7 +2,7 @@
 
     python bench/bench_demo.py [--epochs N]
 
-Figures: the final test accuracy (goal >= the demo's target, 95%) and the wall time of the whole run,
+Figures: the final test accuracy (goal >= the demo's stated target for its model) and the wall time of the whole run,
 data generation included (goal < 180 s on a 2-core CPU, the issue's budget; aim 30-60 s).
 Prints the table `figure value goal ok`.
 """
@@ -29,9 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     kwargs = {} if args.epochs is None else {"epochs": args.epochs}
     result = train(device="cpu", stream=log, **kwargs)
     print(log.getvalue().rstrip())
+    target = TARGET_ACCURACY[result.model]
     rows = [
-        (f"demo test accuracy, {result.model} (%)", f"{result.test_accuracy:.1f}", f">= {TARGET_ACCURACY:g}",
-         result.test_accuracy >= TARGET_ACCURACY),
+        (f"demo test accuracy, {result.model} (%)", f"{result.test_accuracy:.1f}", f">= {target:g}",
+         result.test_accuracy >= target),
         ("demo CPU wall time (s)", f"{result.seconds:.1f}", f"< {TIME_GOAL_S:g}", result.seconds < TIME_GOAL_S),
     ]
     print()

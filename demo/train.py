@@ -4,8 +4,8 @@
 
 Prints one progress bar per epoch (loss and accuracy on the training batches so far), the test
 accuracy after each epoch, and exits with status 1 when the final test accuracy misses the target
-(`--target`, default 95%). `--save PATH` writes the trained weights (.npz), reloads them into a fresh
-model and checks that it scores the same.
+(`--target`; by default 98% for the CNN, 94% for the MLP). `--save PATH` writes the trained
+weights (.npz), reloads them into a fresh model and checks that it scores the same.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from demo.data import NUM_CLASSES, Dataset, train_test_split
 nn = G.nn
 F = G.nn.functional
 
-TARGET_ACCURACY = 95.0
+# The stated test accuracy per model, reached with the defaults below on every seed tried (CNN: 99.1-99.5%
+# in 8 epochs; MLP: 95.5-96% on 0-3).
+TARGET_ACCURACY = {"cnn": 98.0, "mlp": 94.0}
 
 
 def has_conv_ops() -> bool:
@@ -163,15 +165,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--train-size", type=int, default=6000)
     parser.add_argument("--test-size", type=int, default=2000)
-    parser.add_argument("--target", type=float, default=TARGET_ACCURACY, help="test accuracy to reach (%%)")
+    parser.add_argument("--target", type=float, help="test accuracy to reach in %% (default: the model's own)")
     parser.add_argument("--save", metavar="PATH", help="write the trained weights here (.npz)")
     args = parser.parse_args(argv)
     if args.model == "cnn" and not has_conv_ops():
         parser.error("--model cnn needs the conv2d and max_pool2d ops")
     result = train(args.epochs, args.seed, args.device, args.model, args.batch_size, args.lr, args.train_size,
                    args.test_size, save=args.save)
-    ok = result.test_accuracy >= args.target
-    print(f"test accuracy {result.test_accuracy:.1f}% (target >= {args.target:.1f}%): "
+    target = args.target if args.target is not None else TARGET_ACCURACY[result.model]
+    ok = result.test_accuracy >= target
+    print(f"test accuracy {result.test_accuracy:.1f}% (target >= {target:.1f}%): "
           f"{'reached' if ok else 'MISSED'}; {result.seconds:.1f} s on {result.device}")
     return 0 if ok else 1
 

@@ -137,7 +137,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, i
     reduction = _reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
-    fn = _op("cross_entropy")
+    fn = _op("cross_entropy_loss")
     if fn is not None:
         return fn(input, target, weight, reduction=reduction, ignore_index=ignore_index,
                   label_smoothing=label_smoothing)

@@ -1,9 +1,8 @@
 """`G.nn.init`: in-place parameter initialisation, with PyTorch's formulas (kaiming, xavier, uniform ...).
 
-Random numbers come from the runtime's generator (`G.rand` / `G.randn`, seeded by `G.manual_seed`)
-when the runtime has one; otherwise from a NumPy generator of this module, seeded by `manual_seed`
-below (which also seeds the runtime's generator when there is one). Values are drawn on the host
-and copied to the tensor's device, so CPU and CUDA initialise the same way.
+Random numbers come from the runtime's generator (`Tensor.uniform_` / `normal_`, seeded by
+`G.manual_seed`) when the runtime has one; otherwise from a NumPy generator of this module, drawn
+on the host and copied to the tensor's device. `manual_seed` below seeds both.
 """
 
 from __future__ import annotations
@@ -61,12 +60,16 @@ def _random_like(kind: str, t: Tensor) -> Tensor:
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
     """Fill with samples of U(a, b)."""
     with no_grad():
+        if hasattr(tensor, "uniform_"):
+            return tensor.uniform_(a, b)
         return copy_into(tensor, _random_like("uniform", tensor).mul(b - a).add(a))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
     """Fill with samples of N(mean, std^2)."""
     with no_grad():
+        if hasattr(tensor, "normal_"):
+            return tensor.normal_(mean, std)
         return copy_into(tensor, _random_like("normal", tensor).mul(std).add(mean))
 
 
