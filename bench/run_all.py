@@ -117,10 +117,10 @@ def run_script(path: Path, timeout: float, verbose: bool) -> tuple[list[Row], fl
     rows = parse_figures(name, proc.stdout)
     last = (output.strip().splitlines() or ["no output"])[-1].strip()
     if proc.returncode != 0:
-        rows.append(Row(name, "(script)", f"exit {proc.returncode}: {last[:60]}", "-", "FAILED"))
+        rows.append(Row(name, "(script)", f"exit {proc.returncode}: {last[:48]}", "-", "FAILED"))
     elif not rows:
         # No figures and no error: a benchmark that does not apply here (e.g. "no GPU").
-        rows.append(Row(name, "(no figures)", last[:60], "-", "-"))
+        rows.append(Row(name, "(no figures)", last[:48], "-", "-"))
     return rows, elapsed
 
 
