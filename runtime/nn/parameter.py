@@ -11,7 +11,20 @@ from typing import Any
 
 from runtime.tensor import Tensor
 
-_FIELDS = tuple(name for name in Tensor.__slots__ if name != "__weakref__")
+_SLOTS = tuple(name for name in Tensor.__slots__ if name not in ("__dict__", "__weakref__"))
+
+
+def _copy_fields(dst: Tensor, src: Tensor) -> None:
+    """Make `dst` a shallow copy of `src`: every slot that is set, and the instance dict if there is one."""
+    for name in _SLOTS:
+        try:
+            value = getattr(src, name)
+        except AttributeError:
+            continue
+        object.__setattr__(dst, name, value)
+    fields = getattr(src, "__dict__", None)
+    if fields:
+        dst.__dict__.update(fields)
 
 
 class Parameter(Tensor):
@@ -27,8 +40,7 @@ class Parameter(Tensor):
             raise TypeError(f"Parameter data must be a Tensor, not {type(data).__name__}")
         source = data.detach()
         p = object.__new__(cls)
-        for name in _FIELDS:
-            object.__setattr__(p, name, getattr(source, name))
+        _copy_fields(p, source)
         p.requires_grad_(requires_grad)
         return p
 
