@@ -128,6 +128,7 @@ def _cpu_kernel_context(f: NativeFunction, functions: list[NativeFunction]) -> d
         "arrays": arrays,
         "expr": spec.render_numpy(names),
         "promote": spec.promote,
+        "promote_scalars": [py_name(x) for x in spec.promote_scalars],
         "dtypes": None if all_dtypes else tuple(spec.dtypes),
         "inplace": any(g.derived_from is f and g.kind == SchemaKind.inplace for g in functions),
     }

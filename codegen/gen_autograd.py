@@ -53,7 +53,7 @@ def _node_context(d: Derivative, ops: frozenset[str], helpers: frozenset[str]) -
     f = d.function
     args = {a.name: a for a in f.func.arguments.flat_non_out}
     diff_inputs = [a.name for a in f.func.differentiable_arguments()]
-    outputs = output_names(f)
+    outputs = _output_index(f)
     saved = []
     for name in sorted(d.uses - {"grad", "grads"}, key=lambda n: (n not in args, n)):
         if name in args:
@@ -62,7 +62,7 @@ def _node_context(d: Derivative, ops: frozenset[str], helpers: frozenset[str]) -
         else:
             kind = "output"
         saved.append({"name": name, "var": py_name(name), "field": f"_saved_{py_name(name)}", "kind": kind,
-                      "index": outputs.index(name) if kind == "output" else None})
+                      "index": outputs.get(name) if kind == "output" else None})
     formulas = []
     for formula in d.formulas:
         indices = [diff_inputs.index(i) for i in formula.inputs]
@@ -80,6 +80,17 @@ def _node_context(d: Derivative, ops: frozenset[str], helpers: frozenset[str]) -
         "missing": [(i, n) for i, n in enumerate(diff_inputs) if i not in covered],
         "multi_output": len(f.func.returns) > 1,
     }
+
+
+def _output_index(f: NativeFunction) -> dict[str, int]:
+    """Each name a formula may use for an output -> that output's position (`indices` -> 1)."""
+    index = {name: 0 for name in output_names(f) if len(f.func.returns) == 1}
+    for i, r in enumerate(f.func.returns):
+        if len(f.func.returns) > 1:
+            index[f"result{i}"] = i
+        if r.name:
+            index[r.name] = i
+    return index
 
 
 def _kernel_context(f: NativeFunction, d: Derivative | None) -> dict[str, Any]:

@@ -98,6 +98,7 @@ class PointwiseOp:
     promote: str
     tensors: tuple[str, ...]
     scalars: tuple[str, ...]
+    promote_scalars: tuple[int, ...]  # positions in `scalars` of those that take part in type promotion
     args: tuple[str, ...]  # every schema argument in schema order (the backend kernels' parameters)
     params: tuple[str, ...]  # C++ parameter names of the op's device function, tensors then scalars
     expr: str  # the spec as C++ over `params`
@@ -134,6 +135,7 @@ def pointwise_op(f: object) -> PointwiseOp:
         promote=spec.promote,
         tensors=spec.tensors,
         scalars=spec.scalars,
+        promote_scalars=tuple(spec.scalars.index(x) for x in spec.promote_scalars),
         args=tuple(a.name for a in func.arguments.flat_non_out),
         params=tuple(names[a] for a in (*spec.tensors, *spec.scalars)),
         expr=render_cuda(spec, names),

@@ -111,10 +111,12 @@ class PointwiseSpec:
     tensors: tuple[str, ...]
     scalars: tuple[str, ...]
     dtypes: tuple[str, ...]
+    promote_scalars: tuple[str, ...] = ()   # scalars that take part in type promotion (wrapped numbers)
 
     @staticmethod
     def parse(source: str, *, tensors: tuple[str, ...], scalars: tuple[str, ...],
-              promote: str = "common", dtypes: str | list[str] = "all") -> PointwiseSpec:
+              promote: str = "common", dtypes: str | list[str] = "all",
+              promote_scalars: tuple[str, ...] = ()) -> PointwiseSpec:
         """Parse and validate `source`; `tensors`/`scalars` are the argument names it may use."""
         if promote not in PROMOTIONS:
             raise SpecError(f"unknown promote '{promote}'; expected one of {', '.join(PROMOTIONS)}")
@@ -125,7 +127,12 @@ class PointwiseSpec:
         used = _validate(tree, set(tensors) | set(scalars))
         if not used & set(tensors):
             raise SpecError("pointwise expression uses no tensor argument")
-        return PointwiseSpec(source.strip(), tree, promote, tensors, scalars, _dtype_names(dtypes))
+        unknown = [s for s in promote_scalars if s not in scalars]
+        if unknown:
+            raise SpecError(f"promote_scalars names '{unknown[0]}', which is not a scalar argument of the op; "
+                            f"its scalar arguments are: {', '.join(scalars) or 'none'}")
+        return PointwiseSpec(source.strip(), tree, promote, tensors, scalars, _dtype_names(dtypes),
+                             tuple(promote_scalars))
 
     def render_numpy(self, names: Mapping[str, str]) -> str:
         return _render(self.tree, names, "numpy")
@@ -136,7 +143,8 @@ class PointwiseSpec:
         Generated kernels use it for a fast path when scalars have their default value (add's alpha=1).
         """
         tree = _Fold(constants).visit(ast.parse(ast.unparse(self.tree), mode="eval").body)
-        return PointwiseSpec(ast.unparse(tree), tree, self.promote, self.tensors, self.scalars, self.dtypes)
+        return PointwiseSpec(ast.unparse(tree), tree, self.promote, self.tensors, self.scalars, self.dtypes,
+                             self.promote_scalars)
 
     def render_cuda(self, names: Mapping[str, str]) -> str:
         return _render(self.tree, names, "cuda")

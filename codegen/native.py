@@ -44,6 +44,7 @@ ENTRY_KEYS = {
     "pointwise": "a pointwise expression over the arguments (generates CPU and CUDA kernels)",
     "promote": "how a pointwise op finds its output dtype: common, float or bool",
     "dtypes": "dtypes a pointwise op accepts: all, floating, integral, numeric, or a list",
+    "promote_scalars": "scalar arguments that take part in type promotion as wrapped numbers: [other]",
     "doc": "one line shown by 'opgen show' and in the stubs",
 }
 
@@ -161,7 +162,7 @@ def _load_entry(entry: LocatedMap, file: str, root: Path) -> NativeFunction:
             raise _EntryError("dispatch", f"'pointwise' already gives the CPU and CUDA kernels; remove "
                                           f"dispatch key {clash[0]}")
     else:
-        for key in ("promote", "dtypes"):
+        for key in ("promote", "dtypes", "promote_scalars"):
             if key in entry:
                 raise _EntryError(key, f"'{key}' only applies to an entry with 'pointwise:'")
         if not dispatch:
@@ -248,11 +249,17 @@ def _parse_pointwise(entry: LocatedMap, func: FunctionSchema) -> PointwiseSpec:
                                            "pointwise op (Tensor, Scalar, int, float and bool can)")
     if len(func.returns) != 1 or str(func.returns[0].type) != "Tensor":
         raise _EntryError("pointwise", "a pointwise op returns one Tensor")
+    promote_scalars = entry.get("promote_scalars", [])
+    if not isinstance(promote_scalars, list) or not all(isinstance(s, str) for s in promote_scalars):
+        raise _EntryError("promote_scalars", "promote_scalars must be a list of scalar argument names: [other]")
     try:
         return PointwiseSpec.parse(str(entry["pointwise"]), tensors=tuple(tensors), scalars=tuple(scalars),
-                                   promote=entry.get("promote", "common"), dtypes=entry.get("dtypes", "all"))
+                                   promote=entry.get("promote", "common"), dtypes=entry.get("dtypes", "all"),
+                                   promote_scalars=tuple(promote_scalars))
     except SpecError as e:
-        key = "promote" if "promote" in str(e) else "dtypes" if "dtype" in str(e) else "pointwise"
+        message = str(e)
+        key = ("promote_scalars" if "promote_scalars" in message else "promote" if "promote" in message
+               else "dtypes" if "dtype" in message else "pointwise")
         raise _EntryError(key, str(e)) from None
 
 

@@ -78,7 +78,7 @@ def add_Tensor_out(input, other, alpha, out):
 
 
 def add_Scalar(input, other, alpha):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     ct = _CT[dt]
     a0 = input._data
     if a0.dtype is not ct:
@@ -94,7 +94,7 @@ def add_Scalar(input, other, alpha):
 
 
 def add_Scalar_inplace(input, other, alpha):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     ct = _CT[dt]
     a0 = input._data
     if a0.dtype is not ct:
@@ -110,7 +110,7 @@ def add_Scalar_inplace(input, other, alpha):
 
 
 def add_Scalar_out(input, other, alpha, out):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     ct = _CT[dt]
     a0 = input._data
     if a0.dtype is not ct:
@@ -195,7 +195,7 @@ def sub_Tensor_out(input, other, alpha, out):
 
 
 def sub_Scalar(input, other, alpha):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
         _k.unsupported("sub", dt)
     ct = _CT[dt]
@@ -213,7 +213,7 @@ def sub_Scalar(input, other, alpha):
 
 
 def sub_Scalar_inplace(input, other, alpha):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
         _k.unsupported("sub", dt)
     ct = _CT[dt]
@@ -231,7 +231,7 @@ def sub_Scalar_inplace(input, other, alpha):
 
 
 def sub_Scalar_out(input, other, alpha, out):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
         _k.unsupported("sub", dt)
     ct = _CT[dt]
@@ -303,7 +303,7 @@ def mul_Tensor_out(input, other, out):
 
 
 def mul_Scalar(input, other):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     ct = _CT[dt]
     a0 = input._data
     if a0.dtype is not ct:
@@ -316,7 +316,7 @@ def mul_Scalar(input, other):
 
 
 def mul_Scalar_inplace(input, other):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     ct = _CT[dt]
     a0 = input._data
     if a0.dtype is not ct:
@@ -329,7 +329,7 @@ def mul_Scalar_inplace(input, other):
 
 
 def mul_Scalar_out(input, other, out):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     ct = _CT[dt]
     a0 = input._data
     if a0.dtype is not ct:
@@ -402,7 +402,7 @@ def div_Tensor_out(input, other, out):
 
 
 def div_Scalar(input, other):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     if not dt.is_floating_point:
         dt = _k.float_result_type(input)
     ct = _CT[dt]
@@ -417,7 +417,7 @@ def div_Scalar(input, other):
 
 
 def div_Scalar_inplace(input, other):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     if not dt.is_floating_point:
         dt = _k.float_result_type(input)
     ct = _CT[dt]
@@ -432,7 +432,7 @@ def div_Scalar_inplace(input, other):
 
 
 def div_Scalar_out(input, other, out):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     if not dt.is_floating_point:
         dt = _k.float_result_type(input)
     ct = _CT[dt]
@@ -492,7 +492,7 @@ def neg_out(input, out):
 
 
 def pow_Tensor_Scalar(input, exponent):
-    dt = input._dtype
+    dt = _k.result_type(input, exponent)
     if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
         _k.unsupported("pow", dt)
     ct = _CT[dt]
@@ -507,7 +507,7 @@ def pow_Tensor_Scalar(input, exponent):
 
 
 def pow_Tensor_Scalar_inplace(input, exponent):
-    dt = input._dtype
+    dt = _k.result_type(input, exponent)
     if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
         _k.unsupported("pow", dt)
     ct = _CT[dt]
@@ -522,7 +522,7 @@ def pow_Tensor_Scalar_inplace(input, exponent):
 
 
 def pow_Tensor_Scalar_out(input, exponent, out):
-    dt = input._dtype
+    dt = _k.result_type(input, exponent)
     if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
         _k.unsupported("pow", dt)
     ct = _CT[dt]
@@ -663,7 +663,7 @@ def gt_Tensor_out(input, other, out):
 
 
 def gt_Scalar(input, other):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     ct = _CT[dt]
     a0 = input._data
     if a0.dtype is not ct:
@@ -676,7 +676,7 @@ def gt_Scalar(input, other):
 
 
 def gt_Scalar_out(input, other, out):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     ct = _CT[dt]
     a0 = input._data
     if a0.dtype is not ct:
@@ -749,7 +749,7 @@ def floor_divide_out(input, other, out):
 
 
 def floor_divide_Scalar(input, other):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
         _k.unsupported("floor_divide", dt)
     ct = _CT[dt]
@@ -764,7 +764,7 @@ def floor_divide_Scalar(input, other):
 
 
 def floor_divide_Scalar_inplace(input, other):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
         _k.unsupported("floor_divide", dt)
     ct = _CT[dt]
@@ -779,7 +779,7 @@ def floor_divide_Scalar_inplace(input, other):
 
 
 def floor_divide_Scalar_out(input, other, out):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
         _k.unsupported("floor_divide", dt)
     ct = _CT[dt]
@@ -914,7 +914,7 @@ def remainder_Tensor_out(input, other, out):
 
 
 def remainder_Scalar(input, other):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
         _k.unsupported("remainder", dt)
     ct = _CT[dt]
@@ -929,7 +929,7 @@ def remainder_Scalar(input, other):
 
 
 def remainder_Scalar_inplace(input, other):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
         _k.unsupported("remainder", dt)
     ct = _CT[dt]
@@ -944,7 +944,7 @@ def remainder_Scalar_inplace(input, other):
 
 
 def remainder_Scalar_out(input, other, out):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
         _k.unsupported("remainder", dt)
     ct = _CT[dt]
@@ -1019,7 +1019,7 @@ def fmod_Tensor_out(input, other, out):
 
 
 def fmod_Scalar(input, other):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
         _k.unsupported("fmod", dt)
     ct = _CT[dt]
@@ -1034,7 +1034,7 @@ def fmod_Scalar(input, other):
 
 
 def fmod_Scalar_inplace(input, other):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
         _k.unsupported("fmod", dt)
     ct = _CT[dt]
@@ -1049,7 +1049,7 @@ def fmod_Scalar_inplace(input, other):
 
 
 def fmod_Scalar_out(input, other, out):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     if dt.name not in ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'):
         _k.unsupported("fmod", dt)
     ct = _CT[dt]
@@ -2654,7 +2654,7 @@ def lt_Tensor_out(input, other, out):
 
 
 def lt_Scalar(input, other):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     ct = _CT[dt]
     a0 = input._data
     if a0.dtype is not ct:
@@ -2667,7 +2667,7 @@ def lt_Scalar(input, other):
 
 
 def lt_Scalar_out(input, other, out):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     ct = _CT[dt]
     a0 = input._data
     if a0.dtype is not ct:
@@ -2716,7 +2716,7 @@ def le_Tensor_out(input, other, out):
 
 
 def le_Scalar(input, other):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     ct = _CT[dt]
     a0 = input._data
     if a0.dtype is not ct:
@@ -2729,7 +2729,7 @@ def le_Scalar(input, other):
 
 
 def le_Scalar_out(input, other, out):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     ct = _CT[dt]
     a0 = input._data
     if a0.dtype is not ct:
@@ -2778,7 +2778,7 @@ def ge_Tensor_out(input, other, out):
 
 
 def ge_Scalar(input, other):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     ct = _CT[dt]
     a0 = input._data
     if a0.dtype is not ct:
@@ -2791,7 +2791,7 @@ def ge_Scalar(input, other):
 
 
 def ge_Scalar_out(input, other, out):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     ct = _CT[dt]
     a0 = input._data
     if a0.dtype is not ct:
@@ -2840,7 +2840,7 @@ def eq_Tensor_out(input, other, out):
 
 
 def eq_Scalar(input, other):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     ct = _CT[dt]
     a0 = input._data
     if a0.dtype is not ct:
@@ -2853,7 +2853,7 @@ def eq_Scalar(input, other):
 
 
 def eq_Scalar_out(input, other, out):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     ct = _CT[dt]
     a0 = input._data
     if a0.dtype is not ct:
@@ -2902,7 +2902,7 @@ def ne_Tensor_out(input, other, out):
 
 
 def ne_Scalar(input, other):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     ct = _CT[dt]
     a0 = input._data
     if a0.dtype is not ct:
@@ -2915,7 +2915,7 @@ def ne_Scalar(input, other):
 
 
 def ne_Scalar_out(input, other, out):
-    dt = input._dtype
+    dt = _k.result_type(input, other)
     ct = _CT[dt]
     a0 = input._data
     if a0.dtype is not ct:

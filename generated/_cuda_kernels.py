@@ -14,13 +14,14 @@ _CUDA_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 # abs(Tensor self) -> Tensor
-# native_functions.yaml:365
+# native_functions.yaml:374
 _abs = PointwiseKernel(
     name="abs",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/abs.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -49,13 +50,14 @@ def abs_out(self, out):
 
 
 # acos(Tensor self) -> Tensor
-# native_functions.yaml:452
+# native_functions.yaml:461
 _acos = PointwiseKernel(
     name="acos",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/acos.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -92,6 +94,7 @@ _add_Scalar = PointwiseKernel(
     promote="common",
     num_tensors=1,
     num_scalars=2,
+    promote_scalars=(0,),
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -128,6 +131,7 @@ _add_Tensor = PointwiseKernel(
     promote="common",
     num_tensors=2,
     num_scalars=1,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -157,13 +161,14 @@ def add_Tensor_out(self, other, alpha, out):
 
 
 # asin(Tensor self) -> Tensor
-# native_functions.yaml:447
+# native_functions.yaml:456
 _asin = PointwiseKernel(
     name="asin",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/asin.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -193,13 +198,14 @@ def asin_out(self, out):
 
 
 # atan(Tensor self) -> Tensor
-# native_functions.yaml:457
+# native_functions.yaml:466
 _atan = PointwiseKernel(
     name="atan",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/atan.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -229,13 +235,14 @@ def atan_out(self, out):
 
 
 # atan2(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:462
+# native_functions.yaml:471
 _atan2 = PointwiseKernel(
     name="atan2",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/atan2.cu"),
     promote="float",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -265,13 +272,14 @@ def atan2_out(self, other, out):
 
 
 # bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:622
+# native_functions.yaml:636
 _bitwise_and_Tensor = PointwiseKernel(
     name="bitwise_and_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_and_Tensor.cu"),
     promote="common",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -298,13 +306,14 @@ def bitwise_and_Tensor_out(self, other, out):
 
 
 # bitwise_not(Tensor self) -> Tensor
-# native_functions.yaml:637
+# native_functions.yaml:651
 _bitwise_not = PointwiseKernel(
     name="bitwise_not",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_not.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -331,13 +340,14 @@ def bitwise_not_out(self, out):
 
 
 # bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:627
+# native_functions.yaml:641
 _bitwise_or_Tensor = PointwiseKernel(
     name="bitwise_or_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_or_Tensor.cu"),
     promote="common",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -364,13 +374,14 @@ def bitwise_or_Tensor_out(self, other, out):
 
 
 # bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:632
+# native_functions.yaml:646
 _bitwise_xor_Tensor = PointwiseKernel(
     name="bitwise_xor_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_xor_Tensor.cu"),
     promote="common",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -397,13 +408,14 @@ def bitwise_xor_Tensor_out(self, other, out):
 
 
 # ceil(Tensor self) -> Tensor
-# native_functions.yaml:493
+# native_functions.yaml:502
 _ceil = PointwiseKernel(
     name="ceil",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/ceil.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -432,13 +444,14 @@ def ceil_out(self, out):
 
 
 # cos(Tensor self) -> Tensor
-# native_functions.yaml:437
+# native_functions.yaml:446
 _cos = PointwiseKernel(
     name="cos",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/cos.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -468,13 +481,14 @@ def cos_out(self, out):
 
 
 # cosh(Tensor self) -> Tensor
-# native_functions.yaml:472
+# native_functions.yaml:481
 _cosh = PointwiseKernel(
     name="cosh",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/cosh.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -504,13 +518,14 @@ def cosh_out(self, out):
 
 
 # div.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:39
+# native_functions.yaml:42
 _div_Scalar = PointwiseKernel(
     name="div_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/div_Scalar.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=1,
+    promote_scalars=(0,),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -540,13 +555,14 @@ def div_Scalar_out(self, other, out):
 
 
 # div.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:34
+# native_functions.yaml:37
 _div_Tensor = PointwiseKernel(
     name="div_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/div_Tensor.cu"),
     promote="float",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -576,13 +592,14 @@ def div_Tensor_out(self, other, out):
 
 
 # elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
-# native_functions.yaml:668
+# native_functions.yaml:682
 _elu = PointwiseKernel(
     name="elu",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/elu.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=3,
+    promote_scalars=(),
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -606,13 +623,14 @@ def elu_out(self, alpha, scale, input_scale, out):
 
 
 # eq.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:587
+# native_functions.yaml:599
 _eq_Scalar = PointwiseKernel(
     name="eq_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/eq_Scalar.cu"),
     promote="bool",
     num_tensors=1,
     num_scalars=1,
+    promote_scalars=(0,),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -637,13 +655,14 @@ def eq_Scalar_out(self, other, out):
 
 
 # eq.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:582
+# native_functions.yaml:594
 _eq_Tensor = PointwiseKernel(
     name="eq_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/eq_Tensor.cu"),
     promote="bool",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -668,13 +687,14 @@ def eq_Tensor_out(self, other, out):
 
 
 # erf(Tensor self) -> Tensor
-# native_functions.yaml:482
+# native_functions.yaml:491
 _erf = PointwiseKernel(
     name="erf",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/erf.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -704,13 +724,14 @@ def erf_out(self, out):
 
 
 # exp(Tensor self) -> Tensor
-# native_functions.yaml:54
+# native_functions.yaml:59
 _exp = PointwiseKernel(
     name="exp",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/exp.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -740,13 +761,14 @@ def exp_out(self, out):
 
 
 # exp2(Tensor self) -> Tensor
-# native_functions.yaml:401
+# native_functions.yaml:410
 _exp2 = PointwiseKernel(
     name="exp2",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/exp2.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -776,13 +798,14 @@ def exp2_out(self, out):
 
 
 # expm1(Tensor self) -> Tensor
-# native_functions.yaml:406
+# native_functions.yaml:415
 _expm1 = PointwiseKernel(
     name="expm1",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/expm1.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -812,13 +835,14 @@ def expm1_out(self, out):
 
 
 # floor(Tensor self) -> Tensor
-# native_functions.yaml:488
+# native_functions.yaml:497
 _floor = PointwiseKernel(
     name="floor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/floor.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -847,13 +871,14 @@ def floor_out(self, out):
 
 
 # floor_divide(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:330
+# native_functions.yaml:336
 _floor_divide = PointwiseKernel(
     name="floor_divide",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/floor_divide.cu"),
     promote="common",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -882,13 +907,14 @@ def floor_divide_out(self, other, out):
 
 
 # floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:335
+# native_functions.yaml:341
 _floor_divide_Scalar = PointwiseKernel(
     name="floor_divide_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/floor_divide_Scalar.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=1,
+    promote_scalars=(0,),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -917,13 +943,14 @@ def floor_divide_Scalar_out(self, other, out):
 
 
 # fmod.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:360
+# native_functions.yaml:368
 _fmod_Scalar = PointwiseKernel(
     name="fmod_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/fmod_Scalar.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=1,
+    promote_scalars=(0,),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -952,13 +979,14 @@ def fmod_Scalar_out(self, other, out):
 
 
 # fmod.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:355
+# native_functions.yaml:363
 _fmod_Tensor = PointwiseKernel(
     name="fmod_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/fmod_Tensor.cu"),
     promote="common",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -987,13 +1015,14 @@ def fmod_Tensor_out(self, other, out):
 
 
 # frac(Tensor self) -> Tensor
-# native_functions.yaml:508
+# native_functions.yaml:517
 _frac = PointwiseKernel(
     name="frac",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/frac.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1017,13 +1046,14 @@ def frac_out(self, out):
 
 
 # ge.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:577
+# native_functions.yaml:588
 _ge_Scalar = PointwiseKernel(
     name="ge_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/ge_Scalar.cu"),
     promote="bool",
     num_tensors=1,
     num_scalars=1,
+    promote_scalars=(0,),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1048,13 +1078,14 @@ def ge_Scalar_out(self, other, out):
 
 
 # ge.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:572
+# native_functions.yaml:583
 _ge_Tensor = PointwiseKernel(
     name="ge_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/ge_Tensor.cu"),
     promote="bool",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1079,13 +1110,14 @@ def ge_Tensor_out(self, other, out):
 
 
 # gt.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:70
+# native_functions.yaml:75
 _gt_Scalar = PointwiseKernel(
     name="gt_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/gt_Scalar.cu"),
     promote="bool",
     num_tensors=1,
     num_scalars=1,
+    promote_scalars=(0,),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1110,13 +1142,14 @@ def gt_Scalar_out(self, other, out):
 
 
 # gt.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:65
+# native_functions.yaml:70
 _gt_Tensor = PointwiseKernel(
     name="gt_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/gt_Tensor.cu"),
     promote="bool",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1141,13 +1174,14 @@ def gt_Tensor_out(self, other, out):
 
 
 # hardsigmoid(Tensor self) -> Tensor
-# native_functions.yaml:713
+# native_functions.yaml:727
 _hardsigmoid = PointwiseKernel(
     name="hardsigmoid",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/hardsigmoid.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1171,13 +1205,14 @@ def hardsigmoid_out(self, out):
 
 
 # hardswish(Tensor self) -> Tensor
-# native_functions.yaml:718
+# native_functions.yaml:732
 _hardswish = PointwiseKernel(
     name="hardswish",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/hardswish.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1201,13 +1236,14 @@ def hardswish_out(self, out):
 
 
 # hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
-# native_functions.yaml:708
+# native_functions.yaml:722
 _hardtanh = PointwiseKernel(
     name="hardtanh",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/hardtanh.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=2,
+    promote_scalars=(),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -1236,13 +1272,14 @@ def hardtanh_out(self, min_val, max_val, out):
 
 
 # isfinite(Tensor self) -> Tensor
-# native_functions.yaml:652
+# native_functions.yaml:666
 _isfinite = PointwiseKernel(
     name="isfinite",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/isfinite.cu"),
     promote="bool",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1267,13 +1304,14 @@ def isfinite_out(self, out):
 
 
 # isinf(Tensor self) -> Tensor
-# native_functions.yaml:647
+# native_functions.yaml:661
 _isinf = PointwiseKernel(
     name="isinf",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/isinf.cu"),
     promote="bool",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1298,13 +1336,14 @@ def isinf_out(self, out):
 
 
 # isnan(Tensor self) -> Tensor
-# native_functions.yaml:642
+# native_functions.yaml:656
 _isnan = PointwiseKernel(
     name="isnan",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/isnan.cu"),
     promote="bool",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1329,13 +1368,14 @@ def isnan_out(self, out):
 
 
 # le.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:567
+# native_functions.yaml:577
 _le_Scalar = PointwiseKernel(
     name="le_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/le_Scalar.cu"),
     promote="bool",
     num_tensors=1,
     num_scalars=1,
+    promote_scalars=(0,),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1360,13 +1400,14 @@ def le_Scalar_out(self, other, out):
 
 
 # le.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:562
+# native_functions.yaml:572
 _le_Tensor = PointwiseKernel(
     name="le_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/le_Tensor.cu"),
     promote="bool",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1391,13 +1432,14 @@ def le_Tensor_out(self, other, out):
 
 
 # leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
-# native_functions.yaml:663
+# native_functions.yaml:677
 _leaky_relu = PointwiseKernel(
     name="leaky_relu",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/leaky_relu.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=1,
+    promote_scalars=(),
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1421,13 +1463,14 @@ def leaky_relu_out(self, negative_slope, out):
 
 
 # lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
-# native_functions.yaml:532
+# native_functions.yaml:541
 _lerp_Scalar = PointwiseKernel(
     name="lerp_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/lerp_Scalar.cu"),
     promote="common",
     num_tensors=2,
     num_scalars=1,
+    promote_scalars=(),
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1451,13 +1494,14 @@ def lerp_Scalar_out(self, end, weight, out):
 
 
 # lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
-# native_functions.yaml:537
+# native_functions.yaml:546
 _lerp_Tensor = PointwiseKernel(
     name="lerp_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/lerp_Tensor.cu"),
     promote="common",
     num_tensors=3,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1481,13 +1525,14 @@ def lerp_Tensor_out(self, end, weight, out):
 
 
 # log(Tensor self) -> Tensor
-# native_functions.yaml:411
+# native_functions.yaml:420
 _log = PointwiseKernel(
     name="log",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/log.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -1517,13 +1562,14 @@ def log_out(self, out):
 
 
 # log10(Tensor self) -> Tensor
-# native_functions.yaml:421
+# native_functions.yaml:430
 _log10 = PointwiseKernel(
     name="log10",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/log10.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -1553,13 +1599,14 @@ def log10_out(self, out):
 
 
 # log1p(Tensor self) -> Tensor
-# native_functions.yaml:426
+# native_functions.yaml:435
 _log1p = PointwiseKernel(
     name="log1p",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/log1p.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -1589,13 +1636,14 @@ def log1p_out(self, out):
 
 
 # log2(Tensor self) -> Tensor
-# native_functions.yaml:416
+# native_functions.yaml:425
 _log2 = PointwiseKernel(
     name="log2",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/log2.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -1625,13 +1673,14 @@ def log2_out(self, out):
 
 
 # log_sigmoid(Tensor self) -> Tensor
-# native_functions.yaml:698
+# native_functions.yaml:712
 _log_sigmoid = PointwiseKernel(
     name="log_sigmoid",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/log_sigmoid.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1655,13 +1704,14 @@ def log_sigmoid_out(self, out):
 
 
 # logical_and(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:602
+# native_functions.yaml:616
 _logical_and = PointwiseKernel(
     name="logical_and",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/logical_and.cu"),
     promote="bool",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1686,13 +1736,14 @@ def logical_and_out(self, other, out):
 
 
 # logical_not(Tensor self) -> Tensor
-# native_functions.yaml:617
+# native_functions.yaml:631
 _logical_not = PointwiseKernel(
     name="logical_not",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/logical_not.cu"),
     promote="bool",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1717,13 +1768,14 @@ def logical_not_out(self, out):
 
 
 # logical_or(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:607
+# native_functions.yaml:621
 _logical_or = PointwiseKernel(
     name="logical_or",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/logical_or.cu"),
     promote="bool",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1748,13 +1800,14 @@ def logical_or_out(self, other, out):
 
 
 # logical_xor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:612
+# native_functions.yaml:626
 _logical_xor = PointwiseKernel(
     name="logical_xor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/logical_xor.cu"),
     promote="bool",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1779,13 +1832,14 @@ def logical_xor_out(self, other, out):
 
 
 # lt.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:557
+# native_functions.yaml:566
 _lt_Scalar = PointwiseKernel(
     name="lt_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/lt_Scalar.cu"),
     promote="bool",
     num_tensors=1,
     num_scalars=1,
+    promote_scalars=(0,),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1810,13 +1864,14 @@ def lt_Scalar_out(self, other, out):
 
 
 # lt.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:552
+# native_functions.yaml:561
 _lt_Tensor = PointwiseKernel(
     name="lt_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/lt_Tensor.cu"),
     promote="bool",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1841,13 +1896,14 @@ def lt_Tensor_out(self, other, out):
 
 
 # masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
-# native_functions.yaml:1004
+# native_functions.yaml:1018
 _masked_fill_Scalar = PointwiseKernel(
     name="masked_fill_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/masked_fill_Scalar.cu"),
     promote="common",
     num_tensors=2,
     num_scalars=1,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -1877,13 +1933,14 @@ def masked_fill_Scalar_out(self, mask, value, out):
 
 
 # masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
-# native_functions.yaml:1008
+# native_functions.yaml:1022
 _masked_fill_Tensor = PointwiseKernel(
     name="masked_fill_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/masked_fill_Tensor.cu"),
     promote="common",
     num_tensors=3,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -1913,13 +1970,14 @@ def masked_fill_Tensor_out(self, mask, value, out):
 
 
 # maximum(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:524
+# native_functions.yaml:533
 _maximum = PointwiseKernel(
     name="maximum",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/maximum.cu"),
     promote="common",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -1949,13 +2007,14 @@ def maximum_out(self, other, out):
 
 
 # minimum(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:528
+# native_functions.yaml:537
 _minimum = PointwiseKernel(
     name="minimum",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/minimum.cu"),
     promote="common",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -1985,13 +2044,14 @@ def minimum_out(self, other, out):
 
 
 # mish(Tensor self) -> Tensor
-# native_functions.yaml:688
+# native_functions.yaml:702
 _mish = PointwiseKernel(
     name="mish",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/mish.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -2015,13 +2075,14 @@ def mish_out(self, out):
 
 
 # mul.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:30
+# native_functions.yaml:32
 _mul_Scalar = PointwiseKernel(
     name="mul_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/mul_Scalar.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=1,
+    promote_scalars=(0,),
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -2051,13 +2112,14 @@ def mul_Scalar_out(self, other, out):
 
 
 # mul.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:26
+# native_functions.yaml:28
 _mul_Tensor = PointwiseKernel(
     name="mul_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/mul_Tensor.cu"),
     promote="common",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -2087,13 +2149,14 @@ def mul_Tensor_out(self, other, out):
 
 
 # ne.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:597
+# native_functions.yaml:610
 _ne_Scalar = PointwiseKernel(
     name="ne_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/ne_Scalar.cu"),
     promote="bool",
     num_tensors=1,
     num_scalars=1,
+    promote_scalars=(0,),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -2118,13 +2181,14 @@ def ne_Scalar_out(self, other, out):
 
 
 # ne.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:592
+# native_functions.yaml:605
 _ne_Tensor = PointwiseKernel(
     name="ne_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/ne_Tensor.cu"),
     promote="bool",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -2149,13 +2213,14 @@ def ne_Tensor_out(self, other, out):
 
 
 # neg(Tensor self) -> Tensor
-# native_functions.yaml:44
+# native_functions.yaml:48
 _neg = PointwiseKernel(
     name="neg",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/neg.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2184,13 +2249,14 @@ def neg_out(self, out):
 
 
 # pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
-# native_functions.yaml:49
+# native_functions.yaml:53
 _pow_Tensor_Scalar = PointwiseKernel(
     name="pow_Tensor_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/pow_Tensor_Scalar.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=1,
+    promote_scalars=(0,),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2219,13 +2285,14 @@ def pow_Tensor_Scalar_out(self, exponent, out):
 
 
 # pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
-# native_functions.yaml:340
+# native_functions.yaml:347
 _pow_Tensor_Tensor = PointwiseKernel(
     name="pow_Tensor_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/pow_Tensor_Tensor.cu"),
     promote="common",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2254,13 +2321,14 @@ def pow_Tensor_Tensor_out(self, exponent, out):
 
 
 # reciprocal(Tensor self) -> Tensor
-# native_functions.yaml:375
+# native_functions.yaml:384
 _reciprocal = PointwiseKernel(
     name="reciprocal",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/reciprocal.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2290,13 +2358,14 @@ def reciprocal_out(self, out):
 
 
 # relu(Tensor self) -> Tensor
-# native_functions.yaml:59
+# native_functions.yaml:64
 _relu = PointwiseKernel(
     name="relu",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/relu.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2325,13 +2394,14 @@ def relu_out(self, out):
 
 
 # remainder.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:350
+# native_functions.yaml:357
 _remainder_Scalar = PointwiseKernel(
     name="remainder_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/remainder_Scalar.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=1,
+    promote_scalars=(0,),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2360,13 +2430,14 @@ def remainder_Scalar_out(self, other, out):
 
 
 # remainder.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:345
+# native_functions.yaml:352
 _remainder_Tensor = PointwiseKernel(
     name="remainder_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/remainder_Tensor.cu"),
     promote="common",
     num_tensors=2,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2395,13 +2466,14 @@ def remainder_Tensor_out(self, other, out):
 
 
 # round(Tensor self) -> Tensor
-# native_functions.yaml:498
+# native_functions.yaml:507
 _round = PointwiseKernel(
     name="round",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/round.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2430,13 +2502,14 @@ def round_out(self, out):
 
 
 # rsqrt(Tensor self) -> Tensor
-# native_functions.yaml:385
+# native_functions.yaml:394
 _rsqrt = PointwiseKernel(
     name="rsqrt",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/rsqrt.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2466,13 +2539,14 @@ def rsqrt_out(self, out):
 
 
 # sigmoid(Tensor self) -> Tensor
-# native_functions.yaml:693
+# native_functions.yaml:707
 _sigmoid = PointwiseKernel(
     name="sigmoid",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sigmoid.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2502,13 +2576,14 @@ def sigmoid_out(self, out):
 
 
 # sign(Tensor self) -> Tensor
-# native_functions.yaml:370
+# native_functions.yaml:379
 _sign = PointwiseKernel(
     name="sign",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sign.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2537,13 +2612,14 @@ def sign_out(self, out):
 
 
 # silu(Tensor self) -> Tensor
-# native_functions.yaml:683
+# native_functions.yaml:697
 _silu = PointwiseKernel(
     name="silu",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/silu.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -2567,13 +2643,14 @@ def silu_out(self, out):
 
 
 # sin(Tensor self) -> Tensor
-# native_functions.yaml:432
+# native_functions.yaml:441
 _sin = PointwiseKernel(
     name="sin",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sin.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2603,13 +2680,14 @@ def sin_out(self, out):
 
 
 # sinh(Tensor self) -> Tensor
-# native_functions.yaml:467
+# native_functions.yaml:476
 _sinh = PointwiseKernel(
     name="sinh",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sinh.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2639,13 +2717,14 @@ def sinh_out(self, out):
 
 
 # softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
-# native_functions.yaml:703
+# native_functions.yaml:717
 _softplus = PointwiseKernel(
     name="softplus",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/softplus.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=2,
+    promote_scalars=(),
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -2669,13 +2748,14 @@ def softplus_out(self, beta, threshold, out):
 
 
 # sqrt(Tensor self) -> Tensor
-# native_functions.yaml:380
+# native_functions.yaml:389
 _sqrt = PointwiseKernel(
     name="sqrt",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sqrt.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2705,13 +2785,14 @@ def sqrt_out(self, out):
 
 
 # square(Tensor self) -> Tensor
-# native_functions.yaml:390
+# native_functions.yaml:399
 _square = PointwiseKernel(
     name="square",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/square.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2740,13 +2821,14 @@ def square_out(self, out):
 
 
 # sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
-# native_functions.yaml:21
+# native_functions.yaml:22
 _sub_Scalar = PointwiseKernel(
     name="sub_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sub_Scalar.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=2,
+    promote_scalars=(0,),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2775,13 +2857,14 @@ def sub_Scalar_out(self, other, alpha, out):
 
 
 # sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
-# native_functions.yaml:16
+# native_functions.yaml:17
 _sub_Tensor = PointwiseKernel(
     name="sub_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sub_Tensor.cu"),
     promote="common",
     num_tensors=2,
     num_scalars=1,
+    promote_scalars=(),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2810,13 +2893,14 @@ def sub_Tensor_out(self, other, alpha, out):
 
 
 # tan(Tensor self) -> Tensor
-# native_functions.yaml:442
+# native_functions.yaml:451
 _tan = PointwiseKernel(
     name="tan",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/tan.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2846,13 +2930,14 @@ def tan_out(self, out):
 
 
 # tanh(Tensor self) -> Tensor
-# native_functions.yaml:477
+# native_functions.yaml:486
 _tanh = PointwiseKernel(
     name="tanh",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/tanh.cu"),
     promote="float",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2882,13 +2967,14 @@ def tanh_out(self, out):
 
 
 # trunc(Tensor self) -> Tensor
-# native_functions.yaml:503
+# native_functions.yaml:512
 _trunc = PointwiseKernel(
     name="trunc",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/trunc.cu"),
     promote="common",
     num_tensors=1,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2917,13 +3003,14 @@ def trunc_out(self, out):
 
 
 # where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:542
+# native_functions.yaml:551
 _where_self = PointwiseKernel(
     name="where_self",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/where_self.cu"),
     promote="common",
     num_tensors=3,
     num_scalars=0,
+    promote_scalars=(),
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),

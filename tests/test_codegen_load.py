@@ -40,7 +40,7 @@ def test_good_entry_derives_inplace_and_out_forms() -> None:
 @pytest.mark.parametrize("text, expected", [
     ("- func: f(Tensor self) -> Tensor\n  pointwise: self\n  varients: method\n",
      "native_functions.yaml:3: unknown key 'varients'; known keys: func, variants, dispatch, pointwise, "
-     "promote, dtypes, doc"),
+     "promote, dtypes, promote_scalars, doc"),
     ("- func: f(Tensor self) -> Tensor\n  pointwise: self\n\n- func: f(Tensor self) -> Tensor\n  pointwise: self\n",
      "native_functions.yaml:4: operator 'f' is defined twice (first on line 1)"),
     ("- func: f(Tensor self -> Tensor\n  pointwise: self\n",
@@ -63,6 +63,9 @@ def test_good_entry_derives_inplace_and_out_forms() -> None:
      "native_functions.yaml:2: pointwise expression is not valid Python"),
     ("- func: f(Tensor self) -> Tensor\n  pointwise: self\n  promote: double\n",
      "native_functions.yaml:3: unknown promote 'double'; expected one of common, float, bool"),
+    ("- func: f(Tensor self, Scalar other) -> Tensor\n  pointwise: self * other\n  promote_scalars: [othr]\n",
+     "native_functions.yaml:3: promote_scalars names 'othr', which is not a scalar argument of the op; its "
+     "scalar arguments are: other"),
     ("- func: class(Tensor self) -> Tensor\n  pointwise: self\n",
      "native_functions.yaml:1: operator name 'class' is not a valid Python identifier"),
     ("- func: f(Tensor self) -> Tensor\n  pointwise: self\n  variants: function, methd\n",

@@ -29,6 +29,7 @@ class PointwiseKernel:
     num_tensors: int
     num_scalars: int
     instances: dict[str, tuple[str, int]]
+    promote_scalars: tuple[int, ...] = ()  # scalars that take part in type promotion (wrapped numbers)
 
 
 def compute_dtype_name(dtype: str) -> str:
@@ -94,7 +95,8 @@ def launch(kernel: PointwiseKernel, tensors: Sequence[Any], scalars: Sequence[An
     from runtime.strides import broadcast_shapes
     from runtime.tensor import Tensor
 
-    common = dtypes.result_type(*tensors, *(s for s in scalars if s is not None)).name
+    wrapped = (scalars[i] for i in kernel.promote_scalars if scalars[i] is not None)
+    common = dtypes.result_type(*tensors, *wrapped).name
     key = select_instance(kernel, common, dtypes.get_default_dtype().name)
     out_name, vec = kernel.instances[key]
     in_dtype = dtypes.as_dtype(key)

@@ -14,9 +14,10 @@ COMPUTE_NP: dict[dtypes.DType, np.dtype] = {d: d.np for d in dtypes.ALL_DTYPES i
 COMPUTE_NP[dtypes.float16] = np.dtype(np.float32)
 
 
-def result_type(*tensors: Tensor) -> dtypes.DType:
-    """PyTorch's result type; wrapped-number tensors count as the Python scalars they came from."""
-    return dtypes.result_type(*(t._data.item() if t._wrapped else t for t in tensors))
+def result_type(*operands: Any) -> dtypes.DType:
+    """PyTorch's result type of tensors and Python scalars; wrapped-number tensors count as the scalars
+    they came from."""
+    return dtypes.result_type(*(t._data.item() if isinstance(t, Tensor) and t._wrapped else t for t in operands))
 
 
 def float_result_type(*tensors: Tensor) -> dtypes.DType:
