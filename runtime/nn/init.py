@@ -44,6 +44,19 @@ def copy_into(dst: Tensor, src: Any) -> Tensor:
     return dst
 
 
+def zero_grad_in_place(p: Tensor) -> None:
+    """Set p.grad to zeros, in place when the runtime has `zero_`, detached from any graph."""
+    grad = p.grad
+    with no_grad():
+        if grad.grad_fn is not None:
+            grad = p.grad = grad.detach()
+        if hasattr(grad, "zero_"):
+            grad.zero_()
+        else:
+            import generated as G
+            p.grad = G.zeros_like(grad)
+
+
 def _host_random(kind: str, shape: tuple[int, ...]) -> np.ndarray:
     return _rng.random(shape) if kind == "uniform" else _rng.standard_normal(shape)
 

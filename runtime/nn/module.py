@@ -12,10 +12,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
-from runtime.autograd.grad_mode import no_grad
 from runtime.dispatcher import AUTOGRAD_BIT
 from runtime.dtypes import as_dtype
-from runtime.nn.init import copy_into
+from runtime.nn.init import copy_into, zero_grad_in_place
 from runtime.nn.parameter import Parameter
 from runtime.tensor import Tensor
 
@@ -238,8 +237,7 @@ class Module:
             if set_to_none:
                 p.grad = None
             else:
-                with no_grad():
-                    p.grad = p.grad.mul(0)
+                zero_grad_in_place(p)
 
     # -- devices and dtypes ---------------------------------------------------------------------------
     def to(self, device: Any = None, dtype: Any = None) -> Module:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from runtime.autograd.grad_mode import no_grad
+from runtime.nn.init import zero_grad_in_place
 from runtime.tensor import Tensor
 
 ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]]
@@ -71,8 +72,7 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                 else:
-                    with no_grad():
-                        p.grad = p.grad.mul(0)
+                    zero_grad_in_place(p)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns closure() when one is given."""
