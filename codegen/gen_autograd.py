@@ -148,8 +148,12 @@ def _save_statements(node: dict[str, Any], self_var: str | None) -> tuple[list[s
             before.append(f"node.{field} = {var}")
         elif s["kind"] == "tensor":
             # an in-place op overwrites self: save a copy of the value the formula needs
-            value = f"_clone({var})" if var == self_var else var
-            before.append(f"node.{field} = _Saved({value}, False)")
+            if var == self_var:
+                before.append(f"node.{field} = _Saved(_clone({var}), False)")
+            elif self_var is not None:
+                before.append(f"node.{field} = _save_before_write(_Saved, {var}, {self_var})")
+            else:
+                before.append(f"node.{field} = _Saved({var}, False)")
         elif s["kind"] == "tensor_list":
             before.append(f"node.{field} = [_Saved(t, False) for t in {var}]")
         else:

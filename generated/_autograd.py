@@ -20,6 +20,7 @@ from runtime.opcall import clone_data as _clone
 from runtime.opcall import flatten_grads as _flatten_grads
 from runtime.opcall import list_sizes as _list_sizes
 from runtime.opcall import not_implemented_input as _not_implemented_input
+from runtime.opcall import save_before_write as _save_before_write
 
 # -- backward nodes ---------------------------------------------------------------------------------
 
@@ -2372,7 +2373,7 @@ def mul_Tensor_inplace(input, other):
     if _need:
         node = MulBackward0()
         node.set_next_edges(input, other)
-        node._saved_other = _Saved(other, False)
+        node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
     _t = _tls
     _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
@@ -2444,7 +2445,7 @@ def div_Tensor_inplace(input, other):
     if _need:
         node = DivBackward0()
         node.set_next_edges(input, other)
-        node._saved_other = _Saved(other, False)
+        node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
     _t = _tls
     _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
@@ -2953,7 +2954,7 @@ def copy_(input, src, non_blocking):
     if _need:
         node = CopyBackward0()
         node.set_next_edges(input, src)
-        node._saved_src = _Saved(src, False)
+        node._saved_src = _save_before_write(_Saved, src, input)
     _t = _tls
     _k = (input._keys | src._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_copy_.table[_k](input, src, non_blocking)
@@ -3040,7 +3041,7 @@ def index_put_(input, indices, values, accumulate):
         node._sizes = _list_sizes(input, indices, values)
         node._saved_accumulate = accumulate
         node._saved_indices = [_Saved(t, False) for t in indices]
-        node._saved_values = _Saved(values, False)
+        node._saved_values = _save_before_write(_Saved, values, input)
     _t = _tls
     _k = (input._keys | _keys_of(indices) | values._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_index_put_.table[_k](input, indices, values, accumulate)
@@ -3259,7 +3260,7 @@ def pow_Tensor_Tensor_inplace(input, exponent):
     if _need:
         node = PowBackward1()
         node.set_next_edges(input, exponent)
-        node._saved_exponent = _Saved(exponent, False)
+        node._saved_exponent = _save_before_write(_Saved, exponent, input)
         node._saved_input = _Saved(_clone(input), False)
     _t = _tls
     _k = (input._keys | exponent._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
@@ -3297,7 +3298,7 @@ def remainder_Tensor_inplace(input, other):
     if _need:
         node = RemainderBackward0()
         node.set_next_edges(input, other)
-        node._saved_other = _Saved(other, False)
+        node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
     _t = _tls
     _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
@@ -3367,7 +3368,7 @@ def fmod_Tensor_inplace(input, other):
     if _need:
         node = FmodBackward0()
         node.set_next_edges(input, other)
-        node._saved_other = _Saved(other, False)
+        node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
     _t = _tls
     _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
@@ -4065,7 +4066,7 @@ def atan2_inplace(input, other):
     if _need:
         node = Atan2Backward0()
         node.set_next_edges(input, other)
-        node._saved_other = _Saved(other, False)
+        node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
     _t = _tls
     _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
@@ -4421,7 +4422,7 @@ def maximum_inplace(input, other):
     if _need:
         node = MaximumBackward0()
         node.set_next_edges(input, other)
-        node._saved_other = _Saved(other, False)
+        node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
     _t = _tls
     _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
@@ -4458,7 +4459,7 @@ def minimum_inplace(input, other):
     if _need:
         node = MinimumBackward0()
         node.set_next_edges(input, other)
-        node._saved_other = _Saved(other, False)
+        node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
     _t = _tls
     _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
@@ -4531,9 +4532,9 @@ def lerp_Tensor_inplace(input, end, weight):
     if _need:
         node = LerpBackward1()
         node.set_next_edges(input, end, weight)
-        node._saved_end = _Saved(end, False)
+        node._saved_end = _save_before_write(_Saved, end, input)
         node._saved_input = _Saved(_clone(input), False)
-        node._saved_weight = _Saved(weight, False)
+        node._saved_weight = _save_before_write(_Saved, weight, input)
     _t = _tls
     _k = (input._keys | end._keys | weight._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_lerp__Tensor.table[_k](input, end, weight)
@@ -5915,7 +5916,7 @@ def masked_fill_Scalar_inplace(input, mask, value):
     if _need:
         node = MaskedFillBackward0()
         node.set_next_edges(input, mask)
-        node._saved_mask = _Saved(mask, False)
+        node._saved_mask = _save_before_write(_Saved, mask, input)
     _t = _tls
     _k = (input._keys | mask._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_masked_fill__Scalar.table[_k](input, mask, value)
@@ -5950,7 +5951,7 @@ def masked_fill_Tensor_inplace(input, mask, value):
     if _need:
         node = MaskedFillBackward1()
         node.set_next_edges(input, mask, value)
-        node._saved_mask = _Saved(mask, False)
+        node._saved_mask = _save_before_write(_Saved, mask, input)
     _t = _tls
     _k = (input._keys | mask._keys | value._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
     result = _ops._op_masked_fill__Tensor.table[_k](input, mask, value)

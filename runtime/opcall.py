@@ -80,3 +80,16 @@ def flatten_grads(grads: list[Any], sizes: tuple[int, ...]) -> list[Any]:
 
 def not_implemented_input(op: str, arg: str) -> NoReturn:
     raise NotImplementedError(f"the derivative for '{arg}' of {op} is not implemented")
+
+
+def save_before_write(saved_cls: Any, t: Any, written: Any) -> Any:
+    """Save an input of an in-place op that writes `written`.
+
+    The call path bumps the written tensor's version before any kernel runs; an input sharing its
+    storage (`y.mul_(y)`) must record the version it had before this op, so that using it in
+    backward reports the in-place change, as PyTorch does.
+    """
+    saved = saved_cls(t, False)
+    if t is not None and t.storage is written.storage:
+        saved._version -= 1
+    return saved
