@@ -88,16 +88,17 @@ def _split(t: Tensor, key: Any) -> tuple[Tensor, list[Tensor | None] | None]:
             dim += 1
             advanced.append(None)
         elif isinstance(item, Tensor):
+            if item.ndim == 0 and item.dtype is dtypes.bool_:  # a new dim of size 1 (True) or 0 (False)
+                result = ops.unsqueeze(result, dim)
+                if not bool(item):
+                    result = ops.slice(result, dim, 0, 0, 1)
+                dim += 1
+                advanced.append(None)
+                continue
             has_advanced = True
             advanced.append(item)
             n = _consumed(item)
-            dim += n
-            if n == 0:  # a 0-d bool tensor: a new dim of size 1 or 0
-                result = ops.unsqueeze(result, dim - 1)
-                advanced[-1] = None
-                if not bool(item):
-                    result = ops.slice(result, dim - 1, 0, 0, 1)
-                dim += 1
+            dim += n  # a k-dim mask is one entry of `advanced` covering k dims
         else:
             index = _as_int(item)
             result = ops.select(result, dim, index)

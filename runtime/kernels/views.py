@@ -153,7 +153,20 @@ def as_strided(self: Tensor, size: Sequence[int], stride: Sequence[int], storage
         raise RuntimeError(f"setStorage: sizes {list(shape)}, strides {list(strides)}, storage offset {offset}, "
                            f"and itemsize {item} requiring a storage size of {needed * item} are out of bounds "
                            f"for storage of size {capacity * item}")
-    return _as_strided(self, shape, strides, offset - self.storage_offset())
+    root = storage.data
+    if root.dtype == self._data.dtype and root.flags.c_contiguous:
+        flat = root.reshape(-1)[offset:]
+        byte_strides = tuple(s * item for s in strides)
+        if isinstance(flat, np.ndarray):
+            array = np.lib.stride_tricks.as_strided(flat, shape, byte_strides, writeable=flat.flags.writeable)
+        else:
+            import cupy
+            array = cupy.lib.stride_tricks.as_strided(flat, shape, byte_strides)
+        return self._view(array)
+    relative = offset - self.storage_offset()
+    if relative < 0:
+        raise RuntimeError("as_strided: an offset before this tensor's first element needs a contiguous storage")
+    return _as_strided(self, shape, strides, relative)
 
 
 def _xp(t: Tensor) -> Any:
