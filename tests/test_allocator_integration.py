@@ -260,3 +260,12 @@ def test_real_device_pool_roundtrip() -> None:
     finally:
         cupy_pool.uninstall()
         memory.set_allocator_for_testing(0, None)
+
+
+def test_first_cuda_use_routes_cupy_allocations_into_the_pool() -> None:
+    cupy = pytest.importorskip("cupy", reason="CuPy is installed by the cuda12 extra in CI")
+    from runtime.cuda.device import require_cupy
+
+    require_cupy()
+    hook = cupy.cuda.get_allocator()
+    assert getattr(hook, "__qualname__", "").endswith("install.<locals>.allocate")

@@ -15,12 +15,24 @@ class CudaUnavailableError(RuntimeError):
 
 
 def require_cupy() -> Any:
-    """The `cupy` module, or CudaUnavailableError saying what to install."""
+    """The `cupy` module, or CudaUnavailableError saying what to install.
+
+    On first use, CuPy's own allocations (temporaries, cuBLAS workspaces) are routed into opgen's caching
+    allocator, so one pool serves all CUDA memory (runtime/cuda/cupy_pool.py).
+    """
     try:
         import cupy
     except ImportError as e:
         raise CudaUnavailableError(CUDA_INSTALL_HINT) from e
+    _route_cupy_allocations(cupy)
     return cupy
+
+
+@functools.cache
+def _route_cupy_allocations(cupy: Any) -> None:
+    from runtime.cuda import cupy_pool
+
+    cupy_pool.install(cupy=cupy)
 
 
 @functools.cache
