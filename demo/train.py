@@ -113,7 +113,7 @@ def train(epochs: int = 8, seed: int = 0, device: str = "auto", model_kind: str 
     start = time.perf_counter()
     device = pick_device(device)
     kind = ("cnn" if has_conv_ops() else "mlp") if model_kind == "auto" else model_kind
-    nn.init.manual_seed(seed)  # also G.manual_seed where the runtime has a generator
+    G.manual_seed(seed)  # parameter init and dropout masks
     rng = np.random.default_rng(seed)
     train_set, test_set = train_test_split(train_size, test_size, size=size)
     model = build_model(kind, size).to(device)

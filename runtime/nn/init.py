@@ -1,8 +1,8 @@
 """`G.nn.init`: in-place parameter initialisation, with PyTorch's formulas (kaiming, xavier, uniform ...).
 
-Random numbers come from the runtime's generator (`Tensor.uniform_` / `normal_`, seeded by
-`G.manual_seed`) when the runtime has one; otherwise from a NumPy generator of this module, drawn
-on the host and copied to the tensor's device. `manual_seed` below seeds both.
+Random numbers come from the runtime's generator (`Tensor.uniform_` / `normal_`), so `G.manual_seed`
+fixes every initialisation, on CPU and CUDA alike. Every function writes under `no_grad` and returns
+its argument.
 """
 
 from __future__ import annotations
@@ -10,84 +10,43 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from runtime.autograd.grad_mode import no_grad
 from runtime.tensor import Tensor
-
-_rng = np.random.default_rng(0)
-
-
-def manual_seed(seed: int) -> None:
-    """Seed the initialisers (and the runtime's generator, `G.manual_seed`, when it exists)."""
-    global _rng
-    _rng = np.random.default_rng(seed)
-    import generated as G
-    if hasattr(G, "manual_seed"):
-        G.manual_seed(seed)
 
 
 def copy_into(dst: Tensor, src: Any) -> Tensor:
     """Write `src` (a Tensor, array or number, broadcast to dst's shape) into `dst` in place, untracked."""
-    import generated as G
     if not isinstance(src, Tensor):
-        src = G.tensor(np.asarray(src), dtype=dst.dtype, device=dst.device)
+        import generated as G
+        src = G.tensor(src, dtype=dst.dtype, device=dst.device)
     with no_grad():
-        if hasattr(dst, "copy_"):
-            dst.copy_(src)
-        else:  # until the runtime has copy_: write the array view, then bump the version like an op
-            data = src._data
-            if src.device != dst.device:
-                data = G.tensor(src.numpy(force=True), dtype=dst.dtype, device=dst.device)._data
-            dst._data[...] = data
-            dst._bump_version()
-    return dst
+        return dst.copy_(src)
 
 
 def zero_grad_in_place(p: Tensor) -> None:
-    """Set p.grad to zeros, in place when the runtime has `zero_`, detached from any graph."""
+    """Set p.grad to zeros in place, detached from any graph (zero_grad(set_to_none=False))."""
     grad = p.grad
     with no_grad():
         if grad.grad_fn is not None:
             grad = p.grad = grad.detach()
-        if hasattr(grad, "zero_"):
-            grad.zero_()
-        else:
-            import generated as G
-            p.grad = G.zeros_like(grad)
-
-
-def _host_random(kind: str, shape: tuple[int, ...]) -> np.ndarray:
-    return _rng.random(shape) if kind == "uniform" else _rng.standard_normal(shape)
-
-
-def _random_like(kind: str, t: Tensor) -> Tensor:
-    """U[0, 1) or N(0, 1) samples of t's shape, dtype and device."""
-    import generated as G
-    factory = getattr(G, "rand" if kind == "uniform" else "randn", None)
-    if factory is not None:
-        return factory(tuple(t.shape), dtype=t.dtype, device=t.device)
-    return G.tensor(_host_random(kind, tuple(t.shape)), dtype=t.dtype, device=t.device)
+        grad.zero_()
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
     """Fill with samples of U(a, b)."""
     with no_grad():
-        if hasattr(tensor, "uniform_"):
-            return tensor.uniform_(a, b)
-        return copy_into(tensor, _random_like("uniform", tensor).mul(b - a).add(a))
+        return tensor.uniform_(a, b)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
     """Fill with samples of N(mean, std^2)."""
     with no_grad():
-        if hasattr(tensor, "normal_"):
-            return tensor.normal_(mean, std)
-        return copy_into(tensor, _random_like("normal", tensor).mul(std).add(mean))
+        return tensor.normal_(mean, std)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
-    return copy_into(tensor, np.full(tuple(tensor.shape), val))
+    with no_grad():
+        return tensor.fill_(val)
 
 
 def zeros_(tensor: Tensor) -> Tensor:

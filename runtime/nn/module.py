@@ -33,9 +33,7 @@ def convert_tensor(t: Tensor, device: Any = None, dtype: Any = None) -> Tensor:
     target_dtype = as_dtype(dtype) if dtype is not None else t.dtype
     if target_device == t.device and target_dtype is t.dtype:
         return t
-    if hasattr(t, "to"):
-        return t.detach().to(target_device).to(target_dtype)
-    return G.tensor(t.detach().numpy(force=True), dtype=target_dtype, device=target_device)
+    return t.detach().to(target_device, target_dtype)
 
 
 def _replace_data(p: Tensor, new: Tensor) -> None:

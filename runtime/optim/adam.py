@@ -18,17 +18,6 @@ from runtime.optim.optimizer import Optimizer, ParamsT
 from runtime.tensor import Tensor
 
 
-def _sqrt(t: Tensor) -> Tensor:
-    return t.sqrt() if hasattr(t, "sqrt") else t.pow(0.5)
-
-
-def _maximum(a: Tensor, b: Tensor) -> Tensor:
-    import generated as G
-    if hasattr(G, "maximum"):
-        return G.maximum(a, b)
-    return b.add(a.sub(b).relu())  # max(a, b) = b + relu(a - b)
-
-
 class Adam(Optimizer):
     decoupled_weight_decay = False
 
@@ -72,8 +61,9 @@ class Adam(Optimizer):
             exp_avg_sq.mul_(beta2).add_(g.mul(g), alpha=1 - beta2)
             second = exp_avg_sq
             if group["amsgrad"]:
-                state["max_exp_avg_sq"] = second = _maximum(state["max_exp_avg_sq"], exp_avg_sq)
-            denom = _sqrt(second).div(math.sqrt(1 - beta2**step)).add(eps)
+                second = state["max_exp_avg_sq"]
+                G.maximum(second, exp_avg_sq, out=second)
+            denom = second.sqrt().div(math.sqrt(1 - beta2**step)).add(eps)
             p.add_(exp_avg.div(denom), alpha=-lr / (1 - beta1**step))
 
 
