@@ -261,3 +261,33 @@ def test_module_to_cuda_and_back() -> None:
     out.sum().backward()
     opt.step()
     assert lin.cpu().weight.is_cpu
+
+
+def test_every_layer_runs_forward_and_backward() -> None:
+    x = G.randn(2, 3, 8, 8, requires_grad=True)
+    net = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(4, 4, 1),
+                        nn.GELU(), nn.AvgPool2d(2), nn.Flatten(), nn.Dropout(0.1), nn.Linear(16, 6), nn.Tanh(),
+                        nn.SiLU(), nn.Sigmoid(), nn.Identity())
+    out = net(x)
+    assert tuple(out.shape) == (2, 6)
+    target = G.tensor([1, 4])
+    loss = nn.CrossEntropyLoss(label_smoothing=0.1)(out, target) + nn.MSELoss()(nn.Softmax(1)(out), G.zeros(2, 6))
+    loss = loss + F.nll_loss(nn.LogSoftmax(dim=1)(out), target)
+    loss.backward()
+    assert tuple(x.grad.shape) == (2, 3, 8, 8)
+    assert all(p.grad is not None for p in net.parameters())
+
+
+def test_functional_adapters_match_the_ops() -> None:
+    logits, target = G.randn(4, 5), G.tensor([0, 2, 4, -100])
+    ref = G.cross_entropy_loss(logits, target, None, reduction="sum", ignore_index=-100, label_smoothing=0.0)
+    assert F.cross_entropy(logits, target, reduction="sum").item() == pytest.approx(ref.item())
+    logp = F.log_softmax(logits, 1)
+    assert F.nll_loss(logp, target, ignore_index=-100).item() == pytest.approx(
+        F.cross_entropy(logits, target).item(), rel=1e-6)
+    x = G.ones(1000)
+    assert F.dropout(x, 0.5, training=False) is x
+    out = F.dropout(G.ones(1000), 0.25).numpy()
+    assert set(np.unique(out).tolist()) <= {0.0, np.float32(1 / 0.75).item()}
+    y = G.ones(100)
+    assert F.dropout(y, 0.5, inplace=True) is y and (y.numpy() == 0).any()
