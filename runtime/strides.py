@@ -28,9 +28,7 @@ def wrap_dim(dim: int, ndim: int) -> int:
     """Turn a possibly negative `dim` into one in [0, ndim). A 0-d tensor accepts -1 and 0 (as PyTorch)."""
     bound = max(ndim, 1)
     if not -bound <= dim < bound:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], but got {dim})"
-        )
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], but got {dim})")
     return dim + bound if dim < 0 else dim
 
 
@@ -83,9 +81,7 @@ def infer_size(shape: Sequence[int], numel_: int) -> Shape:
     raise RuntimeError(f"shape '{_fmt(shape)}' is invalid for input of size {numel_}")
 
 
-def view_strides(
-    old_shape: Sequence[int], old_strides: Sequence[int], new_shape: Sequence[int]
-) -> Strides | None:
+def view_strides(old_shape: Sequence[int], old_strides: Sequence[int], new_shape: Sequence[int]) -> Strides | None:
     """The strides that view `old` memory as `new_shape`, or None when no view exists (reshape then copies).
 
     `new_shape` must be fully specified (see infer_size) and hold as many elements as `old_shape`. This is
@@ -183,9 +179,7 @@ def expand(shape: Sequence[int], strides: Sequence[int], new_shape: Sequence[int
                 )
             target = size
         elif target < 0:
-            raise RuntimeError(
-                f"expand: invalid size {target} at dimension {i}; target sizes {_fmt(new_shape)}"
-            )
+            raise RuntimeError(f"expand: invalid size {target} at dimension {i}; target sizes {_fmt(new_shape)}")
         if size != target:
             if size != 1:
                 raise RuntimeError(
@@ -280,15 +274,12 @@ def narrow(
     dim = wrap_dim(dim, len(shape))
     size = shape[dim]
     if not -size <= start <= size:
-        raise IndexError(
-            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
-        )
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     if start < 0:
         start += size
     if start + length > size:
         raise RuntimeError(
-            f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}) "
-            f"of dimension {dim}"
+            f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}) of dimension {dim}"
         )
     new_shape = list(shape)
     new_shape[dim] = length
@@ -357,9 +348,7 @@ def flatten_shape(shape: Sequence[int], start_dim: int = 0, end_dim: int = -1) -
     ndim = len(shape)
     start, end = wrap_dim(start_dim, ndim), wrap_dim(end_dim, ndim)
     if start > end:
-        raise RuntimeError(
-            f"flatten() has invalid args: start_dim ({start_dim}) cannot come after end_dim ({end_dim})"
-        )
+        raise RuntimeError(f"flatten() has invalid args: start_dim ({start_dim}) cannot come after end_dim ({end_dim})")
     if ndim == 0:
         return (1,)
     return tuple(shape[:start]) + (numel(shape[start : end + 1]),) + tuple(shape[end + 1 :])

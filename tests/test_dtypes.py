@@ -192,9 +192,7 @@ def test_default_dtype_switching():
 
 @pytest.mark.parametrize("dtype", [d for d in ALL_DTYPES if d not in (float32, float64)], ids=str)
 def test_default_dtype_only_float32_or_float64(dtype):
-    with pytest.raises(
-        TypeError, match=rf"only opgen.float32 and opgen.float64 are supported, got {dtype!r}"
-    ):
+    with pytest.raises(TypeError, match=rf"only opgen.float32 and opgen.float64 are supported, got {dtype!r}"):
         D.set_default_dtype(dtype)
     assert D.get_default_dtype() is float32
 

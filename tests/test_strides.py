@@ -69,9 +69,7 @@ def strided(draw, min_ndim: int = 0, max_ndim: int = 4, max_size: int = 4) -> St
         arr = arr.transpose(draw(st.permutations(range(arr.ndim))))
     if arr.ndim and draw(st.booleans()):
         index = tuple(
-            slice(draw(st.integers(0, 1)), None, draw(st.integers(1, 2)))
-            if draw(st.booleans())
-            else slice(None)
+            slice(draw(st.integers(0, 1)), None, draw(st.integers(1, 2))) if draw(st.booleans()) else slice(None)
             for _ in range(arr.ndim)
         )
         arr = arr[index]
@@ -126,9 +124,7 @@ def test_is_contiguous_cases(shape, strides, expected):
     assert S.is_contiguous(shape, strides) is expected
 
 
-@pytest.mark.parametrize(
-    "dim, ndim, expected", [(0, 3, 0), (-1, 3, 2), (-3, 3, 0), (2, 3, 2), (0, 0, 0), (-1, 0, 0)]
-)
+@pytest.mark.parametrize("dim, ndim, expected", [(0, 3, 0), (-1, 3, 2), (-3, 3, 0), (2, 3, 2), (0, 0, 0), (-1, 0, 0)])
 def test_wrap_dim(dim, ndim, expected):
     assert S.wrap_dim(dim, ndim) == expected
 
