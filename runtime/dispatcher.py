@@ -11,7 +11,7 @@ never enters autograd code). A call computes
 holds one entry per possible key set, precomputed whenever a kernel is registered, so the hot path is
 two ORs, an AND and a list index. An entry is the kernel of the highest key in the set, resolved as:
 a kernel registered for that key, then an alias kernel (CompositeExplicitAutograd for backend keys,
-CompositeImplicitAutograd for every key), then the key's fallback; a key with none of these falls
+then CompositeImplicitAutograd for backend keys and Autograd), then the key's fallback; a key with none of these falls
 through to the next lower key (BackendSelect and Autograd do, so an op with no kernel there goes
 straight to its backend). A set with no kernel at all gets a stub that raises a clear error.
 """
@@ -50,13 +50,17 @@ BACKEND_BITS = META_BIT | CPU_BIT | CUDA_BIT
 
 ALIAS_KEYS = ("CompositeImplicitAutograd", "CompositeExplicitAutograd")
 # Which runtime keys an alias kernel serves.
+# As in PyTorch, neither serves keys like Tracer, which only their own kernels or fallbacks handle.
 _ALIAS_SERVES = {
-    "CompositeImplicitAutograd": frozenset(DispatchKey),
+    "CompositeImplicitAutograd": frozenset({DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.Meta,
+                                            DispatchKey.Autograd}),
     "CompositeExplicitAutograd": frozenset({DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.Meta}),
 }
 # Ops whose tensors may be on different devices (Note [Cross-device copies] in runtime/kernels/copy.py;
 # index ops take CPU index tensors for a CUDA `self`, as PyTorch does).
 MIXED_DEVICE_OPS = frozenset({"copy_", "_to_copy", "index.Tensor", "index_put", "index_put_"})
+# An explicit kernel is preferred to an implicit one where both serve a key (PyTorch's order).
+_ALIAS_ORDER = ("CompositeExplicitAutograd", "CompositeImplicitAutograd")
 # Keys whose default behaviour, with no kernel, is to pass the call to the next key down.
 _FALLTHROUGH_BY_DEFAULT = frozenset({DispatchKey.BackendSelect, DispatchKey.Autograd, DispatchKey.Tracer})
 
@@ -139,7 +143,7 @@ class Operator:
         kernel = self.kernels.get(key.name)
         if kernel is not None:
             return kernel, "kernel"
-        for alias in ALIAS_KEYS:
+        for alias in _ALIAS_ORDER:
             if alias in self.kernels and key in _ALIAS_SERVES[alias]:
                 return self.kernels[alias], alias
         fallback = self._dispatcher.fallbacks.get(key)

@@ -108,6 +108,10 @@ def _alloc(shape: tuple[int, ...], dt: dtypes.DType, device: Any) -> Tensor:
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
+    # The fill above bumped the version of a tensor nobody else sees yet; a new tensor starts at version 0
+    # (as in PyTorch, where factories fill below the key that counts versions). No view exists yet, so
+    # dropping the Storage object is safe: it is made again, lazily, with version 0.
+    t._storage = None
     return t.requires_grad_() if requires_grad else t
 
 

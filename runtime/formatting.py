@@ -27,16 +27,30 @@ def _float_formatter(values: np.ndarray) -> Any:
 
 
 def format_values(array: np.ndarray, indent: int) -> str:
-    """The nested-list text of the values (NumPy lays it out, opgen chooses the number format)."""
+    """The nested-list text of the values, each right-aligned to the widest, as PyTorch prints them."""
     if array.dtype.kind == "f":
-        formatter = {"float_kind": _float_formatter(array)}
+        fmt = _float_formatter(array)
     elif array.dtype.kind == "b":
-        formatter = {"bool": lambda x: "True" if x else "False"}
+        def fmt(x: Any) -> str:
+            return "True" if x else "False"
     else:
-        formatter = {"int": lambda x: str(x)}
-    text = np.array2string(array, separator=", ", formatter=formatter, prefix=" " * indent,
+        fmt = str
+    shown = _shown(array)
+    width = max((len(fmt(x)) for x in shown.reshape(-1)), default=0)
+    kind = {"f": "float_kind", "b": "bool"}.get(array.dtype.kind, "int")
+    formatter = {kind: lambda x: fmt(x).rjust(width)}
+    return np.array2string(array, separator=", ", formatter=formatter, prefix=" " * indent,
                            threshold=1000, edgeitems=3, max_line_width=80)
-    return text
+
+
+def _shown(array: np.ndarray) -> np.ndarray:
+    """The elements that get printed (the edges of each dim when the tensor is summarised)."""
+    if array.size <= 1000:
+        return array
+    for d in range(array.ndim):
+        if array.shape[d] > 6:
+            array = np.concatenate([array.take(range(3), d), array.take(range(-3, 0), d)], axis=d)
+    return array
 
 
 def tensor_repr(t: Any) -> str:

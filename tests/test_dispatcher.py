@@ -1,0 +1,146 @@
+"""The dispatcher: key sets from every tensor argument, precedence, TLS include/exclude, fallbacks, errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import generated as G
+from runtime import dispatcher as D
+from runtime.device import Device
+from runtime.dispatcher import (
+    AUTOGRAD_BIT,
+    CPU_BIT,
+    CUDA_BIT,
+    Dispatcher,
+    DispatchError,
+    DispatchKey,
+    dispatcher,
+)
+
+
+def fresh_op(name: str = "f", positions: tuple[int, ...] = (0,)) -> tuple[Dispatcher, D.Operator]:
+    d = Dispatcher()
+    return d, d.declare(name, f"{name}(Tensor self) -> Tensor", positions)
+
+
+def test_precedence_kernel_then_alias_then_fallback() -> None:
+    d, op = fresh_op()
+    d.register_fallback("CPU", lambda o, args: "fallback")
+    assert op.table[CPU_BIT]() == "fallback"
+    d.register("f", "CompositeImplicitAutograd", lambda *a: "implicit")
+    assert op.table[CPU_BIT]() == "implicit"
+    d.register("f", "CompositeExplicitAutograd", lambda *a: "explicit")
+    assert op.table[CPU_BIT]() == "explicit"
+    # Autograd falls through to the backend unless the implicit alias serves it
+    assert op.resolve(DispatchKey.Autograd)[1] == "CompositeImplicitAutograd"
+    undo = d.register("f", "CPU", lambda *a: "cpu")
+    assert op.table[CPU_BIT]() == "cpu" and op.table[CPU_BIT | AUTOGRAD_BIT]() == "implicit"
+    undo()
+    assert op.table[CPU_BIT]() == "explicit"
+
+
+def test_highest_key_wins_and_fallthrough() -> None:
+    d, op = fresh_op()
+    d.register("f", "CPU", lambda *a: "cpu")
+    d.register("f", "Autograd", lambda *a: "autograd")
+    assert op.table[CPU_BIT | AUTOGRAD_BIT]() == "autograd"
+    assert op.table[CPU_BIT | (1 << DispatchKey.BackendSelect)]() == "cpu"  # BackendSelect falls through
+    with pytest.raises(DispatchError, match="no kernel for operator 'f' and dispatch key CUDA; keys with a "
+                                            "kernel: CPU, Autograd"):
+        op.table[CUDA_BIT]()
+
+
+def test_key_set_from_lists_and_optionals() -> None:
+    _, op = fresh_op("g", (0, 1, 2))
+    cpu = G.zeros(1)
+    grad = G.zeros(1, requires_grad=True)
+    assert op.key_set([cpu, None, [cpu, grad]]) & AUTOGRAD_BIT
+    assert op.key_set([cpu, None, []]) & AUTOGRAD_BIT == 0
+    assert D.keys_of([None, (cpu,)]) == CPU_BIT
+
+
+def test_tls_include_exclude() -> None:
+    calls: list[str] = []
+    with G.library.Library() as lib:
+        lib.fallback(lambda op, args: calls.append(op.name) or op.redispatch_below(DispatchKey.Tracer, *args),
+                     "Tracer")
+        x = G.ones(2)
+        G.neg(x)
+        assert calls == []
+        with D.include_keys("Tracer"):
+            y = G.neg(x)
+            G.add(x, y)
+        assert calls == ["neg", "add.Tensor"] and y.tolist() == [-1.0, -1.0]
+    x = G.ones(2, requires_grad=True)
+    with D.exclude_keys("Autograd"):
+        assert G.mul(x, 2).grad_fn is None
+    assert G.mul(x, 2).grad_fn is not None
+    assert D.tls.include == (1 << DispatchKey.BackendSelect) and D.tls.mask == D.ALL_KEYS
+
+
+def test_tls_is_per_thread() -> None:
+    import threading
+    seen: list[int] = []
+    with D.exclude_keys("Autograd"):
+        t = threading.Thread(target=lambda: seen.append(D.tls.mask))
+        t.start()
+        t.join()
+    assert seen == [D.ALL_KEYS]
+
+
+def test_boxed_fallback_sees_schema_and_arguments_for_every_op() -> None:
+    seen: list[tuple[str, str, int]] = []
+
+    def fallback(op: D.Operator, args: list[Any]) -> Any:
+        seen.append((op.name, op.schema, len(args)))
+        return "boxed"
+
+    with G.library.Library() as lib:
+        lib.fallback(fallback, "Tracer")
+        tracer_cpu = (1 << DispatchKey.Tracer) | CPU_BIT
+        for op in dispatcher.ops.values():
+            if "Tracer" not in op.kernels:
+                assert op.table[tracer_cpu]("a", "b") == "boxed"
+        assert len(seen) == len([o for o in dispatcher.ops.values() if "Tracer" not in o.kernels])
+        assert ("add.Tensor", str(dispatcher.find("add.Tensor").schema), 2) in seen
+    assert dispatcher.find("add.Tensor").table[(1 << DispatchKey.Tracer) | CPU_BIT] is \
+        dispatcher.find("add.Tensor").table[CPU_BIT]
+
+
+def test_redispatch_below_a_key() -> None:
+    op = dispatcher.find("mul.Tensor")
+    x = G.ones(2, requires_grad=True)
+    out = op.redispatch_below(DispatchKey.Autograd, x, x)
+    assert out.grad_fn is None and out.tolist() == [1.0, 1.0]
+    assert op.call(x, x).grad_fn is not None
+
+
+def test_mixed_devices_error_names_both() -> None:
+    cpu = G.zeros(2)
+    fake = G.zeros(2)
+    fake._keys = CUDA_BIT
+    fake._device = Device("cuda", 0)
+    with pytest.raises(RuntimeError, match="expected all tensors to be on the same device, but found at least "
+                                           "two devices, cpu and cuda:0"):
+        G.add(cpu, fake)
+    assert dispatcher.find("copy_").mixed_devices and not dispatcher.find("add.Tensor").mixed_devices
+
+
+def test_missing_kernel_and_dump() -> None:
+    d, op = fresh_op()
+    with pytest.raises(DispatchError, match="no kernel for operator 'f' and dispatch key CPU; keys with a kernel: "
+                                            "none"):
+        op.call(G.zeros(1))
+    text = D.dump("add.Tensor")
+    assert "add.Tensor(Tensor self, Tensor other" in text and "Autograd" in text and "CPU" in text
+    assert "[kernel]" in text
+
+
+def test_bad_argument_type_names_the_argument() -> None:
+    from generated import _ops
+    with pytest.raises(TypeError, match="argument 'mat2' \\(position 2\\) must be Tensor, not str"):
+        _ops._call_mm(G.zeros(2, 2), "x")
+    np.testing.assert_array_equal(G.add(G.ones(1), 1).numpy(), [2.0])

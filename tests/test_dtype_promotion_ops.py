@@ -1,0 +1,90 @@
+"""Promotion through real ops: every dtype pair, every scalar kind, 0-d tensors; division, comparison, in-place."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import generated as G
+from runtime import dtypes
+
+DTYPES = [G.bool, G.uint8, G.int8, G.int16, G.int32, G.int64, G.float16, G.float32, G.float64]
+
+
+def make(dt: G.dtype, shape: tuple[int, ...] = (2,)) -> G.Tensor:
+    return G.ones(*shape, dtype=dt) if shape else G.ones((), dtype=dt)
+
+
+@pytest.mark.parametrize(("a", "b"), list(itertools.product(DTYPES, DTYPES)), ids=lambda d: d.name)
+def test_tensor_tensor_promotion(a: G.dtype, b: G.dtype) -> None:
+    expected = G.promote_types(a, b)
+    x, y = make(a), make(b)
+    assert G.result_type(x, y) is expected
+    if expected is not G.bool:
+        assert G.add(x, y).dtype is expected and G.mul(x, y).dtype is expected
+    assert G.gt(x, y).dtype is G.bool
+    assert G.div(x, y).dtype is (expected if expected.is_floating_point else G.float32)
+    # a 0-d tensor promotes only across categories
+    z = make(b, ())
+    zero_d = expected if (b.category > a.category) else a
+    if a is G.bool and b is not G.bool:
+        zero_d = b
+    assert G.result_type(x, z) is zero_d
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("scalar", [True, 2, 2.5], ids=["bool", "int", "float"])
+def test_tensor_scalar_promotion(dt: G.dtype, scalar: object) -> None:
+    x = make(dt)
+    kind = dtypes.bool_ if isinstance(scalar, bool) else dtypes.int64 if isinstance(scalar, int) else G.float32
+    if kind.category > dt.category:
+        expected = kind if kind is not dtypes.int64 else G.int64
+    else:
+        expected = dt
+    assert G.result_type(x, scalar) is expected
+    if expected is not G.bool:
+        assert G.mul(x, scalar).dtype is expected
+        assert (x * scalar).dtype is expected and (scalar * x).dtype is expected
+
+
+def test_known_pytorch_cases() -> None:
+    u8, i8 = make(G.uint8), make(G.int8)
+    assert (u8 + i8).dtype is G.int16
+    assert (make(G.int32) + 2.5).dtype is G.float32
+    assert (make(G.int32) + make(G.float64, ())).dtype is G.float64
+    assert (make(G.float16) + make(G.float64, ())).dtype is G.float16
+    assert (make(G.int8) + make(G.int64, ())).dtype is G.int8
+    assert (make(G.float32, ()) + make(G.float64, ())).dtype is G.float64
+    assert (make(G.bool) + 1).dtype is G.int64
+    assert (make(G.int64) / 2).dtype is G.float32 and (G.tensor([3]) / G.tensor([2])).tolist() == [1.5]
+    assert (G.tensor([1, 2]) > 1).dtype is G.bool
+
+
+def test_default_dtype_changes_float_scalars() -> None:
+    G.set_default_dtype(G.float64)
+    try:
+        assert G.tensor([1.0]).dtype is G.float64 and (make(G.int32) * 1.5).dtype is G.float64
+        assert G.zeros(1).dtype is G.float64
+    finally:
+        G.set_default_dtype(G.float32)
+    assert G.get_default_dtype() is G.float32
+
+
+def test_inplace_dtype_mismatch_is_an_error() -> None:
+    i = make(G.int64)
+    with pytest.raises(RuntimeError, match="result type float32 can't be cast to the desired output type int64"):
+        i.add_(make(G.float32))
+    f = make(G.float32)
+    f.add_(make(G.int64))
+    assert f.dtype is G.float32 and f.tolist() == [2.0, 2.0]
+    b = make(G.bool)
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type bool"):
+        b.mul_(2)
+
+
+def test_broadcast_failure_names_both_shapes() -> None:
+    with pytest.raises((RuntimeError, ValueError), match=r"\(2,\s*3\).*\(4,\)|\[2, 3\].*\[4\]"):
+        G.add(G.zeros(2, 3), G.zeros(4))
+    np.testing.assert_array_equal((G.zeros(2, 3) + G.ones(3)).numpy(), np.ones((2, 3)))
