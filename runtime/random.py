@@ -141,11 +141,7 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator: Genera
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     engine = _engine(self, generator)
-    shape = self._data.shape
-    if self._device.type == "cpu":
-        values = engine.standard_normal(shape, dtype=ct)
-    else:
-        values = engine.standard_normal(shape, dtype=ct)
+    values = engine.standard_normal(self._data.shape, dtype=ct)  # NumPy Generator and CuPy RandomState alike
     self._data[...] = values * std + mean
     return self
 

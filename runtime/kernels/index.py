@@ -36,12 +36,14 @@ def _key(self: Tensor, indices: Sequence[Tensor | None]) -> tuple[Any, ...]:
             a = move(a, self._device)
         if i._dtype is dtypes.uint8:
             a = a.astype(bool)  # PyTorch: a byte index is a mask
-        n = a.ndim if a.dtype == np.bool_ else 1
-        for d in range(n if a.dtype == np.bool_ else 0):
-            if consumed + d < data.ndim and a.shape[d] != data.shape[consumed + d]:
-                raise IndexError(f"The shape of the mask {list(a.shape)} at index {d} does not match the shape "
-                                 f"of the indexed tensor {list(data.shape)} at index {consumed + d}")
-        consumed += n
+        if a.dtype == np.bool_:  # a k-dim mask covers k dims, whose sizes it must match
+            for d in range(a.ndim):
+                if consumed + d < data.ndim and a.shape[d] != data.shape[consumed + d]:
+                    raise IndexError(f"The shape of the mask {list(a.shape)} at index {d} does not match the "
+                                     f"shape of the indexed tensor {list(data.shape)} at index {consumed + d}")
+            consumed += a.ndim
+        else:
+            consumed += 1
         key.append(a)
     if consumed > data.ndim:
         raise IndexError(f"too many indices for tensor of dimension {data.ndim}")
