@@ -146,7 +146,7 @@ def _call(f: NativeFunction, union: dict[str, Param], others: list[NativeFunctio
         scalar_elsewhere = any(_type_of(o, a.name) not in (None, "Tensor") for o in others)
         if i > 0 and a.type.is_tensor() and a not in f.func.arguments.out and not scalar_elsewhere:
             # a Python number passed where only a Tensor fits becomes a wrapped-number tensor
-            expr = f"({name} if isinstance({name}, Tensor) else _scalar({name}))"
+            expr = f"({name} if isinstance({name}, Tensor) else _scalar({name}, op={f.func.name.name!r}, arg={name!r}))"
         default = python_default(a)
         if union[name].default == NOT_GIVEN and default is not None:
             expr = f"({default} if {name} is {NOT_GIVEN} else {expr})"

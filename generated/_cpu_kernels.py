@@ -25,10 +25,13 @@ def add_Tensor(input, other, alpha):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    if alpha == 1:
-        r = (a0 + a1)
-    else:
-        r = (a0 + (alpha * a1))
+    try:
+        if alpha == 1:
+            r = (a0 + a1)
+        else:
+            r = (a0 + (alpha * a1))
+    except ValueError:
+        _k.broadcast_error("add", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -46,10 +49,13 @@ def add_Tensor_inplace(input, other, alpha):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    if alpha == 1:
-        r = (a0 + a1)
-    else:
-        r = (a0 + (alpha * a1))
+    try:
+        if alpha == 1:
+            r = (a0 + a1)
+        else:
+            r = (a0 + (alpha * a1))
+    except ValueError:
+        _k.broadcast_error("add", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -67,10 +73,13 @@ def add_Tensor_out(input, other, alpha, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    if alpha == 1:
-        r = (a0 + a1)
-    else:
-        r = (a0 + (alpha * a1))
+    try:
+        if alpha == 1:
+            r = (a0 + a1)
+        else:
+            r = (a0 + (alpha * a1))
+    except ValueError:
+        _k.broadcast_error("add", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -83,10 +92,13 @@ def add_Scalar(input, other, alpha):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    if alpha == 1:
-        r = (a0 + other)
-    else:
-        r = (a0 + (alpha * other))
+    try:
+        if alpha == 1:
+            r = (a0 + other)
+        else:
+            r = (a0 + (alpha * other))
+    except ValueError:
+        _k.broadcast_error("add", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -99,10 +111,13 @@ def add_Scalar_inplace(input, other, alpha):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    if alpha == 1:
-        r = (a0 + other)
-    else:
-        r = (a0 + (alpha * other))
+    try:
+        if alpha == 1:
+            r = (a0 + other)
+        else:
+            r = (a0 + (alpha * other))
+    except ValueError:
+        _k.broadcast_error("add", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -115,10 +130,13 @@ def add_Scalar_out(input, other, alpha, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    if alpha == 1:
-        r = (a0 + other)
-    else:
-        r = (a0 + (alpha * other))
+    try:
+        if alpha == 1:
+            r = (a0 + other)
+        else:
+            r = (a0 + (alpha * other))
+    except ValueError:
+        _k.broadcast_error("add", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -138,10 +156,13 @@ def sub_Tensor(input, other, alpha):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    if alpha == 1:
-        r = (a0 - a1)
-    else:
-        r = (a0 - (alpha * a1))
+    try:
+        if alpha == 1:
+            r = (a0 - a1)
+        else:
+            r = (a0 - (alpha * a1))
+    except ValueError:
+        _k.broadcast_error("sub", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -161,10 +182,13 @@ def sub_Tensor_inplace(input, other, alpha):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    if alpha == 1:
-        r = (a0 - a1)
-    else:
-        r = (a0 - (alpha * a1))
+    try:
+        if alpha == 1:
+            r = (a0 - a1)
+        else:
+            r = (a0 - (alpha * a1))
+    except ValueError:
+        _k.broadcast_error("sub", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -184,10 +208,13 @@ def sub_Tensor_out(input, other, alpha, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    if alpha == 1:
-        r = (a0 - a1)
-    else:
-        r = (a0 - (alpha * a1))
+    try:
+        if alpha == 1:
+            r = (a0 - a1)
+        else:
+            r = (a0 - (alpha * a1))
+    except ValueError:
+        _k.broadcast_error("sub", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -202,10 +229,13 @@ def sub_Scalar(input, other, alpha):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    if alpha == 1:
-        r = (a0 - other)
-    else:
-        r = (a0 - (alpha * other))
+    try:
+        if alpha == 1:
+            r = (a0 - other)
+        else:
+            r = (a0 - (alpha * other))
+    except ValueError:
+        _k.broadcast_error("sub", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -220,10 +250,13 @@ def sub_Scalar_inplace(input, other, alpha):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    if alpha == 1:
-        r = (a0 - other)
-    else:
-        r = (a0 - (alpha * other))
+    try:
+        if alpha == 1:
+            r = (a0 - other)
+        else:
+            r = (a0 - (alpha * other))
+    except ValueError:
+        _k.broadcast_error("sub", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -238,10 +271,13 @@ def sub_Scalar_out(input, other, alpha, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    if alpha == 1:
-        r = (a0 - other)
-    else:
-        r = (a0 - (alpha * other))
+    try:
+        if alpha == 1:
+            r = (a0 - other)
+        else:
+            r = (a0 - (alpha * other))
+    except ValueError:
+        _k.broadcast_error("sub", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -259,7 +295,10 @@ def mul_Tensor(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 * a1)
+    try:
+        r = (a0 * a1)
+    except ValueError:
+        _k.broadcast_error("mul", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -277,7 +316,10 @@ def mul_Tensor_inplace(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 * a1)
+    try:
+        r = (a0 * a1)
+    except ValueError:
+        _k.broadcast_error("mul", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -295,7 +337,10 @@ def mul_Tensor_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 * a1)
+    try:
+        r = (a0 * a1)
+    except ValueError:
+        _k.broadcast_error("mul", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -308,7 +353,10 @@ def mul_Scalar(input, other):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 * other)
+    try:
+        r = (a0 * other)
+    except ValueError:
+        _k.broadcast_error("mul", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -321,7 +369,10 @@ def mul_Scalar_inplace(input, other):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 * other)
+    try:
+        r = (a0 * other)
+    except ValueError:
+        _k.broadcast_error("mul", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -334,7 +385,10 @@ def mul_Scalar_out(input, other, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 * other)
+    try:
+        r = (a0 * other)
+    except ValueError:
+        _k.broadcast_error("mul", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -354,7 +408,10 @@ def div_Tensor(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 / a1)
+    try:
+        r = (a0 / a1)
+    except ValueError:
+        _k.broadcast_error("div", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -374,7 +431,10 @@ def div_Tensor_inplace(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 / a1)
+    try:
+        r = (a0 / a1)
+    except ValueError:
+        _k.broadcast_error("div", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -394,7 +454,10 @@ def div_Tensor_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 / a1)
+    try:
+        r = (a0 / a1)
+    except ValueError:
+        _k.broadcast_error("div", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -409,7 +472,10 @@ def div_Scalar(input, other):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 / other)
+    try:
+        r = (a0 / other)
+    except ValueError:
+        _k.broadcast_error("div", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -424,7 +490,10 @@ def div_Scalar_inplace(input, other):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 / other)
+    try:
+        r = (a0 / other)
+    except ValueError:
+        _k.broadcast_error("div", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -439,7 +508,10 @@ def div_Scalar_out(input, other, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 / other)
+    try:
+        r = (a0 / other)
+    except ValueError:
+        _k.broadcast_error("div", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -454,7 +526,10 @@ def neg(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (-a0)
+    try:
+        r = (-a0)
+    except ValueError:
+        _k.broadcast_error("neg", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -469,7 +544,10 @@ def neg_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (-a0)
+    try:
+        r = (-a0)
+    except ValueError:
+        _k.broadcast_error("neg", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -484,7 +562,10 @@ def neg_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (-a0)
+    try:
+        r = (-a0)
+    except ValueError:
+        _k.broadcast_error("neg", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -499,7 +580,10 @@ def pow_Tensor_Scalar(input, exponent):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 ** exponent)
+    try:
+        r = (a0 ** exponent)
+    except ValueError:
+        _k.broadcast_error("pow", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -514,7 +598,10 @@ def pow_Tensor_Scalar_inplace(input, exponent):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 ** exponent)
+    try:
+        r = (a0 ** exponent)
+    except ValueError:
+        _k.broadcast_error("pow", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -529,7 +616,10 @@ def pow_Tensor_Scalar_out(input, exponent, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 ** exponent)
+    try:
+        r = (a0 ** exponent)
+    except ValueError:
+        _k.broadcast_error("pow", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -544,7 +634,10 @@ def exp(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.exp(a0)
+    try:
+        r = np.exp(a0)
+    except ValueError:
+        _k.broadcast_error("exp", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -559,7 +652,10 @@ def exp_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.exp(a0)
+    try:
+        r = np.exp(a0)
+    except ValueError:
+        _k.broadcast_error("exp", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -574,7 +670,10 @@ def exp_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.exp(a0)
+    try:
+        r = np.exp(a0)
+    except ValueError:
+        _k.broadcast_error("exp", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -589,7 +688,10 @@ def relu(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.where((a0 > 0), a0, 0)
+    try:
+        r = np.where((a0 > 0), a0, 0)
+    except ValueError:
+        _k.broadcast_error("relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -604,7 +706,10 @@ def relu_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.where((a0 > 0), a0, 0)
+    try:
+        r = np.where((a0 > 0), a0, 0)
+    except ValueError:
+        _k.broadcast_error("relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -619,7 +724,10 @@ def relu_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.where((a0 > 0), a0, 0)
+    try:
+        r = np.where((a0 > 0), a0, 0)
+    except ValueError:
+        _k.broadcast_error("relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -637,7 +745,10 @@ def gt_Tensor(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 > a1)
+    try:
+        r = (a0 > a1)
+    except ValueError:
+        _k.broadcast_error("gt", a0, a1)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -655,7 +766,10 @@ def gt_Tensor_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 > a1)
+    try:
+        r = (a0 > a1)
+    except ValueError:
+        _k.broadcast_error("gt", a0, a1)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -668,7 +782,10 @@ def gt_Scalar(input, other):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 > other)
+    try:
+        r = (a0 > other)
+    except ValueError:
+        _k.broadcast_error("gt", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -681,7 +798,10 @@ def gt_Scalar_out(input, other, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 > other)
+    try:
+        r = (a0 > other)
+    except ValueError:
+        _k.broadcast_error("gt", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -701,7 +821,10 @@ def floor_divide(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 // a1)
+    try:
+        r = (a0 // a1)
+    except ValueError:
+        _k.broadcast_error("floor_divide", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -721,7 +844,10 @@ def floor_divide_inplace(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 // a1)
+    try:
+        r = (a0 // a1)
+    except ValueError:
+        _k.broadcast_error("floor_divide", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -741,7 +867,10 @@ def floor_divide_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 // a1)
+    try:
+        r = (a0 // a1)
+    except ValueError:
+        _k.broadcast_error("floor_divide", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -756,7 +885,10 @@ def floor_divide_Scalar(input, other):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 // other)
+    try:
+        r = (a0 // other)
+    except ValueError:
+        _k.broadcast_error("floor_divide", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -771,7 +903,10 @@ def floor_divide_Scalar_inplace(input, other):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 // other)
+    try:
+        r = (a0 // other)
+    except ValueError:
+        _k.broadcast_error("floor_divide", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -786,7 +921,10 @@ def floor_divide_Scalar_out(input, other, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 // other)
+    try:
+        r = (a0 // other)
+    except ValueError:
+        _k.broadcast_error("floor_divide", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -806,7 +944,10 @@ def pow_Tensor_Tensor(input, exponent):
     a1 = exponent._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 ** a1)
+    try:
+        r = (a0 ** a1)
+    except ValueError:
+        _k.broadcast_error("pow", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -826,7 +967,10 @@ def pow_Tensor_Tensor_inplace(input, exponent):
     a1 = exponent._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 ** a1)
+    try:
+        r = (a0 ** a1)
+    except ValueError:
+        _k.broadcast_error("pow", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -846,7 +990,10 @@ def pow_Tensor_Tensor_out(input, exponent, out):
     a1 = exponent._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 ** a1)
+    try:
+        r = (a0 ** a1)
+    except ValueError:
+        _k.broadcast_error("pow", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -866,7 +1013,10 @@ def remainder_Tensor(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 % a1)
+    try:
+        r = (a0 % a1)
+    except ValueError:
+        _k.broadcast_error("remainder", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -886,7 +1036,10 @@ def remainder_Tensor_inplace(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 % a1)
+    try:
+        r = (a0 % a1)
+    except ValueError:
+        _k.broadcast_error("remainder", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -906,7 +1059,10 @@ def remainder_Tensor_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 % a1)
+    try:
+        r = (a0 % a1)
+    except ValueError:
+        _k.broadcast_error("remainder", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -921,7 +1077,10 @@ def remainder_Scalar(input, other):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 % other)
+    try:
+        r = (a0 % other)
+    except ValueError:
+        _k.broadcast_error("remainder", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -936,7 +1095,10 @@ def remainder_Scalar_inplace(input, other):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 % other)
+    try:
+        r = (a0 % other)
+    except ValueError:
+        _k.broadcast_error("remainder", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -951,7 +1113,10 @@ def remainder_Scalar_out(input, other, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 % other)
+    try:
+        r = (a0 % other)
+    except ValueError:
+        _k.broadcast_error("remainder", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -971,7 +1136,10 @@ def fmod_Tensor(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.fmod(a0, a1)
+    try:
+        r = np.fmod(a0, a1)
+    except ValueError:
+        _k.broadcast_error("fmod", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -991,7 +1159,10 @@ def fmod_Tensor_inplace(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.fmod(a0, a1)
+    try:
+        r = np.fmod(a0, a1)
+    except ValueError:
+        _k.broadcast_error("fmod", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1011,7 +1182,10 @@ def fmod_Tensor_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.fmod(a0, a1)
+    try:
+        r = np.fmod(a0, a1)
+    except ValueError:
+        _k.broadcast_error("fmod", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1026,7 +1200,10 @@ def fmod_Scalar(input, other):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.fmod(a0, other)
+    try:
+        r = np.fmod(a0, other)
+    except ValueError:
+        _k.broadcast_error("fmod", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1041,7 +1218,10 @@ def fmod_Scalar_inplace(input, other):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.fmod(a0, other)
+    try:
+        r = np.fmod(a0, other)
+    except ValueError:
+        _k.broadcast_error("fmod", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1056,7 +1236,10 @@ def fmod_Scalar_out(input, other, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.fmod(a0, other)
+    try:
+        r = np.fmod(a0, other)
+    except ValueError:
+        _k.broadcast_error("fmod", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1071,7 +1254,10 @@ def abs(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.abs(a0)
+    try:
+        r = np.abs(a0)
+    except ValueError:
+        _k.broadcast_error("abs", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1086,7 +1272,10 @@ def abs_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.abs(a0)
+    try:
+        r = np.abs(a0)
+    except ValueError:
+        _k.broadcast_error("abs", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1101,7 +1290,10 @@ def abs_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.abs(a0)
+    try:
+        r = np.abs(a0)
+    except ValueError:
+        _k.broadcast_error("abs", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1116,7 +1308,10 @@ def sign(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.sign(a0)
+    try:
+        r = np.sign(a0)
+    except ValueError:
+        _k.broadcast_error("sign", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1131,7 +1326,10 @@ def sign_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.sign(a0)
+    try:
+        r = np.sign(a0)
+    except ValueError:
+        _k.broadcast_error("sign", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1146,7 +1344,10 @@ def sign_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.sign(a0)
+    try:
+        r = np.sign(a0)
+    except ValueError:
+        _k.broadcast_error("sign", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1161,7 +1362,10 @@ def reciprocal(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.reciprocal(a0)
+    try:
+        r = np.reciprocal(a0)
+    except ValueError:
+        _k.broadcast_error("reciprocal", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1176,7 +1380,10 @@ def reciprocal_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.reciprocal(a0)
+    try:
+        r = np.reciprocal(a0)
+    except ValueError:
+        _k.broadcast_error("reciprocal", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1191,7 +1398,10 @@ def reciprocal_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.reciprocal(a0)
+    try:
+        r = np.reciprocal(a0)
+    except ValueError:
+        _k.broadcast_error("reciprocal", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1206,7 +1416,10 @@ def sqrt(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.sqrt(a0)
+    try:
+        r = np.sqrt(a0)
+    except ValueError:
+        _k.broadcast_error("sqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1221,7 +1434,10 @@ def sqrt_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.sqrt(a0)
+    try:
+        r = np.sqrt(a0)
+    except ValueError:
+        _k.broadcast_error("sqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1236,7 +1452,10 @@ def sqrt_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.sqrt(a0)
+    try:
+        r = np.sqrt(a0)
+    except ValueError:
+        _k.broadcast_error("sqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1251,7 +1470,10 @@ def rsqrt(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.reciprocal(np.sqrt(a0))
+    try:
+        r = np.reciprocal(np.sqrt(a0))
+    except ValueError:
+        _k.broadcast_error("rsqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1266,7 +1488,10 @@ def rsqrt_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.reciprocal(np.sqrt(a0))
+    try:
+        r = np.reciprocal(np.sqrt(a0))
+    except ValueError:
+        _k.broadcast_error("rsqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1281,7 +1506,10 @@ def rsqrt_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.reciprocal(np.sqrt(a0))
+    try:
+        r = np.reciprocal(np.sqrt(a0))
+    except ValueError:
+        _k.broadcast_error("rsqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1296,7 +1524,10 @@ def square(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 * a0)
+    try:
+        r = (a0 * a0)
+    except ValueError:
+        _k.broadcast_error("square", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1311,7 +1542,10 @@ def square_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 * a0)
+    try:
+        r = (a0 * a0)
+    except ValueError:
+        _k.broadcast_error("square", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1326,7 +1560,10 @@ def square_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 * a0)
+    try:
+        r = (a0 * a0)
+    except ValueError:
+        _k.broadcast_error("square", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1341,7 +1578,10 @@ def exp2(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.exp2(a0)
+    try:
+        r = np.exp2(a0)
+    except ValueError:
+        _k.broadcast_error("exp2", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1356,7 +1596,10 @@ def exp2_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.exp2(a0)
+    try:
+        r = np.exp2(a0)
+    except ValueError:
+        _k.broadcast_error("exp2", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1371,7 +1614,10 @@ def exp2_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.exp2(a0)
+    try:
+        r = np.exp2(a0)
+    except ValueError:
+        _k.broadcast_error("exp2", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1386,7 +1632,10 @@ def expm1(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.expm1(a0)
+    try:
+        r = np.expm1(a0)
+    except ValueError:
+        _k.broadcast_error("expm1", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1401,7 +1650,10 @@ def expm1_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.expm1(a0)
+    try:
+        r = np.expm1(a0)
+    except ValueError:
+        _k.broadcast_error("expm1", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1416,7 +1668,10 @@ def expm1_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.expm1(a0)
+    try:
+        r = np.expm1(a0)
+    except ValueError:
+        _k.broadcast_error("expm1", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1431,7 +1686,10 @@ def log(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.log(a0)
+    try:
+        r = np.log(a0)
+    except ValueError:
+        _k.broadcast_error("log", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1446,7 +1704,10 @@ def log_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.log(a0)
+    try:
+        r = np.log(a0)
+    except ValueError:
+        _k.broadcast_error("log", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1461,7 +1722,10 @@ def log_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.log(a0)
+    try:
+        r = np.log(a0)
+    except ValueError:
+        _k.broadcast_error("log", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1476,7 +1740,10 @@ def log2(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.log2(a0)
+    try:
+        r = np.log2(a0)
+    except ValueError:
+        _k.broadcast_error("log2", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1491,7 +1758,10 @@ def log2_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.log2(a0)
+    try:
+        r = np.log2(a0)
+    except ValueError:
+        _k.broadcast_error("log2", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1506,7 +1776,10 @@ def log2_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.log2(a0)
+    try:
+        r = np.log2(a0)
+    except ValueError:
+        _k.broadcast_error("log2", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1521,7 +1794,10 @@ def log10(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.log10(a0)
+    try:
+        r = np.log10(a0)
+    except ValueError:
+        _k.broadcast_error("log10", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1536,7 +1812,10 @@ def log10_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.log10(a0)
+    try:
+        r = np.log10(a0)
+    except ValueError:
+        _k.broadcast_error("log10", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1551,7 +1830,10 @@ def log10_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.log10(a0)
+    try:
+        r = np.log10(a0)
+    except ValueError:
+        _k.broadcast_error("log10", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1566,7 +1848,10 @@ def log1p(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.log1p(a0)
+    try:
+        r = np.log1p(a0)
+    except ValueError:
+        _k.broadcast_error("log1p", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1581,7 +1866,10 @@ def log1p_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.log1p(a0)
+    try:
+        r = np.log1p(a0)
+    except ValueError:
+        _k.broadcast_error("log1p", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1596,7 +1884,10 @@ def log1p_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.log1p(a0)
+    try:
+        r = np.log1p(a0)
+    except ValueError:
+        _k.broadcast_error("log1p", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1611,7 +1902,10 @@ def sin(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.sin(a0)
+    try:
+        r = np.sin(a0)
+    except ValueError:
+        _k.broadcast_error("sin", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1626,7 +1920,10 @@ def sin_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.sin(a0)
+    try:
+        r = np.sin(a0)
+    except ValueError:
+        _k.broadcast_error("sin", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1641,7 +1938,10 @@ def sin_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.sin(a0)
+    try:
+        r = np.sin(a0)
+    except ValueError:
+        _k.broadcast_error("sin", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1656,7 +1956,10 @@ def cos(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.cos(a0)
+    try:
+        r = np.cos(a0)
+    except ValueError:
+        _k.broadcast_error("cos", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1671,7 +1974,10 @@ def cos_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.cos(a0)
+    try:
+        r = np.cos(a0)
+    except ValueError:
+        _k.broadcast_error("cos", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1686,7 +1992,10 @@ def cos_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.cos(a0)
+    try:
+        r = np.cos(a0)
+    except ValueError:
+        _k.broadcast_error("cos", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1701,7 +2010,10 @@ def tan(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.tan(a0)
+    try:
+        r = np.tan(a0)
+    except ValueError:
+        _k.broadcast_error("tan", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1716,7 +2028,10 @@ def tan_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.tan(a0)
+    try:
+        r = np.tan(a0)
+    except ValueError:
+        _k.broadcast_error("tan", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1731,7 +2046,10 @@ def tan_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.tan(a0)
+    try:
+        r = np.tan(a0)
+    except ValueError:
+        _k.broadcast_error("tan", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1746,7 +2064,10 @@ def asin(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.arcsin(a0)
+    try:
+        r = np.arcsin(a0)
+    except ValueError:
+        _k.broadcast_error("asin", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1761,7 +2082,10 @@ def asin_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.arcsin(a0)
+    try:
+        r = np.arcsin(a0)
+    except ValueError:
+        _k.broadcast_error("asin", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1776,7 +2100,10 @@ def asin_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.arcsin(a0)
+    try:
+        r = np.arcsin(a0)
+    except ValueError:
+        _k.broadcast_error("asin", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1791,7 +2118,10 @@ def acos(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.arccos(a0)
+    try:
+        r = np.arccos(a0)
+    except ValueError:
+        _k.broadcast_error("acos", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1806,7 +2136,10 @@ def acos_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.arccos(a0)
+    try:
+        r = np.arccos(a0)
+    except ValueError:
+        _k.broadcast_error("acos", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1821,7 +2154,10 @@ def acos_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.arccos(a0)
+    try:
+        r = np.arccos(a0)
+    except ValueError:
+        _k.broadcast_error("acos", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1836,7 +2172,10 @@ def atan(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.arctan(a0)
+    try:
+        r = np.arctan(a0)
+    except ValueError:
+        _k.broadcast_error("atan", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1851,7 +2190,10 @@ def atan_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.arctan(a0)
+    try:
+        r = np.arctan(a0)
+    except ValueError:
+        _k.broadcast_error("atan", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1866,7 +2208,10 @@ def atan_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.arctan(a0)
+    try:
+        r = np.arctan(a0)
+    except ValueError:
+        _k.broadcast_error("atan", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1886,7 +2231,10 @@ def atan2(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.arctan2(a0, a1)
+    try:
+        r = np.arctan2(a0, a1)
+    except ValueError:
+        _k.broadcast_error("atan2", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1906,7 +2254,10 @@ def atan2_inplace(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.arctan2(a0, a1)
+    try:
+        r = np.arctan2(a0, a1)
+    except ValueError:
+        _k.broadcast_error("atan2", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1926,7 +2277,10 @@ def atan2_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.arctan2(a0, a1)
+    try:
+        r = np.arctan2(a0, a1)
+    except ValueError:
+        _k.broadcast_error("atan2", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1941,7 +2295,10 @@ def sinh(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.sinh(a0)
+    try:
+        r = np.sinh(a0)
+    except ValueError:
+        _k.broadcast_error("sinh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1956,7 +2313,10 @@ def sinh_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.sinh(a0)
+    try:
+        r = np.sinh(a0)
+    except ValueError:
+        _k.broadcast_error("sinh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1971,7 +2331,10 @@ def sinh_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.sinh(a0)
+    try:
+        r = np.sinh(a0)
+    except ValueError:
+        _k.broadcast_error("sinh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -1986,7 +2349,10 @@ def cosh(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.cosh(a0)
+    try:
+        r = np.cosh(a0)
+    except ValueError:
+        _k.broadcast_error("cosh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2001,7 +2367,10 @@ def cosh_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.cosh(a0)
+    try:
+        r = np.cosh(a0)
+    except ValueError:
+        _k.broadcast_error("cosh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2016,7 +2385,10 @@ def cosh_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.cosh(a0)
+    try:
+        r = np.cosh(a0)
+    except ValueError:
+        _k.broadcast_error("cosh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2031,7 +2403,10 @@ def tanh(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.tanh(a0)
+    try:
+        r = np.tanh(a0)
+    except ValueError:
+        _k.broadcast_error("tanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2046,7 +2421,10 @@ def tanh_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.tanh(a0)
+    try:
+        r = np.tanh(a0)
+    except ValueError:
+        _k.broadcast_error("tanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2061,7 +2439,10 @@ def tanh_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.tanh(a0)
+    try:
+        r = np.tanh(a0)
+    except ValueError:
+        _k.broadcast_error("tanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2076,7 +2457,10 @@ def erf(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = _k.erf(a0)
+    try:
+        r = _k.erf(a0)
+    except ValueError:
+        _k.broadcast_error("erf", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2091,7 +2475,10 @@ def erf_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = _k.erf(a0)
+    try:
+        r = _k.erf(a0)
+    except ValueError:
+        _k.broadcast_error("erf", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2106,7 +2493,10 @@ def erf_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = _k.erf(a0)
+    try:
+        r = _k.erf(a0)
+    except ValueError:
+        _k.broadcast_error("erf", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2121,7 +2511,10 @@ def floor(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.floor(a0)
+    try:
+        r = np.floor(a0)
+    except ValueError:
+        _k.broadcast_error("floor", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2136,7 +2529,10 @@ def floor_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.floor(a0)
+    try:
+        r = np.floor(a0)
+    except ValueError:
+        _k.broadcast_error("floor", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2151,7 +2547,10 @@ def floor_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.floor(a0)
+    try:
+        r = np.floor(a0)
+    except ValueError:
+        _k.broadcast_error("floor", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2166,7 +2565,10 @@ def ceil(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.ceil(a0)
+    try:
+        r = np.ceil(a0)
+    except ValueError:
+        _k.broadcast_error("ceil", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2181,7 +2583,10 @@ def ceil_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.ceil(a0)
+    try:
+        r = np.ceil(a0)
+    except ValueError:
+        _k.broadcast_error("ceil", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2196,7 +2601,10 @@ def ceil_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.ceil(a0)
+    try:
+        r = np.ceil(a0)
+    except ValueError:
+        _k.broadcast_error("ceil", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2211,7 +2619,10 @@ def round(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.round(a0)
+    try:
+        r = np.round(a0)
+    except ValueError:
+        _k.broadcast_error("round", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2226,7 +2637,10 @@ def round_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.round(a0)
+    try:
+        r = np.round(a0)
+    except ValueError:
+        _k.broadcast_error("round", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2241,7 +2655,10 @@ def round_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.round(a0)
+    try:
+        r = np.round(a0)
+    except ValueError:
+        _k.broadcast_error("round", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2256,7 +2673,10 @@ def trunc(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.trunc(a0)
+    try:
+        r = np.trunc(a0)
+    except ValueError:
+        _k.broadcast_error("trunc", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2271,7 +2691,10 @@ def trunc_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.trunc(a0)
+    try:
+        r = np.trunc(a0)
+    except ValueError:
+        _k.broadcast_error("trunc", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2286,7 +2709,10 @@ def trunc_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.trunc(a0)
+    try:
+        r = np.trunc(a0)
+    except ValueError:
+        _k.broadcast_error("trunc", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2301,7 +2727,10 @@ def frac(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 - np.trunc(a0))
+    try:
+        r = (a0 - np.trunc(a0))
+    except ValueError:
+        _k.broadcast_error("frac", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2316,7 +2745,10 @@ def frac_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 - np.trunc(a0))
+    try:
+        r = (a0 - np.trunc(a0))
+    except ValueError:
+        _k.broadcast_error("frac", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2331,7 +2763,10 @@ def frac_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 - np.trunc(a0))
+    try:
+        r = (a0 - np.trunc(a0))
+    except ValueError:
+        _k.broadcast_error("frac", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2349,7 +2784,10 @@ def maximum(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.maximum(a0, a1)
+    try:
+        r = np.maximum(a0, a1)
+    except ValueError:
+        _k.broadcast_error("maximum", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2367,7 +2805,10 @@ def maximum_inplace(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.maximum(a0, a1)
+    try:
+        r = np.maximum(a0, a1)
+    except ValueError:
+        _k.broadcast_error("maximum", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2385,7 +2826,10 @@ def maximum_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.maximum(a0, a1)
+    try:
+        r = np.maximum(a0, a1)
+    except ValueError:
+        _k.broadcast_error("maximum", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2403,7 +2847,10 @@ def minimum(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.minimum(a0, a1)
+    try:
+        r = np.minimum(a0, a1)
+    except ValueError:
+        _k.broadcast_error("minimum", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2421,7 +2868,10 @@ def minimum_inplace(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.minimum(a0, a1)
+    try:
+        r = np.minimum(a0, a1)
+    except ValueError:
+        _k.broadcast_error("minimum", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2439,7 +2889,10 @@ def minimum_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.minimum(a0, a1)
+    try:
+        r = np.minimum(a0, a1)
+    except ValueError:
+        _k.broadcast_error("minimum", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2459,7 +2912,10 @@ def lerp_Scalar(input, end, weight):
     a1 = end._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 + (weight * (a1 - a0)))
+    try:
+        r = (a0 + (weight * (a1 - a0)))
+    except ValueError:
+        _k.broadcast_error("lerp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2479,7 +2935,10 @@ def lerp_Scalar_inplace(input, end, weight):
     a1 = end._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 + (weight * (a1 - a0)))
+    try:
+        r = (a0 + (weight * (a1 - a0)))
+    except ValueError:
+        _k.broadcast_error("lerp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2499,7 +2958,10 @@ def lerp_Scalar_out(input, end, weight, out):
     a1 = end._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 + (weight * (a1 - a0)))
+    try:
+        r = (a0 + (weight * (a1 - a0)))
+    except ValueError:
+        _k.broadcast_error("lerp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2522,7 +2984,10 @@ def lerp_Tensor(input, end, weight):
     a2 = weight._data
     if a2.dtype is not ct:
         a2 = a2.astype(ct)
-    r = (a0 + (a2 * (a1 - a0)))
+    try:
+        r = (a0 + (a2 * (a1 - a0)))
+    except ValueError:
+        _k.broadcast_error("lerp", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2545,7 +3010,10 @@ def lerp_Tensor_inplace(input, end, weight):
     a2 = weight._data
     if a2.dtype is not ct:
         a2 = a2.astype(ct)
-    r = (a0 + (a2 * (a1 - a0)))
+    try:
+        r = (a0 + (a2 * (a1 - a0)))
+    except ValueError:
+        _k.broadcast_error("lerp", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2568,7 +3036,10 @@ def lerp_Tensor_out(input, end, weight, out):
     a2 = weight._data
     if a2.dtype is not ct:
         a2 = a2.astype(ct)
-    r = (a0 + (a2 * (a1 - a0)))
+    try:
+        r = (a0 + (a2 * (a1 - a0)))
+    except ValueError:
+        _k.broadcast_error("lerp", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2589,7 +3060,10 @@ def where_self(condition, input, other):
     a2 = other._data
     if a2.dtype is not ct:
         a2 = a2.astype(ct)
-    r = np.where(a0, a1, a2)
+    try:
+        r = np.where(a0, a1, a2)
+    except ValueError:
+        _k.broadcast_error("where", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2610,7 +3084,10 @@ def where_self_out(condition, input, other, out):
     a2 = other._data
     if a2.dtype is not ct:
         a2 = a2.astype(ct)
-    r = np.where(a0, a1, a2)
+    try:
+        r = np.where(a0, a1, a2)
+    except ValueError:
+        _k.broadcast_error("where", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -2628,7 +3105,10 @@ def lt_Tensor(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 < a1)
+    try:
+        r = (a0 < a1)
+    except ValueError:
+        _k.broadcast_error("lt", a0, a1)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2646,7 +3126,10 @@ def lt_Tensor_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 < a1)
+    try:
+        r = (a0 < a1)
+    except ValueError:
+        _k.broadcast_error("lt", a0, a1)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2659,7 +3142,10 @@ def lt_Scalar(input, other):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 < other)
+    try:
+        r = (a0 < other)
+    except ValueError:
+        _k.broadcast_error("lt", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2672,7 +3158,10 @@ def lt_Scalar_out(input, other, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 < other)
+    try:
+        r = (a0 < other)
+    except ValueError:
+        _k.broadcast_error("lt", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2690,7 +3179,10 @@ def le_Tensor(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 <= a1)
+    try:
+        r = (a0 <= a1)
+    except ValueError:
+        _k.broadcast_error("le", a0, a1)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2708,7 +3200,10 @@ def le_Tensor_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 <= a1)
+    try:
+        r = (a0 <= a1)
+    except ValueError:
+        _k.broadcast_error("le", a0, a1)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2721,7 +3216,10 @@ def le_Scalar(input, other):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 <= other)
+    try:
+        r = (a0 <= other)
+    except ValueError:
+        _k.broadcast_error("le", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2734,7 +3232,10 @@ def le_Scalar_out(input, other, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 <= other)
+    try:
+        r = (a0 <= other)
+    except ValueError:
+        _k.broadcast_error("le", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2752,7 +3253,10 @@ def ge_Tensor(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 >= a1)
+    try:
+        r = (a0 >= a1)
+    except ValueError:
+        _k.broadcast_error("ge", a0, a1)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2770,7 +3274,10 @@ def ge_Tensor_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 >= a1)
+    try:
+        r = (a0 >= a1)
+    except ValueError:
+        _k.broadcast_error("ge", a0, a1)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2783,7 +3290,10 @@ def ge_Scalar(input, other):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 >= other)
+    try:
+        r = (a0 >= other)
+    except ValueError:
+        _k.broadcast_error("ge", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2796,7 +3306,10 @@ def ge_Scalar_out(input, other, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 >= other)
+    try:
+        r = (a0 >= other)
+    except ValueError:
+        _k.broadcast_error("ge", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2814,7 +3327,10 @@ def eq_Tensor(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 == a1)
+    try:
+        r = (a0 == a1)
+    except ValueError:
+        _k.broadcast_error("eq", a0, a1)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2832,7 +3348,10 @@ def eq_Tensor_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 == a1)
+    try:
+        r = (a0 == a1)
+    except ValueError:
+        _k.broadcast_error("eq", a0, a1)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2845,7 +3364,10 @@ def eq_Scalar(input, other):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 == other)
+    try:
+        r = (a0 == other)
+    except ValueError:
+        _k.broadcast_error("eq", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2858,7 +3380,10 @@ def eq_Scalar_out(input, other, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 == other)
+    try:
+        r = (a0 == other)
+    except ValueError:
+        _k.broadcast_error("eq", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2876,7 +3401,10 @@ def ne_Tensor(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 != a1)
+    try:
+        r = (a0 != a1)
+    except ValueError:
+        _k.broadcast_error("ne", a0, a1)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2894,7 +3422,10 @@ def ne_Tensor_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 != a1)
+    try:
+        r = (a0 != a1)
+    except ValueError:
+        _k.broadcast_error("ne", a0, a1)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2907,7 +3438,10 @@ def ne_Scalar(input, other):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 != other)
+    try:
+        r = (a0 != other)
+    except ValueError:
+        _k.broadcast_error("ne", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2920,7 +3454,10 @@ def ne_Scalar_out(input, other, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 != other)
+    try:
+        r = (a0 != other)
+    except ValueError:
+        _k.broadcast_error("ne", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2938,7 +3475,10 @@ def logical_and(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.logical_and((a0 != 0), (a1 != 0))
+    try:
+        r = np.logical_and((a0 != 0), (a1 != 0))
+    except ValueError:
+        _k.broadcast_error("logical_and", a0, a1)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2956,7 +3496,10 @@ def logical_and_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.logical_and((a0 != 0), (a1 != 0))
+    try:
+        r = np.logical_and((a0 != 0), (a1 != 0))
+    except ValueError:
+        _k.broadcast_error("logical_and", a0, a1)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2974,7 +3517,10 @@ def logical_or(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.logical_or((a0 != 0), (a1 != 0))
+    try:
+        r = np.logical_or((a0 != 0), (a1 != 0))
+    except ValueError:
+        _k.broadcast_error("logical_or", a0, a1)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -2992,7 +3538,10 @@ def logical_or_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.logical_or((a0 != 0), (a1 != 0))
+    try:
+        r = np.logical_or((a0 != 0), (a1 != 0))
+    except ValueError:
+        _k.broadcast_error("logical_or", a0, a1)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -3010,7 +3559,10 @@ def logical_xor(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = ((a0 != 0) != (a1 != 0))
+    try:
+        r = ((a0 != 0) != (a1 != 0))
+    except ValueError:
+        _k.broadcast_error("logical_xor", a0, a1)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -3028,7 +3580,10 @@ def logical_xor_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = ((a0 != 0) != (a1 != 0))
+    try:
+        r = ((a0 != 0) != (a1 != 0))
+    except ValueError:
+        _k.broadcast_error("logical_xor", a0, a1)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -3041,7 +3596,10 @@ def logical_not(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 == 0)
+    try:
+        r = (a0 == 0)
+    except ValueError:
+        _k.broadcast_error("logical_not", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -3054,7 +3612,10 @@ def logical_not_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 == 0)
+    try:
+        r = (a0 == 0)
+    except ValueError:
+        _k.broadcast_error("logical_not", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -3074,7 +3635,10 @@ def bitwise_and_Tensor(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 & a1)
+    try:
+        r = (a0 & a1)
+    except ValueError:
+        _k.broadcast_error("bitwise_and", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3094,7 +3658,10 @@ def bitwise_and_Tensor_inplace(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 & a1)
+    try:
+        r = (a0 & a1)
+    except ValueError:
+        _k.broadcast_error("bitwise_and", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3114,7 +3681,10 @@ def bitwise_and_Tensor_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 & a1)
+    try:
+        r = (a0 & a1)
+    except ValueError:
+        _k.broadcast_error("bitwise_and", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3134,7 +3704,10 @@ def bitwise_or_Tensor(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 | a1)
+    try:
+        r = (a0 | a1)
+    except ValueError:
+        _k.broadcast_error("bitwise_or", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3154,7 +3727,10 @@ def bitwise_or_Tensor_inplace(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 | a1)
+    try:
+        r = (a0 | a1)
+    except ValueError:
+        _k.broadcast_error("bitwise_or", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3174,7 +3750,10 @@ def bitwise_or_Tensor_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 | a1)
+    try:
+        r = (a0 | a1)
+    except ValueError:
+        _k.broadcast_error("bitwise_or", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3194,7 +3773,10 @@ def bitwise_xor_Tensor(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 ^ a1)
+    try:
+        r = (a0 ^ a1)
+    except ValueError:
+        _k.broadcast_error("bitwise_xor", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3214,7 +3796,10 @@ def bitwise_xor_Tensor_inplace(input, other):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 ^ a1)
+    try:
+        r = (a0 ^ a1)
+    except ValueError:
+        _k.broadcast_error("bitwise_xor", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3234,7 +3819,10 @@ def bitwise_xor_Tensor_out(input, other, out):
     a1 = other._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = (a0 ^ a1)
+    try:
+        r = (a0 ^ a1)
+    except ValueError:
+        _k.broadcast_error("bitwise_xor", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3249,7 +3837,10 @@ def bitwise_not(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.invert(a0)
+    try:
+        r = np.invert(a0)
+    except ValueError:
+        _k.broadcast_error("bitwise_not", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3264,7 +3855,10 @@ def bitwise_not_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.invert(a0)
+    try:
+        r = np.invert(a0)
+    except ValueError:
+        _k.broadcast_error("bitwise_not", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3279,7 +3873,10 @@ def bitwise_not_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.invert(a0)
+    try:
+        r = np.invert(a0)
+    except ValueError:
+        _k.broadcast_error("bitwise_not", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3292,7 +3889,10 @@ def isnan(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.isnan(a0)
+    try:
+        r = np.isnan(a0)
+    except ValueError:
+        _k.broadcast_error("isnan", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -3305,7 +3905,10 @@ def isnan_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.isnan(a0)
+    try:
+        r = np.isnan(a0)
+    except ValueError:
+        _k.broadcast_error("isnan", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -3318,7 +3921,10 @@ def isinf(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.isinf(a0)
+    try:
+        r = np.isinf(a0)
+    except ValueError:
+        _k.broadcast_error("isinf", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -3331,7 +3937,10 @@ def isinf_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.isinf(a0)
+    try:
+        r = np.isinf(a0)
+    except ValueError:
+        _k.broadcast_error("isinf", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -3344,7 +3953,10 @@ def isfinite(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.isfinite(a0)
+    try:
+        r = np.isfinite(a0)
+    except ValueError:
+        _k.broadcast_error("isfinite", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -3357,7 +3969,10 @@ def isfinite_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.isfinite(a0)
+    try:
+        r = np.isfinite(a0)
+    except ValueError:
+        _k.broadcast_error("isfinite", a0)
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
@@ -3372,10 +3987,13 @@ def leaky_relu(input, negative_slope):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    if negative_slope == 0.01:
-        r = np.where((a0 > 0), a0, (a0 * 0.01))
-    else:
-        r = np.where((a0 > 0), a0, (a0 * negative_slope))
+    try:
+        if negative_slope == 0.01:
+            r = np.where((a0 > 0), a0, (a0 * 0.01))
+        else:
+            r = np.where((a0 > 0), a0, (a0 * negative_slope))
+    except ValueError:
+        _k.broadcast_error("leaky_relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3390,10 +4008,13 @@ def leaky_relu_inplace(input, negative_slope):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    if negative_slope == 0.01:
-        r = np.where((a0 > 0), a0, (a0 * 0.01))
-    else:
-        r = np.where((a0 > 0), a0, (a0 * negative_slope))
+    try:
+        if negative_slope == 0.01:
+            r = np.where((a0 > 0), a0, (a0 * 0.01))
+        else:
+            r = np.where((a0 > 0), a0, (a0 * negative_slope))
+    except ValueError:
+        _k.broadcast_error("leaky_relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3408,10 +4029,13 @@ def leaky_relu_out(input, negative_slope, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    if negative_slope == 0.01:
-        r = np.where((a0 > 0), a0, (a0 * 0.01))
-    else:
-        r = np.where((a0 > 0), a0, (a0 * negative_slope))
+    try:
+        if negative_slope == 0.01:
+            r = np.where((a0 > 0), a0, (a0 * 0.01))
+        else:
+            r = np.where((a0 > 0), a0, (a0 * negative_slope))
+    except ValueError:
+        _k.broadcast_error("leaky_relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3426,10 +4050,13 @@ def elu(input, alpha, scale, input_scale):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    if alpha == 1 and scale == 1 and input_scale == 1:
-        r = np.where((a0 > 0), a0, np.expm1(a0))
-    else:
-        r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
+    try:
+        if alpha == 1 and scale == 1 and input_scale == 1:
+            r = np.where((a0 > 0), a0, np.expm1(a0))
+        else:
+            r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
+    except ValueError:
+        _k.broadcast_error("elu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3444,10 +4071,13 @@ def elu_inplace(input, alpha, scale, input_scale):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    if alpha == 1 and scale == 1 and input_scale == 1:
-        r = np.where((a0 > 0), a0, np.expm1(a0))
-    else:
-        r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
+    try:
+        if alpha == 1 and scale == 1 and input_scale == 1:
+            r = np.where((a0 > 0), a0, np.expm1(a0))
+        else:
+            r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
+    except ValueError:
+        _k.broadcast_error("elu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3462,10 +4092,13 @@ def elu_out(input, alpha, scale, input_scale, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    if alpha == 1 and scale == 1 and input_scale == 1:
-        r = np.where((a0 > 0), a0, np.expm1(a0))
-    else:
-        r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
+    try:
+        if alpha == 1 and scale == 1 and input_scale == 1:
+            r = np.where((a0 > 0), a0, np.expm1(a0))
+        else:
+            r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
+    except ValueError:
+        _k.broadcast_error("elu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3480,7 +4113,10 @@ def silu(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 * _k.sigmoid(a0))
+    try:
+        r = (a0 * _k.sigmoid(a0))
+    except ValueError:
+        _k.broadcast_error("silu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3495,7 +4131,10 @@ def silu_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 * _k.sigmoid(a0))
+    try:
+        r = (a0 * _k.sigmoid(a0))
+    except ValueError:
+        _k.broadcast_error("silu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3510,7 +4149,10 @@ def silu_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 * _k.sigmoid(a0))
+    try:
+        r = (a0 * _k.sigmoid(a0))
+    except ValueError:
+        _k.broadcast_error("silu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3525,7 +4167,10 @@ def mish(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 * np.tanh(np.logaddexp(0, a0)))
+    try:
+        r = (a0 * np.tanh(np.logaddexp(0, a0)))
+    except ValueError:
+        _k.broadcast_error("mish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3540,7 +4185,10 @@ def mish_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 * np.tanh(np.logaddexp(0, a0)))
+    try:
+        r = (a0 * np.tanh(np.logaddexp(0, a0)))
+    except ValueError:
+        _k.broadcast_error("mish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3555,7 +4203,10 @@ def mish_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = (a0 * np.tanh(np.logaddexp(0, a0)))
+    try:
+        r = (a0 * np.tanh(np.logaddexp(0, a0)))
+    except ValueError:
+        _k.broadcast_error("mish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3570,7 +4221,10 @@ def sigmoid(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = _k.sigmoid(a0)
+    try:
+        r = _k.sigmoid(a0)
+    except ValueError:
+        _k.broadcast_error("sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3585,7 +4239,10 @@ def sigmoid_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = _k.sigmoid(a0)
+    try:
+        r = _k.sigmoid(a0)
+    except ValueError:
+        _k.broadcast_error("sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3600,7 +4257,10 @@ def sigmoid_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = _k.sigmoid(a0)
+    try:
+        r = _k.sigmoid(a0)
+    except ValueError:
+        _k.broadcast_error("sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3615,7 +4275,10 @@ def log_sigmoid(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = _k.log_sigmoid(a0)
+    try:
+        r = _k.log_sigmoid(a0)
+    except ValueError:
+        _k.broadcast_error("log_sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3630,7 +4293,10 @@ def log_sigmoid_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = _k.log_sigmoid(a0)
+    try:
+        r = _k.log_sigmoid(a0)
+    except ValueError:
+        _k.broadcast_error("log_sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3645,7 +4311,10 @@ def log_sigmoid_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = _k.log_sigmoid(a0)
+    try:
+        r = _k.log_sigmoid(a0)
+    except ValueError:
+        _k.broadcast_error("log_sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3660,10 +4329,13 @@ def softplus(input, beta, threshold):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    if beta == 1 and threshold == 20:
-        r = np.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
-    else:
-        r = np.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+    try:
+        if beta == 1 and threshold == 20:
+            r = np.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+        else:
+            r = np.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+    except ValueError:
+        _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3678,10 +4350,13 @@ def softplus_inplace(input, beta, threshold):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    if beta == 1 and threshold == 20:
-        r = np.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
-    else:
-        r = np.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+    try:
+        if beta == 1 and threshold == 20:
+            r = np.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+        else:
+            r = np.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+    except ValueError:
+        _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3696,10 +4371,13 @@ def softplus_out(input, beta, threshold, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    if beta == 1 and threshold == 20:
-        r = np.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
-    else:
-        r = np.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+    try:
+        if beta == 1 and threshold == 20:
+            r = np.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+        else:
+            r = np.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+    except ValueError:
+        _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3714,10 +4392,13 @@ def hardtanh(input, min_val, max_val):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    if min_val == -1 and max_val == 1:
-        r = np.where((a0 < -1), -1, np.where((a0 > 1), 1, a0))
-    else:
-        r = np.where((a0 < min_val), min_val, np.where((a0 > max_val), max_val, a0))
+    try:
+        if min_val == -1 and max_val == 1:
+            r = np.where((a0 < -1), -1, np.where((a0 > 1), 1, a0))
+        else:
+            r = np.where((a0 < min_val), min_val, np.where((a0 > max_val), max_val, a0))
+    except ValueError:
+        _k.broadcast_error("hardtanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3732,10 +4413,13 @@ def hardtanh_inplace(input, min_val, max_val):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    if min_val == -1 and max_val == 1:
-        r = np.where((a0 < -1), -1, np.where((a0 > 1), 1, a0))
-    else:
-        r = np.where((a0 < min_val), min_val, np.where((a0 > max_val), max_val, a0))
+    try:
+        if min_val == -1 and max_val == 1:
+            r = np.where((a0 < -1), -1, np.where((a0 > 1), 1, a0))
+        else:
+            r = np.where((a0 < min_val), min_val, np.where((a0 > max_val), max_val, a0))
+    except ValueError:
+        _k.broadcast_error("hardtanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3750,10 +4434,13 @@ def hardtanh_out(input, min_val, max_val, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    if min_val == -1 and max_val == 1:
-        r = np.where((a0 < -1), -1, np.where((a0 > 1), 1, a0))
-    else:
-        r = np.where((a0 < min_val), min_val, np.where((a0 > max_val), max_val, a0))
+    try:
+        if min_val == -1 and max_val == 1:
+            r = np.where((a0 < -1), -1, np.where((a0 > 1), 1, a0))
+        else:
+            r = np.where((a0 < min_val), min_val, np.where((a0 > max_val), max_val, a0))
+    except ValueError:
+        _k.broadcast_error("hardtanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3768,7 +4455,10 @@ def hardsigmoid(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
+    try:
+        r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
+    except ValueError:
+        _k.broadcast_error("hardsigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3783,7 +4473,10 @@ def hardsigmoid_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
+    try:
+        r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
+    except ValueError:
+        _k.broadcast_error("hardsigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3798,7 +4491,10 @@ def hardsigmoid_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
+    try:
+        r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
+    except ValueError:
+        _k.broadcast_error("hardsigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3813,7 +4509,10 @@ def hardswish(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
+    try:
+        r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
+    except ValueError:
+        _k.broadcast_error("hardswish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3828,7 +4527,10 @@ def hardswish_inplace(input):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
+    try:
+        r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
+    except ValueError:
+        _k.broadcast_error("hardswish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3843,7 +4545,10 @@ def hardswish_out(input, out):
     a0 = input._data
     if a0.dtype is not ct:
         a0 = a0.astype(ct)
-    r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
+    try:
+        r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
+    except ValueError:
+        _k.broadcast_error("hardswish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3861,7 +4566,10 @@ def masked_fill_Scalar(input, mask, value):
     a1 = mask._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.where(a1, value, a0)
+    try:
+        r = np.where(a1, value, a0)
+    except ValueError:
+        _k.broadcast_error("masked_fill", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3879,7 +4587,10 @@ def masked_fill_Scalar_inplace(input, mask, value):
     a1 = mask._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.where(a1, value, a0)
+    try:
+        r = np.where(a1, value, a0)
+    except ValueError:
+        _k.broadcast_error("masked_fill", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3897,7 +4608,10 @@ def masked_fill_Scalar_out(input, mask, value, out):
     a1 = mask._data
     if a1.dtype is not ct:
         a1 = a1.astype(ct)
-    r = np.where(a1, value, a0)
+    try:
+        r = np.where(a1, value, a0)
+    except ValueError:
+        _k.broadcast_error("masked_fill", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3918,7 +4632,10 @@ def masked_fill_Tensor(input, mask, value):
     a2 = value._data
     if a2.dtype is not ct:
         a2 = a2.astype(ct)
-    r = np.where(a1, a2, a0)
+    try:
+        r = np.where(a1, a2, a0)
+    except ValueError:
+        _k.broadcast_error("masked_fill", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3939,7 +4656,10 @@ def masked_fill_Tensor_inplace(input, mask, value):
     a2 = value._data
     if a2.dtype is not ct:
         a2 = a2.astype(ct)
-    r = np.where(a1, a2, a0)
+    try:
+        r = np.where(a1, a2, a0)
+    except ValueError:
+        _k.broadcast_error("masked_fill", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 
@@ -3960,7 +4680,10 @@ def masked_fill_Tensor_out(input, mask, value, out):
     a2 = value._data
     if a2.dtype is not ct:
         a2 = a2.astype(ct)
-    r = np.where(a1, a2, a0)
+    try:
+        r = np.where(a1, a2, a0)
+    except ValueError:
+        _k.broadcast_error("masked_fill", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
 

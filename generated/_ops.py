@@ -4792,7 +4792,7 @@ def add_(input, other, *, alpha=1):
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    return _call_addmm(input, (mat1 if isinstance(mat1, Tensor) else _scalar(mat1)), (mat2 if isinstance(mat2, Tensor) else _scalar(mat2)), beta, alpha)
+    return _call_addmm(input, (mat1 if isinstance(mat1, Tensor) else _scalar(mat1, op='addmm', arg='mat1')), (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='addmm', arg='mat2')), beta, alpha)
 
 
 def all(input, dim=_NG, keepdim=False):
@@ -4865,14 +4865,14 @@ def atan(input, *, out=None):
 
 def atan2(input, other, *, out=None):
     if out is None:
-        return _call_atan2(input, (other if isinstance(other, Tensor) else _scalar(other)))
+        return _call_atan2(input, (other if isinstance(other, Tensor) else _scalar(other, op='atan2', arg='other')))
     if out is not None:
-        return _call_atan2_out(input, (other if isinstance(other, Tensor) else _scalar(other)), out)
+        return _call_atan2_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='atan2', arg='other')), out)
     return _no_overload("atan2", locals(), ('atan2(Tensor self, Tensor other) -> Tensor', 'atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def atan2_(input, other):
-    return _call_atan2_(input, (other if isinstance(other, Tensor) else _scalar(other)))
+    return _call_atan2_(input, (other if isinstance(other, Tensor) else _scalar(other, op='atan2_', arg='other')))
 
 
 def atan_(input):
@@ -4884,23 +4884,23 @@ def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_
 
 
 def binary_cross_entropy(input, target, weight=None, reduction='mean'):
-    return _call_binary_cross_entropy(input, (target if isinstance(target, Tensor) else _scalar(target)), weight, reduction)
+    return _call_binary_cross_entropy(input, (target if isinstance(target, Tensor) else _scalar(target, op='binary_cross_entropy', arg='target')), weight, reduction)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction='mean'):
-    return _call_binary_cross_entropy_with_logits(input, (target if isinstance(target, Tensor) else _scalar(target)), weight, pos_weight, reduction)
+    return _call_binary_cross_entropy_with_logits(input, (target if isinstance(target, Tensor) else _scalar(target, op='binary_cross_entropy_with_logits', arg='target')), weight, pos_weight, reduction)
 
 
 def bitwise_and(input, other, *, out=None):
     if out is None:
-        return _call_bitwise_and_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other)))
+        return _call_bitwise_and_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_and', arg='other')))
     if out is not None:
-        return _call_bitwise_and_out(input, (other if isinstance(other, Tensor) else _scalar(other)), out)
+        return _call_bitwise_and_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_and', arg='other')), out)
     return _no_overload("bitwise_and", locals(), ('bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def bitwise_and_(input, other):
-    return _call_bitwise_and__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other)))
+    return _call_bitwise_and__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_and_', arg='other')))
 
 
 def bitwise_not(input, *, out=None):
@@ -4917,30 +4917,30 @@ def bitwise_not_(input):
 
 def bitwise_or(input, other, *, out=None):
     if out is None:
-        return _call_bitwise_or_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other)))
+        return _call_bitwise_or_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_or', arg='other')))
     if out is not None:
-        return _call_bitwise_or_out(input, (other if isinstance(other, Tensor) else _scalar(other)), out)
+        return _call_bitwise_or_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_or', arg='other')), out)
     return _no_overload("bitwise_or", locals(), ('bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def bitwise_or_(input, other):
-    return _call_bitwise_or__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other)))
+    return _call_bitwise_or__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_or_', arg='other')))
 
 
 def bitwise_xor(input, other, *, out=None):
     if out is None:
-        return _call_bitwise_xor_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other)))
+        return _call_bitwise_xor_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_xor', arg='other')))
     if out is not None:
-        return _call_bitwise_xor_out(input, (other if isinstance(other, Tensor) else _scalar(other)), out)
+        return _call_bitwise_xor_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_xor', arg='other')), out)
     return _no_overload("bitwise_xor", locals(), ('bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def bitwise_xor_(input, other):
-    return _call_bitwise_xor__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other)))
+    return _call_bitwise_xor__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_xor_', arg='other')))
 
 
 def bmm(input, mat2):
-    return _call_bmm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2)))
+    return _call_bmm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='bmm', arg='mat2')))
 
 
 def cat(tensors, dim=0):
@@ -4984,11 +4984,11 @@ def contiguous(input, *, memory_format='contiguous_format'):
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    return _call_conv2d(input, (weight if isinstance(weight, Tensor) else _scalar(weight)), bias, stride, padding, dilation, groups)
+    return _call_conv2d(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='conv2d', arg='weight')), bias, stride, padding, dilation, groups)
 
 
 def copy_(input, src, non_blocking=False):
-    return _call_copy_(input, (src if isinstance(src, Tensor) else _scalar(src)), non_blocking)
+    return _call_copy_(input, (src if isinstance(src, Tensor) else _scalar(src, op='copy_', arg='src')), non_blocking)
 
 
 def cos(input, *, out=None):
@@ -5016,7 +5016,7 @@ def cosh_(input):
 
 
 def cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_index=-100, label_smoothing=0.0):
-    return _call_cross_entropy_loss(input, (target if isinstance(target, Tensor) else _scalar(target)), weight, reduction, ignore_index, label_smoothing)
+    return _call_cross_entropy_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='cross_entropy_loss', arg='target')), weight, reduction, ignore_index, label_smoothing)
 
 
 def cumsum(input, dim, *, dtype=None):
@@ -5056,7 +5056,7 @@ def div_(input, other):
 
 
 def dot(input, tensor):
-    return _call_dot(input, (tensor if isinstance(tensor, Tensor) else _scalar(tensor)))
+    return _call_dot(input, (tensor if isinstance(tensor, Tensor) else _scalar(tensor, op='dot', arg='tensor')))
 
 
 def dropout(input, p, train):
@@ -5076,7 +5076,7 @@ def elu_(input, alpha=1, scale=1, input_scale=1):
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    return _call_embedding(weight, (indices if isinstance(indices, Tensor) else _scalar(indices)), padding_idx, scale_grad_by_freq, sparse)
+    return _call_embedding(weight, (indices if isinstance(indices, Tensor) else _scalar(indices, op='embedding', arg='indices')), padding_idx, scale_grad_by_freq, sparse)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
@@ -5136,7 +5136,7 @@ def expand(input, size, *, implicit=False):
 
 
 def expand_as(input, other):
-    return _call_expand_as(input, (other if isinstance(other, Tensor) else _scalar(other)))
+    return _call_expand_as(input, (other if isinstance(other, Tensor) else _scalar(other, op='expand_as', arg='other')))
 
 
 def expm1(input, *, out=None):
@@ -5228,7 +5228,7 @@ def frac_(input):
 
 
 def gather(input, dim, index, *, sparse_grad=False):
-    return _call_gather(input, dim, (index if isinstance(index, Tensor) else _scalar(index)), sparse_grad)
+    return _call_gather(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='gather', arg='index')), sparse_grad)
 
 
 def ge(input, other, *, out=None):
@@ -5304,19 +5304,19 @@ def index(input, indices):
 
 
 def index_add(input, dim, index, source, *, alpha=1):
-    return _call_index_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index)), (source if isinstance(source, Tensor) else _scalar(source)), alpha)
+    return _call_index_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_add', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_add', arg='source')), alpha)
 
 
 def index_put(input, indices, values, accumulate=False):
-    return _call_index_put(input, indices, (values if isinstance(values, Tensor) else _scalar(values)), accumulate)
+    return _call_index_put(input, indices, (values if isinstance(values, Tensor) else _scalar(values, op='index_put', arg='values')), accumulate)
 
 
 def index_put_(input, indices, values, accumulate=False):
-    return _call_index_put_(input, indices, (values if isinstance(values, Tensor) else _scalar(values)), accumulate)
+    return _call_index_put_(input, indices, (values if isinstance(values, Tensor) else _scalar(values, op='index_put_', arg='values')), accumulate)
 
 
 def index_select(input, dim, index):
-    return _call_index_select(input, dim, (index if isinstance(index, Tensor) else _scalar(index)))
+    return _call_index_select(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_select', arg='index')))
 
 
 def isfinite(input, *, out=None):
@@ -5344,7 +5344,7 @@ def isnan(input, *, out=None):
 
 
 def l1_loss(input, target, reduction='mean'):
-    return _call_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target)), reduction)
+    return _call_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='l1_loss', arg='target')), reduction)
 
 
 def le(input, other, *, out=None):
@@ -5373,21 +5373,21 @@ def leaky_relu_(input, negative_slope=0.01):
 
 def lerp(input, end, weight, *, out=None):
     if out is None and not isinstance(weight, Tensor):
-        return _call_lerp_Scalar(input, (end if isinstance(end, Tensor) else _scalar(end)), weight)
+        return _call_lerp_Scalar(input, (end if isinstance(end, Tensor) else _scalar(end, op='lerp', arg='end')), weight)
     if out is None and isinstance(weight, Tensor):
-        return _call_lerp_Tensor(input, (end if isinstance(end, Tensor) else _scalar(end)), weight)
+        return _call_lerp_Tensor(input, (end if isinstance(end, Tensor) else _scalar(end, op='lerp', arg='end')), weight)
     if not isinstance(weight, Tensor) and out is not None:
-        return _call_lerp_Scalar_out(input, (end if isinstance(end, Tensor) else _scalar(end)), weight, out)
+        return _call_lerp_Scalar_out(input, (end if isinstance(end, Tensor) else _scalar(end, op='lerp', arg='end')), weight, out)
     if isinstance(weight, Tensor) and out is not None:
-        return _call_lerp_out(input, (end if isinstance(end, Tensor) else _scalar(end)), weight, out)
+        return _call_lerp_out(input, (end if isinstance(end, Tensor) else _scalar(end, op='lerp', arg='end')), weight, out)
     return _no_overload("lerp", locals(), ('lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor', 'lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor', 'lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)', 'lerp.out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def lerp_(input, end, weight):
     if not isinstance(weight, Tensor):
-        return _call_lerp__Scalar(input, (end if isinstance(end, Tensor) else _scalar(end)), weight)
+        return _call_lerp__Scalar(input, (end if isinstance(end, Tensor) else _scalar(end, op='lerp_', arg='end')), weight)
     if isinstance(weight, Tensor):
-        return _call_lerp__Tensor(input, (end if isinstance(end, Tensor) else _scalar(end)), weight)
+        return _call_lerp__Tensor(input, (end if isinstance(end, Tensor) else _scalar(end, op='lerp_', arg='end')), weight)
     return _no_overload("lerp_", locals(), ('lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)', 'lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)'))
 
 
@@ -5396,7 +5396,7 @@ def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 
 def linear(input, weight, bias=None):
-    return _call_linear(input, (weight if isinstance(weight, Tensor) else _scalar(weight)), bias)
+    return _call_linear(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='linear', arg='weight')), bias)
 
 
 def log(input, *, out=None):
@@ -5465,9 +5465,9 @@ def log_softmax(input, dim, dtype=None):
 
 def logical_and(input, other, *, out=None):
     if out is None:
-        return _call_logical_and(input, (other if isinstance(other, Tensor) else _scalar(other)))
+        return _call_logical_and(input, (other if isinstance(other, Tensor) else _scalar(other, op='logical_and', arg='other')))
     if out is not None:
-        return _call_logical_and_out(input, (other if isinstance(other, Tensor) else _scalar(other)), out)
+        return _call_logical_and_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='logical_and', arg='other')), out)
     return _no_overload("logical_and", locals(), ('logical_and(Tensor self, Tensor other) -> Tensor', 'logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
@@ -5481,17 +5481,17 @@ def logical_not(input, *, out=None):
 
 def logical_or(input, other, *, out=None):
     if out is None:
-        return _call_logical_or(input, (other if isinstance(other, Tensor) else _scalar(other)))
+        return _call_logical_or(input, (other if isinstance(other, Tensor) else _scalar(other, op='logical_or', arg='other')))
     if out is not None:
-        return _call_logical_or_out(input, (other if isinstance(other, Tensor) else _scalar(other)), out)
+        return _call_logical_or_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='logical_or', arg='other')), out)
     return _no_overload("logical_or", locals(), ('logical_or(Tensor self, Tensor other) -> Tensor', 'logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def logical_xor(input, other, *, out=None):
     if out is None:
-        return _call_logical_xor(input, (other if isinstance(other, Tensor) else _scalar(other)))
+        return _call_logical_xor(input, (other if isinstance(other, Tensor) else _scalar(other, op='logical_xor', arg='other')))
     if out is not None:
-        return _call_logical_xor_out(input, (other if isinstance(other, Tensor) else _scalar(other)), out)
+        return _call_logical_xor_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='logical_xor', arg='other')), out)
     return _no_overload("logical_xor", locals(), ('logical_xor(Tensor self, Tensor other) -> Tensor', 'logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
@@ -5513,26 +5513,26 @@ def lt(input, other, *, out=None):
 
 def masked_fill(input, mask, value, *, out=None):
     if out is None and not isinstance(value, Tensor):
-        return _call_masked_fill_Scalar(input, (mask if isinstance(mask, Tensor) else _scalar(mask)), value)
+        return _call_masked_fill_Scalar(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='masked_fill', arg='mask')), value)
     if out is None and isinstance(value, Tensor):
-        return _call_masked_fill_Tensor(input, (mask if isinstance(mask, Tensor) else _scalar(mask)), value)
+        return _call_masked_fill_Tensor(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='masked_fill', arg='mask')), value)
     if not isinstance(value, Tensor) and out is not None:
-        return _call_masked_fill_Scalar_out(input, (mask if isinstance(mask, Tensor) else _scalar(mask)), value, out)
+        return _call_masked_fill_Scalar_out(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='masked_fill', arg='mask')), value, out)
     if isinstance(value, Tensor) and out is not None:
-        return _call_masked_fill_out(input, (mask if isinstance(mask, Tensor) else _scalar(mask)), value, out)
+        return _call_masked_fill_out(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='masked_fill', arg='mask')), value, out)
     return _no_overload("masked_fill", locals(), ('masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor', 'masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor', 'masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)', 'masked_fill.out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def masked_fill_(input, mask, value):
     if not isinstance(value, Tensor):
-        return _call_masked_fill__Scalar(input, (mask if isinstance(mask, Tensor) else _scalar(mask)), value)
+        return _call_masked_fill__Scalar(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='masked_fill_', arg='mask')), value)
     if isinstance(value, Tensor):
-        return _call_masked_fill__Tensor(input, (mask if isinstance(mask, Tensor) else _scalar(mask)), value)
+        return _call_masked_fill__Tensor(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='masked_fill_', arg='mask')), value)
     return _no_overload("masked_fill_", locals(), ('masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)', 'masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)'))
 
 
 def matmul(input, other):
-    return _call_matmul(input, (other if isinstance(other, Tensor) else _scalar(other)))
+    return _call_matmul(input, (other if isinstance(other, Tensor) else _scalar(other, op='matmul', arg='other')))
 
 
 def max(input, dim=_NG, keepdim=False):
@@ -5553,14 +5553,14 @@ def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
 
 def maximum(input, other, *, out=None):
     if out is None:
-        return _call_maximum(input, (other if isinstance(other, Tensor) else _scalar(other)))
+        return _call_maximum(input, (other if isinstance(other, Tensor) else _scalar(other, op='maximum', arg='other')))
     if out is not None:
-        return _call_maximum_out(input, (other if isinstance(other, Tensor) else _scalar(other)), out)
+        return _call_maximum_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='maximum', arg='other')), out)
     return _no_overload("maximum", locals(), ('maximum(Tensor self, Tensor other) -> Tensor', 'maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def maximum_(input, other):
-    return _call_maximum_(input, (other if isinstance(other, Tensor) else _scalar(other)))
+    return _call_maximum_(input, (other if isinstance(other, Tensor) else _scalar(other, op='maximum_', arg='other')))
 
 
 def mean(input, dim=_NG, keepdim=False, *, dtype=None):
@@ -5581,14 +5581,14 @@ def min(input, dim=_NG, keepdim=False):
 
 def minimum(input, other, *, out=None):
     if out is None:
-        return _call_minimum(input, (other if isinstance(other, Tensor) else _scalar(other)))
+        return _call_minimum(input, (other if isinstance(other, Tensor) else _scalar(other, op='minimum', arg='other')))
     if out is not None:
-        return _call_minimum_out(input, (other if isinstance(other, Tensor) else _scalar(other)), out)
+        return _call_minimum_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='minimum', arg='other')), out)
     return _no_overload("minimum", locals(), ('minimum(Tensor self, Tensor other) -> Tensor', 'minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def minimum_(input, other):
-    return _call_minimum_(input, (other if isinstance(other, Tensor) else _scalar(other)))
+    return _call_minimum_(input, (other if isinstance(other, Tensor) else _scalar(other, op='minimum_', arg='other')))
 
 
 def mish(input, *, out=None):
@@ -5604,11 +5604,11 @@ def mish_(input):
 
 
 def mm(input, mat2):
-    return _call_mm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2)))
+    return _call_mm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='mm', arg='mat2')))
 
 
 def mse_loss(input, target, reduction='mean'):
-    return _call_mse_loss(input, (target if isinstance(target, Tensor) else _scalar(target)), reduction)
+    return _call_mse_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='mse_loss', arg='target')), reduction)
 
 
 def mul(input, other, *, out=None):
@@ -5684,7 +5684,7 @@ def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=N
 
 
 def nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100):
-    return _call_nll_loss(input, (target if isinstance(target, Tensor) else _scalar(target)), weight, reduction, ignore_index)
+    return _call_nll_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='nll_loss', arg='target')), weight, reduction, ignore_index)
 
 
 def norm(input, p=_NG, dim=_NG, keepdim=False):
@@ -5704,7 +5704,7 @@ def one_hot(input, num_classes=-1):
 
 
 def outer(input, vec2):
-    return _call_outer(input, (vec2 if isinstance(vec2, Tensor) else _scalar(vec2)))
+    return _call_outer(input, (vec2 if isinstance(vec2, Tensor) else _scalar(vec2, op='outer', arg='vec2')))
 
 
 def permute(input, dims):
@@ -5736,7 +5736,7 @@ def pow_(input, exponent):
 
 
 def prelu(input, weight):
-    return _call_prelu(input, (weight if isinstance(weight, Tensor) else _scalar(weight)))
+    return _call_prelu(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='prelu', arg='weight')))
 
 
 def prod(input, dim=_NG, keepdim=False, *, dtype=None):
@@ -5837,14 +5837,14 @@ def rsqrt_(input):
 
 def scatter(input, dim, index, src=_NG, value=_NG):
     if src is not _NG and value is _NG:
-        return _call_scatter_src(input, dim, (index if isinstance(index, Tensor) else _scalar(index)), (src if isinstance(src, Tensor) else _scalar(src)))
+        return _call_scatter_src(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter', arg='src')))
     if src is _NG and value is not _NG:
-        return _call_scatter_value(input, dim, (index if isinstance(index, Tensor) else _scalar(index)), value)
+        return _call_scatter_value(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter', arg='index')), value)
     return _no_overload("scatter", locals(), ('scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', 'scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor'))
 
 
 def scatter_add(input, dim, index, src):
-    return _call_scatter_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index)), (src if isinstance(src, Tensor) else _scalar(src)))
+    return _call_scatter_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_add', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_add', arg='src')))
 
 
 def select(input, dim, index):
@@ -5928,7 +5928,7 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
 
 
 def smooth_l1_loss(input, target, reduction='mean', beta=1.0):
-    return _call_smooth_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target)), reduction, beta)
+    return _call_smooth_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='smooth_l1_loss', arg='target')), reduction, beta)
 
 
 def softmax(input, dim, dtype=None):
@@ -6113,9 +6113,9 @@ def view(input, size):
 
 def where(condition, input, other, *, out=None):
     if out is None:
-        return _call_where_self(condition, (input if isinstance(input, Tensor) else _scalar(input)), (other if isinstance(other, Tensor) else _scalar(other)))
+        return _call_where_self(condition, (input if isinstance(input, Tensor) else _scalar(input, op='where', arg='input')), (other if isinstance(other, Tensor) else _scalar(other, op='where', arg='other')))
     if out is not None:
-        return _call_where_self_out(condition, (input if isinstance(input, Tensor) else _scalar(input)), (other if isinstance(other, Tensor) else _scalar(other)), out)
+        return _call_where_self_out(condition, (input if isinstance(input, Tensor) else _scalar(input, op='where', arg='input')), (other if isinstance(other, Tensor) else _scalar(other, op='where', arg='other')), out)
     return _no_overload("where", locals(), ('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', 'where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 

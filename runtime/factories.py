@@ -315,8 +315,14 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._wrap(array, dtypes.from_numpy(array.dtype))
 
 
-def scalar_tensor(value: Any, like: Tensor | None = None) -> Tensor:
-    """A 0-d "wrapped number" tensor: it promotes like a Python scalar and takes no part in dispatch."""
+def scalar_tensor(value: Any, like: Tensor | None = None, *, op: str = "", arg: str = "") -> Tensor:
+    """A 0-d "wrapped number" tensor: it promotes like a Python scalar and takes no part in dispatch.
+
+    `op` and `arg` name the call a Python number was passed to, for the error when `value` is not one.
+    """
+    if not isinstance(value, bool | int | float) and not isinstance(value, np.number | np.bool_):
+        where = f"{op}(): argument '{arg}' " if op else ""
+        raise TypeError(f"{where}must be Tensor or a number, not {type(value).__name__}")
     dt = dtypes.result_type(value)
     t = Tensor._wrap(np.array(value, dtype=dt.np), dt)
     t._wrapped = True

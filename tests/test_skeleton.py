@@ -90,3 +90,13 @@ def test_broadcast_gradient_is_reduced_to_input_shape() -> None:
 ])
 def test_python_scalars_promote_as_wrapped_numbers(expr, dtype) -> None:  # noqa: ANN001
     assert expr(G.tensor([1, 2, 3])).dtype is dtype
+
+
+def test_broadcast_failure_names_both_shapes() -> None:
+    with pytest.raises(RuntimeError, match=r"add: shapes \[2, 3\] and \[4\] cannot be broadcast"):
+        G.add(G.zeros(2, 3), G.zeros(4))
+
+
+def test_non_tensor_argument_is_named() -> None:
+    with pytest.raises(TypeError, match=r"mm\(\): argument 'mat2' must be Tensor or a number, not str"):
+        G.mm(G.zeros(2, 2), "s")

@@ -25,6 +25,16 @@ def float_result_type(*tensors: Tensor) -> dtypes.DType:
     return dt if dt.is_floating_point else dtypes.get_default_dtype()
 
 
+def broadcast_error(op: str, *arrays: Any) -> NoReturn:
+    """Re-raise NumPy's broadcasting ValueError as PyTorch's RuntimeError, naming both shapes."""
+    from runtime.strides import broadcast_shapes
+    try:
+        broadcast_shapes(*(tuple(a.shape) for a in arrays))
+    except RuntimeError as e:
+        raise RuntimeError(f"{op}: {e}") from None
+    raise  # not a broadcasting problem: NumPy's own error stands
+
+
 def unsupported(op: str, dt: dtypes.DType) -> NoReturn:
     raise RuntimeError(f"\"{op}\" not implemented for '{dt.name}'")
 
