@@ -106,6 +106,7 @@ class Param:
 class Case:
     condition: str               # Python boolean expression ("" means always)
     call: str                    # the call of one overload's op function
+    op: str = ""                 # op_id of the overload, when the call can be inlined (plain-name arguments)
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,9 @@ def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
                 conds.append(f"isinstance({p.name}, Tensor)")
             elif mine_t != "Tensor" and "Tensor" in other_ts:
                 conds.append(f"not isinstance({p.name}, Tensor)")
-        cases.append(Case(" and ".join(conds), _call(f, union, others)))
+        call = _call(f, union, others)
+        plain = call == f"_call_{op_id(f)}({', '.join(py_name(a.name) for a in f.func.arguments.flat_all)})"
+        cases.append(Case(" and ".join(conds), call, op_id(f) if plain else ""))
     if len(cases) > 1 and len({c.condition for c in cases}) < len(cases):
         raise OpgenError(f"overloads of '{name}' can't be told apart in Python: "
                          f"{'; '.join(str(f.func) for f in overloads)}")

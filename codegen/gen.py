@@ -73,9 +73,10 @@ def render_all(root: Path) -> dict[str, str]:
     by_name: dict[str, list[NativeFunction]] = {}
     for f in functions:
         by_name.setdefault(f.func.name.name, []).append(f)
+    ops = [_op_context(f) for f in functions]
     files = {
         "_ops.py": env.get_template("ops.py.j2").render(
-            ops=[_op_context(f) for f in functions], bindings=bindings, exported=exported),
+            ops=ops, ops_by_id={op["id"]: op for op in ops}, bindings=bindings, exported=exported),
         "_cpu_kernels.py": env.get_template("cpu_kernels.py.j2").render(
             kernels=[_cpu_kernel_context(f, functions) for f in functions
                      if f.pointwise is not None and f.derived_from is None]),

@@ -4744,36 +4744,68 @@ def _call_avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_inclu
 
 
 def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
-    return _call__to_copy(input, dtype, layout, device, pin_memory, non_blocking, memory_format)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op__to_copy, (input, dtype, layout, device, pin_memory, non_blocking, memory_format,))
+    return _op__to_copy.table[_k](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
 
 
 def abs(input, *, out=None):
     if out is None:
-        return _call_abs(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_abs, (input,))
+        return _op_abs.table[_k](input)
     if out is not None:
         return _call_abs_out(input, out)
     return _no_overload("abs", locals(), ('abs(Tensor self) -> Tensor', 'abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def abs_(input):
-    return _call_abs_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_abs_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_abs_.table[_k](input)
 
 
 def acos(input, *, out=None):
     if out is None:
-        return _call_acos(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_acos, (input,))
+        return _op_acos.table[_k](input)
     if out is not None:
         return _call_acos_out(input, out)
     return _no_overload("acos", locals(), ('acos(Tensor self) -> Tensor', 'acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def acos_(input):
-    return _call_acos_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_acos_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_acos_.table[_k](input)
 
 
 def add(input, other, *, alpha=1, out=None):
     if out is None and isinstance(other, Tensor):
-        return _call_add_Tensor(input, other, alpha)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_add_Tensor, (input, other, alpha,))
+        return _op_add_Tensor.table[_k](input, other, alpha)
     if out is None and not isinstance(other, Tensor):
         return _call_add_Scalar(input, other, alpha)
     if isinstance(other, Tensor) and out is not None:
@@ -4785,7 +4817,13 @@ def add(input, other, *, alpha=1, out=None):
 
 def add_(input, other, *, alpha=1):
     if isinstance(other, Tensor):
-        return _call_add__Tensor(input, other, alpha)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_add__Tensor, (input, other, alpha,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _op_add__Tensor.table[_k](input, other, alpha)
     if not isinstance(other, Tensor):
         return _call_add__Scalar(input, other, alpha)
     return _no_overload("add_", locals(), ('add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', 'add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'))
@@ -4797,67 +4835,128 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 def all(input, dim=_NG, keepdim=False):
     if dim is _NG:
-        return _call_all(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_all, (input,))
+        return _op_all.table[_k](input)
     if dim is not _NG:
         return _call_all_dim(input, dim, keepdim)
     return _no_overload("all", locals(), ('all(Tensor self) -> Tensor', 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'))
 
 
 def amax(input, dim=(), keepdim=False):
-    return _call_amax(input, dim, keepdim)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_amax, (input, dim, keepdim,))
+    return _op_amax.table[_k](input, dim, keepdim)
 
 
 def amin(input, dim=(), keepdim=False):
-    return _call_amin(input, dim, keepdim)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_amin, (input, dim, keepdim,))
+    return _op_amin.table[_k](input, dim, keepdim)
 
 
 def any(input, dim=_NG, keepdim=False):
     if dim is _NG:
-        return _call_any(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_any, (input,))
+        return _op_any.table[_k](input)
     if dim is not _NG:
         return _call_any_dim(input, dim, keepdim)
     return _no_overload("any", locals(), ('any(Tensor self) -> Tensor', 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'))
 
 
 def argmax(input, dim=None, keepdim=False):
-    return _call_argmax(input, dim, keepdim)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_argmax, (input, dim, keepdim,))
+    return _op_argmax.table[_k](input, dim, keepdim)
 
 
 def argmin(input, dim=None, keepdim=False):
-    return _call_argmin(input, dim, keepdim)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_argmin, (input, dim, keepdim,))
+    return _op_argmin.table[_k](input, dim, keepdim)
 
 
 def argsort(input, dim=-1, descending=False, *, stable=_NG):
     if stable is _NG:
-        return _call_argsort(input, dim, descending)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_argsort, (input, dim, descending,))
+        return _op_argsort.table[_k](input, dim, descending)
     if stable is not _NG:
         return _call_argsort_stable(input, stable, dim, descending)
     return _no_overload("argsort", locals(), ('argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor', 'argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor'))
 
 
 def as_strided(input, size, stride, storage_offset=None):
-    return _call_as_strided(input, size, stride, storage_offset)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_as_strided, (input, size, stride, storage_offset,))
+    return _op_as_strided.table[_k](input, size, stride, storage_offset)
 
 
 def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset=None):
-    return _call_as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
+    _t = _tls
+    try:
+        _k = (grad._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_as_strided_backward, (grad, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
+    return _op_as_strided_backward.table[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
 
 
 def asin(input, *, out=None):
     if out is None:
-        return _call_asin(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_asin, (input,))
+        return _op_asin.table[_k](input)
     if out is not None:
         return _call_asin_out(input, out)
     return _no_overload("asin", locals(), ('asin(Tensor self) -> Tensor', 'asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def asin_(input):
-    return _call_asin_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_asin_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_asin_.table[_k](input)
 
 
 def atan(input, *, out=None):
     if out is None:
-        return _call_atan(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_atan, (input,))
+        return _op_atan.table[_k](input)
     if out is not None:
         return _call_atan_out(input, out)
     return _no_overload("atan", locals(), ('atan(Tensor self) -> Tensor', 'atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
@@ -4876,11 +4975,22 @@ def atan2_(input, other):
 
 
 def atan_(input):
-    return _call_atan_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_atan_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_atan_.table[_k](input)
 
 
 def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
-    return _call_avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_avg_pool2d, (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,))
+    return _op_avg_pool2d.table[_k](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
 def binary_cross_entropy(input, target, weight=None, reduction='mean'):
@@ -4905,14 +5015,25 @@ def bitwise_and_(input, other):
 
 def bitwise_not(input, *, out=None):
     if out is None:
-        return _call_bitwise_not(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_bitwise_not, (input,))
+        return _op_bitwise_not.table[_k](input)
     if out is not None:
         return _call_bitwise_not_out(input, out)
     return _no_overload("bitwise_not", locals(), ('bitwise_not(Tensor self) -> Tensor', 'bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def bitwise_not_(input):
-    return _call_bitwise_not_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_not_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_bitwise_not_.table[_k](input)
 
 
 def bitwise_or(input, other, *, out=None):
@@ -4944,43 +5065,89 @@ def bmm(input, mat2):
 
 
 def cat(tensors, dim=0):
-    return _call_cat(tensors, dim)
+    _t = _tls
+    try:
+        _k = (_keys_of(tensors) | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_cat, (tensors, dim,))
+    return _op_cat.table[_k](tensors, dim)
 
 
 def ceil(input, *, out=None):
     if out is None:
-        return _call_ceil(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_ceil, (input,))
+        return _op_ceil.table[_k](input)
     if out is not None:
         return _call_ceil_out(input, out)
     return _no_overload("ceil", locals(), ('ceil(Tensor self) -> Tensor', 'ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def ceil_(input):
-    return _call_ceil_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_ceil_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_ceil_.table[_k](input)
 
 
 def chunk(input, chunks, dim=0):
-    return _call_chunk(input, chunks, dim)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_chunk, (input, chunks, dim,))
+    return _op_chunk.table[_k](input, chunks, dim)
 
 
 def clamp(input, min=None, max=None):
-    return _call_clamp(input, min, max)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp, (input, min, max,))
+    return _op_clamp.table[_k](input, min, max)
 
 
 def clip(input, min=None, max=None):
-    return _call_clip(input, min, max)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_clip, (input, min, max,))
+    return _op_clip.table[_k](input, min, max)
 
 
 def clone(input, *, memory_format=None):
-    return _call_clone(input, memory_format)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_clone, (input, memory_format,))
+    return _op_clone.table[_k](input, memory_format)
 
 
 def col2im(input, output_size, kernel_size, dilation, padding, stride):
-    return _call_col2im(input, output_size, kernel_size, dilation, padding, stride)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_col2im, (input, output_size, kernel_size, dilation, padding, stride,))
+    return _op_col2im.table[_k](input, output_size, kernel_size, dilation, padding, stride)
 
 
 def contiguous(input, *, memory_format='contiguous_format'):
-    return _call_contiguous(input, memory_format)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_contiguous, (input, memory_format,))
+    return _op_contiguous.table[_k](input, memory_format)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -4993,26 +5160,48 @@ def copy_(input, src, non_blocking=False):
 
 def cos(input, *, out=None):
     if out is None:
-        return _call_cos(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_cos, (input,))
+        return _op_cos.table[_k](input)
     if out is not None:
         return _call_cos_out(input, out)
     return _no_overload("cos", locals(), ('cos(Tensor self) -> Tensor', 'cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def cos_(input):
-    return _call_cos_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_cos_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_cos_.table[_k](input)
 
 
 def cosh(input, *, out=None):
     if out is None:
-        return _call_cosh(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_cosh, (input,))
+        return _op_cosh.table[_k](input)
     if out is not None:
         return _call_cosh_out(input, out)
     return _no_overload("cosh", locals(), ('cosh(Tensor self) -> Tensor', 'cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def cosh_(input):
-    return _call_cosh_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_cosh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_cosh_.table[_k](input)
 
 
 def cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_index=-100, label_smoothing=0.0):
@@ -5020,20 +5209,40 @@ def cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_inde
 
 
 def cumsum(input, dim, *, dtype=None):
-    return _call_cumsum(input, dim, dtype)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_cumsum, (input, dim, dtype,))
+    return _op_cumsum.table[_k](input, dim, dtype)
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
-    return _call_diagonal(input, offset, dim1, dim2)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_diagonal, (input, offset, dim1, dim2,))
+    return _op_diagonal.table[_k](input, offset, dim1, dim2)
 
 
 def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
-    return _call_diagonal_backward(grad_output, input_sizes, offset, dim1, dim2)
+    _t = _tls
+    try:
+        _k = (grad_output._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2,))
+    return _op_diagonal_backward.table[_k](grad_output, input_sizes, offset, dim1, dim2)
 
 
 def div(input, other, *, rounding_mode=_NG, out=None):
     if out is None and isinstance(other, Tensor) and rounding_mode is _NG:
-        return _call_div_Tensor(input, other)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_div_Tensor, (input, other,))
+        return _op_div_Tensor.table[_k](input, other)
     if out is None and not isinstance(other, Tensor) and rounding_mode is _NG:
         return _call_div_Scalar(input, other)
     if out is None and isinstance(other, Tensor) and rounding_mode is not _NG:
@@ -5049,7 +5258,13 @@ def div(input, other, *, rounding_mode=_NG, out=None):
 
 def div_(input, other):
     if isinstance(other, Tensor):
-        return _call_div__Tensor(input, other)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_div__Tensor, (input, other,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _op_div__Tensor.table[_k](input, other)
     if not isinstance(other, Tensor):
         return _call_div__Scalar(input, other)
     return _no_overload("div_", locals(), ('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
@@ -5060,19 +5275,35 @@ def dot(input, tensor):
 
 
 def dropout(input, p, train):
-    return _call_dropout(input, p, train)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_dropout, (input, p, train,))
+    return _op_dropout.table[_k](input, p, train)
 
 
 def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
     if out is None:
-        return _call_elu(input, alpha, scale, input_scale)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_elu, (input, alpha, scale, input_scale,))
+        return _op_elu.table[_k](input, alpha, scale, input_scale)
     if out is not None:
         return _call_elu_out(input, alpha, scale, input_scale, out)
     return _no_overload("elu", locals(), ('elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor', 'elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def elu_(input, alpha=1, scale=1, input_scale=1):
-    return _call_elu_(input, alpha, scale, input_scale)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_elu_, (input, alpha, scale, input_scale,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_elu_.table[_k](input, alpha, scale, input_scale)
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
@@ -5080,12 +5311,19 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _call_empty_strided(size, stride, dtype, layout, device, pin_memory)
+    _t = _tls
+    _k = _t.include & _t.mask
+    return _op_empty_strided.table[_k](size, stride, dtype, layout, device, pin_memory)
 
 
 def eq(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        return _call_eq_Tensor(input, other)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_eq_Tensor, (input, other,))
+        return _op_eq_Tensor.table[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_eq_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -5097,19 +5335,35 @@ def eq(input, other, *, out=None):
 
 def erf(input, *, out=None):
     if out is None:
-        return _call_erf(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_erf, (input,))
+        return _op_erf.table[_k](input)
     if out is not None:
         return _call_erf_out(input, out)
     return _no_overload("erf", locals(), ('erf(Tensor self) -> Tensor', 'erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def erf_(input):
-    return _call_erf_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_erf_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_erf_.table[_k](input)
 
 
 def exp(input, *, out=None):
     if out is None:
-        return _call_exp(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_exp, (input,))
+        return _op_exp.table[_k](input)
     if out is not None:
         return _call_exp_out(input, out)
     return _no_overload("exp", locals(), ('exp(Tensor self) -> Tensor', 'exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
@@ -5117,22 +5371,44 @@ def exp(input, *, out=None):
 
 def exp2(input, *, out=None):
     if out is None:
-        return _call_exp2(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_exp2, (input,))
+        return _op_exp2.table[_k](input)
     if out is not None:
         return _call_exp2_out(input, out)
     return _no_overload("exp2", locals(), ('exp2(Tensor self) -> Tensor', 'exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def exp2_(input):
-    return _call_exp2_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_exp2_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_exp2_.table[_k](input)
 
 
 def exp_(input):
-    return _call_exp_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_exp_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_exp_.table[_k](input)
 
 
 def expand(input, size, *, implicit=False):
-    return _call_expand(input, size, implicit)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_expand, (input, size, implicit,))
+    return _op_expand.table[_k](input, size, implicit)
 
 
 def expand_as(input, other):
@@ -5141,43 +5417,86 @@ def expand_as(input, other):
 
 def expm1(input, *, out=None):
     if out is None:
-        return _call_expm1(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_expm1, (input,))
+        return _op_expm1.table[_k](input)
     if out is not None:
         return _call_expm1_out(input, out)
     return _no_overload("expm1", locals(), ('expm1(Tensor self) -> Tensor', 'expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def expm1_(input):
-    return _call_expm1_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_expm1_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_expm1_.table[_k](input)
 
 
 def fill_(input, value):
-    return _call_fill__Scalar(input, value)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_fill__Scalar, (input, value,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_fill__Scalar.table[_k](input, value)
 
 
 def flatten(input, start_dim=0, end_dim=-1):
-    return _call_flatten_using_ints(input, start_dim, end_dim)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_flatten_using_ints, (input, start_dim, end_dim,))
+    return _op_flatten_using_ints.table[_k](input, start_dim, end_dim)
 
 
 def flip(input, dims):
-    return _call_flip(input, dims)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_flip, (input, dims,))
+    return _op_flip.table[_k](input, dims)
 
 
 def floor(input, *, out=None):
     if out is None:
-        return _call_floor(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_floor, (input,))
+        return _op_floor.table[_k](input)
     if out is not None:
         return _call_floor_out(input, out)
     return _no_overload("floor", locals(), ('floor(Tensor self) -> Tensor', 'floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def floor_(input):
-    return _call_floor_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_floor_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_floor_.table[_k](input)
 
 
 def floor_divide(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        return _call_floor_divide(input, other)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_floor_divide, (input, other,))
+        return _op_floor_divide.table[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_floor_divide_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -5189,7 +5508,13 @@ def floor_divide(input, other, *, out=None):
 
 def floor_divide_(input, other):
     if isinstance(other, Tensor):
-        return _call_floor_divide_(input, other)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_floor_divide_, (input, other,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _op_floor_divide_.table[_k](input, other)
     if not isinstance(other, Tensor):
         return _call_floor_divide__Scalar(input, other)
     return _no_overload("floor_divide_", locals(), ('floor_divide_(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
@@ -5197,7 +5522,12 @@ def floor_divide_(input, other):
 
 def fmod(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        return _call_fmod_Tensor(input, other)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_fmod_Tensor, (input, other,))
+        return _op_fmod_Tensor.table[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_fmod_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -5209,7 +5539,13 @@ def fmod(input, other, *, out=None):
 
 def fmod_(input, other):
     if isinstance(other, Tensor):
-        return _call_fmod__Tensor(input, other)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_fmod__Tensor, (input, other,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _op_fmod__Tensor.table[_k](input, other)
     if not isinstance(other, Tensor):
         return _call_fmod__Scalar(input, other)
     return _no_overload("fmod_", locals(), ('fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
@@ -5217,14 +5553,25 @@ def fmod_(input, other):
 
 def frac(input, *, out=None):
     if out is None:
-        return _call_frac(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_frac, (input,))
+        return _op_frac.table[_k](input)
     if out is not None:
         return _call_frac_out(input, out)
     return _no_overload("frac", locals(), ('frac(Tensor self) -> Tensor', 'frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def frac_(input):
-    return _call_frac_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_frac_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_frac_.table[_k](input)
 
 
 def gather(input, dim, index, *, sparse_grad=False):
@@ -5233,7 +5580,12 @@ def gather(input, dim, index, *, sparse_grad=False):
 
 def ge(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        return _call_ge_Tensor(input, other)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_ge_Tensor, (input, other,))
+        return _op_ge_Tensor.table[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_ge_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -5244,12 +5596,22 @@ def ge(input, other, *, out=None):
 
 
 def gelu(input, *, approximate='none'):
-    return _call_gelu(input, approximate)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_gelu, (input, approximate,))
+    return _op_gelu.table[_k](input, approximate)
 
 
 def gt(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        return _call_gt_Tensor(input, other)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_gt_Tensor, (input, other,))
+        return _op_gt_Tensor.table[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_gt_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -5261,46 +5623,89 @@ def gt(input, other, *, out=None):
 
 def hardsigmoid(input, *, out=None):
     if out is None:
-        return _call_hardsigmoid(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_hardsigmoid, (input,))
+        return _op_hardsigmoid.table[_k](input)
     if out is not None:
         return _call_hardsigmoid_out(input, out)
     return _no_overload("hardsigmoid", locals(), ('hardsigmoid(Tensor self) -> Tensor', 'hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def hardsigmoid_(input):
-    return _call_hardsigmoid_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_hardsigmoid_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_hardsigmoid_.table[_k](input)
 
 
 def hardswish(input, *, out=None):
     if out is None:
-        return _call_hardswish(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_hardswish, (input,))
+        return _op_hardswish.table[_k](input)
     if out is not None:
         return _call_hardswish_out(input, out)
     return _no_overload("hardswish", locals(), ('hardswish(Tensor self) -> Tensor', 'hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def hardswish_(input):
-    return _call_hardswish_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_hardswish_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_hardswish_.table[_k](input)
 
 
 def hardtanh(input, min_val=-1, max_val=1, *, out=None):
     if out is None:
-        return _call_hardtanh(input, min_val, max_val)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_hardtanh, (input, min_val, max_val,))
+        return _op_hardtanh.table[_k](input, min_val, max_val)
     if out is not None:
         return _call_hardtanh_out(input, min_val, max_val, out)
     return _no_overload("hardtanh", locals(), ('hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor', 'hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def hardtanh_(input, min_val=-1, max_val=1):
-    return _call_hardtanh_(input, min_val, max_val)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_hardtanh_, (input, min_val, max_val,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_hardtanh_.table[_k](input, min_val, max_val)
 
 
 def im2col(input, kernel_size, dilation, padding, stride):
-    return _call_im2col(input, kernel_size, dilation, padding, stride)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_im2col, (input, kernel_size, dilation, padding, stride,))
+    return _op_im2col.table[_k](input, kernel_size, dilation, padding, stride)
 
 
 def index(input, indices):
-    return _call_index_Tensor(input, indices)
+    _t = _tls
+    try:
+        _k = (input._keys | _keys_of(indices) | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_index_Tensor, (input, indices,))
+    return _op_index_Tensor.table[_k](input, indices)
 
 
 def index_add(input, dim, index, source, *, alpha=1):
@@ -5321,7 +5726,12 @@ def index_select(input, dim, index):
 
 def isfinite(input, *, out=None):
     if out is None:
-        return _call_isfinite(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_isfinite, (input,))
+        return _op_isfinite.table[_k](input)
     if out is not None:
         return _call_isfinite_out(input, out)
     return _no_overload("isfinite", locals(), ('isfinite(Tensor self) -> Tensor', 'isfinite.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
@@ -5329,7 +5739,12 @@ def isfinite(input, *, out=None):
 
 def isinf(input, *, out=None):
     if out is None:
-        return _call_isinf(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_isinf, (input,))
+        return _op_isinf.table[_k](input)
     if out is not None:
         return _call_isinf_out(input, out)
     return _no_overload("isinf", locals(), ('isinf(Tensor self) -> Tensor', 'isinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
@@ -5337,7 +5752,12 @@ def isinf(input, *, out=None):
 
 def isnan(input, *, out=None):
     if out is None:
-        return _call_isnan(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_isnan, (input,))
+        return _op_isnan.table[_k](input)
     if out is not None:
         return _call_isnan_out(input, out)
     return _no_overload("isnan", locals(), ('isnan(Tensor self) -> Tensor', 'isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
@@ -5349,7 +5769,12 @@ def l1_loss(input, target, reduction='mean'):
 
 def le(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        return _call_le_Tensor(input, other)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_le_Tensor, (input, other,))
+        return _op_le_Tensor.table[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_le_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -5361,14 +5786,25 @@ def le(input, other, *, out=None):
 
 def leaky_relu(input, negative_slope=0.01, *, out=None):
     if out is None:
-        return _call_leaky_relu(input, negative_slope)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_leaky_relu, (input, negative_slope,))
+        return _op_leaky_relu.table[_k](input, negative_slope)
     if out is not None:
         return _call_leaky_relu_out(input, negative_slope, out)
     return _no_overload("leaky_relu", locals(), ('leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor', 'leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def leaky_relu_(input, negative_slope=0.01):
-    return _call_leaky_relu_(input, negative_slope)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_leaky_relu_, (input, negative_slope,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_leaky_relu_.table[_k](input, negative_slope)
 
 
 def lerp(input, end, weight, *, out=None):
@@ -5392,7 +5828,12 @@ def lerp_(input, end, weight):
 
 
 def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
-    return _call_linalg_vector_norm(input, ord, dim, keepdim, dtype)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_vector_norm, (input, ord, dim, keepdim, dtype,))
+    return _op_linalg_vector_norm.table[_k](input, ord, dim, keepdim, dtype)
 
 
 def linear(input, weight, bias=None):
@@ -5401,7 +5842,12 @@ def linear(input, weight, bias=None):
 
 def log(input, *, out=None):
     if out is None:
-        return _call_log(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_log, (input,))
+        return _op_log.table[_k](input)
     if out is not None:
         return _call_log_out(input, out)
     return _no_overload("log", locals(), ('log(Tensor self) -> Tensor', 'log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
@@ -5409,58 +5855,113 @@ def log(input, *, out=None):
 
 def log10(input, *, out=None):
     if out is None:
-        return _call_log10(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_log10, (input,))
+        return _op_log10.table[_k](input)
     if out is not None:
         return _call_log10_out(input, out)
     return _no_overload("log10", locals(), ('log10(Tensor self) -> Tensor', 'log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def log10_(input):
-    return _call_log10_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log10_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_log10_.table[_k](input)
 
 
 def log1p(input, *, out=None):
     if out is None:
-        return _call_log1p(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_log1p, (input,))
+        return _op_log1p.table[_k](input)
     if out is not None:
         return _call_log1p_out(input, out)
     return _no_overload("log1p", locals(), ('log1p(Tensor self) -> Tensor', 'log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def log1p_(input):
-    return _call_log1p_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log1p_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_log1p_.table[_k](input)
 
 
 def log2(input, *, out=None):
     if out is None:
-        return _call_log2(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_log2, (input,))
+        return _op_log2.table[_k](input)
     if out is not None:
         return _call_log2_out(input, out)
     return _no_overload("log2", locals(), ('log2(Tensor self) -> Tensor', 'log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def log2_(input):
-    return _call_log2_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log2_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_log2_.table[_k](input)
 
 
 def log_(input):
-    return _call_log_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_log_.table[_k](input)
 
 
 def log_sigmoid(input, *, out=None):
     if out is None:
-        return _call_log_sigmoid(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_log_sigmoid, (input,))
+        return _op_log_sigmoid.table[_k](input)
     if out is not None:
         return _call_log_sigmoid_out(input, out)
     return _no_overload("log_sigmoid", locals(), ('log_sigmoid(Tensor self) -> Tensor', 'log_sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def log_sigmoid_(input):
-    return _call_log_sigmoid_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log_sigmoid_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_log_sigmoid_.table[_k](input)
 
 
 def log_softmax(input, dim, dtype=None):
-    return _call_log_softmax_int(input, dim, dtype)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_log_softmax_int, (input, dim, dtype,))
+    return _op_log_softmax_int.table[_k](input, dim, dtype)
 
 
 def logical_and(input, other, *, out=None):
@@ -5473,7 +5974,12 @@ def logical_and(input, other, *, out=None):
 
 def logical_not(input, *, out=None):
     if out is None:
-        return _call_logical_not(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_logical_not, (input,))
+        return _op_logical_not.table[_k](input)
     if out is not None:
         return _call_logical_not_out(input, out)
     return _no_overload("logical_not", locals(), ('logical_not(Tensor self) -> Tensor', 'logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
@@ -5496,12 +6002,22 @@ def logical_xor(input, other, *, out=None):
 
 
 def logsumexp(input, dim, keepdim=False):
-    return _call_logsumexp(input, dim, keepdim)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_logsumexp, (input, dim, keepdim,))
+    return _op_logsumexp.table[_k](input, dim, keepdim)
 
 
 def lt(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        return _call_lt_Tensor(input, other)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_lt_Tensor, (input, other,))
+        return _op_lt_Tensor.table[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_lt_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -5537,18 +6053,33 @@ def matmul(input, other):
 
 def max(input, dim=_NG, keepdim=False):
     if dim is _NG:
-        return _call_max(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_max, (input,))
+        return _op_max.table[_k](input)
     if dim is not _NG:
         return _call_max_dim(input, dim, keepdim)
     return _no_overload("max", locals(), ('max(Tensor self) -> Tensor', 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
 
 
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    return _call_max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_max_pool2d, (input, kernel_size, stride, padding, dilation, ceil_mode,))
+    return _op_max_pool2d.table[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    return _call_max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_max_pool2d_with_indices, (input, kernel_size, stride, padding, dilation, ceil_mode,))
+    return _op_max_pool2d_with_indices.table[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def maximum(input, other, *, out=None):
@@ -5565,7 +6096,12 @@ def maximum_(input, other):
 
 def mean(input, dim=_NG, keepdim=False, *, dtype=None):
     if dim is _NG:
-        return _call_mean(input, dtype)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_mean, (input, dtype,))
+        return _op_mean.table[_k](input, dtype)
     if dim is not _NG:
         return _call_mean_dim(input, dim, keepdim, dtype)
     return _no_overload("mean", locals(), ('mean(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
@@ -5573,7 +6109,12 @@ def mean(input, dim=_NG, keepdim=False, *, dtype=None):
 
 def min(input, dim=_NG, keepdim=False):
     if dim is _NG:
-        return _call_min(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_min, (input,))
+        return _op_min.table[_k](input)
     if dim is not _NG:
         return _call_min_dim(input, dim, keepdim)
     return _no_overload("min", locals(), ('min(Tensor self) -> Tensor', 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
@@ -5593,14 +6134,25 @@ def minimum_(input, other):
 
 def mish(input, *, out=None):
     if out is None:
-        return _call_mish(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_mish, (input,))
+        return _op_mish.table[_k](input)
     if out is not None:
         return _call_mish_out(input, out)
     return _no_overload("mish", locals(), ('mish(Tensor self) -> Tensor', 'mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def mish_(input):
-    return _call_mish_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_mish_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_mish_.table[_k](input)
 
 
 def mm(input, mat2):
@@ -5613,7 +6165,12 @@ def mse_loss(input, target, reduction='mean'):
 
 def mul(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        return _call_mul_Tensor(input, other)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_mul_Tensor, (input, other,))
+        return _op_mul_Tensor.table[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_mul_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -5625,27 +6182,53 @@ def mul(input, other, *, out=None):
 
 def mul_(input, other):
     if isinstance(other, Tensor):
-        return _call_mul__Tensor(input, other)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_mul__Tensor, (input, other,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _op_mul__Tensor.table[_k](input, other)
     if not isinstance(other, Tensor):
         return _call_mul__Scalar(input, other)
     return _no_overload("mul_", locals(), ('mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
 def nan_to_num(input, nan=None, posinf=None, neginf=None):
-    return _call_nan_to_num(input, nan, posinf, neginf)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_nan_to_num, (input, nan, posinf, neginf,))
+    return _op_nan_to_num.table[_k](input, nan, posinf, neginf)
 
 
 def narrow(input, dim, start, length):
-    return _call_narrow(input, dim, start, length)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_narrow, (input, dim, start, length,))
+    return _op_narrow.table[_k](input, dim, start, length)
 
 
 def native_dropout(input, p, train):
-    return _call_native_dropout(input, p, train)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_native_dropout, (input, p, train,))
+    return _op_native_dropout.table[_k](input, p, train)
 
 
 def ne(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        return _call_ne_Tensor(input, other)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_ne_Tensor, (input, other,))
+        return _op_ne_Tensor.table[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_ne_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -5657,30 +6240,61 @@ def ne(input, other, *, out=None):
 
 def neg(input, *, out=None):
     if out is None:
-        return _call_neg(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_neg, (input,))
+        return _op_neg.table[_k](input)
     if out is not None:
         return _call_neg_out(input, out)
     return _no_overload("neg", locals(), ('neg(Tensor self) -> Tensor', 'neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def neg_(input):
-    return _call_neg_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_neg_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_neg_.table[_k](input)
 
 
 def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _call_new_empty(input, size, dtype, layout, device, pin_memory)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_new_empty, (input, size, dtype, layout, device, pin_memory,))
+    return _op_new_empty.table[_k](input, size, dtype, layout, device, pin_memory)
 
 
 def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _call_new_full(input, size, fill_value, dtype, layout, device, pin_memory)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_new_full, (input, size, fill_value, dtype, layout, device, pin_memory,))
+    return _op_new_full.table[_k](input, size, fill_value, dtype, layout, device, pin_memory)
 
 
 def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _call_new_ones(input, size, dtype, layout, device, pin_memory)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_new_ones, (input, size, dtype, layout, device, pin_memory,))
+    return _op_new_ones.table[_k](input, size, dtype, layout, device, pin_memory)
 
 
 def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _call_new_zeros(input, size, dtype, layout, device, pin_memory)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_new_zeros, (input, size, dtype, layout, device, pin_memory,))
+    return _op_new_zeros.table[_k](input, size, dtype, layout, device, pin_memory)
 
 
 def nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100):
@@ -5696,11 +6310,22 @@ def norm(input, p=_NG, dim=_NG, keepdim=False):
 
 
 def normal_(input, mean=0, std=1, *, generator=None):
-    return _call_normal_(input, mean, std, generator)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_normal_, (input, mean, std, generator,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_normal_.table[_k](input, mean, std, generator)
 
 
 def one_hot(input, num_classes=-1):
-    return _call_one_hot(input, num_classes)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_one_hot, (input, num_classes,))
+    return _op_one_hot.table[_k](input, num_classes)
 
 
 def outer(input, vec2):
@@ -5708,16 +6333,31 @@ def outer(input, vec2):
 
 
 def permute(input, dims):
-    return _call_permute(input, dims)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_permute, (input, dims,))
+    return _op_permute.table[_k](input, dims)
 
 
 def positive(input):
-    return _call_positive(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_positive, (input,))
+    return _op_positive.table[_k](input)
 
 
 def pow(input, exponent, *, out=None):
     if out is None and not isinstance(exponent, Tensor):
-        return _call_pow_Tensor_Scalar(input, exponent)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_pow_Tensor_Scalar, (input, exponent,))
+        return _op_pow_Tensor_Scalar.table[_k](input, exponent)
     if out is None and isinstance(exponent, Tensor):
         return _call_pow_Tensor_Tensor(input, exponent)
     if not isinstance(exponent, Tensor) and out is not None:
@@ -5729,7 +6369,13 @@ def pow(input, exponent, *, out=None):
 
 def pow_(input, exponent):
     if not isinstance(exponent, Tensor):
-        return _call_pow__Tensor_Scalar(input, exponent)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_pow__Tensor_Scalar, (input, exponent,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _op_pow__Tensor_Scalar.table[_k](input, exponent)
     if isinstance(exponent, Tensor):
         return _call_pow__Tensor_Tensor(input, exponent)
     return _no_overload("pow_", locals(), ('pow_.Tensor_Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)', 'pow_.Tensor_Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)'))
@@ -5741,47 +6387,90 @@ def prelu(input, weight):
 
 def prod(input, dim=_NG, keepdim=False, *, dtype=None):
     if dim is _NG:
-        return _call_prod(input, dtype)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_prod, (input, dtype,))
+        return _op_prod.table[_k](input, dtype)
     if dim is not _NG:
         return _call_prod_dim_int(input, dim, keepdim, dtype)
     return _no_overload("prod", locals(), ('prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
 def random_(input, from_, to, *, generator=None):
-    return _call_random__from(input, from_, to, generator)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_random__from, (input, from_, to, generator,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_random__from.table[_k](input, from_, to, generator)
 
 
 def reciprocal(input, *, out=None):
     if out is None:
-        return _call_reciprocal(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_reciprocal, (input,))
+        return _op_reciprocal.table[_k](input)
     if out is not None:
         return _call_reciprocal_out(input, out)
     return _no_overload("reciprocal", locals(), ('reciprocal(Tensor self) -> Tensor', 'reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def reciprocal_(input):
-    return _call_reciprocal_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_reciprocal_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_reciprocal_.table[_k](input)
 
 
 def relu(input, *, out=None):
     if out is None:
-        return _call_relu(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_relu, (input,))
+        return _op_relu.table[_k](input)
     if out is not None:
         return _call_relu_out(input, out)
     return _no_overload("relu", locals(), ('relu(Tensor self) -> Tensor', 'relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def relu6(input):
-    return _call_relu6(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_relu6, (input,))
+    return _op_relu6.table[_k](input)
 
 
 def relu_(input):
-    return _call_relu_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_relu_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_relu_.table[_k](input)
 
 
 def remainder(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        return _call_remainder_Tensor(input, other)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_remainder_Tensor, (input, other,))
+        return _op_remainder_Tensor.table[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_remainder_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -5793,46 +6482,89 @@ def remainder(input, other, *, out=None):
 
 def remainder_(input, other):
     if isinstance(other, Tensor):
-        return _call_remainder__Tensor(input, other)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_remainder__Tensor, (input, other,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _op_remainder__Tensor.table[_k](input, other)
     if not isinstance(other, Tensor):
         return _call_remainder__Scalar(input, other)
     return _no_overload("remainder_", locals(), ('remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
 def repeat(input, repeats):
-    return _call_repeat(input, repeats)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_repeat, (input, repeats,))
+    return _op_repeat.table[_k](input, repeats)
 
 
 def reshape(input, shape):
-    return _call_reshape(input, shape)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_reshape, (input, shape,))
+    return _op_reshape.table[_k](input, shape)
 
 
 def roll(input, shifts, dims=()):
-    return _call_roll(input, shifts, dims)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_roll, (input, shifts, dims,))
+    return _op_roll.table[_k](input, shifts, dims)
 
 
 def round(input, *, out=None):
     if out is None:
-        return _call_round(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_round, (input,))
+        return _op_round.table[_k](input)
     if out is not None:
         return _call_round_out(input, out)
     return _no_overload("round", locals(), ('round(Tensor self) -> Tensor', 'round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def round_(input):
-    return _call_round_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_round_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_round_.table[_k](input)
 
 
 def rsqrt(input, *, out=None):
     if out is None:
-        return _call_rsqrt(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_rsqrt, (input,))
+        return _op_rsqrt.table[_k](input)
     if out is not None:
         return _call_rsqrt_out(input, out)
     return _no_overload("rsqrt", locals(), ('rsqrt(Tensor self) -> Tensor', 'rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def rsqrt_(input):
-    return _call_rsqrt_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_rsqrt_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_rsqrt_.table[_k](input)
 
 
 def scatter(input, dim, index, src=_NG, value=_NG):
@@ -5848,83 +6580,163 @@ def scatter_add(input, dim, index, src):
 
 
 def select(input, dim, index):
-    return _call_select_int(input, dim, index)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_select_int, (input, dim, index,))
+    return _op_select_int.table[_k](input, dim, index)
 
 
 def select_backward(grad_output, input_sizes, dim, index):
-    return _call_select_backward(grad_output, input_sizes, dim, index)
+    _t = _tls
+    try:
+        _k = (grad_output._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_select_backward, (grad_output, input_sizes, dim, index,))
+    return _op_select_backward.table[_k](grad_output, input_sizes, dim, index)
 
 
 def selu(input):
-    return _call_selu(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_selu, (input,))
+    return _op_selu.table[_k](input)
 
 
 def sigmoid(input, *, out=None):
     if out is None:
-        return _call_sigmoid(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_sigmoid, (input,))
+        return _op_sigmoid.table[_k](input)
     if out is not None:
         return _call_sigmoid_out(input, out)
     return _no_overload("sigmoid", locals(), ('sigmoid(Tensor self) -> Tensor', 'sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def sigmoid_(input):
-    return _call_sigmoid_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sigmoid_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_sigmoid_.table[_k](input)
 
 
 def sign(input, *, out=None):
     if out is None:
-        return _call_sign(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_sign, (input,))
+        return _op_sign.table[_k](input)
     if out is not None:
         return _call_sign_out(input, out)
     return _no_overload("sign", locals(), ('sign(Tensor self) -> Tensor', 'sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def sign_(input):
-    return _call_sign_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sign_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_sign_.table[_k](input)
 
 
 def silu(input, *, out=None):
     if out is None:
-        return _call_silu(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_silu, (input,))
+        return _op_silu.table[_k](input)
     if out is not None:
         return _call_silu_out(input, out)
     return _no_overload("silu", locals(), ('silu(Tensor self) -> Tensor', 'silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def silu_(input):
-    return _call_silu_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_silu_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_silu_.table[_k](input)
 
 
 def sin(input, *, out=None):
     if out is None:
-        return _call_sin(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_sin, (input,))
+        return _op_sin.table[_k](input)
     if out is not None:
         return _call_sin_out(input, out)
     return _no_overload("sin", locals(), ('sin(Tensor self) -> Tensor', 'sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def sin_(input):
-    return _call_sin_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sin_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_sin_.table[_k](input)
 
 
 def sinh(input, *, out=None):
     if out is None:
-        return _call_sinh(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_sinh, (input,))
+        return _op_sinh.table[_k](input)
     if out is not None:
         return _call_sinh_out(input, out)
     return _no_overload("sinh", locals(), ('sinh(Tensor self) -> Tensor', 'sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def sinh_(input):
-    return _call_sinh_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sinh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_sinh_.table[_k](input)
 
 
 def slice(input, dim=0, start=None, end=None, step=1):
-    return _call_slice_Tensor(input, dim, start, end, step)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_slice_Tensor, (input, dim, start, end, step,))
+    return _op_slice_Tensor.table[_k](input, dim, start, end, step)
 
 
 def slice_backward(grad_output, input_sizes, dim, start, end, step):
-    return _call_slice_backward(grad_output, input_sizes, dim, start, end, step)
+    _t = _tls
+    try:
+        _k = (grad_output._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_slice_backward, (grad_output, input_sizes, dim, start, end, step,))
+    return _op_slice_backward.table[_k](grad_output, input_sizes, dim, start, end, step)
 
 
 def smooth_l1_loss(input, target, reduction='mean', beta=1.0):
@@ -5932,76 +6744,144 @@ def smooth_l1_loss(input, target, reduction='mean', beta=1.0):
 
 
 def softmax(input, dim, dtype=None):
-    return _call_softmax_int(input, dim, dtype)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_softmax_int, (input, dim, dtype,))
+    return _op_softmax_int.table[_k](input, dim, dtype)
 
 
 def softplus(input, beta=1, threshold=20, *, out=None):
     if out is None:
-        return _call_softplus(input, beta, threshold)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_softplus, (input, beta, threshold,))
+        return _op_softplus.table[_k](input, beta, threshold)
     if out is not None:
         return _call_softplus_out(input, beta, threshold, out)
     return _no_overload("softplus", locals(), ('softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor', 'softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def softplus_(input, beta=1, threshold=20):
-    return _call_softplus_(input, beta, threshold)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_softplus_, (input, beta, threshold,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_softplus_.table[_k](input, beta, threshold)
 
 
 def sort(input, dim=-1, descending=False, *, stable=_NG):
     if stable is _NG:
-        return _call_sort(input, dim, descending)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_sort, (input, dim, descending,))
+        return _op_sort.table[_k](input, dim, descending)
     if stable is not _NG:
         return _call_sort_stable(input, stable, dim, descending)
     return _no_overload("sort", locals(), ('sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'))
 
 
 def split(input, split_size, dim=0):
-    return _call_split_Tensor(input, split_size, dim)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_split_Tensor, (input, split_size, dim,))
+    return _op_split_Tensor.table[_k](input, split_size, dim)
 
 
 def sqrt(input, *, out=None):
     if out is None:
-        return _call_sqrt(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_sqrt, (input,))
+        return _op_sqrt.table[_k](input)
     if out is not None:
         return _call_sqrt_out(input, out)
     return _no_overload("sqrt", locals(), ('sqrt(Tensor self) -> Tensor', 'sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def sqrt_(input):
-    return _call_sqrt_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_sqrt_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_sqrt_.table[_k](input)
 
 
 def square(input, *, out=None):
     if out is None:
-        return _call_square(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_square, (input,))
+        return _op_square.table[_k](input)
     if out is not None:
         return _call_square_out(input, out)
     return _no_overload("square", locals(), ('square(Tensor self) -> Tensor', 'square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def square_(input):
-    return _call_square_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_square_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_square_.table[_k](input)
 
 
 def squeeze(input, dim=_NG):
     if dim is _NG:
-        return _call_squeeze(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_squeeze, (input,))
+        return _op_squeeze.table[_k](input)
     if dim is not _NG:
         return _call_squeeze_dim(input, dim)
     return _no_overload("squeeze", locals(), ('squeeze(Tensor(a) self) -> Tensor(a)', 'squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)'))
 
 
 def stack(tensors, dim=0):
-    return _call_stack(tensors, dim)
+    _t = _tls
+    try:
+        _k = (_keys_of(tensors) | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_stack, (tensors, dim,))
+    return _op_stack.table[_k](tensors, dim)
 
 
 def std(input, dim=None, *, correction=None, keepdim=False):
-    return _call_std_correction(input, dim, correction, keepdim)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_std_correction, (input, dim, correction, keepdim,))
+    return _op_std_correction.table[_k](input, dim, correction, keepdim)
 
 
 def sub(input, other, *, alpha=1, out=None):
     if out is None and isinstance(other, Tensor):
-        return _call_sub_Tensor(input, other, alpha)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_sub_Tensor, (input, other, alpha,))
+        return _op_sub_Tensor.table[_k](input, other, alpha)
     if out is None and not isinstance(other, Tensor):
         return _call_sub_Scalar(input, other, alpha)
     if isinstance(other, Tensor) and out is not None:
@@ -6013,7 +6893,13 @@ def sub(input, other, *, alpha=1, out=None):
 
 def sub_(input, other, *, alpha=1):
     if isinstance(other, Tensor):
-        return _call_sub__Tensor(input, other, alpha)
+        _t = _tls
+        try:
+            _k = (input._keys | other._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_sub__Tensor, (input, other, alpha,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _op_sub__Tensor.table[_k](input, other, alpha)
     if not isinstance(other, Tensor):
         return _call_sub__Scalar(input, other, alpha)
     return _no_overload("sub_", locals(), ('sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', 'sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'))
@@ -6021,94 +6907,193 @@ def sub_(input, other, *, alpha=1):
 
 def sum(input, dim=_NG, keepdim=False, *, dtype=None):
     if dim is _NG:
-        return _call_sum(input, dtype)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_sum, (input, dtype,))
+        return _op_sum.table[_k](input, dtype)
     if dim is not _NG:
         return _call_sum_dim_IntList(input, dim, keepdim, dtype)
     return _no_overload("sum", locals(), ('sum(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
 def t(input):
-    return _call_t(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_t, (input,))
+    return _op_t.table[_k](input)
 
 
 def tan(input, *, out=None):
     if out is None:
-        return _call_tan(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_tan, (input,))
+        return _op_tan.table[_k](input)
     if out is not None:
         return _call_tan_out(input, out)
     return _no_overload("tan", locals(), ('tan(Tensor self) -> Tensor', 'tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def tan_(input):
-    return _call_tan_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_tan_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_tan_.table[_k](input)
 
 
 def tanh(input, *, out=None):
     if out is None:
-        return _call_tanh(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_tanh, (input,))
+        return _op_tanh.table[_k](input)
     if out is not None:
         return _call_tanh_out(input, out)
     return _no_overload("tanh", locals(), ('tanh(Tensor self) -> Tensor', 'tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def tanh_(input):
-    return _call_tanh_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_tanh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_tanh_.table[_k](input)
 
 
 def tile(input, dims):
-    return _call_tile(input, dims)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_tile, (input, dims,))
+    return _op_tile.table[_k](input, dims)
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
-    return _call_topk(input, k, dim, largest, sorted)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_topk, (input, k, dim, largest, sorted,))
+    return _op_topk.table[_k](input, k, dim, largest, sorted)
 
 
 def transpose(input, dim0, dim1):
-    return _call_transpose_int(input, dim0, dim1)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_transpose_int, (input, dim0, dim1,))
+    return _op_transpose_int.table[_k](input, dim0, dim1)
 
 
 def tril(input, diagonal=0):
-    return _call_tril(input, diagonal)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_tril, (input, diagonal,))
+    return _op_tril.table[_k](input, diagonal)
 
 
 def triu(input, diagonal=0):
-    return _call_triu(input, diagonal)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_triu, (input, diagonal,))
+    return _op_triu.table[_k](input, diagonal)
 
 
 def trunc(input, *, out=None):
     if out is None:
-        return _call_trunc(input)
+        _t = _tls
+        try:
+            _k = (input._keys | _t.include) & _t.mask
+        except AttributeError:
+            _k = _bad_arguments(_op_trunc, (input,))
+        return _op_trunc.table[_k](input)
     if out is not None:
         return _call_trunc_out(input, out)
     return _no_overload("trunc", locals(), ('trunc(Tensor self) -> Tensor', 'trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def trunc_(input):
-    return _call_trunc_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_trunc_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_trunc_.table[_k](input)
 
 
 def unbind(input, dim=0):
-    return _call_unbind_int(input, dim)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_unbind_int, (input, dim,))
+    return _op_unbind_int.table[_k](input, dim)
 
 
 def unflatten(input, dim, sizes):
-    return _call_unflatten_int(input, dim, sizes)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_unflatten_int, (input, dim, sizes,))
+    return _op_unflatten_int.table[_k](input, dim, sizes)
 
 
 def uniform_(input, from_=0, to=1, *, generator=None):
-    return _call_uniform_(input, from_, to, generator)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_uniform_, (input, from_, to, generator,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_uniform_.table[_k](input, from_, to, generator)
 
 
 def unsqueeze(input, dim):
-    return _call_unsqueeze(input, dim)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_unsqueeze, (input, dim,))
+    return _op_unsqueeze.table[_k](input, dim)
 
 
 def var(input, dim=None, *, correction=None, keepdim=False):
-    return _call_var_correction(input, dim, correction, keepdim)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_var_correction, (input, dim, correction, keepdim,))
+    return _op_var_correction.table[_k](input, dim, correction, keepdim)
 
 
 def view(input, size):
-    return _call_view(input, size)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_view, (input, size,))
+    return _op_view.table[_k](input, size)
 
 
 def where(condition, input, other, *, out=None):
@@ -6120,4 +7105,10 @@ def where(condition, input, other, *, out=None):
 
 
 def zero_(input):
-    return _call_zero_(input)
+    _t = _tls
+    try:
+        _k = (input._keys | _t.include) & _t.mask
+    except AttributeError:
+        _k = _bad_arguments(_op_zero_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _op_zero_.table[_k](input)
