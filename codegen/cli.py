@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -22,9 +23,24 @@ def _root(root: str | None) -> Path:
     return path.resolve()
 
 
-def _fail(error: OpgenError) -> None:
+def _fail(error: OpgenError) -> NoReturn:
     click.echo(f"opgen: error:\n{error}" if "\n" in str(error) else f"opgen: error: {error}", err=True)
     sys.exit(2)
+
+
+def _render(project: Path) -> dict[str, str]:
+    """Every generated file, or exit 2 with the problems (nothing is written either way)."""
+    try:
+        return gen.generate(project)
+    except OpgenError as e:
+        _fail(e)
+
+
+def _model(project: Path) -> gen.Model:
+    try:
+        return gen.load_model(project)
+    except OpgenError as e:
+        _fail(e)
 
 
 root_option = click.option("--root", type=click.Path(file_okay=False), default=None,
@@ -45,10 +61,7 @@ def generate(root: str | None) -> None:
     """Rewrite generated/ from the YAML files and templates (only changed files are written)."""
     project = _root(root)
     start = time.perf_counter()
-    try:
-        files = gen.generate(project)
-    except OpgenError as e:
-        _fail(e)
+    files = _render(project)
     changed = gen.write_files(project, files)
     took = time.perf_counter() - start
     click.echo(f"opgen: {len(files)} files in generated/, {len(changed)} changed ({took:.2f} s)")
@@ -59,10 +72,7 @@ def generate(root: str | None) -> None:
 def check(root: str | None) -> None:
     """Exit 1 with a unified diff if generated/ is stale, 0 if it is fresh."""
     project = _root(root)
-    try:
-        files = gen.generate(project)
-    except OpgenError as e:
-        _fail(e)
+    files = _render(project)
     text = gen.diff(project, files)
     if text:
         click.echo(text, nl=False)
@@ -75,11 +85,7 @@ def check(root: str | None) -> None:
 @root_option
 def list_ops(root: str | None) -> None:
     """List the operators: name, variants, dispatch keys, differentiable or not."""
-    project = _root(root)
-    try:
-        model = gen.load_model(project)
-    except OpgenError as e:
-        _fail(e)
+    model = _model(_root(root))
     rows = [("operator", "variants", "kernels", "autograd")]
     for f in model.functions:
         variants = ", ".join(sorted(v.value for v in f.variants)) or "-"
@@ -131,11 +137,7 @@ def static_table(f: NativeFunction, model: gen.Model) -> list[tuple[str, str, st
 @click.argument("op")
 def show(root: str | None, op: str) -> None:
     """Show one operator: schema, dispatch table and derivative formulas (OP like add or add.Tensor)."""
-    project = _root(root)
-    try:
-        model = gen.load_model(project)
-    except OpgenError as e:
-        _fail(e)
+    model = _model(_root(root))
     matches = [f for f in model.functions if f.name == op or f.func.name.name == op]
     if not matches:
         click.echo(f"opgen: error: no operator '{op}'", err=True)
