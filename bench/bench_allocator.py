@@ -195,17 +195,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"simulated device: cached malloc+free of {size:>10} bytes: {us:6.2f} us")
     pair_us = statistics.median(pairs.values())
 
+    # Note [Fragmentation of small runs]: a request between 1 and 10 MiB reserves a 20 MiB segment (PyTorch's
+    # rule), so a run whose whole peak is near or under 20 MiB (the demo's is ~14 MiB) cannot reach 1.2
+    # whatever the block reuse; the synthetic trace is a larger model where the ratio measures reuse.
+    traces = [("synthetic MLP trace", synthetic_mlp_trace())]
     if args.trace.exists():
-        trace, source = load_trace(args.trace), f"recorded trace {args.trace}"
+        traces.insert(0, ("recorded demo trace", load_trace(args.trace)))
     else:
-        trace, source = synthetic_mlp_trace(), "synthetic MLP training trace (no recorded demo trace found)"
-    ratio, stats = fragmentation(trace)
-    print(f"fragmentation on the {source}: {len(trace)} events, peak allocated "
-          f"{stats['allocated_bytes.all.peak'] / MiB:.1f} MiB, peak reserved "
-          f"{stats['reserved_bytes.all.peak'] / MiB:.1f} MiB")
-
-    rows = [("cached malloc+free pair, simulated (us)", f"{pair_us:.2f}", "<= 3", pair_us <= 3.0),
-            ("fragmentation peak reserved/allocated", f"{ratio:.3f}", "<= 1.2", ratio <= 1.2)]
+        print(f"no recorded demo trace at {args.trace} (python bench/record_demo_trace.py writes it)")
+    rows = [("cached malloc+free pair, simulated (us)", f"{pair_us:.2f}", "<= 3", pair_us <= 3.0)]
+    for label, trace in traces:
+        ratio, stats = fragmentation(trace)
+        print(f"fragmentation on the {label}: {len(trace)} events, peak allocated "
+              f"{stats['allocated_bytes.all.peak'] / MiB:.1f} MiB, peak reserved "
+              f"{stats['reserved_bytes.all.peak'] / MiB:.1f} MiB")
+        rows.append((f"fragmentation, {label}", f"{ratio:.3f}", "<= 1.2", ratio <= 1.2))
     gpu = gpu_figures()
     if gpu is None:
         rows.append(("cached pair vs CuPy MemoryPool (x)", "n/a (no GPU)", "<= 1.5", None))
