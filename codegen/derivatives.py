@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import keyword
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -186,7 +185,3 @@ def _parse_formula(source: str, inputs: tuple[str, ...], line: int, variables: s
             return f"formula uses undefined name '{node.id}'; available: {', '.join(sorted(variables))}"
     return Formula(inputs, source.strip(), tree, frozenset(uses), line)
 
-
-def python_name(name: str) -> str:
-    """A schema name as a Python identifier: `self` and keywords get a trailing underscore."""
-    return f"{name}_" if name == "self" or keyword.iskeyword(name) else name

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import os
 import tempfile
 from dataclasses import dataclass
@@ -34,12 +35,13 @@ class Model:
     functions: list[NativeFunction]
     derivatives: list[Derivative]
 
+    @functools.cached_property
+    def _derivative_by_function(self) -> dict[int, Derivative]:
+        return {id(d.function): d for d in self.derivatives}
+
     def derivative_of(self, f: NativeFunction) -> Derivative | None:
-        root = f.root
-        for d in self.derivatives:
-            if d.function is root:
-                return d
-        return None
+        """The derivatives.yaml entry of `f` (derived in-place/out forms share their root's)."""
+        return self._derivative_by_function.get(id(f.root))
 
 
 def load_model(root: Path) -> Model:
@@ -80,7 +82,7 @@ def render_all(root: Path) -> dict[str, str]:
         "_cpu_kernels.py": env.get_template("cpu_kernels.py.j2").render(
             kernels=[_cpu_kernel_context(f, functions) for f in functions
                      if f.pointwise is not None and f.derived_from is None]),
-        "_autograd.py": gen_autograd.render(env, model),
+        "_autograd.py": gen_autograd.render(env, model, root),
         "_registrations.py": env.get_template("registrations.py.j2").render(
             registrations=_registrations(model), modules=_kernel_modules(functions)),
         "_methods.py": env.get_template("methods.py.j2").render(

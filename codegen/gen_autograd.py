@@ -14,6 +14,7 @@ device and, under create_graph=True, is itself recorded.
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -93,7 +94,7 @@ def _output_index(f: NativeFunction) -> dict[str, int]:
     return index
 
 
-def _kernel_context(f: NativeFunction, d: Derivative | None) -> dict[str, Any]:
+def _kernel_context(f: NativeFunction, d: Derivative | None, node: dict[str, Any] | None) -> dict[str, Any]:
     args = f.func.arguments.flat_all
     positions = [i for i, a in enumerate(args) if a.type.is_tensor_like()]
     params = [py_name(a.name) for a in args]
@@ -101,9 +102,6 @@ def _kernel_context(f: NativeFunction, d: Derivative | None) -> dict[str, Any]:
     diff = [py_name(a.name) for a in diff_args]
     kind = f.kind
     form = "out" if kind == SchemaKind.out else "inplace" if kind == SchemaKind.inplace else "functional"
-    node = None
-    if d is not None:
-        node = _node_context(d, frozenset(), frozenset())
     saves_before, saves_after = [], []
     if node is not None:
         self_var = params[0] if form == "inplace" else None
@@ -162,18 +160,15 @@ def _save_statements(node: dict[str, Any], self_var: str | None) -> tuple[list[s
     return before, after
 
 
-def render(env: jinja2.Environment, model: Any) -> str:
-    from codegen.gen import GENERATED  # noqa: F401  (keeps one place for the package name)
-
-    root_helpers: frozenset[str] = frozenset()
-    if model.functions:
-        from pathlib import Path
-        root_helpers = helper_names(Path(env.loader.searchpath[0]).parent)  # type: ignore[union-attr]
+def render(env: jinja2.Environment, model: Any, root: Path) -> str:
+    """generated/_autograd.py: the nodes of every derivative and the Autograd kernel of every op."""
     ops = op_function_names(model.functions)
-    nodes = [_node_context(d, ops, root_helpers) for d in model.derivatives]
+    helpers = helper_names(root)
+    nodes = {id(d): _node_context(d, ops, helpers) for d in model.derivatives}
     kernels = []
     for f in model.functions:
         if "CompositeImplicitAutograd" in f.root.dispatch or "Autograd" in f.dispatch:
             continue
-        kernels.append(_kernel_context(f, model.derivative_of(f)))
-    return env.get_template("autograd.py.j2").render(nodes=nodes, kernels=kernels)
+        d = model.derivative_of(f)
+        kernels.append(_kernel_context(f, d, nodes[id(d)] if d is not None else None))
+    return env.get_template("autograd.py.j2").render(nodes=list(nodes.values()), kernels=kernels)
