@@ -133,6 +133,8 @@ def _cpu_kernel_context(f: NativeFunction, functions: list[NativeFunction]) -> d
         "promote": spec.promote,
         "promote_scalars": [py_name(x) for x in spec.promote_scalars],
         "dtypes": None if all_dtypes else tuple(spec.dtypes),
+        # Note [Pointwise fast path] (runtime/kernels/cpu_pointwise.py): the dtypes computed directly.
+        "fast_set": "_NATIVE" if all_dtypes and spec.promote != "float" else f"_FAST_{kernel_name(f)}",
         "inplace": any(g.derived_from is f and g.kind == SchemaKind.inplace for g in functions),
     }
 

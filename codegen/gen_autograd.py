@@ -9,6 +9,13 @@ Every operator that is not CompositeImplicitAutograd gets a kernel at the Autogr
   - no derivative: run below Autograd and attach a NotImplementedNode, which fails at backward().
 Formulas run at backward time through the public op API (`_F.mul(...)`), so backward works on every
 device and, under create_graph=True, is itself recorded.
+
+Note [Inline recording]
+Recording is the hot path of training, so the kernel writes it out instead of calling generic helpers:
+the node is made with `object.__new__` (Note [Lean node construction] in runtime/autograd/node.py), each
+differentiable tensor argument's edge and input metadata are built in place, and a single Tensor output
+gets its history by four stores. Tensor[] arguments, several outputs and output_differentiability take
+the generic `set_next_edges` / `set_history`, which do the same in a loop.
 """
 
 from __future__ import annotations
@@ -109,7 +116,12 @@ def _kernel_context(f: NativeFunction, d: Derivative | None, node: dict[str, Any
     diff_flags = None
     if d is not None and d.output_differentiability is not None:
         diff_flags = tuple(d.output_differentiability)
+    returns = f.func.returns
     return {
+        # Note [Inline recording]: edges and history are written out in the kernel where that is simple.
+        "edges": [{"name": py_name(a.name), "optional": a.type.is_optional()} for a in diff_args]
+        if not any(a.type.is_list() for a in diff_args) else None,
+        "one_output": diff_flags is None and len(returns) == 1 and returns[0].type.is_tensor(),
         "name": kernel_name(f),
         "op": f.name,
         "op_name": f.func.name.name,

@@ -10,9 +10,12 @@ from runtime.autograd.node import Node as _Node
 from runtime.autograd.node import NotImplementedNode as _NotImplementedNode
 from runtime.autograd.node import any_requires_grad as _any_requires_grad
 from runtime.autograd.node import check_inplace as _check_inplace
+from runtime.autograd.node import grad_accumulator as _acc
+from runtime.autograd.node import next_sequence_nr as _next_seq
 from runtime.autograd.node import rebase_history as _rebase_history
 from runtime.autograd.node import set_history as _set_history
 from runtime.autograd.saved import SavedVariable as _Saved
+from runtime.dispatcher import AUTOGRAD_BIT as _AUTOGRAD_BIT
 from runtime.dispatcher import BELOW_AUTOGRAD as _BELOW_AUTOGRAD
 from runtime.dispatcher import keys_of as _keys_of
 from runtime.dispatcher import tls as _tls
@@ -21,6 +24,8 @@ from runtime.opcall import flatten_grads as _flatten_grads
 from runtime.opcall import list_sizes as _list_sizes
 from runtime.opcall import not_implemented_input as _not_implemented_input
 from runtime.opcall import save_before_write as _save_before_write
+
+_new = object.__new__
 
 # -- backward nodes ---------------------------------------------------------------------------------
 
@@ -2219,14 +2224,31 @@ class MaxPool2dWithIndicesBackward0(_Node):
 
 
 def add_Tensor(input, other, alpha):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_add_Tensor.table[_k](input, other, alpha)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_add_Tensor[_k](input, other, alpha)
     if input._requires_grad or other._requires_grad:
-        node = AddBackward0()
-        node.set_next_edges(input, other)
+        node = _new(AddBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_alpha = alpha
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2234,12 +2256,25 @@ def add_Tensor_inplace(input, other, alpha):
     _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
-        node = AddBackward0()
-        node.set_next_edges(input, other)
+        node = _new(AddBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_alpha = alpha
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_add__Tensor.table[_k](input, other, alpha)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_add__Tensor[_k](input, other, alpha)
     if _need:
         _rebase_history(input, node)
     return result
@@ -2248,19 +2283,26 @@ def add_Tensor_inplace(input, other, alpha):
 def add_Tensor_out(input, other, alpha, out):
     if _any_requires_grad(input, other, alpha, out):
         raise RuntimeError("add(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_add_out.table[_k](input, other, alpha, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_add_out[_k](input, other, alpha, out)
 
 
 def add_Scalar(input, other, alpha):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_add_Scalar.table[_k](input, other, alpha)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_add_Scalar[_k](input, other, alpha)
     if input._requires_grad:
-        node = AddBackward1()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(AddBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2268,11 +2310,15 @@ def add_Scalar_inplace(input, other, alpha):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = AddBackward1()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_add__Scalar.table[_k](input, other, alpha)
+        node = _new(AddBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_add__Scalar[_k](input, other, alpha)
     if _need:
         _rebase_history(input, node)
     return result
@@ -2281,20 +2327,36 @@ def add_Scalar_inplace(input, other, alpha):
 def add_Scalar_out(input, other, alpha, out):
     if _any_requires_grad(input, other, alpha, out):
         raise RuntimeError("add(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_add_Scalar_out.table[_k](input, other, alpha, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_add_Scalar_out[_k](input, other, alpha, out)
 
 
 def sub_Tensor(input, other, alpha):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_sub_Tensor.table[_k](input, other, alpha)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sub_Tensor[_k](input, other, alpha)
     if input._requires_grad or other._requires_grad:
-        node = SubBackward0()
-        node.set_next_edges(input, other)
+        node = _new(SubBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_alpha = alpha
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2302,12 +2364,25 @@ def sub_Tensor_inplace(input, other, alpha):
     _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
-        node = SubBackward0()
-        node.set_next_edges(input, other)
+        node = _new(SubBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_alpha = alpha
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_sub__Tensor.table[_k](input, other, alpha)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sub__Tensor[_k](input, other, alpha)
     if _need:
         _rebase_history(input, node)
     return result
@@ -2316,19 +2391,26 @@ def sub_Tensor_inplace(input, other, alpha):
 def sub_Tensor_out(input, other, alpha, out):
     if _any_requires_grad(input, other, alpha, out):
         raise RuntimeError("sub(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_sub_out.table[_k](input, other, alpha, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_sub_out[_k](input, other, alpha, out)
 
 
 def sub_Scalar(input, other, alpha):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_sub_Scalar.table[_k](input, other, alpha)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sub_Scalar[_k](input, other, alpha)
     if input._requires_grad:
-        node = SubBackward1()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(SubBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2336,11 +2418,15 @@ def sub_Scalar_inplace(input, other, alpha):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = SubBackward1()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_sub__Scalar.table[_k](input, other, alpha)
+        node = _new(SubBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sub__Scalar[_k](input, other, alpha)
     if _need:
         _rebase_history(input, node)
     return result
@@ -2349,21 +2435,37 @@ def sub_Scalar_inplace(input, other, alpha):
 def sub_Scalar_out(input, other, alpha, out):
     if _any_requires_grad(input, other, alpha, out):
         raise RuntimeError("sub(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_sub_Scalar_out.table[_k](input, other, alpha, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_sub_Scalar_out[_k](input, other, alpha, out)
 
 
 def mul_Tensor(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_mul_Tensor.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_mul_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
-        node = MulBackward0()
-        node.set_next_edges(input, other)
+        node = _new(MulBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2371,13 +2473,26 @@ def mul_Tensor_inplace(input, other):
     _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
-        node = MulBackward0()
-        node.set_next_edges(input, other)
+        node = _new(MulBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_mul__Tensor.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_mul__Tensor[_k](input, other)
     if _need:
         _rebase_history(input, node)
     return result
@@ -2386,20 +2501,27 @@ def mul_Tensor_inplace(input, other):
 def mul_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("mul(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_mul_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_mul_out[_k](input, other, out)
 
 
 def mul_Scalar(input, other):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_mul_Scalar.table[_k](input, other)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_mul_Scalar[_k](input, other)
     if input._requires_grad:
-        node = MulBackward1()
-        node.set_next_edges(input)
+        node = _new(MulBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_other = other
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2407,12 +2529,16 @@ def mul_Scalar_inplace(input, other):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = MulBackward1()
-        node.set_next_edges(input)
+        node = _new(MulBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_other = other
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_mul__Scalar.table[_k](input, other)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_mul__Scalar[_k](input, other)
     if _need:
         _rebase_history(input, node)
     return result
@@ -2421,21 +2547,37 @@ def mul_Scalar_inplace(input, other):
 def mul_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("mul(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_mul_Scalar_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_mul_Scalar_out[_k](input, other, out)
 
 
 def div_Tensor(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_div_Tensor.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_div_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
-        node = DivBackward0()
-        node.set_next_edges(input, other)
+        node = _new(DivBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2443,13 +2585,26 @@ def div_Tensor_inplace(input, other):
     _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
-        node = DivBackward0()
-        node.set_next_edges(input, other)
+        node = _new(DivBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_div__Tensor.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_div__Tensor[_k](input, other)
     if _need:
         _rebase_history(input, node)
     return result
@@ -2458,20 +2613,27 @@ def div_Tensor_inplace(input, other):
 def div_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("div(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_div_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_div_out[_k](input, other, out)
 
 
 def div_Scalar(input, other):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_div_Scalar.table[_k](input, other)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_div_Scalar[_k](input, other)
     if input._requires_grad:
-        node = DivBackward1()
-        node.set_next_edges(input)
+        node = _new(DivBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_other = other
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2479,12 +2641,16 @@ def div_Scalar_inplace(input, other):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = DivBackward1()
-        node.set_next_edges(input)
+        node = _new(DivBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_other = other
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_div__Scalar.table[_k](input, other)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_div__Scalar[_k](input, other)
     if _need:
         _rebase_history(input, node)
     return result
@@ -2493,19 +2659,26 @@ def div_Scalar_inplace(input, other):
 def div_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("div(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_div_Scalar_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_div_Scalar_out[_k](input, other, out)
 
 
 def neg(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_neg.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_neg[_k](input)
     if input._requires_grad:
-        node = NegBackward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(NegBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2513,11 +2686,15 @@ def neg_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = NegBackward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_neg_.table[_k](input)
+        node = _new(NegBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_neg_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -2526,21 +2703,28 @@ def neg_inplace(input):
 def neg_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("neg(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_neg_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_neg_out[_k](input, out)
 
 
 def pow_Tensor_Scalar(input, exponent):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_pow_Tensor_Scalar.table[_k](input, exponent)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_pow_Tensor_Scalar[_k](input, exponent)
     if input._requires_grad:
-        node = PowBackward0()
-        node.set_next_edges(input)
+        node = _new(PowBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_exponent = exponent
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2548,13 +2732,17 @@ def pow_Tensor_Scalar_inplace(input, exponent):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = PowBackward0()
-        node.set_next_edges(input)
+        node = _new(PowBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_exponent = exponent
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_pow__Tensor_Scalar.table[_k](input, exponent)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_pow__Tensor_Scalar[_k](input, exponent)
     if _need:
         _rebase_history(input, node)
     return result
@@ -2563,19 +2751,26 @@ def pow_Tensor_Scalar_inplace(input, exponent):
 def pow_Tensor_Scalar_out(input, exponent, out):
     if _any_requires_grad(input, exponent, out):
         raise RuntimeError("pow(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_pow_Tensor_Scalar_out.table[_k](input, exponent, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_pow_Tensor_Scalar_out[_k](input, exponent, out)
 
 
 def exp(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_exp.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_exp[_k](input)
     if input._requires_grad:
-        node = ExpBackward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(ExpBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -2584,11 +2779,15 @@ def exp_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = ExpBackward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_exp_.table[_k](input)
+        node = _new(ExpBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_exp_[_k](input)
     if _need:
         _rebase_history(input, node)
         node._saved_result = _Saved(result, True)
@@ -2598,19 +2797,26 @@ def exp_inplace(input):
 def exp_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("exp(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_exp_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_exp_out[_k](input, out)
 
 
 def relu(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_relu.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_relu[_k](input)
     if input._requires_grad:
-        node = ReluBackward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(ReluBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -2619,11 +2825,15 @@ def relu_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = ReluBackward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_relu_.table[_k](input)
+        node = _new(ReluBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_relu_[_k](input)
     if _need:
         _rebase_history(input, node)
         node._saved_result = _Saved(result, True)
@@ -2633,318 +2843,523 @@ def relu_inplace(input):
 def relu_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("relu(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_relu_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_relu_out[_k](input, out)
 
 
 def gt_Tensor(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_gt_Tensor.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_gt_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("gt.Tensor")
-        node.set_next_edges(input, other)
-        _set_history(result, node)
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def gt_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("gt(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_gt_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_gt_out[_k](input, other, out)
 
 
 def gt_Scalar(input, other):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_gt_Scalar.table[_k](input, other)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_gt_Scalar[_k](input, other)
     if input._requires_grad:
         node = _NotImplementedNode("gt.Scalar")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def gt_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("gt(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_gt_Scalar_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_gt_Scalar_out[_k](input, other, out)
 
 
 def sum(input, dtype):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_sum.table[_k](input, dtype)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sum[_k](input, dtype)
     if input._requires_grad:
-        node = SumBackward0()
-        node.set_next_edges(input)
+        node = _new(SumBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def sum_dim_IntList(input, dim, keepdim, dtype):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_sum_dim_IntList.table[_k](input, dim, keepdim, dtype)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sum_dim_IntList[_k](input, dim, keepdim, dtype)
     if input._requires_grad:
-        node = SumBackward1()
-        node.set_next_edges(input)
+        node = _new(SumBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def mm(input, mat2):
-    _t = _tls
-    _k = (input._keys | mat2._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_mm.table[_k](input, mat2)
+    _k = _tls.remap[input._keys | mat2._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_mm[_k](input, mat2)
     if input._requires_grad or mat2._requires_grad:
-        node = MmBackward0()
-        node.set_next_edges(input, mat2)
+        node = _new(MmBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if mat2._requires_grad:
+            _fn = mat2._grad_fn
+            _e1 = (_fn, mat2._output_nr) if _fn is not None else (mat2._grad_accumulator or _acc(mat2), 0)
+            _m1 = (mat2._data.shape, mat2._dtype, mat2._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_mat2 = _Saved(mat2, False)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def bmm(input, mat2):
-    _t = _tls
-    _k = (input._keys | mat2._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_bmm.table[_k](input, mat2)
+    _k = _tls.remap[input._keys | mat2._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bmm[_k](input, mat2)
     if input._requires_grad or mat2._requires_grad:
-        node = BmmBackward0()
-        node.set_next_edges(input, mat2)
+        node = _new(BmmBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if mat2._requires_grad:
+            _fn = mat2._grad_fn
+            _e1 = (_fn, mat2._output_nr) if _fn is not None else (mat2._grad_accumulator or _acc(mat2), 0)
+            _m1 = (mat2._data.shape, mat2._dtype, mat2._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_mat2 = _Saved(mat2, False)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def t(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_t.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_t[_k](input)
     if input._requires_grad:
-        node = TBackward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(TBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def transpose_int(input, dim0, dim1):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_transpose_int.table[_k](input, dim0, dim1)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_transpose_int[_k](input, dim0, dim1)
     if input._requires_grad:
-        node = TransposeBackward0()
-        node.set_next_edges(input)
+        node = _new(TransposeBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim0 = dim0
         node._saved_dim1 = dim1
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def permute(input, dims):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_permute.table[_k](input, dims)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_permute[_k](input, dims)
     if input._requires_grad:
-        node = PermuteBackward0()
-        node.set_next_edges(input)
+        node = _new(PermuteBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dims = dims
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def expand(input, size, implicit):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_expand.table[_k](input, size, implicit)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_expand[_k](input, size, implicit)
     if input._requires_grad:
-        node = ExpandBackward0()
-        node.set_next_edges(input)
+        node = _new(ExpandBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def unsqueeze(input, dim):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_unsqueeze.table[_k](input, dim)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_unsqueeze[_k](input, dim)
     if input._requires_grad:
-        node = UnsqueezeBackward0()
-        node.set_next_edges(input)
+        node = _new(UnsqueezeBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def squeeze(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_squeeze.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_squeeze[_k](input)
     if input._requires_grad:
-        node = SqueezeBackward0()
-        node.set_next_edges(input)
+        node = _new(SqueezeBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def squeeze_dim(input, dim):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_squeeze_dim.table[_k](input, dim)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_squeeze_dim[_k](input, dim)
     if input._requires_grad:
-        node = SqueezeBackward1()
-        node.set_next_edges(input)
+        node = _new(SqueezeBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def view(input, size):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_view.table[_k](input, size)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_view[_k](input, size)
     if input._requires_grad:
-        node = ViewBackward0()
-        node.set_next_edges(input)
+        node = _new(ViewBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def clone(input, memory_format):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_clone.table[_k](input, memory_format)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_clone[_k](input, memory_format)
     if input._requires_grad:
-        node = CloneBackward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(CloneBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def select_int(input, dim, index):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_select_int.table[_k](input, dim, index)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_select_int[_k](input, dim, index)
     if input._requires_grad:
-        node = SelectBackward0()
-        node.set_next_edges(input)
+        node = _new(SelectBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_index = index
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def slice_Tensor(input, dim, start, end, step):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_slice_Tensor.table[_k](input, dim, start, end, step)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_slice_Tensor[_k](input, dim, start, end, step)
     if input._requires_grad:
-        node = SliceBackward0()
-        node.set_next_edges(input)
+        node = _new(SliceBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_end = end
         node._saved_input = _Saved(input, False)
         node._saved_start = start
         node._saved_step = step
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def diagonal(input, offset, dim1, dim2):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_diagonal.table[_k](input, offset, dim1, dim2)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_diagonal[_k](input, offset, dim1, dim2)
     if input._requires_grad:
-        node = DiagonalBackward0()
-        node.set_next_edges(input)
+        node = _new(DiagonalBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim1 = dim1
         node._saved_dim2 = dim2
         node._saved_offset = offset
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def as_strided(input, size, stride, storage_offset):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_as_strided.table[_k](input, size, stride, storage_offset)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_as_strided[_k](input, size, stride, storage_offset)
     if input._requires_grad:
-        node = AsStridedBackward0()
-        node.set_next_edges(input)
+        node = _new(AsStridedBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         node._saved_size = size
         node._saved_storage_offset = storage_offset
         node._saved_stride = stride
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def select_backward(grad_output, input_sizes, dim, index):
-    _t = _tls
-    _k = (grad_output._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_select_backward.table[_k](grad_output, input_sizes, dim, index)
+    _k = _tls.remap[grad_output._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_select_backward[_k](grad_output, input_sizes, dim, index)
     if grad_output._requires_grad:
-        node = SelectBackwardBackward0()
-        node.set_next_edges(grad_output)
+        node = _new(SelectBackwardBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = grad_output._grad_fn
+        _e0 = (_fn, grad_output._output_nr) if _fn is not None else (grad_output._grad_accumulator or _acc(grad_output), 0)
+        _m0 = (grad_output._data.shape, grad_output._dtype, grad_output._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_index = index
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def slice_backward(grad_output, input_sizes, dim, start, end, step):
-    _t = _tls
-    _k = (grad_output._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_slice_backward.table[_k](grad_output, input_sizes, dim, start, end, step)
+    _k = _tls.remap[grad_output._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_slice_backward[_k](grad_output, input_sizes, dim, start, end, step)
     if grad_output._requires_grad:
-        node = SliceBackwardBackward0()
-        node.set_next_edges(grad_output)
+        node = _new(SliceBackwardBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = grad_output._grad_fn
+        _e0 = (_fn, grad_output._output_nr) if _fn is not None else (grad_output._grad_accumulator or _acc(grad_output), 0)
+        _m0 = (grad_output._data.shape, grad_output._dtype, grad_output._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_end = end
         node._saved_start = start
         node._saved_step = step
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
-    _t = _tls
-    _k = (grad_output._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_diagonal_backward.table[_k](grad_output, input_sizes, offset, dim1, dim2)
+    _k = _tls.remap[grad_output._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_diagonal_backward[_k](grad_output, input_sizes, offset, dim1, dim2)
     if grad_output._requires_grad:
-        node = DiagonalBackwardBackward0()
-        node.set_next_edges(grad_output)
+        node = _new(DiagonalBackwardBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = grad_output._grad_fn
+        _e0 = (_fn, grad_output._output_nr) if _fn is not None else (grad_output._grad_accumulator or _acc(grad_output), 0)
+        _m0 = (grad_output._data.shape, grad_output._dtype, grad_output._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim1 = dim1
         node._saved_dim2 = dim2
         node._saved_offset = offset
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset):
-    _t = _tls
-    _k = (grad._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_as_strided_backward.table[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
+    _k = _tls.remap[grad._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_as_strided_backward[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
     if grad._requires_grad:
         node = _NotImplementedNode("as_strided_backward")
-        node.set_next_edges(grad)
-        _set_history(result, node)
+        _fn = grad._grad_fn
+        _e0 = (_fn, grad._output_nr) if _fn is not None else (grad._grad_accumulator or _acc(grad), 0)
+        _m0 = (grad._data.shape, grad._dtype, grad._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2952,26 +3367,47 @@ def copy_(input, src, non_blocking):
     _check_inplace(input)
     _need = input._requires_grad or src._requires_grad
     if _need:
-        node = CopyBackward0()
-        node.set_next_edges(input, src)
+        node = _new(CopyBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if src._requires_grad:
+            _fn = src._grad_fn
+            _e1 = (_fn, src._output_nr) if _fn is not None else (src._grad_accumulator or _acc(src), 0)
+            _m1 = (src._data.shape, src._dtype, src._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_src = _save_before_write(_Saved, src, input)
-    _t = _tls
-    _k = (input._keys | src._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_copy_.table[_k](input, src, non_blocking)
+    _k = _tls.remap[input._keys | src._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_copy_[_k](input, src, non_blocking)
     if _need:
         _rebase_history(input, node)
     return result
 
 
 def _to_copy(input, dtype, layout, device, pin_memory, non_blocking, memory_format):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op__to_copy.table[_k](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab__to_copy[_k](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
     if input._requires_grad:
-        node = ToCopyBackward0()
-        node.set_next_edges(input)
+        node = _new(ToCopyBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2979,11 +3415,15 @@ def fill__Scalar(input, value):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = FillBackward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_fill__Scalar.table[_k](input, value)
+        node = _new(FillBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_fill__Scalar[_k](input, value)
     if _need:
         _rebase_history(input, node)
     return result
@@ -2993,42 +3433,54 @@ def zero_(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = ZeroBackward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_zero_.table[_k](input)
+        node = _new(ZeroBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_zero_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
 
 
 def index_Tensor(input, indices):
-    _t = _tls
-    _k = (input._keys | _keys_of(indices) | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_index_Tensor.table[_k](input, indices)
+    _k = _tls.remap[input._keys | _keys_of(indices)] & _BELOW_AUTOGRAD
+    result = _ops._tab_index_Tensor[_k](input, indices)
     if input._requires_grad or _any_requires_grad(indices):
-        node = IndexBackward0()
+        node = _new(IndexBackward0)
+        node.sequence_nr = _next_seq()
         node.set_next_edges(input, indices)
         node._sizes = _list_sizes(input, indices)
         node._saved_indices = [_Saved(t, False) for t in indices]
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def index_put(input, indices, values, accumulate):
-    _t = _tls
-    _k = (input._keys | _keys_of(indices) | values._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_index_put.table[_k](input, indices, values, accumulate)
+    _k = _tls.remap[input._keys | _keys_of(indices) | values._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_index_put[_k](input, indices, values, accumulate)
     if input._requires_grad or _any_requires_grad(indices) or values._requires_grad:
-        node = IndexPutBackward0()
+        node = _new(IndexPutBackward0)
+        node.sequence_nr = _next_seq()
         node.set_next_edges(input, indices, values)
         node._sizes = _list_sizes(input, indices, values)
         node._saved_accumulate = accumulate
         node._saved_indices = [_Saved(t, False) for t in indices]
         node._saved_values = _Saved(values, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3036,72 +3488,104 @@ def index_put_(input, indices, values, accumulate):
     _check_inplace(input)
     _need = input._requires_grad or _any_requires_grad(indices) or values._requires_grad
     if _need:
-        node = IndexPutBackward1()
+        node = _new(IndexPutBackward1)
+        node.sequence_nr = _next_seq()
         node.set_next_edges(input, indices, values)
         node._sizes = _list_sizes(input, indices, values)
         node._saved_accumulate = accumulate
         node._saved_indices = [_Saved(t, False) for t in indices]
         node._saved_values = _save_before_write(_Saved, values, input)
-    _t = _tls
-    _k = (input._keys | _keys_of(indices) | values._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_index_put_.table[_k](input, indices, values, accumulate)
+    _k = _tls.remap[input._keys | _keys_of(indices) | values._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_index_put_[_k](input, indices, values, accumulate)
     if _need:
         _rebase_history(input, node)
     return result
 
 
 def empty_strided(size, stride, dtype, layout, device, pin_memory):
-    _t = _tls
-    _k = (_t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_empty_strided.table[_k](size, stride, dtype, layout, device, pin_memory)
+    _k = _tls.remap[0] & _BELOW_AUTOGRAD
+    result = _ops._tab_empty_strided[_k](size, stride, dtype, layout, device, pin_memory)
     if False:
         node = _NotImplementedNode("empty_strided")
-        node.set_next_edges()
-        _set_history(result, node)
+        node.next_edges = ()
+        node.input_meta = ()
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def new_empty(input, size, dtype, layout, device, pin_memory):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_new_empty.table[_k](input, size, dtype, layout, device, pin_memory)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_new_empty[_k](input, size, dtype, layout, device, pin_memory)
     if input._requires_grad:
         node = _NotImplementedNode("new_empty")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def new_zeros(input, size, dtype, layout, device, pin_memory):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_new_zeros.table[_k](input, size, dtype, layout, device, pin_memory)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_new_zeros[_k](input, size, dtype, layout, device, pin_memory)
     if input._requires_grad:
         node = _NotImplementedNode("new_zeros")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def new_ones(input, size, dtype, layout, device, pin_memory):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_new_ones.table[_k](input, size, dtype, layout, device, pin_memory)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_new_ones[_k](input, size, dtype, layout, device, pin_memory)
     if input._requires_grad:
         node = _NotImplementedNode("new_ones")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def new_full(input, size, fill_value, dtype, layout, device, pin_memory):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_new_full.table[_k](input, size, fill_value, dtype, layout, device, pin_memory)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_new_full[_k](input, size, fill_value, dtype, layout, device, pin_memory)
     if input._requires_grad:
         node = _NotImplementedNode("new_full")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3110,10 +3594,13 @@ def uniform_(input, from_, to, generator):
     _need = input._requires_grad
     if _need:
         node = _NotImplementedNode("uniform_")
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_uniform_.table[_k](input, from_, to, generator)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_uniform_[_k](input, from_, to, generator)
     if _need:
         _rebase_history(input, node)
     return result
@@ -3124,10 +3611,13 @@ def normal_(input, mean, std, generator):
     _need = input._requires_grad
     if _need:
         node = _NotImplementedNode("normal_")
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_normal_.table[_k](input, mean, std, generator)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_normal_[_k](input, mean, std, generator)
     if _need:
         _rebase_history(input, node)
     return result
@@ -3138,50 +3628,95 @@ def random__from(input, from_, to, generator):
     _need = input._requires_grad
     if _need:
         node = _NotImplementedNode("random_.from")
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_random__from.table[_k](input, from_, to, generator)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_random__from[_k](input, from_, to, generator)
     if _need:
         _rebase_history(input, node)
     return result
 
 
 def div_Tensor_mode(input, other, rounding_mode):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_div_Tensor_mode.table[_k](input, other, rounding_mode)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_div_Tensor_mode[_k](input, other, rounding_mode)
     if input._requires_grad or other._requires_grad:
-        node = DivBackward2()
-        node.set_next_edges(input, other)
+        node = _new(DivBackward2)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_rounding_mode = rounding_mode
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def div_Scalar_mode(input, other, rounding_mode):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_div_Scalar_mode.table[_k](input, other, rounding_mode)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_div_Scalar_mode[_k](input, other, rounding_mode)
     if input._requires_grad:
-        node = DivBackward3()
-        node.set_next_edges(input)
+        node = _new(DivBackward3)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_other = other
         node._saved_rounding_mode = rounding_mode
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def floor_divide(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_floor_divide.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_floor_divide[_k](input, other)
     if input._requires_grad or other._requires_grad:
-        node = FloorDivideBackward0()
-        node.set_next_edges(input, other)
-        _set_history(result, node)
+        node = _new(FloorDivideBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3189,11 +3724,24 @@ def floor_divide_inplace(input, other):
     _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
-        node = FloorDivideBackward0()
-        node.set_next_edges(input, other)
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_floor_divide_.table[_k](input, other)
+        node = _new(FloorDivideBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_floor_divide_[_k](input, other)
     if _need:
         _rebase_history(input, node)
     return result
@@ -3202,19 +3750,26 @@ def floor_divide_inplace(input, other):
 def floor_divide_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("floor_divide(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_floor_divide_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_floor_divide_out[_k](input, other, out)
 
 
 def floor_divide_Scalar(input, other):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_floor_divide_Scalar.table[_k](input, other)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_floor_divide_Scalar[_k](input, other)
     if input._requires_grad:
-        node = FloorDivideBackward1()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(FloorDivideBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3222,11 +3777,15 @@ def floor_divide_Scalar_inplace(input, other):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = FloorDivideBackward1()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_floor_divide__Scalar.table[_k](input, other)
+        node = _new(FloorDivideBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_floor_divide__Scalar[_k](input, other)
     if _need:
         _rebase_history(input, node)
     return result
@@ -3235,21 +3794,37 @@ def floor_divide_Scalar_inplace(input, other):
 def floor_divide_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("floor_divide(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_floor_divide_Scalar_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_floor_divide_Scalar_out[_k](input, other, out)
 
 
 def pow_Tensor_Tensor(input, exponent):
-    _t = _tls
-    _k = (input._keys | exponent._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_pow_Tensor_Tensor.table[_k](input, exponent)
+    _k = _tls.remap[input._keys | exponent._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_pow_Tensor_Tensor[_k](input, exponent)
     if input._requires_grad or exponent._requires_grad:
-        node = PowBackward1()
-        node.set_next_edges(input, exponent)
+        node = _new(PowBackward1)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if exponent._requires_grad:
+            _fn = exponent._grad_fn
+            _e1 = (_fn, exponent._output_nr) if _fn is not None else (exponent._grad_accumulator or _acc(exponent), 0)
+            _m1 = (exponent._data.shape, exponent._dtype, exponent._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_exponent = _Saved(exponent, False)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -3258,13 +3833,26 @@ def pow_Tensor_Tensor_inplace(input, exponent):
     _check_inplace(input)
     _need = input._requires_grad or exponent._requires_grad
     if _need:
-        node = PowBackward1()
-        node.set_next_edges(input, exponent)
+        node = _new(PowBackward1)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if exponent._requires_grad:
+            _fn = exponent._grad_fn
+            _e1 = (_fn, exponent._output_nr) if _fn is not None else (exponent._grad_accumulator or _acc(exponent), 0)
+            _m1 = (exponent._data.shape, exponent._dtype, exponent._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_exponent = _save_before_write(_Saved, exponent, input)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | exponent._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_pow__Tensor_Tensor.table[_k](input, exponent)
+    _k = _tls.remap[input._keys | exponent._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_pow__Tensor_Tensor[_k](input, exponent)
     if _need:
         _rebase_history(input, node)
         node._saved_result = _Saved(result, True)
@@ -3274,21 +3862,37 @@ def pow_Tensor_Tensor_inplace(input, exponent):
 def pow_Tensor_Tensor_out(input, exponent, out):
     if _any_requires_grad(input, exponent, out):
         raise RuntimeError("pow(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | exponent._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_pow_Tensor_Tensor_out.table[_k](input, exponent, out)
+    _k = _tls.remap[input._keys | exponent._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_pow_Tensor_Tensor_out[_k](input, exponent, out)
 
 
 def remainder_Tensor(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_remainder_Tensor.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_remainder_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
-        node = RemainderBackward0()
-        node.set_next_edges(input, other)
+        node = _new(RemainderBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3296,13 +3900,26 @@ def remainder_Tensor_inplace(input, other):
     _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
-        node = RemainderBackward0()
-        node.set_next_edges(input, other)
+        node = _new(RemainderBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_remainder__Tensor.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_remainder__Tensor[_k](input, other)
     if _need:
         _rebase_history(input, node)
     return result
@@ -3311,19 +3928,26 @@ def remainder_Tensor_inplace(input, other):
 def remainder_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("remainder(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_remainder_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_remainder_out[_k](input, other, out)
 
 
 def remainder_Scalar(input, other):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_remainder_Scalar.table[_k](input, other)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_remainder_Scalar[_k](input, other)
     if input._requires_grad:
-        node = RemainderBackward1()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(RemainderBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3331,11 +3955,15 @@ def remainder_Scalar_inplace(input, other):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = RemainderBackward1()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_remainder__Scalar.table[_k](input, other)
+        node = _new(RemainderBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_remainder__Scalar[_k](input, other)
     if _need:
         _rebase_history(input, node)
     return result
@@ -3344,21 +3972,37 @@ def remainder_Scalar_inplace(input, other):
 def remainder_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("remainder(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_remainder_Scalar_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_remainder_Scalar_out[_k](input, other, out)
 
 
 def fmod_Tensor(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_fmod_Tensor.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_fmod_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
-        node = FmodBackward0()
-        node.set_next_edges(input, other)
+        node = _new(FmodBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3366,13 +4010,26 @@ def fmod_Tensor_inplace(input, other):
     _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
-        node = FmodBackward0()
-        node.set_next_edges(input, other)
+        node = _new(FmodBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_fmod__Tensor.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_fmod__Tensor[_k](input, other)
     if _need:
         _rebase_history(input, node)
     return result
@@ -3381,19 +4038,26 @@ def fmod_Tensor_inplace(input, other):
 def fmod_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("fmod(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_fmod_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_fmod_out[_k](input, other, out)
 
 
 def fmod_Scalar(input, other):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_fmod_Scalar.table[_k](input, other)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_fmod_Scalar[_k](input, other)
     if input._requires_grad:
-        node = FmodBackward1()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(FmodBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3401,11 +4065,15 @@ def fmod_Scalar_inplace(input, other):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = FmodBackward1()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_fmod__Scalar.table[_k](input, other)
+        node = _new(FmodBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_fmod__Scalar[_k](input, other)
     if _need:
         _rebase_history(input, node)
     return result
@@ -3414,20 +4082,27 @@ def fmod_Scalar_inplace(input, other):
 def fmod_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("fmod(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_fmod_Scalar_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_fmod_Scalar_out[_k](input, other, out)
 
 
 def abs(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_abs.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_abs[_k](input)
     if input._requires_grad:
-        node = AbsBackward0()
-        node.set_next_edges(input)
+        node = _new(AbsBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3435,12 +4110,16 @@ def abs_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = AbsBackward0()
-        node.set_next_edges(input)
+        node = _new(AbsBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_abs_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_abs_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -3449,19 +4128,26 @@ def abs_inplace(input):
 def abs_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("abs(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_abs_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_abs_out[_k](input, out)
 
 
 def sign(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_sign.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sign[_k](input)
     if input._requires_grad:
-        node = SignBackward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(SignBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3469,11 +4155,15 @@ def sign_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = SignBackward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_sign_.table[_k](input)
+        node = _new(SignBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sign_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -3482,19 +4172,26 @@ def sign_inplace(input):
 def sign_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("sign(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_sign_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_sign_out[_k](input, out)
 
 
 def reciprocal(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_reciprocal.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_reciprocal[_k](input)
     if input._requires_grad:
-        node = ReciprocalBackward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(ReciprocalBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -3503,11 +4200,15 @@ def reciprocal_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = ReciprocalBackward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_reciprocal_.table[_k](input)
+        node = _new(ReciprocalBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_reciprocal_[_k](input)
     if _need:
         _rebase_history(input, node)
         node._saved_result = _Saved(result, True)
@@ -3517,19 +4218,26 @@ def reciprocal_inplace(input):
 def reciprocal_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("reciprocal(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_reciprocal_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_reciprocal_out[_k](input, out)
 
 
 def sqrt(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_sqrt.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sqrt[_k](input)
     if input._requires_grad:
-        node = SqrtBackward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(SqrtBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -3538,11 +4246,15 @@ def sqrt_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = SqrtBackward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_sqrt_.table[_k](input)
+        node = _new(SqrtBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sqrt_[_k](input)
     if _need:
         _rebase_history(input, node)
         node._saved_result = _Saved(result, True)
@@ -3552,19 +4264,26 @@ def sqrt_inplace(input):
 def sqrt_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("sqrt(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_sqrt_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_sqrt_out[_k](input, out)
 
 
 def rsqrt(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_rsqrt.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_rsqrt[_k](input)
     if input._requires_grad:
-        node = RsqrtBackward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(RsqrtBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -3573,11 +4292,15 @@ def rsqrt_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = RsqrtBackward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_rsqrt_.table[_k](input)
+        node = _new(RsqrtBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_rsqrt_[_k](input)
     if _need:
         _rebase_history(input, node)
         node._saved_result = _Saved(result, True)
@@ -3587,20 +4310,27 @@ def rsqrt_inplace(input):
 def rsqrt_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("rsqrt(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_rsqrt_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_rsqrt_out[_k](input, out)
 
 
 def square(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_square.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_square[_k](input)
     if input._requires_grad:
-        node = SquareBackward0()
-        node.set_next_edges(input)
+        node = _new(SquareBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3608,12 +4338,16 @@ def square_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = SquareBackward0()
-        node.set_next_edges(input)
+        node = _new(SquareBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_square_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_square_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -3622,19 +4356,26 @@ def square_inplace(input):
 def square_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("square(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_square_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_square_out[_k](input, out)
 
 
 def exp2(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_exp2.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_exp2[_k](input)
     if input._requires_grad:
-        node = Exp2Backward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(Exp2Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -3643,11 +4384,15 @@ def exp2_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = Exp2Backward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_exp2_.table[_k](input)
+        node = _new(Exp2Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_exp2_[_k](input)
     if _need:
         _rebase_history(input, node)
         node._saved_result = _Saved(result, True)
@@ -3657,19 +4402,26 @@ def exp2_inplace(input):
 def exp2_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("exp2(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_exp2_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_exp2_out[_k](input, out)
 
 
 def expm1(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_expm1.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_expm1[_k](input)
     if input._requires_grad:
-        node = Expm1Backward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(Expm1Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -3678,11 +4430,15 @@ def expm1_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = Expm1Backward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_expm1_.table[_k](input)
+        node = _new(Expm1Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_expm1_[_k](input)
     if _need:
         _rebase_history(input, node)
         node._saved_result = _Saved(result, True)
@@ -3692,20 +4448,27 @@ def expm1_inplace(input):
 def expm1_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("expm1(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_expm1_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_expm1_out[_k](input, out)
 
 
 def log(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_log.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_log[_k](input)
     if input._requires_grad:
-        node = LogBackward0()
-        node.set_next_edges(input)
+        node = _new(LogBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3713,12 +4476,16 @@ def log_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = LogBackward0()
-        node.set_next_edges(input)
+        node = _new(LogBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_log_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_log_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -3727,20 +4494,27 @@ def log_inplace(input):
 def log_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("log(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_log_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_log_out[_k](input, out)
 
 
 def log2(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_log2.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_log2[_k](input)
     if input._requires_grad:
-        node = Log2Backward0()
-        node.set_next_edges(input)
+        node = _new(Log2Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3748,12 +4522,16 @@ def log2_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = Log2Backward0()
-        node.set_next_edges(input)
+        node = _new(Log2Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_log2_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_log2_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -3762,20 +4540,27 @@ def log2_inplace(input):
 def log2_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("log2(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_log2_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_log2_out[_k](input, out)
 
 
 def log10(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_log10.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_log10[_k](input)
     if input._requires_grad:
-        node = Log10Backward0()
-        node.set_next_edges(input)
+        node = _new(Log10Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3783,12 +4568,16 @@ def log10_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = Log10Backward0()
-        node.set_next_edges(input)
+        node = _new(Log10Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_log10_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_log10_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -3797,20 +4586,27 @@ def log10_inplace(input):
 def log10_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("log10(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_log10_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_log10_out[_k](input, out)
 
 
 def log1p(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_log1p.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_log1p[_k](input)
     if input._requires_grad:
-        node = Log1pBackward0()
-        node.set_next_edges(input)
+        node = _new(Log1pBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3818,12 +4614,16 @@ def log1p_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = Log1pBackward0()
-        node.set_next_edges(input)
+        node = _new(Log1pBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_log1p_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_log1p_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -3832,20 +4632,27 @@ def log1p_inplace(input):
 def log1p_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("log1p(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_log1p_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_log1p_out[_k](input, out)
 
 
 def sin(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_sin.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sin[_k](input)
     if input._requires_grad:
-        node = SinBackward0()
-        node.set_next_edges(input)
+        node = _new(SinBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3853,12 +4660,16 @@ def sin_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = SinBackward0()
-        node.set_next_edges(input)
+        node = _new(SinBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_sin_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sin_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -3867,20 +4678,27 @@ def sin_inplace(input):
 def sin_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("sin(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_sin_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_sin_out[_k](input, out)
 
 
 def cos(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_cos.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_cos[_k](input)
     if input._requires_grad:
-        node = CosBackward0()
-        node.set_next_edges(input)
+        node = _new(CosBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3888,12 +4706,16 @@ def cos_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = CosBackward0()
-        node.set_next_edges(input)
+        node = _new(CosBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_cos_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_cos_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -3902,19 +4724,26 @@ def cos_inplace(input):
 def cos_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("cos(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_cos_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_cos_out[_k](input, out)
 
 
 def tan(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_tan.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_tan[_k](input)
     if input._requires_grad:
-        node = TanBackward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(TanBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -3923,11 +4752,15 @@ def tan_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = TanBackward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_tan_.table[_k](input)
+        node = _new(TanBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_tan_[_k](input)
     if _need:
         _rebase_history(input, node)
         node._saved_result = _Saved(result, True)
@@ -3937,20 +4770,27 @@ def tan_inplace(input):
 def tan_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("tan(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_tan_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_tan_out[_k](input, out)
 
 
 def asin(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_asin.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_asin[_k](input)
     if input._requires_grad:
-        node = AsinBackward0()
-        node.set_next_edges(input)
+        node = _new(AsinBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3958,12 +4798,16 @@ def asin_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = AsinBackward0()
-        node.set_next_edges(input)
+        node = _new(AsinBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_asin_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_asin_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -3972,20 +4816,27 @@ def asin_inplace(input):
 def asin_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("asin(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_asin_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_asin_out[_k](input, out)
 
 
 def acos(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_acos.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_acos[_k](input)
     if input._requires_grad:
-        node = AcosBackward0()
-        node.set_next_edges(input)
+        node = _new(AcosBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3993,12 +4844,16 @@ def acos_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = AcosBackward0()
-        node.set_next_edges(input)
+        node = _new(AcosBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_acos_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_acos_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4007,20 +4862,27 @@ def acos_inplace(input):
 def acos_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("acos(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_acos_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_acos_out[_k](input, out)
 
 
 def atan(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_atan.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_atan[_k](input)
     if input._requires_grad:
-        node = AtanBackward0()
-        node.set_next_edges(input)
+        node = _new(AtanBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4028,12 +4890,16 @@ def atan_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = AtanBackward0()
-        node.set_next_edges(input)
+        node = _new(AtanBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_atan_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_atan_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4042,21 +4908,37 @@ def atan_inplace(input):
 def atan_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("atan(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_atan_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_atan_out[_k](input, out)
 
 
 def atan2(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_atan2.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_atan2[_k](input, other)
     if input._requires_grad or other._requires_grad:
-        node = Atan2Backward0()
-        node.set_next_edges(input, other)
+        node = _new(Atan2Backward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4064,13 +4946,26 @@ def atan2_inplace(input, other):
     _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
-        node = Atan2Backward0()
-        node.set_next_edges(input, other)
+        node = _new(Atan2Backward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_atan2_.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_atan2_[_k](input, other)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4079,20 +4974,27 @@ def atan2_inplace(input, other):
 def atan2_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("atan2(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_atan2_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_atan2_out[_k](input, other, out)
 
 
 def sinh(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_sinh.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sinh[_k](input)
     if input._requires_grad:
-        node = SinhBackward0()
-        node.set_next_edges(input)
+        node = _new(SinhBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4100,12 +5002,16 @@ def sinh_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = SinhBackward0()
-        node.set_next_edges(input)
+        node = _new(SinhBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_sinh_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sinh_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4114,20 +5020,27 @@ def sinh_inplace(input):
 def sinh_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("sinh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_sinh_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_sinh_out[_k](input, out)
 
 
 def cosh(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_cosh.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_cosh[_k](input)
     if input._requires_grad:
-        node = CoshBackward0()
-        node.set_next_edges(input)
+        node = _new(CoshBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4135,12 +5048,16 @@ def cosh_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = CoshBackward0()
-        node.set_next_edges(input)
+        node = _new(CoshBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_cosh_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_cosh_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4149,19 +5066,26 @@ def cosh_inplace(input):
 def cosh_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("cosh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_cosh_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_cosh_out[_k](input, out)
 
 
 def tanh(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_tanh.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_tanh[_k](input)
     if input._requires_grad:
-        node = TanhBackward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(TanhBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -4170,11 +5094,15 @@ def tanh_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = TanhBackward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_tanh_.table[_k](input)
+        node = _new(TanhBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_tanh_[_k](input)
     if _need:
         _rebase_history(input, node)
         node._saved_result = _Saved(result, True)
@@ -4184,20 +5112,27 @@ def tanh_inplace(input):
 def tanh_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("tanh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_tanh_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_tanh_out[_k](input, out)
 
 
 def erf(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_erf.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_erf[_k](input)
     if input._requires_grad:
-        node = ErfBackward0()
-        node.set_next_edges(input)
+        node = _new(ErfBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4205,12 +5140,16 @@ def erf_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = ErfBackward0()
-        node.set_next_edges(input)
+        node = _new(ErfBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_erf_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_erf_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4219,19 +5158,26 @@ def erf_inplace(input):
 def erf_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("erf(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_erf_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_erf_out[_k](input, out)
 
 
 def floor(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_floor.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_floor[_k](input)
     if input._requires_grad:
-        node = FloorBackward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(FloorBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4239,11 +5185,15 @@ def floor_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = FloorBackward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_floor_.table[_k](input)
+        node = _new(FloorBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_floor_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4252,19 +5202,26 @@ def floor_inplace(input):
 def floor_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("floor(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_floor_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_floor_out[_k](input, out)
 
 
 def ceil(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_ceil.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_ceil[_k](input)
     if input._requires_grad:
-        node = CeilBackward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(CeilBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4272,11 +5229,15 @@ def ceil_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = CeilBackward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_ceil_.table[_k](input)
+        node = _new(CeilBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_ceil_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4285,19 +5246,26 @@ def ceil_inplace(input):
 def ceil_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("ceil(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_ceil_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_ceil_out[_k](input, out)
 
 
 def round(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_round.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_round[_k](input)
     if input._requires_grad:
-        node = RoundBackward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(RoundBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4305,11 +5273,15 @@ def round_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = RoundBackward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_round_.table[_k](input)
+        node = _new(RoundBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_round_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4318,19 +5290,26 @@ def round_inplace(input):
 def round_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("round(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_round_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_round_out[_k](input, out)
 
 
 def trunc(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_trunc.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_trunc[_k](input)
     if input._requires_grad:
-        node = TruncBackward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(TruncBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4338,11 +5317,15 @@ def trunc_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = TruncBackward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_trunc_.table[_k](input)
+        node = _new(TruncBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_trunc_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4351,19 +5334,26 @@ def trunc_inplace(input):
 def trunc_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("trunc(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_trunc_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_trunc_out[_k](input, out)
 
 
 def frac(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_frac.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_frac[_k](input)
     if input._requires_grad:
-        node = FracBackward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(FracBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4371,11 +5361,15 @@ def frac_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = FracBackward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_frac_.table[_k](input)
+        node = _new(FracBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_frac_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4384,35 +5378,59 @@ def frac_inplace(input):
 def frac_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("frac(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_frac_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_frac_out[_k](input, out)
 
 
 def clamp(input, min, max):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_clamp.table[_k](input, min, max)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_clamp[_k](input, min, max)
     if input._requires_grad:
-        node = ClampBackward0()
-        node.set_next_edges(input)
+        node = _new(ClampBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_max = max
         node._saved_min = min
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def maximum(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_maximum.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_maximum[_k](input, other)
     if input._requires_grad or other._requires_grad:
-        node = MaximumBackward0()
-        node.set_next_edges(input, other)
+        node = _new(MaximumBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4420,13 +5438,26 @@ def maximum_inplace(input, other):
     _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
-        node = MaximumBackward0()
-        node.set_next_edges(input, other)
+        node = _new(MaximumBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_maximum_.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_maximum_[_k](input, other)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4435,21 +5466,37 @@ def maximum_inplace(input, other):
 def maximum_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("maximum(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_maximum_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_maximum_out[_k](input, other, out)
 
 
 def minimum(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_minimum.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_minimum[_k](input, other)
     if input._requires_grad or other._requires_grad:
-        node = MinimumBackward0()
-        node.set_next_edges(input, other)
+        node = _new(MinimumBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4457,13 +5504,26 @@ def minimum_inplace(input, other):
     _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
-        node = MinimumBackward0()
-        node.set_next_edges(input, other)
+        node = _new(MinimumBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_minimum_.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_minimum_[_k](input, other)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4472,20 +5532,36 @@ def minimum_inplace(input, other):
 def minimum_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("minimum(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_minimum_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_minimum_out[_k](input, other, out)
 
 
 def lerp_Scalar(input, end, weight):
-    _t = _tls
-    _k = (input._keys | end._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_lerp_Scalar.table[_k](input, end, weight)
+    _k = _tls.remap[input._keys | end._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_lerp_Scalar[_k](input, end, weight)
     if input._requires_grad or end._requires_grad:
-        node = LerpBackward0()
-        node.set_next_edges(input, end)
+        node = _new(LerpBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if end._requires_grad:
+            _fn = end._grad_fn
+            _e1 = (_fn, end._output_nr) if _fn is not None else (end._grad_accumulator or _acc(end), 0)
+            _m1 = (end._data.shape, end._dtype, end._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_weight = weight
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4493,12 +5569,25 @@ def lerp_Scalar_inplace(input, end, weight):
     _check_inplace(input)
     _need = input._requires_grad or end._requires_grad
     if _need:
-        node = LerpBackward0()
-        node.set_next_edges(input, end)
+        node = _new(LerpBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if end._requires_grad:
+            _fn = end._grad_fn
+            _e1 = (_fn, end._output_nr) if _fn is not None else (end._grad_accumulator or _acc(end), 0)
+            _m1 = (end._data.shape, end._dtype, end._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_weight = weight
-    _t = _tls
-    _k = (input._keys | end._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_lerp__Scalar.table[_k](input, end, weight)
+    _k = _tls.remap[input._keys | end._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_lerp__Scalar[_k](input, end, weight)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4507,22 +5596,44 @@ def lerp_Scalar_inplace(input, end, weight):
 def lerp_Scalar_out(input, end, weight, out):
     if _any_requires_grad(input, end, weight, out):
         raise RuntimeError("lerp(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | end._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_lerp_Scalar_out.table[_k](input, end, weight, out)
+    _k = _tls.remap[input._keys | end._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_lerp_Scalar_out[_k](input, end, weight, out)
 
 
 def lerp_Tensor(input, end, weight):
-    _t = _tls
-    _k = (input._keys | end._keys | weight._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_lerp_Tensor.table[_k](input, end, weight)
+    _k = _tls.remap[input._keys | end._keys | weight._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_lerp_Tensor[_k](input, end, weight)
     if input._requires_grad or end._requires_grad or weight._requires_grad:
-        node = LerpBackward1()
-        node.set_next_edges(input, end, weight)
+        node = _new(LerpBackward1)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if end._requires_grad:
+            _fn = end._grad_fn
+            _e1 = (_fn, end._output_nr) if _fn is not None else (end._grad_accumulator or _acc(end), 0)
+            _m1 = (end._data.shape, end._dtype, end._device)
+        else:
+            _e1 = _m1 = None
+        if weight._requires_grad:
+            _fn = weight._grad_fn
+            _e2 = (_fn, weight._output_nr) if _fn is not None else (weight._grad_accumulator or _acc(weight), 0)
+            _m2 = (weight._data.shape, weight._dtype, weight._device)
+        else:
+            _e2 = _m2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node.input_meta = (_m0, _m1, _m2)
         node._saved_end = _Saved(end, False)
         node._saved_input = _Saved(input, False)
         node._saved_weight = _Saved(weight, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4530,14 +5641,33 @@ def lerp_Tensor_inplace(input, end, weight):
     _check_inplace(input)
     _need = input._requires_grad or end._requires_grad or weight._requires_grad
     if _need:
-        node = LerpBackward1()
-        node.set_next_edges(input, end, weight)
+        node = _new(LerpBackward1)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if end._requires_grad:
+            _fn = end._grad_fn
+            _e1 = (_fn, end._output_nr) if _fn is not None else (end._grad_accumulator or _acc(end), 0)
+            _m1 = (end._data.shape, end._dtype, end._device)
+        else:
+            _e1 = _m1 = None
+        if weight._requires_grad:
+            _fn = weight._grad_fn
+            _e2 = (_fn, weight._output_nr) if _fn is not None else (weight._grad_accumulator or _acc(weight), 0)
+            _m2 = (weight._data.shape, weight._dtype, weight._device)
+        else:
+            _e2 = _m2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node.input_meta = (_m0, _m1, _m2)
         node._saved_end = _save_before_write(_Saved, end, input)
         node._saved_input = _Saved(_clone(input), False)
         node._saved_weight = _save_before_write(_Saved, weight, input)
-    _t = _tls
-    _k = (input._keys | end._keys | weight._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_lerp__Tensor.table[_k](input, end, weight)
+    _k = _tls.remap[input._keys | end._keys | weight._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_lerp__Tensor[_k](input, end, weight)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4546,317 +5676,518 @@ def lerp_Tensor_inplace(input, end, weight):
 def lerp_Tensor_out(input, end, weight, out):
     if _any_requires_grad(input, end, weight, out):
         raise RuntimeError("lerp(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | end._keys | weight._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_lerp_out.table[_k](input, end, weight, out)
+    _k = _tls.remap[input._keys | end._keys | weight._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_lerp_out[_k](input, end, weight, out)
 
 
 def where_self(condition, input, other):
-    _t = _tls
-    _k = (condition._keys | input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_where_self.table[_k](condition, input, other)
+    _k = _tls.remap[condition._keys | input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_where_self[_k](condition, input, other)
     if condition._requires_grad or input._requires_grad or other._requires_grad:
-        node = WhereBackward0()
-        node.set_next_edges(condition, input, other)
+        node = _new(WhereBackward0)
+        node.sequence_nr = _next_seq()
+        if condition._requires_grad:
+            _fn = condition._grad_fn
+            _e0 = (_fn, condition._output_nr) if _fn is not None else (condition._grad_accumulator or _acc(condition), 0)
+            _m0 = (condition._data.shape, condition._dtype, condition._device)
+        else:
+            _e0 = _m0 = None
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e1 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m1 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e1 = _m1 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e2 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m2 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e2 = _m2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node.input_meta = (_m0, _m1, _m2)
         node._saved_condition = _Saved(condition, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def where_self_out(condition, input, other, out):
     if _any_requires_grad(condition, input, other, out):
         raise RuntimeError("where(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (condition._keys | input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_where_self_out.table[_k](condition, input, other, out)
+    _k = _tls.remap[condition._keys | input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_where_self_out[_k](condition, input, other, out)
 
 
 def nan_to_num(input, nan, posinf, neginf):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_nan_to_num.table[_k](input, nan, posinf, neginf)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_nan_to_num[_k](input, nan, posinf, neginf)
     if input._requires_grad:
-        node = NanToNumBackward0()
-        node.set_next_edges(input)
+        node = _new(NanToNumBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def lt_Tensor(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_lt_Tensor.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_lt_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("lt.Tensor")
-        node.set_next_edges(input, other)
-        _set_history(result, node)
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def lt_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("lt(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_lt_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_lt_out[_k](input, other, out)
 
 
 def lt_Scalar(input, other):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_lt_Scalar.table[_k](input, other)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_lt_Scalar[_k](input, other)
     if input._requires_grad:
         node = _NotImplementedNode("lt.Scalar")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def lt_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("lt(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_lt_Scalar_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_lt_Scalar_out[_k](input, other, out)
 
 
 def le_Tensor(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_le_Tensor.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_le_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("le.Tensor")
-        node.set_next_edges(input, other)
-        _set_history(result, node)
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def le_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("le(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_le_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_le_out[_k](input, other, out)
 
 
 def le_Scalar(input, other):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_le_Scalar.table[_k](input, other)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_le_Scalar[_k](input, other)
     if input._requires_grad:
         node = _NotImplementedNode("le.Scalar")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def le_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("le(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_le_Scalar_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_le_Scalar_out[_k](input, other, out)
 
 
 def ge_Tensor(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_ge_Tensor.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_ge_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("ge.Tensor")
-        node.set_next_edges(input, other)
-        _set_history(result, node)
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def ge_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("ge(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_ge_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_ge_out[_k](input, other, out)
 
 
 def ge_Scalar(input, other):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_ge_Scalar.table[_k](input, other)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_ge_Scalar[_k](input, other)
     if input._requires_grad:
         node = _NotImplementedNode("ge.Scalar")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def ge_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("ge(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_ge_Scalar_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_ge_Scalar_out[_k](input, other, out)
 
 
 def eq_Tensor(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_eq_Tensor.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_eq_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("eq.Tensor")
-        node.set_next_edges(input, other)
-        _set_history(result, node)
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def eq_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("eq(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_eq_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_eq_out[_k](input, other, out)
 
 
 def eq_Scalar(input, other):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_eq_Scalar.table[_k](input, other)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_eq_Scalar[_k](input, other)
     if input._requires_grad:
         node = _NotImplementedNode("eq.Scalar")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def eq_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("eq(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_eq_Scalar_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_eq_Scalar_out[_k](input, other, out)
 
 
 def ne_Tensor(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_ne_Tensor.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_ne_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("ne.Tensor")
-        node.set_next_edges(input, other)
-        _set_history(result, node)
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def ne_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("ne(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_ne_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_ne_out[_k](input, other, out)
 
 
 def ne_Scalar(input, other):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_ne_Scalar.table[_k](input, other)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_ne_Scalar[_k](input, other)
     if input._requires_grad:
         node = _NotImplementedNode("ne.Scalar")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def ne_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("ne(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_ne_Scalar_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_ne_Scalar_out[_k](input, other, out)
 
 
 def logical_and(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_logical_and.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_logical_and[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("logical_and")
-        node.set_next_edges(input, other)
-        _set_history(result, node)
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def logical_and_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("logical_and(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_logical_and_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_logical_and_out[_k](input, other, out)
 
 
 def logical_or(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_logical_or.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_logical_or[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("logical_or")
-        node.set_next_edges(input, other)
-        _set_history(result, node)
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def logical_or_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("logical_or(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_logical_or_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_logical_or_out[_k](input, other, out)
 
 
 def logical_xor(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_logical_xor.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_logical_xor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("logical_xor")
-        node.set_next_edges(input, other)
-        _set_history(result, node)
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def logical_xor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("logical_xor(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_logical_xor_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_logical_xor_out[_k](input, other, out)
 
 
 def logical_not(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_logical_not.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_logical_not[_k](input)
     if input._requires_grad:
         node = _NotImplementedNode("logical_not")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def logical_not_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("logical_not(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_logical_not_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_logical_not_out[_k](input, out)
 
 
 def bitwise_and_Tensor(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_bitwise_and_Tensor.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bitwise_and_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("bitwise_and.Tensor")
-        node.set_next_edges(input, other)
-        _set_history(result, node)
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4865,10 +6196,22 @@ def bitwise_and_Tensor_inplace(input, other):
     _need = input._requires_grad or other._requires_grad
     if _need:
         node = _NotImplementedNode("bitwise_and_.Tensor")
-        node.set_next_edges(input, other)
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_bitwise_and__Tensor.table[_k](input, other)
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bitwise_and__Tensor[_k](input, other)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4877,19 +6220,34 @@ def bitwise_and_Tensor_inplace(input, other):
 def bitwise_and_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("bitwise_and(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_bitwise_and_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_bitwise_and_out[_k](input, other, out)
 
 
 def bitwise_or_Tensor(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_bitwise_or_Tensor.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bitwise_or_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("bitwise_or.Tensor")
-        node.set_next_edges(input, other)
-        _set_history(result, node)
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4898,10 +6256,22 @@ def bitwise_or_Tensor_inplace(input, other):
     _need = input._requires_grad or other._requires_grad
     if _need:
         node = _NotImplementedNode("bitwise_or_.Tensor")
-        node.set_next_edges(input, other)
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_bitwise_or__Tensor.table[_k](input, other)
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bitwise_or__Tensor[_k](input, other)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4910,19 +6280,34 @@ def bitwise_or_Tensor_inplace(input, other):
 def bitwise_or_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("bitwise_or(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_bitwise_or_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_bitwise_or_out[_k](input, other, out)
 
 
 def bitwise_xor_Tensor(input, other):
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_bitwise_xor_Tensor.table[_k](input, other)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bitwise_xor_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("bitwise_xor.Tensor")
-        node.set_next_edges(input, other)
-        _set_history(result, node)
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4931,10 +6316,22 @@ def bitwise_xor_Tensor_inplace(input, other):
     _need = input._requires_grad or other._requires_grad
     if _need:
         node = _NotImplementedNode("bitwise_xor_.Tensor")
-        node.set_next_edges(input, other)
-    _t = _tls
-    _k = (input._keys | other._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_bitwise_xor__Tensor.table[_k](input, other)
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _m1 = (other._data.shape, other._dtype, other._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
+    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bitwise_xor__Tensor[_k](input, other)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4943,19 +6340,25 @@ def bitwise_xor_Tensor_inplace(input, other):
 def bitwise_xor_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("bitwise_xor(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_bitwise_xor_out.table[_k](input, other, out)
+    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_bitwise_xor_out[_k](input, other, out)
 
 
 def bitwise_not(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_bitwise_not.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bitwise_not[_k](input)
     if input._requires_grad:
         node = _NotImplementedNode("bitwise_not")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4964,10 +6367,13 @@ def bitwise_not_inplace(input):
     _need = input._requires_grad
     if _need:
         node = _NotImplementedNode("bitwise_not_")
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_bitwise_not_.table[_k](input)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bitwise_not_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -4976,78 +6382,103 @@ def bitwise_not_inplace(input):
 def bitwise_not_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("bitwise_not(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_bitwise_not_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_bitwise_not_out[_k](input, out)
 
 
 def isnan(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_isnan.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_isnan[_k](input)
     if input._requires_grad:
         node = _NotImplementedNode("isnan")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def isnan_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("isnan(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_isnan_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_isnan_out[_k](input, out)
 
 
 def isinf(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_isinf.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_isinf[_k](input)
     if input._requires_grad:
         node = _NotImplementedNode("isinf")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def isinf_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("isinf(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_isinf_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_isinf_out[_k](input, out)
 
 
 def isfinite(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_isfinite.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_isfinite[_k](input)
     if input._requires_grad:
         node = _NotImplementedNode("isfinite")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def isfinite_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("isfinite(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_isfinite_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_isfinite_out[_k](input, out)
 
 
 def leaky_relu(input, negative_slope):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_leaky_relu.table[_k](input, negative_slope)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_leaky_relu[_k](input, negative_slope)
     if input._requires_grad:
-        node = LeakyReluBackward0()
-        node.set_next_edges(input)
+        node = _new(LeakyReluBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_negative_slope = negative_slope
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5055,13 +6486,17 @@ def leaky_relu_inplace(input, negative_slope):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = LeakyReluBackward0()
-        node.set_next_edges(input)
+        node = _new(LeakyReluBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_negative_slope = negative_slope
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_leaky_relu_.table[_k](input, negative_slope)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_leaky_relu_[_k](input, negative_slope)
     if _need:
         _rebase_history(input, node)
     return result
@@ -5070,23 +6505,30 @@ def leaky_relu_inplace(input, negative_slope):
 def leaky_relu_out(input, negative_slope, out):
     if _any_requires_grad(input, negative_slope, out):
         raise RuntimeError("leaky_relu(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_leaky_relu_out.table[_k](input, negative_slope, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_leaky_relu_out[_k](input, negative_slope, out)
 
 
 def elu(input, alpha, scale, input_scale):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_elu.table[_k](input, alpha, scale, input_scale)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_elu[_k](input, alpha, scale, input_scale)
     if input._requires_grad:
-        node = EluBackward0()
-        node.set_next_edges(input)
+        node = _new(EluBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_alpha = alpha
         node._saved_input_scale = input_scale
         node._saved_scale = scale
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5094,15 +6536,19 @@ def elu_inplace(input, alpha, scale, input_scale):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = EluBackward0()
-        node.set_next_edges(input)
+        node = _new(EluBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_alpha = alpha
         node._saved_input_scale = input_scale
         node._saved_scale = scale
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_elu_.table[_k](input, alpha, scale, input_scale)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_elu_[_k](input, alpha, scale, input_scale)
     if _need:
         _rebase_history(input, node)
     return result
@@ -5111,20 +6557,27 @@ def elu_inplace(input, alpha, scale, input_scale):
 def elu_out(input, alpha, scale, input_scale, out):
     if _any_requires_grad(input, alpha, scale, input_scale, out):
         raise RuntimeError("elu(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_elu_out.table[_k](input, alpha, scale, input_scale, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_elu_out[_k](input, alpha, scale, input_scale, out)
 
 
 def silu(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_silu.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_silu[_k](input)
     if input._requires_grad:
-        node = SiluBackward0()
-        node.set_next_edges(input)
+        node = _new(SiluBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5132,12 +6585,16 @@ def silu_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = SiluBackward0()
-        node.set_next_edges(input)
+        node = _new(SiluBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_silu_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_silu_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -5146,20 +6603,27 @@ def silu_inplace(input):
 def silu_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("silu(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_silu_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_silu_out[_k](input, out)
 
 
 def mish(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_mish.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_mish[_k](input)
     if input._requires_grad:
-        node = MishBackward0()
-        node.set_next_edges(input)
+        node = _new(MishBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5167,12 +6631,16 @@ def mish_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = MishBackward0()
-        node.set_next_edges(input)
+        node = _new(MishBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_mish_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_mish_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -5181,19 +6649,26 @@ def mish_inplace(input):
 def mish_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("mish(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_mish_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_mish_out[_k](input, out)
 
 
 def sigmoid(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_sigmoid.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sigmoid[_k](input)
     if input._requires_grad:
-        node = SigmoidBackward0()
-        node.set_next_edges(input)
-        _set_history(result, node)
+        node = _new(SigmoidBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -5202,11 +6677,15 @@ def sigmoid_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = SigmoidBackward0()
-        node.set_next_edges(input)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_sigmoid_.table[_k](input)
+        node = _new(SigmoidBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sigmoid_[_k](input)
     if _need:
         _rebase_history(input, node)
         node._saved_result = _Saved(result, True)
@@ -5216,20 +6695,27 @@ def sigmoid_inplace(input):
 def sigmoid_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("sigmoid(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_sigmoid_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_sigmoid_out[_k](input, out)
 
 
 def log_sigmoid(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_log_sigmoid.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_log_sigmoid[_k](input)
     if input._requires_grad:
-        node = LogSigmoidBackward0()
-        node.set_next_edges(input)
+        node = _new(LogSigmoidBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5237,12 +6723,16 @@ def log_sigmoid_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = LogSigmoidBackward0()
-        node.set_next_edges(input)
+        node = _new(LogSigmoidBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_log_sigmoid_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_log_sigmoid_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -5251,22 +6741,29 @@ def log_sigmoid_inplace(input):
 def log_sigmoid_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("log_sigmoid(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_log_sigmoid_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_log_sigmoid_out[_k](input, out)
 
 
 def softplus(input, beta, threshold):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_softplus.table[_k](input, beta, threshold)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_softplus[_k](input, beta, threshold)
     if input._requires_grad:
-        node = SoftplusBackward0()
-        node.set_next_edges(input)
+        node = _new(SoftplusBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_beta = beta
         node._saved_input = _Saved(input, False)
         node._saved_threshold = threshold
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5274,14 +6771,18 @@ def softplus_inplace(input, beta, threshold):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = SoftplusBackward0()
-        node.set_next_edges(input)
+        node = _new(SoftplusBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_beta = beta
         node._saved_input = _Saved(_clone(input), False)
         node._saved_threshold = threshold
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_softplus_.table[_k](input, beta, threshold)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_softplus_[_k](input, beta, threshold)
     if _need:
         _rebase_history(input, node)
     return result
@@ -5290,22 +6791,29 @@ def softplus_inplace(input, beta, threshold):
 def softplus_out(input, beta, threshold, out):
     if _any_requires_grad(input, beta, threshold, out):
         raise RuntimeError("softplus(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_softplus_out.table[_k](input, beta, threshold, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_softplus_out[_k](input, beta, threshold, out)
 
 
 def hardtanh(input, min_val, max_val):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_hardtanh.table[_k](input, min_val, max_val)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_hardtanh[_k](input, min_val, max_val)
     if input._requires_grad:
-        node = HardtanhBackward0()
-        node.set_next_edges(input)
+        node = _new(HardtanhBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_max_val = max_val
         node._saved_min_val = min_val
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5313,14 +6821,18 @@ def hardtanh_inplace(input, min_val, max_val):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = HardtanhBackward0()
-        node.set_next_edges(input)
+        node = _new(HardtanhBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_max_val = max_val
         node._saved_min_val = min_val
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_hardtanh_.table[_k](input, min_val, max_val)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_hardtanh_[_k](input, min_val, max_val)
     if _need:
         _rebase_history(input, node)
     return result
@@ -5329,20 +6841,27 @@ def hardtanh_inplace(input, min_val, max_val):
 def hardtanh_out(input, min_val, max_val, out):
     if _any_requires_grad(input, min_val, max_val, out):
         raise RuntimeError("hardtanh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_hardtanh_out.table[_k](input, min_val, max_val, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_hardtanh_out[_k](input, min_val, max_val, out)
 
 
 def hardsigmoid(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_hardsigmoid.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_hardsigmoid[_k](input)
     if input._requires_grad:
-        node = HardsigmoidBackward0()
-        node.set_next_edges(input)
+        node = _new(HardsigmoidBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5350,12 +6869,16 @@ def hardsigmoid_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = HardsigmoidBackward0()
-        node.set_next_edges(input)
+        node = _new(HardsigmoidBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_hardsigmoid_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_hardsigmoid_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -5364,20 +6887,27 @@ def hardsigmoid_inplace(input):
 def hardsigmoid_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("hardsigmoid(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_hardsigmoid_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_hardsigmoid_out[_k](input, out)
 
 
 def hardswish(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_hardswish.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_hardswish[_k](input)
     if input._requires_grad:
-        node = HardswishBackward0()
-        node.set_next_edges(input)
+        node = _new(HardswishBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5385,12 +6915,16 @@ def hardswish_inplace(input):
     _check_inplace(input)
     _need = input._requires_grad
     if _need:
-        node = HardswishBackward0()
-        node.set_next_edges(input)
+        node = _new(HardswishBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_hardswish_.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_hardswish_[_k](input)
     if _need:
         _rebase_history(input, node)
     return result
@@ -5399,115 +6933,174 @@ def hardswish_inplace(input):
 def hardswish_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("hardswish(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_hardswish_out.table[_k](input, out)
+    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_hardswish_out[_k](input, out)
 
 
 def mean(input, dtype):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_mean.table[_k](input, dtype)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_mean[_k](input, dtype)
     if input._requires_grad:
-        node = MeanBackward0()
-        node.set_next_edges(input)
+        node = _new(MeanBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def mean_dim(input, dim, keepdim, dtype):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_mean_dim.table[_k](input, dim, keepdim, dtype)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_mean_dim[_k](input, dim, keepdim, dtype)
     if input._requires_grad:
-        node = MeanBackward1()
-        node.set_next_edges(input)
+        node = _new(MeanBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def prod(input, dtype):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_prod.table[_k](input, dtype)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_prod[_k](input, dtype)
     if input._requires_grad:
-        node = ProdBackward0()
-        node.set_next_edges(input)
+        node = _new(ProdBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
 
 def prod_dim_int(input, dim, keepdim, dtype):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_prod_dim_int.table[_k](input, dim, keepdim, dtype)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_prod_dim_int[_k](input, dim, keepdim, dtype)
     if input._requires_grad:
-        node = ProdBackward1()
-        node.set_next_edges(input)
+        node = _new(ProdBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
 
 def amax(input, dim, keepdim):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_amax.table[_k](input, dim, keepdim)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_amax[_k](input, dim, keepdim)
     if input._requires_grad:
-        node = AmaxBackward0()
-        node.set_next_edges(input)
+        node = _new(AmaxBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
 
 def amin(input, dim, keepdim):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_amin.table[_k](input, dim, keepdim)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_amin[_k](input, dim, keepdim)
     if input._requires_grad:
-        node = AminBackward0()
-        node.set_next_edges(input)
+        node = _new(AminBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
 
 def max(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_max.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_max[_k](input)
     if input._requires_grad:
-        node = MaxBackward0()
-        node.set_next_edges(input)
+        node = _new(MaxBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
 
 def max_dim(input, dim, keepdim):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_max_dim.table[_k](input, dim, keepdim)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_max_dim[_k](input, dim, keepdim)
     if input._requires_grad:
-        node = MaxBackward1()
-        node.set_next_edges(input)
+        node = _new(MaxBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_input = _Saved(input, False)
@@ -5517,25 +7110,37 @@ def max_dim(input, dim, keepdim):
 
 
 def min(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_min.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_min[_k](input)
     if input._requires_grad:
-        node = MinBackward0()
-        node.set_next_edges(input)
+        node = _new(MinBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
 
 def min_dim(input, dim, keepdim):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_min_dim.table[_k](input, dim, keepdim)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_min_dim[_k](input, dim, keepdim)
     if input._requires_grad:
-        node = MinBackward1()
-        node.set_next_edges(input)
+        node = _new(MinBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_input = _Saved(input, False)
@@ -5545,368 +7150,687 @@ def min_dim(input, dim, keepdim):
 
 
 def argmax(input, dim, keepdim):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_argmax.table[_k](input, dim, keepdim)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_argmax[_k](input, dim, keepdim)
     if input._requires_grad:
         node = _NotImplementedNode("argmax")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def argmin(input, dim, keepdim):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_argmin.table[_k](input, dim, keepdim)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_argmin[_k](input, dim, keepdim)
     if input._requires_grad:
         node = _NotImplementedNode("argmin")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def any(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_any.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_any[_k](input)
     if input._requires_grad:
         node = _NotImplementedNode("any")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def any_dim(input, dim, keepdim):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_any_dim.table[_k](input, dim, keepdim)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_any_dim[_k](input, dim, keepdim)
     if input._requires_grad:
         node = _NotImplementedNode("any.dim")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def all(input):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_all.table[_k](input)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_all[_k](input)
     if input._requires_grad:
         node = _NotImplementedNode("all")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def all_dim(input, dim, keepdim):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_all_dim.table[_k](input, dim, keepdim)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_all_dim[_k](input, dim, keepdim)
     if input._requires_grad:
         node = _NotImplementedNode("all.dim")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def var_correction(input, dim, correction, keepdim):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_var_correction.table[_k](input, dim, correction, keepdim)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_var_correction[_k](input, dim, correction, keepdim)
     if input._requires_grad:
-        node = VarBackward0()
-        node.set_next_edges(input)
+        node = _new(VarBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_correction = correction
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def std_correction(input, dim, correction, keepdim):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_std_correction.table[_k](input, dim, correction, keepdim)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_std_correction[_k](input, dim, correction, keepdim)
     if input._requires_grad:
-        node = StdBackward0()
-        node.set_next_edges(input)
+        node = _new(StdBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_correction = correction
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
 
 def logsumexp(input, dim, keepdim):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_logsumexp.table[_k](input, dim, keepdim)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_logsumexp[_k](input, dim, keepdim)
     if input._requires_grad:
-        node = LogsumexpBackward0()
-        node.set_next_edges(input)
+        node = _new(LogsumexpBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
 
 def linalg_vector_norm(input, ord, dim, keepdim, dtype):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_linalg_vector_norm.table[_k](input, ord, dim, keepdim, dtype)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_linalg_vector_norm[_k](input, ord, dim, keepdim, dtype)
     if input._requires_grad:
-        node = LinalgVectorNormBackward0()
-        node.set_next_edges(input)
+        node = _new(LinalgVectorNormBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_ord = ord
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
 
 def cumsum(input, dim, dtype):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_cumsum.table[_k](input, dim, dtype)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_cumsum[_k](input, dim, dtype)
     if input._requires_grad:
-        node = CumsumBackward0()
-        node.set_next_edges(input)
+        node = _new(CumsumBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def cat(tensors, dim):
-    _t = _tls
-    _k = (_keys_of(tensors) | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_cat.table[_k](tensors, dim)
+    _k = _tls.remap[_keys_of(tensors)] & _BELOW_AUTOGRAD
+    result = _ops._tab_cat[_k](tensors, dim)
     if _any_requires_grad(tensors):
-        node = CatBackward0()
+        node = _new(CatBackward0)
+        node.sequence_nr = _next_seq()
         node.set_next_edges(tensors)
         node._sizes = _list_sizes(tensors)
         node._saved_dim = dim
         node._saved_tensors = [_Saved(t, False) for t in tensors]
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def repeat(input, repeats):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_repeat.table[_k](input, repeats)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_repeat[_k](input, repeats)
     if input._requires_grad:
-        node = RepeatBackward0()
-        node.set_next_edges(input)
+        node = _new(RepeatBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_repeats = repeats
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def roll(input, shifts, dims):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_roll.table[_k](input, shifts, dims)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_roll[_k](input, shifts, dims)
     if input._requires_grad:
-        node = RollBackward0()
-        node.set_next_edges(input)
+        node = _new(RollBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dims = dims
         node._saved_shifts = shifts
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def flip(input, dims):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_flip.table[_k](input, dims)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_flip[_k](input, dims)
     if input._requires_grad:
-        node = FlipBackward0()
-        node.set_next_edges(input)
+        node = _new(FlipBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dims = dims
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def tril(input, diagonal):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_tril.table[_k](input, diagonal)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_tril[_k](input, diagonal)
     if input._requires_grad:
-        node = TrilBackward0()
-        node.set_next_edges(input)
+        node = _new(TrilBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_diagonal = diagonal
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def triu(input, diagonal):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_triu.table[_k](input, diagonal)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_triu[_k](input, diagonal)
     if input._requires_grad:
-        node = TriuBackward0()
-        node.set_next_edges(input)
+        node = _new(TriuBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_diagonal = diagonal
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def addmm(input, mat1, mat2, beta, alpha):
-    _t = _tls
-    _k = (input._keys | mat1._keys | mat2._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_addmm.table[_k](input, mat1, mat2, beta, alpha)
+    _k = _tls.remap[input._keys | mat1._keys | mat2._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_addmm[_k](input, mat1, mat2, beta, alpha)
     if input._requires_grad or mat1._requires_grad or mat2._requires_grad:
-        node = AddmmBackward0()
-        node.set_next_edges(input, mat1, mat2)
+        node = _new(AddmmBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if mat1._requires_grad:
+            _fn = mat1._grad_fn
+            _e1 = (_fn, mat1._output_nr) if _fn is not None else (mat1._grad_accumulator or _acc(mat1), 0)
+            _m1 = (mat1._data.shape, mat1._dtype, mat1._device)
+        else:
+            _e1 = _m1 = None
+        if mat2._requires_grad:
+            _fn = mat2._grad_fn
+            _e2 = (_fn, mat2._output_nr) if _fn is not None else (mat2._grad_accumulator or _acc(mat2), 0)
+            _m2 = (mat2._data.shape, mat2._dtype, mat2._device)
+        else:
+            _e2 = _m2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node.input_meta = (_m0, _m1, _m2)
         node._saved_alpha = alpha
         node._saved_beta = beta
         node._saved_mat1 = _Saved(mat1, False)
         node._saved_mat2 = _Saved(mat2, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def dot(input, tensor):
-    _t = _tls
-    _k = (input._keys | tensor._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_dot.table[_k](input, tensor)
+    _k = _tls.remap[input._keys | tensor._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_dot[_k](input, tensor)
     if input._requires_grad or tensor._requires_grad:
-        node = DotBackward0()
-        node.set_next_edges(input, tensor)
+        node = _new(DotBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if tensor._requires_grad:
+            _fn = tensor._grad_fn
+            _e1 = (_fn, tensor._output_nr) if _fn is not None else (tensor._grad_accumulator or _acc(tensor), 0)
+            _m1 = (tensor._data.shape, tensor._dtype, tensor._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_input = _Saved(input, False)
         node._saved_tensor = _Saved(tensor, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def softmax_int(input, dim, dtype):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_softmax_int.table[_k](input, dim, dtype)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_softmax_int[_k](input, dim, dtype)
     if input._requires_grad:
-        node = SoftmaxBackward0()
-        node.set_next_edges(input)
+        node = _new(SoftmaxBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
 
 def log_softmax_int(input, dim, dtype):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_log_softmax_int.table[_k](input, dim, dtype)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_log_softmax_int[_k](input, dim, dtype)
     if input._requires_grad:
-        node = LogSoftmaxBackward0()
-        node.set_next_edges(input)
+        node = _new(LogSoftmaxBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
 
 def index_select(input, dim, index):
-    _t = _tls
-    _k = (input._keys | index._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_index_select.table[_k](input, dim, index)
+    _k = _tls.remap[input._keys | index._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_index_select[_k](input, dim, index)
     if input._requires_grad or index._requires_grad:
-        node = IndexSelectBackward0()
-        node.set_next_edges(input, index)
+        node = _new(IndexSelectBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if index._requires_grad:
+            _fn = index._grad_fn
+            _e1 = (_fn, index._output_nr) if _fn is not None else (index._grad_accumulator or _acc(index), 0)
+            _m1 = (index._data.shape, index._dtype, index._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def index_add(input, dim, index, source, alpha):
-    _t = _tls
-    _k = (input._keys | index._keys | source._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_index_add.table[_k](input, dim, index, source, alpha)
+    _k = _tls.remap[input._keys | index._keys | source._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_index_add[_k](input, dim, index, source, alpha)
     if input._requires_grad or index._requires_grad or source._requires_grad:
-        node = IndexAddBackward0()
-        node.set_next_edges(input, index, source)
+        node = _new(IndexAddBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if index._requires_grad:
+            _fn = index._grad_fn
+            _e1 = (_fn, index._output_nr) if _fn is not None else (index._grad_accumulator or _acc(index), 0)
+            _m1 = (index._data.shape, index._dtype, index._device)
+        else:
+            _e1 = _m1 = None
+        if source._requires_grad:
+            _fn = source._grad_fn
+            _e2 = (_fn, source._output_nr) if _fn is not None else (source._grad_accumulator or _acc(source), 0)
+            _m2 = (source._data.shape, source._dtype, source._device)
+        else:
+            _e2 = _m2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node.input_meta = (_m0, _m1, _m2)
         node._saved_alpha = alpha
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
         node._saved_source = _Saved(source, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def gather(input, dim, index, sparse_grad):
-    _t = _tls
-    _k = (input._keys | index._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_gather.table[_k](input, dim, index, sparse_grad)
+    _k = _tls.remap[input._keys | index._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_gather[_k](input, dim, index, sparse_grad)
     if input._requires_grad or index._requires_grad:
-        node = GatherBackward0()
-        node.set_next_edges(input, index)
+        node = _new(GatherBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if index._requires_grad:
+            _fn = index._grad_fn
+            _e1 = (_fn, index._output_nr) if _fn is not None else (index._grad_accumulator or _acc(index), 0)
+            _m1 = (index._data.shape, index._dtype, index._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
         node._saved_input = _Saved(input, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def scatter_src(input, dim, index, src):
-    _t = _tls
-    _k = (input._keys | index._keys | src._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_scatter_src.table[_k](input, dim, index, src)
+    _k = _tls.remap[input._keys | index._keys | src._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_scatter_src[_k](input, dim, index, src)
     if input._requires_grad or index._requires_grad or src._requires_grad:
-        node = ScatterBackward0()
-        node.set_next_edges(input, index, src)
+        node = _new(ScatterBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if index._requires_grad:
+            _fn = index._grad_fn
+            _e1 = (_fn, index._output_nr) if _fn is not None else (index._grad_accumulator or _acc(index), 0)
+            _m1 = (index._data.shape, index._dtype, index._device)
+        else:
+            _e1 = _m1 = None
+        if src._requires_grad:
+            _fn = src._grad_fn
+            _e2 = (_fn, src._output_nr) if _fn is not None else (src._grad_accumulator or _acc(src), 0)
+            _m2 = (src._data.shape, src._dtype, src._device)
+        else:
+            _e2 = _m2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node.input_meta = (_m0, _m1, _m2)
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def scatter_value(input, dim, index, value):
-    _t = _tls
-    _k = (input._keys | index._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_scatter_value.table[_k](input, dim, index, value)
+    _k = _tls.remap[input._keys | index._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_scatter_value[_k](input, dim, index, value)
     if input._requires_grad or index._requires_grad:
-        node = ScatterBackward1()
-        node.set_next_edges(input, index)
+        node = _new(ScatterBackward1)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if index._requires_grad:
+            _fn = index._grad_fn
+            _e1 = (_fn, index._output_nr) if _fn is not None else (index._grad_accumulator or _acc(index), 0)
+            _m1 = (index._data.shape, index._dtype, index._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def scatter_add(input, dim, index, src):
-    _t = _tls
-    _k = (input._keys | index._keys | src._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_scatter_add.table[_k](input, dim, index, src)
+    _k = _tls.remap[input._keys | index._keys | src._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_scatter_add[_k](input, dim, index, src)
     if input._requires_grad or index._requires_grad or src._requires_grad:
-        node = ScatterAddBackward0()
-        node.set_next_edges(input, index, src)
+        node = _new(ScatterAddBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if index._requires_grad:
+            _fn = index._grad_fn
+            _e1 = (_fn, index._output_nr) if _fn is not None else (index._grad_accumulator or _acc(index), 0)
+            _m1 = (index._data.shape, index._dtype, index._device)
+        else:
+            _e1 = _m1 = None
+        if src._requires_grad:
+            _fn = src._grad_fn
+            _e2 = (_fn, src._output_nr) if _fn is not None else (src._grad_accumulator or _acc(src), 0)
+            _m2 = (src._data.shape, src._dtype, src._device)
+        else:
+            _e2 = _m2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node.input_meta = (_m0, _m1, _m2)
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def masked_fill_Scalar(input, mask, value):
-    _t = _tls
-    _k = (input._keys | mask._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_masked_fill_Scalar.table[_k](input, mask, value)
+    _k = _tls.remap[input._keys | mask._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_masked_fill_Scalar[_k](input, mask, value)
     if input._requires_grad or mask._requires_grad:
-        node = MaskedFillBackward0()
-        node.set_next_edges(input, mask)
+        node = _new(MaskedFillBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if mask._requires_grad:
+            _fn = mask._grad_fn
+            _e1 = (_fn, mask._output_nr) if _fn is not None else (mask._grad_accumulator or _acc(mask), 0)
+            _m1 = (mask._data.shape, mask._dtype, mask._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_mask = _Saved(mask, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5914,12 +7838,25 @@ def masked_fill_Scalar_inplace(input, mask, value):
     _check_inplace(input)
     _need = input._requires_grad or mask._requires_grad
     if _need:
-        node = MaskedFillBackward0()
-        node.set_next_edges(input, mask)
+        node = _new(MaskedFillBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if mask._requires_grad:
+            _fn = mask._grad_fn
+            _e1 = (_fn, mask._output_nr) if _fn is not None else (mask._grad_accumulator or _acc(mask), 0)
+            _m1 = (mask._data.shape, mask._dtype, mask._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_mask = _save_before_write(_Saved, mask, input)
-    _t = _tls
-    _k = (input._keys | mask._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_masked_fill__Scalar.table[_k](input, mask, value)
+    _k = _tls.remap[input._keys | mask._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_masked_fill__Scalar[_k](input, mask, value)
     if _need:
         _rebase_history(input, node)
     return result
@@ -5928,20 +7865,42 @@ def masked_fill_Scalar_inplace(input, mask, value):
 def masked_fill_Scalar_out(input, mask, value, out):
     if _any_requires_grad(input, mask, value, out):
         raise RuntimeError("masked_fill(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | mask._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_masked_fill_Scalar_out.table[_k](input, mask, value, out)
+    _k = _tls.remap[input._keys | mask._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_masked_fill_Scalar_out[_k](input, mask, value, out)
 
 
 def masked_fill_Tensor(input, mask, value):
-    _t = _tls
-    _k = (input._keys | mask._keys | value._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_masked_fill_Tensor.table[_k](input, mask, value)
+    _k = _tls.remap[input._keys | mask._keys | value._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_masked_fill_Tensor[_k](input, mask, value)
     if input._requires_grad or mask._requires_grad or value._requires_grad:
-        node = MaskedFillBackward1()
-        node.set_next_edges(input, mask, value)
+        node = _new(MaskedFillBackward1)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if mask._requires_grad:
+            _fn = mask._grad_fn
+            _e1 = (_fn, mask._output_nr) if _fn is not None else (mask._grad_accumulator or _acc(mask), 0)
+            _m1 = (mask._data.shape, mask._dtype, mask._device)
+        else:
+            _e1 = _m1 = None
+        if value._requires_grad:
+            _fn = value._grad_fn
+            _e2 = (_fn, value._output_nr) if _fn is not None else (value._grad_accumulator or _acc(value), 0)
+            _m2 = (value._data.shape, value._dtype, value._device)
+        else:
+            _e2 = _m2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node.input_meta = (_m0, _m1, _m2)
         node._saved_mask = _Saved(mask, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5949,12 +7908,31 @@ def masked_fill_Tensor_inplace(input, mask, value):
     _check_inplace(input)
     _need = input._requires_grad or mask._requires_grad or value._requires_grad
     if _need:
-        node = MaskedFillBackward1()
-        node.set_next_edges(input, mask, value)
+        node = _new(MaskedFillBackward1)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m0 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e0 = _m0 = None
+        if mask._requires_grad:
+            _fn = mask._grad_fn
+            _e1 = (_fn, mask._output_nr) if _fn is not None else (mask._grad_accumulator or _acc(mask), 0)
+            _m1 = (mask._data.shape, mask._dtype, mask._device)
+        else:
+            _e1 = _m1 = None
+        if value._requires_grad:
+            _fn = value._grad_fn
+            _e2 = (_fn, value._output_nr) if _fn is not None else (value._grad_accumulator or _acc(value), 0)
+            _m2 = (value._data.shape, value._dtype, value._device)
+        else:
+            _e2 = _m2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node.input_meta = (_m0, _m1, _m2)
         node._saved_mask = _save_before_write(_Saved, mask, input)
-    _t = _tls
-    _k = (input._keys | mask._keys | value._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_masked_fill__Tensor.table[_k](input, mask, value)
+    _k = _tls.remap[input._keys | mask._keys | value._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_masked_fill__Tensor[_k](input, mask, value)
     if _need:
         _rebase_history(input, node)
     return result
@@ -5963,44 +7941,71 @@ def masked_fill_Tensor_inplace(input, mask, value):
 def masked_fill_Tensor_out(input, mask, value, out):
     if _any_requires_grad(input, mask, value, out):
         raise RuntimeError("masked_fill(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _t = _tls
-    _k = (input._keys | mask._keys | value._keys | out._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    return _ops._op_masked_fill_out.table[_k](input, mask, value, out)
+    _k = _tls.remap[input._keys | mask._keys | value._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_masked_fill_out[_k](input, mask, value, out)
 
 
 def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
-    _t = _tls
-    _k = (weight._keys | indices._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_embedding.table[_k](weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    _k = _tls.remap[weight._keys | indices._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_embedding[_k](weight, indices, padding_idx, scale_grad_by_freq, sparse)
     if weight._requires_grad or indices._requires_grad:
-        node = EmbeddingBackward0()
-        node.set_next_edges(weight, indices)
+        node = _new(EmbeddingBackward0)
+        node.sequence_nr = _next_seq()
+        if weight._requires_grad:
+            _fn = weight._grad_fn
+            _e0 = (_fn, weight._output_nr) if _fn is not None else (weight._grad_accumulator or _acc(weight), 0)
+            _m0 = (weight._data.shape, weight._dtype, weight._device)
+        else:
+            _e0 = _m0 = None
+        if indices._requires_grad:
+            _fn = indices._grad_fn
+            _e1 = (_fn, indices._output_nr) if _fn is not None else (indices._grad_accumulator or _acc(indices), 0)
+            _m1 = (indices._data.shape, indices._dtype, indices._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
         node._saved_indices = _Saved(indices, False)
         node._saved_padding_idx = padding_idx
         node._saved_scale_grad_by_freq = scale_grad_by_freq
         node._saved_weight = _Saved(weight, False)
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def one_hot(input, num_classes):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_one_hot.table[_k](input, num_classes)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_one_hot[_k](input, num_classes)
     if input._requires_grad:
         node = _NotImplementedNode("one_hot")
-        node.set_next_edges(input)
-        _set_history(result, node)
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def sort(input, dim, descending):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_sort.table[_k](input, dim, descending)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sort[_k](input, dim, descending)
     if input._requires_grad:
-        node = SortBackward0()
-        node.set_next_edges(input)
+        node = _new(SortBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_input = _Saved(input, False)
         _set_history(result, node, (True, False))
@@ -6009,12 +8014,16 @@ def sort(input, dim, descending):
 
 
 def sort_stable(input, stable, dim, descending):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_sort_stable.table[_k](input, stable, dim, descending)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sort_stable[_k](input, stable, dim, descending)
     if input._requires_grad:
-        node = SortBackward1()
-        node.set_next_edges(input)
+        node = _new(SortBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_input = _Saved(input, False)
         _set_history(result, node, (True, False))
@@ -6023,12 +8032,16 @@ def sort_stable(input, stable, dim, descending):
 
 
 def topk(input, k, dim, largest, sorted):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_topk.table[_k](input, k, dim, largest, sorted)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_topk[_k](input, k, dim, largest, sorted)
     if input._requires_grad:
-        node = TopkBackward0()
-        node.set_next_edges(input)
+        node = _new(TopkBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_input = _Saved(input, False)
         _set_history(result, node, (True, False))
@@ -6037,12 +8050,16 @@ def topk(input, k, dim, largest, sorted):
 
 
 def native_dropout(input, p, train):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_native_dropout.table[_k](input, p, train)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_native_dropout[_k](input, p, train)
     if input._requires_grad:
-        node = NativeDropoutBackward0()
-        node.set_next_edges(input)
+        node = _new(NativeDropoutBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_p = p
         node._saved_train = train
         _set_history(result, node, (True, False))
@@ -6051,43 +8068,63 @@ def native_dropout(input, p, train):
 
 
 def im2col(input, kernel_size, dilation, padding, stride):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_im2col.table[_k](input, kernel_size, dilation, padding, stride)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_im2col[_k](input, kernel_size, dilation, padding, stride)
     if input._requires_grad:
-        node = Im2colBackward0()
-        node.set_next_edges(input)
+        node = _new(Im2colBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dilation = dilation
         node._saved_kernel_size = kernel_size
         node._saved_padding = padding
         node._saved_input = _Saved(input, False)
         node._saved_stride = stride
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def col2im(input, output_size, kernel_size, dilation, padding, stride):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_col2im.table[_k](input, output_size, kernel_size, dilation, padding, stride)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_col2im[_k](input, output_size, kernel_size, dilation, padding, stride)
     if input._requires_grad:
-        node = Col2imBackward0()
-        node.set_next_edges(input)
+        node = _new(Col2imBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_dilation = dilation
         node._saved_kernel_size = kernel_size
         node._saved_padding = padding
         node._saved_stride = stride
-        _set_history(result, node)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode):
-    _t = _tls
-    _k = (input._keys | _t.include) & _t.mask & _BELOW_AUTOGRAD
-    result = _ops._op_max_pool2d_with_indices.table[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
+    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_max_pool2d_with_indices[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
     if input._requires_grad:
-        node = MaxPool2dWithIndicesBackward0()
-        node.set_next_edges(input)
+        node = _new(MaxPool2dWithIndicesBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _m0 = (input._data.shape, input._dtype, input._device)
+        node.next_edges = (_e0,)
+        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)

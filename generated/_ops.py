@@ -239,4573 +239,4567 @@ __all__ = [
 ]
 
 _op_add_Tensor = _dispatcher.declare("add.Tensor", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (0, 1))
+_tab_add_Tensor = _op_add_Tensor.table
 
 
 def _call_add_Tensor(input, other, alpha):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_add_Tensor, (input, other, alpha,))
-    return _op_add_Tensor.table[_k](input, other, alpha)
+    return _tab_add_Tensor[_k](input, other, alpha)
 
 
 _op_add__Tensor = _dispatcher.declare("add_.Tensor", "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", (0, 1))
+_tab_add__Tensor = _op_add__Tensor.table
 
 
 def _call_add__Tensor(input, other, alpha):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_add__Tensor, (input, other, alpha,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_add__Tensor.table[_k](input, other, alpha)
+    return _tab_add__Tensor[_k](input, other, alpha)
 
 
 _op_add_out = _dispatcher.declare("add.out", "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3))
+_tab_add_out = _op_add_out.table
 
 
 def _call_add_out(input, other, alpha, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_add_out, (input, other, alpha, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_add_out.table[_k](input, other, alpha, out)
+    return _tab_add_out[_k](input, other, alpha, out)
 
 
 _op_add_Scalar = _dispatcher.declare("add.Scalar", "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (0,))
+_tab_add_Scalar = _op_add_Scalar.table
 
 
 def _call_add_Scalar(input, other, alpha):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_add_Scalar, (input, other, alpha,))
-    return _op_add_Scalar.table[_k](input, other, alpha)
+    return _tab_add_Scalar[_k](input, other, alpha)
 
 
 _op_add__Scalar = _dispatcher.declare("add_.Scalar", "add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)", (0,))
+_tab_add__Scalar = _op_add__Scalar.table
 
 
 def _call_add__Scalar(input, other, alpha):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_add__Scalar, (input, other, alpha,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_add__Scalar.table[_k](input, other, alpha)
+    return _tab_add__Scalar[_k](input, other, alpha)
 
 
 _op_add_Scalar_out = _dispatcher.declare("add.Scalar_out", "add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 3))
+_tab_add_Scalar_out = _op_add_Scalar_out.table
 
 
 def _call_add_Scalar_out(input, other, alpha, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_add_Scalar_out, (input, other, alpha, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_add_Scalar_out.table[_k](input, other, alpha, out)
+    return _tab_add_Scalar_out[_k](input, other, alpha, out)
 
 
 _op_sub_Tensor = _dispatcher.declare("sub.Tensor", "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (0, 1))
+_tab_sub_Tensor = _op_sub_Tensor.table
 
 
 def _call_sub_Tensor(input, other, alpha):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sub_Tensor, (input, other, alpha,))
-    return _op_sub_Tensor.table[_k](input, other, alpha)
+    return _tab_sub_Tensor[_k](input, other, alpha)
 
 
 _op_sub__Tensor = _dispatcher.declare("sub_.Tensor", "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", (0, 1))
+_tab_sub__Tensor = _op_sub__Tensor.table
 
 
 def _call_sub__Tensor(input, other, alpha):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sub__Tensor, (input, other, alpha,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sub__Tensor.table[_k](input, other, alpha)
+    return _tab_sub__Tensor[_k](input, other, alpha)
 
 
 _op_sub_out = _dispatcher.declare("sub.out", "sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3))
+_tab_sub_out = _op_sub_out.table
 
 
 def _call_sub_out(input, other, alpha, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sub_out, (input, other, alpha, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sub_out.table[_k](input, other, alpha, out)
+    return _tab_sub_out[_k](input, other, alpha, out)
 
 
 _op_sub_Scalar = _dispatcher.declare("sub.Scalar", "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (0,))
+_tab_sub_Scalar = _op_sub_Scalar.table
 
 
 def _call_sub_Scalar(input, other, alpha):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sub_Scalar, (input, other, alpha,))
-    return _op_sub_Scalar.table[_k](input, other, alpha)
+    return _tab_sub_Scalar[_k](input, other, alpha)
 
 
 _op_sub__Scalar = _dispatcher.declare("sub_.Scalar", "sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)", (0,))
+_tab_sub__Scalar = _op_sub__Scalar.table
 
 
 def _call_sub__Scalar(input, other, alpha):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sub__Scalar, (input, other, alpha,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sub__Scalar.table[_k](input, other, alpha)
+    return _tab_sub__Scalar[_k](input, other, alpha)
 
 
 _op_sub_Scalar_out = _dispatcher.declare("sub.Scalar_out", "sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 3))
+_tab_sub_Scalar_out = _op_sub_Scalar_out.table
 
 
 def _call_sub_Scalar_out(input, other, alpha, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sub_Scalar_out, (input, other, alpha, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sub_Scalar_out.table[_k](input, other, alpha, out)
+    return _tab_sub_Scalar_out[_k](input, other, alpha, out)
 
 
 _op_mul_Tensor = _dispatcher.declare("mul.Tensor", "mul.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_mul_Tensor = _op_mul_Tensor.table
 
 
 def _call_mul_Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mul_Tensor, (input, other,))
-    return _op_mul_Tensor.table[_k](input, other)
+    return _tab_mul_Tensor[_k](input, other)
 
 
 _op_mul__Tensor = _dispatcher.declare("mul_.Tensor", "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_tab_mul__Tensor = _op_mul__Tensor.table
 
 
 def _call_mul__Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mul__Tensor, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_mul__Tensor.table[_k](input, other)
+    return _tab_mul__Tensor[_k](input, other)
 
 
 _op_mul_out = _dispatcher.declare("mul.out", "mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_mul_out = _op_mul_out.table
 
 
 def _call_mul_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mul_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_mul_out.table[_k](input, other, out)
+    return _tab_mul_out[_k](input, other, out)
 
 
 _op_mul_Scalar = _dispatcher.declare("mul.Scalar", "mul.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_tab_mul_Scalar = _op_mul_Scalar.table
 
 
 def _call_mul_Scalar(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mul_Scalar, (input, other,))
-    return _op_mul_Scalar.table[_k](input, other)
+    return _tab_mul_Scalar[_k](input, other)
 
 
 _op_mul__Scalar = _dispatcher.declare("mul_.Scalar", "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,))
+_tab_mul__Scalar = _op_mul__Scalar.table
 
 
 def _call_mul__Scalar(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mul__Scalar, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_mul__Scalar.table[_k](input, other)
+    return _tab_mul__Scalar[_k](input, other)
 
 
 _op_mul_Scalar_out = _dispatcher.declare("mul.Scalar_out", "mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_tab_mul_Scalar_out = _op_mul_Scalar_out.table
 
 
 def _call_mul_Scalar_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mul_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_mul_Scalar_out.table[_k](input, other, out)
+    return _tab_mul_Scalar_out[_k](input, other, out)
 
 
 _op_div_Tensor = _dispatcher.declare("div.Tensor", "div.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_div_Tensor = _op_div_Tensor.table
 
 
 def _call_div_Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_div_Tensor, (input, other,))
-    return _op_div_Tensor.table[_k](input, other)
+    return _tab_div_Tensor[_k](input, other)
 
 
 _op_div__Tensor = _dispatcher.declare("div_.Tensor", "div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_tab_div__Tensor = _op_div__Tensor.table
 
 
 def _call_div__Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_div__Tensor, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_div__Tensor.table[_k](input, other)
+    return _tab_div__Tensor[_k](input, other)
 
 
 _op_div_out = _dispatcher.declare("div.out", "div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_div_out = _op_div_out.table
 
 
 def _call_div_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_div_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_div_out.table[_k](input, other, out)
+    return _tab_div_out[_k](input, other, out)
 
 
 _op_div_Scalar = _dispatcher.declare("div.Scalar", "div.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_tab_div_Scalar = _op_div_Scalar.table
 
 
 def _call_div_Scalar(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_div_Scalar, (input, other,))
-    return _op_div_Scalar.table[_k](input, other)
+    return _tab_div_Scalar[_k](input, other)
 
 
 _op_div__Scalar = _dispatcher.declare("div_.Scalar", "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,))
+_tab_div__Scalar = _op_div__Scalar.table
 
 
 def _call_div__Scalar(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_div__Scalar, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_div__Scalar.table[_k](input, other)
+    return _tab_div__Scalar[_k](input, other)
 
 
 _op_div_Scalar_out = _dispatcher.declare("div.Scalar_out", "div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_tab_div_Scalar_out = _op_div_Scalar_out.table
 
 
 def _call_div_Scalar_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_div_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_div_Scalar_out.table[_k](input, other, out)
+    return _tab_div_Scalar_out[_k](input, other, out)
 
 
 _op_neg = _dispatcher.declare("neg", "neg(Tensor self) -> Tensor", (0,))
+_tab_neg = _op_neg.table
 
 
 def _call_neg(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_neg, (input,))
-    return _op_neg.table[_k](input)
+    return _tab_neg[_k](input)
 
 
 _op_neg_ = _dispatcher.declare("neg_", "neg_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_neg_ = _op_neg_.table
 
 
 def _call_neg_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_neg_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_neg_.table[_k](input)
+    return _tab_neg_[_k](input)
 
 
 _op_neg_out = _dispatcher.declare("neg.out", "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_neg_out = _op_neg_out.table
 
 
 def _call_neg_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_neg_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_neg_out.table[_k](input, out)
+    return _tab_neg_out[_k](input, out)
 
 
 _op_pow_Tensor_Scalar = _dispatcher.declare("pow.Tensor_Scalar", "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", (0,))
+_tab_pow_Tensor_Scalar = _op_pow_Tensor_Scalar.table
 
 
 def _call_pow_Tensor_Scalar(input, exponent):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_pow_Tensor_Scalar, (input, exponent,))
-    return _op_pow_Tensor_Scalar.table[_k](input, exponent)
+    return _tab_pow_Tensor_Scalar[_k](input, exponent)
 
 
 _op_pow__Tensor_Scalar = _dispatcher.declare("pow_.Tensor_Scalar", "pow_.Tensor_Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)", (0,))
+_tab_pow__Tensor_Scalar = _op_pow__Tensor_Scalar.table
 
 
 def _call_pow__Tensor_Scalar(input, exponent):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_pow__Tensor_Scalar, (input, exponent,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_pow__Tensor_Scalar.table[_k](input, exponent)
+    return _tab_pow__Tensor_Scalar[_k](input, exponent)
 
 
 _op_pow_Tensor_Scalar_out = _dispatcher.declare("pow.Tensor_Scalar_out", "pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_tab_pow_Tensor_Scalar_out = _op_pow_Tensor_Scalar_out.table
 
 
 def _call_pow_Tensor_Scalar_out(input, exponent, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_pow_Tensor_Scalar_out, (input, exponent, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_pow_Tensor_Scalar_out.table[_k](input, exponent, out)
+    return _tab_pow_Tensor_Scalar_out[_k](input, exponent, out)
 
 
 _op_exp = _dispatcher.declare("exp", "exp(Tensor self) -> Tensor", (0,))
+_tab_exp = _op_exp.table
 
 
 def _call_exp(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_exp, (input,))
-    return _op_exp.table[_k](input)
+    return _tab_exp[_k](input)
 
 
 _op_exp_ = _dispatcher.declare("exp_", "exp_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_exp_ = _op_exp_.table
 
 
 def _call_exp_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_exp_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_exp_.table[_k](input)
+    return _tab_exp_[_k](input)
 
 
 _op_exp_out = _dispatcher.declare("exp.out", "exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_exp_out = _op_exp_out.table
 
 
 def _call_exp_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_exp_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_exp_out.table[_k](input, out)
+    return _tab_exp_out[_k](input, out)
 
 
 _op_relu = _dispatcher.declare("relu", "relu(Tensor self) -> Tensor", (0,))
+_tab_relu = _op_relu.table
 
 
 def _call_relu(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_relu, (input,))
-    return _op_relu.table[_k](input)
+    return _tab_relu[_k](input)
 
 
 _op_relu_ = _dispatcher.declare("relu_", "relu_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_relu_ = _op_relu_.table
 
 
 def _call_relu_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_relu_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_relu_.table[_k](input)
+    return _tab_relu_[_k](input)
 
 
 _op_relu_out = _dispatcher.declare("relu.out", "relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_relu_out = _op_relu_out.table
 
 
 def _call_relu_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_relu_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_relu_out.table[_k](input, out)
+    return _tab_relu_out[_k](input, out)
 
 
 _op_gt_Tensor = _dispatcher.declare("gt.Tensor", "gt.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_gt_Tensor = _op_gt_Tensor.table
 
 
 def _call_gt_Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_gt_Tensor, (input, other,))
-    return _op_gt_Tensor.table[_k](input, other)
+    return _tab_gt_Tensor[_k](input, other)
 
 
 _op_gt_out = _dispatcher.declare("gt.out", "gt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_gt_out = _op_gt_out.table
 
 
 def _call_gt_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_gt_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_gt_out.table[_k](input, other, out)
+    return _tab_gt_out[_k](input, other, out)
 
 
 _op_gt_Scalar = _dispatcher.declare("gt.Scalar", "gt.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_tab_gt_Scalar = _op_gt_Scalar.table
 
 
 def _call_gt_Scalar(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_gt_Scalar, (input, other,))
-    return _op_gt_Scalar.table[_k](input, other)
+    return _tab_gt_Scalar[_k](input, other)
 
 
 _op_gt_Scalar_out = _dispatcher.declare("gt.Scalar_out", "gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_tab_gt_Scalar_out = _op_gt_Scalar_out.table
 
 
 def _call_gt_Scalar_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_gt_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_gt_Scalar_out.table[_k](input, other, out)
+    return _tab_gt_Scalar_out[_k](input, other, out)
 
 
 _op_sum = _dispatcher.declare("sum", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_sum = _op_sum.table
 
 
 def _call_sum(input, dtype):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sum, (input, dtype,))
-    return _op_sum.table[_k](input, dtype)
+    return _tab_sum[_k](input, dtype)
 
 
 _op_sum_dim_IntList = _dispatcher.declare("sum.dim_IntList", "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_sum_dim_IntList = _op_sum_dim_IntList.table
 
 
 def _call_sum_dim_IntList(input, dim, keepdim, dtype):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sum_dim_IntList, (input, dim, keepdim, dtype,))
-    return _op_sum_dim_IntList.table[_k](input, dim, keepdim, dtype)
+    return _tab_sum_dim_IntList[_k](input, dim, keepdim, dtype)
 
 
 _op_mm = _dispatcher.declare("mm", "mm(Tensor self, Tensor mat2) -> Tensor", (0, 1))
+_tab_mm = _op_mm.table
 
 
 def _call_mm(input, mat2):
-    _t = _tls
     try:
-        _k = (input._keys | mat2._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | mat2._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mm, (input, mat2,))
-    return _op_mm.table[_k](input, mat2)
+    return _tab_mm[_k](input, mat2)
 
 
 _op_bmm = _dispatcher.declare("bmm", "bmm(Tensor self, Tensor mat2) -> Tensor", (0, 1))
+_tab_bmm = _op_bmm.table
 
 
 def _call_bmm(input, mat2):
-    _t = _tls
     try:
-        _k = (input._keys | mat2._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | mat2._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bmm, (input, mat2,))
-    return _op_bmm.table[_k](input, mat2)
+    return _tab_bmm[_k](input, mat2)
 
 
 _op_matmul = _dispatcher.declare("matmul", "matmul(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_matmul = _op_matmul.table
 
 
 def _call_matmul(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_matmul, (input, other,))
-    return _op_matmul.table[_k](input, other)
+    return _tab_matmul[_k](input, other)
 
 
 _op_t = _dispatcher.declare("t", "t(Tensor(a) self) -> Tensor(a)", (0,))
+_tab_t = _op_t.table
 
 
 def _call_t(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_t, (input,))
-    return _op_t.table[_k](input)
+    return _tab_t[_k](input)
 
 
 _op_transpose_int = _dispatcher.declare("transpose.int", "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", (0,))
+_tab_transpose_int = _op_transpose_int.table
 
 
 def _call_transpose_int(input, dim0, dim1):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_transpose_int, (input, dim0, dim1,))
-    return _op_transpose_int.table[_k](input, dim0, dim1)
+    return _tab_transpose_int[_k](input, dim0, dim1)
 
 
 _op_permute = _dispatcher.declare("permute", "permute(Tensor(a) self, int[] dims) -> Tensor(a)", (0,))
+_tab_permute = _op_permute.table
 
 
 def _call_permute(input, dims):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_permute, (input, dims,))
-    return _op_permute.table[_k](input, dims)
+    return _tab_permute[_k](input, dims)
 
 
 _op_expand = _dispatcher.declare("expand", "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", (0,))
+_tab_expand = _op_expand.table
 
 
 def _call_expand(input, size, implicit):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_expand, (input, size, implicit,))
-    return _op_expand.table[_k](input, size, implicit)
+    return _tab_expand[_k](input, size, implicit)
 
 
 _op_unsqueeze = _dispatcher.declare("unsqueeze", "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", (0,))
+_tab_unsqueeze = _op_unsqueeze.table
 
 
 def _call_unsqueeze(input, dim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_unsqueeze, (input, dim,))
-    return _op_unsqueeze.table[_k](input, dim)
+    return _tab_unsqueeze[_k](input, dim)
 
 
 _op_squeeze = _dispatcher.declare("squeeze", "squeeze(Tensor(a) self) -> Tensor(a)", (0,))
+_tab_squeeze = _op_squeeze.table
 
 
 def _call_squeeze(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_squeeze, (input,))
-    return _op_squeeze.table[_k](input)
+    return _tab_squeeze[_k](input)
 
 
 _op_squeeze_dim = _dispatcher.declare("squeeze.dim", "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", (0,))
+_tab_squeeze_dim = _op_squeeze_dim.table
 
 
 def _call_squeeze_dim(input, dim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_squeeze_dim, (input, dim,))
-    return _op_squeeze_dim.table[_k](input, dim)
+    return _tab_squeeze_dim[_k](input, dim)
 
 
 _op_view = _dispatcher.declare("view", "view(Tensor(a) self, SymInt[] size) -> Tensor(a)", (0,))
+_tab_view = _op_view.table
 
 
 def _call_view(input, size):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_view, (input, size,))
-    return _op_view.table[_k](input, size)
+    return _tab_view[_k](input, size)
 
 
 _op_reshape = _dispatcher.declare("reshape", "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", (0,))
+_tab_reshape = _op_reshape.table
 
 
 def _call_reshape(input, shape):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_reshape, (input, shape,))
-    return _op_reshape.table[_k](input, shape)
+    return _tab_reshape[_k](input, shape)
 
 
 _op_clone = _dispatcher.declare("clone", "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", (0,))
+_tab_clone = _op_clone.table
 
 
 def _call_clone(input, memory_format):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_clone, (input, memory_format,))
-    return _op_clone.table[_k](input, memory_format)
+    return _tab_clone[_k](input, memory_format)
 
 
 _op_contiguous = _dispatcher.declare("contiguous", "contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)", (0,))
+_tab_contiguous = _op_contiguous.table
 
 
 def _call_contiguous(input, memory_format):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_contiguous, (input, memory_format,))
-    return _op_contiguous.table[_k](input, memory_format)
+    return _tab_contiguous[_k](input, memory_format)
 
 
 _op_select_int = _dispatcher.declare("select.int", "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", (0,))
+_tab_select_int = _op_select_int.table
 
 
 def _call_select_int(input, dim, index):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_select_int, (input, dim, index,))
-    return _op_select_int.table[_k](input, dim, index)
+    return _tab_select_int[_k](input, dim, index)
 
 
 _op_slice_Tensor = _dispatcher.declare("slice.Tensor", "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)", (0,))
+_tab_slice_Tensor = _op_slice_Tensor.table
 
 
 def _call_slice_Tensor(input, dim, start, end, step):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_slice_Tensor, (input, dim, start, end, step,))
-    return _op_slice_Tensor.table[_k](input, dim, start, end, step)
+    return _tab_slice_Tensor[_k](input, dim, start, end, step)
 
 
 _op_narrow = _dispatcher.declare("narrow", "narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)", (0,))
+_tab_narrow = _op_narrow.table
 
 
 def _call_narrow(input, dim, start, length):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_narrow, (input, dim, start, length,))
-    return _op_narrow.table[_k](input, dim, start, length)
+    return _tab_narrow[_k](input, dim, start, length)
 
 
 _op_diagonal = _dispatcher.declare("diagonal", "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", (0,))
+_tab_diagonal = _op_diagonal.table
 
 
 def _call_diagonal(input, offset, dim1, dim2):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_diagonal, (input, offset, dim1, dim2,))
-    return _op_diagonal.table[_k](input, offset, dim1, dim2)
+    return _tab_diagonal[_k](input, offset, dim1, dim2)
 
 
 _op_as_strided = _dispatcher.declare("as_strided", "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)", (0,))
+_tab_as_strided = _op_as_strided.table
 
 
 def _call_as_strided(input, size, stride, storage_offset):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_as_strided, (input, size, stride, storage_offset,))
-    return _op_as_strided.table[_k](input, size, stride, storage_offset)
+    return _tab_as_strided[_k](input, size, stride, storage_offset)
 
 
 _op_unbind_int = _dispatcher.declare("unbind.int", "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]", (0,))
+_tab_unbind_int = _op_unbind_int.table
 
 
 def _call_unbind_int(input, dim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_unbind_int, (input, dim,))
-    return _op_unbind_int.table[_k](input, dim)
+    return _tab_unbind_int[_k](input, dim)
 
 
 _op_split_Tensor = _dispatcher.declare("split.Tensor", "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]", (0,))
+_tab_split_Tensor = _op_split_Tensor.table
 
 
 def _call_split_Tensor(input, split_size, dim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_split_Tensor, (input, split_size, dim,))
-    return _op_split_Tensor.table[_k](input, split_size, dim)
+    return _tab_split_Tensor[_k](input, split_size, dim)
 
 
 _op_chunk = _dispatcher.declare("chunk", "chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]", (0,))
+_tab_chunk = _op_chunk.table
 
 
 def _call_chunk(input, chunks, dim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_chunk, (input, chunks, dim,))
-    return _op_chunk.table[_k](input, chunks, dim)
+    return _tab_chunk[_k](input, chunks, dim)
 
 
 _op_flatten_using_ints = _dispatcher.declare("flatten.using_ints", "flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", (0,))
+_tab_flatten_using_ints = _op_flatten_using_ints.table
 
 
 def _call_flatten_using_ints(input, start_dim, end_dim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_flatten_using_ints, (input, start_dim, end_dim,))
-    return _op_flatten_using_ints.table[_k](input, start_dim, end_dim)
+    return _tab_flatten_using_ints[_k](input, start_dim, end_dim)
 
 
 _op_unflatten_int = _dispatcher.declare("unflatten.int", "unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)", (0,))
+_tab_unflatten_int = _op_unflatten_int.table
 
 
 def _call_unflatten_int(input, dim, sizes):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_unflatten_int, (input, dim, sizes,))
-    return _op_unflatten_int.table[_k](input, dim, sizes)
+    return _tab_unflatten_int[_k](input, dim, sizes)
 
 
 _op_expand_as = _dispatcher.declare("expand_as", "expand_as(Tensor(a) self, Tensor other) -> Tensor(a)", (0, 1))
+_tab_expand_as = _op_expand_as.table
 
 
 def _call_expand_as(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_expand_as, (input, other,))
-    return _op_expand_as.table[_k](input, other)
+    return _tab_expand_as[_k](input, other)
 
 
 _op_select_backward = _dispatcher.declare("select_backward", "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor", (0,))
+_tab_select_backward = _op_select_backward.table
 
 
 def _call_select_backward(grad_output, input_sizes, dim, index):
-    _t = _tls
     try:
-        _k = (grad_output._keys | _t.include) & _t.mask
+        _k = _tls.remap[grad_output._keys]
     except AttributeError:
         _k = _bad_arguments(_op_select_backward, (grad_output, input_sizes, dim, index,))
-    return _op_select_backward.table[_k](grad_output, input_sizes, dim, index)
+    return _tab_select_backward[_k](grad_output, input_sizes, dim, index)
 
 
 _op_slice_backward = _dispatcher.declare("slice_backward", "slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor", (0,))
+_tab_slice_backward = _op_slice_backward.table
 
 
 def _call_slice_backward(grad_output, input_sizes, dim, start, end, step):
-    _t = _tls
     try:
-        _k = (grad_output._keys | _t.include) & _t.mask
+        _k = _tls.remap[grad_output._keys]
     except AttributeError:
         _k = _bad_arguments(_op_slice_backward, (grad_output, input_sizes, dim, start, end, step,))
-    return _op_slice_backward.table[_k](grad_output, input_sizes, dim, start, end, step)
+    return _tab_slice_backward[_k](grad_output, input_sizes, dim, start, end, step)
 
 
 _op_diagonal_backward = _dispatcher.declare("diagonal_backward", "diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor", (0,))
+_tab_diagonal_backward = _op_diagonal_backward.table
 
 
 def _call_diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
-    _t = _tls
     try:
-        _k = (grad_output._keys | _t.include) & _t.mask
+        _k = _tls.remap[grad_output._keys]
     except AttributeError:
         _k = _bad_arguments(_op_diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2,))
-    return _op_diagonal_backward.table[_k](grad_output, input_sizes, offset, dim1, dim2)
+    return _tab_diagonal_backward[_k](grad_output, input_sizes, offset, dim1, dim2)
 
 
 _op_as_strided_backward = _dispatcher.declare("as_strided_backward", "as_strided_backward(Tensor grad, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", (0,))
+_tab_as_strided_backward = _op_as_strided_backward.table
 
 
 def _call_as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset):
-    _t = _tls
     try:
-        _k = (grad._keys | _t.include) & _t.mask
+        _k = _tls.remap[grad._keys]
     except AttributeError:
         _k = _bad_arguments(_op_as_strided_backward, (grad, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
-    return _op_as_strided_backward.table[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
+    return _tab_as_strided_backward[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
 
 
 _op_copy_ = _dispatcher.declare("copy_", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", (0, 1))
+_tab_copy_ = _op_copy_.table
 
 
 def _call_copy_(input, src, non_blocking):
-    _t = _tls
     try:
-        _k = (input._keys | src._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | src._keys]
     except AttributeError:
         _k = _bad_arguments(_op_copy_, (input, src, non_blocking,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_copy_.table[_k](input, src, non_blocking)
+    return _tab_copy_[_k](input, src, non_blocking)
 
 
 _op__to_copy = _dispatcher.declare("_to_copy", "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor", (0,))
+_tab__to_copy = _op__to_copy.table
 
 
 def _call__to_copy(input, dtype, layout, device, pin_memory, non_blocking, memory_format):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op__to_copy, (input, dtype, layout, device, pin_memory, non_blocking, memory_format,))
-    return _op__to_copy.table[_k](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
+    return _tab__to_copy[_k](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
 
 
 _op_fill__Scalar = _dispatcher.declare("fill_.Scalar", "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", (0,))
+_tab_fill__Scalar = _op_fill__Scalar.table
 
 
 def _call_fill__Scalar(input, value):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_fill__Scalar, (input, value,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_fill__Scalar.table[_k](input, value)
+    return _tab_fill__Scalar[_k](input, value)
 
 
 _op_zero_ = _dispatcher.declare("zero_", "zero_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_zero_ = _op_zero_.table
 
 
 def _call_zero_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_zero_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_zero_.table[_k](input)
+    return _tab_zero_[_k](input)
 
 
 _op_index_Tensor = _dispatcher.declare("index.Tensor", "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", (0, 1))
+_tab_index_Tensor = _op_index_Tensor.table
 
 
 def _call_index_Tensor(input, indices):
-    _t = _tls
     try:
-        _k = (input._keys | _keys_of(indices) | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | _keys_of(indices)]
     except AttributeError:
         _k = _bad_arguments(_op_index_Tensor, (input, indices,))
-    return _op_index_Tensor.table[_k](input, indices)
+    return _tab_index_Tensor[_k](input, indices)
 
 
 _op_index_put = _dispatcher.declare("index_put", "index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor", (0, 1, 2))
+_tab_index_put = _op_index_put.table
 
 
 def _call_index_put(input, indices, values, accumulate):
-    _t = _tls
     try:
-        _k = (input._keys | _keys_of(indices) | values._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | _keys_of(indices) | values._keys]
     except AttributeError:
         _k = _bad_arguments(_op_index_put, (input, indices, values, accumulate,))
-    return _op_index_put.table[_k](input, indices, values, accumulate)
+    return _tab_index_put[_k](input, indices, values, accumulate)
 
 
 _op_index_put_ = _dispatcher.declare("index_put_", "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)", (0, 1, 2))
+_tab_index_put_ = _op_index_put_.table
 
 
 def _call_index_put_(input, indices, values, accumulate):
-    _t = _tls
     try:
-        _k = (input._keys | _keys_of(indices) | values._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | _keys_of(indices) | values._keys]
     except AttributeError:
         _k = _bad_arguments(_op_index_put_, (input, indices, values, accumulate,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_index_put_.table[_k](input, indices, values, accumulate)
+    return _tab_index_put_[_k](input, indices, values, accumulate)
 
 
 _op_empty_strided = _dispatcher.declare("empty_strided", "empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", ())
+_tab_empty_strided = _op_empty_strided.table
 
 
 def _call_empty_strided(size, stride, dtype, layout, device, pin_memory):
-    _t = _tls
-    _k = _t.include & _t.mask
-    return _op_empty_strided.table[_k](size, stride, dtype, layout, device, pin_memory)
+    _k = _tls.remap[0]
+    return _tab_empty_strided[_k](size, stride, dtype, layout, device, pin_memory)
 
 
 _op_new_empty = _dispatcher.declare("new_empty", "new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (0,))
+_tab_new_empty = _op_new_empty.table
 
 
 def _call_new_empty(input, size, dtype, layout, device, pin_memory):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_new_empty, (input, size, dtype, layout, device, pin_memory,))
-    return _op_new_empty.table[_k](input, size, dtype, layout, device, pin_memory)
+    return _tab_new_empty[_k](input, size, dtype, layout, device, pin_memory)
 
 
 _op_new_zeros = _dispatcher.declare("new_zeros", "new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (0,))
+_tab_new_zeros = _op_new_zeros.table
 
 
 def _call_new_zeros(input, size, dtype, layout, device, pin_memory):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_new_zeros, (input, size, dtype, layout, device, pin_memory,))
-    return _op_new_zeros.table[_k](input, size, dtype, layout, device, pin_memory)
+    return _tab_new_zeros[_k](input, size, dtype, layout, device, pin_memory)
 
 
 _op_new_ones = _dispatcher.declare("new_ones", "new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (0,))
+_tab_new_ones = _op_new_ones.table
 
 
 def _call_new_ones(input, size, dtype, layout, device, pin_memory):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_new_ones, (input, size, dtype, layout, device, pin_memory,))
-    return _op_new_ones.table[_k](input, size, dtype, layout, device, pin_memory)
+    return _tab_new_ones[_k](input, size, dtype, layout, device, pin_memory)
 
 
 _op_new_full = _dispatcher.declare("new_full", "new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (0,))
+_tab_new_full = _op_new_full.table
 
 
 def _call_new_full(input, size, fill_value, dtype, layout, device, pin_memory):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_new_full, (input, size, fill_value, dtype, layout, device, pin_memory,))
-    return _op_new_full.table[_k](input, size, fill_value, dtype, layout, device, pin_memory)
+    return _tab_new_full[_k](input, size, fill_value, dtype, layout, device, pin_memory)
 
 
 _op_uniform_ = _dispatcher.declare("uniform_", "uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)", (0,))
+_tab_uniform_ = _op_uniform_.table
 
 
 def _call_uniform_(input, from_, to, generator):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_uniform_, (input, from_, to, generator,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_uniform_.table[_k](input, from_, to, generator)
+    return _tab_uniform_[_k](input, from_, to, generator)
 
 
 _op_normal_ = _dispatcher.declare("normal_", "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)", (0,))
+_tab_normal_ = _op_normal_.table
 
 
 def _call_normal_(input, mean, std, generator):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_normal_, (input, mean, std, generator,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_normal_.table[_k](input, mean, std, generator)
+    return _tab_normal_[_k](input, mean, std, generator)
 
 
 _op_random__from = _dispatcher.declare("random_.from", "random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)", (0,))
+_tab_random__from = _op_random__from.table
 
 
 def _call_random__from(input, from_, to, generator):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_random__from, (input, from_, to, generator,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_random__from.table[_k](input, from_, to, generator)
+    return _tab_random__from[_k](input, from_, to, generator)
 
 
 _op_div_Tensor_mode = _dispatcher.declare("div.Tensor_mode", "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor", (0, 1))
+_tab_div_Tensor_mode = _op_div_Tensor_mode.table
 
 
 def _call_div_Tensor_mode(input, other, rounding_mode):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_div_Tensor_mode, (input, other, rounding_mode,))
-    return _op_div_Tensor_mode.table[_k](input, other, rounding_mode)
+    return _tab_div_Tensor_mode[_k](input, other, rounding_mode)
 
 
 _op_div_Scalar_mode = _dispatcher.declare("div.Scalar_mode", "div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor", (0,))
+_tab_div_Scalar_mode = _op_div_Scalar_mode.table
 
 
 def _call_div_Scalar_mode(input, other, rounding_mode):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_div_Scalar_mode, (input, other, rounding_mode,))
-    return _op_div_Scalar_mode.table[_k](input, other, rounding_mode)
+    return _tab_div_Scalar_mode[_k](input, other, rounding_mode)
 
 
 _op_floor_divide = _dispatcher.declare("floor_divide", "floor_divide(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_floor_divide = _op_floor_divide.table
 
 
 def _call_floor_divide(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor_divide, (input, other,))
-    return _op_floor_divide.table[_k](input, other)
+    return _tab_floor_divide[_k](input, other)
 
 
 _op_floor_divide_ = _dispatcher.declare("floor_divide_", "floor_divide_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_tab_floor_divide_ = _op_floor_divide_.table
 
 
 def _call_floor_divide_(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor_divide_, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_floor_divide_.table[_k](input, other)
+    return _tab_floor_divide_[_k](input, other)
 
 
 _op_floor_divide_out = _dispatcher.declare("floor_divide.out", "floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_floor_divide_out = _op_floor_divide_out.table
 
 
 def _call_floor_divide_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor_divide_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_floor_divide_out.table[_k](input, other, out)
+    return _tab_floor_divide_out[_k](input, other, out)
 
 
 _op_floor_divide_Scalar = _dispatcher.declare("floor_divide.Scalar", "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_tab_floor_divide_Scalar = _op_floor_divide_Scalar.table
 
 
 def _call_floor_divide_Scalar(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor_divide_Scalar, (input, other,))
-    return _op_floor_divide_Scalar.table[_k](input, other)
+    return _tab_floor_divide_Scalar[_k](input, other)
 
 
 _op_floor_divide__Scalar = _dispatcher.declare("floor_divide_.Scalar", "floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,))
+_tab_floor_divide__Scalar = _op_floor_divide__Scalar.table
 
 
 def _call_floor_divide__Scalar(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor_divide__Scalar, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_floor_divide__Scalar.table[_k](input, other)
+    return _tab_floor_divide__Scalar[_k](input, other)
 
 
 _op_floor_divide_Scalar_out = _dispatcher.declare("floor_divide.Scalar_out", "floor_divide.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_tab_floor_divide_Scalar_out = _op_floor_divide_Scalar_out.table
 
 
 def _call_floor_divide_Scalar_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor_divide_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_floor_divide_Scalar_out.table[_k](input, other, out)
+    return _tab_floor_divide_Scalar_out[_k](input, other, out)
 
 
 _op_pow_Tensor_Tensor = _dispatcher.declare("pow.Tensor_Tensor", "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", (0, 1))
+_tab_pow_Tensor_Tensor = _op_pow_Tensor_Tensor.table
 
 
 def _call_pow_Tensor_Tensor(input, exponent):
-    _t = _tls
     try:
-        _k = (input._keys | exponent._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | exponent._keys]
     except AttributeError:
         _k = _bad_arguments(_op_pow_Tensor_Tensor, (input, exponent,))
-    return _op_pow_Tensor_Tensor.table[_k](input, exponent)
+    return _tab_pow_Tensor_Tensor[_k](input, exponent)
 
 
 _op_pow__Tensor_Tensor = _dispatcher.declare("pow_.Tensor_Tensor", "pow_.Tensor_Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)", (0, 1))
+_tab_pow__Tensor_Tensor = _op_pow__Tensor_Tensor.table
 
 
 def _call_pow__Tensor_Tensor(input, exponent):
-    _t = _tls
     try:
-        _k = (input._keys | exponent._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | exponent._keys]
     except AttributeError:
         _k = _bad_arguments(_op_pow__Tensor_Tensor, (input, exponent,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_pow__Tensor_Tensor.table[_k](input, exponent)
+    return _tab_pow__Tensor_Tensor[_k](input, exponent)
 
 
 _op_pow_Tensor_Tensor_out = _dispatcher.declare("pow.Tensor_Tensor_out", "pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_pow_Tensor_Tensor_out = _op_pow_Tensor_Tensor_out.table
 
 
 def _call_pow_Tensor_Tensor_out(input, exponent, out):
-    _t = _tls
     try:
-        _k = (input._keys | exponent._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | exponent._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_pow_Tensor_Tensor_out, (input, exponent, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_pow_Tensor_Tensor_out.table[_k](input, exponent, out)
+    return _tab_pow_Tensor_Tensor_out[_k](input, exponent, out)
 
 
 _op_remainder_Tensor = _dispatcher.declare("remainder.Tensor", "remainder.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_remainder_Tensor = _op_remainder_Tensor.table
 
 
 def _call_remainder_Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_remainder_Tensor, (input, other,))
-    return _op_remainder_Tensor.table[_k](input, other)
+    return _tab_remainder_Tensor[_k](input, other)
 
 
 _op_remainder__Tensor = _dispatcher.declare("remainder_.Tensor", "remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_tab_remainder__Tensor = _op_remainder__Tensor.table
 
 
 def _call_remainder__Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_remainder__Tensor, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_remainder__Tensor.table[_k](input, other)
+    return _tab_remainder__Tensor[_k](input, other)
 
 
 _op_remainder_out = _dispatcher.declare("remainder.out", "remainder.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_remainder_out = _op_remainder_out.table
 
 
 def _call_remainder_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_remainder_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_remainder_out.table[_k](input, other, out)
+    return _tab_remainder_out[_k](input, other, out)
 
 
 _op_remainder_Scalar = _dispatcher.declare("remainder.Scalar", "remainder.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_tab_remainder_Scalar = _op_remainder_Scalar.table
 
 
 def _call_remainder_Scalar(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_remainder_Scalar, (input, other,))
-    return _op_remainder_Scalar.table[_k](input, other)
+    return _tab_remainder_Scalar[_k](input, other)
 
 
 _op_remainder__Scalar = _dispatcher.declare("remainder_.Scalar", "remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,))
+_tab_remainder__Scalar = _op_remainder__Scalar.table
 
 
 def _call_remainder__Scalar(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_remainder__Scalar, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_remainder__Scalar.table[_k](input, other)
+    return _tab_remainder__Scalar[_k](input, other)
 
 
 _op_remainder_Scalar_out = _dispatcher.declare("remainder.Scalar_out", "remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_tab_remainder_Scalar_out = _op_remainder_Scalar_out.table
 
 
 def _call_remainder_Scalar_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_remainder_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_remainder_Scalar_out.table[_k](input, other, out)
+    return _tab_remainder_Scalar_out[_k](input, other, out)
 
 
 _op_fmod_Tensor = _dispatcher.declare("fmod.Tensor", "fmod.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_fmod_Tensor = _op_fmod_Tensor.table
 
 
 def _call_fmod_Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_fmod_Tensor, (input, other,))
-    return _op_fmod_Tensor.table[_k](input, other)
+    return _tab_fmod_Tensor[_k](input, other)
 
 
 _op_fmod__Tensor = _dispatcher.declare("fmod_.Tensor", "fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_tab_fmod__Tensor = _op_fmod__Tensor.table
 
 
 def _call_fmod__Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_fmod__Tensor, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_fmod__Tensor.table[_k](input, other)
+    return _tab_fmod__Tensor[_k](input, other)
 
 
 _op_fmod_out = _dispatcher.declare("fmod.out", "fmod.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_fmod_out = _op_fmod_out.table
 
 
 def _call_fmod_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_fmod_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_fmod_out.table[_k](input, other, out)
+    return _tab_fmod_out[_k](input, other, out)
 
 
 _op_fmod_Scalar = _dispatcher.declare("fmod.Scalar", "fmod.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_tab_fmod_Scalar = _op_fmod_Scalar.table
 
 
 def _call_fmod_Scalar(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_fmod_Scalar, (input, other,))
-    return _op_fmod_Scalar.table[_k](input, other)
+    return _tab_fmod_Scalar[_k](input, other)
 
 
 _op_fmod__Scalar = _dispatcher.declare("fmod_.Scalar", "fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,))
+_tab_fmod__Scalar = _op_fmod__Scalar.table
 
 
 def _call_fmod__Scalar(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_fmod__Scalar, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_fmod__Scalar.table[_k](input, other)
+    return _tab_fmod__Scalar[_k](input, other)
 
 
 _op_fmod_Scalar_out = _dispatcher.declare("fmod.Scalar_out", "fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_tab_fmod_Scalar_out = _op_fmod_Scalar_out.table
 
 
 def _call_fmod_Scalar_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_fmod_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_fmod_Scalar_out.table[_k](input, other, out)
+    return _tab_fmod_Scalar_out[_k](input, other, out)
 
 
 _op_abs = _dispatcher.declare("abs", "abs(Tensor self) -> Tensor", (0,))
+_tab_abs = _op_abs.table
 
 
 def _call_abs(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_abs, (input,))
-    return _op_abs.table[_k](input)
+    return _tab_abs[_k](input)
 
 
 _op_abs_ = _dispatcher.declare("abs_", "abs_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_abs_ = _op_abs_.table
 
 
 def _call_abs_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_abs_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_abs_.table[_k](input)
+    return _tab_abs_[_k](input)
 
 
 _op_abs_out = _dispatcher.declare("abs.out", "abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_abs_out = _op_abs_out.table
 
 
 def _call_abs_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_abs_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_abs_out.table[_k](input, out)
+    return _tab_abs_out[_k](input, out)
 
 
 _op_sign = _dispatcher.declare("sign", "sign(Tensor self) -> Tensor", (0,))
+_tab_sign = _op_sign.table
 
 
 def _call_sign(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sign, (input,))
-    return _op_sign.table[_k](input)
+    return _tab_sign[_k](input)
 
 
 _op_sign_ = _dispatcher.declare("sign_", "sign_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_sign_ = _op_sign_.table
 
 
 def _call_sign_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sign_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sign_.table[_k](input)
+    return _tab_sign_[_k](input)
 
 
 _op_sign_out = _dispatcher.declare("sign.out", "sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_sign_out = _op_sign_out.table
 
 
 def _call_sign_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sign_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sign_out.table[_k](input, out)
+    return _tab_sign_out[_k](input, out)
 
 
 _op_reciprocal = _dispatcher.declare("reciprocal", "reciprocal(Tensor self) -> Tensor", (0,))
+_tab_reciprocal = _op_reciprocal.table
 
 
 def _call_reciprocal(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_reciprocal, (input,))
-    return _op_reciprocal.table[_k](input)
+    return _tab_reciprocal[_k](input)
 
 
 _op_reciprocal_ = _dispatcher.declare("reciprocal_", "reciprocal_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_reciprocal_ = _op_reciprocal_.table
 
 
 def _call_reciprocal_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_reciprocal_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_reciprocal_.table[_k](input)
+    return _tab_reciprocal_[_k](input)
 
 
 _op_reciprocal_out = _dispatcher.declare("reciprocal.out", "reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_reciprocal_out = _op_reciprocal_out.table
 
 
 def _call_reciprocal_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_reciprocal_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_reciprocal_out.table[_k](input, out)
+    return _tab_reciprocal_out[_k](input, out)
 
 
 _op_sqrt = _dispatcher.declare("sqrt", "sqrt(Tensor self) -> Tensor", (0,))
+_tab_sqrt = _op_sqrt.table
 
 
 def _call_sqrt(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sqrt, (input,))
-    return _op_sqrt.table[_k](input)
+    return _tab_sqrt[_k](input)
 
 
 _op_sqrt_ = _dispatcher.declare("sqrt_", "sqrt_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_sqrt_ = _op_sqrt_.table
 
 
 def _call_sqrt_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sqrt_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sqrt_.table[_k](input)
+    return _tab_sqrt_[_k](input)
 
 
 _op_sqrt_out = _dispatcher.declare("sqrt.out", "sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_sqrt_out = _op_sqrt_out.table
 
 
 def _call_sqrt_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sqrt_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sqrt_out.table[_k](input, out)
+    return _tab_sqrt_out[_k](input, out)
 
 
 _op_rsqrt = _dispatcher.declare("rsqrt", "rsqrt(Tensor self) -> Tensor", (0,))
+_tab_rsqrt = _op_rsqrt.table
 
 
 def _call_rsqrt(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_rsqrt, (input,))
-    return _op_rsqrt.table[_k](input)
+    return _tab_rsqrt[_k](input)
 
 
 _op_rsqrt_ = _dispatcher.declare("rsqrt_", "rsqrt_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_rsqrt_ = _op_rsqrt_.table
 
 
 def _call_rsqrt_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_rsqrt_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_rsqrt_.table[_k](input)
+    return _tab_rsqrt_[_k](input)
 
 
 _op_rsqrt_out = _dispatcher.declare("rsqrt.out", "rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_rsqrt_out = _op_rsqrt_out.table
 
 
 def _call_rsqrt_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_rsqrt_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_rsqrt_out.table[_k](input, out)
+    return _tab_rsqrt_out[_k](input, out)
 
 
 _op_square = _dispatcher.declare("square", "square(Tensor self) -> Tensor", (0,))
+_tab_square = _op_square.table
 
 
 def _call_square(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_square, (input,))
-    return _op_square.table[_k](input)
+    return _tab_square[_k](input)
 
 
 _op_square_ = _dispatcher.declare("square_", "square_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_square_ = _op_square_.table
 
 
 def _call_square_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_square_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_square_.table[_k](input)
+    return _tab_square_[_k](input)
 
 
 _op_square_out = _dispatcher.declare("square.out", "square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_square_out = _op_square_out.table
 
 
 def _call_square_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_square_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_square_out.table[_k](input, out)
+    return _tab_square_out[_k](input, out)
 
 
 _op_positive = _dispatcher.declare("positive", "positive(Tensor(a) self) -> Tensor(a)", (0,))
+_tab_positive = _op_positive.table
 
 
 def _call_positive(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_positive, (input,))
-    return _op_positive.table[_k](input)
+    return _tab_positive[_k](input)
 
 
 _op_exp2 = _dispatcher.declare("exp2", "exp2(Tensor self) -> Tensor", (0,))
+_tab_exp2 = _op_exp2.table
 
 
 def _call_exp2(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_exp2, (input,))
-    return _op_exp2.table[_k](input)
+    return _tab_exp2[_k](input)
 
 
 _op_exp2_ = _dispatcher.declare("exp2_", "exp2_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_exp2_ = _op_exp2_.table
 
 
 def _call_exp2_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_exp2_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_exp2_.table[_k](input)
+    return _tab_exp2_[_k](input)
 
 
 _op_exp2_out = _dispatcher.declare("exp2.out", "exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_exp2_out = _op_exp2_out.table
 
 
 def _call_exp2_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_exp2_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_exp2_out.table[_k](input, out)
+    return _tab_exp2_out[_k](input, out)
 
 
 _op_expm1 = _dispatcher.declare("expm1", "expm1(Tensor self) -> Tensor", (0,))
+_tab_expm1 = _op_expm1.table
 
 
 def _call_expm1(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_expm1, (input,))
-    return _op_expm1.table[_k](input)
+    return _tab_expm1[_k](input)
 
 
 _op_expm1_ = _dispatcher.declare("expm1_", "expm1_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_expm1_ = _op_expm1_.table
 
 
 def _call_expm1_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_expm1_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_expm1_.table[_k](input)
+    return _tab_expm1_[_k](input)
 
 
 _op_expm1_out = _dispatcher.declare("expm1.out", "expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_expm1_out = _op_expm1_out.table
 
 
 def _call_expm1_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_expm1_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_expm1_out.table[_k](input, out)
+    return _tab_expm1_out[_k](input, out)
 
 
 _op_log = _dispatcher.declare("log", "log(Tensor self) -> Tensor", (0,))
+_tab_log = _op_log.table
 
 
 def _call_log(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log, (input,))
-    return _op_log.table[_k](input)
+    return _tab_log[_k](input)
 
 
 _op_log_ = _dispatcher.declare("log_", "log_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_log_ = _op_log_.table
 
 
 def _call_log_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_log_.table[_k](input)
+    return _tab_log_[_k](input)
 
 
 _op_log_out = _dispatcher.declare("log.out", "log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_log_out = _op_log_out.table
 
 
 def _call_log_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_log_out.table[_k](input, out)
+    return _tab_log_out[_k](input, out)
 
 
 _op_log2 = _dispatcher.declare("log2", "log2(Tensor self) -> Tensor", (0,))
+_tab_log2 = _op_log2.table
 
 
 def _call_log2(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log2, (input,))
-    return _op_log2.table[_k](input)
+    return _tab_log2[_k](input)
 
 
 _op_log2_ = _dispatcher.declare("log2_", "log2_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_log2_ = _op_log2_.table
 
 
 def _call_log2_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log2_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_log2_.table[_k](input)
+    return _tab_log2_[_k](input)
 
 
 _op_log2_out = _dispatcher.declare("log2.out", "log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_log2_out = _op_log2_out.table
 
 
 def _call_log2_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log2_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_log2_out.table[_k](input, out)
+    return _tab_log2_out[_k](input, out)
 
 
 _op_log10 = _dispatcher.declare("log10", "log10(Tensor self) -> Tensor", (0,))
+_tab_log10 = _op_log10.table
 
 
 def _call_log10(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log10, (input,))
-    return _op_log10.table[_k](input)
+    return _tab_log10[_k](input)
 
 
 _op_log10_ = _dispatcher.declare("log10_", "log10_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_log10_ = _op_log10_.table
 
 
 def _call_log10_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log10_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_log10_.table[_k](input)
+    return _tab_log10_[_k](input)
 
 
 _op_log10_out = _dispatcher.declare("log10.out", "log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_log10_out = _op_log10_out.table
 
 
 def _call_log10_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log10_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_log10_out.table[_k](input, out)
+    return _tab_log10_out[_k](input, out)
 
 
 _op_log1p = _dispatcher.declare("log1p", "log1p(Tensor self) -> Tensor", (0,))
+_tab_log1p = _op_log1p.table
 
 
 def _call_log1p(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log1p, (input,))
-    return _op_log1p.table[_k](input)
+    return _tab_log1p[_k](input)
 
 
 _op_log1p_ = _dispatcher.declare("log1p_", "log1p_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_log1p_ = _op_log1p_.table
 
 
 def _call_log1p_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log1p_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_log1p_.table[_k](input)
+    return _tab_log1p_[_k](input)
 
 
 _op_log1p_out = _dispatcher.declare("log1p.out", "log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_log1p_out = _op_log1p_out.table
 
 
 def _call_log1p_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log1p_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_log1p_out.table[_k](input, out)
+    return _tab_log1p_out[_k](input, out)
 
 
 _op_sin = _dispatcher.declare("sin", "sin(Tensor self) -> Tensor", (0,))
+_tab_sin = _op_sin.table
 
 
 def _call_sin(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sin, (input,))
-    return _op_sin.table[_k](input)
+    return _tab_sin[_k](input)
 
 
 _op_sin_ = _dispatcher.declare("sin_", "sin_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_sin_ = _op_sin_.table
 
 
 def _call_sin_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sin_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sin_.table[_k](input)
+    return _tab_sin_[_k](input)
 
 
 _op_sin_out = _dispatcher.declare("sin.out", "sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_sin_out = _op_sin_out.table
 
 
 def _call_sin_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sin_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sin_out.table[_k](input, out)
+    return _tab_sin_out[_k](input, out)
 
 
 _op_cos = _dispatcher.declare("cos", "cos(Tensor self) -> Tensor", (0,))
+_tab_cos = _op_cos.table
 
 
 def _call_cos(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cos, (input,))
-    return _op_cos.table[_k](input)
+    return _tab_cos[_k](input)
 
 
 _op_cos_ = _dispatcher.declare("cos_", "cos_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_cos_ = _op_cos_.table
 
 
 def _call_cos_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cos_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_cos_.table[_k](input)
+    return _tab_cos_[_k](input)
 
 
 _op_cos_out = _dispatcher.declare("cos.out", "cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_cos_out = _op_cos_out.table
 
 
 def _call_cos_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cos_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_cos_out.table[_k](input, out)
+    return _tab_cos_out[_k](input, out)
 
 
 _op_tan = _dispatcher.declare("tan", "tan(Tensor self) -> Tensor", (0,))
+_tab_tan = _op_tan.table
 
 
 def _call_tan(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tan, (input,))
-    return _op_tan.table[_k](input)
+    return _tab_tan[_k](input)
 
 
 _op_tan_ = _dispatcher.declare("tan_", "tan_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_tan_ = _op_tan_.table
 
 
 def _call_tan_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tan_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_tan_.table[_k](input)
+    return _tab_tan_[_k](input)
 
 
 _op_tan_out = _dispatcher.declare("tan.out", "tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_tan_out = _op_tan_out.table
 
 
 def _call_tan_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tan_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_tan_out.table[_k](input, out)
+    return _tab_tan_out[_k](input, out)
 
 
 _op_asin = _dispatcher.declare("asin", "asin(Tensor self) -> Tensor", (0,))
+_tab_asin = _op_asin.table
 
 
 def _call_asin(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_asin, (input,))
-    return _op_asin.table[_k](input)
+    return _tab_asin[_k](input)
 
 
 _op_asin_ = _dispatcher.declare("asin_", "asin_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_asin_ = _op_asin_.table
 
 
 def _call_asin_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_asin_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_asin_.table[_k](input)
+    return _tab_asin_[_k](input)
 
 
 _op_asin_out = _dispatcher.declare("asin.out", "asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_asin_out = _op_asin_out.table
 
 
 def _call_asin_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_asin_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_asin_out.table[_k](input, out)
+    return _tab_asin_out[_k](input, out)
 
 
 _op_acos = _dispatcher.declare("acos", "acos(Tensor self) -> Tensor", (0,))
+_tab_acos = _op_acos.table
 
 
 def _call_acos(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_acos, (input,))
-    return _op_acos.table[_k](input)
+    return _tab_acos[_k](input)
 
 
 _op_acos_ = _dispatcher.declare("acos_", "acos_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_acos_ = _op_acos_.table
 
 
 def _call_acos_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_acos_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_acos_.table[_k](input)
+    return _tab_acos_[_k](input)
 
 
 _op_acos_out = _dispatcher.declare("acos.out", "acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_acos_out = _op_acos_out.table
 
 
 def _call_acos_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_acos_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_acos_out.table[_k](input, out)
+    return _tab_acos_out[_k](input, out)
 
 
 _op_atan = _dispatcher.declare("atan", "atan(Tensor self) -> Tensor", (0,))
+_tab_atan = _op_atan.table
 
 
 def _call_atan(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_atan, (input,))
-    return _op_atan.table[_k](input)
+    return _tab_atan[_k](input)
 
 
 _op_atan_ = _dispatcher.declare("atan_", "atan_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_atan_ = _op_atan_.table
 
 
 def _call_atan_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_atan_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_atan_.table[_k](input)
+    return _tab_atan_[_k](input)
 
 
 _op_atan_out = _dispatcher.declare("atan.out", "atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_atan_out = _op_atan_out.table
 
 
 def _call_atan_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_atan_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_atan_out.table[_k](input, out)
+    return _tab_atan_out[_k](input, out)
 
 
 _op_atan2 = _dispatcher.declare("atan2", "atan2(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_atan2 = _op_atan2.table
 
 
 def _call_atan2(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_atan2, (input, other,))
-    return _op_atan2.table[_k](input, other)
+    return _tab_atan2[_k](input, other)
 
 
 _op_atan2_ = _dispatcher.declare("atan2_", "atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_tab_atan2_ = _op_atan2_.table
 
 
 def _call_atan2_(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_atan2_, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_atan2_.table[_k](input, other)
+    return _tab_atan2_[_k](input, other)
 
 
 _op_atan2_out = _dispatcher.declare("atan2.out", "atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_atan2_out = _op_atan2_out.table
 
 
 def _call_atan2_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_atan2_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_atan2_out.table[_k](input, other, out)
+    return _tab_atan2_out[_k](input, other, out)
 
 
 _op_sinh = _dispatcher.declare("sinh", "sinh(Tensor self) -> Tensor", (0,))
+_tab_sinh = _op_sinh.table
 
 
 def _call_sinh(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sinh, (input,))
-    return _op_sinh.table[_k](input)
+    return _tab_sinh[_k](input)
 
 
 _op_sinh_ = _dispatcher.declare("sinh_", "sinh_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_sinh_ = _op_sinh_.table
 
 
 def _call_sinh_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sinh_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sinh_.table[_k](input)
+    return _tab_sinh_[_k](input)
 
 
 _op_sinh_out = _dispatcher.declare("sinh.out", "sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_sinh_out = _op_sinh_out.table
 
 
 def _call_sinh_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sinh_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sinh_out.table[_k](input, out)
+    return _tab_sinh_out[_k](input, out)
 
 
 _op_cosh = _dispatcher.declare("cosh", "cosh(Tensor self) -> Tensor", (0,))
+_tab_cosh = _op_cosh.table
 
 
 def _call_cosh(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cosh, (input,))
-    return _op_cosh.table[_k](input)
+    return _tab_cosh[_k](input)
 
 
 _op_cosh_ = _dispatcher.declare("cosh_", "cosh_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_cosh_ = _op_cosh_.table
 
 
 def _call_cosh_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cosh_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_cosh_.table[_k](input)
+    return _tab_cosh_[_k](input)
 
 
 _op_cosh_out = _dispatcher.declare("cosh.out", "cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_cosh_out = _op_cosh_out.table
 
 
 def _call_cosh_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cosh_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_cosh_out.table[_k](input, out)
+    return _tab_cosh_out[_k](input, out)
 
 
 _op_tanh = _dispatcher.declare("tanh", "tanh(Tensor self) -> Tensor", (0,))
+_tab_tanh = _op_tanh.table
 
 
 def _call_tanh(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tanh, (input,))
-    return _op_tanh.table[_k](input)
+    return _tab_tanh[_k](input)
 
 
 _op_tanh_ = _dispatcher.declare("tanh_", "tanh_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_tanh_ = _op_tanh_.table
 
 
 def _call_tanh_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tanh_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_tanh_.table[_k](input)
+    return _tab_tanh_[_k](input)
 
 
 _op_tanh_out = _dispatcher.declare("tanh.out", "tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_tanh_out = _op_tanh_out.table
 
 
 def _call_tanh_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tanh_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_tanh_out.table[_k](input, out)
+    return _tab_tanh_out[_k](input, out)
 
 
 _op_erf = _dispatcher.declare("erf", "erf(Tensor self) -> Tensor", (0,))
+_tab_erf = _op_erf.table
 
 
 def _call_erf(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_erf, (input,))
-    return _op_erf.table[_k](input)
+    return _tab_erf[_k](input)
 
 
 _op_erf_ = _dispatcher.declare("erf_", "erf_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_erf_ = _op_erf_.table
 
 
 def _call_erf_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_erf_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_erf_.table[_k](input)
+    return _tab_erf_[_k](input)
 
 
 _op_erf_out = _dispatcher.declare("erf.out", "erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_erf_out = _op_erf_out.table
 
 
 def _call_erf_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_erf_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_erf_out.table[_k](input, out)
+    return _tab_erf_out[_k](input, out)
 
 
 _op_floor = _dispatcher.declare("floor", "floor(Tensor self) -> Tensor", (0,))
+_tab_floor = _op_floor.table
 
 
 def _call_floor(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor, (input,))
-    return _op_floor.table[_k](input)
+    return _tab_floor[_k](input)
 
 
 _op_floor_ = _dispatcher.declare("floor_", "floor_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_floor_ = _op_floor_.table
 
 
 def _call_floor_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_floor_.table[_k](input)
+    return _tab_floor_[_k](input)
 
 
 _op_floor_out = _dispatcher.declare("floor.out", "floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_floor_out = _op_floor_out.table
 
 
 def _call_floor_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_floor_out.table[_k](input, out)
+    return _tab_floor_out[_k](input, out)
 
 
 _op_ceil = _dispatcher.declare("ceil", "ceil(Tensor self) -> Tensor", (0,))
+_tab_ceil = _op_ceil.table
 
 
 def _call_ceil(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ceil, (input,))
-    return _op_ceil.table[_k](input)
+    return _tab_ceil[_k](input)
 
 
 _op_ceil_ = _dispatcher.declare("ceil_", "ceil_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_ceil_ = _op_ceil_.table
 
 
 def _call_ceil_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ceil_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_ceil_.table[_k](input)
+    return _tab_ceil_[_k](input)
 
 
 _op_ceil_out = _dispatcher.declare("ceil.out", "ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_ceil_out = _op_ceil_out.table
 
 
 def _call_ceil_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ceil_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_ceil_out.table[_k](input, out)
+    return _tab_ceil_out[_k](input, out)
 
 
 _op_round = _dispatcher.declare("round", "round(Tensor self) -> Tensor", (0,))
+_tab_round = _op_round.table
 
 
 def _call_round(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_round, (input,))
-    return _op_round.table[_k](input)
+    return _tab_round[_k](input)
 
 
 _op_round_ = _dispatcher.declare("round_", "round_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_round_ = _op_round_.table
 
 
 def _call_round_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_round_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_round_.table[_k](input)
+    return _tab_round_[_k](input)
 
 
 _op_round_out = _dispatcher.declare("round.out", "round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_round_out = _op_round_out.table
 
 
 def _call_round_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_round_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_round_out.table[_k](input, out)
+    return _tab_round_out[_k](input, out)
 
 
 _op_trunc = _dispatcher.declare("trunc", "trunc(Tensor self) -> Tensor", (0,))
+_tab_trunc = _op_trunc.table
 
 
 def _call_trunc(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_trunc, (input,))
-    return _op_trunc.table[_k](input)
+    return _tab_trunc[_k](input)
 
 
 _op_trunc_ = _dispatcher.declare("trunc_", "trunc_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_trunc_ = _op_trunc_.table
 
 
 def _call_trunc_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_trunc_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_trunc_.table[_k](input)
+    return _tab_trunc_[_k](input)
 
 
 _op_trunc_out = _dispatcher.declare("trunc.out", "trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_trunc_out = _op_trunc_out.table
 
 
 def _call_trunc_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_trunc_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_trunc_out.table[_k](input, out)
+    return _tab_trunc_out[_k](input, out)
 
 
 _op_frac = _dispatcher.declare("frac", "frac(Tensor self) -> Tensor", (0,))
+_tab_frac = _op_frac.table
 
 
 def _call_frac(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_frac, (input,))
-    return _op_frac.table[_k](input)
+    return _tab_frac[_k](input)
 
 
 _op_frac_ = _dispatcher.declare("frac_", "frac_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_frac_ = _op_frac_.table
 
 
 def _call_frac_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_frac_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_frac_.table[_k](input)
+    return _tab_frac_[_k](input)
 
 
 _op_frac_out = _dispatcher.declare("frac.out", "frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_frac_out = _op_frac_out.table
 
 
 def _call_frac_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_frac_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_frac_out.table[_k](input, out)
+    return _tab_frac_out[_k](input, out)
 
 
 _op_clamp = _dispatcher.declare("clamp", "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", (0,))
+_tab_clamp = _op_clamp.table
 
 
 def _call_clamp(input, min, max):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_clamp, (input, min, max,))
-    return _op_clamp.table[_k](input, min, max)
+    return _tab_clamp[_k](input, min, max)
 
 
 _op_clip = _dispatcher.declare("clip", "clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", (0,))
+_tab_clip = _op_clip.table
 
 
 def _call_clip(input, min, max):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_clip, (input, min, max,))
-    return _op_clip.table[_k](input, min, max)
+    return _tab_clip[_k](input, min, max)
 
 
 _op_maximum = _dispatcher.declare("maximum", "maximum(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_maximum = _op_maximum.table
 
 
 def _call_maximum(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_maximum, (input, other,))
-    return _op_maximum.table[_k](input, other)
+    return _tab_maximum[_k](input, other)
 
 
 _op_maximum_ = _dispatcher.declare("maximum_", "maximum_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_tab_maximum_ = _op_maximum_.table
 
 
 def _call_maximum_(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_maximum_, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_maximum_.table[_k](input, other)
+    return _tab_maximum_[_k](input, other)
 
 
 _op_maximum_out = _dispatcher.declare("maximum.out", "maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_maximum_out = _op_maximum_out.table
 
 
 def _call_maximum_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_maximum_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_maximum_out.table[_k](input, other, out)
+    return _tab_maximum_out[_k](input, other, out)
 
 
 _op_minimum = _dispatcher.declare("minimum", "minimum(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_minimum = _op_minimum.table
 
 
 def _call_minimum(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_minimum, (input, other,))
-    return _op_minimum.table[_k](input, other)
+    return _tab_minimum[_k](input, other)
 
 
 _op_minimum_ = _dispatcher.declare("minimum_", "minimum_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_tab_minimum_ = _op_minimum_.table
 
 
 def _call_minimum_(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_minimum_, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_minimum_.table[_k](input, other)
+    return _tab_minimum_[_k](input, other)
 
 
 _op_minimum_out = _dispatcher.declare("minimum.out", "minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_minimum_out = _op_minimum_out.table
 
 
 def _call_minimum_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_minimum_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_minimum_out.table[_k](input, other, out)
+    return _tab_minimum_out[_k](input, other, out)
 
 
 _op_lerp_Scalar = _dispatcher.declare("lerp.Scalar", "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", (0, 1))
+_tab_lerp_Scalar = _op_lerp_Scalar.table
 
 
 def _call_lerp_Scalar(input, end, weight):
-    _t = _tls
     try:
-        _k = (input._keys | end._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | end._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lerp_Scalar, (input, end, weight,))
-    return _op_lerp_Scalar.table[_k](input, end, weight)
+    return _tab_lerp_Scalar[_k](input, end, weight)
 
 
 _op_lerp__Scalar = _dispatcher.declare("lerp_.Scalar", "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)", (0, 1))
+_tab_lerp__Scalar = _op_lerp__Scalar.table
 
 
 def _call_lerp__Scalar(input, end, weight):
-    _t = _tls
     try:
-        _k = (input._keys | end._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | end._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lerp__Scalar, (input, end, weight,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_lerp__Scalar.table[_k](input, end, weight)
+    return _tab_lerp__Scalar[_k](input, end, weight)
 
 
 _op_lerp_Scalar_out = _dispatcher.declare("lerp.Scalar_out", "lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3))
+_tab_lerp_Scalar_out = _op_lerp_Scalar_out.table
 
 
 def _call_lerp_Scalar_out(input, end, weight, out):
-    _t = _tls
     try:
-        _k = (input._keys | end._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | end._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lerp_Scalar_out, (input, end, weight, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_lerp_Scalar_out.table[_k](input, end, weight, out)
+    return _tab_lerp_Scalar_out[_k](input, end, weight, out)
 
 
 _op_lerp_Tensor = _dispatcher.declare("lerp.Tensor", "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", (0, 1, 2))
+_tab_lerp_Tensor = _op_lerp_Tensor.table
 
 
 def _call_lerp_Tensor(input, end, weight):
-    _t = _tls
     try:
-        _k = (input._keys | end._keys | weight._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | end._keys | weight._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lerp_Tensor, (input, end, weight,))
-    return _op_lerp_Tensor.table[_k](input, end, weight)
+    return _tab_lerp_Tensor[_k](input, end, weight)
 
 
 _op_lerp__Tensor = _dispatcher.declare("lerp_.Tensor", "lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)", (0, 1, 2))
+_tab_lerp__Tensor = _op_lerp__Tensor.table
 
 
 def _call_lerp__Tensor(input, end, weight):
-    _t = _tls
     try:
-        _k = (input._keys | end._keys | weight._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | end._keys | weight._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lerp__Tensor, (input, end, weight,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_lerp__Tensor.table[_k](input, end, weight)
+    return _tab_lerp__Tensor[_k](input, end, weight)
 
 
 _op_lerp_out = _dispatcher.declare("lerp.out", "lerp.out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 3))
+_tab_lerp_out = _op_lerp_out.table
 
 
 def _call_lerp_out(input, end, weight, out):
-    _t = _tls
     try:
-        _k = (input._keys | end._keys | weight._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | end._keys | weight._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lerp_out, (input, end, weight, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_lerp_out.table[_k](input, end, weight, out)
+    return _tab_lerp_out[_k](input, end, weight, out)
 
 
 _op_where_self = _dispatcher.declare("where.self", "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", (0, 1, 2))
+_tab_where_self = _op_where_self.table
 
 
 def _call_where_self(condition, input, other):
-    _t = _tls
     try:
-        _k = (condition._keys | input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[condition._keys | input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_where_self, (condition, input, other,))
-    return _op_where_self.table[_k](condition, input, other)
+    return _tab_where_self[_k](condition, input, other)
 
 
 _op_where_self_out = _dispatcher.declare("where.self_out", "where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 3))
+_tab_where_self_out = _op_where_self_out.table
 
 
 def _call_where_self_out(condition, input, other, out):
-    _t = _tls
     try:
-        _k = (condition._keys | input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[condition._keys | input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_where_self_out, (condition, input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_where_self_out.table[_k](condition, input, other, out)
+    return _tab_where_self_out[_k](condition, input, other, out)
 
 
 _op_nan_to_num = _dispatcher.declare("nan_to_num", "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", (0,))
+_tab_nan_to_num = _op_nan_to_num.table
 
 
 def _call_nan_to_num(input, nan, posinf, neginf):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_nan_to_num, (input, nan, posinf, neginf,))
-    return _op_nan_to_num.table[_k](input, nan, posinf, neginf)
+    return _tab_nan_to_num[_k](input, nan, posinf, neginf)
 
 
 _op_lt_Tensor = _dispatcher.declare("lt.Tensor", "lt.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_lt_Tensor = _op_lt_Tensor.table
 
 
 def _call_lt_Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lt_Tensor, (input, other,))
-    return _op_lt_Tensor.table[_k](input, other)
+    return _tab_lt_Tensor[_k](input, other)
 
 
 _op_lt_out = _dispatcher.declare("lt.out", "lt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_lt_out = _op_lt_out.table
 
 
 def _call_lt_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lt_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_lt_out.table[_k](input, other, out)
+    return _tab_lt_out[_k](input, other, out)
 
 
 _op_lt_Scalar = _dispatcher.declare("lt.Scalar", "lt.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_tab_lt_Scalar = _op_lt_Scalar.table
 
 
 def _call_lt_Scalar(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lt_Scalar, (input, other,))
-    return _op_lt_Scalar.table[_k](input, other)
+    return _tab_lt_Scalar[_k](input, other)
 
 
 _op_lt_Scalar_out = _dispatcher.declare("lt.Scalar_out", "lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_tab_lt_Scalar_out = _op_lt_Scalar_out.table
 
 
 def _call_lt_Scalar_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lt_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_lt_Scalar_out.table[_k](input, other, out)
+    return _tab_lt_Scalar_out[_k](input, other, out)
 
 
 _op_le_Tensor = _dispatcher.declare("le.Tensor", "le.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_le_Tensor = _op_le_Tensor.table
 
 
 def _call_le_Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_le_Tensor, (input, other,))
-    return _op_le_Tensor.table[_k](input, other)
+    return _tab_le_Tensor[_k](input, other)
 
 
 _op_le_out = _dispatcher.declare("le.out", "le.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_le_out = _op_le_out.table
 
 
 def _call_le_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_le_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_le_out.table[_k](input, other, out)
+    return _tab_le_out[_k](input, other, out)
 
 
 _op_le_Scalar = _dispatcher.declare("le.Scalar", "le.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_tab_le_Scalar = _op_le_Scalar.table
 
 
 def _call_le_Scalar(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_le_Scalar, (input, other,))
-    return _op_le_Scalar.table[_k](input, other)
+    return _tab_le_Scalar[_k](input, other)
 
 
 _op_le_Scalar_out = _dispatcher.declare("le.Scalar_out", "le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_tab_le_Scalar_out = _op_le_Scalar_out.table
 
 
 def _call_le_Scalar_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_le_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_le_Scalar_out.table[_k](input, other, out)
+    return _tab_le_Scalar_out[_k](input, other, out)
 
 
 _op_ge_Tensor = _dispatcher.declare("ge.Tensor", "ge.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_ge_Tensor = _op_ge_Tensor.table
 
 
 def _call_ge_Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ge_Tensor, (input, other,))
-    return _op_ge_Tensor.table[_k](input, other)
+    return _tab_ge_Tensor[_k](input, other)
 
 
 _op_ge_out = _dispatcher.declare("ge.out", "ge.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_ge_out = _op_ge_out.table
 
 
 def _call_ge_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ge_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_ge_out.table[_k](input, other, out)
+    return _tab_ge_out[_k](input, other, out)
 
 
 _op_ge_Scalar = _dispatcher.declare("ge.Scalar", "ge.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_tab_ge_Scalar = _op_ge_Scalar.table
 
 
 def _call_ge_Scalar(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ge_Scalar, (input, other,))
-    return _op_ge_Scalar.table[_k](input, other)
+    return _tab_ge_Scalar[_k](input, other)
 
 
 _op_ge_Scalar_out = _dispatcher.declare("ge.Scalar_out", "ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_tab_ge_Scalar_out = _op_ge_Scalar_out.table
 
 
 def _call_ge_Scalar_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ge_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_ge_Scalar_out.table[_k](input, other, out)
+    return _tab_ge_Scalar_out[_k](input, other, out)
 
 
 _op_eq_Tensor = _dispatcher.declare("eq.Tensor", "eq.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_eq_Tensor = _op_eq_Tensor.table
 
 
 def _call_eq_Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_eq_Tensor, (input, other,))
-    return _op_eq_Tensor.table[_k](input, other)
+    return _tab_eq_Tensor[_k](input, other)
 
 
 _op_eq_out = _dispatcher.declare("eq.out", "eq.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_eq_out = _op_eq_out.table
 
 
 def _call_eq_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_eq_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_eq_out.table[_k](input, other, out)
+    return _tab_eq_out[_k](input, other, out)
 
 
 _op_eq_Scalar = _dispatcher.declare("eq.Scalar", "eq.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_tab_eq_Scalar = _op_eq_Scalar.table
 
 
 def _call_eq_Scalar(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_eq_Scalar, (input, other,))
-    return _op_eq_Scalar.table[_k](input, other)
+    return _tab_eq_Scalar[_k](input, other)
 
 
 _op_eq_Scalar_out = _dispatcher.declare("eq.Scalar_out", "eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_tab_eq_Scalar_out = _op_eq_Scalar_out.table
 
 
 def _call_eq_Scalar_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_eq_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_eq_Scalar_out.table[_k](input, other, out)
+    return _tab_eq_Scalar_out[_k](input, other, out)
 
 
 _op_ne_Tensor = _dispatcher.declare("ne.Tensor", "ne.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_ne_Tensor = _op_ne_Tensor.table
 
 
 def _call_ne_Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ne_Tensor, (input, other,))
-    return _op_ne_Tensor.table[_k](input, other)
+    return _tab_ne_Tensor[_k](input, other)
 
 
 _op_ne_out = _dispatcher.declare("ne.out", "ne.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_ne_out = _op_ne_out.table
 
 
 def _call_ne_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ne_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_ne_out.table[_k](input, other, out)
+    return _tab_ne_out[_k](input, other, out)
 
 
 _op_ne_Scalar = _dispatcher.declare("ne.Scalar", "ne.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_tab_ne_Scalar = _op_ne_Scalar.table
 
 
 def _call_ne_Scalar(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ne_Scalar, (input, other,))
-    return _op_ne_Scalar.table[_k](input, other)
+    return _tab_ne_Scalar[_k](input, other)
 
 
 _op_ne_Scalar_out = _dispatcher.declare("ne.Scalar_out", "ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_tab_ne_Scalar_out = _op_ne_Scalar_out.table
 
 
 def _call_ne_Scalar_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ne_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_ne_Scalar_out.table[_k](input, other, out)
+    return _tab_ne_Scalar_out[_k](input, other, out)
 
 
 _op_logical_and = _dispatcher.declare("logical_and", "logical_and(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_logical_and = _op_logical_and.table
 
 
 def _call_logical_and(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logical_and, (input, other,))
-    return _op_logical_and.table[_k](input, other)
+    return _tab_logical_and[_k](input, other)
 
 
 _op_logical_and_out = _dispatcher.declare("logical_and.out", "logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_logical_and_out = _op_logical_and_out.table
 
 
 def _call_logical_and_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logical_and_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_logical_and_out.table[_k](input, other, out)
+    return _tab_logical_and_out[_k](input, other, out)
 
 
 _op_logical_or = _dispatcher.declare("logical_or", "logical_or(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_logical_or = _op_logical_or.table
 
 
 def _call_logical_or(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logical_or, (input, other,))
-    return _op_logical_or.table[_k](input, other)
+    return _tab_logical_or[_k](input, other)
 
 
 _op_logical_or_out = _dispatcher.declare("logical_or.out", "logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_logical_or_out = _op_logical_or_out.table
 
 
 def _call_logical_or_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logical_or_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_logical_or_out.table[_k](input, other, out)
+    return _tab_logical_or_out[_k](input, other, out)
 
 
 _op_logical_xor = _dispatcher.declare("logical_xor", "logical_xor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_logical_xor = _op_logical_xor.table
 
 
 def _call_logical_xor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logical_xor, (input, other,))
-    return _op_logical_xor.table[_k](input, other)
+    return _tab_logical_xor[_k](input, other)
 
 
 _op_logical_xor_out = _dispatcher.declare("logical_xor.out", "logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_logical_xor_out = _op_logical_xor_out.table
 
 
 def _call_logical_xor_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logical_xor_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_logical_xor_out.table[_k](input, other, out)
+    return _tab_logical_xor_out[_k](input, other, out)
 
 
 _op_logical_not = _dispatcher.declare("logical_not", "logical_not(Tensor self) -> Tensor", (0,))
+_tab_logical_not = _op_logical_not.table
 
 
 def _call_logical_not(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logical_not, (input,))
-    return _op_logical_not.table[_k](input)
+    return _tab_logical_not[_k](input)
 
 
 _op_logical_not_out = _dispatcher.declare("logical_not.out", "logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_logical_not_out = _op_logical_not_out.table
 
 
 def _call_logical_not_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logical_not_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_logical_not_out.table[_k](input, out)
+    return _tab_logical_not_out[_k](input, out)
 
 
 _op_bitwise_and_Tensor = _dispatcher.declare("bitwise_and.Tensor", "bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_bitwise_and_Tensor = _op_bitwise_and_Tensor.table
 
 
 def _call_bitwise_and_Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_and_Tensor, (input, other,))
-    return _op_bitwise_and_Tensor.table[_k](input, other)
+    return _tab_bitwise_and_Tensor[_k](input, other)
 
 
 _op_bitwise_and__Tensor = _dispatcher.declare("bitwise_and_.Tensor", "bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_tab_bitwise_and__Tensor = _op_bitwise_and__Tensor.table
 
 
 def _call_bitwise_and__Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_and__Tensor, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_bitwise_and__Tensor.table[_k](input, other)
+    return _tab_bitwise_and__Tensor[_k](input, other)
 
 
 _op_bitwise_and_out = _dispatcher.declare("bitwise_and.out", "bitwise_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_bitwise_and_out = _op_bitwise_and_out.table
 
 
 def _call_bitwise_and_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_and_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_bitwise_and_out.table[_k](input, other, out)
+    return _tab_bitwise_and_out[_k](input, other, out)
 
 
 _op_bitwise_or_Tensor = _dispatcher.declare("bitwise_or.Tensor", "bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_bitwise_or_Tensor = _op_bitwise_or_Tensor.table
 
 
 def _call_bitwise_or_Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_or_Tensor, (input, other,))
-    return _op_bitwise_or_Tensor.table[_k](input, other)
+    return _tab_bitwise_or_Tensor[_k](input, other)
 
 
 _op_bitwise_or__Tensor = _dispatcher.declare("bitwise_or_.Tensor", "bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_tab_bitwise_or__Tensor = _op_bitwise_or__Tensor.table
 
 
 def _call_bitwise_or__Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_or__Tensor, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_bitwise_or__Tensor.table[_k](input, other)
+    return _tab_bitwise_or__Tensor[_k](input, other)
 
 
 _op_bitwise_or_out = _dispatcher.declare("bitwise_or.out", "bitwise_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_bitwise_or_out = _op_bitwise_or_out.table
 
 
 def _call_bitwise_or_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_or_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_bitwise_or_out.table[_k](input, other, out)
+    return _tab_bitwise_or_out[_k](input, other, out)
 
 
 _op_bitwise_xor_Tensor = _dispatcher.declare("bitwise_xor.Tensor", "bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_bitwise_xor_Tensor = _op_bitwise_xor_Tensor.table
 
 
 def _call_bitwise_xor_Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_xor_Tensor, (input, other,))
-    return _op_bitwise_xor_Tensor.table[_k](input, other)
+    return _tab_bitwise_xor_Tensor[_k](input, other)
 
 
 _op_bitwise_xor__Tensor = _dispatcher.declare("bitwise_xor_.Tensor", "bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_tab_bitwise_xor__Tensor = _op_bitwise_xor__Tensor.table
 
 
 def _call_bitwise_xor__Tensor(input, other):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_xor__Tensor, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_bitwise_xor__Tensor.table[_k](input, other)
+    return _tab_bitwise_xor__Tensor[_k](input, other)
 
 
 _op_bitwise_xor_out = _dispatcher.declare("bitwise_xor.out", "bitwise_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_bitwise_xor_out = _op_bitwise_xor_out.table
 
 
 def _call_bitwise_xor_out(input, other, out):
-    _t = _tls
     try:
-        _k = (input._keys | other._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_xor_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_bitwise_xor_out.table[_k](input, other, out)
+    return _tab_bitwise_xor_out[_k](input, other, out)
 
 
 _op_bitwise_not = _dispatcher.declare("bitwise_not", "bitwise_not(Tensor self) -> Tensor", (0,))
+_tab_bitwise_not = _op_bitwise_not.table
 
 
 def _call_bitwise_not(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_not, (input,))
-    return _op_bitwise_not.table[_k](input)
+    return _tab_bitwise_not[_k](input)
 
 
 _op_bitwise_not_ = _dispatcher.declare("bitwise_not_", "bitwise_not_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_bitwise_not_ = _op_bitwise_not_.table
 
 
 def _call_bitwise_not_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_not_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_bitwise_not_.table[_k](input)
+    return _tab_bitwise_not_[_k](input)
 
 
 _op_bitwise_not_out = _dispatcher.declare("bitwise_not.out", "bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_bitwise_not_out = _op_bitwise_not_out.table
 
 
 def _call_bitwise_not_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_not_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_bitwise_not_out.table[_k](input, out)
+    return _tab_bitwise_not_out[_k](input, out)
 
 
 _op_isnan = _dispatcher.declare("isnan", "isnan(Tensor self) -> Tensor", (0,))
+_tab_isnan = _op_isnan.table
 
 
 def _call_isnan(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_isnan, (input,))
-    return _op_isnan.table[_k](input)
+    return _tab_isnan[_k](input)
 
 
 _op_isnan_out = _dispatcher.declare("isnan.out", "isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_isnan_out = _op_isnan_out.table
 
 
 def _call_isnan_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_isnan_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_isnan_out.table[_k](input, out)
+    return _tab_isnan_out[_k](input, out)
 
 
 _op_isinf = _dispatcher.declare("isinf", "isinf(Tensor self) -> Tensor", (0,))
+_tab_isinf = _op_isinf.table
 
 
 def _call_isinf(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_isinf, (input,))
-    return _op_isinf.table[_k](input)
+    return _tab_isinf[_k](input)
 
 
 _op_isinf_out = _dispatcher.declare("isinf.out", "isinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_isinf_out = _op_isinf_out.table
 
 
 def _call_isinf_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_isinf_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_isinf_out.table[_k](input, out)
+    return _tab_isinf_out[_k](input, out)
 
 
 _op_isfinite = _dispatcher.declare("isfinite", "isfinite(Tensor self) -> Tensor", (0,))
+_tab_isfinite = _op_isfinite.table
 
 
 def _call_isfinite(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_isfinite, (input,))
-    return _op_isfinite.table[_k](input)
+    return _tab_isfinite[_k](input)
 
 
 _op_isfinite_out = _dispatcher.declare("isfinite.out", "isfinite.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_isfinite_out = _op_isfinite_out.table
 
 
 def _call_isfinite_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_isfinite_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_isfinite_out.table[_k](input, out)
+    return _tab_isfinite_out[_k](input, out)
 
 
 _op_relu6 = _dispatcher.declare("relu6", "relu6(Tensor self) -> Tensor", (0,))
+_tab_relu6 = _op_relu6.table
 
 
 def _call_relu6(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_relu6, (input,))
-    return _op_relu6.table[_k](input)
+    return _tab_relu6[_k](input)
 
 
 _op_leaky_relu = _dispatcher.declare("leaky_relu", "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", (0,))
+_tab_leaky_relu = _op_leaky_relu.table
 
 
 def _call_leaky_relu(input, negative_slope):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_leaky_relu, (input, negative_slope,))
-    return _op_leaky_relu.table[_k](input, negative_slope)
+    return _tab_leaky_relu[_k](input, negative_slope)
 
 
 _op_leaky_relu_ = _dispatcher.declare("leaky_relu_", "leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)", (0,))
+_tab_leaky_relu_ = _op_leaky_relu_.table
 
 
 def _call_leaky_relu_(input, negative_slope):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_leaky_relu_, (input, negative_slope,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_leaky_relu_.table[_k](input, negative_slope)
+    return _tab_leaky_relu_[_k](input, negative_slope)
 
 
 _op_leaky_relu_out = _dispatcher.declare("leaky_relu.out", "leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_tab_leaky_relu_out = _op_leaky_relu_out.table
 
 
 def _call_leaky_relu_out(input, negative_slope, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_leaky_relu_out, (input, negative_slope, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_leaky_relu_out.table[_k](input, negative_slope, out)
+    return _tab_leaky_relu_out[_k](input, negative_slope, out)
 
 
 _op_elu = _dispatcher.declare("elu", "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", (0,))
+_tab_elu = _op_elu.table
 
 
 def _call_elu(input, alpha, scale, input_scale):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_elu, (input, alpha, scale, input_scale,))
-    return _op_elu.table[_k](input, alpha, scale, input_scale)
+    return _tab_elu[_k](input, alpha, scale, input_scale)
 
 
 _op_elu_ = _dispatcher.declare("elu_", "elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)", (0,))
+_tab_elu_ = _op_elu_.table
 
 
 def _call_elu_(input, alpha, scale, input_scale):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_elu_, (input, alpha, scale, input_scale,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_elu_.table[_k](input, alpha, scale, input_scale)
+    return _tab_elu_[_k](input, alpha, scale, input_scale)
 
 
 _op_elu_out = _dispatcher.declare("elu.out", "elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 4))
+_tab_elu_out = _op_elu_out.table
 
 
 def _call_elu_out(input, alpha, scale, input_scale, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_elu_out, (input, alpha, scale, input_scale, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_elu_out.table[_k](input, alpha, scale, input_scale, out)
+    return _tab_elu_out[_k](input, alpha, scale, input_scale, out)
 
 
 _op_selu = _dispatcher.declare("selu", "selu(Tensor self) -> Tensor", (0,))
+_tab_selu = _op_selu.table
 
 
 def _call_selu(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_selu, (input,))
-    return _op_selu.table[_k](input)
+    return _tab_selu[_k](input)
 
 
 _op_gelu = _dispatcher.declare("gelu", "gelu(Tensor self, *, str approximate='none') -> Tensor", (0,))
+_tab_gelu = _op_gelu.table
 
 
 def _call_gelu(input, approximate):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_gelu, (input, approximate,))
-    return _op_gelu.table[_k](input, approximate)
+    return _tab_gelu[_k](input, approximate)
 
 
 _op_silu = _dispatcher.declare("silu", "silu(Tensor self) -> Tensor", (0,))
+_tab_silu = _op_silu.table
 
 
 def _call_silu(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_silu, (input,))
-    return _op_silu.table[_k](input)
+    return _tab_silu[_k](input)
 
 
 _op_silu_ = _dispatcher.declare("silu_", "silu_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_silu_ = _op_silu_.table
 
 
 def _call_silu_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_silu_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_silu_.table[_k](input)
+    return _tab_silu_[_k](input)
 
 
 _op_silu_out = _dispatcher.declare("silu.out", "silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_silu_out = _op_silu_out.table
 
 
 def _call_silu_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_silu_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_silu_out.table[_k](input, out)
+    return _tab_silu_out[_k](input, out)
 
 
 _op_mish = _dispatcher.declare("mish", "mish(Tensor self) -> Tensor", (0,))
+_tab_mish = _op_mish.table
 
 
 def _call_mish(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mish, (input,))
-    return _op_mish.table[_k](input)
+    return _tab_mish[_k](input)
 
 
 _op_mish_ = _dispatcher.declare("mish_", "mish_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_mish_ = _op_mish_.table
 
 
 def _call_mish_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mish_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_mish_.table[_k](input)
+    return _tab_mish_[_k](input)
 
 
 _op_mish_out = _dispatcher.declare("mish.out", "mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_mish_out = _op_mish_out.table
 
 
 def _call_mish_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mish_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_mish_out.table[_k](input, out)
+    return _tab_mish_out[_k](input, out)
 
 
 _op_sigmoid = _dispatcher.declare("sigmoid", "sigmoid(Tensor self) -> Tensor", (0,))
+_tab_sigmoid = _op_sigmoid.table
 
 
 def _call_sigmoid(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sigmoid, (input,))
-    return _op_sigmoid.table[_k](input)
+    return _tab_sigmoid[_k](input)
 
 
 _op_sigmoid_ = _dispatcher.declare("sigmoid_", "sigmoid_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_sigmoid_ = _op_sigmoid_.table
 
 
 def _call_sigmoid_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sigmoid_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sigmoid_.table[_k](input)
+    return _tab_sigmoid_[_k](input)
 
 
 _op_sigmoid_out = _dispatcher.declare("sigmoid.out", "sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_sigmoid_out = _op_sigmoid_out.table
 
 
 def _call_sigmoid_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sigmoid_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sigmoid_out.table[_k](input, out)
+    return _tab_sigmoid_out[_k](input, out)
 
 
 _op_log_sigmoid = _dispatcher.declare("log_sigmoid", "log_sigmoid(Tensor self) -> Tensor", (0,))
+_tab_log_sigmoid = _op_log_sigmoid.table
 
 
 def _call_log_sigmoid(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log_sigmoid, (input,))
-    return _op_log_sigmoid.table[_k](input)
+    return _tab_log_sigmoid[_k](input)
 
 
 _op_log_sigmoid_ = _dispatcher.declare("log_sigmoid_", "log_sigmoid_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_log_sigmoid_ = _op_log_sigmoid_.table
 
 
 def _call_log_sigmoid_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log_sigmoid_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_log_sigmoid_.table[_k](input)
+    return _tab_log_sigmoid_[_k](input)
 
 
 _op_log_sigmoid_out = _dispatcher.declare("log_sigmoid.out", "log_sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_log_sigmoid_out = _op_log_sigmoid_out.table
 
 
 def _call_log_sigmoid_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log_sigmoid_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_log_sigmoid_out.table[_k](input, out)
+    return _tab_log_sigmoid_out[_k](input, out)
 
 
 _op_softplus = _dispatcher.declare("softplus", "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", (0,))
+_tab_softplus = _op_softplus.table
 
 
 def _call_softplus(input, beta, threshold):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_softplus, (input, beta, threshold,))
-    return _op_softplus.table[_k](input, beta, threshold)
+    return _tab_softplus[_k](input, beta, threshold)
 
 
 _op_softplus_ = _dispatcher.declare("softplus_", "softplus_(Tensor(a!) self, Scalar beta=1, Scalar threshold=20) -> Tensor(a!)", (0,))
+_tab_softplus_ = _op_softplus_.table
 
 
 def _call_softplus_(input, beta, threshold):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_softplus_, (input, beta, threshold,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_softplus_.table[_k](input, beta, threshold)
+    return _tab_softplus_[_k](input, beta, threshold)
 
 
 _op_softplus_out = _dispatcher.declare("softplus.out", "softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)", (0, 3))
+_tab_softplus_out = _op_softplus_out.table
 
 
 def _call_softplus_out(input, beta, threshold, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_softplus_out, (input, beta, threshold, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_softplus_out.table[_k](input, beta, threshold, out)
+    return _tab_softplus_out[_k](input, beta, threshold, out)
 
 
 _op_hardtanh = _dispatcher.declare("hardtanh", "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", (0,))
+_tab_hardtanh = _op_hardtanh.table
 
 
 def _call_hardtanh(input, min_val, max_val):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardtanh, (input, min_val, max_val,))
-    return _op_hardtanh.table[_k](input, min_val, max_val)
+    return _tab_hardtanh[_k](input, min_val, max_val)
 
 
 _op_hardtanh_ = _dispatcher.declare("hardtanh_", "hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)", (0,))
+_tab_hardtanh_ = _op_hardtanh_.table
 
 
 def _call_hardtanh_(input, min_val, max_val):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardtanh_, (input, min_val, max_val,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_hardtanh_.table[_k](input, min_val, max_val)
+    return _tab_hardtanh_[_k](input, min_val, max_val)
 
 
 _op_hardtanh_out = _dispatcher.declare("hardtanh.out", "hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 3))
+_tab_hardtanh_out = _op_hardtanh_out.table
 
 
 def _call_hardtanh_out(input, min_val, max_val, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardtanh_out, (input, min_val, max_val, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_hardtanh_out.table[_k](input, min_val, max_val, out)
+    return _tab_hardtanh_out[_k](input, min_val, max_val, out)
 
 
 _op_hardsigmoid = _dispatcher.declare("hardsigmoid", "hardsigmoid(Tensor self) -> Tensor", (0,))
+_tab_hardsigmoid = _op_hardsigmoid.table
 
 
 def _call_hardsigmoid(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardsigmoid, (input,))
-    return _op_hardsigmoid.table[_k](input)
+    return _tab_hardsigmoid[_k](input)
 
 
 _op_hardsigmoid_ = _dispatcher.declare("hardsigmoid_", "hardsigmoid_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_hardsigmoid_ = _op_hardsigmoid_.table
 
 
 def _call_hardsigmoid_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardsigmoid_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_hardsigmoid_.table[_k](input)
+    return _tab_hardsigmoid_[_k](input)
 
 
 _op_hardsigmoid_out = _dispatcher.declare("hardsigmoid.out", "hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_hardsigmoid_out = _op_hardsigmoid_out.table
 
 
 def _call_hardsigmoid_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardsigmoid_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_hardsigmoid_out.table[_k](input, out)
+    return _tab_hardsigmoid_out[_k](input, out)
 
 
 _op_hardswish = _dispatcher.declare("hardswish", "hardswish(Tensor self) -> Tensor", (0,))
+_tab_hardswish = _op_hardswish.table
 
 
 def _call_hardswish(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardswish, (input,))
-    return _op_hardswish.table[_k](input)
+    return _tab_hardswish[_k](input)
 
 
 _op_hardswish_ = _dispatcher.declare("hardswish_", "hardswish_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_tab_hardswish_ = _op_hardswish_.table
 
 
 def _call_hardswish_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardswish_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_hardswish_.table[_k](input)
+    return _tab_hardswish_[_k](input)
 
 
 _op_hardswish_out = _dispatcher.declare("hardswish.out", "hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_tab_hardswish_out = _op_hardswish_out.table
 
 
 def _call_hardswish_out(input, out):
-    _t = _tls
     try:
-        _k = (input._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardswish_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_hardswish_out.table[_k](input, out)
+    return _tab_hardswish_out[_k](input, out)
 
 
 _op_prelu = _dispatcher.declare("prelu", "prelu(Tensor self, Tensor weight) -> Tensor", (0, 1))
+_tab_prelu = _op_prelu.table
 
 
 def _call_prelu(input, weight):
-    _t = _tls
     try:
-        _k = (input._keys | weight._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | weight._keys]
     except AttributeError:
         _k = _bad_arguments(_op_prelu, (input, weight,))
-    return _op_prelu.table[_k](input, weight)
+    return _tab_prelu[_k](input, weight)
 
 
 _op_mean = _dispatcher.declare("mean", "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_mean = _op_mean.table
 
 
 def _call_mean(input, dtype):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mean, (input, dtype,))
-    return _op_mean.table[_k](input, dtype)
+    return _tab_mean[_k](input, dtype)
 
 
 _op_mean_dim = _dispatcher.declare("mean.dim", "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_mean_dim = _op_mean_dim.table
 
 
 def _call_mean_dim(input, dim, keepdim, dtype):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mean_dim, (input, dim, keepdim, dtype,))
-    return _op_mean_dim.table[_k](input, dim, keepdim, dtype)
+    return _tab_mean_dim[_k](input, dim, keepdim, dtype)
 
 
 _op_prod = _dispatcher.declare("prod", "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_prod = _op_prod.table
 
 
 def _call_prod(input, dtype):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_prod, (input, dtype,))
-    return _op_prod.table[_k](input, dtype)
+    return _tab_prod[_k](input, dtype)
 
 
 _op_prod_dim_int = _dispatcher.declare("prod.dim_int", "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_prod_dim_int = _op_prod_dim_int.table
 
 
 def _call_prod_dim_int(input, dim, keepdim, dtype):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_prod_dim_int, (input, dim, keepdim, dtype,))
-    return _op_prod_dim_int.table[_k](input, dim, keepdim, dtype)
+    return _tab_prod_dim_int[_k](input, dim, keepdim, dtype)
 
 
 _op_amax = _dispatcher.declare("amax", "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", (0,))
+_tab_amax = _op_amax.table
 
 
 def _call_amax(input, dim, keepdim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_amax, (input, dim, keepdim,))
-    return _op_amax.table[_k](input, dim, keepdim)
+    return _tab_amax[_k](input, dim, keepdim)
 
 
 _op_amin = _dispatcher.declare("amin", "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", (0,))
+_tab_amin = _op_amin.table
 
 
 def _call_amin(input, dim, keepdim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_amin, (input, dim, keepdim,))
-    return _op_amin.table[_k](input, dim, keepdim)
+    return _tab_amin[_k](input, dim, keepdim)
 
 
 _op_max = _dispatcher.declare("max", "max(Tensor self) -> Tensor", (0,))
+_tab_max = _op_max.table
 
 
 def _call_max(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_max, (input,))
-    return _op_max.table[_k](input)
+    return _tab_max[_k](input)
 
 
 _op_max_dim = _dispatcher.declare("max.dim", "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,))
+_tab_max_dim = _op_max_dim.table
 
 
 def _call_max_dim(input, dim, keepdim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_max_dim, (input, dim, keepdim,))
-    return _op_max_dim.table[_k](input, dim, keepdim)
+    return _tab_max_dim[_k](input, dim, keepdim)
 
 
 _op_min = _dispatcher.declare("min", "min(Tensor self) -> Tensor", (0,))
+_tab_min = _op_min.table
 
 
 def _call_min(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_min, (input,))
-    return _op_min.table[_k](input)
+    return _tab_min[_k](input)
 
 
 _op_min_dim = _dispatcher.declare("min.dim", "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,))
+_tab_min_dim = _op_min_dim.table
 
 
 def _call_min_dim(input, dim, keepdim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_min_dim, (input, dim, keepdim,))
-    return _op_min_dim.table[_k](input, dim, keepdim)
+    return _tab_min_dim[_k](input, dim, keepdim)
 
 
 _op_argmax = _dispatcher.declare("argmax", "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", (0,))
+_tab_argmax = _op_argmax.table
 
 
 def _call_argmax(input, dim, keepdim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_argmax, (input, dim, keepdim,))
-    return _op_argmax.table[_k](input, dim, keepdim)
+    return _tab_argmax[_k](input, dim, keepdim)
 
 
 _op_argmin = _dispatcher.declare("argmin", "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", (0,))
+_tab_argmin = _op_argmin.table
 
 
 def _call_argmin(input, dim, keepdim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_argmin, (input, dim, keepdim,))
-    return _op_argmin.table[_k](input, dim, keepdim)
+    return _tab_argmin[_k](input, dim, keepdim)
 
 
 _op_any = _dispatcher.declare("any", "any(Tensor self) -> Tensor", (0,))
+_tab_any = _op_any.table
 
 
 def _call_any(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_any, (input,))
-    return _op_any.table[_k](input)
+    return _tab_any[_k](input)
 
 
 _op_any_dim = _dispatcher.declare("any.dim", "any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", (0,))
+_tab_any_dim = _op_any_dim.table
 
 
 def _call_any_dim(input, dim, keepdim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_any_dim, (input, dim, keepdim,))
-    return _op_any_dim.table[_k](input, dim, keepdim)
+    return _tab_any_dim[_k](input, dim, keepdim)
 
 
 _op_all = _dispatcher.declare("all", "all(Tensor self) -> Tensor", (0,))
+_tab_all = _op_all.table
 
 
 def _call_all(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_all, (input,))
-    return _op_all.table[_k](input)
+    return _tab_all[_k](input)
 
 
 _op_all_dim = _dispatcher.declare("all.dim", "all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", (0,))
+_tab_all_dim = _op_all_dim.table
 
 
 def _call_all_dim(input, dim, keepdim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_all_dim, (input, dim, keepdim,))
-    return _op_all_dim.table[_k](input, dim, keepdim)
+    return _tab_all_dim[_k](input, dim, keepdim)
 
 
 _op_var_correction = _dispatcher.declare("var.correction", "var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor", (0,))
+_tab_var_correction = _op_var_correction.table
 
 
 def _call_var_correction(input, dim, correction, keepdim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_var_correction, (input, dim, correction, keepdim,))
-    return _op_var_correction.table[_k](input, dim, correction, keepdim)
+    return _tab_var_correction[_k](input, dim, correction, keepdim)
 
 
 _op_std_correction = _dispatcher.declare("std.correction", "std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor", (0,))
+_tab_std_correction = _op_std_correction.table
 
 
 def _call_std_correction(input, dim, correction, keepdim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_std_correction, (input, dim, correction, keepdim,))
-    return _op_std_correction.table[_k](input, dim, correction, keepdim)
+    return _tab_std_correction[_k](input, dim, correction, keepdim)
 
 
 _op_logsumexp = _dispatcher.declare("logsumexp", "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", (0,))
+_tab_logsumexp = _op_logsumexp.table
 
 
 def _call_logsumexp(input, dim, keepdim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logsumexp, (input, dim, keepdim,))
-    return _op_logsumexp.table[_k](input, dim, keepdim)
+    return _tab_logsumexp[_k](input, dim, keepdim)
 
 
 _op_linalg_vector_norm = _dispatcher.declare("linalg_vector_norm", "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_linalg_vector_norm = _op_linalg_vector_norm.table
 
 
 def _call_linalg_vector_norm(input, ord, dim, keepdim, dtype):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_linalg_vector_norm, (input, ord, dim, keepdim, dtype,))
-    return _op_linalg_vector_norm.table[_k](input, ord, dim, keepdim, dtype)
+    return _tab_linalg_vector_norm[_k](input, ord, dim, keepdim, dtype)
 
 
 _op_norm_Scalar = _dispatcher.declare("norm.Scalar", "norm.Scalar(Tensor self, Scalar p=2) -> Tensor", (0,))
+_tab_norm_Scalar = _op_norm_Scalar.table
 
 
 def _call_norm_Scalar(input, p):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_norm_Scalar, (input, p,))
-    return _op_norm_Scalar.table[_k](input, p)
+    return _tab_norm_Scalar[_k](input, p)
 
 
 _op_norm_ScalarOpt_dim = _dispatcher.declare("norm.ScalarOpt_dim", "norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor", (0,))
+_tab_norm_ScalarOpt_dim = _op_norm_ScalarOpt_dim.table
 
 
 def _call_norm_ScalarOpt_dim(input, p, dim, keepdim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_norm_ScalarOpt_dim, (input, p, dim, keepdim,))
-    return _op_norm_ScalarOpt_dim.table[_k](input, p, dim, keepdim)
+    return _tab_norm_ScalarOpt_dim[_k](input, p, dim, keepdim)
 
 
 _op_cumsum = _dispatcher.declare("cumsum", "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_cumsum = _op_cumsum.table
 
 
 def _call_cumsum(input, dim, dtype):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cumsum, (input, dim, dtype,))
-    return _op_cumsum.table[_k](input, dim, dtype)
+    return _tab_cumsum[_k](input, dim, dtype)
 
 
 _op_cat = _dispatcher.declare("cat", "cat(Tensor[] tensors, int dim=0) -> Tensor", (0,))
+_tab_cat = _op_cat.table
 
 
 def _call_cat(tensors, dim):
-    _t = _tls
     try:
-        _k = (_keys_of(tensors) | _t.include) & _t.mask
+        _k = _tls.remap[_keys_of(tensors)]
     except AttributeError:
         _k = _bad_arguments(_op_cat, (tensors, dim,))
-    return _op_cat.table[_k](tensors, dim)
+    return _tab_cat[_k](tensors, dim)
 
 
 _op_stack = _dispatcher.declare("stack", "stack(Tensor[] tensors, int dim=0) -> Tensor", (0,))
+_tab_stack = _op_stack.table
 
 
 def _call_stack(tensors, dim):
-    _t = _tls
     try:
-        _k = (_keys_of(tensors) | _t.include) & _t.mask
+        _k = _tls.remap[_keys_of(tensors)]
     except AttributeError:
         _k = _bad_arguments(_op_stack, (tensors, dim,))
-    return _op_stack.table[_k](tensors, dim)
+    return _tab_stack[_k](tensors, dim)
 
 
 _op_repeat = _dispatcher.declare("repeat", "repeat(Tensor self, SymInt[] repeats) -> Tensor", (0,))
+_tab_repeat = _op_repeat.table
 
 
 def _call_repeat(input, repeats):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_repeat, (input, repeats,))
-    return _op_repeat.table[_k](input, repeats)
+    return _tab_repeat[_k](input, repeats)
 
 
 _op_tile = _dispatcher.declare("tile", "tile(Tensor self, SymInt[] dims) -> Tensor", (0,))
+_tab_tile = _op_tile.table
 
 
 def _call_tile(input, dims):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tile, (input, dims,))
-    return _op_tile.table[_k](input, dims)
+    return _tab_tile[_k](input, dims)
 
 
 _op_roll = _dispatcher.declare("roll", "roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", (0,))
+_tab_roll = _op_roll.table
 
 
 def _call_roll(input, shifts, dims):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_roll, (input, shifts, dims,))
-    return _op_roll.table[_k](input, shifts, dims)
+    return _tab_roll[_k](input, shifts, dims)
 
 
 _op_flip = _dispatcher.declare("flip", "flip(Tensor self, int[] dims) -> Tensor", (0,))
+_tab_flip = _op_flip.table
 
 
 def _call_flip(input, dims):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_flip, (input, dims,))
-    return _op_flip.table[_k](input, dims)
+    return _tab_flip[_k](input, dims)
 
 
 _op_tril = _dispatcher.declare("tril", "tril(Tensor self, int diagonal=0) -> Tensor", (0,))
+_tab_tril = _op_tril.table
 
 
 def _call_tril(input, diagonal):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tril, (input, diagonal,))
-    return _op_tril.table[_k](input, diagonal)
+    return _tab_tril[_k](input, diagonal)
 
 
 _op_triu = _dispatcher.declare("triu", "triu(Tensor self, int diagonal=0) -> Tensor", (0,))
+_tab_triu = _op_triu.table
 
 
 def _call_triu(input, diagonal):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_triu, (input, diagonal,))
-    return _op_triu.table[_k](input, diagonal)
+    return _tab_triu[_k](input, diagonal)
 
 
 _op_addmm = _dispatcher.declare("addmm", "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (0, 1, 2))
+_tab_addmm = _op_addmm.table
 
 
 def _call_addmm(input, mat1, mat2, beta, alpha):
-    _t = _tls
     try:
-        _k = (input._keys | mat1._keys | mat2._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | mat1._keys | mat2._keys]
     except AttributeError:
         _k = _bad_arguments(_op_addmm, (input, mat1, mat2, beta, alpha,))
-    return _op_addmm.table[_k](input, mat1, mat2, beta, alpha)
+    return _tab_addmm[_k](input, mat1, mat2, beta, alpha)
 
 
 _op_dot = _dispatcher.declare("dot", "dot(Tensor self, Tensor tensor) -> Tensor", (0, 1))
+_tab_dot = _op_dot.table
 
 
 def _call_dot(input, tensor):
-    _t = _tls
     try:
-        _k = (input._keys | tensor._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | tensor._keys]
     except AttributeError:
         _k = _bad_arguments(_op_dot, (input, tensor,))
-    return _op_dot.table[_k](input, tensor)
+    return _tab_dot[_k](input, tensor)
 
 
 _op_outer = _dispatcher.declare("outer", "outer(Tensor self, Tensor vec2) -> Tensor", (0, 1))
+_tab_outer = _op_outer.table
 
 
 def _call_outer(input, vec2):
-    _t = _tls
     try:
-        _k = (input._keys | vec2._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | vec2._keys]
     except AttributeError:
         _k = _bad_arguments(_op_outer, (input, vec2,))
-    return _op_outer.table[_k](input, vec2)
+    return _tab_outer[_k](input, vec2)
 
 
 _op_linear = _dispatcher.declare("linear", "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", (0, 1, 2))
+_tab_linear = _op_linear.table
 
 
 def _call_linear(input, weight, bias):
-    _t = _tls
     try:
-        _k = (input._keys | weight._keys | (bias._keys if bias is not None else 0) | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | weight._keys | (bias._keys if bias is not None else 0)]
     except AttributeError:
         _k = _bad_arguments(_op_linear, (input, weight, bias,))
-    return _op_linear.table[_k](input, weight, bias)
+    return _tab_linear[_k](input, weight, bias)
 
 
 _op_softmax_int = _dispatcher.declare("softmax.int", "softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_softmax_int = _op_softmax_int.table
 
 
 def _call_softmax_int(input, dim, dtype):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_softmax_int, (input, dim, dtype,))
-    return _op_softmax_int.table[_k](input, dim, dtype)
+    return _tab_softmax_int[_k](input, dim, dtype)
 
 
 _op_log_softmax_int = _dispatcher.declare("log_softmax.int", "log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_log_softmax_int = _op_log_softmax_int.table
 
 
 def _call_log_softmax_int(input, dim, dtype):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log_softmax_int, (input, dim, dtype,))
-    return _op_log_softmax_int.table[_k](input, dim, dtype)
+    return _tab_log_softmax_int[_k](input, dim, dtype)
 
 
 _op_mse_loss = _dispatcher.declare("mse_loss", "mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor", (0, 1))
+_tab_mse_loss = _op_mse_loss.table
 
 
 def _call_mse_loss(input, target, reduction):
-    _t = _tls
     try:
-        _k = (input._keys | target._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | target._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mse_loss, (input, target, reduction,))
-    return _op_mse_loss.table[_k](input, target, reduction)
+    return _tab_mse_loss[_k](input, target, reduction)
 
 
 _op_l1_loss = _dispatcher.declare("l1_loss", "l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor", (0, 1))
+_tab_l1_loss = _op_l1_loss.table
 
 
 def _call_l1_loss(input, target, reduction):
-    _t = _tls
     try:
-        _k = (input._keys | target._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | target._keys]
     except AttributeError:
         _k = _bad_arguments(_op_l1_loss, (input, target, reduction,))
-    return _op_l1_loss.table[_k](input, target, reduction)
+    return _tab_l1_loss[_k](input, target, reduction)
 
 
 _op_smooth_l1_loss = _dispatcher.declare("smooth_l1_loss", "smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor", (0, 1))
+_tab_smooth_l1_loss = _op_smooth_l1_loss.table
 
 
 def _call_smooth_l1_loss(input, target, reduction, beta):
-    _t = _tls
     try:
-        _k = (input._keys | target._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | target._keys]
     except AttributeError:
         _k = _bad_arguments(_op_smooth_l1_loss, (input, target, reduction, beta,))
-    return _op_smooth_l1_loss.table[_k](input, target, reduction, beta)
+    return _tab_smooth_l1_loss[_k](input, target, reduction, beta)
 
 
 _op_binary_cross_entropy = _dispatcher.declare("binary_cross_entropy", "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor", (0, 1, 2))
+_tab_binary_cross_entropy = _op_binary_cross_entropy.table
 
 
 def _call_binary_cross_entropy(input, target, weight, reduction):
-    _t = _tls
     try:
-        _k = (input._keys | target._keys | (weight._keys if weight is not None else 0) | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | target._keys | (weight._keys if weight is not None else 0)]
     except AttributeError:
         _k = _bad_arguments(_op_binary_cross_entropy, (input, target, weight, reduction,))
-    return _op_binary_cross_entropy.table[_k](input, target, weight, reduction)
+    return _tab_binary_cross_entropy[_k](input, target, weight, reduction)
 
 
 _op_binary_cross_entropy_with_logits = _dispatcher.declare("binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor", (0, 1, 2, 3))
+_tab_binary_cross_entropy_with_logits = _op_binary_cross_entropy_with_logits.table
 
 
 def _call_binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction):
-    _t = _tls
     try:
-        _k = (input._keys | target._keys | (weight._keys if weight is not None else 0) | (pos_weight._keys if pos_weight is not None else 0) | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | target._keys | (weight._keys if weight is not None else 0) | (pos_weight._keys if pos_weight is not None else 0)]
     except AttributeError:
         _k = _bad_arguments(_op_binary_cross_entropy_with_logits, (input, target, weight, pos_weight, reduction,))
-    return _op_binary_cross_entropy_with_logits.table[_k](input, target, weight, pos_weight, reduction)
+    return _tab_binary_cross_entropy_with_logits[_k](input, target, weight, pos_weight, reduction)
 
 
 _op_nll_loss = _dispatcher.declare("nll_loss", "nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor", (0, 1, 2))
+_tab_nll_loss = _op_nll_loss.table
 
 
 def _call_nll_loss(input, target, weight, reduction, ignore_index):
-    _t = _tls
     try:
-        _k = (input._keys | target._keys | (weight._keys if weight is not None else 0) | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | target._keys | (weight._keys if weight is not None else 0)]
     except AttributeError:
         _k = _bad_arguments(_op_nll_loss, (input, target, weight, reduction, ignore_index,))
-    return _op_nll_loss.table[_k](input, target, weight, reduction, ignore_index)
+    return _tab_nll_loss[_k](input, target, weight, reduction, ignore_index)
 
 
 _op_cross_entropy_loss = _dispatcher.declare("cross_entropy_loss", "cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor", (0, 1, 2))
+_tab_cross_entropy_loss = _op_cross_entropy_loss.table
 
 
 def _call_cross_entropy_loss(input, target, weight, reduction, ignore_index, label_smoothing):
-    _t = _tls
     try:
-        _k = (input._keys | target._keys | (weight._keys if weight is not None else 0) | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | target._keys | (weight._keys if weight is not None else 0)]
     except AttributeError:
         _k = _bad_arguments(_op_cross_entropy_loss, (input, target, weight, reduction, ignore_index, label_smoothing,))
-    return _op_cross_entropy_loss.table[_k](input, target, weight, reduction, ignore_index, label_smoothing)
+    return _tab_cross_entropy_loss[_k](input, target, weight, reduction, ignore_index, label_smoothing)
 
 
 _op_index_select = _dispatcher.declare("index_select", "index_select(Tensor self, int dim, Tensor index) -> Tensor", (0, 2))
+_tab_index_select = _op_index_select.table
 
 
 def _call_index_select(input, dim, index):
-    _t = _tls
     try:
-        _k = (input._keys | index._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | index._keys]
     except AttributeError:
         _k = _bad_arguments(_op_index_select, (input, dim, index,))
-    return _op_index_select.table[_k](input, dim, index)
+    return _tab_index_select[_k](input, dim, index)
 
 
 _op_index_add = _dispatcher.declare("index_add", "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor", (0, 2, 3))
+_tab_index_add = _op_index_add.table
 
 
 def _call_index_add(input, dim, index, source, alpha):
-    _t = _tls
     try:
-        _k = (input._keys | index._keys | source._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | index._keys | source._keys]
     except AttributeError:
         _k = _bad_arguments(_op_index_add, (input, dim, index, source, alpha,))
-    return _op_index_add.table[_k](input, dim, index, source, alpha)
+    return _tab_index_add[_k](input, dim, index, source, alpha)
 
 
 _op_gather = _dispatcher.declare("gather", "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", (0, 2))
+_tab_gather = _op_gather.table
 
 
 def _call_gather(input, dim, index, sparse_grad):
-    _t = _tls
     try:
-        _k = (input._keys | index._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | index._keys]
     except AttributeError:
         _k = _bad_arguments(_op_gather, (input, dim, index, sparse_grad,))
-    return _op_gather.table[_k](input, dim, index, sparse_grad)
+    return _tab_gather[_k](input, dim, index, sparse_grad)
 
 
 _op_scatter_src = _dispatcher.declare("scatter.src", "scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", (0, 2, 3))
+_tab_scatter_src = _op_scatter_src.table
 
 
 def _call_scatter_src(input, dim, index, src):
-    _t = _tls
     try:
-        _k = (input._keys | index._keys | src._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | index._keys | src._keys]
     except AttributeError:
         _k = _bad_arguments(_op_scatter_src, (input, dim, index, src,))
-    return _op_scatter_src.table[_k](input, dim, index, src)
+    return _tab_scatter_src[_k](input, dim, index, src)
 
 
 _op_scatter_value = _dispatcher.declare("scatter.value", "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", (0, 2))
+_tab_scatter_value = _op_scatter_value.table
 
 
 def _call_scatter_value(input, dim, index, value):
-    _t = _tls
     try:
-        _k = (input._keys | index._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | index._keys]
     except AttributeError:
         _k = _bad_arguments(_op_scatter_value, (input, dim, index, value,))
-    return _op_scatter_value.table[_k](input, dim, index, value)
+    return _tab_scatter_value[_k](input, dim, index, value)
 
 
 _op_scatter_add = _dispatcher.declare("scatter_add", "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", (0, 2, 3))
+_tab_scatter_add = _op_scatter_add.table
 
 
 def _call_scatter_add(input, dim, index, src):
-    _t = _tls
     try:
-        _k = (input._keys | index._keys | src._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | index._keys | src._keys]
     except AttributeError:
         _k = _bad_arguments(_op_scatter_add, (input, dim, index, src,))
-    return _op_scatter_add.table[_k](input, dim, index, src)
+    return _tab_scatter_add[_k](input, dim, index, src)
 
 
 _op_masked_fill_Scalar = _dispatcher.declare("masked_fill.Scalar", "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", (0, 1))
+_tab_masked_fill_Scalar = _op_masked_fill_Scalar.table
 
 
 def _call_masked_fill_Scalar(input, mask, value):
-    _t = _tls
     try:
-        _k = (input._keys | mask._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | mask._keys]
     except AttributeError:
         _k = _bad_arguments(_op_masked_fill_Scalar, (input, mask, value,))
-    return _op_masked_fill_Scalar.table[_k](input, mask, value)
+    return _tab_masked_fill_Scalar[_k](input, mask, value)
 
 
 _op_masked_fill__Scalar = _dispatcher.declare("masked_fill_.Scalar", "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)", (0, 1))
+_tab_masked_fill__Scalar = _op_masked_fill__Scalar.table
 
 
 def _call_masked_fill__Scalar(input, mask, value):
-    _t = _tls
     try:
-        _k = (input._keys | mask._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | mask._keys]
     except AttributeError:
         _k = _bad_arguments(_op_masked_fill__Scalar, (input, mask, value,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_masked_fill__Scalar.table[_k](input, mask, value)
+    return _tab_masked_fill__Scalar[_k](input, mask, value)
 
 
 _op_masked_fill_Scalar_out = _dispatcher.declare("masked_fill.Scalar_out", "masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3))
+_tab_masked_fill_Scalar_out = _op_masked_fill_Scalar_out.table
 
 
 def _call_masked_fill_Scalar_out(input, mask, value, out):
-    _t = _tls
     try:
-        _k = (input._keys | mask._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | mask._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_masked_fill_Scalar_out, (input, mask, value, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_masked_fill_Scalar_out.table[_k](input, mask, value, out)
+    return _tab_masked_fill_Scalar_out[_k](input, mask, value, out)
 
 
 _op_masked_fill_Tensor = _dispatcher.declare("masked_fill.Tensor", "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", (0, 1, 2))
+_tab_masked_fill_Tensor = _op_masked_fill_Tensor.table
 
 
 def _call_masked_fill_Tensor(input, mask, value):
-    _t = _tls
     try:
-        _k = (input._keys | mask._keys | value._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | mask._keys | value._keys]
     except AttributeError:
         _k = _bad_arguments(_op_masked_fill_Tensor, (input, mask, value,))
-    return _op_masked_fill_Tensor.table[_k](input, mask, value)
+    return _tab_masked_fill_Tensor[_k](input, mask, value)
 
 
 _op_masked_fill__Tensor = _dispatcher.declare("masked_fill_.Tensor", "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)", (0, 1, 2))
+_tab_masked_fill__Tensor = _op_masked_fill__Tensor.table
 
 
 def _call_masked_fill__Tensor(input, mask, value):
-    _t = _tls
     try:
-        _k = (input._keys | mask._keys | value._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | mask._keys | value._keys]
     except AttributeError:
         _k = _bad_arguments(_op_masked_fill__Tensor, (input, mask, value,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_masked_fill__Tensor.table[_k](input, mask, value)
+    return _tab_masked_fill__Tensor[_k](input, mask, value)
 
 
 _op_masked_fill_out = _dispatcher.declare("masked_fill.out", "masked_fill.out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 3))
+_tab_masked_fill_out = _op_masked_fill_out.table
 
 
 def _call_masked_fill_out(input, mask, value, out):
-    _t = _tls
     try:
-        _k = (input._keys | mask._keys | value._keys | out._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | mask._keys | value._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_masked_fill_out, (input, mask, value, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_masked_fill_out.table[_k](input, mask, value, out)
+    return _tab_masked_fill_out[_k](input, mask, value, out)
 
 
 _op_embedding = _dispatcher.declare("embedding", "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", (0, 1))
+_tab_embedding = _op_embedding.table
 
 
 def _call_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
-    _t = _tls
     try:
-        _k = (weight._keys | indices._keys | _t.include) & _t.mask
+        _k = _tls.remap[weight._keys | indices._keys]
     except AttributeError:
         _k = _bad_arguments(_op_embedding, (weight, indices, padding_idx, scale_grad_by_freq, sparse,))
-    return _op_embedding.table[_k](weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    return _tab_embedding[_k](weight, indices, padding_idx, scale_grad_by_freq, sparse)
 
 
 _op_one_hot = _dispatcher.declare("one_hot", "one_hot(Tensor self, int num_classes=-1) -> Tensor", (0,))
+_tab_one_hot = _op_one_hot.table
 
 
 def _call_one_hot(input, num_classes):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_one_hot, (input, num_classes,))
-    return _op_one_hot.table[_k](input, num_classes)
+    return _tab_one_hot[_k](input, num_classes)
 
 
 _op_sort = _dispatcher.declare("sort", "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", (0,))
+_tab_sort = _op_sort.table
 
 
 def _call_sort(input, dim, descending):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sort, (input, dim, descending,))
-    return _op_sort.table[_k](input, dim, descending)
+    return _tab_sort[_k](input, dim, descending)
 
 
 _op_sort_stable = _dispatcher.declare("sort.stable", "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", (0,))
+_tab_sort_stable = _op_sort_stable.table
 
 
 def _call_sort_stable(input, stable, dim, descending):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sort_stable, (input, stable, dim, descending,))
-    return _op_sort_stable.table[_k](input, stable, dim, descending)
+    return _tab_sort_stable[_k](input, stable, dim, descending)
 
 
 _op_argsort = _dispatcher.declare("argsort", "argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor", (0,))
+_tab_argsort = _op_argsort.table
 
 
 def _call_argsort(input, dim, descending):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_argsort, (input, dim, descending,))
-    return _op_argsort.table[_k](input, dim, descending)
+    return _tab_argsort[_k](input, dim, descending)
 
 
 _op_argsort_stable = _dispatcher.declare("argsort.stable", "argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor", (0,))
+_tab_argsort_stable = _op_argsort_stable.table
 
 
 def _call_argsort_stable(input, stable, dim, descending):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_argsort_stable, (input, stable, dim, descending,))
-    return _op_argsort_stable.table[_k](input, stable, dim, descending)
+    return _tab_argsort_stable[_k](input, stable, dim, descending)
 
 
 _op_topk = _dispatcher.declare("topk", "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)", (0,))
+_tab_topk = _op_topk.table
 
 
 def _call_topk(input, k, dim, largest, sorted):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_topk, (input, k, dim, largest, sorted,))
-    return _op_topk.table[_k](input, k, dim, largest, sorted)
+    return _tab_topk[_k](input, k, dim, largest, sorted)
 
 
 _op_native_dropout = _dispatcher.declare("native_dropout", "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", (0,))
+_tab_native_dropout = _op_native_dropout.table
 
 
 def _call_native_dropout(input, p, train):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_native_dropout, (input, p, train,))
-    return _op_native_dropout.table[_k](input, p, train)
+    return _tab_native_dropout[_k](input, p, train)
 
 
 _op_dropout = _dispatcher.declare("dropout", "dropout(Tensor input, float p, bool train) -> Tensor", (0,))
+_tab_dropout = _op_dropout.table
 
 
 def _call_dropout(input, p, train):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_dropout, (input, p, train,))
-    return _op_dropout.table[_k](input, p, train)
+    return _tab_dropout[_k](input, p, train)
 
 
 _op_im2col = _dispatcher.declare("im2col", "im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor", (0,))
+_tab_im2col = _op_im2col.table
 
 
 def _call_im2col(input, kernel_size, dilation, padding, stride):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_im2col, (input, kernel_size, dilation, padding, stride,))
-    return _op_im2col.table[_k](input, kernel_size, dilation, padding, stride)
+    return _tab_im2col[_k](input, kernel_size, dilation, padding, stride)
 
 
 _op_col2im = _dispatcher.declare("col2im", "col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor", (0,))
+_tab_col2im = _op_col2im.table
 
 
 def _call_col2im(input, output_size, kernel_size, dilation, padding, stride):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_col2im, (input, output_size, kernel_size, dilation, padding, stride,))
-    return _op_col2im.table[_k](input, output_size, kernel_size, dilation, padding, stride)
+    return _tab_col2im[_k](input, output_size, kernel_size, dilation, padding, stride)
 
 
 _op_conv2d = _dispatcher.declare("conv2d", "conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor", (0, 1, 2))
+_tab_conv2d = _op_conv2d.table
 
 
 def _call_conv2d(input, weight, bias, stride, padding, dilation, groups):
-    _t = _tls
     try:
-        _k = (input._keys | weight._keys | (bias._keys if bias is not None else 0) | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | weight._keys | (bias._keys if bias is not None else 0)]
     except AttributeError:
         _k = _bad_arguments(_op_conv2d, (input, weight, bias, stride, padding, dilation, groups,))
-    return _op_conv2d.table[_k](input, weight, bias, stride, padding, dilation, groups)
+    return _tab_conv2d[_k](input, weight, bias, stride, padding, dilation, groups)
 
 
 _op_max_pool2d_with_indices = _dispatcher.declare("max_pool2d_with_indices", "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", (0,))
+_tab_max_pool2d_with_indices = _op_max_pool2d_with_indices.table
 
 
 def _call_max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_max_pool2d_with_indices, (input, kernel_size, stride, padding, dilation, ceil_mode,))
-    return _op_max_pool2d_with_indices.table[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _tab_max_pool2d_with_indices[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 _op_max_pool2d = _dispatcher.declare("max_pool2d", "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor", (0,))
+_tab_max_pool2d = _op_max_pool2d.table
 
 
 def _call_max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_max_pool2d, (input, kernel_size, stride, padding, dilation, ceil_mode,))
-    return _op_max_pool2d.table[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _tab_max_pool2d[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 _op_avg_pool2d = _dispatcher.declare("avg_pool2d", "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor", (0,))
+_tab_avg_pool2d = _op_avg_pool2d.table
 
 
 def _call_avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_avg_pool2d, (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,))
-    return _op_avg_pool2d.table[_k](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return _tab_avg_pool2d[_k](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
 def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op__to_copy, (input, dtype, layout, device, pin_memory, non_blocking, memory_format,))
-    return _op__to_copy.table[_k](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
+    return _tab__to_copy[_k](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
 
 
 def abs(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_abs, (input,))
-        return _op_abs.table[_k](input)
+        return _tab_abs[_k](input)
     if out is not None:
         return _call_abs_out(input, out)
     return _no_overload("abs", locals(), ('abs(Tensor self) -> Tensor', 'abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def abs_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_abs_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_abs_.table[_k](input)
+    return _tab_abs_[_k](input)
 
 
 def acos(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_acos, (input,))
-        return _op_acos.table[_k](input)
+        return _tab_acos[_k](input)
     if out is not None:
         return _call_acos_out(input, out)
     return _no_overload("acos", locals(), ('acos(Tensor self) -> Tensor', 'acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def acos_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_acos_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_acos_.table[_k](input)
+    return _tab_acos_[_k](input)
 
 
 def add(input, other, *, alpha=1, out=None):
     if out is None and isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_add_Tensor, (input, other, alpha,))
-        return _op_add_Tensor.table[_k](input, other, alpha)
+        return _tab_add_Tensor[_k](input, other, alpha)
     if out is None and not isinstance(other, Tensor):
         return _call_add_Scalar(input, other, alpha)
     if isinstance(other, Tensor) and out is not None:
@@ -4817,13 +4811,12 @@ def add(input, other, *, alpha=1, out=None):
 
 def add_(input, other, *, alpha=1):
     if isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_add__Tensor, (input, other, alpha,))
         input._bump_version()  # before the kernels run, so autograd saves the new version
-        return _op_add__Tensor.table[_k](input, other, alpha)
+        return _tab_add__Tensor[_k](input, other, alpha)
     if not isinstance(other, Tensor):
         return _call_add__Scalar(input, other, alpha)
     return _no_overload("add_", locals(), ('add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', 'add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'))
@@ -4835,128 +4828,116 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 def all(input, dim=_NG, keepdim=False):
     if dim is _NG:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_all, (input,))
-        return _op_all.table[_k](input)
+        return _tab_all[_k](input)
     if dim is not _NG:
         return _call_all_dim(input, dim, keepdim)
     return _no_overload("all", locals(), ('all(Tensor self) -> Tensor', 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'))
 
 
 def amax(input, dim=(), keepdim=False):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_amax, (input, dim, keepdim,))
-    return _op_amax.table[_k](input, dim, keepdim)
+    return _tab_amax[_k](input, dim, keepdim)
 
 
 def amin(input, dim=(), keepdim=False):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_amin, (input, dim, keepdim,))
-    return _op_amin.table[_k](input, dim, keepdim)
+    return _tab_amin[_k](input, dim, keepdim)
 
 
 def any(input, dim=_NG, keepdim=False):
     if dim is _NG:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_any, (input,))
-        return _op_any.table[_k](input)
+        return _tab_any[_k](input)
     if dim is not _NG:
         return _call_any_dim(input, dim, keepdim)
     return _no_overload("any", locals(), ('any(Tensor self) -> Tensor', 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'))
 
 
 def argmax(input, dim=None, keepdim=False):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_argmax, (input, dim, keepdim,))
-    return _op_argmax.table[_k](input, dim, keepdim)
+    return _tab_argmax[_k](input, dim, keepdim)
 
 
 def argmin(input, dim=None, keepdim=False):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_argmin, (input, dim, keepdim,))
-    return _op_argmin.table[_k](input, dim, keepdim)
+    return _tab_argmin[_k](input, dim, keepdim)
 
 
 def argsort(input, dim=-1, descending=False, *, stable=_NG):
     if stable is _NG:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_argsort, (input, dim, descending,))
-        return _op_argsort.table[_k](input, dim, descending)
+        return _tab_argsort[_k](input, dim, descending)
     if stable is not _NG:
         return _call_argsort_stable(input, stable, dim, descending)
     return _no_overload("argsort", locals(), ('argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor', 'argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor'))
 
 
 def as_strided(input, size, stride, storage_offset=None):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_as_strided, (input, size, stride, storage_offset,))
-    return _op_as_strided.table[_k](input, size, stride, storage_offset)
+    return _tab_as_strided[_k](input, size, stride, storage_offset)
 
 
 def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset=None):
-    _t = _tls
     try:
-        _k = (grad._keys | _t.include) & _t.mask
+        _k = _tls.remap[grad._keys]
     except AttributeError:
         _k = _bad_arguments(_op_as_strided_backward, (grad, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
-    return _op_as_strided_backward.table[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
+    return _tab_as_strided_backward[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
 
 
 def asin(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_asin, (input,))
-        return _op_asin.table[_k](input)
+        return _tab_asin[_k](input)
     if out is not None:
         return _call_asin_out(input, out)
     return _no_overload("asin", locals(), ('asin(Tensor self) -> Tensor', 'asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def asin_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_asin_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_asin_.table[_k](input)
+    return _tab_asin_[_k](input)
 
 
 def atan(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_atan, (input,))
-        return _op_atan.table[_k](input)
+        return _tab_atan[_k](input)
     if out is not None:
         return _call_atan_out(input, out)
     return _no_overload("atan", locals(), ('atan(Tensor self) -> Tensor', 'atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
@@ -4975,22 +4956,20 @@ def atan2_(input, other):
 
 
 def atan_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_atan_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_atan_.table[_k](input)
+    return _tab_atan_[_k](input)
 
 
 def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_avg_pool2d, (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,))
-    return _op_avg_pool2d.table[_k](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return _tab_avg_pool2d[_k](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
 def binary_cross_entropy(input, target, weight=None, reduction='mean'):
@@ -5015,25 +4994,23 @@ def bitwise_and_(input, other):
 
 def bitwise_not(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_bitwise_not, (input,))
-        return _op_bitwise_not.table[_k](input)
+        return _tab_bitwise_not[_k](input)
     if out is not None:
         return _call_bitwise_not_out(input, out)
     return _no_overload("bitwise_not", locals(), ('bitwise_not(Tensor self) -> Tensor', 'bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def bitwise_not_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_not_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_bitwise_not_.table[_k](input)
+    return _tab_bitwise_not_[_k](input)
 
 
 def bitwise_or(input, other, *, out=None):
@@ -5065,89 +5042,80 @@ def bmm(input, mat2):
 
 
 def cat(tensors, dim=0):
-    _t = _tls
     try:
-        _k = (_keys_of(tensors) | _t.include) & _t.mask
+        _k = _tls.remap[_keys_of(tensors)]
     except AttributeError:
         _k = _bad_arguments(_op_cat, (tensors, dim,))
-    return _op_cat.table[_k](tensors, dim)
+    return _tab_cat[_k](tensors, dim)
 
 
 def ceil(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_ceil, (input,))
-        return _op_ceil.table[_k](input)
+        return _tab_ceil[_k](input)
     if out is not None:
         return _call_ceil_out(input, out)
     return _no_overload("ceil", locals(), ('ceil(Tensor self) -> Tensor', 'ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def ceil_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ceil_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_ceil_.table[_k](input)
+    return _tab_ceil_[_k](input)
 
 
 def chunk(input, chunks, dim=0):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_chunk, (input, chunks, dim,))
-    return _op_chunk.table[_k](input, chunks, dim)
+    return _tab_chunk[_k](input, chunks, dim)
 
 
 def clamp(input, min=None, max=None):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_clamp, (input, min, max,))
-    return _op_clamp.table[_k](input, min, max)
+    return _tab_clamp[_k](input, min, max)
 
 
 def clip(input, min=None, max=None):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_clip, (input, min, max,))
-    return _op_clip.table[_k](input, min, max)
+    return _tab_clip[_k](input, min, max)
 
 
 def clone(input, *, memory_format=None):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_clone, (input, memory_format,))
-    return _op_clone.table[_k](input, memory_format)
+    return _tab_clone[_k](input, memory_format)
 
 
 def col2im(input, output_size, kernel_size, dilation, padding, stride):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_col2im, (input, output_size, kernel_size, dilation, padding, stride,))
-    return _op_col2im.table[_k](input, output_size, kernel_size, dilation, padding, stride)
+    return _tab_col2im[_k](input, output_size, kernel_size, dilation, padding, stride)
 
 
 def contiguous(input, *, memory_format='contiguous_format'):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_contiguous, (input, memory_format,))
-    return _op_contiguous.table[_k](input, memory_format)
+    return _tab_contiguous[_k](input, memory_format)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -5160,48 +5128,44 @@ def copy_(input, src, non_blocking=False):
 
 def cos(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_cos, (input,))
-        return _op_cos.table[_k](input)
+        return _tab_cos[_k](input)
     if out is not None:
         return _call_cos_out(input, out)
     return _no_overload("cos", locals(), ('cos(Tensor self) -> Tensor', 'cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def cos_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cos_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_cos_.table[_k](input)
+    return _tab_cos_[_k](input)
 
 
 def cosh(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_cosh, (input,))
-        return _op_cosh.table[_k](input)
+        return _tab_cosh[_k](input)
     if out is not None:
         return _call_cosh_out(input, out)
     return _no_overload("cosh", locals(), ('cosh(Tensor self) -> Tensor', 'cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def cosh_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cosh_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_cosh_.table[_k](input)
+    return _tab_cosh_[_k](input)
 
 
 def cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_index=-100, label_smoothing=0.0):
@@ -5209,40 +5173,36 @@ def cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_inde
 
 
 def cumsum(input, dim, *, dtype=None):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cumsum, (input, dim, dtype,))
-    return _op_cumsum.table[_k](input, dim, dtype)
+    return _tab_cumsum[_k](input, dim, dtype)
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_diagonal, (input, offset, dim1, dim2,))
-    return _op_diagonal.table[_k](input, offset, dim1, dim2)
+    return _tab_diagonal[_k](input, offset, dim1, dim2)
 
 
 def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
-    _t = _tls
     try:
-        _k = (grad_output._keys | _t.include) & _t.mask
+        _k = _tls.remap[grad_output._keys]
     except AttributeError:
         _k = _bad_arguments(_op_diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2,))
-    return _op_diagonal_backward.table[_k](grad_output, input_sizes, offset, dim1, dim2)
+    return _tab_diagonal_backward[_k](grad_output, input_sizes, offset, dim1, dim2)
 
 
 def div(input, other, *, rounding_mode=_NG, out=None):
     if out is None and isinstance(other, Tensor) and rounding_mode is _NG:
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_div_Tensor, (input, other,))
-        return _op_div_Tensor.table[_k](input, other)
+        return _tab_div_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor) and rounding_mode is _NG:
         return _call_div_Scalar(input, other)
     if out is None and isinstance(other, Tensor) and rounding_mode is not _NG:
@@ -5258,13 +5218,12 @@ def div(input, other, *, rounding_mode=_NG, out=None):
 
 def div_(input, other):
     if isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_div__Tensor, (input, other,))
         input._bump_version()  # before the kernels run, so autograd saves the new version
-        return _op_div__Tensor.table[_k](input, other)
+        return _tab_div__Tensor[_k](input, other)
     if not isinstance(other, Tensor):
         return _call_div__Scalar(input, other)
     return _no_overload("div_", locals(), ('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
@@ -5275,35 +5234,32 @@ def dot(input, tensor):
 
 
 def dropout(input, p, train):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_dropout, (input, p, train,))
-    return _op_dropout.table[_k](input, p, train)
+    return _tab_dropout[_k](input, p, train)
 
 
 def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_elu, (input, alpha, scale, input_scale,))
-        return _op_elu.table[_k](input, alpha, scale, input_scale)
+        return _tab_elu[_k](input, alpha, scale, input_scale)
     if out is not None:
         return _call_elu_out(input, alpha, scale, input_scale, out)
     return _no_overload("elu", locals(), ('elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor', 'elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def elu_(input, alpha=1, scale=1, input_scale=1):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_elu_, (input, alpha, scale, input_scale,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_elu_.table[_k](input, alpha, scale, input_scale)
+    return _tab_elu_[_k](input, alpha, scale, input_scale)
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
@@ -5311,19 +5267,17 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _t = _tls
-    _k = _t.include & _t.mask
-    return _op_empty_strided.table[_k](size, stride, dtype, layout, device, pin_memory)
+    _k = _tls.remap[0]
+    return _tab_empty_strided[_k](size, stride, dtype, layout, device, pin_memory)
 
 
 def eq(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_eq_Tensor, (input, other,))
-        return _op_eq_Tensor.table[_k](input, other)
+        return _tab_eq_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_eq_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -5335,35 +5289,32 @@ def eq(input, other, *, out=None):
 
 def erf(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_erf, (input,))
-        return _op_erf.table[_k](input)
+        return _tab_erf[_k](input)
     if out is not None:
         return _call_erf_out(input, out)
     return _no_overload("erf", locals(), ('erf(Tensor self) -> Tensor', 'erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def erf_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_erf_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_erf_.table[_k](input)
+    return _tab_erf_[_k](input)
 
 
 def exp(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_exp, (input,))
-        return _op_exp.table[_k](input)
+        return _tab_exp[_k](input)
     if out is not None:
         return _call_exp_out(input, out)
     return _no_overload("exp", locals(), ('exp(Tensor self) -> Tensor', 'exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
@@ -5371,44 +5322,40 @@ def exp(input, *, out=None):
 
 def exp2(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_exp2, (input,))
-        return _op_exp2.table[_k](input)
+        return _tab_exp2[_k](input)
     if out is not None:
         return _call_exp2_out(input, out)
     return _no_overload("exp2", locals(), ('exp2(Tensor self) -> Tensor', 'exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def exp2_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_exp2_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_exp2_.table[_k](input)
+    return _tab_exp2_[_k](input)
 
 
 def exp_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_exp_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_exp_.table[_k](input)
+    return _tab_exp_[_k](input)
 
 
 def expand(input, size, *, implicit=False):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_expand, (input, size, implicit,))
-    return _op_expand.table[_k](input, size, implicit)
+    return _tab_expand[_k](input, size, implicit)
 
 
 def expand_as(input, other):
@@ -5417,86 +5364,78 @@ def expand_as(input, other):
 
 def expm1(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_expm1, (input,))
-        return _op_expm1.table[_k](input)
+        return _tab_expm1[_k](input)
     if out is not None:
         return _call_expm1_out(input, out)
     return _no_overload("expm1", locals(), ('expm1(Tensor self) -> Tensor', 'expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def expm1_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_expm1_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_expm1_.table[_k](input)
+    return _tab_expm1_[_k](input)
 
 
 def fill_(input, value):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_fill__Scalar, (input, value,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_fill__Scalar.table[_k](input, value)
+    return _tab_fill__Scalar[_k](input, value)
 
 
 def flatten(input, start_dim=0, end_dim=-1):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_flatten_using_ints, (input, start_dim, end_dim,))
-    return _op_flatten_using_ints.table[_k](input, start_dim, end_dim)
+    return _tab_flatten_using_ints[_k](input, start_dim, end_dim)
 
 
 def flip(input, dims):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_flip, (input, dims,))
-    return _op_flip.table[_k](input, dims)
+    return _tab_flip[_k](input, dims)
 
 
 def floor(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_floor, (input,))
-        return _op_floor.table[_k](input)
+        return _tab_floor[_k](input)
     if out is not None:
         return _call_floor_out(input, out)
     return _no_overload("floor", locals(), ('floor(Tensor self) -> Tensor', 'floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def floor_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_floor_.table[_k](input)
+    return _tab_floor_[_k](input)
 
 
 def floor_divide(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_floor_divide, (input, other,))
-        return _op_floor_divide.table[_k](input, other)
+        return _tab_floor_divide[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_floor_divide_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -5508,13 +5447,12 @@ def floor_divide(input, other, *, out=None):
 
 def floor_divide_(input, other):
     if isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_floor_divide_, (input, other,))
         input._bump_version()  # before the kernels run, so autograd saves the new version
-        return _op_floor_divide_.table[_k](input, other)
+        return _tab_floor_divide_[_k](input, other)
     if not isinstance(other, Tensor):
         return _call_floor_divide__Scalar(input, other)
     return _no_overload("floor_divide_", locals(), ('floor_divide_(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
@@ -5522,12 +5460,11 @@ def floor_divide_(input, other):
 
 def fmod(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_fmod_Tensor, (input, other,))
-        return _op_fmod_Tensor.table[_k](input, other)
+        return _tab_fmod_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_fmod_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -5539,13 +5476,12 @@ def fmod(input, other, *, out=None):
 
 def fmod_(input, other):
     if isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_fmod__Tensor, (input, other,))
         input._bump_version()  # before the kernels run, so autograd saves the new version
-        return _op_fmod__Tensor.table[_k](input, other)
+        return _tab_fmod__Tensor[_k](input, other)
     if not isinstance(other, Tensor):
         return _call_fmod__Scalar(input, other)
     return _no_overload("fmod_", locals(), ('fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
@@ -5553,25 +5489,23 @@ def fmod_(input, other):
 
 def frac(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_frac, (input,))
-        return _op_frac.table[_k](input)
+        return _tab_frac[_k](input)
     if out is not None:
         return _call_frac_out(input, out)
     return _no_overload("frac", locals(), ('frac(Tensor self) -> Tensor', 'frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def frac_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_frac_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_frac_.table[_k](input)
+    return _tab_frac_[_k](input)
 
 
 def gather(input, dim, index, *, sparse_grad=False):
@@ -5580,12 +5514,11 @@ def gather(input, dim, index, *, sparse_grad=False):
 
 def ge(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_ge_Tensor, (input, other,))
-        return _op_ge_Tensor.table[_k](input, other)
+        return _tab_ge_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_ge_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -5596,22 +5529,20 @@ def ge(input, other, *, out=None):
 
 
 def gelu(input, *, approximate='none'):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_gelu, (input, approximate,))
-    return _op_gelu.table[_k](input, approximate)
+    return _tab_gelu[_k](input, approximate)
 
 
 def gt(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_gt_Tensor, (input, other,))
-        return _op_gt_Tensor.table[_k](input, other)
+        return _tab_gt_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_gt_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -5623,89 +5554,81 @@ def gt(input, other, *, out=None):
 
 def hardsigmoid(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_hardsigmoid, (input,))
-        return _op_hardsigmoid.table[_k](input)
+        return _tab_hardsigmoid[_k](input)
     if out is not None:
         return _call_hardsigmoid_out(input, out)
     return _no_overload("hardsigmoid", locals(), ('hardsigmoid(Tensor self) -> Tensor', 'hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def hardsigmoid_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardsigmoid_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_hardsigmoid_.table[_k](input)
+    return _tab_hardsigmoid_[_k](input)
 
 
 def hardswish(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_hardswish, (input,))
-        return _op_hardswish.table[_k](input)
+        return _tab_hardswish[_k](input)
     if out is not None:
         return _call_hardswish_out(input, out)
     return _no_overload("hardswish", locals(), ('hardswish(Tensor self) -> Tensor', 'hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def hardswish_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardswish_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_hardswish_.table[_k](input)
+    return _tab_hardswish_[_k](input)
 
 
 def hardtanh(input, min_val=-1, max_val=1, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_hardtanh, (input, min_val, max_val,))
-        return _op_hardtanh.table[_k](input, min_val, max_val)
+        return _tab_hardtanh[_k](input, min_val, max_val)
     if out is not None:
         return _call_hardtanh_out(input, min_val, max_val, out)
     return _no_overload("hardtanh", locals(), ('hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor', 'hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def hardtanh_(input, min_val=-1, max_val=1):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardtanh_, (input, min_val, max_val,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_hardtanh_.table[_k](input, min_val, max_val)
+    return _tab_hardtanh_[_k](input, min_val, max_val)
 
 
 def im2col(input, kernel_size, dilation, padding, stride):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_im2col, (input, kernel_size, dilation, padding, stride,))
-    return _op_im2col.table[_k](input, kernel_size, dilation, padding, stride)
+    return _tab_im2col[_k](input, kernel_size, dilation, padding, stride)
 
 
 def index(input, indices):
-    _t = _tls
     try:
-        _k = (input._keys | _keys_of(indices) | _t.include) & _t.mask
+        _k = _tls.remap[input._keys | _keys_of(indices)]
     except AttributeError:
         _k = _bad_arguments(_op_index_Tensor, (input, indices,))
-    return _op_index_Tensor.table[_k](input, indices)
+    return _tab_index_Tensor[_k](input, indices)
 
 
 def index_add(input, dim, index, source, *, alpha=1):
@@ -5726,12 +5649,11 @@ def index_select(input, dim, index):
 
 def isfinite(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_isfinite, (input,))
-        return _op_isfinite.table[_k](input)
+        return _tab_isfinite[_k](input)
     if out is not None:
         return _call_isfinite_out(input, out)
     return _no_overload("isfinite", locals(), ('isfinite(Tensor self) -> Tensor', 'isfinite.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
@@ -5739,12 +5661,11 @@ def isfinite(input, *, out=None):
 
 def isinf(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_isinf, (input,))
-        return _op_isinf.table[_k](input)
+        return _tab_isinf[_k](input)
     if out is not None:
         return _call_isinf_out(input, out)
     return _no_overload("isinf", locals(), ('isinf(Tensor self) -> Tensor', 'isinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
@@ -5752,12 +5673,11 @@ def isinf(input, *, out=None):
 
 def isnan(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_isnan, (input,))
-        return _op_isnan.table[_k](input)
+        return _tab_isnan[_k](input)
     if out is not None:
         return _call_isnan_out(input, out)
     return _no_overload("isnan", locals(), ('isnan(Tensor self) -> Tensor', 'isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
@@ -5769,12 +5689,11 @@ def l1_loss(input, target, reduction='mean'):
 
 def le(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_le_Tensor, (input, other,))
-        return _op_le_Tensor.table[_k](input, other)
+        return _tab_le_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_le_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -5786,25 +5705,23 @@ def le(input, other, *, out=None):
 
 def leaky_relu(input, negative_slope=0.01, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_leaky_relu, (input, negative_slope,))
-        return _op_leaky_relu.table[_k](input, negative_slope)
+        return _tab_leaky_relu[_k](input, negative_slope)
     if out is not None:
         return _call_leaky_relu_out(input, negative_slope, out)
     return _no_overload("leaky_relu", locals(), ('leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor', 'leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def leaky_relu_(input, negative_slope=0.01):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_leaky_relu_, (input, negative_slope,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_leaky_relu_.table[_k](input, negative_slope)
+    return _tab_leaky_relu_[_k](input, negative_slope)
 
 
 def lerp(input, end, weight, *, out=None):
@@ -5828,12 +5745,11 @@ def lerp_(input, end, weight):
 
 
 def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_linalg_vector_norm, (input, ord, dim, keepdim, dtype,))
-    return _op_linalg_vector_norm.table[_k](input, ord, dim, keepdim, dtype)
+    return _tab_linalg_vector_norm[_k](input, ord, dim, keepdim, dtype)
 
 
 def linear(input, weight, bias=None):
@@ -5842,12 +5758,11 @@ def linear(input, weight, bias=None):
 
 def log(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_log, (input,))
-        return _op_log.table[_k](input)
+        return _tab_log[_k](input)
     if out is not None:
         return _call_log_out(input, out)
     return _no_overload("log", locals(), ('log(Tensor self) -> Tensor', 'log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
@@ -5855,113 +5770,103 @@ def log(input, *, out=None):
 
 def log10(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_log10, (input,))
-        return _op_log10.table[_k](input)
+        return _tab_log10[_k](input)
     if out is not None:
         return _call_log10_out(input, out)
     return _no_overload("log10", locals(), ('log10(Tensor self) -> Tensor', 'log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def log10_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log10_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_log10_.table[_k](input)
+    return _tab_log10_[_k](input)
 
 
 def log1p(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_log1p, (input,))
-        return _op_log1p.table[_k](input)
+        return _tab_log1p[_k](input)
     if out is not None:
         return _call_log1p_out(input, out)
     return _no_overload("log1p", locals(), ('log1p(Tensor self) -> Tensor', 'log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def log1p_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log1p_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_log1p_.table[_k](input)
+    return _tab_log1p_[_k](input)
 
 
 def log2(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_log2, (input,))
-        return _op_log2.table[_k](input)
+        return _tab_log2[_k](input)
     if out is not None:
         return _call_log2_out(input, out)
     return _no_overload("log2", locals(), ('log2(Tensor self) -> Tensor', 'log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def log2_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log2_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_log2_.table[_k](input)
+    return _tab_log2_[_k](input)
 
 
 def log_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_log_.table[_k](input)
+    return _tab_log_[_k](input)
 
 
 def log_sigmoid(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_log_sigmoid, (input,))
-        return _op_log_sigmoid.table[_k](input)
+        return _tab_log_sigmoid[_k](input)
     if out is not None:
         return _call_log_sigmoid_out(input, out)
     return _no_overload("log_sigmoid", locals(), ('log_sigmoid(Tensor self) -> Tensor', 'log_sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def log_sigmoid_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log_sigmoid_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_log_sigmoid_.table[_k](input)
+    return _tab_log_sigmoid_[_k](input)
 
 
 def log_softmax(input, dim, dtype=None):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log_softmax_int, (input, dim, dtype,))
-    return _op_log_softmax_int.table[_k](input, dim, dtype)
+    return _tab_log_softmax_int[_k](input, dim, dtype)
 
 
 def logical_and(input, other, *, out=None):
@@ -5974,12 +5879,11 @@ def logical_and(input, other, *, out=None):
 
 def logical_not(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_logical_not, (input,))
-        return _op_logical_not.table[_k](input)
+        return _tab_logical_not[_k](input)
     if out is not None:
         return _call_logical_not_out(input, out)
     return _no_overload("logical_not", locals(), ('logical_not(Tensor self) -> Tensor', 'logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
@@ -6002,22 +5906,20 @@ def logical_xor(input, other, *, out=None):
 
 
 def logsumexp(input, dim, keepdim=False):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logsumexp, (input, dim, keepdim,))
-    return _op_logsumexp.table[_k](input, dim, keepdim)
+    return _tab_logsumexp[_k](input, dim, keepdim)
 
 
 def lt(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_lt_Tensor, (input, other,))
-        return _op_lt_Tensor.table[_k](input, other)
+        return _tab_lt_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_lt_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -6053,33 +5955,30 @@ def matmul(input, other):
 
 def max(input, dim=_NG, keepdim=False):
     if dim is _NG:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_max, (input,))
-        return _op_max.table[_k](input)
+        return _tab_max[_k](input)
     if dim is not _NG:
         return _call_max_dim(input, dim, keepdim)
     return _no_overload("max", locals(), ('max(Tensor self) -> Tensor', 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
 
 
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_max_pool2d, (input, kernel_size, stride, padding, dilation, ceil_mode,))
-    return _op_max_pool2d.table[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _tab_max_pool2d[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_max_pool2d_with_indices, (input, kernel_size, stride, padding, dilation, ceil_mode,))
-    return _op_max_pool2d_with_indices.table[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _tab_max_pool2d_with_indices[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def maximum(input, other, *, out=None):
@@ -6096,12 +5995,11 @@ def maximum_(input, other):
 
 def mean(input, dim=_NG, keepdim=False, *, dtype=None):
     if dim is _NG:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_mean, (input, dtype,))
-        return _op_mean.table[_k](input, dtype)
+        return _tab_mean[_k](input, dtype)
     if dim is not _NG:
         return _call_mean_dim(input, dim, keepdim, dtype)
     return _no_overload("mean", locals(), ('mean(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
@@ -6109,12 +6007,11 @@ def mean(input, dim=_NG, keepdim=False, *, dtype=None):
 
 def min(input, dim=_NG, keepdim=False):
     if dim is _NG:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_min, (input,))
-        return _op_min.table[_k](input)
+        return _tab_min[_k](input)
     if dim is not _NG:
         return _call_min_dim(input, dim, keepdim)
     return _no_overload("min", locals(), ('min(Tensor self) -> Tensor', 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
@@ -6134,25 +6031,23 @@ def minimum_(input, other):
 
 def mish(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_mish, (input,))
-        return _op_mish.table[_k](input)
+        return _tab_mish[_k](input)
     if out is not None:
         return _call_mish_out(input, out)
     return _no_overload("mish", locals(), ('mish(Tensor self) -> Tensor', 'mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def mish_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mish_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_mish_.table[_k](input)
+    return _tab_mish_[_k](input)
 
 
 def mm(input, mat2):
@@ -6165,12 +6060,11 @@ def mse_loss(input, target, reduction='mean'):
 
 def mul(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_mul_Tensor, (input, other,))
-        return _op_mul_Tensor.table[_k](input, other)
+        return _tab_mul_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_mul_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -6182,53 +6076,48 @@ def mul(input, other, *, out=None):
 
 def mul_(input, other):
     if isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_mul__Tensor, (input, other,))
         input._bump_version()  # before the kernels run, so autograd saves the new version
-        return _op_mul__Tensor.table[_k](input, other)
+        return _tab_mul__Tensor[_k](input, other)
     if not isinstance(other, Tensor):
         return _call_mul__Scalar(input, other)
     return _no_overload("mul_", locals(), ('mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
 def nan_to_num(input, nan=None, posinf=None, neginf=None):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_nan_to_num, (input, nan, posinf, neginf,))
-    return _op_nan_to_num.table[_k](input, nan, posinf, neginf)
+    return _tab_nan_to_num[_k](input, nan, posinf, neginf)
 
 
 def narrow(input, dim, start, length):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_narrow, (input, dim, start, length,))
-    return _op_narrow.table[_k](input, dim, start, length)
+    return _tab_narrow[_k](input, dim, start, length)
 
 
 def native_dropout(input, p, train):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_native_dropout, (input, p, train,))
-    return _op_native_dropout.table[_k](input, p, train)
+    return _tab_native_dropout[_k](input, p, train)
 
 
 def ne(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_ne_Tensor, (input, other,))
-        return _op_ne_Tensor.table[_k](input, other)
+        return _tab_ne_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_ne_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -6240,61 +6129,55 @@ def ne(input, other, *, out=None):
 
 def neg(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_neg, (input,))
-        return _op_neg.table[_k](input)
+        return _tab_neg[_k](input)
     if out is not None:
         return _call_neg_out(input, out)
     return _no_overload("neg", locals(), ('neg(Tensor self) -> Tensor', 'neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def neg_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_neg_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_neg_.table[_k](input)
+    return _tab_neg_[_k](input)
 
 
 def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_new_empty, (input, size, dtype, layout, device, pin_memory,))
-    return _op_new_empty.table[_k](input, size, dtype, layout, device, pin_memory)
+    return _tab_new_empty[_k](input, size, dtype, layout, device, pin_memory)
 
 
 def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_new_full, (input, size, fill_value, dtype, layout, device, pin_memory,))
-    return _op_new_full.table[_k](input, size, fill_value, dtype, layout, device, pin_memory)
+    return _tab_new_full[_k](input, size, fill_value, dtype, layout, device, pin_memory)
 
 
 def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_new_ones, (input, size, dtype, layout, device, pin_memory,))
-    return _op_new_ones.table[_k](input, size, dtype, layout, device, pin_memory)
+    return _tab_new_ones[_k](input, size, dtype, layout, device, pin_memory)
 
 
 def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_new_zeros, (input, size, dtype, layout, device, pin_memory,))
-    return _op_new_zeros.table[_k](input, size, dtype, layout, device, pin_memory)
+    return _tab_new_zeros[_k](input, size, dtype, layout, device, pin_memory)
 
 
 def nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100):
@@ -6310,22 +6193,20 @@ def norm(input, p=_NG, dim=_NG, keepdim=False):
 
 
 def normal_(input, mean=0, std=1, *, generator=None):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_normal_, (input, mean, std, generator,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_normal_.table[_k](input, mean, std, generator)
+    return _tab_normal_[_k](input, mean, std, generator)
 
 
 def one_hot(input, num_classes=-1):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_one_hot, (input, num_classes,))
-    return _op_one_hot.table[_k](input, num_classes)
+    return _tab_one_hot[_k](input, num_classes)
 
 
 def outer(input, vec2):
@@ -6333,31 +6214,28 @@ def outer(input, vec2):
 
 
 def permute(input, dims):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_permute, (input, dims,))
-    return _op_permute.table[_k](input, dims)
+    return _tab_permute[_k](input, dims)
 
 
 def positive(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_positive, (input,))
-    return _op_positive.table[_k](input)
+    return _tab_positive[_k](input)
 
 
 def pow(input, exponent, *, out=None):
     if out is None and not isinstance(exponent, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_pow_Tensor_Scalar, (input, exponent,))
-        return _op_pow_Tensor_Scalar.table[_k](input, exponent)
+        return _tab_pow_Tensor_Scalar[_k](input, exponent)
     if out is None and isinstance(exponent, Tensor):
         return _call_pow_Tensor_Tensor(input, exponent)
     if not isinstance(exponent, Tensor) and out is not None:
@@ -6369,13 +6247,12 @@ def pow(input, exponent, *, out=None):
 
 def pow_(input, exponent):
     if not isinstance(exponent, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_pow__Tensor_Scalar, (input, exponent,))
         input._bump_version()  # before the kernels run, so autograd saves the new version
-        return _op_pow__Tensor_Scalar.table[_k](input, exponent)
+        return _tab_pow__Tensor_Scalar[_k](input, exponent)
     if isinstance(exponent, Tensor):
         return _call_pow__Tensor_Tensor(input, exponent)
     return _no_overload("pow_", locals(), ('pow_.Tensor_Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)', 'pow_.Tensor_Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)'))
@@ -6387,90 +6264,82 @@ def prelu(input, weight):
 
 def prod(input, dim=_NG, keepdim=False, *, dtype=None):
     if dim is _NG:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_prod, (input, dtype,))
-        return _op_prod.table[_k](input, dtype)
+        return _tab_prod[_k](input, dtype)
     if dim is not _NG:
         return _call_prod_dim_int(input, dim, keepdim, dtype)
     return _no_overload("prod", locals(), ('prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
 def random_(input, from_, to, *, generator=None):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_random__from, (input, from_, to, generator,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_random__from.table[_k](input, from_, to, generator)
+    return _tab_random__from[_k](input, from_, to, generator)
 
 
 def reciprocal(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_reciprocal, (input,))
-        return _op_reciprocal.table[_k](input)
+        return _tab_reciprocal[_k](input)
     if out is not None:
         return _call_reciprocal_out(input, out)
     return _no_overload("reciprocal", locals(), ('reciprocal(Tensor self) -> Tensor', 'reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def reciprocal_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_reciprocal_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_reciprocal_.table[_k](input)
+    return _tab_reciprocal_[_k](input)
 
 
 def relu(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_relu, (input,))
-        return _op_relu.table[_k](input)
+        return _tab_relu[_k](input)
     if out is not None:
         return _call_relu_out(input, out)
     return _no_overload("relu", locals(), ('relu(Tensor self) -> Tensor', 'relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def relu6(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_relu6, (input,))
-    return _op_relu6.table[_k](input)
+    return _tab_relu6[_k](input)
 
 
 def relu_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_relu_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_relu_.table[_k](input)
+    return _tab_relu_[_k](input)
 
 
 def remainder(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_remainder_Tensor, (input, other,))
-        return _op_remainder_Tensor.table[_k](input, other)
+        return _tab_remainder_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
         return _call_remainder_Scalar(input, other)
     if isinstance(other, Tensor) and out is not None:
@@ -6482,89 +6351,81 @@ def remainder(input, other, *, out=None):
 
 def remainder_(input, other):
     if isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_remainder__Tensor, (input, other,))
         input._bump_version()  # before the kernels run, so autograd saves the new version
-        return _op_remainder__Tensor.table[_k](input, other)
+        return _tab_remainder__Tensor[_k](input, other)
     if not isinstance(other, Tensor):
         return _call_remainder__Scalar(input, other)
     return _no_overload("remainder_", locals(), ('remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
 def repeat(input, repeats):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_repeat, (input, repeats,))
-    return _op_repeat.table[_k](input, repeats)
+    return _tab_repeat[_k](input, repeats)
 
 
 def reshape(input, shape):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_reshape, (input, shape,))
-    return _op_reshape.table[_k](input, shape)
+    return _tab_reshape[_k](input, shape)
 
 
 def roll(input, shifts, dims=()):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_roll, (input, shifts, dims,))
-    return _op_roll.table[_k](input, shifts, dims)
+    return _tab_roll[_k](input, shifts, dims)
 
 
 def round(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_round, (input,))
-        return _op_round.table[_k](input)
+        return _tab_round[_k](input)
     if out is not None:
         return _call_round_out(input, out)
     return _no_overload("round", locals(), ('round(Tensor self) -> Tensor', 'round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def round_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_round_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_round_.table[_k](input)
+    return _tab_round_[_k](input)
 
 
 def rsqrt(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_rsqrt, (input,))
-        return _op_rsqrt.table[_k](input)
+        return _tab_rsqrt[_k](input)
     if out is not None:
         return _call_rsqrt_out(input, out)
     return _no_overload("rsqrt", locals(), ('rsqrt(Tensor self) -> Tensor', 'rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def rsqrt_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_rsqrt_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_rsqrt_.table[_k](input)
+    return _tab_rsqrt_[_k](input)
 
 
 def scatter(input, dim, index, src=_NG, value=_NG):
@@ -6580,163 +6441,148 @@ def scatter_add(input, dim, index, src):
 
 
 def select(input, dim, index):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_select_int, (input, dim, index,))
-    return _op_select_int.table[_k](input, dim, index)
+    return _tab_select_int[_k](input, dim, index)
 
 
 def select_backward(grad_output, input_sizes, dim, index):
-    _t = _tls
     try:
-        _k = (grad_output._keys | _t.include) & _t.mask
+        _k = _tls.remap[grad_output._keys]
     except AttributeError:
         _k = _bad_arguments(_op_select_backward, (grad_output, input_sizes, dim, index,))
-    return _op_select_backward.table[_k](grad_output, input_sizes, dim, index)
+    return _tab_select_backward[_k](grad_output, input_sizes, dim, index)
 
 
 def selu(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_selu, (input,))
-    return _op_selu.table[_k](input)
+    return _tab_selu[_k](input)
 
 
 def sigmoid(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sigmoid, (input,))
-        return _op_sigmoid.table[_k](input)
+        return _tab_sigmoid[_k](input)
     if out is not None:
         return _call_sigmoid_out(input, out)
     return _no_overload("sigmoid", locals(), ('sigmoid(Tensor self) -> Tensor', 'sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def sigmoid_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sigmoid_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sigmoid_.table[_k](input)
+    return _tab_sigmoid_[_k](input)
 
 
 def sign(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sign, (input,))
-        return _op_sign.table[_k](input)
+        return _tab_sign[_k](input)
     if out is not None:
         return _call_sign_out(input, out)
     return _no_overload("sign", locals(), ('sign(Tensor self) -> Tensor', 'sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def sign_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sign_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sign_.table[_k](input)
+    return _tab_sign_[_k](input)
 
 
 def silu(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_silu, (input,))
-        return _op_silu.table[_k](input)
+        return _tab_silu[_k](input)
     if out is not None:
         return _call_silu_out(input, out)
     return _no_overload("silu", locals(), ('silu(Tensor self) -> Tensor', 'silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def silu_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_silu_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_silu_.table[_k](input)
+    return _tab_silu_[_k](input)
 
 
 def sin(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sin, (input,))
-        return _op_sin.table[_k](input)
+        return _tab_sin[_k](input)
     if out is not None:
         return _call_sin_out(input, out)
     return _no_overload("sin", locals(), ('sin(Tensor self) -> Tensor', 'sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def sin_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sin_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sin_.table[_k](input)
+    return _tab_sin_[_k](input)
 
 
 def sinh(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sinh, (input,))
-        return _op_sinh.table[_k](input)
+        return _tab_sinh[_k](input)
     if out is not None:
         return _call_sinh_out(input, out)
     return _no_overload("sinh", locals(), ('sinh(Tensor self) -> Tensor', 'sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def sinh_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sinh_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sinh_.table[_k](input)
+    return _tab_sinh_[_k](input)
 
 
 def slice(input, dim=0, start=None, end=None, step=1):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_slice_Tensor, (input, dim, start, end, step,))
-    return _op_slice_Tensor.table[_k](input, dim, start, end, step)
+    return _tab_slice_Tensor[_k](input, dim, start, end, step)
 
 
 def slice_backward(grad_output, input_sizes, dim, start, end, step):
-    _t = _tls
     try:
-        _k = (grad_output._keys | _t.include) & _t.mask
+        _k = _tls.remap[grad_output._keys]
     except AttributeError:
         _k = _bad_arguments(_op_slice_backward, (grad_output, input_sizes, dim, start, end, step,))
-    return _op_slice_backward.table[_k](grad_output, input_sizes, dim, start, end, step)
+    return _tab_slice_backward[_k](grad_output, input_sizes, dim, start, end, step)
 
 
 def smooth_l1_loss(input, target, reduction='mean', beta=1.0):
@@ -6744,144 +6590,131 @@ def smooth_l1_loss(input, target, reduction='mean', beta=1.0):
 
 
 def softmax(input, dim, dtype=None):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_softmax_int, (input, dim, dtype,))
-    return _op_softmax_int.table[_k](input, dim, dtype)
+    return _tab_softmax_int[_k](input, dim, dtype)
 
 
 def softplus(input, beta=1, threshold=20, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_softplus, (input, beta, threshold,))
-        return _op_softplus.table[_k](input, beta, threshold)
+        return _tab_softplus[_k](input, beta, threshold)
     if out is not None:
         return _call_softplus_out(input, beta, threshold, out)
     return _no_overload("softplus", locals(), ('softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor', 'softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def softplus_(input, beta=1, threshold=20):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_softplus_, (input, beta, threshold,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_softplus_.table[_k](input, beta, threshold)
+    return _tab_softplus_[_k](input, beta, threshold)
 
 
 def sort(input, dim=-1, descending=False, *, stable=_NG):
     if stable is _NG:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sort, (input, dim, descending,))
-        return _op_sort.table[_k](input, dim, descending)
+        return _tab_sort[_k](input, dim, descending)
     if stable is not _NG:
         return _call_sort_stable(input, stable, dim, descending)
     return _no_overload("sort", locals(), ('sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'))
 
 
 def split(input, split_size, dim=0):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_split_Tensor, (input, split_size, dim,))
-    return _op_split_Tensor.table[_k](input, split_size, dim)
+    return _tab_split_Tensor[_k](input, split_size, dim)
 
 
 def sqrt(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sqrt, (input,))
-        return _op_sqrt.table[_k](input)
+        return _tab_sqrt[_k](input)
     if out is not None:
         return _call_sqrt_out(input, out)
     return _no_overload("sqrt", locals(), ('sqrt(Tensor self) -> Tensor', 'sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def sqrt_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sqrt_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_sqrt_.table[_k](input)
+    return _tab_sqrt_[_k](input)
 
 
 def square(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_square, (input,))
-        return _op_square.table[_k](input)
+        return _tab_square[_k](input)
     if out is not None:
         return _call_square_out(input, out)
     return _no_overload("square", locals(), ('square(Tensor self) -> Tensor', 'square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def square_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_square_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_square_.table[_k](input)
+    return _tab_square_[_k](input)
 
 
 def squeeze(input, dim=_NG):
     if dim is _NG:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_squeeze, (input,))
-        return _op_squeeze.table[_k](input)
+        return _tab_squeeze[_k](input)
     if dim is not _NG:
         return _call_squeeze_dim(input, dim)
     return _no_overload("squeeze", locals(), ('squeeze(Tensor(a) self) -> Tensor(a)', 'squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)'))
 
 
 def stack(tensors, dim=0):
-    _t = _tls
     try:
-        _k = (_keys_of(tensors) | _t.include) & _t.mask
+        _k = _tls.remap[_keys_of(tensors)]
     except AttributeError:
         _k = _bad_arguments(_op_stack, (tensors, dim,))
-    return _op_stack.table[_k](tensors, dim)
+    return _tab_stack[_k](tensors, dim)
 
 
 def std(input, dim=None, *, correction=None, keepdim=False):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_std_correction, (input, dim, correction, keepdim,))
-    return _op_std_correction.table[_k](input, dim, correction, keepdim)
+    return _tab_std_correction[_k](input, dim, correction, keepdim)
 
 
 def sub(input, other, *, alpha=1, out=None):
     if out is None and isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sub_Tensor, (input, other, alpha,))
-        return _op_sub_Tensor.table[_k](input, other, alpha)
+        return _tab_sub_Tensor[_k](input, other, alpha)
     if out is None and not isinstance(other, Tensor):
         return _call_sub_Scalar(input, other, alpha)
     if isinstance(other, Tensor) and out is not None:
@@ -6893,13 +6726,12 @@ def sub(input, other, *, alpha=1, out=None):
 
 def sub_(input, other, *, alpha=1):
     if isinstance(other, Tensor):
-        _t = _tls
         try:
-            _k = (input._keys | other._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sub__Tensor, (input, other, alpha,))
         input._bump_version()  # before the kernels run, so autograd saves the new version
-        return _op_sub__Tensor.table[_k](input, other, alpha)
+        return _tab_sub__Tensor[_k](input, other, alpha)
     if not isinstance(other, Tensor):
         return _call_sub__Scalar(input, other, alpha)
     return _no_overload("sub_", locals(), ('sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', 'sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'))
@@ -6907,193 +6739,174 @@ def sub_(input, other, *, alpha=1):
 
 def sum(input, dim=_NG, keepdim=False, *, dtype=None):
     if dim is _NG:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sum, (input, dtype,))
-        return _op_sum.table[_k](input, dtype)
+        return _tab_sum[_k](input, dtype)
     if dim is not _NG:
         return _call_sum_dim_IntList(input, dim, keepdim, dtype)
     return _no_overload("sum", locals(), ('sum(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
 def t(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_t, (input,))
-    return _op_t.table[_k](input)
+    return _tab_t[_k](input)
 
 
 def tan(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_tan, (input,))
-        return _op_tan.table[_k](input)
+        return _tab_tan[_k](input)
     if out is not None:
         return _call_tan_out(input, out)
     return _no_overload("tan", locals(), ('tan(Tensor self) -> Tensor', 'tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def tan_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tan_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_tan_.table[_k](input)
+    return _tab_tan_[_k](input)
 
 
 def tanh(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_tanh, (input,))
-        return _op_tanh.table[_k](input)
+        return _tab_tanh[_k](input)
     if out is not None:
         return _call_tanh_out(input, out)
     return _no_overload("tanh", locals(), ('tanh(Tensor self) -> Tensor', 'tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def tanh_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tanh_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_tanh_.table[_k](input)
+    return _tab_tanh_[_k](input)
 
 
 def tile(input, dims):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tile, (input, dims,))
-    return _op_tile.table[_k](input, dims)
+    return _tab_tile[_k](input, dims)
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_topk, (input, k, dim, largest, sorted,))
-    return _op_topk.table[_k](input, k, dim, largest, sorted)
+    return _tab_topk[_k](input, k, dim, largest, sorted)
 
 
 def transpose(input, dim0, dim1):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_transpose_int, (input, dim0, dim1,))
-    return _op_transpose_int.table[_k](input, dim0, dim1)
+    return _tab_transpose_int[_k](input, dim0, dim1)
 
 
 def tril(input, diagonal=0):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tril, (input, diagonal,))
-    return _op_tril.table[_k](input, diagonal)
+    return _tab_tril[_k](input, diagonal)
 
 
 def triu(input, diagonal=0):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_triu, (input, diagonal,))
-    return _op_triu.table[_k](input, diagonal)
+    return _tab_triu[_k](input, diagonal)
 
 
 def trunc(input, *, out=None):
     if out is None:
-        _t = _tls
         try:
-            _k = (input._keys | _t.include) & _t.mask
+            _k = _tls.remap[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_trunc, (input,))
-        return _op_trunc.table[_k](input)
+        return _tab_trunc[_k](input)
     if out is not None:
         return _call_trunc_out(input, out)
     return _no_overload("trunc", locals(), ('trunc(Tensor self) -> Tensor', 'trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def trunc_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_trunc_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_trunc_.table[_k](input)
+    return _tab_trunc_[_k](input)
 
 
 def unbind(input, dim=0):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_unbind_int, (input, dim,))
-    return _op_unbind_int.table[_k](input, dim)
+    return _tab_unbind_int[_k](input, dim)
 
 
 def unflatten(input, dim, sizes):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_unflatten_int, (input, dim, sizes,))
-    return _op_unflatten_int.table[_k](input, dim, sizes)
+    return _tab_unflatten_int[_k](input, dim, sizes)
 
 
 def uniform_(input, from_=0, to=1, *, generator=None):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_uniform_, (input, from_, to, generator,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_uniform_.table[_k](input, from_, to, generator)
+    return _tab_uniform_[_k](input, from_, to, generator)
 
 
 def unsqueeze(input, dim):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_unsqueeze, (input, dim,))
-    return _op_unsqueeze.table[_k](input, dim)
+    return _tab_unsqueeze[_k](input, dim)
 
 
 def var(input, dim=None, *, correction=None, keepdim=False):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_var_correction, (input, dim, correction, keepdim,))
-    return _op_var_correction.table[_k](input, dim, correction, keepdim)
+    return _tab_var_correction[_k](input, dim, correction, keepdim)
 
 
 def view(input, size):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_view, (input, size,))
-    return _op_view.table[_k](input, size)
+    return _tab_view[_k](input, size)
 
 
 def where(condition, input, other, *, out=None):
@@ -7105,10 +6918,9 @@ def where(condition, input, other, *, out=None):
 
 
 def zero_(input):
-    _t = _tls
     try:
-        _k = (input._keys | _t.include) & _t.mask
+        _k = _tls.remap[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_zero_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _op_zero_.table[_k](input)
+    return _tab_zero_[_k](input)

@@ -8,8 +8,10 @@ never enters autograd code). A call computes
     keys = (union of the tensor arguments' _keys | tls.include) & tls.mask
 
 (`tls.mask` is the complement of the thread-local exclude set) and calls `op.table[keys]`. The table
-holds one entry per possible key set, precomputed whenever a kernel is registered, so the hot path is
-two ORs, an AND and a list index. An entry is the kernel of the highest key in the set, resolved as:
+holds one entry per possible key set, precomputed whenever a kernel is registered. The thread-local
+part is precomputed too: `tls.remap[k]` is `(k | include) & mask` for every k, rebuilt whenever this
+thread's include or mask changes, so the hot path is `op.table[tls.remap[a._keys | b._keys]]`: one
+thread-local lookup, an OR and two list indexes. An entry is the kernel of the highest key in the set, resolved as:
 a kernel registered for that key, then an alias kernel (CompositeExplicitAutograd for backend keys,
 then CompositeImplicitAutograd for backend keys and Autograd), then the key's fallback; a key with none of these falls
 through to the next lower key (BackendSelect and Autograd do, so an op with no kernel there goes
@@ -65,11 +67,46 @@ _ALIAS_ORDER = ("CompositeExplicitAutograd", "CompositeImplicitAutograd")
 _FALLTHROUGH_BY_DEFAULT = frozenset({DispatchKey.BackendSelect, DispatchKey.Autograd, DispatchKey.Tracer})
 
 
-class _LocalState(threading.local):
-    """Thread-local include set and exclude mask (see Note [Dispatch key sets as bitmasks])."""
+def _remap(include: int, mask: int) -> list[int]:
+    return [(keys | include) & mask for keys in range(1 << NUM_KEYS)]
 
-    include: int = BACKEND_SELECT_BIT
-    mask: int = ALL_KEYS
+
+_DEFAULT_INCLUDE = BACKEND_SELECT_BIT
+_remaps: dict[tuple[int, int], list[int]] = {}  # (include, mask) -> remap table, shared by all threads
+
+
+class _LocalState(threading.local):
+    """Thread-local include set and exclude mask, and the key remapping they define
+    (see Note [Dispatch key sets as bitmasks]). Assigning `include` or `mask` rebuilds `remap`."""
+
+    remap: list[int] = _remap(_DEFAULT_INCLUDE, ALL_KEYS)
+    _include: int = _DEFAULT_INCLUDE
+    _mask: int = ALL_KEYS
+
+    @property
+    def include(self) -> int:
+        return self._include
+
+    @include.setter
+    def include(self, value: int) -> None:
+        self._include = value
+        self._update()
+
+    @property
+    def mask(self) -> int:
+        return self._mask
+
+    @mask.setter
+    def mask(self, value: int) -> None:
+        self._mask = value
+        self._update()
+
+    def _update(self) -> None:
+        key = (self._include, self._mask)
+        remap = _remaps.get(key)
+        if remap is None:
+            remap = _remaps[key] = _remap(*key)  # at most 2**(2 * NUM_KEYS) entries, few in practice
+        self.remap = remap
 
 
 tls = _LocalState()
@@ -120,7 +157,7 @@ class Operator:
         for i in self.tensor_positions:
             if i < len(args):
                 keys |= keys_of(args[i])
-        return (keys | tls.include) & tls.mask
+        return tls.remap[keys]
 
     def call(self, *args: Any) -> Any:
         """Call with all arguments positional in schema order (boxed; the generated API is faster)."""
@@ -169,7 +206,7 @@ class Operator:
                         kernel = self._missing(key)
                         break
             table.append(kernel if kernel is not None else self._missing(None))
-        self.table = table
+        self.table[:] = table  # in place: generated modules hold the list itself (one lookup less per call)
 
     def _device_mismatch(self, *args: Any) -> Any:
         devices = []

@@ -47,22 +47,24 @@ def _varargs(values: tuple[Any, ...]) -> Any:
 
 class Tensor:
     # Note [Lean tensor construction]
-    # Only the four fields every tensor sets live in slots; the rest (storage, autograd metadata) are
-    # class-level defaults that an instance overrides in its __dict__ when it needs to. `_wrap`, the
-    # hot path of every kernel, therefore sets four attributes instead of fourteen.
-    __slots__ = ("_data", "_dtype", "_device", "_keys", "__dict__", "__weakref__")
+    # The fields every tensor sets, and the autograd fields every recorded op reads and writes, live in
+    # slots; the rest (storage, grad, leaf and view metadata) are class-level defaults that an instance
+    # overrides in its __dict__ when it needs to. So `_wrap`, the hot path of every kernel, sets seven
+    # slots and creates no dict, and recording an op's history on its output creates none either.
+    # Every construction site (`_wrap`, `_view`, Parameter) sets all seven slots.
+    __slots__ = ("_data", "_dtype", "_device", "_keys", "_requires_grad", "_grad_fn", "_output_nr",
+                 "__dict__", "__weakref__")
 
     _data: Any
     _dtype: dtypes.DType
     _device: Device
     _keys: int
+    _requires_grad: bool
+    _grad_fn: Any
+    _output_nr: int
     _storage: Storage | None = None
-    _requires_grad: bool = False
     _grad: Tensor | None = None
-    _grad_fn: Any = None
-    _output_nr: int = 0
-    _grad_accumulator: Any = None
-    _hooks: Any = None
+    _grad_accumulator: Any = None  # a leaf's AccumulateGrad (Note [Leaves and their AccumulateGrad])
     _retains_grad: bool = False
     _base: Tensor | None = None
     _wrapped: bool = False  # a 0-d tensor made from a Python number (promotes like the number)
@@ -83,6 +85,9 @@ class Tensor:
         else:
             t._device = _cuda_device(array)
             t._keys = CUDA_BIT
+        t._requires_grad = False
+        t._grad_fn = None
+        t._output_nr = 0
         return t
 
     def _view(self, array: Any) -> Tensor:
@@ -92,6 +97,9 @@ class Tensor:
         t._dtype = self._dtype
         t._device = self._device
         t._keys = self._keys & _BACKEND_BITS
+        t._requires_grad = False
+        t._grad_fn = None
+        t._output_nr = 0
         storage = self._storage
         if storage is not None:
             t._storage = storage  # else resolved through _base (Note [Tensor data is a strided array view])

@@ -73,11 +73,11 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
             edge = gradient_edge(t)
             input_edges.append(edge)
             if accumulate and t._grad_fn is None:
-                exec_targets.add(edge.node)  # a leaf: its AccumulateGrad runs
+                exec_targets.add(edge[0])  # a leaf: its AccumulateGrad runs
             else:
-                captures.setdefault(edge.node, []).append((edge.input_nr, pos))
+                captures.setdefault(edge[0], []).append((edge[1], pos))
 
-    deps, needed = _dependencies([e.node for e, _ in roots], captures, exec_targets)
+    deps, needed = _dependencies([e[0] for e, _ in roots], captures, exec_targets)
 
     buffers: dict[Node, list[Tensor | None]] = {}
     for edge, g in roots:
@@ -88,7 +88,7 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
     tls.mask = saved_mask | AUTOGRAD_BIT if create_graph else saved_mask & ~AUTOGRAD_BIT
     try:
         ready: list[tuple[int, int, Node]] = []
-        for node in {e.node: None for e, _ in roots}:
+        for node in {e[0]: None for e, _ in roots}:
             if deps.get(node, 0) == 0 and (needed is None or node in needed or node in captures):
                 heapq.heappush(ready, (-node.sequence_nr, id(node), node))
         while ready:
@@ -97,7 +97,7 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
             if buf is None:
                 buf = [None] * fn.num_inputs
             is_accumulate = type(fn) is AccumulateGrad
-            if fn._hooks is not None or is_accumulate:
+            if fn._hooks is not None:
                 _run_tensor_hooks(fn, buf)
             if captures is not None:
                 for input_nr, pos in captures.get(fn, ()):
@@ -108,7 +108,9 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
                 g = buf[0]
                 if g is not None:
                     buf[0] = None  # so that the reference count says who else holds g
-                    var = fn.variable
+                    var = fn._variable()
+                    if var is None:
+                        continue  # a leaf nobody holds (Note [Leaves and their AccumulateGrad])
                     if var._grad is None and not create_graph and _stealable(g):
                         var._grad = g
                     else:
@@ -174,7 +176,7 @@ def _dependencies(roots: list[Node], captures: dict[Node, Any] | None,
         for e in fn.next_edges:
             if e is None:
                 continue
-            child = e.node
+            child = e[0]
             deps[child] = deps.get(child, 0) + 1
             if parents is not None:
                 parents.setdefault(child, []).append(fn)
@@ -197,7 +199,8 @@ def _dependencies(roots: list[Node], captures: dict[Node, Any] | None,
     for fn in needed:
         for e in fn.next_edges:
             if e is not None:
-                deps[e.node] = deps.get(e.node, 0) + 1
+                child = e[0]
+                deps[child] = deps.get(child, 0) + 1
     return deps, needed
 
 
@@ -214,14 +217,6 @@ def _add_to_buffer(buffers: dict[Node, list[Tensor | None]], edge: Edge, g: Tens
 
 def _run_tensor_hooks(fn: Node, buf: list[Tensor | None]) -> None:
     """Hooks registered on tensors (run on the tensor's complete gradient), then retain_grad."""
-    if type(fn) is AccumulateGrad:
-        hooks = fn.variable._hooks
-        if hooks and buf[0] is not None:
-            for h in list(hooks):
-                r = h(buf[0])
-                if r is not None:
-                    buf[0] = r
-        return
     node_hooks = fn._hooks
     if node_hooks is None:
         return

@@ -1,10 +1,10 @@
 """Tensor hooks and retain_grad (Tensor.register_hook and Tensor.retain_grad call these).
 
 Note [Where tensor hooks live]
-A hook on a leaf is kept in the leaf's `_hooks` list; its AccumulateGrad node runs them before the
-gradient is accumulated (or captured by autograd.grad). A hook on a non-leaf is kept on its grad_fn,
-keyed by the tensor's output_nr, and runs when that node's gradient for the tensor is complete, before
-the node runs. So a hook sees the summed gradient of a tensor used several times, and what it returns
+A hook is kept on the node that receives the tensor's gradient, keyed by the tensor's output_nr: a
+non-leaf's grad_fn, or a leaf's AccumulateGrad (Note [Leaves and their AccumulateGrad], node.py). It
+runs when that node's gradient for the tensor is complete, before the node runs (so before a leaf's
+gradient is accumulated or captured by autograd.grad). So a hook sees the summed gradient of a tensor used several times, and what it returns
 replaces that gradient for everything downstream. retain_grad is a hook of the second kind that runs
 after the others and stores the gradient in `.grad`.
 """
@@ -15,7 +15,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from runtime.autograd.node import RemovableHandle
+from runtime.autograd.node import RemovableHandle, grad_accumulator
 
 Tensor = Any
 
@@ -25,10 +25,7 @@ def register_hook(t: Tensor, hook: Callable[[Tensor], Tensor | None]) -> Removab
     if not t._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if t._grad_fn is None:
-        if t._hooks is None:
-            t._hooks = []
-        t._hooks.append(hook)
-        return RemovableHandle(t._hooks, hook)
+        return grad_accumulator(t)._register_tensor_prehook(0, hook)
     return t._grad_fn._register_tensor_prehook(t._output_nr, hook)
 
 

@@ -4,10 +4,23 @@ Note [Backward graph shape]
 A `Node` is the backward of one op call. It receives one gradient per output of the forward op
 (`num_inputs` of them, in output order) and returns one gradient per differentiable input of the
 forward op (one per entry of `next_edges`, in schema order, Tensor[] inputs flattened). An `Edge`
-(node, input_nr) says where a returned gradient goes: input `input_nr` of `node`. An edge is None
-when that input needs no gradient. A leaf tensor that requires grad is represented in the graph by
-its `AccumulateGrad` node (one per leaf, held weakly by the tensor and strongly by the edges that
-point at it), whose job is to add the arriving gradient into `leaf.grad`.
+(node, input_nr) pair, a plain tuple, says where a returned gradient goes: input `input_nr` of `node`.
+An edge is None when that input needs no gradient. A leaf tensor that requires grad is represented in
+the graph by its `AccumulateGrad` node, whose job is to add the arriving gradient into `leaf.grad`
+(Note [Leaves and their AccumulateGrad]).
+
+Note [Leaves and their AccumulateGrad]
+A leaf holds its AccumulateGrad strongly (`_grad_accumulator`, made on first use) and the node holds
+the leaf weakly, so there is no reference cycle and recording an op on a leaf costs one attribute
+read. Hooks registered on a leaf live on its AccumulateGrad, so they run even when nothing else
+holds the leaf. The one difference from PyTorch, whose graph keeps its leaves alive: a leaf that
+nobody holds any more gets no `.grad` (no one could read it) and `AccumulateGrad.variable` is None.
+
+Note [Lean node construction]
+Generated Autograd kernels make a node with `object.__new__` and set the three slots every node
+has (`sequence_nr`, `next_edges`, `input_meta`) and its saved fields. The rarely set attributes
+(`num_inputs`, `output_meta`, `_released`, `_hooks`) are class-level defaults that an instance
+overrides in its `__dict__`.
 
 Note [Saved tensors and reference cycles]
 A node owns its SavedVariables (saved.py); a tensor owns its grad_fn. A node that saved one of its own
@@ -20,7 +33,7 @@ from __future__ import annotations
 import itertools
 import weakref
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 from runtime.autograd.saved import SavedVariable
 from runtime.dispatcher import AUTOGRAD_BIT, tls
@@ -29,16 +42,12 @@ Tensor = Any
 Meta = tuple[tuple[int, ...], Any, Any]  # (shape, dtype, device) of a forward input
 
 _sequence = itertools.count()
+next_sequence_nr = _sequence.__next__
 # AccumulateGrad nodes run as soon as they are ready (PyTorch gives them the largest sequence number).
 ACCUMULATE_SEQUENCE_NR = 1 << 62
 
 
-class Edge(NamedTuple):
-    node: Node
-    input_nr: int
-
-
-_new_edge = tuple.__new__  # Edge(node, nr) without NamedTuple's Python-level __new__ (hot path)
+Edge = tuple["Node", int]  # (node, input_nr)
 
 
 class _NodeHooks:
@@ -79,8 +88,16 @@ class Node:
     """A backward function (Note [Backward graph shape]). Subclasses implement `apply` and list the
     names of their SavedVariable slots in `_saved_fields` (freed by `release_variables`)."""
 
-    __slots__ = ("next_edges", "input_meta", "sequence_nr", "num_inputs", "output_meta", "_released",
-                 "_hooks", "__weakref__")
+    __slots__ = ("next_edges", "input_meta", "sequence_nr", "__dict__", "__weakref__")
+
+    next_edges: tuple[Edge | None, ...]
+    input_meta: tuple[Meta | None, ...]
+    sequence_nr: int
+    # Class-level defaults (Note [Lean node construction]).
+    num_inputs: int = 1
+    output_meta: tuple[Meta | None, ...] | None = None  # set by set_history for several outputs
+    _released: bool = False
+    _hooks: _NodeHooks | None = None
 
     _saved_fields: ClassVar[tuple[str, ...]] = ()
     # Replace missing gradients of a multi-output node's outputs by zeros before `apply`.
@@ -90,11 +107,7 @@ class Node:
                  input_meta: tuple[Meta | None, ...] = ()) -> None:
         self.next_edges = next_edges
         self.input_meta = input_meta
-        self.sequence_nr = next(_sequence)
-        self.num_inputs = 1
-        self.output_meta: tuple[Meta | None, ...] | None = None  # set by set_history for several outputs
-        self._released = False
-        self._hooks: _NodeHooks | None = None
+        self.sequence_nr = next_sequence_nr()
 
     def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
         raise NotImplementedError(f"{self.name()}.apply")
@@ -111,7 +124,7 @@ class Node:
     # -- graph -----------------------------------------------------------------------------------
     @property
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
-        return tuple((None, 0) if e is None else (e.node, e.input_nr) for e in self.next_edges)
+        return tuple((None, 0) if e is None else e for e in self.next_edges)
 
     def set_next_edges(self, *tensors: Any) -> None:
         """Set `next_edges` and `input_meta` from the differentiable inputs (None for absent ones).
@@ -129,7 +142,7 @@ class Node:
                 metas.extend(_metas(flat))
             elif t._requires_grad:
                 fn = t._grad_fn
-                edges.append(_new_edge(Edge, (fn, t._output_nr) if fn is not None else (grad_accumulator(t), 0)))
+                edges.append((fn, t._output_nr) if fn is not None else (grad_accumulator(t), 0))
                 metas.append((t.shape, t._dtype, t._device))
             else:
                 edges.append(None)
@@ -188,25 +201,27 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """The graph node of a leaf that requires grad: adds the incoming gradient into `variable.grad`."""
+    """The graph node of a leaf that requires grad: adds the incoming gradient into `variable.grad`
+    (Note [Leaves and their AccumulateGrad])."""
 
-    __slots__ = ("variable",)
+    __slots__ = ("_variable",)
 
     def __init__(self, variable: Tensor) -> None:
         super().__init__()
         self.sequence_nr = ACCUMULATE_SEQUENCE_NR
-        self.variable = variable
-        self.input_meta = ()
+        self._variable = weakref.ref(variable)
 
-    def _tensor_prehooks(self, input_nr: int) -> list[Callable[..., Any]]:
-        hooks = self.variable._hooks
-        return hooks if hooks is not None else []
+    @property
+    def variable(self) -> Tensor | None:
+        """The leaf, or None once nothing else holds it."""
+        return self._variable()
 
     def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
         from runtime.autograd.engine import accumulate_into_grad
         grad = grads[0]
-        if grad is not None:
-            accumulate_into_grad(self.variable, grad)
+        variable = self._variable()
+        if grad is not None and variable is not None:
+            accumulate_into_grad(variable, grad)
         return []
 
 
@@ -241,12 +256,11 @@ class GraphRoot(Node):
 
 # -- recording history (called by the generated autograd kernels) ----------------------------------
 def grad_accumulator(t: Tensor) -> AccumulateGrad:
-    """The AccumulateGrad node of a leaf (one per leaf, cached weakly on the tensor)."""
-    ref = t._grad_accumulator
-    acc = ref() if ref is not None else None
+    """The AccumulateGrad node of a leaf (one per leaf, held by the leaf: Note [Leaves and their
+    AccumulateGrad])."""
+    acc = t._grad_accumulator
     if acc is None:
-        acc = AccumulateGrad(t)
-        t._grad_accumulator = weakref.ref(acc)
+        acc = t._grad_accumulator = AccumulateGrad(t)
     return acc
 
 
@@ -254,8 +268,8 @@ def gradient_edge(t: Tensor) -> Edge:
     """Where the gradient of `t` goes: (grad_fn, output_nr), or the leaf's AccumulateGrad."""
     fn = t._grad_fn
     if fn is not None:
-        return Edge(fn, t._output_nr)
-    return Edge(grad_accumulator(t), 0)
+        return (fn, t._output_nr)
+    return (grad_accumulator(t), 0)
 
 
 def _flatten(values: Iterable[Any]) -> list[Any]:
@@ -274,14 +288,14 @@ def _edges(flat: list[Any]) -> tuple[Edge | None, ...]:
         if t is None or not getattr(t, "_requires_grad", False):
             edges.append(None)
         elif t._grad_fn is not None:
-            edges.append(Edge(t._grad_fn, t._output_nr))
+            edges.append((t._grad_fn, t._output_nr))
         else:
-            edges.append(Edge(grad_accumulator(t), 0))
+            edges.append((grad_accumulator(t), 0))
     return tuple(edges)
 
 
 def _metas(flat: list[Any]) -> tuple[Meta | None, ...]:
-    return tuple((tuple(t.shape), t._dtype, t._device)
+    return tuple((t.shape, t._dtype, t._device)
                  if t is not None and getattr(t, "_requires_grad", False) else None for t in flat)
 
 

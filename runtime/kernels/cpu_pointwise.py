@@ -13,6 +13,37 @@ from runtime.tensor import Tensor
 COMPUTE_NP: dict[dtypes.DType, np.dtype] = {d: d.np for d in dtypes.ALL_DTYPES if d.np is not None}
 COMPUTE_NP[dtypes.float16] = np.dtype(np.float32)
 
+# Note [Pointwise fast path]
+# A generated kernel whose tensors all have one dtype `dt` needs no type promotion: the result type is
+# `dt` whether or not an operand is a wrapped number (same dtype, same category). If NumPy also computes
+# in `dt` (not half precision) and `dt` is one the op accepts, the kernel uses the arrays as they are.
+# `fast_dtypes` gives that set per kernel; anything else takes `operands`, the general path.
+NATIVE: frozenset[dtypes.DType] = frozenset(d for d, ct in COMPUTE_NP.items() if ct is d.np)
+
+
+def fast_dtypes(names: tuple[str, ...] | None, floating_only: bool = False) -> frozenset[dtypes.DType]:
+    """The dtypes among `names` (None: all) that a kernel computes in directly (Note [Pointwise fast
+    path])."""
+    return frozenset(d for d in NATIVE if (names is None or d.name in names)
+                     and (d.is_floating_point or not floating_only))
+
+
+def operands(op: str, promote: str, allowed: tuple[str, ...] | None, tensors: tuple[Tensor, ...],
+             scalars: tuple[Any, ...] = ()) -> tuple[Any, ...]:
+    """The general path of a pointwise kernel: the result dtype (PyTorch's promotion over the tensors
+    and the `scalars` that take part in it, then `promote`), checked against the dtypes the op accepts,
+    and the tensors' arrays cast to the dtype NumPy computes in: `(dtype, array0, array1, ...)`."""
+    if len(tensors) == 1 and not scalars:
+        dt = tensors[0]._dtype
+    else:
+        dt = result_type(*tensors, *scalars)
+    if promote == "float" and not dt.is_floating_point:
+        dt = float_result_type(*tensors, *scalars)
+    if allowed is not None and dt.name not in allowed:
+        unsupported(op, dt)
+    ct = COMPUTE_NP[dt]
+    return (dt, *[t._data if t._data.dtype is ct else t._data.astype(ct) for t in tensors])
+
 
 def result_type(*operands: Any) -> dtypes.DType:
     """PyTorch's result type of tensors and Python scalars; wrapped-number tensors count as the scalars
@@ -20,8 +51,8 @@ def result_type(*operands: Any) -> dtypes.DType:
     return dtypes.result_type(*(t._data.item() if isinstance(t, Tensor) and t._wrapped else t for t in operands))
 
 
-def float_result_type(*tensors: Tensor) -> dtypes.DType:
-    dt = result_type(*tensors)
+def float_result_type(*operands: Any) -> dtypes.DType:
+    dt = result_type(*operands)
     return dt if dt.is_floating_point else dtypes.get_default_dtype()
 
 
