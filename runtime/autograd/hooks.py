@@ -4,9 +4,9 @@ Note [Where tensor hooks live]
 A hook is kept on the node that receives the tensor's gradient, keyed by the tensor's output_nr: a
 non-leaf's grad_fn, or a leaf's AccumulateGrad (Note [Leaves and their AccumulateGrad], node.py). It
 runs when that node's gradient for the tensor is complete, before the node runs (so before a leaf's
-gradient is accumulated or captured by autograd.grad). So a hook sees the summed gradient of a tensor used several times, and what it returns
-replaces that gradient for everything downstream. retain_grad is a hook of the second kind that runs
-after the others and stores the gradient in `.grad`.
+gradient is accumulated or captured by autograd.grad). So a hook sees the summed gradient of a tensor
+used several times, and what it returns replaces that gradient for everything downstream. retain_grad
+is a hook on a non-leaf that runs after the others and stores the gradient in `.grad`.
 """
 
 from __future__ import annotations
