@@ -21,18 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 
 import jinja2
 
+from codegen.api_python import kernel_name
 from codegen.kernel_spec import PointwiseSpec, render_cuda
 from codegen.model import SchemaKind
-
-try:  # the lead's naming module; the fallback spells the same names until it lands
-    from codegen.names import kernel_name
-except ImportError:  # pragma: no cover
-    def kernel_name(f: object) -> str:  # type: ignore[misc]
-        name = f.func.name  # type: ignore[attr-defined]
-        return f"{name.name}_{name.overload}" if name.overload else name.name
 
 # dtype name -> (C++ storage type, itemsize). The C++ names of half types are opgen's own
 # (runtime/cuda/include/opgen_types.cuh).
@@ -93,7 +88,7 @@ class PointwiseOp:
 
     kernel: str  # kernel_name(f), e.g. add_Tensor
     schema: str
-    location: str
+    yaml: str  # the file that declares the op (no line number: adding an op elsewhere changes no file)
     source: str  # the spec's expression
     promote: str
     tensors: tuple[str, ...]
@@ -130,7 +125,7 @@ def pointwise_op(f: object) -> PointwiseOp:
     return PointwiseOp(
         kernel=kernel,
         schema=str(func),
-        location=str(f.loc),  # type: ignore[attr-defined]
+        yaml=PurePath(f.loc.file).name,  # type: ignore[attr-defined]
         source=spec.source,
         promote=spec.promote,
         tensors=spec.tensors,

@@ -214,7 +214,25 @@ class ReluBackward0(_Node):
         result = self._saved_result.unpack(self)
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = grad * (result > 0)
+            out[0] = _F.threshold_backward(grad, result, 0)
+        return out
+
+
+class ThresholdBackwardBackward0(_Node):
+    """Backward of threshold_backward."""
+
+    __slots__ = ("_saved_input", "_saved_threshold", )
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        threshold = self._saved_threshold
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = _F.threshold_backward(grad, input, threshold)
+        if self.needs_input_grad(1):
+            out[1] = _H.zeros_like_grad(grad)
         return out
 
 
@@ -2845,6 +2863,43 @@ def relu_out(input, out):
         raise RuntimeError("relu(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
     _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_relu_out[_k](input, out)
+
+
+def threshold_backward(grad_output, input, threshold):
+    _k = _tls.remap[grad_output._keys | input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_threshold_backward[_k](grad_output, input, threshold)
+    if grad_output._requires_grad or input._requires_grad:
+        node = _new(ThresholdBackwardBackward0)
+        node.sequence_nr = _next_seq()
+        if grad_output._requires_grad:
+            _fn = grad_output._grad_fn
+            _e0 = (_fn, grad_output._output_nr) if _fn is not None else (grad_output._grad_accumulator or _acc(grad_output), 0)
+            _m0 = (grad_output._data.shape, grad_output._dtype, grad_output._device)
+        else:
+            _e0 = _m0 = None
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e1 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _m1 = (input._data.shape, input._dtype, input._device)
+        else:
+            _e1 = _m1 = None
+        node.next_edges = (_e0, _e1)
+        node.input_meta = (_m0, _m1)
+        node._saved_input = _Saved(input, False)
+        node._saved_threshold = threshold
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
+    return result
+
+
+def threshold_backward_out(grad_output, input, threshold, out):
+    if _any_requires_grad(grad_output, input, threshold, out):
+        raise RuntimeError("threshold_backward(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = _tls.remap[grad_output._keys | input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_threshold_backward_out[_k](grad_output, input, threshold, out)
 
 
 def gt_Tensor(input, other):

@@ -624,7 +624,7 @@ def relu(input):
     else:
         dt, a0 = _k.operands("relu", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
     try:
-        r = np.where((a0 > 0), a0, 0)
+        r = np.maximum(a0, 0)
     except ValueError:
         _k.broadcast_error("relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -647,7 +647,7 @@ def relu_inplace(input):
     else:
         dt, a0 = _k.operands("relu", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
     try:
-        r = np.where((a0 > 0), a0, 0)
+        r = np.maximum(a0, 0)
     except ValueError:
         _k.broadcast_error("relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -662,12 +662,55 @@ def relu_out(input, out):
     else:
         dt, a0 = _k.operands("relu", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
     try:
-        r = np.where((a0 > 0), a0, 0)
+        r = np.maximum(a0, 0)
     except ValueError:
         _k.broadcast_error("relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("relu", out, r, dt)
+
+
+_FAST_threshold_backward = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+
+
+def threshold_backward(grad_output, input, threshold):
+    dt = grad_output._dtype
+    if input._dtype is dt and dt in _FAST_threshold_backward:
+        a0 = grad_output._data
+        a1 = input._data
+    else:
+        dt, a0, a1 = _k.operands("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (grad_output, input))
+    try:
+        r = np.where((a1 > threshold), a0, 0)
+    except ValueError:
+        _k.broadcast_error("threshold_backward", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    return t
+
+
+def threshold_backward_out(grad_output, input, threshold, out):
+    dt = grad_output._dtype
+    if input._dtype is dt and dt in _FAST_threshold_backward:
+        a0 = grad_output._data
+        a1 = input._data
+    else:
+        dt, a0, a1 = _k.operands("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (grad_output, input))
+    try:
+        r = np.where((a1 > threshold), a0, 0)
+    except ValueError:
+        _k.broadcast_error("threshold_backward", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("threshold_backward", out, r, dt)
 
 
 def gt_Tensor(input, other):

@@ -14,7 +14,6 @@ _CUDA_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 # abs(Tensor self) -> Tensor
-# native_functions.yaml:374
 _abs = PointwiseKernel(
     name="abs",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/abs.cu"),
@@ -50,7 +49,6 @@ def abs_out(self, out):
 
 
 # acos(Tensor self) -> Tensor
-# native_functions.yaml:461
 _acos = PointwiseKernel(
     name="acos",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/acos.cu"),
@@ -87,7 +85,6 @@ def acos_out(self, out):
 
 
 # add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
-# native_functions.yaml:12
 _add_Scalar = PointwiseKernel(
     name="add_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/add_Scalar.cu"),
@@ -124,7 +121,6 @@ def add_Scalar_out(self, other, alpha, out):
 
 
 # add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
-# native_functions.yaml:8
 _add_Tensor = PointwiseKernel(
     name="add_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/add_Tensor.cu"),
@@ -161,7 +157,6 @@ def add_Tensor_out(self, other, alpha, out):
 
 
 # asin(Tensor self) -> Tensor
-# native_functions.yaml:456
 _asin = PointwiseKernel(
     name="asin",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/asin.cu"),
@@ -198,7 +193,6 @@ def asin_out(self, out):
 
 
 # atan(Tensor self) -> Tensor
-# native_functions.yaml:466
 _atan = PointwiseKernel(
     name="atan",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/atan.cu"),
@@ -235,7 +229,6 @@ def atan_out(self, out):
 
 
 # atan2(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:471
 _atan2 = PointwiseKernel(
     name="atan2",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/atan2.cu"),
@@ -272,7 +265,6 @@ def atan2_out(self, other, out):
 
 
 # bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:636
 _bitwise_and_Tensor = PointwiseKernel(
     name="bitwise_and_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_and_Tensor.cu"),
@@ -306,7 +298,6 @@ def bitwise_and_Tensor_out(self, other, out):
 
 
 # bitwise_not(Tensor self) -> Tensor
-# native_functions.yaml:651
 _bitwise_not = PointwiseKernel(
     name="bitwise_not",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_not.cu"),
@@ -340,7 +331,6 @@ def bitwise_not_out(self, out):
 
 
 # bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:641
 _bitwise_or_Tensor = PointwiseKernel(
     name="bitwise_or_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_or_Tensor.cu"),
@@ -374,7 +364,6 @@ def bitwise_or_Tensor_out(self, other, out):
 
 
 # bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:646
 _bitwise_xor_Tensor = PointwiseKernel(
     name="bitwise_xor_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_xor_Tensor.cu"),
@@ -408,7 +397,6 @@ def bitwise_xor_Tensor_out(self, other, out):
 
 
 # ceil(Tensor self) -> Tensor
-# native_functions.yaml:502
 _ceil = PointwiseKernel(
     name="ceil",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/ceil.cu"),
@@ -444,7 +432,6 @@ def ceil_out(self, out):
 
 
 # cos(Tensor self) -> Tensor
-# native_functions.yaml:446
 _cos = PointwiseKernel(
     name="cos",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/cos.cu"),
@@ -481,7 +468,6 @@ def cos_out(self, out):
 
 
 # cosh(Tensor self) -> Tensor
-# native_functions.yaml:481
 _cosh = PointwiseKernel(
     name="cosh",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/cosh.cu"),
@@ -518,7 +504,6 @@ def cosh_out(self, out):
 
 
 # div.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:42
 _div_Scalar = PointwiseKernel(
     name="div_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/div_Scalar.cu"),
@@ -555,7 +540,6 @@ def div_Scalar_out(self, other, out):
 
 
 # div.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:37
 _div_Tensor = PointwiseKernel(
     name="div_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/div_Tensor.cu"),
@@ -592,7 +576,6 @@ def div_Tensor_out(self, other, out):
 
 
 # elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
-# native_functions.yaml:682
 _elu = PointwiseKernel(
     name="elu",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/elu.cu"),
@@ -623,7 +606,6 @@ def elu_out(self, alpha, scale, input_scale, out):
 
 
 # eq.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:599
 _eq_Scalar = PointwiseKernel(
     name="eq_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/eq_Scalar.cu"),
@@ -655,7 +637,6 @@ def eq_Scalar_out(self, other, out):
 
 
 # eq.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:594
 _eq_Tensor = PointwiseKernel(
     name="eq_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/eq_Tensor.cu"),
@@ -687,7 +668,6 @@ def eq_Tensor_out(self, other, out):
 
 
 # erf(Tensor self) -> Tensor
-# native_functions.yaml:491
 _erf = PointwiseKernel(
     name="erf",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/erf.cu"),
@@ -724,7 +704,6 @@ def erf_out(self, out):
 
 
 # exp(Tensor self) -> Tensor
-# native_functions.yaml:59
 _exp = PointwiseKernel(
     name="exp",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/exp.cu"),
@@ -761,7 +740,6 @@ def exp_out(self, out):
 
 
 # exp2(Tensor self) -> Tensor
-# native_functions.yaml:410
 _exp2 = PointwiseKernel(
     name="exp2",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/exp2.cu"),
@@ -798,7 +776,6 @@ def exp2_out(self, out):
 
 
 # expm1(Tensor self) -> Tensor
-# native_functions.yaml:415
 _expm1 = PointwiseKernel(
     name="expm1",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/expm1.cu"),
@@ -835,7 +812,6 @@ def expm1_out(self, out):
 
 
 # floor(Tensor self) -> Tensor
-# native_functions.yaml:497
 _floor = PointwiseKernel(
     name="floor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/floor.cu"),
@@ -871,7 +847,6 @@ def floor_out(self, out):
 
 
 # floor_divide(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:336
 _floor_divide = PointwiseKernel(
     name="floor_divide",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/floor_divide.cu"),
@@ -907,7 +882,6 @@ def floor_divide_out(self, other, out):
 
 
 # floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:341
 _floor_divide_Scalar = PointwiseKernel(
     name="floor_divide_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/floor_divide_Scalar.cu"),
@@ -943,7 +917,6 @@ def floor_divide_Scalar_out(self, other, out):
 
 
 # fmod.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:368
 _fmod_Scalar = PointwiseKernel(
     name="fmod_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/fmod_Scalar.cu"),
@@ -979,7 +952,6 @@ def fmod_Scalar_out(self, other, out):
 
 
 # fmod.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:363
 _fmod_Tensor = PointwiseKernel(
     name="fmod_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/fmod_Tensor.cu"),
@@ -1015,7 +987,6 @@ def fmod_Tensor_out(self, other, out):
 
 
 # frac(Tensor self) -> Tensor
-# native_functions.yaml:517
 _frac = PointwiseKernel(
     name="frac",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/frac.cu"),
@@ -1046,7 +1017,6 @@ def frac_out(self, out):
 
 
 # ge.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:588
 _ge_Scalar = PointwiseKernel(
     name="ge_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/ge_Scalar.cu"),
@@ -1078,7 +1048,6 @@ def ge_Scalar_out(self, other, out):
 
 
 # ge.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:583
 _ge_Tensor = PointwiseKernel(
     name="ge_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/ge_Tensor.cu"),
@@ -1110,7 +1079,6 @@ def ge_Tensor_out(self, other, out):
 
 
 # gt.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:75
 _gt_Scalar = PointwiseKernel(
     name="gt_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/gt_Scalar.cu"),
@@ -1142,7 +1110,6 @@ def gt_Scalar_out(self, other, out):
 
 
 # gt.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:70
 _gt_Tensor = PointwiseKernel(
     name="gt_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/gt_Tensor.cu"),
@@ -1174,7 +1141,6 @@ def gt_Tensor_out(self, other, out):
 
 
 # hardsigmoid(Tensor self) -> Tensor
-# native_functions.yaml:727
 _hardsigmoid = PointwiseKernel(
     name="hardsigmoid",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/hardsigmoid.cu"),
@@ -1205,7 +1171,6 @@ def hardsigmoid_out(self, out):
 
 
 # hardswish(Tensor self) -> Tensor
-# native_functions.yaml:732
 _hardswish = PointwiseKernel(
     name="hardswish",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/hardswish.cu"),
@@ -1236,7 +1201,6 @@ def hardswish_out(self, out):
 
 
 # hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
-# native_functions.yaml:722
 _hardtanh = PointwiseKernel(
     name="hardtanh",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/hardtanh.cu"),
@@ -1272,7 +1236,6 @@ def hardtanh_out(self, min_val, max_val, out):
 
 
 # isfinite(Tensor self) -> Tensor
-# native_functions.yaml:666
 _isfinite = PointwiseKernel(
     name="isfinite",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/isfinite.cu"),
@@ -1304,7 +1267,6 @@ def isfinite_out(self, out):
 
 
 # isinf(Tensor self) -> Tensor
-# native_functions.yaml:661
 _isinf = PointwiseKernel(
     name="isinf",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/isinf.cu"),
@@ -1336,7 +1298,6 @@ def isinf_out(self, out):
 
 
 # isnan(Tensor self) -> Tensor
-# native_functions.yaml:656
 _isnan = PointwiseKernel(
     name="isnan",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/isnan.cu"),
@@ -1368,7 +1329,6 @@ def isnan_out(self, out):
 
 
 # le.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:577
 _le_Scalar = PointwiseKernel(
     name="le_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/le_Scalar.cu"),
@@ -1400,7 +1360,6 @@ def le_Scalar_out(self, other, out):
 
 
 # le.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:572
 _le_Tensor = PointwiseKernel(
     name="le_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/le_Tensor.cu"),
@@ -1432,7 +1391,6 @@ def le_Tensor_out(self, other, out):
 
 
 # leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
-# native_functions.yaml:677
 _leaky_relu = PointwiseKernel(
     name="leaky_relu",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/leaky_relu.cu"),
@@ -1463,7 +1421,6 @@ def leaky_relu_out(self, negative_slope, out):
 
 
 # lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
-# native_functions.yaml:541
 _lerp_Scalar = PointwiseKernel(
     name="lerp_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/lerp_Scalar.cu"),
@@ -1494,7 +1451,6 @@ def lerp_Scalar_out(self, end, weight, out):
 
 
 # lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
-# native_functions.yaml:546
 _lerp_Tensor = PointwiseKernel(
     name="lerp_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/lerp_Tensor.cu"),
@@ -1525,7 +1481,6 @@ def lerp_Tensor_out(self, end, weight, out):
 
 
 # log(Tensor self) -> Tensor
-# native_functions.yaml:420
 _log = PointwiseKernel(
     name="log",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/log.cu"),
@@ -1562,7 +1517,6 @@ def log_out(self, out):
 
 
 # log10(Tensor self) -> Tensor
-# native_functions.yaml:430
 _log10 = PointwiseKernel(
     name="log10",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/log10.cu"),
@@ -1599,7 +1553,6 @@ def log10_out(self, out):
 
 
 # log1p(Tensor self) -> Tensor
-# native_functions.yaml:435
 _log1p = PointwiseKernel(
     name="log1p",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/log1p.cu"),
@@ -1636,7 +1589,6 @@ def log1p_out(self, out):
 
 
 # log2(Tensor self) -> Tensor
-# native_functions.yaml:425
 _log2 = PointwiseKernel(
     name="log2",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/log2.cu"),
@@ -1673,7 +1625,6 @@ def log2_out(self, out):
 
 
 # log_sigmoid(Tensor self) -> Tensor
-# native_functions.yaml:712
 _log_sigmoid = PointwiseKernel(
     name="log_sigmoid",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/log_sigmoid.cu"),
@@ -1704,7 +1655,6 @@ def log_sigmoid_out(self, out):
 
 
 # logical_and(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:616
 _logical_and = PointwiseKernel(
     name="logical_and",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/logical_and.cu"),
@@ -1736,7 +1686,6 @@ def logical_and_out(self, other, out):
 
 
 # logical_not(Tensor self) -> Tensor
-# native_functions.yaml:631
 _logical_not = PointwiseKernel(
     name="logical_not",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/logical_not.cu"),
@@ -1768,7 +1717,6 @@ def logical_not_out(self, out):
 
 
 # logical_or(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:621
 _logical_or = PointwiseKernel(
     name="logical_or",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/logical_or.cu"),
@@ -1800,7 +1748,6 @@ def logical_or_out(self, other, out):
 
 
 # logical_xor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:626
 _logical_xor = PointwiseKernel(
     name="logical_xor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/logical_xor.cu"),
@@ -1832,7 +1779,6 @@ def logical_xor_out(self, other, out):
 
 
 # lt.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:566
 _lt_Scalar = PointwiseKernel(
     name="lt_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/lt_Scalar.cu"),
@@ -1864,7 +1810,6 @@ def lt_Scalar_out(self, other, out):
 
 
 # lt.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:561
 _lt_Tensor = PointwiseKernel(
     name="lt_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/lt_Tensor.cu"),
@@ -1896,7 +1841,6 @@ def lt_Tensor_out(self, other, out):
 
 
 # masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
-# native_functions.yaml:1018
 _masked_fill_Scalar = PointwiseKernel(
     name="masked_fill_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/masked_fill_Scalar.cu"),
@@ -1933,7 +1877,6 @@ def masked_fill_Scalar_out(self, mask, value, out):
 
 
 # masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
-# native_functions.yaml:1022
 _masked_fill_Tensor = PointwiseKernel(
     name="masked_fill_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/masked_fill_Tensor.cu"),
@@ -1970,7 +1913,6 @@ def masked_fill_Tensor_out(self, mask, value, out):
 
 
 # maximum(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:533
 _maximum = PointwiseKernel(
     name="maximum",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/maximum.cu"),
@@ -2007,7 +1949,6 @@ def maximum_out(self, other, out):
 
 
 # minimum(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:537
 _minimum = PointwiseKernel(
     name="minimum",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/minimum.cu"),
@@ -2044,7 +1985,6 @@ def minimum_out(self, other, out):
 
 
 # mish(Tensor self) -> Tensor
-# native_functions.yaml:702
 _mish = PointwiseKernel(
     name="mish",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/mish.cu"),
@@ -2075,7 +2015,6 @@ def mish_out(self, out):
 
 
 # mul.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:32
 _mul_Scalar = PointwiseKernel(
     name="mul_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/mul_Scalar.cu"),
@@ -2112,7 +2051,6 @@ def mul_Scalar_out(self, other, out):
 
 
 # mul.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:28
 _mul_Tensor = PointwiseKernel(
     name="mul_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/mul_Tensor.cu"),
@@ -2149,7 +2087,6 @@ def mul_Tensor_out(self, other, out):
 
 
 # ne.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:610
 _ne_Scalar = PointwiseKernel(
     name="ne_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/ne_Scalar.cu"),
@@ -2181,7 +2118,6 @@ def ne_Scalar_out(self, other, out):
 
 
 # ne.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:605
 _ne_Tensor = PointwiseKernel(
     name="ne_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/ne_Tensor.cu"),
@@ -2213,7 +2149,6 @@ def ne_Tensor_out(self, other, out):
 
 
 # neg(Tensor self) -> Tensor
-# native_functions.yaml:48
 _neg = PointwiseKernel(
     name="neg",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/neg.cu"),
@@ -2249,7 +2184,6 @@ def neg_out(self, out):
 
 
 # pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
-# native_functions.yaml:53
 _pow_Tensor_Scalar = PointwiseKernel(
     name="pow_Tensor_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/pow_Tensor_Scalar.cu"),
@@ -2285,7 +2219,6 @@ def pow_Tensor_Scalar_out(self, exponent, out):
 
 
 # pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
-# native_functions.yaml:347
 _pow_Tensor_Tensor = PointwiseKernel(
     name="pow_Tensor_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/pow_Tensor_Tensor.cu"),
@@ -2321,7 +2254,6 @@ def pow_Tensor_Tensor_out(self, exponent, out):
 
 
 # reciprocal(Tensor self) -> Tensor
-# native_functions.yaml:384
 _reciprocal = PointwiseKernel(
     name="reciprocal",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/reciprocal.cu"),
@@ -2358,7 +2290,6 @@ def reciprocal_out(self, out):
 
 
 # relu(Tensor self) -> Tensor
-# native_functions.yaml:64
 _relu = PointwiseKernel(
     name="relu",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/relu.cu"),
@@ -2394,7 +2325,6 @@ def relu_out(self, out):
 
 
 # remainder.Scalar(Tensor self, Scalar other) -> Tensor
-# native_functions.yaml:357
 _remainder_Scalar = PointwiseKernel(
     name="remainder_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/remainder_Scalar.cu"),
@@ -2430,7 +2360,6 @@ def remainder_Scalar_out(self, other, out):
 
 
 # remainder.Tensor(Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:352
 _remainder_Tensor = PointwiseKernel(
     name="remainder_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/remainder_Tensor.cu"),
@@ -2466,7 +2395,6 @@ def remainder_Tensor_out(self, other, out):
 
 
 # round(Tensor self) -> Tensor
-# native_functions.yaml:507
 _round = PointwiseKernel(
     name="round",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/round.cu"),
@@ -2502,7 +2430,6 @@ def round_out(self, out):
 
 
 # rsqrt(Tensor self) -> Tensor
-# native_functions.yaml:394
 _rsqrt = PointwiseKernel(
     name="rsqrt",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/rsqrt.cu"),
@@ -2539,7 +2466,6 @@ def rsqrt_out(self, out):
 
 
 # sigmoid(Tensor self) -> Tensor
-# native_functions.yaml:707
 _sigmoid = PointwiseKernel(
     name="sigmoid",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sigmoid.cu"),
@@ -2576,7 +2502,6 @@ def sigmoid_out(self, out):
 
 
 # sign(Tensor self) -> Tensor
-# native_functions.yaml:379
 _sign = PointwiseKernel(
     name="sign",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sign.cu"),
@@ -2612,7 +2537,6 @@ def sign_out(self, out):
 
 
 # silu(Tensor self) -> Tensor
-# native_functions.yaml:697
 _silu = PointwiseKernel(
     name="silu",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/silu.cu"),
@@ -2643,7 +2567,6 @@ def silu_out(self, out):
 
 
 # sin(Tensor self) -> Tensor
-# native_functions.yaml:441
 _sin = PointwiseKernel(
     name="sin",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sin.cu"),
@@ -2680,7 +2603,6 @@ def sin_out(self, out):
 
 
 # sinh(Tensor self) -> Tensor
-# native_functions.yaml:476
 _sinh = PointwiseKernel(
     name="sinh",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sinh.cu"),
@@ -2717,7 +2639,6 @@ def sinh_out(self, out):
 
 
 # softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
-# native_functions.yaml:717
 _softplus = PointwiseKernel(
     name="softplus",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/softplus.cu"),
@@ -2748,7 +2669,6 @@ def softplus_out(self, beta, threshold, out):
 
 
 # sqrt(Tensor self) -> Tensor
-# native_functions.yaml:389
 _sqrt = PointwiseKernel(
     name="sqrt",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sqrt.cu"),
@@ -2785,7 +2705,6 @@ def sqrt_out(self, out):
 
 
 # square(Tensor self) -> Tensor
-# native_functions.yaml:399
 _square = PointwiseKernel(
     name="square",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/square.cu"),
@@ -2821,7 +2740,6 @@ def square_out(self, out):
 
 
 # sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
-# native_functions.yaml:22
 _sub_Scalar = PointwiseKernel(
     name="sub_Scalar",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sub_Scalar.cu"),
@@ -2857,7 +2775,6 @@ def sub_Scalar_out(self, other, alpha, out):
 
 
 # sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
-# native_functions.yaml:17
 _sub_Tensor = PointwiseKernel(
     name="sub_Tensor",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/sub_Tensor.cu"),
@@ -2893,7 +2810,6 @@ def sub_Tensor_out(self, other, alpha, out):
 
 
 # tan(Tensor self) -> Tensor
-# native_functions.yaml:451
 _tan = PointwiseKernel(
     name="tan",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/tan.cu"),
@@ -2930,7 +2846,6 @@ def tan_out(self, out):
 
 
 # tanh(Tensor self) -> Tensor
-# native_functions.yaml:486
 _tanh = PointwiseKernel(
     name="tanh",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/tanh.cu"),
@@ -2966,8 +2881,37 @@ def tanh_out(self, out):
                   out=out)
 
 
+# threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
+_threshold_backward = PointwiseKernel(
+    name="threshold_backward",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/threshold_backward.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=1,
+    promote_scalars=(),
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def threshold_backward(grad_output, self, threshold):
+    return launch(_threshold_backward, (grad_output, self), (threshold,))
+
+
+def threshold_backward_out(grad_output, self, threshold, out):
+    return launch(_threshold_backward, (grad_output, self), (threshold,),
+                  out=out)
+
+
 # trunc(Tensor self) -> Tensor
-# native_functions.yaml:512
 _trunc = PointwiseKernel(
     name="trunc",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/trunc.cu"),
@@ -3003,7 +2947,6 @@ def trunc_out(self, out):
 
 
 # where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
-# native_functions.yaml:551
 _where_self = PointwiseKernel(
     name="where_self",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/where_self.cu"),

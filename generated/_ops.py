@@ -223,6 +223,7 @@ __all__ = [
     "tan_",
     "tanh",
     "tanh_",
+    "threshold_backward",
     "tile",
     "topk",
     "transpose",
@@ -692,6 +693,31 @@ def _call_relu_out(input, out):
         _k = _bad_arguments(_op_relu_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_relu_out[_k](input, out)
+
+
+_op_threshold_backward = _dispatcher.declare("threshold_backward", "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor", (0, 1))
+_tab_threshold_backward = _op_threshold_backward.table
+
+
+def _call_threshold_backward(grad_output, input, threshold):
+    try:
+        _k = _tls.remap[grad_output._keys | input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_threshold_backward, (grad_output, input, threshold,))
+    return _tab_threshold_backward[_k](grad_output, input, threshold)
+
+
+_op_threshold_backward_out = _dispatcher.declare("threshold_backward.out", "threshold_backward.out(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3))
+_tab_threshold_backward_out = _op_threshold_backward_out.table
+
+
+def _call_threshold_backward_out(grad_output, input, threshold, out):
+    try:
+        _k = _tls.remap[grad_output._keys | input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_threshold_backward_out, (grad_output, input, threshold, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_threshold_backward_out[_k](grad_output, input, threshold, out)
 
 
 _op_gt_Tensor = _dispatcher.declare("gt.Tensor", "gt.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
@@ -6797,6 +6823,14 @@ def tanh_(input):
         _k = _bad_arguments(_op_tanh_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_tanh_[_k](input)
+
+
+def threshold_backward(grad_output, input, threshold, *, out=None):
+    if out is None:
+        return _call_threshold_backward(grad_output, (input if isinstance(input, Tensor) else _scalar(input, op='threshold_backward', arg='input')), threshold)
+    if out is not None:
+        return _call_threshold_backward_out(grad_output, (input if isinstance(input, Tensor) else _scalar(input, op='threshold_backward', arg='input')), threshold, out)
+    return _no_overload("threshold_backward", locals(), ('threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor', 'threshold_backward.out(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def tile(input, dims):

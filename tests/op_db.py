@@ -208,6 +208,8 @@ OPS: list[OpSpec] = [
     # activations
     unary("relu", lambda x: np.maximum(x, 0).astype(x.dtype), NUMERIC),
     unary("relu6", lambda x: _hardtanh(x, 0, 6), NUMERIC, domain=(-3, 8)),
+    binary("threshold_backward", lambda g, x: np.where(x > 0.5, g, 0).astype(np.result_type(g, x)), NUMERIC,
+           op=lambda G, g, x: G.threshold_backward(g, x, 0.5), grad_args=(0,)),
     unary("leaky_relu", lambda x: np.where(x > 0, x, x * 0.01), FLOAT),
     unary("elu", lambda x: np.where(x > 0, x, np.expm1(x)), FLOAT),
     unary("selu", lambda x: 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(x)), FLOAT),

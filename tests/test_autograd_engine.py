@@ -62,6 +62,8 @@ class FT:
         self._ver = _version if _version is not None else [0]
 
     shape = property(lambda self: self.a.shape)
+    _data = property(lambda self: self.a)
+    _storage = None
     dtype = property(lambda self: self._dtype)
     grad = property(lambda self: self._grad)
     grad_fn = property(lambda self: self._grad_fn)

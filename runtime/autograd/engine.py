@@ -27,7 +27,6 @@ create_graph=False grad mode is off for the whole backward, and they record noth
 
 from __future__ import annotations
 
-import heapq
 import sys
 from collections.abc import Sequence
 from heapq import heappop, heappush
@@ -87,24 +86,24 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
     saved_mask = tls.mask
     tls.mask = saved_mask | AUTOGRAD_BIT if create_graph else saved_mask & ~AUTOGRAD_BIT
     try:
-        ready: list[tuple[int, int, Node]] = []
+        ready: list[tuple[int, Node]] = []  # (-sequence_nr, node): sequence numbers are unique
         for node in {e[0]: None for e, _ in roots}:
             if deps.get(node, 0) == 0 and (needed is None or node in needed or node in captures):
-                heapq.heappush(ready, (-node.sequence_nr, id(node), node))
+                heappush(ready, (-node.sequence_nr, node))
         while ready:
-            fn = heappop(ready)[2]
+            fn = heappop(ready)[1]
             buf = buffers.pop(fn, None)
             if buf is None:
                 buf = [None] * fn.num_inputs
-            is_accumulate = type(fn) is AccumulateGrad
-            if fn._hooks is not None:
+            hooks = fn._hooks
+            if hooks is not None:
                 _run_tensor_hooks(fn, buf)
             if captures is not None:
                 for input_nr, pos in captures.get(fn, ()):
                     results[pos] = buf[input_nr] if input_nr < len(buf) else None
                 if fn not in needed:
                     continue
-            if is_accumulate:
+            if fn.__class__ is AccumulateGrad:
                 g = buf[0]
                 if g is not None:
                     buf[0] = None  # so that the reference count says who else holds g
@@ -117,38 +116,39 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
                         accumulate_into_grad(var, g, create_graph)
                 continue
             # The outputs list is bound to a name only until routed: Note [Stealing the first gradient].
-            outputs = _call(fn, buf)
             edges = fn.next_edges
+            if hooks is None and len(buf) == 1:  # the common case of _call, inline
+                outputs = fn.apply(buf) if buf[0] is not None else [None] * len(edges)
+            else:
+                outputs = _call(fn, buf)
             if len(outputs) != len(edges):
                 raise RuntimeError(f"function {fn.name()} returned an incorrect number of gradients "
                                    f"(expected {len(edges)}, got {len(outputs)})")
             metas = fn.input_meta
-            n_meta = len(metas)
-            for i, e in enumerate(edges):
-                if e is None:
-                    continue
-                child, nr = e
-                g = outputs[i]
-                if g is not None:
-                    if i < n_meta:
-                        meta = metas[i]
-                        if meta is not None and (g.shape != meta[0] or g._dtype is not meta[1]):
+            if len(metas) != len(edges):
+                metas = (*metas, *[None] * (len(edges) - len(metas)))[:len(edges)]
+            i = 0
+            for e, g, meta in zip(edges, outputs, metas):
+                if e is not None:
+                    child, nr = e
+                    if g is not None:
+                        if meta is not None and (g._data.shape != meta[0] or g._dtype is not meta[1]):
                             g = _validate(fn, i, g, meta)
-                    cbuf = buffers.get(child)
-                    if cbuf is None:
-                        cbuf = buffers[child] = [None] * max(child.num_inputs, nr + 1)
-                    elif nr >= len(cbuf):
-                        cbuf.extend([None] * (nr + 1 - len(cbuf)))
-                    prev = cbuf[nr]
-                    cbuf[nr] = g if prev is None else prev + g
-                if needed is not None and child not in needed and child not in captures:
-                    continue
-                d = deps[child] - 1
-                deps[child] = d
-                if d == 0:
-                    heappush(ready, (-child.sequence_nr, id(child), child))
+                        cbuf = buffers.get(child)
+                        if cbuf is None:
+                            cbuf = buffers[child] = [None] * max(child.num_inputs, nr + 1)
+                        elif nr >= len(cbuf):
+                            cbuf.extend([None] * (nr + 1 - len(cbuf)))
+                        prev = cbuf[nr]
+                        cbuf[nr] = g if prev is None else prev + g
+                    if needed is None or child in needed or child in captures:
+                        d = deps[child] - 1
+                        deps[child] = d
+                        if d == 0:
+                            heappush(ready, (-child.sequence_nr, child))
+                i += 1
             outputs = g = None
-            if not keep_graph:
+            if not keep_graph and fn._saved_fields:
                 fn.release_variables()
     finally:
         tls.mask = saved_mask

@@ -19,7 +19,7 @@ nobody holds any more gets no `.grad` (no one could read it) and `AccumulateGrad
 Note [Lean node construction]
 Generated Autograd kernels make a node with `object.__new__` and set the three slots every node
 has (`sequence_nr`, `next_edges`, `input_meta`) and its saved fields. The rarely set attributes
-(`num_inputs`, `output_meta`, `_released`, `_hooks`) are class-level defaults that an instance
+(`num_inputs`, `output_meta`, `_hooks`) are class-level defaults that an instance
 overrides in its `__dict__`.
 
 Note [Saved tensors and reference cycles]
@@ -96,7 +96,6 @@ class Node:
     # Class-level defaults (Note [Lean node construction]).
     num_inputs: int = 1
     output_meta: tuple[Meta | None, ...] | None = None  # set by set_history for several outputs
-    _released: bool = False
     _hooks: _NodeHooks | None = None
 
     _saved_fields: ClassVar[tuple[str, ...]] = ()
@@ -159,7 +158,6 @@ class Node:
     # -- saved variables ---------------------------------------------------------------------------
     def release_variables(self) -> None:
         """Free the saved tensors (after a backward without retain_graph)."""
-        self._released = True
         for field in self._saved_fields:
             saved = getattr(self, field, None)
             if saved.__class__ is SavedVariable:
@@ -208,7 +206,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable: Tensor) -> None:
         super().__init__()
-        self.sequence_nr = ACCUMULATE_SEQUENCE_NR
+        self.sequence_nr = ACCUMULATE_SEQUENCE_NR + next_sequence_nr()  # unique, like every node's
         self._variable = weakref.ref(variable)
 
     @property
