@@ -33,9 +33,16 @@ def _cuda_device(array: Any) -> Device:
     return Device("cuda", array.device.id)
 
 
+_generated_ops: Any = None
+
+
 def _ops() -> Any:
-    import generated._ops as ops  # the generated package registers itself; imported at call time
-    return ops
+    """generated._ops, imported on first use (runtime never imports generated at import time)."""
+    global _generated_ops
+    if _generated_ops is None:
+        import generated._ops as ops
+        _generated_ops = ops
+    return _generated_ops
 
 
 def _varargs(values: tuple[Any, ...]) -> Any:
@@ -120,7 +127,7 @@ class Tensor:
 
     def stride(self, dim: int | None = None) -> Any:
         item = self._dtype.itemsize
-        strides = tuple(s // item for s in self._data.strides)
+        strides = tuple([s // item for s in self._data.strides])
         if dim is None:
             return strides
         from runtime.strides import wrap_dim

@@ -128,7 +128,7 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
             if len(metas) != len(edges):
                 metas = (*metas, *[None] * (len(edges) - len(metas)))[:len(edges)]
             i = 0
-            for e, g, meta in zip(edges, outputs, metas):
+            for e, g, meta in zip(edges, outputs, metas, strict=True):
                 if e is not None:
                     child, nr = e
                     if g is not None:

@@ -22,23 +22,26 @@ def xp_of(array: Any) -> Any:
 
 def wrap(result: Any, like: Any, dtype: dtypes.DType) -> Tensor:
     """A result (maybe a NumPy scalar) as a tensor of `dtype` with the array type of `like`."""
-    xp = xp_of(like)
-    r = xp.asarray(result)
-    if r.dtype != dtype.np:
-        r = r.astype(dtype.np)
-    return Tensor._wrap(r, dtype)
+    if result.__class__ is not np.ndarray:  # a NumPy scalar from a 0-d result, or a CuPy array
+        result = xp_of(like).asarray(result)
+    if result.dtype is not dtype.np and result.dtype != dtype.np:
+        result = result.astype(dtype.np)
+    return Tensor._wrap(result, dtype)
 
 
 def dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
     """Reduction dims as a tuple of non-negative axes; None (or []) means all."""
     if dim is None:
         return None
-    ds = (dim,) if isinstance(dim, int) else tuple(dim)
+    ds = (dim,) if isinstance(dim, int) else dim
+    if len(ds) == 1:  # the common case, without the duplicate check
+        d = S.wrap_dim(ds[0], ndim)
+        return (d,) if ndim else None  # a 0-d tensor reduces over "dim 0" (or -1) as over everything
     if not ds:
         return None
-    wrapped = tuple(S.wrap_dim(d, ndim) for d in ds)
+    wrapped = tuple([S.wrap_dim(d, ndim) for d in ds])
     if ndim == 0:
-        return None  # a 0-d tensor reduces over "dim 0" (or -1) as over everything
+        return None
     if len(set(wrapped)) != len(wrapped):
         raise RuntimeError(f"dim {wrapped} appears multiple times in the list of dims")
     return wrapped

@@ -35,10 +35,13 @@ def _float_dtype(self: Tensor, dtype: Any, op: str) -> dtypes.DType:
     return dt
 
 
+_FLOAT32 = np.dtype(np.float32)
+
+
 def _compute(a: Any, dt: dtypes.DType) -> Any:
     """`a` in the dtype a reduction computes in (half precision in float32)."""
-    ct = np.dtype(np.float32) if dt is dtypes.float16 else dt.np
-    return a if a.dtype == ct else a.astype(ct)
+    ct = _FLOAT32 if dt is dtypes.float16 else dt.np
+    return a if a.dtype is ct or a.dtype == ct else a.astype(ct)
 
 
 def _nonempty(self: Tensor, axes: tuple[int, ...] | None, op: str) -> None:
