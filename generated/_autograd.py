@@ -10,7 +10,7 @@ from runtime.autograd.node import Node as _Node
 from runtime.autograd.node import NotImplementedNode as _NotImplementedNode
 from runtime.autograd.node import any_requires_grad as _any_requires_grad
 from runtime.autograd.node import check_inplace as _check_inplace
-from runtime.autograd.node import grad_accumulator as _acc
+from runtime.autograd.node import leaf_edge as _leaf_edge
 from runtime.autograd.node import next_sequence_nr as _next_seq
 from runtime.autograd.node import rebase_history as _rebase_history
 from runtime.autograd.node import set_history as _set_history
@@ -18,6 +18,7 @@ from runtime.autograd.saved import SavedVariable as _Saved
 from runtime.dispatcher import AUTOGRAD_BIT as _AUTOGRAD_BIT
 from runtime.dispatcher import BELOW_AUTOGRAD as _BELOW_AUTOGRAD
 from runtime.dispatcher import keys_of as _keys_of
+from runtime.dispatcher import shared as _shared
 from runtime.dispatcher import tls as _tls
 from runtime.opcall import clone_data as _clone
 from runtime.opcall import flatten_grads as _flatten_grads
@@ -2242,31 +2243,30 @@ class MaxPool2dWithIndicesBackward0(_Node):
 
 
 def add_Tensor(input, other, alpha):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_add_Tensor[_k](input, other, alpha)
     if input._requires_grad or other._requires_grad:
         node = _new(AddBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
         node.next_edges = (_e0, _e1)
         node.input_meta = (_m0, _m1)
         node._saved_alpha = alpha
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2278,20 +2278,20 @@ def add_Tensor_inplace(input, other, alpha):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
         node.next_edges = (_e0, _e1)
         node.input_meta = (_m0, _m1)
         node._saved_alpha = alpha
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_add__Tensor[_k](input, other, alpha)
     if _need:
         _rebase_history(input, node)
@@ -2301,26 +2301,25 @@ def add_Tensor_inplace(input, other, alpha):
 def add_Tensor_out(input, other, alpha, out):
     if _any_requires_grad(input, other, alpha, out):
         raise RuntimeError("add(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_add_out[_k](input, other, alpha, out)
 
 
 def add_Scalar(input, other, alpha):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_add_Scalar[_k](input, other, alpha)
     if input._requires_grad:
         node = _new(AddBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2331,11 +2330,11 @@ def add_Scalar_inplace(input, other, alpha):
         node = _new(AddBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_add__Scalar[_k](input, other, alpha)
     if _need:
         _rebase_history(input, node)
@@ -2345,36 +2344,35 @@ def add_Scalar_inplace(input, other, alpha):
 def add_Scalar_out(input, other, alpha, out):
     if _any_requires_grad(input, other, alpha, out):
         raise RuntimeError("add(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_add_Scalar_out[_k](input, other, alpha, out)
 
 
 def sub_Tensor(input, other, alpha):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sub_Tensor[_k](input, other, alpha)
     if input._requires_grad or other._requires_grad:
         node = _new(SubBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
         node.next_edges = (_e0, _e1)
         node.input_meta = (_m0, _m1)
         node._saved_alpha = alpha
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2386,20 +2384,20 @@ def sub_Tensor_inplace(input, other, alpha):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
         node.next_edges = (_e0, _e1)
         node.input_meta = (_m0, _m1)
         node._saved_alpha = alpha
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sub__Tensor[_k](input, other, alpha)
     if _need:
         _rebase_history(input, node)
@@ -2409,26 +2407,25 @@ def sub_Tensor_inplace(input, other, alpha):
 def sub_Tensor_out(input, other, alpha, out):
     if _any_requires_grad(input, other, alpha, out):
         raise RuntimeError("sub(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_sub_out[_k](input, other, alpha, out)
 
 
 def sub_Scalar(input, other, alpha):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sub_Scalar[_k](input, other, alpha)
     if input._requires_grad:
         node = _new(SubBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2439,11 +2436,11 @@ def sub_Scalar_inplace(input, other, alpha):
         node = _new(SubBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sub__Scalar[_k](input, other, alpha)
     if _need:
         _rebase_history(input, node)
@@ -2453,25 +2450,25 @@ def sub_Scalar_inplace(input, other, alpha):
 def sub_Scalar_out(input, other, alpha, out):
     if _any_requires_grad(input, other, alpha, out):
         raise RuntimeError("sub(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_sub_Scalar_out[_k](input, other, alpha, out)
 
 
 def mul_Tensor(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_mul_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _new(MulBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -2479,11 +2476,10 @@ def mul_Tensor(input, other):
         node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2495,13 +2491,13 @@ def mul_Tensor_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -2509,7 +2505,7 @@ def mul_Tensor_inplace(input, other):
         node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_mul__Tensor[_k](input, other)
     if _need:
         _rebase_history(input, node)
@@ -2519,27 +2515,26 @@ def mul_Tensor_inplace(input, other):
 def mul_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("mul(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_mul_out[_k](input, other, out)
 
 
 def mul_Scalar(input, other):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_mul_Scalar[_k](input, other)
     if input._requires_grad:
         node = _new(MulBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_other = other
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2550,12 +2545,12 @@ def mul_Scalar_inplace(input, other):
         node = _new(MulBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_other = other
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_mul__Scalar[_k](input, other)
     if _need:
         _rebase_history(input, node)
@@ -2565,25 +2560,25 @@ def mul_Scalar_inplace(input, other):
 def mul_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("mul(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_mul_Scalar_out[_k](input, other, out)
 
 
 def div_Tensor(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_div_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _new(DivBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -2591,11 +2586,10 @@ def div_Tensor(input, other):
         node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2607,13 +2601,13 @@ def div_Tensor_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -2621,7 +2615,7 @@ def div_Tensor_inplace(input, other):
         node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_div__Tensor[_k](input, other)
     if _need:
         _rebase_history(input, node)
@@ -2631,27 +2625,26 @@ def div_Tensor_inplace(input, other):
 def div_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("div(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_div_out[_k](input, other, out)
 
 
 def div_Scalar(input, other):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_div_Scalar[_k](input, other)
     if input._requires_grad:
         node = _new(DivBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_other = other
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2662,12 +2655,12 @@ def div_Scalar_inplace(input, other):
         node = _new(DivBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_other = other
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_div__Scalar[_k](input, other)
     if _need:
         _rebase_history(input, node)
@@ -2677,26 +2670,25 @@ def div_Scalar_inplace(input, other):
 def div_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("div(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_div_Scalar_out[_k](input, other, out)
 
 
 def neg(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_neg[_k](input)
     if input._requires_grad:
         node = _new(NegBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2707,11 +2699,11 @@ def neg_inplace(input):
         node = _new(NegBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_neg_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -2721,28 +2713,27 @@ def neg_inplace(input):
 def neg_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("neg(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_neg_out[_k](input, out)
 
 
 def pow_Tensor_Scalar(input, exponent):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_pow_Tensor_Scalar[_k](input, exponent)
     if input._requires_grad:
         node = _new(PowBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_exponent = exponent
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -2753,13 +2744,13 @@ def pow_Tensor_Scalar_inplace(input, exponent):
         node = _new(PowBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_exponent = exponent
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_pow__Tensor_Scalar[_k](input, exponent)
     if _need:
         _rebase_history(input, node)
@@ -2769,26 +2760,25 @@ def pow_Tensor_Scalar_inplace(input, exponent):
 def pow_Tensor_Scalar_out(input, exponent, out):
     if _any_requires_grad(input, exponent, out):
         raise RuntimeError("pow(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_pow_Tensor_Scalar_out[_k](input, exponent, out)
 
 
 def exp(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_exp[_k](input)
     if input._requires_grad:
         node = _new(ExpBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -2800,11 +2790,11 @@ def exp_inplace(input):
         node = _new(ExpBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_exp_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -2815,26 +2805,25 @@ def exp_inplace(input):
 def exp_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("exp(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_exp_out[_k](input, out)
 
 
 def relu(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_relu[_k](input)
     if input._requires_grad:
         node = _new(ReluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -2846,11 +2835,11 @@ def relu_inplace(input):
         node = _new(ReluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_relu_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -2861,25 +2850,25 @@ def relu_inplace(input):
 def relu_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("relu(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_relu_out[_k](input, out)
 
 
 def threshold_backward(grad_output, input, threshold):
-    _k = _tls.remap[grad_output._keys | input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[grad_output._keys | input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_threshold_backward[_k](grad_output, input, threshold)
     if grad_output._requires_grad or input._requires_grad:
         node = _new(ThresholdBackwardBackward0)
         node.sequence_nr = _next_seq()
         if grad_output._requires_grad:
             _fn = grad_output._grad_fn
-            _e0 = (_fn, grad_output._output_nr) if _fn is not None else (grad_output._grad_accumulator or _acc(grad_output), 0)
+            _e0 = (_fn, grad_output._output_nr) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
             _m0 = (grad_output._data.shape, grad_output._dtype, grad_output._device)
         else:
             _e0 = _m0 = None
         if input._requires_grad:
             _fn = input._grad_fn
-            _e1 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e1 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m1 = (input._data.shape, input._dtype, input._device)
         else:
             _e1 = _m1 = None
@@ -2887,35 +2876,34 @@ def threshold_backward(grad_output, input, threshold):
         node.input_meta = (_m0, _m1)
         node._saved_input = _Saved(input, False)
         node._saved_threshold = threshold
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def threshold_backward_out(grad_output, input, threshold, out):
     if _any_requires_grad(grad_output, input, threshold, out):
         raise RuntimeError("threshold_backward(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[grad_output._keys | input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[grad_output._keys | input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_threshold_backward_out[_k](grad_output, input, threshold, out)
 
 
 def gt_Tensor(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_gt_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("gt.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -2932,17 +2920,17 @@ def gt_Tensor(input, other):
 def gt_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("gt(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_gt_out[_k](input, other, out)
 
 
 def gt_Scalar(input, other):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_gt_Scalar[_k](input, other)
     if input._requires_grad:
         node = _NotImplementedNode("gt.Scalar")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -2957,18 +2945,18 @@ def gt_Scalar(input, other):
 def gt_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("gt(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_gt_Scalar_out[_k](input, other, out)
 
 
 def sum(input, dtype):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sum[_k](input, dtype)
     if input._requires_grad:
         node = _new(SumBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -2982,13 +2970,13 @@ def sum(input, dtype):
 
 
 def sum_dim_IntList(input, dim, keepdim, dtype):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sum_dim_IntList[_k](input, dim, keepdim, dtype)
     if input._requires_grad:
         node = _new(SumBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3004,20 +2992,20 @@ def sum_dim_IntList(input, dim, keepdim, dtype):
 
 
 def mm(input, mat2):
-    _k = _tls.remap[input._keys | mat2._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | mat2._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_mm[_k](input, mat2)
     if input._requires_grad or mat2._requires_grad:
         node = _new(MmBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if mat2._requires_grad:
             _fn = mat2._grad_fn
-            _e1 = (_fn, mat2._output_nr) if _fn is not None else (mat2._grad_accumulator or _acc(mat2), 0)
+            _e1 = (_fn, mat2._output_nr) if _fn is not None else (mat2._leaf_edge or _leaf_edge(mat2))
             _m1 = (mat2._data.shape, mat2._dtype, mat2._device)
         else:
             _e1 = _m1 = None
@@ -3034,20 +3022,20 @@ def mm(input, mat2):
 
 
 def bmm(input, mat2):
-    _k = _tls.remap[input._keys | mat2._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | mat2._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_bmm[_k](input, mat2)
     if input._requires_grad or mat2._requires_grad:
         node = _new(BmmBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if mat2._requires_grad:
             _fn = mat2._grad_fn
-            _e1 = (_fn, mat2._output_nr) if _fn is not None else (mat2._grad_accumulator or _acc(mat2), 0)
+            _e1 = (_fn, mat2._output_nr) if _fn is not None else (mat2._leaf_edge or _leaf_edge(mat2))
             _m1 = (mat2._data.shape, mat2._dtype, mat2._device)
         else:
             _e1 = _m1 = None
@@ -3064,13 +3052,13 @@ def bmm(input, mat2):
 
 
 def t(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_t[_k](input)
     if input._requires_grad:
         node = _new(TBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3083,13 +3071,13 @@ def t(input):
 
 
 def transpose_int(input, dim0, dim1):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_transpose_int[_k](input, dim0, dim1)
     if input._requires_grad:
         node = _new(TransposeBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3104,13 +3092,13 @@ def transpose_int(input, dim0, dim1):
 
 
 def permute(input, dims):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_permute[_k](input, dims)
     if input._requires_grad:
         node = _new(PermuteBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3124,13 +3112,13 @@ def permute(input, dims):
 
 
 def expand(input, size, implicit):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_expand[_k](input, size, implicit)
     if input._requires_grad:
         node = _new(ExpandBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3144,13 +3132,13 @@ def expand(input, size, implicit):
 
 
 def unsqueeze(input, dim):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_unsqueeze[_k](input, dim)
     if input._requires_grad:
         node = _new(UnsqueezeBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3164,13 +3152,13 @@ def unsqueeze(input, dim):
 
 
 def squeeze(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_squeeze[_k](input)
     if input._requires_grad:
         node = _new(SqueezeBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3184,13 +3172,13 @@ def squeeze(input):
 
 
 def squeeze_dim(input, dim):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_squeeze_dim[_k](input, dim)
     if input._requires_grad:
         node = _new(SqueezeBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3204,13 +3192,13 @@ def squeeze_dim(input, dim):
 
 
 def view(input, size):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_view[_k](input, size)
     if input._requires_grad:
         node = _new(ViewBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3224,13 +3212,13 @@ def view(input, size):
 
 
 def clone(input, memory_format):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_clone[_k](input, memory_format)
     if input._requires_grad:
         node = _new(CloneBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3243,13 +3231,13 @@ def clone(input, memory_format):
 
 
 def select_int(input, dim, index):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_select_int[_k](input, dim, index)
     if input._requires_grad:
         node = _new(SelectBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3265,13 +3253,13 @@ def select_int(input, dim, index):
 
 
 def slice_Tensor(input, dim, start, end, step):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_slice_Tensor[_k](input, dim, start, end, step)
     if input._requires_grad:
         node = _new(SliceBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3289,13 +3277,13 @@ def slice_Tensor(input, dim, start, end, step):
 
 
 def diagonal(input, offset, dim1, dim2):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_diagonal[_k](input, offset, dim1, dim2)
     if input._requires_grad:
         node = _new(DiagonalBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3312,13 +3300,13 @@ def diagonal(input, offset, dim1, dim2):
 
 
 def as_strided(input, size, stride, storage_offset):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_as_strided[_k](input, size, stride, storage_offset)
     if input._requires_grad:
         node = _new(AsStridedBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3335,13 +3323,13 @@ def as_strided(input, size, stride, storage_offset):
 
 
 def select_backward(grad_output, input_sizes, dim, index):
-    _k = _tls.remap[grad_output._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[grad_output._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_select_backward[_k](grad_output, input_sizes, dim, index)
     if grad_output._requires_grad:
         node = _new(SelectBackwardBackward0)
         node.sequence_nr = _next_seq()
         _fn = grad_output._grad_fn
-        _e0 = (_fn, grad_output._output_nr) if _fn is not None else (grad_output._grad_accumulator or _acc(grad_output), 0)
+        _e0 = (_fn, grad_output._output_nr) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
         _m0 = (grad_output._data.shape, grad_output._dtype, grad_output._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3356,13 +3344,13 @@ def select_backward(grad_output, input_sizes, dim, index):
 
 
 def slice_backward(grad_output, input_sizes, dim, start, end, step):
-    _k = _tls.remap[grad_output._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[grad_output._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_slice_backward[_k](grad_output, input_sizes, dim, start, end, step)
     if grad_output._requires_grad:
         node = _new(SliceBackwardBackward0)
         node.sequence_nr = _next_seq()
         _fn = grad_output._grad_fn
-        _e0 = (_fn, grad_output._output_nr) if _fn is not None else (grad_output._grad_accumulator or _acc(grad_output), 0)
+        _e0 = (_fn, grad_output._output_nr) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
         _m0 = (grad_output._data.shape, grad_output._dtype, grad_output._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3379,13 +3367,13 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
 
 
 def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
-    _k = _tls.remap[grad_output._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[grad_output._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_diagonal_backward[_k](grad_output, input_sizes, offset, dim1, dim2)
     if grad_output._requires_grad:
         node = _new(DiagonalBackwardBackward0)
         node.sequence_nr = _next_seq()
         _fn = grad_output._grad_fn
-        _e0 = (_fn, grad_output._output_nr) if _fn is not None else (grad_output._grad_accumulator or _acc(grad_output), 0)
+        _e0 = (_fn, grad_output._output_nr) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
         _m0 = (grad_output._data.shape, grad_output._dtype, grad_output._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3401,12 +3389,12 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
 
 
 def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset):
-    _k = _tls.remap[grad._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[grad._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_as_strided_backward[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
     if grad._requires_grad:
         node = _NotImplementedNode("as_strided_backward")
         _fn = grad._grad_fn
-        _e0 = (_fn, grad._output_nr) if _fn is not None else (grad._grad_accumulator or _acc(grad), 0)
+        _e0 = (_fn, grad._output_nr) if _fn is not None else (grad._leaf_edge or _leaf_edge(grad))
         _m0 = (grad._data.shape, grad._dtype, grad._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3426,20 +3414,20 @@ def copy_(input, src, non_blocking):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if src._requires_grad:
             _fn = src._grad_fn
-            _e1 = (_fn, src._output_nr) if _fn is not None else (src._grad_accumulator or _acc(src), 0)
+            _e1 = (_fn, src._output_nr) if _fn is not None else (src._leaf_edge or _leaf_edge(src))
             _m1 = (src._data.shape, src._dtype, src._device)
         else:
             _e1 = _m1 = None
         node.next_edges = (_e0, _e1)
         node.input_meta = (_m0, _m1)
         node._saved_src = _save_before_write(_Saved, src, input)
-    _k = _tls.remap[input._keys | src._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | src._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_copy_[_k](input, src, non_blocking)
     if _need:
         _rebase_history(input, node)
@@ -3447,13 +3435,13 @@ def copy_(input, src, non_blocking):
 
 
 def _to_copy(input, dtype, layout, device, pin_memory, non_blocking, memory_format):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab__to_copy[_k](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
     if input._requires_grad:
         node = _new(ToCopyBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3473,11 +3461,11 @@ def fill__Scalar(input, value):
         node = _new(FillBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_fill__Scalar[_k](input, value)
     if _need:
         _rebase_history(input, node)
@@ -3491,11 +3479,11 @@ def zero_(input):
         node = _new(ZeroBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_zero_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -3503,7 +3491,7 @@ def zero_(input):
 
 
 def index_Tensor(input, indices):
-    _k = _tls.remap[input._keys | _keys_of(indices)] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | _keys_of(indices)] & _BELOW_AUTOGRAD
     result = _ops._tab_index_Tensor[_k](input, indices)
     if input._requires_grad or _any_requires_grad(indices):
         node = _new(IndexBackward0)
@@ -3521,7 +3509,7 @@ def index_Tensor(input, indices):
 
 
 def index_put(input, indices, values, accumulate):
-    _k = _tls.remap[input._keys | _keys_of(indices) | values._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | _keys_of(indices) | values._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_index_put[_k](input, indices, values, accumulate)
     if input._requires_grad or _any_requires_grad(indices) or values._requires_grad:
         node = _new(IndexPutBackward0)
@@ -3550,7 +3538,7 @@ def index_put_(input, indices, values, accumulate):
         node._saved_accumulate = accumulate
         node._saved_indices = [_Saved(t, False) for t in indices]
         node._saved_values = _save_before_write(_Saved, values, input)
-    _k = _tls.remap[input._keys | _keys_of(indices) | values._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | _keys_of(indices) | values._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_index_put_[_k](input, indices, values, accumulate)
     if _need:
         _rebase_history(input, node)
@@ -3558,7 +3546,7 @@ def index_put_(input, indices, values, accumulate):
 
 
 def empty_strided(size, stride, dtype, layout, device, pin_memory):
-    _k = _tls.remap[0] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[0] & _BELOW_AUTOGRAD
     result = _ops._tab_empty_strided[_k](size, stride, dtype, layout, device, pin_memory)
     if False:
         node = _NotImplementedNode("empty_strided")
@@ -3573,12 +3561,12 @@ def empty_strided(size, stride, dtype, layout, device, pin_memory):
 
 
 def new_empty(input, size, dtype, layout, device, pin_memory):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_new_empty[_k](input, size, dtype, layout, device, pin_memory)
     if input._requires_grad:
         node = _NotImplementedNode("new_empty")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3591,12 +3579,12 @@ def new_empty(input, size, dtype, layout, device, pin_memory):
 
 
 def new_zeros(input, size, dtype, layout, device, pin_memory):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_new_zeros[_k](input, size, dtype, layout, device, pin_memory)
     if input._requires_grad:
         node = _NotImplementedNode("new_zeros")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3609,12 +3597,12 @@ def new_zeros(input, size, dtype, layout, device, pin_memory):
 
 
 def new_ones(input, size, dtype, layout, device, pin_memory):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_new_ones[_k](input, size, dtype, layout, device, pin_memory)
     if input._requires_grad:
         node = _NotImplementedNode("new_ones")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3627,12 +3615,12 @@ def new_ones(input, size, dtype, layout, device, pin_memory):
 
 
 def new_full(input, size, fill_value, dtype, layout, device, pin_memory):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_new_full[_k](input, size, fill_value, dtype, layout, device, pin_memory)
     if input._requires_grad:
         node = _NotImplementedNode("new_full")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3650,11 +3638,11 @@ def uniform_(input, from_, to, generator):
     if _need:
         node = _NotImplementedNode("uniform_")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_uniform_[_k](input, from_, to, generator)
     if _need:
         _rebase_history(input, node)
@@ -3667,11 +3655,11 @@ def normal_(input, mean, std, generator):
     if _need:
         node = _NotImplementedNode("normal_")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_normal_[_k](input, mean, std, generator)
     if _need:
         _rebase_history(input, node)
@@ -3684,11 +3672,11 @@ def random__from(input, from_, to, generator):
     if _need:
         node = _NotImplementedNode("random_.from")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_random__from[_k](input, from_, to, generator)
     if _need:
         _rebase_history(input, node)
@@ -3696,20 +3684,20 @@ def random__from(input, from_, to, generator):
 
 
 def div_Tensor_mode(input, other, rounding_mode):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_div_Tensor_mode[_k](input, other, rounding_mode)
     if input._requires_grad or other._requires_grad:
         node = _new(DivBackward2)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -3727,13 +3715,13 @@ def div_Tensor_mode(input, other, rounding_mode):
 
 
 def div_Scalar_mode(input, other, rounding_mode):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_div_Scalar_mode[_k](input, other, rounding_mode)
     if input._requires_grad:
         node = _new(DivBackward3)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -3748,30 +3736,29 @@ def div_Scalar_mode(input, other, rounding_mode):
 
 
 def floor_divide(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_floor_divide[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _new(FloorDivideBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
         node.next_edges = (_e0, _e1)
         node.input_meta = (_m0, _m1)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3783,19 +3770,19 @@ def floor_divide_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
         node.next_edges = (_e0, _e1)
         node.input_meta = (_m0, _m1)
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_floor_divide_[_k](input, other)
     if _need:
         _rebase_history(input, node)
@@ -3805,26 +3792,25 @@ def floor_divide_inplace(input, other):
 def floor_divide_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("floor_divide(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_floor_divide_out[_k](input, other, out)
 
 
 def floor_divide_Scalar(input, other):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_floor_divide_Scalar[_k](input, other)
     if input._requires_grad:
         node = _new(FloorDivideBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3835,11 +3821,11 @@ def floor_divide_Scalar_inplace(input, other):
         node = _new(FloorDivideBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_floor_divide__Scalar[_k](input, other)
     if _need:
         _rebase_history(input, node)
@@ -3849,25 +3835,25 @@ def floor_divide_Scalar_inplace(input, other):
 def floor_divide_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("floor_divide(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_floor_divide_Scalar_out[_k](input, other, out)
 
 
 def pow_Tensor_Tensor(input, exponent):
-    _k = _tls.remap[input._keys | exponent._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_pow_Tensor_Tensor[_k](input, exponent)
     if input._requires_grad or exponent._requires_grad:
         node = _new(PowBackward1)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if exponent._requires_grad:
             _fn = exponent._grad_fn
-            _e1 = (_fn, exponent._output_nr) if _fn is not None else (exponent._grad_accumulator or _acc(exponent), 0)
+            _e1 = (_fn, exponent._output_nr) if _fn is not None else (exponent._leaf_edge or _leaf_edge(exponent))
             _m1 = (exponent._data.shape, exponent._dtype, exponent._device)
         else:
             _e1 = _m1 = None
@@ -3875,11 +3861,10 @@ def pow_Tensor_Tensor(input, exponent):
         node.input_meta = (_m0, _m1)
         node._saved_exponent = _Saved(exponent, False)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -3892,13 +3877,13 @@ def pow_Tensor_Tensor_inplace(input, exponent):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if exponent._requires_grad:
             _fn = exponent._grad_fn
-            _e1 = (_fn, exponent._output_nr) if _fn is not None else (exponent._grad_accumulator or _acc(exponent), 0)
+            _e1 = (_fn, exponent._output_nr) if _fn is not None else (exponent._leaf_edge or _leaf_edge(exponent))
             _m1 = (exponent._data.shape, exponent._dtype, exponent._device)
         else:
             _e1 = _m1 = None
@@ -3906,7 +3891,7 @@ def pow_Tensor_Tensor_inplace(input, exponent):
         node.input_meta = (_m0, _m1)
         node._saved_exponent = _save_before_write(_Saved, exponent, input)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys | exponent._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_pow__Tensor_Tensor[_k](input, exponent)
     if _need:
         _rebase_history(input, node)
@@ -3917,25 +3902,25 @@ def pow_Tensor_Tensor_inplace(input, exponent):
 def pow_Tensor_Tensor_out(input, exponent, out):
     if _any_requires_grad(input, exponent, out):
         raise RuntimeError("pow(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | exponent._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_pow_Tensor_Tensor_out[_k](input, exponent, out)
 
 
 def remainder_Tensor(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_remainder_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _new(RemainderBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -3943,11 +3928,10 @@ def remainder_Tensor(input, other):
         node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -3959,13 +3943,13 @@ def remainder_Tensor_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -3973,7 +3957,7 @@ def remainder_Tensor_inplace(input, other):
         node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_remainder__Tensor[_k](input, other)
     if _need:
         _rebase_history(input, node)
@@ -3983,26 +3967,25 @@ def remainder_Tensor_inplace(input, other):
 def remainder_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("remainder(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_remainder_out[_k](input, other, out)
 
 
 def remainder_Scalar(input, other):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_remainder_Scalar[_k](input, other)
     if input._requires_grad:
         node = _new(RemainderBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4013,11 +3996,11 @@ def remainder_Scalar_inplace(input, other):
         node = _new(RemainderBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_remainder__Scalar[_k](input, other)
     if _need:
         _rebase_history(input, node)
@@ -4027,25 +4010,25 @@ def remainder_Scalar_inplace(input, other):
 def remainder_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("remainder(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_remainder_Scalar_out[_k](input, other, out)
 
 
 def fmod_Tensor(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_fmod_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _new(FmodBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -4053,11 +4036,10 @@ def fmod_Tensor(input, other):
         node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4069,13 +4051,13 @@ def fmod_Tensor_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -4083,7 +4065,7 @@ def fmod_Tensor_inplace(input, other):
         node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_fmod__Tensor[_k](input, other)
     if _need:
         _rebase_history(input, node)
@@ -4093,26 +4075,25 @@ def fmod_Tensor_inplace(input, other):
 def fmod_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("fmod(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_fmod_out[_k](input, other, out)
 
 
 def fmod_Scalar(input, other):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_fmod_Scalar[_k](input, other)
     if input._requires_grad:
         node = _new(FmodBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4123,11 +4104,11 @@ def fmod_Scalar_inplace(input, other):
         node = _new(FmodBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_fmod__Scalar[_k](input, other)
     if _need:
         _rebase_history(input, node)
@@ -4137,27 +4118,26 @@ def fmod_Scalar_inplace(input, other):
 def fmod_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("fmod(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_fmod_Scalar_out[_k](input, other, out)
 
 
 def abs(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_abs[_k](input)
     if input._requires_grad:
         node = _new(AbsBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4168,12 +4148,12 @@ def abs_inplace(input):
         node = _new(AbsBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_abs_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -4183,26 +4163,25 @@ def abs_inplace(input):
 def abs_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("abs(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_abs_out[_k](input, out)
 
 
 def sign(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sign[_k](input)
     if input._requires_grad:
         node = _new(SignBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4213,11 +4192,11 @@ def sign_inplace(input):
         node = _new(SignBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sign_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -4227,26 +4206,25 @@ def sign_inplace(input):
 def sign_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("sign(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_sign_out[_k](input, out)
 
 
 def reciprocal(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_reciprocal[_k](input)
     if input._requires_grad:
         node = _new(ReciprocalBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -4258,11 +4236,11 @@ def reciprocal_inplace(input):
         node = _new(ReciprocalBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_reciprocal_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -4273,26 +4251,25 @@ def reciprocal_inplace(input):
 def reciprocal_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("reciprocal(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_reciprocal_out[_k](input, out)
 
 
 def sqrt(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sqrt[_k](input)
     if input._requires_grad:
         node = _new(SqrtBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -4304,11 +4281,11 @@ def sqrt_inplace(input):
         node = _new(SqrtBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sqrt_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -4319,26 +4296,25 @@ def sqrt_inplace(input):
 def sqrt_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("sqrt(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_sqrt_out[_k](input, out)
 
 
 def rsqrt(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_rsqrt[_k](input)
     if input._requires_grad:
         node = _new(RsqrtBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -4350,11 +4326,11 @@ def rsqrt_inplace(input):
         node = _new(RsqrtBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_rsqrt_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -4365,27 +4341,26 @@ def rsqrt_inplace(input):
 def rsqrt_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("rsqrt(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_rsqrt_out[_k](input, out)
 
 
 def square(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_square[_k](input)
     if input._requires_grad:
         node = _new(SquareBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4396,12 +4371,12 @@ def square_inplace(input):
         node = _new(SquareBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_square_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -4411,26 +4386,25 @@ def square_inplace(input):
 def square_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("square(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_square_out[_k](input, out)
 
 
 def exp2(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_exp2[_k](input)
     if input._requires_grad:
         node = _new(Exp2Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -4442,11 +4416,11 @@ def exp2_inplace(input):
         node = _new(Exp2Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_exp2_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -4457,26 +4431,25 @@ def exp2_inplace(input):
 def exp2_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("exp2(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_exp2_out[_k](input, out)
 
 
 def expm1(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_expm1[_k](input)
     if input._requires_grad:
         node = _new(Expm1Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -4488,11 +4461,11 @@ def expm1_inplace(input):
         node = _new(Expm1Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_expm1_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -4503,27 +4476,26 @@ def expm1_inplace(input):
 def expm1_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("expm1(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_expm1_out[_k](input, out)
 
 
 def log(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_log[_k](input)
     if input._requires_grad:
         node = _new(LogBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4534,12 +4506,12 @@ def log_inplace(input):
         node = _new(LogBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_log_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -4549,27 +4521,26 @@ def log_inplace(input):
 def log_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("log(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_log_out[_k](input, out)
 
 
 def log2(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_log2[_k](input)
     if input._requires_grad:
         node = _new(Log2Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4580,12 +4551,12 @@ def log2_inplace(input):
         node = _new(Log2Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_log2_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -4595,27 +4566,26 @@ def log2_inplace(input):
 def log2_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("log2(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_log2_out[_k](input, out)
 
 
 def log10(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_log10[_k](input)
     if input._requires_grad:
         node = _new(Log10Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4626,12 +4596,12 @@ def log10_inplace(input):
         node = _new(Log10Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_log10_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -4641,27 +4611,26 @@ def log10_inplace(input):
 def log10_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("log10(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_log10_out[_k](input, out)
 
 
 def log1p(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_log1p[_k](input)
     if input._requires_grad:
         node = _new(Log1pBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4672,12 +4641,12 @@ def log1p_inplace(input):
         node = _new(Log1pBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_log1p_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -4687,27 +4656,26 @@ def log1p_inplace(input):
 def log1p_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("log1p(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_log1p_out[_k](input, out)
 
 
 def sin(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sin[_k](input)
     if input._requires_grad:
         node = _new(SinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4718,12 +4686,12 @@ def sin_inplace(input):
         node = _new(SinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sin_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -4733,27 +4701,26 @@ def sin_inplace(input):
 def sin_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("sin(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_sin_out[_k](input, out)
 
 
 def cos(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_cos[_k](input)
     if input._requires_grad:
         node = _new(CosBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4764,12 +4731,12 @@ def cos_inplace(input):
         node = _new(CosBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_cos_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -4779,26 +4746,25 @@ def cos_inplace(input):
 def cos_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("cos(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_cos_out[_k](input, out)
 
 
 def tan(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_tan[_k](input)
     if input._requires_grad:
         node = _new(TanBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -4810,11 +4776,11 @@ def tan_inplace(input):
         node = _new(TanBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_tan_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -4825,27 +4791,26 @@ def tan_inplace(input):
 def tan_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("tan(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_tan_out[_k](input, out)
 
 
 def asin(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_asin[_k](input)
     if input._requires_grad:
         node = _new(AsinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4856,12 +4821,12 @@ def asin_inplace(input):
         node = _new(AsinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_asin_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -4871,27 +4836,26 @@ def asin_inplace(input):
 def asin_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("asin(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_asin_out[_k](input, out)
 
 
 def acos(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_acos[_k](input)
     if input._requires_grad:
         node = _new(AcosBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4902,12 +4866,12 @@ def acos_inplace(input):
         node = _new(AcosBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_acos_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -4917,27 +4881,26 @@ def acos_inplace(input):
 def acos_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("acos(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_acos_out[_k](input, out)
 
 
 def atan(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_atan[_k](input)
     if input._requires_grad:
         node = _new(AtanBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -4948,12 +4911,12 @@ def atan_inplace(input):
         node = _new(AtanBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_atan_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -4963,25 +4926,25 @@ def atan_inplace(input):
 def atan_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("atan(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_atan_out[_k](input, out)
 
 
 def atan2(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_atan2[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _new(Atan2Backward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -4989,11 +4952,10 @@ def atan2(input, other):
         node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5005,13 +4967,13 @@ def atan2_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -5019,7 +4981,7 @@ def atan2_inplace(input, other):
         node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_atan2_[_k](input, other)
     if _need:
         _rebase_history(input, node)
@@ -5029,27 +4991,26 @@ def atan2_inplace(input, other):
 def atan2_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("atan2(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_atan2_out[_k](input, other, out)
 
 
 def sinh(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sinh[_k](input)
     if input._requires_grad:
         node = _new(SinhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5060,12 +5021,12 @@ def sinh_inplace(input):
         node = _new(SinhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sinh_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -5075,27 +5036,26 @@ def sinh_inplace(input):
 def sinh_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("sinh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_sinh_out[_k](input, out)
 
 
 def cosh(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_cosh[_k](input)
     if input._requires_grad:
         node = _new(CoshBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5106,12 +5066,12 @@ def cosh_inplace(input):
         node = _new(CoshBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_cosh_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -5121,26 +5081,25 @@ def cosh_inplace(input):
 def cosh_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("cosh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_cosh_out[_k](input, out)
 
 
 def tanh(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_tanh[_k](input)
     if input._requires_grad:
         node = _new(TanhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -5152,11 +5111,11 @@ def tanh_inplace(input):
         node = _new(TanhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_tanh_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -5167,27 +5126,26 @@ def tanh_inplace(input):
 def tanh_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("tanh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_tanh_out[_k](input, out)
 
 
 def erf(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_erf[_k](input)
     if input._requires_grad:
         node = _new(ErfBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5198,12 +5156,12 @@ def erf_inplace(input):
         node = _new(ErfBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_erf_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -5213,26 +5171,25 @@ def erf_inplace(input):
 def erf_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("erf(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_erf_out[_k](input, out)
 
 
 def floor(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_floor[_k](input)
     if input._requires_grad:
         node = _new(FloorBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5243,11 +5200,11 @@ def floor_inplace(input):
         node = _new(FloorBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_floor_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -5257,26 +5214,25 @@ def floor_inplace(input):
 def floor_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("floor(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_floor_out[_k](input, out)
 
 
 def ceil(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_ceil[_k](input)
     if input._requires_grad:
         node = _new(CeilBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5287,11 +5243,11 @@ def ceil_inplace(input):
         node = _new(CeilBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_ceil_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -5301,26 +5257,25 @@ def ceil_inplace(input):
 def ceil_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("ceil(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_ceil_out[_k](input, out)
 
 
 def round(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_round[_k](input)
     if input._requires_grad:
         node = _new(RoundBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5331,11 +5286,11 @@ def round_inplace(input):
         node = _new(RoundBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_round_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -5345,26 +5300,25 @@ def round_inplace(input):
 def round_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("round(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_round_out[_k](input, out)
 
 
 def trunc(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_trunc[_k](input)
     if input._requires_grad:
         node = _new(TruncBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5375,11 +5329,11 @@ def trunc_inplace(input):
         node = _new(TruncBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_trunc_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -5389,26 +5343,25 @@ def trunc_inplace(input):
 def trunc_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("trunc(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_trunc_out[_k](input, out)
 
 
 def frac(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_frac[_k](input)
     if input._requires_grad:
         node = _new(FracBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5419,11 +5372,11 @@ def frac_inplace(input):
         node = _new(FracBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_frac_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -5433,18 +5386,18 @@ def frac_inplace(input):
 def frac_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("frac(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_frac_out[_k](input, out)
 
 
 def clamp(input, min, max):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_clamp[_k](input, min, max)
     if input._requires_grad:
         node = _new(ClampBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -5460,20 +5413,20 @@ def clamp(input, min, max):
 
 
 def maximum(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_maximum[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _new(MaximumBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -5481,11 +5434,10 @@ def maximum(input, other):
         node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5497,13 +5449,13 @@ def maximum_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -5511,7 +5463,7 @@ def maximum_inplace(input, other):
         node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_maximum_[_k](input, other)
     if _need:
         _rebase_history(input, node)
@@ -5521,25 +5473,25 @@ def maximum_inplace(input, other):
 def maximum_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("maximum(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_maximum_out[_k](input, other, out)
 
 
 def minimum(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_minimum[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _new(MinimumBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -5547,11 +5499,10 @@ def minimum(input, other):
         node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5563,13 +5514,13 @@ def minimum_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -5577,7 +5528,7 @@ def minimum_inplace(input, other):
         node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_minimum_[_k](input, other)
     if _need:
         _rebase_history(input, node)
@@ -5587,36 +5538,35 @@ def minimum_inplace(input, other):
 def minimum_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("minimum(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_minimum_out[_k](input, other, out)
 
 
 def lerp_Scalar(input, end, weight):
-    _k = _tls.remap[input._keys | end._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | end._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_lerp_Scalar[_k](input, end, weight)
     if input._requires_grad or end._requires_grad:
         node = _new(LerpBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if end._requires_grad:
             _fn = end._grad_fn
-            _e1 = (_fn, end._output_nr) if _fn is not None else (end._grad_accumulator or _acc(end), 0)
+            _e1 = (_fn, end._output_nr) if _fn is not None else (end._leaf_edge or _leaf_edge(end))
             _m1 = (end._data.shape, end._dtype, end._device)
         else:
             _e1 = _m1 = None
         node.next_edges = (_e0, _e1)
         node.input_meta = (_m0, _m1)
         node._saved_weight = weight
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5628,20 +5578,20 @@ def lerp_Scalar_inplace(input, end, weight):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if end._requires_grad:
             _fn = end._grad_fn
-            _e1 = (_fn, end._output_nr) if _fn is not None else (end._grad_accumulator or _acc(end), 0)
+            _e1 = (_fn, end._output_nr) if _fn is not None else (end._leaf_edge or _leaf_edge(end))
             _m1 = (end._data.shape, end._dtype, end._device)
         else:
             _e1 = _m1 = None
         node.next_edges = (_e0, _e1)
         node.input_meta = (_m0, _m1)
         node._saved_weight = weight
-    _k = _tls.remap[input._keys | end._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | end._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_lerp__Scalar[_k](input, end, weight)
     if _need:
         _rebase_history(input, node)
@@ -5651,31 +5601,31 @@ def lerp_Scalar_inplace(input, end, weight):
 def lerp_Scalar_out(input, end, weight, out):
     if _any_requires_grad(input, end, weight, out):
         raise RuntimeError("lerp(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | end._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | end._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_lerp_Scalar_out[_k](input, end, weight, out)
 
 
 def lerp_Tensor(input, end, weight):
-    _k = _tls.remap[input._keys | end._keys | weight._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | end._keys | weight._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_lerp_Tensor[_k](input, end, weight)
     if input._requires_grad or end._requires_grad or weight._requires_grad:
         node = _new(LerpBackward1)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if end._requires_grad:
             _fn = end._grad_fn
-            _e1 = (_fn, end._output_nr) if _fn is not None else (end._grad_accumulator or _acc(end), 0)
+            _e1 = (_fn, end._output_nr) if _fn is not None else (end._leaf_edge or _leaf_edge(end))
             _m1 = (end._data.shape, end._dtype, end._device)
         else:
             _e1 = _m1 = None
         if weight._requires_grad:
             _fn = weight._grad_fn
-            _e2 = (_fn, weight._output_nr) if _fn is not None else (weight._grad_accumulator or _acc(weight), 0)
+            _e2 = (_fn, weight._output_nr) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
             _m2 = (weight._data.shape, weight._dtype, weight._device)
         else:
             _e2 = _m2 = None
@@ -5684,11 +5634,10 @@ def lerp_Tensor(input, end, weight):
         node._saved_end = _Saved(end, False)
         node._saved_input = _Saved(input, False)
         node._saved_weight = _Saved(weight, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -5700,19 +5649,19 @@ def lerp_Tensor_inplace(input, end, weight):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if end._requires_grad:
             _fn = end._grad_fn
-            _e1 = (_fn, end._output_nr) if _fn is not None else (end._grad_accumulator or _acc(end), 0)
+            _e1 = (_fn, end._output_nr) if _fn is not None else (end._leaf_edge or _leaf_edge(end))
             _m1 = (end._data.shape, end._dtype, end._device)
         else:
             _e1 = _m1 = None
         if weight._requires_grad:
             _fn = weight._grad_fn
-            _e2 = (_fn, weight._output_nr) if _fn is not None else (weight._grad_accumulator or _acc(weight), 0)
+            _e2 = (_fn, weight._output_nr) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
             _m2 = (weight._data.shape, weight._dtype, weight._device)
         else:
             _e2 = _m2 = None
@@ -5721,7 +5670,7 @@ def lerp_Tensor_inplace(input, end, weight):
         node._saved_end = _save_before_write(_Saved, end, input)
         node._saved_input = _Saved(_clone(input), False)
         node._saved_weight = _save_before_write(_Saved, weight, input)
-    _k = _tls.remap[input._keys | end._keys | weight._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | end._keys | weight._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_lerp__Tensor[_k](input, end, weight)
     if _need:
         _rebase_history(input, node)
@@ -5731,60 +5680,59 @@ def lerp_Tensor_inplace(input, end, weight):
 def lerp_Tensor_out(input, end, weight, out):
     if _any_requires_grad(input, end, weight, out):
         raise RuntimeError("lerp(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | end._keys | weight._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | end._keys | weight._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_lerp_out[_k](input, end, weight, out)
 
 
 def where_self(condition, input, other):
-    _k = _tls.remap[condition._keys | input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[condition._keys | input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_where_self[_k](condition, input, other)
     if condition._requires_grad or input._requires_grad or other._requires_grad:
         node = _new(WhereBackward0)
         node.sequence_nr = _next_seq()
         if condition._requires_grad:
             _fn = condition._grad_fn
-            _e0 = (_fn, condition._output_nr) if _fn is not None else (condition._grad_accumulator or _acc(condition), 0)
+            _e0 = (_fn, condition._output_nr) if _fn is not None else (condition._leaf_edge or _leaf_edge(condition))
             _m0 = (condition._data.shape, condition._dtype, condition._device)
         else:
             _e0 = _m0 = None
         if input._requires_grad:
             _fn = input._grad_fn
-            _e1 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e1 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m1 = (input._data.shape, input._dtype, input._device)
         else:
             _e1 = _m1 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e2 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e2 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m2 = (other._data.shape, other._dtype, other._device)
         else:
             _e2 = _m2 = None
         node.next_edges = (_e0, _e1, _e2)
         node.input_meta = (_m0, _m1, _m2)
         node._saved_condition = _Saved(condition, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
 def where_self_out(condition, input, other, out):
     if _any_requires_grad(condition, input, other, out):
         raise RuntimeError("where(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[condition._keys | input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[condition._keys | input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_where_self_out[_k](condition, input, other, out)
 
 
 def nan_to_num(input, nan, posinf, neginf):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_nan_to_num[_k](input, nan, posinf, neginf)
     if input._requires_grad:
         node = _new(NanToNumBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -5798,19 +5746,19 @@ def nan_to_num(input, nan, posinf, neginf):
 
 
 def lt_Tensor(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_lt_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("lt.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -5827,17 +5775,17 @@ def lt_Tensor(input, other):
 def lt_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("lt(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_lt_out[_k](input, other, out)
 
 
 def lt_Scalar(input, other):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_lt_Scalar[_k](input, other)
     if input._requires_grad:
         node = _NotImplementedNode("lt.Scalar")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -5852,24 +5800,24 @@ def lt_Scalar(input, other):
 def lt_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("lt(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_lt_Scalar_out[_k](input, other, out)
 
 
 def le_Tensor(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_le_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("le.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -5886,17 +5834,17 @@ def le_Tensor(input, other):
 def le_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("le(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_le_out[_k](input, other, out)
 
 
 def le_Scalar(input, other):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_le_Scalar[_k](input, other)
     if input._requires_grad:
         node = _NotImplementedNode("le.Scalar")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -5911,24 +5859,24 @@ def le_Scalar(input, other):
 def le_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("le(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_le_Scalar_out[_k](input, other, out)
 
 
 def ge_Tensor(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_ge_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("ge.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -5945,17 +5893,17 @@ def ge_Tensor(input, other):
 def ge_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("ge(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_ge_out[_k](input, other, out)
 
 
 def ge_Scalar(input, other):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_ge_Scalar[_k](input, other)
     if input._requires_grad:
         node = _NotImplementedNode("ge.Scalar")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -5970,24 +5918,24 @@ def ge_Scalar(input, other):
 def ge_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("ge(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_ge_Scalar_out[_k](input, other, out)
 
 
 def eq_Tensor(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_eq_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("eq.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -6004,17 +5952,17 @@ def eq_Tensor(input, other):
 def eq_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("eq(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_eq_out[_k](input, other, out)
 
 
 def eq_Scalar(input, other):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_eq_Scalar[_k](input, other)
     if input._requires_grad:
         node = _NotImplementedNode("eq.Scalar")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -6029,24 +5977,24 @@ def eq_Scalar(input, other):
 def eq_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("eq(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_eq_Scalar_out[_k](input, other, out)
 
 
 def ne_Tensor(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_ne_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("ne.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -6063,17 +6011,17 @@ def ne_Tensor(input, other):
 def ne_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("ne(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_ne_out[_k](input, other, out)
 
 
 def ne_Scalar(input, other):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_ne_Scalar[_k](input, other)
     if input._requires_grad:
         node = _NotImplementedNode("ne.Scalar")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -6088,24 +6036,24 @@ def ne_Scalar(input, other):
 def ne_Scalar_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("ne(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_ne_Scalar_out[_k](input, other, out)
 
 
 def logical_and(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_logical_and[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("logical_and")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -6122,24 +6070,24 @@ def logical_and(input, other):
 def logical_and_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("logical_and(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_logical_and_out[_k](input, other, out)
 
 
 def logical_or(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_logical_or[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("logical_or")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -6156,24 +6104,24 @@ def logical_or(input, other):
 def logical_or_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("logical_or(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_logical_or_out[_k](input, other, out)
 
 
 def logical_xor(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_logical_xor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("logical_xor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
@@ -6190,17 +6138,17 @@ def logical_xor(input, other):
 def logical_xor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("logical_xor(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_logical_xor_out[_k](input, other, out)
 
 
 def logical_not(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_logical_not[_k](input)
     if input._requires_grad:
         node = _NotImplementedNode("logical_not")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -6215,34 +6163,33 @@ def logical_not(input):
 def logical_not_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("logical_not(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_logical_not_out[_k](input, out)
 
 
 def bitwise_and_Tensor(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_bitwise_and_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("bitwise_and.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
         node.next_edges = (_e0, _e1)
         node.input_meta = (_m0, _m1)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -6253,19 +6200,19 @@ def bitwise_and_Tensor_inplace(input, other):
         node = _NotImplementedNode("bitwise_and_.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
         node.next_edges = (_e0, _e1)
         node.input_meta = (_m0, _m1)
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_bitwise_and__Tensor[_k](input, other)
     if _need:
         _rebase_history(input, node)
@@ -6275,34 +6222,33 @@ def bitwise_and_Tensor_inplace(input, other):
 def bitwise_and_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("bitwise_and(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_bitwise_and_out[_k](input, other, out)
 
 
 def bitwise_or_Tensor(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_bitwise_or_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("bitwise_or.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
         node.next_edges = (_e0, _e1)
         node.input_meta = (_m0, _m1)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -6313,19 +6259,19 @@ def bitwise_or_Tensor_inplace(input, other):
         node = _NotImplementedNode("bitwise_or_.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
         node.next_edges = (_e0, _e1)
         node.input_meta = (_m0, _m1)
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_bitwise_or__Tensor[_k](input, other)
     if _need:
         _rebase_history(input, node)
@@ -6335,34 +6281,33 @@ def bitwise_or_Tensor_inplace(input, other):
 def bitwise_or_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("bitwise_or(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_bitwise_or_out[_k](input, other, out)
 
 
 def bitwise_xor_Tensor(input, other):
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_bitwise_xor_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
         node = _NotImplementedNode("bitwise_xor.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
         node.next_edges = (_e0, _e1)
         node.input_meta = (_m0, _m1)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -6373,19 +6318,19 @@ def bitwise_xor_Tensor_inplace(input, other):
         node = _NotImplementedNode("bitwise_xor_.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._grad_accumulator or _acc(other), 0)
+            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
             _m1 = (other._data.shape, other._dtype, other._device)
         else:
             _e1 = _m1 = None
         node.next_edges = (_e0, _e1)
         node.input_meta = (_m0, _m1)
-    _k = _tls.remap[input._keys | other._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_bitwise_xor__Tensor[_k](input, other)
     if _need:
         _rebase_history(input, node)
@@ -6395,25 +6340,24 @@ def bitwise_xor_Tensor_inplace(input, other):
 def bitwise_xor_Tensor_out(input, other, out):
     if _any_requires_grad(input, other, out):
         raise RuntimeError("bitwise_xor(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_bitwise_xor_out[_k](input, other, out)
 
 
 def bitwise_not(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_bitwise_not[_k](input)
     if input._requires_grad:
         node = _NotImplementedNode("bitwise_not")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -6423,11 +6367,11 @@ def bitwise_not_inplace(input):
     if _need:
         node = _NotImplementedNode("bitwise_not_")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_bitwise_not_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -6437,17 +6381,17 @@ def bitwise_not_inplace(input):
 def bitwise_not_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("bitwise_not(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_bitwise_not_out[_k](input, out)
 
 
 def isnan(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_isnan[_k](input)
     if input._requires_grad:
         node = _NotImplementedNode("isnan")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -6462,17 +6406,17 @@ def isnan(input):
 def isnan_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("isnan(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_isnan_out[_k](input, out)
 
 
 def isinf(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_isinf[_k](input)
     if input._requires_grad:
         node = _NotImplementedNode("isinf")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -6487,17 +6431,17 @@ def isinf(input):
 def isinf_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("isinf(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_isinf_out[_k](input, out)
 
 
 def isfinite(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_isfinite[_k](input)
     if input._requires_grad:
         node = _NotImplementedNode("isfinite")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -6512,28 +6456,27 @@ def isfinite(input):
 def isfinite_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("isfinite(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_isfinite_out[_k](input, out)
 
 
 def leaky_relu(input, negative_slope):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_leaky_relu[_k](input, negative_slope)
     if input._requires_grad:
         node = _new(LeakyReluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_negative_slope = negative_slope
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -6544,13 +6487,13 @@ def leaky_relu_inplace(input, negative_slope):
         node = _new(LeakyReluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_negative_slope = negative_slope
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_leaky_relu_[_k](input, negative_slope)
     if _need:
         _rebase_history(input, node)
@@ -6560,18 +6503,18 @@ def leaky_relu_inplace(input, negative_slope):
 def leaky_relu_out(input, negative_slope, out):
     if _any_requires_grad(input, negative_slope, out):
         raise RuntimeError("leaky_relu(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_leaky_relu_out[_k](input, negative_slope, out)
 
 
 def elu(input, alpha, scale, input_scale):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_elu[_k](input, alpha, scale, input_scale)
     if input._requires_grad:
         node = _new(EluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -6579,11 +6522,10 @@ def elu(input, alpha, scale, input_scale):
         node._saved_input_scale = input_scale
         node._saved_scale = scale
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -6594,7 +6536,7 @@ def elu_inplace(input, alpha, scale, input_scale):
         node = _new(EluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -6602,7 +6544,7 @@ def elu_inplace(input, alpha, scale, input_scale):
         node._saved_input_scale = input_scale
         node._saved_scale = scale
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_elu_[_k](input, alpha, scale, input_scale)
     if _need:
         _rebase_history(input, node)
@@ -6612,27 +6554,26 @@ def elu_inplace(input, alpha, scale, input_scale):
 def elu_out(input, alpha, scale, input_scale, out):
     if _any_requires_grad(input, alpha, scale, input_scale, out):
         raise RuntimeError("elu(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_elu_out[_k](input, alpha, scale, input_scale, out)
 
 
 def silu(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_silu[_k](input)
     if input._requires_grad:
         node = _new(SiluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -6643,12 +6584,12 @@ def silu_inplace(input):
         node = _new(SiluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_silu_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -6658,27 +6599,26 @@ def silu_inplace(input):
 def silu_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("silu(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_silu_out[_k](input, out)
 
 
 def mish(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_mish[_k](input)
     if input._requires_grad:
         node = _new(MishBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -6689,12 +6629,12 @@ def mish_inplace(input):
         node = _new(MishBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_mish_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -6704,26 +6644,25 @@ def mish_inplace(input):
 def mish_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("mish(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_mish_out[_k](input, out)
 
 
 def sigmoid(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sigmoid[_k](input)
     if input._requires_grad:
         node = _new(SigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -6735,11 +6674,11 @@ def sigmoid_inplace(input):
         node = _new(SigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sigmoid_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -6750,27 +6689,26 @@ def sigmoid_inplace(input):
 def sigmoid_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("sigmoid(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_sigmoid_out[_k](input, out)
 
 
 def log_sigmoid(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_log_sigmoid[_k](input)
     if input._requires_grad:
         node = _new(LogSigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -6781,12 +6719,12 @@ def log_sigmoid_inplace(input):
         node = _new(LogSigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_log_sigmoid_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -6796,29 +6734,28 @@ def log_sigmoid_inplace(input):
 def log_sigmoid_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("log_sigmoid(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_log_sigmoid_out[_k](input, out)
 
 
 def softplus(input, beta, threshold):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_softplus[_k](input, beta, threshold)
     if input._requires_grad:
         node = _new(SoftplusBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_beta = beta
         node._saved_input = _Saved(input, False)
         node._saved_threshold = threshold
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -6829,14 +6766,14 @@ def softplus_inplace(input, beta, threshold):
         node = _new(SoftplusBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_beta = beta
         node._saved_input = _Saved(_clone(input), False)
         node._saved_threshold = threshold
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_softplus_[_k](input, beta, threshold)
     if _need:
         _rebase_history(input, node)
@@ -6846,29 +6783,28 @@ def softplus_inplace(input, beta, threshold):
 def softplus_out(input, beta, threshold, out):
     if _any_requires_grad(input, beta, threshold, out):
         raise RuntimeError("softplus(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_softplus_out[_k](input, beta, threshold, out)
 
 
 def hardtanh(input, min_val, max_val):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_hardtanh[_k](input, min_val, max_val)
     if input._requires_grad:
         node = _new(HardtanhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_max_val = max_val
         node._saved_min_val = min_val
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -6879,14 +6815,14 @@ def hardtanh_inplace(input, min_val, max_val):
         node = _new(HardtanhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_max_val = max_val
         node._saved_min_val = min_val
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_hardtanh_[_k](input, min_val, max_val)
     if _need:
         _rebase_history(input, node)
@@ -6896,27 +6832,26 @@ def hardtanh_inplace(input, min_val, max_val):
 def hardtanh_out(input, min_val, max_val, out):
     if _any_requires_grad(input, min_val, max_val, out):
         raise RuntimeError("hardtanh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_hardtanh_out[_k](input, min_val, max_val, out)
 
 
 def hardsigmoid(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_hardsigmoid[_k](input)
     if input._requires_grad:
         node = _new(HardsigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -6927,12 +6862,12 @@ def hardsigmoid_inplace(input):
         node = _new(HardsigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_hardsigmoid_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -6942,27 +6877,26 @@ def hardsigmoid_inplace(input):
 def hardsigmoid_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("hardsigmoid(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_hardsigmoid_out[_k](input, out)
 
 
 def hardswish(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_hardswish[_k](input)
     if input._requires_grad:
         node = _new(HardswishBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -6973,12 +6907,12 @@ def hardswish_inplace(input):
         node = _new(HardswishBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_hardswish_[_k](input)
     if _need:
         _rebase_history(input, node)
@@ -6988,18 +6922,18 @@ def hardswish_inplace(input):
 def hardswish_out(input, out):
     if _any_requires_grad(input, out):
         raise RuntimeError("hardswish(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_hardswish_out[_k](input, out)
 
 
 def mean(input, dtype):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_mean[_k](input, dtype)
     if input._requires_grad:
         node = _new(MeanBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7013,13 +6947,13 @@ def mean(input, dtype):
 
 
 def mean_dim(input, dim, keepdim, dtype):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_mean_dim[_k](input, dim, keepdim, dtype)
     if input._requires_grad:
         node = _new(MeanBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7035,13 +6969,13 @@ def mean_dim(input, dim, keepdim, dtype):
 
 
 def prod(input, dtype):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_prod[_k](input, dtype)
     if input._requires_grad:
         node = _new(ProdBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7056,13 +6990,13 @@ def prod(input, dtype):
 
 
 def prod_dim_int(input, dim, keepdim, dtype):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_prod_dim_int[_k](input, dim, keepdim, dtype)
     if input._requires_grad:
         node = _new(ProdBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7079,13 +7013,13 @@ def prod_dim_int(input, dim, keepdim, dtype):
 
 
 def amax(input, dim, keepdim):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_amax[_k](input, dim, keepdim)
     if input._requires_grad:
         node = _new(AmaxBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7102,13 +7036,13 @@ def amax(input, dim, keepdim):
 
 
 def amin(input, dim, keepdim):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_amin[_k](input, dim, keepdim)
     if input._requires_grad:
         node = _new(AminBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7125,13 +7059,13 @@ def amin(input, dim, keepdim):
 
 
 def max(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_max[_k](input)
     if input._requires_grad:
         node = _new(MaxBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7146,13 +7080,13 @@ def max(input):
 
 
 def max_dim(input, dim, keepdim):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_max_dim[_k](input, dim, keepdim)
     if input._requires_grad:
         node = _new(MaxBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7165,13 +7099,13 @@ def max_dim(input, dim, keepdim):
 
 
 def min(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_min[_k](input)
     if input._requires_grad:
         node = _new(MinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7186,13 +7120,13 @@ def min(input):
 
 
 def min_dim(input, dim, keepdim):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_min_dim[_k](input, dim, keepdim)
     if input._requires_grad:
         node = _new(MinBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7205,12 +7139,12 @@ def min_dim(input, dim, keepdim):
 
 
 def argmax(input, dim, keepdim):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_argmax[_k](input, dim, keepdim)
     if input._requires_grad:
         node = _NotImplementedNode("argmax")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7223,12 +7157,12 @@ def argmax(input, dim, keepdim):
 
 
 def argmin(input, dim, keepdim):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_argmin[_k](input, dim, keepdim)
     if input._requires_grad:
         node = _NotImplementedNode("argmin")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7241,12 +7175,12 @@ def argmin(input, dim, keepdim):
 
 
 def any(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_any[_k](input)
     if input._requires_grad:
         node = _NotImplementedNode("any")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7259,12 +7193,12 @@ def any(input):
 
 
 def any_dim(input, dim, keepdim):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_any_dim[_k](input, dim, keepdim)
     if input._requires_grad:
         node = _NotImplementedNode("any.dim")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7277,12 +7211,12 @@ def any_dim(input, dim, keepdim):
 
 
 def all(input):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_all[_k](input)
     if input._requires_grad:
         node = _NotImplementedNode("all")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7295,12 +7229,12 @@ def all(input):
 
 
 def all_dim(input, dim, keepdim):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_all_dim[_k](input, dim, keepdim)
     if input._requires_grad:
         node = _NotImplementedNode("all.dim")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7313,13 +7247,13 @@ def all_dim(input, dim, keepdim):
 
 
 def var_correction(input, dim, correction, keepdim):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_var_correction[_k](input, dim, correction, keepdim)
     if input._requires_grad:
         node = _new(VarBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7336,13 +7270,13 @@ def var_correction(input, dim, correction, keepdim):
 
 
 def std_correction(input, dim, correction, keepdim):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_std_correction[_k](input, dim, correction, keepdim)
     if input._requires_grad:
         node = _new(StdBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7360,13 +7294,13 @@ def std_correction(input, dim, correction, keepdim):
 
 
 def logsumexp(input, dim, keepdim):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_logsumexp[_k](input, dim, keepdim)
     if input._requires_grad:
         node = _new(LogsumexpBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7383,13 +7317,13 @@ def logsumexp(input, dim, keepdim):
 
 
 def linalg_vector_norm(input, ord, dim, keepdim, dtype):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_linalg_vector_norm[_k](input, ord, dim, keepdim, dtype)
     if input._requires_grad:
         node = _new(LinalgVectorNormBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7407,13 +7341,13 @@ def linalg_vector_norm(input, ord, dim, keepdim, dtype):
 
 
 def cumsum(input, dim, dtype):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_cumsum[_k](input, dim, dtype)
     if input._requires_grad:
         node = _new(CumsumBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7427,7 +7361,7 @@ def cumsum(input, dim, dtype):
 
 
 def cat(tensors, dim):
-    _k = _tls.remap[_keys_of(tensors)] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[_keys_of(tensors)] & _BELOW_AUTOGRAD
     result = _ops._tab_cat[_k](tensors, dim)
     if _any_requires_grad(tensors):
         node = _new(CatBackward0)
@@ -7445,13 +7379,13 @@ def cat(tensors, dim):
 
 
 def repeat(input, repeats):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_repeat[_k](input, repeats)
     if input._requires_grad:
         node = _new(RepeatBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7466,13 +7400,13 @@ def repeat(input, repeats):
 
 
 def roll(input, shifts, dims):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_roll[_k](input, shifts, dims)
     if input._requires_grad:
         node = _new(RollBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7487,13 +7421,13 @@ def roll(input, shifts, dims):
 
 
 def flip(input, dims):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_flip[_k](input, dims)
     if input._requires_grad:
         node = _new(FlipBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7507,13 +7441,13 @@ def flip(input, dims):
 
 
 def tril(input, diagonal):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_tril[_k](input, diagonal)
     if input._requires_grad:
         node = _new(TrilBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7527,13 +7461,13 @@ def tril(input, diagonal):
 
 
 def triu(input, diagonal):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_triu[_k](input, diagonal)
     if input._requires_grad:
         node = _new(TriuBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7547,26 +7481,26 @@ def triu(input, diagonal):
 
 
 def addmm(input, mat1, mat2, beta, alpha):
-    _k = _tls.remap[input._keys | mat1._keys | mat2._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | mat1._keys | mat2._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_addmm[_k](input, mat1, mat2, beta, alpha)
     if input._requires_grad or mat1._requires_grad or mat2._requires_grad:
         node = _new(AddmmBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if mat1._requires_grad:
             _fn = mat1._grad_fn
-            _e1 = (_fn, mat1._output_nr) if _fn is not None else (mat1._grad_accumulator or _acc(mat1), 0)
+            _e1 = (_fn, mat1._output_nr) if _fn is not None else (mat1._leaf_edge or _leaf_edge(mat1))
             _m1 = (mat1._data.shape, mat1._dtype, mat1._device)
         else:
             _e1 = _m1 = None
         if mat2._requires_grad:
             _fn = mat2._grad_fn
-            _e2 = (_fn, mat2._output_nr) if _fn is not None else (mat2._grad_accumulator or _acc(mat2), 0)
+            _e2 = (_fn, mat2._output_nr) if _fn is not None else (mat2._leaf_edge or _leaf_edge(mat2))
             _m2 = (mat2._data.shape, mat2._dtype, mat2._device)
         else:
             _e2 = _m2 = None
@@ -7585,20 +7519,20 @@ def addmm(input, mat1, mat2, beta, alpha):
 
 
 def dot(input, tensor):
-    _k = _tls.remap[input._keys | tensor._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | tensor._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_dot[_k](input, tensor)
     if input._requires_grad or tensor._requires_grad:
         node = _new(DotBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if tensor._requires_grad:
             _fn = tensor._grad_fn
-            _e1 = (_fn, tensor._output_nr) if _fn is not None else (tensor._grad_accumulator or _acc(tensor), 0)
+            _e1 = (_fn, tensor._output_nr) if _fn is not None else (tensor._leaf_edge or _leaf_edge(tensor))
             _m1 = (tensor._data.shape, tensor._dtype, tensor._device)
         else:
             _e1 = _m1 = None
@@ -7615,13 +7549,13 @@ def dot(input, tensor):
 
 
 def softmax_int(input, dim, dtype):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_softmax_int[_k](input, dim, dtype)
     if input._requires_grad:
         node = _new(SoftmaxBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7637,13 +7571,13 @@ def softmax_int(input, dim, dtype):
 
 
 def log_softmax_int(input, dim, dtype):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_log_softmax_int[_k](input, dim, dtype)
     if input._requires_grad:
         node = _new(LogSoftmaxBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -7659,20 +7593,20 @@ def log_softmax_int(input, dim, dtype):
 
 
 def index_select(input, dim, index):
-    _k = _tls.remap[input._keys | index._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | index._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_index_select[_k](input, dim, index)
     if input._requires_grad or index._requires_grad:
         node = _new(IndexSelectBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr) if _fn is not None else (index._grad_accumulator or _acc(index), 0)
+            _e1 = (_fn, index._output_nr) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
             _m1 = (index._data.shape, index._dtype, index._device)
         else:
             _e1 = _m1 = None
@@ -7690,26 +7624,26 @@ def index_select(input, dim, index):
 
 
 def index_add(input, dim, index, source, alpha):
-    _k = _tls.remap[input._keys | index._keys | source._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | index._keys | source._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_index_add[_k](input, dim, index, source, alpha)
     if input._requires_grad or index._requires_grad or source._requires_grad:
         node = _new(IndexAddBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr) if _fn is not None else (index._grad_accumulator or _acc(index), 0)
+            _e1 = (_fn, index._output_nr) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
             _m1 = (index._data.shape, index._dtype, index._device)
         else:
             _e1 = _m1 = None
         if source._requires_grad:
             _fn = source._grad_fn
-            _e2 = (_fn, source._output_nr) if _fn is not None else (source._grad_accumulator or _acc(source), 0)
+            _e2 = (_fn, source._output_nr) if _fn is not None else (source._leaf_edge or _leaf_edge(source))
             _m2 = (source._data.shape, source._dtype, source._device)
         else:
             _e2 = _m2 = None
@@ -7728,20 +7662,20 @@ def index_add(input, dim, index, source, alpha):
 
 
 def gather(input, dim, index, sparse_grad):
-    _k = _tls.remap[input._keys | index._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | index._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_gather[_k](input, dim, index, sparse_grad)
     if input._requires_grad or index._requires_grad:
         node = _new(GatherBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr) if _fn is not None else (index._grad_accumulator or _acc(index), 0)
+            _e1 = (_fn, index._output_nr) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
             _m1 = (index._data.shape, index._dtype, index._device)
         else:
             _e1 = _m1 = None
@@ -7759,26 +7693,26 @@ def gather(input, dim, index, sparse_grad):
 
 
 def scatter_src(input, dim, index, src):
-    _k = _tls.remap[input._keys | index._keys | src._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | index._keys | src._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_scatter_src[_k](input, dim, index, src)
     if input._requires_grad or index._requires_grad or src._requires_grad:
         node = _new(ScatterBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr) if _fn is not None else (index._grad_accumulator or _acc(index), 0)
+            _e1 = (_fn, index._output_nr) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
             _m1 = (index._data.shape, index._dtype, index._device)
         else:
             _e1 = _m1 = None
         if src._requires_grad:
             _fn = src._grad_fn
-            _e2 = (_fn, src._output_nr) if _fn is not None else (src._grad_accumulator or _acc(src), 0)
+            _e2 = (_fn, src._output_nr) if _fn is not None else (src._leaf_edge or _leaf_edge(src))
             _m2 = (src._data.shape, src._dtype, src._device)
         else:
             _e2 = _m2 = None
@@ -7795,20 +7729,20 @@ def scatter_src(input, dim, index, src):
 
 
 def scatter_value(input, dim, index, value):
-    _k = _tls.remap[input._keys | index._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | index._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_scatter_value[_k](input, dim, index, value)
     if input._requires_grad or index._requires_grad:
         node = _new(ScatterBackward1)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr) if _fn is not None else (index._grad_accumulator or _acc(index), 0)
+            _e1 = (_fn, index._output_nr) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
             _m1 = (index._data.shape, index._dtype, index._device)
         else:
             _e1 = _m1 = None
@@ -7825,26 +7759,26 @@ def scatter_value(input, dim, index, value):
 
 
 def scatter_add(input, dim, index, src):
-    _k = _tls.remap[input._keys | index._keys | src._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | index._keys | src._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_scatter_add[_k](input, dim, index, src)
     if input._requires_grad or index._requires_grad or src._requires_grad:
         node = _new(ScatterAddBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr) if _fn is not None else (index._grad_accumulator or _acc(index), 0)
+            _e1 = (_fn, index._output_nr) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
             _m1 = (index._data.shape, index._dtype, index._device)
         else:
             _e1 = _m1 = None
         if src._requires_grad:
             _fn = src._grad_fn
-            _e2 = (_fn, src._output_nr) if _fn is not None else (src._grad_accumulator or _acc(src), 0)
+            _e2 = (_fn, src._output_nr) if _fn is not None else (src._leaf_edge or _leaf_edge(src))
             _m2 = (src._data.shape, src._dtype, src._device)
         else:
             _e2 = _m2 = None
@@ -7861,31 +7795,30 @@ def scatter_add(input, dim, index, src):
 
 
 def masked_fill_Scalar(input, mask, value):
-    _k = _tls.remap[input._keys | mask._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | mask._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_masked_fill_Scalar[_k](input, mask, value)
     if input._requires_grad or mask._requires_grad:
         node = _new(MaskedFillBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if mask._requires_grad:
             _fn = mask._grad_fn
-            _e1 = (_fn, mask._output_nr) if _fn is not None else (mask._grad_accumulator or _acc(mask), 0)
+            _e1 = (_fn, mask._output_nr) if _fn is not None else (mask._leaf_edge or _leaf_edge(mask))
             _m1 = (mask._data.shape, mask._dtype, mask._device)
         else:
             _e1 = _m1 = None
         node.next_edges = (_e0, _e1)
         node.input_meta = (_m0, _m1)
         node._saved_mask = _Saved(mask, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -7897,20 +7830,20 @@ def masked_fill_Scalar_inplace(input, mask, value):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if mask._requires_grad:
             _fn = mask._grad_fn
-            _e1 = (_fn, mask._output_nr) if _fn is not None else (mask._grad_accumulator or _acc(mask), 0)
+            _e1 = (_fn, mask._output_nr) if _fn is not None else (mask._leaf_edge or _leaf_edge(mask))
             _m1 = (mask._data.shape, mask._dtype, mask._device)
         else:
             _e1 = _m1 = None
         node.next_edges = (_e0, _e1)
         node.input_meta = (_m0, _m1)
         node._saved_mask = _save_before_write(_Saved, mask, input)
-    _k = _tls.remap[input._keys | mask._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | mask._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_masked_fill__Scalar[_k](input, mask, value)
     if _need:
         _rebase_history(input, node)
@@ -7920,42 +7853,41 @@ def masked_fill_Scalar_inplace(input, mask, value):
 def masked_fill_Scalar_out(input, mask, value, out):
     if _any_requires_grad(input, mask, value, out):
         raise RuntimeError("masked_fill(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | mask._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | mask._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_masked_fill_Scalar_out[_k](input, mask, value, out)
 
 
 def masked_fill_Tensor(input, mask, value):
-    _k = _tls.remap[input._keys | mask._keys | value._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | mask._keys | value._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_masked_fill_Tensor[_k](input, mask, value)
     if input._requires_grad or mask._requires_grad or value._requires_grad:
         node = _new(MaskedFillBackward1)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if mask._requires_grad:
             _fn = mask._grad_fn
-            _e1 = (_fn, mask._output_nr) if _fn is not None else (mask._grad_accumulator or _acc(mask), 0)
+            _e1 = (_fn, mask._output_nr) if _fn is not None else (mask._leaf_edge or _leaf_edge(mask))
             _m1 = (mask._data.shape, mask._dtype, mask._device)
         else:
             _e1 = _m1 = None
         if value._requires_grad:
             _fn = value._grad_fn
-            _e2 = (_fn, value._output_nr) if _fn is not None else (value._grad_accumulator or _acc(value), 0)
+            _e2 = (_fn, value._output_nr) if _fn is not None else (value._leaf_edge or _leaf_edge(value))
             _m2 = (value._data.shape, value._dtype, value._device)
         else:
             _e2 = _m2 = None
         node.next_edges = (_e0, _e1, _e2)
         node.input_meta = (_m0, _m1, _m2)
         node._saved_mask = _Saved(mask, False)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
     return result
 
 
@@ -7967,26 +7899,26 @@ def masked_fill_Tensor_inplace(input, mask, value):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
             _m0 = (input._data.shape, input._dtype, input._device)
         else:
             _e0 = _m0 = None
         if mask._requires_grad:
             _fn = mask._grad_fn
-            _e1 = (_fn, mask._output_nr) if _fn is not None else (mask._grad_accumulator or _acc(mask), 0)
+            _e1 = (_fn, mask._output_nr) if _fn is not None else (mask._leaf_edge or _leaf_edge(mask))
             _m1 = (mask._data.shape, mask._dtype, mask._device)
         else:
             _e1 = _m1 = None
         if value._requires_grad:
             _fn = value._grad_fn
-            _e2 = (_fn, value._output_nr) if _fn is not None else (value._grad_accumulator or _acc(value), 0)
+            _e2 = (_fn, value._output_nr) if _fn is not None else (value._leaf_edge or _leaf_edge(value))
             _m2 = (value._data.shape, value._dtype, value._device)
         else:
             _e2 = _m2 = None
         node.next_edges = (_e0, _e1, _e2)
         node.input_meta = (_m0, _m1, _m2)
         node._saved_mask = _save_before_write(_Saved, mask, input)
-    _k = _tls.remap[input._keys | mask._keys | value._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | mask._keys | value._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_masked_fill__Tensor[_k](input, mask, value)
     if _need:
         _rebase_history(input, node)
@@ -7996,25 +7928,25 @@ def masked_fill_Tensor_inplace(input, mask, value):
 def masked_fill_Tensor_out(input, mask, value, out):
     if _any_requires_grad(input, mask, value, out):
         raise RuntimeError("masked_fill(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
-    _k = _tls.remap[input._keys | mask._keys | value._keys | out._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys | mask._keys | value._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_masked_fill_out[_k](input, mask, value, out)
 
 
 def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
-    _k = _tls.remap[weight._keys | indices._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[weight._keys | indices._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_embedding[_k](weight, indices, padding_idx, scale_grad_by_freq, sparse)
     if weight._requires_grad or indices._requires_grad:
         node = _new(EmbeddingBackward0)
         node.sequence_nr = _next_seq()
         if weight._requires_grad:
             _fn = weight._grad_fn
-            _e0 = (_fn, weight._output_nr) if _fn is not None else (weight._grad_accumulator or _acc(weight), 0)
+            _e0 = (_fn, weight._output_nr) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
             _m0 = (weight._data.shape, weight._dtype, weight._device)
         else:
             _e0 = _m0 = None
         if indices._requires_grad:
             _fn = indices._grad_fn
-            _e1 = (_fn, indices._output_nr) if _fn is not None else (indices._grad_accumulator or _acc(indices), 0)
+            _e1 = (_fn, indices._output_nr) if _fn is not None else (indices._leaf_edge or _leaf_edge(indices))
             _m1 = (indices._data.shape, indices._dtype, indices._device)
         else:
             _e1 = _m1 = None
@@ -8033,12 +7965,12 @@ def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
 
 
 def one_hot(input, num_classes):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_one_hot[_k](input, num_classes)
     if input._requires_grad:
         node = _NotImplementedNode("one_hot")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -8051,13 +7983,13 @@ def one_hot(input, num_classes):
 
 
 def sort(input, dim, descending):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sort[_k](input, dim, descending)
     if input._requires_grad:
         node = _new(SortBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -8069,13 +8001,13 @@ def sort(input, dim, descending):
 
 
 def sort_stable(input, stable, dim, descending):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sort_stable[_k](input, stable, dim, descending)
     if input._requires_grad:
         node = _new(SortBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -8087,13 +8019,13 @@ def sort_stable(input, stable, dim, descending):
 
 
 def topk(input, k, dim, largest, sorted):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_topk[_k](input, k, dim, largest, sorted)
     if input._requires_grad:
         node = _new(TopkBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -8105,13 +8037,13 @@ def topk(input, k, dim, largest, sorted):
 
 
 def native_dropout(input, p, train):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_native_dropout[_k](input, p, train)
     if input._requires_grad:
         node = _new(NativeDropoutBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -8123,13 +8055,13 @@ def native_dropout(input, p, train):
 
 
 def im2col(input, kernel_size, dilation, padding, stride):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_im2col[_k](input, kernel_size, dilation, padding, stride)
     if input._requires_grad:
         node = _new(Im2colBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -8147,13 +8079,13 @@ def im2col(input, kernel_size, dilation, padding, stride):
 
 
 def col2im(input, output_size, kernel_size, dilation, padding, stride):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_col2im[_k](input, output_size, kernel_size, dilation, padding, stride)
     if input._requires_grad:
         node = _new(Col2imBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)
@@ -8170,13 +8102,13 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride):
 
 
 def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode):
-    _k = _tls.remap[input._keys] & _BELOW_AUTOGRAD
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_max_pool2d_with_indices[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
     if input._requires_grad:
         node = _new(MaxPool2dWithIndicesBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._grad_accumulator or _acc(input), 0)
+        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         _m0 = (input._data.shape, input._dtype, input._device)
         node.next_edges = (_e0,)
         node.input_meta = (_m0,)

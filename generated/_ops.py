@@ -6,6 +6,7 @@
 from runtime import dtypes as _dtypes
 from runtime.dispatcher import dispatcher as _dispatcher
 from runtime.dispatcher import keys_of as _keys_of
+from runtime.dispatcher import shared as _shared
 from runtime.dispatcher import tls as _tls
 from runtime.factories import scalar_tensor as _scalar
 from runtime.opcall import NOT_GIVEN as _NG
@@ -245,7 +246,7 @@ _tab_add_Tensor = _op_add_Tensor.table
 
 def _call_add_Tensor(input, other, alpha):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_add_Tensor, (input, other, alpha,))
     return _tab_add_Tensor[_k](input, other, alpha)
@@ -257,7 +258,7 @@ _tab_add__Tensor = _op_add__Tensor.table
 
 def _call_add__Tensor(input, other, alpha):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_add__Tensor, (input, other, alpha,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -270,7 +271,7 @@ _tab_add_out = _op_add_out.table
 
 def _call_add_out(input, other, alpha, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_add_out, (input, other, alpha, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -283,7 +284,7 @@ _tab_add_Scalar = _op_add_Scalar.table
 
 def _call_add_Scalar(input, other, alpha):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_add_Scalar, (input, other, alpha,))
     return _tab_add_Scalar[_k](input, other, alpha)
@@ -295,7 +296,7 @@ _tab_add__Scalar = _op_add__Scalar.table
 
 def _call_add__Scalar(input, other, alpha):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_add__Scalar, (input, other, alpha,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -308,7 +309,7 @@ _tab_add_Scalar_out = _op_add_Scalar_out.table
 
 def _call_add_Scalar_out(input, other, alpha, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_add_Scalar_out, (input, other, alpha, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -321,7 +322,7 @@ _tab_sub_Tensor = _op_sub_Tensor.table
 
 def _call_sub_Tensor(input, other, alpha):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sub_Tensor, (input, other, alpha,))
     return _tab_sub_Tensor[_k](input, other, alpha)
@@ -333,7 +334,7 @@ _tab_sub__Tensor = _op_sub__Tensor.table
 
 def _call_sub__Tensor(input, other, alpha):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sub__Tensor, (input, other, alpha,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -346,7 +347,7 @@ _tab_sub_out = _op_sub_out.table
 
 def _call_sub_out(input, other, alpha, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sub_out, (input, other, alpha, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -359,7 +360,7 @@ _tab_sub_Scalar = _op_sub_Scalar.table
 
 def _call_sub_Scalar(input, other, alpha):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sub_Scalar, (input, other, alpha,))
     return _tab_sub_Scalar[_k](input, other, alpha)
@@ -371,7 +372,7 @@ _tab_sub__Scalar = _op_sub__Scalar.table
 
 def _call_sub__Scalar(input, other, alpha):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sub__Scalar, (input, other, alpha,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -384,7 +385,7 @@ _tab_sub_Scalar_out = _op_sub_Scalar_out.table
 
 def _call_sub_Scalar_out(input, other, alpha, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sub_Scalar_out, (input, other, alpha, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -397,7 +398,7 @@ _tab_mul_Tensor = _op_mul_Tensor.table
 
 def _call_mul_Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mul_Tensor, (input, other,))
     return _tab_mul_Tensor[_k](input, other)
@@ -409,7 +410,7 @@ _tab_mul__Tensor = _op_mul__Tensor.table
 
 def _call_mul__Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mul__Tensor, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -422,7 +423,7 @@ _tab_mul_out = _op_mul_out.table
 
 def _call_mul_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mul_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -435,7 +436,7 @@ _tab_mul_Scalar = _op_mul_Scalar.table
 
 def _call_mul_Scalar(input, other):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mul_Scalar, (input, other,))
     return _tab_mul_Scalar[_k](input, other)
@@ -447,7 +448,7 @@ _tab_mul__Scalar = _op_mul__Scalar.table
 
 def _call_mul__Scalar(input, other):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mul__Scalar, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -460,7 +461,7 @@ _tab_mul_Scalar_out = _op_mul_Scalar_out.table
 
 def _call_mul_Scalar_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mul_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -473,7 +474,7 @@ _tab_div_Tensor = _op_div_Tensor.table
 
 def _call_div_Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_div_Tensor, (input, other,))
     return _tab_div_Tensor[_k](input, other)
@@ -485,7 +486,7 @@ _tab_div__Tensor = _op_div__Tensor.table
 
 def _call_div__Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_div__Tensor, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -498,7 +499,7 @@ _tab_div_out = _op_div_out.table
 
 def _call_div_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_div_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -511,7 +512,7 @@ _tab_div_Scalar = _op_div_Scalar.table
 
 def _call_div_Scalar(input, other):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_div_Scalar, (input, other,))
     return _tab_div_Scalar[_k](input, other)
@@ -523,7 +524,7 @@ _tab_div__Scalar = _op_div__Scalar.table
 
 def _call_div__Scalar(input, other):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_div__Scalar, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -536,7 +537,7 @@ _tab_div_Scalar_out = _op_div_Scalar_out.table
 
 def _call_div_Scalar_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_div_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -549,7 +550,7 @@ _tab_neg = _op_neg.table
 
 def _call_neg(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_neg, (input,))
     return _tab_neg[_k](input)
@@ -561,7 +562,7 @@ _tab_neg_ = _op_neg_.table
 
 def _call_neg_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_neg_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -574,7 +575,7 @@ _tab_neg_out = _op_neg_out.table
 
 def _call_neg_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_neg_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -587,7 +588,7 @@ _tab_pow_Tensor_Scalar = _op_pow_Tensor_Scalar.table
 
 def _call_pow_Tensor_Scalar(input, exponent):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_pow_Tensor_Scalar, (input, exponent,))
     return _tab_pow_Tensor_Scalar[_k](input, exponent)
@@ -599,7 +600,7 @@ _tab_pow__Tensor_Scalar = _op_pow__Tensor_Scalar.table
 
 def _call_pow__Tensor_Scalar(input, exponent):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_pow__Tensor_Scalar, (input, exponent,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -612,7 +613,7 @@ _tab_pow_Tensor_Scalar_out = _op_pow_Tensor_Scalar_out.table
 
 def _call_pow_Tensor_Scalar_out(input, exponent, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_pow_Tensor_Scalar_out, (input, exponent, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -625,7 +626,7 @@ _tab_exp = _op_exp.table
 
 def _call_exp(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_exp, (input,))
     return _tab_exp[_k](input)
@@ -637,7 +638,7 @@ _tab_exp_ = _op_exp_.table
 
 def _call_exp_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_exp_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -650,7 +651,7 @@ _tab_exp_out = _op_exp_out.table
 
 def _call_exp_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_exp_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -663,7 +664,7 @@ _tab_relu = _op_relu.table
 
 def _call_relu(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_relu, (input,))
     return _tab_relu[_k](input)
@@ -675,7 +676,7 @@ _tab_relu_ = _op_relu_.table
 
 def _call_relu_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_relu_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -688,7 +689,7 @@ _tab_relu_out = _op_relu_out.table
 
 def _call_relu_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_relu_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -701,7 +702,7 @@ _tab_threshold_backward = _op_threshold_backward.table
 
 def _call_threshold_backward(grad_output, input, threshold):
     try:
-        _k = _tls.remap[grad_output._keys | input._keys]
+        _k = (_shared.remap or _tls.remap)[grad_output._keys | input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_threshold_backward, (grad_output, input, threshold,))
     return _tab_threshold_backward[_k](grad_output, input, threshold)
@@ -713,7 +714,7 @@ _tab_threshold_backward_out = _op_threshold_backward_out.table
 
 def _call_threshold_backward_out(grad_output, input, threshold, out):
     try:
-        _k = _tls.remap[grad_output._keys | input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[grad_output._keys | input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_threshold_backward_out, (grad_output, input, threshold, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -726,7 +727,7 @@ _tab_gt_Tensor = _op_gt_Tensor.table
 
 def _call_gt_Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_gt_Tensor, (input, other,))
     return _tab_gt_Tensor[_k](input, other)
@@ -738,7 +739,7 @@ _tab_gt_out = _op_gt_out.table
 
 def _call_gt_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_gt_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -751,7 +752,7 @@ _tab_gt_Scalar = _op_gt_Scalar.table
 
 def _call_gt_Scalar(input, other):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_gt_Scalar, (input, other,))
     return _tab_gt_Scalar[_k](input, other)
@@ -763,7 +764,7 @@ _tab_gt_Scalar_out = _op_gt_Scalar_out.table
 
 def _call_gt_Scalar_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_gt_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -776,7 +777,7 @@ _tab_sum = _op_sum.table
 
 def _call_sum(input, dtype):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sum, (input, dtype,))
     return _tab_sum[_k](input, dtype)
@@ -788,7 +789,7 @@ _tab_sum_dim_IntList = _op_sum_dim_IntList.table
 
 def _call_sum_dim_IntList(input, dim, keepdim, dtype):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sum_dim_IntList, (input, dim, keepdim, dtype,))
     return _tab_sum_dim_IntList[_k](input, dim, keepdim, dtype)
@@ -800,7 +801,7 @@ _tab_mm = _op_mm.table
 
 def _call_mm(input, mat2):
     try:
-        _k = _tls.remap[input._keys | mat2._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | mat2._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mm, (input, mat2,))
     return _tab_mm[_k](input, mat2)
@@ -812,7 +813,7 @@ _tab_bmm = _op_bmm.table
 
 def _call_bmm(input, mat2):
     try:
-        _k = _tls.remap[input._keys | mat2._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | mat2._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bmm, (input, mat2,))
     return _tab_bmm[_k](input, mat2)
@@ -824,7 +825,7 @@ _tab_matmul = _op_matmul.table
 
 def _call_matmul(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_matmul, (input, other,))
     return _tab_matmul[_k](input, other)
@@ -836,7 +837,7 @@ _tab_t = _op_t.table
 
 def _call_t(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_t, (input,))
     return _tab_t[_k](input)
@@ -848,7 +849,7 @@ _tab_transpose_int = _op_transpose_int.table
 
 def _call_transpose_int(input, dim0, dim1):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_transpose_int, (input, dim0, dim1,))
     return _tab_transpose_int[_k](input, dim0, dim1)
@@ -860,7 +861,7 @@ _tab_permute = _op_permute.table
 
 def _call_permute(input, dims):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_permute, (input, dims,))
     return _tab_permute[_k](input, dims)
@@ -872,7 +873,7 @@ _tab_expand = _op_expand.table
 
 def _call_expand(input, size, implicit):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_expand, (input, size, implicit,))
     return _tab_expand[_k](input, size, implicit)
@@ -884,7 +885,7 @@ _tab_unsqueeze = _op_unsqueeze.table
 
 def _call_unsqueeze(input, dim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_unsqueeze, (input, dim,))
     return _tab_unsqueeze[_k](input, dim)
@@ -896,7 +897,7 @@ _tab_squeeze = _op_squeeze.table
 
 def _call_squeeze(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_squeeze, (input,))
     return _tab_squeeze[_k](input)
@@ -908,7 +909,7 @@ _tab_squeeze_dim = _op_squeeze_dim.table
 
 def _call_squeeze_dim(input, dim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_squeeze_dim, (input, dim,))
     return _tab_squeeze_dim[_k](input, dim)
@@ -920,7 +921,7 @@ _tab_view = _op_view.table
 
 def _call_view(input, size):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_view, (input, size,))
     return _tab_view[_k](input, size)
@@ -932,7 +933,7 @@ _tab_reshape = _op_reshape.table
 
 def _call_reshape(input, shape):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_reshape, (input, shape,))
     return _tab_reshape[_k](input, shape)
@@ -944,7 +945,7 @@ _tab_clone = _op_clone.table
 
 def _call_clone(input, memory_format):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_clone, (input, memory_format,))
     return _tab_clone[_k](input, memory_format)
@@ -956,7 +957,7 @@ _tab_contiguous = _op_contiguous.table
 
 def _call_contiguous(input, memory_format):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_contiguous, (input, memory_format,))
     return _tab_contiguous[_k](input, memory_format)
@@ -968,7 +969,7 @@ _tab_select_int = _op_select_int.table
 
 def _call_select_int(input, dim, index):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_select_int, (input, dim, index,))
     return _tab_select_int[_k](input, dim, index)
@@ -980,7 +981,7 @@ _tab_slice_Tensor = _op_slice_Tensor.table
 
 def _call_slice_Tensor(input, dim, start, end, step):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_slice_Tensor, (input, dim, start, end, step,))
     return _tab_slice_Tensor[_k](input, dim, start, end, step)
@@ -992,7 +993,7 @@ _tab_narrow = _op_narrow.table
 
 def _call_narrow(input, dim, start, length):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_narrow, (input, dim, start, length,))
     return _tab_narrow[_k](input, dim, start, length)
@@ -1004,7 +1005,7 @@ _tab_diagonal = _op_diagonal.table
 
 def _call_diagonal(input, offset, dim1, dim2):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_diagonal, (input, offset, dim1, dim2,))
     return _tab_diagonal[_k](input, offset, dim1, dim2)
@@ -1016,7 +1017,7 @@ _tab_as_strided = _op_as_strided.table
 
 def _call_as_strided(input, size, stride, storage_offset):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_as_strided, (input, size, stride, storage_offset,))
     return _tab_as_strided[_k](input, size, stride, storage_offset)
@@ -1028,7 +1029,7 @@ _tab_unbind_int = _op_unbind_int.table
 
 def _call_unbind_int(input, dim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_unbind_int, (input, dim,))
     return _tab_unbind_int[_k](input, dim)
@@ -1040,7 +1041,7 @@ _tab_split_Tensor = _op_split_Tensor.table
 
 def _call_split_Tensor(input, split_size, dim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_split_Tensor, (input, split_size, dim,))
     return _tab_split_Tensor[_k](input, split_size, dim)
@@ -1052,7 +1053,7 @@ _tab_chunk = _op_chunk.table
 
 def _call_chunk(input, chunks, dim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_chunk, (input, chunks, dim,))
     return _tab_chunk[_k](input, chunks, dim)
@@ -1064,7 +1065,7 @@ _tab_flatten_using_ints = _op_flatten_using_ints.table
 
 def _call_flatten_using_ints(input, start_dim, end_dim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_flatten_using_ints, (input, start_dim, end_dim,))
     return _tab_flatten_using_ints[_k](input, start_dim, end_dim)
@@ -1076,7 +1077,7 @@ _tab_unflatten_int = _op_unflatten_int.table
 
 def _call_unflatten_int(input, dim, sizes):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_unflatten_int, (input, dim, sizes,))
     return _tab_unflatten_int[_k](input, dim, sizes)
@@ -1088,7 +1089,7 @@ _tab_expand_as = _op_expand_as.table
 
 def _call_expand_as(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_expand_as, (input, other,))
     return _tab_expand_as[_k](input, other)
@@ -1100,7 +1101,7 @@ _tab_select_backward = _op_select_backward.table
 
 def _call_select_backward(grad_output, input_sizes, dim, index):
     try:
-        _k = _tls.remap[grad_output._keys]
+        _k = (_shared.remap or _tls.remap)[grad_output._keys]
     except AttributeError:
         _k = _bad_arguments(_op_select_backward, (grad_output, input_sizes, dim, index,))
     return _tab_select_backward[_k](grad_output, input_sizes, dim, index)
@@ -1112,7 +1113,7 @@ _tab_slice_backward = _op_slice_backward.table
 
 def _call_slice_backward(grad_output, input_sizes, dim, start, end, step):
     try:
-        _k = _tls.remap[grad_output._keys]
+        _k = (_shared.remap or _tls.remap)[grad_output._keys]
     except AttributeError:
         _k = _bad_arguments(_op_slice_backward, (grad_output, input_sizes, dim, start, end, step,))
     return _tab_slice_backward[_k](grad_output, input_sizes, dim, start, end, step)
@@ -1124,7 +1125,7 @@ _tab_diagonal_backward = _op_diagonal_backward.table
 
 def _call_diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     try:
-        _k = _tls.remap[grad_output._keys]
+        _k = (_shared.remap or _tls.remap)[grad_output._keys]
     except AttributeError:
         _k = _bad_arguments(_op_diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2,))
     return _tab_diagonal_backward[_k](grad_output, input_sizes, offset, dim1, dim2)
@@ -1136,7 +1137,7 @@ _tab_as_strided_backward = _op_as_strided_backward.table
 
 def _call_as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset):
     try:
-        _k = _tls.remap[grad._keys]
+        _k = (_shared.remap or _tls.remap)[grad._keys]
     except AttributeError:
         _k = _bad_arguments(_op_as_strided_backward, (grad, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
     return _tab_as_strided_backward[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
@@ -1148,7 +1149,7 @@ _tab_copy_ = _op_copy_.table
 
 def _call_copy_(input, src, non_blocking):
     try:
-        _k = _tls.remap[input._keys | src._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | src._keys]
     except AttributeError:
         _k = _bad_arguments(_op_copy_, (input, src, non_blocking,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1161,7 +1162,7 @@ _tab__to_copy = _op__to_copy.table
 
 def _call__to_copy(input, dtype, layout, device, pin_memory, non_blocking, memory_format):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op__to_copy, (input, dtype, layout, device, pin_memory, non_blocking, memory_format,))
     return _tab__to_copy[_k](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
@@ -1173,7 +1174,7 @@ _tab_fill__Scalar = _op_fill__Scalar.table
 
 def _call_fill__Scalar(input, value):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_fill__Scalar, (input, value,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1186,7 +1187,7 @@ _tab_zero_ = _op_zero_.table
 
 def _call_zero_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_zero_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1199,7 +1200,7 @@ _tab_index_Tensor = _op_index_Tensor.table
 
 def _call_index_Tensor(input, indices):
     try:
-        _k = _tls.remap[input._keys | _keys_of(indices)]
+        _k = (_shared.remap or _tls.remap)[input._keys | _keys_of(indices)]
     except AttributeError:
         _k = _bad_arguments(_op_index_Tensor, (input, indices,))
     return _tab_index_Tensor[_k](input, indices)
@@ -1211,7 +1212,7 @@ _tab_index_put = _op_index_put.table
 
 def _call_index_put(input, indices, values, accumulate):
     try:
-        _k = _tls.remap[input._keys | _keys_of(indices) | values._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | _keys_of(indices) | values._keys]
     except AttributeError:
         _k = _bad_arguments(_op_index_put, (input, indices, values, accumulate,))
     return _tab_index_put[_k](input, indices, values, accumulate)
@@ -1223,7 +1224,7 @@ _tab_index_put_ = _op_index_put_.table
 
 def _call_index_put_(input, indices, values, accumulate):
     try:
-        _k = _tls.remap[input._keys | _keys_of(indices) | values._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | _keys_of(indices) | values._keys]
     except AttributeError:
         _k = _bad_arguments(_op_index_put_, (input, indices, values, accumulate,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1235,7 +1236,7 @@ _tab_empty_strided = _op_empty_strided.table
 
 
 def _call_empty_strided(size, stride, dtype, layout, device, pin_memory):
-    _k = _tls.remap[0]
+    _k = (_shared.remap or _tls.remap)[0]
     return _tab_empty_strided[_k](size, stride, dtype, layout, device, pin_memory)
 
 
@@ -1245,7 +1246,7 @@ _tab_new_empty = _op_new_empty.table
 
 def _call_new_empty(input, size, dtype, layout, device, pin_memory):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_new_empty, (input, size, dtype, layout, device, pin_memory,))
     return _tab_new_empty[_k](input, size, dtype, layout, device, pin_memory)
@@ -1257,7 +1258,7 @@ _tab_new_zeros = _op_new_zeros.table
 
 def _call_new_zeros(input, size, dtype, layout, device, pin_memory):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_new_zeros, (input, size, dtype, layout, device, pin_memory,))
     return _tab_new_zeros[_k](input, size, dtype, layout, device, pin_memory)
@@ -1269,7 +1270,7 @@ _tab_new_ones = _op_new_ones.table
 
 def _call_new_ones(input, size, dtype, layout, device, pin_memory):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_new_ones, (input, size, dtype, layout, device, pin_memory,))
     return _tab_new_ones[_k](input, size, dtype, layout, device, pin_memory)
@@ -1281,7 +1282,7 @@ _tab_new_full = _op_new_full.table
 
 def _call_new_full(input, size, fill_value, dtype, layout, device, pin_memory):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_new_full, (input, size, fill_value, dtype, layout, device, pin_memory,))
     return _tab_new_full[_k](input, size, fill_value, dtype, layout, device, pin_memory)
@@ -1293,7 +1294,7 @@ _tab_uniform_ = _op_uniform_.table
 
 def _call_uniform_(input, from_, to, generator):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_uniform_, (input, from_, to, generator,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1306,7 +1307,7 @@ _tab_normal_ = _op_normal_.table
 
 def _call_normal_(input, mean, std, generator):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_normal_, (input, mean, std, generator,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1319,7 +1320,7 @@ _tab_random__from = _op_random__from.table
 
 def _call_random__from(input, from_, to, generator):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_random__from, (input, from_, to, generator,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1332,7 +1333,7 @@ _tab_div_Tensor_mode = _op_div_Tensor_mode.table
 
 def _call_div_Tensor_mode(input, other, rounding_mode):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_div_Tensor_mode, (input, other, rounding_mode,))
     return _tab_div_Tensor_mode[_k](input, other, rounding_mode)
@@ -1344,7 +1345,7 @@ _tab_div_Scalar_mode = _op_div_Scalar_mode.table
 
 def _call_div_Scalar_mode(input, other, rounding_mode):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_div_Scalar_mode, (input, other, rounding_mode,))
     return _tab_div_Scalar_mode[_k](input, other, rounding_mode)
@@ -1356,7 +1357,7 @@ _tab_floor_divide = _op_floor_divide.table
 
 def _call_floor_divide(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor_divide, (input, other,))
     return _tab_floor_divide[_k](input, other)
@@ -1368,7 +1369,7 @@ _tab_floor_divide_ = _op_floor_divide_.table
 
 def _call_floor_divide_(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor_divide_, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1381,7 +1382,7 @@ _tab_floor_divide_out = _op_floor_divide_out.table
 
 def _call_floor_divide_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor_divide_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1394,7 +1395,7 @@ _tab_floor_divide_Scalar = _op_floor_divide_Scalar.table
 
 def _call_floor_divide_Scalar(input, other):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor_divide_Scalar, (input, other,))
     return _tab_floor_divide_Scalar[_k](input, other)
@@ -1406,7 +1407,7 @@ _tab_floor_divide__Scalar = _op_floor_divide__Scalar.table
 
 def _call_floor_divide__Scalar(input, other):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor_divide__Scalar, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1419,7 +1420,7 @@ _tab_floor_divide_Scalar_out = _op_floor_divide_Scalar_out.table
 
 def _call_floor_divide_Scalar_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor_divide_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1432,7 +1433,7 @@ _tab_pow_Tensor_Tensor = _op_pow_Tensor_Tensor.table
 
 def _call_pow_Tensor_Tensor(input, exponent):
     try:
-        _k = _tls.remap[input._keys | exponent._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys]
     except AttributeError:
         _k = _bad_arguments(_op_pow_Tensor_Tensor, (input, exponent,))
     return _tab_pow_Tensor_Tensor[_k](input, exponent)
@@ -1444,7 +1445,7 @@ _tab_pow__Tensor_Tensor = _op_pow__Tensor_Tensor.table
 
 def _call_pow__Tensor_Tensor(input, exponent):
     try:
-        _k = _tls.remap[input._keys | exponent._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys]
     except AttributeError:
         _k = _bad_arguments(_op_pow__Tensor_Tensor, (input, exponent,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1457,7 +1458,7 @@ _tab_pow_Tensor_Tensor_out = _op_pow_Tensor_Tensor_out.table
 
 def _call_pow_Tensor_Tensor_out(input, exponent, out):
     try:
-        _k = _tls.remap[input._keys | exponent._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_pow_Tensor_Tensor_out, (input, exponent, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1470,7 +1471,7 @@ _tab_remainder_Tensor = _op_remainder_Tensor.table
 
 def _call_remainder_Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_remainder_Tensor, (input, other,))
     return _tab_remainder_Tensor[_k](input, other)
@@ -1482,7 +1483,7 @@ _tab_remainder__Tensor = _op_remainder__Tensor.table
 
 def _call_remainder__Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_remainder__Tensor, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1495,7 +1496,7 @@ _tab_remainder_out = _op_remainder_out.table
 
 def _call_remainder_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_remainder_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1508,7 +1509,7 @@ _tab_remainder_Scalar = _op_remainder_Scalar.table
 
 def _call_remainder_Scalar(input, other):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_remainder_Scalar, (input, other,))
     return _tab_remainder_Scalar[_k](input, other)
@@ -1520,7 +1521,7 @@ _tab_remainder__Scalar = _op_remainder__Scalar.table
 
 def _call_remainder__Scalar(input, other):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_remainder__Scalar, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1533,7 +1534,7 @@ _tab_remainder_Scalar_out = _op_remainder_Scalar_out.table
 
 def _call_remainder_Scalar_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_remainder_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1546,7 +1547,7 @@ _tab_fmod_Tensor = _op_fmod_Tensor.table
 
 def _call_fmod_Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_fmod_Tensor, (input, other,))
     return _tab_fmod_Tensor[_k](input, other)
@@ -1558,7 +1559,7 @@ _tab_fmod__Tensor = _op_fmod__Tensor.table
 
 def _call_fmod__Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_fmod__Tensor, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1571,7 +1572,7 @@ _tab_fmod_out = _op_fmod_out.table
 
 def _call_fmod_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_fmod_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1584,7 +1585,7 @@ _tab_fmod_Scalar = _op_fmod_Scalar.table
 
 def _call_fmod_Scalar(input, other):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_fmod_Scalar, (input, other,))
     return _tab_fmod_Scalar[_k](input, other)
@@ -1596,7 +1597,7 @@ _tab_fmod__Scalar = _op_fmod__Scalar.table
 
 def _call_fmod__Scalar(input, other):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_fmod__Scalar, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1609,7 +1610,7 @@ _tab_fmod_Scalar_out = _op_fmod_Scalar_out.table
 
 def _call_fmod_Scalar_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_fmod_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1622,7 +1623,7 @@ _tab_abs = _op_abs.table
 
 def _call_abs(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_abs, (input,))
     return _tab_abs[_k](input)
@@ -1634,7 +1635,7 @@ _tab_abs_ = _op_abs_.table
 
 def _call_abs_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_abs_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1647,7 +1648,7 @@ _tab_abs_out = _op_abs_out.table
 
 def _call_abs_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_abs_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1660,7 +1661,7 @@ _tab_sign = _op_sign.table
 
 def _call_sign(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sign, (input,))
     return _tab_sign[_k](input)
@@ -1672,7 +1673,7 @@ _tab_sign_ = _op_sign_.table
 
 def _call_sign_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sign_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1685,7 +1686,7 @@ _tab_sign_out = _op_sign_out.table
 
 def _call_sign_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sign_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1698,7 +1699,7 @@ _tab_reciprocal = _op_reciprocal.table
 
 def _call_reciprocal(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_reciprocal, (input,))
     return _tab_reciprocal[_k](input)
@@ -1710,7 +1711,7 @@ _tab_reciprocal_ = _op_reciprocal_.table
 
 def _call_reciprocal_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_reciprocal_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1723,7 +1724,7 @@ _tab_reciprocal_out = _op_reciprocal_out.table
 
 def _call_reciprocal_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_reciprocal_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1736,7 +1737,7 @@ _tab_sqrt = _op_sqrt.table
 
 def _call_sqrt(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sqrt, (input,))
     return _tab_sqrt[_k](input)
@@ -1748,7 +1749,7 @@ _tab_sqrt_ = _op_sqrt_.table
 
 def _call_sqrt_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sqrt_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1761,7 +1762,7 @@ _tab_sqrt_out = _op_sqrt_out.table
 
 def _call_sqrt_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sqrt_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1774,7 +1775,7 @@ _tab_rsqrt = _op_rsqrt.table
 
 def _call_rsqrt(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_rsqrt, (input,))
     return _tab_rsqrt[_k](input)
@@ -1786,7 +1787,7 @@ _tab_rsqrt_ = _op_rsqrt_.table
 
 def _call_rsqrt_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_rsqrt_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1799,7 +1800,7 @@ _tab_rsqrt_out = _op_rsqrt_out.table
 
 def _call_rsqrt_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_rsqrt_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1812,7 +1813,7 @@ _tab_square = _op_square.table
 
 def _call_square(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_square, (input,))
     return _tab_square[_k](input)
@@ -1824,7 +1825,7 @@ _tab_square_ = _op_square_.table
 
 def _call_square_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_square_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1837,7 +1838,7 @@ _tab_square_out = _op_square_out.table
 
 def _call_square_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_square_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1850,7 +1851,7 @@ _tab_positive = _op_positive.table
 
 def _call_positive(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_positive, (input,))
     return _tab_positive[_k](input)
@@ -1862,7 +1863,7 @@ _tab_exp2 = _op_exp2.table
 
 def _call_exp2(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_exp2, (input,))
     return _tab_exp2[_k](input)
@@ -1874,7 +1875,7 @@ _tab_exp2_ = _op_exp2_.table
 
 def _call_exp2_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_exp2_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1887,7 +1888,7 @@ _tab_exp2_out = _op_exp2_out.table
 
 def _call_exp2_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_exp2_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1900,7 +1901,7 @@ _tab_expm1 = _op_expm1.table
 
 def _call_expm1(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_expm1, (input,))
     return _tab_expm1[_k](input)
@@ -1912,7 +1913,7 @@ _tab_expm1_ = _op_expm1_.table
 
 def _call_expm1_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_expm1_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1925,7 +1926,7 @@ _tab_expm1_out = _op_expm1_out.table
 
 def _call_expm1_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_expm1_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1938,7 +1939,7 @@ _tab_log = _op_log.table
 
 def _call_log(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log, (input,))
     return _tab_log[_k](input)
@@ -1950,7 +1951,7 @@ _tab_log_ = _op_log_.table
 
 def _call_log_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1963,7 +1964,7 @@ _tab_log_out = _op_log_out.table
 
 def _call_log_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -1976,7 +1977,7 @@ _tab_log2 = _op_log2.table
 
 def _call_log2(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log2, (input,))
     return _tab_log2[_k](input)
@@ -1988,7 +1989,7 @@ _tab_log2_ = _op_log2_.table
 
 def _call_log2_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log2_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2001,7 +2002,7 @@ _tab_log2_out = _op_log2_out.table
 
 def _call_log2_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log2_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2014,7 +2015,7 @@ _tab_log10 = _op_log10.table
 
 def _call_log10(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log10, (input,))
     return _tab_log10[_k](input)
@@ -2026,7 +2027,7 @@ _tab_log10_ = _op_log10_.table
 
 def _call_log10_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log10_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2039,7 +2040,7 @@ _tab_log10_out = _op_log10_out.table
 
 def _call_log10_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log10_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2052,7 +2053,7 @@ _tab_log1p = _op_log1p.table
 
 def _call_log1p(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log1p, (input,))
     return _tab_log1p[_k](input)
@@ -2064,7 +2065,7 @@ _tab_log1p_ = _op_log1p_.table
 
 def _call_log1p_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log1p_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2077,7 +2078,7 @@ _tab_log1p_out = _op_log1p_out.table
 
 def _call_log1p_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log1p_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2090,7 +2091,7 @@ _tab_sin = _op_sin.table
 
 def _call_sin(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sin, (input,))
     return _tab_sin[_k](input)
@@ -2102,7 +2103,7 @@ _tab_sin_ = _op_sin_.table
 
 def _call_sin_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sin_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2115,7 +2116,7 @@ _tab_sin_out = _op_sin_out.table
 
 def _call_sin_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sin_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2128,7 +2129,7 @@ _tab_cos = _op_cos.table
 
 def _call_cos(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cos, (input,))
     return _tab_cos[_k](input)
@@ -2140,7 +2141,7 @@ _tab_cos_ = _op_cos_.table
 
 def _call_cos_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cos_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2153,7 +2154,7 @@ _tab_cos_out = _op_cos_out.table
 
 def _call_cos_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cos_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2166,7 +2167,7 @@ _tab_tan = _op_tan.table
 
 def _call_tan(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tan, (input,))
     return _tab_tan[_k](input)
@@ -2178,7 +2179,7 @@ _tab_tan_ = _op_tan_.table
 
 def _call_tan_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tan_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2191,7 +2192,7 @@ _tab_tan_out = _op_tan_out.table
 
 def _call_tan_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tan_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2204,7 +2205,7 @@ _tab_asin = _op_asin.table
 
 def _call_asin(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_asin, (input,))
     return _tab_asin[_k](input)
@@ -2216,7 +2217,7 @@ _tab_asin_ = _op_asin_.table
 
 def _call_asin_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_asin_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2229,7 +2230,7 @@ _tab_asin_out = _op_asin_out.table
 
 def _call_asin_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_asin_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2242,7 +2243,7 @@ _tab_acos = _op_acos.table
 
 def _call_acos(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_acos, (input,))
     return _tab_acos[_k](input)
@@ -2254,7 +2255,7 @@ _tab_acos_ = _op_acos_.table
 
 def _call_acos_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_acos_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2267,7 +2268,7 @@ _tab_acos_out = _op_acos_out.table
 
 def _call_acos_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_acos_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2280,7 +2281,7 @@ _tab_atan = _op_atan.table
 
 def _call_atan(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_atan, (input,))
     return _tab_atan[_k](input)
@@ -2292,7 +2293,7 @@ _tab_atan_ = _op_atan_.table
 
 def _call_atan_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_atan_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2305,7 +2306,7 @@ _tab_atan_out = _op_atan_out.table
 
 def _call_atan_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_atan_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2318,7 +2319,7 @@ _tab_atan2 = _op_atan2.table
 
 def _call_atan2(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_atan2, (input, other,))
     return _tab_atan2[_k](input, other)
@@ -2330,7 +2331,7 @@ _tab_atan2_ = _op_atan2_.table
 
 def _call_atan2_(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_atan2_, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2343,7 +2344,7 @@ _tab_atan2_out = _op_atan2_out.table
 
 def _call_atan2_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_atan2_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2356,7 +2357,7 @@ _tab_sinh = _op_sinh.table
 
 def _call_sinh(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sinh, (input,))
     return _tab_sinh[_k](input)
@@ -2368,7 +2369,7 @@ _tab_sinh_ = _op_sinh_.table
 
 def _call_sinh_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sinh_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2381,7 +2382,7 @@ _tab_sinh_out = _op_sinh_out.table
 
 def _call_sinh_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sinh_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2394,7 +2395,7 @@ _tab_cosh = _op_cosh.table
 
 def _call_cosh(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cosh, (input,))
     return _tab_cosh[_k](input)
@@ -2406,7 +2407,7 @@ _tab_cosh_ = _op_cosh_.table
 
 def _call_cosh_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cosh_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2419,7 +2420,7 @@ _tab_cosh_out = _op_cosh_out.table
 
 def _call_cosh_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cosh_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2432,7 +2433,7 @@ _tab_tanh = _op_tanh.table
 
 def _call_tanh(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tanh, (input,))
     return _tab_tanh[_k](input)
@@ -2444,7 +2445,7 @@ _tab_tanh_ = _op_tanh_.table
 
 def _call_tanh_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tanh_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2457,7 +2458,7 @@ _tab_tanh_out = _op_tanh_out.table
 
 def _call_tanh_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tanh_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2470,7 +2471,7 @@ _tab_erf = _op_erf.table
 
 def _call_erf(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_erf, (input,))
     return _tab_erf[_k](input)
@@ -2482,7 +2483,7 @@ _tab_erf_ = _op_erf_.table
 
 def _call_erf_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_erf_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2495,7 +2496,7 @@ _tab_erf_out = _op_erf_out.table
 
 def _call_erf_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_erf_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2508,7 +2509,7 @@ _tab_floor = _op_floor.table
 
 def _call_floor(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor, (input,))
     return _tab_floor[_k](input)
@@ -2520,7 +2521,7 @@ _tab_floor_ = _op_floor_.table
 
 def _call_floor_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2533,7 +2534,7 @@ _tab_floor_out = _op_floor_out.table
 
 def _call_floor_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2546,7 +2547,7 @@ _tab_ceil = _op_ceil.table
 
 def _call_ceil(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ceil, (input,))
     return _tab_ceil[_k](input)
@@ -2558,7 +2559,7 @@ _tab_ceil_ = _op_ceil_.table
 
 def _call_ceil_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ceil_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2571,7 +2572,7 @@ _tab_ceil_out = _op_ceil_out.table
 
 def _call_ceil_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ceil_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2584,7 +2585,7 @@ _tab_round = _op_round.table
 
 def _call_round(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_round, (input,))
     return _tab_round[_k](input)
@@ -2596,7 +2597,7 @@ _tab_round_ = _op_round_.table
 
 def _call_round_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_round_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2609,7 +2610,7 @@ _tab_round_out = _op_round_out.table
 
 def _call_round_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_round_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2622,7 +2623,7 @@ _tab_trunc = _op_trunc.table
 
 def _call_trunc(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_trunc, (input,))
     return _tab_trunc[_k](input)
@@ -2634,7 +2635,7 @@ _tab_trunc_ = _op_trunc_.table
 
 def _call_trunc_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_trunc_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2647,7 +2648,7 @@ _tab_trunc_out = _op_trunc_out.table
 
 def _call_trunc_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_trunc_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2660,7 +2661,7 @@ _tab_frac = _op_frac.table
 
 def _call_frac(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_frac, (input,))
     return _tab_frac[_k](input)
@@ -2672,7 +2673,7 @@ _tab_frac_ = _op_frac_.table
 
 def _call_frac_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_frac_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2685,7 +2686,7 @@ _tab_frac_out = _op_frac_out.table
 
 def _call_frac_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_frac_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2698,7 +2699,7 @@ _tab_clamp = _op_clamp.table
 
 def _call_clamp(input, min, max):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_clamp, (input, min, max,))
     return _tab_clamp[_k](input, min, max)
@@ -2710,7 +2711,7 @@ _tab_clip = _op_clip.table
 
 def _call_clip(input, min, max):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_clip, (input, min, max,))
     return _tab_clip[_k](input, min, max)
@@ -2722,7 +2723,7 @@ _tab_maximum = _op_maximum.table
 
 def _call_maximum(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_maximum, (input, other,))
     return _tab_maximum[_k](input, other)
@@ -2734,7 +2735,7 @@ _tab_maximum_ = _op_maximum_.table
 
 def _call_maximum_(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_maximum_, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2747,7 +2748,7 @@ _tab_maximum_out = _op_maximum_out.table
 
 def _call_maximum_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_maximum_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2760,7 +2761,7 @@ _tab_minimum = _op_minimum.table
 
 def _call_minimum(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_minimum, (input, other,))
     return _tab_minimum[_k](input, other)
@@ -2772,7 +2773,7 @@ _tab_minimum_ = _op_minimum_.table
 
 def _call_minimum_(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_minimum_, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2785,7 +2786,7 @@ _tab_minimum_out = _op_minimum_out.table
 
 def _call_minimum_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_minimum_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2798,7 +2799,7 @@ _tab_lerp_Scalar = _op_lerp_Scalar.table
 
 def _call_lerp_Scalar(input, end, weight):
     try:
-        _k = _tls.remap[input._keys | end._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | end._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lerp_Scalar, (input, end, weight,))
     return _tab_lerp_Scalar[_k](input, end, weight)
@@ -2810,7 +2811,7 @@ _tab_lerp__Scalar = _op_lerp__Scalar.table
 
 def _call_lerp__Scalar(input, end, weight):
     try:
-        _k = _tls.remap[input._keys | end._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | end._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lerp__Scalar, (input, end, weight,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2823,7 +2824,7 @@ _tab_lerp_Scalar_out = _op_lerp_Scalar_out.table
 
 def _call_lerp_Scalar_out(input, end, weight, out):
     try:
-        _k = _tls.remap[input._keys | end._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | end._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lerp_Scalar_out, (input, end, weight, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2836,7 +2837,7 @@ _tab_lerp_Tensor = _op_lerp_Tensor.table
 
 def _call_lerp_Tensor(input, end, weight):
     try:
-        _k = _tls.remap[input._keys | end._keys | weight._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | end._keys | weight._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lerp_Tensor, (input, end, weight,))
     return _tab_lerp_Tensor[_k](input, end, weight)
@@ -2848,7 +2849,7 @@ _tab_lerp__Tensor = _op_lerp__Tensor.table
 
 def _call_lerp__Tensor(input, end, weight):
     try:
-        _k = _tls.remap[input._keys | end._keys | weight._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | end._keys | weight._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lerp__Tensor, (input, end, weight,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2861,7 +2862,7 @@ _tab_lerp_out = _op_lerp_out.table
 
 def _call_lerp_out(input, end, weight, out):
     try:
-        _k = _tls.remap[input._keys | end._keys | weight._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | end._keys | weight._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lerp_out, (input, end, weight, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2874,7 +2875,7 @@ _tab_where_self = _op_where_self.table
 
 def _call_where_self(condition, input, other):
     try:
-        _k = _tls.remap[condition._keys | input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[condition._keys | input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_where_self, (condition, input, other,))
     return _tab_where_self[_k](condition, input, other)
@@ -2886,7 +2887,7 @@ _tab_where_self_out = _op_where_self_out.table
 
 def _call_where_self_out(condition, input, other, out):
     try:
-        _k = _tls.remap[condition._keys | input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[condition._keys | input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_where_self_out, (condition, input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2899,7 +2900,7 @@ _tab_nan_to_num = _op_nan_to_num.table
 
 def _call_nan_to_num(input, nan, posinf, neginf):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_nan_to_num, (input, nan, posinf, neginf,))
     return _tab_nan_to_num[_k](input, nan, posinf, neginf)
@@ -2911,7 +2912,7 @@ _tab_lt_Tensor = _op_lt_Tensor.table
 
 def _call_lt_Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lt_Tensor, (input, other,))
     return _tab_lt_Tensor[_k](input, other)
@@ -2923,7 +2924,7 @@ _tab_lt_out = _op_lt_out.table
 
 def _call_lt_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lt_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2936,7 +2937,7 @@ _tab_lt_Scalar = _op_lt_Scalar.table
 
 def _call_lt_Scalar(input, other):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lt_Scalar, (input, other,))
     return _tab_lt_Scalar[_k](input, other)
@@ -2948,7 +2949,7 @@ _tab_lt_Scalar_out = _op_lt_Scalar_out.table
 
 def _call_lt_Scalar_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_lt_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2961,7 +2962,7 @@ _tab_le_Tensor = _op_le_Tensor.table
 
 def _call_le_Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_le_Tensor, (input, other,))
     return _tab_le_Tensor[_k](input, other)
@@ -2973,7 +2974,7 @@ _tab_le_out = _op_le_out.table
 
 def _call_le_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_le_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -2986,7 +2987,7 @@ _tab_le_Scalar = _op_le_Scalar.table
 
 def _call_le_Scalar(input, other):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_le_Scalar, (input, other,))
     return _tab_le_Scalar[_k](input, other)
@@ -2998,7 +2999,7 @@ _tab_le_Scalar_out = _op_le_Scalar_out.table
 
 def _call_le_Scalar_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_le_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3011,7 +3012,7 @@ _tab_ge_Tensor = _op_ge_Tensor.table
 
 def _call_ge_Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ge_Tensor, (input, other,))
     return _tab_ge_Tensor[_k](input, other)
@@ -3023,7 +3024,7 @@ _tab_ge_out = _op_ge_out.table
 
 def _call_ge_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ge_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3036,7 +3037,7 @@ _tab_ge_Scalar = _op_ge_Scalar.table
 
 def _call_ge_Scalar(input, other):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ge_Scalar, (input, other,))
     return _tab_ge_Scalar[_k](input, other)
@@ -3048,7 +3049,7 @@ _tab_ge_Scalar_out = _op_ge_Scalar_out.table
 
 def _call_ge_Scalar_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ge_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3061,7 +3062,7 @@ _tab_eq_Tensor = _op_eq_Tensor.table
 
 def _call_eq_Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_eq_Tensor, (input, other,))
     return _tab_eq_Tensor[_k](input, other)
@@ -3073,7 +3074,7 @@ _tab_eq_out = _op_eq_out.table
 
 def _call_eq_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_eq_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3086,7 +3087,7 @@ _tab_eq_Scalar = _op_eq_Scalar.table
 
 def _call_eq_Scalar(input, other):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_eq_Scalar, (input, other,))
     return _tab_eq_Scalar[_k](input, other)
@@ -3098,7 +3099,7 @@ _tab_eq_Scalar_out = _op_eq_Scalar_out.table
 
 def _call_eq_Scalar_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_eq_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3111,7 +3112,7 @@ _tab_ne_Tensor = _op_ne_Tensor.table
 
 def _call_ne_Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ne_Tensor, (input, other,))
     return _tab_ne_Tensor[_k](input, other)
@@ -3123,7 +3124,7 @@ _tab_ne_out = _op_ne_out.table
 
 def _call_ne_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ne_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3136,7 +3137,7 @@ _tab_ne_Scalar = _op_ne_Scalar.table
 
 def _call_ne_Scalar(input, other):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ne_Scalar, (input, other,))
     return _tab_ne_Scalar[_k](input, other)
@@ -3148,7 +3149,7 @@ _tab_ne_Scalar_out = _op_ne_Scalar_out.table
 
 def _call_ne_Scalar_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ne_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3161,7 +3162,7 @@ _tab_logical_and = _op_logical_and.table
 
 def _call_logical_and(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logical_and, (input, other,))
     return _tab_logical_and[_k](input, other)
@@ -3173,7 +3174,7 @@ _tab_logical_and_out = _op_logical_and_out.table
 
 def _call_logical_and_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logical_and_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3186,7 +3187,7 @@ _tab_logical_or = _op_logical_or.table
 
 def _call_logical_or(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logical_or, (input, other,))
     return _tab_logical_or[_k](input, other)
@@ -3198,7 +3199,7 @@ _tab_logical_or_out = _op_logical_or_out.table
 
 def _call_logical_or_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logical_or_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3211,7 +3212,7 @@ _tab_logical_xor = _op_logical_xor.table
 
 def _call_logical_xor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logical_xor, (input, other,))
     return _tab_logical_xor[_k](input, other)
@@ -3223,7 +3224,7 @@ _tab_logical_xor_out = _op_logical_xor_out.table
 
 def _call_logical_xor_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logical_xor_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3236,7 +3237,7 @@ _tab_logical_not = _op_logical_not.table
 
 def _call_logical_not(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logical_not, (input,))
     return _tab_logical_not[_k](input)
@@ -3248,7 +3249,7 @@ _tab_logical_not_out = _op_logical_not_out.table
 
 def _call_logical_not_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logical_not_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3261,7 +3262,7 @@ _tab_bitwise_and_Tensor = _op_bitwise_and_Tensor.table
 
 def _call_bitwise_and_Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_and_Tensor, (input, other,))
     return _tab_bitwise_and_Tensor[_k](input, other)
@@ -3273,7 +3274,7 @@ _tab_bitwise_and__Tensor = _op_bitwise_and__Tensor.table
 
 def _call_bitwise_and__Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_and__Tensor, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3286,7 +3287,7 @@ _tab_bitwise_and_out = _op_bitwise_and_out.table
 
 def _call_bitwise_and_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_and_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3299,7 +3300,7 @@ _tab_bitwise_or_Tensor = _op_bitwise_or_Tensor.table
 
 def _call_bitwise_or_Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_or_Tensor, (input, other,))
     return _tab_bitwise_or_Tensor[_k](input, other)
@@ -3311,7 +3312,7 @@ _tab_bitwise_or__Tensor = _op_bitwise_or__Tensor.table
 
 def _call_bitwise_or__Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_or__Tensor, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3324,7 +3325,7 @@ _tab_bitwise_or_out = _op_bitwise_or_out.table
 
 def _call_bitwise_or_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_or_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3337,7 +3338,7 @@ _tab_bitwise_xor_Tensor = _op_bitwise_xor_Tensor.table
 
 def _call_bitwise_xor_Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_xor_Tensor, (input, other,))
     return _tab_bitwise_xor_Tensor[_k](input, other)
@@ -3349,7 +3350,7 @@ _tab_bitwise_xor__Tensor = _op_bitwise_xor__Tensor.table
 
 def _call_bitwise_xor__Tensor(input, other):
     try:
-        _k = _tls.remap[input._keys | other._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_xor__Tensor, (input, other,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3362,7 +3363,7 @@ _tab_bitwise_xor_out = _op_bitwise_xor_out.table
 
 def _call_bitwise_xor_out(input, other, out):
     try:
-        _k = _tls.remap[input._keys | other._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_xor_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3375,7 +3376,7 @@ _tab_bitwise_not = _op_bitwise_not.table
 
 def _call_bitwise_not(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_not, (input,))
     return _tab_bitwise_not[_k](input)
@@ -3387,7 +3388,7 @@ _tab_bitwise_not_ = _op_bitwise_not_.table
 
 def _call_bitwise_not_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_not_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3400,7 +3401,7 @@ _tab_bitwise_not_out = _op_bitwise_not_out.table
 
 def _call_bitwise_not_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_not_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3413,7 +3414,7 @@ _tab_isnan = _op_isnan.table
 
 def _call_isnan(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_isnan, (input,))
     return _tab_isnan[_k](input)
@@ -3425,7 +3426,7 @@ _tab_isnan_out = _op_isnan_out.table
 
 def _call_isnan_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_isnan_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3438,7 +3439,7 @@ _tab_isinf = _op_isinf.table
 
 def _call_isinf(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_isinf, (input,))
     return _tab_isinf[_k](input)
@@ -3450,7 +3451,7 @@ _tab_isinf_out = _op_isinf_out.table
 
 def _call_isinf_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_isinf_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3463,7 +3464,7 @@ _tab_isfinite = _op_isfinite.table
 
 def _call_isfinite(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_isfinite, (input,))
     return _tab_isfinite[_k](input)
@@ -3475,7 +3476,7 @@ _tab_isfinite_out = _op_isfinite_out.table
 
 def _call_isfinite_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_isfinite_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3488,7 +3489,7 @@ _tab_relu6 = _op_relu6.table
 
 def _call_relu6(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_relu6, (input,))
     return _tab_relu6[_k](input)
@@ -3500,7 +3501,7 @@ _tab_leaky_relu = _op_leaky_relu.table
 
 def _call_leaky_relu(input, negative_slope):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_leaky_relu, (input, negative_slope,))
     return _tab_leaky_relu[_k](input, negative_slope)
@@ -3512,7 +3513,7 @@ _tab_leaky_relu_ = _op_leaky_relu_.table
 
 def _call_leaky_relu_(input, negative_slope):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_leaky_relu_, (input, negative_slope,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3525,7 +3526,7 @@ _tab_leaky_relu_out = _op_leaky_relu_out.table
 
 def _call_leaky_relu_out(input, negative_slope, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_leaky_relu_out, (input, negative_slope, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3538,7 +3539,7 @@ _tab_elu = _op_elu.table
 
 def _call_elu(input, alpha, scale, input_scale):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_elu, (input, alpha, scale, input_scale,))
     return _tab_elu[_k](input, alpha, scale, input_scale)
@@ -3550,7 +3551,7 @@ _tab_elu_ = _op_elu_.table
 
 def _call_elu_(input, alpha, scale, input_scale):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_elu_, (input, alpha, scale, input_scale,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3563,7 +3564,7 @@ _tab_elu_out = _op_elu_out.table
 
 def _call_elu_out(input, alpha, scale, input_scale, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_elu_out, (input, alpha, scale, input_scale, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3576,7 +3577,7 @@ _tab_selu = _op_selu.table
 
 def _call_selu(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_selu, (input,))
     return _tab_selu[_k](input)
@@ -3588,7 +3589,7 @@ _tab_gelu = _op_gelu.table
 
 def _call_gelu(input, approximate):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_gelu, (input, approximate,))
     return _tab_gelu[_k](input, approximate)
@@ -3600,7 +3601,7 @@ _tab_silu = _op_silu.table
 
 def _call_silu(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_silu, (input,))
     return _tab_silu[_k](input)
@@ -3612,7 +3613,7 @@ _tab_silu_ = _op_silu_.table
 
 def _call_silu_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_silu_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3625,7 +3626,7 @@ _tab_silu_out = _op_silu_out.table
 
 def _call_silu_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_silu_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3638,7 +3639,7 @@ _tab_mish = _op_mish.table
 
 def _call_mish(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mish, (input,))
     return _tab_mish[_k](input)
@@ -3650,7 +3651,7 @@ _tab_mish_ = _op_mish_.table
 
 def _call_mish_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mish_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3663,7 +3664,7 @@ _tab_mish_out = _op_mish_out.table
 
 def _call_mish_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mish_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3676,7 +3677,7 @@ _tab_sigmoid = _op_sigmoid.table
 
 def _call_sigmoid(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sigmoid, (input,))
     return _tab_sigmoid[_k](input)
@@ -3688,7 +3689,7 @@ _tab_sigmoid_ = _op_sigmoid_.table
 
 def _call_sigmoid_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sigmoid_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3701,7 +3702,7 @@ _tab_sigmoid_out = _op_sigmoid_out.table
 
 def _call_sigmoid_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sigmoid_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3714,7 +3715,7 @@ _tab_log_sigmoid = _op_log_sigmoid.table
 
 def _call_log_sigmoid(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log_sigmoid, (input,))
     return _tab_log_sigmoid[_k](input)
@@ -3726,7 +3727,7 @@ _tab_log_sigmoid_ = _op_log_sigmoid_.table
 
 def _call_log_sigmoid_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log_sigmoid_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3739,7 +3740,7 @@ _tab_log_sigmoid_out = _op_log_sigmoid_out.table
 
 def _call_log_sigmoid_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log_sigmoid_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3752,7 +3753,7 @@ _tab_softplus = _op_softplus.table
 
 def _call_softplus(input, beta, threshold):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_softplus, (input, beta, threshold,))
     return _tab_softplus[_k](input, beta, threshold)
@@ -3764,7 +3765,7 @@ _tab_softplus_ = _op_softplus_.table
 
 def _call_softplus_(input, beta, threshold):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_softplus_, (input, beta, threshold,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3777,7 +3778,7 @@ _tab_softplus_out = _op_softplus_out.table
 
 def _call_softplus_out(input, beta, threshold, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_softplus_out, (input, beta, threshold, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3790,7 +3791,7 @@ _tab_hardtanh = _op_hardtanh.table
 
 def _call_hardtanh(input, min_val, max_val):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardtanh, (input, min_val, max_val,))
     return _tab_hardtanh[_k](input, min_val, max_val)
@@ -3802,7 +3803,7 @@ _tab_hardtanh_ = _op_hardtanh_.table
 
 def _call_hardtanh_(input, min_val, max_val):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardtanh_, (input, min_val, max_val,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3815,7 +3816,7 @@ _tab_hardtanh_out = _op_hardtanh_out.table
 
 def _call_hardtanh_out(input, min_val, max_val, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardtanh_out, (input, min_val, max_val, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3828,7 +3829,7 @@ _tab_hardsigmoid = _op_hardsigmoid.table
 
 def _call_hardsigmoid(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardsigmoid, (input,))
     return _tab_hardsigmoid[_k](input)
@@ -3840,7 +3841,7 @@ _tab_hardsigmoid_ = _op_hardsigmoid_.table
 
 def _call_hardsigmoid_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardsigmoid_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3853,7 +3854,7 @@ _tab_hardsigmoid_out = _op_hardsigmoid_out.table
 
 def _call_hardsigmoid_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardsigmoid_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3866,7 +3867,7 @@ _tab_hardswish = _op_hardswish.table
 
 def _call_hardswish(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardswish, (input,))
     return _tab_hardswish[_k](input)
@@ -3878,7 +3879,7 @@ _tab_hardswish_ = _op_hardswish_.table
 
 def _call_hardswish_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardswish_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3891,7 +3892,7 @@ _tab_hardswish_out = _op_hardswish_out.table
 
 def _call_hardswish_out(input, out):
     try:
-        _k = _tls.remap[input._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardswish_out, (input, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -3904,7 +3905,7 @@ _tab_prelu = _op_prelu.table
 
 def _call_prelu(input, weight):
     try:
-        _k = _tls.remap[input._keys | weight._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | weight._keys]
     except AttributeError:
         _k = _bad_arguments(_op_prelu, (input, weight,))
     return _tab_prelu[_k](input, weight)
@@ -3916,7 +3917,7 @@ _tab_mean = _op_mean.table
 
 def _call_mean(input, dtype):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mean, (input, dtype,))
     return _tab_mean[_k](input, dtype)
@@ -3928,7 +3929,7 @@ _tab_mean_dim = _op_mean_dim.table
 
 def _call_mean_dim(input, dim, keepdim, dtype):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mean_dim, (input, dim, keepdim, dtype,))
     return _tab_mean_dim[_k](input, dim, keepdim, dtype)
@@ -3940,7 +3941,7 @@ _tab_prod = _op_prod.table
 
 def _call_prod(input, dtype):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_prod, (input, dtype,))
     return _tab_prod[_k](input, dtype)
@@ -3952,7 +3953,7 @@ _tab_prod_dim_int = _op_prod_dim_int.table
 
 def _call_prod_dim_int(input, dim, keepdim, dtype):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_prod_dim_int, (input, dim, keepdim, dtype,))
     return _tab_prod_dim_int[_k](input, dim, keepdim, dtype)
@@ -3964,7 +3965,7 @@ _tab_amax = _op_amax.table
 
 def _call_amax(input, dim, keepdim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_amax, (input, dim, keepdim,))
     return _tab_amax[_k](input, dim, keepdim)
@@ -3976,7 +3977,7 @@ _tab_amin = _op_amin.table
 
 def _call_amin(input, dim, keepdim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_amin, (input, dim, keepdim,))
     return _tab_amin[_k](input, dim, keepdim)
@@ -3988,7 +3989,7 @@ _tab_max = _op_max.table
 
 def _call_max(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_max, (input,))
     return _tab_max[_k](input)
@@ -4000,7 +4001,7 @@ _tab_max_dim = _op_max_dim.table
 
 def _call_max_dim(input, dim, keepdim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_max_dim, (input, dim, keepdim,))
     return _tab_max_dim[_k](input, dim, keepdim)
@@ -4012,7 +4013,7 @@ _tab_min = _op_min.table
 
 def _call_min(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_min, (input,))
     return _tab_min[_k](input)
@@ -4024,7 +4025,7 @@ _tab_min_dim = _op_min_dim.table
 
 def _call_min_dim(input, dim, keepdim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_min_dim, (input, dim, keepdim,))
     return _tab_min_dim[_k](input, dim, keepdim)
@@ -4036,7 +4037,7 @@ _tab_argmax = _op_argmax.table
 
 def _call_argmax(input, dim, keepdim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_argmax, (input, dim, keepdim,))
     return _tab_argmax[_k](input, dim, keepdim)
@@ -4048,7 +4049,7 @@ _tab_argmin = _op_argmin.table
 
 def _call_argmin(input, dim, keepdim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_argmin, (input, dim, keepdim,))
     return _tab_argmin[_k](input, dim, keepdim)
@@ -4060,7 +4061,7 @@ _tab_any = _op_any.table
 
 def _call_any(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_any, (input,))
     return _tab_any[_k](input)
@@ -4072,7 +4073,7 @@ _tab_any_dim = _op_any_dim.table
 
 def _call_any_dim(input, dim, keepdim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_any_dim, (input, dim, keepdim,))
     return _tab_any_dim[_k](input, dim, keepdim)
@@ -4084,7 +4085,7 @@ _tab_all = _op_all.table
 
 def _call_all(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_all, (input,))
     return _tab_all[_k](input)
@@ -4096,7 +4097,7 @@ _tab_all_dim = _op_all_dim.table
 
 def _call_all_dim(input, dim, keepdim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_all_dim, (input, dim, keepdim,))
     return _tab_all_dim[_k](input, dim, keepdim)
@@ -4108,7 +4109,7 @@ _tab_var_correction = _op_var_correction.table
 
 def _call_var_correction(input, dim, correction, keepdim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_var_correction, (input, dim, correction, keepdim,))
     return _tab_var_correction[_k](input, dim, correction, keepdim)
@@ -4120,7 +4121,7 @@ _tab_std_correction = _op_std_correction.table
 
 def _call_std_correction(input, dim, correction, keepdim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_std_correction, (input, dim, correction, keepdim,))
     return _tab_std_correction[_k](input, dim, correction, keepdim)
@@ -4132,7 +4133,7 @@ _tab_logsumexp = _op_logsumexp.table
 
 def _call_logsumexp(input, dim, keepdim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logsumexp, (input, dim, keepdim,))
     return _tab_logsumexp[_k](input, dim, keepdim)
@@ -4144,7 +4145,7 @@ _tab_linalg_vector_norm = _op_linalg_vector_norm.table
 
 def _call_linalg_vector_norm(input, ord, dim, keepdim, dtype):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_linalg_vector_norm, (input, ord, dim, keepdim, dtype,))
     return _tab_linalg_vector_norm[_k](input, ord, dim, keepdim, dtype)
@@ -4156,7 +4157,7 @@ _tab_norm_Scalar = _op_norm_Scalar.table
 
 def _call_norm_Scalar(input, p):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_norm_Scalar, (input, p,))
     return _tab_norm_Scalar[_k](input, p)
@@ -4168,7 +4169,7 @@ _tab_norm_ScalarOpt_dim = _op_norm_ScalarOpt_dim.table
 
 def _call_norm_ScalarOpt_dim(input, p, dim, keepdim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_norm_ScalarOpt_dim, (input, p, dim, keepdim,))
     return _tab_norm_ScalarOpt_dim[_k](input, p, dim, keepdim)
@@ -4180,7 +4181,7 @@ _tab_cumsum = _op_cumsum.table
 
 def _call_cumsum(input, dim, dtype):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cumsum, (input, dim, dtype,))
     return _tab_cumsum[_k](input, dim, dtype)
@@ -4192,7 +4193,7 @@ _tab_cat = _op_cat.table
 
 def _call_cat(tensors, dim):
     try:
-        _k = _tls.remap[_keys_of(tensors)]
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
     except AttributeError:
         _k = _bad_arguments(_op_cat, (tensors, dim,))
     return _tab_cat[_k](tensors, dim)
@@ -4204,7 +4205,7 @@ _tab_stack = _op_stack.table
 
 def _call_stack(tensors, dim):
     try:
-        _k = _tls.remap[_keys_of(tensors)]
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
     except AttributeError:
         _k = _bad_arguments(_op_stack, (tensors, dim,))
     return _tab_stack[_k](tensors, dim)
@@ -4216,7 +4217,7 @@ _tab_repeat = _op_repeat.table
 
 def _call_repeat(input, repeats):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_repeat, (input, repeats,))
     return _tab_repeat[_k](input, repeats)
@@ -4228,7 +4229,7 @@ _tab_tile = _op_tile.table
 
 def _call_tile(input, dims):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tile, (input, dims,))
     return _tab_tile[_k](input, dims)
@@ -4240,7 +4241,7 @@ _tab_roll = _op_roll.table
 
 def _call_roll(input, shifts, dims):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_roll, (input, shifts, dims,))
     return _tab_roll[_k](input, shifts, dims)
@@ -4252,7 +4253,7 @@ _tab_flip = _op_flip.table
 
 def _call_flip(input, dims):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_flip, (input, dims,))
     return _tab_flip[_k](input, dims)
@@ -4264,7 +4265,7 @@ _tab_tril = _op_tril.table
 
 def _call_tril(input, diagonal):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tril, (input, diagonal,))
     return _tab_tril[_k](input, diagonal)
@@ -4276,7 +4277,7 @@ _tab_triu = _op_triu.table
 
 def _call_triu(input, diagonal):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_triu, (input, diagonal,))
     return _tab_triu[_k](input, diagonal)
@@ -4288,7 +4289,7 @@ _tab_addmm = _op_addmm.table
 
 def _call_addmm(input, mat1, mat2, beta, alpha):
     try:
-        _k = _tls.remap[input._keys | mat1._keys | mat2._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | mat1._keys | mat2._keys]
     except AttributeError:
         _k = _bad_arguments(_op_addmm, (input, mat1, mat2, beta, alpha,))
     return _tab_addmm[_k](input, mat1, mat2, beta, alpha)
@@ -4300,7 +4301,7 @@ _tab_dot = _op_dot.table
 
 def _call_dot(input, tensor):
     try:
-        _k = _tls.remap[input._keys | tensor._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | tensor._keys]
     except AttributeError:
         _k = _bad_arguments(_op_dot, (input, tensor,))
     return _tab_dot[_k](input, tensor)
@@ -4312,7 +4313,7 @@ _tab_outer = _op_outer.table
 
 def _call_outer(input, vec2):
     try:
-        _k = _tls.remap[input._keys | vec2._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | vec2._keys]
     except AttributeError:
         _k = _bad_arguments(_op_outer, (input, vec2,))
     return _tab_outer[_k](input, vec2)
@@ -4324,7 +4325,7 @@ _tab_linear = _op_linear.table
 
 def _call_linear(input, weight, bias):
     try:
-        _k = _tls.remap[input._keys | weight._keys | (bias._keys if bias is not None else 0)]
+        _k = (_shared.remap or _tls.remap)[input._keys | weight._keys | (bias._keys if bias is not None else 0)]
     except AttributeError:
         _k = _bad_arguments(_op_linear, (input, weight, bias,))
     return _tab_linear[_k](input, weight, bias)
@@ -4336,7 +4337,7 @@ _tab_softmax_int = _op_softmax_int.table
 
 def _call_softmax_int(input, dim, dtype):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_softmax_int, (input, dim, dtype,))
     return _tab_softmax_int[_k](input, dim, dtype)
@@ -4348,7 +4349,7 @@ _tab_log_softmax_int = _op_log_softmax_int.table
 
 def _call_log_softmax_int(input, dim, dtype):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log_softmax_int, (input, dim, dtype,))
     return _tab_log_softmax_int[_k](input, dim, dtype)
@@ -4360,7 +4361,7 @@ _tab_mse_loss = _op_mse_loss.table
 
 def _call_mse_loss(input, target, reduction):
     try:
-        _k = _tls.remap[input._keys | target._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | target._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mse_loss, (input, target, reduction,))
     return _tab_mse_loss[_k](input, target, reduction)
@@ -4372,7 +4373,7 @@ _tab_l1_loss = _op_l1_loss.table
 
 def _call_l1_loss(input, target, reduction):
     try:
-        _k = _tls.remap[input._keys | target._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | target._keys]
     except AttributeError:
         _k = _bad_arguments(_op_l1_loss, (input, target, reduction,))
     return _tab_l1_loss[_k](input, target, reduction)
@@ -4384,7 +4385,7 @@ _tab_smooth_l1_loss = _op_smooth_l1_loss.table
 
 def _call_smooth_l1_loss(input, target, reduction, beta):
     try:
-        _k = _tls.remap[input._keys | target._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | target._keys]
     except AttributeError:
         _k = _bad_arguments(_op_smooth_l1_loss, (input, target, reduction, beta,))
     return _tab_smooth_l1_loss[_k](input, target, reduction, beta)
@@ -4396,7 +4397,7 @@ _tab_binary_cross_entropy = _op_binary_cross_entropy.table
 
 def _call_binary_cross_entropy(input, target, weight, reduction):
     try:
-        _k = _tls.remap[input._keys | target._keys | (weight._keys if weight is not None else 0)]
+        _k = (_shared.remap or _tls.remap)[input._keys | target._keys | (weight._keys if weight is not None else 0)]
     except AttributeError:
         _k = _bad_arguments(_op_binary_cross_entropy, (input, target, weight, reduction,))
     return _tab_binary_cross_entropy[_k](input, target, weight, reduction)
@@ -4408,7 +4409,7 @@ _tab_binary_cross_entropy_with_logits = _op_binary_cross_entropy_with_logits.tab
 
 def _call_binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction):
     try:
-        _k = _tls.remap[input._keys | target._keys | (weight._keys if weight is not None else 0) | (pos_weight._keys if pos_weight is not None else 0)]
+        _k = (_shared.remap or _tls.remap)[input._keys | target._keys | (weight._keys if weight is not None else 0) | (pos_weight._keys if pos_weight is not None else 0)]
     except AttributeError:
         _k = _bad_arguments(_op_binary_cross_entropy_with_logits, (input, target, weight, pos_weight, reduction,))
     return _tab_binary_cross_entropy_with_logits[_k](input, target, weight, pos_weight, reduction)
@@ -4420,7 +4421,7 @@ _tab_nll_loss = _op_nll_loss.table
 
 def _call_nll_loss(input, target, weight, reduction, ignore_index):
     try:
-        _k = _tls.remap[input._keys | target._keys | (weight._keys if weight is not None else 0)]
+        _k = (_shared.remap or _tls.remap)[input._keys | target._keys | (weight._keys if weight is not None else 0)]
     except AttributeError:
         _k = _bad_arguments(_op_nll_loss, (input, target, weight, reduction, ignore_index,))
     return _tab_nll_loss[_k](input, target, weight, reduction, ignore_index)
@@ -4432,7 +4433,7 @@ _tab_cross_entropy_loss = _op_cross_entropy_loss.table
 
 def _call_cross_entropy_loss(input, target, weight, reduction, ignore_index, label_smoothing):
     try:
-        _k = _tls.remap[input._keys | target._keys | (weight._keys if weight is not None else 0)]
+        _k = (_shared.remap or _tls.remap)[input._keys | target._keys | (weight._keys if weight is not None else 0)]
     except AttributeError:
         _k = _bad_arguments(_op_cross_entropy_loss, (input, target, weight, reduction, ignore_index, label_smoothing,))
     return _tab_cross_entropy_loss[_k](input, target, weight, reduction, ignore_index, label_smoothing)
@@ -4444,7 +4445,7 @@ _tab_index_select = _op_index_select.table
 
 def _call_index_select(input, dim, index):
     try:
-        _k = _tls.remap[input._keys | index._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys]
     except AttributeError:
         _k = _bad_arguments(_op_index_select, (input, dim, index,))
     return _tab_index_select[_k](input, dim, index)
@@ -4456,7 +4457,7 @@ _tab_index_add = _op_index_add.table
 
 def _call_index_add(input, dim, index, source, alpha):
     try:
-        _k = _tls.remap[input._keys | index._keys | source._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | source._keys]
     except AttributeError:
         _k = _bad_arguments(_op_index_add, (input, dim, index, source, alpha,))
     return _tab_index_add[_k](input, dim, index, source, alpha)
@@ -4468,7 +4469,7 @@ _tab_gather = _op_gather.table
 
 def _call_gather(input, dim, index, sparse_grad):
     try:
-        _k = _tls.remap[input._keys | index._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys]
     except AttributeError:
         _k = _bad_arguments(_op_gather, (input, dim, index, sparse_grad,))
     return _tab_gather[_k](input, dim, index, sparse_grad)
@@ -4480,7 +4481,7 @@ _tab_scatter_src = _op_scatter_src.table
 
 def _call_scatter_src(input, dim, index, src):
     try:
-        _k = _tls.remap[input._keys | index._keys | src._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | src._keys]
     except AttributeError:
         _k = _bad_arguments(_op_scatter_src, (input, dim, index, src,))
     return _tab_scatter_src[_k](input, dim, index, src)
@@ -4492,7 +4493,7 @@ _tab_scatter_value = _op_scatter_value.table
 
 def _call_scatter_value(input, dim, index, value):
     try:
-        _k = _tls.remap[input._keys | index._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys]
     except AttributeError:
         _k = _bad_arguments(_op_scatter_value, (input, dim, index, value,))
     return _tab_scatter_value[_k](input, dim, index, value)
@@ -4504,7 +4505,7 @@ _tab_scatter_add = _op_scatter_add.table
 
 def _call_scatter_add(input, dim, index, src):
     try:
-        _k = _tls.remap[input._keys | index._keys | src._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | src._keys]
     except AttributeError:
         _k = _bad_arguments(_op_scatter_add, (input, dim, index, src,))
     return _tab_scatter_add[_k](input, dim, index, src)
@@ -4516,7 +4517,7 @@ _tab_masked_fill_Scalar = _op_masked_fill_Scalar.table
 
 def _call_masked_fill_Scalar(input, mask, value):
     try:
-        _k = _tls.remap[input._keys | mask._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | mask._keys]
     except AttributeError:
         _k = _bad_arguments(_op_masked_fill_Scalar, (input, mask, value,))
     return _tab_masked_fill_Scalar[_k](input, mask, value)
@@ -4528,7 +4529,7 @@ _tab_masked_fill__Scalar = _op_masked_fill__Scalar.table
 
 def _call_masked_fill__Scalar(input, mask, value):
     try:
-        _k = _tls.remap[input._keys | mask._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | mask._keys]
     except AttributeError:
         _k = _bad_arguments(_op_masked_fill__Scalar, (input, mask, value,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -4541,7 +4542,7 @@ _tab_masked_fill_Scalar_out = _op_masked_fill_Scalar_out.table
 
 def _call_masked_fill_Scalar_out(input, mask, value, out):
     try:
-        _k = _tls.remap[input._keys | mask._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | mask._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_masked_fill_Scalar_out, (input, mask, value, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -4554,7 +4555,7 @@ _tab_masked_fill_Tensor = _op_masked_fill_Tensor.table
 
 def _call_masked_fill_Tensor(input, mask, value):
     try:
-        _k = _tls.remap[input._keys | mask._keys | value._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | mask._keys | value._keys]
     except AttributeError:
         _k = _bad_arguments(_op_masked_fill_Tensor, (input, mask, value,))
     return _tab_masked_fill_Tensor[_k](input, mask, value)
@@ -4566,7 +4567,7 @@ _tab_masked_fill__Tensor = _op_masked_fill__Tensor.table
 
 def _call_masked_fill__Tensor(input, mask, value):
     try:
-        _k = _tls.remap[input._keys | mask._keys | value._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | mask._keys | value._keys]
     except AttributeError:
         _k = _bad_arguments(_op_masked_fill__Tensor, (input, mask, value,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -4579,7 +4580,7 @@ _tab_masked_fill_out = _op_masked_fill_out.table
 
 def _call_masked_fill_out(input, mask, value, out):
     try:
-        _k = _tls.remap[input._keys | mask._keys | value._keys | out._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys | mask._keys | value._keys | out._keys]
     except AttributeError:
         _k = _bad_arguments(_op_masked_fill_out, (input, mask, value, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
@@ -4592,7 +4593,7 @@ _tab_embedding = _op_embedding.table
 
 def _call_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
     try:
-        _k = _tls.remap[weight._keys | indices._keys]
+        _k = (_shared.remap or _tls.remap)[weight._keys | indices._keys]
     except AttributeError:
         _k = _bad_arguments(_op_embedding, (weight, indices, padding_idx, scale_grad_by_freq, sparse,))
     return _tab_embedding[_k](weight, indices, padding_idx, scale_grad_by_freq, sparse)
@@ -4604,7 +4605,7 @@ _tab_one_hot = _op_one_hot.table
 
 def _call_one_hot(input, num_classes):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_one_hot, (input, num_classes,))
     return _tab_one_hot[_k](input, num_classes)
@@ -4616,7 +4617,7 @@ _tab_sort = _op_sort.table
 
 def _call_sort(input, dim, descending):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sort, (input, dim, descending,))
     return _tab_sort[_k](input, dim, descending)
@@ -4628,7 +4629,7 @@ _tab_sort_stable = _op_sort_stable.table
 
 def _call_sort_stable(input, stable, dim, descending):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sort_stable, (input, stable, dim, descending,))
     return _tab_sort_stable[_k](input, stable, dim, descending)
@@ -4640,7 +4641,7 @@ _tab_argsort = _op_argsort.table
 
 def _call_argsort(input, dim, descending):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_argsort, (input, dim, descending,))
     return _tab_argsort[_k](input, dim, descending)
@@ -4652,7 +4653,7 @@ _tab_argsort_stable = _op_argsort_stable.table
 
 def _call_argsort_stable(input, stable, dim, descending):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_argsort_stable, (input, stable, dim, descending,))
     return _tab_argsort_stable[_k](input, stable, dim, descending)
@@ -4664,7 +4665,7 @@ _tab_topk = _op_topk.table
 
 def _call_topk(input, k, dim, largest, sorted):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_topk, (input, k, dim, largest, sorted,))
     return _tab_topk[_k](input, k, dim, largest, sorted)
@@ -4676,7 +4677,7 @@ _tab_native_dropout = _op_native_dropout.table
 
 def _call_native_dropout(input, p, train):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_native_dropout, (input, p, train,))
     return _tab_native_dropout[_k](input, p, train)
@@ -4688,7 +4689,7 @@ _tab_dropout = _op_dropout.table
 
 def _call_dropout(input, p, train):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_dropout, (input, p, train,))
     return _tab_dropout[_k](input, p, train)
@@ -4700,7 +4701,7 @@ _tab_im2col = _op_im2col.table
 
 def _call_im2col(input, kernel_size, dilation, padding, stride):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_im2col, (input, kernel_size, dilation, padding, stride,))
     return _tab_im2col[_k](input, kernel_size, dilation, padding, stride)
@@ -4712,7 +4713,7 @@ _tab_col2im = _op_col2im.table
 
 def _call_col2im(input, output_size, kernel_size, dilation, padding, stride):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_col2im, (input, output_size, kernel_size, dilation, padding, stride,))
     return _tab_col2im[_k](input, output_size, kernel_size, dilation, padding, stride)
@@ -4724,7 +4725,7 @@ _tab_conv2d = _op_conv2d.table
 
 def _call_conv2d(input, weight, bias, stride, padding, dilation, groups):
     try:
-        _k = _tls.remap[input._keys | weight._keys | (bias._keys if bias is not None else 0)]
+        _k = (_shared.remap or _tls.remap)[input._keys | weight._keys | (bias._keys if bias is not None else 0)]
     except AttributeError:
         _k = _bad_arguments(_op_conv2d, (input, weight, bias, stride, padding, dilation, groups,))
     return _tab_conv2d[_k](input, weight, bias, stride, padding, dilation, groups)
@@ -4736,7 +4737,7 @@ _tab_max_pool2d_with_indices = _op_max_pool2d_with_indices.table
 
 def _call_max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_max_pool2d_with_indices, (input, kernel_size, stride, padding, dilation, ceil_mode,))
     return _tab_max_pool2d_with_indices[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
@@ -4748,7 +4749,7 @@ _tab_max_pool2d = _op_max_pool2d.table
 
 def _call_max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_max_pool2d, (input, kernel_size, stride, padding, dilation, ceil_mode,))
     return _tab_max_pool2d[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
@@ -4760,7 +4761,7 @@ _tab_avg_pool2d = _op_avg_pool2d.table
 
 def _call_avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_avg_pool2d, (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,))
     return _tab_avg_pool2d[_k](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
@@ -4771,7 +4772,7 @@ def _call_avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_inclu
 
 def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op__to_copy, (input, dtype, layout, device, pin_memory, non_blocking, memory_format,))
     return _tab__to_copy[_k](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
@@ -4780,7 +4781,7 @@ def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, no
 def abs(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_abs, (input,))
         return _tab_abs[_k](input)
@@ -4791,7 +4792,7 @@ def abs(input, *, out=None):
 
 def abs_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_abs_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -4801,7 +4802,7 @@ def abs_(input):
 def acos(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_acos, (input,))
         return _tab_acos[_k](input)
@@ -4812,7 +4813,7 @@ def acos(input, *, out=None):
 
 def acos_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_acos_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -4822,7 +4823,7 @@ def acos_(input):
 def add(input, other, *, alpha=1, out=None):
     if out is None and isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_add_Tensor, (input, other, alpha,))
         return _tab_add_Tensor[_k](input, other, alpha)
@@ -4838,7 +4839,7 @@ def add(input, other, *, alpha=1, out=None):
 def add_(input, other, *, alpha=1):
     if isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_add__Tensor, (input, other, alpha,))
         input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -4855,7 +4856,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 def all(input, dim=_NG, keepdim=False):
     if dim is _NG:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_all, (input,))
         return _tab_all[_k](input)
@@ -4866,7 +4867,7 @@ def all(input, dim=_NG, keepdim=False):
 
 def amax(input, dim=(), keepdim=False):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_amax, (input, dim, keepdim,))
     return _tab_amax[_k](input, dim, keepdim)
@@ -4874,7 +4875,7 @@ def amax(input, dim=(), keepdim=False):
 
 def amin(input, dim=(), keepdim=False):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_amin, (input, dim, keepdim,))
     return _tab_amin[_k](input, dim, keepdim)
@@ -4883,7 +4884,7 @@ def amin(input, dim=(), keepdim=False):
 def any(input, dim=_NG, keepdim=False):
     if dim is _NG:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_any, (input,))
         return _tab_any[_k](input)
@@ -4894,7 +4895,7 @@ def any(input, dim=_NG, keepdim=False):
 
 def argmax(input, dim=None, keepdim=False):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_argmax, (input, dim, keepdim,))
     return _tab_argmax[_k](input, dim, keepdim)
@@ -4902,7 +4903,7 @@ def argmax(input, dim=None, keepdim=False):
 
 def argmin(input, dim=None, keepdim=False):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_argmin, (input, dim, keepdim,))
     return _tab_argmin[_k](input, dim, keepdim)
@@ -4911,7 +4912,7 @@ def argmin(input, dim=None, keepdim=False):
 def argsort(input, dim=-1, descending=False, *, stable=_NG):
     if stable is _NG:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_argsort, (input, dim, descending,))
         return _tab_argsort[_k](input, dim, descending)
@@ -4922,7 +4923,7 @@ def argsort(input, dim=-1, descending=False, *, stable=_NG):
 
 def as_strided(input, size, stride, storage_offset=None):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_as_strided, (input, size, stride, storage_offset,))
     return _tab_as_strided[_k](input, size, stride, storage_offset)
@@ -4930,7 +4931,7 @@ def as_strided(input, size, stride, storage_offset=None):
 
 def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset=None):
     try:
-        _k = _tls.remap[grad._keys]
+        _k = (_shared.remap or _tls.remap)[grad._keys]
     except AttributeError:
         _k = _bad_arguments(_op_as_strided_backward, (grad, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
     return _tab_as_strided_backward[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
@@ -4939,7 +4940,7 @@ def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, st
 def asin(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_asin, (input,))
         return _tab_asin[_k](input)
@@ -4950,7 +4951,7 @@ def asin(input, *, out=None):
 
 def asin_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_asin_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -4960,7 +4961,7 @@ def asin_(input):
 def atan(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_atan, (input,))
         return _tab_atan[_k](input)
@@ -4983,7 +4984,7 @@ def atan2_(input, other):
 
 def atan_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_atan_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -4992,7 +4993,7 @@ def atan_(input):
 
 def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_avg_pool2d, (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,))
     return _tab_avg_pool2d[_k](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
@@ -5021,7 +5022,7 @@ def bitwise_and_(input, other):
 def bitwise_not(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_bitwise_not, (input,))
         return _tab_bitwise_not[_k](input)
@@ -5032,7 +5033,7 @@ def bitwise_not(input, *, out=None):
 
 def bitwise_not_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_bitwise_not_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5069,7 +5070,7 @@ def bmm(input, mat2):
 
 def cat(tensors, dim=0):
     try:
-        _k = _tls.remap[_keys_of(tensors)]
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
     except AttributeError:
         _k = _bad_arguments(_op_cat, (tensors, dim,))
     return _tab_cat[_k](tensors, dim)
@@ -5078,7 +5079,7 @@ def cat(tensors, dim=0):
 def ceil(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_ceil, (input,))
         return _tab_ceil[_k](input)
@@ -5089,7 +5090,7 @@ def ceil(input, *, out=None):
 
 def ceil_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_ceil_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5098,7 +5099,7 @@ def ceil_(input):
 
 def chunk(input, chunks, dim=0):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_chunk, (input, chunks, dim,))
     return _tab_chunk[_k](input, chunks, dim)
@@ -5106,7 +5107,7 @@ def chunk(input, chunks, dim=0):
 
 def clamp(input, min=None, max=None):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_clamp, (input, min, max,))
     return _tab_clamp[_k](input, min, max)
@@ -5114,7 +5115,7 @@ def clamp(input, min=None, max=None):
 
 def clip(input, min=None, max=None):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_clip, (input, min, max,))
     return _tab_clip[_k](input, min, max)
@@ -5122,7 +5123,7 @@ def clip(input, min=None, max=None):
 
 def clone(input, *, memory_format=None):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_clone, (input, memory_format,))
     return _tab_clone[_k](input, memory_format)
@@ -5130,7 +5131,7 @@ def clone(input, *, memory_format=None):
 
 def col2im(input, output_size, kernel_size, dilation, padding, stride):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_col2im, (input, output_size, kernel_size, dilation, padding, stride,))
     return _tab_col2im[_k](input, output_size, kernel_size, dilation, padding, stride)
@@ -5138,7 +5139,7 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride):
 
 def contiguous(input, *, memory_format='contiguous_format'):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_contiguous, (input, memory_format,))
     return _tab_contiguous[_k](input, memory_format)
@@ -5155,7 +5156,7 @@ def copy_(input, src, non_blocking=False):
 def cos(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_cos, (input,))
         return _tab_cos[_k](input)
@@ -5166,7 +5167,7 @@ def cos(input, *, out=None):
 
 def cos_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cos_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5176,7 +5177,7 @@ def cos_(input):
 def cosh(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_cosh, (input,))
         return _tab_cosh[_k](input)
@@ -5187,7 +5188,7 @@ def cosh(input, *, out=None):
 
 def cosh_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cosh_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5200,7 +5201,7 @@ def cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_inde
 
 def cumsum(input, dim, *, dtype=None):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_cumsum, (input, dim, dtype,))
     return _tab_cumsum[_k](input, dim, dtype)
@@ -5208,7 +5209,7 @@ def cumsum(input, dim, *, dtype=None):
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_diagonal, (input, offset, dim1, dim2,))
     return _tab_diagonal[_k](input, offset, dim1, dim2)
@@ -5216,7 +5217,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 
 def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     try:
-        _k = _tls.remap[grad_output._keys]
+        _k = (_shared.remap or _tls.remap)[grad_output._keys]
     except AttributeError:
         _k = _bad_arguments(_op_diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2,))
     return _tab_diagonal_backward[_k](grad_output, input_sizes, offset, dim1, dim2)
@@ -5225,7 +5226,7 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
 def div(input, other, *, rounding_mode=_NG, out=None):
     if out is None and isinstance(other, Tensor) and rounding_mode is _NG:
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_div_Tensor, (input, other,))
         return _tab_div_Tensor[_k](input, other)
@@ -5245,7 +5246,7 @@ def div(input, other, *, rounding_mode=_NG, out=None):
 def div_(input, other):
     if isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_div__Tensor, (input, other,))
         input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5261,7 +5262,7 @@ def dot(input, tensor):
 
 def dropout(input, p, train):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_dropout, (input, p, train,))
     return _tab_dropout[_k](input, p, train)
@@ -5270,7 +5271,7 @@ def dropout(input, p, train):
 def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_elu, (input, alpha, scale, input_scale,))
         return _tab_elu[_k](input, alpha, scale, input_scale)
@@ -5281,7 +5282,7 @@ def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
 
 def elu_(input, alpha=1, scale=1, input_scale=1):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_elu_, (input, alpha, scale, input_scale,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5293,14 +5294,14 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _k = _tls.remap[0]
+    _k = (_shared.remap or _tls.remap)[0]
     return _tab_empty_strided[_k](size, stride, dtype, layout, device, pin_memory)
 
 
 def eq(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_eq_Tensor, (input, other,))
         return _tab_eq_Tensor[_k](input, other)
@@ -5316,7 +5317,7 @@ def eq(input, other, *, out=None):
 def erf(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_erf, (input,))
         return _tab_erf[_k](input)
@@ -5327,7 +5328,7 @@ def erf(input, *, out=None):
 
 def erf_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_erf_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5337,7 +5338,7 @@ def erf_(input):
 def exp(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_exp, (input,))
         return _tab_exp[_k](input)
@@ -5349,7 +5350,7 @@ def exp(input, *, out=None):
 def exp2(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_exp2, (input,))
         return _tab_exp2[_k](input)
@@ -5360,7 +5361,7 @@ def exp2(input, *, out=None):
 
 def exp2_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_exp2_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5369,7 +5370,7 @@ def exp2_(input):
 
 def exp_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_exp_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5378,7 +5379,7 @@ def exp_(input):
 
 def expand(input, size, *, implicit=False):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_expand, (input, size, implicit,))
     return _tab_expand[_k](input, size, implicit)
@@ -5391,7 +5392,7 @@ def expand_as(input, other):
 def expm1(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_expm1, (input,))
         return _tab_expm1[_k](input)
@@ -5402,7 +5403,7 @@ def expm1(input, *, out=None):
 
 def expm1_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_expm1_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5411,7 +5412,7 @@ def expm1_(input):
 
 def fill_(input, value):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_fill__Scalar, (input, value,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5420,7 +5421,7 @@ def fill_(input, value):
 
 def flatten(input, start_dim=0, end_dim=-1):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_flatten_using_ints, (input, start_dim, end_dim,))
     return _tab_flatten_using_ints[_k](input, start_dim, end_dim)
@@ -5428,7 +5429,7 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 def flip(input, dims):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_flip, (input, dims,))
     return _tab_flip[_k](input, dims)
@@ -5437,7 +5438,7 @@ def flip(input, dims):
 def floor(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_floor, (input,))
         return _tab_floor[_k](input)
@@ -5448,7 +5449,7 @@ def floor(input, *, out=None):
 
 def floor_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_floor_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5458,7 +5459,7 @@ def floor_(input):
 def floor_divide(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_floor_divide, (input, other,))
         return _tab_floor_divide[_k](input, other)
@@ -5474,7 +5475,7 @@ def floor_divide(input, other, *, out=None):
 def floor_divide_(input, other):
     if isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_floor_divide_, (input, other,))
         input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5487,7 +5488,7 @@ def floor_divide_(input, other):
 def fmod(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_fmod_Tensor, (input, other,))
         return _tab_fmod_Tensor[_k](input, other)
@@ -5503,7 +5504,7 @@ def fmod(input, other, *, out=None):
 def fmod_(input, other):
     if isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_fmod__Tensor, (input, other,))
         input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5516,7 +5517,7 @@ def fmod_(input, other):
 def frac(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_frac, (input,))
         return _tab_frac[_k](input)
@@ -5527,7 +5528,7 @@ def frac(input, *, out=None):
 
 def frac_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_frac_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5541,7 +5542,7 @@ def gather(input, dim, index, *, sparse_grad=False):
 def ge(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_ge_Tensor, (input, other,))
         return _tab_ge_Tensor[_k](input, other)
@@ -5556,7 +5557,7 @@ def ge(input, other, *, out=None):
 
 def gelu(input, *, approximate='none'):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_gelu, (input, approximate,))
     return _tab_gelu[_k](input, approximate)
@@ -5565,7 +5566,7 @@ def gelu(input, *, approximate='none'):
 def gt(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_gt_Tensor, (input, other,))
         return _tab_gt_Tensor[_k](input, other)
@@ -5581,7 +5582,7 @@ def gt(input, other, *, out=None):
 def hardsigmoid(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_hardsigmoid, (input,))
         return _tab_hardsigmoid[_k](input)
@@ -5592,7 +5593,7 @@ def hardsigmoid(input, *, out=None):
 
 def hardsigmoid_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardsigmoid_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5602,7 +5603,7 @@ def hardsigmoid_(input):
 def hardswish(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_hardswish, (input,))
         return _tab_hardswish[_k](input)
@@ -5613,7 +5614,7 @@ def hardswish(input, *, out=None):
 
 def hardswish_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardswish_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5623,7 +5624,7 @@ def hardswish_(input):
 def hardtanh(input, min_val=-1, max_val=1, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_hardtanh, (input, min_val, max_val,))
         return _tab_hardtanh[_k](input, min_val, max_val)
@@ -5634,7 +5635,7 @@ def hardtanh(input, min_val=-1, max_val=1, *, out=None):
 
 def hardtanh_(input, min_val=-1, max_val=1):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_hardtanh_, (input, min_val, max_val,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5643,7 +5644,7 @@ def hardtanh_(input, min_val=-1, max_val=1):
 
 def im2col(input, kernel_size, dilation, padding, stride):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_im2col, (input, kernel_size, dilation, padding, stride,))
     return _tab_im2col[_k](input, kernel_size, dilation, padding, stride)
@@ -5651,7 +5652,7 @@ def im2col(input, kernel_size, dilation, padding, stride):
 
 def index(input, indices):
     try:
-        _k = _tls.remap[input._keys | _keys_of(indices)]
+        _k = (_shared.remap or _tls.remap)[input._keys | _keys_of(indices)]
     except AttributeError:
         _k = _bad_arguments(_op_index_Tensor, (input, indices,))
     return _tab_index_Tensor[_k](input, indices)
@@ -5676,7 +5677,7 @@ def index_select(input, dim, index):
 def isfinite(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_isfinite, (input,))
         return _tab_isfinite[_k](input)
@@ -5688,7 +5689,7 @@ def isfinite(input, *, out=None):
 def isinf(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_isinf, (input,))
         return _tab_isinf[_k](input)
@@ -5700,7 +5701,7 @@ def isinf(input, *, out=None):
 def isnan(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_isnan, (input,))
         return _tab_isnan[_k](input)
@@ -5716,7 +5717,7 @@ def l1_loss(input, target, reduction='mean'):
 def le(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_le_Tensor, (input, other,))
         return _tab_le_Tensor[_k](input, other)
@@ -5732,7 +5733,7 @@ def le(input, other, *, out=None):
 def leaky_relu(input, negative_slope=0.01, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_leaky_relu, (input, negative_slope,))
         return _tab_leaky_relu[_k](input, negative_slope)
@@ -5743,7 +5744,7 @@ def leaky_relu(input, negative_slope=0.01, *, out=None):
 
 def leaky_relu_(input, negative_slope=0.01):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_leaky_relu_, (input, negative_slope,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5772,7 +5773,7 @@ def lerp_(input, end, weight):
 
 def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_linalg_vector_norm, (input, ord, dim, keepdim, dtype,))
     return _tab_linalg_vector_norm[_k](input, ord, dim, keepdim, dtype)
@@ -5785,7 +5786,7 @@ def linear(input, weight, bias=None):
 def log(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_log, (input,))
         return _tab_log[_k](input)
@@ -5797,7 +5798,7 @@ def log(input, *, out=None):
 def log10(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_log10, (input,))
         return _tab_log10[_k](input)
@@ -5808,7 +5809,7 @@ def log10(input, *, out=None):
 
 def log10_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log10_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5818,7 +5819,7 @@ def log10_(input):
 def log1p(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_log1p, (input,))
         return _tab_log1p[_k](input)
@@ -5829,7 +5830,7 @@ def log1p(input, *, out=None):
 
 def log1p_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log1p_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5839,7 +5840,7 @@ def log1p_(input):
 def log2(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_log2, (input,))
         return _tab_log2[_k](input)
@@ -5850,7 +5851,7 @@ def log2(input, *, out=None):
 
 def log2_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log2_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5859,7 +5860,7 @@ def log2_(input):
 
 def log_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5869,7 +5870,7 @@ def log_(input):
 def log_sigmoid(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_log_sigmoid, (input,))
         return _tab_log_sigmoid[_k](input)
@@ -5880,7 +5881,7 @@ def log_sigmoid(input, *, out=None):
 
 def log_sigmoid_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log_sigmoid_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -5889,7 +5890,7 @@ def log_sigmoid_(input):
 
 def log_softmax(input, dim, dtype=None):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_log_softmax_int, (input, dim, dtype,))
     return _tab_log_softmax_int[_k](input, dim, dtype)
@@ -5906,7 +5907,7 @@ def logical_and(input, other, *, out=None):
 def logical_not(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_logical_not, (input,))
         return _tab_logical_not[_k](input)
@@ -5933,7 +5934,7 @@ def logical_xor(input, other, *, out=None):
 
 def logsumexp(input, dim, keepdim=False):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_logsumexp, (input, dim, keepdim,))
     return _tab_logsumexp[_k](input, dim, keepdim)
@@ -5942,7 +5943,7 @@ def logsumexp(input, dim, keepdim=False):
 def lt(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_lt_Tensor, (input, other,))
         return _tab_lt_Tensor[_k](input, other)
@@ -5982,7 +5983,7 @@ def matmul(input, other):
 def max(input, dim=_NG, keepdim=False):
     if dim is _NG:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_max, (input,))
         return _tab_max[_k](input)
@@ -5993,7 +5994,7 @@ def max(input, dim=_NG, keepdim=False):
 
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_max_pool2d, (input, kernel_size, stride, padding, dilation, ceil_mode,))
     return _tab_max_pool2d[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
@@ -6001,7 +6002,7 @@ def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 
 def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_max_pool2d_with_indices, (input, kernel_size, stride, padding, dilation, ceil_mode,))
     return _tab_max_pool2d_with_indices[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
@@ -6022,7 +6023,7 @@ def maximum_(input, other):
 def mean(input, dim=_NG, keepdim=False, *, dtype=None):
     if dim is _NG:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_mean, (input, dtype,))
         return _tab_mean[_k](input, dtype)
@@ -6034,7 +6035,7 @@ def mean(input, dim=_NG, keepdim=False, *, dtype=None):
 def min(input, dim=_NG, keepdim=False):
     if dim is _NG:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_min, (input,))
         return _tab_min[_k](input)
@@ -6058,7 +6059,7 @@ def minimum_(input, other):
 def mish(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_mish, (input,))
         return _tab_mish[_k](input)
@@ -6069,7 +6070,7 @@ def mish(input, *, out=None):
 
 def mish_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_mish_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6087,7 +6088,7 @@ def mse_loss(input, target, reduction='mean'):
 def mul(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_mul_Tensor, (input, other,))
         return _tab_mul_Tensor[_k](input, other)
@@ -6103,7 +6104,7 @@ def mul(input, other, *, out=None):
 def mul_(input, other):
     if isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_mul__Tensor, (input, other,))
         input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6115,7 +6116,7 @@ def mul_(input, other):
 
 def nan_to_num(input, nan=None, posinf=None, neginf=None):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_nan_to_num, (input, nan, posinf, neginf,))
     return _tab_nan_to_num[_k](input, nan, posinf, neginf)
@@ -6123,7 +6124,7 @@ def nan_to_num(input, nan=None, posinf=None, neginf=None):
 
 def narrow(input, dim, start, length):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_narrow, (input, dim, start, length,))
     return _tab_narrow[_k](input, dim, start, length)
@@ -6131,7 +6132,7 @@ def narrow(input, dim, start, length):
 
 def native_dropout(input, p, train):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_native_dropout, (input, p, train,))
     return _tab_native_dropout[_k](input, p, train)
@@ -6140,7 +6141,7 @@ def native_dropout(input, p, train):
 def ne(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_ne_Tensor, (input, other,))
         return _tab_ne_Tensor[_k](input, other)
@@ -6156,7 +6157,7 @@ def ne(input, other, *, out=None):
 def neg(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_neg, (input,))
         return _tab_neg[_k](input)
@@ -6167,7 +6168,7 @@ def neg(input, *, out=None):
 
 def neg_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_neg_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6176,7 +6177,7 @@ def neg_(input):
 
 def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_new_empty, (input, size, dtype, layout, device, pin_memory,))
     return _tab_new_empty[_k](input, size, dtype, layout, device, pin_memory)
@@ -6184,7 +6185,7 @@ def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=N
 
 def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_new_full, (input, size, fill_value, dtype, layout, device, pin_memory,))
     return _tab_new_full[_k](input, size, fill_value, dtype, layout, device, pin_memory)
@@ -6192,7 +6193,7 @@ def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, p
 
 def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_new_ones, (input, size, dtype, layout, device, pin_memory,))
     return _tab_new_ones[_k](input, size, dtype, layout, device, pin_memory)
@@ -6200,7 +6201,7 @@ def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=No
 
 def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_new_zeros, (input, size, dtype, layout, device, pin_memory,))
     return _tab_new_zeros[_k](input, size, dtype, layout, device, pin_memory)
@@ -6220,7 +6221,7 @@ def norm(input, p=_NG, dim=_NG, keepdim=False):
 
 def normal_(input, mean=0, std=1, *, generator=None):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_normal_, (input, mean, std, generator,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6229,7 +6230,7 @@ def normal_(input, mean=0, std=1, *, generator=None):
 
 def one_hot(input, num_classes=-1):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_one_hot, (input, num_classes,))
     return _tab_one_hot[_k](input, num_classes)
@@ -6241,7 +6242,7 @@ def outer(input, vec2):
 
 def permute(input, dims):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_permute, (input, dims,))
     return _tab_permute[_k](input, dims)
@@ -6249,7 +6250,7 @@ def permute(input, dims):
 
 def positive(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_positive, (input,))
     return _tab_positive[_k](input)
@@ -6258,7 +6259,7 @@ def positive(input):
 def pow(input, exponent, *, out=None):
     if out is None and not isinstance(exponent, Tensor):
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_pow_Tensor_Scalar, (input, exponent,))
         return _tab_pow_Tensor_Scalar[_k](input, exponent)
@@ -6274,7 +6275,7 @@ def pow(input, exponent, *, out=None):
 def pow_(input, exponent):
     if not isinstance(exponent, Tensor):
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_pow__Tensor_Scalar, (input, exponent,))
         input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6291,7 +6292,7 @@ def prelu(input, weight):
 def prod(input, dim=_NG, keepdim=False, *, dtype=None):
     if dim is _NG:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_prod, (input, dtype,))
         return _tab_prod[_k](input, dtype)
@@ -6302,7 +6303,7 @@ def prod(input, dim=_NG, keepdim=False, *, dtype=None):
 
 def random_(input, from_, to, *, generator=None):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_random__from, (input, from_, to, generator,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6312,7 +6313,7 @@ def random_(input, from_, to, *, generator=None):
 def reciprocal(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_reciprocal, (input,))
         return _tab_reciprocal[_k](input)
@@ -6323,7 +6324,7 @@ def reciprocal(input, *, out=None):
 
 def reciprocal_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_reciprocal_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6333,7 +6334,7 @@ def reciprocal_(input):
 def relu(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_relu, (input,))
         return _tab_relu[_k](input)
@@ -6344,7 +6345,7 @@ def relu(input, *, out=None):
 
 def relu6(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_relu6, (input,))
     return _tab_relu6[_k](input)
@@ -6352,7 +6353,7 @@ def relu6(input):
 
 def relu_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_relu_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6362,7 +6363,7 @@ def relu_(input):
 def remainder(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_remainder_Tensor, (input, other,))
         return _tab_remainder_Tensor[_k](input, other)
@@ -6378,7 +6379,7 @@ def remainder(input, other, *, out=None):
 def remainder_(input, other):
     if isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_remainder__Tensor, (input, other,))
         input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6390,7 +6391,7 @@ def remainder_(input, other):
 
 def repeat(input, repeats):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_repeat, (input, repeats,))
     return _tab_repeat[_k](input, repeats)
@@ -6398,7 +6399,7 @@ def repeat(input, repeats):
 
 def reshape(input, shape):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_reshape, (input, shape,))
     return _tab_reshape[_k](input, shape)
@@ -6406,7 +6407,7 @@ def reshape(input, shape):
 
 def roll(input, shifts, dims=()):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_roll, (input, shifts, dims,))
     return _tab_roll[_k](input, shifts, dims)
@@ -6415,7 +6416,7 @@ def roll(input, shifts, dims=()):
 def round(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_round, (input,))
         return _tab_round[_k](input)
@@ -6426,7 +6427,7 @@ def round(input, *, out=None):
 
 def round_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_round_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6436,7 +6437,7 @@ def round_(input):
 def rsqrt(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_rsqrt, (input,))
         return _tab_rsqrt[_k](input)
@@ -6447,7 +6448,7 @@ def rsqrt(input, *, out=None):
 
 def rsqrt_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_rsqrt_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6468,7 +6469,7 @@ def scatter_add(input, dim, index, src):
 
 def select(input, dim, index):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_select_int, (input, dim, index,))
     return _tab_select_int[_k](input, dim, index)
@@ -6476,7 +6477,7 @@ def select(input, dim, index):
 
 def select_backward(grad_output, input_sizes, dim, index):
     try:
-        _k = _tls.remap[grad_output._keys]
+        _k = (_shared.remap or _tls.remap)[grad_output._keys]
     except AttributeError:
         _k = _bad_arguments(_op_select_backward, (grad_output, input_sizes, dim, index,))
     return _tab_select_backward[_k](grad_output, input_sizes, dim, index)
@@ -6484,7 +6485,7 @@ def select_backward(grad_output, input_sizes, dim, index):
 
 def selu(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_selu, (input,))
     return _tab_selu[_k](input)
@@ -6493,7 +6494,7 @@ def selu(input):
 def sigmoid(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sigmoid, (input,))
         return _tab_sigmoid[_k](input)
@@ -6504,7 +6505,7 @@ def sigmoid(input, *, out=None):
 
 def sigmoid_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sigmoid_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6514,7 +6515,7 @@ def sigmoid_(input):
 def sign(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sign, (input,))
         return _tab_sign[_k](input)
@@ -6525,7 +6526,7 @@ def sign(input, *, out=None):
 
 def sign_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sign_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6535,7 +6536,7 @@ def sign_(input):
 def silu(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_silu, (input,))
         return _tab_silu[_k](input)
@@ -6546,7 +6547,7 @@ def silu(input, *, out=None):
 
 def silu_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_silu_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6556,7 +6557,7 @@ def silu_(input):
 def sin(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sin, (input,))
         return _tab_sin[_k](input)
@@ -6567,7 +6568,7 @@ def sin(input, *, out=None):
 
 def sin_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sin_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6577,7 +6578,7 @@ def sin_(input):
 def sinh(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sinh, (input,))
         return _tab_sinh[_k](input)
@@ -6588,7 +6589,7 @@ def sinh(input, *, out=None):
 
 def sinh_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sinh_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6597,7 +6598,7 @@ def sinh_(input):
 
 def slice(input, dim=0, start=None, end=None, step=1):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_slice_Tensor, (input, dim, start, end, step,))
     return _tab_slice_Tensor[_k](input, dim, start, end, step)
@@ -6605,7 +6606,7 @@ def slice(input, dim=0, start=None, end=None, step=1):
 
 def slice_backward(grad_output, input_sizes, dim, start, end, step):
     try:
-        _k = _tls.remap[grad_output._keys]
+        _k = (_shared.remap or _tls.remap)[grad_output._keys]
     except AttributeError:
         _k = _bad_arguments(_op_slice_backward, (grad_output, input_sizes, dim, start, end, step,))
     return _tab_slice_backward[_k](grad_output, input_sizes, dim, start, end, step)
@@ -6617,7 +6618,7 @@ def smooth_l1_loss(input, target, reduction='mean', beta=1.0):
 
 def softmax(input, dim, dtype=None):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_softmax_int, (input, dim, dtype,))
     return _tab_softmax_int[_k](input, dim, dtype)
@@ -6626,7 +6627,7 @@ def softmax(input, dim, dtype=None):
 def softplus(input, beta=1, threshold=20, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_softplus, (input, beta, threshold,))
         return _tab_softplus[_k](input, beta, threshold)
@@ -6637,7 +6638,7 @@ def softplus(input, beta=1, threshold=20, *, out=None):
 
 def softplus_(input, beta=1, threshold=20):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_softplus_, (input, beta, threshold,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6647,7 +6648,7 @@ def softplus_(input, beta=1, threshold=20):
 def sort(input, dim=-1, descending=False, *, stable=_NG):
     if stable is _NG:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sort, (input, dim, descending,))
         return _tab_sort[_k](input, dim, descending)
@@ -6658,7 +6659,7 @@ def sort(input, dim=-1, descending=False, *, stable=_NG):
 
 def split(input, split_size, dim=0):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_split_Tensor, (input, split_size, dim,))
     return _tab_split_Tensor[_k](input, split_size, dim)
@@ -6667,7 +6668,7 @@ def split(input, split_size, dim=0):
 def sqrt(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sqrt, (input,))
         return _tab_sqrt[_k](input)
@@ -6678,7 +6679,7 @@ def sqrt(input, *, out=None):
 
 def sqrt_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sqrt_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6688,7 +6689,7 @@ def sqrt_(input):
 def square(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_square, (input,))
         return _tab_square[_k](input)
@@ -6699,7 +6700,7 @@ def square(input, *, out=None):
 
 def square_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_square_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6709,7 +6710,7 @@ def square_(input):
 def squeeze(input, dim=_NG):
     if dim is _NG:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_squeeze, (input,))
         return _tab_squeeze[_k](input)
@@ -6720,7 +6721,7 @@ def squeeze(input, dim=_NG):
 
 def stack(tensors, dim=0):
     try:
-        _k = _tls.remap[_keys_of(tensors)]
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
     except AttributeError:
         _k = _bad_arguments(_op_stack, (tensors, dim,))
     return _tab_stack[_k](tensors, dim)
@@ -6728,7 +6729,7 @@ def stack(tensors, dim=0):
 
 def std(input, dim=None, *, correction=None, keepdim=False):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_std_correction, (input, dim, correction, keepdim,))
     return _tab_std_correction[_k](input, dim, correction, keepdim)
@@ -6737,7 +6738,7 @@ def std(input, dim=None, *, correction=None, keepdim=False):
 def sub(input, other, *, alpha=1, out=None):
     if out is None and isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sub_Tensor, (input, other, alpha,))
         return _tab_sub_Tensor[_k](input, other, alpha)
@@ -6753,7 +6754,7 @@ def sub(input, other, *, alpha=1, out=None):
 def sub_(input, other, *, alpha=1):
     if isinstance(other, Tensor):
         try:
-            _k = _tls.remap[input._keys | other._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sub__Tensor, (input, other, alpha,))
         input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6766,7 +6767,7 @@ def sub_(input, other, *, alpha=1):
 def sum(input, dim=_NG, keepdim=False, *, dtype=None):
     if dim is _NG:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sum, (input, dtype,))
         return _tab_sum[_k](input, dtype)
@@ -6777,7 +6778,7 @@ def sum(input, dim=_NG, keepdim=False, *, dtype=None):
 
 def t(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_t, (input,))
     return _tab_t[_k](input)
@@ -6786,7 +6787,7 @@ def t(input):
 def tan(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_tan, (input,))
         return _tab_tan[_k](input)
@@ -6797,7 +6798,7 @@ def tan(input, *, out=None):
 
 def tan_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tan_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6807,7 +6808,7 @@ def tan_(input):
 def tanh(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_tanh, (input,))
         return _tab_tanh[_k](input)
@@ -6818,7 +6819,7 @@ def tanh(input, *, out=None):
 
 def tanh_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tanh_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6835,7 +6836,7 @@ def threshold_backward(grad_output, input, threshold, *, out=None):
 
 def tile(input, dims):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tile, (input, dims,))
     return _tab_tile[_k](input, dims)
@@ -6843,7 +6844,7 @@ def tile(input, dims):
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_topk, (input, k, dim, largest, sorted,))
     return _tab_topk[_k](input, k, dim, largest, sorted)
@@ -6851,7 +6852,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 
 def transpose(input, dim0, dim1):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_transpose_int, (input, dim0, dim1,))
     return _tab_transpose_int[_k](input, dim0, dim1)
@@ -6859,7 +6860,7 @@ def transpose(input, dim0, dim1):
 
 def tril(input, diagonal=0):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_tril, (input, diagonal,))
     return _tab_tril[_k](input, diagonal)
@@ -6867,7 +6868,7 @@ def tril(input, diagonal=0):
 
 def triu(input, diagonal=0):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_triu, (input, diagonal,))
     return _tab_triu[_k](input, diagonal)
@@ -6876,7 +6877,7 @@ def triu(input, diagonal=0):
 def trunc(input, *, out=None):
     if out is None:
         try:
-            _k = _tls.remap[input._keys]
+            _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_trunc, (input,))
         return _tab_trunc[_k](input)
@@ -6887,7 +6888,7 @@ def trunc(input, *, out=None):
 
 def trunc_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_trunc_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6896,7 +6897,7 @@ def trunc_(input):
 
 def unbind(input, dim=0):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_unbind_int, (input, dim,))
     return _tab_unbind_int[_k](input, dim)
@@ -6904,7 +6905,7 @@ def unbind(input, dim=0):
 
 def unflatten(input, dim, sizes):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_unflatten_int, (input, dim, sizes,))
     return _tab_unflatten_int[_k](input, dim, sizes)
@@ -6912,7 +6913,7 @@ def unflatten(input, dim, sizes):
 
 def uniform_(input, from_=0, to=1, *, generator=None):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_uniform_, (input, from_, to, generator,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
@@ -6921,7 +6922,7 @@ def uniform_(input, from_=0, to=1, *, generator=None):
 
 def unsqueeze(input, dim):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_unsqueeze, (input, dim,))
     return _tab_unsqueeze[_k](input, dim)
@@ -6929,7 +6930,7 @@ def unsqueeze(input, dim):
 
 def var(input, dim=None, *, correction=None, keepdim=False):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_var_correction, (input, dim, correction, keepdim,))
     return _tab_var_correction[_k](input, dim, correction, keepdim)
@@ -6937,7 +6938,7 @@ def var(input, dim=None, *, correction=None, keepdim=False):
 
 def view(input, size):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_view, (input, size,))
     return _tab_view[_k](input, size)
@@ -6953,7 +6954,7 @@ def where(condition, input, other, *, out=None):
 
 def zero_(input):
     try:
-        _k = _tls.remap[input._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_zero_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version

@@ -10,12 +10,23 @@ never enters autograd code). A call computes
 (`tls.mask` is the complement of the thread-local exclude set) and calls `op.table[keys]`. The table
 holds one entry per possible key set, precomputed whenever a kernel is registered. The thread-local
 part is precomputed too: `tls.remap[k]` is `(k | include) & mask` for every k, rebuilt whenever this
-thread's include or mask changes, so the hot path is `op.table[tls.remap[a._keys | b._keys]]`: one
-thread-local lookup, an OR and two list indexes. An entry is the kernel of the highest key in the set, resolved as:
-a kernel registered for that key, then an alias kernel (CompositeExplicitAutograd for backend keys,
-then CompositeImplicitAutograd for backend keys and Autograd), then the key's fallback; a key with none of these falls
-through to the next lower key (BackendSelect and Autograd do, so an op with no kernel there goes
-straight to its backend). A set with no kernel at all gets a stub that raises a clear error.
+thread's include or mask changes, so the hot path is `op.table[remap[a._keys | b._keys]]`: an OR
+and two list indexes (Note [Skipping the thread-local lookup] says where `remap` comes from).
+An entry is the kernel of the highest key in the set, resolved as: a kernel registered for that key,
+then an alias kernel (CompositeExplicitAutograd for backend keys, then CompositeImplicitAutograd for
+backend keys and Autograd), then the key's fallback; a key with none of these falls through to the
+next lower key (BackendSelect and Autograd do, so an op with no kernel there goes straight to its
+backend). A set with no kernel at all gets a stub that raises a clear error.
+
+Note [Skipping the thread-local lookup]
+Reading a threading.local attribute costs about as much as the rest of a dispatch, and almost always
+every thread is in the default state (no no_grad, no include/exclude). So `shared.remap` is the default
+remap table while every thread is in the default state and None while any thread is not; generated
+code dispatches with `(shared.remap or tls.remap)[keys]`. It is correct whatever the interleaving: a
+thread whose own state is not the default counts itself in `shared.custom_threads` before it
+dispatches again, so it never sees the default table; a thread that sees the default table is itself
+in the default state, for which that table is right. A thread that ends with a non-default state
+(`set_grad_enabled(False)` never undone) only leaves every thread on the thread-local path.
 """
 
 from __future__ import annotations
@@ -72,16 +83,33 @@ def _remap(include: int, mask: int) -> list[int]:
 
 
 _DEFAULT_INCLUDE = BACKEND_SELECT_BIT
-_remaps: dict[tuple[int, int], list[int]] = {}  # (include, mask) -> remap table, shared by all threads
+DEFAULT_REMAP = _remap(_DEFAULT_INCLUDE, ALL_KEYS)
+# (include, mask) -> remap table, shared by all threads
+_remaps: dict[tuple[int, int], list[int]] = {(_DEFAULT_INCLUDE, ALL_KEYS): DEFAULT_REMAP}
+
+
+class _SharedState:
+    """What every thread can read without a thread-local lookup (Note [Skipping the thread-local lookup])."""
+
+    __slots__ = ("remap", "custom_threads", "lock")
+
+    def __init__(self) -> None:
+        self.remap: list[int] | None = DEFAULT_REMAP  # None while some thread is not in the default state
+        self.custom_threads = 0
+        self.lock = threading.Lock()
+
+
+shared = _SharedState()
 
 
 class _LocalState(threading.local):
     """Thread-local include set and exclude mask, and the key remapping they define
     (see Note [Dispatch key sets as bitmasks]). Assigning `include` or `mask` rebuilds `remap`."""
 
-    remap: list[int] = _remap(_DEFAULT_INCLUDE, ALL_KEYS)
+    remap: list[int] = DEFAULT_REMAP
     _include: int = _DEFAULT_INCLUDE
     _mask: int = ALL_KEYS
+    _custom: bool = False  # counted in shared.custom_threads
 
     @property
     def include(self) -> int:
@@ -107,9 +135,20 @@ class _LocalState(threading.local):
         if remap is None:
             remap = _remaps[key] = _remap(*key)  # at most 2**(2 * NUM_KEYS) entries, few in practice
         self.remap = remap
+        custom = remap is not DEFAULT_REMAP
+        if custom is not self._custom:
+            with shared.lock:
+                shared.custom_threads += 1 if custom else -1
+                shared.remap = DEFAULT_REMAP if shared.custom_threads == 0 else None
+            self._custom = custom
 
 
 tls = _LocalState()
+
+
+def current_remap() -> list[int]:
+    """This thread's remap table (what generated code reads as `shared.remap or tls.remap`)."""
+    return shared.remap or tls.remap
 
 
 class DispatchError(NotImplementedError):
@@ -157,7 +196,7 @@ class Operator:
         for i in self.tensor_positions:
             if i < len(args):
                 keys |= keys_of(args[i])
-        return tls.remap[keys]
+        return (shared.remap or tls.remap)[keys]
 
     def call(self, *args: Any) -> Any:
         """Call with all arguments positional in schema order (boxed; the generated API is faster)."""

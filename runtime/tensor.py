@@ -71,7 +71,7 @@ class Tensor:
     _output_nr: int
     _storage: Storage | None = None
     _grad: Tensor | None = None
-    _grad_accumulator: Any = None  # a leaf's AccumulateGrad (Note [Leaves and their AccumulateGrad])
+    _leaf_edge: Any = None  # (AccumulateGrad, 0) of a leaf (Note [Leaves and their AccumulateGrad])
     _retains_grad: bool = False
     _base: Tensor | None = None
     _wrapped: bool = False  # a 0-d tensor made from a Python number (promotes like the number)

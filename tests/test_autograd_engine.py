@@ -56,7 +56,7 @@ class FT:
         self._grad = None
         self._grad_fn = None
         self._output_nr = 0
-        self._grad_accumulator = None
+        self._leaf_edge = None
         self._retains_grad = False
         self._base = None
         self._ver = _version if _version is not None else [0]
@@ -661,7 +661,7 @@ def test_accumulate_grad_node_is_held_by_its_leaf_which_it_holds_weakly():
     x = leaf([1.0])
     y = add(x, x)  # saves nothing
     acc = y.grad_fn.next_functions[0][0]
-    assert x._grad_accumulator is acc and acc.variable is x
+    assert x._leaf_edge == (acc, 0) and acc.variable is x
     assert add(x, x).grad_fn.next_functions[0][0] is acc  # one per leaf
     gc.disable()
     try:

@@ -91,6 +91,38 @@ def test_tls_is_per_thread() -> None:
     assert seen == [D.ALL_KEYS]
 
 
+def test_threads_in_other_grad_modes_record_independently() -> None:
+    """Note [Skipping the thread-local lookup]: the shared default table is used only while every thread
+    is in the default state; a thread in no_grad neither records nor stops another thread recording."""
+    import threading
+    x = G.ones(2, requires_grad=True)
+    in_no_grad, main_done = threading.Event(), threading.Event()
+    seen: dict[str, object] = {}
+
+    def worker() -> None:
+        with G.no_grad():
+            in_no_grad.set()
+            main_done.wait(5)
+            seen["worker_grad_fn"] = G.mul(x, 2).grad_fn
+            seen["shared_remap_inside"] = D.shared.remap
+        seen["shared_remap_after"] = D.shared.remap
+
+    assert D.shared.remap is D.DEFAULT_REMAP and D.shared.custom_threads == 0
+    t = threading.Thread(target=worker)
+    t.start()
+    assert in_no_grad.wait(5)
+    assert D.shared.remap is None and D.shared.custom_threads == 1
+    assert G.mul(x, 2).grad_fn is not None  # this thread still records
+    with G.no_grad():  # two threads off the default state
+        assert D.shared.custom_threads == 2 and G.mul(x, 2).grad_fn is None
+    main_done.set()
+    t.join()
+    assert seen["worker_grad_fn"] is None and seen["shared_remap_inside"] is None
+    assert seen["shared_remap_after"] is D.DEFAULT_REMAP
+    assert D.shared.remap is D.DEFAULT_REMAP and D.shared.custom_threads == 0
+    assert D.current_remap() is D.DEFAULT_REMAP
+
+
 def test_boxed_fallback_sees_schema_and_arguments_for_every_op() -> None:
     seen: list[tuple[str, str, int]] = []
 

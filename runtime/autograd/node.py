@@ -10,8 +10,8 @@ the graph by its `AccumulateGrad` node, whose job is to add the arriving gradien
 (Note [Leaves and their AccumulateGrad]).
 
 Note [Leaves and their AccumulateGrad]
-A leaf holds its AccumulateGrad strongly (`_grad_accumulator`, made on first use) and the node holds
-the leaf weakly, so there is no reference cycle and recording an op on a leaf costs one attribute
+A leaf holds its edge `(AccumulateGrad, 0)` strongly (`_leaf_edge`, made on first use) and the node
+holds the leaf weakly, so there is no reference cycle and recording an op on a leaf costs one attribute
 read. Hooks registered on a leaf live on its AccumulateGrad, so they run even when nothing else
 holds the leaf. The one difference from PyTorch, whose graph keeps its leaves alive: a leaf that
 nobody holds any more gets no `.grad` (no one could read it) and `AccumulateGrad.variable` is None.
@@ -256,10 +256,15 @@ class GraphRoot(Node):
 def grad_accumulator(t: Tensor) -> AccumulateGrad:
     """The AccumulateGrad node of a leaf (one per leaf, held by the leaf: Note [Leaves and their
     AccumulateGrad])."""
-    acc = t._grad_accumulator
-    if acc is None:
-        acc = t._grad_accumulator = AccumulateGrad(t)
-    return acc
+    return leaf_edge(t)[0]
+
+
+def leaf_edge(t: Tensor) -> Edge:
+    """The edge into a leaf's AccumulateGrad, made once per leaf and held by it."""
+    edge = t._leaf_edge
+    if edge is None:
+        edge = t._leaf_edge = (AccumulateGrad(t), 0)
+    return edge
 
 
 def gradient_edge(t: Tensor) -> Edge:
