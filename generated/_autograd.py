@@ -2250,18 +2250,15 @@ def add_Tensor(input, other, alpha):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_alpha = alpha
         result._grad_fn = node
         result._output_nr = 0
@@ -2278,18 +2275,15 @@ def add_Tensor_inplace(input, other, alpha):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_alpha = alpha
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_add__Tensor[_k](input, other, alpha)
@@ -2312,10 +2306,8 @@ def add_Scalar(input, other, alpha):
         node = _new(AddBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -2330,10 +2322,8 @@ def add_Scalar_inplace(input, other, alpha):
         node = _new(AddBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_add__Scalar[_k](input, other, alpha)
     if _need:
@@ -2356,18 +2346,15 @@ def sub_Tensor(input, other, alpha):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_alpha = alpha
         result._grad_fn = node
         result._output_nr = 0
@@ -2384,18 +2371,15 @@ def sub_Tensor_inplace(input, other, alpha):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_alpha = alpha
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sub__Tensor[_k](input, other, alpha)
@@ -2418,10 +2402,8 @@ def sub_Scalar(input, other, alpha):
         node = _new(SubBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -2436,10 +2418,8 @@ def sub_Scalar_inplace(input, other, alpha):
         node = _new(SubBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sub__Scalar[_k](input, other, alpha)
     if _need:
@@ -2462,18 +2442,15 @@ def mul_Tensor(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -2491,18 +2468,15 @@ def mul_Tensor_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
@@ -2526,10 +2500,8 @@ def mul_Scalar(input, other):
         node = _new(MulBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_other = other
         result._grad_fn = node
         result._output_nr = 0
@@ -2545,10 +2517,8 @@ def mul_Scalar_inplace(input, other):
         node = _new(MulBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_other = other
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_mul__Scalar[_k](input, other)
@@ -2572,18 +2542,15 @@ def div_Tensor(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -2601,18 +2568,15 @@ def div_Tensor_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
@@ -2636,10 +2600,8 @@ def div_Scalar(input, other):
         node = _new(DivBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_other = other
         result._grad_fn = node
         result._output_nr = 0
@@ -2655,10 +2617,8 @@ def div_Scalar_inplace(input, other):
         node = _new(DivBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_other = other
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_div__Scalar[_k](input, other)
@@ -2681,10 +2641,8 @@ def neg(input):
         node = _new(NegBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -2699,10 +2657,8 @@ def neg_inplace(input):
         node = _new(NegBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_neg_[_k](input)
     if _need:
@@ -2724,10 +2680,8 @@ def pow_Tensor_Scalar(input, exponent):
         node = _new(PowBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_exponent = exponent
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -2744,10 +2698,8 @@ def pow_Tensor_Scalar_inplace(input, exponent):
         node = _new(PowBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_exponent = exponent
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -2771,10 +2723,8 @@ def exp(input):
         node = _new(ExpBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -2790,10 +2740,8 @@ def exp_inplace(input):
         node = _new(ExpBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_exp_[_k](input)
     if _need:
@@ -2816,10 +2764,8 @@ def relu(input):
         node = _new(ReluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -2835,10 +2781,8 @@ def relu_inplace(input):
         node = _new(ReluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_relu_[_k](input)
     if _need:
@@ -2862,18 +2806,15 @@ def threshold_backward(grad_output, input, threshold):
         node.sequence_nr = _next_seq()
         if grad_output._requires_grad:
             _fn = grad_output._grad_fn
-            _e0 = (_fn, grad_output._output_nr) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
-            _m0 = (grad_output._data.shape, grad_output._dtype, grad_output._device)
+            _e0 = (_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if input._requires_grad:
             _fn = input._grad_fn
-            _e1 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m1 = (input._data.shape, input._dtype, input._device)
+            _e1 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_input = _Saved(input, False)
         node._saved_threshold = threshold
         result._grad_fn = node
@@ -2897,18 +2838,15 @@ def gt_Tensor(input, other):
         node = _NotImplementedNode("gt.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -2930,10 +2868,8 @@ def gt_Scalar(input, other):
     if input._requires_grad:
         node = _NotImplementedNode("gt.Scalar")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -2956,10 +2892,8 @@ def sum(input, dtype):
         node = _new(SumBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -2976,10 +2910,8 @@ def sum_dim_IntList(input, dim, keepdim, dtype):
         node = _new(SumBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_input = _Saved(input, False)
@@ -2999,18 +2931,15 @@ def mm(input, mat2):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if mat2._requires_grad:
             _fn = mat2._grad_fn
-            _e1 = (_fn, mat2._output_nr) if _fn is not None else (mat2._leaf_edge or _leaf_edge(mat2))
-            _m1 = (mat2._data.shape, mat2._dtype, mat2._device)
+            _e1 = (_fn, mat2._output_nr, mat2._data.shape, mat2._dtype, mat2._device) if _fn is not None else (mat2._leaf_edge or _leaf_edge(mat2))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_mat2 = _Saved(mat2, False)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
@@ -3029,18 +2958,15 @@ def bmm(input, mat2):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if mat2._requires_grad:
             _fn = mat2._grad_fn
-            _e1 = (_fn, mat2._output_nr) if _fn is not None else (mat2._leaf_edge or _leaf_edge(mat2))
-            _m1 = (mat2._data.shape, mat2._dtype, mat2._device)
+            _e1 = (_fn, mat2._output_nr, mat2._data.shape, mat2._dtype, mat2._device) if _fn is not None else (mat2._leaf_edge or _leaf_edge(mat2))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_mat2 = _Saved(mat2, False)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
@@ -3058,10 +2984,8 @@ def t(input):
         node = _new(TBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3077,10 +3001,8 @@ def transpose_int(input, dim0, dim1):
         node = _new(TransposeBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim0 = dim0
         node._saved_dim1 = dim1
         if result._dtype.is_floating_point:
@@ -3098,10 +3020,8 @@ def permute(input, dims):
         node = _new(PermuteBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dims = dims
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -3118,10 +3038,8 @@ def expand(input, size, implicit):
         node = _new(ExpandBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -3138,10 +3056,8 @@ def unsqueeze(input, dim):
         node = _new(UnsqueezeBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -3158,10 +3074,8 @@ def squeeze(input):
         node = _new(SqueezeBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -3178,10 +3092,8 @@ def squeeze_dim(input, dim):
         node = _new(SqueezeBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -3198,10 +3110,8 @@ def view(input, size):
         node = _new(ViewBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -3218,10 +3128,8 @@ def clone(input, memory_format):
         node = _new(CloneBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3237,10 +3145,8 @@ def select_int(input, dim, index):
         node = _new(SelectBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_index = index
         node._saved_input = _Saved(input, False)
@@ -3259,10 +3165,8 @@ def slice_Tensor(input, dim, start, end, step):
         node = _new(SliceBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_end = end
         node._saved_input = _Saved(input, False)
@@ -3283,10 +3187,8 @@ def diagonal(input, offset, dim1, dim2):
         node = _new(DiagonalBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim1 = dim1
         node._saved_dim2 = dim2
         node._saved_offset = offset
@@ -3306,10 +3208,8 @@ def as_strided(input, size, stride, storage_offset):
         node = _new(AsStridedBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         node._saved_size = size
         node._saved_storage_offset = storage_offset
@@ -3329,10 +3229,8 @@ def select_backward(grad_output, input_sizes, dim, index):
         node = _new(SelectBackwardBackward0)
         node.sequence_nr = _next_seq()
         _fn = grad_output._grad_fn
-        _e0 = (_fn, grad_output._output_nr) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
-        _m0 = (grad_output._data.shape, grad_output._dtype, grad_output._device)
+        _e0 = (_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_index = index
         if result._dtype.is_floating_point:
@@ -3350,10 +3248,8 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
         node = _new(SliceBackwardBackward0)
         node.sequence_nr = _next_seq()
         _fn = grad_output._grad_fn
-        _e0 = (_fn, grad_output._output_nr) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
-        _m0 = (grad_output._data.shape, grad_output._dtype, grad_output._device)
+        _e0 = (_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_end = end
         node._saved_start = start
@@ -3373,10 +3269,8 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
         node = _new(DiagonalBackwardBackward0)
         node.sequence_nr = _next_seq()
         _fn = grad_output._grad_fn
-        _e0 = (_fn, grad_output._output_nr) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
-        _m0 = (grad_output._data.shape, grad_output._dtype, grad_output._device)
+        _e0 = (_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim1 = dim1
         node._saved_dim2 = dim2
         node._saved_offset = offset
@@ -3394,10 +3288,8 @@ def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, st
     if grad._requires_grad:
         node = _NotImplementedNode("as_strided_backward")
         _fn = grad._grad_fn
-        _e0 = (_fn, grad._output_nr) if _fn is not None else (grad._leaf_edge or _leaf_edge(grad))
-        _m0 = (grad._data.shape, grad._dtype, grad._device)
+        _e0 = (_fn, grad._output_nr, grad._data.shape, grad._dtype, grad._device) if _fn is not None else (grad._leaf_edge or _leaf_edge(grad))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3414,18 +3306,15 @@ def copy_(input, src, non_blocking):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if src._requires_grad:
             _fn = src._grad_fn
-            _e1 = (_fn, src._output_nr) if _fn is not None else (src._leaf_edge or _leaf_edge(src))
-            _m1 = (src._data.shape, src._dtype, src._device)
+            _e1 = (_fn, src._output_nr, src._data.shape, src._dtype, src._device) if _fn is not None else (src._leaf_edge or _leaf_edge(src))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_src = _save_before_write(_Saved, src, input)
     _k = (_shared.remap or _tls.remap)[input._keys | src._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_copy_[_k](input, src, non_blocking)
@@ -3441,10 +3330,8 @@ def _to_copy(input, dtype, layout, device, pin_memory, non_blocking, memory_form
         node = _new(ToCopyBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -3461,10 +3348,8 @@ def fill__Scalar(input, value):
         node = _new(FillBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_fill__Scalar[_k](input, value)
     if _need:
@@ -3479,10 +3364,8 @@ def zero_(input):
         node = _new(ZeroBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_zero_[_k](input)
     if _need:
@@ -3551,7 +3434,6 @@ def empty_strided(size, stride, dtype, layout, device, pin_memory):
     if False:
         node = _NotImplementedNode("empty_strided")
         node.next_edges = ()
-        node.input_meta = ()
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3566,10 +3448,8 @@ def new_empty(input, size, dtype, layout, device, pin_memory):
     if input._requires_grad:
         node = _NotImplementedNode("new_empty")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3584,10 +3464,8 @@ def new_zeros(input, size, dtype, layout, device, pin_memory):
     if input._requires_grad:
         node = _NotImplementedNode("new_zeros")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3602,10 +3480,8 @@ def new_ones(input, size, dtype, layout, device, pin_memory):
     if input._requires_grad:
         node = _NotImplementedNode("new_ones")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3620,10 +3496,8 @@ def new_full(input, size, fill_value, dtype, layout, device, pin_memory):
     if input._requires_grad:
         node = _NotImplementedNode("new_full")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3638,10 +3512,8 @@ def uniform_(input, from_, to, generator):
     if _need:
         node = _NotImplementedNode("uniform_")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_uniform_[_k](input, from_, to, generator)
     if _need:
@@ -3655,10 +3527,8 @@ def normal_(input, mean, std, generator):
     if _need:
         node = _NotImplementedNode("normal_")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_normal_[_k](input, mean, std, generator)
     if _need:
@@ -3672,10 +3542,8 @@ def random__from(input, from_, to, generator):
     if _need:
         node = _NotImplementedNode("random_.from")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_random__from[_k](input, from_, to, generator)
     if _need:
@@ -3691,18 +3559,15 @@ def div_Tensor_mode(input, other, rounding_mode):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_rounding_mode = rounding_mode
         node._saved_input = _Saved(input, False)
@@ -3721,10 +3586,8 @@ def div_Scalar_mode(input, other, rounding_mode):
         node = _new(DivBackward3)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_other = other
         node._saved_rounding_mode = rounding_mode
         if result._dtype.is_floating_point:
@@ -3743,18 +3606,15 @@ def floor_divide(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -3770,18 +3630,15 @@ def floor_divide_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_floor_divide_[_k](input, other)
     if _need:
@@ -3803,10 +3660,8 @@ def floor_divide_Scalar(input, other):
         node = _new(FloorDivideBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -3821,10 +3676,8 @@ def floor_divide_Scalar_inplace(input, other):
         node = _new(FloorDivideBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_floor_divide__Scalar[_k](input, other)
     if _need:
@@ -3847,18 +3700,15 @@ def pow_Tensor_Tensor(input, exponent):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if exponent._requires_grad:
             _fn = exponent._grad_fn
-            _e1 = (_fn, exponent._output_nr) if _fn is not None else (exponent._leaf_edge or _leaf_edge(exponent))
-            _m1 = (exponent._data.shape, exponent._dtype, exponent._device)
+            _e1 = (_fn, exponent._output_nr, exponent._data.shape, exponent._dtype, exponent._device) if _fn is not None else (exponent._leaf_edge or _leaf_edge(exponent))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_exponent = _Saved(exponent, False)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -3877,18 +3727,15 @@ def pow_Tensor_Tensor_inplace(input, exponent):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if exponent._requires_grad:
             _fn = exponent._grad_fn
-            _e1 = (_fn, exponent._output_nr) if _fn is not None else (exponent._leaf_edge or _leaf_edge(exponent))
-            _m1 = (exponent._data.shape, exponent._dtype, exponent._device)
+            _e1 = (_fn, exponent._output_nr, exponent._data.shape, exponent._dtype, exponent._device) if _fn is not None else (exponent._leaf_edge or _leaf_edge(exponent))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_exponent = _save_before_write(_Saved, exponent, input)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys] & _BELOW_AUTOGRAD
@@ -3914,18 +3761,15 @@ def remainder_Tensor(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -3943,18 +3787,15 @@ def remainder_Tensor_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
@@ -3978,10 +3819,8 @@ def remainder_Scalar(input, other):
         node = _new(RemainderBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -3996,10 +3835,8 @@ def remainder_Scalar_inplace(input, other):
         node = _new(RemainderBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_remainder__Scalar[_k](input, other)
     if _need:
@@ -4022,18 +3859,15 @@ def fmod_Tensor(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -4051,18 +3885,15 @@ def fmod_Tensor_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
@@ -4086,10 +3917,8 @@ def fmod_Scalar(input, other):
         node = _new(FmodBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -4104,10 +3933,8 @@ def fmod_Scalar_inplace(input, other):
         node = _new(FmodBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_fmod__Scalar[_k](input, other)
     if _need:
@@ -4129,10 +3956,8 @@ def abs(input):
         node = _new(AbsBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -4148,10 +3973,8 @@ def abs_inplace(input):
         node = _new(AbsBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_abs_[_k](input)
@@ -4174,10 +3997,8 @@ def sign(input):
         node = _new(SignBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -4192,10 +4013,8 @@ def sign_inplace(input):
         node = _new(SignBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sign_[_k](input)
     if _need:
@@ -4217,10 +4036,8 @@ def reciprocal(input):
         node = _new(ReciprocalBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -4236,10 +4053,8 @@ def reciprocal_inplace(input):
         node = _new(ReciprocalBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_reciprocal_[_k](input)
     if _need:
@@ -4262,10 +4077,8 @@ def sqrt(input):
         node = _new(SqrtBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -4281,10 +4094,8 @@ def sqrt_inplace(input):
         node = _new(SqrtBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sqrt_[_k](input)
     if _need:
@@ -4307,10 +4118,8 @@ def rsqrt(input):
         node = _new(RsqrtBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -4326,10 +4135,8 @@ def rsqrt_inplace(input):
         node = _new(RsqrtBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_rsqrt_[_k](input)
     if _need:
@@ -4352,10 +4159,8 @@ def square(input):
         node = _new(SquareBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -4371,10 +4176,8 @@ def square_inplace(input):
         node = _new(SquareBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_square_[_k](input)
@@ -4397,10 +4200,8 @@ def exp2(input):
         node = _new(Exp2Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -4416,10 +4217,8 @@ def exp2_inplace(input):
         node = _new(Exp2Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_exp2_[_k](input)
     if _need:
@@ -4442,10 +4241,8 @@ def expm1(input):
         node = _new(Expm1Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -4461,10 +4258,8 @@ def expm1_inplace(input):
         node = _new(Expm1Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_expm1_[_k](input)
     if _need:
@@ -4487,10 +4282,8 @@ def log(input):
         node = _new(LogBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -4506,10 +4299,8 @@ def log_inplace(input):
         node = _new(LogBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_log_[_k](input)
@@ -4532,10 +4323,8 @@ def log2(input):
         node = _new(Log2Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -4551,10 +4340,8 @@ def log2_inplace(input):
         node = _new(Log2Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_log2_[_k](input)
@@ -4577,10 +4364,8 @@ def log10(input):
         node = _new(Log10Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -4596,10 +4381,8 @@ def log10_inplace(input):
         node = _new(Log10Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_log10_[_k](input)
@@ -4622,10 +4405,8 @@ def log1p(input):
         node = _new(Log1pBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -4641,10 +4422,8 @@ def log1p_inplace(input):
         node = _new(Log1pBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_log1p_[_k](input)
@@ -4667,10 +4446,8 @@ def sin(input):
         node = _new(SinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -4686,10 +4463,8 @@ def sin_inplace(input):
         node = _new(SinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sin_[_k](input)
@@ -4712,10 +4487,8 @@ def cos(input):
         node = _new(CosBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -4731,10 +4504,8 @@ def cos_inplace(input):
         node = _new(CosBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_cos_[_k](input)
@@ -4757,10 +4528,8 @@ def tan(input):
         node = _new(TanBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -4776,10 +4545,8 @@ def tan_inplace(input):
         node = _new(TanBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_tan_[_k](input)
     if _need:
@@ -4802,10 +4569,8 @@ def asin(input):
         node = _new(AsinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -4821,10 +4586,8 @@ def asin_inplace(input):
         node = _new(AsinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_asin_[_k](input)
@@ -4847,10 +4610,8 @@ def acos(input):
         node = _new(AcosBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -4866,10 +4627,8 @@ def acos_inplace(input):
         node = _new(AcosBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_acos_[_k](input)
@@ -4892,10 +4651,8 @@ def atan(input):
         node = _new(AtanBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -4911,10 +4668,8 @@ def atan_inplace(input):
         node = _new(AtanBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_atan_[_k](input)
@@ -4938,18 +4693,15 @@ def atan2(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -4967,18 +4719,15 @@ def atan2_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
@@ -5002,10 +4751,8 @@ def sinh(input):
         node = _new(SinhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -5021,10 +4768,8 @@ def sinh_inplace(input):
         node = _new(SinhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sinh_[_k](input)
@@ -5047,10 +4792,8 @@ def cosh(input):
         node = _new(CoshBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -5066,10 +4809,8 @@ def cosh_inplace(input):
         node = _new(CoshBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_cosh_[_k](input)
@@ -5092,10 +4833,8 @@ def tanh(input):
         node = _new(TanhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -5111,10 +4850,8 @@ def tanh_inplace(input):
         node = _new(TanhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_tanh_[_k](input)
     if _need:
@@ -5137,10 +4874,8 @@ def erf(input):
         node = _new(ErfBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -5156,10 +4891,8 @@ def erf_inplace(input):
         node = _new(ErfBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_erf_[_k](input)
@@ -5182,10 +4915,8 @@ def floor(input):
         node = _new(FloorBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -5200,10 +4931,8 @@ def floor_inplace(input):
         node = _new(FloorBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_floor_[_k](input)
     if _need:
@@ -5225,10 +4954,8 @@ def ceil(input):
         node = _new(CeilBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -5243,10 +4970,8 @@ def ceil_inplace(input):
         node = _new(CeilBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_ceil_[_k](input)
     if _need:
@@ -5268,10 +4993,8 @@ def round(input):
         node = _new(RoundBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -5286,10 +5009,8 @@ def round_inplace(input):
         node = _new(RoundBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_round_[_k](input)
     if _need:
@@ -5311,10 +5032,8 @@ def trunc(input):
         node = _new(TruncBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -5329,10 +5048,8 @@ def trunc_inplace(input):
         node = _new(TruncBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_trunc_[_k](input)
     if _need:
@@ -5354,10 +5071,8 @@ def frac(input):
         node = _new(FracBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -5372,10 +5087,8 @@ def frac_inplace(input):
         node = _new(FracBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_frac_[_k](input)
     if _need:
@@ -5397,10 +5110,8 @@ def clamp(input, min, max):
         node = _new(ClampBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_max = max
         node._saved_min = min
         node._saved_input = _Saved(input, False)
@@ -5420,18 +5131,15 @@ def maximum(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -5449,18 +5157,15 @@ def maximum_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
@@ -5485,18 +5190,15 @@ def minimum(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_other = _Saved(other, False)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -5514,18 +5216,15 @@ def minimum_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_other = _save_before_write(_Saved, other, input)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
@@ -5550,18 +5249,15 @@ def lerp_Scalar(input, end, weight):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if end._requires_grad:
             _fn = end._grad_fn
-            _e1 = (_fn, end._output_nr) if _fn is not None else (end._leaf_edge or _leaf_edge(end))
-            _m1 = (end._data.shape, end._dtype, end._device)
+            _e1 = (_fn, end._output_nr, end._data.shape, end._dtype, end._device) if _fn is not None else (end._leaf_edge or _leaf_edge(end))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_weight = weight
         result._grad_fn = node
         result._output_nr = 0
@@ -5578,18 +5274,15 @@ def lerp_Scalar_inplace(input, end, weight):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if end._requires_grad:
             _fn = end._grad_fn
-            _e1 = (_fn, end._output_nr) if _fn is not None else (end._leaf_edge or _leaf_edge(end))
-            _m1 = (end._data.shape, end._dtype, end._device)
+            _e1 = (_fn, end._output_nr, end._data.shape, end._dtype, end._device) if _fn is not None else (end._leaf_edge or _leaf_edge(end))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_weight = weight
     _k = (_shared.remap or _tls.remap)[input._keys | end._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_lerp__Scalar[_k](input, end, weight)
@@ -5613,24 +5306,20 @@ def lerp_Tensor(input, end, weight):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if end._requires_grad:
             _fn = end._grad_fn
-            _e1 = (_fn, end._output_nr) if _fn is not None else (end._leaf_edge or _leaf_edge(end))
-            _m1 = (end._data.shape, end._dtype, end._device)
+            _e1 = (_fn, end._output_nr, end._data.shape, end._dtype, end._device) if _fn is not None else (end._leaf_edge or _leaf_edge(end))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         if weight._requires_grad:
             _fn = weight._grad_fn
-            _e2 = (_fn, weight._output_nr) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
-            _m2 = (weight._data.shape, weight._dtype, weight._device)
+            _e2 = (_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
         else:
-            _e2 = _m2 = None
+            _e2 = None
         node.next_edges = (_e0, _e1, _e2)
-        node.input_meta = (_m0, _m1, _m2)
         node._saved_end = _Saved(end, False)
         node._saved_input = _Saved(input, False)
         node._saved_weight = _Saved(weight, False)
@@ -5649,24 +5338,20 @@ def lerp_Tensor_inplace(input, end, weight):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if end._requires_grad:
             _fn = end._grad_fn
-            _e1 = (_fn, end._output_nr) if _fn is not None else (end._leaf_edge or _leaf_edge(end))
-            _m1 = (end._data.shape, end._dtype, end._device)
+            _e1 = (_fn, end._output_nr, end._data.shape, end._dtype, end._device) if _fn is not None else (end._leaf_edge or _leaf_edge(end))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         if weight._requires_grad:
             _fn = weight._grad_fn
-            _e2 = (_fn, weight._output_nr) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
-            _m2 = (weight._data.shape, weight._dtype, weight._device)
+            _e2 = (_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
         else:
-            _e2 = _m2 = None
+            _e2 = None
         node.next_edges = (_e0, _e1, _e2)
-        node.input_meta = (_m0, _m1, _m2)
         node._saved_end = _save_before_write(_Saved, end, input)
         node._saved_input = _Saved(_clone(input), False)
         node._saved_weight = _save_before_write(_Saved, weight, input)
@@ -5692,24 +5377,20 @@ def where_self(condition, input, other):
         node.sequence_nr = _next_seq()
         if condition._requires_grad:
             _fn = condition._grad_fn
-            _e0 = (_fn, condition._output_nr) if _fn is not None else (condition._leaf_edge or _leaf_edge(condition))
-            _m0 = (condition._data.shape, condition._dtype, condition._device)
+            _e0 = (_fn, condition._output_nr, condition._data.shape, condition._dtype, condition._device) if _fn is not None else (condition._leaf_edge or _leaf_edge(condition))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if input._requires_grad:
             _fn = input._grad_fn
-            _e1 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m1 = (input._data.shape, input._dtype, input._device)
+            _e1 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e2 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m2 = (other._data.shape, other._dtype, other._device)
+            _e2 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e2 = _m2 = None
+            _e2 = None
         node.next_edges = (_e0, _e1, _e2)
-        node.input_meta = (_m0, _m1, _m2)
         node._saved_condition = _Saved(condition, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -5732,10 +5413,8 @@ def nan_to_num(input, nan, posinf, neginf):
         node = _new(NanToNumBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -5752,18 +5431,15 @@ def lt_Tensor(input, other):
         node = _NotImplementedNode("lt.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -5785,10 +5461,8 @@ def lt_Scalar(input, other):
     if input._requires_grad:
         node = _NotImplementedNode("lt.Scalar")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -5811,18 +5485,15 @@ def le_Tensor(input, other):
         node = _NotImplementedNode("le.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -5844,10 +5515,8 @@ def le_Scalar(input, other):
     if input._requires_grad:
         node = _NotImplementedNode("le.Scalar")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -5870,18 +5539,15 @@ def ge_Tensor(input, other):
         node = _NotImplementedNode("ge.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -5903,10 +5569,8 @@ def ge_Scalar(input, other):
     if input._requires_grad:
         node = _NotImplementedNode("ge.Scalar")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -5929,18 +5593,15 @@ def eq_Tensor(input, other):
         node = _NotImplementedNode("eq.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -5962,10 +5623,8 @@ def eq_Scalar(input, other):
     if input._requires_grad:
         node = _NotImplementedNode("eq.Scalar")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -5988,18 +5647,15 @@ def ne_Tensor(input, other):
         node = _NotImplementedNode("ne.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -6021,10 +5677,8 @@ def ne_Scalar(input, other):
     if input._requires_grad:
         node = _NotImplementedNode("ne.Scalar")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -6047,18 +5701,15 @@ def logical_and(input, other):
         node = _NotImplementedNode("logical_and")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -6081,18 +5732,15 @@ def logical_or(input, other):
         node = _NotImplementedNode("logical_or")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -6115,18 +5763,15 @@ def logical_xor(input, other):
         node = _NotImplementedNode("logical_xor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -6148,10 +5793,8 @@ def logical_not(input):
     if input._requires_grad:
         node = _NotImplementedNode("logical_not")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -6174,18 +5817,15 @@ def bitwise_and_Tensor(input, other):
         node = _NotImplementedNode("bitwise_and.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -6200,18 +5840,15 @@ def bitwise_and_Tensor_inplace(input, other):
         node = _NotImplementedNode("bitwise_and_.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_bitwise_and__Tensor[_k](input, other)
     if _need:
@@ -6233,18 +5870,15 @@ def bitwise_or_Tensor(input, other):
         node = _NotImplementedNode("bitwise_or.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -6259,18 +5893,15 @@ def bitwise_or_Tensor_inplace(input, other):
         node = _NotImplementedNode("bitwise_or_.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_bitwise_or__Tensor[_k](input, other)
     if _need:
@@ -6292,18 +5923,15 @@ def bitwise_xor_Tensor(input, other):
         node = _NotImplementedNode("bitwise_xor.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -6318,18 +5946,15 @@ def bitwise_xor_Tensor_inplace(input, other):
         node = _NotImplementedNode("bitwise_xor_.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
-            _m1 = (other._data.shape, other._dtype, other._device)
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_bitwise_xor__Tensor[_k](input, other)
     if _need:
@@ -6350,10 +5975,8 @@ def bitwise_not(input):
     if input._requires_grad:
         node = _NotImplementedNode("bitwise_not")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -6367,10 +5990,8 @@ def bitwise_not_inplace(input):
     if _need:
         node = _NotImplementedNode("bitwise_not_")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_bitwise_not_[_k](input)
     if _need:
@@ -6391,10 +6012,8 @@ def isnan(input):
     if input._requires_grad:
         node = _NotImplementedNode("isnan")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -6416,10 +6035,8 @@ def isinf(input):
     if input._requires_grad:
         node = _NotImplementedNode("isinf")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -6441,10 +6058,8 @@ def isfinite(input):
     if input._requires_grad:
         node = _NotImplementedNode("isfinite")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -6467,10 +6082,8 @@ def leaky_relu(input, negative_slope):
         node = _new(LeakyReluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_negative_slope = negative_slope
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -6487,10 +6100,8 @@ def leaky_relu_inplace(input, negative_slope):
         node = _new(LeakyReluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_negative_slope = negative_slope
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -6514,10 +6125,8 @@ def elu(input, alpha, scale, input_scale):
         node = _new(EluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_alpha = alpha
         node._saved_input_scale = input_scale
         node._saved_scale = scale
@@ -6536,10 +6145,8 @@ def elu_inplace(input, alpha, scale, input_scale):
         node = _new(EluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_alpha = alpha
         node._saved_input_scale = input_scale
         node._saved_scale = scale
@@ -6565,10 +6172,8 @@ def silu(input):
         node = _new(SiluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -6584,10 +6189,8 @@ def silu_inplace(input):
         node = _new(SiluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_silu_[_k](input)
@@ -6610,10 +6213,8 @@ def mish(input):
         node = _new(MishBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -6629,10 +6230,8 @@ def mish_inplace(input):
         node = _new(MishBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_mish_[_k](input)
@@ -6655,10 +6254,8 @@ def sigmoid(input):
         node = _new(SigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
@@ -6674,10 +6271,8 @@ def sigmoid_inplace(input):
         node = _new(SigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sigmoid_[_k](input)
     if _need:
@@ -6700,10 +6295,8 @@ def log_sigmoid(input):
         node = _new(LogSigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -6719,10 +6312,8 @@ def log_sigmoid_inplace(input):
         node = _new(LogSigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_log_sigmoid_[_k](input)
@@ -6745,10 +6336,8 @@ def softplus(input, beta, threshold):
         node = _new(SoftplusBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_beta = beta
         node._saved_input = _Saved(input, False)
         node._saved_threshold = threshold
@@ -6766,10 +6355,8 @@ def softplus_inplace(input, beta, threshold):
         node = _new(SoftplusBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_beta = beta
         node._saved_input = _Saved(_clone(input), False)
         node._saved_threshold = threshold
@@ -6794,10 +6381,8 @@ def hardtanh(input, min_val, max_val):
         node = _new(HardtanhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_max_val = max_val
         node._saved_min_val = min_val
         node._saved_input = _Saved(input, False)
@@ -6815,10 +6400,8 @@ def hardtanh_inplace(input, min_val, max_val):
         node = _new(HardtanhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_max_val = max_val
         node._saved_min_val = min_val
         node._saved_input = _Saved(_clone(input), False)
@@ -6843,10 +6426,8 @@ def hardsigmoid(input):
         node = _new(HardsigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -6862,10 +6443,8 @@ def hardsigmoid_inplace(input):
         node = _new(HardsigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_hardsigmoid_[_k](input)
@@ -6888,10 +6467,8 @@ def hardswish(input):
         node = _new(HardswishBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -6907,10 +6484,8 @@ def hardswish_inplace(input):
         node = _new(HardswishBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_hardswish_[_k](input)
@@ -6933,10 +6508,8 @@ def mean(input, dtype):
         node = _new(MeanBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -6953,10 +6526,8 @@ def mean_dim(input, dim, keepdim, dtype):
         node = _new(MeanBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_input = _Saved(input, False)
@@ -6975,10 +6546,8 @@ def prod(input, dtype):
         node = _new(ProdBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -6996,10 +6565,8 @@ def prod_dim_int(input, dim, keepdim, dtype):
         node = _new(ProdBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_input = _Saved(input, False)
@@ -7019,10 +6586,8 @@ def amax(input, dim, keepdim):
         node = _new(AmaxBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_input = _Saved(input, False)
@@ -7042,10 +6607,8 @@ def amin(input, dim, keepdim):
         node = _new(AminBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_input = _Saved(input, False)
@@ -7065,10 +6628,8 @@ def max(input):
         node = _new(MaxBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -7086,10 +6647,8 @@ def max_dim(input, dim, keepdim):
         node = _new(MaxBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_input = _Saved(input, False)
@@ -7105,10 +6664,8 @@ def min(input):
         node = _new(MinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -7126,10 +6683,8 @@ def min_dim(input, dim, keepdim):
         node = _new(MinBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_input = _Saved(input, False)
@@ -7144,10 +6699,8 @@ def argmax(input, dim, keepdim):
     if input._requires_grad:
         node = _NotImplementedNode("argmax")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7162,10 +6715,8 @@ def argmin(input, dim, keepdim):
     if input._requires_grad:
         node = _NotImplementedNode("argmin")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7180,10 +6731,8 @@ def any(input):
     if input._requires_grad:
         node = _NotImplementedNode("any")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7198,10 +6747,8 @@ def any_dim(input, dim, keepdim):
     if input._requires_grad:
         node = _NotImplementedNode("any.dim")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7216,10 +6763,8 @@ def all(input):
     if input._requires_grad:
         node = _NotImplementedNode("all")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7234,10 +6779,8 @@ def all_dim(input, dim, keepdim):
     if input._requires_grad:
         node = _NotImplementedNode("all.dim")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7253,10 +6796,8 @@ def var_correction(input, dim, correction, keepdim):
         node = _new(VarBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_correction = correction
         node._saved_dim = dim
         node._saved_keepdim = keepdim
@@ -7276,10 +6817,8 @@ def std_correction(input, dim, correction, keepdim):
         node = _new(StdBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_correction = correction
         node._saved_dim = dim
         node._saved_keepdim = keepdim
@@ -7300,10 +6839,8 @@ def logsumexp(input, dim, keepdim):
         node = _new(LogsumexpBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_input = _Saved(input, False)
@@ -7323,10 +6860,8 @@ def linalg_vector_norm(input, ord, dim, keepdim, dtype):
         node = _new(LinalgVectorNormBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
         node._saved_ord = ord
@@ -7347,10 +6882,8 @@ def cumsum(input, dim, dtype):
         node = _new(CumsumBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -7385,10 +6918,8 @@ def repeat(input, repeats):
         node = _new(RepeatBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_repeats = repeats
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
@@ -7406,10 +6937,8 @@ def roll(input, shifts, dims):
         node = _new(RollBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dims = dims
         node._saved_shifts = shifts
         if result._dtype.is_floating_point:
@@ -7427,10 +6956,8 @@ def flip(input, dims):
         node = _new(FlipBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dims = dims
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -7447,10 +6974,8 @@ def tril(input, diagonal):
         node = _new(TrilBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_diagonal = diagonal
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -7467,10 +6992,8 @@ def triu(input, diagonal):
         node = _new(TriuBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_diagonal = diagonal
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -7488,24 +7011,20 @@ def addmm(input, mat1, mat2, beta, alpha):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if mat1._requires_grad:
             _fn = mat1._grad_fn
-            _e1 = (_fn, mat1._output_nr) if _fn is not None else (mat1._leaf_edge or _leaf_edge(mat1))
-            _m1 = (mat1._data.shape, mat1._dtype, mat1._device)
+            _e1 = (_fn, mat1._output_nr, mat1._data.shape, mat1._dtype, mat1._device) if _fn is not None else (mat1._leaf_edge or _leaf_edge(mat1))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         if mat2._requires_grad:
             _fn = mat2._grad_fn
-            _e2 = (_fn, mat2._output_nr) if _fn is not None else (mat2._leaf_edge or _leaf_edge(mat2))
-            _m2 = (mat2._data.shape, mat2._dtype, mat2._device)
+            _e2 = (_fn, mat2._output_nr, mat2._data.shape, mat2._dtype, mat2._device) if _fn is not None else (mat2._leaf_edge or _leaf_edge(mat2))
         else:
-            _e2 = _m2 = None
+            _e2 = None
         node.next_edges = (_e0, _e1, _e2)
-        node.input_meta = (_m0, _m1, _m2)
         node._saved_alpha = alpha
         node._saved_beta = beta
         node._saved_mat1 = _Saved(mat1, False)
@@ -7526,18 +7045,15 @@ def dot(input, tensor):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if tensor._requires_grad:
             _fn = tensor._grad_fn
-            _e1 = (_fn, tensor._output_nr) if _fn is not None else (tensor._leaf_edge or _leaf_edge(tensor))
-            _m1 = (tensor._data.shape, tensor._dtype, tensor._device)
+            _e1 = (_fn, tensor._output_nr, tensor._data.shape, tensor._dtype, tensor._device) if _fn is not None else (tensor._leaf_edge or _leaf_edge(tensor))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_input = _Saved(input, False)
         node._saved_tensor = _Saved(tensor, False)
         if result._dtype.is_floating_point:
@@ -7555,10 +7071,8 @@ def softmax_int(input, dim, dtype):
         node = _new(SoftmaxBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
@@ -7577,10 +7091,8 @@ def log_softmax_int(input, dim, dtype):
         node = _new(LogSoftmaxBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
@@ -7600,18 +7112,15 @@ def index_select(input, dim, index):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
-            _m1 = (index._data.shape, index._dtype, index._device)
+            _e1 = (_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
         node._saved_input = _Saved(input, False)
@@ -7631,24 +7140,20 @@ def index_add(input, dim, index, source, alpha):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
-            _m1 = (index._data.shape, index._dtype, index._device)
+            _e1 = (_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         if source._requires_grad:
             _fn = source._grad_fn
-            _e2 = (_fn, source._output_nr) if _fn is not None else (source._leaf_edge or _leaf_edge(source))
-            _m2 = (source._data.shape, source._dtype, source._device)
+            _e2 = (_fn, source._output_nr, source._data.shape, source._dtype, source._device) if _fn is not None else (source._leaf_edge or _leaf_edge(source))
         else:
-            _e2 = _m2 = None
+            _e2 = None
         node.next_edges = (_e0, _e1, _e2)
-        node.input_meta = (_m0, _m1, _m2)
         node._saved_alpha = alpha
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
@@ -7669,18 +7174,15 @@ def gather(input, dim, index, sparse_grad):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
-            _m1 = (index._data.shape, index._dtype, index._device)
+            _e1 = (_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
         node._saved_input = _Saved(input, False)
@@ -7700,24 +7202,20 @@ def scatter_src(input, dim, index, src):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
-            _m1 = (index._data.shape, index._dtype, index._device)
+            _e1 = (_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         if src._requires_grad:
             _fn = src._grad_fn
-            _e2 = (_fn, src._output_nr) if _fn is not None else (src._leaf_edge or _leaf_edge(src))
-            _m2 = (src._data.shape, src._dtype, src._device)
+            _e2 = (_fn, src._output_nr, src._data.shape, src._dtype, src._device) if _fn is not None else (src._leaf_edge or _leaf_edge(src))
         else:
-            _e2 = _m2 = None
+            _e2 = None
         node.next_edges = (_e0, _e1, _e2)
-        node.input_meta = (_m0, _m1, _m2)
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
         if result._dtype.is_floating_point:
@@ -7736,18 +7234,15 @@ def scatter_value(input, dim, index, value):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
-            _m1 = (index._data.shape, index._dtype, index._device)
+            _e1 = (_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
         if result._dtype.is_floating_point:
@@ -7766,24 +7261,20 @@ def scatter_add(input, dim, index, src):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
-            _m1 = (index._data.shape, index._dtype, index._device)
+            _e1 = (_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         if src._requires_grad:
             _fn = src._grad_fn
-            _e2 = (_fn, src._output_nr) if _fn is not None else (src._leaf_edge or _leaf_edge(src))
-            _m2 = (src._data.shape, src._dtype, src._device)
+            _e2 = (_fn, src._output_nr, src._data.shape, src._dtype, src._device) if _fn is not None else (src._leaf_edge or _leaf_edge(src))
         else:
-            _e2 = _m2 = None
+            _e2 = None
         node.next_edges = (_e0, _e1, _e2)
-        node.input_meta = (_m0, _m1, _m2)
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
         if result._dtype.is_floating_point:
@@ -7802,18 +7293,15 @@ def masked_fill_Scalar(input, mask, value):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if mask._requires_grad:
             _fn = mask._grad_fn
-            _e1 = (_fn, mask._output_nr) if _fn is not None else (mask._leaf_edge or _leaf_edge(mask))
-            _m1 = (mask._data.shape, mask._dtype, mask._device)
+            _e1 = (_fn, mask._output_nr, mask._data.shape, mask._dtype, mask._device) if _fn is not None else (mask._leaf_edge or _leaf_edge(mask))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_mask = _Saved(mask, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -7830,18 +7318,15 @@ def masked_fill_Scalar_inplace(input, mask, value):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if mask._requires_grad:
             _fn = mask._grad_fn
-            _e1 = (_fn, mask._output_nr) if _fn is not None else (mask._leaf_edge or _leaf_edge(mask))
-            _m1 = (mask._data.shape, mask._dtype, mask._device)
+            _e1 = (_fn, mask._output_nr, mask._data.shape, mask._dtype, mask._device) if _fn is not None else (mask._leaf_edge or _leaf_edge(mask))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_mask = _save_before_write(_Saved, mask, input)
     _k = (_shared.remap or _tls.remap)[input._keys | mask._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_masked_fill__Scalar[_k](input, mask, value)
@@ -7865,24 +7350,20 @@ def masked_fill_Tensor(input, mask, value):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if mask._requires_grad:
             _fn = mask._grad_fn
-            _e1 = (_fn, mask._output_nr) if _fn is not None else (mask._leaf_edge or _leaf_edge(mask))
-            _m1 = (mask._data.shape, mask._dtype, mask._device)
+            _e1 = (_fn, mask._output_nr, mask._data.shape, mask._dtype, mask._device) if _fn is not None else (mask._leaf_edge or _leaf_edge(mask))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         if value._requires_grad:
             _fn = value._grad_fn
-            _e2 = (_fn, value._output_nr) if _fn is not None else (value._leaf_edge or _leaf_edge(value))
-            _m2 = (value._data.shape, value._dtype, value._device)
+            _e2 = (_fn, value._output_nr, value._data.shape, value._dtype, value._device) if _fn is not None else (value._leaf_edge or _leaf_edge(value))
         else:
-            _e2 = _m2 = None
+            _e2 = None
         node.next_edges = (_e0, _e1, _e2)
-        node.input_meta = (_m0, _m1, _m2)
         node._saved_mask = _Saved(mask, False)
         result._grad_fn = node
         result._output_nr = 0
@@ -7899,24 +7380,20 @@ def masked_fill_Tensor_inplace(input, mask, value):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-            _m0 = (input._data.shape, input._dtype, input._device)
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if mask._requires_grad:
             _fn = mask._grad_fn
-            _e1 = (_fn, mask._output_nr) if _fn is not None else (mask._leaf_edge or _leaf_edge(mask))
-            _m1 = (mask._data.shape, mask._dtype, mask._device)
+            _e1 = (_fn, mask._output_nr, mask._data.shape, mask._dtype, mask._device) if _fn is not None else (mask._leaf_edge or _leaf_edge(mask))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         if value._requires_grad:
             _fn = value._grad_fn
-            _e2 = (_fn, value._output_nr) if _fn is not None else (value._leaf_edge or _leaf_edge(value))
-            _m2 = (value._data.shape, value._dtype, value._device)
+            _e2 = (_fn, value._output_nr, value._data.shape, value._dtype, value._device) if _fn is not None else (value._leaf_edge or _leaf_edge(value))
         else:
-            _e2 = _m2 = None
+            _e2 = None
         node.next_edges = (_e0, _e1, _e2)
-        node.input_meta = (_m0, _m1, _m2)
         node._saved_mask = _save_before_write(_Saved, mask, input)
     _k = (_shared.remap or _tls.remap)[input._keys | mask._keys | value._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_masked_fill__Tensor[_k](input, mask, value)
@@ -7940,18 +7417,15 @@ def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
         node.sequence_nr = _next_seq()
         if weight._requires_grad:
             _fn = weight._grad_fn
-            _e0 = (_fn, weight._output_nr) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
-            _m0 = (weight._data.shape, weight._dtype, weight._device)
+            _e0 = (_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
         else:
-            _e0 = _m0 = None
+            _e0 = None
         if indices._requires_grad:
             _fn = indices._grad_fn
-            _e1 = (_fn, indices._output_nr) if _fn is not None else (indices._leaf_edge or _leaf_edge(indices))
-            _m1 = (indices._data.shape, indices._dtype, indices._device)
+            _e1 = (_fn, indices._output_nr, indices._data.shape, indices._dtype, indices._device) if _fn is not None else (indices._leaf_edge or _leaf_edge(indices))
         else:
-            _e1 = _m1 = None
+            _e1 = None
         node.next_edges = (_e0, _e1)
-        node.input_meta = (_m0, _m1)
         node._saved_indices = _Saved(indices, False)
         node._saved_padding_idx = padding_idx
         node._saved_scale_grad_by_freq = scale_grad_by_freq
@@ -7970,10 +7444,8 @@ def one_hot(input, num_classes):
     if input._requires_grad:
         node = _NotImplementedNode("one_hot")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7989,10 +7461,8 @@ def sort(input, dim, descending):
         node = _new(SortBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_input = _Saved(input, False)
         _set_history(result, node, (True, False))
@@ -8007,10 +7477,8 @@ def sort_stable(input, stable, dim, descending):
         node = _new(SortBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_input = _Saved(input, False)
         _set_history(result, node, (True, False))
@@ -8025,10 +7493,8 @@ def topk(input, k, dim, largest, sorted):
         node = _new(TopkBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dim = dim
         node._saved_input = _Saved(input, False)
         _set_history(result, node, (True, False))
@@ -8043,10 +7509,8 @@ def native_dropout(input, p, train):
         node = _new(NativeDropoutBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_p = p
         node._saved_train = train
         _set_history(result, node, (True, False))
@@ -8061,10 +7525,8 @@ def im2col(input, kernel_size, dilation, padding, stride):
         node = _new(Im2colBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dilation = dilation
         node._saved_kernel_size = kernel_size
         node._saved_padding = padding
@@ -8085,10 +7547,8 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride):
         node = _new(Col2imBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_dilation = dilation
         node._saved_kernel_size = kernel_size
         node._saved_padding = padding
@@ -8108,10 +7568,8 @@ def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_
         node = _new(MaxPool2dWithIndicesBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        _m0 = (input._data.shape, input._dtype, input._device)
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node.input_meta = (_m0,)
         node._saved_input = _Saved(input, False)
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)

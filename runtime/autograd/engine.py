@@ -124,16 +124,14 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
             if len(outputs) != len(edges):
                 raise RuntimeError(f"function {fn.name()} returned an incorrect number of gradients "
                                    f"(expected {len(edges)}, got {len(outputs)})")
-            metas = fn.input_meta
-            if len(metas) != len(edges):
-                metas = (*metas, *[None] * (len(edges) - len(metas)))[:len(edges)]
             i = 0
-            for e, g, meta in zip(edges, outputs, metas, strict=True):
+            for e, g in zip(edges, outputs, strict=True):
                 if e is not None:
-                    child, nr = e
+                    child = e[0]
+                    nr = e[1]
                     if g is not None:
-                        if meta is not None and (g._data.shape != meta[0] or g._dtype is not meta[1]):
-                            g = _validate(fn, i, g, meta)
+                        if g._data.shape != e[2] or g._dtype is not e[3]:
+                            g = _validate(fn, i, g, e)
                         cbuf = buffers.get(child)
                         if cbuf is None:
                             cbuf = buffers[child] = [None] * max(child.num_inputs, nr + 1)
@@ -205,7 +203,7 @@ def _dependencies(roots: list[Node], captures: dict[Node, Any] | None,
 
 
 def _add_to_buffer(buffers: dict[Node, list[Tensor | None]], edge: Edge, g: Tensor) -> None:
-    node, nr = edge
+    node, nr = edge[0], edge[1]
     buf = buffers.get(node)
     if buf is None:
         buf = buffers[node] = [None] * max(node.num_inputs, nr + 1)
@@ -266,8 +264,9 @@ def _materialize(fn: Node, buf: list[Tensor | None]) -> list[Tensor | None]:
     return out
 
 
-def _validate(fn: Node, i: int, g: Tensor, meta: tuple[Any, Any, Any]) -> Tensor:
-    shape, dtype, _device = meta
+def _validate(fn: Node, i: int, g: Tensor, edge: Edge) -> Tensor:
+    """A gradient as the forward input its edge describes: broadcast dims summed, dtype cast."""
+    shape, dtype = edge[2], edge[3]
     if g.shape != shape:
         try:
             g = sum_to(g, shape)

@@ -3,22 +3,25 @@
 Note [Backward graph shape]
 A `Node` is the backward of one op call. It receives one gradient per output of the forward op
 (`num_inputs` of them, in output order) and returns one gradient per differentiable input of the
-forward op (one per entry of `next_edges`, in schema order, Tensor[] inputs flattened). An `Edge`
-(node, input_nr) pair, a plain tuple, says where a returned gradient goes: input `input_nr` of `node`.
-An edge is None when that input needs no gradient. A leaf tensor that requires grad is represented in
-the graph by its `AccumulateGrad` node, whose job is to add the arriving gradient into `leaf.grad`
-(Note [Leaves and their AccumulateGrad]).
+forward op (one per entry of `next_edges`, in schema order, Tensor[] inputs flattened). An `Edge`,
+a plain tuple `(node, input_nr, shape, dtype, device)`, says where a returned gradient goes (input
+`input_nr` of `node`) and what the forward input looked like, so that the engine can reduce a gradient
+that was broadcast and cast one of another dtype (PyTorch keeps the same metadata per edge target).
+One tuple per edge is the cheapest form to record. An edge is None when that input needs no gradient.
+A leaf tensor that requires grad is represented in the graph by its `AccumulateGrad` node, whose job
+is to add the arriving gradient into `leaf.grad` (Note [Leaves and their AccumulateGrad]).
 
 Note [Leaves and their AccumulateGrad]
-A leaf holds its edge `(AccumulateGrad, 0)` strongly (`_leaf_edge`, made on first use) and the node
-holds the leaf weakly, so there is no reference cycle and recording an op on a leaf costs one attribute
-read. Hooks registered on a leaf live on its AccumulateGrad, so they run even when nothing else
-holds the leaf. The one difference from PyTorch, whose graph keeps its leaves alive: a leaf that
-nobody holds any more gets no `.grad` (no one could read it) and `AccumulateGrad.variable` is None.
+A leaf holds its edge (into its AccumulateGrad) strongly (`_leaf_edge`, made on first use) and the
+AccumulateGrad holds the leaf weakly, so there is no reference cycle and recording an op on a leaf costs
+one attribute read. (A leaf's shape, dtype and device never change, so its edge never goes stale.)
+Hooks registered on a leaf live on its AccumulateGrad, so they run even when nothing else holds the
+leaf. The one difference from PyTorch, whose graph keeps its leaves alive: a leaf that nobody holds
+any more gets no `.grad` (no one could read it) and `AccumulateGrad.variable` is None.
 
 Note [Lean node construction]
-Generated Autograd kernels make a node with `object.__new__` and set the three slots every node
-has (`sequence_nr`, `next_edges`, `input_meta`) and its saved fields. The rarely set attributes
+Generated Autograd kernels make a node with `object.__new__` and set the two slots every node
+has (`sequence_nr`, `next_edges`) and its saved fields. The rarely set attributes
 (`num_inputs`, `output_meta`, `_hooks`) are class-level defaults that an instance
 overrides in its `__dict__`.
 
@@ -39,7 +42,7 @@ from runtime.autograd.saved import SavedVariable
 from runtime.dispatcher import AUTOGRAD_BIT, tls
 
 Tensor = Any
-Meta = tuple[tuple[int, ...], Any, Any]  # (shape, dtype, device) of a forward input
+Meta = tuple[tuple[int, ...], Any, Any]  # (shape, dtype, device) of a forward output
 
 _sequence = itertools.count()
 next_sequence_nr = _sequence.__next__
@@ -47,7 +50,7 @@ next_sequence_nr = _sequence.__next__
 ACCUMULATE_SEQUENCE_NR = 1 << 62
 
 
-Edge = tuple["Node", int]  # (node, input_nr)
+Edge = tuple[Any, ...]  # (node, input_nr, shape, dtype, device): Note [Backward graph shape]
 
 
 class _NodeHooks:
@@ -88,10 +91,9 @@ class Node:
     """A backward function (Note [Backward graph shape]). Subclasses implement `apply` and list the
     names of their SavedVariable slots in `_saved_fields` (freed by `release_variables`)."""
 
-    __slots__ = ("next_edges", "input_meta", "sequence_nr", "__dict__", "__weakref__")
+    __slots__ = ("next_edges", "sequence_nr", "__dict__", "__weakref__")
 
     next_edges: tuple[Edge | None, ...]
-    input_meta: tuple[Meta | None, ...]
     sequence_nr: int
     # Class-level defaults (Note [Lean node construction]).
     num_inputs: int = 1
@@ -102,10 +104,8 @@ class Node:
     # Replace missing gradients of a multi-output node's outputs by zeros before `apply`.
     materialize_grads: ClassVar[bool] = True
 
-    def __init__(self, next_edges: tuple[Edge | None, ...] = (),
-                 input_meta: tuple[Meta | None, ...] = ()) -> None:
+    def __init__(self, next_edges: tuple[Edge | None, ...] = ()) -> None:
         self.next_edges = next_edges
-        self.input_meta = input_meta
         self.sequence_nr = next_sequence_nr()
 
     def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
@@ -123,31 +123,23 @@ class Node:
     # -- graph -----------------------------------------------------------------------------------
     @property
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
-        return tuple((None, 0) if e is None else e for e in self.next_edges)
+        return tuple((None, 0) if e is None else (e[0], e[1]) for e in self.next_edges)
+
+    @property
+    def input_meta(self) -> tuple[Meta | None, ...]:
+        """(shape, dtype, device) of each differentiable forward input (None where no grad is needed)."""
+        return tuple(None if e is None else e[2:] for e in self.next_edges)
 
     def set_next_edges(self, *tensors: Any) -> None:
-        """Set `next_edges` and `input_meta` from the differentiable inputs (None for absent ones).
-
-        The hot path of every recorded op: one pass, no flattening unless a Tensor[] is given."""
+        """Set `next_edges` from the differentiable inputs (None for absent ones; lists are flattened).
+        Generated kernels inline this for tensor arguments (Note [Inline recording])."""
         edges: list[Edge | None] = []
-        metas: list[Meta | None] = []
         for t in tensors:
-            if t is None:
-                edges.append(None)
-                metas.append(None)
-            elif t.__class__ is list or t.__class__ is tuple:
-                flat = _flatten(t)
-                edges.extend(_edges(flat))
-                metas.extend(_metas(flat))
-            elif t._requires_grad:
-                fn = t._grad_fn
-                edges.append((fn, t._output_nr) if fn is not None else (grad_accumulator(t), 0))
-                metas.append((t.shape, t._dtype, t._device))
+            if t.__class__ is list or t.__class__ is tuple:
+                edges.extend(collect_next_edges(*t))
             else:
-                edges.append(None)
-                metas.append(None)
+                edges.append(edge_to(t))
         self.next_edges = tuple(edges)
-        self.input_meta = tuple(metas)
 
     def needs_input_grad(self, i: int) -> bool:
         return i < len(self.next_edges) and self.next_edges[i] is not None
@@ -263,16 +255,23 @@ def leaf_edge(t: Tensor) -> Edge:
     """The edge into a leaf's AccumulateGrad, made once per leaf and held by it."""
     edge = t._leaf_edge
     if edge is None:
-        edge = t._leaf_edge = (AccumulateGrad(t), 0)
+        edge = t._leaf_edge = (AccumulateGrad(t), 0, tuple(t.shape), t._dtype, t._device)
     return edge
 
 
 def gradient_edge(t: Tensor) -> Edge:
-    """Where the gradient of `t` goes: (grad_fn, output_nr), or the leaf's AccumulateGrad."""
+    """Where the gradient of `t` goes: its grad_fn's output `output_nr`, or the leaf's AccumulateGrad."""
     fn = t._grad_fn
     if fn is not None:
-        return (fn, t._output_nr)
-    return (grad_accumulator(t), 0)
+        return (fn, t._output_nr, tuple(t.shape), t._dtype, t._device)
+    return leaf_edge(t)
+
+
+def edge_to(t: Tensor | None) -> Edge | None:
+    """The edge of one differentiable input: None unless it requires grad."""
+    if t is None or not getattr(t, "_requires_grad", False):
+        return None
+    return gradient_edge(t)
 
 
 def _flatten(values: Iterable[Any]) -> list[Any]:
@@ -285,31 +284,9 @@ def _flatten(values: Iterable[Any]) -> list[Any]:
     return out
 
 
-def _edges(flat: list[Any]) -> tuple[Edge | None, ...]:
-    edges: list[Edge | None] = []
-    for t in flat:
-        if t is None or not getattr(t, "_requires_grad", False):
-            edges.append(None)
-        elif t._grad_fn is not None:
-            edges.append((t._grad_fn, t._output_nr))
-        else:
-            edges.append((grad_accumulator(t), 0))
-    return tuple(edges)
-
-
-def _metas(flat: list[Any]) -> tuple[Meta | None, ...]:
-    return tuple((t.shape, t._dtype, t._device)
-                 if t is not None and getattr(t, "_requires_grad", False) else None for t in flat)
-
-
 def collect_next_edges(*tensors: Any) -> tuple[Edge | None, ...]:
     """One edge per argument (lists and tuples of tensors are flattened); None where no grad is needed."""
-    return _edges(_flatten(tensors))
-
-
-def collect_input_meta(*tensors: Any) -> tuple[Meta | None, ...]:
-    """(shape, dtype, device) per argument, flattened like collect_next_edges; None if no grad is needed."""
-    return _metas(_flatten(tensors))
+    return tuple(edge_to(t) for t in _flatten(tensors))
 
 
 def any_requires_grad(*tensors: Any) -> bool:
