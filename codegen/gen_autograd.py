@@ -31,19 +31,69 @@ from codegen.derivatives import BUILTINS, Derivative, Formula, helper_names, op_
 from codegen.model import SchemaKind
 from codegen.native import NativeFunction
 
+# Note [Saving metadata instead of tensors]
+# A formula that reads only an input's metadata (`self.shape`, `self.stride()` ...) gets those values saved
+# on the node, not the tensor: the node keeps no memory alive, and an in-place change of the input after
+# the op (which leaves its metadata alone) does not fail the version check. PyTorch saves `self_sym_sizes`
+# the same way. Metadata name -> how it is read; a call takes no arguments.
+META_ATTRIBUTES = {"shape": False, "dtype": False, "device": False, "stride": True, "storage_offset": True,
+                   "dim": True}
+
+
+def _meta_accesses(tree: ast.AST, name: str) -> set[str] | None:
+    """The metadata a formula reads of argument `name`, or None if it uses the tensor itself."""
+    parents = {id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and node.id == name):
+            continue
+        attr = parents.get(id(node))
+        if not isinstance(attr, ast.Attribute) or attr.attr not in META_ATTRIBUTES:
+            return None
+        if META_ATTRIBUTES[attr.attr]:
+            call = parents.get(id(attr))
+            if not isinstance(call, ast.Call) or call.func is not attr or call.args or call.keywords:
+                return None
+        found.add(attr.attr)
+    return found
+
+
+def meta_var(name: str, attr: str) -> str:
+    return f"{py_name(name)}_{attr}"
+
 
 class _Rename(ast.NodeTransformer):
-    """Formula names -> generated names: arguments by py_name, ops as _F.op, helpers as _H.fn."""
+    """Formula names -> generated names: arguments by py_name, ops as _F.op, helpers as _H.fn, and the
+    metadata reads of Note [Saving metadata instead of tensors] as their saved values."""
 
-    def __init__(self, args: set[str], ops: frozenset[str], helpers: frozenset[str]) -> None:
-        self.args, self.ops, self.helpers = args, ops, helpers
+    def __init__(self, args: set[str], ops: frozenset[str], helpers: frozenset[str],
+                 meta_only: frozenset[str] = frozenset()) -> None:
+        self.args, self.ops, self.helpers, self.meta_only = args, ops, helpers, meta_only
+
+    def _meta(self, node: ast.AST) -> str | None:
+        """`x.shape` or `x.stride()` of a metadata-only argument -> the name of its saved value."""
+        if isinstance(node, ast.Call) and not node.args and not node.keywords:
+            node = node.func
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in self.meta_only:
+            return meta_var(node.value.id, node.attr)
+        return None
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
+        name = self._meta(node)
+        if name is not None and META_ATTRIBUTES.get(node.func.attr):  # type: ignore[attr-defined]
+            return ast.Name(id=name, ctx=ast.Load())
         self.generic_visit(node)
         func = node.func
         if isinstance(func, ast.Name) and func.id not in BUILTINS:
             module = "_H" if func.id in self.helpers else "_F"
             node.func = ast.Attribute(value=ast.Name(id=module, ctx=ast.Load()), attr=func.id, ctx=ast.Load())
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        name = self._meta(node)
+        if name is not None and not META_ATTRIBUTES.get(node.attr):
+            return ast.Name(id=name, ctx=ast.Load())
+        self.generic_visit(node)
         return node
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
@@ -52,8 +102,9 @@ class _Rename(ast.NodeTransformer):
         return node
 
 
-def render_formula(formula: Formula, args: set[str], ops: frozenset[str], helpers: frozenset[str]) -> str:
-    tree = _Rename(args, ops, helpers).visit(ast.parse(formula.source, mode="eval"))
+def render_formula(formula: Formula, args: set[str], ops: frozenset[str], helpers: frozenset[str],
+                   meta_only: frozenset[str] = frozenset()) -> str:
+    tree = _Rename(args, ops, helpers, meta_only).visit(ast.parse(formula.source, mode="eval"))
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
@@ -63,31 +114,54 @@ def _node_context(d: Derivative, ops: frozenset[str], helpers: frozenset[str]) -
     diff_inputs = [a.name for a in f.func.differentiable_arguments()]
     outputs = _output_index(f)
     saved = []
+    meta_only: set[str] = set()
     for name in sorted(d.uses - {"grad", "grads"}, key=lambda n: (n not in args, n)):
         if name in args:
             a = args[name]
             kind = ("tensor_list" if a.type.is_list() else "tensor") if a.type.is_tensor_like() else "value"
         else:
             kind = "output"
+        metas = _metadata_only(d, name) if kind == "tensor" and a.type.is_tensor() else None
+        if metas:
+            meta_only.add(name)
+            for attr in sorted(metas):
+                call = "()" if META_ATTRIBUTES[attr] else ""
+                saved.append({"name": name, "var": meta_var(name, attr), "field": f"_saved_{meta_var(name, attr)}",
+                              "kind": "meta", "expr": f"{py_name(name)}.{attr}{call}", "index": None})
+            continue
         saved.append({"name": name, "var": py_name(name), "field": f"_saved_{py_name(name)}", "kind": kind,
                       "index": outputs.get(name) if kind == "output" else None})
     formulas = []
     for formula in d.formulas:
         indices = [diff_inputs.index(i) for i in formula.inputs]
-        formulas.append({"indices": indices, "code": render_formula(formula, set(args), ops, helpers)})
+        code = render_formula(formula, set(args), ops, helpers, frozenset(meta_only))
+        formulas.append({"indices": indices, "code": code})
     covered = {i for fm in formulas for i in fm["indices"]}
     return {
         "name": d.node_name,
         "op": f.name,
         "saved": saved,
         "fields": [s["field"] for s in saved],
-        "saved_variables": [s["field"] for s in saved if s["kind"] != "value"],
+        "saved_variables": [s["field"] for s in saved if s["kind"] not in ("value", "meta")],
         "formulas": formulas,
         "n_inputs": len(diff_inputs),
         "has_lists": any(args[n].type.is_list() for n in diff_inputs),
         "missing": [(i, n) for i, n in enumerate(diff_inputs) if i not in covered],
         "multi_output": len(f.func.returns) > 1,
     }
+
+
+def _metadata_only(d: Derivative, name: str) -> set[str] | None:
+    """The metadata every formula of `d` reads of `name`, if that is all they read of it."""
+    found: set[str] = set()
+    for formula in d.formulas:
+        if name not in formula.uses:
+            continue
+        metas = _meta_accesses(formula.tree, name)
+        if metas is None:
+            return None
+        found |= metas
+    return found or None
 
 
 def _output_index(f: NativeFunction) -> dict[str, int]:
@@ -122,6 +196,11 @@ def _kernel_context(f: NativeFunction, d: Derivative | None, node: dict[str, Any
         "edges": [{"name": py_name(a.name), "optional": a.type.is_optional()} for a in diff_args]
         if not any(a.type.is_list() for a in diff_args) else None,
         "one_output": diff_flags is None and len(returns) == 1 and returns[0].type.is_tensor(),
+        # a view op (an output aliases an input, not written): Note [In-place ops on views]
+        "view": form == "functional" and any(r.annotation is not None and not r.annotation.is_write
+                                             for r in returns),
+        # a pointwise op that promotes to a common or float dtype: floating output for a floating input
+        "float_output": f.pointwise is not None and f.pointwise.promote in ("common", "float"),
         "name": kernel_name(f),
         "op": f.name,
         "op_name": f.func.name.name,
@@ -156,6 +235,8 @@ def _save_statements(node: dict[str, Any], self_var: str | None) -> tuple[list[s
         field, var = s["field"], s["var"]
         if s["kind"] == "value":
             before.append(f"node.{field} = {var}")
+        elif s["kind"] == "meta":
+            before.append(f"node.{field} = {s['expr']}")
         elif s["kind"] == "tensor":
             # an in-place op overwrites self: save a copy of the value the formula needs
             if var == self_var:

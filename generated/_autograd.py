@@ -6,6 +6,7 @@
 from generated import _ops
 from generated import _ops as _F
 from runtime.autograd import formulas as _H
+from runtime.autograd.copy_slices import register_views as _register_views
 from runtime.autograd.node import Node as _Node
 from runtime.autograd.node import NotImplementedNode as _NotImplementedNode
 from runtime.autograd.node import any_requires_grad as _any_requires_grad
@@ -240,32 +241,32 @@ class ThresholdBackwardBackward0(_Node):
 class SumBackward0(_Node):
     """Backward of sum."""
 
-    __slots__ = ("_saved_input", )
-    _saved_fields = ("_saved_input", )
+    __slots__ = ("_saved_input_shape", )
+    _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = grad.expand(input.shape)
+            out[0] = grad.expand(input_shape)
         return out
 
 
 class SumBackward1(_Node):
     """Backward of sum.dim_IntList."""
 
-    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input", )
-    _saved_fields = ("_saved_input", )
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", )
+    _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
         dim = self._saved_dim
         keepdim = self._saved_keepdim
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _H.sum_backward(grad, input.shape, dim, keepdim)
+            out[0] = _H.sum_backward(grad, input_shape, dim, keepdim)
         return out
 
 
@@ -353,15 +354,15 @@ class PermuteBackward0(_Node):
 class ExpandBackward0(_Node):
     """Backward of expand."""
 
-    __slots__ = ("_saved_input", )
-    _saved_fields = ("_saved_input", )
+    __slots__ = ("_saved_input_shape", )
+    _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _H.sum_to(grad, input.shape)
+            out[0] = _H.sum_to(grad, input_shape)
         return out
 
 
@@ -383,45 +384,45 @@ class UnsqueezeBackward0(_Node):
 class SqueezeBackward0(_Node):
     """Backward of squeeze."""
 
-    __slots__ = ("_saved_input", )
-    _saved_fields = ("_saved_input", )
+    __slots__ = ("_saved_input_shape", )
+    _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = grad.reshape(input.shape)
+            out[0] = grad.reshape(input_shape)
         return out
 
 
 class SqueezeBackward1(_Node):
     """Backward of squeeze.dim."""
 
-    __slots__ = ("_saved_input", )
-    _saved_fields = ("_saved_input", )
+    __slots__ = ("_saved_input_shape", )
+    _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = grad.reshape(input.shape)
+            out[0] = grad.reshape(input_shape)
         return out
 
 
 class ViewBackward0(_Node):
     """Backward of view."""
 
-    __slots__ = ("_saved_input", )
-    _saved_fields = ("_saved_input", )
+    __slots__ = ("_saved_input_shape", )
+    _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = grad.reshape(input.shape)
+            out[0] = grad.reshape(input_shape)
         return out
 
 
@@ -442,72 +443,74 @@ class CloneBackward0(_Node):
 class SelectBackward0(_Node):
     """Backward of select.int."""
 
-    __slots__ = ("_saved_dim", "_saved_index", "_saved_input", )
-    _saved_fields = ("_saved_input", )
+    __slots__ = ("_saved_dim", "_saved_index", "_saved_input_shape", )
+    _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
         dim = self._saved_dim
         index = self._saved_index
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _F.select_backward(grad, input.shape, dim, index)
+            out[0] = _F.select_backward(grad, input_shape, dim, index)
         return out
 
 
 class SliceBackward0(_Node):
     """Backward of slice.Tensor."""
 
-    __slots__ = ("_saved_dim", "_saved_end", "_saved_input", "_saved_start", "_saved_step", )
-    _saved_fields = ("_saved_input", )
+    __slots__ = ("_saved_dim", "_saved_end", "_saved_input_shape", "_saved_start", "_saved_step", )
+    _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
         dim = self._saved_dim
         end = self._saved_end
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         start = self._saved_start
         step = self._saved_step
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _F.slice_backward(grad, input.shape, dim, start, end, step)
+            out[0] = _F.slice_backward(grad, input_shape, dim, start, end, step)
         return out
 
 
 class DiagonalBackward0(_Node):
     """Backward of diagonal."""
 
-    __slots__ = ("_saved_dim1", "_saved_dim2", "_saved_offset", "_saved_input", )
-    _saved_fields = ("_saved_input", )
+    __slots__ = ("_saved_dim1", "_saved_dim2", "_saved_offset", "_saved_input_shape", )
+    _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
         dim1 = self._saved_dim1
         dim2 = self._saved_dim2
         offset = self._saved_offset
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _F.diagonal_backward(grad, input.shape, offset, dim1, dim2)
+            out[0] = _F.diagonal_backward(grad, input_shape, offset, dim1, dim2)
         return out
 
 
 class AsStridedBackward0(_Node):
     """Backward of as_strided."""
 
-    __slots__ = ("_saved_input", "_saved_size", "_saved_storage_offset", "_saved_stride", )
-    _saved_fields = ("_saved_input", )
+    __slots__ = ("_saved_input_shape", "_saved_input_storage_offset", "_saved_input_stride", "_saved_size", "_saved_storage_offset", "_saved_stride", )
+    _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
+        input_storage_offset = self._saved_input_storage_offset
+        input_stride = self._saved_input_stride
         size = self._saved_size
         storage_offset = self._saved_storage_offset
         stride = self._saved_stride
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _F.as_strided_backward(grad, input.shape, input.stride(), input.storage_offset(), size, stride, storage_offset)
+            out[0] = _F.as_strided_backward(grad, input_shape, input_stride, input_storage_offset, size, stride, storage_offset)
         return out
 
 
@@ -565,32 +568,34 @@ class DiagonalBackwardBackward0(_Node):
 class CopyBackward0(_Node):
     """Backward of copy_."""
 
-    __slots__ = ("_saved_src", )
-    _saved_fields = ("_saved_src", )
+    __slots__ = ("_saved_src_device", "_saved_src_dtype", )
+    _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
-        src = self._saved_src.unpack(self)
+        src_device = self._saved_src_device
+        src_dtype = self._saved_src_dtype
         out = [None] * 2
         if self.needs_input_grad(0):
             out[0] = grad.new_zeros(grad.shape)
         if self.needs_input_grad(1):
-            out[1] = _F._to_copy(grad, dtype=src.dtype, device=src.device)
+            out[1] = _F._to_copy(grad, dtype=src_dtype, device=src_device)
         return out
 
 
 class ToCopyBackward0(_Node):
     """Backward of _to_copy."""
 
-    __slots__ = ("_saved_input", )
-    _saved_fields = ("_saved_input", )
+    __slots__ = ("_saved_input_device", "_saved_input_dtype", )
+    _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
-        input = self._saved_input.unpack(self)
+        input_device = self._saved_input_device
+        input_dtype = self._saved_input_dtype
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _F._to_copy(grad, dtype=input.dtype, device=input.device)
+            out[0] = _F._to_copy(grad, dtype=input_dtype, device=input_device)
         return out
 
 
@@ -625,31 +630,31 @@ class ZeroBackward0(_Node):
 class IndexBackward0(_Node):
     """Backward of index.Tensor."""
 
-    __slots__ = ("_saved_indices", "_saved_input", "_sizes", )
-    _saved_fields = ("_saved_indices", "_saved_input", )
+    __slots__ = ("_saved_indices", "_saved_input_shape", "_sizes", )
+    _saved_fields = ("_saved_indices", )
 
     def apply(self, grads):
         grad = grads[0]
         indices = [s.unpack(self) for s in self._saved_indices]
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         out = [None] * 2
-        out[0] = _F.index_put(grad.new_zeros(input.shape), indices, grad, True)
+        out[0] = _F.index_put(grad.new_zeros(input_shape), indices, grad, True)
         return _flatten_grads(out, self._sizes)
 
 
 class IndexPutBackward0(_Node):
     """Backward of index_put."""
 
-    __slots__ = ("_saved_accumulate", "_saved_indices", "_saved_values", "_sizes", )
-    _saved_fields = ("_saved_indices", "_saved_values", )
+    __slots__ = ("_saved_accumulate", "_saved_indices", "_saved_values_shape", "_sizes", )
+    _saved_fields = ("_saved_indices", )
 
     def apply(self, grads):
         grad = grads[0]
         accumulate = self._saved_accumulate
         indices = [s.unpack(self) for s in self._saved_indices]
-        values = self._saved_values.unpack(self)
+        values_shape = self._saved_values_shape
         out = [None] * 3
-        out[0] = grad if accumulate else _F.index_put(grad, indices, grad.new_zeros(()).expand(values.shape), False)
+        out[0] = grad if accumulate else _F.index_put(grad, indices, grad.new_zeros(()).expand(values_shape), False)
         out[2] = _F.index(grad, indices)
         return _flatten_grads(out, self._sizes)
 
@@ -657,16 +662,16 @@ class IndexPutBackward0(_Node):
 class IndexPutBackward1(_Node):
     """Backward of index_put_."""
 
-    __slots__ = ("_saved_accumulate", "_saved_indices", "_saved_values", "_sizes", )
-    _saved_fields = ("_saved_indices", "_saved_values", )
+    __slots__ = ("_saved_accumulate", "_saved_indices", "_saved_values_shape", "_sizes", )
+    _saved_fields = ("_saved_indices", )
 
     def apply(self, grads):
         grad = grads[0]
         accumulate = self._saved_accumulate
         indices = [s.unpack(self) for s in self._saved_indices]
-        values = self._saved_values.unpack(self)
+        values_shape = self._saved_values_shape
         out = [None] * 3
-        out[0] = grad if accumulate else _F.index_put(grad, indices, grad.new_zeros(()).expand(values.shape), False)
+        out[0] = grad if accumulate else _F.index_put(grad, indices, grad.new_zeros(()).expand(values_shape), False)
         out[2] = _F.index(grad, indices)
         return _flatten_grads(out, self._sizes)
 
@@ -1522,32 +1527,32 @@ class HardswishBackward0(_Node):
 class MeanBackward0(_Node):
     """Backward of mean."""
 
-    __slots__ = ("_saved_input", )
-    _saved_fields = ("_saved_input", )
+    __slots__ = ("_saved_input_shape", )
+    _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _H.mean_backward(grad, input.shape)
+            out[0] = _H.mean_backward(grad, input_shape)
         return out
 
 
 class MeanBackward1(_Node):
     """Backward of mean.dim."""
 
-    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input", )
-    _saved_fields = ("_saved_input", )
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", )
+    _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
         dim = self._saved_dim
         keepdim = self._saved_keepdim
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _H.mean_backward(grad, input.shape, dim, keepdim)
+            out[0] = _H.mean_backward(grad, input_shape, dim, keepdim)
         return out
 
 
@@ -1640,18 +1645,18 @@ class MaxBackward0(_Node):
 class MaxBackward1(_Node):
     """Backward of max.dim."""
 
-    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input", "_saved_result1", )
-    _saved_fields = ("_saved_input", "_saved_result1", )
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
+    _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
         grad = grads[0]
         dim = self._saved_dim
         keepdim = self._saved_keepdim
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input.shape, keepdim)
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, keepdim)
         return out
 
 
@@ -1674,18 +1679,18 @@ class MinBackward0(_Node):
 class MinBackward1(_Node):
     """Backward of min.dim."""
 
-    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input", "_saved_result1", )
-    _saved_fields = ("_saved_input", "_saved_result1", )
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
+    _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
         grad = grads[0]
         dim = self._saved_dim
         keepdim = self._saved_keepdim
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input.shape, keepdim)
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, keepdim)
         return out
 
 
@@ -1796,16 +1801,16 @@ class CatBackward0(_Node):
 class RepeatBackward0(_Node):
     """Backward of repeat."""
 
-    __slots__ = ("_saved_repeats", "_saved_input", )
-    _saved_fields = ("_saved_input", )
+    __slots__ = ("_saved_repeats", "_saved_input_shape", )
+    _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
         repeats = self._saved_repeats
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _H.repeat_backward(grad, repeats, input.shape)
+            out[0] = _H.repeat_backward(grad, repeats, input_shape)
         return out
 
 
@@ -1947,17 +1952,17 @@ class LogSoftmaxBackward0(_Node):
 class IndexSelectBackward0(_Node):
     """Backward of index_select."""
 
-    __slots__ = ("_saved_dim", "_saved_index", "_saved_input", )
-    _saved_fields = ("_saved_index", "_saved_input", )
+    __slots__ = ("_saved_dim", "_saved_index", "_saved_input_shape", )
+    _saved_fields = ("_saved_index", )
 
     def apply(self, grads):
         grad = grads[0]
         dim = self._saved_dim
         index = self._saved_index.unpack(self)
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         out = [None] * 2
         if self.needs_input_grad(0):
-            out[0] = _H.index_select_backward(grad, input.shape, dim, index)
+            out[0] = _H.index_select_backward(grad, input_shape, dim, index)
         if self.needs_input_grad(1):
             _not_implemented_input("index_select", "index")
         return out
@@ -1988,17 +1993,17 @@ class IndexAddBackward0(_Node):
 class GatherBackward0(_Node):
     """Backward of gather."""
 
-    __slots__ = ("_saved_dim", "_saved_index", "_saved_input", )
-    _saved_fields = ("_saved_index", "_saved_input", )
+    __slots__ = ("_saved_dim", "_saved_index", "_saved_input_shape", )
+    _saved_fields = ("_saved_index", )
 
     def apply(self, grads):
         grad = grads[0]
         dim = self._saved_dim
         index = self._saved_index.unpack(self)
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         out = [None] * 2
         if self.needs_input_grad(0):
-            out[0] = _H.gather_backward(grad, input.shape, dim, index)
+            out[0] = _H.gather_backward(grad, input_shape, dim, index)
         if self.needs_input_grad(1):
             _not_implemented_input("gather", "index")
         return out
@@ -2101,18 +2106,18 @@ class MaskedFillBackward1(_Node):
 class EmbeddingBackward0(_Node):
     """Backward of embedding."""
 
-    __slots__ = ("_saved_indices", "_saved_padding_idx", "_saved_scale_grad_by_freq", "_saved_weight", )
-    _saved_fields = ("_saved_indices", "_saved_weight", )
+    __slots__ = ("_saved_indices", "_saved_padding_idx", "_saved_scale_grad_by_freq", "_saved_weight_shape", )
+    _saved_fields = ("_saved_indices", )
 
     def apply(self, grads):
         grad = grads[0]
         indices = self._saved_indices.unpack(self)
         padding_idx = self._saved_padding_idx
         scale_grad_by_freq = self._saved_scale_grad_by_freq
-        weight = self._saved_weight.unpack(self)
+        weight_shape = self._saved_weight_shape
         out = [None] * 2
         if self.needs_input_grad(0):
-            out[0] = _H.embedding_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
+            out[0] = _H.embedding_backward(grad, indices, weight_shape[0], padding_idx, scale_grad_by_freq)
         if self.needs_input_grad(1):
             _not_implemented_input("embedding", "indices")
         return out
@@ -2121,51 +2126,51 @@ class EmbeddingBackward0(_Node):
 class SortBackward0(_Node):
     """Backward of sort."""
 
-    __slots__ = ("_saved_dim", "_saved_input", "_saved_result1", )
-    _saved_fields = ("_saved_input", "_saved_result1", )
+    __slots__ = ("_saved_dim", "_saved_input_shape", "_saved_result1", )
+    _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
         grad = grads[0]
         dim = self._saved_dim
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input.shape, True)
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, True)
         return out
 
 
 class SortBackward1(_Node):
     """Backward of sort.stable."""
 
-    __slots__ = ("_saved_dim", "_saved_input", "_saved_result1", )
-    _saved_fields = ("_saved_input", "_saved_result1", )
+    __slots__ = ("_saved_dim", "_saved_input_shape", "_saved_result1", )
+    _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
         grad = grads[0]
         dim = self._saved_dim
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input.shape, True)
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, True)
         return out
 
 
 class TopkBackward0(_Node):
     """Backward of topk."""
 
-    __slots__ = ("_saved_dim", "_saved_input", "_saved_result1", )
-    _saved_fields = ("_saved_input", "_saved_result1", )
+    __slots__ = ("_saved_dim", "_saved_input_shape", "_saved_result1", )
+    _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
         grad = grads[0]
         dim = self._saved_dim
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input.shape, True)
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, True)
         return out
 
 
@@ -2189,19 +2194,19 @@ class NativeDropoutBackward0(_Node):
 class Im2colBackward0(_Node):
     """Backward of im2col."""
 
-    __slots__ = ("_saved_dilation", "_saved_kernel_size", "_saved_padding", "_saved_input", "_saved_stride", )
-    _saved_fields = ("_saved_input", )
+    __slots__ = ("_saved_dilation", "_saved_kernel_size", "_saved_padding", "_saved_input_shape", "_saved_stride", )
+    _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
         dilation = self._saved_dilation
         kernel_size = self._saved_kernel_size
         padding = self._saved_padding
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         stride = self._saved_stride
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _F.col2im(grad, [input.shape[-2], input.shape[-1]], kernel_size, dilation, padding, stride)
+            out[0] = _F.col2im(grad, [input_shape[-2], input_shape[-1]], kernel_size, dilation, padding, stride)
         return out
 
 
@@ -2226,16 +2231,16 @@ class Col2imBackward0(_Node):
 class MaxPool2dWithIndicesBackward0(_Node):
     """Backward of max_pool2d_with_indices."""
 
-    __slots__ = ("_saved_input", "_saved_result1", )
-    _saved_fields = ("_saved_input", "_saved_result1", )
+    __slots__ = ("_saved_input_shape", "_saved_result1", )
+    _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
         grad = grads[0]
-        input = self._saved_input.unpack(self)
+        input_shape = self._saved_input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _H.max_pool2d_backward(grads[0], input.shape, result1)
+            out[0] = _H.max_pool2d_backward(grads[0], input_shape, result1)
         return out
 
 
@@ -2268,9 +2273,9 @@ def add_Tensor(input, other, alpha):
 
 
 def add_Tensor_inplace(input, other, alpha):
-    _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(AddBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
@@ -2316,9 +2321,9 @@ def add_Scalar(input, other, alpha):
 
 
 def add_Scalar_inplace(input, other, alpha):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(AddBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -2364,9 +2369,9 @@ def sub_Tensor(input, other, alpha):
 
 
 def sub_Tensor_inplace(input, other, alpha):
-    _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(SubBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
@@ -2412,9 +2417,9 @@ def sub_Scalar(input, other, alpha):
 
 
 def sub_Scalar_inplace(input, other, alpha):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(SubBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -2461,9 +2466,9 @@ def mul_Tensor(input, other):
 
 
 def mul_Tensor_inplace(input, other):
-    _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(MulBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
@@ -2511,9 +2516,9 @@ def mul_Scalar(input, other):
 
 
 def mul_Scalar_inplace(input, other):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(MulBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -2561,9 +2566,9 @@ def div_Tensor(input, other):
 
 
 def div_Tensor_inplace(input, other):
-    _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(DivBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
@@ -2611,9 +2616,9 @@ def div_Scalar(input, other):
 
 
 def div_Scalar_inplace(input, other):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(DivBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -2651,9 +2656,9 @@ def neg(input):
 
 
 def neg_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(NegBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -2692,9 +2697,9 @@ def pow_Tensor_Scalar(input, exponent):
 
 
 def pow_Tensor_Scalar_inplace(input, exponent):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(PowBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -2734,9 +2739,9 @@ def exp(input):
 
 
 def exp_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(ExpBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -2775,9 +2780,9 @@ def relu(input):
 
 
 def relu_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(ReluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -2894,7 +2899,7 @@ def sum(input, dtype):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -2914,7 +2919,7 @@ def sum_dim_IntList(input, dim, keepdim, dtype):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -2991,6 +2996,7 @@ def t(input):
             result._output_nr = 0
             result._requires_grad = True
             result._keys |= _AUTOGRAD_BIT
+        _register_views(input, result)
     return result
 
 
@@ -3010,6 +3016,7 @@ def transpose_int(input, dim0, dim1):
             result._output_nr = 0
             result._requires_grad = True
             result._keys |= _AUTOGRAD_BIT
+        _register_views(input, result)
     return result
 
 
@@ -3028,6 +3035,7 @@ def permute(input, dims):
             result._output_nr = 0
             result._requires_grad = True
             result._keys |= _AUTOGRAD_BIT
+        _register_views(input, result)
     return result
 
 
@@ -3040,12 +3048,13 @@ def expand(input, size, implicit):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
             result._keys |= _AUTOGRAD_BIT
+        _register_views(input, result)
     return result
 
 
@@ -3064,6 +3073,7 @@ def unsqueeze(input, dim):
             result._output_nr = 0
             result._requires_grad = True
             result._keys |= _AUTOGRAD_BIT
+        _register_views(input, result)
     return result
 
 
@@ -3076,12 +3086,13 @@ def squeeze(input):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
             result._keys |= _AUTOGRAD_BIT
+        _register_views(input, result)
     return result
 
 
@@ -3094,12 +3105,13 @@ def squeeze_dim(input, dim):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
             result._keys |= _AUTOGRAD_BIT
+        _register_views(input, result)
     return result
 
 
@@ -3112,12 +3124,13 @@ def view(input, size):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
             result._keys |= _AUTOGRAD_BIT
+        _register_views(input, result)
     return result
 
 
@@ -3149,12 +3162,13 @@ def select_int(input, dim, index):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_index = index
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
             result._keys |= _AUTOGRAD_BIT
+        _register_views(input, result)
     return result
 
 
@@ -3169,7 +3183,7 @@ def slice_Tensor(input, dim, start, end, step):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_end = end
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         node._saved_start = start
         node._saved_step = step
         if result._dtype.is_floating_point:
@@ -3177,6 +3191,7 @@ def slice_Tensor(input, dim, start, end, step):
             result._output_nr = 0
             result._requires_grad = True
             result._keys |= _AUTOGRAD_BIT
+        _register_views(input, result)
     return result
 
 
@@ -3192,12 +3207,13 @@ def diagonal(input, offset, dim1, dim2):
         node._saved_dim1 = dim1
         node._saved_dim2 = dim2
         node._saved_offset = offset
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
             result._keys |= _AUTOGRAD_BIT
+        _register_views(input, result)
     return result
 
 
@@ -3210,7 +3226,9 @@ def as_strided(input, size, stride, storage_offset):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
+        node._saved_input_storage_offset = input.storage_offset()
+        node._saved_input_stride = input.stride()
         node._saved_size = size
         node._saved_storage_offset = storage_offset
         node._saved_stride = stride
@@ -3219,6 +3237,7 @@ def as_strided(input, size, stride, storage_offset):
             result._output_nr = 0
             result._requires_grad = True
             result._keys |= _AUTOGRAD_BIT
+        _register_views(input, result)
     return result
 
 
@@ -3299,9 +3318,9 @@ def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, st
 
 
 def copy_(input, src, non_blocking):
-    _check_inplace(input)
     _need = input._requires_grad or src._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(CopyBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
@@ -3315,7 +3334,8 @@ def copy_(input, src, non_blocking):
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
-        node._saved_src = _save_before_write(_Saved, src, input)
+        node._saved_src_device = src.device
+        node._saved_src_dtype = src.dtype
     _k = (_shared.remap or _tls.remap)[input._keys | src._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_copy_[_k](input, src, non_blocking)
     if _need:
@@ -3332,7 +3352,8 @@ def _to_copy(input, dtype, layout, device, pin_memory, non_blocking, memory_form
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input = _Saved(input, False)
+        node._saved_input_device = input.device
+        node._saved_input_dtype = input.dtype
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3342,9 +3363,9 @@ def _to_copy(input, dtype, layout, device, pin_memory, non_blocking, memory_form
 
 
 def fill__Scalar(input, value):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(FillBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -3358,9 +3379,9 @@ def fill__Scalar(input, value):
 
 
 def zero_(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(ZeroBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -3382,7 +3403,7 @@ def index_Tensor(input, indices):
         node.set_next_edges(input, indices)
         node._sizes = _list_sizes(input, indices)
         node._saved_indices = [_Saved(t, False) for t in indices]
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3401,7 +3422,7 @@ def index_put(input, indices, values, accumulate):
         node._sizes = _list_sizes(input, indices, values)
         node._saved_accumulate = accumulate
         node._saved_indices = [_Saved(t, False) for t in indices]
-        node._saved_values = _Saved(values, False)
+        node._saved_values_shape = values.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3411,16 +3432,16 @@ def index_put(input, indices, values, accumulate):
 
 
 def index_put_(input, indices, values, accumulate):
-    _check_inplace(input)
     _need = input._requires_grad or _any_requires_grad(indices) or values._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(IndexPutBackward1)
         node.sequence_nr = _next_seq()
         node.set_next_edges(input, indices, values)
         node._sizes = _list_sizes(input, indices, values)
         node._saved_accumulate = accumulate
         node._saved_indices = [_Saved(t, False) for t in indices]
-        node._saved_values = _save_before_write(_Saved, values, input)
+        node._saved_values_shape = values.shape
     _k = (_shared.remap or _tls.remap)[input._keys | _keys_of(indices) | values._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_index_put_[_k](input, indices, values, accumulate)
     if _need:
@@ -3507,9 +3528,9 @@ def new_full(input, size, fill_value, dtype, layout, device, pin_memory):
 
 
 def uniform_(input, from_, to, generator):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _NotImplementedNode("uniform_")
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -3522,9 +3543,9 @@ def uniform_(input, from_, to, generator):
 
 
 def normal_(input, mean, std, generator):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _NotImplementedNode("normal_")
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -3537,9 +3558,9 @@ def normal_(input, mean, std, generator):
 
 
 def random__from(input, from_, to, generator):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _NotImplementedNode("random_.from")
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -3623,9 +3644,9 @@ def floor_divide(input, other):
 
 
 def floor_divide_inplace(input, other):
-    _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(FloorDivideBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
@@ -3670,9 +3691,9 @@ def floor_divide_Scalar(input, other):
 
 
 def floor_divide_Scalar_inplace(input, other):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(FloorDivideBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -3720,9 +3741,9 @@ def pow_Tensor_Tensor(input, exponent):
 
 
 def pow_Tensor_Tensor_inplace(input, exponent):
-    _check_inplace(input)
     _need = input._requires_grad or exponent._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(PowBackward1)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
@@ -3780,9 +3801,9 @@ def remainder_Tensor(input, other):
 
 
 def remainder_Tensor_inplace(input, other):
-    _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(RemainderBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
@@ -3829,9 +3850,9 @@ def remainder_Scalar(input, other):
 
 
 def remainder_Scalar_inplace(input, other):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(RemainderBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -3878,9 +3899,9 @@ def fmod_Tensor(input, other):
 
 
 def fmod_Tensor_inplace(input, other):
-    _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(FmodBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
@@ -3927,9 +3948,9 @@ def fmod_Scalar(input, other):
 
 
 def fmod_Scalar_inplace(input, other):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(FmodBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -3967,9 +3988,9 @@ def abs(input):
 
 
 def abs_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(AbsBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4007,9 +4028,9 @@ def sign(input):
 
 
 def sign_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(SignBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4047,9 +4068,9 @@ def reciprocal(input):
 
 
 def reciprocal_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(ReciprocalBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4088,9 +4109,9 @@ def sqrt(input):
 
 
 def sqrt_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(SqrtBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4129,9 +4150,9 @@ def rsqrt(input):
 
 
 def rsqrt_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(RsqrtBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4170,9 +4191,9 @@ def square(input):
 
 
 def square_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(SquareBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4211,9 +4232,9 @@ def exp2(input):
 
 
 def exp2_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(Exp2Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4252,9 +4273,9 @@ def expm1(input):
 
 
 def expm1_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(Expm1Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4293,9 +4314,9 @@ def log(input):
 
 
 def log_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(LogBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4334,9 +4355,9 @@ def log2(input):
 
 
 def log2_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(Log2Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4375,9 +4396,9 @@ def log10(input):
 
 
 def log10_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(Log10Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4416,9 +4437,9 @@ def log1p(input):
 
 
 def log1p_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(Log1pBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4457,9 +4478,9 @@ def sin(input):
 
 
 def sin_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(SinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4498,9 +4519,9 @@ def cos(input):
 
 
 def cos_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(CosBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4539,9 +4560,9 @@ def tan(input):
 
 
 def tan_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(TanBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4580,9 +4601,9 @@ def asin(input):
 
 
 def asin_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(AsinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4621,9 +4642,9 @@ def acos(input):
 
 
 def acos_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(AcosBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4662,9 +4683,9 @@ def atan(input):
 
 
 def atan_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(AtanBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4712,9 +4733,9 @@ def atan2(input, other):
 
 
 def atan2_inplace(input, other):
-    _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(Atan2Backward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
@@ -4762,9 +4783,9 @@ def sinh(input):
 
 
 def sinh_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(SinhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4803,9 +4824,9 @@ def cosh(input):
 
 
 def cosh_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(CoshBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4844,9 +4865,9 @@ def tanh(input):
 
 
 def tanh_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(TanhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4885,9 +4906,9 @@ def erf(input):
 
 
 def erf_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(ErfBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4925,9 +4946,9 @@ def floor(input):
 
 
 def floor_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(FloorBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -4964,9 +4985,9 @@ def ceil(input):
 
 
 def ceil_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(CeilBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -5003,9 +5024,9 @@ def round(input):
 
 
 def round_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(RoundBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -5042,9 +5063,9 @@ def trunc(input):
 
 
 def trunc_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(TruncBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -5081,9 +5102,9 @@ def frac(input):
 
 
 def frac_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(FracBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -5150,9 +5171,9 @@ def maximum(input, other):
 
 
 def maximum_inplace(input, other):
-    _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(MaximumBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
@@ -5209,9 +5230,9 @@ def minimum(input, other):
 
 
 def minimum_inplace(input, other):
-    _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(MinimumBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
@@ -5267,9 +5288,9 @@ def lerp_Scalar(input, end, weight):
 
 
 def lerp_Scalar_inplace(input, end, weight):
-    _check_inplace(input)
     _need = input._requires_grad or end._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(LerpBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
@@ -5331,9 +5352,9 @@ def lerp_Tensor(input, end, weight):
 
 
 def lerp_Tensor_inplace(input, end, weight):
-    _check_inplace(input)
     _need = input._requires_grad or end._requires_grad or weight._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(LerpBackward1)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
@@ -5834,9 +5855,9 @@ def bitwise_and_Tensor(input, other):
 
 
 def bitwise_and_Tensor_inplace(input, other):
-    _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
+        _check_inplace(input)
         node = _NotImplementedNode("bitwise_and_.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
@@ -5887,9 +5908,9 @@ def bitwise_or_Tensor(input, other):
 
 
 def bitwise_or_Tensor_inplace(input, other):
-    _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
+        _check_inplace(input)
         node = _NotImplementedNode("bitwise_or_.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
@@ -5940,9 +5961,9 @@ def bitwise_xor_Tensor(input, other):
 
 
 def bitwise_xor_Tensor_inplace(input, other):
-    _check_inplace(input)
     _need = input._requires_grad or other._requires_grad
     if _need:
+        _check_inplace(input)
         node = _NotImplementedNode("bitwise_xor_.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
@@ -5985,9 +6006,9 @@ def bitwise_not(input):
 
 
 def bitwise_not_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _NotImplementedNode("bitwise_not_")
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -6094,9 +6115,9 @@ def leaky_relu(input, negative_slope):
 
 
 def leaky_relu_inplace(input, negative_slope):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(LeakyReluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -6139,9 +6160,9 @@ def elu(input, alpha, scale, input_scale):
 
 
 def elu_inplace(input, alpha, scale, input_scale):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(EluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -6183,9 +6204,9 @@ def silu(input):
 
 
 def silu_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(SiluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -6224,9 +6245,9 @@ def mish(input):
 
 
 def mish_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(MishBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -6265,9 +6286,9 @@ def sigmoid(input):
 
 
 def sigmoid_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(SigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -6306,9 +6327,9 @@ def log_sigmoid(input):
 
 
 def log_sigmoid_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(LogSigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -6349,9 +6370,9 @@ def softplus(input, beta, threshold):
 
 
 def softplus_inplace(input, beta, threshold):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(SoftplusBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -6394,9 +6415,9 @@ def hardtanh(input, min_val, max_val):
 
 
 def hardtanh_inplace(input, min_val, max_val):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(HardtanhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -6437,9 +6458,9 @@ def hardsigmoid(input):
 
 
 def hardsigmoid_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(HardsigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -6478,9 +6499,9 @@ def hardswish(input):
 
 
 def hardswish_inplace(input):
-    _check_inplace(input)
     _need = input._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(HardswishBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
@@ -6510,7 +6531,7 @@ def mean(input, dtype):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -6530,7 +6551,7 @@ def mean_dim(input, dim, keepdim, dtype):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -6651,7 +6672,7 @@ def max_dim(input, dim, keepdim):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -6687,7 +6708,7 @@ def min_dim(input, dim, keepdim):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -6921,7 +6942,7 @@ def repeat(input, repeats):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_repeats = repeats
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7123,7 +7144,7 @@ def index_select(input, dim, index):
         node.next_edges = (_e0, _e1)
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7185,7 +7206,7 @@ def gather(input, dim, index, sparse_grad):
         node.next_edges = (_e0, _e1)
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7311,9 +7332,9 @@ def masked_fill_Scalar(input, mask, value):
 
 
 def masked_fill_Scalar_inplace(input, mask, value):
-    _check_inplace(input)
     _need = input._requires_grad or mask._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(MaskedFillBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
@@ -7373,9 +7394,9 @@ def masked_fill_Tensor(input, mask, value):
 
 
 def masked_fill_Tensor_inplace(input, mask, value):
-    _check_inplace(input)
     _need = input._requires_grad or mask._requires_grad or value._requires_grad
     if _need:
+        _check_inplace(input)
         node = _new(MaskedFillBackward1)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
@@ -7429,7 +7450,7 @@ def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
         node._saved_indices = _Saved(indices, False)
         node._saved_padding_idx = padding_idx
         node._saved_scale_grad_by_freq = scale_grad_by_freq
-        node._saved_weight = _Saved(weight, False)
+        node._saved_weight_shape = weight.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7464,7 +7485,7 @@ def sort(input, dim, descending):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -7480,7 +7501,7 @@ def sort_stable(input, stable, dim, descending):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -7496,7 +7517,7 @@ def topk(input, k, dim, largest, sorted):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -7530,7 +7551,7 @@ def im2col(input, kernel_size, dilation, padding, stride):
         node._saved_dilation = dilation
         node._saved_kernel_size = kernel_size
         node._saved_padding = padding
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         node._saved_stride = stride
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -7570,7 +7591,7 @@ def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input = _Saved(input, False)
+        node._saved_input_shape = input.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result

@@ -259,8 +259,7 @@ class Tensor:
     def detach(self) -> Tensor:
         """A new tensor sharing this one's data and storage, outside the autograd graph."""
         t = Tensor._wrap(self._data, self._dtype)
-        t._storage = self.storage
-        t._base = self._base
+        t._storage = self.storage  # shares the version counter; not a view (no _base), as in PyTorch
         return t
 
     def detach_(self) -> Tensor:

@@ -330,26 +330,33 @@ def set_history(outputs: Any, node: Node, differentiable: tuple[bool, ...] | Non
 
 
 def check_inplace(t: Tensor) -> None:
-    """PyTorch's errors for an in-place op on a leaf that requires grad (or a view of one)."""
-    if not tls.mask & AUTOGRAD_BIT or not t._requires_grad:
+    """PyTorch's errors for an in-place op that records history (some input requires grad) on a leaf that
+    requires grad, on a view of one, or on a view made in no_grad mode of a tensor that requires grad."""
+    if not tls.mask & AUTOGRAD_BIT:
         return
     base = t._base
-    if base is not None and base._requires_grad and base._grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-    if t._grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if t._requires_grad:
+        if base is not None and base._requires_grad and base._grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        if t._grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    elif base is not None and base._requires_grad:
+        raise RuntimeError("A view was created in no_grad mode (or of a tensor that did not require grad "
+                           "then) and is being modified inplace with grad mode enabled. This use case is "
+                           "ambiguous and error-prone, so it is forbidden; clone() the view first.")
 
 
 def rebase_history(t: Tensor, node: Node) -> None:
-    """After an in-place op on `t`: `node` (whose edges point at t's old history) becomes t's grad_fn.
+    """After an in-place op on `t`: `node` (whose edges point at t's old history) becomes t's history.
 
-    In-place ops on views of tensors that require grad would need PyTorch's CopySlices (the base's
-    history rewritten); opgen does not implement that and says so.
+    On a view, the view's base gets the new history (Note [In-place ops on views], copy_slices.py); either
+    way, the views of the tensor whose history changed are brought up to date.
     """
-    base = t._base
-    if base is not None and base._requires_grad:
-        raise RuntimeError(f"in-place operation {node.name()} on a view of a tensor that requires grad is "
-                           "not supported by opgen's autograd; apply it to the base tensor or use the "
-                           "out-of-place op")
+    from runtime.autograd import copy_slices
+    if t._base is not None:
+        copy_slices.rebase_view(t, node)
+        return
     set_history(t, node)
+    if "_views" in t.__dict__:
+        copy_slices.regenerate_views(t)
