@@ -72,6 +72,7 @@ def render_all(root: Path) -> dict[str, str]:
     exported = [b for b in bindings if any(
         Variant.function in f.root.variants for f in functions if f.func.name.name == b.name)]
     method_names = sorted({f.func.name.name for f in functions if Variant.method in f.variants})
+    varargs = _varargs_methods(functions, method_names)
     by_name: dict[str, list[NativeFunction]] = {}
     for f in functions:
         by_name.setdefault(f.func.name.name, []).append(f)
@@ -86,7 +87,8 @@ def render_all(root: Path) -> dict[str, str]:
         "_registrations.py": env.get_template("registrations.py.j2").render(
             registrations=_registrations(model), modules=_kernel_modules(functions)),
         "_methods.py": env.get_template("methods.py.j2").render(
-            methods=method_names, dunders=api_python.dunders(bindings)),
+            methods=[m for m in method_names if m not in varargs], varargs=varargs,
+            dunders=api_python.dunders(bindings)),
         "__init__.py": env.get_template("init.py.j2").render(),
         "__init__.pyi": env.get_template("init.pyi.j2").render(
             functions=[_stub(b, by_name[b.name]) for b in exported],
@@ -94,6 +96,19 @@ def render_all(root: Path) -> dict[str, str]:
     }
     files.update(gen_cuda.generate(functions, env))
     return dict(sorted(files.items()))
+
+
+def _varargs_methods(functions: list[NativeFunction], method_names: list[str]) -> dict[str, str]:
+    """Methods that take their one positional argument, an int list, as varargs too, as PyTorch's do:
+    `t.view(2, 3)` is `t.view((2, 3))`. Name -> that argument's Python name."""
+    out = {}
+    for name in method_names:
+        schemas = [f.func for f in functions if f.func.name.name == name and Variant.method in f.variants]
+        lists = {a.name for s in schemas for a in s.arguments.positional[1:]
+                 if len(s.arguments.positional) == 2 and str(a.type) in ("int[]", "SymInt[]")}
+        if len(lists) == 1 and all(len(s.arguments.positional) == 2 for s in schemas):
+            out[name] = py_name(lists.pop())
+    return out
 
 
 # -- contexts ---------------------------------------------------------------------------------------

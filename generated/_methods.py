@@ -4,6 +4,7 @@
 
 from generated import _ops
 from runtime.factories import scalar_tensor as _scalar
+from runtime.opcall import varargs as _varargs
 
 METHODS = (
     "abs",
@@ -66,7 +67,6 @@ METHODS = (
     "expm1_",
     "fill_",
     "flatten",
-    "flip",
     "floor",
     "floor_",
     "floor_divide",
@@ -127,10 +127,7 @@ METHODS = (
     "ne",
     "neg",
     "neg_",
-    "new_empty",
     "new_full",
-    "new_ones",
-    "new_zeros",
     "norm",
     "normal_",
     "outer",
@@ -146,7 +143,6 @@ METHODS = (
     "relu_",
     "remainder",
     "remainder_",
-    "repeat",
     "roll",
     "round",
     "round_",
@@ -182,7 +178,6 @@ METHODS = (
     "tan_",
     "tanh",
     "tanh_",
-    "tile",
     "topk",
     "transpose",
     "tril",
@@ -197,6 +192,76 @@ METHODS = (
     "where",
     "zero_",
 )
+
+
+def expand(self, *size, **kwargs):
+    """PyTorch's varargs form: `t.expand(2, 3)` is `t.expand((2, 3))`."""
+    if not size:
+        return _ops.expand(self, **kwargs)
+    return _ops.expand(self, _varargs(size), **kwargs)
+
+
+def flip(self, *dims, **kwargs):
+    """PyTorch's varargs form: `t.flip(2, 3)` is `t.flip((2, 3))`."""
+    if not dims:
+        return _ops.flip(self, **kwargs)
+    return _ops.flip(self, _varargs(dims), **kwargs)
+
+
+def new_empty(self, *size, **kwargs):
+    """PyTorch's varargs form: `t.new_empty(2, 3)` is `t.new_empty((2, 3))`."""
+    if not size:
+        return _ops.new_empty(self, **kwargs)
+    return _ops.new_empty(self, _varargs(size), **kwargs)
+
+
+def new_ones(self, *size, **kwargs):
+    """PyTorch's varargs form: `t.new_ones(2, 3)` is `t.new_ones((2, 3))`."""
+    if not size:
+        return _ops.new_ones(self, **kwargs)
+    return _ops.new_ones(self, _varargs(size), **kwargs)
+
+
+def new_zeros(self, *size, **kwargs):
+    """PyTorch's varargs form: `t.new_zeros(2, 3)` is `t.new_zeros((2, 3))`."""
+    if not size:
+        return _ops.new_zeros(self, **kwargs)
+    return _ops.new_zeros(self, _varargs(size), **kwargs)
+
+
+def permute(self, *dims, **kwargs):
+    """PyTorch's varargs form: `t.permute(2, 3)` is `t.permute((2, 3))`."""
+    if not dims:
+        return _ops.permute(self, **kwargs)
+    return _ops.permute(self, _varargs(dims), **kwargs)
+
+
+def repeat(self, *repeats, **kwargs):
+    """PyTorch's varargs form: `t.repeat(2, 3)` is `t.repeat((2, 3))`."""
+    if not repeats:
+        return _ops.repeat(self, **kwargs)
+    return _ops.repeat(self, _varargs(repeats), **kwargs)
+
+
+def reshape(self, *shape, **kwargs):
+    """PyTorch's varargs form: `t.reshape(2, 3)` is `t.reshape((2, 3))`."""
+    if not shape:
+        return _ops.reshape(self, **kwargs)
+    return _ops.reshape(self, _varargs(shape), **kwargs)
+
+
+def tile(self, *dims, **kwargs):
+    """PyTorch's varargs form: `t.tile(2, 3)` is `t.tile((2, 3))`."""
+    if not dims:
+        return _ops.tile(self, **kwargs)
+    return _ops.tile(self, _varargs(dims), **kwargs)
+
+
+def view(self, *size, **kwargs):
+    """PyTorch's varargs form: `t.view(2, 3)` is `t.view((2, 3))`."""
+    if not size:
+        return _ops.view(self, **kwargs)
+    return _ops.view(self, _varargs(size), **kwargs)
 
 
 def __rsub__(self, other):
@@ -227,6 +292,16 @@ def install(cls: type) -> None:
     """Attach the generated methods and operators to the Tensor class."""
     for name in METHODS:
         setattr(cls, name, getattr(_ops, name))
+    cls.expand = expand
+    cls.flip = flip
+    cls.new_empty = new_empty
+    cls.new_ones = new_ones
+    cls.new_zeros = new_zeros
+    cls.permute = permute
+    cls.repeat = repeat
+    cls.reshape = reshape
+    cls.tile = tile
+    cls.view = view
     cls.__add__ = _ops.add
     cls.__radd__ = _ops.add
     cls.__iadd__ = _ops.add_

@@ -93,3 +93,10 @@ def save_before_write(saved_cls: Any, t: Any, written: Any) -> Any:
     if t is not None and t.storage is written.storage:
         saved._version -= 1
     return saved
+
+
+def varargs(values: tuple[Any, ...]) -> Any:
+    """PyTorch's varargs sizes: `t.view(2, 3)` and `t.view((2, 3))` both mean (2, 3)."""
+    if len(values) == 1 and not isinstance(values[0], int):
+        return values[0]
+    return values

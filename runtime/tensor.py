@@ -45,13 +45,6 @@ def _ops() -> Any:
     return _generated_ops
 
 
-def _varargs(values: tuple[Any, ...]) -> Any:
-    """PyTorch's varargs sizes: `f(2, 3)` and `f((2, 3))` both mean (2, 3)."""
-    if len(values) == 1 and not isinstance(values[0], int):
-        return values[0]
-    return values
-
-
 class Tensor:
     # Note [Lean tensor construction]
     # The fields every tensor sets, and the autograd fields every recorded op reads and writes, live in
@@ -284,20 +277,7 @@ class Tensor:
         from runtime.autograd import function
         function.backward(self, gradient, retain_graph, create_graph, inputs)
 
-    # -- hand-written methods over the ops (PyTorch's varargs sizes, properties, indexing) -------------
-    def view(self, *size: Any) -> Tensor:
-        """A view with another shape (`t.view(2, 3)`, `t.view((2, 3))`); `t.view(dtype)` is not supported."""
-        return _ops().view(self, _varargs(size))
-
-    def reshape(self, *shape: Any) -> Tensor:
-        return _ops().reshape(self, _varargs(shape))
-
-    def permute(self, *dims: Any) -> Tensor:
-        return _ops().permute(self, _varargs(dims))
-
-    def expand(self, *sizes: Any) -> Tensor:
-        return _ops().expand(self, _varargs(sizes))
-
+    # -- hand-written methods over the ops (properties, indexing; the varargs ones are generated) -------
     def view_as(self, other: Tensor) -> Tensor:
         return _ops().view(self, other.shape)
 

@@ -244,3 +244,20 @@ def test_view_errors(fn: object, message: str) -> None:
     t = G.arange(6.0).view(2, 3)
     with pytest.raises((RuntimeError, IndexError, ValueError), match=message):
         fn(t)  # type: ignore[operator]
+
+
+def test_int_list_methods_take_varargs_as_pytorch_does() -> None:
+    """Methods whose one argument is an int list are generated with PyTorch's varargs form."""
+    a = np.arange(6.0).reshape(2, 3)
+    t = G.tensor(a)
+    assert t.view(3, 2).shape == t.view((3, 2)).shape == t.view(size=[3, 2]).shape == (3, 2)
+    assert t.reshape(6).shape == (6,) and t.reshape(-1, 2).shape == (3, 2)
+    np.testing.assert_array_equal(t.permute(1, 0).numpy(), a.T)
+    np.testing.assert_array_equal(t.flip(0, 1).numpy(), a[::-1, ::-1])
+    np.testing.assert_array_equal(t.repeat(2, 1).numpy(), np.tile(a, (2, 1)))
+    np.testing.assert_array_equal(t.tile(2).numpy(), np.tile(a, 2))
+    assert t[0].expand(4, 3).shape == (4, 3) and t[0].expand(4, -1, implicit=False).shape == (4, 3)
+    z = t.new_zeros(2, 2)
+    assert z.shape == (2, 2) and z.dtype == t.dtype
+    with pytest.raises(TypeError):
+        t.view(2, (3,))  # one list, or ints: not both
