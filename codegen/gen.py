@@ -92,7 +92,7 @@ def render_all(root: Path) -> dict[str, str]:
         "__init__.py": env.get_template("init.py.j2").render(),
         "__init__.pyi": env.get_template("init.pyi.j2").render(
             functions=[_stub(b, by_name[b.name]) for b in exported],
-            methods=[_stub(b, by_name[b.name]) for b in bindings if b.name in method_names]),
+            methods=[_stub(b, by_name[b.name], varargs.get(b.name)) for b in bindings if b.name in method_names]),
     }
     files.update(gen_cuda.generate(functions, env))
     return dict(sorted(files.items()))
@@ -184,7 +184,8 @@ def _registrations(model: Model) -> list[tuple[str, str, str]]:
     return out
 
 
-def _stub(binding: api_python.Binding, candidates: list[NativeFunction]) -> dict[str, Any]:
+def _stub(binding: api_python.Binding, candidates: list[NativeFunction], varargs: str | None = None) -> dict[str, Any]:
+    """One stub; `varargs` names the int-list argument a method takes as `*args` (_varargs_methods)."""
     overloads = [f for f in candidates if str(f.func) in binding.overloads]
     hints: dict[str, set[str]] = {}
     for f in overloads:
@@ -193,6 +194,10 @@ def _stub(binding: api_python.Binding, candidates: list[NativeFunction]) -> dict
     params = []
     star = False
     for p in binding.params:
+        if p.name == varargs:
+            params.append(f"*{p.name}: int | Sequence[int]")
+            star = True
+            continue
         if p.kwonly and not star:
             params.append("*")
             star = True
