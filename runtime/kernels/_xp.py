@@ -33,7 +33,7 @@ def dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
     """Reduction dims as a tuple of non-negative axes; None (or []) means all."""
     if dim is None:
         return None
-    ds = (dim,) if isinstance(dim, int) else dim
+    ds = (dim,) if isinstance(dim, int) else tuple(dim)
     if len(ds) == 1:  # the common case, without the duplicate check
         d = S.wrap_dim(ds[0], ndim)
         return (d,) if ndim else None  # a 0-d tensor reduces over "dim 0" (or -1) as over everything
