@@ -375,3 +375,13 @@ def test_fresh_gradient_is_stored_without_a_copy():
     x.mm(w).sum().backward()
     assert x.grad._base is None and x.grad.is_contiguous()
     np.testing.assert_allclose(npy(x.grad), np.full((3, 2), 4.0))
+
+
+def test_relu_propagates_nan_and_its_backward_masks_any_gradient():
+    # PyTorch: relu(nan) is nan; relu's backward is threshold_backward, 0 where the input is <= 0 even for
+    # an inf or nan incoming gradient (a product grad * mask would give nan there).
+    x = leaf([-1.0, 0.0, 2.0, np.nan])
+    y = G.relu(x)
+    assert np.isnan(npy(y)[3]) and npy(y)[:3].tolist() == [0.0, 0.0, 2.0]
+    y.backward(G.tensor([np.inf, np.nan, 5.0, 1.0], dtype=G.float64))
+    assert npy(x.grad)[:3].tolist() == [0.0, 0.0, 5.0]
