@@ -15,12 +15,7 @@ from typing import Any
 import numpy as np
 
 from runtime import dtypes
-from runtime.tensor import Tensor
-
-
-def _ops() -> Any:
-    import generated._ops as ops
-    return ops
+from runtime.tensor import Tensor, generated_ops
 
 
 def _as_index_tensor(value: Any, device: Any) -> Tensor:
@@ -50,7 +45,7 @@ def _split(t: Tensor, key: Any) -> tuple[Tensor, list[Tensor | None] | None]:
     """Apply the basic part of `key` as views; return the view and the advanced indices (or None)."""
     if not isinstance(key, tuple):
         key = (key,)
-    ops = _ops()
+    ops = generated_ops()
     ndim = t.dim()
     key = tuple(_as_index_tensor(k, t.device) if isinstance(k, list | np.ndarray) else k for k in key)
     if sum(1 for k in key if k is Ellipsis) > 1:
@@ -124,12 +119,12 @@ def getitem(t: Tensor, key: Any) -> Tensor:
     view, advanced = _split(t, key)
     if advanced is None:
         return view
-    return _ops().index(view, advanced)
+    return generated_ops().index(view, advanced)
 
 
 def setitem(t: Tensor, key: Any, value: Any) -> None:
     view, advanced = _split(t, key)
-    ops = _ops()
+    ops = generated_ops()
     if isinstance(value, Tensor):
         src = value if value.dtype is t.dtype else value.to(t.dtype)
     else:

@@ -36,7 +36,7 @@ def _cuda_device(array: Any) -> Device:
 _generated_ops: Any = None
 
 
-def _ops() -> Any:
+def generated_ops() -> Any:
     """generated._ops, imported on first use (runtime never imports generated at import time)."""
     global _generated_ops
     if _generated_ops is None:
@@ -279,21 +279,21 @@ class Tensor:
 
     # -- hand-written methods over the ops (properties, indexing; the varargs ones are generated) -------
     def view_as(self, other: Tensor) -> Tensor:
-        return _ops().view(self, other.shape)
+        return generated_ops().view(self, other.shape)
 
     def reshape_as(self, other: Tensor) -> Tensor:
-        return _ops().reshape(self, other.shape)
+        return generated_ops().reshape(self, other.shape)
 
     @property
     def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
-        return _ops().permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
+        return generated_ops().permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
 
     @property
     def mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
         if self._data.ndim < 2:
             raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
                                f"{self._data.ndim}-D tensor.")
-        return _ops().transpose(self, -2, -1)
+        return generated_ops().transpose(self, -2, -1)
 
     def __getitem__(self, key: Any) -> Tensor:
         from runtime.indexing import getitem
