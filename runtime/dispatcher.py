@@ -196,7 +196,7 @@ class Operator:
         for i in self.tensor_positions:
             if i < len(args):
                 keys |= keys_of(args[i])
-        return (shared.remap or tls.remap)[keys]
+        return current_remap()[keys]
 
     def call(self, *args: Any) -> Any:
         """Call with all arguments positional in schema order (boxed; the generated API is faster)."""

@@ -231,19 +231,6 @@ class NotImplementedNode(Node):
         raise RuntimeError(f"derivative for {self.op_name} is not implemented")
 
 
-class GraphRoot(Node):
-    """Hands the root gradients of a backward call to the roots' edges (used with several roots)."""
-
-    __slots__ = ("grads",)
-
-    def __init__(self, edges: tuple[Edge | None, ...], grads: list[Tensor | None]) -> None:
-        super().__init__(edges)
-        self.grads = grads
-
-    def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
-        return self.grads
-
-
 # -- recording history (called by the generated autograd kernels) ----------------------------------
 def grad_accumulator(t: Tensor) -> AccumulateGrad:
     """The AccumulateGrad node of a leaf (one per leaf, held by the leaf: Note [Leaves and their
