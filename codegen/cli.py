@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import fnmatch
 import sys
 import time
 from pathlib import Path
@@ -16,11 +18,23 @@ from codegen.model import SchemaKind
 from codegen.native import NativeFunction
 
 
+def find_project(start: Path) -> Path | None:
+    """The nearest directory at or above `start` that holds native_functions.yaml (as git finds its repo)."""
+    start = start.resolve()
+    return next((d for d in (start, *start.parents) if (d / gen.NATIVE_YAML).is_file()), None)
+
+
 def _root(root: str | None) -> Path:
-    path = Path(root) if root else Path.cwd()
-    if not (path / gen.NATIVE_YAML).is_file():
-        raise click.UsageError(f"no {gen.NATIVE_YAML} in {path.resolve()}: run opgen in a project, or pass --root DIR")
-    return path.resolve()
+    if root:
+        path = Path(root).resolve()
+        if not (path / gen.NATIVE_YAML).is_file():
+            raise click.UsageError(f"no {gen.NATIVE_YAML} in {path}: pass the project directory to --root")
+        return path
+    found = find_project(Path.cwd())
+    if found is None:
+        raise click.UsageError(f"no {gen.NATIVE_YAML} in {Path.cwd().resolve()} or any parent directory: "
+                               "run opgen inside a project, or pass --root DIR")
+    return found
 
 
 def _fail(error: OpgenError) -> NoReturn:
@@ -44,10 +58,11 @@ def _model(project: Path) -> gen.Model:
 
 
 root_option = click.option("--root", type=click.Path(file_okay=False), default=None,
-                           help="Project directory (default: the current directory).")
+                           help="Project directory (default: the nearest one at or above the current directory).")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="opgen", prog_name="opgen")
 def main() -> None:
     """opgen: tensor operators from YAML schemas.
 
@@ -83,11 +98,20 @@ def check(root: str | None) -> None:
 
 @main.command(name="list")
 @root_option
-def list_ops(root: str | None) -> None:
-    """List the operators: name, variants, dispatch keys, differentiable or not."""
+@click.argument("patterns", nargs=-1)
+def list_ops(root: str | None, patterns: tuple[str, ...]) -> None:
+    """List the operators: name, variants, dispatch keys, differentiable or not.
+
+    PATTERNS (shell wildcards, e.g. 'add*' or '*_backward') keep only the operators whose name or overload
+    name matches one of them; a pattern without a wildcard matches a whole name.
+    """
     model = _model(_root(root))
+    functions = [f for f in model.functions if not patterns or _matches(f, patterns)]
+    if not functions:
+        click.echo(f"opgen: error: no operator matches {' '.join(patterns)}", err=True)
+        sys.exit(2)
     rows = [("operator", "variants", "kernels", "autograd")]
-    for f in model.functions:
+    for f in functions:
         variants = ", ".join(sorted(v.value for v in f.variants)) or "-"
         keys = ", ".join(f.kernel_keys()) or "-"
         d = model.derivative_of(f)
@@ -101,6 +125,11 @@ def list_ops(root: str | None) -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     for r in rows:
         click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+
+
+def _matches(f: NativeFunction, patterns: tuple[str, ...]) -> bool:
+    names = (f.name, f.func.name.name)
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns for name in names)
 
 
 RUNTIME_KEYS = ("Autograd", "BackendSelect", "CUDA", "CPU", "Meta")
@@ -138,9 +167,12 @@ def static_table(f: NativeFunction, model: gen.Model) -> list[tuple[str, str, st
 def show(root: str | None, op: str) -> None:
     """Show one operator: schema, dispatch table and derivative formulas (OP like add or add.Tensor)."""
     model = _model(_root(root))
-    matches = [f for f in model.functions if f.name == op or f.func.name.name == op]
+    matches = [f for f in model.functions if op in (f.name, f.func.name.name, f.func.name.base)]
     if not matches:
-        click.echo(f"opgen: error: no operator '{op}'", err=True)
+        names = sorted({n for f in model.functions for n in (f.name, f.func.name.name)})
+        close = difflib.get_close_matches(op, names, n=5, cutoff=0.6)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; `opgen list` lists them all"
+        click.echo(f"opgen: error: no operator '{op}'{hint}", err=True)
         sys.exit(2)
     for f in matches:
         click.echo(f"{f.name}\n  schema:   {f.func}\n  defined:  {f.loc}"
@@ -158,3 +190,7 @@ def show(root: str | None, op: str) -> None:
             for formula in d.formulas:
                 click.echo(f"    {', '.join(formula.inputs)}: {formula.source}")
         click.echo("")
+
+
+if __name__ == "__main__":
+    main()
