@@ -12,10 +12,10 @@ from typing import NoReturn
 import click
 
 from codegen import gen
-from codegen.api_python import kernel_name
 from codegen.errors import OpgenError
 from codegen.model import SchemaKind
 from codegen.native import NativeFunction
+from runtime.vocabulary import KEYS_BY_PRIORITY, DispatchKey, resolve
 
 
 def find_project(start: Path) -> Path | None:
@@ -132,32 +132,19 @@ def _matches(f: NativeFunction, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns for name in names)
 
 
-RUNTIME_KEYS = ("Autograd", "BackendSelect", "CUDA", "CPU", "Meta")
-_ALIAS_SERVES = {"CompositeImplicitAutograd": RUNTIME_KEYS, "CompositeExplicitAutograd": ("CUDA", "CPU", "Meta")}
-
-
 def static_table(f: NativeFunction, model: gen.Model) -> list[tuple[str, str, str]]:
-    """What serves each runtime dispatch key of an op, by the runtime's precedence rules:
-    a kernel for the key, then an alias kernel, else (Autograd, BackendSelect) fall through."""
+    """What serves each runtime dispatch key of an op, with no fallback registered: the rule of
+    `runtime.vocabulary.resolve`, which the runtime's dispatcher uses too, over the kernels that the
+    generated package registers. Rows are (key, kernel path or '-', how)."""
+    registered = dict(gen.registrations(f))
+    d = model.derivative_of(f)
     rows = []
-    name = kernel_name(f)
-    root_dispatch = f.root.dispatch
-    for key in RUNTIME_KEYS:
-        if key in f.dispatch:
-            rows.append((key, f.dispatch[key], "kernel"))
-        elif f.pointwise is not None and key in ("CPU", "CUDA"):
-            module = "_cpu_kernels" if key == "CPU" else "_cuda_kernels"
-            rows.append((key, f"generated.{module}.{name}", "generated pointwise kernel"))
-        elif key == "Autograd" and "CompositeImplicitAutograd" not in root_dispatch:
-            d = model.derivative_of(f)
+    for key in KEYS_BY_PRIORITY:
+        name, how = resolve(key, registered)
+        kernel = gen.kernel_path(registered[name]) if name is not None else "-"
+        if key == DispatchKey.Autograd and how == "kernel" and f.has_autograd_kernel:
             how = f"records {d.node_name}" if d is not None and f.kind != SchemaKind.out else "no derivative"
-            rows.append((key, f"generated._autograd.{name}", how))
-        else:
-            alias = next((a for a, keys in _ALIAS_SERVES.items() if a in root_dispatch and key in keys), None)
-            if alias is not None:
-                rows.append((key, root_dispatch[alias], alias))
-            else:
-                rows.append((key, "-", "fallthrough" if key in ("Autograd", "BackendSelect") else "missing"))
+        rows.append((key.name, kernel, how))
     return rows
 
 

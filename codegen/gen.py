@@ -24,6 +24,7 @@ from codegen.derivatives import Derivative, load_derivatives
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError
 from codegen.model import SchemaKind
 from codegen.native import NativeFunction, Variant, load_native_functions
+from runtime.vocabulary import POINTWISE_KEYS
 
 GENERATED = "generated"
 NATIVE_YAML = "native_functions.yaml"
@@ -121,6 +122,7 @@ def _op_context(f: NativeFunction) -> dict[str, Any]:
         "schema": str(f.func),
         "params": [py_name(a.name) for a in args],
         "tensor_positions": positions,
+        "mixed_devices": f.mixed_devices,
         "key_exprs": [key_expr(args[i]) for i in positions],
         "mutated": [py_name(a.name) for a in args if a.annotation is not None and a.annotation.is_write],
     }
@@ -169,19 +171,31 @@ def _kernel_modules(functions: list[NativeFunction]) -> list[str]:
     return sorted({k.rpartition(".")[0] for f in functions for k in f.dispatch.values()})
 
 
+# How generated/_registrations.py names the generated kernel modules.
+GENERATED_MODULES = {"_cpu": "generated._cpu_kernels", "_cuda": "generated._cuda_kernels",
+                     "_autograd": "generated._autograd"}
+
+
+def registrations(f: NativeFunction) -> list[tuple[str, str]]:
+    """(dispatch key, kernel expression) of every kernel the generated package registers for `f`."""
+    kname = kernel_name(f)
+    out = [(key, f"_{key.lower()}.{kname}") for key in POINTWISE_KEYS] if f.pointwise is not None else []
+    out += f.dispatch.items()
+    if f.has_autograd_kernel:
+        out.append(("Autograd", f"_autograd.{kname}"))
+    return out
+
+
+def kernel_path(expression: str) -> str:
+    """The dotted path of a kernel expression of `registrations` (`_cpu.add_Tensor` ->
+    `generated._cpu_kernels.add_Tensor`), as the runtime names the function."""
+    module, _, name = expression.partition(".")
+    return f"{GENERATED_MODULES[module]}.{name}" if module in GENERATED_MODULES else expression
+
+
 def _registrations(model: Model) -> list[tuple[str, str, str]]:
     """(op name, dispatch key, kernel expression) for every registration, in a stable order."""
-    out = []
-    for f in model.functions:
-        kname = kernel_name(f)
-        if f.pointwise is not None:
-            out.append((f.name, "CPU", f"_cpu.{kname}"))
-            out.append((f.name, "CUDA", f"_cuda.{kname}"))
-        for key, kernel in f.dispatch.items():
-            out.append((f.name, key, kernel))
-        if "CompositeImplicitAutograd" not in f.root.dispatch and "Autograd" not in f.dispatch:
-            out.append((f.name, "Autograd", f"_autograd.{kname}"))
-    return out
+    return [(f.name, key, kernel) for f in model.functions for key, kernel in registrations(f)]
 
 
 def _stub(binding: api_python.Binding, candidates: list[NativeFunction], varargs: str | None = None) -> dict[str, Any]:

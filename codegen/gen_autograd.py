@@ -260,7 +260,7 @@ def render(env: jinja2.Environment, model: Any, root: Path) -> str:
     nodes = {id(d): _node_context(d, ops, helpers) for d in model.derivatives}
     kernels = []
     for f in model.functions:
-        if "CompositeImplicitAutograd" in f.root.dispatch or "Autograd" in f.dispatch:
+        if not f.has_autograd_kernel:
             continue
         d = model.derivative_of(f)
         kernels.append(_kernel_context(f, d, nodes[id(d)] if d is not None else None))

@@ -17,6 +17,8 @@ import ast
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from runtime.vocabulary import DTYPE_GROUPS, PROMOTE_KINDS
+
 
 @dataclass(frozen=True)
 class FunctionRule:
@@ -62,21 +64,8 @@ FUNCTIONS: dict[str, FunctionRule] = {
     **_rules(3, {"where": "np.where({0}, {1}, {2})"}),
 }
 
-# How the output dtype of a pointwise op is found from its inputs (runtime.dtypes.result_type).
-PROMOTIONS: dict[str, str] = {
-    "common": "the common dtype of the inputs (PyTorch's promotion)",
-    "float": "the common dtype, integer and bool inputs promoted to the default float dtype",
-    "bool": "bool output; computed in the common dtype",
-}
-
-# Named groups of dtypes an op may accept (`dtypes:` key); "all" is the default.
-DTYPE_GROUPS: dict[str, tuple[str, ...]] = {
-    "floating": ("float16", "float32", "float64"),
-    "integral": ("uint8", "int8", "int16", "int32", "int64"),
-}
-DTYPE_GROUPS["numeric"] = DTYPE_GROUPS["integral"] + DTYPE_GROUPS["floating"]
-DTYPE_GROUPS["all"] = ("bool",) + DTYPE_GROUPS["numeric"]
-DTYPE_GROUPS["integral_and_bool"] = ("bool",) + DTYPE_GROUPS["integral"]
+# `promote:` kinds and `dtypes:` groups are closed sets of runtime/vocabulary.py.
+PROMOTIONS = PROMOTE_KINDS
 
 _BINOPS_NUMPY: dict[type, str] = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",

@@ -24,6 +24,7 @@ from codegen.errors import Diagnostic, LoadError, Location, OpgenError, SchemaPa
 from codegen.kernel_spec import PointwiseSpec, SpecError
 from codegen.model import FunctionSchema, SchemaKind
 from codegen.yaml_lines import LocatedMap, load_entries
+from runtime.vocabulary import POINTWISE_KEYS, YAML_DISPATCH_KEYS
 
 
 class Variant(Enum):
@@ -32,9 +33,7 @@ class Variant(Enum):
 
 
 # Dispatch keys an entry may name, in priority order (highest first); the last two are alias keys.
-BACKEND_KEYS = ("CUDA", "CPU", "Meta")
-ALIAS_KEYS = ("CompositeImplicitAutograd", "CompositeExplicitAutograd")
-DISPATCH_KEYS = ("Autograd", "BackendSelect", *BACKEND_KEYS, *ALIAS_KEYS)
+DISPATCH_KEYS = YAML_DISPATCH_KEYS
 
 # Keys an entry of native_functions.yaml may have.
 ENTRY_KEYS = {
@@ -46,6 +45,7 @@ ENTRY_KEYS = {
     "dtypes": "dtypes a pointwise op accepts: all, floating, integral, numeric, or a list",
     "promote_scalars": "scalar arguments that take part in type promotion as wrapped numbers: [other]",
     "doc": "one line shown by 'opgen show' and in the stubs",
+    "device_check": "NoCheck: the op takes tensors on different devices (copies, CPU index tensors for CUDA)",
 }
 
 # Scalar-like argument types a pointwise expression may use.
@@ -63,7 +63,7 @@ class NativeFunction:
     pointwise: PointwiseSpec | None = None
     doc: str = ""
     derived_from: NativeFunction | None = field(default=None, repr=False)
-
+    mixed_devices: bool = False           # `device_check: NoCheck`
     @property
     def name(self) -> str:
         """The operator's full name with overload, e.g. `add.Tensor`."""
@@ -82,8 +82,15 @@ class NativeFunction:
         """Dispatch keys with a kernel, pointwise backends included, in priority order."""
         keys = set(self.dispatch)
         if self.pointwise is not None:
-            keys |= {"CPU", "CUDA"}
+            keys |= set(POINTWISE_KEYS)
         return tuple(k for k in DISPATCH_KEYS if k in keys)
+
+    @property
+    def has_autograd_kernel(self) -> bool:
+        """Whether the generator writes this op an Autograd kernel (generated/_autograd.py): every op but
+        the CompositeImplicitAutograd ones (autograd comes from the ops they call) and those that name
+        their own Autograd kernel."""
+        return "CompositeImplicitAutograd" not in self.root.dispatch and "Autograd" not in self.dispatch
 
 
 @dataclass
@@ -170,7 +177,14 @@ def _load_entry(entry: LocatedMap, file: str, root: Path) -> NativeFunction:
                              f"'dispatch: {{CPU: module.function}}'")
     doc = entry.get("doc", "")
     loc = Location(file, entry.line)
-    return NativeFunction(func, loc, variants, dispatch, pointwise, doc)
+    mixed_devices = _parse_device_check(entry.get("device_check", "Check"))
+    return NativeFunction(func, loc, variants, dispatch, pointwise, doc, mixed_devices=mixed_devices)
+
+
+def _parse_device_check(value: object) -> bool:
+    if value not in ("Check", "NoCheck"):
+        raise _EntryError("device_check", f"device_check must be Check (the default) or NoCheck, not {value!r}")
+    return value == "NoCheck"
 
 
 def _check_names(func: FunctionSchema) -> None:

@@ -1143,7 +1143,7 @@ def _call_as_strided_backward(grad, input_sizes, input_strides, input_offset, si
     return _tab_as_strided_backward[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
 
 
-_op_copy_ = _dispatcher.declare("copy_", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", (0, 1))
+_op_copy_ = _dispatcher.declare("copy_", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", (0, 1), mixed_devices=True)
 _tab_copy_ = _op_copy_.table
 
 
@@ -1156,7 +1156,7 @@ def _call_copy_(input, src, non_blocking):
     return _tab_copy_[_k](input, src, non_blocking)
 
 
-_op__to_copy = _dispatcher.declare("_to_copy", "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor", (0,))
+_op__to_copy = _dispatcher.declare("_to_copy", "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor", (0,), mixed_devices=True)
 _tab__to_copy = _op__to_copy.table
 
 
@@ -1194,7 +1194,7 @@ def _call_zero_(input):
     return _tab_zero_[_k](input)
 
 
-_op_index_Tensor = _dispatcher.declare("index.Tensor", "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", (0, 1))
+_op_index_Tensor = _dispatcher.declare("index.Tensor", "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", (0, 1), mixed_devices=True)
 _tab_index_Tensor = _op_index_Tensor.table
 
 
@@ -1206,7 +1206,7 @@ def _call_index_Tensor(input, indices):
     return _tab_index_Tensor[_k](input, indices)
 
 
-_op_index_put = _dispatcher.declare("index_put", "index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor", (0, 1, 2))
+_op_index_put = _dispatcher.declare("index_put", "index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor", (0, 1, 2), mixed_devices=True)
 _tab_index_put = _op_index_put.table
 
 
@@ -1218,7 +1218,7 @@ def _call_index_put(input, indices, values, accumulate):
     return _tab_index_put[_k](input, indices, values, accumulate)
 
 
-_op_index_put_ = _dispatcher.declare("index_put_", "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)", (0, 1, 2))
+_op_index_put_ = _dispatcher.declare("index_put_", "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)", (0, 1, 2), mixed_devices=True)
 _tab_index_put_ = _op_index_put_.table
 
 

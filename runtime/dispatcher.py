@@ -34,21 +34,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from enum import IntEnum
 from typing import Any
 
+from runtime.vocabulary import ALIAS_KEYS, KEYS_BY_PRIORITY, DispatchKey, resolve
+
 Kernel = Callable[..., Any]
-
-
-class DispatchKey(IntEnum):
-    """Runtime dispatch keys; the value is the bit position, higher means higher priority."""
-
-    Meta = 0
-    CPU = 1
-    CUDA = 2
-    BackendSelect = 3
-    Autograd = 4
-    Tracer = 5
 
 
 NUM_KEYS = len(DispatchKey)
@@ -60,22 +50,6 @@ BACKEND_SELECT_BIT = 1 << DispatchKey.BackendSelect
 AUTOGRAD_BIT = 1 << DispatchKey.Autograd
 BELOW_AUTOGRAD = AUTOGRAD_BIT - 1
 BACKEND_BITS = META_BIT | CPU_BIT | CUDA_BIT
-
-ALIAS_KEYS = ("CompositeImplicitAutograd", "CompositeExplicitAutograd")
-# Which runtime keys an alias kernel serves.
-# As in PyTorch, neither serves keys like Tracer, which only their own kernels or fallbacks handle.
-_ALIAS_SERVES = {
-    "CompositeImplicitAutograd": frozenset({DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.Meta,
-                                            DispatchKey.Autograd}),
-    "CompositeExplicitAutograd": frozenset({DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.Meta}),
-}
-# Ops whose tensors may be on different devices (Note [Cross-device copies] in runtime/kernels/copy.py;
-# index ops take CPU index tensors for a CUDA `self`, as PyTorch does).
-MIXED_DEVICE_OPS = frozenset({"copy_", "_to_copy", "index.Tensor", "index_put", "index_put_"})
-# An explicit kernel is preferred to an implicit one where both serve a key (PyTorch's order).
-_ALIAS_ORDER = ("CompositeExplicitAutograd", "CompositeImplicitAutograd")
-# Keys whose default behaviour, with no kernel, is to pass the call to the next key down.
-_FALLTHROUGH_BY_DEFAULT = frozenset({DispatchKey.BackendSelect, DispatchKey.Autograd, DispatchKey.Tracer})
 
 
 def _remap(include: int, mask: int) -> list[int]:
@@ -176,13 +150,16 @@ class Operator:
 
     __slots__ = ("name", "schema", "tensor_positions", "kernels", "table", "mixed_devices", "_dispatcher")
 
-    def __init__(self, dispatcher: Dispatcher, name: str, schema: str, tensor_positions: tuple[int, ...]) -> None:
+    def __init__(self, dispatcher: Dispatcher, name: str, schema: str, tensor_positions: tuple[int, ...],
+                 mixed_devices: bool = False) -> None:
         self.name = name
         self.schema = schema
         self.tensor_positions = tensor_positions  # indices of Tensor / Tensor? / Tensor[] arguments
         self.kernels: dict[str, Kernel] = {}      # key name (runtime or alias key) -> kernel
         self.table: list[Kernel] = []
-        self.mixed_devices = name in MIXED_DEVICE_OPS  # True for ops that take tensors of several devices
+        # `device_check: NoCheck` in the YAML: the op takes tensors of several devices (Note [Cross-device
+        # copies] in runtime/kernels/copy.py; index ops take CPU index tensors for a CUDA `self`, as PyTorch's)
+        self.mixed_devices = mixed_devices
         self._dispatcher = dispatcher
         self.recompute()
 
@@ -215,24 +192,20 @@ class Operator:
 
     # -- table -----------------------------------------------------------------------------------
     def resolve(self, key: DispatchKey) -> tuple[Kernel | None, str]:
-        """The kernel serving `key` and where it comes from ('kernel', 'alias ...', 'fallback', 'fallthrough')."""
-        kernel = self.kernels.get(key.name)
-        if kernel is not None:
-            return kernel, "kernel"
-        for alias in _ALIAS_ORDER:
-            if alias in self.kernels and key in _ALIAS_SERVES[alias]:
-                return self.kernels[alias], alias
+        """The kernel serving `key` and where it comes from: 'kernel', an alias key, 'fallback',
+        'fallthrough' or 'missing' (the rule is `runtime.vocabulary.resolve`, which `opgen show` prints)."""
         fallback = self._dispatcher.fallbacks.get(key)
-        if fallback is not None:
-            return fallback.bind(self), "fallback"
-        return None, "fallthrough" if key in _FALLTHROUGH_BY_DEFAULT else "missing"
+        name, how = resolve(key, self.kernels, fallback is not None)
+        if name is not None:
+            return self.kernels[name], how
+        return (fallback.bind(self) if fallback is not None else None), how
 
     def recompute(self) -> None:
         resolved = [self.resolve(k) for k in DispatchKey]
         table: list[Kernel] = []
         for keys in range(1 << NUM_KEYS):
             kernel: Kernel | None = None
-            for key in reversed(DispatchKey):
+            for key in KEYS_BY_PRIORITY:
                 if keys & (1 << key):
                     if (1 << key) & BACKEND_BITS and _several_devices(keys) and not self.mixed_devices:
                         kernel = self._device_mismatch
@@ -276,7 +249,7 @@ class Operator:
         for key, kernel in self.kernels.items():
             lines.append(f"  {key:<28} {_kernel_name(kernel)}")
         lines.append("computed table:")
-        for key in reversed(DispatchKey):
+        for key in KEYS_BY_PRIORITY:
             kernel, how = self.resolve(key)
             shown = _kernel_name(kernel) if kernel is not None else "-"
             lines.append(f"  {key.name:<28} {shown} [{how}]")
@@ -302,12 +275,13 @@ class Dispatcher:
         self.fallbacks: dict[DispatchKey, BoxedFallback] = {}
         self._lock = threading.Lock()
 
-    def declare(self, name: str, schema: str, tensor_positions: tuple[int, ...] = ()) -> Operator:
+    def declare(self, name: str, schema: str, tensor_positions: tuple[int, ...] = (),
+                mixed_devices: bool = False) -> Operator:
         """Declare an operator (idempotent: re-declaring returns the existing one)."""
         with self._lock:
             op = self.ops.get(name)
             if op is None:
-                op = self.ops[name] = Operator(self, name, schema, tuple(tensor_positions))
+                op = self.ops[name] = Operator(self, name, schema, tuple(tensor_positions), mixed_devices)
             return op
 
     def find(self, name: str) -> Operator:
