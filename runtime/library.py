@@ -8,7 +8,7 @@
         lib.impl("neg", my_neg, "CPU")                      # undone when the block ends
     op = G.library.define("myops::scale(Tensor x, float s) -> Tensor")
 
-A kernel takes the op's arguments positionally in schema order (see ARCHITECTURE.md, "Kernels"). A
+A kernel takes the op's arguments positionally in schema order (see DESIGN.md, "Conventions"). A
 boxed fallback is called `fn(op, args)` with the Operator (`op.name`, `op.schema`) and the arguments as
 a list; it usually re-dispatches below its own key with `op.redispatch_below(DispatchKey.X, *args)`.
 Keys: the runtime keys of runtime.dispatcher.DispatchKey and the alias keys

@@ -1,7 +1,7 @@
 """CUDA kernels of reductions and softmax for the dispatcher (`CUDA:` entries in native_functions.yaml).
 
 Each function takes its schema's arguments positionally in schema order (keyword-only ones too) and
-returns Tensors, as every backend kernel (ARCHITECTURE.md). They are thin: runtime/cuda/reduce.py and
+returns Tensors, as every backend kernel (DESIGN.md, "Conventions"). They are thin: runtime/cuda/reduce.py and
 runtime/cuda/softmax.py do the work. Names follow the overload: `sum_dim_IntList` serves
 `sum.dim_IntList`.
 """
