@@ -123,7 +123,16 @@ def _op_context(f: NativeFunction) -> dict[str, Any]:
         "tensor_positions": positions,
         "key_exprs": [key_expr(args[i]) for i in positions],
         "mutated": [py_name(a.name) for a in args if a.annotation is not None and a.annotation.is_write],
+        "return_type": _return_type(f),
     }
+
+
+def _return_type(f: NativeFunction) -> str:
+    """`("max", ("values", "indices"))` for an op returning several named values (runtime/return_types.py)."""
+    rets = f.func.returns
+    if len(rets) < 2 or any(r.name is None for r in rets) or f.func.name.name.endswith("_"):
+        return ""
+    return repr((f.func.name.name, tuple(r.name for r in rets)))
 
 
 def _cpu_kernel_context(f: NativeFunction, functions: list[NativeFunction]) -> dict[str, Any]:

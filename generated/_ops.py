@@ -12,6 +12,7 @@ from runtime.factories import scalar_tensor as _scalar
 from runtime.opcall import NOT_GIVEN as _NG
 from runtime.opcall import bad_arguments as _bad_arguments
 from runtime.opcall import no_overload as _no_overload
+from runtime.return_types import make as _return_type
 from runtime.tensor import Tensor
 
 __all__ = [
@@ -3997,6 +3998,7 @@ def _call_max(input):
 
 _op_max_dim = _dispatcher.declare("max.dim", "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,))
 _tab_max_dim = _op_max_dim.table
+_rt_max_dim = _return_type(*('max', ('values', 'indices')))
 
 
 def _call_max_dim(input, dim, keepdim):
@@ -4004,7 +4006,7 @@ def _call_max_dim(input, dim, keepdim):
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_max_dim, (input, dim, keepdim,))
-    return _tab_max_dim[_k](input, dim, keepdim)
+    return _rt_max_dim._make(_tab_max_dim[_k](input, dim, keepdim))
 
 
 _op_min = _dispatcher.declare("min", "min(Tensor self) -> Tensor", (0,))
@@ -4021,6 +4023,7 @@ def _call_min(input):
 
 _op_min_dim = _dispatcher.declare("min.dim", "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,))
 _tab_min_dim = _op_min_dim.table
+_rt_min_dim = _return_type(*('min', ('values', 'indices')))
 
 
 def _call_min_dim(input, dim, keepdim):
@@ -4028,7 +4031,7 @@ def _call_min_dim(input, dim, keepdim):
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_min_dim, (input, dim, keepdim,))
-    return _tab_min_dim[_k](input, dim, keepdim)
+    return _rt_min_dim._make(_tab_min_dim[_k](input, dim, keepdim))
 
 
 _op_argmax = _dispatcher.declare("argmax", "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", (0,))
@@ -4613,6 +4616,7 @@ def _call_one_hot(input, num_classes):
 
 _op_sort = _dispatcher.declare("sort", "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", (0,))
 _tab_sort = _op_sort.table
+_rt_sort = _return_type(*('sort', ('values', 'indices')))
 
 
 def _call_sort(input, dim, descending):
@@ -4620,11 +4624,12 @@ def _call_sort(input, dim, descending):
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sort, (input, dim, descending,))
-    return _tab_sort[_k](input, dim, descending)
+    return _rt_sort._make(_tab_sort[_k](input, dim, descending))
 
 
 _op_sort_stable = _dispatcher.declare("sort.stable", "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", (0,))
 _tab_sort_stable = _op_sort_stable.table
+_rt_sort_stable = _return_type(*('sort', ('values', 'indices')))
 
 
 def _call_sort_stable(input, stable, dim, descending):
@@ -4632,7 +4637,7 @@ def _call_sort_stable(input, stable, dim, descending):
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sort_stable, (input, stable, dim, descending,))
-    return _tab_sort_stable[_k](input, stable, dim, descending)
+    return _rt_sort_stable._make(_tab_sort_stable[_k](input, stable, dim, descending))
 
 
 _op_argsort = _dispatcher.declare("argsort", "argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor", (0,))
@@ -4661,6 +4666,7 @@ def _call_argsort_stable(input, stable, dim, descending):
 
 _op_topk = _dispatcher.declare("topk", "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)", (0,))
 _tab_topk = _op_topk.table
+_rt_topk = _return_type(*('topk', ('values', 'indices')))
 
 
 def _call_topk(input, k, dim, largest, sorted):
@@ -4668,7 +4674,7 @@ def _call_topk(input, k, dim, largest, sorted):
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_topk, (input, k, dim, largest, sorted,))
-    return _tab_topk[_k](input, k, dim, largest, sorted)
+    return _rt_topk._make(_tab_topk[_k](input, k, dim, largest, sorted))
 
 
 _op_native_dropout = _dispatcher.declare("native_dropout", "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", (0,))
@@ -6651,7 +6657,7 @@ def sort(input, dim=-1, descending=False, *, stable=_NG):
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sort, (input, dim, descending,))
-        return _tab_sort[_k](input, dim, descending)
+        return _rt_sort._make(_tab_sort[_k](input, dim, descending))
     if stable is not _NG:
         return _call_sort_stable(input, stable, dim, descending)
     return _no_overload("sort", locals(), ('sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'))
@@ -6847,7 +6853,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_topk, (input, k, dim, largest, sorted,))
-    return _tab_topk[_k](input, k, dim, largest, sorted)
+    return _rt_topk._make(_tab_topk[_k](input, k, dim, largest, sorted))
 
 
 def transpose(input, dim0, dim1):
