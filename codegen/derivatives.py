@@ -102,6 +102,23 @@ def load_derivatives(path: Path, functions: list[NativeFunction], *, root: Path,
     return derivatives
 
 
+# Note [Autograd node names]
+# A node is named `<CamelBase>Backward<i>`, i counting the entries of one base name in file order, as PyTorch
+# names its nodes after its own derivatives.yaml. Where opgen's file order or overload set differs, the table
+# gives the name a PyTorch user sees for the same call: Python numbers reach PyTorch's Tensor overloads
+# (`t * 2` records MulBackward0, not the Scalar overload's MulBackward1), and `square` is `pow(self, 2)`.
+# tests/test_node_names.py checks the names against torch.
+PYTORCH_NODE_NAMES = {
+    "add.Scalar": "AddBackward0", "sub.Scalar": "SubBackward0", "mul.Scalar": "MulBackward0",
+    "div.Scalar": "DivBackward0", "div.Scalar_mode": "DivBackward2",
+    "max": "MaxBackward1", "max.dim": "MaxBackward0", "min": "MinBackward1", "min.dim": "MinBackward0",
+    "remainder.Scalar": "RemainderBackward0", "remainder.Tensor": "RemainderBackward1",
+    "fmod.Scalar": "FmodBackward0", "fmod.Tensor": "FmodBackward1",
+    "clamp": "ClampBackward1", "square": "PowBackward0", "copy_": "CopyBackwards", "fill_.Scalar": "FillBackward2",
+    "index_put_": "IndexPutBackward0", "scatter.value": "ScatterBackward1",
+}
+
+
 def _node_base(base: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in base.split("_") if part)
 
@@ -157,7 +174,7 @@ def _load_entry(entry: LocatedMap, file: str, by_schema: dict[str, NativeFunctio
     base = _node_base(f.func.name.base)
     index = counts.get(base, 0)
     counts[base] = index + 1
-    return Derivative(f, loc, tuple(formulas), f"{base}Backward{index}",
+    return Derivative(f, loc, tuple(formulas), PYTORCH_NODE_NAMES.get(f.name, f"{base}Backward{index}"),
                       tuple(diff) if diff is not None else None, entry.get("result"))
 
 

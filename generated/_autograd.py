@@ -49,7 +49,7 @@ class AddBackward0(_Node):
         return out
 
 
-class AddBackward1(_Node):
+class AddBackward0(_Node):
     """Backward of add.Scalar."""
 
     __slots__ = ()
@@ -80,7 +80,7 @@ class SubBackward0(_Node):
         return out
 
 
-class SubBackward1(_Node):
+class SubBackward0(_Node):
     """Backward of sub.Scalar."""
 
     __slots__ = ()
@@ -112,7 +112,7 @@ class MulBackward0(_Node):
         return out
 
 
-class MulBackward1(_Node):
+class MulBackward0(_Node):
     """Backward of mul.Scalar."""
 
     __slots__ = ("_saved_other", )
@@ -145,7 +145,7 @@ class DivBackward0(_Node):
         return out
 
 
-class DivBackward1(_Node):
+class DivBackward0(_Node):
     """Backward of div.Scalar."""
 
     __slots__ = ("_saved_other", )
@@ -565,7 +565,7 @@ class DiagonalBackwardBackward0(_Node):
         return out
 
 
-class CopyBackward0(_Node):
+class CopyBackwards(_Node):
     """Backward of copy_."""
 
     __slots__ = ("_saved_src_device", "_saved_src_dtype", )
@@ -599,7 +599,7 @@ class ToCopyBackward0(_Node):
         return out
 
 
-class FillBackward0(_Node):
+class FillBackward2(_Node):
     """Backward of fill_.Scalar."""
 
     __slots__ = ()
@@ -659,7 +659,7 @@ class IndexPutBackward0(_Node):
         return _flatten_grads(out, self._sizes)
 
 
-class IndexPutBackward1(_Node):
+class IndexPutBackward0(_Node):
     """Backward of index_put_."""
 
     __slots__ = ("_saved_accumulate", "_saved_indices", "_saved_values_shape", "_sizes", )
@@ -695,7 +695,7 @@ class DivBackward2(_Node):
         return out
 
 
-class DivBackward3(_Node):
+class DivBackward2(_Node):
     """Backward of div.Scalar_mode."""
 
     __slots__ = ("_saved_other", "_saved_rounding_mode", )
@@ -760,7 +760,7 @@ class PowBackward1(_Node):
         return out
 
 
-class RemainderBackward0(_Node):
+class RemainderBackward1(_Node):
     """Backward of remainder.Tensor."""
 
     __slots__ = ("_saved_other", "_saved_input", )
@@ -778,7 +778,7 @@ class RemainderBackward0(_Node):
         return out
 
 
-class RemainderBackward1(_Node):
+class RemainderBackward0(_Node):
     """Backward of remainder.Scalar."""
 
     __slots__ = ()
@@ -792,7 +792,7 @@ class RemainderBackward1(_Node):
         return out
 
 
-class FmodBackward0(_Node):
+class FmodBackward1(_Node):
     """Backward of fmod.Tensor."""
 
     __slots__ = ("_saved_other", "_saved_input", )
@@ -810,7 +810,7 @@ class FmodBackward0(_Node):
         return out
 
 
-class FmodBackward1(_Node):
+class FmodBackward0(_Node):
     """Backward of fmod.Scalar."""
 
     __slots__ = ()
@@ -898,7 +898,7 @@ class RsqrtBackward0(_Node):
         return out
 
 
-class SquareBackward0(_Node):
+class PowBackward0(_Node):
     """Backward of square."""
 
     __slots__ = ("_saved_input", )
@@ -1241,7 +1241,7 @@ class FracBackward0(_Node):
         return out
 
 
-class ClampBackward0(_Node):
+class ClampBackward1(_Node):
     """Backward of clamp."""
 
     __slots__ = ("_saved_max", "_saved_min", "_saved_input", )
@@ -1626,7 +1626,7 @@ class AminBackward0(_Node):
         return out
 
 
-class MaxBackward0(_Node):
+class MaxBackward1(_Node):
     """Backward of max."""
 
     __slots__ = ("_saved_input", "_saved_result", )
@@ -1642,7 +1642,7 @@ class MaxBackward0(_Node):
         return out
 
 
-class MaxBackward1(_Node):
+class MaxBackward0(_Node):
     """Backward of max.dim."""
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
@@ -1660,7 +1660,7 @@ class MaxBackward1(_Node):
         return out
 
 
-class MinBackward0(_Node):
+class MinBackward1(_Node):
     """Backward of min."""
 
     __slots__ = ("_saved_input", "_saved_result", )
@@ -1676,7 +1676,7 @@ class MinBackward0(_Node):
         return out
 
 
-class MinBackward1(_Node):
+class MinBackward0(_Node):
     """Backward of min.dim."""
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
@@ -2308,7 +2308,7 @@ def add_Scalar(input, other, alpha):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_add_Scalar[_k](input, other, alpha)
     if input._requires_grad:
-        node = _new(AddBackward1)
+        node = _new(AddBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -2324,7 +2324,7 @@ def add_Scalar_inplace(input, other, alpha):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(AddBackward1)
+        node = _new(AddBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -2404,7 +2404,7 @@ def sub_Scalar(input, other, alpha):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sub_Scalar[_k](input, other, alpha)
     if input._requires_grad:
-        node = _new(SubBackward1)
+        node = _new(SubBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -2420,7 +2420,7 @@ def sub_Scalar_inplace(input, other, alpha):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(SubBackward1)
+        node = _new(SubBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -2502,7 +2502,7 @@ def mul_Scalar(input, other):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_mul_Scalar[_k](input, other)
     if input._requires_grad:
-        node = _new(MulBackward1)
+        node = _new(MulBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -2519,7 +2519,7 @@ def mul_Scalar_inplace(input, other):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(MulBackward1)
+        node = _new(MulBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -2602,7 +2602,7 @@ def div_Scalar(input, other):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_div_Scalar[_k](input, other)
     if input._requires_grad:
-        node = _new(DivBackward1)
+        node = _new(DivBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -2619,7 +2619,7 @@ def div_Scalar_inplace(input, other):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(DivBackward1)
+        node = _new(DivBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -3321,7 +3321,7 @@ def copy_(input, src, non_blocking):
     _need = input._requires_grad or src._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(CopyBackward0)
+        node = _new(CopyBackwards)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
@@ -3366,7 +3366,7 @@ def fill__Scalar(input, value):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(FillBackward0)
+        node = _new(FillBackward2)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -3435,7 +3435,7 @@ def index_put_(input, indices, values, accumulate):
     _need = input._requires_grad or _any_requires_grad(indices) or values._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(IndexPutBackward1)
+        node = _new(IndexPutBackward0)
         node.sequence_nr = _next_seq()
         node.set_next_edges(input, indices, values)
         node._sizes = _list_sizes(input, indices, values)
@@ -3604,7 +3604,7 @@ def div_Scalar_mode(input, other, rounding_mode):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_div_Scalar_mode[_k](input, other, rounding_mode)
     if input._requires_grad:
-        node = _new(DivBackward3)
+        node = _new(DivBackward2)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -3778,7 +3778,7 @@ def remainder_Tensor(input, other):
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_remainder_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
-        node = _new(RemainderBackward0)
+        node = _new(RemainderBackward1)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
@@ -3804,7 +3804,7 @@ def remainder_Tensor_inplace(input, other):
     _need = input._requires_grad or other._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(RemainderBackward0)
+        node = _new(RemainderBackward1)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
@@ -3837,7 +3837,7 @@ def remainder_Scalar(input, other):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_remainder_Scalar[_k](input, other)
     if input._requires_grad:
-        node = _new(RemainderBackward1)
+        node = _new(RemainderBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -3853,7 +3853,7 @@ def remainder_Scalar_inplace(input, other):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(RemainderBackward1)
+        node = _new(RemainderBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -3876,7 +3876,7 @@ def fmod_Tensor(input, other):
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_fmod_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
-        node = _new(FmodBackward0)
+        node = _new(FmodBackward1)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
@@ -3902,7 +3902,7 @@ def fmod_Tensor_inplace(input, other):
     _need = input._requires_grad or other._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(FmodBackward0)
+        node = _new(FmodBackward1)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
@@ -3935,7 +3935,7 @@ def fmod_Scalar(input, other):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_fmod_Scalar[_k](input, other)
     if input._requires_grad:
-        node = _new(FmodBackward1)
+        node = _new(FmodBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -3951,7 +3951,7 @@ def fmod_Scalar_inplace(input, other):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(FmodBackward1)
+        node = _new(FmodBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -4177,7 +4177,7 @@ def square(input):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_square[_k](input)
     if input._requires_grad:
-        node = _new(SquareBackward0)
+        node = _new(PowBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -4194,7 +4194,7 @@ def square_inplace(input):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(SquareBackward0)
+        node = _new(PowBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -5128,7 +5128,7 @@ def clamp(input, min, max):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_clamp[_k](input, min, max)
     if input._requires_grad:
-        node = _new(ClampBackward0)
+        node = _new(ClampBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -6646,7 +6646,7 @@ def max(input):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_max[_k](input)
     if input._requires_grad:
-        node = _new(MaxBackward0)
+        node = _new(MaxBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -6665,7 +6665,7 @@ def max_dim(input, dim, keepdim):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_max_dim[_k](input, dim, keepdim)
     if input._requires_grad:
-        node = _new(MaxBackward1)
+        node = _new(MaxBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -6682,7 +6682,7 @@ def min(input):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_min[_k](input)
     if input._requires_grad:
-        node = _new(MinBackward0)
+        node = _new(MinBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -6701,7 +6701,7 @@ def min_dim(input, dim, keepdim):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_min_dim[_k](input, dim, keepdim)
     if input._requires_grad:
-        node = _new(MinBackward1)
+        node = _new(MinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
