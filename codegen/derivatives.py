@@ -39,9 +39,14 @@ class Derivative:
     function: NativeFunction
     loc: Location
     formulas: tuple[Formula, ...]
-    node_name: str                                   # e.g. MulBackward0
+    class_name: str                                  # unique in generated/_autograd.py, e.g. MulBackward1
     output_differentiability: tuple[bool, ...] | None = None
     forward: str | None = None                       # the `result:` formula (forward mode), kept as text
+
+    @property
+    def node_name(self) -> str:
+        """The name the node reports (`grad_fn.name()`), PyTorch's: Note [Autograd node names]."""
+        return PYTORCH_NODE_NAMES.get(self.function.name, self.class_name)
 
     @property
     def uses(self) -> frozenset[str]:
@@ -174,7 +179,7 @@ def _load_entry(entry: LocatedMap, file: str, by_schema: dict[str, NativeFunctio
     base = _node_base(f.func.name.base)
     index = counts.get(base, 0)
     counts[base] = index + 1
-    return Derivative(f, loc, tuple(formulas), PYTORCH_NODE_NAMES.get(f.name, f"{base}Backward{index}"),
+    return Derivative(f, loc, tuple(formulas), f"{base}Backward{index}",
                       tuple(diff) if diff is not None else None, entry.get("result"))
 
 

@@ -138,7 +138,8 @@ def _node_context(d: Derivative, ops: frozenset[str], helpers: frozenset[str]) -
         formulas.append({"indices": indices, "code": code})
     covered = {i for fm in formulas for i in fm["indices"]}
     return {
-        "name": d.node_name,
+        "name": d.class_name,
+        "public_name": d.node_name,
         "op": f.name,
         "saved": saved,
         "fields": [s["field"] for s in saved],

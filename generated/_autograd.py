@@ -49,8 +49,11 @@ class AddBackward0(_Node):
         return out
 
 
-class AddBackward0(_Node):
+class AddBackward1(_Node):
     """Backward of add.Scalar."""
+
+    def name(self):
+        return "AddBackward0"
 
     __slots__ = ()
     _saved_fields = ()
@@ -80,8 +83,11 @@ class SubBackward0(_Node):
         return out
 
 
-class SubBackward0(_Node):
+class SubBackward1(_Node):
     """Backward of sub.Scalar."""
+
+    def name(self):
+        return "SubBackward0"
 
     __slots__ = ()
     _saved_fields = ()
@@ -112,8 +118,11 @@ class MulBackward0(_Node):
         return out
 
 
-class MulBackward0(_Node):
+class MulBackward1(_Node):
     """Backward of mul.Scalar."""
+
+    def name(self):
+        return "MulBackward0"
 
     __slots__ = ("_saved_other", )
     _saved_fields = ()
@@ -145,8 +154,11 @@ class DivBackward0(_Node):
         return out
 
 
-class DivBackward0(_Node):
+class DivBackward1(_Node):
     """Backward of div.Scalar."""
+
+    def name(self):
+        return "DivBackward0"
 
     __slots__ = ("_saved_other", )
     _saved_fields = ()
@@ -565,8 +577,11 @@ class DiagonalBackwardBackward0(_Node):
         return out
 
 
-class CopyBackwards(_Node):
+class CopyBackward0(_Node):
     """Backward of copy_."""
+
+    def name(self):
+        return "CopyBackwards"
 
     __slots__ = ("_saved_src_device", "_saved_src_dtype", )
     _saved_fields = ()
@@ -599,8 +614,11 @@ class ToCopyBackward0(_Node):
         return out
 
 
-class FillBackward2(_Node):
+class FillBackward0(_Node):
     """Backward of fill_.Scalar."""
+
+    def name(self):
+        return "FillBackward2"
 
     __slots__ = ()
     _saved_fields = ()
@@ -659,8 +677,11 @@ class IndexPutBackward0(_Node):
         return _flatten_grads(out, self._sizes)
 
 
-class IndexPutBackward0(_Node):
+class IndexPutBackward1(_Node):
     """Backward of index_put_."""
+
+    def name(self):
+        return "IndexPutBackward0"
 
     __slots__ = ("_saved_accumulate", "_saved_indices", "_saved_values_shape", "_sizes", )
     _saved_fields = ("_saved_indices", )
@@ -695,8 +716,11 @@ class DivBackward2(_Node):
         return out
 
 
-class DivBackward2(_Node):
+class DivBackward3(_Node):
     """Backward of div.Scalar_mode."""
+
+    def name(self):
+        return "DivBackward2"
 
     __slots__ = ("_saved_other", "_saved_rounding_mode", )
     _saved_fields = ()
@@ -760,8 +784,11 @@ class PowBackward1(_Node):
         return out
 
 
-class RemainderBackward1(_Node):
+class RemainderBackward0(_Node):
     """Backward of remainder.Tensor."""
+
+    def name(self):
+        return "RemainderBackward1"
 
     __slots__ = ("_saved_other", "_saved_input", )
     _saved_fields = ("_saved_other", "_saved_input", )
@@ -778,8 +805,11 @@ class RemainderBackward1(_Node):
         return out
 
 
-class RemainderBackward0(_Node):
+class RemainderBackward1(_Node):
     """Backward of remainder.Scalar."""
+
+    def name(self):
+        return "RemainderBackward0"
 
     __slots__ = ()
     _saved_fields = ()
@@ -792,8 +822,11 @@ class RemainderBackward0(_Node):
         return out
 
 
-class FmodBackward1(_Node):
+class FmodBackward0(_Node):
     """Backward of fmod.Tensor."""
+
+    def name(self):
+        return "FmodBackward1"
 
     __slots__ = ("_saved_other", "_saved_input", )
     _saved_fields = ("_saved_other", "_saved_input", )
@@ -810,8 +843,11 @@ class FmodBackward1(_Node):
         return out
 
 
-class FmodBackward0(_Node):
+class FmodBackward1(_Node):
     """Backward of fmod.Scalar."""
+
+    def name(self):
+        return "FmodBackward0"
 
     __slots__ = ()
     _saved_fields = ()
@@ -898,8 +934,11 @@ class RsqrtBackward0(_Node):
         return out
 
 
-class PowBackward0(_Node):
+class SquareBackward0(_Node):
     """Backward of square."""
+
+    def name(self):
+        return "PowBackward0"
 
     __slots__ = ("_saved_input", )
     _saved_fields = ("_saved_input", )
@@ -1241,8 +1280,11 @@ class FracBackward0(_Node):
         return out
 
 
-class ClampBackward1(_Node):
+class ClampBackward0(_Node):
     """Backward of clamp."""
+
+    def name(self):
+        return "ClampBackward1"
 
     __slots__ = ("_saved_max", "_saved_min", "_saved_input", )
     _saved_fields = ("_saved_input", )
@@ -1626,8 +1668,11 @@ class AminBackward0(_Node):
         return out
 
 
-class MaxBackward1(_Node):
+class MaxBackward0(_Node):
     """Backward of max."""
+
+    def name(self):
+        return "MaxBackward1"
 
     __slots__ = ("_saved_input", "_saved_result", )
     _saved_fields = ("_saved_input", "_saved_result", )
@@ -1642,8 +1687,11 @@ class MaxBackward1(_Node):
         return out
 
 
-class MaxBackward0(_Node):
+class MaxBackward1(_Node):
     """Backward of max.dim."""
+
+    def name(self):
+        return "MaxBackward0"
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
     _saved_fields = ("_saved_result1", )
@@ -1660,8 +1708,11 @@ class MaxBackward0(_Node):
         return out
 
 
-class MinBackward1(_Node):
+class MinBackward0(_Node):
     """Backward of min."""
+
+    def name(self):
+        return "MinBackward1"
 
     __slots__ = ("_saved_input", "_saved_result", )
     _saved_fields = ("_saved_input", "_saved_result", )
@@ -1676,8 +1727,11 @@ class MinBackward1(_Node):
         return out
 
 
-class MinBackward0(_Node):
+class MinBackward1(_Node):
     """Backward of min.dim."""
+
+    def name(self):
+        return "MinBackward0"
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
     _saved_fields = ("_saved_result1", )
@@ -2308,7 +2362,7 @@ def add_Scalar(input, other, alpha):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_add_Scalar[_k](input, other, alpha)
     if input._requires_grad:
-        node = _new(AddBackward0)
+        node = _new(AddBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -2324,7 +2378,7 @@ def add_Scalar_inplace(input, other, alpha):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(AddBackward0)
+        node = _new(AddBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -2404,7 +2458,7 @@ def sub_Scalar(input, other, alpha):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sub_Scalar[_k](input, other, alpha)
     if input._requires_grad:
-        node = _new(SubBackward0)
+        node = _new(SubBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -2420,7 +2474,7 @@ def sub_Scalar_inplace(input, other, alpha):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(SubBackward0)
+        node = _new(SubBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -2502,7 +2556,7 @@ def mul_Scalar(input, other):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_mul_Scalar[_k](input, other)
     if input._requires_grad:
-        node = _new(MulBackward0)
+        node = _new(MulBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -2519,7 +2573,7 @@ def mul_Scalar_inplace(input, other):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(MulBackward0)
+        node = _new(MulBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -2602,7 +2656,7 @@ def div_Scalar(input, other):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_div_Scalar[_k](input, other)
     if input._requires_grad:
-        node = _new(DivBackward0)
+        node = _new(DivBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -2619,7 +2673,7 @@ def div_Scalar_inplace(input, other):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(DivBackward0)
+        node = _new(DivBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -3321,7 +3375,7 @@ def copy_(input, src, non_blocking):
     _need = input._requires_grad or src._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(CopyBackwards)
+        node = _new(CopyBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
@@ -3366,7 +3420,7 @@ def fill__Scalar(input, value):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(FillBackward2)
+        node = _new(FillBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -3435,7 +3489,7 @@ def index_put_(input, indices, values, accumulate):
     _need = input._requires_grad or _any_requires_grad(indices) or values._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(IndexPutBackward0)
+        node = _new(IndexPutBackward1)
         node.sequence_nr = _next_seq()
         node.set_next_edges(input, indices, values)
         node._sizes = _list_sizes(input, indices, values)
@@ -3604,7 +3658,7 @@ def div_Scalar_mode(input, other, rounding_mode):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_div_Scalar_mode[_k](input, other, rounding_mode)
     if input._requires_grad:
-        node = _new(DivBackward2)
+        node = _new(DivBackward3)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -3778,7 +3832,7 @@ def remainder_Tensor(input, other):
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_remainder_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
-        node = _new(RemainderBackward1)
+        node = _new(RemainderBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
@@ -3804,7 +3858,7 @@ def remainder_Tensor_inplace(input, other):
     _need = input._requires_grad or other._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(RemainderBackward1)
+        node = _new(RemainderBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
@@ -3837,7 +3891,7 @@ def remainder_Scalar(input, other):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_remainder_Scalar[_k](input, other)
     if input._requires_grad:
-        node = _new(RemainderBackward0)
+        node = _new(RemainderBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -3853,7 +3907,7 @@ def remainder_Scalar_inplace(input, other):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(RemainderBackward0)
+        node = _new(RemainderBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -3876,7 +3930,7 @@ def fmod_Tensor(input, other):
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_fmod_Tensor[_k](input, other)
     if input._requires_grad or other._requires_grad:
-        node = _new(FmodBackward1)
+        node = _new(FmodBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
@@ -3902,7 +3956,7 @@ def fmod_Tensor_inplace(input, other):
     _need = input._requires_grad or other._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(FmodBackward1)
+        node = _new(FmodBackward0)
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
@@ -3935,7 +3989,7 @@ def fmod_Scalar(input, other):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_fmod_Scalar[_k](input, other)
     if input._requires_grad:
-        node = _new(FmodBackward0)
+        node = _new(FmodBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -3951,7 +4005,7 @@ def fmod_Scalar_inplace(input, other):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(FmodBackward0)
+        node = _new(FmodBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -4177,7 +4231,7 @@ def square(input):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_square[_k](input)
     if input._requires_grad:
-        node = _new(PowBackward0)
+        node = _new(SquareBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -4194,7 +4248,7 @@ def square_inplace(input):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _new(PowBackward0)
+        node = _new(SquareBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -5128,7 +5182,7 @@ def clamp(input, min, max):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_clamp[_k](input, min, max)
     if input._requires_grad:
-        node = _new(ClampBackward1)
+        node = _new(ClampBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -6646,7 +6700,7 @@ def max(input):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_max[_k](input)
     if input._requires_grad:
-        node = _new(MaxBackward1)
+        node = _new(MaxBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -6665,7 +6719,7 @@ def max_dim(input, dim, keepdim):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_max_dim[_k](input, dim, keepdim)
     if input._requires_grad:
-        node = _new(MaxBackward0)
+        node = _new(MaxBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -6682,7 +6736,7 @@ def min(input):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_min[_k](input)
     if input._requires_grad:
-        node = _new(MinBackward1)
+        node = _new(MinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -6701,7 +6755,7 @@ def min_dim(input, dim, keepdim):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_min_dim[_k](input, dim, keepdim)
     if input._requires_grad:
-        node = _new(MinBackward0)
+        node = _new(MinBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
