@@ -2298,6 +2298,170 @@ class MaxPool2dWithIndicesBackward0(_Node):
         return out
 
 
+class AddcmulBackward0(_Node):
+    """Backward of addcmul."""
+
+    __slots__ = ("_saved_tensor1", "_saved_tensor2", "_saved_value", )
+    _saved_fields = ("_saved_tensor1", "_saved_tensor2", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        tensor1 = self._saved_tensor1.unpack(self)
+        tensor2 = self._saved_tensor2.unpack(self)
+        value = self._saved_value
+        out = [None] * 3
+        if self.needs_input_grad(0):
+            out[0] = grad
+        if self.needs_input_grad(1):
+            out[1] = grad * tensor2 * value
+        if self.needs_input_grad(2):
+            out[2] = grad * tensor1 * value
+        return out
+
+
+class AddcdivBackward0(_Node):
+    """Backward of addcdiv."""
+
+    __slots__ = ("_saved_tensor1", "_saved_tensor2", "_saved_value", )
+    _saved_fields = ("_saved_tensor1", "_saved_tensor2", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        tensor1 = self._saved_tensor1.unpack(self)
+        tensor2 = self._saved_tensor2.unpack(self)
+        value = self._saved_value
+        out = [None] * 3
+        if self.needs_input_grad(0):
+            out[0] = grad
+        if self.needs_input_grad(1):
+            out[1] = grad * value / tensor2
+        if self.needs_input_grad(2):
+            out[2] = -grad * value * tensor1 / (tensor2 * tensor2)
+        return out
+
+
+class LogaddexpBackward0(_Node):
+    """Backward of logaddexp."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = grad / (1 + (other - input).exp())
+        if self.needs_input_grad(1):
+            out[1] = grad / (1 + (input - other).exp())
+        return out
+
+
+class MedianBackward0(_Node):
+    """Backward of median."""
+
+    __slots__ = ("_saved_input", "_saved_result", )
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.evenly_distribute_backward(grad, input, result)
+        return out
+
+
+class MedianBackward1(_Node):
+    """Backward of median.dim."""
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
+    _saved_fields = ("_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        input_shape = self._saved_input_shape
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, keepdim)
+        return out
+
+
+class KthvalueBackward0(_Node):
+    """Backward of kthvalue."""
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
+    _saved_fields = ("_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        input_shape = self._saved_input_shape
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, keepdim)
+        return out
+
+
+class ModeBackward0(_Node):
+    """Backward of mode."""
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
+    _saved_fields = ("_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        input_shape = self._saved_input_shape
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, keepdim)
+        return out
+
+
+class CummaxBackward0(_Node):
+    """Backward of cummax."""
+
+    __slots__ = ("_saved_dim", "_saved_input_shape", "_saved_result1", )
+    _saved_fields = ("_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        input_shape = self._saved_input_shape
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grads[0].new_zeros(input_shape).scatter_add(dim, result1, grads[0])
+        return out
+
+
+class CumminBackward0(_Node):
+    """Backward of cummin."""
+
+    __slots__ = ("_saved_dim", "_saved_input_shape", "_saved_result1", )
+    _saved_fields = ("_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        input_shape = self._saved_input_shape
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grads[0].new_zeros(input_shape).scatter_add(dim, result1, grads[0])
+        return out
+
+
 # -- Autograd kernels (Note [Autograd kernels] in codegen/gen_autograd.py) -------------------------
 
 
@@ -7648,4 +7812,375 @@ def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_
         node._saved_input_shape = input.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def addcmul(input, tensor1, tensor2, value):
+    _k = (_shared.remap or _tls.remap)[input._keys | tensor1._keys | tensor2._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_addcmul[_k](input, tensor1, tensor2, value)
+    if input._requires_grad or tensor1._requires_grad or tensor2._requires_grad:
+        node = _new(AddcmulBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if tensor1._requires_grad:
+            _fn = tensor1._grad_fn
+            _e1 = (_fn, tensor1._output_nr, tensor1._data.shape, tensor1._dtype, tensor1._device) if _fn is not None else (tensor1._leaf_edge or _leaf_edge(tensor1))
+        else:
+            _e1 = None
+        if tensor2._requires_grad:
+            _fn = tensor2._grad_fn
+            _e2 = (_fn, tensor2._output_nr, tensor2._data.shape, tensor2._dtype, tensor2._device) if _fn is not None else (tensor2._leaf_edge or _leaf_edge(tensor2))
+        else:
+            _e2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node._saved_tensor1 = _Saved(tensor1, False)
+        node._saved_tensor2 = _Saved(tensor2, False)
+        node._saved_value = value
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
+    return result
+
+
+def addcmul_inplace(input, tensor1, tensor2, value):
+    _need = input._requires_grad or tensor1._requires_grad or tensor2._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(AddcmulBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if tensor1._requires_grad:
+            _fn = tensor1._grad_fn
+            _e1 = (_fn, tensor1._output_nr, tensor1._data.shape, tensor1._dtype, tensor1._device) if _fn is not None else (tensor1._leaf_edge or _leaf_edge(tensor1))
+        else:
+            _e1 = None
+        if tensor2._requires_grad:
+            _fn = tensor2._grad_fn
+            _e2 = (_fn, tensor2._output_nr, tensor2._data.shape, tensor2._dtype, tensor2._device) if _fn is not None else (tensor2._leaf_edge or _leaf_edge(tensor2))
+        else:
+            _e2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node._saved_tensor1 = _save_before_write(_Saved, tensor1, input)
+        node._saved_tensor2 = _save_before_write(_Saved, tensor2, input)
+        node._saved_value = value
+    _k = (_shared.remap or _tls.remap)[input._keys | tensor1._keys | tensor2._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_addcmul_[_k](input, tensor1, tensor2, value)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def addcmul_out(input, tensor1, tensor2, value, out):
+    if _any_requires_grad(input, tensor1, tensor2, value, out):
+        raise RuntimeError("addcmul(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | tensor1._keys | tensor2._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_addcmul_out[_k](input, tensor1, tensor2, value, out)
+
+
+def addcdiv(input, tensor1, tensor2, value):
+    _k = (_shared.remap or _tls.remap)[input._keys | tensor1._keys | tensor2._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_addcdiv[_k](input, tensor1, tensor2, value)
+    if input._requires_grad or tensor1._requires_grad or tensor2._requires_grad:
+        node = _new(AddcdivBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if tensor1._requires_grad:
+            _fn = tensor1._grad_fn
+            _e1 = (_fn, tensor1._output_nr, tensor1._data.shape, tensor1._dtype, tensor1._device) if _fn is not None else (tensor1._leaf_edge or _leaf_edge(tensor1))
+        else:
+            _e1 = None
+        if tensor2._requires_grad:
+            _fn = tensor2._grad_fn
+            _e2 = (_fn, tensor2._output_nr, tensor2._data.shape, tensor2._dtype, tensor2._device) if _fn is not None else (tensor2._leaf_edge or _leaf_edge(tensor2))
+        else:
+            _e2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node._saved_tensor1 = _Saved(tensor1, False)
+        node._saved_tensor2 = _Saved(tensor2, False)
+        node._saved_value = value
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
+    return result
+
+
+def addcdiv_inplace(input, tensor1, tensor2, value):
+    _need = input._requires_grad or tensor1._requires_grad or tensor2._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(AddcdivBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if tensor1._requires_grad:
+            _fn = tensor1._grad_fn
+            _e1 = (_fn, tensor1._output_nr, tensor1._data.shape, tensor1._dtype, tensor1._device) if _fn is not None else (tensor1._leaf_edge or _leaf_edge(tensor1))
+        else:
+            _e1 = None
+        if tensor2._requires_grad:
+            _fn = tensor2._grad_fn
+            _e2 = (_fn, tensor2._output_nr, tensor2._data.shape, tensor2._dtype, tensor2._device) if _fn is not None else (tensor2._leaf_edge or _leaf_edge(tensor2))
+        else:
+            _e2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node._saved_tensor1 = _save_before_write(_Saved, tensor1, input)
+        node._saved_tensor2 = _save_before_write(_Saved, tensor2, input)
+        node._saved_value = value
+    _k = (_shared.remap or _tls.remap)[input._keys | tensor1._keys | tensor2._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_addcdiv_[_k](input, tensor1, tensor2, value)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def addcdiv_out(input, tensor1, tensor2, value, out):
+    if _any_requires_grad(input, tensor1, tensor2, value, out):
+        raise RuntimeError("addcdiv(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | tensor1._keys | tensor2._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_addcdiv_out[_k](input, tensor1, tensor2, value, out)
+
+
+def logaddexp(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_logaddexp[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(LogaddexpBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
+    return result
+
+
+def logaddexp_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(LogaddexpBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _save_before_write(_Saved, other, input)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_logaddexp_[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def logaddexp_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("logaddexp(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_logaddexp_out[_k](input, other, out)
+
+
+def nonzero(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_nonzero[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("nonzero")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
+    return result
+
+
+def count_nonzero(input, dim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_count_nonzero[_k](input, dim)
+    if input._requires_grad:
+        node = _NotImplementedNode("count_nonzero")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
+    return result
+
+
+def median(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_median[_k](input)
+    if input._requires_grad:
+        node = _new(MedianBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def median_dim(input, dim, keepdim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_median_dim[_k](input, dim, keepdim)
+    if input._requires_grad:
+        node = _new(MedianBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_dim = dim
+        node._saved_keepdim = keepdim
+        node._saved_input_shape = input.shape
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def kthvalue(input, k, dim, keepdim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_kthvalue[_k](input, k, dim, keepdim)
+    if input._requires_grad:
+        node = _new(KthvalueBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_dim = dim
+        node._saved_keepdim = keepdim
+        node._saved_input_shape = input.shape
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def mode(input, dim, keepdim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_mode[_k](input, dim, keepdim)
+    if input._requires_grad:
+        node = _new(ModeBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_dim = dim
+        node._saved_keepdim = keepdim
+        node._saved_input_shape = input.shape
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def cummax(input, dim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_cummax[_k](input, dim)
+    if input._requires_grad:
+        node = _new(CummaxBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_dim = dim
+        node._saved_input_shape = input.shape
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def cummin(input, dim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_cummin[_k](input, dim)
+    if input._requires_grad:
+        node = _new(CumminBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_dim = dim
+        node._saved_input_shape = input.shape
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def bucketize_Tensor(input, boundaries, out_int32, right):
+    _k = (_shared.remap or _tls.remap)[input._keys | boundaries._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bucketize_Tensor[_k](input, boundaries, out_int32, right)
+    if input._requires_grad or boundaries._requires_grad:
+        node = _NotImplementedNode("bucketize.Tensor")
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if boundaries._requires_grad:
+            _fn = boundaries._grad_fn
+            _e1 = (_fn, boundaries._output_nr, boundaries._data.shape, boundaries._dtype, boundaries._device) if _fn is not None else (boundaries._leaf_edge or _leaf_edge(boundaries))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
+    return result
+
+
+def _unique2(input, sorted, return_inverse, return_counts, dim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab__unique2[_k](input, sorted, return_inverse, return_counts, dim)
+    if input._requires_grad:
+        node = _NotImplementedNode("_unique2")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        _set_history(result, node)
     return result
