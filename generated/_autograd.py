@@ -2462,6 +2462,108 @@ class CumminBackward0(_Node):
         return out
 
 
+class LinalgInvBackward0(_Node):
+    """Backward of linalg_inv."""
+
+    __slots__ = ("_saved_result", )
+    _saved_fields = ("_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = -result.transpose(-2, -1).matmul(grad).matmul(result.transpose(-2, -1))
+        return out
+
+
+class LinalgDetBackward0(_Node):
+    """Backward of linalg_det."""
+
+    __slots__ = ("_saved_A", "_saved_result", )
+    _saved_fields = ("_saved_A", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        A = self._saved_A.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.linalg_det_backward(grad, A, result)
+        return out
+
+
+class LinalgSolveBackward0(_Node):
+    """Backward of linalg_solve."""
+
+    __slots__ = ("_saved_A", "_saved_B", "_saved_left", "_saved_result", )
+    _saved_fields = ("_saved_A", "_saved_B", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        A = self._saved_A.unpack(self)
+        B = self._saved_B.unpack(self)
+        left = self._saved_left
+        result = self._saved_result.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = _H.linalg_solve_backward(grad, A, B, result, left)[0]
+        if self.needs_input_grad(1):
+            out[1] = _H.linalg_solve_backward(grad, A, B, result, left)[1]
+        return out
+
+
+class LinalgCholeskyBackward0(_Node):
+    """Backward of linalg_cholesky."""
+
+    __slots__ = ("_saved_upper", "_saved_result", )
+    _saved_fields = ("_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        upper = self._saved_upper
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.linalg_cholesky_backward(grad, result, upper)
+        return out
+
+
+class LinalgQrBackward0(_Node):
+    """Backward of linalg_qr."""
+
+    __slots__ = ("_saved_mode", "_saved_result0", "_saved_result1", )
+    _saved_fields = ("_saved_result0", "_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        mode = self._saved_mode
+        result0 = self._saved_result0.unpack(self)
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.linalg_qr_backward(grads[0], grads[1], result0, result1, mode)
+        return out
+
+
+class LinalgSvdBackward0(_Node):
+    """Backward of linalg_svd."""
+
+    __slots__ = ("_saved_full_matrices", "_saved_result0", "_saved_result1", "_saved_result2", )
+    _saved_fields = ("_saved_result0", "_saved_result1", "_saved_result2", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        full_matrices = self._saved_full_matrices
+        result0 = self._saved_result0.unpack(self)
+        result1 = self._saved_result1.unpack(self)
+        result2 = self._saved_result2.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.linalg_svd_backward(grads[0], grads[1], grads[2], result0, result1, result2, full_matrices)
+        return out
+
+
 # -- Autograd kernels (Note [Autograd kernels] in codegen/gen_autograd.py) -------------------------
 
 
@@ -8183,4 +8285,122 @@ def _unique2(input, sorted, return_inverse, return_counts, dim):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node)
+    return result
+
+
+def linalg_inv(A):
+    _k = (_shared.remap or _tls.remap)[A._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_linalg_inv[_k](A)
+    if A._requires_grad:
+        node = _new(LinalgInvBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = A._grad_fn
+        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def linalg_det(A):
+    _k = (_shared.remap or _tls.remap)[A._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_linalg_det[_k](A)
+    if A._requires_grad:
+        node = _new(LinalgDetBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = A._grad_fn
+        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        node.next_edges = (_e0,)
+        node._saved_A = _Saved(A, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def linalg_solve(A, B, left):
+    _k = (_shared.remap or _tls.remap)[A._keys | B._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_linalg_solve[_k](A, B, left)
+    if A._requires_grad or B._requires_grad:
+        node = _new(LinalgSolveBackward0)
+        node.sequence_nr = _next_seq()
+        if A._requires_grad:
+            _fn = A._grad_fn
+            _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        else:
+            _e0 = None
+        if B._requires_grad:
+            _fn = B._grad_fn
+            _e1 = (_fn, B._output_nr, B._data.shape, B._dtype, B._device) if _fn is not None else (B._leaf_edge or _leaf_edge(B))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_A = _Saved(A, False)
+        node._saved_B = _Saved(B, False)
+        node._saved_left = left
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def linalg_cholesky(input, upper):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_linalg_cholesky[_k](input, upper)
+    if input._requires_grad:
+        node = _new(LinalgCholeskyBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_upper = upper
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def linalg_qr(A, mode):
+    _k = (_shared.remap or _tls.remap)[A._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_linalg_qr[_k](A, mode)
+    if A._requires_grad:
+        node = _new(LinalgQrBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = A._grad_fn
+        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        node.next_edges = (_e0,)
+        node._saved_mode = mode
+        _set_history(result, node)
+        node._saved_result0 = _Saved(result[0], True)
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def linalg_svd(A, full_matrices, driver):
+    _k = (_shared.remap or _tls.remap)[A._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_linalg_svd[_k](A, full_matrices, driver)
+    if A._requires_grad:
+        node = _new(LinalgSvdBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = A._grad_fn
+        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        node.next_edges = (_e0,)
+        node._saved_full_matrices = full_matrices
+        _set_history(result, node)
+        node._saved_result0 = _Saved(result[0], True)
+        node._saved_result1 = _Saved(result[1], True)
+        node._saved_result2 = _Saved(result[2], True)
     return result

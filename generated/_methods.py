@@ -59,6 +59,7 @@ METHODS = (
     "cummax",
     "cummin",
     "cumsum",
+    "det",
     "diag",
     "diagonal",
     "div",

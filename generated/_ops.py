@@ -78,6 +78,7 @@ __all__ = [
     "cummax",
     "cummin",
     "cumsum",
+    "det",
     "diag",
     "diagonal",
     "diagonal_backward",
@@ -137,6 +138,14 @@ __all__ = [
     "leaky_relu_",
     "lerp",
     "lerp_",
+    "linalg_cholesky",
+    "linalg_det",
+    "linalg_inv",
+    "linalg_matrix_norm",
+    "linalg_qr",
+    "linalg_solve",
+    "linalg_svd",
+    "linalg_svdvals",
     "linalg_vector_norm",
     "linear",
     "log",
@@ -5280,6 +5289,128 @@ def _call_allclose(input, other, rtol, atol, equal_nan):
     return _tab_allclose[_k](input, other, rtol, atol, equal_nan)
 
 
+_op_linalg_inv = _dispatcher.declare("linalg_inv", "linalg_inv(Tensor A) -> Tensor", (0,))
+_tab_linalg_inv = _op_linalg_inv.table
+
+
+def _call_linalg_inv(A):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_inv, (A,))
+    return _tab_linalg_inv[_k](A)
+
+
+_op_linalg_det = _dispatcher.declare("linalg_det", "linalg_det(Tensor A) -> Tensor", (0,))
+_tab_linalg_det = _op_linalg_det.table
+
+
+def _call_linalg_det(A):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_det, (A,))
+    return _tab_linalg_det[_k](A)
+
+
+_op_det = _dispatcher.declare("det", "det(Tensor self) -> Tensor", (0,))
+_tab_det = _op_det.table
+
+
+def _call_det(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_det, (input,))
+    return _tab_det[_k](input)
+
+
+_op_linalg_solve = _dispatcher.declare("linalg_solve", "linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor", (0, 1))
+_tab_linalg_solve = _op_linalg_solve.table
+
+
+def _call_linalg_solve(A, B, left):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys | B._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_solve, (A, B, left,))
+    return _tab_linalg_solve[_k](A, B, left)
+
+
+_op_linalg_cholesky = _dispatcher.declare("linalg_cholesky", "linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor", (0,))
+_tab_linalg_cholesky = _op_linalg_cholesky.table
+
+
+def _call_linalg_cholesky(input, upper):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_cholesky, (input, upper,))
+    return _tab_linalg_cholesky[_k](input, upper)
+
+
+_op_linalg_qr = _dispatcher.declare("linalg_qr", "linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", (0,))
+_tab_linalg_qr = _op_linalg_qr.table
+_rt_linalg_qr = _return_type(*('linalg_qr', ('Q', 'R')))
+
+
+def _call_linalg_qr(A, mode):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_qr, (A, mode,))
+    return _rt_linalg_qr._make(_tab_linalg_qr[_k](A, mode))
+
+
+_op_linalg_svd = _dispatcher.declare("linalg_svd", "linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)", (0,))
+_tab_linalg_svd = _op_linalg_svd.table
+_rt_linalg_svd = _return_type(*('linalg_svd', ('U', 'S', 'Vh')))
+
+
+def _call_linalg_svd(A, full_matrices, driver):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_svd, (A, full_matrices, driver,))
+    return _rt_linalg_svd._make(_tab_linalg_svd[_k](A, full_matrices, driver))
+
+
+_op_linalg_svdvals = _dispatcher.declare("linalg_svdvals", "linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor", (0,))
+_tab_linalg_svdvals = _op_linalg_svdvals.table
+
+
+def _call_linalg_svdvals(A, driver):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_svdvals, (A, driver,))
+    return _tab_linalg_svdvals[_k](A, driver)
+
+
+_op_linalg_matrix_norm = _dispatcher.declare("linalg_matrix_norm", "linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_linalg_matrix_norm = _op_linalg_matrix_norm.table
+
+
+def _call_linalg_matrix_norm(input, ord, dim, keepdim, dtype):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_matrix_norm, (input, ord, dim, keepdim, dtype,))
+    return _tab_linalg_matrix_norm[_k](input, ord, dim, keepdim, dtype)
+
+
+_op_linalg_matrix_norm_str_ord = _dispatcher.declare("linalg_matrix_norm.str_ord", "linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_linalg_matrix_norm_str_ord = _op_linalg_matrix_norm_str_ord.table
+
+
+def _call_linalg_matrix_norm_str_ord(input, ord, dim, keepdim, dtype):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_matrix_norm_str_ord, (input, ord, dim, keepdim, dtype,))
+    return _tab_linalg_matrix_norm_str_ord[_k](input, ord, dim, keepdim, dtype)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -5807,6 +5938,14 @@ def cumsum(input, dim, *, dtype=None):
     except AttributeError:
         _k = _bad_arguments(_op_cumsum, (input, dim, dtype,))
     return _tab_cumsum[_k](input, dim, dtype)
+
+
+def det(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_det, (input,))
+    return _tab_det[_k](input)
 
 
 def diag(input, diagonal=0):
@@ -6395,6 +6534,70 @@ def lerp_(input, end, weight):
     if isinstance(weight, Tensor):
         return _call_lerp__Tensor(input, (end if isinstance(end, Tensor) else _scalar(end, op='lerp_', arg='end')), weight)
     return _no_overload("lerp_", locals(), ('lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)', 'lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)'))
+
+
+def linalg_cholesky(input, *, upper=False):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_cholesky, (input, upper,))
+    return _tab_linalg_cholesky[_k](input, upper)
+
+
+def linalg_det(A):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_det, (A,))
+    return _tab_linalg_det[_k](A)
+
+
+def linalg_inv(A):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_inv, (A,))
+    return _tab_linalg_inv[_k](A)
+
+
+def linalg_matrix_norm(input, ord=_NG, dim=(-2, -1), keepdim=False, *, dtype=None):
+    if ord is not _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_matrix_norm, (input, ord, dim, keepdim, dtype,))
+        return _tab_linalg_matrix_norm[_k](input, ord, dim, keepdim, dtype)
+    if True:
+        return _call_linalg_matrix_norm_str_ord(input, ('fro' if ord is _NG else ord), dim, keepdim, dtype)
+    return _no_overload("linalg_matrix_norm", locals(), ('linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', "linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"))
+
+
+def linalg_qr(A, mode='reduced'):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_qr, (A, mode,))
+    return _rt_linalg_qr._make(_tab_linalg_qr[_k](A, mode))
+
+
+def linalg_solve(A, B, *, left=True):
+    return _call_linalg_solve(A, (B if isinstance(B, Tensor) else _scalar(B, op='linalg_solve', arg='B')), left)
+
+
+def linalg_svd(A, full_matrices=True, *, driver=None):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_svd, (A, full_matrices, driver,))
+    return _rt_linalg_svd._make(_tab_linalg_svd[_k](A, full_matrices, driver))
+
+
+def linalg_svdvals(A, *, driver=None):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_svdvals, (A, driver,))
+    return _tab_linalg_svdvals[_k](A, driver)
 
 
 def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):

@@ -12,6 +12,7 @@ import runtime.kernels.copy
 import runtime.kernels.index
 import runtime.kernels.index_ops
 import runtime.kernels.linalg
+import runtime.kernels.linalg_lapack
 import runtime.kernels.nn_ops
 import runtime.kernels.pointwise_ops
 import runtime.kernels.reduce
@@ -20,6 +21,7 @@ import runtime.kernels.shape_ops
 import runtime.kernels.sort_ops
 import runtime.kernels.tensor_composites
 import runtime.kernels.views
+import runtime.linalg
 import runtime.random
 from generated import _autograd
 from generated import _cpu_kernels as _cpu
@@ -1054,4 +1056,20 @@ _dispatcher.register_all([
     ("equal", "CompositeImplicitAutograd", runtime.kernels.tensor_composites.equal),
     ("isclose", "CompositeImplicitAutograd", runtime.kernels.tensor_composites.isclose),
     ("allclose", "CompositeImplicitAutograd", runtime.kernels.tensor_composites.allclose),
+    ("linalg_inv", "CompositeExplicitAutograd", runtime.kernels.linalg_lapack.linalg_inv),
+    ("linalg_inv", "Autograd", _autograd.linalg_inv),
+    ("linalg_det", "CompositeExplicitAutograd", runtime.kernels.linalg_lapack.linalg_det),
+    ("linalg_det", "Autograd", _autograd.linalg_det),
+    ("det", "CompositeImplicitAutograd", runtime.linalg.det),
+    ("linalg_solve", "CompositeExplicitAutograd", runtime.kernels.linalg_lapack.linalg_solve),
+    ("linalg_solve", "Autograd", _autograd.linalg_solve),
+    ("linalg_cholesky", "CompositeExplicitAutograd", runtime.kernels.linalg_lapack.linalg_cholesky),
+    ("linalg_cholesky", "Autograd", _autograd.linalg_cholesky),
+    ("linalg_qr", "CompositeExplicitAutograd", runtime.kernels.linalg_lapack.linalg_qr),
+    ("linalg_qr", "Autograd", _autograd.linalg_qr),
+    ("linalg_svd", "CompositeExplicitAutograd", runtime.kernels.linalg_lapack.linalg_svd),
+    ("linalg_svd", "Autograd", _autograd.linalg_svd),
+    ("linalg_svdvals", "CompositeImplicitAutograd", runtime.linalg.svdvals),
+    ("linalg_matrix_norm", "CompositeImplicitAutograd", runtime.linalg.matrix_norm),
+    ("linalg_matrix_norm.str_ord", "CompositeImplicitAutograd", runtime.linalg.matrix_norm),
 ])
