@@ -56,8 +56,7 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
         view = [1] * len(order)
         view[i] = -1
         grids.append(t.reshape(view).expand(shape))
-    if swap:
-        grids = [g.transpose(0, 1) for g in grids]
+    if swap:  # the grids of the swapped inputs already have xy's shape; give them back in input order
         grids[0], grids[1] = grids[1], grids[0]
     return tuple(grids)
 
