@@ -160,6 +160,8 @@ def _cpu_kernel_context(f: NativeFunction, functions: list[NativeFunction]) -> d
         # Note [Pointwise fast path] (runtime/kernels/cpu_pointwise.py): the dtypes computed directly.
         "fast_set": "_NATIVE" if all_dtypes and spec.promote != "float" else f"_FAST_{kernel_name(f)}",
         "inplace": any(g.derived_from is f and g.kind == SchemaKind.inplace for g in functions),
+        # PyTorch refuses a float `alpha` for integral results (checked off the alpha == 1 fast path)
+        "check_alpha": "alpha" in spec.scalars and bool(defaults),
     }
 
 

@@ -33,6 +33,7 @@ def add_Tensor(input, other, alpha):
         if alpha == 1:
             r = (a0 + a1)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 + (alpha * a1))
     except ValueError:
         _k.broadcast_error("add", a0, a1)
@@ -60,6 +61,7 @@ def add_Tensor_inplace(input, other, alpha):
         if alpha == 1:
             r = (a0 + a1)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 + (alpha * a1))
     except ValueError:
         _k.broadcast_error("add", a0, a1)
@@ -79,6 +81,7 @@ def add_Tensor_out(input, other, alpha, out):
         if alpha == 1:
             r = (a0 + a1)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 + (alpha * a1))
     except ValueError:
         _k.broadcast_error("add", a0, a1)
@@ -93,6 +96,7 @@ def add_Scalar(input, other, alpha):
         if alpha == 1:
             r = (a0 + other)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 + (alpha * other))
     except ValueError:
         _k.broadcast_error("add", a0)
@@ -115,6 +119,7 @@ def add_Scalar_inplace(input, other, alpha):
         if alpha == 1:
             r = (a0 + other)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 + (alpha * other))
     except ValueError:
         _k.broadcast_error("add", a0)
@@ -129,6 +134,7 @@ def add_Scalar_out(input, other, alpha, out):
         if alpha == 1:
             r = (a0 + other)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 + (alpha * other))
     except ValueError:
         _k.broadcast_error("add", a0)
@@ -151,6 +157,7 @@ def sub_Tensor(input, other, alpha):
         if alpha == 1:
             r = (a0 - a1)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 - (alpha * a1))
     except ValueError:
         _k.broadcast_error("sub", a0, a1)
@@ -178,6 +185,7 @@ def sub_Tensor_inplace(input, other, alpha):
         if alpha == 1:
             r = (a0 - a1)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 - (alpha * a1))
     except ValueError:
         _k.broadcast_error("sub", a0, a1)
@@ -197,6 +205,7 @@ def sub_Tensor_out(input, other, alpha, out):
         if alpha == 1:
             r = (a0 - a1)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 - (alpha * a1))
     except ValueError:
         _k.broadcast_error("sub", a0, a1)
@@ -214,6 +223,7 @@ def sub_Scalar(input, other, alpha):
         if alpha == 1:
             r = (a0 - other)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 - (alpha * other))
     except ValueError:
         _k.broadcast_error("sub", a0)
@@ -236,6 +246,7 @@ def sub_Scalar_inplace(input, other, alpha):
         if alpha == 1:
             r = (a0 - other)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 - (alpha * other))
     except ValueError:
         _k.broadcast_error("sub", a0)
@@ -250,6 +261,7 @@ def sub_Scalar_out(input, other, alpha, out):
         if alpha == 1:
             r = (a0 - other)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 - (alpha * other))
     except ValueError:
         _k.broadcast_error("sub", a0)
@@ -3968,6 +3980,7 @@ def elu(input, alpha, scale, input_scale):
         if alpha == 1 and scale == 1 and input_scale == 1:
             r = np.where((a0 > 0), a0, np.expm1(a0))
         else:
+            _k.check_alpha(dt, alpha)
             r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
     except ValueError:
         _k.broadcast_error("elu", a0)
@@ -3994,6 +4007,7 @@ def elu_inplace(input, alpha, scale, input_scale):
         if alpha == 1 and scale == 1 and input_scale == 1:
             r = np.where((a0 > 0), a0, np.expm1(a0))
         else:
+            _k.check_alpha(dt, alpha)
             r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
     except ValueError:
         _k.broadcast_error("elu", a0)
@@ -4012,6 +4026,7 @@ def elu_out(input, alpha, scale, input_scale, out):
         if alpha == 1 and scale == 1 and input_scale == 1:
             r = np.where((a0 > 0), a0, np.expm1(a0))
         else:
+            _k.check_alpha(dt, alpha)
             r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
     except ValueError:
         _k.broadcast_error("elu", a0)
