@@ -121,6 +121,9 @@ PYTORCH_NODE_NAMES = {
     "fmod.Scalar": "FmodBackward0", "fmod.Tensor": "FmodBackward1",
     "clamp": "ClampBackward1", "square": "PowBackward0", "copy_": "CopyBackwards", "fill_.Scalar": "FillBackward2",
     "index_put_": "IndexPutBackward0", "scatter.value": "ScatterBackward1",
+    # PyTorch's linalg functions record the node of the `_ex` op they call (which also returns an info code)
+    "linalg_inv": "LinalgInvExBackward0", "linalg_solve": "LinalgSolveExBackward0",
+    "linalg_cholesky": "LinalgCholeskyExBackward0",
 }
 
 

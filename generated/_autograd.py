@@ -2465,6 +2465,9 @@ class CumminBackward0(_Node):
 class LinalgInvBackward0(_Node):
     """Backward of linalg_inv."""
 
+    def name(self):
+        return "LinalgInvExBackward0"
+
     __slots__ = ("_saved_result", )
     _saved_fields = ("_saved_result", )
 
@@ -2496,6 +2499,9 @@ class LinalgDetBackward0(_Node):
 class LinalgSolveBackward0(_Node):
     """Backward of linalg_solve."""
 
+    def name(self):
+        return "LinalgSolveExBackward0"
+
     __slots__ = ("_saved_A", "_saved_B", "_saved_left", "_saved_result", )
     _saved_fields = ("_saved_A", "_saved_B", "_saved_result", )
 
@@ -2515,6 +2521,9 @@ class LinalgSolveBackward0(_Node):
 
 class LinalgCholeskyBackward0(_Node):
     """Backward of linalg_cholesky."""
+
+    def name(self):
+        return "LinalgCholeskyExBackward0"
 
     __slots__ = ("_saved_upper", "_saved_result", )
     _saved_fields = ("_saved_result", )

@@ -59,19 +59,24 @@ class _Formatter:
         self.kind = shown.dtype.kind
         self.style = "plain"
         values = shown.reshape(-1)
-        if self.kind == "f":
-            values = values.astype(np.float64)
-            finite = np.abs(values[np.isfinite(values) & (values != 0)])
-            self.style = "int"
-            if finite.size:
-                lo, hi = finite.min(), finite.max()
-                whole = bool(np.all(finite == np.ceil(finite)))
-                self.style = "int" if whole else "fixed"
-                if hi / lo > 1000.0 or hi > 1.0e8 or (not whole and lo < 1.0e-4):
-                    self.style = "sci"
-            if OPTIONS.sci_mode is not None:
-                self.style = "sci" if OPTIONS.sci_mode else ("int" if self.style == "int" else "fixed")
-        self.width = max((len(self._text(v)) for v in values.tolist()), default=1)
+        if self.kind != "f":
+            self.width = max((len(self._text(v)) for v in values.tolist()), default=1)
+            return
+        # floats: the style and width come from the nonzero finite values only (zeros, inf and NaN are
+        # printed unpadded when wider); with none, every value prints as a whole number
+        values = values.astype(np.float64)
+        finite = values[np.isfinite(values) & (values != 0)]
+        self.style, self.width = "int", 1
+        if not finite.size:
+            return
+        lo, hi = np.abs(finite).min(), np.abs(finite).max()
+        whole = bool(np.all(finite == np.ceil(finite)))
+        self.style = "int" if whole else "fixed"
+        if hi / lo > 1000.0 or hi > 1.0e8 or (not whole and lo < 1.0e-4):
+            self.style = "sci"
+        if OPTIONS.sci_mode is not None:
+            self.style = "sci" if OPTIONS.sci_mode else ("int" if whole else "fixed")
+        self.width = max(len(self._text(v)) for v in finite.tolist())
 
     def _text(self, v: Any) -> str:
         if self.kind == "b":
