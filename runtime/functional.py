@@ -17,7 +17,7 @@ def _G() -> Any:
     return generated
 
 
-def _tensors(args: Sequence[Any]) -> list[Tensor]:
+def _tensors(args: Sequence[Any]) -> list[Any]:
     """Varargs tensors, or one list/tuple of them."""
     if len(args) == 1 and isinstance(args[0], list | tuple):
         return list(args[0])
@@ -28,13 +28,13 @@ def broadcast_shapes(*shapes: Any) -> Size:
     return Size(S.broadcast_shapes(*((s,) if isinstance(s, int) else tuple(s) for s in shapes)))
 
 
-def broadcast_tensors(*tensors: Any) -> tuple[Tensor, ...]:
+def broadcast_tensors(*tensors: Any) -> tuple[Any, ...]:
     ts = _tensors(tensors)
     shape = S.broadcast_shapes(*(t.shape for t in ts))
     return tuple(t if tuple(t.shape) == shape else t.expand(shape) for t in ts)
 
 
-def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
+def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Any, ...]:
     """Grids of the 0-D or 1-D inputs: `ij` indexing (the default) or `xy` (the first two dims swapped)."""
     ts = _tensors(tensors)
     indexing = "ij" if indexing is None else indexing

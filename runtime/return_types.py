@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
-_CLASSES: dict[tuple[str, tuple[str, ...]], type] = {}
+_CLASSES: dict[tuple[str, tuple[str, ...]], Any] = {}
 
 
 def _repr(self: Any) -> str:
@@ -17,13 +17,12 @@ def _repr(self: Any) -> str:
     return f"opgen.return_types.{type(self).__name__}(\n{fields})"
 
 
-def make(name: str, fields: tuple[str, ...]) -> type:
+def make(name: str, fields: tuple[str, ...]) -> Any:
     """The named tuple class of op `name` (`max`, `sort`) with `fields` (`values`, `indices`)."""
     key = (name, fields)
-    cls = _CLASSES.get(key)
-    if cls is None:
-        cls = namedtuple(name, fields, module=__name__)  # type: ignore[misc]
+    if key not in _CLASSES:
+        cls: Any = namedtuple(name, fields, module=__name__)  # type: ignore[misc]
         cls.__repr__ = _repr  # type: ignore[method-assign]
         cls.__str__ = _repr  # type: ignore[method-assign]
         _CLASSES[key] = cls
-    return cls
+    return _CLASSES[key]

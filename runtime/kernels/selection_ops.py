@@ -160,11 +160,6 @@ def bucketize(self: Tensor, boundaries: Tensor, out_int32: bool = False, right: 
     return wrap(xp.asarray(out), a, dt)
 
 
-def bucketize_scalar(self: Any, boundaries: Tensor, out_int32: bool = False, right: bool = False) -> Tensor:
-    from runtime.factories import scalar_tensor
-    return bucketize(scalar_tensor(self, device=boundaries._device), boundaries, out_int32, right)
-
-
 def unique(self: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
            return_counts: bool = False, dim: int | None = None) -> tuple[Tensor, Tensor, Tensor]:
     """The distinct values (sorted), the index of each input element among them, and their counts."""
