@@ -356,3 +356,18 @@ def test_assert_close_passes_within_tolerance() -> None:
         G.testing.assert_close(G.ones(1), G.ones(1), rtol=0.1)
     with pytest.raises(AssertionError, match="custom"):
         G.testing.assert_close(G.ones(1), G.zeros(1), msg="custom")
+
+
+@pytest.mark.parametrize("full_matrices", [True, False])
+def test_svd_gradient_of_non_square_input_matches_torch(full_matrices: bool) -> None:
+    a = np.random.default_rng(2).standard_normal((4, 3))
+    grads = []
+    for M in (torch, G):
+        A = M.tensor(a, requires_grad=True)
+        U, S, Vh = M.linalg.svd(A, full_matrices=full_matrices)
+        k = S.shape[-1]
+        # gauge-invariant: the projector onto the left singular space, weighted, plus the values
+        P = (U[:, :k] * S) @ U[:, :k].T
+        ((P * P).sum() + (Vh[:k].T @ Vh[:k]).sum() + S.sum()).backward()
+        grads.append(A.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6, atol=1e-8)

@@ -362,7 +362,7 @@ def max_pool2d_backward(grad: Tensor, shape: Sequence[int], indices: Tensor) -> 
 # for real inputs: with mT the transpose of the last two dims, inv: -X^T g X^T; det: g det A^-T; solve: the
 # gradient of B solves A^T gB = g and A's is -gB X^T; cholesky: Phi(L^T gL) (lower triangle, halved
 # diagonal) carried through L^-T . L^-1 and symmetrised; qr (m >= n): (gQ + Q copyltu(M)) R^-T with
-# M = R gR^T - gQ^T Q; svd (reduced): Townsend's formula, where F_ij = 1 / (s_j^2 - s_i^2). They are
+# M = R gR^T - gQ^T Q; svd: Townsend's formula on the reduced factors, F_ij = 1 / (s_j^2 - s_i^2). They are
 # gauge-invariant only for losses that are (as in PyTorch); batch dims broadcast as in the forward.
 def _mT(t: Tensor) -> Tensor:
     return t.transpose(-2, -1)
@@ -417,9 +417,9 @@ def linalg_svd_backward(gU: Tensor, gS: Tensor, gVh: Tensor, U: Tensor, S: Tenso
                         full_matrices: bool) -> Tensor:
     G = _ops()
     m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
-    if full_matrices and m != n:
-        raise NotImplementedError("linalg.svd: the derivative is not implemented for full_matrices=True on "
-                                  "non-square input; use full_matrices=False")
+    if full_matrices and m != n:  # the extra singular vectors are arbitrary: their gradients are dropped
+        U, gU = U.narrow(-1, 0, k), gU.narrow(-1, 0, k)
+        Vh, gVh = Vh.narrow(-2, 0, k), gVh.narrow(-2, 0, k)
     V, gV = _mT(Vh), _mT(gVh)
     s2 = S * S
     diff = s2.unsqueeze(-2) - s2.unsqueeze(-1)  # [i, j] = s_j^2 - s_i^2
