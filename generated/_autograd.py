@@ -3228,7 +3228,7 @@ def sum(input, dtype):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3248,7 +3248,7 @@ def sum_dim_IntList(input, dim, keepdim, dtype):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3377,7 +3377,7 @@ def expand(input, size, implicit):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3415,7 +3415,7 @@ def squeeze(input):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3434,7 +3434,7 @@ def squeeze_dim(input, dim):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3453,7 +3453,7 @@ def view(input, size):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3491,7 +3491,7 @@ def select_int(input, dim, index):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_index = index
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3512,7 +3512,7 @@ def slice_Tensor(input, dim, start, end, step):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_end = end
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         node._saved_start = start
         node._saved_step = step
         if result._dtype.is_floating_point:
@@ -3536,7 +3536,7 @@ def diagonal(input, offset, dim1, dim2):
         node._saved_dim1 = dim1
         node._saved_dim2 = dim2
         node._saved_offset = offset
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3555,7 +3555,7 @@ def as_strided(input, size, stride, storage_offset):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         node._saved_input_storage_offset = input.storage_offset()
         node._saved_input_stride = input.stride()
         node._saved_size = size
@@ -3732,7 +3732,7 @@ def index_Tensor(input, indices):
         node.set_next_edges(input, indices)
         node._sizes = _list_sizes(input, indices)
         node._saved_indices = [_Saved(t, False) for t in indices]
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3751,7 +3751,7 @@ def index_put(input, indices, values, accumulate):
         node._sizes = _list_sizes(input, indices, values)
         node._saved_accumulate = accumulate
         node._saved_indices = [_Saved(t, False) for t in indices]
-        node._saved_values_shape = values.shape
+        node._saved_values_shape = values._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3770,7 +3770,7 @@ def index_put_(input, indices, values, accumulate):
         node._sizes = _list_sizes(input, indices, values)
         node._saved_accumulate = accumulate
         node._saved_indices = [_Saved(t, False) for t in indices]
-        node._saved_values_shape = values.shape
+        node._saved_values_shape = values._data.shape
     _k = (_shared.remap or _tls.remap)[input._keys | _keys_of(indices) | values._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_index_put_[_k](input, indices, values, accumulate)
     if _need:
@@ -6860,7 +6860,7 @@ def mean(input, dtype):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -6880,7 +6880,7 @@ def mean_dim(input, dim, keepdim, dtype):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7001,7 +7001,7 @@ def max_dim(input, dim, keepdim):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -7037,7 +7037,7 @@ def min_dim(input, dim, keepdim):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -7271,7 +7271,7 @@ def repeat(input, repeats):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_repeats = repeats
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7473,7 +7473,7 @@ def index_select(input, dim, index):
         node.next_edges = (_e0, _e1)
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7535,7 +7535,7 @@ def gather(input, dim, index, sparse_grad):
         node.next_edges = (_e0, _e1)
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7779,7 +7779,7 @@ def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
         node._saved_indices = _Saved(indices, False)
         node._saved_padding_idx = padding_idx
         node._saved_scale_grad_by_freq = scale_grad_by_freq
-        node._saved_weight_shape = weight.shape
+        node._saved_weight_shape = weight._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7814,7 +7814,7 @@ def sort(input, dim, descending):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -7830,7 +7830,7 @@ def sort_stable(input, stable, dim, descending):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -7846,7 +7846,7 @@ def topk(input, k, dim, largest, sorted):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -7880,7 +7880,7 @@ def im2col(input, kernel_size, dilation, padding, stride):
         node._saved_dilation = dilation
         node._saved_kernel_size = kernel_size
         node._saved_padding = padding
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         node._saved_stride = stride
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -7920,7 +7920,7 @@ def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -8189,7 +8189,7 @@ def median_dim(input, dim, keepdim):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -8206,7 +8206,7 @@ def kthvalue(input, k, dim, keepdim):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -8223,7 +8223,7 @@ def mode(input, dim, keepdim):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -8239,7 +8239,7 @@ def cummax(input, dim):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -8255,7 +8255,7 @@ def cummin(input, dim):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
