@@ -112,7 +112,7 @@ def load_derivatives(path: Path, functions: list[NativeFunction], *, root: Path,
 # names its nodes after its own derivatives.yaml. Where opgen's file order or overload set differs, the table
 # gives the name a PyTorch user sees for the same call: Python numbers reach PyTorch's Tensor overloads
 # (`t * 2` records MulBackward0, not the Scalar overload's MulBackward1), and `square` is `pow(self, 2)`.
-# tests/test_node_names.py checks the names against torch.
+# tests/test_compat_tensor.py checks the names against torch.
 PYTORCH_NODE_NAMES = {
     "add.Scalar": "AddBackward0", "sub.Scalar": "SubBackward0", "mul.Scalar": "MulBackward0",
     "div.Scalar": "DivBackward0", "div.Scalar_mode": "DivBackward2",
