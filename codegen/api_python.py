@@ -179,7 +179,8 @@ def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
                 union[pname] = Param(pname, union[pname].kwonly, NOT_GIVEN)
     for pname, count in presence.items():
         p = union[pname]
-        if count < len(overloads) and p.default is None:
+        # a parameter some overloads lack tells them apart when given (`var(t, unbiased=False)`)
+        if count < len(overloads) and pname != "out":
             union[pname] = Param(pname, p.kwonly, NOT_GIVEN)
     params = _order(union)
     cases = []
@@ -202,7 +203,8 @@ def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
             mine_t = _type_of(f, a.name)
             other_ts = {_type_of(o, a.name) for o in others} - {None}
             if mine_t == "Tensor" and other_ts - {"Tensor"}:
-                conds.append(f"isinstance({p.name}, Tensor)")
+                conds.append(f"({p.name} is None or isinstance({p.name}, Tensor))" if a.type.is_nullable()
+                             else f"isinstance({p.name}, Tensor)")
             elif mine_t != "Tensor" and "Tensor" in other_ts:
                 conds.append(f"not isinstance({p.name}, Tensor)")
         call = _call(f, union, others)

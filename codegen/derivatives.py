@@ -39,9 +39,14 @@ class Derivative:
     function: NativeFunction
     loc: Location
     formulas: tuple[Formula, ...]
-    node_name: str                                   # e.g. MulBackward0
+    class_name: str                                  # unique in generated/_autograd.py, e.g. MulBackward1
     output_differentiability: tuple[bool, ...] | None = None
     forward: str | None = None                       # the `result:` formula (forward mode), kept as text
+
+    @property
+    def node_name(self) -> str:
+        """The name the node reports (`grad_fn.name()`), PyTorch's: Note [Autograd node names]."""
+        return PYTORCH_NODE_NAMES.get(self.function.name, self.class_name)
 
     @property
     def uses(self) -> frozenset[str]:
@@ -100,6 +105,26 @@ def load_derivatives(path: Path, functions: list[NativeFunction], *, root: Path,
     if problems:
         raise LoadError(problems)
     return derivatives
+
+
+# Note [Autograd node names]
+# A node is named `<CamelBase>Backward<i>`, i counting the entries of one base name in file order, as PyTorch
+# names its nodes after its own derivatives.yaml. Where opgen's file order or overload set differs, the table
+# gives the name a PyTorch user sees for the same call: Python numbers reach PyTorch's Tensor overloads
+# (`t * 2` records MulBackward0, not the Scalar overload's MulBackward1), and `square` is `pow(self, 2)`.
+# tests/test_compat_tensor.py checks the names against torch.
+PYTORCH_NODE_NAMES = {
+    "add.Scalar": "AddBackward0", "sub.Scalar": "SubBackward0", "mul.Scalar": "MulBackward0",
+    "div.Scalar": "DivBackward0", "div.Scalar_mode": "DivBackward2",
+    "max": "MaxBackward1", "max.dim": "MaxBackward0", "min": "MinBackward1", "min.dim": "MinBackward0",
+    "remainder.Scalar": "RemainderBackward0", "remainder.Tensor": "RemainderBackward1",
+    "fmod.Scalar": "FmodBackward0", "fmod.Tensor": "FmodBackward1",
+    "clamp": "ClampBackward1", "square": "PowBackward0", "copy_": "CopyBackwards", "fill_.Scalar": "FillBackward2",
+    "index_put_": "IndexPutBackward0", "scatter.value": "ScatterBackward1",
+    # PyTorch's linalg functions record the node of the `_ex` op they call (which also returns an info code)
+    "linalg_inv": "LinalgInvExBackward0", "linalg_solve": "LinalgSolveExBackward0",
+    "linalg_cholesky": "LinalgCholeskyExBackward0",
+}
 
 
 def _node_base(base: str) -> str:

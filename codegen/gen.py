@@ -125,7 +125,16 @@ def _op_context(f: NativeFunction) -> dict[str, Any]:
         "mixed_devices": f.mixed_devices,
         "key_exprs": [key_expr(args[i]) for i in positions],
         "mutated": [py_name(a.name) for a in args if a.annotation is not None and a.annotation.is_write],
+        "return_type": _return_type(f),
     }
+
+
+def _return_type(f: NativeFunction) -> str:
+    """`("max", ("values", "indices"))` for an op returning several named values (runtime/return_types.py)."""
+    rets = f.func.returns
+    if len(rets) < 2 or any(r.name is None for r in rets) or f.func.name.name.endswith("_"):
+        return ""
+    return repr((f.func.name.name, tuple(r.name for r in rets)))
 
 
 def _cpu_kernel_context(f: NativeFunction, functions: list[NativeFunction]) -> dict[str, Any]:
@@ -153,6 +162,8 @@ def _cpu_kernel_context(f: NativeFunction, functions: list[NativeFunction]) -> d
         # Note [Pointwise fast path] (runtime/kernels/cpu_pointwise.py): the dtypes computed directly.
         "fast_set": "_NATIVE" if all_dtypes and spec.promote != "float" else f"_FAST_{kernel_name(f)}",
         "inplace": any(g.derived_from is f and g.kind == SchemaKind.inplace for g in functions),
+        # PyTorch refuses a float `alpha` for integral results (checked off the alpha == 1 fast path)
+        "check_alpha": "alpha" in spec.scalars and bool(defaults),
     }
 
 

@@ -126,8 +126,10 @@ def _node_context(d: Derivative, ops: frozenset[str], helpers: frozenset[str]) -
             meta_only.add(name)
             for attr in sorted(metas):
                 call = "()" if META_ATTRIBUTES[attr] else ""
+                # the array's plain shape tuple: Tensor.shape builds a Size, work the recording path skips
+                expr = f"{py_name(name)}._data.shape" if attr == "shape" else f"{py_name(name)}.{attr}{call}"
                 saved.append({"name": name, "var": meta_var(name, attr), "field": f"_saved_{meta_var(name, attr)}",
-                              "kind": "meta", "expr": f"{py_name(name)}.{attr}{call}", "index": None})
+                              "kind": "meta", "expr": expr, "index": None})
             continue
         saved.append({"name": name, "var": py_name(name), "field": f"_saved_{py_name(name)}", "kind": kind,
                       "index": outputs.get(name) if kind == "output" else None})
@@ -138,7 +140,8 @@ def _node_context(d: Derivative, ops: frozenset[str], helpers: frozenset[str]) -
         formulas.append({"indices": indices, "code": code})
     covered = {i for fm in formulas for i in fm["indices"]}
     return {
-        "name": d.node_name,
+        "name": d.class_name,
+        "public_name": d.node_name,
         "op": f.name,
         "saved": saved,
         "fields": [s["field"] for s in saved],

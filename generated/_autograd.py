@@ -52,6 +52,9 @@ class AddBackward0(_Node):
 class AddBackward1(_Node):
     """Backward of add.Scalar."""
 
+    def name(self):
+        return "AddBackward0"
+
     __slots__ = ()
     _saved_fields = ()
 
@@ -82,6 +85,9 @@ class SubBackward0(_Node):
 
 class SubBackward1(_Node):
     """Backward of sub.Scalar."""
+
+    def name(self):
+        return "SubBackward0"
 
     __slots__ = ()
     _saved_fields = ()
@@ -115,6 +121,9 @@ class MulBackward0(_Node):
 class MulBackward1(_Node):
     """Backward of mul.Scalar."""
 
+    def name(self):
+        return "MulBackward0"
+
     __slots__ = ("_saved_other", )
     _saved_fields = ()
 
@@ -147,6 +156,9 @@ class DivBackward0(_Node):
 
 class DivBackward1(_Node):
     """Backward of div.Scalar."""
+
+    def name(self):
+        return "DivBackward0"
 
     __slots__ = ("_saved_other", )
     _saved_fields = ()
@@ -568,6 +580,9 @@ class DiagonalBackwardBackward0(_Node):
 class CopyBackward0(_Node):
     """Backward of copy_."""
 
+    def name(self):
+        return "CopyBackwards"
+
     __slots__ = ("_saved_src_device", "_saved_src_dtype", )
     _saved_fields = ()
 
@@ -601,6 +616,9 @@ class ToCopyBackward0(_Node):
 
 class FillBackward0(_Node):
     """Backward of fill_.Scalar."""
+
+    def name(self):
+        return "FillBackward2"
 
     __slots__ = ()
     _saved_fields = ()
@@ -662,6 +680,9 @@ class IndexPutBackward0(_Node):
 class IndexPutBackward1(_Node):
     """Backward of index_put_."""
 
+    def name(self):
+        return "IndexPutBackward0"
+
     __slots__ = ("_saved_accumulate", "_saved_indices", "_saved_values_shape", "_sizes", )
     _saved_fields = ("_saved_indices", )
 
@@ -697,6 +718,9 @@ class DivBackward2(_Node):
 
 class DivBackward3(_Node):
     """Backward of div.Scalar_mode."""
+
+    def name(self):
+        return "DivBackward2"
 
     __slots__ = ("_saved_other", "_saved_rounding_mode", )
     _saved_fields = ()
@@ -763,6 +787,9 @@ class PowBackward1(_Node):
 class RemainderBackward0(_Node):
     """Backward of remainder.Tensor."""
 
+    def name(self):
+        return "RemainderBackward1"
+
     __slots__ = ("_saved_other", "_saved_input", )
     _saved_fields = ("_saved_other", "_saved_input", )
 
@@ -781,6 +808,9 @@ class RemainderBackward0(_Node):
 class RemainderBackward1(_Node):
     """Backward of remainder.Scalar."""
 
+    def name(self):
+        return "RemainderBackward0"
+
     __slots__ = ()
     _saved_fields = ()
 
@@ -794,6 +824,9 @@ class RemainderBackward1(_Node):
 
 class FmodBackward0(_Node):
     """Backward of fmod.Tensor."""
+
+    def name(self):
+        return "FmodBackward1"
 
     __slots__ = ("_saved_other", "_saved_input", )
     _saved_fields = ("_saved_other", "_saved_input", )
@@ -812,6 +845,9 @@ class FmodBackward0(_Node):
 
 class FmodBackward1(_Node):
     """Backward of fmod.Scalar."""
+
+    def name(self):
+        return "FmodBackward0"
 
     __slots__ = ()
     _saved_fields = ()
@@ -900,6 +936,9 @@ class RsqrtBackward0(_Node):
 
 class SquareBackward0(_Node):
     """Backward of square."""
+
+    def name(self):
+        return "PowBackward0"
 
     __slots__ = ("_saved_input", )
     _saved_fields = ("_saved_input", )
@@ -1243,6 +1282,9 @@ class FracBackward0(_Node):
 
 class ClampBackward0(_Node):
     """Backward of clamp."""
+
+    def name(self):
+        return "ClampBackward1"
 
     __slots__ = ("_saved_max", "_saved_min", "_saved_input", )
     _saved_fields = ("_saved_input", )
@@ -1629,6 +1671,9 @@ class AminBackward0(_Node):
 class MaxBackward0(_Node):
     """Backward of max."""
 
+    def name(self):
+        return "MaxBackward1"
+
     __slots__ = ("_saved_input", "_saved_result", )
     _saved_fields = ("_saved_input", "_saved_result", )
 
@@ -1644,6 +1689,9 @@ class MaxBackward0(_Node):
 
 class MaxBackward1(_Node):
     """Backward of max.dim."""
+
+    def name(self):
+        return "MaxBackward0"
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
     _saved_fields = ("_saved_result1", )
@@ -1663,6 +1711,9 @@ class MaxBackward1(_Node):
 class MinBackward0(_Node):
     """Backward of min."""
 
+    def name(self):
+        return "MinBackward1"
+
     __slots__ = ("_saved_input", "_saved_result", )
     _saved_fields = ("_saved_input", "_saved_result", )
 
@@ -1678,6 +1729,9 @@ class MinBackward0(_Node):
 
 class MinBackward1(_Node):
     """Backward of min.dim."""
+
+    def name(self):
+        return "MinBackward0"
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
     _saved_fields = ("_saved_result1", )
@@ -2241,6 +2295,281 @@ class MaxPool2dWithIndicesBackward0(_Node):
         out = [None] * 1
         if self.needs_input_grad(0):
             out[0] = _H.max_pool2d_backward(grads[0], input_shape, result1)
+        return out
+
+
+class AddcmulBackward0(_Node):
+    """Backward of addcmul."""
+
+    __slots__ = ("_saved_tensor1", "_saved_tensor2", "_saved_value", )
+    _saved_fields = ("_saved_tensor1", "_saved_tensor2", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        tensor1 = self._saved_tensor1.unpack(self)
+        tensor2 = self._saved_tensor2.unpack(self)
+        value = self._saved_value
+        out = [None] * 3
+        if self.needs_input_grad(0):
+            out[0] = grad
+        if self.needs_input_grad(1):
+            out[1] = grad * tensor2 * value
+        if self.needs_input_grad(2):
+            out[2] = grad * tensor1 * value
+        return out
+
+
+class AddcdivBackward0(_Node):
+    """Backward of addcdiv."""
+
+    __slots__ = ("_saved_tensor1", "_saved_tensor2", "_saved_value", )
+    _saved_fields = ("_saved_tensor1", "_saved_tensor2", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        tensor1 = self._saved_tensor1.unpack(self)
+        tensor2 = self._saved_tensor2.unpack(self)
+        value = self._saved_value
+        out = [None] * 3
+        if self.needs_input_grad(0):
+            out[0] = grad
+        if self.needs_input_grad(1):
+            out[1] = grad * value / tensor2
+        if self.needs_input_grad(2):
+            out[2] = -grad * value * tensor1 / (tensor2 * tensor2)
+        return out
+
+
+class LogaddexpBackward0(_Node):
+    """Backward of logaddexp."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = grad / (1 + (other - input).exp())
+        if self.needs_input_grad(1):
+            out[1] = grad / (1 + (input - other).exp())
+        return out
+
+
+class MedianBackward0(_Node):
+    """Backward of median."""
+
+    __slots__ = ("_saved_input", "_saved_result", )
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.evenly_distribute_backward(grad, input, result)
+        return out
+
+
+class MedianBackward1(_Node):
+    """Backward of median.dim."""
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
+    _saved_fields = ("_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        input_shape = self._saved_input_shape
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, keepdim)
+        return out
+
+
+class KthvalueBackward0(_Node):
+    """Backward of kthvalue."""
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
+    _saved_fields = ("_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        input_shape = self._saved_input_shape
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, keepdim)
+        return out
+
+
+class ModeBackward0(_Node):
+    """Backward of mode."""
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
+    _saved_fields = ("_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        input_shape = self._saved_input_shape
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, keepdim)
+        return out
+
+
+class CummaxBackward0(_Node):
+    """Backward of cummax."""
+
+    __slots__ = ("_saved_dim", "_saved_input_shape", "_saved_result1", )
+    _saved_fields = ("_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        input_shape = self._saved_input_shape
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grads[0].new_zeros(input_shape).scatter_add(dim, result1, grads[0])
+        return out
+
+
+class CumminBackward0(_Node):
+    """Backward of cummin."""
+
+    __slots__ = ("_saved_dim", "_saved_input_shape", "_saved_result1", )
+    _saved_fields = ("_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        input_shape = self._saved_input_shape
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = grads[0].new_zeros(input_shape).scatter_add(dim, result1, grads[0])
+        return out
+
+
+class LinalgInvBackward0(_Node):
+    """Backward of linalg_inv."""
+
+    def name(self):
+        return "LinalgInvExBackward0"
+
+    __slots__ = ("_saved_result", )
+    _saved_fields = ("_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = -result.transpose(-2, -1).matmul(grad).matmul(result.transpose(-2, -1))
+        return out
+
+
+class LinalgDetBackward0(_Node):
+    """Backward of linalg_det."""
+
+    __slots__ = ("_saved_A", "_saved_result", )
+    _saved_fields = ("_saved_A", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        A = self._saved_A.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.linalg_det_backward(grad, A, result)
+        return out
+
+
+class LinalgSolveBackward0(_Node):
+    """Backward of linalg_solve."""
+
+    def name(self):
+        return "LinalgSolveExBackward0"
+
+    __slots__ = ("_saved_A", "_saved_B", "_saved_left", "_saved_result", )
+    _saved_fields = ("_saved_A", "_saved_B", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        A = self._saved_A.unpack(self)
+        B = self._saved_B.unpack(self)
+        left = self._saved_left
+        result = self._saved_result.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = _H.linalg_solve_backward(grad, A, B, result, left)[0]
+        if self.needs_input_grad(1):
+            out[1] = _H.linalg_solve_backward(grad, A, B, result, left)[1]
+        return out
+
+
+class LinalgCholeskyBackward0(_Node):
+    """Backward of linalg_cholesky."""
+
+    def name(self):
+        return "LinalgCholeskyExBackward0"
+
+    __slots__ = ("_saved_upper", "_saved_result", )
+    _saved_fields = ("_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        upper = self._saved_upper
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.linalg_cholesky_backward(grad, result, upper)
+        return out
+
+
+class LinalgQrBackward0(_Node):
+    """Backward of linalg_qr."""
+
+    __slots__ = ("_saved_mode", "_saved_result0", "_saved_result1", )
+    _saved_fields = ("_saved_result0", "_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        mode = self._saved_mode
+        result0 = self._saved_result0.unpack(self)
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.linalg_qr_backward(grads[0], grads[1], result0, result1, mode)
+        return out
+
+
+class LinalgSvdBackward0(_Node):
+    """Backward of linalg_svd."""
+
+    __slots__ = ("_saved_full_matrices", "_saved_result0", "_saved_result1", "_saved_result2", )
+    _saved_fields = ("_saved_result0", "_saved_result1", "_saved_result2", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        full_matrices = self._saved_full_matrices
+        result0 = self._saved_result0.unpack(self)
+        result1 = self._saved_result1.unpack(self)
+        result2 = self._saved_result2.unpack(self)
+        out = [None] * 1
+        if self.needs_input_grad(0):
+            out[0] = _H.linalg_svd_backward(grads[0], grads[1], grads[2], result0, result1, result2, full_matrices)
         return out
 
 
@@ -2899,7 +3228,7 @@ def sum(input, dtype):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -2919,7 +3248,7 @@ def sum_dim_IntList(input, dim, keepdim, dtype):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3048,7 +3377,7 @@ def expand(input, size, implicit):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3086,7 +3415,7 @@ def squeeze(input):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3105,7 +3434,7 @@ def squeeze_dim(input, dim):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3124,7 +3453,7 @@ def view(input, size):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3162,7 +3491,7 @@ def select_int(input, dim, index):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_index = index
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3183,7 +3512,7 @@ def slice_Tensor(input, dim, start, end, step):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_end = end
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         node._saved_start = start
         node._saved_step = step
         if result._dtype.is_floating_point:
@@ -3207,7 +3536,7 @@ def diagonal(input, offset, dim1, dim2):
         node._saved_dim1 = dim1
         node._saved_dim2 = dim2
         node._saved_offset = offset
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3226,7 +3555,7 @@ def as_strided(input, size, stride, storage_offset):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         node._saved_input_storage_offset = input.storage_offset()
         node._saved_input_stride = input.stride()
         node._saved_size = size
@@ -3403,7 +3732,7 @@ def index_Tensor(input, indices):
         node.set_next_edges(input, indices)
         node._sizes = _list_sizes(input, indices)
         node._saved_indices = [_Saved(t, False) for t in indices]
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3422,7 +3751,7 @@ def index_put(input, indices, values, accumulate):
         node._sizes = _list_sizes(input, indices, values)
         node._saved_accumulate = accumulate
         node._saved_indices = [_Saved(t, False) for t in indices]
-        node._saved_values_shape = values.shape
+        node._saved_values_shape = values._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3441,7 +3770,7 @@ def index_put_(input, indices, values, accumulate):
         node._sizes = _list_sizes(input, indices, values)
         node._saved_accumulate = accumulate
         node._saved_indices = [_Saved(t, False) for t in indices]
-        node._saved_values_shape = values.shape
+        node._saved_values_shape = values._data.shape
     _k = (_shared.remap or _tls.remap)[input._keys | _keys_of(indices) | values._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_index_put_[_k](input, indices, values, accumulate)
     if _need:
@@ -6531,7 +6860,7 @@ def mean(input, dtype):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -6551,7 +6880,7 @@ def mean_dim(input, dim, keepdim, dtype):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -6672,7 +7001,7 @@ def max_dim(input, dim, keepdim):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -6708,7 +7037,7 @@ def min_dim(input, dim, keepdim):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -6942,7 +7271,7 @@ def repeat(input, repeats):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_repeats = repeats
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7144,7 +7473,7 @@ def index_select(input, dim, index):
         node.next_edges = (_e0, _e1)
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7206,7 +7535,7 @@ def gather(input, dim, index, sparse_grad):
         node.next_edges = (_e0, _e1)
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7450,7 +7779,7 @@ def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
         node._saved_indices = _Saved(indices, False)
         node._saved_padding_idx = padding_idx
         node._saved_scale_grad_by_freq = scale_grad_by_freq
-        node._saved_weight_shape = weight.shape
+        node._saved_weight_shape = weight._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7485,7 +7814,7 @@ def sort(input, dim, descending):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -7501,7 +7830,7 @@ def sort_stable(input, stable, dim, descending):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -7517,7 +7846,7 @@ def topk(input, k, dim, largest, sorted):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -7551,7 +7880,7 @@ def im2col(input, kernel_size, dilation, padding, stride):
         node._saved_dilation = dilation
         node._saved_kernel_size = kernel_size
         node._saved_padding = padding
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         node._saved_stride = stride
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -7591,7 +7920,496 @@ def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input.shape
+        node._saved_input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def addcmul(input, tensor1, tensor2, value):
+    _k = (_shared.remap or _tls.remap)[input._keys | tensor1._keys | tensor2._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_addcmul[_k](input, tensor1, tensor2, value)
+    if input._requires_grad or tensor1._requires_grad or tensor2._requires_grad:
+        node = _new(AddcmulBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if tensor1._requires_grad:
+            _fn = tensor1._grad_fn
+            _e1 = (_fn, tensor1._output_nr, tensor1._data.shape, tensor1._dtype, tensor1._device) if _fn is not None else (tensor1._leaf_edge or _leaf_edge(tensor1))
+        else:
+            _e1 = None
+        if tensor2._requires_grad:
+            _fn = tensor2._grad_fn
+            _e2 = (_fn, tensor2._output_nr, tensor2._data.shape, tensor2._dtype, tensor2._device) if _fn is not None else (tensor2._leaf_edge or _leaf_edge(tensor2))
+        else:
+            _e2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node._saved_tensor1 = _Saved(tensor1, False)
+        node._saved_tensor2 = _Saved(tensor2, False)
+        node._saved_value = value
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
+    return result
+
+
+def addcmul_inplace(input, tensor1, tensor2, value):
+    _need = input._requires_grad or tensor1._requires_grad or tensor2._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(AddcmulBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if tensor1._requires_grad:
+            _fn = tensor1._grad_fn
+            _e1 = (_fn, tensor1._output_nr, tensor1._data.shape, tensor1._dtype, tensor1._device) if _fn is not None else (tensor1._leaf_edge or _leaf_edge(tensor1))
+        else:
+            _e1 = None
+        if tensor2._requires_grad:
+            _fn = tensor2._grad_fn
+            _e2 = (_fn, tensor2._output_nr, tensor2._data.shape, tensor2._dtype, tensor2._device) if _fn is not None else (tensor2._leaf_edge or _leaf_edge(tensor2))
+        else:
+            _e2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node._saved_tensor1 = _save_before_write(_Saved, tensor1, input)
+        node._saved_tensor2 = _save_before_write(_Saved, tensor2, input)
+        node._saved_value = value
+    _k = (_shared.remap or _tls.remap)[input._keys | tensor1._keys | tensor2._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_addcmul_[_k](input, tensor1, tensor2, value)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def addcmul_out(input, tensor1, tensor2, value, out):
+    if _any_requires_grad(input, tensor1, tensor2, value, out):
+        raise RuntimeError("addcmul(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | tensor1._keys | tensor2._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_addcmul_out[_k](input, tensor1, tensor2, value, out)
+
+
+def addcdiv(input, tensor1, tensor2, value):
+    _k = (_shared.remap or _tls.remap)[input._keys | tensor1._keys | tensor2._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_addcdiv[_k](input, tensor1, tensor2, value)
+    if input._requires_grad or tensor1._requires_grad or tensor2._requires_grad:
+        node = _new(AddcdivBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if tensor1._requires_grad:
+            _fn = tensor1._grad_fn
+            _e1 = (_fn, tensor1._output_nr, tensor1._data.shape, tensor1._dtype, tensor1._device) if _fn is not None else (tensor1._leaf_edge or _leaf_edge(tensor1))
+        else:
+            _e1 = None
+        if tensor2._requires_grad:
+            _fn = tensor2._grad_fn
+            _e2 = (_fn, tensor2._output_nr, tensor2._data.shape, tensor2._dtype, tensor2._device) if _fn is not None else (tensor2._leaf_edge or _leaf_edge(tensor2))
+        else:
+            _e2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node._saved_tensor1 = _Saved(tensor1, False)
+        node._saved_tensor2 = _Saved(tensor2, False)
+        node._saved_value = value
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
+    return result
+
+
+def addcdiv_inplace(input, tensor1, tensor2, value):
+    _need = input._requires_grad or tensor1._requires_grad or tensor2._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(AddcdivBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if tensor1._requires_grad:
+            _fn = tensor1._grad_fn
+            _e1 = (_fn, tensor1._output_nr, tensor1._data.shape, tensor1._dtype, tensor1._device) if _fn is not None else (tensor1._leaf_edge or _leaf_edge(tensor1))
+        else:
+            _e1 = None
+        if tensor2._requires_grad:
+            _fn = tensor2._grad_fn
+            _e2 = (_fn, tensor2._output_nr, tensor2._data.shape, tensor2._dtype, tensor2._device) if _fn is not None else (tensor2._leaf_edge or _leaf_edge(tensor2))
+        else:
+            _e2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node._saved_tensor1 = _save_before_write(_Saved, tensor1, input)
+        node._saved_tensor2 = _save_before_write(_Saved, tensor2, input)
+        node._saved_value = value
+    _k = (_shared.remap or _tls.remap)[input._keys | tensor1._keys | tensor2._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_addcdiv_[_k](input, tensor1, tensor2, value)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def addcdiv_out(input, tensor1, tensor2, value, out):
+    if _any_requires_grad(input, tensor1, tensor2, value, out):
+        raise RuntimeError("addcdiv(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | tensor1._keys | tensor2._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_addcdiv_out[_k](input, tensor1, tensor2, value, out)
+
+
+def logaddexp(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_logaddexp[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(LogaddexpBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
+    return result
+
+
+def logaddexp_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(LogaddexpBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _save_before_write(_Saved, other, input)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_logaddexp_[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def logaddexp_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("logaddexp(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_logaddexp_out[_k](input, other, out)
+
+
+def nonzero(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_nonzero[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("nonzero")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
+    return result
+
+
+def count_nonzero(input, dim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_count_nonzero[_k](input, dim)
+    if input._requires_grad:
+        node = _NotImplementedNode("count_nonzero")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
+    return result
+
+
+def median(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_median[_k](input)
+    if input._requires_grad:
+        node = _new(MedianBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def median_dim(input, dim, keepdim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_median_dim[_k](input, dim, keepdim)
+    if input._requires_grad:
+        node = _new(MedianBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_dim = dim
+        node._saved_keepdim = keepdim
+        node._saved_input_shape = input._data.shape
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def kthvalue(input, k, dim, keepdim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_kthvalue[_k](input, k, dim, keepdim)
+    if input._requires_grad:
+        node = _new(KthvalueBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_dim = dim
+        node._saved_keepdim = keepdim
+        node._saved_input_shape = input._data.shape
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def mode(input, dim, keepdim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_mode[_k](input, dim, keepdim)
+    if input._requires_grad:
+        node = _new(ModeBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_dim = dim
+        node._saved_keepdim = keepdim
+        node._saved_input_shape = input._data.shape
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def cummax(input, dim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_cummax[_k](input, dim)
+    if input._requires_grad:
+        node = _new(CummaxBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_dim = dim
+        node._saved_input_shape = input._data.shape
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def cummin(input, dim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_cummin[_k](input, dim)
+    if input._requires_grad:
+        node = _new(CumminBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_dim = dim
+        node._saved_input_shape = input._data.shape
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def bucketize_Tensor(input, boundaries, out_int32, right):
+    _k = (_shared.remap or _tls.remap)[input._keys | boundaries._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bucketize_Tensor[_k](input, boundaries, out_int32, right)
+    if input._requires_grad or boundaries._requires_grad:
+        node = _NotImplementedNode("bucketize.Tensor")
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if boundaries._requires_grad:
+            _fn = boundaries._grad_fn
+            _e1 = (_fn, boundaries._output_nr, boundaries._data.shape, boundaries._dtype, boundaries._device) if _fn is not None else (boundaries._leaf_edge or _leaf_edge(boundaries))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
+    return result
+
+
+def _unique2(input, sorted, return_inverse, return_counts, dim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab__unique2[_k](input, sorted, return_inverse, return_counts, dim)
+    if input._requires_grad:
+        node = _NotImplementedNode("_unique2")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        _set_history(result, node)
+    return result
+
+
+def linalg_inv(A):
+    _k = (_shared.remap or _tls.remap)[A._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_linalg_inv[_k](A)
+    if A._requires_grad:
+        node = _new(LinalgInvBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = A._grad_fn
+        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def linalg_det(A):
+    _k = (_shared.remap or _tls.remap)[A._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_linalg_det[_k](A)
+    if A._requires_grad:
+        node = _new(LinalgDetBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = A._grad_fn
+        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        node.next_edges = (_e0,)
+        node._saved_A = _Saved(A, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def linalg_solve(A, B, left):
+    _k = (_shared.remap or _tls.remap)[A._keys | B._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_linalg_solve[_k](A, B, left)
+    if A._requires_grad or B._requires_grad:
+        node = _new(LinalgSolveBackward0)
+        node.sequence_nr = _next_seq()
+        if A._requires_grad:
+            _fn = A._grad_fn
+            _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        else:
+            _e0 = None
+        if B._requires_grad:
+            _fn = B._grad_fn
+            _e1 = (_fn, B._output_nr, B._data.shape, B._dtype, B._device) if _fn is not None else (B._leaf_edge or _leaf_edge(B))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_A = _Saved(A, False)
+        node._saved_B = _Saved(B, False)
+        node._saved_left = left
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def linalg_cholesky(input, upper):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_linalg_cholesky[_k](input, upper)
+    if input._requires_grad:
+        node = _new(LinalgCholeskyBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_upper = upper
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= _AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def linalg_qr(A, mode):
+    _k = (_shared.remap or _tls.remap)[A._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_linalg_qr[_k](A, mode)
+    if A._requires_grad:
+        node = _new(LinalgQrBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = A._grad_fn
+        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        node.next_edges = (_e0,)
+        node._saved_mode = mode
+        _set_history(result, node)
+        node._saved_result0 = _Saved(result[0], True)
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def linalg_svd(A, full_matrices, driver):
+    _k = (_shared.remap or _tls.remap)[A._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_linalg_svd[_k](A, full_matrices, driver)
+    if A._requires_grad:
+        node = _new(LinalgSvdBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = A._grad_fn
+        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        node.next_edges = (_e0,)
+        node._saved_full_matrices = full_matrices
+        _set_history(result, node)
+        node._saved_result0 = _Saved(result[0], True)
+        node._saved_result1 = _Saved(result[1], True)
+        node._saved_result2 = _Saved(result[2], True)
     return result

@@ -33,6 +33,7 @@ def add_Tensor(input, other, alpha):
         if alpha == 1:
             r = (a0 + a1)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 + (alpha * a1))
     except ValueError:
         _k.broadcast_error("add", a0, a1)
@@ -60,6 +61,7 @@ def add_Tensor_inplace(input, other, alpha):
         if alpha == 1:
             r = (a0 + a1)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 + (alpha * a1))
     except ValueError:
         _k.broadcast_error("add", a0, a1)
@@ -79,6 +81,7 @@ def add_Tensor_out(input, other, alpha, out):
         if alpha == 1:
             r = (a0 + a1)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 + (alpha * a1))
     except ValueError:
         _k.broadcast_error("add", a0, a1)
@@ -93,6 +96,7 @@ def add_Scalar(input, other, alpha):
         if alpha == 1:
             r = (a0 + other)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 + (alpha * other))
     except ValueError:
         _k.broadcast_error("add", a0)
@@ -115,6 +119,7 @@ def add_Scalar_inplace(input, other, alpha):
         if alpha == 1:
             r = (a0 + other)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 + (alpha * other))
     except ValueError:
         _k.broadcast_error("add", a0)
@@ -129,6 +134,7 @@ def add_Scalar_out(input, other, alpha, out):
         if alpha == 1:
             r = (a0 + other)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 + (alpha * other))
     except ValueError:
         _k.broadcast_error("add", a0)
@@ -151,6 +157,7 @@ def sub_Tensor(input, other, alpha):
         if alpha == 1:
             r = (a0 - a1)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 - (alpha * a1))
     except ValueError:
         _k.broadcast_error("sub", a0, a1)
@@ -178,6 +185,7 @@ def sub_Tensor_inplace(input, other, alpha):
         if alpha == 1:
             r = (a0 - a1)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 - (alpha * a1))
     except ValueError:
         _k.broadcast_error("sub", a0, a1)
@@ -197,6 +205,7 @@ def sub_Tensor_out(input, other, alpha, out):
         if alpha == 1:
             r = (a0 - a1)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 - (alpha * a1))
     except ValueError:
         _k.broadcast_error("sub", a0, a1)
@@ -214,6 +223,7 @@ def sub_Scalar(input, other, alpha):
         if alpha == 1:
             r = (a0 - other)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 - (alpha * other))
     except ValueError:
         _k.broadcast_error("sub", a0)
@@ -236,6 +246,7 @@ def sub_Scalar_inplace(input, other, alpha):
         if alpha == 1:
             r = (a0 - other)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 - (alpha * other))
     except ValueError:
         _k.broadcast_error("sub", a0)
@@ -250,6 +261,7 @@ def sub_Scalar_out(input, other, alpha, out):
         if alpha == 1:
             r = (a0 - other)
         else:
+            _k.check_alpha(dt, alpha)
             r = (a0 - (alpha * other))
     except ValueError:
         _k.broadcast_error("sub", a0)
@@ -3968,6 +3980,7 @@ def elu(input, alpha, scale, input_scale):
         if alpha == 1 and scale == 1 and input_scale == 1:
             r = np.where((a0 > 0), a0, np.expm1(a0))
         else:
+            _k.check_alpha(dt, alpha)
             r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
     except ValueError:
         _k.broadcast_error("elu", a0)
@@ -3994,6 +4007,7 @@ def elu_inplace(input, alpha, scale, input_scale):
         if alpha == 1 and scale == 1 and input_scale == 1:
             r = np.where((a0 > 0), a0, np.expm1(a0))
         else:
+            _k.check_alpha(dt, alpha)
             r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
     except ValueError:
         _k.broadcast_error("elu", a0)
@@ -4012,6 +4026,7 @@ def elu_out(input, alpha, scale, input_scale, out):
         if alpha == 1 and scale == 1 and input_scale == 1:
             r = np.where((a0 > 0), a0, np.expm1(a0))
         else:
+            _k.check_alpha(dt, alpha)
             r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
     except ValueError:
         _k.broadcast_error("elu", a0)
@@ -4599,3 +4614,204 @@ def masked_fill_Tensor_out(input, mask, value, out):
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("masked_fill", out, r, dt)
+
+
+_FAST_addcmul = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+
+
+def addcmul(input, tensor1, tensor2, value):
+    dt = input._dtype
+    if tensor1._dtype is dt and tensor2._dtype is dt and dt in _FAST_addcmul:
+        a0 = input._data
+        a1 = tensor1._data
+        a2 = tensor2._data
+    else:
+        dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, tensor1, tensor2))
+    try:
+        if value == 1:
+            r = (a0 + (a1 * a2))
+        else:
+            r = (a0 + ((value * a1) * a2))
+    except ValueError:
+        _k.broadcast_error("addcmul", a0, a1, a2)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    return t
+
+
+def addcmul_inplace(input, tensor1, tensor2, value):
+    dt = input._dtype
+    if tensor1._dtype is dt and tensor2._dtype is dt and dt in _FAST_addcmul:
+        a0 = input._data
+        a1 = tensor1._data
+        a2 = tensor2._data
+    else:
+        dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, tensor1, tensor2))
+    try:
+        if value == 1:
+            r = (a0 + (a1 * a2))
+        else:
+            r = (a0 + ((value * a1) * a2))
+    except ValueError:
+        _k.broadcast_error("addcmul", a0, a1, a2)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("addcmul_", input, r, dt)
+
+
+def addcmul_out(input, tensor1, tensor2, value, out):
+    dt = input._dtype
+    if tensor1._dtype is dt and tensor2._dtype is dt and dt in _FAST_addcmul:
+        a0 = input._data
+        a1 = tensor1._data
+        a2 = tensor2._data
+    else:
+        dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, tensor1, tensor2))
+    try:
+        if value == 1:
+            r = (a0 + (a1 * a2))
+        else:
+            r = (a0 + ((value * a1) * a2))
+    except ValueError:
+        _k.broadcast_error("addcmul", a0, a1, a2)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("addcmul", out, r, dt)
+
+
+_FAST_addcdiv = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
+
+
+def addcdiv(input, tensor1, tensor2, value):
+    dt = input._dtype
+    if tensor1._dtype is dt and tensor2._dtype is dt and dt in _FAST_addcdiv:
+        a0 = input._data
+        a1 = tensor1._data
+        a2 = tensor2._data
+    else:
+        dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'float32', 'float64'), (input, tensor1, tensor2))
+    try:
+        if value == 1:
+            r = (a0 + (a1 / a2))
+        else:
+            r = (a0 + ((value * a1) / a2))
+    except ValueError:
+        _k.broadcast_error("addcdiv", a0, a1, a2)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    return t
+
+
+def addcdiv_inplace(input, tensor1, tensor2, value):
+    dt = input._dtype
+    if tensor1._dtype is dt and tensor2._dtype is dt and dt in _FAST_addcdiv:
+        a0 = input._data
+        a1 = tensor1._data
+        a2 = tensor2._data
+    else:
+        dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'float32', 'float64'), (input, tensor1, tensor2))
+    try:
+        if value == 1:
+            r = (a0 + (a1 / a2))
+        else:
+            r = (a0 + ((value * a1) / a2))
+    except ValueError:
+        _k.broadcast_error("addcdiv", a0, a1, a2)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("addcdiv_", input, r, dt)
+
+
+def addcdiv_out(input, tensor1, tensor2, value, out):
+    dt = input._dtype
+    if tensor1._dtype is dt and tensor2._dtype is dt and dt in _FAST_addcdiv:
+        a0 = input._data
+        a1 = tensor1._data
+        a2 = tensor2._data
+    else:
+        dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'float32', 'float64'), (input, tensor1, tensor2))
+    try:
+        if value == 1:
+            r = (a0 + (a1 / a2))
+        else:
+            r = (a0 + ((value * a1) / a2))
+    except ValueError:
+        _k.broadcast_error("addcdiv", a0, a1, a2)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("addcdiv", out, r, dt)
+
+
+_FAST_logaddexp = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
+
+
+def logaddexp(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_logaddexp:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'float32', 'float64'), (input, other))
+    try:
+        r = np.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
+    except ValueError:
+        _k.broadcast_error("logaddexp", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    return t
+
+
+def logaddexp_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_logaddexp:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'float32', 'float64'), (input, other))
+    try:
+        r = np.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
+    except ValueError:
+        _k.broadcast_error("logaddexp", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("logaddexp_", input, r, dt)
+
+
+def logaddexp_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_logaddexp:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'float32', 'float64'), (input, other))
+    try:
+        r = np.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
+    except ValueError:
+        _k.broadcast_error("logaddexp", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("logaddexp", out, r, dt)

@@ -156,6 +156,71 @@ def add_Tensor_out(self, other, alpha, out):
                   out=out)
 
 
+# addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+_addcdiv = PointwiseKernel(
+    name="addcdiv",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/addcdiv.cu"),
+    promote="common",
+    num_tensors=3,
+    num_scalars=1,
+    promote_scalars=(),
+    instances={
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def addcdiv(self, tensor1, tensor2, value):
+    return launch(_addcdiv, (self, tensor1, tensor2), (value,))
+
+
+def addcdiv_inplace(self, tensor1, tensor2, value):
+    return launch(_addcdiv, (self, tensor1, tensor2), (value,),
+                  out=self)
+
+
+def addcdiv_out(self, tensor1, tensor2, value, out):
+    return launch(_addcdiv, (self, tensor1, tensor2), (value,),
+                  out=out)
+
+
+# addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+_addcmul = PointwiseKernel(
+    name="addcmul",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/addcmul.cu"),
+    promote="common",
+    num_tensors=3,
+    num_scalars=1,
+    promote_scalars=(),
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def addcmul(self, tensor1, tensor2, value):
+    return launch(_addcmul, (self, tensor1, tensor2), (value,))
+
+
+def addcmul_inplace(self, tensor1, tensor2, value):
+    return launch(_addcmul, (self, tensor1, tensor2), (value,),
+                  out=self)
+
+
+def addcmul_out(self, tensor1, tensor2, value, out):
+    return launch(_addcmul, (self, tensor1, tensor2), (value,),
+                  out=out)
+
+
 # asin(Tensor self) -> Tensor
 _asin = PointwiseKernel(
     name="asin",
@@ -1651,6 +1716,36 @@ def log_sigmoid_inplace(self):
 
 def log_sigmoid_out(self, out):
     return launch(_log_sigmoid, (self,), (),
+                  out=out)
+
+
+# logaddexp(Tensor self, Tensor other) -> Tensor
+_logaddexp = PointwiseKernel(
+    name="logaddexp",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/logaddexp.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    promote_scalars=(),
+    instances={
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def logaddexp(self, other):
+    return launch(_logaddexp, (self, other), ())
+
+
+def logaddexp_inplace(self, other):
+    return launch(_logaddexp, (self, other), (),
+                  out=self)
+
+
+def logaddexp_out(self, other, out):
+    return launch(_logaddexp, (self, other), (),
                   out=out)
 
 

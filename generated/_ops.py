@@ -12,18 +12,25 @@ from runtime.factories import scalar_tensor as _scalar
 from runtime.opcall import NOT_GIVEN as _NG
 from runtime.opcall import bad_arguments as _bad_arguments
 from runtime.opcall import no_overload as _no_overload
+from runtime.return_types import make as _return_type
 from runtime.tensor import Tensor
 
 __all__ = [
     "_to_copy",
+    "_unique2",
     "abs",
     "abs_",
     "acos",
     "acos_",
     "add",
     "add_",
+    "addcdiv",
+    "addcdiv_",
+    "addcmul",
+    "addcmul_",
     "addmm",
     "all",
+    "allclose",
     "amax",
     "amin",
     "any",
@@ -50,11 +57,14 @@ __all__ = [
     "bitwise_xor",
     "bitwise_xor_",
     "bmm",
+    "bucketize",
     "cat",
+    "cdist",
     "ceil",
     "ceil_",
     "chunk",
     "clamp",
+    "clamp_",
     "clip",
     "clone",
     "col2im",
@@ -63,8 +73,13 @@ __all__ = [
     "cos_",
     "cosh",
     "cosh_",
+    "count_nonzero",
     "cross_entropy_loss",
+    "cummax",
+    "cummin",
     "cumsum",
+    "det",
+    "diag",
     "diagonal",
     "diagonal_backward",
     "div",
@@ -76,6 +91,7 @@ __all__ = [
     "embedding",
     "empty_strided",
     "eq",
+    "equal",
     "erf",
     "erf_",
     "exp",
@@ -111,15 +127,25 @@ __all__ = [
     "index_put",
     "index_put_",
     "index_select",
+    "isclose",
     "isfinite",
     "isinf",
     "isnan",
+    "kthvalue",
     "l1_loss",
     "le",
     "leaky_relu",
     "leaky_relu_",
     "lerp",
     "lerp_",
+    "linalg_cholesky",
+    "linalg_det",
+    "linalg_inv",
+    "linalg_matrix_norm",
+    "linalg_qr",
+    "linalg_solve",
+    "linalg_svd",
+    "linalg_svdvals",
     "linalg_vector_norm",
     "linear",
     "log",
@@ -133,6 +159,8 @@ __all__ = [
     "log_sigmoid",
     "log_sigmoid_",
     "log_softmax",
+    "logaddexp",
+    "logaddexp_",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -141,6 +169,7 @@ __all__ = [
     "lt",
     "masked_fill",
     "masked_fill_",
+    "masked_select",
     "matmul",
     "max",
     "max_pool2d",
@@ -148,12 +177,16 @@ __all__ = [
     "maximum",
     "maximum_",
     "mean",
+    "median",
     "min",
     "minimum",
     "minimum_",
     "mish",
     "mish_",
     "mm",
+    "mode",
+    "moveaxis",
+    "movedim",
     "mse_loss",
     "mul",
     "mul_",
@@ -164,6 +197,7 @@ __all__ = [
     "neg",
     "neg_",
     "nll_loss",
+    "nonzero",
     "norm",
     "one_hot",
     "outer",
@@ -180,6 +214,7 @@ __all__ = [
     "relu_",
     "remainder",
     "remainder_",
+    "repeat_interleave",
     "reshape",
     "roll",
     "round",
@@ -234,6 +269,7 @@ __all__ = [
     "trunc_",
     "unbind",
     "unflatten",
+    "unique",
     "unsqueeze",
     "var",
     "view",
@@ -3997,6 +4033,7 @@ def _call_max(input):
 
 _op_max_dim = _dispatcher.declare("max.dim", "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,))
 _tab_max_dim = _op_max_dim.table
+_rt_max_dim = _return_type(*('max', ('values', 'indices')))
 
 
 def _call_max_dim(input, dim, keepdim):
@@ -4004,7 +4041,7 @@ def _call_max_dim(input, dim, keepdim):
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_max_dim, (input, dim, keepdim,))
-    return _tab_max_dim[_k](input, dim, keepdim)
+    return _rt_max_dim._make(_tab_max_dim[_k](input, dim, keepdim))
 
 
 _op_min = _dispatcher.declare("min", "min(Tensor self) -> Tensor", (0,))
@@ -4021,6 +4058,7 @@ def _call_min(input):
 
 _op_min_dim = _dispatcher.declare("min.dim", "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,))
 _tab_min_dim = _op_min_dim.table
+_rt_min_dim = _return_type(*('min', ('values', 'indices')))
 
 
 def _call_min_dim(input, dim, keepdim):
@@ -4028,7 +4066,7 @@ def _call_min_dim(input, dim, keepdim):
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_min_dim, (input, dim, keepdim,))
-    return _tab_min_dim[_k](input, dim, keepdim)
+    return _rt_min_dim._make(_tab_min_dim[_k](input, dim, keepdim))
 
 
 _op_argmax = _dispatcher.declare("argmax", "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", (0,))
@@ -4151,28 +4189,28 @@ def _call_linalg_vector_norm(input, ord, dim, keepdim, dtype):
     return _tab_linalg_vector_norm[_k](input, ord, dim, keepdim, dtype)
 
 
-_op_norm_Scalar = _dispatcher.declare("norm.Scalar", "norm.Scalar(Tensor self, Scalar p=2) -> Tensor", (0,))
+_op_norm_Scalar = _dispatcher.declare("norm.Scalar", "norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
 _tab_norm_Scalar = _op_norm_Scalar.table
 
 
-def _call_norm_Scalar(input, p):
+def _call_norm_Scalar(input, p, dim, keepdim, dtype):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
-        _k = _bad_arguments(_op_norm_Scalar, (input, p,))
-    return _tab_norm_Scalar[_k](input, p)
+        _k = _bad_arguments(_op_norm_Scalar, (input, p, dim, keepdim, dtype,))
+    return _tab_norm_Scalar[_k](input, p, dim, keepdim, dtype)
 
 
-_op_norm_ScalarOpt_dim = _dispatcher.declare("norm.ScalarOpt_dim", "norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor", (0,))
-_tab_norm_ScalarOpt_dim = _op_norm_ScalarOpt_dim.table
+_op_norm_str = _dispatcher.declare("norm.str", "norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_norm_str = _op_norm_str.table
 
 
-def _call_norm_ScalarOpt_dim(input, p, dim, keepdim):
+def _call_norm_str(input, p, dim, keepdim, dtype):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
-        _k = _bad_arguments(_op_norm_ScalarOpt_dim, (input, p, dim, keepdim,))
-    return _tab_norm_ScalarOpt_dim[_k](input, p, dim, keepdim)
+        _k = _bad_arguments(_op_norm_str, (input, p, dim, keepdim, dtype,))
+    return _tab_norm_str[_k](input, p, dim, keepdim, dtype)
 
 
 _op_cumsum = _dispatcher.declare("cumsum", "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", (0,))
@@ -4613,6 +4651,7 @@ def _call_one_hot(input, num_classes):
 
 _op_sort = _dispatcher.declare("sort", "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", (0,))
 _tab_sort = _op_sort.table
+_rt_sort = _return_type(*('sort', ('values', 'indices')))
 
 
 def _call_sort(input, dim, descending):
@@ -4620,11 +4659,12 @@ def _call_sort(input, dim, descending):
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sort, (input, dim, descending,))
-    return _tab_sort[_k](input, dim, descending)
+    return _rt_sort._make(_tab_sort[_k](input, dim, descending))
 
 
 _op_sort_stable = _dispatcher.declare("sort.stable", "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", (0,))
 _tab_sort_stable = _op_sort_stable.table
+_rt_sort_stable = _return_type(*('sort', ('values', 'indices')))
 
 
 def _call_sort_stable(input, stable, dim, descending):
@@ -4632,7 +4672,7 @@ def _call_sort_stable(input, stable, dim, descending):
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_sort_stable, (input, stable, dim, descending,))
-    return _tab_sort_stable[_k](input, stable, dim, descending)
+    return _rt_sort_stable._make(_tab_sort_stable[_k](input, stable, dim, descending))
 
 
 _op_argsort = _dispatcher.declare("argsort", "argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor", (0,))
@@ -4661,6 +4701,7 @@ def _call_argsort_stable(input, stable, dim, descending):
 
 _op_topk = _dispatcher.declare("topk", "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)", (0,))
 _tab_topk = _op_topk.table
+_rt_topk = _return_type(*('topk', ('values', 'indices')))
 
 
 def _call_topk(input, k, dim, largest, sorted):
@@ -4668,7 +4709,7 @@ def _call_topk(input, k, dim, largest, sorted):
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_topk, (input, k, dim, largest, sorted,))
-    return _tab_topk[_k](input, k, dim, largest, sorted)
+    return _rt_topk._make(_tab_topk[_k](input, k, dim, largest, sorted))
 
 
 _op_native_dropout = _dispatcher.declare("native_dropout", "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", (0,))
@@ -4767,6 +4808,609 @@ def _call_avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_inclu
     return _tab_avg_pool2d[_k](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
+_op_addcmul = _dispatcher.declare("addcmul", "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", (0, 1, 2))
+_tab_addcmul = _op_addcmul.table
+
+
+def _call_addcmul(input, tensor1, tensor2, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | tensor1._keys | tensor2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_addcmul, (input, tensor1, tensor2, value,))
+    return _tab_addcmul[_k](input, tensor1, tensor2, value)
+
+
+_op_addcmul_ = _dispatcher.declare("addcmul_", "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)", (0, 1, 2))
+_tab_addcmul_ = _op_addcmul_.table
+
+
+def _call_addcmul_(input, tensor1, tensor2, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | tensor1._keys | tensor2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_addcmul_, (input, tensor1, tensor2, value,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_addcmul_[_k](input, tensor1, tensor2, value)
+
+
+_op_addcmul_out = _dispatcher.declare("addcmul.out", "addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 4))
+_tab_addcmul_out = _op_addcmul_out.table
+
+
+def _call_addcmul_out(input, tensor1, tensor2, value, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | tensor1._keys | tensor2._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_addcmul_out, (input, tensor1, tensor2, value, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_addcmul_out[_k](input, tensor1, tensor2, value, out)
+
+
+_op_addcdiv = _dispatcher.declare("addcdiv", "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", (0, 1, 2))
+_tab_addcdiv = _op_addcdiv.table
+
+
+def _call_addcdiv(input, tensor1, tensor2, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | tensor1._keys | tensor2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_addcdiv, (input, tensor1, tensor2, value,))
+    return _tab_addcdiv[_k](input, tensor1, tensor2, value)
+
+
+_op_addcdiv_ = _dispatcher.declare("addcdiv_", "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)", (0, 1, 2))
+_tab_addcdiv_ = _op_addcdiv_.table
+
+
+def _call_addcdiv_(input, tensor1, tensor2, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | tensor1._keys | tensor2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_addcdiv_, (input, tensor1, tensor2, value,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_addcdiv_[_k](input, tensor1, tensor2, value)
+
+
+_op_addcdiv_out = _dispatcher.declare("addcdiv.out", "addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 4))
+_tab_addcdiv_out = _op_addcdiv_out.table
+
+
+def _call_addcdiv_out(input, tensor1, tensor2, value, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | tensor1._keys | tensor2._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_addcdiv_out, (input, tensor1, tensor2, value, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_addcdiv_out[_k](input, tensor1, tensor2, value, out)
+
+
+_op_logaddexp = _dispatcher.declare("logaddexp", "logaddexp(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_logaddexp = _op_logaddexp.table
+
+
+def _call_logaddexp(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logaddexp, (input, other,))
+    return _tab_logaddexp[_k](input, other)
+
+
+_op_logaddexp_ = _dispatcher.declare("logaddexp_", "logaddexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_tab_logaddexp_ = _op_logaddexp_.table
+
+
+def _call_logaddexp_(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logaddexp_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_logaddexp_[_k](input, other)
+
+
+_op_logaddexp_out = _dispatcher.declare("logaddexp.out", "logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_logaddexp_out = _op_logaddexp_out.table
+
+
+def _call_logaddexp_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logaddexp_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_logaddexp_out[_k](input, other, out)
+
+
+_op_clamp_Tensor = _dispatcher.declare("clamp.Tensor", "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", (0, 1, 2))
+_tab_clamp_Tensor = _op_clamp_Tensor.table
+
+
+def _call_clamp_Tensor(input, min, max):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (min._keys if min is not None else 0) | (max._keys if max is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp_Tensor, (input, min, max,))
+    return _tab_clamp_Tensor[_k](input, min, max)
+
+
+_op_clamp_ = _dispatcher.declare("clamp_", "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)", (0,))
+_tab_clamp_ = _op_clamp_.table
+
+
+def _call_clamp_(input, min, max):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp_, (input, min, max,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_clamp_[_k](input, min, max)
+
+
+_op_clamp__Tensor = _dispatcher.declare("clamp_.Tensor", "clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)", (0, 1, 2))
+_tab_clamp__Tensor = _op_clamp__Tensor.table
+
+
+def _call_clamp__Tensor(input, min, max):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (min._keys if min is not None else 0) | (max._keys if max is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp__Tensor, (input, min, max,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_clamp__Tensor[_k](input, min, max)
+
+
+_op_clip_Tensor = _dispatcher.declare("clip.Tensor", "clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", (0, 1, 2))
+_tab_clip_Tensor = _op_clip_Tensor.table
+
+
+def _call_clip_Tensor(input, min, max):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (min._keys if min is not None else 0) | (max._keys if max is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_clip_Tensor, (input, min, max,))
+    return _tab_clip_Tensor[_k](input, min, max)
+
+
+_op_var = _dispatcher.declare("var", "var(Tensor self, bool unbiased=True) -> Tensor", (0,))
+_tab_var = _op_var.table
+
+
+def _call_var(input, unbiased):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_var, (input, unbiased,))
+    return _tab_var[_k](input, unbiased)
+
+
+_op_var_dim = _dispatcher.declare("var.dim", "var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor", (0,))
+_tab_var_dim = _op_var_dim.table
+
+
+def _call_var_dim(input, dim, unbiased, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_var_dim, (input, dim, unbiased, keepdim,))
+    return _tab_var_dim[_k](input, dim, unbiased, keepdim)
+
+
+_op_std = _dispatcher.declare("std", "std(Tensor self, bool unbiased=True) -> Tensor", (0,))
+_tab_std = _op_std.table
+
+
+def _call_std(input, unbiased):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_std, (input, unbiased,))
+    return _tab_std[_k](input, unbiased)
+
+
+_op_std_dim = _dispatcher.declare("std.dim", "std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor", (0,))
+_tab_std_dim = _op_std_dim.table
+
+
+def _call_std_dim(input, dim, unbiased, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_std_dim, (input, dim, unbiased, keepdim,))
+    return _tab_std_dim[_k](input, dim, unbiased, keepdim)
+
+
+_op_nonzero = _dispatcher.declare("nonzero", "nonzero(Tensor self) -> Tensor", (0,))
+_tab_nonzero = _op_nonzero.table
+
+
+def _call_nonzero(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nonzero, (input,))
+    return _tab_nonzero[_k](input)
+
+
+_op_nonzero_as_tuple = _dispatcher.declare("nonzero.as_tuple", "nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]", (0,))
+_tab_nonzero_as_tuple = _op_nonzero_as_tuple.table
+
+
+def _call_nonzero_as_tuple(input, as_tuple):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nonzero_as_tuple, (input, as_tuple,))
+    return _tab_nonzero_as_tuple[_k](input, as_tuple)
+
+
+_op_count_nonzero = _dispatcher.declare("count_nonzero", "count_nonzero(Tensor self, int[1]? dim=None) -> Tensor", (0,))
+_tab_count_nonzero = _op_count_nonzero.table
+
+
+def _call_count_nonzero(input, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_count_nonzero, (input, dim,))
+    return _tab_count_nonzero[_k](input, dim)
+
+
+_op_masked_select = _dispatcher.declare("masked_select", "masked_select(Tensor self, Tensor mask) -> Tensor", (0, 1))
+_tab_masked_select = _op_masked_select.table
+
+
+def _call_masked_select(input, mask):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | mask._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_masked_select, (input, mask,))
+    return _tab_masked_select[_k](input, mask)
+
+
+_op_median = _dispatcher.declare("median", "median(Tensor self) -> Tensor", (0,))
+_tab_median = _op_median.table
+
+
+def _call_median(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_median, (input,))
+    return _tab_median[_k](input)
+
+
+_op_median_dim = _dispatcher.declare("median.dim", "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,))
+_tab_median_dim = _op_median_dim.table
+_rt_median_dim = _return_type(*('median', ('values', 'indices')))
+
+
+def _call_median_dim(input, dim, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_median_dim, (input, dim, keepdim,))
+    return _rt_median_dim._make(_tab_median_dim[_k](input, dim, keepdim))
+
+
+_op_kthvalue = _dispatcher.declare("kthvalue", "kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,))
+_tab_kthvalue = _op_kthvalue.table
+_rt_kthvalue = _return_type(*('kthvalue', ('values', 'indices')))
+
+
+def _call_kthvalue(input, k, dim, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_kthvalue, (input, k, dim, keepdim,))
+    return _rt_kthvalue._make(_tab_kthvalue[_k](input, k, dim, keepdim))
+
+
+_op_mode = _dispatcher.declare("mode", "mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,))
+_tab_mode = _op_mode.table
+_rt_mode = _return_type(*('mode', ('values', 'indices')))
+
+
+def _call_mode(input, dim, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_mode, (input, dim, keepdim,))
+    return _rt_mode._make(_tab_mode[_k](input, dim, keepdim))
+
+
+_op_cummax = _dispatcher.declare("cummax", "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", (0,))
+_tab_cummax = _op_cummax.table
+_rt_cummax = _return_type(*('cummax', ('values', 'indices')))
+
+
+def _call_cummax(input, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cummax, (input, dim,))
+    return _rt_cummax._make(_tab_cummax[_k](input, dim))
+
+
+_op_cummin = _dispatcher.declare("cummin", "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", (0,))
+_tab_cummin = _op_cummin.table
+_rt_cummin = _return_type(*('cummin', ('values', 'indices')))
+
+
+def _call_cummin(input, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cummin, (input, dim,))
+    return _rt_cummin._make(_tab_cummin[_k](input, dim))
+
+
+_op_bucketize_Tensor = _dispatcher.declare("bucketize.Tensor", "bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor", (0, 1))
+_tab_bucketize_Tensor = _op_bucketize_Tensor.table
+
+
+def _call_bucketize_Tensor(input, boundaries, out_int32, right):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | boundaries._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bucketize_Tensor, (input, boundaries, out_int32, right,))
+    return _tab_bucketize_Tensor[_k](input, boundaries, out_int32, right)
+
+
+_op__unique2 = _dispatcher.declare("_unique2", "_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)", (0,))
+_tab__unique2 = _op__unique2.table
+
+
+def _call__unique2(input, sorted, return_inverse, return_counts, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__unique2, (input, sorted, return_inverse, return_counts, dim,))
+    return _tab__unique2[_k](input, sorted, return_inverse, return_counts, dim)
+
+
+_op_unique = _dispatcher.declare("unique", "unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor", (0,))
+_tab_unique = _op_unique.table
+
+
+def _call_unique(input, sorted, return_inverse, return_counts, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unique, (input, sorted, return_inverse, return_counts, dim,))
+    return _tab_unique[_k](input, sorted, return_inverse, return_counts, dim)
+
+
+_op_repeat_interleave_self_int = _dispatcher.declare("repeat_interleave.self_int", "repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor", (0,))
+_tab_repeat_interleave_self_int = _op_repeat_interleave_self_int.table
+
+
+def _call_repeat_interleave_self_int(input, repeats, dim, output_size):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_repeat_interleave_self_int, (input, repeats, dim, output_size,))
+    return _tab_repeat_interleave_self_int[_k](input, repeats, dim, output_size)
+
+
+_op_repeat_interleave_self_Tensor = _dispatcher.declare("repeat_interleave.self_Tensor", "repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor", (0, 1))
+_tab_repeat_interleave_self_Tensor = _op_repeat_interleave_self_Tensor.table
+
+
+def _call_repeat_interleave_self_Tensor(input, repeats, dim, output_size):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | repeats._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_repeat_interleave_self_Tensor, (input, repeats, dim, output_size,))
+    return _tab_repeat_interleave_self_Tensor[_k](input, repeats, dim, output_size)
+
+
+_op_movedim_intlist = _dispatcher.declare("movedim.intlist", "movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)", (0,))
+_tab_movedim_intlist = _op_movedim_intlist.table
+
+
+def _call_movedim_intlist(input, source, destination):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_movedim_intlist, (input, source, destination,))
+    return _tab_movedim_intlist[_k](input, source, destination)
+
+
+_op_moveaxis_intlist = _dispatcher.declare("moveaxis.intlist", "moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)", (0,))
+_tab_moveaxis_intlist = _op_moveaxis_intlist.table
+
+
+def _call_moveaxis_intlist(input, source, destination):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_moveaxis_intlist, (input, source, destination,))
+    return _tab_moveaxis_intlist[_k](input, source, destination)
+
+
+_op_diag = _dispatcher.declare("diag", "diag(Tensor self, int diagonal=0) -> Tensor", (0,))
+_tab_diag = _op_diag.table
+
+
+def _call_diag(input, diagonal):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_diag, (input, diagonal,))
+    return _tab_diag[_k](input, diagonal)
+
+
+_op_cdist = _dispatcher.declare("cdist", "cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor", (0, 1))
+_tab_cdist = _op_cdist.table
+
+
+def _call_cdist(x1, x2, p, compute_mode):
+    try:
+        _k = (_shared.remap or _tls.remap)[x1._keys | x2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cdist, (x1, x2, p, compute_mode,))
+    return _tab_cdist[_k](x1, x2, p, compute_mode)
+
+
+_op_equal = _dispatcher.declare("equal", "equal(Tensor self, Tensor other) -> bool", (0, 1))
+_tab_equal = _op_equal.table
+
+
+def _call_equal(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_equal, (input, other,))
+    return _tab_equal[_k](input, other)
+
+
+_op_isclose = _dispatcher.declare("isclose", "isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor", (0, 1))
+_tab_isclose = _op_isclose.table
+
+
+def _call_isclose(input, other, rtol, atol, equal_nan):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isclose, (input, other, rtol, atol, equal_nan,))
+    return _tab_isclose[_k](input, other, rtol, atol, equal_nan)
+
+
+_op_allclose = _dispatcher.declare("allclose", "allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool", (0, 1))
+_tab_allclose = _op_allclose.table
+
+
+def _call_allclose(input, other, rtol, atol, equal_nan):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_allclose, (input, other, rtol, atol, equal_nan,))
+    return _tab_allclose[_k](input, other, rtol, atol, equal_nan)
+
+
+_op_linalg_inv = _dispatcher.declare("linalg_inv", "linalg_inv(Tensor A) -> Tensor", (0,))
+_tab_linalg_inv = _op_linalg_inv.table
+
+
+def _call_linalg_inv(A):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_inv, (A,))
+    return _tab_linalg_inv[_k](A)
+
+
+_op_linalg_det = _dispatcher.declare("linalg_det", "linalg_det(Tensor A) -> Tensor", (0,))
+_tab_linalg_det = _op_linalg_det.table
+
+
+def _call_linalg_det(A):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_det, (A,))
+    return _tab_linalg_det[_k](A)
+
+
+_op_det = _dispatcher.declare("det", "det(Tensor self) -> Tensor", (0,))
+_tab_det = _op_det.table
+
+
+def _call_det(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_det, (input,))
+    return _tab_det[_k](input)
+
+
+_op_linalg_solve = _dispatcher.declare("linalg_solve", "linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor", (0, 1))
+_tab_linalg_solve = _op_linalg_solve.table
+
+
+def _call_linalg_solve(A, B, left):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys | B._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_solve, (A, B, left,))
+    return _tab_linalg_solve[_k](A, B, left)
+
+
+_op_linalg_cholesky = _dispatcher.declare("linalg_cholesky", "linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor", (0,))
+_tab_linalg_cholesky = _op_linalg_cholesky.table
+
+
+def _call_linalg_cholesky(input, upper):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_cholesky, (input, upper,))
+    return _tab_linalg_cholesky[_k](input, upper)
+
+
+_op_linalg_qr = _dispatcher.declare("linalg_qr", "linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", (0,))
+_tab_linalg_qr = _op_linalg_qr.table
+_rt_linalg_qr = _return_type(*('linalg_qr', ('Q', 'R')))
+
+
+def _call_linalg_qr(A, mode):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_qr, (A, mode,))
+    return _rt_linalg_qr._make(_tab_linalg_qr[_k](A, mode))
+
+
+_op_linalg_svd = _dispatcher.declare("linalg_svd", "linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)", (0,))
+_tab_linalg_svd = _op_linalg_svd.table
+_rt_linalg_svd = _return_type(*('linalg_svd', ('U', 'S', 'Vh')))
+
+
+def _call_linalg_svd(A, full_matrices, driver):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_svd, (A, full_matrices, driver,))
+    return _rt_linalg_svd._make(_tab_linalg_svd[_k](A, full_matrices, driver))
+
+
+_op_linalg_svdvals = _dispatcher.declare("linalg_svdvals", "linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor", (0,))
+_tab_linalg_svdvals = _op_linalg_svdvals.table
+
+
+def _call_linalg_svdvals(A, driver):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_svdvals, (A, driver,))
+    return _tab_linalg_svdvals[_k](A, driver)
+
+
+_op_linalg_matrix_norm = _dispatcher.declare("linalg_matrix_norm", "linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_linalg_matrix_norm = _op_linalg_matrix_norm.table
+
+
+def _call_linalg_matrix_norm(input, ord, dim, keepdim, dtype):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_matrix_norm, (input, ord, dim, keepdim, dtype,))
+    return _tab_linalg_matrix_norm[_k](input, ord, dim, keepdim, dtype)
+
+
+_op_linalg_matrix_norm_str_ord = _dispatcher.declare("linalg_matrix_norm.str_ord", "linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_linalg_matrix_norm_str_ord = _op_linalg_matrix_norm_str_ord.table
+
+
+def _call_linalg_matrix_norm_str_ord(input, ord, dim, keepdim, dtype):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_matrix_norm_str_ord, (input, ord, dim, keepdim, dtype,))
+    return _tab_linalg_matrix_norm_str_ord[_k](input, ord, dim, keepdim, dtype)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -4776,6 +5420,14 @@ def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, no
     except AttributeError:
         _k = _bad_arguments(_op__to_copy, (input, dtype, layout, device, pin_memory, non_blocking, memory_format,))
     return _tab__to_copy[_k](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
+
+
+def _unique2(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__unique2, (input, sorted, return_inverse, return_counts, dim,))
+    return _tab__unique2[_k](input, sorted, return_inverse, return_counts, dim)
 
 
 def abs(input, *, out=None):
@@ -4849,20 +5501,48 @@ def add_(input, other, *, alpha=1):
     return _no_overload("add_", locals(), ('add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', 'add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'))
 
 
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    if out is None:
+        return _call_addcdiv(input, (tensor1 if isinstance(tensor1, Tensor) else _scalar(tensor1, op='addcdiv', arg='tensor1')), (tensor2 if isinstance(tensor2, Tensor) else _scalar(tensor2, op='addcdiv', arg='tensor2')), value)
+    if out is not None:
+        return _call_addcdiv_out(input, (tensor1 if isinstance(tensor1, Tensor) else _scalar(tensor1, op='addcdiv', arg='tensor1')), (tensor2 if isinstance(tensor2, Tensor) else _scalar(tensor2, op='addcdiv', arg='tensor2')), value, out)
+    return _no_overload("addcdiv", locals(), ('addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor', 'addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def addcdiv_(input, tensor1, tensor2, *, value=1):
+    return _call_addcdiv_(input, (tensor1 if isinstance(tensor1, Tensor) else _scalar(tensor1, op='addcdiv_', arg='tensor1')), (tensor2 if isinstance(tensor2, Tensor) else _scalar(tensor2, op='addcdiv_', arg='tensor2')), value)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    if out is None:
+        return _call_addcmul(input, (tensor1 if isinstance(tensor1, Tensor) else _scalar(tensor1, op='addcmul', arg='tensor1')), (tensor2 if isinstance(tensor2, Tensor) else _scalar(tensor2, op='addcmul', arg='tensor2')), value)
+    if out is not None:
+        return _call_addcmul_out(input, (tensor1 if isinstance(tensor1, Tensor) else _scalar(tensor1, op='addcmul', arg='tensor1')), (tensor2 if isinstance(tensor2, Tensor) else _scalar(tensor2, op='addcmul', arg='tensor2')), value, out)
+    return _no_overload("addcmul", locals(), ('addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor', 'addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def addcmul_(input, tensor1, tensor2, *, value=1):
+    return _call_addcmul_(input, (tensor1 if isinstance(tensor1, Tensor) else _scalar(tensor1, op='addcmul_', arg='tensor1')), (tensor2 if isinstance(tensor2, Tensor) else _scalar(tensor2, op='addcmul_', arg='tensor2')), value)
+
+
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _call_addmm(input, (mat1 if isinstance(mat1, Tensor) else _scalar(mat1, op='addmm', arg='mat1')), (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='addmm', arg='mat2')), beta, alpha)
 
 
-def all(input, dim=_NG, keepdim=False):
-    if dim is _NG:
+def all(input, dim=_NG, keepdim=_NG):
+    if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_all, (input,))
         return _tab_all[_k](input)
     if dim is not _NG:
-        return _call_all_dim(input, dim, keepdim)
+        return _call_all_dim(input, dim, (False if keepdim is _NG else keepdim))
     return _no_overload("all", locals(), ('all(Tensor self) -> Tensor', 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return _call_allclose(input, (other if isinstance(other, Tensor) else _scalar(other, op='allclose', arg='other')), rtol, atol, equal_nan)
 
 
 def amax(input, dim=(), keepdim=False):
@@ -4881,15 +5561,15 @@ def amin(input, dim=(), keepdim=False):
     return _tab_amin[_k](input, dim, keepdim)
 
 
-def any(input, dim=_NG, keepdim=False):
-    if dim is _NG:
+def any(input, dim=_NG, keepdim=_NG):
+    if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_any, (input,))
         return _tab_any[_k](input)
     if dim is not _NG:
-        return _call_any_dim(input, dim, keepdim)
+        return _call_any_dim(input, dim, (False if keepdim is _NG else keepdim))
     return _no_overload("any", locals(), ('any(Tensor self) -> Tensor', 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'))
 
 
@@ -5068,12 +5748,20 @@ def bmm(input, mat2):
     return _call_bmm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='bmm', arg='mat2')))
 
 
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    return _call_bucketize_Tensor(input, (boundaries if isinstance(boundaries, Tensor) else _scalar(boundaries, op='bucketize', arg='boundaries')), out_int32, right)
+
+
 def cat(tensors, dim=0):
     try:
         _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
     except AttributeError:
         _k = _bad_arguments(_op_cat, (tensors, dim,))
     return _tab_cat[_k](tensors, dim)
+
+
+def cdist(x1, x2, p=2, compute_mode=None):
+    return _call_cdist(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cdist', arg='x2')), p, compute_mode)
 
 
 def ceil(input, *, out=None):
@@ -5106,19 +5794,40 @@ def chunk(input, chunks, dim=0):
 
 
 def clamp(input, min=None, max=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_clamp, (input, min, max,))
-    return _tab_clamp[_k](input, min, max)
+    if not isinstance(min, Tensor) and not isinstance(max, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_clamp, (input, min, max,))
+        return _tab_clamp[_k](input, min, max)
+    if (min is None or isinstance(min, Tensor)) and (max is None or isinstance(max, Tensor)):
+        return _call_clamp_Tensor(input, min, max)
+    return _no_overload("clamp", locals(), ('clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor', 'clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'))
+
+
+def clamp_(input, min=None, max=None):
+    if not isinstance(min, Tensor) and not isinstance(max, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_clamp_, (input, min, max,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _tab_clamp_[_k](input, min, max)
+    if (min is None or isinstance(min, Tensor)) and (max is None or isinstance(max, Tensor)):
+        return _call_clamp__Tensor(input, min, max)
+    return _no_overload("clamp_", locals(), ('clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)', 'clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)'))
 
 
 def clip(input, min=None, max=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_clip, (input, min, max,))
-    return _tab_clip[_k](input, min, max)
+    if not isinstance(min, Tensor) and not isinstance(max, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_clip, (input, min, max,))
+        return _tab_clip[_k](input, min, max)
+    if (min is None or isinstance(min, Tensor)) and (max is None or isinstance(max, Tensor)):
+        return _call_clip_Tensor(input, min, max)
+    return _no_overload("clip", locals(), ('clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor', 'clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'))
 
 
 def clone(input, *, memory_format=None):
@@ -5195,8 +5904,32 @@ def cosh_(input):
     return _tab_cosh_[_k](input)
 
 
+def count_nonzero(input, dim=None):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_count_nonzero, (input, dim,))
+    return _tab_count_nonzero[_k](input, dim)
+
+
 def cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_index=-100, label_smoothing=0.0):
     return _call_cross_entropy_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='cross_entropy_loss', arg='target')), weight, reduction, ignore_index, label_smoothing)
+
+
+def cummax(input, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cummax, (input, dim,))
+    return _rt_cummax._make(_tab_cummax[_k](input, dim))
+
+
+def cummin(input, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cummin, (input, dim,))
+    return _rt_cummin._make(_tab_cummin[_k](input, dim))
 
 
 def cumsum(input, dim, *, dtype=None):
@@ -5205,6 +5938,22 @@ def cumsum(input, dim, *, dtype=None):
     except AttributeError:
         _k = _bad_arguments(_op_cumsum, (input, dim, dtype,))
     return _tab_cumsum[_k](input, dim, dtype)
+
+
+def det(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_det, (input,))
+    return _tab_det[_k](input)
+
+
+def diag(input, diagonal=0):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_diag, (input, diagonal,))
+    return _tab_diag[_k](input, diagonal)
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
@@ -5312,6 +6061,10 @@ def eq(input, other, *, out=None):
     if not isinstance(other, Tensor) and out is not None:
         return _call_eq_Scalar_out(input, other, out)
     return _no_overload("eq", locals(), ('eq.Tensor(Tensor self, Tensor other) -> Tensor', 'eq.Scalar(Tensor self, Scalar other) -> Tensor', 'eq.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def equal(input, other):
+    return _call_equal(input, (other if isinstance(other, Tensor) else _scalar(other, op='equal', arg='other')))
 
 
 def erf(input, *, out=None):
@@ -5674,6 +6427,10 @@ def index_select(input, dim, index):
     return _call_index_select(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_select', arg='index')))
 
 
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return _call_isclose(input, (other if isinstance(other, Tensor) else _scalar(other, op='isclose', arg='other')), rtol, atol, equal_nan)
+
+
 def isfinite(input, *, out=None):
     if out is None:
         try:
@@ -5708,6 +6465,14 @@ def isnan(input, *, out=None):
     if out is not None:
         return _call_isnan_out(input, out)
     return _no_overload("isnan", locals(), ('isnan(Tensor self) -> Tensor', 'isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_kthvalue, (input, k, dim, keepdim,))
+    return _rt_kthvalue._make(_tab_kthvalue[_k](input, k, dim, keepdim))
 
 
 def l1_loss(input, target, reduction='mean'):
@@ -5769,6 +6534,70 @@ def lerp_(input, end, weight):
     if isinstance(weight, Tensor):
         return _call_lerp__Tensor(input, (end if isinstance(end, Tensor) else _scalar(end, op='lerp_', arg='end')), weight)
     return _no_overload("lerp_", locals(), ('lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)', 'lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)'))
+
+
+def linalg_cholesky(input, *, upper=False):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_cholesky, (input, upper,))
+    return _tab_linalg_cholesky[_k](input, upper)
+
+
+def linalg_det(A):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_det, (A,))
+    return _tab_linalg_det[_k](A)
+
+
+def linalg_inv(A):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_inv, (A,))
+    return _tab_linalg_inv[_k](A)
+
+
+def linalg_matrix_norm(input, ord=_NG, dim=(-2, -1), keepdim=False, *, dtype=None):
+    if ord is not _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_matrix_norm, (input, ord, dim, keepdim, dtype,))
+        return _tab_linalg_matrix_norm[_k](input, ord, dim, keepdim, dtype)
+    if True:
+        return _call_linalg_matrix_norm_str_ord(input, ('fro' if ord is _NG else ord), dim, keepdim, dtype)
+    return _no_overload("linalg_matrix_norm", locals(), ('linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', "linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"))
+
+
+def linalg_qr(A, mode='reduced'):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_qr, (A, mode,))
+    return _rt_linalg_qr._make(_tab_linalg_qr[_k](A, mode))
+
+
+def linalg_solve(A, B, *, left=True):
+    return _call_linalg_solve(A, (B if isinstance(B, Tensor) else _scalar(B, op='linalg_solve', arg='B')), left)
+
+
+def linalg_svd(A, full_matrices=True, *, driver=None):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_svd, (A, full_matrices, driver,))
+    return _rt_linalg_svd._make(_tab_linalg_svd[_k](A, full_matrices, driver))
+
+
+def linalg_svdvals(A, *, driver=None):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_svdvals, (A, driver,))
+    return _tab_linalg_svdvals[_k](A, driver)
 
 
 def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
@@ -5896,6 +6725,18 @@ def log_softmax(input, dim, dtype=None):
     return _tab_log_softmax_int[_k](input, dim, dtype)
 
 
+def logaddexp(input, other, *, out=None):
+    if out is None:
+        return _call_logaddexp(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp', arg='other')))
+    if out is not None:
+        return _call_logaddexp_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp', arg='other')), out)
+    return _no_overload("logaddexp", locals(), ('logaddexp(Tensor self, Tensor other) -> Tensor', 'logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def logaddexp_(input, other):
+    return _call_logaddexp_(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp_', arg='other')))
+
+
 def logical_and(input, other, *, out=None):
     if out is None:
         return _call_logical_and(input, (other if isinstance(other, Tensor) else _scalar(other, op='logical_and', arg='other')))
@@ -5976,19 +6817,23 @@ def masked_fill_(input, mask, value):
     return _no_overload("masked_fill_", locals(), ('masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)', 'masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)'))
 
 
+def masked_select(input, mask):
+    return _call_masked_select(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='masked_select', arg='mask')))
+
+
 def matmul(input, other):
     return _call_matmul(input, (other if isinstance(other, Tensor) else _scalar(other, op='matmul', arg='other')))
 
 
-def max(input, dim=_NG, keepdim=False):
-    if dim is _NG:
+def max(input, dim=_NG, keepdim=_NG):
+    if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_max, (input,))
         return _tab_max[_k](input)
     if dim is not _NG:
-        return _call_max_dim(input, dim, keepdim)
+        return _call_max_dim(input, dim, (False if keepdim is _NG else keepdim))
     return _no_overload("max", locals(), ('max(Tensor self) -> Tensor', 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
 
 
@@ -6020,27 +6865,39 @@ def maximum_(input, other):
     return _call_maximum_(input, (other if isinstance(other, Tensor) else _scalar(other, op='maximum_', arg='other')))
 
 
-def mean(input, dim=_NG, keepdim=False, *, dtype=None):
-    if dim is _NG:
+def mean(input, dim=_NG, keepdim=_NG, *, dtype=None):
+    if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_mean, (input, dtype,))
         return _tab_mean[_k](input, dtype)
     if dim is not _NG:
-        return _call_mean_dim(input, dim, keepdim, dtype)
+        return _call_mean_dim(input, dim, (False if keepdim is _NG else keepdim), dtype)
     return _no_overload("mean", locals(), ('mean(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
-def min(input, dim=_NG, keepdim=False):
-    if dim is _NG:
+def median(input, dim=_NG, keepdim=_NG):
+    if dim is _NG and keepdim is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_median, (input,))
+        return _tab_median[_k](input)
+    if dim is not _NG:
+        return _call_median_dim(input, dim, (False if keepdim is _NG else keepdim))
+    return _no_overload("median", locals(), ('median(Tensor self) -> Tensor', 'median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
+
+
+def min(input, dim=_NG, keepdim=_NG):
+    if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_min, (input,))
         return _tab_min[_k](input)
     if dim is not _NG:
-        return _call_min_dim(input, dim, keepdim)
+        return _call_min_dim(input, dim, (False if keepdim is _NG else keepdim))
     return _no_overload("min", locals(), ('min(Tensor self) -> Tensor', 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
 
 
@@ -6079,6 +6936,30 @@ def mish_(input):
 
 def mm(input, mat2):
     return _call_mm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='mm', arg='mat2')))
+
+
+def mode(input, dim=-1, keepdim=False):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_mode, (input, dim, keepdim,))
+    return _rt_mode._make(_tab_mode[_k](input, dim, keepdim))
+
+
+def moveaxis(input, source, destination):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_moveaxis_intlist, (input, source, destination,))
+    return _tab_moveaxis_intlist[_k](input, source, destination)
+
+
+def movedim(input, source, destination):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_movedim_intlist, (input, source, destination,))
+    return _tab_movedim_intlist[_k](input, source, destination)
 
 
 def mse_loss(input, target, reduction='mean'):
@@ -6211,12 +7092,24 @@ def nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100):
     return _call_nll_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='nll_loss', arg='target')), weight, reduction, ignore_index)
 
 
-def norm(input, p=_NG, dim=_NG, keepdim=False):
-    if dim is _NG:
-        return _call_norm_Scalar(input, (2 if p is _NG else p))
-    if p is not _NG and dim is not _NG:
-        return _call_norm_ScalarOpt_dim(input, p, dim, keepdim)
-    return _no_overload("norm", locals(), ('norm.Scalar(Tensor self, Scalar p=2) -> Tensor', 'norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor'))
+def nonzero(input, *, as_tuple=_NG):
+    if as_tuple is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_nonzero, (input,))
+        return _tab_nonzero[_k](input)
+    if as_tuple is not _NG:
+        return _call_nonzero_as_tuple(input, as_tuple)
+    return _no_overload("nonzero", locals(), ('nonzero(Tensor self) -> Tensor', 'nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]'))
+
+
+def norm(input, p=_NG, dim=None, keepdim=False, *, dtype=None):
+    if True:
+        return _call_norm_Scalar(input, (2 if p is _NG else p), dim, keepdim, dtype)
+    if p is not _NG:
+        return _call_norm_str(input, p, dim, keepdim, dtype)
+    return _no_overload("norm", locals(), ('norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', 'norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
 def normal_(input, mean=0, std=1, *, generator=None):
@@ -6289,15 +7182,15 @@ def prelu(input, weight):
     return _call_prelu(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='prelu', arg='weight')))
 
 
-def prod(input, dim=_NG, keepdim=False, *, dtype=None):
-    if dim is _NG:
+def prod(input, dim=_NG, keepdim=_NG, *, dtype=None):
+    if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_prod, (input, dtype,))
         return _tab_prod[_k](input, dtype)
     if dim is not _NG:
-        return _call_prod_dim_int(input, dim, keepdim, dtype)
+        return _call_prod_dim_int(input, dim, (False if keepdim is _NG else keepdim), dtype)
     return _no_overload("prod", locals(), ('prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
@@ -6395,6 +7288,18 @@ def repeat(input, repeats):
     except AttributeError:
         _k = _bad_arguments(_op_repeat, (input, repeats,))
     return _tab_repeat[_k](input, repeats)
+
+
+def repeat_interleave(input, repeats, dim=None, *, output_size=None):
+    if not isinstance(repeats, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_repeat_interleave_self_int, (input, repeats, dim, output_size,))
+        return _tab_repeat_interleave_self_int[_k](input, repeats, dim, output_size)
+    if isinstance(repeats, Tensor):
+        return _call_repeat_interleave_self_Tensor(input, repeats, dim, output_size)
+    return _no_overload("repeat_interleave", locals(), ('repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor', 'repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor'))
 
 
 def reshape(input, shape):
@@ -6651,7 +7556,7 @@ def sort(input, dim=-1, descending=False, *, stable=_NG):
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sort, (input, dim, descending,))
-        return _tab_sort[_k](input, dim, descending)
+        return _rt_sort._make(_tab_sort[_k](input, dim, descending))
     if stable is not _NG:
         return _call_sort_stable(input, stable, dim, descending)
     return _no_overload("sort", locals(), ('sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'))
@@ -6727,12 +7632,14 @@ def stack(tensors, dim=0):
     return _tab_stack[_k](tensors, dim)
 
 
-def std(input, dim=None, *, correction=None, keepdim=False):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_std_correction, (input, dim, correction, keepdim,))
-    return _tab_std_correction[_k](input, dim, correction, keepdim)
+def std(input, dim=_NG, unbiased=_NG, *, correction=_NG, keepdim=_NG):
+    if unbiased is _NG:
+        return _call_std_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
+    if dim is _NG and correction is _NG and keepdim is _NG:
+        return _call_std(input, (True if unbiased is _NG else unbiased))
+    if dim is not _NG and correction is _NG:
+        return _call_std_dim(input, dim, (True if unbiased is _NG else unbiased), (False if keepdim is _NG else keepdim))
+    return _no_overload("std", locals(), ('std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'std(Tensor self, bool unbiased=True) -> Tensor', 'std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'))
 
 
 def sub(input, other, *, alpha=1, out=None):
@@ -6764,15 +7671,15 @@ def sub_(input, other, *, alpha=1):
     return _no_overload("sub_", locals(), ('sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', 'sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'))
 
 
-def sum(input, dim=_NG, keepdim=False, *, dtype=None):
-    if dim is _NG:
+def sum(input, dim=_NG, keepdim=_NG, *, dtype=None):
+    if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_sum, (input, dtype,))
         return _tab_sum[_k](input, dtype)
     if dim is not _NG:
-        return _call_sum_dim_IntList(input, dim, keepdim, dtype)
+        return _call_sum_dim_IntList(input, dim, (False if keepdim is _NG else keepdim), dtype)
     return _no_overload("sum", locals(), ('sum(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
@@ -6847,7 +7754,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_topk, (input, k, dim, largest, sorted,))
-    return _tab_topk[_k](input, k, dim, largest, sorted)
+    return _rt_topk._make(_tab_topk[_k](input, k, dim, largest, sorted))
 
 
 def transpose(input, dim0, dim1):
@@ -6920,6 +7827,14 @@ def uniform_(input, from_=0, to=1, *, generator=None):
     return _tab_uniform_[_k](input, from_, to, generator)
 
 
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unique, (input, sorted, return_inverse, return_counts, dim,))
+    return _tab_unique[_k](input, sorted, return_inverse, return_counts, dim)
+
+
 def unsqueeze(input, dim):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6928,12 +7843,14 @@ def unsqueeze(input, dim):
     return _tab_unsqueeze[_k](input, dim)
 
 
-def var(input, dim=None, *, correction=None, keepdim=False):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_var_correction, (input, dim, correction, keepdim,))
-    return _tab_var_correction[_k](input, dim, correction, keepdim)
+def var(input, dim=_NG, unbiased=_NG, *, correction=_NG, keepdim=_NG):
+    if unbiased is _NG:
+        return _call_var_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
+    if dim is _NG and correction is _NG and keepdim is _NG:
+        return _call_var(input, (True if unbiased is _NG else unbiased))
+    if dim is not _NG and correction is _NG:
+        return _call_var_dim(input, dim, (True if unbiased is _NG else unbiased), (False if keepdim is _NG else keepdim))
+    return _no_overload("var", locals(), ('var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'var(Tensor self, bool unbiased=True) -> Tensor', 'var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'))
 
 
 def view(input, size):

@@ -4,7 +4,7 @@ Names follow PyTorch's (`G.float32`, `G.zeros`, `G.no_grad` ...). The ops themse
 """
 # ruff: noqa: A001  (PyTorch's dtype names shadow builtins here on purpose: G.bool, G.float, G.int)
 
-from runtime import autograd, cuda, nn, optim
+from runtime import autograd, cuda, linalg, nn, optim, testing
 from runtime.autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from runtime.device import Device, device
 from runtime.dtypes import (
@@ -51,6 +51,9 @@ dtype = DType
 
 # -- tensors, factories, random, interop, indexing, dispatcher registration (runtime/*.py) ---------------
 from runtime import library  # noqa: E402
+
+# -- PyTorch compatibility: numeric limits, printing, Size, the wrappers of runtime/functional.py ---------
+from runtime.dtypes import finfo, iinfo  # noqa: E402
 from runtime.factories import (  # noqa: E402
     arange,
     eye,
@@ -61,10 +64,14 @@ from runtime.factories import (  # noqa: E402
     randint_like,
     randn,
     randn_like,
+    randperm,  # noqa: E402
 )
+from runtime.formatting import set_printoptions  # noqa: E402
+from runtime.functional import broadcast_shapes, broadcast_tensors, einsum, meshgrid  # noqa: E402
 from runtime.interop import as_tensor, from_dlpack  # noqa: E402
 from runtime.random import Generator, initial_seed, manual_seed, seed  # noqa: E402
 from runtime.storage import Storage  # noqa: E402
+from runtime.tensor import Size  # noqa: E402
 
 __all__ = [
     "DType", "Device", "Tensor", "autograd", "bfloat16", "bool", "can_cast", "cuda", "device", "double", "dtype",
@@ -77,4 +84,8 @@ __all__ = [
 __all__ += [
     "Generator", "Storage", "arange", "as_tensor", "eye", "from_dlpack", "initial_seed", "library", "linspace",
     "manual_seed", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "seed",
+]
+__all__ += [
+    "Size", "broadcast_shapes", "broadcast_tensors", "einsum", "finfo", "iinfo", "linalg", "meshgrid", "randperm",
+    "set_printoptions", "testing",
 ]

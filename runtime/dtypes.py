@@ -257,3 +257,63 @@ def can_cast(from_: DType, to: DType) -> bool:
     """Whether an op may write a `from_` result into a `to` output (torch.can_cast): never down a category,
     i.e. floating -> integral/bool and integral -> bool are refused; anything within a category is allowed."""
     return from_.category <= to.category
+
+
+# -- numeric limits (torch.finfo / torch.iinfo) ----------------------------------------------------------
+# bfloat16 has float32's exponent and an 8-bit significand: NumPy has no such type, so its limits are data.
+_BFLOAT16_LIMITS = {"bits": 16, "eps": 0.0078125, "max": 3.3895313892515355e38, "min": -3.3895313892515355e38,
+                    "tiny": 1.1754943508222875e-38, "resolution": 0.01}
+
+
+class finfo:  # noqa: N801 - PyTorch's name
+    """Machine limits of a floating dtype (the default dtype when none is given), as `torch.finfo`."""
+
+    bits: _py_int
+    eps: _py_float
+    max: _py_float
+    min: _py_float
+    tiny: _py_float
+    smallest_normal: _py_float
+    resolution: _py_float
+    dtype: str
+
+    def __init__(self, type: Any = None) -> None:  # noqa: A002 - PyTorch's argument name
+        d = get_default_dtype() if type is None else as_dtype(type)
+        if not d.is_floating_point:
+            raise TypeError("opgen.finfo() requires a floating point input type. Use opgen.iinfo to handle "
+                            "'opgen.finfo'")
+        if d is bfloat16:
+            limits = dict(_BFLOAT16_LIMITS)
+        else:
+            info = np.finfo(d.np)
+            limits = {"bits": info.bits, "eps": _py_float(info.eps), "max": _py_float(info.max),
+                      "min": _py_float(info.min), "tiny": _py_float(info.smallest_normal),
+                      "resolution": 10.0 ** -info.precision}
+        limits["smallest_normal"] = limits["tiny"]
+        self.__dict__.update(limits, dtype=d.name)
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:  # noqa: N801 - PyTorch's name
+    """Limits of an integer dtype, as `torch.iinfo`."""
+
+    bits: _py_int
+    max: _py_int
+    min: _py_int
+    dtype: str
+
+    def __init__(self, type: Any) -> None:  # noqa: A002 - PyTorch's argument name
+        d = as_dtype(type)
+        if d is bool_:
+            raise TypeError("opgen.bool is not supported by opgen.iinfo")
+        if d.category != INTEGRAL:
+            raise TypeError("opgen.iinfo() requires an integer input type. Use opgen.finfo to handle "
+                            "'opgen.iinfo'")
+        info = np.iinfo(d.np)
+        self.__dict__.update(bits=info.bits, max=_py_int(info.max), min=_py_int(info.min), dtype=d.name)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

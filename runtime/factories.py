@@ -328,3 +328,14 @@ def scalar_tensor(value: Any, like: Tensor | None = None, *, op: str = "", arg: 
     t._wrapped = True
     t._keys = 0
     return t
+
+
+def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """A random permutation of 0..n-1 (int64 by default): the order that sorts n uniform draws of `generator`."""
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    from generated import _ops
+    keys = rand(n, generator=generator, dtype=dtypes.float64, device=device)
+    perm = _ops.argsort(keys)
+    return _finish(perm.to(_dtype(dtype) if dtype is not None else dtypes.int64), requires_grad)

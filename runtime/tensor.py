@@ -109,12 +109,12 @@ class Tensor:
 
     # -- geometry --------------------------------------------------------------------------------
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self._data.shape
+    def shape(self) -> Size:
+        return Size(self._data.shape)
 
     def size(self, dim: int | None = None) -> Any:
         if dim is None:
-            return self._data.shape
+            return Size(self._data.shape)
         from runtime.strides import wrap_dim
         return self._data.shape[wrap_dim(dim, self._data.ndim)]
 
@@ -429,3 +429,44 @@ class Tensor:
         return tensor_repr(self)
 
     __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        """`f"{t:.3f}"` formats a 0-d tensor's value; an empty spec gives `str(t)`, as PyTorch's."""
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        if not spec:
+            return str(self)
+        raise TypeError("unsupported format string passed to Tensor.__format__")
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints printed as `opgen.Size([2, 3])` (PyTorch's `torch.Size`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"opgen.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def __getitem__(self, key: Any) -> Any:
+        item = tuple.__getitem__(self, key)
+        return Size(item) if isinstance(key, slice) else item
+
+    def __add__(self, other: Any) -> Any:
+        return Size(tuple.__add__(self, other)) if isinstance(other, tuple) else NotImplemented
+
+    def __radd__(self, other: Any) -> Any:
+        return Size(tuple.__add__(tuple(other), self)) if isinstance(other, tuple) else NotImplemented
+
+    def __mul__(self, n: Any) -> Size:
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
+    def numel(self) -> int:
+        """The number of elements of a tensor of this shape."""
+        n = 1
+        for d in self:
+            n *= d
+        return n

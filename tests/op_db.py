@@ -528,5 +528,173 @@ def _index_add_ref(a: Array, i: Array, s: Array) -> Array:
     return out
 
 
+# -- PyTorch compatibility: tensor ops ---------------------------------------------------------------------
+
+def _stable_rank(a: Array, axis: int, rank: int) -> tuple[Array, Array]:
+    """Values and indices at `rank` of the stable ascending sort along `axis` (median, kthvalue)."""
+    idx = np.take(np.argsort(a, axis=axis, kind="stable"), [rank], axis=axis)
+    return np.take_along_axis(a, idx, axis).squeeze(axis), idx.squeeze(axis)
+
+
+def _mode_ref(a: Array) -> tuple[Array, Array]:
+    """Mode of each row: the most frequent value (the smallest on ties) and the last index holding it."""
+    values, indices = [], []
+    for row in a.reshape(-1, a.shape[-1]):
+        uniq, counts = np.unique(row, return_counts=True)
+        v = uniq[np.argmax(counts)]
+        values.append(v)
+        indices.append(len(row) - 1 - int(np.argmax(row[::-1] == v)))
+    return np.array(values, dtype=a.dtype).reshape(a.shape[:-1]), np.array(indices).reshape(a.shape[:-1])
+
+
+def _cum_ref(a: Array, largest: bool) -> tuple[Array, Array]:
+    """cummax/cummin along dim 1: the running extreme, and the last index where it was reached."""
+    keys = a.astype(np.float64) if a.dtype.kind in "bf" else a
+    values, idx = a.copy(), np.zeros(a.shape, np.int64)
+    for j in range(1, a.shape[1]):
+        take = keys[:, j] >= keys[np.arange(a.shape[0]), idx[:, j - 1]] if largest else \
+            keys[:, j] <= keys[np.arange(a.shape[0]), idx[:, j - 1]]
+        idx[:, j] = np.where(take, j, idx[:, j - 1])
+        values[:, j] = a[np.arange(a.shape[0]), idx[:, j]]
+    return values, idx
+
+
+def _distinct(rng: np.random.Generator, dt: str, shape: tuple[int, ...]) -> Array:
+    """Values without ties (a permutation), so order statistics have one right index."""
+    return (rng.permutation(int(np.prod(shape))).reshape(shape) - 5).astype(dt if dt != "uint8" else "int64") \
+        .astype(dt) if dt != "bool" else rng.random(shape) > 0.5
+
+
+def _square(rng: np.random.Generator, dt: str, layout: str, batch: tuple[int, ...] = ()) -> list[Array] | None:
+    if layout not in ("contiguous", "transposed"):
+        return None
+    return [(rng.uniform(-1, 1, batch + (3, 3)) + 3 * np.eye(3)).astype(dt)]
+
+
+def _spd(rng: np.random.Generator, dt: str, layout: str) -> list[Array] | None:
+    if layout not in ("contiguous", "transposed"):
+        return None
+    a = rng.uniform(-1, 1, (3, 3))
+    return [(a @ a.T + np.eye(3)).astype(dt)]
+
+
+def _cdist_ref(a: Array, b: Array, p: float) -> Array:
+    d = np.abs(a[:, None, :] - b[None, :, :])
+    return (d ** p).sum(-1) ** (1 / p)
+
+
+def _isclose_ref(a: Array, b: Array) -> Array:
+    return np.isclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-5, atol=1e-8) if a.dtype != np.bool_ \
+        else a == b
+
+
+LINALG = ("float32", "float64")
+
+OPS += [
+    OpSpec("addcmul", lambda G, a, b, c: G.addcmul(a, b, c, value=2), lambda a, b, c: a + 2 * b * c, 3, NUMERIC,
+           pointwise=True, domain=(-1.0, 1.0)),
+    OpSpec("addcdiv", lambda G, a, b, c: G.addcdiv(a, b, c, value=0.5), lambda a, b, c: a + 0.5 * b / c, 3, FLOAT,
+           pointwise=True, nonzero=(2,)),
+    OpSpec("addcmul_", lambda G, a, b, c: a.clone().addcmul_(b, c), lambda a, b, c: a + b * c, 3, FLOAT,
+           make=fixed(SHAPE, SHAPE, (4,))),
+    binary("logaddexp", np.logaddexp, FLOAT),
+    OpSpec("logaddexp_inf", lambda G, a: G.logaddexp(a, a), lambda a: np.logaddexp(a, a), 1, FLOAT,
+           make=lambda rng, dt, layout: None if layout != "contiguous" else
+           [np.array([-np.inf, np.inf, 0.5, -2.0], dtype=dt)], grad=False),
+    OpSpec("clamp_tensor", lambda G, x, lo, hi: G.clamp(x, lo, hi), lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
+           3, NUMERIC, make=fixed(SHAPE, (4,), (3, 1), domain=(-2.0, 2.0))),
+    OpSpec("clamp_tensor_min", lambda G, x, lo: G.clamp(x, min=lo), lambda x, lo: np.maximum(x, lo), 2, FLOAT,
+           make=fixed(SHAPE, SHAPE)),
+    OpSpec("clip_tensor_max", lambda G, x, hi: x.clip(max=hi), lambda x, hi: np.minimum(x, hi), 2, FLOAT,
+           make=fixed(SHAPE, (4,))),
+    OpSpec("clamp_tensor_", lambda G, x, lo: x.clone().clamp_(lo), lambda x, lo: np.maximum(x, lo), 2, FLOAT,
+           make=fixed(SHAPE, (4,))),
+    _red("var_unbiased", lambda x: _np_var(x, None, 0), FLOAT, op=lambda G, x: G.var(x, unbiased=False)),
+    _red("var_dim_unbiased", lambda x: _np_var(x, 1, 0, True), FLOAT,
+         op=lambda G, x: x.var(1, unbiased=False, keepdim=True)),
+    _red("std_dim_unbiased", lambda x: np.sqrt(_np_var(x, 0, 1)), FLOAT, op=lambda G, x: G.std(x, 0, True)),
+    _red("nonzero", lambda x: np.argwhere(x), ALL, grad=False, layouts=REDUCE_LAYOUTS),
+    _red("nonzero_tuple", lambda x: np.nonzero(x), ALL, op=lambda G, x: x.nonzero(as_tuple=True), grad=False,
+         layouts=("contiguous", "transposed", "empty")),
+    _red("count_nonzero", lambda x: np.count_nonzero(x, axis=1), ALL, op=lambda G, x: G.count_nonzero(x, 1),
+         grad=False),
+    OpSpec("masked_select", lambda G, a, m: G.masked_select(a, m), lambda a, m: a[m], 2, ALL,
+           make=fixed(SHAPE, SHAPE, ints={1: _bool_mask}), grad_args=(0,)),
+    OpSpec("masked_select_broadcast", lambda G, a, m: a.masked_select(m), lambda a, m: np.broadcast_to(a, SHAPE)[m],
+           2, FLOAT, make=fixed((4,), SHAPE, ints={1: _bool_mask}), grad_args=(0,)),
+    OpSpec("median", lambda G, a: G.median(a), lambda a: np.sort(a.reshape(-1))[(a.size - 1) // 2], 1, NUMERIC,
+           make=lambda rng, dt, layout: None if layout != "contiguous" else [_distinct(rng, dt, SHAPE)]),
+    OpSpec("median_dim", lambda G, a: G.median(a, 1), lambda a: _stable_rank(a, 1, (a.shape[1] - 1) // 2), 1,
+           NUMERIC, make=fixed(SHAPE)),
+    OpSpec("kthvalue", lambda G, a: a.kthvalue(2, 0, True), lambda a: tuple(
+        x[None] for x in _stable_rank(a, 0, 1)), 1, NUMERIC, make=fixed(SHAPE)),
+    OpSpec("mode", lambda G, a: G.mode(a), _mode_ref, 1, ALL, grad=False,
+           make=lambda rng, dt, layout: None if layout not in ("contiguous", "transposed") else
+           [rng.integers(0, 3, (3, 7)).astype(dt)]),
+    OpSpec("cummax", lambda G, a: G.cummax(a, 1), lambda a: _cum_ref(a, True), 1, NUMERIC, make=fixed(SHAPE)),
+    OpSpec("cummin", lambda G, a: a.cummin(1), lambda a: _cum_ref(a, False), 1, NUMERIC, make=fixed(SHAPE)),
+    OpSpec("bucketize", lambda G, a, b: G.bucketize(a, b), lambda a, b: np.searchsorted(b, a), 2, NUMERIC,
+           make=lambda rng, dt, layout: None if layout not in ("contiguous", "transposed") else
+           [rand(rng, dt, SHAPE), np.array([-1, 0, 1], dtype=dt) if dt != "uint8" else np.array([0, 1, 2], dt)],
+           grad=False),
+    OpSpec("bucketize_right", lambda G, a, b: G.bucketize(a, b, right=True, out_int32=True),
+           lambda a, b: np.searchsorted(b, a, side="right").astype(np.int32), 2, ("int64", "float32"),
+           make=fixed(SHAPE, (3,), ints={1: lambda rng: np.array([-1, 0, 1])}), grad=False),
+    OpSpec("unique", lambda G, a: G.unique(a, return_inverse=True, return_counts=True),
+           lambda a: np.unique(a, return_inverse=True, return_counts=True), 1, ALL, grad=False,
+           make=lambda rng, dt, layout: None if layout not in ("contiguous", "transposed") else
+           [rng.integers(0, 3, SHAPE).astype(dt)]),
+    OpSpec("unique_dim", lambda G, a: a.unique(dim=0), lambda a: np.unique(a, axis=0), 1, NUMERIC, grad=False,
+           make=lambda rng, dt, layout: None if layout != "contiguous" else
+           [np.array([[1, 2], [0, 1], [1, 2]], dtype=dt)]),
+    OpSpec("repeat_interleave", lambda G, a: G.repeat_interleave(a, 2), lambda a: np.repeat(a, 2), 1, ALL,
+           make=fixed(SHAPE)),
+    OpSpec("repeat_interleave_tensor", lambda G, a, r: a.repeat_interleave(r, dim=1),
+           lambda a, r: np.repeat(a, r, axis=1), 2, ALL, make=fixed(SHAPE, (4,),
+                                                                   ints={1: lambda rng: np.array([1, 0, 3, 2])}),
+           grad_args=(0,)),
+    OpSpec("movedim", lambda G, a: G.movedim(a, [0, 1], [2, 0]), lambda a: np.moveaxis(a, [0, 1], [2, 0]), 1, ALL,
+           make=fixed((2, 3, 4))),
+    OpSpec("moveaxis", lambda G, a: a.moveaxis(0, -1), lambda a: np.moveaxis(a, 0, -1), 1, ALL, make=fixed(SHAPE)),
+    OpSpec("diag_embed", lambda G, a: G.diag(a, 1), lambda a: np.diag(a, 1), 1, ALL, make=fixed((4,))),
+    OpSpec("diag_extract", lambda G, a: a.diag(-1), lambda a: np.diag(a, -1), 1, ALL, make=fixed(SHAPE)),
+    OpSpec("cdist", lambda G, a, b: G.cdist(a, b), lambda a, b: _cdist_ref(a, b, 2), 2, ("float32", "float64"),
+           make=fixed((3, 4), (5, 4)), atol=1e-5),
+    OpSpec("cdist_p1", lambda G, a, b: G.cdist(a, b, p=1.0), lambda a, b: _cdist_ref(a, b, 1), 2,
+           ("float32", "float64"), make=fixed((3, 4), (2, 4)), atol=1e-5),
+    binary("isclose", _isclose_ref, grad=False),
+    OpSpec("einsum", lambda G, a, b: G.einsum("bij,jk->bki", a, b), lambda a, b: np.einsum("bij,jk->bki", a, b), 2,
+           FLOAT, make=fixed((2, 3, 4), (4, 5)), atol=1e-5),
+    OpSpec("einsum_trace_ellipsis", lambda G, a: G.einsum("...ii->...", a), lambda a: np.einsum("...ii->...", a), 1,
+           FLOAT, make=fixed((2, 3, 3))),
+    OpSpec("meshgrid", lambda G, a, b: G.meshgrid(a, b, indexing="xy"), lambda a, b: tuple(np.meshgrid(a, b)), 2,
+           ALL, make=fixed((3,), (4,))),
+    OpSpec("broadcast_tensors", lambda G, a, b: G.broadcast_tensors(a, b),
+           lambda a, b: tuple(np.broadcast_arrays(a, b)), 2, ALL, make=fixed((3, 1), (4,))),
+    OpSpec("linalg_inv", lambda G, a: G.linalg.inv(a), np.linalg.inv, 1, LINALG, make=_square, atol=1e-5),
+    OpSpec("linalg_det", lambda G, a: G.linalg.det(a), np.linalg.det, 1, LINALG,
+           make=lambda rng, dt, layout: _square(rng, dt, layout, (2,)), atol=1e-4),
+    OpSpec("linalg_solve", lambda G, a, b: G.linalg.solve(a, b), lambda a, b: np.linalg.solve(a, b), 2, LINALG,
+           make=lambda rng, dt, layout: None if layout != "contiguous" else
+           _square(rng, dt, layout, (2,)) + [rand(rng, dt, (3, 2))], atol=1e-5),
+    OpSpec("linalg_solve_vector", lambda G, a, b: G.linalg.solve(a, b), lambda a, b: np.linalg.solve(a, b), 2,
+           LINALG, make=lambda rng, dt, layout: None if layout != "contiguous" else
+           _square(rng, dt, layout) + [rand(rng, dt, (3,))], atol=1e-5),
+    OpSpec("linalg_cholesky", lambda G, a: G.linalg.cholesky(a), np.linalg.cholesky, 1, LINALG, make=_spd,
+           grad=False, atol=1e-5),
+    OpSpec("linalg_qr", lambda G, a: G.linalg.qr(a), lambda a: tuple(np.linalg.qr(a)), 1, LINALG,
+           make=fixed((4, 3)), grad=False, atol=1e-5),
+    OpSpec("linalg_svd", lambda G, a: G.linalg.svd(a, full_matrices=False),
+           lambda a: tuple(np.linalg.svd(a, full_matrices=False)), 1, LINALG, make=fixed((4, 3)), grad=False,
+           atol=1e-5),
+    OpSpec("linalg_norm_nuc", lambda G, a: G.linalg.norm(a, "nuc"), lambda a: np.linalg.norm(a, "nuc"), 1, LINALG,
+           make=fixed(SHAPE), atol=1e-5),
+    OpSpec("linalg_matrix_norm_inf", lambda G, a: G.linalg.matrix_norm(a, float("inf")),
+           lambda a: np.linalg.norm(a, np.inf, axis=(-2, -1)), 1, LINALG, make=fixed((2, 3, 4))),
+    OpSpec("linalg_vector_norm_dims", lambda G, a: G.linalg.vector_norm(a, 3, dim=(0, 2)),
+           lambda a: (np.abs(a) ** 3).sum(axis=(0, 2)) ** (1 / 3), 1, LINALG, make=fixed((2, 3, 4)), atol=1e-5),
+]
+
+
 BY_NAME = {spec.name: spec for spec in OPS}
 assert len(BY_NAME) == len(OPS), "duplicate op names in the table"

@@ -35,6 +35,30 @@ SHAPES: dict[str, list[tuple[int, ...]]] = {
     "col2im": [(4, 4)],
     "max_pool2d_with_indices": [(1, 4, 4)],
     "masked_fill": [(2, 3), ()],
+    "linalg_inv": [(3, 3)],
+    "linalg_det": [(2, 3, 3)],
+    "linalg_solve": [(3, 3), (3, 2)],
+    "linalg_cholesky": [(3, 3)],
+    "linalg_qr": [(4, 3)],
+    "linalg_svd": [(4, 3)],
+    "kthvalue": [(2, 3)],
+    "cummax": [(2, 3)],
+}
+# Inputs made well-posed inside the checked function (a random matrix is neither well-conditioned nor
+# positive-definite): op name -> {argument index: transform of the random tensor}.
+def _well_conditioned(a: Any) -> Any:
+    import generated as G
+    return a + 3 * G.eye(a.shape[-1], dtype=a.dtype)
+
+
+def _positive_definite(a: Any) -> Any:
+    import generated as G
+    return a.matmul(a.transpose(-2, -1)) + G.eye(a.shape[-1], dtype=a.dtype)
+
+
+PREPARE: dict[str, dict[int, Any]] = {
+    "linalg_inv": {0: _well_conditioned}, "linalg_det": {0: _well_conditioned},
+    "linalg_solve": {0: _well_conditioned}, "linalg_cholesky": {0: _positive_definite},
 }
 # Value domains (low, high) of Tensor arguments; the default keeps |x| in [0.2, 0.9] with random signs,
 # away from kinks at 0 (abs, relu) and inside [-1, 1] (asin, acos).
@@ -61,6 +85,10 @@ ARG_VALUES: dict[str, dict[str, Any]] = {
     "col2im": {"output_size": [3, 3], "kernel_size": [2, 2], "dilation": [1, 1], "padding": [0, 0],
                "stride": [1, 1]},
     "max_pool2d_with_indices": {"kernel_size": [2, 2]},
+    "linalg_svd": {"full_matrices": False},
+    "kthvalue": {"k": 2, "dim": 1},
+    "median": {"dim": 1},
+    "mode": {"dim": 1},
 }
 # Non-differentiable Tensor arguments (no formula in derivatives.yaml) by name: index tensors valid for
 # a (2, 3) input along dim 1 (permutations, so scatter has no duplicate targets), masks.
@@ -209,15 +237,16 @@ def _as_function(d: Any, args: list[Any]) -> tuple[Any, list[Any]]:
     else:
         call = op
     layout = [_kind(a) for a in args]
+    prepare = PREPARE.get(d.function.func.name.name, {})
 
     def fn(*tensors: Any) -> Any:
         it = iter(tensors)
         full = []
-        for a, kind in zip(args, layout, strict=True):
+        for i, (a, kind) in enumerate(zip(args, layout, strict=True)):
             if kind is None:
                 full.append(a)
             elif kind == -1:
-                full.append(next(it))
+                full.append(prepare[i](next(it)) if i in prepare else next(it))
             else:
                 full.append([next(it) for _ in range(kind)])
         return call(*full)

@@ -355,3 +355,84 @@ def max_pool2d_backward(grad: Tensor, shape: Sequence[int], indices: Tensor) -> 
     zeros = G.zeros((*lead, plane), dtype=grad.dtype, device=grad.device)
     g = zeros.scatter_add(len(lead), indices.reshape([*lead, -1]), grad.reshape([*lead, -1]))
     return g.reshape(shape)
+
+
+# Note [Linear algebra gradients]
+# The gradients of torch.linalg's decompositions (runtime/kernels/linalg_lapack.py), as PyTorch derives them
+# for real inputs: with mT the transpose of the last two dims, inv: -X^T g X^T; det: g det A^-T; solve: the
+# gradient of B solves A^T gB = g and A's is -gB X^T; cholesky: Phi(L^T gL) (lower triangle, halved
+# diagonal) carried through L^-T . L^-1 and symmetrised; qr (m >= n): (gQ + Q copyltu(M)) R^-T with
+# M = R gR^T - gQ^T Q; svd: Townsend's formula on the reduced factors, F_ij = 1 / (s_j^2 - s_i^2). They are
+# gauge-invariant only for losses that are (as in PyTorch); batch dims broadcast as in the forward.
+def _mT(t: Tensor) -> Tensor:
+    return t.transpose(-2, -1)
+
+
+def linalg_det_backward(grad: Tensor, A: Tensor, result: Tensor) -> Tensor:
+    g = (grad * result).unsqueeze(-1).unsqueeze(-1)
+    return g * _mT(_ops().linalg_inv(A))
+
+
+def linalg_solve_backward(grad: Tensor, A: Tensor, B: Tensor, result: Tensor, left: bool) -> tuple[Tensor, Tensor]:
+    """(gA, gB) of X = solve(A, B) (left: A X = B; else X A = B); B may be a (batch of) vector(s)."""
+    G = _ops()
+    vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    gB = G.linalg_solve(_mT(A), grad, left=left)
+    if vector:
+        gA = -(gB.unsqueeze(-1) * result.unsqueeze(-2)) if left else -(result.unsqueeze(-1) * gB.unsqueeze(-2))
+    else:
+        gA = -gB.matmul(_mT(result)) if left else -_mT(result).matmul(gB)
+    return sum_to(gA, A.shape), sum_to(gB, B.shape)
+
+
+def linalg_cholesky_backward(grad: Tensor, L: Tensor, upper: bool) -> Tensor:
+    G = _ops()
+    if upper:
+        L, grad = _mT(L), _mT(grad)
+    M = _mT(L).matmul(grad.tril())
+    P = M.tril() - 0.5 * M.tril().triu()
+    Linv = G.linalg_inv(L)
+    S = _mT(Linv).matmul(P).matmul(Linv)
+    return 0.5 * (S + _mT(S))
+
+
+def linalg_qr_backward(gQ: Tensor, gR: Tensor, Q: Tensor, R: Tensor, mode: str) -> Tensor:
+    G = _ops()
+    m, n = Q.shape[-2], R.shape[-1]
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+                           "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
+                           "linalg.qr.")
+    if m < n or (mode == "complete" and m > n):
+        raise NotImplementedError("The derivative of linalg.qr is implemented when A is tall (m >= n) and Q "
+                                  "is square only for square A (mode='reduced')")
+    M = R.matmul(_mT(gR)) - _mT(gQ).matmul(Q)
+    low = M.tril(-1)
+    copyltu = low + _mT(low) + (M - M.tril(-1) - M.triu(1))
+    C = gQ + Q.matmul(copyltu)
+    return _mT(G.linalg_solve(R, _mT(C)))
+
+
+def linalg_svd_backward(gU: Tensor, gS: Tensor, gVh: Tensor, U: Tensor, S: Tensor, Vh: Tensor,
+                        full_matrices: bool) -> Tensor:
+    G = _ops()
+    m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
+    if full_matrices and m != n:  # the extra singular vectors are arbitrary: their gradients are dropped
+        U, gU = U.narrow(-1, 0, k), gU.narrow(-1, 0, k)
+        Vh, gVh = Vh.narrow(-2, 0, k), gVh.narrow(-2, 0, k)
+    V, gV = _mT(Vh), _mT(gVh)
+    s2 = S * S
+    diff = s2.unsqueeze(-2) - s2.unsqueeze(-1)  # [i, j] = s_j^2 - s_i^2
+    eye = G.eye(k, dtype=S.dtype, device=S.device)
+    F = G.where(eye.bool(), 0, 1 / G.where(eye.bool(), 1, diff))
+    Ut_gU, Vt_gV = _mT(U).matmul(gU), _mT(V).matmul(gV)
+    J = F * (Ut_gU - _mT(Ut_gU))
+    K = F * (Vt_gV - _mT(Vt_gV))
+    Sd = S.unsqueeze(-2)  # scales columns: X * Sd is X @ diag(S)
+    inner = J * Sd + eye * gS.unsqueeze(-2) + S.unsqueeze(-1) * K
+    gA = U.matmul(inner).matmul(Vh)
+    if m > k:
+        gA = gA + ((gU - U.matmul(Ut_gU)) / Sd).matmul(Vh)
+    if n > k:
+        gA = gA + (U / Sd).matmul(_mT(gV - V.matmul(Vt_gV)))
+    return gA

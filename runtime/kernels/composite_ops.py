@@ -11,12 +11,18 @@ def _G() -> Any:
     return generated
 
 
-def norm(self: Any, p: Any = 2) -> Any:
-    return _G().linalg_vector_norm(self, 2 if p is None else p)
-
-
-def norm_dim(self: Any, p: Any, dim: Any, keepdim: bool = False) -> Any:
-    return _G().linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
+def norm(self: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
+    """`torch.norm`: the vector p-norm over `dim` (all elements by default); `fro` is the 2-norm, `nuc` the
+    nuclear norm of the matrices over two dims."""
+    G = _G()
+    if isinstance(dim, int):
+        dim = [dim]
+    if p == "nuc":
+        from runtime import linalg
+        return linalg.matrix_norm(self, "nuc", [-2, -1] if dim is None else dim, keepdim, dtype=dtype)
+    if isinstance(p, str) and p != "fro":
+        raise RuntimeError(f"norm(): unknown norm type {p!r} (expected a number, 'fro' or 'nuc')")
+    return G.linalg_vector_norm(self, 2 if p is None or p == "fro" else p, dim, keepdim, dtype=dtype)
 
 
 # -- linear algebra ---------------------------------------------------------------------------------

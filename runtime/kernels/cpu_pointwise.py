@@ -115,3 +115,9 @@ def sigmoid(x: Any) -> Any:
 
 def log_sigmoid(x: Any) -> Any:
     return -np.logaddexp(0, -x)
+
+
+def check_alpha(dt: dtypes.DType, alpha: Any) -> None:
+    """PyTorch's rule for `alpha` (add, sub): a float alpha needs a floating result."""
+    if not dt.is_floating_point and isinstance(alpha, float):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")

@@ -92,6 +92,8 @@ def gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> 
     if a.ndim == 0:
         _check_scatter(self, index, 0, "gather")
         return wrap(a.reshape(1)[index._data], a, self._dtype)
+    if index.dim() != a.ndim and index._data.size:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     for k in range(index.dim()):
         if k != d and index.shape[k] > self.shape[k]:
             raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} to be "
