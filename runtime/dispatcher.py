@@ -174,13 +174,14 @@ class BoxedFallback:
 class Operator:
     """One operator's registrations and its precomputed dispatch table."""
 
-    __slots__ = ("name", "schema", "tensor_positions", "kernels", "table", "mixed_devices", "_dispatcher")
+    __slots__ = ("name", "schema", "tensor_positions", "kernels", "stacks", "table", "mixed_devices", "_dispatcher")
 
     def __init__(self, dispatcher: Dispatcher, name: str, schema: str, tensor_positions: tuple[int, ...]) -> None:
         self.name = name
         self.schema = schema
         self.tensor_positions = tensor_positions  # indices of Tensor / Tensor? / Tensor[] arguments
         self.kernels: dict[str, Kernel] = {}      # key name (runtime or alias key) -> kernel
+        self.stacks: dict[str, list[list[Any]]] = {}  # key name -> registrations: Note [Registration stacks]
         self.table: list[Kernel] = []
         self.mixed_devices = name in MIXED_DEVICE_OPS  # True for ops that take tensors of several devices
         self._dispatcher = dispatcher
@@ -300,6 +301,7 @@ class Dispatcher:
     def __init__(self) -> None:
         self.ops: dict[str, Operator] = {}
         self.fallbacks: dict[DispatchKey, BoxedFallback] = {}
+        self._fallback_stacks: dict[DispatchKey, list[list[Any]]] = {}
         self._lock = threading.Lock()
 
     def declare(self, name: str, schema: str, tensor_positions: tuple[int, ...] = ()) -> Operator:
@@ -317,56 +319,90 @@ class Dispatcher:
             raise KeyError(f"no operator named '{name}'") from None
 
     def register(self, name: str, key: str, kernel: Kernel) -> Callable[[], None]:
-        """Register `kernel` for operator `name` at `key`; returns a function that undoes it."""
+        """Register `kernel` for operator `name` at `key` on top of what is there; returns a function that
+        removes exactly this registration (Note [Registration stacks])."""
         if key not in DispatchKey.__members__ and key not in ALIAS_KEYS:
             raise ValueError(f"unknown dispatch key '{key}'; known keys: "
                              f"{', '.join([*DispatchKey.__members__, *ALIAS_KEYS])}")
         op = self.find(name)
+        entry = [kernel]
         with self._lock:
-            previous = op.kernels.get(key)
+            stack = op.stacks.get(key)
+            if stack is None:
+                stack = op.stacks[key] = [[op.kernels.get(key)]]  # the base registration, maybe None
+            stack.append(entry)
             op.kernels[key] = kernel
             op.recompute()
 
         def undo() -> None:
             with self._lock:
-                if previous is None:
-                    op.kernels.pop(key, None)
-                else:
-                    op.kernels[key] = previous
-                op.recompute()
+                if _remove_entry(stack, entry):
+                    top = stack[-1][0]
+                    if top is None:
+                        op.kernels.pop(key, None)
+                    else:
+                        op.kernels[key] = top
+                    op.recompute()
 
         return undo
 
     def register_all(self, entries: Sequence[tuple[str, str, Kernel]]) -> None:
-        """Register many (op name, key, kernel) entries, recomputing each op's table once."""
+        """Register many (op name, key, kernel) base entries, recomputing each op's table once. A base entry
+        sits below the registrations made with `register` (Note [Registration stacks])."""
         touched: dict[str, Operator] = {}
         with self._lock:
             for name, key, kernel in entries:
                 op = self.find(name)
-                op.kernels[key] = kernel
+                stack = op.stacks.get(key)
+                if stack is None:
+                    op.kernels[key] = kernel
+                else:
+                    stack[0][0] = kernel
+                    op.kernels[key] = stack[-1][0]
                 touched[name] = op
             for op in touched.values():
                 op.recompute()
 
     def register_fallback(self, key: str, fn: Callable[[Operator, list[Any]], Any]) -> Callable[[], None]:
-        """A boxed fallback for every operator at `key`; returns a function that removes it."""
+        """A boxed fallback for every operator at `key` on top of the ones there; returns a function that
+        removes exactly this one (Note [Registration stacks])."""
         k = DispatchKey[key]
+        entry: list[Any] = [BoxedFallback(fn)]
         with self._lock:
-            previous = self.fallbacks.get(k)
-            self.fallbacks[k] = BoxedFallback(fn)
+            stack = self._fallback_stacks.get(k)
+            if stack is None:
+                stack = self._fallback_stacks[k] = [[self.fallbacks.get(k)]]
+            stack.append(entry)
+            self.fallbacks[k] = entry[0]
             for op in self.ops.values():
                 op.recompute()
 
         def undo() -> None:
             with self._lock:
-                if previous is None:
-                    self.fallbacks.pop(k, None)
-                else:
-                    self.fallbacks[k] = previous
-                for op in self.ops.values():
-                    op.recompute()
+                if _remove_entry(stack, entry):
+                    top = stack[-1][0]
+                    if top is None:
+                        self.fallbacks.pop(k, None)
+                    else:
+                        self.fallbacks[k] = top
+                    for op in self.ops.values():
+                        op.recompute()
 
         return undo
+
+
+def _remove_entry(stack: list[list[Any]], entry: list[Any]) -> bool:
+    """Note [Registration stacks]
+    Like PyTorch's per-(op, key) kernel lists, the registrations at one key form a stack: index 0 is the
+    base (the generated registration, or None), each `register` pushes an entry, and the newest entry
+    serves the key. Removing a handle removes its own entry (found by identity) wherever it is in the
+    stack, so handles may be removed in any order and the table always shows the newest remaining one.
+    Returns whether the entry was still there (removing twice is a no-op)."""
+    for i in range(len(stack) - 1, 0, -1):
+        if stack[i] is entry:
+            del stack[i]
+            return True
+    return False
 
 
 dispatcher = Dispatcher()
