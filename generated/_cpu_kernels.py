@@ -5,7 +5,9 @@
 Each kernel takes the fast path when its tensors share a dtype that NumPy computes in directly, and
 otherwise asks `_k.operands` for the promoted dtype and cast arrays (Note [Pointwise fast path] in
 runtime/kernels/cpu_pointwise.py). The functional form builds its output tensor inline (Note [Lean
-tensor construction] in runtime/tensor.py).
+tensor construction] in runtime/tensor.py). A tensor used as a condition must be bool, an `alpha` must
+suit the result dtype, and in-place and out= writes are checked for overlap (Note [Overlap checks before
+a write] in runtime/memory_overlap.py), as PyTorch refuses these.
 """
 # ruff: noqa: E501, UP034
 
@@ -20,6 +22,7 @@ from runtime.tensor import Tensor
 _new = object.__new__
 _ndarray = np.ndarray
 _NATIVE = _k.NATIVE
+_BOOL = _dtypes.bool_
 
 
 def add_Tensor(input, other, alpha):
@@ -29,6 +32,8 @@ def add_Tensor(input, other, alpha):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("add", "common", None, (input, other))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _k.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + a1)
@@ -56,6 +61,8 @@ def add_Tensor_inplace(input, other, alpha):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("add", "common", None, (input, other))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _k.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + a1)
@@ -65,7 +72,7 @@ def add_Tensor_inplace(input, other, alpha):
         _k.broadcast_error("add", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("add_", input, r, dt)
+    return _k.store_inplace("add_", input, r, dt, (other,))
 
 
 def add_Tensor_out(input, other, alpha, out):
@@ -75,6 +82,8 @@ def add_Tensor_out(input, other, alpha, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("add", "common", None, (input, other))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _k.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + a1)
@@ -84,11 +93,13 @@ def add_Tensor_out(input, other, alpha, out):
         _k.broadcast_error("add", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("add", out, r, dt)
+    return _k.store_out("add", out, r, dt, (input, other))
 
 
 def add_Scalar(input, other, alpha):
     dt, a0 = _k.operands("add", "common", None, (input,), (other,))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _k.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + other)
@@ -111,6 +122,8 @@ def add_Scalar(input, other, alpha):
 
 def add_Scalar_inplace(input, other, alpha):
     dt, a0 = _k.operands("add", "common", None, (input,), (other,))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _k.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + other)
@@ -120,11 +133,13 @@ def add_Scalar_inplace(input, other, alpha):
         _k.broadcast_error("add", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("add_", input, r, dt)
+    return _k.store_inplace("add_", input, r, dt, ())
 
 
 def add_Scalar_out(input, other, alpha, out):
     dt, a0 = _k.operands("add", "common", None, (input,), (other,))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _k.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + other)
@@ -134,7 +149,7 @@ def add_Scalar_out(input, other, alpha, out):
         _k.broadcast_error("add", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("add", out, r, dt)
+    return _k.store_out("add", out, r, dt, (input,))
 
 
 _FAST_sub_Tensor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -147,6 +162,8 @@ def sub_Tensor(input, other, alpha):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _k.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - a1)
@@ -174,6 +191,8 @@ def sub_Tensor_inplace(input, other, alpha):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _k.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - a1)
@@ -183,7 +202,7 @@ def sub_Tensor_inplace(input, other, alpha):
         _k.broadcast_error("sub", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("sub_", input, r, dt)
+    return _k.store_inplace("sub_", input, r, dt, (other,))
 
 
 def sub_Tensor_out(input, other, alpha, out):
@@ -193,6 +212,8 @@ def sub_Tensor_out(input, other, alpha, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _k.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - a1)
@@ -202,7 +223,7 @@ def sub_Tensor_out(input, other, alpha, out):
         _k.broadcast_error("sub", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("sub", out, r, dt)
+    return _k.store_out("sub", out, r, dt, (input, other))
 
 
 _FAST_sub_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -210,6 +231,8 @@ _FAST_sub_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', '
 
 def sub_Scalar(input, other, alpha):
     dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _k.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - other)
@@ -232,6 +255,8 @@ def sub_Scalar(input, other, alpha):
 
 def sub_Scalar_inplace(input, other, alpha):
     dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _k.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - other)
@@ -241,11 +266,13 @@ def sub_Scalar_inplace(input, other, alpha):
         _k.broadcast_error("sub", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("sub_", input, r, dt)
+    return _k.store_inplace("sub_", input, r, dt, ())
 
 
 def sub_Scalar_out(input, other, alpha, out):
     dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _k.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - other)
@@ -255,7 +282,7 @@ def sub_Scalar_out(input, other, alpha, out):
         _k.broadcast_error("sub", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("sub", out, r, dt)
+    return _k.store_out("sub", out, r, dt, (input,))
 
 
 def mul_Tensor(input, other):
@@ -295,7 +322,7 @@ def mul_Tensor_inplace(input, other):
         _k.broadcast_error("mul", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("mul_", input, r, dt)
+    return _k.store_inplace("mul_", input, r, dt, (other,))
 
 
 def mul_Tensor_out(input, other, out):
@@ -311,7 +338,7 @@ def mul_Tensor_out(input, other, out):
         _k.broadcast_error("mul", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("mul", out, r, dt)
+    return _k.store_out("mul", out, r, dt, (input, other))
 
 
 def mul_Scalar(input, other):
@@ -341,7 +368,7 @@ def mul_Scalar_inplace(input, other):
         _k.broadcast_error("mul", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("mul_", input, r, dt)
+    return _k.store_inplace("mul_", input, r, dt, ())
 
 
 def mul_Scalar_out(input, other, out):
@@ -352,7 +379,7 @@ def mul_Scalar_out(input, other, out):
         _k.broadcast_error("mul", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("mul", out, r, dt)
+    return _k.store_out("mul", out, r, dt, (input,))
 
 
 _FAST_div_Tensor = _k.fast_dtypes(None, floating_only=True)
@@ -395,7 +422,7 @@ def div_Tensor_inplace(input, other):
         _k.broadcast_error("div", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("div_", input, r, dt)
+    return _k.store_inplace("div_", input, r, dt, (other,))
 
 
 def div_Tensor_out(input, other, out):
@@ -411,7 +438,7 @@ def div_Tensor_out(input, other, out):
         _k.broadcast_error("div", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("div", out, r, dt)
+    return _k.store_out("div", out, r, dt, (input, other))
 
 
 _FAST_div_Scalar = _k.fast_dtypes(None, floating_only=True)
@@ -444,7 +471,7 @@ def div_Scalar_inplace(input, other):
         _k.broadcast_error("div", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("div_", input, r, dt)
+    return _k.store_inplace("div_", input, r, dt, ())
 
 
 def div_Scalar_out(input, other, out):
@@ -455,7 +482,7 @@ def div_Scalar_out(input, other, out):
         _k.broadcast_error("div", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("div", out, r, dt)
+    return _k.store_out("div", out, r, dt, (input,))
 
 
 _FAST_neg = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -496,7 +523,7 @@ def neg_inplace(input):
         _k.broadcast_error("neg", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("neg_", input, r, dt)
+    return _k.store_inplace("neg_", input, r, dt, ())
 
 
 def neg_out(input, out):
@@ -511,7 +538,7 @@ def neg_out(input, out):
         _k.broadcast_error("neg", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("neg", out, r, dt)
+    return _k.store_out("neg", out, r, dt, (input,))
 
 
 _FAST_pow_Tensor_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -544,7 +571,7 @@ def pow_Tensor_Scalar_inplace(input, exponent):
         _k.broadcast_error("pow", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("pow_", input, r, dt)
+    return _k.store_inplace("pow_", input, r, dt, ())
 
 
 def pow_Tensor_Scalar_out(input, exponent, out):
@@ -555,7 +582,7 @@ def pow_Tensor_Scalar_out(input, exponent, out):
         _k.broadcast_error("pow", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("pow", out, r, dt)
+    return _k.store_out("pow", out, r, dt, (input,))
 
 
 _FAST_exp = _k.fast_dtypes(None, floating_only=True)
@@ -596,7 +623,7 @@ def exp_inplace(input):
         _k.broadcast_error("exp", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("exp_", input, r, dt)
+    return _k.store_inplace("exp_", input, r, dt, ())
 
 
 def exp_out(input, out):
@@ -611,7 +638,7 @@ def exp_out(input, out):
         _k.broadcast_error("exp", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("exp", out, r, dt)
+    return _k.store_out("exp", out, r, dt, (input,))
 
 
 _FAST_relu = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -652,7 +679,7 @@ def relu_inplace(input):
         _k.broadcast_error("relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("relu_", input, r, dt)
+    return _k.store_inplace("relu_", input, r, dt, ())
 
 
 def relu_out(input, out):
@@ -667,7 +694,7 @@ def relu_out(input, out):
         _k.broadcast_error("relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("relu", out, r, dt)
+    return _k.store_out("relu", out, r, dt, (input,))
 
 
 _FAST_threshold_backward = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -710,7 +737,7 @@ def threshold_backward_out(grad_output, input, threshold, out):
         _k.broadcast_error("threshold_backward", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("threshold_backward", out, r, dt)
+    return _k.store_out("threshold_backward", out, r, dt, (grad_output, input))
 
 
 def gt_Tensor(input, other):
@@ -752,7 +779,7 @@ def gt_Tensor_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("gt", out, r, dt)
+    return _k.store_out("gt", out, r, dt, (input, other))
 
 
 def gt_Scalar(input, other):
@@ -784,7 +811,7 @@ def gt_Scalar_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("gt", out, r, dt)
+    return _k.store_out("gt", out, r, dt, (input,))
 
 
 _FAST_floor_divide = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -827,7 +854,7 @@ def floor_divide_inplace(input, other):
         _k.broadcast_error("floor_divide", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("floor_divide_", input, r, dt)
+    return _k.store_inplace("floor_divide_", input, r, dt, (other,))
 
 
 def floor_divide_out(input, other, out):
@@ -843,7 +870,7 @@ def floor_divide_out(input, other, out):
         _k.broadcast_error("floor_divide", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("floor_divide", out, r, dt)
+    return _k.store_out("floor_divide", out, r, dt, (input, other))
 
 
 _FAST_floor_divide_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -876,7 +903,7 @@ def floor_divide_Scalar_inplace(input, other):
         _k.broadcast_error("floor_divide", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("floor_divide_", input, r, dt)
+    return _k.store_inplace("floor_divide_", input, r, dt, ())
 
 
 def floor_divide_Scalar_out(input, other, out):
@@ -887,7 +914,7 @@ def floor_divide_Scalar_out(input, other, out):
         _k.broadcast_error("floor_divide", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("floor_divide", out, r, dt)
+    return _k.store_out("floor_divide", out, r, dt, (input,))
 
 
 _FAST_pow_Tensor_Tensor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -930,7 +957,7 @@ def pow_Tensor_Tensor_inplace(input, exponent):
         _k.broadcast_error("pow", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("pow_", input, r, dt)
+    return _k.store_inplace("pow_", input, r, dt, (exponent,))
 
 
 def pow_Tensor_Tensor_out(input, exponent, out):
@@ -946,7 +973,7 @@ def pow_Tensor_Tensor_out(input, exponent, out):
         _k.broadcast_error("pow", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("pow", out, r, dt)
+    return _k.store_out("pow", out, r, dt, (input, exponent))
 
 
 _FAST_remainder_Tensor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -989,7 +1016,7 @@ def remainder_Tensor_inplace(input, other):
         _k.broadcast_error("remainder", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("remainder_", input, r, dt)
+    return _k.store_inplace("remainder_", input, r, dt, (other,))
 
 
 def remainder_Tensor_out(input, other, out):
@@ -1005,7 +1032,7 @@ def remainder_Tensor_out(input, other, out):
         _k.broadcast_error("remainder", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("remainder", out, r, dt)
+    return _k.store_out("remainder", out, r, dt, (input, other))
 
 
 _FAST_remainder_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -1038,7 +1065,7 @@ def remainder_Scalar_inplace(input, other):
         _k.broadcast_error("remainder", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("remainder_", input, r, dt)
+    return _k.store_inplace("remainder_", input, r, dt, ())
 
 
 def remainder_Scalar_out(input, other, out):
@@ -1049,7 +1076,7 @@ def remainder_Scalar_out(input, other, out):
         _k.broadcast_error("remainder", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("remainder", out, r, dt)
+    return _k.store_out("remainder", out, r, dt, (input,))
 
 
 _FAST_fmod_Tensor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -1092,7 +1119,7 @@ def fmod_Tensor_inplace(input, other):
         _k.broadcast_error("fmod", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("fmod_", input, r, dt)
+    return _k.store_inplace("fmod_", input, r, dt, (other,))
 
 
 def fmod_Tensor_out(input, other, out):
@@ -1108,7 +1135,7 @@ def fmod_Tensor_out(input, other, out):
         _k.broadcast_error("fmod", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("fmod", out, r, dt)
+    return _k.store_out("fmod", out, r, dt, (input, other))
 
 
 _FAST_fmod_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -1141,7 +1168,7 @@ def fmod_Scalar_inplace(input, other):
         _k.broadcast_error("fmod", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("fmod_", input, r, dt)
+    return _k.store_inplace("fmod_", input, r, dt, ())
 
 
 def fmod_Scalar_out(input, other, out):
@@ -1152,7 +1179,7 @@ def fmod_Scalar_out(input, other, out):
         _k.broadcast_error("fmod", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("fmod", out, r, dt)
+    return _k.store_out("fmod", out, r, dt, (input,))
 
 
 _FAST_abs = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -1193,7 +1220,7 @@ def abs_inplace(input):
         _k.broadcast_error("abs", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("abs_", input, r, dt)
+    return _k.store_inplace("abs_", input, r, dt, ())
 
 
 def abs_out(input, out):
@@ -1208,7 +1235,7 @@ def abs_out(input, out):
         _k.broadcast_error("abs", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("abs", out, r, dt)
+    return _k.store_out("abs", out, r, dt, (input,))
 
 
 _FAST_sign = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -1249,7 +1276,7 @@ def sign_inplace(input):
         _k.broadcast_error("sign", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("sign_", input, r, dt)
+    return _k.store_inplace("sign_", input, r, dt, ())
 
 
 def sign_out(input, out):
@@ -1264,7 +1291,7 @@ def sign_out(input, out):
         _k.broadcast_error("sign", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("sign", out, r, dt)
+    return _k.store_out("sign", out, r, dt, (input,))
 
 
 _FAST_reciprocal = _k.fast_dtypes(None, floating_only=True)
@@ -1305,7 +1332,7 @@ def reciprocal_inplace(input):
         _k.broadcast_error("reciprocal", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("reciprocal_", input, r, dt)
+    return _k.store_inplace("reciprocal_", input, r, dt, ())
 
 
 def reciprocal_out(input, out):
@@ -1320,7 +1347,7 @@ def reciprocal_out(input, out):
         _k.broadcast_error("reciprocal", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("reciprocal", out, r, dt)
+    return _k.store_out("reciprocal", out, r, dt, (input,))
 
 
 _FAST_sqrt = _k.fast_dtypes(None, floating_only=True)
@@ -1361,7 +1388,7 @@ def sqrt_inplace(input):
         _k.broadcast_error("sqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("sqrt_", input, r, dt)
+    return _k.store_inplace("sqrt_", input, r, dt, ())
 
 
 def sqrt_out(input, out):
@@ -1376,7 +1403,7 @@ def sqrt_out(input, out):
         _k.broadcast_error("sqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("sqrt", out, r, dt)
+    return _k.store_out("sqrt", out, r, dt, (input,))
 
 
 _FAST_rsqrt = _k.fast_dtypes(None, floating_only=True)
@@ -1417,7 +1444,7 @@ def rsqrt_inplace(input):
         _k.broadcast_error("rsqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("rsqrt_", input, r, dt)
+    return _k.store_inplace("rsqrt_", input, r, dt, ())
 
 
 def rsqrt_out(input, out):
@@ -1432,7 +1459,7 @@ def rsqrt_out(input, out):
         _k.broadcast_error("rsqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("rsqrt", out, r, dt)
+    return _k.store_out("rsqrt", out, r, dt, (input,))
 
 
 _FAST_square = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -1473,7 +1500,7 @@ def square_inplace(input):
         _k.broadcast_error("square", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("square_", input, r, dt)
+    return _k.store_inplace("square_", input, r, dt, ())
 
 
 def square_out(input, out):
@@ -1488,7 +1515,7 @@ def square_out(input, out):
         _k.broadcast_error("square", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("square", out, r, dt)
+    return _k.store_out("square", out, r, dt, (input,))
 
 
 _FAST_exp2 = _k.fast_dtypes(None, floating_only=True)
@@ -1529,7 +1556,7 @@ def exp2_inplace(input):
         _k.broadcast_error("exp2", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("exp2_", input, r, dt)
+    return _k.store_inplace("exp2_", input, r, dt, ())
 
 
 def exp2_out(input, out):
@@ -1544,7 +1571,7 @@ def exp2_out(input, out):
         _k.broadcast_error("exp2", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("exp2", out, r, dt)
+    return _k.store_out("exp2", out, r, dt, (input,))
 
 
 _FAST_expm1 = _k.fast_dtypes(None, floating_only=True)
@@ -1585,7 +1612,7 @@ def expm1_inplace(input):
         _k.broadcast_error("expm1", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("expm1_", input, r, dt)
+    return _k.store_inplace("expm1_", input, r, dt, ())
 
 
 def expm1_out(input, out):
@@ -1600,7 +1627,7 @@ def expm1_out(input, out):
         _k.broadcast_error("expm1", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("expm1", out, r, dt)
+    return _k.store_out("expm1", out, r, dt, (input,))
 
 
 _FAST_log = _k.fast_dtypes(None, floating_only=True)
@@ -1641,7 +1668,7 @@ def log_inplace(input):
         _k.broadcast_error("log", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("log_", input, r, dt)
+    return _k.store_inplace("log_", input, r, dt, ())
 
 
 def log_out(input, out):
@@ -1656,7 +1683,7 @@ def log_out(input, out):
         _k.broadcast_error("log", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("log", out, r, dt)
+    return _k.store_out("log", out, r, dt, (input,))
 
 
 _FAST_log2 = _k.fast_dtypes(None, floating_only=True)
@@ -1697,7 +1724,7 @@ def log2_inplace(input):
         _k.broadcast_error("log2", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("log2_", input, r, dt)
+    return _k.store_inplace("log2_", input, r, dt, ())
 
 
 def log2_out(input, out):
@@ -1712,7 +1739,7 @@ def log2_out(input, out):
         _k.broadcast_error("log2", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("log2", out, r, dt)
+    return _k.store_out("log2", out, r, dt, (input,))
 
 
 _FAST_log10 = _k.fast_dtypes(None, floating_only=True)
@@ -1753,7 +1780,7 @@ def log10_inplace(input):
         _k.broadcast_error("log10", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("log10_", input, r, dt)
+    return _k.store_inplace("log10_", input, r, dt, ())
 
 
 def log10_out(input, out):
@@ -1768,7 +1795,7 @@ def log10_out(input, out):
         _k.broadcast_error("log10", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("log10", out, r, dt)
+    return _k.store_out("log10", out, r, dt, (input,))
 
 
 _FAST_log1p = _k.fast_dtypes(None, floating_only=True)
@@ -1809,7 +1836,7 @@ def log1p_inplace(input):
         _k.broadcast_error("log1p", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("log1p_", input, r, dt)
+    return _k.store_inplace("log1p_", input, r, dt, ())
 
 
 def log1p_out(input, out):
@@ -1824,7 +1851,7 @@ def log1p_out(input, out):
         _k.broadcast_error("log1p", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("log1p", out, r, dt)
+    return _k.store_out("log1p", out, r, dt, (input,))
 
 
 _FAST_sin = _k.fast_dtypes(None, floating_only=True)
@@ -1865,7 +1892,7 @@ def sin_inplace(input):
         _k.broadcast_error("sin", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("sin_", input, r, dt)
+    return _k.store_inplace("sin_", input, r, dt, ())
 
 
 def sin_out(input, out):
@@ -1880,7 +1907,7 @@ def sin_out(input, out):
         _k.broadcast_error("sin", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("sin", out, r, dt)
+    return _k.store_out("sin", out, r, dt, (input,))
 
 
 _FAST_cos = _k.fast_dtypes(None, floating_only=True)
@@ -1921,7 +1948,7 @@ def cos_inplace(input):
         _k.broadcast_error("cos", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("cos_", input, r, dt)
+    return _k.store_inplace("cos_", input, r, dt, ())
 
 
 def cos_out(input, out):
@@ -1936,7 +1963,7 @@ def cos_out(input, out):
         _k.broadcast_error("cos", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("cos", out, r, dt)
+    return _k.store_out("cos", out, r, dt, (input,))
 
 
 _FAST_tan = _k.fast_dtypes(None, floating_only=True)
@@ -1977,7 +2004,7 @@ def tan_inplace(input):
         _k.broadcast_error("tan", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("tan_", input, r, dt)
+    return _k.store_inplace("tan_", input, r, dt, ())
 
 
 def tan_out(input, out):
@@ -1992,7 +2019,7 @@ def tan_out(input, out):
         _k.broadcast_error("tan", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("tan", out, r, dt)
+    return _k.store_out("tan", out, r, dt, (input,))
 
 
 _FAST_asin = _k.fast_dtypes(None, floating_only=True)
@@ -2033,7 +2060,7 @@ def asin_inplace(input):
         _k.broadcast_error("asin", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("asin_", input, r, dt)
+    return _k.store_inplace("asin_", input, r, dt, ())
 
 
 def asin_out(input, out):
@@ -2048,7 +2075,7 @@ def asin_out(input, out):
         _k.broadcast_error("asin", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("asin", out, r, dt)
+    return _k.store_out("asin", out, r, dt, (input,))
 
 
 _FAST_acos = _k.fast_dtypes(None, floating_only=True)
@@ -2089,7 +2116,7 @@ def acos_inplace(input):
         _k.broadcast_error("acos", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("acos_", input, r, dt)
+    return _k.store_inplace("acos_", input, r, dt, ())
 
 
 def acos_out(input, out):
@@ -2104,7 +2131,7 @@ def acos_out(input, out):
         _k.broadcast_error("acos", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("acos", out, r, dt)
+    return _k.store_out("acos", out, r, dt, (input,))
 
 
 _FAST_atan = _k.fast_dtypes(None, floating_only=True)
@@ -2145,7 +2172,7 @@ def atan_inplace(input):
         _k.broadcast_error("atan", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("atan_", input, r, dt)
+    return _k.store_inplace("atan_", input, r, dt, ())
 
 
 def atan_out(input, out):
@@ -2160,7 +2187,7 @@ def atan_out(input, out):
         _k.broadcast_error("atan", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("atan", out, r, dt)
+    return _k.store_out("atan", out, r, dt, (input,))
 
 
 _FAST_atan2 = _k.fast_dtypes(None, floating_only=True)
@@ -2203,7 +2230,7 @@ def atan2_inplace(input, other):
         _k.broadcast_error("atan2", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("atan2_", input, r, dt)
+    return _k.store_inplace("atan2_", input, r, dt, (other,))
 
 
 def atan2_out(input, other, out):
@@ -2219,7 +2246,7 @@ def atan2_out(input, other, out):
         _k.broadcast_error("atan2", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("atan2", out, r, dt)
+    return _k.store_out("atan2", out, r, dt, (input, other))
 
 
 _FAST_sinh = _k.fast_dtypes(None, floating_only=True)
@@ -2260,7 +2287,7 @@ def sinh_inplace(input):
         _k.broadcast_error("sinh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("sinh_", input, r, dt)
+    return _k.store_inplace("sinh_", input, r, dt, ())
 
 
 def sinh_out(input, out):
@@ -2275,7 +2302,7 @@ def sinh_out(input, out):
         _k.broadcast_error("sinh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("sinh", out, r, dt)
+    return _k.store_out("sinh", out, r, dt, (input,))
 
 
 _FAST_cosh = _k.fast_dtypes(None, floating_only=True)
@@ -2316,7 +2343,7 @@ def cosh_inplace(input):
         _k.broadcast_error("cosh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("cosh_", input, r, dt)
+    return _k.store_inplace("cosh_", input, r, dt, ())
 
 
 def cosh_out(input, out):
@@ -2331,7 +2358,7 @@ def cosh_out(input, out):
         _k.broadcast_error("cosh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("cosh", out, r, dt)
+    return _k.store_out("cosh", out, r, dt, (input,))
 
 
 _FAST_tanh = _k.fast_dtypes(None, floating_only=True)
@@ -2372,7 +2399,7 @@ def tanh_inplace(input):
         _k.broadcast_error("tanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("tanh_", input, r, dt)
+    return _k.store_inplace("tanh_", input, r, dt, ())
 
 
 def tanh_out(input, out):
@@ -2387,7 +2414,7 @@ def tanh_out(input, out):
         _k.broadcast_error("tanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("tanh", out, r, dt)
+    return _k.store_out("tanh", out, r, dt, (input,))
 
 
 _FAST_erf = _k.fast_dtypes(None, floating_only=True)
@@ -2428,7 +2455,7 @@ def erf_inplace(input):
         _k.broadcast_error("erf", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("erf_", input, r, dt)
+    return _k.store_inplace("erf_", input, r, dt, ())
 
 
 def erf_out(input, out):
@@ -2443,7 +2470,7 @@ def erf_out(input, out):
         _k.broadcast_error("erf", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("erf", out, r, dt)
+    return _k.store_out("erf", out, r, dt, (input,))
 
 
 _FAST_floor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -2484,7 +2511,7 @@ def floor_inplace(input):
         _k.broadcast_error("floor", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("floor_", input, r, dt)
+    return _k.store_inplace("floor_", input, r, dt, ())
 
 
 def floor_out(input, out):
@@ -2499,7 +2526,7 @@ def floor_out(input, out):
         _k.broadcast_error("floor", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("floor", out, r, dt)
+    return _k.store_out("floor", out, r, dt, (input,))
 
 
 _FAST_ceil = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -2540,7 +2567,7 @@ def ceil_inplace(input):
         _k.broadcast_error("ceil", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("ceil_", input, r, dt)
+    return _k.store_inplace("ceil_", input, r, dt, ())
 
 
 def ceil_out(input, out):
@@ -2555,7 +2582,7 @@ def ceil_out(input, out):
         _k.broadcast_error("ceil", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("ceil", out, r, dt)
+    return _k.store_out("ceil", out, r, dt, (input,))
 
 
 _FAST_round = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -2596,7 +2623,7 @@ def round_inplace(input):
         _k.broadcast_error("round", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("round_", input, r, dt)
+    return _k.store_inplace("round_", input, r, dt, ())
 
 
 def round_out(input, out):
@@ -2611,7 +2638,7 @@ def round_out(input, out):
         _k.broadcast_error("round", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("round", out, r, dt)
+    return _k.store_out("round", out, r, dt, (input,))
 
 
 _FAST_trunc = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -2652,7 +2679,7 @@ def trunc_inplace(input):
         _k.broadcast_error("trunc", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("trunc_", input, r, dt)
+    return _k.store_inplace("trunc_", input, r, dt, ())
 
 
 def trunc_out(input, out):
@@ -2667,7 +2694,7 @@ def trunc_out(input, out):
         _k.broadcast_error("trunc", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("trunc", out, r, dt)
+    return _k.store_out("trunc", out, r, dt, (input,))
 
 
 _FAST_frac = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -2708,7 +2735,7 @@ def frac_inplace(input):
         _k.broadcast_error("frac", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("frac_", input, r, dt)
+    return _k.store_inplace("frac_", input, r, dt, ())
 
 
 def frac_out(input, out):
@@ -2723,7 +2750,7 @@ def frac_out(input, out):
         _k.broadcast_error("frac", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("frac", out, r, dt)
+    return _k.store_out("frac", out, r, dt, (input,))
 
 
 def maximum(input, other):
@@ -2763,7 +2790,7 @@ def maximum_inplace(input, other):
         _k.broadcast_error("maximum", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("maximum_", input, r, dt)
+    return _k.store_inplace("maximum_", input, r, dt, (other,))
 
 
 def maximum_out(input, other, out):
@@ -2779,7 +2806,7 @@ def maximum_out(input, other, out):
         _k.broadcast_error("maximum", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("maximum", out, r, dt)
+    return _k.store_out("maximum", out, r, dt, (input, other))
 
 
 def minimum(input, other):
@@ -2819,7 +2846,7 @@ def minimum_inplace(input, other):
         _k.broadcast_error("minimum", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("minimum_", input, r, dt)
+    return _k.store_inplace("minimum_", input, r, dt, (other,))
 
 
 def minimum_out(input, other, out):
@@ -2835,7 +2862,7 @@ def minimum_out(input, other, out):
         _k.broadcast_error("minimum", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("minimum", out, r, dt)
+    return _k.store_out("minimum", out, r, dt, (input, other))
 
 
 _FAST_lerp_Scalar = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -2878,7 +2905,7 @@ def lerp_Scalar_inplace(input, end, weight):
         _k.broadcast_error("lerp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("lerp_", input, r, dt)
+    return _k.store_inplace("lerp_", input, r, dt, (end,))
 
 
 def lerp_Scalar_out(input, end, weight, out):
@@ -2894,7 +2921,7 @@ def lerp_Scalar_out(input, end, weight, out):
         _k.broadcast_error("lerp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("lerp", out, r, dt)
+    return _k.store_out("lerp", out, r, dt, (input, end))
 
 
 _FAST_lerp_Tensor = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -2939,7 +2966,7 @@ def lerp_Tensor_inplace(input, end, weight):
         _k.broadcast_error("lerp", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("lerp_", input, r, dt)
+    return _k.store_inplace("lerp_", input, r, dt, (end, weight))
 
 
 def lerp_Tensor_out(input, end, weight, out):
@@ -2956,10 +2983,12 @@ def lerp_Tensor_out(input, end, weight, out):
         _k.broadcast_error("lerp", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("lerp", out, r, dt)
+    return _k.store_out("lerp", out, r, dt, (input, end, weight))
 
 
 def where_self(condition, input, other):
+    if condition._dtype is not _BOOL:
+        _k.check_condition("where", "condition", condition)
     dt = condition._dtype
     if input._dtype is dt and other._dtype is dt and dt in _NATIVE:
         a0 = condition._data
@@ -2985,6 +3014,8 @@ def where_self(condition, input, other):
 
 
 def where_self_out(condition, input, other, out):
+    if condition._dtype is not _BOOL:
+        _k.check_condition("where", "condition", condition)
     dt = condition._dtype
     if input._dtype is dt and other._dtype is dt and dt in _NATIVE:
         a0 = condition._data
@@ -2998,7 +3029,7 @@ def where_self_out(condition, input, other, out):
         _k.broadcast_error("where", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("where", out, r, dt)
+    return _k.store_out("where", out, r, dt, (condition, input, other))
 
 
 def lt_Tensor(input, other):
@@ -3040,7 +3071,7 @@ def lt_Tensor_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("lt", out, r, dt)
+    return _k.store_out("lt", out, r, dt, (input, other))
 
 
 def lt_Scalar(input, other):
@@ -3072,7 +3103,7 @@ def lt_Scalar_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("lt", out, r, dt)
+    return _k.store_out("lt", out, r, dt, (input,))
 
 
 def le_Tensor(input, other):
@@ -3114,7 +3145,7 @@ def le_Tensor_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("le", out, r, dt)
+    return _k.store_out("le", out, r, dt, (input, other))
 
 
 def le_Scalar(input, other):
@@ -3146,7 +3177,7 @@ def le_Scalar_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("le", out, r, dt)
+    return _k.store_out("le", out, r, dt, (input,))
 
 
 def ge_Tensor(input, other):
@@ -3188,7 +3219,7 @@ def ge_Tensor_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("ge", out, r, dt)
+    return _k.store_out("ge", out, r, dt, (input, other))
 
 
 def ge_Scalar(input, other):
@@ -3220,7 +3251,7 @@ def ge_Scalar_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("ge", out, r, dt)
+    return _k.store_out("ge", out, r, dt, (input,))
 
 
 def eq_Tensor(input, other):
@@ -3262,7 +3293,7 @@ def eq_Tensor_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("eq", out, r, dt)
+    return _k.store_out("eq", out, r, dt, (input, other))
 
 
 def eq_Scalar(input, other):
@@ -3294,7 +3325,7 @@ def eq_Scalar_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("eq", out, r, dt)
+    return _k.store_out("eq", out, r, dt, (input,))
 
 
 def ne_Tensor(input, other):
@@ -3336,7 +3367,7 @@ def ne_Tensor_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("ne", out, r, dt)
+    return _k.store_out("ne", out, r, dt, (input, other))
 
 
 def ne_Scalar(input, other):
@@ -3368,7 +3399,7 @@ def ne_Scalar_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("ne", out, r, dt)
+    return _k.store_out("ne", out, r, dt, (input,))
 
 
 def logical_and(input, other):
@@ -3410,7 +3441,7 @@ def logical_and_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("logical_and", out, r, dt)
+    return _k.store_out("logical_and", out, r, dt, (input, other))
 
 
 def logical_or(input, other):
@@ -3452,7 +3483,7 @@ def logical_or_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("logical_or", out, r, dt)
+    return _k.store_out("logical_or", out, r, dt, (input, other))
 
 
 def logical_xor(input, other):
@@ -3494,7 +3525,7 @@ def logical_xor_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("logical_xor", out, r, dt)
+    return _k.store_out("logical_xor", out, r, dt, (input, other))
 
 
 def logical_not(input):
@@ -3534,7 +3565,7 @@ def logical_not_out(input, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("logical_not", out, r, dt)
+    return _k.store_out("logical_not", out, r, dt, (input,))
 
 
 _FAST_bitwise_and_Tensor = _k.fast_dtypes(('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), floating_only=False)
@@ -3577,7 +3608,7 @@ def bitwise_and_Tensor_inplace(input, other):
         _k.broadcast_error("bitwise_and", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("bitwise_and_", input, r, dt)
+    return _k.store_inplace("bitwise_and_", input, r, dt, (other,))
 
 
 def bitwise_and_Tensor_out(input, other, out):
@@ -3593,7 +3624,7 @@ def bitwise_and_Tensor_out(input, other, out):
         _k.broadcast_error("bitwise_and", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("bitwise_and", out, r, dt)
+    return _k.store_out("bitwise_and", out, r, dt, (input, other))
 
 
 _FAST_bitwise_or_Tensor = _k.fast_dtypes(('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), floating_only=False)
@@ -3636,7 +3667,7 @@ def bitwise_or_Tensor_inplace(input, other):
         _k.broadcast_error("bitwise_or", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("bitwise_or_", input, r, dt)
+    return _k.store_inplace("bitwise_or_", input, r, dt, (other,))
 
 
 def bitwise_or_Tensor_out(input, other, out):
@@ -3652,7 +3683,7 @@ def bitwise_or_Tensor_out(input, other, out):
         _k.broadcast_error("bitwise_or", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("bitwise_or", out, r, dt)
+    return _k.store_out("bitwise_or", out, r, dt, (input, other))
 
 
 _FAST_bitwise_xor_Tensor = _k.fast_dtypes(('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), floating_only=False)
@@ -3695,7 +3726,7 @@ def bitwise_xor_Tensor_inplace(input, other):
         _k.broadcast_error("bitwise_xor", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("bitwise_xor_", input, r, dt)
+    return _k.store_inplace("bitwise_xor_", input, r, dt, (other,))
 
 
 def bitwise_xor_Tensor_out(input, other, out):
@@ -3711,7 +3742,7 @@ def bitwise_xor_Tensor_out(input, other, out):
         _k.broadcast_error("bitwise_xor", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("bitwise_xor", out, r, dt)
+    return _k.store_out("bitwise_xor", out, r, dt, (input, other))
 
 
 _FAST_bitwise_not = _k.fast_dtypes(('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), floating_only=False)
@@ -3752,7 +3783,7 @@ def bitwise_not_inplace(input):
         _k.broadcast_error("bitwise_not", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("bitwise_not_", input, r, dt)
+    return _k.store_inplace("bitwise_not_", input, r, dt, ())
 
 
 def bitwise_not_out(input, out):
@@ -3767,7 +3798,7 @@ def bitwise_not_out(input, out):
         _k.broadcast_error("bitwise_not", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("bitwise_not", out, r, dt)
+    return _k.store_out("bitwise_not", out, r, dt, (input,))
 
 
 def isnan(input):
@@ -3807,7 +3838,7 @@ def isnan_out(input, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("isnan", out, r, dt)
+    return _k.store_out("isnan", out, r, dt, (input,))
 
 
 def isinf(input):
@@ -3847,7 +3878,7 @@ def isinf_out(input, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("isinf", out, r, dt)
+    return _k.store_out("isinf", out, r, dt, (input,))
 
 
 def isfinite(input):
@@ -3887,7 +3918,7 @@ def isfinite_out(input, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("isfinite", out, r, dt)
+    return _k.store_out("isfinite", out, r, dt, (input,))
 
 
 _FAST_leaky_relu = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -3934,7 +3965,7 @@ def leaky_relu_inplace(input, negative_slope):
         _k.broadcast_error("leaky_relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("leaky_relu_", input, r, dt)
+    return _k.store_inplace("leaky_relu_", input, r, dt, ())
 
 
 def leaky_relu_out(input, negative_slope, out):
@@ -3952,7 +3983,7 @@ def leaky_relu_out(input, negative_slope, out):
         _k.broadcast_error("leaky_relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("leaky_relu", out, r, dt)
+    return _k.store_out("leaky_relu", out, r, dt, (input,))
 
 
 _FAST_elu = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -3964,6 +3995,8 @@ def elu(input, alpha, scale, input_scale):
         a0 = input._data
     else:
         dt, a0 = _k.operands("elu", "common", ('float16', 'float32', 'float64'), (input,))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _k.check_alpha(dt, alpha)
     try:
         if alpha == 1 and scale == 1 and input_scale == 1:
             r = np.where((a0 > 0), a0, np.expm1(a0))
@@ -3990,6 +4023,8 @@ def elu_inplace(input, alpha, scale, input_scale):
         a0 = input._data
     else:
         dt, a0 = _k.operands("elu", "common", ('float16', 'float32', 'float64'), (input,))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _k.check_alpha(dt, alpha)
     try:
         if alpha == 1 and scale == 1 and input_scale == 1:
             r = np.where((a0 > 0), a0, np.expm1(a0))
@@ -3999,7 +4034,7 @@ def elu_inplace(input, alpha, scale, input_scale):
         _k.broadcast_error("elu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("elu_", input, r, dt)
+    return _k.store_inplace("elu_", input, r, dt, ())
 
 
 def elu_out(input, alpha, scale, input_scale, out):
@@ -4008,6 +4043,8 @@ def elu_out(input, alpha, scale, input_scale, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("elu", "common", ('float16', 'float32', 'float64'), (input,))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _k.check_alpha(dt, alpha)
     try:
         if alpha == 1 and scale == 1 and input_scale == 1:
             r = np.where((a0 > 0), a0, np.expm1(a0))
@@ -4017,7 +4054,7 @@ def elu_out(input, alpha, scale, input_scale, out):
         _k.broadcast_error("elu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("elu", out, r, dt)
+    return _k.store_out("elu", out, r, dt, (input,))
 
 
 _FAST_silu = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -4058,7 +4095,7 @@ def silu_inplace(input):
         _k.broadcast_error("silu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("silu_", input, r, dt)
+    return _k.store_inplace("silu_", input, r, dt, ())
 
 
 def silu_out(input, out):
@@ -4073,7 +4110,7 @@ def silu_out(input, out):
         _k.broadcast_error("silu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("silu", out, r, dt)
+    return _k.store_out("silu", out, r, dt, (input,))
 
 
 _FAST_mish = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -4114,7 +4151,7 @@ def mish_inplace(input):
         _k.broadcast_error("mish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("mish_", input, r, dt)
+    return _k.store_inplace("mish_", input, r, dt, ())
 
 
 def mish_out(input, out):
@@ -4129,7 +4166,7 @@ def mish_out(input, out):
         _k.broadcast_error("mish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("mish", out, r, dt)
+    return _k.store_out("mish", out, r, dt, (input,))
 
 
 _FAST_sigmoid = _k.fast_dtypes(None, floating_only=True)
@@ -4170,7 +4207,7 @@ def sigmoid_inplace(input):
         _k.broadcast_error("sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("sigmoid_", input, r, dt)
+    return _k.store_inplace("sigmoid_", input, r, dt, ())
 
 
 def sigmoid_out(input, out):
@@ -4185,7 +4222,7 @@ def sigmoid_out(input, out):
         _k.broadcast_error("sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("sigmoid", out, r, dt)
+    return _k.store_out("sigmoid", out, r, dt, (input,))
 
 
 _FAST_log_sigmoid = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -4226,7 +4263,7 @@ def log_sigmoid_inplace(input):
         _k.broadcast_error("log_sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("log_sigmoid_", input, r, dt)
+    return _k.store_inplace("log_sigmoid_", input, r, dt, ())
 
 
 def log_sigmoid_out(input, out):
@@ -4241,7 +4278,7 @@ def log_sigmoid_out(input, out):
         _k.broadcast_error("log_sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("log_sigmoid", out, r, dt)
+    return _k.store_out("log_sigmoid", out, r, dt, (input,))
 
 
 _FAST_softplus = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -4288,7 +4325,7 @@ def softplus_inplace(input, beta, threshold):
         _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("softplus_", input, r, dt)
+    return _k.store_inplace("softplus_", input, r, dt, ())
 
 
 def softplus_out(input, beta, threshold, out):
@@ -4306,7 +4343,7 @@ def softplus_out(input, beta, threshold, out):
         _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("softplus", out, r, dt)
+    return _k.store_out("softplus", out, r, dt, (input,))
 
 
 _FAST_hardtanh = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -4353,7 +4390,7 @@ def hardtanh_inplace(input, min_val, max_val):
         _k.broadcast_error("hardtanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("hardtanh_", input, r, dt)
+    return _k.store_inplace("hardtanh_", input, r, dt, ())
 
 
 def hardtanh_out(input, min_val, max_val, out):
@@ -4371,7 +4408,7 @@ def hardtanh_out(input, min_val, max_val, out):
         _k.broadcast_error("hardtanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("hardtanh", out, r, dt)
+    return _k.store_out("hardtanh", out, r, dt, (input,))
 
 
 _FAST_hardsigmoid = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -4412,7 +4449,7 @@ def hardsigmoid_inplace(input):
         _k.broadcast_error("hardsigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("hardsigmoid_", input, r, dt)
+    return _k.store_inplace("hardsigmoid_", input, r, dt, ())
 
 
 def hardsigmoid_out(input, out):
@@ -4427,7 +4464,7 @@ def hardsigmoid_out(input, out):
         _k.broadcast_error("hardsigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("hardsigmoid", out, r, dt)
+    return _k.store_out("hardsigmoid", out, r, dt, (input,))
 
 
 _FAST_hardswish = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -4468,7 +4505,7 @@ def hardswish_inplace(input):
         _k.broadcast_error("hardswish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("hardswish_", input, r, dt)
+    return _k.store_inplace("hardswish_", input, r, dt, ())
 
 
 def hardswish_out(input, out):
@@ -4483,10 +4520,12 @@ def hardswish_out(input, out):
         _k.broadcast_error("hardswish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("hardswish", out, r, dt)
+    return _k.store_out("hardswish", out, r, dt, (input,))
 
 
 def masked_fill_Scalar(input, mask, value):
+    if mask._dtype is not _BOOL:
+        _k.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
     if mask._dtype is dt and dt in _NATIVE:
         a0 = input._data
@@ -4511,6 +4550,8 @@ def masked_fill_Scalar(input, mask, value):
 
 
 def masked_fill_Scalar_inplace(input, mask, value):
+    if mask._dtype is not _BOOL:
+        _k.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
     if mask._dtype is dt and dt in _NATIVE:
         a0 = input._data
@@ -4523,10 +4564,12 @@ def masked_fill_Scalar_inplace(input, mask, value):
         _k.broadcast_error("masked_fill", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("masked_fill_", input, r, dt)
+    return _k.store_inplace("masked_fill_", input, r, dt, (mask,))
 
 
 def masked_fill_Scalar_out(input, mask, value, out):
+    if mask._dtype is not _BOOL:
+        _k.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
     if mask._dtype is dt and dt in _NATIVE:
         a0 = input._data
@@ -4539,10 +4582,12 @@ def masked_fill_Scalar_out(input, mask, value, out):
         _k.broadcast_error("masked_fill", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("masked_fill", out, r, dt)
+    return _k.store_out("masked_fill", out, r, dt, (input, mask))
 
 
 def masked_fill_Tensor(input, mask, value):
+    if mask._dtype is not _BOOL:
+        _k.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
     if mask._dtype is dt and value._dtype is dt and dt in _NATIVE:
         a0 = input._data
@@ -4568,6 +4613,8 @@ def masked_fill_Tensor(input, mask, value):
 
 
 def masked_fill_Tensor_inplace(input, mask, value):
+    if mask._dtype is not _BOOL:
+        _k.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
     if mask._dtype is dt and value._dtype is dt and dt in _NATIVE:
         a0 = input._data
@@ -4581,10 +4628,12 @@ def masked_fill_Tensor_inplace(input, mask, value):
         _k.broadcast_error("masked_fill", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("masked_fill_", input, r, dt)
+    return _k.store_inplace("masked_fill_", input, r, dt, (mask, value))
 
 
 def masked_fill_Tensor_out(input, mask, value, out):
+    if mask._dtype is not _BOOL:
+        _k.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
     if mask._dtype is dt and value._dtype is dt and dt in _NATIVE:
         a0 = input._data
@@ -4598,4 +4647,4 @@ def masked_fill_Tensor_out(input, mask, value, out):
         _k.broadcast_error("masked_fill", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("masked_fill", out, r, dt)
+    return _k.store_out("masked_fill", out, r, dt, (input, mask, value))

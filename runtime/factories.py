@@ -21,6 +21,7 @@ from runtime import strides as S
 from runtime.device import CPU, Device, as_device
 from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, dispatcher, tls
 from runtime.kernels.copy import array_module
+from runtime.storage import empty_array
 from runtime.tensor import Tensor
 
 __all__ = [
@@ -40,16 +41,16 @@ def empty_strided_backend_select(size: Sequence[int], stride: Sequence[int], dty
     return _empty_strided_op().redispatch(keys, size, stride, dtype, layout, device, pin_memory)
 
 
-def _strided(xp: Any, size: Sequence[int], stride: Sequence[int], dt: dtypes.DType) -> Any:
+def _strided(xp: Any, size: Sequence[int], stride: Sequence[int], dt: dtypes.DType, device: object = "cpu") -> Any:
     shape = _check_size(size)
     strides = tuple(int(s) for s in stride)
     if len(strides) != len(shape):
         raise RuntimeError(f"empty_strided: mismatch in length of strides and shape: {list(shape)} and "
                            f"{list(strides)}")
     if strides == S.contiguous_strides(shape):
-        return xp.empty(shape, dtype=dt.np)
+        return empty_array(xp, shape, dt.np, device)  # Note [Impossible allocation sizes] (storage.py)
     extent = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides, strict=True))
-    flat = xp.empty(extent, dtype=dt.np)
+    flat = empty_array(xp, (extent,), dt.np, device)
     return xp.lib.stride_tricks.as_strided(flat, shape, tuple(s * dt.itemsize for s in strides))
 
 
@@ -67,7 +68,7 @@ def empty_strided_cuda(size: Sequence[int], stride: Sequence[int], dtype: Any = 
     dev = _device(device)
     cp = array_module(dev)
     with cp.cuda.Device(dev.index or 0):
-        return Tensor._wrap(_strided(cp, size, stride, dt), dt)
+        return Tensor._wrap(_strided(cp, size, stride, dt, f"cuda:{dev.index or 0}"), dt)
 
 
 _EMPTY_STRIDED: list[Any] = []

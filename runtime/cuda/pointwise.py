@@ -77,7 +77,8 @@ def plan(shape: Sequence[int], strides: Sequence[Sequence[int]], pointers: Seque
 
 def _empty(cupy: Any, shape: tuple[int, ...], np_dtype: Any, device: int) -> Any:
     """A new device array, from the caching allocator when it is there (runtime/cuda/memory.py)."""
-    nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(np_dtype).itemsize
+    from runtime.storage import checked_nbytes  # Note [Impossible allocation sizes]
+    nbytes = checked_nbytes(shape, np.dtype(np_dtype).itemsize, f"cuda:{device}")
     try:
         from runtime.cuda.memory import cuda_malloc
     except ImportError:  # pragma: no cover - the allocator is part of the package
@@ -92,6 +93,7 @@ def launch(kernel: PointwiseKernel, tensors: Sequence[Any], scalars: Sequence[An
     from runtime import dtypes
     from runtime.cuda.compile import load_function
     from runtime.cuda.device import sm_count
+    from runtime.memory_overlap import check_write
     from runtime.strides import broadcast_shapes
     from runtime.tensor import Tensor
 
@@ -107,6 +109,7 @@ def launch(kernel: PointwiseKernel, tensors: Sequence[Any], scalars: Sequence[An
         shape = tuple(broadcast_shapes(*(a.shape for a in arrays)))
         target = out
         if out is not None:
+            check_write(out, tensors)  # Note [Overlap checks before a write]
             if tuple(out.shape) != shape:
                 raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape "
                                    f"{list(shape)}")

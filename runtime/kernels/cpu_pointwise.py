@@ -7,6 +7,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from runtime import dtypes
+from runtime.memory_overlap import check_write
 from runtime.tensor import Tensor
 
 # The NumPy dtype a pointwise kernel computes in: half precision computes in float32, as on CUDA.
@@ -70,20 +71,47 @@ def unsupported(op: str, dt: dtypes.DType) -> NoReturn:
     raise RuntimeError(f"\"{op}\" not implemented for '{dt.name}'")
 
 
-def store_inplace(op: str, target: Tensor, result: Any, dt: dtypes.DType) -> Tensor:
-    """Write an in-place op's result into `target`, as PyTorch checks it."""
+def check_condition(op: str, name: str, t: Tensor) -> None:
+    """A mask or condition argument must be bool (PyTorch's RuntimeError); `where` also takes uint8, which
+    PyTorch accepts with a deprecation warning."""
+    dt = t._dtype
+    if dt is dtypes.bool_:
+        return
+    if op == "where" and dt is dtypes.uint8:
+        import warnings
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated; use a boolean "
+                      "condition instead.", UserWarning, stacklevel=3)
+        return
+    raise RuntimeError(f"{op} expected {name} to be a boolean tensor, but got a tensor with dtype {dt.name}")
+
+
+def check_alpha(dt: dtypes.DType, alpha: Any) -> None:
+    """PyTorch's alpha_check: no floating alpha for integral results, no bool alpha for non-bool results.
+    Generated kernels call it only for an alpha that is not a plain int (the default 1 is)."""
+    if isinstance(alpha, bool):
+        if dt is not dtypes.bool_:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif not dt.is_floating_point and not isinstance(alpha, int | np.integer):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
+def store_inplace(op: str, target: Tensor, result: Any, dt: dtypes.DType, inputs: tuple[Any, ...] = ()) -> Tensor:
+    """Write an in-place op's result into `target`, as PyTorch checks it (dtype, shape, and Note [Overlap
+    checks before a write] against the op's other tensor `inputs`)."""
     if not dtypes.can_cast(dt, target._dtype):
         raise RuntimeError(f"{op}: result type {dt.name} can't be cast to the desired output type "
                            f"{target._dtype.name}")
     if result.shape != target._data.shape:
         raise RuntimeError(f"{op}: output with shape {list(target.shape)} doesn't match the broadcast shape "
                            f"{list(result.shape)}")
+    check_write(target, inputs)
     target._data[...] = result
     return target
 
 
-def store_out(op: str, out: Tensor, result: Any, dt: dtypes.DType) -> Tensor:
-    """Write an op's result into `out=`; an empty `out` is resized, as PyTorch does."""
+def store_out(op: str, out: Tensor, result: Any, dt: dtypes.DType, inputs: tuple[Any, ...] = ()) -> Tensor:
+    """Write an op's result into `out=`; an empty `out` is resized, as PyTorch does. `inputs`: the op's
+    tensor arguments (Note [Overlap checks before a write])."""
     if not dtypes.can_cast(dt, out._dtype):
         raise RuntimeError(f"{op}: result type {dt.name} can't be cast to the desired output type "
                            f"{out._dtype.name}")
@@ -93,6 +121,8 @@ def store_out(op: str, out: Tensor, result: Any, dt: dtypes.DType) -> Tensor:
                                f"{list(result.shape)} (only an empty out= tensor is resized)")
         out._data = np.empty(result.shape, dtype=out._dtype.np)
         out._storage = None
+    else:
+        check_write(out, inputs)
     out._data[...] = result
     return out
 

@@ -29,10 +29,11 @@ def _shifted(self: Tensor, dim: int, dt: dtypes.DType) -> tuple[Any, Any, int | 
         S.wrap_dim(dim, 0)
     if a.size == 0:
         return a, a, axis
-    xp = xp_of(a)
-    m = a.max(axis=axis, keepdims=True)
-    m = xp.where(xp.isfinite(m), m, 0)
-    return a, a - m, axis
+    # As PyTorch, the row maximum is subtracted as it is: a row holding +inf gets inf - inf = nan (so
+    # softmax([inf, 1]) is [nan, nan]) and an all -inf row gets nan too; the CUDA kernel
+    # (runtime/cuda/include/opgen_softmax.cuh) computes the same.
+    with np.errstate(invalid="ignore"):
+        return a, a - a.max(axis=axis, keepdims=True), axis
 
 
 def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
