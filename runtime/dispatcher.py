@@ -155,6 +155,11 @@ class DispatchError(NotImplementedError):
     """No kernel for an operator and dispatch key."""
 
 
+class EmptyTensorListError(DispatchError, ValueError):
+    """A call whose only tensor argument is an empty Tensor[] (`cat([])`): PyTorch raises ValueError for
+    some ops and RuntimeError for others; this is both."""
+
+
 class BoxedFallback:
     """A fallback for a whole key: called as `fn(op, args)` with the op and its arguments as a list."""
 
@@ -266,6 +271,9 @@ class Operator:
         asked = key.name if key is not None else "an empty key set (no tensor or device argument)"
 
         def missing(*args: Any) -> Any:
+            if key is None and any(isinstance(args[i], list | tuple) and not args[i]
+                                   for i in self.tensor_positions if i < len(args)):
+                raise EmptyTensorListError(f"{name}(): expected a non-empty list of Tensors")
             raise DispatchError(f"no kernel for operator '{name}' and dispatch key {asked}; "
                                 f"keys with a kernel: {registered}")
 

@@ -41,12 +41,12 @@ def select_instance(kernel: PointwiseKernel, common: str, default_float: str) ->
     """The instance (input dtype) for inputs whose common dtype is `common`.
 
     `promote: float` instances for integer inputs produce float32; with another default float dtype the
-    inputs are cast to it first. Raises TypeError, as PyTorch, for an unsupported dtype.
+    inputs are cast to it first. Raises NotImplementedError, as PyTorch, for an unsupported dtype.
     """
     if kernel.promote == "float" and common not in FLOATING and default_float != "float32":
         common = default_float
     if common not in kernel.instances:
-        raise TypeError(f'"{kernel.name}_cuda" not implemented for \'{common}\'')
+        raise NotImplementedError(f'"{kernel.name}_cuda" not implemented for \'{common}\'')
     return common
 
 

@@ -17,7 +17,7 @@ from runtime.tensor import Tensor
 def _softmax_dtype(self: Tensor, dtype: Any) -> dtypes.DType:
     dt = dtypes.as_dtype(dtype) if dtype is not None else self._dtype
     if not dt.is_floating_point:
-        raise RuntimeError(f"\"softmax_lastdim_kernel_impl\" not implemented for '{dt.name}'")
+        raise NotImplementedError(f"\"softmax_lastdim_kernel_impl\" not implemented for '{dt.name}'")
     return dt
 
 
@@ -74,6 +74,12 @@ def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor,
 
 def _conv_geometry(shape: Sequence[int], kernel: Sequence[int], dilation: Sequence[int], padding: Sequence[int],
                    stride: Sequence[int]) -> tuple[int, int]:
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
     oh = (shape[-2] + 2 * padding[0] - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1
     ow = (shape[-1] + 2 * padding[1] - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
     if oh <= 0 or ow <= 0:
