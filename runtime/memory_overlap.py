@@ -11,8 +11,12 @@ As in PyTorch, only what can be decided cheaply is refused: internal overlap mea
 partial overlap is reported for two dense (non-overlapping, gap-free) layouts whose byte ranges
 intersect; other layouts (`x[::2]` and `x[1::2]`) are let through.
 Cost on the hot path: a written-to array that owns its memory (`base is None`: every fresh kernel
-output) has no zero stride, and two arrays that both own their memory cannot share it, so the common
-case is two attribute reads; only views pay for the range test. The generated pointwise kernels
+output) has no zero stride, and a view is tested for one only when a stride is 0. An input can overlap
+the target only if both view the same allocation: NumPy and CuPy point `base` of every view at the array
+that owns the memory, so the common case is an identity test; only views of one allocation pay for the
+byte-range test. The pointwise kernels' store_inplace/store_out call `check_write` only when the target is
+a view or an input views the target, so a write into an array that owns its memory pays two attribute
+reads per input. The generated pointwise kernels
 (store_inplace/store_out in runtime/kernels/cpu_pointwise.py), copy_ and the CUDA launcher call these.
 """
 
@@ -35,15 +39,21 @@ def has_internal_overlap(array: Any) -> bool:
 
 
 def check_write(target: Any, inputs: Iterable[Any] = ()) -> None:
-    """Raise RuntimeError if writing into `target` (a Tensor) while reading `inputs` (Tensors, or anything
-    else, which is skipped) is refused (Note [Overlap checks before a write])."""
+    """Raise RuntimeError if writing into `target` while reading `inputs` (Tensors) is refused (Note
+    [Overlap checks before a write])."""
     data = target._data
-    if data.base is not None and has_internal_overlap(data):
+    owner = data.base
+    if owner is None:
+        owner = data
+    elif 0 in data.strides and has_internal_overlap(data):
         raise RuntimeError(INTERNAL_OVERLAP)
     for t in inputs:
-        other = getattr(t, "_data", None)
-        if other is None or other is data or (other.base is None and data.base is None):
+        other = t._data
+        if other is data:
             continue
+        other_owner = other.base
+        if (other if other_owner is None else other_owner) is not owner:
+            continue  # another allocation
         if type(other) is type(data) and _partial_overlap(data, other):
             raise RuntimeError(PARTIAL_OVERLAP)
 

@@ -107,8 +107,15 @@ def store_inplace(op: str, target: Tensor, result: Any, dt: dtypes.DType, inputs
     if result.shape != target._data.shape:
         raise RuntimeError(f"{op}: output with shape {list(target.shape)} doesn't match the broadcast shape "
                            f"{list(result.shape)}")
-    check_write(target, inputs)
-    target._data[...] = result
+    data = target._data
+    if data.base is not None:  # Note [Overlap checks before a write]
+        check_write(target, inputs)
+    else:
+        for t in inputs:
+            if t._data.base is data:
+                check_write(target, inputs)
+                break
+    data[...] = result
     return target
 
 
@@ -128,7 +135,14 @@ def store_out(op: str, out: Tensor, result: Any, dt: dtypes.DType, inputs: tuple
         out._data = np.empty(result.shape, dtype=out._dtype.np)
         out._storage = None
     else:
-        check_write(out, inputs)
+        data = out._data
+        if data.base is not None:  # as in store_inplace
+            check_write(out, inputs)
+        else:
+            for t in inputs:
+                if t._data.base is data:
+                    check_write(out, inputs)
+                    break
     out._data[...] = result
     return out
 
