@@ -16,6 +16,7 @@ import numpy as np
 from runtime import dtypes as _dtypes
 from runtime.device import CPU as _CPU
 from runtime.dispatcher import CPU_BIT as _CPU_BIT
+from runtime.kernels import checks as _c
 from runtime.kernels import cpu_pointwise as _k
 from runtime.tensor import Tensor
 
@@ -33,7 +34,7 @@ def add_Tensor(input, other, alpha):
     else:
         dt, a0, a1 = _k.operands("add", "common", None, (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
-        _k.check_alpha(dt, alpha)
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + a1)
@@ -62,7 +63,7 @@ def add_Tensor_inplace(input, other, alpha):
     else:
         dt, a0, a1 = _k.operands("add", "common", None, (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
-        _k.check_alpha(dt, alpha)
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + a1)
@@ -83,7 +84,7 @@ def add_Tensor_out(input, other, alpha, out):
     else:
         dt, a0, a1 = _k.operands("add", "common", None, (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
-        _k.check_alpha(dt, alpha)
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + a1)
@@ -99,7 +100,7 @@ def add_Tensor_out(input, other, alpha, out):
 def add_Scalar(input, other, alpha):
     dt, a0 = _k.operands("add", "common", None, (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
-        _k.check_alpha(dt, alpha)
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + other)
@@ -123,7 +124,7 @@ def add_Scalar(input, other, alpha):
 def add_Scalar_inplace(input, other, alpha):
     dt, a0 = _k.operands("add", "common", None, (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
-        _k.check_alpha(dt, alpha)
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + other)
@@ -139,7 +140,7 @@ def add_Scalar_inplace(input, other, alpha):
 def add_Scalar_out(input, other, alpha, out):
     dt, a0 = _k.operands("add", "common", None, (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
-        _k.check_alpha(dt, alpha)
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + other)
@@ -163,7 +164,7 @@ def sub_Tensor(input, other, alpha):
     else:
         dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
-        _k.check_alpha(dt, alpha)
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - a1)
@@ -192,7 +193,7 @@ def sub_Tensor_inplace(input, other, alpha):
     else:
         dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
-        _k.check_alpha(dt, alpha)
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - a1)
@@ -213,7 +214,7 @@ def sub_Tensor_out(input, other, alpha, out):
     else:
         dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
-        _k.check_alpha(dt, alpha)
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - a1)
@@ -232,7 +233,7 @@ _FAST_sub_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', '
 def sub_Scalar(input, other, alpha):
     dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
-        _k.check_alpha(dt, alpha)
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - other)
@@ -256,7 +257,7 @@ def sub_Scalar(input, other, alpha):
 def sub_Scalar_inplace(input, other, alpha):
     dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
-        _k.check_alpha(dt, alpha)
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - other)
@@ -272,7 +273,7 @@ def sub_Scalar_inplace(input, other, alpha):
 def sub_Scalar_out(input, other, alpha, out):
     dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
-        _k.check_alpha(dt, alpha)
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - other)
@@ -2988,7 +2989,7 @@ def lerp_Tensor_out(input, end, weight, out):
 
 def where_self(condition, input, other):
     if condition._dtype is not _BOOL:
-        _k.check_condition("where", "condition", condition)
+        _c.check_condition("where", "condition", condition)
     dt = condition._dtype
     if input._dtype is dt and other._dtype is dt and dt in _NATIVE:
         a0 = condition._data
@@ -3015,7 +3016,7 @@ def where_self(condition, input, other):
 
 def where_self_out(condition, input, other, out):
     if condition._dtype is not _BOOL:
-        _k.check_condition("where", "condition", condition)
+        _c.check_condition("where", "condition", condition)
     dt = condition._dtype
     if input._dtype is dt and other._dtype is dt and dt in _NATIVE:
         a0 = condition._data
@@ -3995,8 +3996,6 @@ def elu(input, alpha, scale, input_scale):
         a0 = input._data
     else:
         dt, a0 = _k.operands("elu", "common", ('float16', 'float32', 'float64'), (input,))
-    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
-        _k.check_alpha(dt, alpha)
     try:
         if alpha == 1 and scale == 1 and input_scale == 1:
             r = np.where((a0 > 0), a0, np.expm1(a0))
@@ -4023,8 +4022,6 @@ def elu_inplace(input, alpha, scale, input_scale):
         a0 = input._data
     else:
         dt, a0 = _k.operands("elu", "common", ('float16', 'float32', 'float64'), (input,))
-    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
-        _k.check_alpha(dt, alpha)
     try:
         if alpha == 1 and scale == 1 and input_scale == 1:
             r = np.where((a0 > 0), a0, np.expm1(a0))
@@ -4043,8 +4040,6 @@ def elu_out(input, alpha, scale, input_scale, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("elu", "common", ('float16', 'float32', 'float64'), (input,))
-    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
-        _k.check_alpha(dt, alpha)
     try:
         if alpha == 1 and scale == 1 and input_scale == 1:
             r = np.where((a0 > 0), a0, np.expm1(a0))
@@ -4525,7 +4520,7 @@ def hardswish_out(input, out):
 
 def masked_fill_Scalar(input, mask, value):
     if mask._dtype is not _BOOL:
-        _k.check_condition("masked_fill", "mask", mask)
+        _c.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
     if mask._dtype is dt and dt in _NATIVE:
         a0 = input._data
@@ -4551,7 +4546,7 @@ def masked_fill_Scalar(input, mask, value):
 
 def masked_fill_Scalar_inplace(input, mask, value):
     if mask._dtype is not _BOOL:
-        _k.check_condition("masked_fill", "mask", mask)
+        _c.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
     if mask._dtype is dt and dt in _NATIVE:
         a0 = input._data
@@ -4569,7 +4564,7 @@ def masked_fill_Scalar_inplace(input, mask, value):
 
 def masked_fill_Scalar_out(input, mask, value, out):
     if mask._dtype is not _BOOL:
-        _k.check_condition("masked_fill", "mask", mask)
+        _c.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
     if mask._dtype is dt and dt in _NATIVE:
         a0 = input._data
@@ -4587,7 +4582,7 @@ def masked_fill_Scalar_out(input, mask, value, out):
 
 def masked_fill_Tensor(input, mask, value):
     if mask._dtype is not _BOOL:
-        _k.check_condition("masked_fill", "mask", mask)
+        _c.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
     if mask._dtype is dt and value._dtype is dt and dt in _NATIVE:
         a0 = input._data
@@ -4614,7 +4609,7 @@ def masked_fill_Tensor(input, mask, value):
 
 def masked_fill_Tensor_inplace(input, mask, value):
     if mask._dtype is not _BOOL:
-        _k.check_condition("masked_fill", "mask", mask)
+        _c.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
     if mask._dtype is dt and value._dtype is dt and dt in _NATIVE:
         a0 = input._data
@@ -4633,7 +4628,7 @@ def masked_fill_Tensor_inplace(input, mask, value):
 
 def masked_fill_Tensor_out(input, mask, value, out):
     if mask._dtype is not _BOOL:
-        _k.check_condition("masked_fill", "mask", mask)
+        _c.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
     if mask._dtype is dt and value._dtype is dt and dt in _NATIVE:
         a0 = input._data

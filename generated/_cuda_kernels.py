@@ -9,6 +9,8 @@ no CuPy: sources are read and compiled at first use (runtime/cuda/pointwise.py).
 import os
 
 from runtime.cuda.pointwise import PointwiseKernel, launch
+from runtime.dtypes import bool_ as _BOOL
+from runtime.kernels.checks import check_condition
 
 _CUDA_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -21,6 +23,7 @@ _abs = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -56,6 +59,7 @@ _acos = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -92,6 +96,7 @@ _add_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=2,
     promote_scalars=(0,),
+    alpha=1,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -128,6 +133,7 @@ _add_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    alpha=0,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -164,6 +170,7 @@ _asin = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -200,6 +207,7 @@ _atan = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -236,6 +244,7 @@ _atan2 = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -272,6 +281,7 @@ _bitwise_and_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -305,6 +315,7 @@ _bitwise_not = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -338,6 +349,7 @@ _bitwise_or_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -371,6 +383,7 @@ _bitwise_xor_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -404,6 +417,7 @@ _ceil = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -439,6 +453,7 @@ _cos = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -475,6 +490,7 @@ _cosh = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -511,6 +527,7 @@ _div_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -547,6 +564,7 @@ _div_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -583,6 +601,7 @@ _elu = PointwiseKernel(
     num_tensors=1,
     num_scalars=3,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -613,6 +632,7 @@ _eq_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -644,6 +664,7 @@ _eq_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -675,6 +696,7 @@ _erf = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -711,6 +733,7 @@ _exp = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -747,6 +770,7 @@ _exp2 = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -783,6 +807,7 @@ _expm1 = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -819,6 +844,7 @@ _floor = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -854,6 +880,7 @@ _floor_divide = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -889,6 +916,7 @@ _floor_divide_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -924,6 +952,7 @@ _fmod_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -959,6 +988,7 @@ _fmod_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -994,6 +1024,7 @@ _frac = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1024,6 +1055,7 @@ _ge_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1055,6 +1087,7 @@ _ge_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1086,6 +1119,7 @@ _gt_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1117,6 +1151,7 @@ _gt_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1148,6 +1183,7 @@ _hardsigmoid = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1178,6 +1214,7 @@ _hardswish = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1208,6 +1245,7 @@ _hardtanh = PointwiseKernel(
     num_tensors=1,
     num_scalars=2,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -1243,6 +1281,7 @@ _isfinite = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1274,6 +1313,7 @@ _isinf = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1305,6 +1345,7 @@ _isnan = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1336,6 +1377,7 @@ _le_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1367,6 +1409,7 @@ _le_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1398,6 +1441,7 @@ _leaky_relu = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1428,6 +1472,7 @@ _lerp_Scalar = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1458,6 +1503,7 @@ _lerp_Tensor = PointwiseKernel(
     num_tensors=3,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1488,6 +1534,7 @@ _log = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -1524,6 +1571,7 @@ _log10 = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -1560,6 +1608,7 @@ _log1p = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -1596,6 +1645,7 @@ _log2 = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -1632,6 +1682,7 @@ _log_sigmoid = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1662,6 +1713,7 @@ _logical_and = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1693,6 +1745,7 @@ _logical_not = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1724,6 +1777,7 @@ _logical_or = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1755,6 +1809,7 @@ _logical_xor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1786,6 +1841,7 @@ _lt_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1817,6 +1873,7 @@ _lt_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1848,6 +1905,7 @@ _masked_fill_Scalar = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -1863,15 +1921,21 @@ _masked_fill_Scalar = PointwiseKernel(
 
 
 def masked_fill_Scalar(self, mask, value):
+    if mask._dtype is not _BOOL:
+        check_condition("masked_fill", "mask", mask)
     return launch(_masked_fill_Scalar, (self, mask), (value,))
 
 
 def masked_fill_Scalar_inplace(self, mask, value):
+    if mask._dtype is not _BOOL:
+        check_condition("masked_fill", "mask", mask)
     return launch(_masked_fill_Scalar, (self, mask), (value,),
                   out=self)
 
 
 def masked_fill_Scalar_out(self, mask, value, out):
+    if mask._dtype is not _BOOL:
+        check_condition("masked_fill", "mask", mask)
     return launch(_masked_fill_Scalar, (self, mask), (value,),
                   out=out)
 
@@ -1884,6 +1948,7 @@ _masked_fill_Tensor = PointwiseKernel(
     num_tensors=3,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -1899,15 +1964,21 @@ _masked_fill_Tensor = PointwiseKernel(
 
 
 def masked_fill_Tensor(self, mask, value):
+    if mask._dtype is not _BOOL:
+        check_condition("masked_fill", "mask", mask)
     return launch(_masked_fill_Tensor, (self, mask, value), ())
 
 
 def masked_fill_Tensor_inplace(self, mask, value):
+    if mask._dtype is not _BOOL:
+        check_condition("masked_fill", "mask", mask)
     return launch(_masked_fill_Tensor, (self, mask, value), (),
                   out=self)
 
 
 def masked_fill_Tensor_out(self, mask, value, out):
+    if mask._dtype is not _BOOL:
+        check_condition("masked_fill", "mask", mask)
     return launch(_masked_fill_Tensor, (self, mask, value), (),
                   out=out)
 
@@ -1920,6 +1991,7 @@ _maximum = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -1956,6 +2028,7 @@ _minimum = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -1992,6 +2065,7 @@ _mish = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -2022,6 +2096,7 @@ _mul_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -2058,6 +2133,7 @@ _mul_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -2094,6 +2170,7 @@ _ne_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -2125,6 +2202,7 @@ _ne_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -2156,6 +2234,7 @@ _neg = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2191,6 +2270,7 @@ _pow_Tensor_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2226,6 +2306,7 @@ _pow_Tensor_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2261,6 +2342,7 @@ _reciprocal = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2297,6 +2379,7 @@ _relu = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2332,6 +2415,7 @@ _remainder_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2367,6 +2451,7 @@ _remainder_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2402,6 +2487,7 @@ _round = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2437,6 +2523,7 @@ _rsqrt = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2473,6 +2560,7 @@ _sigmoid = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2509,6 +2597,7 @@ _sign = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2544,6 +2633,7 @@ _silu = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -2574,6 +2664,7 @@ _sin = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2610,6 +2701,7 @@ _sinh = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2646,6 +2738,7 @@ _softplus = PointwiseKernel(
     num_tensors=1,
     num_scalars=2,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -2676,6 +2769,7 @@ _sqrt = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2712,6 +2806,7 @@ _square = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2747,6 +2842,7 @@ _sub_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=2,
     promote_scalars=(0,),
+    alpha=1,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2782,6 +2878,7 @@ _sub_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    alpha=0,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2817,6 +2914,7 @@ _tan = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2853,6 +2951,7 @@ _tanh = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2889,6 +2988,7 @@ _threshold_backward = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2919,6 +3019,7 @@ _trunc = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2954,6 +3055,7 @@ _where_self = PointwiseKernel(
     num_tensors=3,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -2969,9 +3071,13 @@ _where_self = PointwiseKernel(
 
 
 def where_self(condition, self, other):
+    if condition._dtype is not _BOOL:
+        check_condition("where", "condition", condition)
     return launch(_where_self, (condition, self, other), ())
 
 
 def where_self_out(condition, self, other, out):
+    if condition._dtype is not _BOOL:
+        check_condition("where", "condition", condition)
     return launch(_where_self, (condition, self, other), (),
                   out=out)

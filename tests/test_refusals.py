@@ -156,3 +156,17 @@ def test_softmax_on_rows_with_inf(row: list[float], soft: list[float], logsoft: 
     np.testing.assert_allclose(G.log_softmax(x, 1).numpy()[0], logsoft, rtol=1e-6)
     np.testing.assert_allclose(G.softmax(x, 1).numpy()[1], [0.26894142, 0.7310586], rtol=1e-6)  # rows independent
     np.testing.assert_allclose(G.softmax(x.t(), 0).numpy()[:, 0], soft, rtol=1e-6)  # along another dim
+
+
+def test_cuda_kernels_check_conditions_before_launching() -> None:
+    """The generated CUDA wrappers refuse a non-bool mask before any device work (no GPU needed)."""
+    import generated._cuda_kernels as cuda
+    from runtime.cuda.pointwise import PointwiseKernel
+    x = G.ones(3)
+    with pytest.raises(RuntimeError, match="masked_fill expected mask to be a boolean tensor"):
+        cuda.masked_fill_Scalar(x, G.ones(3), 0.0)
+    with pytest.raises(RuntimeError, match="where expected condition to be a boolean tensor"):
+        cuda.where_self(G.ones(3, dtype=G.int64), x, x)
+    assert cuda._add_Tensor.alpha == 0 and cuda._sub_Scalar.alpha == 1  # launch checks alpha from there
+    assert cuda._elu.alpha is None  # a floating-only op's alpha is a plain parameter
+    assert PointwiseKernel("k", "k.cu", "common", 1, 0, {}).alpha is None

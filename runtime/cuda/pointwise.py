@@ -30,6 +30,7 @@ class PointwiseKernel:
     num_scalars: int
     instances: dict[str, tuple[str, int]]
     promote_scalars: tuple[int, ...] = ()  # scalars that take part in type promotion (wrapped numbers)
+    alpha: int | None = None  # position in the scalars of an `alpha` (checked as PyTorch: runtime/kernels/checks.py)
 
 
 def compute_dtype_name(dtype: str) -> str:
@@ -93,6 +94,7 @@ def launch(kernel: PointwiseKernel, tensors: Sequence[Any], scalars: Sequence[An
     from runtime import dtypes
     from runtime.cuda.compile import load_function
     from runtime.cuda.device import sm_count
+    from runtime.kernels.checks import check_alpha
     from runtime.memory_overlap import check_write
     from runtime.strides import broadcast_shapes
     from runtime.tensor import Tensor
@@ -103,6 +105,10 @@ def launch(kernel: PointwiseKernel, tensors: Sequence[Any], scalars: Sequence[An
     out_name, vec = kernel.instances[key]
     in_dtype = dtypes.as_dtype(key)
     out_dtype = dtypes.as_dtype(out_name)
+    if kernel.alpha is not None:
+        alpha = scalars[kernel.alpha]
+        if alpha.__class__ is not int:
+            check_alpha(out_dtype, alpha)
     device = next((t.device.index or 0 for t in tensors if t.device.type == "cuda"), 0)
     with cupy.cuda.Device(device):
         arrays = [_as_input(cupy, t, in_dtype) for t in tensors]

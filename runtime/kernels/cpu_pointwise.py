@@ -74,30 +74,6 @@ def unsupported(op: str, dt: dtypes.DType) -> NoReturn:
     raise NotImplementedError(f"\"{op}\" not implemented for '{dt.name}'")
 
 
-def check_condition(op: str, name: str, t: Tensor) -> None:
-    """A mask or condition argument must be bool (PyTorch's RuntimeError); `where` also takes uint8, which
-    PyTorch accepts with a deprecation warning."""
-    dt = t._dtype
-    if dt is dtypes.bool_:
-        return
-    if op == "where" and dt is dtypes.uint8:
-        import warnings
-        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated; use a boolean "
-                      "condition instead.", UserWarning, stacklevel=3)
-        return
-    raise RuntimeError(f"{op} expected {name} to be a boolean tensor, but got a tensor with dtype {dt.name}")
-
-
-def check_alpha(dt: dtypes.DType, alpha: Any) -> None:
-    """PyTorch's alpha_check: no floating alpha for integral results, no bool alpha for non-bool results.
-    Generated kernels call it only for an alpha that is not a plain int (the default 1 is)."""
-    if isinstance(alpha, bool):
-        if dt is not dtypes.bool_:
-            raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    elif not dt.is_floating_point and not isinstance(alpha, int | np.integer):
-        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
-
-
 def store_inplace(op: str, target: Tensor, result: Any, dt: dtypes.DType, inputs: tuple[Any, ...] = ()) -> Tensor:
     """Write an in-place op's result into `target`, as PyTorch checks it (dtype, shape, and Note [Overlap
     checks before a write] against the op's other tensor `inputs`)."""
