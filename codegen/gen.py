@@ -22,6 +22,7 @@ from codegen import api_python, gen_autograd, gen_cuda
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import Derivative, load_derivatives
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError
+from codegen.kernel_spec import condition_tensors
 from codegen.model import SchemaKind
 from codegen.native import NativeFunction, Variant, load_native_functions
 from runtime.vocabulary import POINTWISE_KEYS
@@ -162,8 +163,7 @@ def _cpu_kernel_context(f: NativeFunction, functions: list[NativeFunction]) -> d
         # Note [Pointwise fast path] (runtime/kernels/cpu_pointwise.py): the dtypes computed directly.
         "fast_set": "_NATIVE" if all_dtypes and spec.promote != "float" else f"_FAST_{kernel_name(f)}",
         "inplace": any(g.derived_from is f and g.kind == SchemaKind.inplace for g in functions),
-        # PyTorch refuses a float `alpha` for integral results (checked off the alpha == 1 fast path)
-        "check_alpha": "alpha" in spec.scalars and bool(defaults),
+        "conditions": [py_name(t) for t in condition_tensors(spec)],
     }
 
 

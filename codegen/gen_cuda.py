@@ -26,7 +26,7 @@ from pathlib import PurePath
 import jinja2
 
 from codegen.api_python import kernel_name
-from codegen.kernel_spec import PointwiseSpec, render_cuda
+from codegen.kernel_spec import PointwiseSpec, condition_tensors, render_cuda
 from codegen.model import SchemaKind
 
 # dtype name -> (C++ storage type, itemsize). The C++ names of half types are opgen's own
@@ -99,6 +99,7 @@ class PointwiseOp:
     expr: str  # the spec as C++ over `params`
     instances: tuple[Instance, ...]
     inplace: bool  # has an in-place form (native.py derives it)
+    conditions: tuple[str, ...] = ()  # tensors used as a condition: must be bool (kernel_spec.condition_tensors)
 
     @property
     def path(self) -> str:
@@ -136,6 +137,7 @@ def pointwise_op(f: object) -> PointwiseOp:
         expr=render_cuda(spec, names),
         instances=tuple(instances),
         inplace=bool(positional) and str(positional[0]) == "Tensor self" and spec.promote != "bool",
+        conditions=condition_tensors(spec),
     )
 
 

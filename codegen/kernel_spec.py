@@ -263,3 +263,19 @@ def _render(node: ast.expr, names: Mapping[str, str], target: str) -> str:
         template = rule.cuda if cuda else rule.numpy
         return template.format(*(r(a) for a in node.args))
     raise SpecError(f"cannot render {ast.dump(node)}")  # unreachable after _validate
+
+
+def condition_tensors(spec: PointwiseSpec) -> tuple[str, ...]:
+    """The tensor arguments a spec uses as a condition (the test of `a if c else b`, the first argument of
+    `where(c, a, b)`), in order of first use. PyTorch requires those to be bool (masked_fill's mask,
+    where's condition); the generated kernels check it."""
+    found: list[str] = []
+    for node in ast.walk(spec.tree):
+        test: ast.expr | None = None
+        if isinstance(node, ast.IfExp):
+            test = node.test
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "where" and node.args:
+            test = node.args[0]
+        if isinstance(test, ast.Name) and test.id in spec.tensors and test.id not in found:
+            found.append(test.id)
+    return tuple(found)

@@ -5,7 +5,9 @@
 Each kernel takes the fast path when its tensors share a dtype that NumPy computes in directly, and
 otherwise asks `_k.operands` for the promoted dtype and cast arrays (Note [Pointwise fast path] in
 runtime/kernels/cpu_pointwise.py). The functional form builds its output tensor inline (Note [Lean
-tensor construction] in runtime/tensor.py).
+tensor construction] in runtime/tensor.py). A tensor used as a condition must be bool, an `alpha` must
+suit the result dtype, and in-place and out= writes are checked for overlap (Note [Overlap checks before
+a write] in runtime/memory_overlap.py), as PyTorch refuses these.
 """
 # ruff: noqa: E501, UP034
 
@@ -14,12 +16,14 @@ import numpy as np
 from runtime import dtypes as _dtypes
 from runtime.device import CPU as _CPU
 from runtime.dispatcher import CPU_BIT as _CPU_BIT
+from runtime.kernels import checks as _c
 from runtime.kernels import cpu_pointwise as _k
 from runtime.tensor import Tensor
 
 _new = object.__new__
 _ndarray = np.ndarray
 _NATIVE = _k.NATIVE
+_BOOL = _dtypes.bool_
 
 
 def add_Tensor(input, other, alpha):
@@ -29,11 +33,12 @@ def add_Tensor(input, other, alpha):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("add", "common", None, (input, other))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + a1)
         else:
-            _k.check_alpha(dt, alpha)
             r = (a0 + (alpha * a1))
     except ValueError:
         _k.broadcast_error("add", a0, a1)
@@ -57,17 +62,18 @@ def add_Tensor_inplace(input, other, alpha):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("add", "common", None, (input, other))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + a1)
         else:
-            _k.check_alpha(dt, alpha)
             r = (a0 + (alpha * a1))
     except ValueError:
         _k.broadcast_error("add", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("add_", input, r, dt)
+    return _k.store_inplace("add_", input, r, dt, (other,))
 
 
 def add_Tensor_out(input, other, alpha, out):
@@ -77,26 +83,28 @@ def add_Tensor_out(input, other, alpha, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("add", "common", None, (input, other))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + a1)
         else:
-            _k.check_alpha(dt, alpha)
             r = (a0 + (alpha * a1))
     except ValueError:
         _k.broadcast_error("add", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("add", out, r, dt)
+    return _k.store_out("add", out, r, dt, (input, other))
 
 
 def add_Scalar(input, other, alpha):
     dt, a0 = _k.operands("add", "common", None, (input,), (other,))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + other)
         else:
-            _k.check_alpha(dt, alpha)
             r = (a0 + (alpha * other))
     except ValueError:
         _k.broadcast_error("add", a0)
@@ -115,32 +123,34 @@ def add_Scalar(input, other, alpha):
 
 def add_Scalar_inplace(input, other, alpha):
     dt, a0 = _k.operands("add", "common", None, (input,), (other,))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + other)
         else:
-            _k.check_alpha(dt, alpha)
             r = (a0 + (alpha * other))
     except ValueError:
         _k.broadcast_error("add", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("add_", input, r, dt)
+    return _k.store_inplace("add_", input, r, dt, ())
 
 
 def add_Scalar_out(input, other, alpha, out):
     dt, a0 = _k.operands("add", "common", None, (input,), (other,))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + other)
         else:
-            _k.check_alpha(dt, alpha)
             r = (a0 + (alpha * other))
     except ValueError:
         _k.broadcast_error("add", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("add", out, r, dt)
+    return _k.store_out("add", out, r, dt, (input,))
 
 
 _FAST_sub_Tensor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -153,11 +163,12 @@ def sub_Tensor(input, other, alpha):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - a1)
         else:
-            _k.check_alpha(dt, alpha)
             r = (a0 - (alpha * a1))
     except ValueError:
         _k.broadcast_error("sub", a0, a1)
@@ -181,17 +192,18 @@ def sub_Tensor_inplace(input, other, alpha):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - a1)
         else:
-            _k.check_alpha(dt, alpha)
             r = (a0 - (alpha * a1))
     except ValueError:
         _k.broadcast_error("sub", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("sub_", input, r, dt)
+    return _k.store_inplace("sub_", input, r, dt, (other,))
 
 
 def sub_Tensor_out(input, other, alpha, out):
@@ -201,17 +213,18 @@ def sub_Tensor_out(input, other, alpha, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - a1)
         else:
-            _k.check_alpha(dt, alpha)
             r = (a0 - (alpha * a1))
     except ValueError:
         _k.broadcast_error("sub", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("sub", out, r, dt)
+    return _k.store_out("sub", out, r, dt, (input, other))
 
 
 _FAST_sub_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -219,11 +232,12 @@ _FAST_sub_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', '
 
 def sub_Scalar(input, other, alpha):
     dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - other)
         else:
-            _k.check_alpha(dt, alpha)
             r = (a0 - (alpha * other))
     except ValueError:
         _k.broadcast_error("sub", a0)
@@ -242,32 +256,34 @@ def sub_Scalar(input, other, alpha):
 
 def sub_Scalar_inplace(input, other, alpha):
     dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - other)
         else:
-            _k.check_alpha(dt, alpha)
             r = (a0 - (alpha * other))
     except ValueError:
         _k.broadcast_error("sub", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("sub_", input, r, dt)
+    return _k.store_inplace("sub_", input, r, dt, ())
 
 
 def sub_Scalar_out(input, other, alpha, out):
     dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
+        _c.check_alpha(dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - other)
         else:
-            _k.check_alpha(dt, alpha)
             r = (a0 - (alpha * other))
     except ValueError:
         _k.broadcast_error("sub", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("sub", out, r, dt)
+    return _k.store_out("sub", out, r, dt, (input,))
 
 
 def mul_Tensor(input, other):
@@ -307,7 +323,7 @@ def mul_Tensor_inplace(input, other):
         _k.broadcast_error("mul", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("mul_", input, r, dt)
+    return _k.store_inplace("mul_", input, r, dt, (other,))
 
 
 def mul_Tensor_out(input, other, out):
@@ -323,7 +339,7 @@ def mul_Tensor_out(input, other, out):
         _k.broadcast_error("mul", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("mul", out, r, dt)
+    return _k.store_out("mul", out, r, dt, (input, other))
 
 
 def mul_Scalar(input, other):
@@ -353,7 +369,7 @@ def mul_Scalar_inplace(input, other):
         _k.broadcast_error("mul", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("mul_", input, r, dt)
+    return _k.store_inplace("mul_", input, r, dt, ())
 
 
 def mul_Scalar_out(input, other, out):
@@ -364,7 +380,7 @@ def mul_Scalar_out(input, other, out):
         _k.broadcast_error("mul", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("mul", out, r, dt)
+    return _k.store_out("mul", out, r, dt, (input,))
 
 
 _FAST_div_Tensor = _k.fast_dtypes(None, floating_only=True)
@@ -407,7 +423,7 @@ def div_Tensor_inplace(input, other):
         _k.broadcast_error("div", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("div_", input, r, dt)
+    return _k.store_inplace("div_", input, r, dt, (other,))
 
 
 def div_Tensor_out(input, other, out):
@@ -423,7 +439,7 @@ def div_Tensor_out(input, other, out):
         _k.broadcast_error("div", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("div", out, r, dt)
+    return _k.store_out("div", out, r, dt, (input, other))
 
 
 _FAST_div_Scalar = _k.fast_dtypes(None, floating_only=True)
@@ -456,7 +472,7 @@ def div_Scalar_inplace(input, other):
         _k.broadcast_error("div", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("div_", input, r, dt)
+    return _k.store_inplace("div_", input, r, dt, ())
 
 
 def div_Scalar_out(input, other, out):
@@ -467,7 +483,7 @@ def div_Scalar_out(input, other, out):
         _k.broadcast_error("div", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("div", out, r, dt)
+    return _k.store_out("div", out, r, dt, (input,))
 
 
 _FAST_neg = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -508,7 +524,7 @@ def neg_inplace(input):
         _k.broadcast_error("neg", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("neg_", input, r, dt)
+    return _k.store_inplace("neg_", input, r, dt, ())
 
 
 def neg_out(input, out):
@@ -523,7 +539,7 @@ def neg_out(input, out):
         _k.broadcast_error("neg", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("neg", out, r, dt)
+    return _k.store_out("neg", out, r, dt, (input,))
 
 
 _FAST_pow_Tensor_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -556,7 +572,7 @@ def pow_Tensor_Scalar_inplace(input, exponent):
         _k.broadcast_error("pow", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("pow_", input, r, dt)
+    return _k.store_inplace("pow_", input, r, dt, ())
 
 
 def pow_Tensor_Scalar_out(input, exponent, out):
@@ -567,7 +583,7 @@ def pow_Tensor_Scalar_out(input, exponent, out):
         _k.broadcast_error("pow", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("pow", out, r, dt)
+    return _k.store_out("pow", out, r, dt, (input,))
 
 
 _FAST_exp = _k.fast_dtypes(None, floating_only=True)
@@ -608,7 +624,7 @@ def exp_inplace(input):
         _k.broadcast_error("exp", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("exp_", input, r, dt)
+    return _k.store_inplace("exp_", input, r, dt, ())
 
 
 def exp_out(input, out):
@@ -623,7 +639,7 @@ def exp_out(input, out):
         _k.broadcast_error("exp", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("exp", out, r, dt)
+    return _k.store_out("exp", out, r, dt, (input,))
 
 
 _FAST_relu = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -664,7 +680,7 @@ def relu_inplace(input):
         _k.broadcast_error("relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("relu_", input, r, dt)
+    return _k.store_inplace("relu_", input, r, dt, ())
 
 
 def relu_out(input, out):
@@ -679,7 +695,7 @@ def relu_out(input, out):
         _k.broadcast_error("relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("relu", out, r, dt)
+    return _k.store_out("relu", out, r, dt, (input,))
 
 
 _FAST_threshold_backward = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -722,7 +738,7 @@ def threshold_backward_out(grad_output, input, threshold, out):
         _k.broadcast_error("threshold_backward", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("threshold_backward", out, r, dt)
+    return _k.store_out("threshold_backward", out, r, dt, (grad_output, input))
 
 
 def gt_Tensor(input, other):
@@ -764,7 +780,7 @@ def gt_Tensor_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("gt", out, r, dt)
+    return _k.store_out("gt", out, r, dt, (input, other))
 
 
 def gt_Scalar(input, other):
@@ -796,7 +812,7 @@ def gt_Scalar_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("gt", out, r, dt)
+    return _k.store_out("gt", out, r, dt, (input,))
 
 
 _FAST_floor_divide = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -839,7 +855,7 @@ def floor_divide_inplace(input, other):
         _k.broadcast_error("floor_divide", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("floor_divide_", input, r, dt)
+    return _k.store_inplace("floor_divide_", input, r, dt, (other,))
 
 
 def floor_divide_out(input, other, out):
@@ -855,7 +871,7 @@ def floor_divide_out(input, other, out):
         _k.broadcast_error("floor_divide", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("floor_divide", out, r, dt)
+    return _k.store_out("floor_divide", out, r, dt, (input, other))
 
 
 _FAST_floor_divide_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -888,7 +904,7 @@ def floor_divide_Scalar_inplace(input, other):
         _k.broadcast_error("floor_divide", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("floor_divide_", input, r, dt)
+    return _k.store_inplace("floor_divide_", input, r, dt, ())
 
 
 def floor_divide_Scalar_out(input, other, out):
@@ -899,7 +915,7 @@ def floor_divide_Scalar_out(input, other, out):
         _k.broadcast_error("floor_divide", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("floor_divide", out, r, dt)
+    return _k.store_out("floor_divide", out, r, dt, (input,))
 
 
 _FAST_pow_Tensor_Tensor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -942,7 +958,7 @@ def pow_Tensor_Tensor_inplace(input, exponent):
         _k.broadcast_error("pow", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("pow_", input, r, dt)
+    return _k.store_inplace("pow_", input, r, dt, (exponent,))
 
 
 def pow_Tensor_Tensor_out(input, exponent, out):
@@ -958,7 +974,7 @@ def pow_Tensor_Tensor_out(input, exponent, out):
         _k.broadcast_error("pow", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("pow", out, r, dt)
+    return _k.store_out("pow", out, r, dt, (input, exponent))
 
 
 _FAST_remainder_Tensor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -1001,7 +1017,7 @@ def remainder_Tensor_inplace(input, other):
         _k.broadcast_error("remainder", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("remainder_", input, r, dt)
+    return _k.store_inplace("remainder_", input, r, dt, (other,))
 
 
 def remainder_Tensor_out(input, other, out):
@@ -1017,7 +1033,7 @@ def remainder_Tensor_out(input, other, out):
         _k.broadcast_error("remainder", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("remainder", out, r, dt)
+    return _k.store_out("remainder", out, r, dt, (input, other))
 
 
 _FAST_remainder_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -1050,7 +1066,7 @@ def remainder_Scalar_inplace(input, other):
         _k.broadcast_error("remainder", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("remainder_", input, r, dt)
+    return _k.store_inplace("remainder_", input, r, dt, ())
 
 
 def remainder_Scalar_out(input, other, out):
@@ -1061,7 +1077,7 @@ def remainder_Scalar_out(input, other, out):
         _k.broadcast_error("remainder", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("remainder", out, r, dt)
+    return _k.store_out("remainder", out, r, dt, (input,))
 
 
 _FAST_fmod_Tensor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -1104,7 +1120,7 @@ def fmod_Tensor_inplace(input, other):
         _k.broadcast_error("fmod", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("fmod_", input, r, dt)
+    return _k.store_inplace("fmod_", input, r, dt, (other,))
 
 
 def fmod_Tensor_out(input, other, out):
@@ -1120,7 +1136,7 @@ def fmod_Tensor_out(input, other, out):
         _k.broadcast_error("fmod", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("fmod", out, r, dt)
+    return _k.store_out("fmod", out, r, dt, (input, other))
 
 
 _FAST_fmod_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -1153,7 +1169,7 @@ def fmod_Scalar_inplace(input, other):
         _k.broadcast_error("fmod", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("fmod_", input, r, dt)
+    return _k.store_inplace("fmod_", input, r, dt, ())
 
 
 def fmod_Scalar_out(input, other, out):
@@ -1164,7 +1180,7 @@ def fmod_Scalar_out(input, other, out):
         _k.broadcast_error("fmod", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("fmod", out, r, dt)
+    return _k.store_out("fmod", out, r, dt, (input,))
 
 
 _FAST_abs = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -1205,7 +1221,7 @@ def abs_inplace(input):
         _k.broadcast_error("abs", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("abs_", input, r, dt)
+    return _k.store_inplace("abs_", input, r, dt, ())
 
 
 def abs_out(input, out):
@@ -1220,7 +1236,7 @@ def abs_out(input, out):
         _k.broadcast_error("abs", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("abs", out, r, dt)
+    return _k.store_out("abs", out, r, dt, (input,))
 
 
 _FAST_sign = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -1261,7 +1277,7 @@ def sign_inplace(input):
         _k.broadcast_error("sign", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("sign_", input, r, dt)
+    return _k.store_inplace("sign_", input, r, dt, ())
 
 
 def sign_out(input, out):
@@ -1276,7 +1292,7 @@ def sign_out(input, out):
         _k.broadcast_error("sign", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("sign", out, r, dt)
+    return _k.store_out("sign", out, r, dt, (input,))
 
 
 _FAST_reciprocal = _k.fast_dtypes(None, floating_only=True)
@@ -1317,7 +1333,7 @@ def reciprocal_inplace(input):
         _k.broadcast_error("reciprocal", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("reciprocal_", input, r, dt)
+    return _k.store_inplace("reciprocal_", input, r, dt, ())
 
 
 def reciprocal_out(input, out):
@@ -1332,7 +1348,7 @@ def reciprocal_out(input, out):
         _k.broadcast_error("reciprocal", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("reciprocal", out, r, dt)
+    return _k.store_out("reciprocal", out, r, dt, (input,))
 
 
 _FAST_sqrt = _k.fast_dtypes(None, floating_only=True)
@@ -1373,7 +1389,7 @@ def sqrt_inplace(input):
         _k.broadcast_error("sqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("sqrt_", input, r, dt)
+    return _k.store_inplace("sqrt_", input, r, dt, ())
 
 
 def sqrt_out(input, out):
@@ -1388,7 +1404,7 @@ def sqrt_out(input, out):
         _k.broadcast_error("sqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("sqrt", out, r, dt)
+    return _k.store_out("sqrt", out, r, dt, (input,))
 
 
 _FAST_rsqrt = _k.fast_dtypes(None, floating_only=True)
@@ -1429,7 +1445,7 @@ def rsqrt_inplace(input):
         _k.broadcast_error("rsqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("rsqrt_", input, r, dt)
+    return _k.store_inplace("rsqrt_", input, r, dt, ())
 
 
 def rsqrt_out(input, out):
@@ -1444,7 +1460,7 @@ def rsqrt_out(input, out):
         _k.broadcast_error("rsqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("rsqrt", out, r, dt)
+    return _k.store_out("rsqrt", out, r, dt, (input,))
 
 
 _FAST_square = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -1485,7 +1501,7 @@ def square_inplace(input):
         _k.broadcast_error("square", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("square_", input, r, dt)
+    return _k.store_inplace("square_", input, r, dt, ())
 
 
 def square_out(input, out):
@@ -1500,7 +1516,7 @@ def square_out(input, out):
         _k.broadcast_error("square", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("square", out, r, dt)
+    return _k.store_out("square", out, r, dt, (input,))
 
 
 _FAST_exp2 = _k.fast_dtypes(None, floating_only=True)
@@ -1541,7 +1557,7 @@ def exp2_inplace(input):
         _k.broadcast_error("exp2", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("exp2_", input, r, dt)
+    return _k.store_inplace("exp2_", input, r, dt, ())
 
 
 def exp2_out(input, out):
@@ -1556,7 +1572,7 @@ def exp2_out(input, out):
         _k.broadcast_error("exp2", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("exp2", out, r, dt)
+    return _k.store_out("exp2", out, r, dt, (input,))
 
 
 _FAST_expm1 = _k.fast_dtypes(None, floating_only=True)
@@ -1597,7 +1613,7 @@ def expm1_inplace(input):
         _k.broadcast_error("expm1", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("expm1_", input, r, dt)
+    return _k.store_inplace("expm1_", input, r, dt, ())
 
 
 def expm1_out(input, out):
@@ -1612,7 +1628,7 @@ def expm1_out(input, out):
         _k.broadcast_error("expm1", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("expm1", out, r, dt)
+    return _k.store_out("expm1", out, r, dt, (input,))
 
 
 _FAST_log = _k.fast_dtypes(None, floating_only=True)
@@ -1653,7 +1669,7 @@ def log_inplace(input):
         _k.broadcast_error("log", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("log_", input, r, dt)
+    return _k.store_inplace("log_", input, r, dt, ())
 
 
 def log_out(input, out):
@@ -1668,7 +1684,7 @@ def log_out(input, out):
         _k.broadcast_error("log", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("log", out, r, dt)
+    return _k.store_out("log", out, r, dt, (input,))
 
 
 _FAST_log2 = _k.fast_dtypes(None, floating_only=True)
@@ -1709,7 +1725,7 @@ def log2_inplace(input):
         _k.broadcast_error("log2", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("log2_", input, r, dt)
+    return _k.store_inplace("log2_", input, r, dt, ())
 
 
 def log2_out(input, out):
@@ -1724,7 +1740,7 @@ def log2_out(input, out):
         _k.broadcast_error("log2", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("log2", out, r, dt)
+    return _k.store_out("log2", out, r, dt, (input,))
 
 
 _FAST_log10 = _k.fast_dtypes(None, floating_only=True)
@@ -1765,7 +1781,7 @@ def log10_inplace(input):
         _k.broadcast_error("log10", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("log10_", input, r, dt)
+    return _k.store_inplace("log10_", input, r, dt, ())
 
 
 def log10_out(input, out):
@@ -1780,7 +1796,7 @@ def log10_out(input, out):
         _k.broadcast_error("log10", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("log10", out, r, dt)
+    return _k.store_out("log10", out, r, dt, (input,))
 
 
 _FAST_log1p = _k.fast_dtypes(None, floating_only=True)
@@ -1821,7 +1837,7 @@ def log1p_inplace(input):
         _k.broadcast_error("log1p", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("log1p_", input, r, dt)
+    return _k.store_inplace("log1p_", input, r, dt, ())
 
 
 def log1p_out(input, out):
@@ -1836,7 +1852,7 @@ def log1p_out(input, out):
         _k.broadcast_error("log1p", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("log1p", out, r, dt)
+    return _k.store_out("log1p", out, r, dt, (input,))
 
 
 _FAST_sin = _k.fast_dtypes(None, floating_only=True)
@@ -1877,7 +1893,7 @@ def sin_inplace(input):
         _k.broadcast_error("sin", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("sin_", input, r, dt)
+    return _k.store_inplace("sin_", input, r, dt, ())
 
 
 def sin_out(input, out):
@@ -1892,7 +1908,7 @@ def sin_out(input, out):
         _k.broadcast_error("sin", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("sin", out, r, dt)
+    return _k.store_out("sin", out, r, dt, (input,))
 
 
 _FAST_cos = _k.fast_dtypes(None, floating_only=True)
@@ -1933,7 +1949,7 @@ def cos_inplace(input):
         _k.broadcast_error("cos", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("cos_", input, r, dt)
+    return _k.store_inplace("cos_", input, r, dt, ())
 
 
 def cos_out(input, out):
@@ -1948,7 +1964,7 @@ def cos_out(input, out):
         _k.broadcast_error("cos", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("cos", out, r, dt)
+    return _k.store_out("cos", out, r, dt, (input,))
 
 
 _FAST_tan = _k.fast_dtypes(None, floating_only=True)
@@ -1989,7 +2005,7 @@ def tan_inplace(input):
         _k.broadcast_error("tan", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("tan_", input, r, dt)
+    return _k.store_inplace("tan_", input, r, dt, ())
 
 
 def tan_out(input, out):
@@ -2004,7 +2020,7 @@ def tan_out(input, out):
         _k.broadcast_error("tan", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("tan", out, r, dt)
+    return _k.store_out("tan", out, r, dt, (input,))
 
 
 _FAST_asin = _k.fast_dtypes(None, floating_only=True)
@@ -2045,7 +2061,7 @@ def asin_inplace(input):
         _k.broadcast_error("asin", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("asin_", input, r, dt)
+    return _k.store_inplace("asin_", input, r, dt, ())
 
 
 def asin_out(input, out):
@@ -2060,7 +2076,7 @@ def asin_out(input, out):
         _k.broadcast_error("asin", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("asin", out, r, dt)
+    return _k.store_out("asin", out, r, dt, (input,))
 
 
 _FAST_acos = _k.fast_dtypes(None, floating_only=True)
@@ -2101,7 +2117,7 @@ def acos_inplace(input):
         _k.broadcast_error("acos", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("acos_", input, r, dt)
+    return _k.store_inplace("acos_", input, r, dt, ())
 
 
 def acos_out(input, out):
@@ -2116,7 +2132,7 @@ def acos_out(input, out):
         _k.broadcast_error("acos", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("acos", out, r, dt)
+    return _k.store_out("acos", out, r, dt, (input,))
 
 
 _FAST_atan = _k.fast_dtypes(None, floating_only=True)
@@ -2157,7 +2173,7 @@ def atan_inplace(input):
         _k.broadcast_error("atan", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("atan_", input, r, dt)
+    return _k.store_inplace("atan_", input, r, dt, ())
 
 
 def atan_out(input, out):
@@ -2172,7 +2188,7 @@ def atan_out(input, out):
         _k.broadcast_error("atan", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("atan", out, r, dt)
+    return _k.store_out("atan", out, r, dt, (input,))
 
 
 _FAST_atan2 = _k.fast_dtypes(None, floating_only=True)
@@ -2215,7 +2231,7 @@ def atan2_inplace(input, other):
         _k.broadcast_error("atan2", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("atan2_", input, r, dt)
+    return _k.store_inplace("atan2_", input, r, dt, (other,))
 
 
 def atan2_out(input, other, out):
@@ -2231,7 +2247,7 @@ def atan2_out(input, other, out):
         _k.broadcast_error("atan2", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("atan2", out, r, dt)
+    return _k.store_out("atan2", out, r, dt, (input, other))
 
 
 _FAST_sinh = _k.fast_dtypes(None, floating_only=True)
@@ -2272,7 +2288,7 @@ def sinh_inplace(input):
         _k.broadcast_error("sinh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("sinh_", input, r, dt)
+    return _k.store_inplace("sinh_", input, r, dt, ())
 
 
 def sinh_out(input, out):
@@ -2287,7 +2303,7 @@ def sinh_out(input, out):
         _k.broadcast_error("sinh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("sinh", out, r, dt)
+    return _k.store_out("sinh", out, r, dt, (input,))
 
 
 _FAST_cosh = _k.fast_dtypes(None, floating_only=True)
@@ -2328,7 +2344,7 @@ def cosh_inplace(input):
         _k.broadcast_error("cosh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("cosh_", input, r, dt)
+    return _k.store_inplace("cosh_", input, r, dt, ())
 
 
 def cosh_out(input, out):
@@ -2343,7 +2359,7 @@ def cosh_out(input, out):
         _k.broadcast_error("cosh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("cosh", out, r, dt)
+    return _k.store_out("cosh", out, r, dt, (input,))
 
 
 _FAST_tanh = _k.fast_dtypes(None, floating_only=True)
@@ -2384,7 +2400,7 @@ def tanh_inplace(input):
         _k.broadcast_error("tanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("tanh_", input, r, dt)
+    return _k.store_inplace("tanh_", input, r, dt, ())
 
 
 def tanh_out(input, out):
@@ -2399,7 +2415,7 @@ def tanh_out(input, out):
         _k.broadcast_error("tanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("tanh", out, r, dt)
+    return _k.store_out("tanh", out, r, dt, (input,))
 
 
 _FAST_erf = _k.fast_dtypes(None, floating_only=True)
@@ -2440,7 +2456,7 @@ def erf_inplace(input):
         _k.broadcast_error("erf", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("erf_", input, r, dt)
+    return _k.store_inplace("erf_", input, r, dt, ())
 
 
 def erf_out(input, out):
@@ -2455,7 +2471,7 @@ def erf_out(input, out):
         _k.broadcast_error("erf", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("erf", out, r, dt)
+    return _k.store_out("erf", out, r, dt, (input,))
 
 
 _FAST_floor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -2496,7 +2512,7 @@ def floor_inplace(input):
         _k.broadcast_error("floor", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("floor_", input, r, dt)
+    return _k.store_inplace("floor_", input, r, dt, ())
 
 
 def floor_out(input, out):
@@ -2511,7 +2527,7 @@ def floor_out(input, out):
         _k.broadcast_error("floor", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("floor", out, r, dt)
+    return _k.store_out("floor", out, r, dt, (input,))
 
 
 _FAST_ceil = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -2552,7 +2568,7 @@ def ceil_inplace(input):
         _k.broadcast_error("ceil", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("ceil_", input, r, dt)
+    return _k.store_inplace("ceil_", input, r, dt, ())
 
 
 def ceil_out(input, out):
@@ -2567,7 +2583,7 @@ def ceil_out(input, out):
         _k.broadcast_error("ceil", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("ceil", out, r, dt)
+    return _k.store_out("ceil", out, r, dt, (input,))
 
 
 _FAST_round = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -2608,7 +2624,7 @@ def round_inplace(input):
         _k.broadcast_error("round", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("round_", input, r, dt)
+    return _k.store_inplace("round_", input, r, dt, ())
 
 
 def round_out(input, out):
@@ -2623,7 +2639,7 @@ def round_out(input, out):
         _k.broadcast_error("round", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("round", out, r, dt)
+    return _k.store_out("round", out, r, dt, (input,))
 
 
 _FAST_trunc = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -2664,7 +2680,7 @@ def trunc_inplace(input):
         _k.broadcast_error("trunc", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("trunc_", input, r, dt)
+    return _k.store_inplace("trunc_", input, r, dt, ())
 
 
 def trunc_out(input, out):
@@ -2679,7 +2695,7 @@ def trunc_out(input, out):
         _k.broadcast_error("trunc", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("trunc", out, r, dt)
+    return _k.store_out("trunc", out, r, dt, (input,))
 
 
 _FAST_frac = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -2720,7 +2736,7 @@ def frac_inplace(input):
         _k.broadcast_error("frac", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("frac_", input, r, dt)
+    return _k.store_inplace("frac_", input, r, dt, ())
 
 
 def frac_out(input, out):
@@ -2735,7 +2751,7 @@ def frac_out(input, out):
         _k.broadcast_error("frac", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("frac", out, r, dt)
+    return _k.store_out("frac", out, r, dt, (input,))
 
 
 def maximum(input, other):
@@ -2775,7 +2791,7 @@ def maximum_inplace(input, other):
         _k.broadcast_error("maximum", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("maximum_", input, r, dt)
+    return _k.store_inplace("maximum_", input, r, dt, (other,))
 
 
 def maximum_out(input, other, out):
@@ -2791,7 +2807,7 @@ def maximum_out(input, other, out):
         _k.broadcast_error("maximum", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("maximum", out, r, dt)
+    return _k.store_out("maximum", out, r, dt, (input, other))
 
 
 def minimum(input, other):
@@ -2831,7 +2847,7 @@ def minimum_inplace(input, other):
         _k.broadcast_error("minimum", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("minimum_", input, r, dt)
+    return _k.store_inplace("minimum_", input, r, dt, (other,))
 
 
 def minimum_out(input, other, out):
@@ -2847,7 +2863,7 @@ def minimum_out(input, other, out):
         _k.broadcast_error("minimum", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("minimum", out, r, dt)
+    return _k.store_out("minimum", out, r, dt, (input, other))
 
 
 _FAST_lerp_Scalar = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -2890,7 +2906,7 @@ def lerp_Scalar_inplace(input, end, weight):
         _k.broadcast_error("lerp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("lerp_", input, r, dt)
+    return _k.store_inplace("lerp_", input, r, dt, (end,))
 
 
 def lerp_Scalar_out(input, end, weight, out):
@@ -2906,7 +2922,7 @@ def lerp_Scalar_out(input, end, weight, out):
         _k.broadcast_error("lerp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("lerp", out, r, dt)
+    return _k.store_out("lerp", out, r, dt, (input, end))
 
 
 _FAST_lerp_Tensor = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -2951,7 +2967,7 @@ def lerp_Tensor_inplace(input, end, weight):
         _k.broadcast_error("lerp", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("lerp_", input, r, dt)
+    return _k.store_inplace("lerp_", input, r, dt, (end, weight))
 
 
 def lerp_Tensor_out(input, end, weight, out):
@@ -2968,10 +2984,12 @@ def lerp_Tensor_out(input, end, weight, out):
         _k.broadcast_error("lerp", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("lerp", out, r, dt)
+    return _k.store_out("lerp", out, r, dt, (input, end, weight))
 
 
 def where_self(condition, input, other):
+    if condition._dtype is not _BOOL:
+        _c.check_condition("where", "condition", condition)
     dt = condition._dtype
     if input._dtype is dt and other._dtype is dt and dt in _NATIVE:
         a0 = condition._data
@@ -2997,6 +3015,8 @@ def where_self(condition, input, other):
 
 
 def where_self_out(condition, input, other, out):
+    if condition._dtype is not _BOOL:
+        _c.check_condition("where", "condition", condition)
     dt = condition._dtype
     if input._dtype is dt and other._dtype is dt and dt in _NATIVE:
         a0 = condition._data
@@ -3010,7 +3030,7 @@ def where_self_out(condition, input, other, out):
         _k.broadcast_error("where", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("where", out, r, dt)
+    return _k.store_out("where", out, r, dt, (condition, input, other))
 
 
 def lt_Tensor(input, other):
@@ -3052,7 +3072,7 @@ def lt_Tensor_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("lt", out, r, dt)
+    return _k.store_out("lt", out, r, dt, (input, other))
 
 
 def lt_Scalar(input, other):
@@ -3084,7 +3104,7 @@ def lt_Scalar_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("lt", out, r, dt)
+    return _k.store_out("lt", out, r, dt, (input,))
 
 
 def le_Tensor(input, other):
@@ -3126,7 +3146,7 @@ def le_Tensor_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("le", out, r, dt)
+    return _k.store_out("le", out, r, dt, (input, other))
 
 
 def le_Scalar(input, other):
@@ -3158,7 +3178,7 @@ def le_Scalar_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("le", out, r, dt)
+    return _k.store_out("le", out, r, dt, (input,))
 
 
 def ge_Tensor(input, other):
@@ -3200,7 +3220,7 @@ def ge_Tensor_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("ge", out, r, dt)
+    return _k.store_out("ge", out, r, dt, (input, other))
 
 
 def ge_Scalar(input, other):
@@ -3232,7 +3252,7 @@ def ge_Scalar_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("ge", out, r, dt)
+    return _k.store_out("ge", out, r, dt, (input,))
 
 
 def eq_Tensor(input, other):
@@ -3274,7 +3294,7 @@ def eq_Tensor_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("eq", out, r, dt)
+    return _k.store_out("eq", out, r, dt, (input, other))
 
 
 def eq_Scalar(input, other):
@@ -3306,7 +3326,7 @@ def eq_Scalar_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("eq", out, r, dt)
+    return _k.store_out("eq", out, r, dt, (input,))
 
 
 def ne_Tensor(input, other):
@@ -3348,7 +3368,7 @@ def ne_Tensor_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("ne", out, r, dt)
+    return _k.store_out("ne", out, r, dt, (input, other))
 
 
 def ne_Scalar(input, other):
@@ -3380,7 +3400,7 @@ def ne_Scalar_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("ne", out, r, dt)
+    return _k.store_out("ne", out, r, dt, (input,))
 
 
 def logical_and(input, other):
@@ -3422,7 +3442,7 @@ def logical_and_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("logical_and", out, r, dt)
+    return _k.store_out("logical_and", out, r, dt, (input, other))
 
 
 def logical_or(input, other):
@@ -3464,7 +3484,7 @@ def logical_or_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("logical_or", out, r, dt)
+    return _k.store_out("logical_or", out, r, dt, (input, other))
 
 
 def logical_xor(input, other):
@@ -3506,7 +3526,7 @@ def logical_xor_out(input, other, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("logical_xor", out, r, dt)
+    return _k.store_out("logical_xor", out, r, dt, (input, other))
 
 
 def logical_not(input):
@@ -3546,7 +3566,7 @@ def logical_not_out(input, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("logical_not", out, r, dt)
+    return _k.store_out("logical_not", out, r, dt, (input,))
 
 
 _FAST_bitwise_and_Tensor = _k.fast_dtypes(('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), floating_only=False)
@@ -3589,7 +3609,7 @@ def bitwise_and_Tensor_inplace(input, other):
         _k.broadcast_error("bitwise_and", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("bitwise_and_", input, r, dt)
+    return _k.store_inplace("bitwise_and_", input, r, dt, (other,))
 
 
 def bitwise_and_Tensor_out(input, other, out):
@@ -3605,7 +3625,7 @@ def bitwise_and_Tensor_out(input, other, out):
         _k.broadcast_error("bitwise_and", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("bitwise_and", out, r, dt)
+    return _k.store_out("bitwise_and", out, r, dt, (input, other))
 
 
 _FAST_bitwise_or_Tensor = _k.fast_dtypes(('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), floating_only=False)
@@ -3648,7 +3668,7 @@ def bitwise_or_Tensor_inplace(input, other):
         _k.broadcast_error("bitwise_or", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("bitwise_or_", input, r, dt)
+    return _k.store_inplace("bitwise_or_", input, r, dt, (other,))
 
 
 def bitwise_or_Tensor_out(input, other, out):
@@ -3664,7 +3684,7 @@ def bitwise_or_Tensor_out(input, other, out):
         _k.broadcast_error("bitwise_or", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("bitwise_or", out, r, dt)
+    return _k.store_out("bitwise_or", out, r, dt, (input, other))
 
 
 _FAST_bitwise_xor_Tensor = _k.fast_dtypes(('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), floating_only=False)
@@ -3707,7 +3727,7 @@ def bitwise_xor_Tensor_inplace(input, other):
         _k.broadcast_error("bitwise_xor", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("bitwise_xor_", input, r, dt)
+    return _k.store_inplace("bitwise_xor_", input, r, dt, (other,))
 
 
 def bitwise_xor_Tensor_out(input, other, out):
@@ -3723,7 +3743,7 @@ def bitwise_xor_Tensor_out(input, other, out):
         _k.broadcast_error("bitwise_xor", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("bitwise_xor", out, r, dt)
+    return _k.store_out("bitwise_xor", out, r, dt, (input, other))
 
 
 _FAST_bitwise_not = _k.fast_dtypes(('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), floating_only=False)
@@ -3764,7 +3784,7 @@ def bitwise_not_inplace(input):
         _k.broadcast_error("bitwise_not", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("bitwise_not_", input, r, dt)
+    return _k.store_inplace("bitwise_not_", input, r, dt, ())
 
 
 def bitwise_not_out(input, out):
@@ -3779,7 +3799,7 @@ def bitwise_not_out(input, out):
         _k.broadcast_error("bitwise_not", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("bitwise_not", out, r, dt)
+    return _k.store_out("bitwise_not", out, r, dt, (input,))
 
 
 def isnan(input):
@@ -3819,7 +3839,7 @@ def isnan_out(input, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("isnan", out, r, dt)
+    return _k.store_out("isnan", out, r, dt, (input,))
 
 
 def isinf(input):
@@ -3859,7 +3879,7 @@ def isinf_out(input, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("isinf", out, r, dt)
+    return _k.store_out("isinf", out, r, dt, (input,))
 
 
 def isfinite(input):
@@ -3899,7 +3919,7 @@ def isfinite_out(input, out):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
-    return _k.store_out("isfinite", out, r, dt)
+    return _k.store_out("isfinite", out, r, dt, (input,))
 
 
 _FAST_leaky_relu = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -3946,7 +3966,7 @@ def leaky_relu_inplace(input, negative_slope):
         _k.broadcast_error("leaky_relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("leaky_relu_", input, r, dt)
+    return _k.store_inplace("leaky_relu_", input, r, dt, ())
 
 
 def leaky_relu_out(input, negative_slope, out):
@@ -3964,7 +3984,7 @@ def leaky_relu_out(input, negative_slope, out):
         _k.broadcast_error("leaky_relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("leaky_relu", out, r, dt)
+    return _k.store_out("leaky_relu", out, r, dt, (input,))
 
 
 _FAST_elu = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -3980,7 +4000,6 @@ def elu(input, alpha, scale, input_scale):
         if alpha == 1 and scale == 1 and input_scale == 1:
             r = np.where((a0 > 0), a0, np.expm1(a0))
         else:
-            _k.check_alpha(dt, alpha)
             r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
     except ValueError:
         _k.broadcast_error("elu", a0)
@@ -4007,13 +4026,12 @@ def elu_inplace(input, alpha, scale, input_scale):
         if alpha == 1 and scale == 1 and input_scale == 1:
             r = np.where((a0 > 0), a0, np.expm1(a0))
         else:
-            _k.check_alpha(dt, alpha)
             r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
     except ValueError:
         _k.broadcast_error("elu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("elu_", input, r, dt)
+    return _k.store_inplace("elu_", input, r, dt, ())
 
 
 def elu_out(input, alpha, scale, input_scale, out):
@@ -4026,13 +4044,12 @@ def elu_out(input, alpha, scale, input_scale, out):
         if alpha == 1 and scale == 1 and input_scale == 1:
             r = np.where((a0 > 0), a0, np.expm1(a0))
         else:
-            _k.check_alpha(dt, alpha)
             r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
     except ValueError:
         _k.broadcast_error("elu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("elu", out, r, dt)
+    return _k.store_out("elu", out, r, dt, (input,))
 
 
 _FAST_silu = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -4073,7 +4090,7 @@ def silu_inplace(input):
         _k.broadcast_error("silu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("silu_", input, r, dt)
+    return _k.store_inplace("silu_", input, r, dt, ())
 
 
 def silu_out(input, out):
@@ -4088,7 +4105,7 @@ def silu_out(input, out):
         _k.broadcast_error("silu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("silu", out, r, dt)
+    return _k.store_out("silu", out, r, dt, (input,))
 
 
 _FAST_mish = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -4129,7 +4146,7 @@ def mish_inplace(input):
         _k.broadcast_error("mish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("mish_", input, r, dt)
+    return _k.store_inplace("mish_", input, r, dt, ())
 
 
 def mish_out(input, out):
@@ -4144,7 +4161,7 @@ def mish_out(input, out):
         _k.broadcast_error("mish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("mish", out, r, dt)
+    return _k.store_out("mish", out, r, dt, (input,))
 
 
 _FAST_sigmoid = _k.fast_dtypes(None, floating_only=True)
@@ -4185,7 +4202,7 @@ def sigmoid_inplace(input):
         _k.broadcast_error("sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("sigmoid_", input, r, dt)
+    return _k.store_inplace("sigmoid_", input, r, dt, ())
 
 
 def sigmoid_out(input, out):
@@ -4200,7 +4217,7 @@ def sigmoid_out(input, out):
         _k.broadcast_error("sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("sigmoid", out, r, dt)
+    return _k.store_out("sigmoid", out, r, dt, (input,))
 
 
 _FAST_log_sigmoid = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -4241,7 +4258,7 @@ def log_sigmoid_inplace(input):
         _k.broadcast_error("log_sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("log_sigmoid_", input, r, dt)
+    return _k.store_inplace("log_sigmoid_", input, r, dt, ())
 
 
 def log_sigmoid_out(input, out):
@@ -4256,7 +4273,7 @@ def log_sigmoid_out(input, out):
         _k.broadcast_error("log_sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("log_sigmoid", out, r, dt)
+    return _k.store_out("log_sigmoid", out, r, dt, (input,))
 
 
 _FAST_softplus = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -4303,7 +4320,7 @@ def softplus_inplace(input, beta, threshold):
         _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("softplus_", input, r, dt)
+    return _k.store_inplace("softplus_", input, r, dt, ())
 
 
 def softplus_out(input, beta, threshold, out):
@@ -4321,7 +4338,7 @@ def softplus_out(input, beta, threshold, out):
         _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("softplus", out, r, dt)
+    return _k.store_out("softplus", out, r, dt, (input,))
 
 
 _FAST_hardtanh = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -4368,7 +4385,7 @@ def hardtanh_inplace(input, min_val, max_val):
         _k.broadcast_error("hardtanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("hardtanh_", input, r, dt)
+    return _k.store_inplace("hardtanh_", input, r, dt, ())
 
 
 def hardtanh_out(input, min_val, max_val, out):
@@ -4386,7 +4403,7 @@ def hardtanh_out(input, min_val, max_val, out):
         _k.broadcast_error("hardtanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("hardtanh", out, r, dt)
+    return _k.store_out("hardtanh", out, r, dt, (input,))
 
 
 _FAST_hardsigmoid = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -4427,7 +4444,7 @@ def hardsigmoid_inplace(input):
         _k.broadcast_error("hardsigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("hardsigmoid_", input, r, dt)
+    return _k.store_inplace("hardsigmoid_", input, r, dt, ())
 
 
 def hardsigmoid_out(input, out):
@@ -4442,7 +4459,7 @@ def hardsigmoid_out(input, out):
         _k.broadcast_error("hardsigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("hardsigmoid", out, r, dt)
+    return _k.store_out("hardsigmoid", out, r, dt, (input,))
 
 
 _FAST_hardswish = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -4483,7 +4500,7 @@ def hardswish_inplace(input):
         _k.broadcast_error("hardswish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("hardswish_", input, r, dt)
+    return _k.store_inplace("hardswish_", input, r, dt, ())
 
 
 def hardswish_out(input, out):
@@ -4498,10 +4515,12 @@ def hardswish_out(input, out):
         _k.broadcast_error("hardswish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("hardswish", out, r, dt)
+    return _k.store_out("hardswish", out, r, dt, (input,))
 
 
 def masked_fill_Scalar(input, mask, value):
+    if mask._dtype is not _BOOL:
+        _c.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
     if mask._dtype is dt and dt in _NATIVE:
         a0 = input._data
@@ -4526,6 +4545,8 @@ def masked_fill_Scalar(input, mask, value):
 
 
 def masked_fill_Scalar_inplace(input, mask, value):
+    if mask._dtype is not _BOOL:
+        _c.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
     if mask._dtype is dt and dt in _NATIVE:
         a0 = input._data
@@ -4538,10 +4559,12 @@ def masked_fill_Scalar_inplace(input, mask, value):
         _k.broadcast_error("masked_fill", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("masked_fill_", input, r, dt)
+    return _k.store_inplace("masked_fill_", input, r, dt, (mask,))
 
 
 def masked_fill_Scalar_out(input, mask, value, out):
+    if mask._dtype is not _BOOL:
+        _c.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
     if mask._dtype is dt and dt in _NATIVE:
         a0 = input._data
@@ -4554,10 +4577,12 @@ def masked_fill_Scalar_out(input, mask, value, out):
         _k.broadcast_error("masked_fill", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("masked_fill", out, r, dt)
+    return _k.store_out("masked_fill", out, r, dt, (input, mask))
 
 
 def masked_fill_Tensor(input, mask, value):
+    if mask._dtype is not _BOOL:
+        _c.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
     if mask._dtype is dt and value._dtype is dt and dt in _NATIVE:
         a0 = input._data
@@ -4583,6 +4608,8 @@ def masked_fill_Tensor(input, mask, value):
 
 
 def masked_fill_Tensor_inplace(input, mask, value):
+    if mask._dtype is not _BOOL:
+        _c.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
     if mask._dtype is dt and value._dtype is dt and dt in _NATIVE:
         a0 = input._data
@@ -4596,10 +4623,12 @@ def masked_fill_Tensor_inplace(input, mask, value):
         _k.broadcast_error("masked_fill", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("masked_fill_", input, r, dt)
+    return _k.store_inplace("masked_fill_", input, r, dt, (mask, value))
 
 
 def masked_fill_Tensor_out(input, mask, value, out):
+    if mask._dtype is not _BOOL:
+        _c.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
     if mask._dtype is dt and value._dtype is dt and dt in _NATIVE:
         a0 = input._data
@@ -4613,7 +4642,7 @@ def masked_fill_Tensor_out(input, mask, value, out):
         _k.broadcast_error("masked_fill", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("masked_fill", out, r, dt)
+    return _k.store_out("masked_fill", out, r, dt, (input, mask, value))
 
 
 _FAST_addcmul = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
@@ -4664,7 +4693,7 @@ def addcmul_inplace(input, tensor1, tensor2, value):
         _k.broadcast_error("addcmul", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("addcmul_", input, r, dt)
+    return _k.store_inplace("addcmul_", input, r, dt, (tensor1, tensor2))
 
 
 def addcmul_out(input, tensor1, tensor2, value, out):
@@ -4684,7 +4713,7 @@ def addcmul_out(input, tensor1, tensor2, value, out):
         _k.broadcast_error("addcmul", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("addcmul", out, r, dt)
+    return _k.store_out("addcmul", out, r, dt, (input, tensor1, tensor2))
 
 
 _FAST_addcdiv = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -4735,7 +4764,7 @@ def addcdiv_inplace(input, tensor1, tensor2, value):
         _k.broadcast_error("addcdiv", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("addcdiv_", input, r, dt)
+    return _k.store_inplace("addcdiv_", input, r, dt, (tensor1, tensor2))
 
 
 def addcdiv_out(input, tensor1, tensor2, value, out):
@@ -4755,7 +4784,7 @@ def addcdiv_out(input, tensor1, tensor2, value, out):
         _k.broadcast_error("addcdiv", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("addcdiv", out, r, dt)
+    return _k.store_out("addcdiv", out, r, dt, (input, tensor1, tensor2))
 
 
 _FAST_logaddexp = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
@@ -4798,7 +4827,7 @@ def logaddexp_inplace(input, other):
         _k.broadcast_error("logaddexp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_inplace("logaddexp_", input, r, dt)
+    return _k.store_inplace("logaddexp_", input, r, dt, (other,))
 
 
 def logaddexp_out(input, other, out):
@@ -4814,4 +4843,4 @@ def logaddexp_out(input, other, out):
         _k.broadcast_error("logaddexp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
-    return _k.store_out("logaddexp", out, r, dt)
+    return _k.store_out("logaddexp", out, r, dt, (input, other))

@@ -9,6 +9,8 @@ no CuPy: sources are read and compiled at first use (runtime/cuda/pointwise.py).
 import os
 
 from runtime.cuda.pointwise import PointwiseKernel, launch
+from runtime.dtypes import bool_ as _BOOL
+from runtime.kernels.checks import check_condition
 
 _CUDA_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -21,6 +23,7 @@ _abs = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -56,6 +59,7 @@ _acos = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -92,6 +96,7 @@ _add_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=2,
     promote_scalars=(0,),
+    alpha=1,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -128,6 +133,7 @@ _add_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    alpha=0,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -164,6 +170,7 @@ _addcdiv = PointwiseKernel(
     num_tensors=3,
     num_scalars=1,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -194,6 +201,7 @@ _addcmul = PointwiseKernel(
     num_tensors=3,
     num_scalars=1,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -229,6 +237,7 @@ _asin = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -265,6 +274,7 @@ _atan = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -301,6 +311,7 @@ _atan2 = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -337,6 +348,7 @@ _bitwise_and_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -370,6 +382,7 @@ _bitwise_not = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -403,6 +416,7 @@ _bitwise_or_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -436,6 +450,7 @@ _bitwise_xor_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -469,6 +484,7 @@ _ceil = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -504,6 +520,7 @@ _cos = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -540,6 +557,7 @@ _cosh = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -576,6 +594,7 @@ _div_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -612,6 +631,7 @@ _div_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -648,6 +668,7 @@ _elu = PointwiseKernel(
     num_tensors=1,
     num_scalars=3,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -678,6 +699,7 @@ _eq_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -709,6 +731,7 @@ _eq_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -740,6 +763,7 @@ _erf = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -776,6 +800,7 @@ _exp = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -812,6 +837,7 @@ _exp2 = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -848,6 +874,7 @@ _expm1 = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -884,6 +911,7 @@ _floor = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -919,6 +947,7 @@ _floor_divide = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -954,6 +983,7 @@ _floor_divide_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -989,6 +1019,7 @@ _fmod_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -1024,6 +1055,7 @@ _fmod_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -1059,6 +1091,7 @@ _frac = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1089,6 +1122,7 @@ _ge_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1120,6 +1154,7 @@ _ge_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1151,6 +1186,7 @@ _gt_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1182,6 +1218,7 @@ _gt_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1213,6 +1250,7 @@ _hardsigmoid = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1243,6 +1281,7 @@ _hardswish = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1273,6 +1312,7 @@ _hardtanh = PointwiseKernel(
     num_tensors=1,
     num_scalars=2,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -1308,6 +1348,7 @@ _isfinite = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1339,6 +1380,7 @@ _isinf = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1370,6 +1412,7 @@ _isnan = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1401,6 +1444,7 @@ _le_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1432,6 +1476,7 @@ _le_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1463,6 +1508,7 @@ _leaky_relu = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1493,6 +1539,7 @@ _lerp_Scalar = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1523,6 +1570,7 @@ _lerp_Tensor = PointwiseKernel(
     num_tensors=3,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1553,6 +1601,7 @@ _log = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -1589,6 +1638,7 @@ _log10 = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -1625,6 +1675,7 @@ _log1p = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -1661,6 +1712,7 @@ _log2 = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -1697,6 +1749,7 @@ _log_sigmoid = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1727,6 +1780,7 @@ _logaddexp = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -1757,6 +1811,7 @@ _logical_and = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1788,6 +1843,7 @@ _logical_not = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1819,6 +1875,7 @@ _logical_or = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1850,6 +1907,7 @@ _logical_xor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1881,6 +1939,7 @@ _lt_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1912,6 +1971,7 @@ _lt_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -1943,6 +2003,7 @@ _masked_fill_Scalar = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -1958,15 +2019,21 @@ _masked_fill_Scalar = PointwiseKernel(
 
 
 def masked_fill_Scalar(self, mask, value):
+    if mask._dtype is not _BOOL:
+        check_condition("masked_fill", "mask", mask)
     return launch(_masked_fill_Scalar, (self, mask), (value,))
 
 
 def masked_fill_Scalar_inplace(self, mask, value):
+    if mask._dtype is not _BOOL:
+        check_condition("masked_fill", "mask", mask)
     return launch(_masked_fill_Scalar, (self, mask), (value,),
                   out=self)
 
 
 def masked_fill_Scalar_out(self, mask, value, out):
+    if mask._dtype is not _BOOL:
+        check_condition("masked_fill", "mask", mask)
     return launch(_masked_fill_Scalar, (self, mask), (value,),
                   out=out)
 
@@ -1979,6 +2046,7 @@ _masked_fill_Tensor = PointwiseKernel(
     num_tensors=3,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -1994,15 +2062,21 @@ _masked_fill_Tensor = PointwiseKernel(
 
 
 def masked_fill_Tensor(self, mask, value):
+    if mask._dtype is not _BOOL:
+        check_condition("masked_fill", "mask", mask)
     return launch(_masked_fill_Tensor, (self, mask, value), ())
 
 
 def masked_fill_Tensor_inplace(self, mask, value):
+    if mask._dtype is not _BOOL:
+        check_condition("masked_fill", "mask", mask)
     return launch(_masked_fill_Tensor, (self, mask, value), (),
                   out=self)
 
 
 def masked_fill_Tensor_out(self, mask, value, out):
+    if mask._dtype is not _BOOL:
+        check_condition("masked_fill", "mask", mask)
     return launch(_masked_fill_Tensor, (self, mask, value), (),
                   out=out)
 
@@ -2015,6 +2089,7 @@ _maximum = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -2051,6 +2126,7 @@ _minimum = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -2087,6 +2163,7 @@ _mish = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -2117,6 +2194,7 @@ _mul_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -2153,6 +2231,7 @@ _mul_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -2189,6 +2268,7 @@ _ne_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -2220,6 +2300,7 @@ _ne_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("bool", 16),
@@ -2251,6 +2332,7 @@ _neg = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2286,6 +2368,7 @@ _pow_Tensor_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2321,6 +2404,7 @@ _pow_Tensor_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2356,6 +2440,7 @@ _reciprocal = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2392,6 +2477,7 @@ _relu = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2427,6 +2513,7 @@ _remainder_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2462,6 +2549,7 @@ _remainder_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2497,6 +2585,7 @@ _round = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2532,6 +2621,7 @@ _rsqrt = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2568,6 +2658,7 @@ _sigmoid = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2604,6 +2695,7 @@ _sign = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2639,6 +2731,7 @@ _silu = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -2669,6 +2762,7 @@ _sin = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2705,6 +2799,7 @@ _sinh = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2741,6 +2836,7 @@ _softplus = PointwiseKernel(
     num_tensors=1,
     num_scalars=2,
     promote_scalars=(),
+    alpha=None,
     instances={
         "float16": ("float16", 8),
         "float32": ("float32", 4),
@@ -2771,6 +2867,7 @@ _sqrt = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2807,6 +2904,7 @@ _square = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2842,6 +2940,7 @@ _sub_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=2,
     promote_scalars=(0,),
+    alpha=1,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2877,6 +2976,7 @@ _sub_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    alpha=0,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -2912,6 +3012,7 @@ _tan = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2948,6 +3049,7 @@ _tanh = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("float32", 4),
         "uint8": ("float32", 4),
@@ -2984,6 +3086,7 @@ _threshold_backward = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -3014,6 +3117,7 @@ _trunc = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
@@ -3049,6 +3153,7 @@ _where_self = PointwiseKernel(
     num_tensors=3,
     num_scalars=0,
     promote_scalars=(),
+    alpha=None,
     instances={
         "bool": ("bool", 16),
         "uint8": ("uint8", 16),
@@ -3064,9 +3169,13 @@ _where_self = PointwiseKernel(
 
 
 def where_self(condition, self, other):
+    if condition._dtype is not _BOOL:
+        check_condition("where", "condition", condition)
     return launch(_where_self, (condition, self, other), ())
 
 
 def where_self_out(condition, self, other, out):
+    if condition._dtype is not _BOOL:
+        check_condition("where", "condition", condition)
     return launch(_where_self, (condition, self, other), (),
                   out=out)

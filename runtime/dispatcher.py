@@ -129,6 +129,11 @@ class DispatchError(NotImplementedError):
     """No kernel for an operator and dispatch key."""
 
 
+class EmptyTensorListError(DispatchError, ValueError):
+    """A call whose only tensor argument is an empty Tensor[] (`cat([])`): PyTorch raises ValueError for
+    some ops and RuntimeError for others; this is both."""
+
+
 class BoxedFallback:
     """A fallback for a whole key: called as `fn(op, args)` with the op and its arguments as a list."""
 
@@ -148,7 +153,7 @@ class BoxedFallback:
 class Operator:
     """One operator's registrations and its precomputed dispatch table."""
 
-    __slots__ = ("name", "schema", "tensor_positions", "kernels", "table", "mixed_devices", "_dispatcher")
+    __slots__ = ("name", "schema", "tensor_positions", "kernels", "stacks", "table", "mixed_devices", "_dispatcher")
 
     def __init__(self, dispatcher: Dispatcher, name: str, schema: str, tensor_positions: tuple[int, ...],
                  mixed_devices: bool = False) -> None:
@@ -156,6 +161,7 @@ class Operator:
         self.schema = schema
         self.tensor_positions = tensor_positions  # indices of Tensor / Tensor? / Tensor[] arguments
         self.kernels: dict[str, Kernel] = {}      # key name (runtime or alias key) -> kernel
+        self.stacks: dict[str, list[list[Any]]] = {}  # key name -> registrations: Note [Registration stacks]
         self.table: list[Kernel] = []
         # `device_check: NoCheck` in the YAML: the op takes tensors of several devices (Note [Cross-device
         # copies] in runtime/kernels/copy.py; index ops take CPU index tensors for a CUDA `self`, as PyTorch's)
@@ -238,6 +244,9 @@ class Operator:
         asked = key.name if key is not None else "an empty key set (no tensor or device argument)"
 
         def missing(*args: Any) -> Any:
+            if key is None and any(isinstance(args[i], list | tuple) and not args[i]
+                                   for i in self.tensor_positions if i < len(args)):
+                raise EmptyTensorListError(f"{name}(): expected a non-empty list of Tensors")
             raise DispatchError(f"no kernel for operator '{name}' and dispatch key {asked}; "
                                 f"keys with a kernel: {registered}")
 
@@ -273,6 +282,7 @@ class Dispatcher:
     def __init__(self) -> None:
         self.ops: dict[str, Operator] = {}
         self.fallbacks: dict[DispatchKey, BoxedFallback] = {}
+        self._fallback_stacks: dict[DispatchKey, list[list[Any]]] = {}
         self._lock = threading.Lock()
 
     def declare(self, name: str, schema: str, tensor_positions: tuple[int, ...] = (),
@@ -291,56 +301,90 @@ class Dispatcher:
             raise KeyError(f"no operator named '{name}'") from None
 
     def register(self, name: str, key: str, kernel: Kernel) -> Callable[[], None]:
-        """Register `kernel` for operator `name` at `key`; returns a function that undoes it."""
+        """Register `kernel` for operator `name` at `key` on top of what is there; returns a function that
+        removes exactly this registration (Note [Registration stacks])."""
         if key not in DispatchKey.__members__ and key not in ALIAS_KEYS:
             raise ValueError(f"unknown dispatch key '{key}'; known keys: "
                              f"{', '.join([*DispatchKey.__members__, *ALIAS_KEYS])}")
         op = self.find(name)
+        entry = [kernel]
         with self._lock:
-            previous = op.kernels.get(key)
+            stack = op.stacks.get(key)
+            if stack is None:
+                stack = op.stacks[key] = [[op.kernels.get(key)]]  # the base registration, maybe None
+            stack.append(entry)
             op.kernels[key] = kernel
             op.recompute()
 
         def undo() -> None:
             with self._lock:
-                if previous is None:
-                    op.kernels.pop(key, None)
-                else:
-                    op.kernels[key] = previous
-                op.recompute()
+                if _remove_entry(stack, entry):
+                    top = stack[-1][0]
+                    if top is None:
+                        op.kernels.pop(key, None)
+                    else:
+                        op.kernels[key] = top
+                    op.recompute()
 
         return undo
 
     def register_all(self, entries: Sequence[tuple[str, str, Kernel]]) -> None:
-        """Register many (op name, key, kernel) entries, recomputing each op's table once."""
+        """Register many (op name, key, kernel) base entries, recomputing each op's table once. A base entry
+        sits below the registrations made with `register` (Note [Registration stacks])."""
         touched: dict[str, Operator] = {}
         with self._lock:
             for name, key, kernel in entries:
                 op = self.find(name)
-                op.kernels[key] = kernel
+                stack = op.stacks.get(key)
+                if stack is None:
+                    op.kernels[key] = kernel
+                else:
+                    stack[0][0] = kernel
+                    op.kernels[key] = stack[-1][0]
                 touched[name] = op
             for op in touched.values():
                 op.recompute()
 
     def register_fallback(self, key: str, fn: Callable[[Operator, list[Any]], Any]) -> Callable[[], None]:
-        """A boxed fallback for every operator at `key`; returns a function that removes it."""
+        """A boxed fallback for every operator at `key` on top of the ones there; returns a function that
+        removes exactly this one (Note [Registration stacks])."""
         k = DispatchKey[key]
+        entry: list[Any] = [BoxedFallback(fn)]
         with self._lock:
-            previous = self.fallbacks.get(k)
-            self.fallbacks[k] = BoxedFallback(fn)
+            stack = self._fallback_stacks.get(k)
+            if stack is None:
+                stack = self._fallback_stacks[k] = [[self.fallbacks.get(k)]]
+            stack.append(entry)
+            self.fallbacks[k] = entry[0]
             for op in self.ops.values():
                 op.recompute()
 
         def undo() -> None:
             with self._lock:
-                if previous is None:
-                    self.fallbacks.pop(k, None)
-                else:
-                    self.fallbacks[k] = previous
-                for op in self.ops.values():
-                    op.recompute()
+                if _remove_entry(stack, entry):
+                    top = stack[-1][0]
+                    if top is None:
+                        self.fallbacks.pop(k, None)
+                    else:
+                        self.fallbacks[k] = top
+                    for op in self.ops.values():
+                        op.recompute()
 
         return undo
+
+
+def _remove_entry(stack: list[list[Any]], entry: list[Any]) -> bool:
+    """Note [Registration stacks]
+    Like PyTorch's per-(op, key) kernel lists, the registrations at one key form a stack: index 0 is the
+    base (the generated registration, or None), each `register` pushes an entry, and the newest entry
+    serves the key. Removing a handle removes its own entry (found by identity) wherever it is in the
+    stack, so handles may be removed in any order and the table always shows the newest remaining one.
+    Returns whether the entry was still there (removing twice is a no-op)."""
+    for i in range(len(stack) - 1, 0, -1):
+        if stack[i] is entry:
+            del stack[i]
+            return True
+    return False
 
 
 dispatcher = Dispatcher()

@@ -21,6 +21,7 @@ from runtime import strides as S
 from runtime.device import CPU, Device, as_device
 from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, dispatcher, tls
 from runtime.kernels.copy import array_module
+from runtime.storage import empty_array
 from runtime.tensor import Tensor
 
 __all__ = [
@@ -40,16 +41,18 @@ def empty_strided_backend_select(size: Sequence[int], stride: Sequence[int], dty
     return _empty_strided_op().redispatch(keys, size, stride, dtype, layout, device, pin_memory)
 
 
-def _strided(xp: Any, size: Sequence[int], stride: Sequence[int], dt: dtypes.DType) -> Any:
+def _strided(xp: Any, size: Sequence[int], stride: Sequence[int], dt: dtypes.DType, device: object = "cpu") -> Any:
     shape = _check_size(size)
     strides = tuple(int(s) for s in stride)
+    if any(s < 0 for s in strides):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} and strides={list(strides)}")
     if len(strides) != len(shape):
         raise RuntimeError(f"empty_strided: mismatch in length of strides and shape: {list(shape)} and "
                            f"{list(strides)}")
     if strides == S.contiguous_strides(shape):
-        return xp.empty(shape, dtype=dt.np)
+        return empty_array(xp, shape, dt.np, device)  # Note [Impossible allocation sizes] (storage.py)
     extent = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides, strict=True))
-    flat = xp.empty(extent, dtype=dt.np)
+    flat = empty_array(xp, (extent,), dt.np, device)
     return xp.lib.stride_tricks.as_strided(flat, shape, tuple(s * dt.itemsize for s in strides))
 
 
@@ -67,7 +70,7 @@ def empty_strided_cuda(size: Sequence[int], stride: Sequence[int], dtype: Any = 
     dev = _device(device)
     cp = array_module(dev)
     with cp.cuda.Device(dev.index or 0):
-        return Tensor._wrap(_strided(cp, size, stride, dt), dt)
+        return Tensor._wrap(_strided(cp, size, stride, dt, f"cuda:{dev.index or 0}"), dt)
 
 
 _EMPTY_STRIDED: list[Any] = []
@@ -89,7 +92,10 @@ def _dtype(dtype: Any) -> dtypes.DType:
 
 
 def _check_size(size: Sequence[Any]) -> tuple[int, ...]:
-    out = tuple(int(s) for s in size)
+    try:
+        out = tuple(int(s) for s in size)
+    except (TypeError, ValueError):
+        raise TypeError(f"size must be a sequence of ints, not {list(size)!r}") from None
     if any(s < 0 for s in out):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {list(out)}")
     return out
@@ -151,7 +157,18 @@ def _infer_dtype(data: Any) -> dtypes.DType:
         return dtypes.int64
     if kind == "f":
         return dtypes.get_default_dtype()
-    raise TypeError(f"can't build a tensor from data of type {type(data).__name__}")
+    if isinstance(data, str | bytes):
+        raise TypeError(f"can't build a tensor from data of type {type(data).__name__}")
+    raise RuntimeError(f"Could not infer dtype of {_odd_element(data)}")
+
+
+def _odd_element(data: Any) -> str:
+    """The type name of the first element of nested `data` that is not a number (as PyTorch names it)."""
+    if isinstance(data, list | tuple):
+        for x in data:
+            if not isinstance(x, int | float | bool | complex | np.generic):
+                return _odd_element(x)
+    return type(data).__name__
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
@@ -224,6 +241,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
         dt = dtypes.as_dtype(dtype)
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if not all(np.isfinite(v) for v in values):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (step > 0 and start > end) or (step < 0 and start < end):
         raise RuntimeError(f"upper bound and larger bound inconsistent with step sign: start={start}, end={end}, "
                            f"step={step}")

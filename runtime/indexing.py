@@ -108,6 +108,8 @@ def _as_int(value: Any) -> int:
     try:
         return value.__index__()
     except (AttributeError, TypeError):
+        if isinstance(value, str | bytes):
+            raise TypeError(f"a tensor cannot be indexed by a string ({value!r})") from None
         raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte tensors are "
                          f"valid indices (got {type(value).__name__})") from None
 

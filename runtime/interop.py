@@ -38,7 +38,9 @@ def _parse_to(self: Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tu
             device = as_device(rest[0])
             rest.pop(0)
         except (RuntimeError, TypeError):
-            pass
+            if isinstance(rest[0], str) and not _is_dtype_name(rest[0]):
+                raise  # neither a device nor a dtype: PyTorch reads a string as a device
+
     if rest and not isinstance(rest[0], bool):
         dtype = rest.pop(0)
     if rest:
@@ -48,6 +50,14 @@ def _parse_to(self: Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tu
     if rest:
         raise TypeError(f"to() received too many arguments: {args!r}")
     return dtype, device, non_blocking, copy
+
+
+def _is_dtype_name(name: str) -> bool:
+    try:
+        dtypes.as_dtype(name)
+    except (TypeError, ValueError, KeyError):
+        return False
+    return True
 
 
 def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:

@@ -12,8 +12,9 @@ A kernel takes the op's arguments positionally in schema order (see DESIGN.md, "
 boxed fallback is called `fn(op, args)` with the Operator (`op.name`, `op.schema`) and the arguments as
 a list; it usually re-dispatches below its own key with `op.redispatch_below(DispatchKey.X, *args)`.
 Keys: the runtime keys of runtime.dispatcher.DispatchKey and the alias keys
-CompositeImplicitAutograd / CompositeExplicitAutograd. Every registration returns a Handle whose
-`remove()` restores what was there before.
+CompositeImplicitAutograd / CompositeExplicitAutograd. Registrations at one (op, key) form a stack: the newest
+serves, and every registration returns a Handle whose `remove()` takes out exactly that registration, in
+any order (Note [Registration stacks] in runtime/dispatcher.py).
 """
 
 from __future__ import annotations

@@ -118,7 +118,7 @@ def _engine(self: Tensor, generator: Generator | None) -> Any:
 
 def _float_np(dt: dtypes.DType, op: str) -> Any:
     if not dt.is_floating_point or dt.np is None:
-        raise RuntimeError(f"\"{op}\" not implemented for '{dt.name}'")
+        raise NotImplementedError(f"\"{op}\" not implemented for '{dt.name}'")
     return np.float64 if dt is dtypes.float64 else np.float32
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -48,3 +49,38 @@ def root_array(array: Any) -> Any:
     while getattr(root, "base", None) is not None and type(root.base) is type(array):
         root = root.base
     return root
+
+
+# Note [Impossible allocation sizes]
+# An allocation that cannot succeed raises PyTorch's RuntimeError naming the size in bytes and the device,
+# never NumPy's ValueError/MemoryError or CuPy's errors from deep inside the array library: a byte count past
+# what an int64 holds is PyTorch's "Storage size calculation overflowed", a byte count the allocator cannot
+# satisfy is "<allocator>: can't allocate memory". `empty_array` is where CPU and CUDA factory memory is
+# allocated (empty_strided); the CUDA caching allocator path (runtime/cuda/pointwise._empty) sizes its
+# requests with `checked_nbytes`. Sizes are multiplied as Python ints, which do not wrap around.
+MAX_NBYTES = (1 << 63) - 1
+
+
+def checked_nbytes(shape: Sequence[int], itemsize: int, device: object) -> int:
+    """The bytes of a contiguous array of `shape`; RuntimeError if that does not fit in an int64."""
+    nbytes = itemsize
+    for n in shape:
+        nbytes *= n
+    if nbytes > MAX_NBYTES:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}: {nbytes} bytes "
+                           f"on device {device}")
+    return nbytes
+
+
+def empty_array(xp: Any, shape: tuple[int, ...], np_dtype: Any, device: object) -> Any:
+    """`xp.empty(shape, np_dtype)` with Note [Impossible allocation sizes]: the error names bytes and device."""
+    try:
+        return xp.empty(shape, dtype=np_dtype)
+    except (MemoryError, ValueError, OverflowError):  # the sizes are checked non-negative ints before
+        nbytes = checked_nbytes(shape, np.dtype(np_dtype).itemsize, device)
+        if nbytes == 0:
+            raise RuntimeError(f"cannot allocate an empty tensor of sizes {list(shape)} on device {device}: the "
+                               f"product of its non-zero sizes overflows") from None
+        allocator = "DefaultCPUAllocator" if xp is np else "CUDA allocator"
+        raise RuntimeError(f"{allocator}: not enough memory: you tried to allocate {nbytes} bytes on device "
+                           f"{device}.") from None

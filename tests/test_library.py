@@ -36,6 +36,7 @@ def test_impl_as_decorator_for_several_keys_and_namespaced_names() -> None:
     assert G.neg(G.ones(1)).tolist() == [-1.0]
 
 
+
 def test_overriding_autograd_and_composite_keys() -> None:
     x = G.ones(2, requires_grad=True)
     with G.library.impl("mul.Tensor", "Autograd", lambda s, o: "autograd kernel"):
@@ -82,3 +83,74 @@ def test_errors_name_what_is_wrong() -> None:
         G.library.impl("add.Tensr", "CPU", lambda *a: None)
     with pytest.raises(ValueError, match="a fallback is registered for a runtime key"):
         G.library.fallback("CompositeImplicitAutograd", lambda op, args: None)
+
+
+def _tagged(tag: int) -> Any:
+    def kernel(*args: Any) -> Any:
+        return tag
+    return kernel
+
+
+def test_out_of_order_removal_keeps_the_newest_remaining_registration() -> None:
+    base = dispatcher.find("neg").kernels["CPU"]
+    h1 = G.library.impl("neg", "CPU", _tagged(1))
+    h2 = G.library.impl("neg", "CPU", _tagged(2))
+    h3 = G.library.impl("neg", "CPU", _tagged(3))
+    h2.remove()
+    assert G.neg(G.ones(1)) == 3
+    h3.remove()
+    assert G.neg(G.ones(1)) == 1  # not 2 (what was there when h3 registered)
+    h1.remove()
+    assert dispatcher.find("neg").kernels["CPU"] is base
+    assert G.neg(G.ones(1)).tolist() == [-1.0]
+
+
+
+def test_out_of_order_removal_of_fallbacks() -> None:
+    key = "Tracer"
+    h1 = G.library.fallback(key, lambda op, args: 1)
+    h2 = G.library.fallback(key, lambda op, args: 2)
+    x = G.ones(1)
+    try:
+        h1.remove()
+        with G.library.include_keys(key):
+            assert G.neg(x) == 2
+    finally:
+        h2.remove()
+        h1.remove()
+    assert DispatchKey[key] not in dispatcher.fallbacks
+
+
+hypothesis = pytest.importorskip("hypothesis")
+st = hypothesis.strategies
+
+
+@hypothesis.settings(max_examples=60, deadline=None)
+@hypothesis.given(st.lists(st.sampled_from(["CPU", "CompositeExplicitAutograd"]), min_size=1, max_size=8),
+                  st.randoms(use_true_random=False))
+def test_registration_stack_property(regs: list[str], rnd: Any) -> None:
+    """Any registration order and any removal order: each key shows its newest remaining registration."""
+    op = dispatcher.find("neg")
+    before = dict(op.kernels)
+    live: list[tuple[int, str, Any, Any]] = []  # (order, key, kernel, handle)
+    try:  # hypothesis may stop the example at any draw (the shuffle): clean up in every case
+        for order, key in enumerate(regs):
+            k = _tagged(order)
+            live.append((order, key, k, G.library.impl("neg", key, k)))
+        removal = list(live)
+        rnd.shuffle(removal)
+        for item in removal:
+            item[3].remove()
+            live.remove(item)
+            for key in ("CPU", "CompositeExplicitAutograd"):
+                mine = [k for _, kk, k, _ in live if kk == key]
+                assert op.kernels.get(key) is (mine[-1] if mine else before.get(key))
+            cpu = [k for _, kk, k, _ in live if kk == "CPU"]
+            if cpu:
+                assert G.neg(G.ones(1)) == cpu[-1]()
+    finally:
+        for item in live:
+            item[3].remove()
+    assert op.kernels == before
+    assert G.neg(G.ones(1)).tolist() == [-1.0]
+

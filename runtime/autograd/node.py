@@ -34,6 +34,7 @@ it back (the node passed to `unpack`) when unpacked.
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
@@ -48,6 +49,7 @@ _sequence = itertools.count()
 next_sequence_nr = _sequence.__next__
 # AccumulateGrad nodes run as soon as they are ready (PyTorch gives them the largest sequence number).
 ACCUMULATE_SEQUENCE_NR = 1 << 62
+_leaf_edge_lock = threading.Lock()
 
 
 Edge = tuple[Any, ...]  # (node, input_nr, shape, dtype, device): Note [Backward graph shape]
@@ -242,7 +244,10 @@ def leaf_edge(t: Tensor) -> Edge:
     """The edge into a leaf's AccumulateGrad, made once per leaf and held by it."""
     edge = t._leaf_edge
     if edge is None:
-        edge = t._leaf_edge = (AccumulateGrad(t), 0, tuple(t.shape), t._dtype, t._device)
+        with _leaf_edge_lock:  # two threads recording on a new leaf at once make one AccumulateGrad
+            edge = t._leaf_edge
+            if edge is None:
+                edge = t._leaf_edge = (AccumulateGrad(t), 0, tuple(t.shape), t._dtype, t._device)
     return edge
 
 

@@ -181,7 +181,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
         dtype = dtypes.get_default_dtype() if floating else dtypes.int64
     dtype = dtypes.as_dtype(dtype)
     if dtype.name == "bool":
-        raise RuntimeError("\"arange_cuda\" not implemented for 'Bool'")
+        raise NotImplementedError("\"arange_cuda\" not implemented for 'Bool'")
     n = arange_length(start, end, step)
     with cupy.cuda.Device(device):
         out = F.empty((n,), dtype, device)

@@ -30,6 +30,7 @@ class PointwiseKernel:
     num_scalars: int
     instances: dict[str, tuple[str, int]]
     promote_scalars: tuple[int, ...] = ()  # scalars that take part in type promotion (wrapped numbers)
+    alpha: int | None = None  # position in the scalars of an `alpha` (checked as PyTorch: runtime/kernels/checks.py)
 
 
 def compute_dtype_name(dtype: str) -> str:
@@ -41,12 +42,12 @@ def select_instance(kernel: PointwiseKernel, common: str, default_float: str) ->
     """The instance (input dtype) for inputs whose common dtype is `common`.
 
     `promote: float` instances for integer inputs produce float32; with another default float dtype the
-    inputs are cast to it first. Raises TypeError, as PyTorch, for an unsupported dtype.
+    inputs are cast to it first. Raises NotImplementedError, as PyTorch, for an unsupported dtype.
     """
     if kernel.promote == "float" and common not in FLOATING and default_float != "float32":
         common = default_float
     if common not in kernel.instances:
-        raise TypeError(f'"{kernel.name}_cuda" not implemented for \'{common}\'')
+        raise NotImplementedError(f'"{kernel.name}_cuda" not implemented for \'{common}\'')
     return common
 
 
@@ -77,7 +78,8 @@ def plan(shape: Sequence[int], strides: Sequence[Sequence[int]], pointers: Seque
 
 def _empty(cupy: Any, shape: tuple[int, ...], np_dtype: Any, device: int) -> Any:
     """A new device array, from the caching allocator when it is there (runtime/cuda/memory.py)."""
-    nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(np_dtype).itemsize
+    from runtime.storage import checked_nbytes  # Note [Impossible allocation sizes]
+    nbytes = checked_nbytes(shape, np.dtype(np_dtype).itemsize, f"cuda:{device}")
     try:
         from runtime.cuda.memory import cuda_malloc
     except ImportError:  # pragma: no cover - the allocator is part of the package
@@ -92,6 +94,8 @@ def launch(kernel: PointwiseKernel, tensors: Sequence[Any], scalars: Sequence[An
     from runtime import dtypes
     from runtime.cuda.compile import load_function
     from runtime.cuda.device import sm_count
+    from runtime.kernels.checks import check_alpha
+    from runtime.memory_overlap import check_write
     from runtime.strides import broadcast_shapes
     from runtime.tensor import Tensor
 
@@ -101,12 +105,17 @@ def launch(kernel: PointwiseKernel, tensors: Sequence[Any], scalars: Sequence[An
     out_name, vec = kernel.instances[key]
     in_dtype = dtypes.as_dtype(key)
     out_dtype = dtypes.as_dtype(out_name)
+    if kernel.alpha is not None:
+        alpha = scalars[kernel.alpha]
+        if alpha.__class__ is not int:
+            check_alpha(out_dtype, alpha)
     device = next((t.device.index or 0 for t in tensors if t.device.type == "cuda"), 0)
     with cupy.cuda.Device(device):
         arrays = [_as_input(cupy, t, in_dtype) for t in tensors]
         shape = tuple(broadcast_shapes(*(a.shape for a in arrays)))
         target = out
         if out is not None:
+            check_write(out, tensors)  # Note [Overlap checks before a write]
             if tuple(out.shape) != shape:
                 raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape "
                                    f"{list(shape)}")

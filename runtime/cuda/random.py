@@ -152,7 +152,7 @@ def _fill(t: Any, kernel: str, per_group: int, params: tuple[Any, ...], state: P
 
 def _float_kind(t: Any, op: str) -> tuple[type, int]:
     if not t.dtype.is_floating_point:
-        raise RuntimeError(f"\"{op}_cuda\" not implemented for '{t.dtype.name}'")
+        raise NotImplementedError(f"\"{op}_cuda\" not implemented for '{t.dtype.name}'")
     return (np.float64, GROUP_64) if t.dtype.name == "float64" else (np.float32, GROUP_32)
 
 

@@ -25,7 +25,7 @@ def softmax(t: Any, dim: int, dtype: Any = None, half_to_float: bool = False, lo
     if dtype is not None and dtypes.as_dtype(dtype) is not t.dtype:
         t = C.to_dtype(t, dtypes.as_dtype(dtype))
     if not t.dtype.is_floating_point:
-        raise RuntimeError(f"\"{name}_cuda\" not implemented for '{t.dtype.name}'")
+        raise NotImplementedError(f"\"{name}_cuda\" not implemented for '{t.dtype.name}'")
     out_dtype = t.dtype
     if half_to_float:
         if t.dtype.name not in ("float16", "bfloat16"):

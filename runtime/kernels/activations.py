@@ -30,7 +30,7 @@ def gelu(self: Any, approximate: str = "none") -> Any:
     """x * Phi(x), exactly with erf, or with the tanh approximation."""
     G = _G()
     if not self.dtype.is_floating_point:
-        raise RuntimeError(f"\"GeluKernelImpl\" not implemented for '{self.dtype.name}'")
+        raise NotImplementedError(f"\"GeluKernelImpl\" not implemented for '{self.dtype.name}'")
     if approximate == "none":
         return self * 0.5 * (G.erf(self * math.sqrt(0.5)) + 1)
     if approximate == "tanh":

@@ -121,6 +121,10 @@ def nll_loss(self: Any, target: Any, weight: Any = None, reduction: Any = "mean"
     if x.shape[0] != t.shape[0]:
         raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size ({t.shape[0]}).")
     valid = t != ignore_index
+    classes = x.shape[1] if x.dim() > 1 else 0
+    bad = valid & ((t < 0) | (t >= classes))
+    if bool(bad.any()):
+        raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
     safe = G.where(valid, t, 0).to(G.int64)
     picked = G.squeeze(G.gather(x, 1, G.unsqueeze(safe, 1)), 1)
     if weight is not None:

@@ -17,6 +17,7 @@ import numpy as np
 from runtime import dtypes
 from runtime import strides as S
 from runtime.device import Device, as_device
+from runtime.memory_overlap import check_write
 from runtime.tensor import Tensor
 
 
@@ -45,6 +46,7 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     """Write `src` into `self`, broadcasting `src` and converting its dtype and device."""
     if src is self:
         return self
+    check_write(self, (src,))  # Note [Overlap checks before a write]
     data = src._data
     if data.shape != self._data.shape:
         S.expand(tuple(data.shape), src.stride(), tuple(self._data.shape))  # raises naming both shapes

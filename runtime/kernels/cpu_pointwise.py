@@ -7,6 +7,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from runtime import dtypes
+from runtime.memory_overlap import check_write
 from runtime.tensor import Tensor
 
 # The NumPy dtype a pointwise kernel computes in: half precision computes in float32, as on CUDA.
@@ -57,42 +58,67 @@ def float_result_type(*operands: Any) -> dtypes.DType:
 
 
 def broadcast_error(op: str, *arrays: Any) -> NoReturn:
-    """Re-raise NumPy's broadcasting ValueError as PyTorch's RuntimeError, naming both shapes."""
+    """Re-raise NumPy's ValueError (called in an `except ValueError` block) as PyTorch's RuntimeError: the
+    broadcasting error naming both shapes, or NumPy's own message (integers to negative integer powers)."""
+    import sys
+
     from runtime.strides import broadcast_shapes
     try:
         broadcast_shapes(*(tuple(a.shape) for a in arrays))
     except RuntimeError as e:
         raise RuntimeError(f"{op}: {e}") from None
-    raise  # not a broadcasting problem: NumPy's own error stands
+    raise RuntimeError(f"{op}: {sys.exc_info()[1]}") from None
 
 
 def unsupported(op: str, dt: dtypes.DType) -> NoReturn:
-    raise RuntimeError(f"\"{op}\" not implemented for '{dt.name}'")
+    raise NotImplementedError(f"\"{op}\" not implemented for '{dt.name}'")
 
 
-def store_inplace(op: str, target: Tensor, result: Any, dt: dtypes.DType) -> Tensor:
-    """Write an in-place op's result into `target`, as PyTorch checks it."""
+def store_inplace(op: str, target: Tensor, result: Any, dt: dtypes.DType, inputs: tuple[Any, ...] = ()) -> Tensor:
+    """Write an in-place op's result into `target`, as PyTorch checks it (dtype, shape, and Note [Overlap
+    checks before a write] against the op's other tensor `inputs`)."""
     if not dtypes.can_cast(dt, target._dtype):
         raise RuntimeError(f"{op}: result type {dt.name} can't be cast to the desired output type "
                            f"{target._dtype.name}")
     if result.shape != target._data.shape:
         raise RuntimeError(f"{op}: output with shape {list(target.shape)} doesn't match the broadcast shape "
                            f"{list(result.shape)}")
-    target._data[...] = result
+    data = target._data
+    if data.base is not None:  # Note [Overlap checks before a write]
+        check_write(target, inputs)
+    else:
+        for t in inputs:
+            if t._data.base is data:
+                check_write(target, inputs)
+                break
+    data[...] = result
     return target
 
 
-def store_out(op: str, out: Tensor, result: Any, dt: dtypes.DType) -> Tensor:
-    """Write an op's result into `out=`; an empty `out` is resized, as PyTorch does."""
+def store_out(op: str, out: Tensor, result: Any, dt: dtypes.DType, inputs: tuple[Any, ...] = ()) -> Tensor:
+    """Write an op's result into `out=`; an `out` of another shape is resized, as PyTorch does (with its
+    warning when it had elements). `inputs`: the op's tensor arguments (Note [Overlap checks before a
+    write])."""
     if not dtypes.can_cast(dt, out._dtype):
         raise RuntimeError(f"{op}: result type {dt.name} can't be cast to the desired output type "
                            f"{out._dtype.name}")
     if result.shape != out._data.shape:
         if out._data.size != 0:
-            raise RuntimeError(f"{op}: output with shape {list(out.shape)} doesn't match the broadcast shape "
-                               f"{list(result.shape)} (only an empty out= tensor is resized)")
+            import warnings
+            warnings.warn(f"{op}: an output with one or more elements was resized since it had shape "
+                          f"{list(out.shape)}, which does not match the required output shape "
+                          f"{list(result.shape)}.", UserWarning, stacklevel=3)
         out._data = np.empty(result.shape, dtype=out._dtype.np)
         out._storage = None
+    else:
+        data = out._data
+        if data.base is not None:  # as in store_inplace
+            check_write(out, inputs)
+        else:
+            for t in inputs:
+                if t._data.base is data:
+                    check_write(out, inputs)
+                    break
     out._data[...] = result
     return out
 
@@ -115,9 +141,3 @@ def sigmoid(x: Any) -> Any:
 
 def log_sigmoid(x: Any) -> Any:
     return -np.logaddexp(0, -x)
-
-
-def check_alpha(dt: dtypes.DType, alpha: Any) -> None:
-    """PyTorch's rule for `alpha` (add, sub): a float alpha needs a floating result."""
-    if not dt.is_floating_point and isinstance(alpha, float):
-        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")

@@ -18,10 +18,12 @@ def _check_index(index: Tensor, op: str, allowed: tuple[dtypes.DType, ...] = (dt
         raise RuntimeError(f"{op}(): Expected dtype int64 for index")
 
 
-def _bounds(idx: Any, size: int, op: str) -> None:
+def _bounds(idx: Any, size: int, op: str, error: type[Exception] = RuntimeError) -> None:
+    """Indices must lie in [-size, size): PyTorch raises RuntimeError (gather, scatter, index_add) or
+    IndexError (index_select, embedding) otherwise."""
     if idx.size and (bool((idx < -size).any()) or bool((idx >= size).any())):
         bad = idx[(idx < -size) | (idx >= size)].reshape(-1)[0]
-        raise IndexError(f"{op}(): index {int(bad)} is out of bounds for dimension with size {size}")
+        raise error(f"{op}(): index {int(bad)} is out of bounds for dimension with size {size}")
 
 
 def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -31,11 +33,11 @@ def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:
     a = self._data
     if a.ndim == 0:
         S.wrap_dim(dim, 0)
-        _bounds(index._data, 1, "index_select")
+        _bounds(index._data, 1, "index_select", IndexError)
         return wrap(a.reshape(1)[index._data.reshape(-1)].reshape(index.shape), a, self._dtype)
     d = S.wrap_dim(dim, a.ndim)
     idx = index._data.reshape(-1)
-    _bounds(idx, a.shape[d], "index_select")
+    _bounds(idx, a.shape[d], "index_select", IndexError)
     return wrap(xp_of(a).take(a, idx, axis=d), a, self._dtype)
 
 
@@ -51,6 +53,9 @@ def index_add(self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Any 
     d = S.wrap_dim(dim, a.ndim)
     idx = index._data.reshape(-1)
     _bounds(idx, a.shape[d], "index_add")
+    if src.ndim and src.shape[d] != idx.shape[0]:
+        raise RuntimeError(f"index_add_(): Number of indices ({idx.shape[0]}) should be equal to source.size(dim): "
+                           f"({src.shape[d]}), for dim: {d}")
     src = src * alpha if alpha != 1 else src
     scatter_add_at(xp, xp.moveaxis(a, d, 0), (idx,), xp.moveaxis(src.astype(a.dtype, copy=False), d, 0))
     return wrap(a.reshape(self.shape), a, self._dtype)
@@ -146,7 +151,7 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {indices._dtype.name} instead")
     a = weight._data
-    _bounds(indices._data, a.shape[0], "embedding")
+    _bounds(indices._data, a.shape[0], "embedding", IndexError)
     return wrap(xp_of(a).take(a, indices._data, axis=0), a, weight._dtype)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from runtime import strides as S
 from runtime.kernels._xp import wrap
 from runtime.tensor import Tensor
 
@@ -44,6 +45,8 @@ def addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any = 1, alpha: Any = 
     out_shape = prod.shape
     if beta != 0:
         base = self._data if beta == 1 else self._data * beta
+        if base.shape != out_shape:
+            S.expand(tuple(base.shape), tuple(S.contiguous_strides(tuple(base.shape))), tuple(out_shape))  # raises
         prod = prod + base
     if prod.shape != out_shape:
         raise RuntimeError(f"The expanded size of the tensor ({list(prod.shape)}) must match the existing size "

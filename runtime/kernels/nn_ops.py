@@ -17,7 +17,7 @@ from runtime.tensor import Tensor
 def _softmax_dtype(self: Tensor, dtype: Any) -> dtypes.DType:
     dt = dtypes.as_dtype(dtype) if dtype is not None else self._dtype
     if not dt.is_floating_point:
-        raise RuntimeError(f"\"softmax_lastdim_kernel_impl\" not implemented for '{dt.name}'")
+        raise NotImplementedError(f"\"softmax_lastdim_kernel_impl\" not implemented for '{dt.name}'")
     return dt
 
 
@@ -29,10 +29,11 @@ def _shifted(self: Tensor, dim: int, dt: dtypes.DType) -> tuple[Any, Any, int | 
         S.wrap_dim(dim, 0)
     if a.size == 0:
         return a, a, axis
-    xp = xp_of(a)
-    m = a.max(axis=axis, keepdims=True)
-    m = xp.where(xp.isfinite(m), m, 0)
-    return a, a - m, axis
+    # As PyTorch, the row maximum is subtracted as it is: a row holding +inf gets inf - inf = nan (so
+    # softmax([inf, 1]) is [nan, nan]) and an all -inf row gets nan too; the CUDA kernel
+    # (runtime/cuda/include/opgen_softmax.cuh) computes the same.
+    with np.errstate(invalid="ignore"):
+        return a, a - a.max(axis=axis, keepdims=True), axis
 
 
 def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
@@ -73,6 +74,12 @@ def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor,
 
 def _conv_geometry(shape: Sequence[int], kernel: Sequence[int], dilation: Sequence[int], padding: Sequence[int],
                    stride: Sequence[int]) -> tuple[int, int]:
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
     oh = (shape[-2] + 2 * padding[0] - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1
     ow = (shape[-1] + 2 * padding[1] - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
     if oh <= 0 or ow <= 0:

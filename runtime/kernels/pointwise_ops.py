@@ -22,7 +22,7 @@ def div_mode(self: Tensor, other: Tensor, rounding_mode: str | None = None) -> T
     if rounding_mode is None and not dt.is_floating_point:
         dt = dtypes.get_default_dtype()
     if dt is dtypes.bool_ and rounding_mode is not None:
-        raise RuntimeError(f"\"div_{rounding_mode}\" not implemented for 'Bool'")
+        raise NotImplementedError(f"\"div_{rounding_mode}\" not implemented for 'Bool'")
     ct = dtypes.float32.np if dt is dtypes.float16 else dt.np
     a, b = self._data.astype(ct, copy=False), other._data.astype(ct, copy=False)
     xp = xp_of(a)
@@ -67,7 +67,7 @@ def clamp(self: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A0
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if self._dtype is dtypes.bool_:
-        raise RuntimeError("\"clamp\" not implemented for 'Bool'")
+        raise NotImplementedError("\"clamp\" not implemented for 'Bool'")
     dt = result_type(self, *(v for v in (min, max) if v is not None))
     return _clamp(self, dt, min, max)
 
@@ -76,7 +76,7 @@ def clamp_tensor(self: Tensor, min: Tensor | None = None, max: Tensor | None = N
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if self._dtype is dtypes.bool_:
-        raise RuntimeError("\"clamp\" not implemented for 'Bool'")
+        raise NotImplementedError("\"clamp\" not implemented for 'Bool'")
     dt = result_type(self, *(v for v in (min, max) if v is not None))
     return _clamp(self, dt, None if min is None else min._data, None if max is None else max._data)
 

@@ -47,12 +47,13 @@ def _compute(a: Any, dt: dtypes.DType) -> Any:
 def _nonempty(self: Tensor, axes: tuple[int, ...] | None, op: str) -> None:
     """PyTorch refuses max/min-like reductions over a dimension of size 0."""
     shape = self.shape
+    if axes is None and self.numel() == 0:
+        error = IndexError if op in ("argmax", "argmin") else RuntimeError  # as PyTorch, which differs here
+        raise error(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                           f"reduction dim with the 'dim' argument.")
     for d in range(len(shape)) if axes is None else axes:
         if shape[d] == 0:
             raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
-    if axes is None and self.numel() == 0:
-        raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
-                           f"reduction dim with the 'dim' argument.")
 
 
 def sum(self: Tensor, dtype: Any = None) -> Tensor:  # noqa: A001

@@ -4,7 +4,8 @@ The ops are generated from native_functions.yaml; this module re-exports them (`
 `F.conv2d is G.conv2d`): any name not defined here is looked up in the generated API, so a newly
 added op is `F.<name>` without editing this file. The functions below only adapt a call where
 torch.nn.functional's signature differs from the ATen schema: `training=`/`inplace=` for dropout,
-`F.cross_entropy` for the op `cross_entropy_loss`, keyword order of `nll_loss`.
+`F.cross_entropy` for the op `cross_entropy_loss`, keyword order of `nll_loss`, argument order of
+`embedding`.
 """
 
 from __future__ import annotations
@@ -43,6 +44,21 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, i
     """Cross entropy between logits `input` (N, C, ...) and class indices or probabilities `target`."""
     return _G().cross_entropy_loss(input, target, weight, reduction=reduction, ignore_index=ignore_index,
                                    label_smoothing=label_smoothing)
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,  # noqa: A002
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of `weight` at the indices `input` (torch.nn.functional's order; the op takes weight first)."""
+    if max_norm is not None:
+        raise NotImplementedError("F.embedding: max_norm is not supported by opgen")
+    if padding_idx is None:
+        padding_idx = -1
+    else:
+        n = weight.shape[0] if weight.dim() else 0
+        if not -n <= padding_idx < n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx = padding_idx + n if padding_idx < 0 else padding_idx
+    return _G().embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,

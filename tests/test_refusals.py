@@ -1,0 +1,172 @@
+"""What PyTorch refuses, opgen refuses too, with the same exception type (torch-free; the side-by-side
+probe against PyTorch is tests/test_errors_vs_torch.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import generated as G
+from runtime import storage
+from runtime.memory_overlap import INTERNAL_OVERLAP, PARTIAL_OVERLAP
+
+INTERNAL = "more than one element of the written-to tensor"
+PARTIAL = "some elements of the input tensor and the written-to tensor"
+
+
+# -- masks and conditions ------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "int64", "uint8", "int32"])
+def test_masked_fill_needs_a_bool_mask(dtype: str) -> None:
+    x = G.arange(4.0)
+    mask = G.ones(4, dtype=getattr(G, dtype))
+    for call in (lambda: x.masked_fill(mask, 0.0), lambda: G.masked_fill(x, mask, G.tensor(0.0)),
+                 lambda: x.clone().masked_fill_(mask, 0.0), lambda: G.masked_fill(x, mask, 0.0, out=G.empty(4))):
+        with pytest.raises(RuntimeError, match=f"mask to be a boolean tensor.*{dtype}"):
+            call()
+    assert x.masked_fill(x > 1, -1.0).tolist() == [0.0, 1.0, -1.0, -1.0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "float64"])
+def test_where_needs_a_bool_condition(dtype: str) -> None:
+    x = G.arange(3.0)
+    with pytest.raises(RuntimeError, match=f"where expected condition to be a boolean tensor.*{dtype}"):
+        G.where(G.ones(3, dtype=getattr(G, dtype)), x, -x)
+    assert G.where(x > 0, x, -x).tolist() == [-0.0, 1.0, 2.0]
+
+
+def test_where_takes_a_uint8_condition_with_a_warning() -> None:
+    x = G.arange(3.0)
+    with pytest.warns(UserWarning, match="uint8 condition"):
+        assert G.where(G.tensor([1, 0, 1], dtype=G.uint8), x, -x).tolist() == [0.0, -1.0, 2.0]
+
+
+# -- alpha --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("op", ["add", "sub"])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8"])
+def test_float_alpha_with_integer_tensors(op: str, dtype: str) -> None:
+    a = G.ones(3, dtype=getattr(G, dtype))
+    f = getattr(G, op)
+    for call in (lambda: f(a, a, alpha=1.5), lambda: f(a, 2, alpha=0.5), lambda: f(a, a, alpha=1.0),
+                 lambda: getattr(a.clone(), op + "_")(a, alpha=2.5)):
+        with pytest.raises(RuntimeError, match="For integral input tensors, argument alpha must not be a floating"):
+            call()
+    assert f(a, a, alpha=2).dtype == a.dtype  # an int alpha is fine
+    assert f(a, G.ones(3), alpha=0.5).tolist() == ([1.5] * 3 if op == "add" else [0.5] * 3)  # float result
+
+
+def test_bool_alpha_only_for_bool_results() -> None:
+    with pytest.raises(RuntimeError, match="Boolean alpha only supported for Boolean results"):
+        G.add(G.ones(2), G.ones(2), alpha=True)
+    t = G.ones(2, dtype=G.bool)
+    assert G.add(t, t, alpha=True).tolist() == [True, True]
+
+
+# -- overlap ------------------------------------------------------------------------------------------
+def test_internal_overlap_in_the_written_to_tensor() -> None:
+    e = G.zeros(1).expand(3)
+    for call in (lambda: e.add_(1), lambda: e.mul_(2), lambda: e.neg_(), lambda: e.copy_(G.ones(3)),
+                 lambda: G.add(G.ones(3), 1, out=e), lambda: e.masked_fill_(G.ones(3, dtype=G.bool), 1.0)):
+        with pytest.raises(RuntimeError, match=INTERNAL):
+            call()
+    assert e.tolist() == [0.0, 0.0, 0.0]  # nothing was written
+    assert INTERNAL in INTERNAL_OVERLAP and "clone()" in INTERNAL_OVERLAP
+
+
+def test_partial_overlap_between_input_and_output() -> None:
+    x = G.arange(6.0)
+    for call in (lambda: x[1:].add_(x[:-1]), lambda: x[1:].copy_(x[:-1]), lambda: x[:-1].mul_(x[1:]),
+                 lambda: G.add(x[:-1], 1, out=x[1:]), lambda: G.mul(x[:3], x[1:4], out=x[2:5])):
+        with pytest.raises(RuntimeError, match=PARTIAL):
+            call()
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]  # nothing was written
+    m = G.ones(3, 3)
+    with pytest.raises(RuntimeError, match=PARTIAL):
+        m.add_(m[0])
+    with pytest.raises(RuntimeError, match=PARTIAL):
+        m.t().add_(m)
+    assert PARTIAL in PARTIAL_OVERLAP
+
+
+def test_allowed_aliasing() -> None:
+    x = G.arange(6.0)
+    assert x.add_(x).tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]  # exactly the same tensor
+    assert x[:].mul_(x[:]).tolist() == [0.0, 4.0, 16.0, 36.0, 64.0, 100.0]  # the same view, another object
+    y = G.arange(6.0)
+    assert y[::2].add_(y[1::2]).tolist() == [1.0, 5.0, 9.0]  # interleaved: not dense, let through as PyTorch
+    z = G.arange(4.0)
+    assert G.add(z, 1, out=z).tolist() == [1.0, 2.0, 3.0, 4.0]
+    w = G.arange(6.0)
+    assert w[:3].add_(w[3:]).tolist() == [3.0, 5.0, 7.0]  # disjoint parts of one storage
+    assert G.zeros(1).expand(3).clone().add_(1).tolist() == [1.0, 1.0, 1.0]
+
+
+# -- sizes ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("make", [lambda: G.empty(2**62), lambda: G.zeros(2**40, 2**30),
+                                  lambda: G.empty(2**61, dtype=G.int64), lambda: G.ones(3, 2**62),
+                                  lambda: G.full((2**62,), 1.0), lambda: G.empty_strided((2**40,), (2**30,))])
+def test_impossible_sizes_raise_runtime_error(make) -> None:
+    with pytest.raises(RuntimeError, match=r"\d+ bytes on device cpu"):
+        make()
+
+
+def test_huge_but_representable_size_names_bytes_and_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    class NoMemory:
+        """An array module whose allocations all fail, as a device without memory would."""
+
+        @staticmethod
+        def empty(shape: tuple[int, ...], dtype: object) -> None:
+            raise MemoryError("out of memory")
+
+    with pytest.raises(RuntimeError, match=r"not enough memory: you tried to allocate 4096 bytes on device "
+                                           r"cuda:1"):
+        storage.empty_array(NoMemory, (32, 32), np.float32, "cuda:1")
+    with pytest.raises(RuntimeError, match="DefaultCPUAllocator: not enough memory: you tried to allocate "
+                                           f"{2**45 * 4} bytes on device cpu"):
+        G.empty(2**45)
+    assert storage.checked_nbytes((3, 5), 8, "cpu") == 120
+    with pytest.raises(RuntimeError, match="overflowed"):
+        storage.checked_nbytes((2**40, 2**40), 4, "cuda:0")
+
+
+def test_negative_sizes() -> None:
+    for make in (lambda: G.empty(-1), lambda: G.zeros(2, -3), lambda: G.ones((4, -1)), lambda: G.full((-2,), 1.0)):
+        with pytest.raises(RuntimeError, match="negative dimension"):
+            make()
+
+
+# -- softmax on rows with inf and nan -------------------------------------------------------------------
+INF, NAN = math.inf, math.nan
+SOFTMAX_ROWS = [
+    ([INF, 1.0], [NAN, NAN], [NAN, NAN]),
+    ([-INF, 1.0], [0.0, 1.0], [-INF, 0.0]),
+    ([-INF, -INF], [NAN, NAN], [NAN, NAN]),
+    ([NAN, 1.0], [NAN, NAN], [NAN, NAN]),
+    ([INF, INF], [NAN, NAN], [NAN, NAN]),
+    ([INF, -INF], [NAN, NAN], [NAN, NAN]),
+    ([0.0, 0.0], [0.5, 0.5], [-math.log(2), -math.log(2)]),
+]
+
+
+@pytest.mark.parametrize(("row", "soft", "logsoft"), SOFTMAX_ROWS)
+def test_softmax_on_rows_with_inf(row: list[float], soft: list[float], logsoft: list[float]) -> None:
+    x = G.tensor([row, [1.0, 2.0]])
+    np.testing.assert_allclose(G.softmax(x, 1).numpy()[0], soft, rtol=1e-6)
+    np.testing.assert_allclose(G.log_softmax(x, 1).numpy()[0], logsoft, rtol=1e-6)
+    np.testing.assert_allclose(G.softmax(x, 1).numpy()[1], [0.26894142, 0.7310586], rtol=1e-6)  # rows independent
+    np.testing.assert_allclose(G.softmax(x.t(), 0).numpy()[:, 0], soft, rtol=1e-6)  # along another dim
+
+
+def test_cuda_kernels_check_conditions_before_launching() -> None:
+    """The generated CUDA wrappers refuse a non-bool mask before any device work (no GPU needed)."""
+    import generated._cuda_kernels as cuda
+    from runtime.cuda.pointwise import PointwiseKernel
+    x = G.ones(3)
+    with pytest.raises(RuntimeError, match="masked_fill expected mask to be a boolean tensor"):
+        cuda.masked_fill_Scalar(x, G.ones(3), 0.0)
+    with pytest.raises(RuntimeError, match="where expected condition to be a boolean tensor"):
+        cuda.where_self(G.ones(3, dtype=G.int64), x, x)
+    assert cuda._add_Tensor.alpha == 0 and cuda._sub_Scalar.alpha == 1  # launch checks alpha from there
+    assert cuda._elu.alpha is None  # a floating-only op's alpha is a plain parameter
+    assert PointwiseKernel("k", "k.cu", "common", 1, 0, {}).alpha is None
