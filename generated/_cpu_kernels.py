@@ -2,9 +2,9 @@
 # Do not edit: change the YAML or the template and run `opgen generate`.
 """NumPy kernels of the pointwise ops: functional, in-place and out forms of each.
 
-Each kernel takes the fast path when its tensors share a dtype that NumPy computes in directly, and
-otherwise asks `_k.operands` for the promoted dtype and cast arrays (Note [Pointwise fast path] in
-runtime/kernels/cpu_pointwise.py). The functional form builds its output tensor inline (Note [Lean
+Each kernel takes the fast path when its tensors share a dtype that NumPy computes in directly and its
+Python scalars keep that dtype, and otherwise asks `_k.operands` for the promoted dtype and cast arrays
+(Notes [Pointwise fast path] and [Pointwise fast path with scalars] in runtime/kernels/cpu_pointwise.py). The functional form builds its output tensor inline (Note [Lean
 tensor construction] in runtime/tensor.py).
 """
 # ruff: noqa: E501, UP034
@@ -20,6 +20,7 @@ from runtime.tensor import Tensor
 _new = object.__new__
 _ndarray = np.ndarray
 _NATIVE = _k.NATIVE
+_KEEPS = _k.KEEPS
 
 
 def add_Tensor(input, other, alpha):
@@ -88,7 +89,11 @@ def add_Tensor_out(input, other, alpha, out):
 
 
 def add_Scalar(input, other, alpha):
-    dt, a0 = _k.operands("add", "common", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("add", "common", None, (input,), (other,))
     try:
         if alpha == 1:
             r = (a0 + other)
@@ -110,7 +115,11 @@ def add_Scalar(input, other, alpha):
 
 
 def add_Scalar_inplace(input, other, alpha):
-    dt, a0 = _k.operands("add", "common", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("add", "common", None, (input,), (other,))
     try:
         if alpha == 1:
             r = (a0 + other)
@@ -124,7 +133,11 @@ def add_Scalar_inplace(input, other, alpha):
 
 
 def add_Scalar_out(input, other, alpha, out):
-    dt, a0 = _k.operands("add", "common", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("add", "common", None, (input,), (other,))
     try:
         if alpha == 1:
             r = (a0 + other)
@@ -209,7 +222,11 @@ _FAST_sub_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', '
 
 
 def sub_Scalar(input, other, alpha):
-    dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_sub_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         if alpha == 1:
             r = (a0 - other)
@@ -231,7 +248,11 @@ def sub_Scalar(input, other, alpha):
 
 
 def sub_Scalar_inplace(input, other, alpha):
-    dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_sub_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         if alpha == 1:
             r = (a0 - other)
@@ -245,7 +266,11 @@ def sub_Scalar_inplace(input, other, alpha):
 
 
 def sub_Scalar_out(input, other, alpha, out):
-    dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_sub_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         if alpha == 1:
             r = (a0 - other)
@@ -315,7 +340,11 @@ def mul_Tensor_out(input, other, out):
 
 
 def mul_Scalar(input, other):
-    dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
     try:
         r = (a0 * other)
     except ValueError:
@@ -334,7 +363,11 @@ def mul_Scalar(input, other):
 
 
 def mul_Scalar_inplace(input, other):
-    dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
     try:
         r = (a0 * other)
     except ValueError:
@@ -345,7 +378,11 @@ def mul_Scalar_inplace(input, other):
 
 
 def mul_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
     try:
         r = (a0 * other)
     except ValueError:
@@ -418,7 +455,11 @@ _FAST_div_Scalar = _k.fast_dtypes(None, floating_only=True)
 
 
 def div_Scalar(input, other):
-    dt, a0 = _k.operands("div", "float", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_div_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("div", "float", None, (input,), (other,))
     try:
         r = (a0 / other)
     except ValueError:
@@ -437,7 +478,11 @@ def div_Scalar(input, other):
 
 
 def div_Scalar_inplace(input, other):
-    dt, a0 = _k.operands("div", "float", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_div_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("div", "float", None, (input,), (other,))
     try:
         r = (a0 / other)
     except ValueError:
@@ -448,7 +493,11 @@ def div_Scalar_inplace(input, other):
 
 
 def div_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("div", "float", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_div_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("div", "float", None, (input,), (other,))
     try:
         r = (a0 / other)
     except ValueError:
@@ -518,7 +567,11 @@ _FAST_pow_Tensor_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'in
 
 
 def pow_Tensor_Scalar(input, exponent):
-    dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (exponent,))
+    dt = input._dtype
+    if dt in _FAST_pow_Tensor_Scalar and dt in _KEEPS.get(exponent.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (exponent,))
     try:
         r = (a0 ** exponent)
     except ValueError:
@@ -537,7 +590,11 @@ def pow_Tensor_Scalar(input, exponent):
 
 
 def pow_Tensor_Scalar_inplace(input, exponent):
-    dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (exponent,))
+    dt = input._dtype
+    if dt in _FAST_pow_Tensor_Scalar and dt in _KEEPS.get(exponent.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (exponent,))
     try:
         r = (a0 ** exponent)
     except ValueError:
@@ -548,7 +605,11 @@ def pow_Tensor_Scalar_inplace(input, exponent):
 
 
 def pow_Tensor_Scalar_out(input, exponent, out):
-    dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (exponent,))
+    dt = input._dtype
+    if dt in _FAST_pow_Tensor_Scalar and dt in _KEEPS.get(exponent.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (exponent,))
     try:
         r = (a0 ** exponent)
     except ValueError:
@@ -756,7 +817,11 @@ def gt_Tensor_out(input, other, out):
 
 
 def gt_Scalar(input, other):
-    dt, a0 = _k.operands("gt", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("gt", "bool", None, (input,), (other,))
     try:
         r = (a0 > other)
     except ValueError:
@@ -776,7 +841,11 @@ def gt_Scalar(input, other):
 
 
 def gt_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("gt", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("gt", "bool", None, (input,), (other,))
     try:
         r = (a0 > other)
     except ValueError:
@@ -850,7 +919,11 @@ _FAST_floor_divide_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', '
 
 
 def floor_divide_Scalar(input, other):
-    dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_floor_divide_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         r = (a0 // other)
     except ValueError:
@@ -869,7 +942,11 @@ def floor_divide_Scalar(input, other):
 
 
 def floor_divide_Scalar_inplace(input, other):
-    dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_floor_divide_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         r = (a0 // other)
     except ValueError:
@@ -880,7 +957,11 @@ def floor_divide_Scalar_inplace(input, other):
 
 
 def floor_divide_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_floor_divide_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         r = (a0 // other)
     except ValueError:
@@ -1012,7 +1093,11 @@ _FAST_remainder_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int
 
 
 def remainder_Scalar(input, other):
-    dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_remainder_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         r = (a0 % other)
     except ValueError:
@@ -1031,7 +1116,11 @@ def remainder_Scalar(input, other):
 
 
 def remainder_Scalar_inplace(input, other):
-    dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_remainder_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         r = (a0 % other)
     except ValueError:
@@ -1042,7 +1131,11 @@ def remainder_Scalar_inplace(input, other):
 
 
 def remainder_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_remainder_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         r = (a0 % other)
     except ValueError:
@@ -1115,7 +1208,11 @@ _FAST_fmod_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 
 
 
 def fmod_Scalar(input, other):
-    dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_fmod_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         r = np.fmod(a0, other)
     except ValueError:
@@ -1134,7 +1231,11 @@ def fmod_Scalar(input, other):
 
 
 def fmod_Scalar_inplace(input, other):
-    dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_fmod_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         r = np.fmod(a0, other)
     except ValueError:
@@ -1145,7 +1246,11 @@ def fmod_Scalar_inplace(input, other):
 
 
 def fmod_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_fmod_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         r = np.fmod(a0, other)
     except ValueError:
@@ -3044,7 +3149,11 @@ def lt_Tensor_out(input, other, out):
 
 
 def lt_Scalar(input, other):
-    dt, a0 = _k.operands("lt", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("lt", "bool", None, (input,), (other,))
     try:
         r = (a0 < other)
     except ValueError:
@@ -3064,7 +3173,11 @@ def lt_Scalar(input, other):
 
 
 def lt_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("lt", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("lt", "bool", None, (input,), (other,))
     try:
         r = (a0 < other)
     except ValueError:
@@ -3118,7 +3231,11 @@ def le_Tensor_out(input, other, out):
 
 
 def le_Scalar(input, other):
-    dt, a0 = _k.operands("le", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("le", "bool", None, (input,), (other,))
     try:
         r = (a0 <= other)
     except ValueError:
@@ -3138,7 +3255,11 @@ def le_Scalar(input, other):
 
 
 def le_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("le", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("le", "bool", None, (input,), (other,))
     try:
         r = (a0 <= other)
     except ValueError:
@@ -3192,7 +3313,11 @@ def ge_Tensor_out(input, other, out):
 
 
 def ge_Scalar(input, other):
-    dt, a0 = _k.operands("ge", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("ge", "bool", None, (input,), (other,))
     try:
         r = (a0 >= other)
     except ValueError:
@@ -3212,7 +3337,11 @@ def ge_Scalar(input, other):
 
 
 def ge_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("ge", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("ge", "bool", None, (input,), (other,))
     try:
         r = (a0 >= other)
     except ValueError:
@@ -3266,7 +3395,11 @@ def eq_Tensor_out(input, other, out):
 
 
 def eq_Scalar(input, other):
-    dt, a0 = _k.operands("eq", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("eq", "bool", None, (input,), (other,))
     try:
         r = (a0 == other)
     except ValueError:
@@ -3286,7 +3419,11 @@ def eq_Scalar(input, other):
 
 
 def eq_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("eq", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("eq", "bool", None, (input,), (other,))
     try:
         r = (a0 == other)
     except ValueError:
@@ -3340,7 +3477,11 @@ def ne_Tensor_out(input, other, out):
 
 
 def ne_Scalar(input, other):
-    dt, a0 = _k.operands("ne", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("ne", "bool", None, (input,), (other,))
     try:
         r = (a0 != other)
     except ValueError:
@@ -3360,7 +3501,11 @@ def ne_Scalar(input, other):
 
 
 def ne_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("ne", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("ne", "bool", None, (input,), (other,))
     try:
         r = (a0 != other)
     except ValueError:

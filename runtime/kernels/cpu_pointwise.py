@@ -21,6 +21,26 @@ COMPUTE_NP[dtypes.float16] = np.dtype(np.float32)
 NATIVE: frozenset[dtypes.DType] = frozenset(d for d, ct in COMPUTE_NP.items() if ct is d.np)
 
 
+class _Operand:
+    """A stand-in tensor of a dtype, for asking dtypes.result_type about dtype and scalar pairs."""
+
+    def __init__(self, dtype: dtypes.DType) -> None:
+        self.dtype = dtype
+        self.ndim = 1
+
+
+# Note [Pointwise fast path with scalars]
+# A kernel that also promotes over Python scalars (`a * 2.0`) needs no type promotion either when the
+# scalars leave the tensors' dtype as it is: a float scalar keeps a floating tensor's dtype, an int one an
+# integral or floating one, a bool one any. KEEPS[cls] is the set of dtypes of NATIVE that a scalar of
+# exactly class `cls` keeps, computed here from dtypes.result_type itself (the one definition of the rule);
+# a generated kernel checks `dt in KEEPS.get(s.__class__, ())` per scalar and otherwise takes `operands`.
+KEEPS: dict[type, frozenset[dtypes.DType]] = {
+    cls: frozenset(d for d in NATIVE if dtypes.result_type(_Operand(d), sample) is d)
+    for cls, sample in ((bool, True), (int, 1), (float, 1.0))
+}
+
+
 def fast_dtypes(names: tuple[str, ...] | None, floating_only: bool = False) -> frozenset[dtypes.DType]:
     """The dtypes among `names` (None: all) that a kernel computes in directly (Note [Pointwise fast
     path])."""

@@ -1,0 +1,183 @@
+"""Benchmark: per-call time of the CPU paths off the pointwise fast path, against PyTorch and NumPy.
+
+Rows: factories (zeros, ones, empty, full, arange, tensor from a list, *_like), indexing (int, slice,
+None, Ellipsis, negative, a bool mask, an index tensor, and assignment through each), views (view,
+reshape, permute, transpose, unsqueeze, squeeze, expand, narrow, flatten), scalar arithmetic
+(`a * 2.0`, `2.0 - a`, `a / 3`) and reductions of a small tensor (sum, mean, amax, with and without
+dim). Every call runs on a small float32 tensor (4x4) on the CPU; PyTorch runs with one thread.
+
+Each figure is opgen's median per-call time over PyTorch's (goal <= 1.0; the issue's aim is 0.7), the
+three libraries timed in interleaved rounds of the same run (bench_dispatch.per_call). Without PyTorch
+the table shows opgen over NumPy, with no goal. Prints the times, then the table `figure value goal ok`.
+Run: `python bench/bench_cpu_paths.py [--repeat N] [--number N] [--only SUBSTRING]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.bench_dispatch import per_call  # noqa: E402
+
+GOAL = 1.0
+AIM = 0.7
+
+
+def _try_torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(1)
+    return torch
+
+
+def cases(lib: Any, is_numpy: bool = False) -> dict[str, Callable[[], object]]:
+    """name -> a call of `lib` (generated, torch or numpy), the same computation in each."""
+    f32 = lib.float32
+    x = lib.ones((4, 4), dtype=f32) if not is_numpy else np.ones((4, 4), dtype=np.float32)
+    v = lib.ones((4, 4), dtype=f32) if not is_numpy else np.ones((4, 4), dtype=np.float32)
+    mask_np = np.array([True, False, True, False])
+    idx_np = np.array([0, 2])
+    if is_numpy:
+        mask, idx = mask_np, idx_np
+        t_list = lambda: np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32)  # noqa: E731
+        full = lambda: np.full((4, 4), 2.0, dtype=np.float32)  # noqa: E731
+        arange = lambda: np.arange(16)  # noqa: E731
+        empty_like = lambda: np.empty_like(x)  # noqa: E731
+        zeros_like = lambda: np.zeros_like(x)  # noqa: E731
+        ones_like = lambda: np.ones_like(x)  # noqa: E731
+        view = lambda: x.reshape(2, 8)  # noqa: E731
+        permute = lambda: x.transpose(1, 0)  # noqa: E731
+        transpose = lambda: x.swapaxes(0, 1)  # noqa: E731
+        unsqueeze = lambda: np.expand_dims(x, 0)  # noqa: E731
+        s1 = x.reshape(4, 1, 4)
+        squeeze = lambda: s1.squeeze(1)  # noqa: E731
+        c = x[:1]
+        expand = lambda: np.broadcast_to(c, (4, 4))  # noqa: E731
+        narrow = lambda: x[1:3]  # noqa: E731
+        flatten = lambda: x.reshape(-1)  # noqa: E731
+        amax = lambda: x.max()  # noqa: E731
+        amax_dim = lambda: x.max(axis=1)  # noqa: E731
+        sum_dim = lambda: x.sum(axis=1)  # noqa: E731
+        mean_dim = lambda: x.mean(axis=1)  # noqa: E731
+    else:
+        mask, idx = lib.tensor(mask_np), lib.tensor(idx_np)
+        t_list = lambda: lib.tensor([1.0, 2.0, 3.0, 4.0])  # noqa: E731
+        full = lambda: lib.full((4, 4), 2.0)  # noqa: E731
+        arange = lambda: lib.arange(16)  # noqa: E731
+        empty_like = lambda: lib.empty_like(x)  # noqa: E731
+        zeros_like = lambda: lib.zeros_like(x)  # noqa: E731
+        ones_like = lambda: lib.ones_like(x)  # noqa: E731
+        view = lambda: x.view(2, 8)  # noqa: E731
+        permute = lambda: x.permute(1, 0)  # noqa: E731
+        transpose = lambda: x.transpose(0, 1)  # noqa: E731
+        unsqueeze = lambda: x.unsqueeze(0)  # noqa: E731
+        s1 = x.reshape(4, 1, 4)
+        squeeze = lambda: s1.squeeze(1)  # noqa: E731
+        c = x[:1]
+        expand = lambda: c.expand(4, 4)  # noqa: E731
+        narrow = lambda: x.narrow(0, 1, 2)  # noqa: E731
+        flatten = lambda: x.flatten()  # noqa: E731
+        amax = lambda: x.amax()  # noqa: E731
+        amax_dim = lambda: x.amax(1)  # noqa: E731
+        sum_dim = lambda: x.sum(1)  # noqa: E731
+        mean_dim = lambda: x.mean(1)  # noqa: E731
+
+    def setter(key: Any, value: Any) -> Callable[[], None]:
+        def run() -> None:
+            v[key] = value
+        return run
+
+    return {
+        "zeros(4)": lambda: lib.zeros(4, dtype=f32) if not is_numpy else np.zeros(4, dtype=np.float32),
+        "ones(4, 4)": lambda: lib.ones((4, 4), dtype=f32) if not is_numpy else np.ones((4, 4), dtype=np.float32),
+        "empty(4, 4)": lambda: lib.empty((4, 4), dtype=f32) if not is_numpy else np.empty((4, 4), dtype=np.float32),
+        "full((4, 4), 2.0)": full,
+        "arange(16)": arange,
+        "tensor([1., 2., 3., 4.])": t_list,
+        "empty_like": empty_like,
+        "zeros_like": zeros_like,
+        "ones_like": ones_like,
+        "x[1]": lambda: x[1],
+        "x[-1]": lambda: x[-1],
+        "x[1:3]": lambda: x[1:3],
+        "x[None]": lambda: x[None],
+        "x[..., 1]": lambda: x[..., 1],
+        "x[1, 2]": lambda: x[1, 2],
+        "x[mask]": lambda: x[mask],
+        "x[idx]": lambda: x[idx],
+        "x[1] = 0.5": setter(1, 0.5),
+        "x[-1] = 0.5": setter(-1, 0.5),
+        "x[1:3] = 0.5": setter(slice(1, 3), 0.5),
+        "x[None] = 0.5": setter(None, 0.5),
+        "x[..., 1] = 0.5": setter((Ellipsis, 1), 0.5),
+        "x[mask] = 0.5": setter(mask, 0.5),
+        "x[idx] = 0.5": setter(idx, 0.5),
+        "view(2, 8)": view,
+        "reshape(2, 8)": lambda: x.reshape(2, 8),
+        "permute(1, 0)": permute,
+        "transpose(0, 1)": transpose,
+        "unsqueeze(0)": unsqueeze,
+        "squeeze(1)": squeeze,
+        "expand(4, 4)": expand,
+        "narrow(0, 1, 2)": narrow,
+        "flatten()": flatten,
+        "a * 2.0": lambda: x * 2.0,
+        "2.0 - a": lambda: 2.0 - x,
+        "a / 3": lambda: x / 3,
+        "sum()": lambda: x.sum(),
+        "sum(1)": sum_dim,
+        "mean()": lambda: x.mean(),
+        "mean(1)": mean_dim,
+        "amax()": amax,
+        "amax(1)": amax_dim,
+    }
+
+
+def measure(number: int, repeat: int, only: str | None) -> list[tuple[str, float, float | None, float]]:
+    """(name, opgen s, torch s or None, numpy s) per row."""
+    import generated as G
+    torch = _try_torch()
+    libs = [cases(G), cases(np, is_numpy=True)] + ([cases(torch)] if torch is not None else [])
+    rows = []
+    for name in libs[0]:
+        if only and only not in name:
+            continue
+        times = per_call([lib[name] for lib in libs], number, repeat)
+        rows.append((name, times[0], times[2] if torch is not None else None, times[1]))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--number", type=int, default=1000)
+    parser.add_argument("--only", help="rows whose name contains this")
+    args = parser.parse_args(argv)
+    rows = measure(args.number, args.repeat, args.only)
+    print(f"{'call':<26} {'opgen us':>9} {'torch us':>9} {'numpy us':>9} {'/torch':>7} {'/numpy':>7}")
+    for name, og, th, nm in rows:
+        th_s = f"{th * 1e6:9.2f}" if th is not None else f"{'-':>9}"
+        ratio = f"{og / th:7.2f}" if th is not None else f"{'-':>7}"
+        print(f"{name:<26} {og * 1e6:9.2f} {th_s} {nm * 1e6:9.2f} {ratio} {og / nm:7.2f}")
+    print(f"\n(goal <= {GOAL} of PyTorch; the issue aims at {AIM})")
+    print(f"{'figure':<40}  {'value':>6}  {'goal':>6}  {'ok':>3}")
+    for name, og, th, nm in rows:
+        if th is None:
+            print(f"{name + ' / numpy':<40}  {og / nm:>6.2f}  {'-':>6}  {'-':>3}")
+        else:
+            ok = "yes" if og / th <= GOAL else "NO"
+            print(f"{name + ' / torch':<40}  {og / th:>6.2f}  {'<= ' + str(GOAL):>6}  {ok:>3}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
