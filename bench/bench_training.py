@@ -17,6 +17,7 @@ prints no figure. Run: `python bench/bench_training.py [--rounds N] [--only NAME
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -24,7 +25,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+# One BLAS thread, as PyTorch is given one: on the shared 2-core machine a multi-threaded OpenBLAS spins
+# against the other processes (a wide matmul then takes 100x longer) and the ratios would measure that.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
