@@ -114,6 +114,16 @@ def nll_loss(self: Any, target: Any, weight: Any = None, reduction: Any = "mean"
     x, t = (G.unsqueeze(self, 0), G.unsqueeze(target, 0)) if self.dim() == 1 else (self, target)
     if x.shape[0] != t.shape[0]:
         raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size ({t.shape[0]}).")
+    r = _reduction(reduction)
+    if weight is None and t.dtype is G.int64 and t.device.type == "cpu" and not (t._data == ignore_index).any():
+        # Every target counts with weight 1 (the common case): the loss is the picked values, and the
+        # mean divides by their number; no mask, no weights, fewer ops to record
+        loss = -G.squeeze(G.gather(x, 1, G.unsqueeze(t, 1)), 1)
+        if self.dim() == 1:
+            loss = G.squeeze(loss, 0)
+        if r == "none":
+            return loss
+        return G.sum(loss) if r == "sum" else G.mean(loss)
     valid = t != ignore_index
     safe = G.where(valid, t, 0).to(G.int64)
     picked = G.squeeze(G.gather(x, 1, G.unsqueeze(safe, 1)), 1)
@@ -125,7 +135,6 @@ def nll_loss(self: Any, target: Any, weight: Any = None, reduction: Any = "mean"
     loss = -(picked * w)
     if self.dim() == 1:
         loss, w = G.squeeze(loss, 0), G.squeeze(w, 0)
-    r = _reduction(reduction)
     if r == "none":
         return loss
     if r == "sum":
