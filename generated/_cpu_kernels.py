@@ -742,7 +742,7 @@ def threshold_backward(grad_output, input, threshold):
     else:
         dt, a0, a1 = _k.operands("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (grad_output, input))
     try:
-        r = np.where((a1 > threshold), a0, 0)
+        r = _k.where((a1 > threshold), a0, 0)
     except ValueError:
         _k.broadcast_error("threshold_backward", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -766,7 +766,7 @@ def threshold_backward_out(grad_output, input, threshold, out):
     else:
         dt, a0, a1 = _k.operands("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (grad_output, input))
     try:
-        r = np.where((a1 > threshold), a0, 0)
+        r = _k.where((a1 > threshold), a0, 0)
     except ValueError:
         _k.broadcast_error("threshold_backward", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -3073,7 +3073,7 @@ def where_self(condition, input, other):
     else:
         dt, a0, a1, a2 = _k.operands("where", "common", None, (condition, input, other))
     try:
-        r = np.where(a0, a1, a2)
+        r = _k.where(a0, a1, a2)
     except ValueError:
         _k.broadcast_error("where", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -3098,7 +3098,7 @@ def where_self_out(condition, input, other, out):
     else:
         dt, a0, a1, a2 = _k.operands("where", "common", None, (condition, input, other))
     try:
-        r = np.where(a0, a1, a2)
+        r = _k.where(a0, a1, a2)
     except ValueError:
         _k.broadcast_error("where", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4046,9 +4046,9 @@ def leaky_relu(input, negative_slope):
         dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'float32', 'float64'), (input,))
     try:
         if negative_slope == 0.01:
-            r = np.where((a0 > 0), a0, (a0 * 0.01))
+            r = _k.where((a0 > 0), a0, (a0 * 0.01))
         else:
-            r = np.where((a0 > 0), a0, (a0 * negative_slope))
+            r = _k.where((a0 > 0), a0, (a0 * negative_slope))
     except ValueError:
         _k.broadcast_error("leaky_relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4072,9 +4072,9 @@ def leaky_relu_inplace(input, negative_slope):
         dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'float32', 'float64'), (input,))
     try:
         if negative_slope == 0.01:
-            r = np.where((a0 > 0), a0, (a0 * 0.01))
+            r = _k.where((a0 > 0), a0, (a0 * 0.01))
         else:
-            r = np.where((a0 > 0), a0, (a0 * negative_slope))
+            r = _k.where((a0 > 0), a0, (a0 * negative_slope))
     except ValueError:
         _k.broadcast_error("leaky_relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4090,9 +4090,9 @@ def leaky_relu_out(input, negative_slope, out):
         dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'float32', 'float64'), (input,))
     try:
         if negative_slope == 0.01:
-            r = np.where((a0 > 0), a0, (a0 * 0.01))
+            r = _k.where((a0 > 0), a0, (a0 * 0.01))
         else:
-            r = np.where((a0 > 0), a0, (a0 * negative_slope))
+            r = _k.where((a0 > 0), a0, (a0 * negative_slope))
     except ValueError:
         _k.broadcast_error("leaky_relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4111,9 +4111,9 @@ def elu(input, alpha, scale, input_scale):
         dt, a0 = _k.operands("elu", "common", ('float16', 'float32', 'float64'), (input,))
     try:
         if alpha == 1 and scale == 1 and input_scale == 1:
-            r = np.where((a0 > 0), a0, np.expm1(a0))
+            r = _k.where((a0 > 0), a0, np.expm1(a0))
         else:
-            r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
+            r = _k.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
     except ValueError:
         _k.broadcast_error("elu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4137,9 +4137,9 @@ def elu_inplace(input, alpha, scale, input_scale):
         dt, a0 = _k.operands("elu", "common", ('float16', 'float32', 'float64'), (input,))
     try:
         if alpha == 1 and scale == 1 and input_scale == 1:
-            r = np.where((a0 > 0), a0, np.expm1(a0))
+            r = _k.where((a0 > 0), a0, np.expm1(a0))
         else:
-            r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
+            r = _k.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
     except ValueError:
         _k.broadcast_error("elu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4155,9 +4155,9 @@ def elu_out(input, alpha, scale, input_scale, out):
         dt, a0 = _k.operands("elu", "common", ('float16', 'float32', 'float64'), (input,))
     try:
         if alpha == 1 and scale == 1 and input_scale == 1:
-            r = np.where((a0 > 0), a0, np.expm1(a0))
+            r = _k.where((a0 > 0), a0, np.expm1(a0))
         else:
-            r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
+            r = _k.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
     except ValueError:
         _k.broadcast_error("elu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4400,9 +4400,9 @@ def softplus(input, beta, threshold):
         dt, a0 = _k.operands("softplus", "common", ('float16', 'float32', 'float64'), (input,))
     try:
         if beta == 1 and threshold == 20:
-            r = np.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+            r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
         else:
-            r = np.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+            r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
     except ValueError:
         _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4426,9 +4426,9 @@ def softplus_inplace(input, beta, threshold):
         dt, a0 = _k.operands("softplus", "common", ('float16', 'float32', 'float64'), (input,))
     try:
         if beta == 1 and threshold == 20:
-            r = np.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+            r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
         else:
-            r = np.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+            r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
     except ValueError:
         _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4444,9 +4444,9 @@ def softplus_out(input, beta, threshold, out):
         dt, a0 = _k.operands("softplus", "common", ('float16', 'float32', 'float64'), (input,))
     try:
         if beta == 1 and threshold == 20:
-            r = np.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+            r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
         else:
-            r = np.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+            r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
     except ValueError:
         _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4465,9 +4465,9 @@ def hardtanh(input, min_val, max_val):
         dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
     try:
         if min_val == -1 and max_val == 1:
-            r = np.where((a0 < -1), -1, np.where((a0 > 1), 1, a0))
+            r = _k.where((a0 < -1), -1, _k.where((a0 > 1), 1, a0))
         else:
-            r = np.where((a0 < min_val), min_val, np.where((a0 > max_val), max_val, a0))
+            r = _k.where((a0 < min_val), min_val, _k.where((a0 > max_val), max_val, a0))
     except ValueError:
         _k.broadcast_error("hardtanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4491,9 +4491,9 @@ def hardtanh_inplace(input, min_val, max_val):
         dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
     try:
         if min_val == -1 and max_val == 1:
-            r = np.where((a0 < -1), -1, np.where((a0 > 1), 1, a0))
+            r = _k.where((a0 < -1), -1, _k.where((a0 > 1), 1, a0))
         else:
-            r = np.where((a0 < min_val), min_val, np.where((a0 > max_val), max_val, a0))
+            r = _k.where((a0 < min_val), min_val, _k.where((a0 > max_val), max_val, a0))
     except ValueError:
         _k.broadcast_error("hardtanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4509,9 +4509,9 @@ def hardtanh_out(input, min_val, max_val, out):
         dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
     try:
         if min_val == -1 and max_val == 1:
-            r = np.where((a0 < -1), -1, np.where((a0 > 1), 1, a0))
+            r = _k.where((a0 < -1), -1, _k.where((a0 > 1), 1, a0))
         else:
-            r = np.where((a0 < min_val), min_val, np.where((a0 > max_val), max_val, a0))
+            r = _k.where((a0 < min_val), min_val, _k.where((a0 > max_val), max_val, a0))
     except ValueError:
         _k.broadcast_error("hardtanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4529,7 +4529,7 @@ def hardsigmoid(input):
     else:
         dt, a0 = _k.operands("hardsigmoid", "common", ('float16', 'float32', 'float64'), (input,))
     try:
-        r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
+        r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
     except ValueError:
         _k.broadcast_error("hardsigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4552,7 +4552,7 @@ def hardsigmoid_inplace(input):
     else:
         dt, a0 = _k.operands("hardsigmoid", "common", ('float16', 'float32', 'float64'), (input,))
     try:
-        r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
+        r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
     except ValueError:
         _k.broadcast_error("hardsigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4567,7 +4567,7 @@ def hardsigmoid_out(input, out):
     else:
         dt, a0 = _k.operands("hardsigmoid", "common", ('float16', 'float32', 'float64'), (input,))
     try:
-        r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
+        r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
     except ValueError:
         _k.broadcast_error("hardsigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4585,7 +4585,7 @@ def hardswish(input):
     else:
         dt, a0 = _k.operands("hardswish", "common", ('float16', 'float32', 'float64'), (input,))
     try:
-        r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
+        r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
     except ValueError:
         _k.broadcast_error("hardswish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4608,7 +4608,7 @@ def hardswish_inplace(input):
     else:
         dt, a0 = _k.operands("hardswish", "common", ('float16', 'float32', 'float64'), (input,))
     try:
-        r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
+        r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
     except ValueError:
         _k.broadcast_error("hardswish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4623,7 +4623,7 @@ def hardswish_out(input, out):
     else:
         dt, a0 = _k.operands("hardswish", "common", ('float16', 'float32', 'float64'), (input,))
     try:
-        r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
+        r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
     except ValueError:
         _k.broadcast_error("hardswish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4639,7 +4639,7 @@ def masked_fill_Scalar(input, mask, value):
     else:
         dt, a0, a1 = _k.operands("masked_fill", "common", None, (input, mask))
     try:
-        r = np.where(a1, value, a0)
+        r = _k.where(a1, value, a0)
     except ValueError:
         _k.broadcast_error("masked_fill", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4663,7 +4663,7 @@ def masked_fill_Scalar_inplace(input, mask, value):
     else:
         dt, a0, a1 = _k.operands("masked_fill", "common", None, (input, mask))
     try:
-        r = np.where(a1, value, a0)
+        r = _k.where(a1, value, a0)
     except ValueError:
         _k.broadcast_error("masked_fill", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4679,7 +4679,7 @@ def masked_fill_Scalar_out(input, mask, value, out):
     else:
         dt, a0, a1 = _k.operands("masked_fill", "common", None, (input, mask))
     try:
-        r = np.where(a1, value, a0)
+        r = _k.where(a1, value, a0)
     except ValueError:
         _k.broadcast_error("masked_fill", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4696,7 +4696,7 @@ def masked_fill_Tensor(input, mask, value):
     else:
         dt, a0, a1, a2 = _k.operands("masked_fill", "common", None, (input, mask, value))
     try:
-        r = np.where(a1, a2, a0)
+        r = _k.where(a1, a2, a0)
     except ValueError:
         _k.broadcast_error("masked_fill", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4721,7 +4721,7 @@ def masked_fill_Tensor_inplace(input, mask, value):
     else:
         dt, a0, a1, a2 = _k.operands("masked_fill", "common", None, (input, mask, value))
     try:
-        r = np.where(a1, a2, a0)
+        r = _k.where(a1, a2, a0)
     except ValueError:
         _k.broadcast_error("masked_fill", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4738,7 +4738,7 @@ def masked_fill_Tensor_out(input, mask, value, out):
     else:
         dt, a0, a1, a2 = _k.operands("masked_fill", "common", None, (input, mask, value))
     try:
-        r = np.where(a1, a2, a0)
+        r = _k.where(a1, a2, a0)
     except ValueError:
         _k.broadcast_error("masked_fill", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
