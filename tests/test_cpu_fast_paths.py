@@ -267,3 +267,39 @@ def test_bad_views_raise_pytorchs_error_types(bad: Any) -> None:
         bad(tx)
     with pytest.raises(type(want.value)):
         bad(x)
+
+
+# -- branch-free where (Note [Branch-free where]) -------------------------------------------------------
+@pytest.mark.parametrize("dt", NUMERIC, ids=lambda d: d.name)
+def test_large_where_and_relu_backward_match_pytorch_bit_for_bit(dt: G.dtype) -> None:
+    rng = np.random.default_rng(0)
+    n = 3 * 4096
+    cond = rng.random(n) > 0.5
+    if dt is G.bool:
+        a, b = rng.random(n) > 0.5, rng.random(n) > 0.2
+    elif dt.is_floating_point:
+        a = rng.standard_normal(n).astype(dt.np)
+        a[:6] = [np.nan, -0.0, np.inf, -np.inf, 0.0, -np.nan]
+        b = rng.standard_normal(n).astype(dt.np)
+    else:
+        a, b = rng.integers(0, 100, n).astype(dt.np), rng.integers(0, 100, n).astype(dt.np)
+    got = G.where(G.tensor(cond), G.tensor(a), G.tensor(b)).numpy()
+    want = torch.where(torch.from_numpy(cond), torch.from_numpy(a), torch.from_numpy(b)).numpy()
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+    if dt.is_floating_point:
+        x = G.tensor(b, requires_grad=True)
+        tx = torch.from_numpy(b.copy()).requires_grad_()
+        x.relu().backward(G.tensor(a))
+        tx.relu().backward(torch.from_numpy(a))
+        assert x.grad.numpy().tobytes() == tx.grad.numpy().tobytes()
+
+
+def test_where_blend_casts_as_numpy_does() -> None:
+    from runtime.kernels.cpu_pointwise import where
+    rng = np.random.default_rng(1)
+    cond = rng.random((64, 100)) > 0.5
+    for x, y in [(rng.standard_normal((64, 1)), rng.standard_normal((1, 100)).astype(np.float32)),
+                 (rng.integers(-9, 9, (64, 100)), rng.integers(-9, 9, 100).astype(np.int8)), (1.5, 2),
+                 (rng.standard_normal(100).astype(np.float16), -0.0), (rng.random(100) > 0.5, False)]:
+        got, want = where(cond, x, y), np.where(cond, x, y)
+        assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
