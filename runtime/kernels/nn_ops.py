@@ -32,26 +32,31 @@ def _shifted(self: Tensor, dim: int, dt: dtypes.DType) -> tuple[Any, Any, int | 
     xp = xp_of(a)
     m = a.max(axis=axis, keepdims=True)
     m = xp.where(xp.isfinite(m), m, 0)
-    return a, a - m, axis
+    z = a - m
+    return a, (z if z.ndim else xp.array(z)), axis  # a new array (0-d: not a NumPy scalar), written in place
 
 
 def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     dt = _softmax_dtype(self, dtype)
     a, z, axis = _shifted(self, dim, dt)
     xp = xp_of(a)
-    with np.errstate(all="ignore"):
-        e = xp.exp(z)
-        r = e / e.sum(axis=axis, keepdims=True)
-    return wrap(r, a, dt)
+    if z is a:  # empty: nothing to compute, and `z` is the input's own array
+        return wrap(a.copy(), a, dt)
+    with np.errstate(all="ignore"):  # z is a new array: exponentiate and normalise it in place
+        xp.exp(z, out=z)
+        z /= z.sum(axis=axis, keepdims=True)
+    return wrap(z, a, dt)
 
 
 def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     dt = _softmax_dtype(self, dtype)
     a, z, axis = _shifted(self, dim, dt)
     xp = xp_of(a)
-    with np.errstate(all="ignore"):
-        r = z - xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
-    return wrap(r, a, dt)
+    if z is a:
+        return wrap(a.copy(), a, dt)
+    with np.errstate(all="ignore"):  # one temporary (the exponentials); the result is `z`, in place
+        z -= xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
+    return wrap(z, a, dt)
 
 
 def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor, Tensor]:  # noqa: A002
