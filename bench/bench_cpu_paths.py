@@ -5,6 +5,9 @@ None, Ellipsis, negative, a bool mask, an index tensor, and assignment through e
 reshape, permute, transpose, unsqueeze, squeeze, expand, narrow, flatten), scalar arithmetic
 (`a * 2.0`, `2.0 - a`, `a / 3`) and reductions of a small tensor (sum, mean, amax, with and without
 dim). Every call runs on a small float32 tensor (4x4) on the CPU; PyTorch runs with one thread.
+Then large tensors (10^5 and 10^6 float32 elements: pointwise ops, reductions, softmax, log_softmax,
+matmul of square matrices of as many elements) against NumPy (goal <= 1.05: no overhead above the array
+library), and `python -c "import generated"` against `python -c pass` (goal < 0.3 s, start included).
 
 Each figure is opgen's median per-call time over PyTorch's (goal <= 1.0; the issue's aim is 0.7), the
 three libraries timed in interleaved rounds of the same run (bench_dispatch.per_call). Without PyTorch
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -162,6 +166,78 @@ def measure(number: int, repeat: int, only: str | None) -> list[tuple[str, float
     return rows
 
 
+LARGE_GOAL = 1.05
+IMPORT_GOAL = 0.3
+
+
+def large_cases(n: int) -> dict[str, tuple[Callable[[], object], Callable[[], object]]]:
+    """name -> (opgen call, the same NumPy call) on float32 tensors of `n` elements (matmul: n-element
+    square matrices)."""
+    import generated as G
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    m = a.reshape(-1, 1000) if n % 1000 == 0 else a.reshape(1, -1)
+    side = int(n ** 0.5)
+    sq1, sq2 = (rng.standard_normal((side, side)).astype(np.float32) for _ in range(2))
+    ta, tb, tm, ts1, ts2 = G.tensor(a), G.tensor(b), G.tensor(m), G.tensor(sq1), G.tensor(sq2)
+
+    def np_softmax(x: np.ndarray) -> np.ndarray:
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        e /= e.sum(axis=1, keepdims=True)
+        return e
+
+    def np_log_softmax(x: np.ndarray) -> np.ndarray:
+        z = x - x.max(axis=1, keepdims=True)
+        z -= np.log(np.exp(z).sum(axis=1, keepdims=True))
+        return z
+
+    return {
+        "a + b": (lambda: ta + tb, lambda: a + b),
+        "a * 2.0": (lambda: ta * 2.0, lambda: a * np.float32(2.0)),
+        "exp(a)": (lambda: G.exp(ta), lambda: np.exp(a)),
+        "a.sum()": (lambda: ta.sum(), lambda: a.sum()),
+        "m.sum(1)": (lambda: tm.sum(1), lambda: m.sum(axis=1)),
+        "m.amax(1)": (lambda: tm.amax(1), lambda: m.max(axis=1)),
+        "softmax(m, 1)": (lambda: G.softmax(tm, 1), lambda: np_softmax(m)),
+        "log_softmax(m, 1)": (lambda: G.log_softmax(tm, 1), lambda: np_log_softmax(m)),
+        "matmul": (lambda: ts1 @ ts2, lambda: sq1 @ sq2),
+    }
+
+
+def measure_large(n: int, repeat: int, only: str | None) -> list[tuple[str, float, float]]:
+    rows = []
+    for name, (og, nm) in large_cases(n).items():
+        if only and only not in name:
+            continue
+        number = max(1, int(2e6 // n))
+        t_og, t_np = per_call([og, nm], number, repeat)
+        rows.append((f"{name} n={n:.0e}", t_og, t_np))
+    return rows
+
+
+def measure_import(repeat: int) -> tuple[float, float]:
+    """Median wall time of `python -c "import generated"` and of `python -c pass`, interleaved.
+
+    With bytecode caching on, as an installed package has it (this machine sets PYTHONDONTWRITEBYTECODE,
+    which would time the compilation of every module instead): the caches go to a temporary directory,
+    filled by a first, untimed run."""
+    import statistics
+    import subprocess
+    import tempfile
+    root = Path(__file__).resolve().parent.parent
+    imp, bare = [], []
+    with tempfile.TemporaryDirectory(prefix="opgen-pycache-") as cache:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = cache
+        subprocess.run([sys.executable, "-c", "import generated"], cwd=root, env=env, check=True)
+        for _ in range(repeat):
+            for cmd, out in (("import generated", imp), ("pass", bare)):
+                start = time.perf_counter()
+                subprocess.run([sys.executable, "-c", cmd], cwd=root, env=env, check=True)
+                out.append(time.perf_counter() - start)
+    return statistics.median(imp), statistics.median(bare)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=9)
@@ -169,11 +245,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="rows whose name contains this")
     args = parser.parse_args(argv)
     rows = measure(args.number, args.repeat, args.only)
+    large = [row for n in (100_000, 1_000_000) for row in measure_large(n, args.repeat, args.only)]
+    t_import, t_pass = measure_import(7) if not args.only else (float("nan"), float("nan"))
     print(f"{'call':<26} {'opgen us':>9} {'torch us':>9} {'numpy us':>9} {'/torch':>7} {'/numpy':>7}")
     for name, og, th, nm in rows:
         th_s = f"{th * 1e6:9.2f}" if th is not None else f"{'-':>9}"
         ratio = f"{og / th:7.2f}" if th is not None else f"{'-':>7}"
         print(f"{name:<26} {og * 1e6:9.2f} {th_s} {nm * 1e6:9.2f} {ratio} {og / nm:7.2f}")
+    print(f"\n{'large (float32)':<26} {'opgen ms':>9} {'numpy ms':>9} {'/numpy':>7}")
+    for name, og, nm in large:
+        print(f"{name:<26} {og * 1e3:9.3f} {nm * 1e3:9.3f} {og / nm:7.2f}")
+    print(f"\npython -c 'import generated': {t_import:.3f} s; python -c pass: {t_pass:.3f} s")
     print(f"\n(goal <= {GOAL} of PyTorch; the issue aims at {AIM})")
     print(f"{'figure':<40}  {'value':>6}  {'goal':>6}  {'ok':>3}")
     for name, og, th, nm in rows:
@@ -182,6 +264,13 @@ def main(argv: list[str] | None = None) -> int:
         else:
             ok = "yes" if og / th <= GOAL else "NO"
             print(f"{name + ' / torch':<40}  {og / th:>6.2f}  {'<= ' + str(GOAL):>6}  {ok:>3}")
+    for name, og, nm in large:
+        ok = "yes" if og / nm <= LARGE_GOAL else "NO"
+        print(f"{name + ' / numpy':<40}  {og / nm:>6.2f}  {'<= ' + str(LARGE_GOAL):>6}  {ok:>3}")
+    if t_import == t_import:
+        ok = "yes" if t_import < IMPORT_GOAL else "NO"
+        print(f"{'import generated s (python -c pass ' + format(t_pass, '.3f') + ')':<40}  {t_import:>6.3f}  "
+              f"{'< ' + str(IMPORT_GOAL):>6}  {ok:>3}")
     return 0
 
 
