@@ -214,14 +214,9 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
     oh = (h + 2 * pad[0] - dil[0] * (kh - 1) - 1) // st[0] + 1
     ow = (w + 2 * pad[1] - dil[1] * (kw - 1) - 1) // st[1] + 1
     if groups == 1:
-        # One matrix product over the whole batch, not N small ones: (O, C*kh*kw) @ (C*kh*kw, N*L)
-        flat = G.reshape(G.transpose(cols, 0, 1), (c * kh * kw, n * oh * ow))
-        out = G.mm(G.reshape(weight, (o, -1)), flat)
-        if bias is not None:
-            out = out + G.reshape(bias, (o, 1))
-        out = G.transpose(G.reshape(out, (o, n, oh * ow)), 0, 1).contiguous()  # (N, O, L)
-        out = G.reshape(out, (n, o, oh, ow))
-        return out if input.dim() == 4 else G.squeeze(out, 0)
+        # (A batched product, not one (O, C*kh*kw) @ (C*kh*kw, N*L): that wide product is threaded by
+        # OpenBLAS, which on a shared 2-core machine made a demo step 7x slower.)
+        out = G.matmul(G.reshape(weight, (o, -1)), cols)                # (N, O, L)
     else:
         cols = G.reshape(cols, (n, groups, cg * kh * kw, oh * ow))
         out = G.matmul(G.reshape(weight, (groups, o // groups, cg * kh * kw)), cols)
