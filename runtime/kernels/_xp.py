@@ -53,24 +53,8 @@ def result_type(*args: Any) -> dtypes.DType:
 
 
 def scatter_add_at(xp: Any, target: Any, index: tuple[Any, ...], values: Any) -> None:
-    """`target[index] += values` with repeated indices accumulated (np.add.at / cupyx.scatter_add).
-
-    On NumPy, a floating target addressed by one index array per dim (scatter_add, max-pool backward)
-    is summed with np.bincount, many times faster than np.add.at (it adds in float64, then rounds once)."""
+    """`target[index] += values` with repeated indices accumulated (np.add.at / cupyx.scatter_add)."""
     if xp is np:
-        if (target.dtype.kind == "f" and len(index) == target.ndim and target.flags.c_contiguous
-                and all(i.__class__ is np.ndarray and i.dtype.kind in "iu" for i in index)):
-            pos = 0
-            for i, n, step in zip(index, target.shape, target.strides, strict=True):
-                pos = pos + (i + (i < 0) * n if i.dtype.kind == "i" else i) * (step // target.itemsize)
-            pos = np.broadcast_to(pos, np.broadcast_shapes(pos.shape, np.shape(values)))
-            flat = target.reshape(-1)
-            # Adding 0.0 where nothing lands is exact except on -0.0, which np.add.at would leave as it is
-            negative = np.signbit(flat)
-            if not negative.any() or not (negative & (flat == 0)).any():
-                flat += np.bincount(pos.reshape(-1), np.broadcast_to(values, pos.shape).reshape(-1),
-                                    minlength=flat.size)
-                return
         np.add.at(target, index, values)
     else:
         import cupyx
