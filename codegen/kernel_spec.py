@@ -61,7 +61,7 @@ FUNCTIONS: dict[str, FunctionRule] = {
         "atan2": "np.arctan2({0}, {1})", "maximum": "np.maximum({0}, {1})",
         "minimum": "np.minimum({0}, {1})", "fmod": "np.fmod({0}, {1})", "pow": "np.power({0}, {1})",
     }),
-    **_rules(3, {"where": "np.where({0}, {1}, {2})"}),
+    **_rules(3, {"where": "_k.where({0}, {1}, {2})"}),  # Note [Branch-free where] (cpu_pointwise.py)
 }
 
 # `promote:` kinds and `dtypes:` groups are closed sets of runtime/vocabulary.py.
@@ -257,7 +257,7 @@ def _render(node: ast.expr, names: Mapping[str, str], target: str) -> str:
     if isinstance(node, ast.IfExp):
         if cuda:
             return f"({r(node.test)} ? {r(node.body)} : {r(node.orelse)})"
-        return f"np.where({r(node.test)}, {r(node.body)}, {r(node.orelse)})"
+        return f"_k.where({r(node.test)}, {r(node.body)}, {r(node.orelse)})"
     if isinstance(node, ast.Call):
         rule = FUNCTIONS[node.func.id]  # type: ignore[union-attr]
         template = rule.cuda if cuda else rule.numpy

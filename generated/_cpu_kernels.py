@@ -2,12 +2,13 @@
 # Do not edit: change the YAML or the template and run `opgen generate`.
 """NumPy kernels of the pointwise ops: functional, in-place and out forms of each.
 
-Each kernel takes the fast path when its tensors share a dtype that NumPy computes in directly, and
-otherwise asks `_k.operands` for the promoted dtype and cast arrays (Note [Pointwise fast path] in
-runtime/kernels/cpu_pointwise.py). The functional form builds its output tensor inline (Note [Lean
-tensor construction] in runtime/tensor.py). A tensor used as a condition must be bool, an `alpha` must
-suit the result dtype, and in-place and out= writes are checked for overlap (Note [Overlap checks before
-a write] in runtime/memory_overlap.py), as PyTorch refuses these.
+Each kernel takes the fast path when its tensors share a dtype that NumPy computes in directly and its
+Python scalars keep that dtype, and otherwise asks `_k.operands` for the promoted dtype and cast arrays
+(Notes [Pointwise fast path] and [Pointwise fast path with scalars] in runtime/kernels/cpu_pointwise.py).
+The functional form builds its output tensor inline (Note [Lean tensor construction] in
+runtime/tensor.py). A tensor used as a condition must be bool, an `alpha` must suit the result dtype, and
+in-place and out= writes are checked for overlap (Note [Overlap checks before a write] in
+runtime/memory_overlap.py), as PyTorch refuses these.
 """
 # ruff: noqa: E501, UP034
 
@@ -24,6 +25,7 @@ _new = object.__new__
 _ndarray = np.ndarray
 _NATIVE = _k.NATIVE
 _BOOL = _dtypes.bool_
+_KEEPS = _k.KEEPS
 
 
 def add_Tensor(input, other, alpha):
@@ -98,7 +100,11 @@ def add_Tensor_out(input, other, alpha, out):
 
 
 def add_Scalar(input, other, alpha):
-    dt, a0 = _k.operands("add", "common", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("add", "common", None, (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
     try:
@@ -122,7 +128,11 @@ def add_Scalar(input, other, alpha):
 
 
 def add_Scalar_inplace(input, other, alpha):
-    dt, a0 = _k.operands("add", "common", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("add", "common", None, (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
     try:
@@ -138,7 +148,11 @@ def add_Scalar_inplace(input, other, alpha):
 
 
 def add_Scalar_out(input, other, alpha, out):
-    dt, a0 = _k.operands("add", "common", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("add", "common", None, (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
     try:
@@ -231,7 +245,11 @@ _FAST_sub_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', '
 
 
 def sub_Scalar(input, other, alpha):
-    dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_sub_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
     try:
@@ -255,7 +273,11 @@ def sub_Scalar(input, other, alpha):
 
 
 def sub_Scalar_inplace(input, other, alpha):
-    dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_sub_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
     try:
@@ -271,7 +293,11 @@ def sub_Scalar_inplace(input, other, alpha):
 
 
 def sub_Scalar_out(input, other, alpha, out):
-    dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_sub_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
     try:
@@ -343,7 +369,11 @@ def mul_Tensor_out(input, other, out):
 
 
 def mul_Scalar(input, other):
-    dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
     try:
         r = (a0 * other)
     except ValueError:
@@ -362,7 +392,11 @@ def mul_Scalar(input, other):
 
 
 def mul_Scalar_inplace(input, other):
-    dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
     try:
         r = (a0 * other)
     except ValueError:
@@ -373,7 +407,11 @@ def mul_Scalar_inplace(input, other):
 
 
 def mul_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
     try:
         r = (a0 * other)
     except ValueError:
@@ -446,7 +484,11 @@ _FAST_div_Scalar = _k.fast_dtypes(None, floating_only=True)
 
 
 def div_Scalar(input, other):
-    dt, a0 = _k.operands("div", "float", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_div_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("div", "float", None, (input,), (other,))
     try:
         r = (a0 / other)
     except ValueError:
@@ -465,7 +507,11 @@ def div_Scalar(input, other):
 
 
 def div_Scalar_inplace(input, other):
-    dt, a0 = _k.operands("div", "float", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_div_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("div", "float", None, (input,), (other,))
     try:
         r = (a0 / other)
     except ValueError:
@@ -476,7 +522,11 @@ def div_Scalar_inplace(input, other):
 
 
 def div_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("div", "float", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_div_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("div", "float", None, (input,), (other,))
     try:
         r = (a0 / other)
     except ValueError:
@@ -546,7 +596,11 @@ _FAST_pow_Tensor_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'in
 
 
 def pow_Tensor_Scalar(input, exponent):
-    dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (exponent,))
+    dt = input._dtype
+    if dt in _FAST_pow_Tensor_Scalar and dt in _KEEPS.get(exponent.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (exponent,))
     try:
         r = (a0 ** exponent)
     except ValueError:
@@ -565,7 +619,11 @@ def pow_Tensor_Scalar(input, exponent):
 
 
 def pow_Tensor_Scalar_inplace(input, exponent):
-    dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (exponent,))
+    dt = input._dtype
+    if dt in _FAST_pow_Tensor_Scalar and dt in _KEEPS.get(exponent.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (exponent,))
     try:
         r = (a0 ** exponent)
     except ValueError:
@@ -576,7 +634,11 @@ def pow_Tensor_Scalar_inplace(input, exponent):
 
 
 def pow_Tensor_Scalar_out(input, exponent, out):
-    dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (exponent,))
+    dt = input._dtype
+    if dt in _FAST_pow_Tensor_Scalar and dt in _KEEPS.get(exponent.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (exponent,))
     try:
         r = (a0 ** exponent)
     except ValueError:
@@ -709,7 +771,7 @@ def threshold_backward(grad_output, input, threshold):
     else:
         dt, a0, a1 = _k.operands("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (grad_output, input))
     try:
-        r = np.where((a1 > threshold), a0, 0)
+        r = _k.where((a1 > threshold), a0, 0)
     except ValueError:
         _k.broadcast_error("threshold_backward", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -733,7 +795,7 @@ def threshold_backward_out(grad_output, input, threshold, out):
     else:
         dt, a0, a1 = _k.operands("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (grad_output, input))
     try:
-        r = np.where((a1 > threshold), a0, 0)
+        r = _k.where((a1 > threshold), a0, 0)
     except ValueError:
         _k.broadcast_error("threshold_backward", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -784,7 +846,11 @@ def gt_Tensor_out(input, other, out):
 
 
 def gt_Scalar(input, other):
-    dt, a0 = _k.operands("gt", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("gt", "bool", None, (input,), (other,))
     try:
         r = (a0 > other)
     except ValueError:
@@ -804,7 +870,11 @@ def gt_Scalar(input, other):
 
 
 def gt_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("gt", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("gt", "bool", None, (input,), (other,))
     try:
         r = (a0 > other)
     except ValueError:
@@ -878,7 +948,11 @@ _FAST_floor_divide_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', '
 
 
 def floor_divide_Scalar(input, other):
-    dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_floor_divide_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         r = (a0 // other)
     except ValueError:
@@ -897,7 +971,11 @@ def floor_divide_Scalar(input, other):
 
 
 def floor_divide_Scalar_inplace(input, other):
-    dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_floor_divide_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         r = (a0 // other)
     except ValueError:
@@ -908,7 +986,11 @@ def floor_divide_Scalar_inplace(input, other):
 
 
 def floor_divide_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_floor_divide_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         r = (a0 // other)
     except ValueError:
@@ -1040,7 +1122,11 @@ _FAST_remainder_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int
 
 
 def remainder_Scalar(input, other):
-    dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_remainder_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         r = (a0 % other)
     except ValueError:
@@ -1059,7 +1145,11 @@ def remainder_Scalar(input, other):
 
 
 def remainder_Scalar_inplace(input, other):
-    dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_remainder_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         r = (a0 % other)
     except ValueError:
@@ -1070,7 +1160,11 @@ def remainder_Scalar_inplace(input, other):
 
 
 def remainder_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_remainder_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         r = (a0 % other)
     except ValueError:
@@ -1143,7 +1237,11 @@ _FAST_fmod_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 
 
 
 def fmod_Scalar(input, other):
-    dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_fmod_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         r = np.fmod(a0, other)
     except ValueError:
@@ -1162,7 +1260,11 @@ def fmod_Scalar(input, other):
 
 
 def fmod_Scalar_inplace(input, other):
-    dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_fmod_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         r = np.fmod(a0, other)
     except ValueError:
@@ -1173,7 +1275,11 @@ def fmod_Scalar_inplace(input, other):
 
 
 def fmod_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+    dt = input._dtype
+    if dt in _FAST_fmod_Scalar and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
     try:
         r = np.fmod(a0, other)
     except ValueError:
@@ -2998,7 +3104,7 @@ def where_self(condition, input, other):
     else:
         dt, a0, a1, a2 = _k.operands("where", "common", None, (condition, input, other))
     try:
-        r = np.where(a0, a1, a2)
+        r = _k.where(a0, a1, a2)
     except ValueError:
         _k.broadcast_error("where", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -3025,7 +3131,7 @@ def where_self_out(condition, input, other, out):
     else:
         dt, a0, a1, a2 = _k.operands("where", "common", None, (condition, input, other))
     try:
-        r = np.where(a0, a1, a2)
+        r = _k.where(a0, a1, a2)
     except ValueError:
         _k.broadcast_error("where", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -3076,7 +3182,11 @@ def lt_Tensor_out(input, other, out):
 
 
 def lt_Scalar(input, other):
-    dt, a0 = _k.operands("lt", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("lt", "bool", None, (input,), (other,))
     try:
         r = (a0 < other)
     except ValueError:
@@ -3096,7 +3206,11 @@ def lt_Scalar(input, other):
 
 
 def lt_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("lt", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("lt", "bool", None, (input,), (other,))
     try:
         r = (a0 < other)
     except ValueError:
@@ -3150,7 +3264,11 @@ def le_Tensor_out(input, other, out):
 
 
 def le_Scalar(input, other):
-    dt, a0 = _k.operands("le", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("le", "bool", None, (input,), (other,))
     try:
         r = (a0 <= other)
     except ValueError:
@@ -3170,7 +3288,11 @@ def le_Scalar(input, other):
 
 
 def le_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("le", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("le", "bool", None, (input,), (other,))
     try:
         r = (a0 <= other)
     except ValueError:
@@ -3224,7 +3346,11 @@ def ge_Tensor_out(input, other, out):
 
 
 def ge_Scalar(input, other):
-    dt, a0 = _k.operands("ge", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("ge", "bool", None, (input,), (other,))
     try:
         r = (a0 >= other)
     except ValueError:
@@ -3244,7 +3370,11 @@ def ge_Scalar(input, other):
 
 
 def ge_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("ge", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("ge", "bool", None, (input,), (other,))
     try:
         r = (a0 >= other)
     except ValueError:
@@ -3298,7 +3428,11 @@ def eq_Tensor_out(input, other, out):
 
 
 def eq_Scalar(input, other):
-    dt, a0 = _k.operands("eq", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("eq", "bool", None, (input,), (other,))
     try:
         r = (a0 == other)
     except ValueError:
@@ -3318,7 +3452,11 @@ def eq_Scalar(input, other):
 
 
 def eq_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("eq", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("eq", "bool", None, (input,), (other,))
     try:
         r = (a0 == other)
     except ValueError:
@@ -3372,7 +3510,11 @@ def ne_Tensor_out(input, other, out):
 
 
 def ne_Scalar(input, other):
-    dt, a0 = _k.operands("ne", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("ne", "bool", None, (input,), (other,))
     try:
         r = (a0 != other)
     except ValueError:
@@ -3392,7 +3534,11 @@ def ne_Scalar(input, other):
 
 
 def ne_Scalar_out(input, other, out):
-    dt, a0 = _k.operands("ne", "bool", None, (input,), (other,))
+    dt = input._dtype
+    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("ne", "bool", None, (input,), (other,))
     try:
         r = (a0 != other)
     except ValueError:
@@ -3933,9 +4079,9 @@ def leaky_relu(input, negative_slope):
         dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'float32', 'float64'), (input,))
     try:
         if negative_slope == 0.01:
-            r = np.where((a0 > 0), a0, (a0 * 0.01))
+            r = _k.where((a0 > 0), a0, (a0 * 0.01))
         else:
-            r = np.where((a0 > 0), a0, (a0 * negative_slope))
+            r = _k.where((a0 > 0), a0, (a0 * negative_slope))
     except ValueError:
         _k.broadcast_error("leaky_relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -3959,9 +4105,9 @@ def leaky_relu_inplace(input, negative_slope):
         dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'float32', 'float64'), (input,))
     try:
         if negative_slope == 0.01:
-            r = np.where((a0 > 0), a0, (a0 * 0.01))
+            r = _k.where((a0 > 0), a0, (a0 * 0.01))
         else:
-            r = np.where((a0 > 0), a0, (a0 * negative_slope))
+            r = _k.where((a0 > 0), a0, (a0 * negative_slope))
     except ValueError:
         _k.broadcast_error("leaky_relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -3977,9 +4123,9 @@ def leaky_relu_out(input, negative_slope, out):
         dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'float32', 'float64'), (input,))
     try:
         if negative_slope == 0.01:
-            r = np.where((a0 > 0), a0, (a0 * 0.01))
+            r = _k.where((a0 > 0), a0, (a0 * 0.01))
         else:
-            r = np.where((a0 > 0), a0, (a0 * negative_slope))
+            r = _k.where((a0 > 0), a0, (a0 * negative_slope))
     except ValueError:
         _k.broadcast_error("leaky_relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -3998,9 +4144,9 @@ def elu(input, alpha, scale, input_scale):
         dt, a0 = _k.operands("elu", "common", ('float16', 'float32', 'float64'), (input,))
     try:
         if alpha == 1 and scale == 1 and input_scale == 1:
-            r = np.where((a0 > 0), a0, np.expm1(a0))
+            r = _k.where((a0 > 0), a0, np.expm1(a0))
         else:
-            r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
+            r = _k.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
     except ValueError:
         _k.broadcast_error("elu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4024,9 +4170,9 @@ def elu_inplace(input, alpha, scale, input_scale):
         dt, a0 = _k.operands("elu", "common", ('float16', 'float32', 'float64'), (input,))
     try:
         if alpha == 1 and scale == 1 and input_scale == 1:
-            r = np.where((a0 > 0), a0, np.expm1(a0))
+            r = _k.where((a0 > 0), a0, np.expm1(a0))
         else:
-            r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
+            r = _k.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
     except ValueError:
         _k.broadcast_error("elu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4042,9 +4188,9 @@ def elu_out(input, alpha, scale, input_scale, out):
         dt, a0 = _k.operands("elu", "common", ('float16', 'float32', 'float64'), (input,))
     try:
         if alpha == 1 and scale == 1 and input_scale == 1:
-            r = np.where((a0 > 0), a0, np.expm1(a0))
+            r = _k.where((a0 > 0), a0, np.expm1(a0))
         else:
-            r = np.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
+            r = _k.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
     except ValueError:
         _k.broadcast_error("elu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4287,9 +4433,9 @@ def softplus(input, beta, threshold):
         dt, a0 = _k.operands("softplus", "common", ('float16', 'float32', 'float64'), (input,))
     try:
         if beta == 1 and threshold == 20:
-            r = np.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+            r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
         else:
-            r = np.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+            r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
     except ValueError:
         _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4313,9 +4459,9 @@ def softplus_inplace(input, beta, threshold):
         dt, a0 = _k.operands("softplus", "common", ('float16', 'float32', 'float64'), (input,))
     try:
         if beta == 1 and threshold == 20:
-            r = np.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+            r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
         else:
-            r = np.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+            r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
     except ValueError:
         _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4331,9 +4477,9 @@ def softplus_out(input, beta, threshold, out):
         dt, a0 = _k.operands("softplus", "common", ('float16', 'float32', 'float64'), (input,))
     try:
         if beta == 1 and threshold == 20:
-            r = np.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+            r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
         else:
-            r = np.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+            r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
     except ValueError:
         _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4352,9 +4498,9 @@ def hardtanh(input, min_val, max_val):
         dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
     try:
         if min_val == -1 and max_val == 1:
-            r = np.where((a0 < -1), -1, np.where((a0 > 1), 1, a0))
+            r = _k.where((a0 < -1), -1, _k.where((a0 > 1), 1, a0))
         else:
-            r = np.where((a0 < min_val), min_val, np.where((a0 > max_val), max_val, a0))
+            r = _k.where((a0 < min_val), min_val, _k.where((a0 > max_val), max_val, a0))
     except ValueError:
         _k.broadcast_error("hardtanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4378,9 +4524,9 @@ def hardtanh_inplace(input, min_val, max_val):
         dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
     try:
         if min_val == -1 and max_val == 1:
-            r = np.where((a0 < -1), -1, np.where((a0 > 1), 1, a0))
+            r = _k.where((a0 < -1), -1, _k.where((a0 > 1), 1, a0))
         else:
-            r = np.where((a0 < min_val), min_val, np.where((a0 > max_val), max_val, a0))
+            r = _k.where((a0 < min_val), min_val, _k.where((a0 > max_val), max_val, a0))
     except ValueError:
         _k.broadcast_error("hardtanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4396,9 +4542,9 @@ def hardtanh_out(input, min_val, max_val, out):
         dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
     try:
         if min_val == -1 and max_val == 1:
-            r = np.where((a0 < -1), -1, np.where((a0 > 1), 1, a0))
+            r = _k.where((a0 < -1), -1, _k.where((a0 > 1), 1, a0))
         else:
-            r = np.where((a0 < min_val), min_val, np.where((a0 > max_val), max_val, a0))
+            r = _k.where((a0 < min_val), min_val, _k.where((a0 > max_val), max_val, a0))
     except ValueError:
         _k.broadcast_error("hardtanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4416,7 +4562,7 @@ def hardsigmoid(input):
     else:
         dt, a0 = _k.operands("hardsigmoid", "common", ('float16', 'float32', 'float64'), (input,))
     try:
-        r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
+        r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
     except ValueError:
         _k.broadcast_error("hardsigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4439,7 +4585,7 @@ def hardsigmoid_inplace(input):
     else:
         dt, a0 = _k.operands("hardsigmoid", "common", ('float16', 'float32', 'float64'), (input,))
     try:
-        r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
+        r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
     except ValueError:
         _k.broadcast_error("hardsigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4454,7 +4600,7 @@ def hardsigmoid_out(input, out):
     else:
         dt, a0 = _k.operands("hardsigmoid", "common", ('float16', 'float32', 'float64'), (input,))
     try:
-        r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
+        r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
     except ValueError:
         _k.broadcast_error("hardsigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4472,7 +4618,7 @@ def hardswish(input):
     else:
         dt, a0 = _k.operands("hardswish", "common", ('float16', 'float32', 'float64'), (input,))
     try:
-        r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
+        r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
     except ValueError:
         _k.broadcast_error("hardswish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4495,7 +4641,7 @@ def hardswish_inplace(input):
     else:
         dt, a0 = _k.operands("hardswish", "common", ('float16', 'float32', 'float64'), (input,))
     try:
-        r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
+        r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
     except ValueError:
         _k.broadcast_error("hardswish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4510,7 +4656,7 @@ def hardswish_out(input, out):
     else:
         dt, a0 = _k.operands("hardswish", "common", ('float16', 'float32', 'float64'), (input,))
     try:
-        r = np.where((a0 <= (-3)), 0.0, np.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
+        r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
     except ValueError:
         _k.broadcast_error("hardswish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4528,7 +4674,7 @@ def masked_fill_Scalar(input, mask, value):
     else:
         dt, a0, a1 = _k.operands("masked_fill", "common", None, (input, mask))
     try:
-        r = np.where(a1, value, a0)
+        r = _k.where(a1, value, a0)
     except ValueError:
         _k.broadcast_error("masked_fill", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4554,7 +4700,7 @@ def masked_fill_Scalar_inplace(input, mask, value):
     else:
         dt, a0, a1 = _k.operands("masked_fill", "common", None, (input, mask))
     try:
-        r = np.where(a1, value, a0)
+        r = _k.where(a1, value, a0)
     except ValueError:
         _k.broadcast_error("masked_fill", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4572,7 +4718,7 @@ def masked_fill_Scalar_out(input, mask, value, out):
     else:
         dt, a0, a1 = _k.operands("masked_fill", "common", None, (input, mask))
     try:
-        r = np.where(a1, value, a0)
+        r = _k.where(a1, value, a0)
     except ValueError:
         _k.broadcast_error("masked_fill", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4591,7 +4737,7 @@ def masked_fill_Tensor(input, mask, value):
     else:
         dt, a0, a1, a2 = _k.operands("masked_fill", "common", None, (input, mask, value))
     try:
-        r = np.where(a1, a2, a0)
+        r = _k.where(a1, a2, a0)
     except ValueError:
         _k.broadcast_error("masked_fill", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4618,7 +4764,7 @@ def masked_fill_Tensor_inplace(input, mask, value):
     else:
         dt, a0, a1, a2 = _k.operands("masked_fill", "common", None, (input, mask, value))
     try:
-        r = np.where(a1, a2, a0)
+        r = _k.where(a1, a2, a0)
     except ValueError:
         _k.broadcast_error("masked_fill", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4637,7 +4783,7 @@ def masked_fill_Tensor_out(input, mask, value, out):
     else:
         dt, a0, a1, a2 = _k.operands("masked_fill", "common", None, (input, mask, value))
     try:
-        r = np.where(a1, a2, a0)
+        r = _k.where(a1, a2, a0)
     except ValueError:
         _k.broadcast_error("masked_fill", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4798,7 +4944,7 @@ def logaddexp(input, other):
     else:
         dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'float32', 'float64'), (input, other))
     try:
-        r = np.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
+        r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
     except ValueError:
         _k.broadcast_error("logaddexp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4822,7 +4968,7 @@ def logaddexp_inplace(input, other):
     else:
         dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'float32', 'float64'), (input, other))
     try:
-        r = np.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
+        r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
     except ValueError:
         _k.broadcast_error("logaddexp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -4838,7 +4984,7 @@ def logaddexp_out(input, other, out):
     else:
         dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'float32', 'float64'), (input, other))
     try:
-        r = np.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
+        r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
     except ValueError:
         _k.broadcast_error("logaddexp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:

@@ -220,72 +220,72 @@ METHODS = (
 
 def expand(self, *size, **kwargs):
     """PyTorch's varargs form: `t.expand(2, 3)` is `t.expand((2, 3))`."""
-    if not size:
-        return _ops.expand(self, **kwargs)
-    return _ops.expand(self, _varargs(size), **kwargs)
+    if kwargs or not size:
+        return _ops.expand(self, *[_varargs(size)] if size else [], **kwargs)
+    return _ops.expand(self, _varargs(size))
 
 
 def flip(self, *dims, **kwargs):
     """PyTorch's varargs form: `t.flip(2, 3)` is `t.flip((2, 3))`."""
-    if not dims:
-        return _ops.flip(self, **kwargs)
-    return _ops.flip(self, _varargs(dims), **kwargs)
+    if kwargs or not dims:
+        return _ops.flip(self, *[_varargs(dims)] if dims else [], **kwargs)
+    return _ops.flip(self, _varargs(dims))
 
 
 def new_empty(self, *size, **kwargs):
     """PyTorch's varargs form: `t.new_empty(2, 3)` is `t.new_empty((2, 3))`."""
-    if not size:
-        return _ops.new_empty(self, **kwargs)
-    return _ops.new_empty(self, _varargs(size), **kwargs)
+    if kwargs or not size:
+        return _ops.new_empty(self, *[_varargs(size)] if size else [], **kwargs)
+    return _ops.new_empty(self, _varargs(size))
 
 
 def new_ones(self, *size, **kwargs):
     """PyTorch's varargs form: `t.new_ones(2, 3)` is `t.new_ones((2, 3))`."""
-    if not size:
-        return _ops.new_ones(self, **kwargs)
-    return _ops.new_ones(self, _varargs(size), **kwargs)
+    if kwargs or not size:
+        return _ops.new_ones(self, *[_varargs(size)] if size else [], **kwargs)
+    return _ops.new_ones(self, _varargs(size))
 
 
 def new_zeros(self, *size, **kwargs):
     """PyTorch's varargs form: `t.new_zeros(2, 3)` is `t.new_zeros((2, 3))`."""
-    if not size:
-        return _ops.new_zeros(self, **kwargs)
-    return _ops.new_zeros(self, _varargs(size), **kwargs)
+    if kwargs or not size:
+        return _ops.new_zeros(self, *[_varargs(size)] if size else [], **kwargs)
+    return _ops.new_zeros(self, _varargs(size))
 
 
 def permute(self, *dims, **kwargs):
     """PyTorch's varargs form: `t.permute(2, 3)` is `t.permute((2, 3))`."""
-    if not dims:
-        return _ops.permute(self, **kwargs)
-    return _ops.permute(self, _varargs(dims), **kwargs)
+    if kwargs or not dims:
+        return _ops.permute(self, *[_varargs(dims)] if dims else [], **kwargs)
+    return _ops.permute(self, _varargs(dims))
 
 
 def repeat(self, *repeats, **kwargs):
     """PyTorch's varargs form: `t.repeat(2, 3)` is `t.repeat((2, 3))`."""
-    if not repeats:
-        return _ops.repeat(self, **kwargs)
-    return _ops.repeat(self, _varargs(repeats), **kwargs)
+    if kwargs or not repeats:
+        return _ops.repeat(self, *[_varargs(repeats)] if repeats else [], **kwargs)
+    return _ops.repeat(self, _varargs(repeats))
 
 
 def reshape(self, *shape, **kwargs):
     """PyTorch's varargs form: `t.reshape(2, 3)` is `t.reshape((2, 3))`."""
-    if not shape:
-        return _ops.reshape(self, **kwargs)
-    return _ops.reshape(self, _varargs(shape), **kwargs)
+    if kwargs or not shape:
+        return _ops.reshape(self, *[_varargs(shape)] if shape else [], **kwargs)
+    return _ops.reshape(self, _varargs(shape))
 
 
 def tile(self, *dims, **kwargs):
     """PyTorch's varargs form: `t.tile(2, 3)` is `t.tile((2, 3))`."""
-    if not dims:
-        return _ops.tile(self, **kwargs)
-    return _ops.tile(self, _varargs(dims), **kwargs)
+    if kwargs or not dims:
+        return _ops.tile(self, *[_varargs(dims)] if dims else [], **kwargs)
+    return _ops.tile(self, _varargs(dims))
 
 
 def view(self, *size, **kwargs):
     """PyTorch's varargs form: `t.view(2, 3)` is `t.view((2, 3))`."""
-    if not size:
-        return _ops.view(self, **kwargs)
-    return _ops.view(self, _varargs(size), **kwargs)
+    if kwargs or not size:
+        return _ops.view(self, *[_varargs(size)] if size else [], **kwargs)
+    return _ops.view(self, _varargs(size))
 
 
 def __rsub__(self, other):

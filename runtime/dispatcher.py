@@ -208,12 +208,13 @@ class Operator:
 
     def recompute(self) -> None:
         resolved = [self.resolve(k) for k in DispatchKey]
+        missing: dict[DispatchKey | None, Kernel] = {}  # one error stub per key, shared by its key sets
         table: list[Kernel] = []
         for keys in range(1 << NUM_KEYS):
             kernel: Kernel | None = None
-            for key in KEYS_BY_PRIORITY:
-                if keys & (1 << key):
-                    if (1 << key) & BACKEND_BITS and _several_devices(keys) and not self.mixed_devices:
+            for key, bit in _KEYS_HIGH_FIRST:
+                if keys & bit:
+                    if bit & BACKEND_BITS and _several_devices(keys) and not self.mixed_devices:
                         kernel = self._device_mismatch
                         break
                     found, how = resolved[key]
@@ -221,9 +222,11 @@ class Operator:
                         kernel = found
                         break
                     if how == "missing":
-                        kernel = self._missing(key)
+                        kernel = missing.get(key) or missing.setdefault(key, self._missing(key))
                         break
-            table.append(kernel if kernel is not None else self._missing(None))
+            if kernel is None:
+                kernel = missing.get(None) or missing.setdefault(None, self._missing(None))
+            table.append(kernel)
         self.table[:] = table  # in place: generated modules hold the list itself (one lookup less per call)
 
     def _device_mismatch(self, *args: Any) -> Any:
@@ -263,6 +266,9 @@ class Operator:
             shown = _kernel_name(kernel) if kernel is not None else "-"
             lines.append(f"  {key.name:<28} {shown} [{how}]")
         return "\n".join(lines)
+
+
+_KEYS_HIGH_FIRST = tuple((key, 1 << key) for key in KEYS_BY_PRIORITY)  # (enum iteration is slow)
 
 
 def _several_devices(keys: int) -> bool:

@@ -223,7 +223,11 @@ def result_type(*operands: Any) -> DType:
     Tiers, highest first: dimensioned tensors, 0-d tensors, wrapped numbers. Each tier promotes within
     itself; a lower tier changes the result only when its category (bool < integral < floating) is higher.
     """
-    # Fast path: every operand is a tensor of one dtype (the common case for every op).
+    # Fast paths: one operand (a factory's fill value, a wrapped number), or every operand a tensor of
+    # one dtype (the common case for every op).
+    if len(operands) == 1:
+        dtype = getattr(operands[0], "dtype", None)
+        return dtype if dtype.__class__ is DType else _wrapped_dtype(operands[0])
     try:
         first = operands[0].dtype
         for op in operands:

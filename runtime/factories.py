@@ -19,8 +19,8 @@ import numpy as np
 from runtime import dtypes
 from runtime import strides as S
 from runtime.device import CPU, Device, as_device
-from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, dispatcher, tls
-from runtime.kernels.copy import array_module
+from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, dispatcher, shared, tls
+from runtime.kernels.copy import array_module, fill_, zero_
 from runtime.storage import empty_array
 from runtime.tensor import Tensor
 
@@ -82,6 +82,60 @@ def _empty_strided_op() -> Any:
     return _EMPTY_STRIDED[0]
 
 
+# Note [Factory fast path]
+# Dispatching `empty_strided` and then a fill op costs more than NumPy's allocation itself. While this
+# thread's dispatch state is the default for a CPU call (no extra include or exclude key) and the CPU
+# kernels of `empty_strided` and of the fill op are still the ones this package registers (nothing
+# registered at run time through runtime.library replaced them), dispatching would only reach those
+# kernels: a factory then builds its array with one NumPy call (`_fast_array`) and wraps it. NumPy also
+# checks the sizes; whatever it refuses (a negative or non-integer size, an impossible one) goes the
+# dispatched way, which says what is wrong as PyTorch does.
+_PLAIN_CPU = BACKEND_SELECT_BIT | CPU_BIT
+_TABLES: dict[str | None, list[Any]] = {}
+
+
+def _table(name: str) -> list[Any]:
+    table = _TABLES.get(name)
+    if table is None:
+        table = _TABLES[name] = dispatcher.find(name).table  # updated in place on registration
+    return table
+
+
+def _plain_cpu(device: Any, fill: str | None, default_fill: Any = None) -> bool:
+    """Whether a factory on `device` may skip dispatch (Note [Factory fast path])."""
+    if device is not None and device is not CPU and device != "cpu":
+        return False
+    if (shared.remap or tls.remap)[CPU_BIT] != _PLAIN_CPU:
+        return False
+    table = _TABLES.get("empty_strided") or _table("empty_strided")
+    if table[_PLAIN_CPU] is not empty_strided_backend_select or table[CPU_BIT] is not empty_strided_cpu:
+        return False
+    return fill is None or (_TABLES.get(fill) or _table(fill))[CPU_BIT] is default_fill
+
+
+def _fast_array(make: Any, size: tuple[Any, ...], dt: dtypes.DType, device: Any, fill: str | None,
+                default_fill: Any) -> Any:
+    """`make(shape, dtype)` (np.empty, np.zeros, np.ones) for varargs `size`, or None where the factory
+    must dispatch (Note [Factory fast path])."""
+    if dt.np is None or not _plain_cpu(device, fill, default_fill):
+        return None
+    shape = size
+    if len(size) == 1 and size[0].__class__ is not int:
+        shape = size[0]
+        if shape.__class__ is not tuple and shape.__class__ is not list:
+            return None
+    try:
+        return make(shape, dt.np)
+    except (TypeError, ValueError, MemoryError):
+        return None
+
+
+def _ones(shape: Any, dtype: Any) -> Any:
+    array = np.empty(shape, dtype)
+    array.fill(1)  # as the fill_ kernel does (and faster than np.ones)
+    return array
+
+
 # -- argument helpers ----------------------------------------------------------------------------------
 def _device(device: Any) -> Device:
     return CPU if device is None else as_device(device)
@@ -93,17 +147,20 @@ def _dtype(dtype: Any) -> dtypes.DType:
 
 def _check_size(size: Sequence[Any]) -> tuple[int, ...]:
     try:
-        out = tuple(int(s) for s in size)
+        out = tuple(map(int, size))
     except (TypeError, ValueError):
         raise TypeError(f"size must be a sequence of ints, not {list(size)!r}") from None
-    if any(s < 0 for s in out):
+    if out and min(out) < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {list(out)}")
     return out
 
 
+_INTS = (int, np.integer)
+
+
 def _size(size: Sequence[Any]) -> tuple[int, ...]:
     """Varargs sizes: `(2, 3)`, `((2, 3),)` and `([2, 3],)` all mean [2, 3]."""
-    if len(size) == 1 and not isinstance(size[0], int | np.integer):
+    if len(size) == 1 and not isinstance(size[0], _INTS):
         size = tuple(size[0])
     return _check_size(size)
 
@@ -173,7 +230,12 @@ def _odd_element(data: Any) -> str:
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
           memory_format: Any = None) -> Tensor:
-    return _finish(_alloc(_size(size), _dtype(dtype), device), requires_grad)
+    dt = _dtype(dtype)
+    array = _fast_array(np.empty, size, dt, device, None, None)
+    if array is not None:
+        t = Tensor._wrap(array, dt)
+        return t.requires_grad_() if requires_grad else t
+    return _finish(_alloc(_size(size), dt, device), requires_grad)
 
 
 def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
@@ -182,42 +244,73 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any
         dt = dtypes.result_type(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
     else:
         dt = dtypes.as_dtype(dtype)
+    array = None if isinstance(fill_value, Tensor) else _fast_array(np.empty, (size,), dt, device, "fill_.Scalar",
+                                                                    fill_)
+    if array is not None:
+        array.fill(fill_value)  # as the fill_ kernel does
+        t = Tensor._wrap(array, dt)
+        return t.requires_grad_() if requires_grad else t
     t = _alloc(_size((size,)), dt, device)
     t.fill_(fill_value)
     return _finish(t, requires_grad)
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    t = _alloc(_size(size), _dtype(dtype), device)
+    dt = _dtype(dtype)
+    array = _fast_array(np.zeros, size, dt, device, "zero_", zero_)
+    if array is not None:
+        t = Tensor._wrap(array, dt)
+        return t.requires_grad_() if requires_grad else t
+    t = _alloc(_size(size), dt, device)
     t.zero_()
     return _finish(t, requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    t = _alloc(_size(size), _dtype(dtype), device)
+    dt = _dtype(dtype)
+    array = _fast_array(_ones, size, dt, device, "fill_.Scalar", fill_)
+    if array is not None:
+        t = Tensor._wrap(array, dt)
+        return t.requires_grad_() if requires_grad else t
+    t = _alloc(_size(size), dt, device)
     t.fill_(1)
     return _finish(t, requires_grad)
 
 
 def _like(t: Tensor, dtype: Any, device: Any) -> tuple[tuple[int, ...], dtypes.DType, Any]:
-    return tuple(t.shape), (t.dtype if dtype is None else dtypes.as_dtype(dtype)), \
-        (t.device if device is None else device)
+    return t._data.shape, (t._dtype if dtype is None else dtypes.as_dtype(dtype)), \
+        (t._device if device is None else device)
 
 
 def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                memory_format: Any = None) -> Tensor:
+    if dtype is None and device is None:
+        array = _fast_array(np.empty, (t._data.shape,), t._dtype, t._device, None, None)
+        if array is not None:
+            r = Tensor._wrap(array, t._dtype)
+            return r.requires_grad_() if requires_grad else r
     shape, dt, dev = _like(t, dtype, device)
     return empty(shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                memory_format: Any = None) -> Tensor:
+    if dtype is None and device is None:
+        array = _fast_array(np.zeros, (t._data.shape,), t._dtype, t._device, "zero_", zero_)
+        if array is not None:
+            r = Tensor._wrap(array, t._dtype)
+            return r.requires_grad_() if requires_grad else r
     shape, dt, dev = _like(t, dtype, device)
     return zeros(shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
               memory_format: Any = None) -> Tensor:
+    if dtype is None and device is None:
+        array = _fast_array(_ones, (t._data.shape,), t._dtype, t._device, "fill_.Scalar", fill_)
+        if array is not None:
+            r = Tensor._wrap(array, t._dtype)
+            return r.requires_grad_() if requires_grad else r
     shape, dt, dev = _like(t, dtype, device)
     return ones(shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
@@ -233,23 +326,32 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     """`arange(end)` or `arange(start, end, step)`: [start, end) in steps; int64 unless a bound is a float."""
     if end is None:
         start, end = 0, start
-    values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    start, end, step = values
+    if start.__class__ is int and end.__class__ is int and step.__class__ is int:  # the common case
+        exact, floats = True, False
+    else:
+        start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+        floats = any(isinstance(v, float) for v in (start, end, step))
+        exact = all(isinstance(v, int) for v in (start, end, step))
     if dtype is None:
-        dt = dtypes.get_default_dtype() if any(isinstance(v, float) for v in values) else dtypes.int64
+        dt = dtypes.get_default_dtype() if floats else dtypes.int64
     else:
         dt = dtypes.as_dtype(dtype)
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    if not all(np.isfinite(v) for v in values):
+    if floats and not all(np.isfinite(v) for v in (start, end, step)):
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (step > 0 and start > end) or (step < 0 and start < end):
         raise RuntimeError(f"upper bound and larger bound inconsistent with step sign: start={start}, end={end}, "
                            f"step={step}")
-    n = max(int(np.ceil((end - start) / step)), 0)
+    n = max(-((start - end) // step), 0) if exact else max(int(np.ceil((end - start) / step)), 0)
+    if dt.np is not None and _plain_cpu(device, None):
+        if exact:
+            values = np.arange(start, start + n * step, step, dtype=np.int64)
+        else:
+            values = start + np.arange(n, dtype=np.float64) * step
+        return _finish(Tensor._wrap(values.astype(dt.np, copy=False), dt), requires_grad)
     t = _alloc((n,), dt, device)
     xp = array_module(t.device)
-    exact = all(isinstance(v, int) for v in values)
     t._data[...] = start + xp.arange(n, dtype=np.int64 if exact else np.float64) * step
     return _finish(t, requires_grad)
 

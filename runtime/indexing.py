@@ -6,6 +6,8 @@ an int, slice for a slice, unsqueeze for None, Ellipsis skips dims), and advance
 lists, bool masks), done by one `index` op over the view with one entry per dim. Every step is a
 dispatched op, so autograd records it and the result of basic indexing shares storage with `t`.
 `t[key] = v` takes the same view, then `copy_` (basic) or `index_put_` (advanced) writes into it.
+The common keys (ints, slices with int bounds, None, one Ellipsis) skip the normalisation: `_basic`
+applies their view ops directly, and an int alone is one `select`.
 """
 
 from __future__ import annotations
@@ -114,7 +116,71 @@ def _as_int(value: Any) -> int:
                          f"valid indices (got {type(value).__name__})") from None
 
 
+_py_slice = slice
+
+
+def _basic(t: Tensor, key: Any) -> Tensor | None:
+    """`t[key]` for the common keys made of ints, slices with int bounds, None and one Ellipsis, with one
+    view op per item and no normalisation (Note [Indexing composes ops]); None for anything else."""
+    ndim = t._data.ndim
+    cls = key.__class__
+    if cls is int:
+        return generated_ops().select(t, 0, key) if ndim else None
+    if cls is not tuple:
+        key = (key,)
+    used = 0
+    ellipsis = False
+    for item in key:
+        c = item.__class__
+        if c is int:
+            used += 1
+        elif c is _py_slice:
+            start, stop, step = item.start, item.stop, item.step
+            if not ((start is None or start.__class__ is int) and (stop is None or stop.__class__ is int)
+                    and (step is None or (step.__class__ is int and step > 0))):
+                return None
+            used += 1
+        elif item is Ellipsis:
+            if ellipsis:
+                return None
+            ellipsis = True
+        elif item is not None:
+            return None
+    if used > ndim:
+        return None
+    ops = generated_ops()
+    result = t
+    dim = 0
+    for item in key:
+        c = item.__class__
+        if c is int:
+            result = ops.select(result, dim, item)
+        elif c is _py_slice:
+            step = 1 if item.step is None else item.step
+            if not (item.start is None and item.stop is None and step == 1):
+                result = ops.slice(result, dim, item.start, item.stop, step)
+            dim += 1
+        elif item is None:
+            result = ops.unsqueeze(result, dim)
+            dim += 1
+        else:
+            dim += ndim - used
+    return result
+
+
 def getitem(t: Tensor, key: Any) -> Tensor:
+    cls = key.__class__
+    if t._data.ndim:
+        if cls is int:
+            return generated_ops().select(t, 0, key)
+        if cls is _py_slice and key.step is None and key.start.__class__ is int and key.stop.__class__ is int:
+            return generated_ops().slice(t, 0, key.start, key.stop, 1)
+    if key is None:
+        return generated_ops().unsqueeze(t, 0)
+    if cls is not bool:
+        view = _basic(t, key)
+        if view is not None:
+            return view
     if t.dim() == 0 and key is not None and key is not Ellipsis and not isinstance(key, tuple | bool | Tensor):
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
                          "in C++ to convert a 0-dim tensor to a number")
@@ -125,7 +191,11 @@ def getitem(t: Tensor, key: Any) -> Tensor:
 
 
 def setitem(t: Tensor, key: Any, value: Any) -> None:
-    view, advanced = _split(t, key)
+    view = _basic(t, key) if key.__class__ is not bool else None
+    if view is not None:
+        advanced = None
+    else:
+        view, advanced = _split(t, key)
     ops = generated_ops()
     if isinstance(value, Tensor):
         src = value if value.dtype is t.dtype else value.to(t.dtype)

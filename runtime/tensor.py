@@ -45,6 +45,22 @@ def generated_ops() -> Any:
     return _generated_ops
 
 
+def _getitem(t: Tensor, key: Any) -> Tensor:
+    """runtime.indexing.getitem, which replaces this function on first use (it imports this module)."""
+    global _getitem
+    from runtime.indexing import getitem
+    _getitem = getitem
+    return getitem(t, key)
+
+
+def _setitem(t: Tensor, key: Any, value: Any) -> None:
+    """runtime.indexing.setitem, which replaces this function on first use."""
+    global _setitem
+    from runtime.indexing import setitem
+    _setitem = setitem
+    setitem(t, key, value)
+
+
 class Tensor:
     # Note [Lean tensor construction]
     # The fields every tensor sets, and the autograd fields every recorded op reads and writes, live in
@@ -296,12 +312,10 @@ class Tensor:
         return generated_ops().transpose(self, -2, -1)
 
     def __getitem__(self, key: Any) -> Tensor:
-        from runtime.indexing import getitem
-        return getitem(self, key)
+        return _getitem(self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        from runtime.indexing import setitem
-        setitem(self, key, value)
+        _setitem(self, key, value)
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`, keywords `dtype=`, `device=`, `copy=`.

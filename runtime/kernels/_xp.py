@@ -14,7 +14,7 @@ from runtime.tensor import Tensor
 
 def xp_of(array: Any) -> Any:
     """`numpy` for a NumPy array, `cupy` for a CuPy array (imported only then)."""
-    if isinstance(array, np.ndarray | np.generic):
+    if array.__class__ is np.ndarray or isinstance(array, np.ndarray | np.generic):
         return np
     import cupy
     return cupy

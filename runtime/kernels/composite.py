@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from runtime import strides as S
+from runtime.tensor import generated_ops
 
 
 def _G() -> Any:
@@ -16,6 +17,9 @@ def _G() -> Any:
 def reshape(self: Any, shape: Sequence[int]) -> Any:
     """A view when the strides allow one, else a copy (as PyTorch's reshape)."""
     G = _G()
+    data = self._data
+    if data.flags.c_contiguous and data.size:  # always a view (Note [View fast paths] in views.py)
+        return generated_ops().view(self, shape)
     size = S.infer_size((shape,) if isinstance(shape, int) else tuple(shape), self.numel())
     if S.view_strides(self.shape, self.stride(), size) is not None:
         return G.view(self, size)
@@ -28,6 +32,13 @@ def contiguous(self: Any, memory_format: object = None) -> Any:
 
 def narrow(self: Any, dim: int, start: int, length: int) -> Any:
     """`length` positions of `dim` from `start`: a slice, after PyTorch's range checks."""
+    shape = self._data.shape
+    n = len(shape)
+    if dim.__class__ is int and -n <= dim < n and start.__class__ is int and length.__class__ is int:
+        dim += n if dim < 0 else 0
+        first = start + shape[dim] if start < 0 else start
+        if 0 <= first and 0 <= length and first + length <= shape[dim]:  # plainly valid
+            return generated_ops().slice(self, dim, first, first + length, 1)
     S.narrow(self.shape, self.stride(), 0, dim, int(start), int(length))  # validates, raises PyTorch's errors
     dim = S.wrap_dim(dim, self.dim())
     start = int(start) + (self.shape[dim] if start < 0 else 0)
@@ -82,6 +93,9 @@ def chunk(self: Any, chunks: int, dim: int = 0) -> list[Any]:
 
 
 def flatten(self: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
+    data = self._data
+    if start_dim == 0 and end_dim == -1 and data.ndim != 1 and data.flags.c_contiguous and data.size:
+        return generated_ops().view(self, -1)  # the whole tensor, always a view
     shape = S.flatten_shape(self.shape, start_dim, end_dim)
     return self if shape == tuple(self.shape) else _G().reshape(self, shape)
 

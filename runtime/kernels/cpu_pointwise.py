@@ -22,6 +22,26 @@ COMPUTE_NP[dtypes.float16] = np.dtype(np.float32)
 NATIVE: frozenset[dtypes.DType] = frozenset(d for d, ct in COMPUTE_NP.items() if ct is d.np)
 
 
+class _Operand:
+    """A stand-in tensor of a dtype, for asking dtypes.result_type about dtype and scalar pairs."""
+
+    def __init__(self, dtype: dtypes.DType) -> None:
+        self.dtype = dtype
+        self.ndim = 1
+
+
+# Note [Pointwise fast path with scalars]
+# A kernel that also promotes over Python scalars (`a * 2.0`) needs no type promotion either when the
+# scalars leave the tensors' dtype as it is: a float scalar keeps a floating tensor's dtype, an int one an
+# integral or floating one, a bool one any. KEEPS[cls] is the set of dtypes of NATIVE that a scalar of
+# exactly class `cls` keeps, computed here from dtypes.result_type itself (the one definition of the rule);
+# a generated kernel checks `dt in KEEPS.get(s.__class__, ())` per scalar and otherwise takes `operands`.
+KEEPS: dict[type, frozenset[dtypes.DType]] = {
+    cls: frozenset(d for d in NATIVE if dtypes.result_type(_Operand(d), sample) is d)
+    for cls, sample in ((bool, True), (int, 1), (float, 1.0))
+}
+
+
 def fast_dtypes(names: tuple[str, ...] | None, floating_only: bool = False) -> frozenset[dtypes.DType]:
     """The dtypes among `names` (None: all) that a kernel computes in directly (Note [Pointwise fast
     path])."""
@@ -121,6 +141,35 @@ def store_out(op: str, out: Tensor, result: Any, dt: dtypes.DType, inputs: tuple
                     break
     out._data[...] = result
     return out
+
+
+# Note [Branch-free where]
+# np.where picks each element with a branch: with a condition that changes at random (relu's backward),
+# mispredictions make it ~20x slower than a ufunc pass. For large arrays `where` blends the bit patterns
+# instead, `(x & m) | (y & ~m)` with m all ones where the condition holds, which picks exactly the same
+# values (NaN, inf and -0.0 included) in a few ufunc passes, for bool, integer and float results.
+_BLEND_MIN = 4096
+
+
+def where(cond: Any, x: Any, y: Any) -> Any:
+    """np.where(cond, x, y), branch-free for large arrays (Note [Branch-free where])."""
+    if cond.__class__ is not np.ndarray or cond.size < _BLEND_MIN:
+        return np.where(cond, x, y)
+    dt = np.result_type(x, y)
+    if dt.kind not in "biuf":
+        return np.where(cond, x, y)
+    try:
+        xb, other = np.asarray(x, dt), np.asarray(y, dt)  # cast to the result dtype, as np.where does
+    except (OverflowError, ValueError):
+        return np.where(cond, x, y)  # an out-of-range Python number: np.where's own conversion
+    bits = np.dtype(f"u{dt.itemsize}")
+    mask = cond.astype(bits)
+    np.negative(mask, out=mask)  # 1 -> all ones
+    picked = xb.view(bits) & mask
+    other = other.view(bits)
+    if other.ndim or other:
+        picked = picked | (other & np.invert(mask, out=mask))
+    return picked.view(dt)
 
 
 def erf(x: Any) -> Any:

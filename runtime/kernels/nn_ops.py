@@ -32,27 +32,33 @@ def _shifted(self: Tensor, dim: int, dt: dtypes.DType) -> tuple[Any, Any, int | 
     # As PyTorch, the row maximum is subtracted as it is: a row holding +inf gets inf - inf = nan (so
     # softmax([inf, 1]) is [nan, nan]) and an all -inf row gets nan too; the CUDA kernel
     # (runtime/cuda/include/opgen_softmax.cuh) computes the same.
+    xp = xp_of(a)
     with np.errstate(invalid="ignore"):
-        return a, a - a.max(axis=axis, keepdims=True), axis
+        z = a - a.max(axis=axis, keepdims=True)
+    return a, (z if z.ndim else xp.array(z)), axis  # a new array (0-d: not a NumPy scalar), written in place
 
 
 def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     dt = _softmax_dtype(self, dtype)
     a, z, axis = _shifted(self, dim, dt)
     xp = xp_of(a)
-    with np.errstate(all="ignore"):
-        e = xp.exp(z)
-        r = e / e.sum(axis=axis, keepdims=True)
-    return wrap(r, a, dt)
+    if z is a:  # empty: nothing to compute, and `z` is the input's own array
+        return wrap(a.copy(), a, dt)
+    with np.errstate(all="ignore"):  # z is a new array: exponentiate and normalise it in place
+        xp.exp(z, out=z)
+        z /= z.sum(axis=axis, keepdims=True)
+    return wrap(z, a, dt)
 
 
 def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     dt = _softmax_dtype(self, dtype)
     a, z, axis = _shifted(self, dim, dt)
     xp = xp_of(a)
-    with np.errstate(all="ignore"):
-        r = z - xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
-    return wrap(r, a, dt)
+    if z is a:
+        return wrap(a.copy(), a, dt)
+    with np.errstate(all="ignore"):  # one temporary (the exponentials); the result is `z`, in place
+        z -= xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
+    return wrap(z, a, dt)
 
 
 def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor, Tensor]:  # noqa: A002
@@ -181,22 +187,28 @@ def max_pool2d_with_indices(self: Tensor, kernel_size: Sequence[int], stride: Se
     need_w = (ow - 1) * st[1] + dil[1] * (k[1] - 1) + 1
     extra_h, extra_w = max(0, need_h - h - 2 * pad[0]), max(0, need_w - w - 2 * pad[1])
     widths = [(0, 0)] * (a.ndim - 2) + [(pad[0], pad[0] + extra_h), (pad[1], pad[1] + extra_w)]
-    x = xp.pad(a, widths, constant_values=low)
-    pos = xp.arange(x.shape[-2] * x.shape[-1]).reshape(x.shape[-2:])
-    best = best_idx = None
-    for i in range(k[0]):
-        for j in range(k[1]):
-            h0, w0 = i * dil[0], j * dil[1]
-            sl = (..., slice(h0, h0 + st[0] * (oh - 1) + 1, st[0]), slice(w0, w0 + st[1] * (ow - 1) + 1, st[1]))
-            v, p = x[sl], pos[sl[1:]]
-            if best is None:
-                best, best_idx = v.copy(), xp.broadcast_to(p, v.shape).copy()
-                continue
-            take = (v > best) | (xp.isnan(v) & ~xp.isnan(best)) if a.dtype.kind == "f" else v > best
-            best = xp.where(take, v, best)
-            best_idx = xp.where(take, p, best_idx)
-    ph, pw = divmod(best_idx, x.shape[-1])
-    flat = (ph - pad[0]) * w + (pw - pad[1])
+    x = xp.pad(a, widths, constant_values=low) if any(p for pair in widths for p in pair) else a
+    # One strided view per window position: the max is a running np.maximum (NaN wins, as in PyTorch),
+    # and the index that of the first position holding it (or holding a NaN).
+    views = [x[..., h0:h0 + st[0] * (oh - 1) + 1:st[0], w0:w0 + st[1] * (ow - 1) + 1:st[1]]
+             for h0 in range(0, dil[0] * k[0], dil[0]) for w0 in range(0, dil[1] * k[1], dil[1])]
+    best = views[0].copy()
+    for v in views[1:]:
+        xp.maximum(best, v, out=best)
+    rows = xp.arange(oh).reshape(oh, 1) * st[0] - pad[0]
+    flat = xp.zeros(best.shape, dtype=np.int64)
+    flat += rows * w + (xp.arange(ow) * st[1] - pad[1])
+    found = xp.zeros(best.shape, dtype=bool)
+    floating = a.dtype.kind == "f"
+    for r, v in enumerate(views):
+        first = v == best
+        if floating:
+            first |= v != v
+        first &= ~found
+        found |= first
+        if r:
+            i, j = divmod(r, k[1])
+            flat += first * (i * dil[0] * w + j * dil[1])
     return wrap(best, a, self._dtype), wrap(flat, a, dtypes.int64)
 
 

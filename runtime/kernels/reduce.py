@@ -99,9 +99,9 @@ def _extreme(self: Tensor, dim: Sequence[int] | int | None, keepdim: bool, op: s
     a = self._data
     if a.ndim == 0:
         return Tensor._wrap(a.copy(), self._dtype)
-    _nonempty(self, axes, op)
-    xp = xp_of(a)
-    r = (xp.max if largest else xp.min)(a, axis=axes, keepdims=keepdim)
+    if not a.size:
+        _nonempty(self, axes, op)
+    r = a.max(axis=axes, keepdims=keepdim) if largest else a.min(axis=axes, keepdims=keepdim)
     return wrap(r, a, self._dtype)
 
 

@@ -69,11 +69,20 @@ def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
     return self._view(self._data.transpose(perm))
 
 
+# Note [View fast paths]
+# The array module computes the common views itself, in C: a permutation is `transpose`, a dropped size-1
+# dim is an index with 0, and a view or a new size-1 dim of a non-empty C-contiguous array is `reshape`
+# (which never copies such an array, and gives PyTorch's contiguous strides). These kernels take that path
+# when the arguments are plainly valid and leave everything else to the geometry of runtime/strides.py,
+# whose checks raise PyTorch's errors; both give the same sizes and strides.
 def permute(self: Tensor, dims: Sequence[int]) -> Tensor:
+    data = self._data
+    n = data.ndim
     dims = _sizes(dims)
-    shape, _ = S.permute(self.shape, self.stride(), dims)  # validates the permutation
-    n = self._data.ndim
-    return self._view(self._data.transpose([S.wrap_dim(d, n) for d in dims]))
+    perm = [d + n if d < 0 else d for d in dims]
+    if sorted(perm) != list(range(n)):
+        S.permute(data.shape, self.stride(), dims)  # raises PyTorch's error
+    return self._view(data.transpose(perm))
 
 
 def expand(self: Tensor, size: Sequence[int], implicit: bool = False) -> Tensor:
@@ -82,21 +91,40 @@ def expand(self: Tensor, size: Sequence[int], implicit: bool = False) -> Tensor:
 
 
 def unsqueeze(self: Tensor, dim: int) -> Tensor:
+    data = self._data
+    n = data.ndim
+    if dim.__class__ is int and -n - 1 <= dim <= n and data.flags.c_contiguous and data.size:
+        if dim < 0:
+            dim += n + 1
+        shape = data.shape
+        return self._view(data.reshape(shape[:dim] + (1,) + shape[dim:]))
     shape, strides = S.unsqueeze(self.shape, self.stride(), dim)
     return _as_strided(self, shape, strides)
 
 
 def squeeze_dim(self: Tensor, dim: int) -> Tensor:
+    data = self._data
+    n = data.ndim
+    if dim.__class__ is int and -n <= dim < n:
+        if dim < 0:
+            dim += n
+        return self._view(data[(_py_slice(None),) * dim + (0, Ellipsis)] if data.shape[dim] == 1 else data[...])
     shape, strides = S.squeeze(self.shape, self.stride(), dim)
     return _as_strided(self, shape, strides)
 
 
 def squeeze(self: Tensor) -> Tensor:
-    shape, strides = S.squeeze(self.shape, self.stride(), None)
-    return _as_strided(self, shape, strides)
+    return self._view(self._data.squeeze())
 
 
 def view(self: Tensor, size: Sequence[int]) -> Tensor:
+    data = self._data
+    if data.flags.c_contiguous and data.size:
+        try:
+            if (size if size.__class__ is int else min(size, default=0)) >= -1:  # NumPy reads -2 as -1
+                return self._view(data.reshape(size))
+        except (TypeError, ValueError):
+            pass  # the general path below says what is wrong, as PyTorch does
     shape = S.infer_size(_sizes(size), self.numel())
     strides = S.view_strides(self.shape, self.stride(), shape)
     if strides is None:
@@ -120,13 +148,15 @@ def select(self: Tensor, dim: int, index: int) -> Tensor:
     data = self._data
     if data.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    dim = S.wrap_dim(dim, data.ndim)
+    if dim != 0:
+        dim = S.wrap_dim(dim, data.ndim)
     size = data.shape[dim]
-    index = int(index)
+    if index.__class__ is not int:
+        index = int(index)
     if not -size <= index < size:
         raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
     # the trailing Ellipsis makes NumPy/CuPy return a 0-d array view, never a scalar
-    return self._view(data[(_py_slice(None),) * dim + (index, Ellipsis)])
+    return self._view(data[(index, Ellipsis) if dim == 0 else (_py_slice(None),) * dim + (index, Ellipsis)])
 
 
 def slice(self: Tensor, dim: int = 0, start: int | None = None, end: int | None = None,  # noqa: A001
@@ -136,8 +166,10 @@ def slice(self: Tensor, dim: int = 0, start: int | None = None, end: int | None 
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     if step <= 0:
         raise ValueError("step must be greater than zero")
-    dim = S.wrap_dim(dim, data.ndim)
-    return self._view(data[(_py_slice(None),) * dim + (_py_slice(start, end, step), Ellipsis)])
+    if dim != 0:
+        dim = S.wrap_dim(dim, data.ndim)
+    item = _py_slice(start, end, step)
+    return self._view(data[(item, Ellipsis) if dim == 0 else (_py_slice(None),) * dim + (item, Ellipsis)])
 
 
 def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
