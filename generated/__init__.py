@@ -10,3 +10,15 @@ from generated import _registrations
 from generated import _methods
 
 _methods.install(Tensor)
+
+# The public submodules (`import generated.nn as nn`): see Note [Submodules of the public API] in runtime/api.py.
+import sys as _sys
+from importlib import import_module as _import_module
+from runtime.api import SUBMODULES as _SUBMODULES
+
+for _name, _path in _SUBMODULES.items():
+    _module = _import_module(_path)
+    _sys.modules[f"{__name__}.{_name}"] = _module
+    _parent, _, _leaf = _name.rpartition(".")
+    setattr(_sys.modules[f"{__name__}.{_parent}"] if _parent else _sys.modules[__name__], _leaf, _module)
+del _sys, _import_module, _name, _path, _module, _parent, _leaf

@@ -5,7 +5,7 @@ functional.py (the ops under torch.nn.functional's names), init.py (initialisers
 serialization.py (G.save / G.load as .npz).
 """
 
-from runtime.nn import functional, init
+from runtime.nn import functional, init, utils
 from runtime.nn.layers import (
     GELU,
     AvgPool2d,
@@ -32,5 +32,5 @@ from runtime.nn.parameter import Parameter
 __all__ = [
     "AvgPool2d", "Conv2d", "CrossEntropyLoss", "Dropout", "Flatten", "GELU", "Identity", "IncompatibleKeys",
     "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleList", "Parameter", "ReLU", "SiLU",
-    "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init",
+    "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init", "utils",
 ]
