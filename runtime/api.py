@@ -75,8 +75,8 @@ __all__ = [
     "set_default_dtype", "set_grad_enabled", "short", "tensor", "uint8", "zeros", "zeros_like",
 ]
 __all__ += [
-    "Generator", "SUBMODULES", "Storage", "arange", "as_tensor", "eye", "from_dlpack", "initial_seed", "library", "linspace",
-    "manual_seed", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "seed", "utils",
+    "Generator", "SUBMODULES", "Storage", "arange", "as_tensor", "eye", "from_dlpack", "initial_seed", "library",
+    "linspace", "manual_seed", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "seed", "utils",
 ]
 
 # Note [Submodules of the public API]

@@ -14,5 +14,5 @@ from runtime.autograd.node import AccumulateGrad, Edge, Node, NotImplementedNode
 from runtime.autograd.saved import SavedVariable
 
 __all__ = ["AccumulateGrad", "Edge", "GradcheckError", "Node", "NotImplementedNode", "RemovableHandle",
-           "SavedVariable", "backward", "enable_grad", "functional", "gradcheck", "gradgradcheck", "grad", "inference_mode",
-           "is_grad_enabled", "no_grad", "set_grad_enabled"]
+           "SavedVariable", "backward", "enable_grad", "functional", "gradcheck", "gradgradcheck", "grad",
+           "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled"]
