@@ -281,10 +281,6 @@ class RNN(RNNBase):
         output, h, _ = self._run(input, hx, None)
         return output, h
 
-    def extra_repr(self) -> str:
-        s = super().extra_repr()
-        return s if self.nonlinearity == "tanh" else s + f", nonlinearity={self.nonlinearity}"
-
 
 class GRU(RNNBase):
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,

@@ -2,8 +2,14 @@
 
 As in PyTorch, building a scheduler records each group's `initial_lr` and takes step 0 (so the
 optimizer's lr is the schedule's first value), `step()` advances `last_epoch` by one and writes the new
-lr into every group, and `get_last_lr()` is the list last written. The schedules here are computed in
-closed form from `last_epoch` and the base lrs.
+lr into every group, and `get_last_lr()` is the list last written.
+
+Note [Chainable schedules]
+StepLR, MultiStepLR, ExponentialLR and CosineAnnealingLR compute each lr from the group's current lr
+(`lr * gamma` at a step boundary, else unchanged), as PyTorch does, not from `base_lrs` in closed form:
+the two differ when something else also changes the lr (a second scheduler, a scheduler resumed from a
+state_dict into a fresh optimizer), and programs see PyTorch's values. `step(epoch)` with an explicit
+epoch uses the closed form (`_lr`), as PyTorch does.
 """
 
 from __future__ import annotations
@@ -42,7 +48,12 @@ class LRScheduler:
         self.step()
 
     def get_lr(self) -> list[float]:
-        return [self._lr(base, self.last_epoch) for base in self.base_lrs]
+        """The new lr of each group from its current lr (Note [Chainable schedules])."""
+        return [self._chained(group["lr"], base, self.last_epoch)
+                for group, base in zip(self.optimizer.param_groups, self.base_lrs, strict=True)]
+
+    def _chained(self, lr: float, base_lr: float, epoch: int) -> float:
+        return self._lr(base_lr, epoch)
 
     def _lr(self, base_lr: float, epoch: int) -> float:
         raise NotImplementedError
@@ -52,8 +63,12 @@ class LRScheduler:
 
     def step(self, epoch: int | None = None) -> None:
         self._step_count += 1
-        self.last_epoch = self.last_epoch + 1 if epoch is None else int(epoch)
-        values = self.get_lr()
+        if epoch is None:
+            self.last_epoch += 1
+            values = self.get_lr()
+        else:
+            self.last_epoch = int(epoch)
+            values = [self._lr(base, self.last_epoch) for base in self.base_lrs]
         for group, lr in zip(self.optimizer.param_groups, values, strict=True):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
@@ -98,6 +113,9 @@ class StepLR(LRScheduler):
     def _lr(self, base_lr: float, epoch: int) -> float:
         return base_lr * self.gamma ** (epoch // self.step_size)
 
+    def _chained(self, lr: float, base_lr: float, epoch: int) -> float:
+        return lr if epoch == 0 or epoch % self.step_size else lr * self.gamma
+
 
 class MultiStepLR(LRScheduler):
     """lr = base_lr * gamma ** (number of milestones <= epoch, counted with multiplicity)."""
@@ -111,6 +129,9 @@ class MultiStepLR(LRScheduler):
     def _lr(self, base_lr: float, epoch: int) -> float:
         return base_lr * self.gamma ** bisect_right(sorted(self.milestones.elements()), epoch)
 
+    def _chained(self, lr: float, base_lr: float, epoch: int) -> float:
+        return lr * self.gamma ** self.milestones[epoch] if epoch in self.milestones else lr
+
 
 class ExponentialLR(LRScheduler):
     """lr = base_lr * gamma ** epoch."""
@@ -122,6 +143,9 @@ class ExponentialLR(LRScheduler):
     def _lr(self, base_lr: float, epoch: int) -> float:
         return base_lr * self.gamma**epoch
 
+    def _chained(self, lr: float, base_lr: float, epoch: int) -> float:
+        return lr if epoch == 0 else lr * self.gamma
+
 
 class CosineAnnealingLR(LRScheduler):
     """lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * epoch / T_max)) / 2."""
@@ -132,6 +156,18 @@ class CosineAnnealingLR(LRScheduler):
 
     def _lr(self, base_lr: float, epoch: int) -> float:
         return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * epoch / self.T_max)) / 2
+
+    def _chained(self, lr: float, base_lr: float, epoch: int) -> float:
+        """The ratio of consecutive closed-form values applied to the current lr; at a period's restart
+        point, the increment that climbs back."""
+        if epoch == 0:
+            return lr
+        if self._step_count == 1:
+            return self._lr(base_lr, epoch)
+        if (epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
+            return lr + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+        ratio = (1 + math.cos(math.pi * epoch / self.T_max)) / (1 + math.cos(math.pi * (epoch - 1) / self.T_max))
+        return ratio * (lr - self.eta_min) + self.eta_min
 
 
 class ReduceLROnPlateau:
