@@ -49,10 +49,11 @@ def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float = 2.0
 def clip_grad_value_(parameters: _Params, clip_value: float, foreach: bool | None = None) -> None:
     """Clamp every gradient in place to [-clip_value, clip_value]."""
     clip_value = float(clip_value)
+    clamp = _G().clamp
     with no_grad():
         for p in _tensors(parameters):
             if p.grad is not None:
-                p.grad.clamp_(-clip_value, clip_value)
+                p.grad.copy_(clamp(p.grad, -clip_value, clip_value))
 
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:

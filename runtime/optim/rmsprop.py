@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.optim.optimizer import Optimizer, ParamsT
+from runtime.optim.optimizer import Optimizer, ParamsT, advance_step, new_step
 from runtime.tensor import Tensor
 
 
@@ -43,13 +43,13 @@ class RMSprop(Optimizer):
                 g = g.add(p, alpha=group["weight_decay"])
             state = self.state.setdefault(p, {})
             if not state:
-                state["step"] = 0
+                state["step"] = new_step()
                 state["square_avg"] = G.zeros_like(p)
                 if momentum > 0:
                     state["momentum_buffer"] = G.zeros_like(p)
                 if group["centered"]:
                     state["grad_avg"] = G.zeros_like(p)
-            state["step"] += 1
+            advance_step(state)
             square_avg = state["square_avg"].mul_(alpha).add_(g.mul(g), alpha=1 - alpha)
             if group["centered"]:
                 grad_avg = state["grad_avg"].mul_(alpha).add_(g, alpha=1 - alpha)
@@ -76,18 +76,19 @@ class Adagrad(Optimizer):
         import generated as G
         for group in self.param_groups:  # PyTorch fills the accumulators at construction
             for p in group["params"]:
-                self.state[p] = {"step": 0,
+                self.state[p] = {"step": new_step(),
                                  "sum": G.full_like(p, group["initial_accumulator_value"])}
 
     def _update(self, group: dict[str, Any], params: list[Tensor]) -> None:
         import generated as G
         for p in params:
             g = p.grad.neg() if group["maximize"] else p.grad
-            state = self.state.get(p) or {"step": 0, "sum": G.full_like(p, group["initial_accumulator_value"])}
+            state = self.state.get(p) or {"step": new_step(),
+                                          "sum": G.full_like(p, group["initial_accumulator_value"])}
             self.state[p] = state
-            state["step"] += 1
+            step = advance_step(state)
             if group["weight_decay"] != 0:
                 g = g.add(p, alpha=group["weight_decay"])
-            clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
+            clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
             state["sum"].add_(g.mul(g))
             p.add_(g.div(state["sum"].sqrt().add(group["eps"])), alpha=-clr)

@@ -15,7 +15,7 @@ with torch.no_grad():
 opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 loss_fn = nn.MSELoss()
 losses = []
-for step in range(60):
+for _step in range(60):
     opt.zero_grad()
     loss = loss_fn(model(x), y)
     loss.backward()

@@ -15,7 +15,7 @@ with torch.no_grad():
 loss_fn = nn.BCEWithLogitsLoss(pos_weight=torch.tensor([2.0]))
 opt = torch.optim.Adam(model.parameters(), lr=0.05)
 history = []
-for epoch in range(40):
+for _epoch in range(40):
     opt.zero_grad()
     logits = model(x)
     loss = loss_fn(logits, y)

@@ -24,7 +24,7 @@ fill_(model, 30)
 opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.5, weight_decay=1e-3)
 criterion = nn.CrossEntropyLoss()
 epoch_losses = []
-for epoch in range(8):
+for _epoch in range(8):
     total = 0.0
     for xb, yb in loader:
         opt.zero_grad()
