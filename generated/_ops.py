@@ -166,6 +166,7 @@ __all__ = [
     "nan_to_num",
     "narrow",
     "native_dropout",
+    "native_layer_norm",
     "ne",
     "neg",
     "neg_",
@@ -4702,6 +4703,18 @@ def _call_layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable):
     return _tab_layer_norm[_k](input, normalized_shape, weight, bias, eps, cudnn_enable)
 
 
+_op_native_layer_norm = _dispatcher.declare("native_layer_norm", "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)", (0, 2, 3))
+_tab_native_layer_norm = _op_native_layer_norm.table
+
+
+def _call_native_layer_norm(input, normalized_shape, weight, bias, eps):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_native_layer_norm, (input, normalized_shape, weight, bias, eps,))
+    return _tab_native_layer_norm[_k](input, normalized_shape, weight, bias, eps)
+
+
 _op_group_norm = _dispatcher.declare("group_norm", "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor", (0, 2, 3))
 _tab_group_norm = _op_group_norm.table
 
@@ -6267,6 +6280,14 @@ def native_dropout(input, p, train):
     except AttributeError:
         _k = _bad_arguments(_op_native_dropout, (input, p, train,))
     return _tab_native_dropout[_k](input, p, train)
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_native_layer_norm, (input, normalized_shape, weight, bias, eps,))
+    return _tab_native_layer_norm[_k](input, normalized_shape, weight, bias, eps)
 
 
 def ne(input, other, *, out=None):

@@ -976,6 +976,8 @@ _dispatcher.register_all([
     ("topk", "Autograd", _autograd.topk),
     ("batch_norm", "CompositeImplicitAutograd", runtime.kernels.normalization.batch_norm),
     ("layer_norm", "CompositeImplicitAutograd", runtime.kernels.normalization.layer_norm),
+    ("native_layer_norm", "CompositeExplicitAutograd", runtime.kernels.normalization.native_layer_norm),
+    ("native_layer_norm", "Autograd", _autograd.native_layer_norm),
     ("group_norm", "CompositeImplicitAutograd", runtime.kernels.normalization.group_norm),
     ("adaptive_avg_pool2d", "CompositeImplicitAutograd", runtime.kernels.normalization.adaptive_avg_pool2d),
     ("scaled_dot_product_attention", "CompositeImplicitAutograd", runtime.kernels.normalization.scaled_dot_product_attention),

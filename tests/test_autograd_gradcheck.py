@@ -35,6 +35,7 @@ SHAPES: dict[str, list[tuple[int, ...]]] = {
     "col2im": [(4, 4)],
     "max_pool2d_with_indices": [(1, 4, 4)],
     "masked_fill": [(2, 3), ()],
+    "native_layer_norm": [(2, 3), (3,), (3,)],
 }
 # Value domains (low, high) of Tensor arguments; the default keeps |x| in [0.2, 0.9] with random signs,
 # away from kinks at 0 (abs, relu) and inside [-1, 1] (asin, acos).
@@ -61,6 +62,7 @@ ARG_VALUES: dict[str, dict[str, Any]] = {
     "col2im": {"output_size": [3, 3], "kernel_size": [2, 2], "dilation": [1, 1], "padding": [0, 0],
                "stride": [1, 1]},
     "max_pool2d_with_indices": {"kernel_size": [2, 2]},
+    "native_layer_norm": {"normalized_shape": [3], "eps": 1e-5},
 }
 # Non-differentiable Tensor arguments (no formula in derivatives.yaml) by name: index tensors valid for
 # a (2, 3) input along dim 1 (permutations, so scatter has no duplicate targets), masks.
@@ -220,8 +222,13 @@ def _as_function(d: Any, args: list[Any]) -> tuple[Any, list[Any]]:
                 full.append(next(it))
             else:
                 full.append([next(it) for _ in range(kind)])
-        return call(*full)
+        out = call(*full)
+        if diff is not None and isinstance(out, tuple):  # only the outputs marked differentiable are checked
+            kept = tuple(o for o, keep in zip(out, diff, strict=True) if keep)
+            return kept[0] if len(kept) == 1 else kept
+        return out
 
+    diff = d.output_differentiability
     fn.__qualname__ = d.function.name
     return fn, _flat_tensors(args)
 

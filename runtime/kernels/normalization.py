@@ -64,10 +64,8 @@ def batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, running_va
     return out
 
 
-def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None, eps: float = 1e-5,  # noqa: A002
-               cudnn_enable: bool = True) -> Any:
-    """Normalise over the last len(normalized_shape) dims, then scale and shift elementwise."""
-    G = _G()
+def _layer_norm_shape(input: Any, normalized_shape: Any, weight: Any, bias: Any) -> list[int]:
+    """The normalized shape as a list, after PyTorch's checks of input, weight and bias against it."""
     norm_shape = [int(normalized_shape)] if isinstance(normalized_shape, int) else [int(s) for s in normalized_shape]
     k = len(norm_shape)
     if k == 0 or input.dim() < k or list(input.shape[input.dim() - k:]) != norm_shape:
@@ -77,15 +75,37 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any 
         if t is not None and list(t.shape) != norm_shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(t.shape)} and normalized_shape = {norm_shape}")
-    dims = list(range(input.dim() - k, input.dim()))
-    mean = G.mean(input, dims, keepdim=True)
-    var = G.var(input, dims, correction=0, keepdim=True)
-    out = _normalize(input, mean, var, eps)
+    return norm_shape
+
+
+def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None, eps: float = 1e-5,  # noqa: A002
+               cudnn_enable: bool = True) -> Any:
+    """Normalise over the last len(normalized_shape) dims, then scale and shift elementwise (one fused kernel,
+    native_layer_norm, with its own derivative)."""
+    norm_shape = _layer_norm_shape(input, normalized_shape, weight, bias)
+    return _G().native_layer_norm(input, norm_shape, weight, bias, eps)[0]
+
+
+def native_layer_norm(input: Any, normalized_shape: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any]:  # noqa: A002
+    """(output, mean, rstd) in one pass over the array (CPU and CUDA); mean and rstd keep the normalized dims
+    as size 1, as the backward formulas of derivatives.yaml read them."""
+    from runtime.kernels._xp import wrap, xp_of
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"\"LayerNormKernelImpl\" not implemented for '{input._dtype.name}'")
+    k = len(_layer_norm_shape(input, normalized_shape, weight, bias))
+    a = input._data
+    xp = xp_of(a)
+    axes = tuple(range(a.ndim - k, a.ndim))
+    mean = a.mean(axis=axes, keepdims=True)
+    centered = a - mean
+    rstd = 1 / xp.sqrt((centered * centered).mean(axis=axes, keepdims=True) + a.dtype.type(eps))
+    out = centered * rstd
     if weight is not None:
-        out = out * weight
+        out *= weight._data
     if bias is not None:
-        out = out + bias
-    return out
+        out += bias._data
+    dt = input._dtype
+    return wrap(out, a, dt), wrap(mean, a, dt), wrap(rstd, a, dt)
 
 
 def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None, eps: float = 1e-5,  # noqa: A002
