@@ -1520,7 +1520,7 @@ class HardswishBackward0(_Node):
         input = self._saved_input.unpack(self)
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _F.where(input < -3, 0, _F.where(input <= 3, grad * (input / 3 + 0.5), grad))
+            out[0] = _F.where(input <= -3, 0, _F.where(input < 3, grad * (input / 3 + 0.5), grad))
         return out
 
 

@@ -3,11 +3,24 @@
 Modules: parameter.py (Parameter), module.py (Module, state_dict), hooks.py (module hooks), layers.py (Linear,
 Conv2d, activations, pooling, Embedding ...), containers.py (Sequential, ModuleList, ModuleDict, ParameterList),
 loss.py (the losses), normalization.py (BatchNorm, LayerNorm, GroupNorm), rnn.py (RNN/LSTM/GRU and cells),
-attention.py (MultiheadAttention), functional.py (the ops under torch.nn.functional's names), init.py
-(initialisers), utils.py (gradient clipping), serialization.py (G.save / G.load as .npz).
+activation.py (more activations), attention.py (MultiheadAttention), functional.py (the ops under
+torch.nn.functional's names), init.py (initialisers), utils.py (gradient clipping), serialization.py
+(G.save / G.load as .npz).
 """
 
 from runtime.nn import functional, init, utils
+from runtime.nn.activation import (
+    ELU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    Mish,
+    ReLU6,
+    Softplus,
+)
 from runtime.nn.attention import MultiheadAttention
 from runtime.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from runtime.nn.layers import (
@@ -45,6 +58,7 @@ from runtime.nn.parameter import Parameter
 from runtime.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
 
 __all__ = [
+    "ELU", "SELU", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid", "Mish", "ReLU6", "Softplus",
     "GELU", "GRU", "LSTM", "RNN", "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
     "BatchNorm2d", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GRUCell", "GroupNorm",
     "HuberLoss", "Identity", "IncompatibleKeys", "KLDivLoss", "L1Loss", "LSTMCell", "LayerNorm", "Linear",
