@@ -234,3 +234,12 @@ def test_autograd_functional_errors_and_values() -> None:
     np.testing.assert_allclose(hessian(lambda z: (z ** 3).sum(), x).numpy(), np.diag([6.0, 12.0]), rtol=1e-6)
     out, tangent = jvp(lambda z: z * z, x, G.tensor([1.0, -1.0]))
     assert tangent.tolist() == [2.0, -4.0] and not out.requires_grad
+
+
+def test_save_load_keeps_zero_dim_tensors(tmp_path) -> None:  # noqa: ANN001
+    bn = nn.BatchNorm1d(3)
+    path = tmp_path / "bn.pt"
+    G.save(bn.state_dict(), path)
+    loaded = G.load(path)
+    assert loaded["num_batches_tracked"].shape == () and loaded["num_batches_tracked"].dtype == G.int64
+    nn.BatchNorm1d(3).load_state_dict(loaded)
