@@ -40,6 +40,7 @@ from runtime.nn.layers import (
     SiLU,
     Softmax,
     Tanh,
+    Unflatten,
 )
 from runtime.nn.loss import (
     BCELoss,
@@ -64,5 +65,5 @@ __all__ = [
     "HuberLoss", "Identity", "IncompatibleKeys", "KLDivLoss", "L1Loss", "LSTMCell", "LayerNorm", "Linear",
     "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss",
     "Parameter", "ParameterDict", "ParameterList", "RNNBase", "RNNCell", "ReLU", "Sequential", "SiLU", "Sigmoid",
-    "SmoothL1Loss", "Softmax", "Tanh", "functional", "init", "utils",
+    "SmoothL1Loss", "Softmax", "Tanh", "Unflatten", "functional", "init", "utils",
 ]

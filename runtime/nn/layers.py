@@ -202,6 +202,18 @@ class Flatten(Module):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
+class Unflatten(Module):
+    def __init__(self, dim: int, unflattened_size: tuple[int, ...] | list[int]) -> None:
+        super().__init__()
+        self.dim, self.unflattened_size = dim, unflattened_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input.unflatten(self.dim, list(self.unflattened_size))
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
 class MaxPool2d(Module):
     def __init__(self, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None,
                  padding: int | tuple[int, int] = 0, dilation: int | tuple[int, int] = 1,
