@@ -113,6 +113,12 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, redu
     """KL(target || exp(input)) pointwise; reduction="batchmean" divides the sum by the batch size."""
     if reduction != "batchmean":
         reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    if reduction == "mean":
+        import warnings
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=2)
     return _G().kl_div(input, target, reduction, log_target=log_target)
 
 

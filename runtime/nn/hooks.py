@@ -97,6 +97,9 @@ def call_with_hooks(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) 
         def on_output_grads(grad_output: tuple[Any, ...]) -> None:
             state["grad_output"] = grad_output
             if not state["n_inputs"]:
+                import warnings
+                warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
+                              "outputs since no inputs require gradients.", UserWarning, stacklevel=2)
                 _run_backward_hooks(module, (None,) * max(1, len(args)), grad_output)
         if isinstance(output, Tensor):
             output = _route((output,), on_output_grads)[0][0]
