@@ -1562,7 +1562,7 @@ class HardswishBackward0(_Node):
         input = self._saved_input.unpack(self)
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _F.where(input < -3, 0, _F.where(input <= 3, grad * (input / 3 + 0.5), grad))
+            out[0] = _F.where(input <= -3, 0, _F.where(input < 3, grad * (input / 3 + 0.5), grad))
         return out
 
 
@@ -1966,6 +1966,31 @@ class DotBackward0(_Node):
             out[0] = grad * tensor
         if self.needs_input_grad(1):
             out[1] = grad * input
+        return out
+
+
+class NativeLayerNormBackward0(_Node):
+    """Backward of native_layer_norm."""
+
+    __slots__ = ("_saved_bias", "_saved_eps", "_saved_input", "_saved_normalized_shape", "_saved_weight", "_saved_result1", "_saved_result2", )
+    _saved_fields = ("_saved_bias", "_saved_input", "_saved_weight", "_saved_result1", "_saved_result2", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        bias = self._saved_bias.unpack(self)
+        eps = self._saved_eps
+        input = self._saved_input.unpack(self)
+        normalized_shape = self._saved_normalized_shape
+        weight = self._saved_weight.unpack(self)
+        result1 = self._saved_result1.unpack(self)
+        result2 = self._saved_result2.unpack(self)
+        out = [None] * 3
+        if self.needs_input_grad(0):
+            out[0] = _H.layer_norm_backward_input(grads[0], input, result1, result2, weight, normalized_shape, eps)
+        if self.needs_input_grad(1):
+            out[1] = _H.layer_norm_backward_weight(grads[0], input, result1, result2, weight.shape, eps)
+        if self.needs_input_grad(2):
+            out[2] = _H.sum_to(grads[0], bias.shape)
         return out
 
 
@@ -7849,6 +7874,39 @@ def topk(input, k, dim, largest, sorted):
         node._saved_input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)] & _BELOW_AUTOGRAD
+    result = _ops._tab_native_layer_norm[_k](input, normalized_shape, weight, bias, eps)
+    if input._requires_grad or (weight is not None and weight._requires_grad) or (bias is not None and bias._requires_grad):
+        node = _new(NativeLayerNormBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if weight is not None and weight._requires_grad:
+            _fn = weight._grad_fn
+            _e1 = (_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
+        else:
+            _e1 = None
+        if bias is not None and bias._requires_grad:
+            _fn = bias._grad_fn
+            _e2 = (_fn, bias._output_nr, bias._data.shape, bias._dtype, bias._device) if _fn is not None else (bias._leaf_edge or _leaf_edge(bias))
+        else:
+            _e2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node._saved_bias = _Saved(bias, False)
+        node._saved_eps = eps
+        node._saved_input = _Saved(input, False)
+        node._saved_normalized_shape = normalized_shape
+        node._saved_weight = _Saved(weight, False)
+        _set_history(result, node, (True, False, False))
+        node._saved_result1 = _Saved(result[1], True)
+        node._saved_result2 = _Saved(result[2], True)
     return result
 
 

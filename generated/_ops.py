@@ -22,6 +22,7 @@ __all__ = [
     "abs_",
     "acos",
     "acos_",
+    "adaptive_avg_pool2d",
     "add",
     "add_",
     "addcdiv",
@@ -46,6 +47,7 @@ __all__ = [
     "atan2_",
     "atan_",
     "avg_pool2d",
+    "batch_norm",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "bitwise_and",
@@ -114,6 +116,7 @@ __all__ = [
     "gather",
     "ge",
     "gelu",
+    "group_norm",
     "gt",
     "hardsigmoid",
     "hardsigmoid_",
@@ -121,6 +124,7 @@ __all__ = [
     "hardswish_",
     "hardtanh",
     "hardtanh_",
+    "huber_loss",
     "im2col",
     "index",
     "index_add",
@@ -131,8 +135,10 @@ __all__ = [
     "isfinite",
     "isinf",
     "isnan",
+    "kl_div",
     "kthvalue",
     "l1_loss",
+    "layer_norm",
     "le",
     "leaky_relu",
     "leaky_relu_",
@@ -193,6 +199,7 @@ __all__ = [
     "nan_to_num",
     "narrow",
     "native_dropout",
+    "native_layer_norm",
     "ne",
     "neg",
     "neg_",
@@ -221,6 +228,7 @@ __all__ = [
     "round_",
     "rsqrt",
     "rsqrt_",
+    "scaled_dot_product_attention",
     "scatter",
     "scatter_add",
     "select",
@@ -4712,6 +4720,102 @@ def _call_topk(input, k, dim, largest, sorted):
     return _rt_topk._make(_tab_topk[_k](input, k, dim, largest, sorted))
 
 
+_op_batch_norm = _dispatcher.declare("batch_norm", "batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor", (0, 1, 2, 3, 4))
+_tab_batch_norm = _op_batch_norm.table
+
+
+def _call_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0) | (running_mean._keys if running_mean is not None else 0) | (running_var._keys if running_var is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled,))
+    return _tab_batch_norm[_k](input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
+
+
+_op_layer_norm = _dispatcher.declare("layer_norm", "layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor", (0, 2, 3))
+_tab_layer_norm = _op_layer_norm.table
+
+
+def _call_layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_layer_norm, (input, normalized_shape, weight, bias, eps, cudnn_enable,))
+    return _tab_layer_norm[_k](input, normalized_shape, weight, bias, eps, cudnn_enable)
+
+
+_op_native_layer_norm = _dispatcher.declare("native_layer_norm", "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)", (0, 2, 3))
+_tab_native_layer_norm = _op_native_layer_norm.table
+
+
+def _call_native_layer_norm(input, normalized_shape, weight, bias, eps):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_native_layer_norm, (input, normalized_shape, weight, bias, eps,))
+    return _tab_native_layer_norm[_k](input, normalized_shape, weight, bias, eps)
+
+
+_op_group_norm = _dispatcher.declare("group_norm", "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor", (0, 2, 3))
+_tab_group_norm = _op_group_norm.table
+
+
+def _call_group_norm(input, num_groups, weight, bias, eps, cudnn_enabled):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_group_norm, (input, num_groups, weight, bias, eps, cudnn_enabled,))
+    return _tab_group_norm[_k](input, num_groups, weight, bias, eps, cudnn_enabled)
+
+
+_op_adaptive_avg_pool2d = _dispatcher.declare("adaptive_avg_pool2d", "adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", (0,))
+_tab_adaptive_avg_pool2d = _op_adaptive_avg_pool2d.table
+
+
+def _call_adaptive_avg_pool2d(input, output_size):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_adaptive_avg_pool2d, (input, output_size,))
+    return _tab_adaptive_avg_pool2d[_k](input, output_size)
+
+
+_op_scaled_dot_product_attention = _dispatcher.declare("scaled_dot_product_attention", "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor", (0, 1, 2, 3))
+_tab_scaled_dot_product_attention = _op_scaled_dot_product_attention.table
+
+
+def _call_scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    try:
+        _k = (_shared.remap or _tls.remap)[query._keys | key._keys | value._keys | (attn_mask._keys if attn_mask is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_scaled_dot_product_attention, (query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,))
+    return _tab_scaled_dot_product_attention[_k](query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+_op_huber_loss = _dispatcher.declare("huber_loss", "huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor", (0, 1))
+_tab_huber_loss = _op_huber_loss.table
+
+
+def _call_huber_loss(input, target, reduction, delta):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | target._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_huber_loss, (input, target, reduction, delta,))
+    return _tab_huber_loss[_k](input, target, reduction, delta)
+
+
+_op_kl_div = _dispatcher.declare("kl_div", "kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor", (0, 1))
+_tab_kl_div = _op_kl_div.table
+
+
+def _call_kl_div(input, target, reduction, log_target):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | target._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_kl_div, (input, target, reduction, log_target,))
+    return _tab_kl_div[_k](input, target, reduction, log_target)
+
+
 _op_native_dropout = _dispatcher.declare("native_dropout", "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", (0,))
 _tab_native_dropout = _op_native_dropout.table
 
@@ -5472,6 +5576,14 @@ def acos_(input):
     return _tab_acos_[_k](input)
 
 
+def adaptive_avg_pool2d(input, output_size):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_adaptive_avg_pool2d, (input, output_size,))
+    return _tab_adaptive_avg_pool2d[_k](input, output_size)
+
+
 def add(input, other, *, alpha=1, out=None):
     if out is None and isinstance(other, Tensor):
         try:
@@ -5677,6 +5789,14 @@ def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_
     except AttributeError:
         _k = _bad_arguments(_op_avg_pool2d, (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,))
     return _tab_avg_pool2d[_k](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0) | (running_mean._keys if running_mean is not None else 0) | (running_var._keys if running_var is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled,))
+    return _tab_batch_norm[_k](input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
 
 
 def binary_cross_entropy(input, target, weight=None, reduction='mean'):
@@ -6316,6 +6436,14 @@ def gelu(input, *, approximate='none'):
     return _tab_gelu[_k](input, approximate)
 
 
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_group_norm, (input, num_groups, weight, bias, eps, cudnn_enabled,))
+    return _tab_group_norm[_k](input, num_groups, weight, bias, eps, cudnn_enabled)
+
+
 def gt(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
         try:
@@ -6395,6 +6523,10 @@ def hardtanh_(input, min_val=-1, max_val=1):
     return _tab_hardtanh_[_k](input, min_val, max_val)
 
 
+def huber_loss(input, target, reduction='mean', delta=1.0):
+    return _call_huber_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='huber_loss', arg='target')), reduction, delta)
+
+
 def im2col(input, kernel_size, dilation, padding, stride):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6467,6 +6599,10 @@ def isnan(input, *, out=None):
     return _no_overload("isnan", locals(), ('isnan(Tensor self) -> Tensor', 'isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
+def kl_div(input, target, reduction='mean', *, log_target=False):
+    return _call_kl_div(input, (target if isinstance(target, Tensor) else _scalar(target, op='kl_div', arg='target')), reduction, log_target)
+
+
 def kthvalue(input, k, dim=-1, keepdim=False):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6477,6 +6613,14 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 def l1_loss(input, target, reduction='mean'):
     return _call_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='l1_loss', arg='target')), reduction)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_layer_norm, (input, normalized_shape, weight, bias, eps, cudnn_enable,))
+    return _tab_layer_norm[_k](input, normalized_shape, weight, bias, eps, cudnn_enable)
 
 
 def le(input, other, *, out=None):
@@ -7019,6 +7163,14 @@ def native_dropout(input, p, train):
     return _tab_native_dropout[_k](input, p, train)
 
 
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_native_layer_norm, (input, normalized_shape, weight, bias, eps,))
+    return _tab_native_layer_norm[_k](input, normalized_shape, weight, bias, eps)
+
+
 def ne(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
         try:
@@ -7358,6 +7510,10 @@ def rsqrt_(input):
         _k = _bad_arguments(_op_rsqrt_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_rsqrt_[_k](input)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False):
+    return _call_scaled_dot_product_attention(query, (key if isinstance(key, Tensor) else _scalar(key, op='scaled_dot_product_attention', arg='key')), (value if isinstance(value, Tensor) else _scalar(value, op='scaled_dot_product_attention', arg='value')), attn_mask, dropout_p, is_causal, scale, enable_gqa)
 
 
 def scatter(input, dim, index, src=_NG, value=_NG):

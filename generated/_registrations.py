@@ -14,6 +14,7 @@ import runtime.kernels.index_ops
 import runtime.kernels.linalg
 import runtime.kernels.linalg_lapack
 import runtime.kernels.nn_ops
+import runtime.kernels.normalization
 import runtime.kernels.pointwise_ops
 import runtime.kernels.reduce
 import runtime.kernels.selection_ops
@@ -977,6 +978,15 @@ _dispatcher.register_all([
     ("argsort.stable", "CompositeImplicitAutograd", runtime.kernels.sort_ops.argsort_stable),
     ("topk", "CompositeExplicitAutograd", runtime.kernels.sort_ops.topk),
     ("topk", "Autograd", _autograd.topk),
+    ("batch_norm", "CompositeImplicitAutograd", runtime.kernels.normalization.batch_norm),
+    ("layer_norm", "CompositeImplicitAutograd", runtime.kernels.normalization.layer_norm),
+    ("native_layer_norm", "CompositeExplicitAutograd", runtime.kernels.normalization.native_layer_norm),
+    ("native_layer_norm", "Autograd", _autograd.native_layer_norm),
+    ("group_norm", "CompositeImplicitAutograd", runtime.kernels.normalization.group_norm),
+    ("adaptive_avg_pool2d", "CompositeImplicitAutograd", runtime.kernels.normalization.adaptive_avg_pool2d),
+    ("scaled_dot_product_attention", "CompositeImplicitAutograd", runtime.kernels.normalization.scaled_dot_product_attention),
+    ("huber_loss", "CompositeImplicitAutograd", runtime.kernels.composite_ops.huber_loss),
+    ("kl_div", "CompositeImplicitAutograd", runtime.kernels.composite_ops.kl_div),
     ("native_dropout", "CompositeExplicitAutograd", runtime.kernels.nn_ops.native_dropout),
     ("native_dropout", "Autograd", _autograd.native_dropout),
     ("dropout", "CompositeImplicitAutograd", runtime.kernels.composite_ops.dropout),

@@ -4,7 +4,7 @@ Names follow PyTorch's (`G.float32`, `G.zeros`, `G.no_grad` ...). The ops themse
 """
 # ruff: noqa: A001  (PyTorch's dtype names shadow builtins here on purpose: G.bool, G.float, G.int)
 
-from runtime import autograd, cuda, linalg, nn, optim, testing
+from runtime import autograd, cuda, linalg, nn, optim, testing, utils
 from runtime.autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from runtime.device import Device, device
 from runtime.dtypes import (
@@ -82,10 +82,32 @@ __all__ = [
     "set_default_dtype", "set_grad_enabled", "short", "tensor", "uint8", "zeros", "zeros_like",
 ]
 __all__ += [
-    "Generator", "Storage", "arange", "as_tensor", "eye", "from_dlpack", "initial_seed", "library", "linspace",
-    "manual_seed", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "seed",
+    "Generator", "SUBMODULES", "Storage", "arange", "as_tensor", "eye", "from_dlpack", "initial_seed", "library",
+    "linspace", "manual_seed", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "seed", "utils",
 ]
 __all__ += [
     "Size", "broadcast_shapes", "broadcast_tensors", "einsum", "finfo", "iinfo", "linalg", "meshgrid", "randperm",
     "set_printoptions", "testing",
 ]
+
+# Note [Submodules of the public API]
+# `import generated.nn as nn`, `from generated.nn import functional as F` and
+# `import generated.optim.lr_scheduler` work because generated/__init__.py registers every row of this
+# table in sys.modules under "generated.<name>" (the runtime module object itself, not a copy), so the
+# import system finds the submodule without a file under generated/. A new public submodule is one row
+# here; a nested name needs its parent's row before it (dict order is registration order).
+SUBMODULES: dict[str, str] = {
+    "nn": "runtime.nn",
+    "nn.functional": "runtime.nn.functional",
+    "nn.init": "runtime.nn.init",
+    "nn.utils": "runtime.nn.utils",
+    "optim": "runtime.optim",
+    "optim.lr_scheduler": "runtime.optim.lr_scheduler",
+    "autograd": "runtime.autograd",
+    "autograd.functional": "runtime.autograd.functional",
+    "cuda": "runtime.cuda",
+    "utils": "runtime.utils",
+    "utils.data": "runtime.utils.data",
+    "linalg": "runtime.linalg",
+    "testing": "runtime.testing",
+}

@@ -516,6 +516,74 @@ OPS += [
 ]
 
 
+# normalization, adaptive pooling, attention and the losses added with them (runtime/kernels/normalization.py)
+def _norm_ref(x: Array, axes: tuple[int, ...], eps: float = 1e-5) -> Array:
+    mean = x.mean(axis=axes, keepdims=True)
+    var = x.var(axis=axes, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps)
+
+
+def _channel(v: Array, ndim: int) -> Array:
+    return v.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def _group_norm_ref(x: Array, groups: int, w: Array, b: Array) -> Array:
+    n = x.shape[0]
+    y = _norm_ref(x.reshape(n, groups, -1), (2,)).reshape(x.shape)
+    return y * _channel(w, x.ndim) + _channel(b, x.ndim)
+
+
+def _adaptive_avg_ref(x: Array, oh: int, ow: int) -> Array:
+    h, w = x.shape[-2:]
+    out = np.empty(x.shape[:-2] + (oh, ow), dtype=x.dtype)
+    for i in range(oh):
+        for j in range(ow):
+            r0, r1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+            c0, c1 = (j * w) // ow, -(-((j + 1) * w) // ow)
+            out[..., i, j] = x[..., r0:r1, c0:c1].mean(axis=(-2, -1))
+    return out
+
+
+def _sdpa_ref(q: Array, k: Array, v: Array, causal: bool = False) -> Array:
+    scores = q @ np.swapaxes(k, -2, -1) / np.sqrt(q.shape[-1])
+    if causal:
+        scores = np.where(np.tril(np.ones(scores.shape[-2:], dtype=bool)), scores, -np.inf)
+    return _softmax(scores, -1) @ v
+
+
+def _positive(rng: np.random.Generator) -> Array:
+    return rng.uniform(0.5, 2.0, size=(3,))
+
+
+OPS += [
+    OpSpec("batch_norm_train", lambda G, x, w, b: G.batch_norm(x, w, b, None, None, True, 0.1, 1e-5, True),
+           lambda x, w, b: _norm_ref(x, (0, 2, 3)) * _channel(w, 4) + _channel(b, 4), 3, FLOAT,
+           make=fixed((4, 3, 2, 2), (3,), (3,)), atol=1e-4, rtol=1e-3),
+    OpSpec("batch_norm_eval", lambda G, x, m, v: G.batch_norm(x, None, None, m, v, False, 0.1, 1e-5, True),
+           lambda x, m, v: (x - _channel(m, 3)) / np.sqrt(_channel(v, 3) + 1e-5), 3, FLOAT,
+           make=fixed((2, 3, 4), (3,), (3,), ints={2: _positive}), grad_args=(0,), atol=1e-4, rtol=1e-3),
+    OpSpec("layer_norm", lambda G, x, w, b: G.layer_norm(x, [4], w, b), lambda x, w, b: _norm_ref(x, (-1,)) * w + b,
+           3, FLOAT, make=fixed((2, 3, 4), (4,), (4,)), atol=1e-4, rtol=1e-3),
+    OpSpec("group_norm", lambda G, x, w, b: G.group_norm(x, 2, w, b), lambda x, w, b: _group_norm_ref(x, 2, w, b),
+           3, FLOAT, make=fixed((2, 4, 3), (4,), (4,)), atol=1e-4, rtol=1e-3),
+    OpSpec("adaptive_avg_pool2d", lambda G, x: G.adaptive_avg_pool2d(x, [2, 3]), lambda x: _adaptive_avg_ref(x, 2, 3),
+           1, FLOAT, make=fixed((1, 2, 5, 7)), atol=1e-5),
+    OpSpec("scaled_dot_product_attention", lambda G, q, k, v: G.scaled_dot_product_attention(q, k, v), _sdpa_ref, 3,
+           FLOAT, make=fixed((2, 3, 4), (2, 5, 4), (2, 5, 3)), atol=1e-4, rtol=1e-3),
+    OpSpec("scaled_dot_product_attention_causal",
+           lambda G, q, k, v: G.scaled_dot_product_attention(q, k, v, is_causal=True),
+           lambda q, k, v: _sdpa_ref(q, k, v, True), 3, FLOAT, make=fixed((2, 4, 4), (2, 4, 4), (2, 4, 3)),
+           atol=1e-4, rtol=1e-3),
+    OpSpec("huber_loss", lambda G, a, b: G.huber_loss(a, b, "sum", 0.5),
+           lambda a, b: np.where(np.abs(a - b) < 0.5, 0.5 * (a - b) ** 2, 0.5 * (np.abs(a - b) - 0.25)).sum(), 2,
+           FLOAT, make=fixed(SHAPE, SHAPE), atol=1e-5, rtol=1e-4),
+    OpSpec("kl_div", lambda G, x, t: G.kl_div(x, t, "sum"), lambda x, t: (t * (np.log(t) - x)).sum(), 2, FLOAT,
+           make=fixed(SHAPE, SHAPE, domain=(0.1, 0.9)), atol=1e-5, rtol=1e-4),
+    OpSpec("kl_div_log_target", lambda G, x, t: G.kl_div(x, t, log_target=True),
+           lambda x, t: (np.exp(t) * (t - x)).mean(), 2, FLOAT, make=fixed(SHAPE, SHAPE), atol=1e-5, rtol=1e-4),
+]
+
+
 def _desc(a: Array, axis: int) -> Array:
     """Stable descending argsort (ties keep their order), NaN first."""
     a = a.astype(np.float64) if a.dtype.kind in "bf" else a.astype(np.int64)

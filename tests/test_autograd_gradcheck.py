@@ -43,6 +43,7 @@ SHAPES: dict[str, list[tuple[int, ...]]] = {
     "linalg_svd": [(4, 3)],
     "kthvalue": [(2, 3)],
     "cummax": [(2, 3)],
+    "native_layer_norm": [(2, 3), (3,), (3,)],
 }
 # Inputs made well-posed inside the checked function (a random matrix is neither well-conditioned nor
 # positive-definite): op name -> {argument index: transform of the random tensor}.
@@ -89,6 +90,7 @@ ARG_VALUES: dict[str, dict[str, Any]] = {
     "kthvalue": {"k": 2, "dim": 1},
     "median": {"dim": 1},
     "mode": {"dim": 1},
+    "native_layer_norm": {"normalized_shape": [3], "eps": 1e-5},
 }
 # Non-differentiable Tensor arguments (no formula in derivatives.yaml) by name: index tensors valid for
 # a (2, 3) input along dim 1 (permutations, so scatter has no duplicate targets), masks.
@@ -249,8 +251,13 @@ def _as_function(d: Any, args: list[Any]) -> tuple[Any, list[Any]]:
                 full.append(prepare[i](next(it)) if i in prepare else next(it))
             else:
                 full.append([next(it) for _ in range(kind)])
-        return call(*full)
+        out = call(*full)
+        if diff is not None and isinstance(out, tuple):  # only the outputs marked differentiable are checked
+            kept = tuple(o for o, keep in zip(out, diff, strict=True) if keep)
+            return kept[0] if len(kept) == 1 else kept
+        return out
 
+    diff = d.output_differentiability
     fn.__qualname__ = d.function.name
     return fn, _flat_tensors(args)
 

@@ -6,6 +6,7 @@ formulas.py (helpers callable from derivatives.yaml), kernels.py (the autograd k
 derivative).
 """
 
+from runtime.autograd import functional
 from runtime.autograd.function import backward, grad
 from runtime.autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from runtime.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -13,5 +14,5 @@ from runtime.autograd.node import AccumulateGrad, Edge, Node, NotImplementedNode
 from runtime.autograd.saved import SavedVariable
 
 __all__ = ["AccumulateGrad", "Edge", "GradcheckError", "Node", "NotImplementedNode", "RemovableHandle",
-           "SavedVariable", "backward", "enable_grad", "gradcheck", "gradgradcheck", "grad", "inference_mode",
-           "is_grad_enabled", "no_grad", "set_grad_enabled"]
+           "SavedVariable", "backward", "enable_grad", "functional", "gradcheck", "gradgradcheck", "grad",
+           "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled"]

@@ -436,3 +436,42 @@ def linalg_svd_backward(gU: Tensor, gS: Tensor, gVh: Tensor, U: Tensor, S: Tenso
     if n > k:
         gA = gA + (U / Sd).matmul(_mT(gV - V.matmul(Vt_gV)))
     return gA
+
+
+def _layer_norm_stats(input: Tensor, mean: Tensor, rstd: Tensor, dims: list[int], eps: float) -> tuple[Tensor, Tensor]:  # noqa: A002
+    """The saved statistics, or, while recording a double backward (create_graph), the same statistics
+    recomputed with ops so that their dependence on `input` is part of the graph."""
+    from runtime.autograd.grad_mode import is_grad_enabled
+    if is_grad_enabled() and input.requires_grad:
+        G = _ops()
+        return G.mean(input, dims, keepdim=True), G.rsqrt(G.var(input, dims, correction=0, keepdim=True) + eps)
+    return mean, rstd
+
+
+def layer_norm_backward_input(grad: Tensor, input: Tensor, mean: Tensor, rstd: Tensor, weight: Tensor | None,  # noqa: A002
+                              normalized_shape: Sequence[int], eps: float) -> Tensor:
+    """d layer_norm / d input: rstd * (g - mean(g) - xhat * mean(g * xhat)) over the normalized dims, with
+    g = grad * weight and xhat = (input - mean) * rstd (written with ops, so it is differentiable again)."""
+    from runtime.autograd.grad_mode import is_grad_enabled
+    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
+    if not is_grad_enabled():  # a plain backward: one pass over the arrays (CPU or CUDA), nothing recorded
+        from runtime.kernels._xp import wrap
+        a, g_ = input._data, grad._data
+        xh = (a - mean._data) * rstd._data
+        if weight is not None:
+            g_ = g_ * weight._data
+        axes = tuple(dims)
+        dx = rstd._data * (g_ - g_.mean(axis=axes, keepdims=True) - xh * (g_ * xh).mean(axis=axes, keepdims=True))
+        return wrap(dx, a, input._dtype)
+    mean, rstd = _layer_norm_stats(input, mean, rstd, dims, eps)
+    xhat = (input - mean) * rstd
+    g = grad if weight is None else grad * weight
+    return rstd * (g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True))
+
+
+def layer_norm_backward_weight(grad: Tensor, input: Tensor, mean: Tensor, rstd: Tensor,  # noqa: A002
+                               shape: Sequence[int], eps: float) -> Tensor:
+    """d layer_norm / d weight: grad * xhat summed over the leading (batch) dims."""
+    dims = list(range(input.dim() - len(shape), input.dim()))
+    mean, rstd = _layer_norm_stats(input, mean, rstd, dims, eps)
+    return sum_to(grad * ((input - mean) * rstd), shape)

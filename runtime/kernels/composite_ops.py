@@ -80,6 +80,27 @@ def smooth_l1_loss(self: Any, target: Any, reduction: Any = "mean", beta: float 
     return _reduce(G.where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta), reduction)
 
 
+def huber_loss(self: Any, target: Any, reduction: Any = "mean", delta: float = 1.0) -> Any:
+    """0.5 z^2 where z = |x - t| < delta, else delta (z - 0.5 delta)."""
+    G = _G()
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    z = G.abs(self - target)
+    return _reduce(G.where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta), reduction)
+
+
+def kl_div(self: Any, target: Any, reduction: Any = "mean", log_target: bool = False) -> Any:
+    """target * (log target - input) pointwise (0 where target is 0); `input` holds log-probabilities."""
+    G = _G()
+    if log_target:
+        loss = G.exp(target) * (target - self)
+    else:
+        loss = G.where(target > 0, target * (G.log(G.where(target > 0, target, 1)) - self), 0 * self)
+    if reduction == "batchmean":
+        return G.sum(loss) / (self.shape[0] if self.dim() else 1)
+    return _reduce(loss, reduction)
+
+
 def binary_cross_entropy(self: Any, target: Any, weight: Any = None, reduction: Any = "mean") -> Any:
     """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as PyTorch."""
     G = _G()

@@ -1,36 +1,69 @@
-"""`G.nn`: Module, Parameter, the layers, `functional` (F) and `init` — a thin layer over the ops.
+"""`G.nn`: Module, Parameter, the layers, `functional` (F), `init` and `utils` — a thin layer over the ops.
 
-Modules: parameter.py (Parameter), module.py (Module, state_dict), layers.py (Linear, Conv2d, ...),
-functional.py (the ops under torch.nn.functional's names), init.py (initialisers),
-serialization.py (G.save / G.load as .npz).
+Modules: parameter.py (Parameter), module.py (Module, state_dict), hooks.py (module hooks), layers.py (Linear,
+Conv2d, activations, pooling, Embedding ...), containers.py (Sequential, ModuleList, ModuleDict, ParameterList),
+loss.py (the losses), normalization.py (BatchNorm, LayerNorm, GroupNorm), rnn.py (RNN/LSTM/GRU and cells),
+activation.py (more activations), attention.py (MultiheadAttention), functional.py (the ops under
+torch.nn.functional's names), init.py (initialisers), utils.py (gradient clipping), serialization.py
+(G.save / G.load as .npz).
 """
 
-from runtime.nn import functional, init
+from runtime.nn import functional, init, utils
+from runtime.nn.activation import (
+    ELU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    Mish,
+    ReLU6,
+    Softplus,
+)
+from runtime.nn.attention import MultiheadAttention
+from runtime.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from runtime.nn.layers import (
     GELU,
+    AdaptiveAvgPool2d,
     AvgPool2d,
     Conv2d,
-    CrossEntropyLoss,
     Dropout,
+    Embedding,
     Flatten,
     Identity,
     Linear,
     LogSoftmax,
     MaxPool2d,
-    ModuleList,
-    MSELoss,
     ReLU,
-    Sequential,
     Sigmoid,
     SiLU,
     Softmax,
     Tanh,
+    Unflatten,
+)
+from runtime.nn.loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
 )
 from runtime.nn.module import IncompatibleKeys, Module
+from runtime.nn.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from runtime.nn.parameter import Parameter
+from runtime.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
 
 __all__ = [
-    "AvgPool2d", "Conv2d", "CrossEntropyLoss", "Dropout", "Flatten", "GELU", "Identity", "IncompatibleKeys",
-    "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleList", "Parameter", "ReLU", "SiLU",
-    "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init",
+    "ELU", "SELU", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid", "Mish", "ReLU6", "Softplus",
+    "GELU", "GRU", "LSTM", "RNN", "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
+    "BatchNorm2d", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GRUCell", "GroupNorm",
+    "HuberLoss", "Identity", "IncompatibleKeys", "KLDivLoss", "L1Loss", "LSTMCell", "LayerNorm", "Linear",
+    "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss",
+    "Parameter", "ParameterDict", "ParameterList", "RNNBase", "RNNCell", "ReLU", "Sequential", "SiLU", "Sigmoid",
+    "SmoothL1Loss", "Softmax", "Tanh", "Unflatten", "functional", "init", "utils",
 ]

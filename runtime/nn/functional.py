@@ -20,9 +20,13 @@ def _G() -> Any:
     return generated
 
 
+# torch.nn.functional's names for ops whose native name differs
+_RENAMED = {"logsigmoid": "log_sigmoid"}
+
+
 def __getattr__(name: str) -> Any:
     if not name.startswith("_"):
-        op = getattr(_G(), name, None)
+        op = getattr(_G(), _RENAMED.get(name, name), None)
         if op is not None:
             return op
     raise AttributeError(f"G.nn.functional has no function '{name}' (no op of that name in "
@@ -39,29 +43,230 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return input.copy_(out) if inplace else out
 
 
-def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,
-                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    """The reduction named by the deprecated size_average/reduce flags (reduction when both are None)."""
+    if size_average is None and reduce is None:
+        return reduction
+    import warnings
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction instead.",
+                  UserWarning, stacklevel=3)
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return ("mean" if size_average else "sum") if reduce else "none"
+
+
+def _check_reduction(reduction: str) -> str:
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _check_same_size(input: Tensor, target: Tensor, name: str) -> None:
+    if tuple(input.shape) != tuple(target.shape):
+        import warnings
+        warnings.warn(f"Using a target size ({list(target.shape)}) that is different to the input size "
+                      f"({list(input.shape)}). This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", UserWarning, stacklevel=3)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+                  ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
     """Cross entropy between logits `input` (N, C, ...) and class indices or probabilities `target`."""
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     return _G().cross_entropy_loss(input, target, weight, reduction=reduction, ignore_index=ignore_index,
                                    label_smoothing=label_smoothing)
 
 
-def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,  # noqa: A002
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+             ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Negative log likelihood of log-probabilities `input` (N, C, ...) at class indices `target`."""
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    return _G().nll_loss(input, target, weight, reduction=reduction, ignore_index=ignore_index)
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    _check_same_size(input, target, "mse_loss")
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    if weight is not None:
+        d = input - target
+        return _apply_reduction(d * d * weight, reduction)
+    return _G().mse_loss(input, target, reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+            reduction: str = "mean") -> Tensor:
+    _check_same_size(input, target, "l1_loss")
+    return _G().l1_loss(input, target, _check_reduction(_legacy_reduction(size_average, reduce, reduction)))
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    _check_same_size(input, target, "smooth_l1_loss")
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    return _G().smooth_l1_loss(input, target, reduction, beta)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
+    _check_same_size(input, target, "huber_loss")
+    return _G().huber_loss(input, target, _check_reduction(reduction), delta)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """KL(target || exp(input)) pointwise; reduction="batchmean" divides the sum by the batch size."""
+    if reduction != "batchmean":
+        reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    if reduction == "mean":
+        import warnings
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=2)
+    return _G().kl_div(input, target, reduction, log_target=log_target)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Tensor:
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    return _G().binary_cross_entropy(input, target, weight, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average: bool | None = None, reduce: bool | None = None,
+                                     reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
+    reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
+    return _G().binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
+
+
+def _apply_reduction(loss: Tensor, reduction: str) -> Tensor:
+    return loss if reduction == "none" else (loss.sum() if reduction == "sum" else loss.mean())
+
+
+# -- normalization, embedding, pooling, attention -------------------------------------------------------
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise per channel (dim 1): batch statistics when training (updating the running ones), else the
+    running statistics."""
+    if training:
+        size = input.shape
+        n = size[0] * (input.numel() // (size[0] * size[1]) if input.numel() else 0) if input.dim() > 1 else 0
+        if input.dim() > 1 and n == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(size)}")
+    return _G().batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, True)
+
+
+def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    return _G().layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    return _G().group_norm(input, num_groups, weight, bias, eps)
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
-    """Rows of `weight` at the indices `input` (torch.nn.functional's order; the op takes weight first)."""
-    if max_norm is not None:
-        raise NotImplementedError("F.embedding: max_norm is not supported by opgen")
-    if padding_idx is None:
-        padding_idx = -1
-    else:
-        n = weight.shape[0] if weight.dim() else 0
-        if not -n <= padding_idx < n:
+    """Rows of `weight` at the indices `input` (torch.nn.functional's order: input first)."""
+    if padding_idx is not None:
+        n = weight.shape[0]
+        if padding_idx > 0 and padding_idx >= n or padding_idx < 0 and padding_idx < -n:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx = padding_idx + n if padding_idx < 0 else padding_idx
+    else:
+        padding_idx = -1
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
     return _G().embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
-def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,
-             reduction: str = "mean") -> Tensor:
-    """Negative log likelihood of log-probabilities `input` (N, C, ...) at class indices `target`."""
-    return _G().nll_loss(input, target, weight, reduction=reduction, ignore_index=ignore_index)
+def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:
+    """Scale, in place and untracked, the rows of `weight` used by `input` whose norm exceeds max_norm."""
+    import numpy as np
+
+    from runtime.autograd.grad_mode import no_grad
+    G = _G()
+    rows = G.tensor(np.unique(input.detach().cpu().numpy().reshape(-1)), dtype=G.int64, device=weight.device)
+    with no_grad():
+        picked = G.index_select(weight, 0, rows)
+        norms = G.linalg_vector_norm(picked, norm_type, [1], True)
+        scale = G.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight[rows] = picked * scale
+
+
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    return _G().avg_pool2d(input, kernel_size, [] if stride is None else stride, padding, ceil_mode,
+                           count_include_pad, divisor_override)
+
+
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    G = _G()
+    stride = [] if stride is None else stride
+    if return_indices:
+        return G.max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return G.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pooling to `output_size` (an int or a pair; None keeps that input dim)."""
+    size = (output_size, output_size) if isinstance(output_size, int) or output_size is None else output_size
+    size = [input.shape[-2 + i] if s is None else int(s) for i, s in enumerate(size)]
+    return _G().adaptive_avg_pool2d(input, size)
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _G().relu_(input) if inplace else _G().relu(input)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    return input.leaky_relu_(negative_slope) if inplace else _G().leaky_relu(input, negative_slope)
+
+
+def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad the last len(pad) // 2 dims, PyTorch's order: (last_left, last_right, 2nd_last_left, ...).
+
+    Only mode="constant" is supported; a negative amount crops. The result is a new tensor whose interior is
+    written with an in-place copy, so gradients flow back to `input`.
+    """
+    G = _G()
+    pads = [int(p) for p in pad]
+    if len(pads) % 2 or len(pads) // 2 > input.dim():
+        raise RuntimeError(f"Padding length must be divisible by 2 and at most twice the number of dimensions of "
+                           f"the input, but got padding length {len(pads)} for a {input.dim()}-D input")
+    if mode != "constant":
+        raise NotImplementedError(f"F.pad(mode={mode!r}) is not supported by opgen (only 'constant')")
+    src = input
+    out_shape = list(input.shape)
+    starts = [0] * input.dim()
+    for i in range(len(pads) // 2):
+        d = input.dim() - 1 - i
+        left, right = pads[2 * i], pads[2 * i + 1]
+        if left < 0:
+            src = G.narrow(src, d, -left, src.shape[d] + left)
+            left = 0
+        if right < 0:
+            src = G.narrow(src, d, 0, src.shape[d] + right)
+            right = 0
+        out_shape[d] = src.shape[d] + left + right
+        starts[d] = left
+    out = G.full(out_shape, 0.0 if value is None else value, dtype=input.dtype, device=input.device)
+    region = out
+    for d in range(input.dim()):
+        region = G.narrow(region, d, starts[d], src.shape[d])
+    region.copy_(src)
+    return out
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
+    """input / max(||input||_p along dim, eps)."""
+    G = _G()
+    denom = G.clamp(G.linalg_vector_norm(input, p, [dim], True), eps)
+    result = input / denom
+    return result if out is None else out.copy_(result)

@@ -1,4 +1,4 @@
-"""The layers: Linear, Conv2d, activations, Dropout, Flatten, pooling, containers and losses.
+"""The layers: Linear, Conv2d, activations, Dropout, Flatten, pooling and Embedding.
 
 Each layer holds its parameters and calls one function of `functional` in forward; the maths lives
 in the ops. Initialisation follows PyTorch (`reset_parameters`): kaiming-uniform weights with
@@ -8,10 +8,9 @@ a = sqrt(5) and U(-1/sqrt(fan_in), 1/sqrt(fan_in)) biases for Linear and Conv2d.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
-from collections.abc import Iterable, Iterator
 from typing import Any
 
+from runtime.autograd.grad_mode import no_grad
 from runtime.nn import functional as F
 from runtime.nn import init
 from runtime.nn.module import Module
@@ -37,6 +36,11 @@ def _reset_weight_and_bias(weight: Tensor, bias: Tensor | None) -> None:
 
 
 class Identity(Module):
+    """Returns its input; accepts and ignores any constructor arguments, as PyTorch's."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
     def forward(self, input: Tensor) -> Tensor:
         return input
 
@@ -137,8 +141,16 @@ class Tanh(_Activation):
     fn = "tanh"
 
 
-class GELU(_Activation):
-    fn = "gelu"
+class GELU(Module):
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
 
 
 class SiLU(_Activation):
@@ -152,6 +164,9 @@ class Softmax(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmax(input, -1 if self.dim is None else self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
 
 
 class LogSoftmax(Softmax):
@@ -187,102 +202,121 @@ class Flatten(Module):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
-class MaxPool2d(Module):
-    def __init__(self, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None,
-                 padding: int | tuple[int, int] = 0) -> None:
+class Unflatten(Module):
+    def __init__(self, dim: int, unflattened_size: tuple[int, ...] | list[int]) -> None:
         super().__init__()
-        self.kernel_size = _pair(kernel_size)
-        self.stride = self.kernel_size if stride is None else _pair(stride)
-        self.padding = _pair(padding)
+        self.dim, self.unflattened_size = dim, unflattened_size
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding)
+        return input.unflatten(self.dim, list(self.unflattened_size))
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class MaxPool2d(Module):
+    def __init__(self, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None,
+                 padding: int | tuple[int, int] = 0, dilation: int | tuple[int, int] = 1,
+                 return_indices: bool = False, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input: Tensor) -> Any:
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class AvgPool2d(Module):
+    def __init__(self, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None,
+                 padding: int | tuple[int, int] = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override: int | None = None) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool2d(MaxPool2d):
+class AdaptiveAvgPool2d(Module):
+    def __init__(self, output_size: int | None | tuple[int | None, int | None]) -> None:
+        super().__init__()
+        self.output_size = output_size
+
     def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding)
+        return F.adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
 
 
-class Sequential(Module):
-    """Modules applied in order; indexable, iterable, and built from modules or an OrderedDict."""
+class Embedding(Module):
+    """A lookup table of `num_embeddings` rows of size `embedding_dim`, initialised N(0, 1) (the padding row 0)."""
 
-    def __init__(self, *args: Module | OrderedDict[str, Module]) -> None:
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                 sparse: bool = False, _weight: Tensor | None = None, _freeze: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
         super().__init__()
-        if len(args) == 1 and isinstance(args[0], OrderedDict):
-            for name, module in args[0].items():
-                self.add_module(name, module)
+        if padding_idx is not None:
+            if padding_idx > 0 and padding_idx >= num_embeddings or padding_idx < 0 and padding_idx < -num_embeddings:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = padding_idx + num_embeddings if padding_idx < 0 else padding_idx
+        self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        if _weight is None:
+            self.weight = Parameter(_empty(num_embeddings, embedding_dim, device=device, dtype=dtype),
+                                    requires_grad=not _freeze)
+            self.reset_parameters()
         else:
-            for i, module in enumerate(args):
-                self.add_module(str(i), module)  # type: ignore[arg-type]
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
 
-    def forward(self, input: Any) -> Any:
-        for module in self._modules.values():
-            input = module(input)
-        return input
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx] = 0.0
 
-    def __len__(self) -> int:
-        return len(self._modules)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
 
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None,
+                        max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> Embedding:
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, _weight=embeddings,
+                   _freeze=freeze)
 
-    def __getitem__(self, idx: int | slice) -> Any:
-        items = list(self._modules.items())
-        if isinstance(idx, slice):
-            return Sequential(OrderedDict(items[idx]))
-        if not -len(items) <= idx < len(items):
-            raise IndexError(f"index {idx} is out of range")
-        return items[idx][1]
-
-    def append(self, module: Module) -> Sequential:
-        self.add_module(str(len(self)), module)
-        return self
-
-
-class ModuleList(Module):
-    """A list of modules whose parameters are registered (names "0", "1", ...)."""
-
-    def __init__(self, modules: Iterable[Module] | None = None) -> None:
-        super().__init__()
-        for m in modules or ():
-            self.append(m)
-
-    def append(self, module: Module) -> ModuleList:
-        self.add_module(str(len(self)), module)
-        return self
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
-    def __getitem__(self, idx: int) -> Module:
-        return list(self._modules.values())[idx]
-
-
-class _Loss(Module):
-    def __init__(self, reduction: str = "mean") -> None:
-        super().__init__()
-        self.reduction = reduction
-
-
-class CrossEntropyLoss(_Loss):
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean",
-                 label_smoothing: float = 0.0) -> None:
-        super().__init__(reduction)
-        self.register_buffer("weight", weight)
-        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
-                               reduction=self.reduction, label_smoothing=self.label_smoothing)
-
-
-class MSELoss(_Loss):
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.mse_loss(input, target, reduction=self.reduction)
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += ", scale_grad_by_freq=True"
+        if self.sparse:
+            s += ", sparse=True"
+        return s

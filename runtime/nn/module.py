@@ -12,8 +12,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
+from runtime.autograd.node import RemovableHandle
 from runtime.dispatcher import AUTOGRAD_BIT
 from runtime.dtypes import as_dtype
+from runtime.nn.hooks import add_hook, call_with_hooks
 from runtime.nn.init import copy_into, zero_grad_in_place
 from runtime.nn.parameter import Parameter
 from runtime.tensor import Tensor
@@ -54,13 +56,36 @@ class Module:
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", [])
+        object.__setattr__(self, "_forward_hooks", [])
+        object.__setattr__(self, "_backward_hooks", [])
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         name = type(self).__name__
         raise NotImplementedError(f'Module [{name}] is missing the required "forward" function')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks:
+            return call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    # -- hooks (runtime/nn/hooks.py) --------------------------------------------------------------
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """`hook(module, args)` (or `(module, args, kwargs)`) before forward; a non-None result replaces the
+        arguments (a single value is wrapped in a tuple)."""
+        return add_hook(self._forward_pre_hooks, hook, prepend, with_kwargs)
+
+    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """`hook(module, args, output)` (or `(module, args, kwargs, output)`) after forward; a non-None result
+        replaces the output."""
+        return add_hook(self._forward_hooks, hook, prepend, with_kwargs)
+
+    def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """`hook(module, grad_input, grad_output)` once the gradients w.r.t. the module's tensor inputs are
+        computed; a non-None result replaces grad_input."""
+        return add_hook(self._backward_hooks, hook, prepend, False)
 
     # -- registration ---------------------------------------------------------------------------
     def _check_ready(self) -> None:
@@ -332,13 +357,19 @@ class Module:
     def extra_repr(self) -> str:
         return ""
 
+    def _get_name(self) -> str:
+        return type(self).__name__
+
     def __repr__(self) -> str:
-        lines = [f"({name}): " + repr(child).replace("\n", "\n  ") for name, child in self._modules.items()]
+        """PyTorch's layout: `Name(extra)` on one line, else the extra lines and `(name): child` lines indented."""
         extra = self.extra_repr()
-        if not lines:
-            return f"{type(self).__name__}({extra})"
-        head = f"{type(self).__name__}(" + (f"\n  {extra}" if extra else "")
-        return head + "\n  " + "\n  ".join(lines) + "\n)"
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): " + repr(child).replace("\n", "\n  ") for name, child in self._modules.items()]
+        lines = extra_lines + child_lines
+        body = ""
+        if lines:
+            body = extra_lines[0] if len(extra_lines) == 1 and not child_lines else "\n  " + "\n  ".join(lines) + "\n"
+        return f"{self._get_name()}({body})"
 
     def __dir__(self) -> list[str]:
         names = set(self._parameters) | set(self._buffers) | set(self._modules)

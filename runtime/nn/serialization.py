@@ -32,7 +32,9 @@ def _encode(obj: Any, path: str, arrays: dict[str, np.ndarray]) -> Any:
         key = path or "tensor"
         if key in arrays or key == META_KEY:
             raise ValueError(f"two tensors would be stored under the same name {key!r}")
-        arrays[key] = np.ascontiguousarray(obj.detach().numpy(force=True))
+        # np.array, not np.ascontiguousarray: the latter makes a 0-dim tensor (a BatchNorm's
+        # num_batches_tracked) 1-dim, and the loaded state_dict would no longer fit the module.
+        arrays[key] = np.array(obj.detach().numpy(force=True), order="C")
         return {"__tensor__": key, "dtype": obj.dtype.name}
     if isinstance(obj, Mapping):
         items = []

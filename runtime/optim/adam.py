@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from runtime.optim.optimizer import Optimizer, ParamsT
+from runtime.optim.optimizer import Optimizer, ParamsT, advance_step, new_step
 from runtime.tensor import Tensor
 
 
@@ -44,13 +44,12 @@ class Adam(Optimizer):
             g = p.grad.neg() if group["maximize"] else p.grad
             state = self.state.setdefault(p, {})
             if not state:
-                state["step"] = 0
+                state["step"] = new_step()
                 state["exp_avg"] = G.zeros_like(p)
                 state["exp_avg_sq"] = G.zeros_like(p)
                 if group["amsgrad"]:
                     state["max_exp_avg_sq"] = G.zeros_like(p)
-            state["step"] += 1
-            step = state["step"]
+            step = advance_step(state)
             if weight_decay != 0:
                 if self.decoupled_weight_decay:
                     p.mul_(1 - lr * weight_decay)

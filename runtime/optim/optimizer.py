@@ -26,6 +26,27 @@ class _Required:
 required = _Required()
 
 
+def new_step() -> Tensor:
+    """A parameter's step counter: a 0-dim float32 CPU tensor, as PyTorch keeps it (see `advance_step`)."""
+    from runtime.factories import tensor
+    return tensor(0.0)
+
+
+def advance_step(state: dict[str, Any]) -> int:
+    """Add one to state["step"] in place and return the new count.
+
+    In place, as PyTorch: an optimizer loaded from another's state_dict shares the counter tensor with it
+    (load_state_dict does not copy "step"), and a program that steps both sees PyTorch's numbers.
+    """
+    step = state["step"]
+    if isinstance(step, Tensor):
+        with no_grad():
+            step.add_(1)
+        return int(step.item())
+    state["step"] = step + 1
+    return step + 1
+
+
 class Optimizer:
     """Holds `param_groups` (dicts with "params" and the hyper-parameters) and `state` (per parameter)."""
 
@@ -120,8 +141,10 @@ class Optimizer:
         self.state = {}
         for key, values in state_dict["state"].items():
             p = by_index[int(key)]
-            self.state[p] = {k: convert_tensor(v, p.device, p.dtype).clone() if isinstance(v, Tensor) else v
-                             for k, v in values.items()}
+            # As PyTorch: a state tensor already on the parameter's device and dtype is taken as is, not
+            # copied, so the loaded optimizer shares it with the state_dict's source until either replaces it.
+            self.state[p] = {k: convert_tensor(v, p.device, p.dtype) if isinstance(v, Tensor) and k != "step"
+                             else v for k, v in values.items()}
         for mine, saved in zip(self.param_groups, groups, strict=True):
             mine.update({k: (tuple(v) if isinstance(v, list) else v) for k, v in saved.items() if k != "params"})
 

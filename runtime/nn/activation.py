@@ -1,0 +1,108 @@
+"""More activation layers (torch.nn's names, defaults and repr): LeakyReLU, ELU, SELU, Softplus, Hardtanh,
+ReLU6, Mish, Hardswish, Hardsigmoid, LogSigmoid. Each calls its generated op; `inplace=True` uses the
+op's in-place form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime.nn.module import Module
+from runtime.tensor import Tensor
+
+
+def _G() -> Any:
+    import generated
+    return generated
+
+
+class _Pointwise(Module):
+    """A layer applying the op `fn` with the options in `_args` (attribute names, in the op's order)."""
+
+    fn = ""
+    _args: tuple[str, ...] = ()
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        args = [getattr(self, a) for a in self._args]
+        if self.inplace:
+            return getattr(input, self.fn + "_")(*args)
+        return getattr(_G(), self.fn)(input, *args)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class LeakyReLU(_Pointwise):
+    fn, _args = "leaky_relu", ("negative_slope",)
+
+    def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
+        super().__init__(inplace)
+        self.negative_slope = negative_slope
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+
+
+class ELU(_Pointwise):
+    fn, _args = "elu", ("alpha",)
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__(inplace)
+        self.alpha = alpha
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class SELU(_Pointwise):
+    fn = "selu"
+
+
+class ReLU6(_Pointwise):
+    fn = "relu6"
+
+
+class Mish(_Pointwise):
+    fn = "mish"
+
+
+class Hardswish(_Pointwise):
+    fn = "hardswish"
+
+
+class Hardsigmoid(_Pointwise):
+    fn = "hardsigmoid"
+
+
+class Hardtanh(_Pointwise):
+    fn, _args = "hardtanh", ("min_val", "max_val")
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+        super().__init__(inplace)
+        if max_val <= min_val:
+            raise ValueError("max_val must be greater than min_val")
+        self.min_val, self.max_val = min_val, max_val
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+
+
+class Softplus(_Pointwise):
+    fn, _args = "softplus", ("beta", "threshold")
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__(False)
+        self.beta, self.threshold = beta, threshold
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class LogSigmoid(_Pointwise):
+    fn = "log_sigmoid"
+
+    def __init__(self) -> None:
+        super().__init__(False)

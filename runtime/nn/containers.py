@@ -1,0 +1,287 @@
+"""The containers: Sequential, ModuleList, ModuleDict, ParameterList and ParameterDict (torch.nn's)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from runtime.nn.module import Module
+from runtime.nn.parameter import Parameter
+from runtime.tensor import Tensor
+
+
+def _index(idx: int, n: int) -> int:
+    if not -n <= idx < n:
+        raise IndexError(f"index {idx} is out of range")
+    return idx + n if idx < 0 else idx
+
+
+class Sequential(Module):
+    """Modules applied in order; indexable, iterable, and built from modules or an OrderedDict."""
+
+    def __init__(self, *args: Module | OrderedDict[str, Module]) -> None:
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, module in args[0].items():
+                self.add_module(name, module)
+        else:
+            for i, module in enumerate(args):
+                self.add_module(str(i), module)  # type: ignore[arg-type]
+
+    def forward(self, input: Any) -> Any:
+        for module in self._modules.values():
+            input = module(input)
+        return input
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        items = list(self._modules.items())
+        if isinstance(idx, slice):
+            return Sequential(OrderedDict(items[idx]))
+        if not -len(items) <= idx < len(items):
+            raise IndexError(f"index {idx} is out of range")
+        return items[idx][1]
+
+    def append(self, module: Module) -> Sequential:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> Sequential:
+        for m in modules:
+            self.append(m)
+        return self
+
+
+class ModuleList(Module):
+    """A list of modules whose parameters are registered (names "0", "1", ...)."""
+
+    def __init__(self, modules: Iterable[Module] | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def append(self, module: Module) -> ModuleList:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> ModuleList:
+        if not isinstance(modules, Iterable):
+            raise TypeError("ModuleList.extend should be called with an iterable, but got "
+                            f"{type(modules).__name__}")
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index: int, module: Module) -> None:
+        items = list(self._modules.values())
+        items.insert(index, module)
+        self._modules.clear()
+        for m in items:
+            self.append(m)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        items = list(self._modules.values())
+        if isinstance(idx, slice):
+            return ModuleList(items[idx])
+        return items[_index(idx, len(items))]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        self.add_module(str(_index(idx, len(self))), module)
+
+    def __delitem__(self, idx: int | slice) -> None:
+        items = list(self._modules.values())
+        del items[idx]
+        self._modules.clear()
+        for m in items:
+            self.append(m)
+
+    def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
+        return self.extend(modules)
+
+    def __repr__(self) -> str:
+        """PyTorch's: runs of equal child reprs print once, as `(first-last): n x Child(...)`."""
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return "ModuleList()"
+        lines, start = [], 0
+        for i in range(1, len(reprs) + 1):
+            if i < len(reprs) and reprs[i] == reprs[start]:
+                continue
+            body = reprs[start].replace("\n", "\n  ")
+            lines.append(f"({start}): {body}" if i - start == 1 else f"({start}-{i - 1}): {i - start} x {body}")
+            start = i
+        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class ModuleDict(Module):
+    """Modules by name, in insertion order; the names are the registered child names."""
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._modules
+
+    def keys(self) -> Iterable[str]:
+        return self._modules.keys()
+
+    def values(self) -> Iterable[Module]:
+        return self._modules.values()
+
+    def items(self) -> Iterable[tuple[str, Module]]:
+        return self._modules.items()
+
+    def pop(self, key: str) -> Module:
+        return self._modules.pop(key)
+
+    def clear(self) -> None:
+        self._modules.clear()
+
+    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
+        pairs = modules.items() if isinstance(modules, Mapping) else modules
+        for j, pair in enumerate(pairs):
+            if isinstance(modules, Mapping):
+                key, module = pair
+            else:
+                if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                    raise ValueError(f"ModuleDict update sequence element #{j} should be Iterable of length 2")
+                key, module = pair
+            self[key] = module
+
+
+def _param_repr(p: Any) -> str:
+    if not isinstance(p, Tensor):
+        return f"Object of type: {type(p).__name__}"
+    size = "x".join(str(s) for s in p.shape)
+    device = f" ({p.device})" if p.device.type == "cuda" else ""
+    kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+    return f"{kind} containing: [{p.dtype} of size {size}{device}]"
+
+
+class ParameterList(Module):
+    """A list of parameters registered as "0", "1", ... (plain tensors are made Parameters)."""
+
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        object.__setattr__(self, "_size", 0)
+        if values is not None:
+            self.extend(values)
+
+    def _set(self, idx: int, value: Any) -> None:
+        name = str(idx)
+        if isinstance(value, Tensor) and not isinstance(value, Parameter):
+            value = Parameter(value)
+        if isinstance(value, Parameter):
+            self._parameters[name] = value
+        else:
+            self._parameters.pop(name, None)
+            object.__setattr__(self, f"_obj_{name}", value)
+
+    def _get(self, idx: int) -> Any:
+        name = str(idx)
+        return self._parameters[name] if name in self._parameters else self.__dict__[f"_obj_{name}"]
+
+    def append(self, value: Any) -> ParameterList:
+        object.__setattr__(self, "_size", self._size + 1)
+        self._set(self._size - 1, value)
+        return self
+
+    def extend(self, values: Iterable[Any]) -> ParameterList:
+        for v in values:
+            self.append(v)
+        return self
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self._get(i) for i in range(self._size))
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        if isinstance(idx, slice):
+            return ParameterList(list(self)[idx])
+        return self._get(_index(idx, self._size))
+
+    def __setitem__(self, idx: int, value: Any) -> None:
+        self._set(_index(idx, self._size), value)
+
+    def __iadd__(self, values: Iterable[Any]) -> ParameterList:
+        return self.extend(values)
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"  ({i}): {_param_repr(p)}" for i, p in enumerate(self))
+
+
+class ParameterDict(Module):
+    """Parameters by name (plain tensors are made Parameters)."""
+
+    def __init__(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None) -> None:
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._parameters[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if isinstance(value, Tensor) and not isinstance(value, Parameter):
+            value = Parameter(value)
+        self.register_parameter(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        del self._parameters[key]
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._parameters)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._parameters
+
+    def keys(self) -> Iterable[str]:
+        return self._parameters.keys()
+
+    def values(self) -> Iterable[Any]:
+        return self._parameters.values()
+
+    def items(self) -> Iterable[tuple[str, Any]]:
+        return self._parameters.items()
+
+    def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
+        pairs = parameters.items() if isinstance(parameters, Mapping) else parameters
+        for key, value in pairs:
+            self[key] = value
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"  ({k}): {_param_repr(p)}" for k, p in self.items())
