@@ -246,8 +246,9 @@ def test_save_load_keeps_zero_dim_tensors(tmp_path) -> None:  # noqa: ANN001
 
 
 def test_functional_resolves_torch_names_of_renamed_ops() -> None:
-    import generated as G
     from generated.nn import functional as F
+
+    import generated as G
 
     x = G.tensor([-30.0, -1.0, 0.0, 2.0])
     assert F.logsigmoid(x).tolist() == G.log_sigmoid(x).tolist()
