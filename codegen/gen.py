@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import difflib
 import functools
+import json
 import os
 import tempfile
 from dataclasses import dataclass
@@ -118,7 +119,8 @@ def _op_context(f: NativeFunction) -> dict[str, Any]:
     return {
         "id": op_id(f),
         "name": f.name,
-        "schema": str(f.func),
+        # the body of a "..." literal: a schema's string defaults may hold quotes and backslashes
+        "schema": json.dumps(str(f.func))[1:-1],
         "params": [py_name(a.name) for a in args],
         "tensor_positions": positions,
         "key_exprs": [key_expr(args[i]) for i in positions],

@@ -122,3 +122,13 @@ def test_pointwise_injection_is_refused_with_location(expr: str, expected: str) 
     found = pointwise_errors(expr)
     assert len(found) == 1 and found[0].startswith("native_functions.yaml:2: "), found
     assert expected in found[0], found
+
+
+def test_schema_string_defaults_are_escaped_in_generated_code() -> None:
+    from codegen.gen import _op_context
+    schema = r"""f(Tensor self, str mode="a\"b'\\") -> Tensor"""
+    text = f"- func: {json.dumps(schema)}\n  dispatch:\n    CPU: runtime.kernels.views.clone\n"
+    f = load_native_functions(ROOT / "native_functions.yaml", root=ROOT, text=text, file="native_functions.yaml")[0]
+    assert '"' in str(f.func) and "\\" in str(f.func)
+    literal = '"' + _op_context(f)["schema"] + '"'
+    assert ast.literal_eval(literal) == str(f.func)
