@@ -1,7 +1,8 @@
 """The generator: YAML -> model -> template contexts -> the files of `generated/`.
 
-Everything is rendered in memory first; only then are files written (`write_files`), so an error
-anywhere leaves `generated/` as it was. Output depends only on the YAML, the templates and the
+Everything is rendered in memory first; only then is the new tree written beside `generated/` and
+swapped in whole (`write_files`, Note [Whole-tree swap]), so an error or a kill anywhere leaves
+`generated/` entirely old or entirely new. Output depends only on the YAML, the templates and the
 generator (sorted iteration everywhere, no timestamps), so `opgen check` can diff it byte for byte.
 """
 
@@ -11,15 +12,13 @@ import ast
 import difflib
 import functools
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
-from codegen import api_python, gen_autograd, gen_cuda
+from codegen import api_python, gen_autograd, gen_cuda, tree_swap
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import Derivative, load_derivatives
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError
@@ -240,26 +239,9 @@ def generate(root: Path) -> dict[str, str]:
 
 
 def write_files(root: Path, files: dict[str, str]) -> list[str]:
-    """Make `generated/` hold exactly `files`; each changed file is replaced atomically. Returns changes."""
-    out_dir = root / GENERATED
-    out_dir.mkdir(exist_ok=True)
-    changed = []
-    for rel, text in files.items():
-        path = out_dir / rel
-        if path.is_file() and path.read_bytes() == text.encode():
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode())
-        os.replace(tmp, path)
-        changed.append(rel)
-    for path in sorted(_existing(out_dir)):
-        rel = path.relative_to(out_dir).as_posix()
-        if rel not in files:
-            path.unlink()
-            changed.append(rel)
-    return changed
+    """Make `generated/` hold exactly `files`, swapped in whole (Note [Whole-tree swap],
+    codegen/tree_swap.py). Returns the paths that changed."""
+    return tree_swap.write_tree(root / GENERATED, files)
 
 
 def _existing(out_dir: Path) -> list[Path]:
