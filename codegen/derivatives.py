@@ -16,7 +16,7 @@ from pathlib import Path
 from codegen.errors import Diagnostic, LoadError, Location
 from codegen.formula_grammar import CALLABLE_BUILTINS, GrammarError, check_formula
 from codegen.native import NativeFunction, Variant
-from codegen.yaml_lines import LocatedMap, load_entries
+from codegen.yaml_lines import LocatedMap, load_entries, read_source
 
 HELPERS_MODULE = "runtime/autograd/formulas.py"
 BUILTINS = CALLABLE_BUILTINS
@@ -84,7 +84,7 @@ def load_derivatives(path: Path, functions: list[NativeFunction], *, root: Path,
                      text: str | None = None, file: str | None = None) -> list[Derivative]:
     """Load derivatives.yaml; every problem of the file is reported together."""
     file = file or path.name
-    text = path.read_text() if text is None else text
+    text = read_source(path, file) if text is None else text
     by_schema = {str(f.func): f for f in functions if f.derived_from is None}
     by_name = {f.name: f for f in functions if f.derived_from is None}
     callables = op_function_names(functions) | helper_names(root)

@@ -23,7 +23,7 @@ from pathlib import Path
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError, SchemaParseError
 from codegen.kernel_spec import PointwiseSpec, SpecError
 from codegen.model import FunctionSchema, SchemaKind
-from codegen.yaml_lines import LocatedMap, load_entries
+from codegen.yaml_lines import LocatedMap, load_entries, read_source
 
 
 class Variant(Enum):
@@ -105,7 +105,7 @@ def load_native_functions(path: Path, *, root: Path | None = None, text: str | N
                           file: str | None = None) -> list[NativeFunction]:
     """Load and validate native_functions.yaml; kernels named in `dispatch` are looked up under `root`."""
     file = file or path.name
-    text = path.read_text() if text is None else text
+    text = read_source(path, file) if text is None else text
     root = root if root is not None else path.parent
     problems = _Collector(file)
     functions: list[NativeFunction] = []

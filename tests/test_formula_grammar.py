@@ -116,7 +116,7 @@ def pointwise_errors(expr: str) -> list[str]:
     ("f'{self}'", "'JoinedStr' is not allowed"),
     ("self + 'x'", "constant 'x' is not a number or bool"),
     ("-" * 200 + "self", "nested more than"),
-    ("self\x00", "pointwise expression is not valid Python"),
+    ("self\x00", "control character U+0000 in a string"),
 ])
 def test_pointwise_injection_is_refused_with_location(expr: str, expected: str) -> None:
     found = pointwise_errors(expr)
