@@ -24,6 +24,7 @@ from codegen.derivatives import Derivative, load_derivatives
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError
 from codegen.model import SchemaKind
 from codegen.native import NativeFunction, Variant, load_native_functions
+from codegen.runtime_ops import check_runtime_ops
 
 GENERATED = "generated"
 NATIVE_YAML = "native_functions.yaml"
@@ -47,6 +48,7 @@ class Model:
 def load_model(root: Path) -> Model:
     """Load and validate both YAML files of the project at `root`."""
     functions = load_native_functions(root / NATIVE_YAML, root=root)
+    check_runtime_ops((f.func.name.name for f in functions), NATIVE_YAML)
     derivatives = load_derivatives(root / DERIVATIVES_YAML, functions, root=root)
     return Model(functions, derivatives)
 

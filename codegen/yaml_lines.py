@@ -144,8 +144,6 @@ class _Builder:
                 if not isinstance(value, str):
                     raise self.fail(event, f"a mapping key must be a string, not {type(value).__name__} "
                                            f"({event.value!r}); quote it")
-                if event.value == "<<" and event.style is None:
-                    raise self.fail(event, "merge keys ('<<') are not supported")
                 top[1], top[2] = value, event
                 continue
             self._add(stack, value, event)
