@@ -8,10 +8,10 @@ generator (sorted iteration everywhere, no timestamps), so `opgen check` can dif
 
 from __future__ import annotations
 
-import ast
 import difflib
 import functools
 import json
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,19 +71,20 @@ def render_all(root: Path) -> dict[str, str]:
         bindings = api_python.group_bindings(functions)
     except OpgenError as e:
         raise LoadError([Diagnostic(Location(NATIVE_YAML, 1), str(e))]) from None
-    exported = [b for b in bindings if any(
-        Variant.function in f.root.variants for f in functions if f.func.name.name == b.name)]
-    method_names = sorted({f.func.name.name for f in functions if Variant.method in f.variants})
-    varargs = _varargs_methods(functions, method_names)
     by_name: dict[str, list[NativeFunction]] = {}
     for f in functions:
         by_name.setdefault(f.func.name.name, []).append(f)
+    exported = [b for b in bindings if any(Variant.function in f.root.variants for f in by_name.get(b.name, ()))]
+    method_names = sorted({f.func.name.name for f in functions if Variant.method in f.variants})
+    varargs = _varargs_methods(by_name, method_names)
     ops = [_op_context(f) for f in functions]
+    with_inplace = {id(g.derived_from) for g in functions
+                    if g.derived_from is not None and g.kind == SchemaKind.inplace}
     files = {
         "_ops.py": env.get_template("ops.py.j2").render(
             ops=ops, ops_by_id={op["id"]: op for op in ops}, bindings=bindings, exported=exported),
         "_cpu_kernels.py": env.get_template("cpu_kernels.py.j2").render(
-            kernels=[_cpu_kernel_context(f, functions) for f in functions
+            kernels=[_cpu_kernel_context(f, with_inplace) for f in functions
                      if f.pointwise is not None and f.derived_from is None]),
         "_autograd.py": gen_autograd.render(env, model, root),
         "_registrations.py": env.get_template("registrations.py.j2").render(
@@ -100,12 +101,12 @@ def render_all(root: Path) -> dict[str, str]:
     return dict(sorted(files.items()))
 
 
-def _varargs_methods(functions: list[NativeFunction], method_names: list[str]) -> dict[str, str]:
+def _varargs_methods(by_name: dict[str, list[NativeFunction]], method_names: list[str]) -> dict[str, str]:
     """Methods that take their one positional argument, an int list, as varargs too, as PyTorch's do:
     `t.view(2, 3)` is `t.view((2, 3))`. Name -> that argument's Python name."""
     out = {}
     for name in method_names:
-        schemas = [f.func for f in functions if f.func.name.name == name and Variant.method in f.variants]
+        schemas = [f.func for f in by_name[name] if Variant.method in f.variants]
         lists = {a.name for s in schemas for a in s.arguments.positional[1:]
                  if len(s.arguments.positional) == 2 and str(a.type) in ("int[]", "SymInt[]")}
         if len(lists) == 1 and all(len(s.arguments.positional) == 2 for s in schemas):
@@ -129,7 +130,8 @@ def _op_context(f: NativeFunction) -> dict[str, Any]:
     }
 
 
-def _cpu_kernel_context(f: NativeFunction, functions: list[NativeFunction]) -> dict[str, Any]:
+def _cpu_kernel_context(f: NativeFunction, with_inplace: set[int]) -> dict[str, Any]:
+    """`with_inplace`: ids of the functions that have a derived in-place form."""
     spec = f.pointwise
     assert spec is not None
     tensors = [py_name(t) for t in spec.tensors]
@@ -153,7 +155,7 @@ def _cpu_kernel_context(f: NativeFunction, functions: list[NativeFunction]) -> d
         "dtypes": None if all_dtypes else tuple(spec.dtypes),
         # Note [Pointwise fast path] (runtime/kernels/cpu_pointwise.py): the dtypes computed directly.
         "fast_set": "_NATIVE" if all_dtypes and spec.promote != "float" else f"_FAST_{kernel_name(f)}",
-        "inplace": any(g.derived_from is f and g.kind == SchemaKind.inplace for g in functions),
+        "inplace": id(f) in with_inplace,
     }
 
 
@@ -229,15 +231,32 @@ def _hint(t: str) -> str:
 
 # -- writing ----------------------------------------------------------------------------------------
 def generate(root: Path) -> dict[str, str]:
-    """Render everything and return it (nothing is written)."""
+    """Render everything and return it (nothing is written). Each Python file that differs from what
+    generated/ holds is compiled once, a check against template bugs (what is already there passed it
+    when it was written); `compile`, not `ast.parse`, which slows down more than linearly on big files."""
     files = render_all(root)
+    out_dir = root / GENERATED
     for path, text in files.items():
-        if path.endswith(".py"):
-            try:
-                ast.parse(text, filename=f"{GENERATED}/{path}")
-            except SyntaxError as e:  # a template bug, never the user's: say where
-                raise OpgenError(f"generated {GENERATED}/{path}:{e.lineno} is not valid Python: {e.msg}") from None
+        if path.endswith(".py") and not _on_disk(out_dir / path, text):
+            _check_python(path, text)
     return files
+
+
+def _on_disk(path: Path, text: str) -> bool:
+    try:
+        data = text.encode()
+        return path.stat().st_size == len(data) and path.read_bytes() == data
+    except OSError:
+        return False
+
+
+def _check_python(path: str, text: str) -> None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, f"{GENERATED}/{path}", "exec", dont_inherit=True)
+    except SyntaxError as e:  # a template bug, never the user's: say where
+        raise OpgenError(f"generated {GENERATED}/{path}:{e.lineno} is not valid Python: {e.msg}") from None
 
 
 def write_files(root: Path, files: dict[str, str]) -> list[str]:

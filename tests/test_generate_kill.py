@@ -113,3 +113,22 @@ def test_unchanged_files_keep_their_mtime(tmp_path: Path) -> None:
     assert tree_swap.write_tree(out_dir, {"a.py": "x = 1\n"}) == ["b.py", "c/d.py"]
     assert sorted(tree_swap._existing(out_dir)) == ["a.py"]
     assert leftovers(tmp_path) == []
+
+
+def test_a_failed_write_exits_2_and_leaves_the_old_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from codegen.cli import main
+    root = project_copy(tmp_path)
+    (root / "native_functions.yaml").write_text((root / "native_functions.yaml").read_text()
+                                                + "\n- func: extra_op(Tensor self) -> Tensor\n  pointwise: self\n")
+    before = snapshot(root / gen.GENERATED)
+
+    def full_disk(*_: object) -> None:
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(tree_swap, "_swap", full_disk)
+    result = CliRunner().invoke(main, ["generate", "--root", str(root)])
+    assert result.exit_code == 2, result.output
+    assert "cannot write generated/" in result.output and "No space left" in result.output
+    assert snapshot(root / gen.GENERATED) == before
+    assert leftovers(root) == []
