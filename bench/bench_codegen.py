@@ -180,6 +180,10 @@ def main() -> None:
         rows.append(
             (f"parse {len(torch)} torch schemas", f"{t:.4f} s", f"< {PARSE_GOAL_S} s", _ok(t, PARSE_GOAL_S))
         )
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    bare = time.perf_counter() - start
+    rows.append(("python3 -c pass (interpreter start, same run)", f"{bare:.3f} s", "-", "-"))
     gen, why = time_generate()
     if gen is None:
         rows.append(("opgen generate", "failed", f"< {GENERATE_GOAL_S} s", "no"))

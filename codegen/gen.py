@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,9 +58,21 @@ def environment(root: Path) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(root / "templates")),
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-        autoescape=False,
+        autoescape=False, bytecode_cache=_template_cache(),
     )
     return env
+
+
+def _template_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates kept across runs (keyed by template name and source checksum, so an edited
+    template is recompiled): compiling them is a large part of a no-op `generate`. None if no cache dir."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    directory = os.path.join(base, "opgen", "jinja")
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(directory)
 
 
 def render_all(root: Path) -> dict[str, str]:
