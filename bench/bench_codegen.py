@@ -155,6 +155,7 @@ def scaling_rows(sizes: list[int]) -> list[tuple[str, str, str, str]]:
             print(f"generate with {n} extra ops failed: {why}", file=sys.stderr)
             continue
         times[n] = t
+        print(f"generate with {n:,} extra ops: {t:.2f} s", file=sys.stderr, flush=True)  # progress of long runs
         rows.append((f"generate, {n:,} extra ops", f"{t:.2f} s", "-", "-"))
     done = sorted(times)
     for a, b in zip(done, done[1:], strict=False):
