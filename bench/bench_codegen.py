@@ -7,16 +7,22 @@ Figures (median of several runs, parse caches cleared before each run so every r
   made unique so no two schemas are alike (goal < 0.09 s);
 - parse PyTorch's native_functions.yaml when OPGEN_TORCH_NATIVE_FUNCTIONS or the default path points to it
   (same goal; reported only when found);
-- `python -m codegen generate --root ROOT` (goal < 1 s; reported as failed if the CLI fails).
+- `python -m codegen generate --root ROOT` (goal < 1 s; reported as failed if the CLI fails);
+- the same in a temporary copy of the project with 0, 1,000 and 5,000 extra pointwise ops (each with its
+  in-place and out forms and a derivative), into an empty generated/; the time per 1,000 ops between the
+  rows shows whether generate time is linear in the number of ops (`--scale 0,1000` picks the rows).
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -105,7 +111,64 @@ def time_generate() -> tuple[float | None, str]:
     return elapsed, ""
 
 
+EXTRA_OP = """
+- func: bench_op{i}(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+  variants: function, method
+  pointwise: self * other + alpha * exp(self)
+"""
+EXTRA_DERIVATIVE = """
+- name: bench_op{i}(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+  self: grad * other + grad * alpha * result
+  other: grad * self
+"""
+
+
+def scaled_project(n: int, into: Path) -> Path:
+    """A copy of the project with `n` extra pointwise ops and their derivatives, and no generated/."""
+    for name in ("runtime", "templates"):
+        shutil.copytree(ROOT / name, into / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name, extra in (("native_functions.yaml", EXTRA_OP), ("derivatives.yaml", EXTRA_DERIVATIVE)):
+        text = (ROOT / name).read_text() + "".join(extra.format(i=i) for i in range(n))
+        (into / name).write_text(text)
+    return into
+
+
+def time_generate_scaled(n: int) -> tuple[float | None, str]:
+    with tempfile.TemporaryDirectory(prefix="opgen-bench-") as tmp:
+        root = scaled_project(n, Path(tmp))
+        cmd = [sys.executable, "-m", "codegen", "generate", "--root", str(root)]
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+        elapsed = time.perf_counter() - start
+        if proc.returncode != 0:
+            return None, (proc.stderr or proc.stdout).strip()[-300:]
+        return elapsed, ""
+
+
+def scaling_rows(sizes: list[int]) -> list[tuple[str, str, str, str]]:
+    rows = []
+    times: dict[int, float] = {}
+    for n in sizes:
+        t, why = time_generate_scaled(n)
+        if t is None:
+            rows.append((f"generate, {n:,} extra ops", "failed", "-", "no"))
+            print(f"generate with {n} extra ops failed: {why}", file=sys.stderr)
+            continue
+        times[n] = t
+        print(f"generate with {n:,} extra ops: {t:.2f} s", file=sys.stderr, flush=True)  # progress of long runs
+        rows.append((f"generate, {n:,} extra ops", f"{t:.2f} s", "-", "-"))
+    done = sorted(times)
+    for a, b in zip(done, done[1:], strict=False):
+        slope = (times[b] - times[a]) / (b - a) * 1000
+        rows.append((f"  s per 1,000 ops, {a:,} -> {b:,}", f"{slope:.2f} s", "flat (linear)", "-"))
+    return rows
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", default="0,1000,5000",
+                        help="extra-op counts of the scaling rows (comma-separated; '' for none)")
+    args = parser.parse_args()
     rows: list[tuple[str, str, str, str]] = []
     schemas = varied_schemas()
     t = time_parse(schemas)
@@ -118,12 +181,17 @@ def main() -> None:
         rows.append(
             (f"parse {len(torch)} torch schemas", f"{t:.4f} s", f"< {PARSE_GOAL_S} s", _ok(t, PARSE_GOAL_S))
         )
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    bare = time.perf_counter() - start
+    rows.append(("python3 -c pass (interpreter start, same run)", f"{bare:.3f} s", "-", "-"))
     gen, why = time_generate()
     if gen is None:
         rows.append(("opgen generate", "failed", f"< {GENERATE_GOAL_S} s", "no"))
         print(f"opgen generate failed: {why}", file=sys.stderr)
     else:
         rows.append(("opgen generate", f"{gen:.3f} s", f"< {GENERATE_GOAL_S} s", _ok(gen, GENERATE_GOAL_S)))
+    rows.extend(scaling_rows([int(n) for n in args.scale.split(",") if n.strip()]))
     _print_table([("figure", "value", "goal", "ok"), *rows])
 
 

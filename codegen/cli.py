@@ -73,11 +73,14 @@ def main() -> None:
 @main.command()
 @root_option
 def generate(root: str | None) -> None:
-    """Rewrite generated/ from the YAML files and templates (only changed files are written)."""
+    """Rewrite generated/ from the YAML files and templates (the new tree is swapped in whole)."""
     project = _root(root)
     start = time.perf_counter()
     files = _render(project)
-    changed = gen.write_files(project, files)
+    try:
+        changed = gen.write_files(project, files)
+    except OSError as e:  # generated/ is left whole (Note [Whole-tree swap])
+        _fail(OpgenError(f"cannot write {gen.GENERATED}/: {e}"))
     took = time.perf_counter() - start
     click.echo(f"opgen: {len(files)} files in generated/, {len(changed)} changed ({took:.2f} s)")
 

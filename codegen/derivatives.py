@@ -3,23 +3,23 @@
 A formula is a Python expression over the generated op API (read with `ast`, never with regular
 expressions). It may use: `grad` (or `grads[i]` for multi-output ops), the op's arguments, `result`
 (or the named outputs, or `result0`, `result1` ...), the functions of the op API, the helper
-functions defined at the top level of runtime/autograd/formulas.py, and a few Python builtins.
+functions defined at the top level of runtime/autograd/formulas.py, and a few Python builtins: a closed
+grammar (Note [Formulas are a closed grammar], codegen/formula_grammar.py).
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
 from dataclasses import dataclass
 from pathlib import Path
 
 from codegen.errors import Diagnostic, LoadError, Location
+from codegen.formula_grammar import CALLABLE_BUILTINS, GrammarError, check_formula
 from codegen.native import NativeFunction, Variant
-from codegen.yaml_lines import LocatedMap, load_entries
+from codegen.yaml_lines import LocatedMap, load_entries, read_source
 
 HELPERS_MODULE = "runtime/autograd/formulas.py"
-BUILTINS = frozenset({"len", "range", "tuple", "list", "min", "max", "abs", "isinstance", "int", "float",
-                      "bool", "zip", "enumerate", "sorted", "reversed", "any", "all", "math"})
+BUILTINS = CALLABLE_BUILTINS
 SPECIAL_KEYS = ("name", "result", "output_differentiability")
 
 
@@ -79,21 +79,28 @@ def op_function_names(functions: list[NativeFunction]) -> frozenset[str]:
     return frozenset(f.func.name.name for f in functions if Variant.function in f.variants)
 
 
+def op_method_names(functions: list[NativeFunction]) -> frozenset[str]:
+    """Ops a formula may call as tensor methods (never dunders: Note [Formulas are a closed grammar])."""
+    return frozenset(n for f in functions if Variant.method in f.variants
+                     for n in (f.func.name.name,) if not n.startswith("_"))
+
+
 def load_derivatives(path: Path, functions: list[NativeFunction], *, root: Path,
                      text: str | None = None, file: str | None = None) -> list[Derivative]:
     """Load derivatives.yaml; every problem of the file is reported together."""
     file = file or path.name
-    text = path.read_text() if text is None else text
+    text = read_source(path, file) if text is None else text
     by_schema = {str(f.func): f for f in functions if f.derived_from is None}
     by_name = {f.name: f for f in functions if f.derived_from is None}
     callables = op_function_names(functions) | helper_names(root)
+    methods = op_method_names(functions)
     problems: list[Diagnostic] = []
     derivatives: list[Derivative] = []
     seen: dict[str, int] = {}
     counts: dict[str, int] = {}
     for entry in load_entries(text, file):
         diag_count = len(problems)
-        d = _load_entry(entry, file, by_schema, by_name, callables, counts, problems)
+        d = _load_entry(entry, file, by_schema, by_name, callables, methods, counts, problems)
         if d is None or len(problems) > diag_count:
             continue
         if d.function.name in seen:
@@ -132,8 +139,8 @@ def _node_base(base: str) -> str:
 
 
 def _load_entry(entry: LocatedMap, file: str, by_schema: dict[str, NativeFunction],
-                by_name: dict[str, NativeFunction], callables: frozenset[str], counts: dict[str, int],
-                problems: list[Diagnostic]) -> Derivative | None:
+                by_name: dict[str, NativeFunction], callables: frozenset[str], methods: frozenset[str],
+                counts: dict[str, int], problems: list[Diagnostic]) -> Derivative | None:
     loc = Location(file, entry.line)
 
     def problem(key: str | None, message: str) -> None:
@@ -168,7 +175,11 @@ def _load_entry(entry: LocatedMap, file: str, by_schema: dict[str, NativeFunctio
             problem(key, f"argument '{nondiff[0]}' ({args[nondiff[0]].type}) of {f.name} is not differentiable")
             continue
         line = entry.key_lines[key]
-        formula = _parse_formula(str(value), inputs, line, variables, callables)
+        if not isinstance(value, str):
+            problem(key, f"the formula of '{key}' must be a string (a Python expression), not "
+                         f"{_type_name(value)}")
+            continue
+        formula = _parse_formula(value, inputs, line, variables, callables, methods)
         if isinstance(formula, str):
             problem(key, formula)
         else:
@@ -179,34 +190,32 @@ def _load_entry(entry: LocatedMap, file: str, by_schema: dict[str, NativeFunctio
         problem("output_differentiability",
                 f"output_differentiability must be a list of {len(f.func.returns)} True/False values")
         diff = None
+    forward = entry.get("result")
+    if forward is not None and not isinstance(forward, str):
+        problem("result", f"'result' (the forward-mode formula) must be a string, not {_type_name(forward)}")
+        forward = None
     base = _node_base(f.func.name.base)
     index = counts.get(base, 0)
     counts[base] = index + 1
     return Derivative(f, loc, tuple(formulas), f"{base}Backward{index}",
-                      tuple(diff) if diff is not None else None, entry.get("result"))
+                      tuple(diff) if diff is not None else None, forward)
+
+
+def _type_name(value: object) -> str:
+    return {dict: "a mapping", list: "a list", type(None): "empty"}.get(type(value), type(value).__name__)
 
 
 def _parse_formula(source: str, inputs: tuple[str, ...], line: int, variables: set[str],
-                   callables: frozenset[str]) -> Formula | str:
-    """Parse a formula; return it, or a message saying what is wrong."""
+                   callables: frozenset[str], methods: frozenset[str]) -> Formula | str:
+    """Parse a formula and check it against the grammar; return it, or a message saying what is wrong."""
     try:
         tree = ast.parse(source.strip(), mode="eval").body
     except SyntaxError as e:
         return f"formula is not a valid Python expression: {e.msg} (column {e.offset}): {source.strip()}"
-    uses: set[str] = set()
-    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Lambda | ast.NamedExpr | ast.Await | ast.Yield | ast.YieldFrom):
-            return f"'{type(node).__name__}' is not allowed in a formula"
-        if not isinstance(node, ast.Name):
-            continue
-        if id(node) in called:
-            if node.id not in callables and node.id not in BUILTINS:
-                return (f"formula calls unknown function '{node.id}'; use an op of native_functions.yaml "
-                        f"or a helper of {HELPERS_MODULE}")
-        elif node.id in variables:
-            uses.add(node.id)
-        elif node.id not in BUILTINS and not hasattr(builtins, node.id):
-            return f"formula uses undefined name '{node.id}'; available: {', '.join(sorted(variables))}"
+    except (ValueError, RecursionError, MemoryError) as e:  # NUL bytes, absurd nesting
+        return f"formula is not a valid Python expression: {e}"
+    try:
+        uses = check_formula(tree, variables, callables, methods)
+    except GrammarError as e:
+        return f"{e}: {source.strip()}"
     return Formula(inputs, source.strip(), tree, frozenset(uses), line)
-

@@ -1,30 +1,32 @@
 """The generator: YAML -> model -> template contexts -> the files of `generated/`.
 
-Everything is rendered in memory first; only then are files written (`write_files`), so an error
-anywhere leaves `generated/` as it was. Output depends only on the YAML, the templates and the
+Everything is rendered in memory first; only then is the new tree written beside `generated/` and
+swapped in whole (`write_files`, Note [Whole-tree swap]), so an error or a kill anywhere leaves
+`generated/` entirely old or entirely new. Output depends only on the YAML, the templates and the
 generator (sorted iteration everywhere, no timestamps), so `opgen check` can diff it byte for byte.
 """
 
 from __future__ import annotations
 
-import ast
 import difflib
 import functools
+import json
 import os
-import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
-from codegen import api_python, gen_autograd, gen_cuda
+from codegen import api_python, gen_autograd, gen_cuda, tree_swap
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import Derivative, load_derivatives
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError
 from codegen.kernel_spec import condition_tensors
 from codegen.model import SchemaKind
 from codegen.native import NativeFunction, Variant, load_native_functions
+from codegen.runtime_ops import check_runtime_ops
 from runtime.vocabulary import POINTWISE_KEYS
 
 GENERATED = "generated"
@@ -49,6 +51,7 @@ class Model:
 def load_model(root: Path) -> Model:
     """Load and validate both YAML files of the project at `root`."""
     functions = load_native_functions(root / NATIVE_YAML, root=root)
+    check_runtime_ops((f.func.name.name for f in functions), NATIVE_YAML)
     derivatives = load_derivatives(root / DERIVATIVES_YAML, functions, root=root)
     return Model(functions, derivatives)
 
@@ -57,9 +60,21 @@ def environment(root: Path) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(root / "templates")),
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-        autoescape=False,
+        autoescape=False, bytecode_cache=_template_cache(),
     )
     return env
+
+
+def _template_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates kept across runs (keyed by template name and source checksum, so an edited
+    template is recompiled): compiling them is a large part of a no-op `generate`. None if no cache dir."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    directory = os.path.join(base, "opgen", "jinja")
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(directory)
 
 
 def render_all(root: Path) -> dict[str, str]:
@@ -71,19 +86,20 @@ def render_all(root: Path) -> dict[str, str]:
         bindings = api_python.group_bindings(functions)
     except OpgenError as e:
         raise LoadError([Diagnostic(Location(NATIVE_YAML, 1), str(e))]) from None
-    exported = [b for b in bindings if any(
-        Variant.function in f.root.variants for f in functions if f.func.name.name == b.name)]
-    method_names = sorted({f.func.name.name for f in functions if Variant.method in f.variants})
-    varargs = _varargs_methods(functions, method_names)
     by_name: dict[str, list[NativeFunction]] = {}
     for f in functions:
         by_name.setdefault(f.func.name.name, []).append(f)
+    exported = [b for b in bindings if any(Variant.function in f.root.variants for f in by_name.get(b.name, ()))]
+    method_names = sorted({f.func.name.name for f in functions if Variant.method in f.variants})
+    varargs = _varargs_methods(by_name, method_names)
     ops = [_op_context(f) for f in functions]
+    with_inplace = {id(g.derived_from) for g in functions
+                    if g.derived_from is not None and g.kind == SchemaKind.inplace}
     files = {
         "_ops.py": env.get_template("ops.py.j2").render(
             ops=ops, ops_by_id={op["id"]: op for op in ops}, bindings=bindings, exported=exported),
         "_cpu_kernels.py": env.get_template("cpu_kernels.py.j2").render(
-            kernels=[_cpu_kernel_context(f, functions) for f in functions
+            kernels=[_cpu_kernel_context(f, with_inplace) for f in functions
                      if f.pointwise is not None and f.derived_from is None]),
         "_autograd.py": gen_autograd.render(env, model, root),
         "_registrations.py": env.get_template("registrations.py.j2").render(
@@ -100,12 +116,12 @@ def render_all(root: Path) -> dict[str, str]:
     return dict(sorted(files.items()))
 
 
-def _varargs_methods(functions: list[NativeFunction], method_names: list[str]) -> dict[str, str]:
+def _varargs_methods(by_name: dict[str, list[NativeFunction]], method_names: list[str]) -> dict[str, str]:
     """Methods that take their one positional argument, an int list, as varargs too, as PyTorch's do:
     `t.view(2, 3)` is `t.view((2, 3))`. Name -> that argument's Python name."""
     out = {}
     for name in method_names:
-        schemas = [f.func for f in functions if f.func.name.name == name and Variant.method in f.variants]
+        schemas = [f.func for f in by_name[name] if Variant.method in f.variants]
         lists = {a.name for s in schemas for a in s.arguments.positional[1:]
                  if len(s.arguments.positional) == 2 and str(a.type) in ("int[]", "SymInt[]")}
         if len(lists) == 1 and all(len(s.arguments.positional) == 2 for s in schemas):
@@ -120,7 +136,8 @@ def _op_context(f: NativeFunction) -> dict[str, Any]:
     return {
         "id": op_id(f),
         "name": f.name,
-        "schema": str(f.func),
+        # the body of a "..." literal: a schema's string defaults may hold quotes and backslashes
+        "schema": json.dumps(str(f.func))[1:-1],
         "params": [py_name(a.name) for a in args],
         "tensor_positions": positions,
         "mixed_devices": f.mixed_devices,
@@ -138,7 +155,8 @@ def _return_type(f: NativeFunction) -> str:
     return repr((f.func.name.name, tuple(r.name for r in rets)))
 
 
-def _cpu_kernel_context(f: NativeFunction, functions: list[NativeFunction]) -> dict[str, Any]:
+def _cpu_kernel_context(f: NativeFunction, with_inplace: set[int]) -> dict[str, Any]:
+    """`with_inplace`: ids of the functions that have a derived in-place form."""
     spec = f.pointwise
     assert spec is not None
     tensors = [py_name(t) for t in spec.tensors]
@@ -162,7 +180,7 @@ def _cpu_kernel_context(f: NativeFunction, functions: list[NativeFunction]) -> d
         "dtypes": None if all_dtypes else tuple(spec.dtypes),
         # Note [Pointwise fast path] (runtime/kernels/cpu_pointwise.py): the dtypes computed directly.
         "fast_set": "_NATIVE" if all_dtypes and spec.promote != "float" else f"_FAST_{kernel_name(f)}",
-        "inplace": any(g.derived_from is f and g.kind == SchemaKind.inplace for g in functions),
+        "inplace": id(f) in with_inplace,
         "conditions": [py_name(t) for t in condition_tensors(spec)],
     }
 
@@ -251,38 +269,38 @@ def _hint(t: str) -> str:
 
 # -- writing ----------------------------------------------------------------------------------------
 def generate(root: Path) -> dict[str, str]:
-    """Render everything and return it (nothing is written)."""
+    """Render everything and return it (nothing is written). Each Python file that differs from what
+    generated/ holds is compiled once, a check against template bugs (what is already there passed it
+    when it was written); `compile`, not `ast.parse`, which slows down more than linearly on big files."""
     files = render_all(root)
+    out_dir = root / GENERATED
     for path, text in files.items():
-        if path.endswith(".py"):
-            try:
-                ast.parse(text, filename=f"{GENERATED}/{path}")
-            except SyntaxError as e:  # a template bug, never the user's: say where
-                raise OpgenError(f"generated {GENERATED}/{path}:{e.lineno} is not valid Python: {e.msg}") from None
+        if path.endswith(".py") and not _on_disk(out_dir / path, text):
+            _check_python(path, text)
     return files
 
 
+def _on_disk(path: Path, text: str) -> bool:
+    try:
+        data = text.encode()
+        return path.stat().st_size == len(data) and path.read_bytes() == data
+    except OSError:
+        return False
+
+
+def _check_python(path: str, text: str) -> None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, f"{GENERATED}/{path}", "exec", dont_inherit=True)
+    except SyntaxError as e:  # a template bug, never the user's: say where
+        raise OpgenError(f"generated {GENERATED}/{path}:{e.lineno} is not valid Python: {e.msg}") from None
+
+
 def write_files(root: Path, files: dict[str, str]) -> list[str]:
-    """Make `generated/` hold exactly `files`; each changed file is replaced atomically. Returns changes."""
-    out_dir = root / GENERATED
-    out_dir.mkdir(exist_ok=True)
-    changed = []
-    for rel, text in files.items():
-        path = out_dir / rel
-        if path.is_file() and path.read_bytes() == text.encode():
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode())
-        os.replace(tmp, path)
-        changed.append(rel)
-    for path in sorted(_existing(out_dir)):
-        rel = path.relative_to(out_dir).as_posix()
-        if rel not in files:
-            path.unlink()
-            changed.append(rel)
-    return changed
+    """Make `generated/` hold exactly `files`, swapped in whole (Note [Whole-tree swap],
+    codegen/tree_swap.py). Returns the paths that changed."""
+    return tree_swap.write_tree(root / GENERATED, files)
 
 
 def _existing(out_dir: Path) -> list[Path]:

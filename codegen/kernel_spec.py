@@ -14,9 +14,11 @@ dtypes the op accepts.
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from codegen.formula_grammar import GrammarError, check_depth
 from runtime.vocabulary import DTYPE_GROUPS, PROMOTE_KINDS
 
 
@@ -113,6 +115,12 @@ class PointwiseSpec:
             tree = ast.parse(source.strip(), mode="eval").body
         except SyntaxError as e:
             raise SpecError(f"pointwise expression is not valid Python: {e.msg} (column {e.offset})") from None
+        except (ValueError, RecursionError, MemoryError) as e:  # NUL bytes, absurd nesting
+            raise SpecError(f"pointwise expression is not valid Python: {e}") from None
+        try:
+            check_depth(tree)
+        except GrammarError as e:
+            raise SpecError(str(e)) from None
         used = _validate(tree, set(tensors) | set(scalars))
         if not used & set(tensors):
             raise SpecError("pointwise expression uses no tensor argument")
@@ -164,11 +172,17 @@ def _dtype_names(dtypes: str | list[str]) -> tuple[str, ...]:
 
 
 def _validate(node: ast.expr, allowed: set[str]) -> set[str]:
-    """Check that `node` uses only the spec's vocabulary; return the argument names it uses."""
+    """Check that `node` uses only the spec's vocabulary, a closed grammar (Note [Formulas are a closed
+    grammar], codegen/formula_grammar.py); return the argument names it uses."""
     used: set[str] = set()
+    callees = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name):
+            if id(sub) in callees:
+                continue  # checked with its Call
             if sub.id not in allowed:
+                if sub.id in FUNCTIONS:
+                    raise SpecError(f"function '{sub.id}' is used as a value in pointwise expression; call it")
                 raise SpecError(f"unknown name '{sub.id}' in pointwise expression; "
                                 f"the op's arguments are: {', '.join(sorted(allowed))}")
             used.add(sub.id)
@@ -180,16 +194,26 @@ def _validate(node: ast.expr, allowed: set[str]) -> set[str]:
                                 f"known: {', '.join(sorted(FUNCTIONS))}")
             if sub.keywords or len(sub.args) != rule.arity:
                 raise SpecError(f"{fn}() takes {rule.arity} positional argument(s)")
-            # The function name itself is not an argument reference.
-            allowed = allowed | {fn}
         elif isinstance(sub, ast.Constant):
             if type(sub.value) not in (int, float, bool):
                 raise SpecError(f"constant {sub.value!r} is not a number or bool")
-        elif isinstance(sub, ast.Compare) and len(sub.ops) != 1:
-            raise SpecError("chained comparisons are not supported; combine with 'and'")
+            if type(sub.value) is float and not math.isfinite(sub.value):
+                raise SpecError(f"constant {sub.value!r} is not finite")
+        elif isinstance(sub, ast.Compare):
+            if len(sub.ops) != 1:
+                raise SpecError("chained comparisons are not supported; combine with 'and'")
+            if type(sub.ops[0]) not in _COMPARE:
+                raise SpecError(f"comparison '{_OP_TEXT.get(type(sub.ops[0]), type(sub.ops[0]).__name__)}' is "
+                                "not allowed in a pointwise expression; use <, <=, >, >=, == or !=")
+        elif isinstance(sub, ast.BinOp) and type(sub.op) not in _BINOPS_NUMPY:
+            raise SpecError(f"operator '{type(sub.op).__name__}' is not allowed in a pointwise expression; "
+                            f"use {' '.join(_BINOPS_NUMPY.values())}")
         elif not isinstance(sub, _ALLOWED_NODES):
             raise SpecError(f"'{type(sub).__name__}' is not allowed in a pointwise expression")
-    return used - set(FUNCTIONS)
+    return used
+
+
+_OP_TEXT = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
 
 
 class _Fold(ast.NodeTransformer):

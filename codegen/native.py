@@ -23,7 +23,7 @@ from pathlib import Path
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError, SchemaParseError
 from codegen.kernel_spec import PointwiseSpec, SpecError
 from codegen.model import FunctionSchema, SchemaKind
-from codegen.yaml_lines import LocatedMap, load_entries
+from codegen.yaml_lines import LocatedMap, load_entries, read_source
 from runtime.vocabulary import POINTWISE_KEYS, YAML_DISPATCH_KEYS
 
 
@@ -47,6 +47,22 @@ ENTRY_KEYS = {
     "doc": "one line shown by 'opgen show' and in the stubs",
     "device_check": "NoCheck: the op takes tensors on different devices (copies, CPU index tensors for CUDA)",
 }
+
+# The type each key's value must have (after YAML parsing), and how to say it.
+ENTRY_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "func": ((str,), "a schema string"),
+    "variants": ((str,), "a string like 'function, method'"),
+    "dispatch": ((dict,), "a mapping like 'CPU: module.function'"),
+    "pointwise": ((str,), "an expression string"),
+    "promote": ((str,), "one of common, float, bool"),
+    "dtypes": ((str, list), "a dtype group or a list of dtypes"),
+    "promote_scalars": ((list,), "a list of scalar argument names"),
+    "doc": ((str,), "a one-line string"),
+    "device_check": ((str,), "Check or NoCheck"),
+}
+
+# Operator names become Python names and file names (cuda/pointwise/<name>.cu): ASCII identifiers, bounded.
+MAX_NAME_LENGTH = 100
 
 # Scalar-like argument types a pointwise expression may use.
 _POINTWISE_SCALARS = {"Scalar", "int", "float", "bool", "Scalar?", "float?", "int?"}
@@ -112,7 +128,7 @@ def load_native_functions(path: Path, *, root: Path | None = None, text: str | N
                           file: str | None = None) -> list[NativeFunction]:
     """Load and validate native_functions.yaml; kernels named in `dispatch` are looked up under `root`."""
     file = file or path.name
-    text = path.read_text() if text is None else text
+    text = read_source(path, file) if text is None else text
     root = root if root is not None else path.parent
     problems = _Collector(file)
     functions: list[NativeFunction] = []
@@ -155,8 +171,12 @@ def _load_entry(entry: LocatedMap, file: str, root: Path) -> NativeFunction:
     if unknown:
         known = ", ".join(ENTRY_KEYS)
         raise _EntryError(unknown[0], f"unknown key '{unknown[0]}'; known keys: {known}")
-    if "func" not in entry or not isinstance(entry["func"], str):
+    if "func" not in entry:
         raise OpgenError("entry has no 'func: <schema>' string")
+    for key, value in entry.items():
+        types, what = ENTRY_TYPES[key]
+        if not isinstance(value, types) or (isinstance(value, list) and not all(isinstance(v, str) for v in value)):
+            raise _EntryError(key, f"'{key}' must be {what}, not {_describe(value)}")
     func = FunctionSchema.parse(entry["func"])
     _check_names(func)
     variants = _parse_variants(entry.get("variants", "function"), func)
@@ -187,10 +207,21 @@ def _parse_device_check(value: object) -> bool:
     return value == "NoCheck"
 
 
+def _describe(value: object) -> str:
+    if isinstance(value, list):
+        bad = next((v for v in value if not isinstance(v, str)), None)
+        return f"a list holding {_describe(bad)}" if value and bad is not None else "a list"
+    return {dict: "a mapping", type(None): "empty (null)", bool: "a bool", int: "a number",
+            float: "a number"}.get(type(value), type(value).__name__)
+
+
 def _check_names(func: FunctionSchema) -> None:
     base = func.name.base
-    if not base.isidentifier() or (keyword.iskeyword(base) and not base.startswith("__")):
-        raise OpgenError(f"operator name '{base}' is not a valid Python identifier")
+    if not (base.isidentifier() and base.isascii()) or (keyword.iskeyword(base) and not base.startswith("__")):
+        raise OpgenError(f"operator name '{base}' is not a valid Python identifier (ASCII letters, digits, _)")
+    if len(str(func.name)) > MAX_NAME_LENGTH:
+        raise OpgenError(f"operator name '{str(func.name)[:40]}...' is {len(str(func.name))} characters long; "
+                         f"the limit is {MAX_NAME_LENGTH} (names become file names)")
 
 
 def _parse_variants(value: object, func: FunctionSchema) -> frozenset[Variant]:
@@ -267,7 +298,7 @@ def _parse_pointwise(entry: LocatedMap, func: FunctionSchema) -> PointwiseSpec:
     if not isinstance(promote_scalars, list) or not all(isinstance(s, str) for s in promote_scalars):
         raise _EntryError("promote_scalars", "promote_scalars must be a list of scalar argument names: [other]")
     try:
-        return PointwiseSpec.parse(str(entry["pointwise"]), tensors=tuple(tensors), scalars=tuple(scalars),
+        return PointwiseSpec.parse(entry["pointwise"], tensors=tuple(tensors), scalars=tuple(scalars),
                                    promote=entry.get("promote", "common"), dtypes=entry.get("dtypes", "all"),
                                    promote_scalars=tuple(promote_scalars))
     except SpecError as e:

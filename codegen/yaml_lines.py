@@ -1,12 +1,32 @@
-"""YAML reading that keeps line numbers and rejects duplicate keys."""
+"""YAML reading that keeps line numbers and refuses malformed input with `file:line: message`.
+
+Note [Reading untrusted YAML]
+The YAML files are input from people, so every way they can be wrong ends in a located `LoadError`, never a
+traceback, and a hostile file cannot make opgen run long or take memory:
+  - bytes: at most `MAX_BYTES`, UTF-8 (the line of the first bad byte is reported);
+  - the stream: YAML's own reader refuses control characters; strings built with escapes ("\\x01") may not
+    hold them either (they would reach file names, generated code or the terminal through `opgen show`);
+  - the document is composed into nodes (libyaml's C composer where installed, which keeps line numbers)
+    and built by `_Builder`, not by PyYAML's constructor: mapping keys must be strings, duplicate keys are
+    refused, nesting is at most `MAX_DEPTH` levels, and an alias is refused outright: the project's files
+    use none, and expanding aliases is what an alias bomb ("billion laughs") abuses. The composer makes an
+    alias the very node of its anchor, so composing a bomb is cheap and the builder refuses the second
+    visit of a node before expanding anything.
+"""
 
 from __future__ import annotations
 
+import unicodedata
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 from codegen.errors import Diagnostic, LoadError, Location
+
+MAX_BYTES = 4 << 20
+MAX_DEPTH = 16
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class LocatedMap(dict):
@@ -16,48 +36,188 @@ class LocatedMap(dict):
     key_lines: dict[str, int]
 
 
-class _Loader(yaml.SafeLoader):
-    file: str
-    duplicates: list[Diagnostic]
+def _error(file: str, line: int, message: str) -> LoadError:
+    return LoadError([Diagnostic(Location(file, line), message)])
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LocatedMap:  # type: ignore[override]
-        result = LocatedMap()
-        result.line = node.start_mark.line + 1
-        result.key_lines = {}
-        for key_node, value_node in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            line = key_node.start_mark.line + 1
-            if key in result.key_lines:
-                self.duplicates.append(Diagnostic(
-                    Location(self.file, line),
-                    f"duplicate key '{key}' (first given on line {result.key_lines[key]}); remove one"))
+
+def read_source(path: Path, file: str) -> str:
+    """The text of a YAML file: size-checked, decoded as UTF-8, or a located error."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise _error(file, 1, f"file is {size} bytes; the limit is {MAX_BYTES}")
+        data = path.read_bytes()
+    except OSError as e:
+        raise _error(file, 1, f"cannot read: {e.strerror}") from None
+    return decode(data, file)
+
+
+def decode(data: bytes, file: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise _error(file, line, f"not UTF-8: byte 0x{data[e.start]:02x} at offset {e.start} ({e.reason})") from None
+
+
+_SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null"))
+_MAP_TAG, _SEQ_TAG = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+
+
+class _Builder:
+    """YAML events -> Python values (LocatedMap, list, str/int/float/bool/None), without recursion
+    (Note [Reading untrusted YAML]): one pass over libyaml's event stream, a stack of open collections."""
+
+    def __init__(self, file: str, loader: Any) -> None:
+        self.file = file
+        self.loader = loader
+        self.problems: list[Diagnostic] = []
+        self.scalars = yaml.constructor.SafeConstructor()
+
+    def fail(self, event: yaml.Event, message: str) -> LoadError:
+        return _error(self.file, event.start_mark.line + 1, message)
+
+    def scalar(self, event: yaml.ScalarEvent) -> Any:
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+        if tag not in _SCALAR_TAGS:
+            raise self.fail(event, f"unsupported tag '{tag}'; use plain strings, numbers and true/false")
+        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        try:
+            value = self.scalars.construct_object(node)
+        except (yaml.YAMLError, ValueError, OverflowError) as e:
+            raise self.fail(event, f"bad value {event.value[:40]!r}: {e}") from None
+        if isinstance(value, str):
+            bad = next((c for c in value if c not in "\n\t" and unicodedata.category(c) in ("Cc", "Cs")), None)
+            if bad is not None:
+                raise self.fail(event, f"control character U+{ord(bad):04X} in a string")
+        return value
+
+    def build(self) -> tuple[Any, int]:
+        """The document's value and the line it starts on ((None, 1) for an empty stream)."""
+        loader = self.loader
+        # each open collection: [value, pending key or _NO_KEY, key event]
+        stack: list[list[Any]] = []
+        root: Any = None
+        root_line = 1
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, yaml.StreamStartEvent | yaml.StreamEndEvent | yaml.DocumentEndEvent):
                 continue
-            result[key] = self.construct_object(value_node, deep=deep)
-            result.key_lines[key] = line
-        return result
+            if isinstance(event, yaml.DocumentStartEvent):
+                if root is not None or stack:
+                    raise self.fail(event, "expected a single YAML document")
+                continue
+            if isinstance(event, yaml.AliasEvent):
+                raise self.fail(event, f"aliases ('*{event.anchor}') are not supported; write the value out")
+            if isinstance(event, yaml.CollectionEndEvent):
+                value = stack.pop()[0]
+                self._add(stack, value, event)
+                if not stack:
+                    root = value
+                continue
+            if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+                is_map = isinstance(event, yaml.MappingStartEvent)
+                if event.tag not in (None, "!", _MAP_TAG if is_map else _SEQ_TAG):
+                    raise self.fail(event, f"unsupported tag '{event.tag}'")
+                if len(stack) >= MAX_DEPTH:
+                    raise self.fail(event, f"nesting is deeper than {MAX_DEPTH} levels")
+                if stack and stack[-1][1] is _NO_KEY and isinstance(stack[-1][0], LocatedMap):
+                    raise self.fail(event, "a mapping key must be a plain string, not a list or mapping")
+                if is_map:
+                    value = LocatedMap()
+                    value.line = event.start_mark.line + 1
+                    value.key_lines = {}
+                else:
+                    value = []
+                if not stack:
+                    root_line = event.start_mark.line + 1
+                stack.append([value, _NO_KEY, None])
+                continue
+            value = self.scalar(event)  # a ScalarEvent
+            if not stack:
+                root, root_line = value, event.start_mark.line + 1
+                continue
+            top = stack[-1]
+            if isinstance(top[0], LocatedMap) and top[1] is _NO_KEY:
+                if not isinstance(value, str):
+                    raise self.fail(event, f"a mapping key must be a string, not {type(value).__name__} "
+                                           f"({event.value!r}); quote it")
+                top[1], top[2] = value, event
+                continue
+            self._add(stack, value, event)
+        return root, root_line
+
+    def _add(self, stack: list[list[Any]], value: Any, event: yaml.Event) -> None:
+        if not stack:
+            return
+        top = stack[-1]
+        container = top[0]
+        if isinstance(container, list):
+            container.append(value)
+            return
+        key, key_event = top[1], top[2]
+        top[1], top[2] = _NO_KEY, None
+        line = key_event.start_mark.line + 1
+        if key in container.key_lines:
+            self.problems.append(Diagnostic(
+                Location(self.file, line),
+                f"duplicate key '{key}' (first given on line {container.key_lines[key]}); remove one"))
+            return
+        container[key] = value
+        container.key_lines[key] = line
 
 
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _Loader.construct_mapping)
+_NO_KEY = object()
+
+
+def _parse(text: str, file: str) -> tuple[Any, int, list[int]]:
+    """The document, its first line, and the line of each top-level list item."""
+    if len(text) > MAX_BYTES:
+        raise _error(file, 1, f"file is {len(text)} characters; the limit is {MAX_BYTES}")
+    try:
+        loader = _LOADER(text)
+    except yaml.YAMLError as e:
+        raise _located(e, text, file) from None
+    builder = _Builder(file, loader)
+    try:
+        data, line = builder.build()
+    except yaml.YAMLError as e:
+        raise _located(e, text, file) from None
+    finally:
+        loader.dispose()
+    if builder.problems:
+        raise LoadError(builder.problems)
+    return data, line, []
+
+
+def _located(e: yaml.YAMLError, text: str, file: str) -> LoadError:
+    mark = getattr(e, "problem_mark", None)
+    if mark is not None:
+        line = mark.line + 1
+    elif isinstance(getattr(e, "position", None), int):  # a ReaderError: a character offset
+        line = text.count("\n", 0, e.position) + 1  # type: ignore[attr-defined]
+    else:
+        line = 1
+    problem = getattr(e, "problem", None) or getattr(e, "reason", None) or str(e).splitlines()[0]
+    if type(e).__name__ == "ReaderError":
+        problem = str(e).splitlines()[0]
+    return _error(file, line, f"invalid YAML: {problem}")
 
 
 def load_entries(text: str, file: str) -> list[LocatedMap]:
     """Parse a YAML file that must hold a list of mappings; errors name `file:line`."""
-    loader = _Loader(text)
-    loader.file = file
-    loader.duplicates = []
-    try:
-        data: Any = loader.get_single_data()
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        problem = getattr(e, "problem", None) or str(e)
-        raise LoadError([Diagnostic(Location(file, line), f"invalid YAML: {problem}")]) from None
-    finally:
-        loader.dispose()
-    if loader.duplicates:
-        raise LoadError(loader.duplicates)
+    data, line, _ = _parse(text, file)
     if data is None:
         return []
-    if not isinstance(data, list) or not all(isinstance(e, LocatedMap) for e in data):
-        raise LoadError([Diagnostic(Location(file, 1), "expected a list of entries ('- func: ...')")])
+    if not isinstance(data, list):
+        raise _error(file, line, "expected a list of entries ('- func: ...')")
+    for item in data:
+        if not isinstance(item, LocatedMap):
+            raise _error(file, line, f"expected a list of entries ('- func: ...'), found {_kind(item)} in it")
     return data
+
+
+def _kind(value: object) -> str:
+    return {list: "a list", type(None): "an empty item"}.get(type(value), f"a {type(value).__name__}")

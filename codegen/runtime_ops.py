@@ -1,0 +1,33 @@
+"""The operators the hand-written runtime itself calls, which every native_functions.yaml must declare.
+
+`runtime/` calls ops of the generated API (`G.reshape`, `generated_ops().view`, `dispatcher.find(
+"empty_strided")`, tensor methods such as `t.copy_(...)` and `t.fill_(...)`), so a native_functions.yaml
+without them generates a package that cannot be imported or fails at the first tensor. `RUNTIME_OPS` lists
+them by function name; tests/test_yaml_inputs.py scans runtime/ with `ast` and fails when a new call is
+missing here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from codegen.errors import Diagnostic, LoadError, Location
+
+RUNTIME_OPS: frozenset[str] = frozenset({
+    "_to_copy", "abs", "add", "add_", "addmm", "all", "any", "argmax", "as_strided", "as_strided_backward",
+    "bmm", "cat", "ceil", "clamp", "clone", "copy_", "cumsum", "div", "empty_strided", "erf", "exp", "expand",
+    "fill_", "flatten", "flip", "gather", "im2col", "index", "index_add", "index_put_", "index_select",
+    "isfinite", "isinf", "log", "log_sigmoid", "log_softmax", "logical_and", "matmul", "max", "maximum",
+    "mean", "min", "mm", "mul", "mul_", "narrow", "neg", "normal_", "permute", "prod", "random_", "relu",
+    "relu_", "reshape", "roll", "round", "scatter", "scatter_add", "select", "sigmoid", "sign", "slice",
+    "softmax", "softplus", "sort", "sqrt", "squeeze", "sum", "t", "tanh", "transpose", "trunc", "uniform_",
+    "unsqueeze", "view", "where", "zero_",
+})  # fmt: skip
+
+
+def check_runtime_ops(names: Iterable[str], file: str) -> None:
+    """Raise a located LoadError naming every runtime op that `names` (function names) lacks."""
+    missing = sorted(RUNTIME_OPS - set(names))
+    if missing:
+        raise LoadError([Diagnostic(Location(file, 1), f"the runtime needs {len(missing)} operator(s) that "
+                                                       f"{file} does not declare: {', '.join(missing)}")])
