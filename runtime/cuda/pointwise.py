@@ -87,7 +87,9 @@ def _empty(cupy: Any, shape: tuple[int, ...], np_dtype: Any, device: int) -> Any
 
 def launch(kernel: PointwiseKernel, tensors: Sequence[Any], scalars: Sequence[Any], out: Any = None) -> Any:
     """Run `kernel` on CUDA tensors (and Python scalars); return `out` or a new tensor."""
-    import cupy
+    from runtime.cuda.device import require_cupy
+
+    cupy = require_cupy()
 
     from runtime import dtypes
     from runtime.cuda.compile import load_function

@@ -13,7 +13,9 @@ from runtime.cuda import launch as L
 def softmax(t: Any, dim: int, dtype: Any = None, half_to_float: bool = False, log: bool = False) -> Any:
     """softmax (or log_softmax) of CUDA tensor `t` along `dim`; `dtype` casts the input first (as
     torch.softmax); `half_to_float` writes float32 for half precision input (as torch._softmax)."""
-    import cupy
+    from runtime.cuda.device import require_cupy
+
+    cupy = require_cupy()
 
     from runtime import dtypes
     from runtime.cuda import copy as C

@@ -27,8 +27,8 @@ def _as_strided(self: Tensor, shape: Sequence[int], strides: Sequence[int], offs
     if isinstance(data, np.ndarray):
         array = _buffer_view(data, tuple(shape), byte_strides) if data.__class__ is np.ndarray else None
         if array is None:
-            array = np.lib.stride_tricks.as_strided(data, tuple(shape), byte_strides,
-                                                    writeable=data.flags.writeable)
+            array = np.lib.stride_tricks.as_strided(data, tuple(shape), byte_strides,  # subok: an emulated
+                                                    writeable=data.flags.writeable, subok=True)  # CUDA array
     else:
         import cupy
         array = cupy.lib.stride_tricks.as_strided(data, tuple(shape), byte_strides)
@@ -48,7 +48,7 @@ def _shifted(data: object, offset: int) -> object:
     # A 1-element-wide window starting `offset` elements later, built with a strided view.
     flat_strides = (data.itemsize,)  # type: ignore[attr-defined]
     if isinstance(data, np.ndarray):
-        base = np.lib.stride_tricks.as_strided(data, (offset + 1,), flat_strides)
+        base = np.lib.stride_tricks.as_strided(data, (offset + 1,), flat_strides, subok=True)
     else:
         import cupy
         base = cupy.lib.stride_tricks.as_strided(data, (offset + 1,), flat_strides)
@@ -170,7 +170,8 @@ def as_strided(self: Tensor, size: Sequence[int], stride: Sequence[int], storage
         flat = root.reshape(-1)[offset:]
         byte_strides = tuple(s * item for s in strides)
         if isinstance(flat, np.ndarray):
-            array = np.lib.stride_tricks.as_strided(flat, shape, byte_strides, writeable=flat.flags.writeable)
+            array = np.lib.stride_tricks.as_strided(flat, shape, byte_strides, writeable=flat.flags.writeable,
+                                                    subok=True)
         else:
             import cupy
             array = cupy.lib.stride_tricks.as_strided(flat, shape, byte_strides)

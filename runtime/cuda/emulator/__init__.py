@@ -7,6 +7,7 @@ runs on: memory, streams, events and the CuPy-shaped array module the launch cod
 
 from __future__ import annotations
 
+import functools
 import os
 
 ENV_VAR = "OPGEN_EMULATE_CUDA"
@@ -15,3 +16,9 @@ ENV_VAR = "OPGEN_EMULATE_CUDA"
 def enabled() -> bool:
     """Whether `OPGEN_EMULATE_CUDA` asks for the emulated device (any value but '', '0', 'false', 'no')."""
     return os.environ.get(ENV_VAR, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+@functools.cache
+def active() -> bool:
+    """`enabled()` as read once per process: the emulated device replaces CUDA for the whole run."""
+    return enabled()
