@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from runtime.cuda import require_cupy
 from runtime.cuda import is_available
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not is_available(), reason="needs a CUDA device")]
@@ -28,7 +29,7 @@ DIMS = [None, 0, -1, (0, 2)]
 
 def _cuda(a: np.ndarray, dtype: str, view: Callable[[Any], Any] = lambda x: x) -> Any:
     """`view(a)` on the device as a tensor of `dtype` (`a` is the base array, already of `dtype`)."""
-    import cupy
+    cupy = require_cupy()  # CuPy, or the emulated device's module
 
     from runtime import dtypes
     from runtime.tensor import Tensor
@@ -151,7 +152,7 @@ def test_softmax_matches_numpy(dim: int, dtype: str, log: bool) -> None:
 @pytest.mark.parametrize("src", ["float32", "float64", "int32", "int64", "float16", "bool", "uint8"])
 @pytest.mark.parametrize("dst", ["float32", "int8", "float16", "bool", "int64"])
 def test_copy_casts_between_layouts(src: str, dst: str) -> None:
-    import cupy
+    cupy = require_cupy()  # CuPy, or the emulated device's module
 
     from runtime import dtypes
     from runtime.cuda import copy as C
@@ -172,7 +173,7 @@ def test_copy_casts_between_layouts(src: str, dst: str) -> None:
 
 
 def test_fill_and_arange() -> None:
-    import cupy
+    cupy = require_cupy()  # CuPy, or the emulated device's module
 
     from runtime import dtypes
     from runtime.cuda import copy as C
@@ -209,7 +210,7 @@ def test_random_is_reproducible_and_matches_the_host_twin() -> None:
 
 @pytest.mark.slow
 def test_sum_past_2_to_the_31() -> None:
-    import cupy
+    cupy = require_cupy()  # CuPy, or the emulated device's module
 
     from runtime import dtypes
     from runtime.cuda import reduce as R

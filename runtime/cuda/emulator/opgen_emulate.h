@@ -51,6 +51,7 @@ enum State : unsigned char { READY, WAIT_BLOCK, WAIT_WARP, DONE };
 struct Fiber {
   void* sp = nullptr;
   State state = READY;
+  uint3 idx{0, 0, 0};
 };
 
 struct Engine {
@@ -61,11 +62,13 @@ struct Engine {
   Fiber fibers[kMaxThreads];
   int nthreads = 0;
   int current = 0;
+  int done = 0;
   int live_block = 0;
   int arrived_block = 0;
   int live_warp[kMaxThreads / kWarp] = {};
   int arrived_warp[kMaxThreads / kWarp] = {};
-  unsigned long long exchange[kMaxThreads / kWarp][kWarp] = {};
+  unsigned long long exchange[2][kMaxThreads / kWarp][kWarp] = {};  // double-buffered (see exchange())
+  unsigned char exchange_gen[kMaxThreads / kWarp] = {};
   void* scheduler_sp = nullptr;
   std::vector<char*> stacks;
   void (*body)(void*) = nullptr;
@@ -86,6 +89,7 @@ inline Engine g;
 #define warpSize 32
 
 // ---- the context switch: callee-saved registers on the old stack, then the new stack's ---------------
+// (The floating-point control state is not switched: every fiber runs with the launching thread's.)
 #if defined(__x86_64__)
 extern "C" void opgen_emu_switch(void** save, void* load);
 asm(R"(
@@ -100,14 +104,8 @@ opgen_emu_switch:
   pushq %r13
   pushq %r14
   pushq %r15
-  subq $8, %rsp
-  stmxcsr (%rsp)
-  fnstcw 4(%rsp)
   movq %rsp, (%rdi)
   movq %rsi, %rsp
-  ldmxcsr (%rsp)
-  fldcw 4(%rsp)
-  addq $8, %rsp
   popq %r15
   popq %r14
   popq %r13
@@ -161,19 +159,30 @@ namespace opgen_emu {
 
 inline void set_thread(int t) {
   g.current = t;
-  const unsigned bx = g.block_dim.x, by = g.block_dim.y;
-  g.thread_idx.x = t % bx;
-  g.thread_idx.y = (t / bx) % by;
-  g.thread_idx.z = t / (bx * by);
+  g.thread_idx = g.fibers[t].idx;
 }
-
-inline void yield_to_scheduler() { opgen_emu_switch(&g.fibers[g.current].sp, g.scheduler_sp); }
 
 inline void fail(const char* what) {
   if (!g.error[0]) {
     std::snprintf(g.error, sizeof g.error, "%s (block (%u,%u,%u), thread (%u,%u,%u))", what, g.block_idx.x,
                   g.block_idx.y, g.block_idx.z, g.thread_idx.x, g.thread_idx.y, g.thread_idx.z);
   }
+}
+
+// Leaves the running fiber (its stack pointer saved in *save) for the next ready one in round-robin
+// order, or for the scheduler when none is ready (the block finished, or no barrier can complete).
+inline void switch_to_next(void** save) {
+  const int n = g.nthreads;
+  int t = g.current;
+  for (int k = 1; k <= n; ++k) {
+    if (++t == n) t = 0;
+    if (g.fibers[t].state == READY) {
+      set_thread(t);
+      opgen_emu_switch(save, g.fibers[t].sp);
+      return;
+    }
+  }
+  opgen_emu_switch(save, g.scheduler_sp);
 }
 
 // Releases the waiters of a scope once every live thread of it arrived.
@@ -186,35 +195,35 @@ inline void release(State waiting, int warp) {
   if (warp < 0) g.arrived_block = 0; else g.arrived_warp[warp] = 0;
 }
 
+inline void wait(State state) {
+  const int me = g.current;
+  g.fibers[me].state = state;
+  switch_to_next(&g.fibers[me].sp);
+  set_thread(me);
+}
+
 inline void block_barrier() {
-  Fiber& f = g.fibers[g.current];
   if (++g.arrived_block == g.live_block) {
     release(WAIT_BLOCK, -1);
     return;
   }
-  f.state = WAIT_BLOCK;
-  const int me = g.current;
-  yield_to_scheduler();
-  set_thread(me);
+  wait(WAIT_BLOCK);
 }
 
 inline void warp_barrier() {
-  Fiber& f = g.fibers[g.current];
   const int w = g.current / kWarp;
   if (++g.arrived_warp[w] == g.live_warp[w]) {
     release(WAIT_WARP, w);
     return;
   }
-  f.state = WAIT_WARP;
-  const int me = g.current;
-  yield_to_scheduler();
-  set_thread(me);
+  wait(WAIT_WARP);
 }
 
 [[noreturn]] inline void fiber_main() {
   g.body(g.body_arg);
   const int t = g.current;
   g.fibers[t].state = DONE;
+  ++g.done;
   const int w = t / kWarp;
   --g.live_block;
   --g.live_warp[w];
@@ -226,7 +235,8 @@ inline void warp_barrier() {
          "call (__syncwarp, shuffle or vote)");
   }
   void* discard;
-  opgen_emu_switch(&discard, g.scheduler_sp);
+  if (g.error[0]) opgen_emu_switch(&discard, g.scheduler_sp);
+  switch_to_next(&discard);
   std::abort();  // a finished fiber is never resumed
 }
 
@@ -238,17 +248,13 @@ inline void* fresh_stack(int t) {
     g.stacks.push_back(static_cast<char*>(p));
   }
   // An initial frame that opgen_emu_switch "returns" into fiber_main with an ABI-aligned stack.
-  auto top = reinterpret_cast<std::uintptr_t>(g.stacks[t] + kStackBytes) & ~std::uintptr_t(15);
+  // Stack tops are staggered: equally aligned tops would share L1 cache sets and evict each other.
+  auto top = reinterpret_cast<std::uintptr_t>(g.stacks[t] + kStackBytes - (t % 61) * 208) & ~std::uintptr_t(15);
 #if defined(__x86_64__)
   auto* sp = reinterpret_cast<std::uint64_t*>(top - 16);
   sp[0] = reinterpret_cast<std::uint64_t>(&fiber_main);  // return address
   sp -= 6;
   for (int i = 0; i < 6; ++i) sp[i] = 0;  // r15 r14 r13 r12 rbx rbp
-  sp -= 1;
-  std::uint32_t csr[2];
-  asm volatile("stmxcsr %0" : "=m"(csr[0]));
-  asm volatile("fnstcw %0" : "=m"(csr[1]));
-  std::memcpy(sp, csr, 8);
   return sp;
 #else
   auto* sp = reinterpret_cast<std::uint64_t*>(top - 176);
@@ -258,46 +264,41 @@ inline void* fresh_stack(int t) {
 #endif
 }
 
-// Runs one block: every thread from the start of the kernel body until all are done.
+// Runs one block: every thread from the start of the kernel body until all are done. Fibers hand control
+// to each other (switch_to_next); it comes back here only when no fiber is ready.
 inline bool run_block() {
   const int n = g.nthreads;
   g.live_block = n;
   g.arrived_block = 0;
+  g.done = 0;
   for (int w = 0; w < (n + kWarp - 1) / kWarp; ++w) {
     g.live_warp[w] = (w + 1) * kWarp <= n ? kWarp : n - w * kWarp;
     g.arrived_warp[w] = 0;
   }
+  const unsigned bx = g.block_dim.x, by = g.block_dim.y;
   for (int t = 0; t < n; ++t) {
     g.fibers[t].state = READY;
+    g.fibers[t].idx = uint3{t % bx, (t / bx) % by, t / (bx * by)};
     g.fibers[t].sp = fresh_stack(t);
     if (!g.fibers[t].sp) {
       std::snprintf(g.error, sizeof g.error, "cannot allocate a fiber stack for thread %d", t);
       return false;
     }
   }
-  int remaining = n;
-  while (remaining > 0) {
-    bool progressed = false;
+  set_thread(0);
+  opgen_emu_switch(&g.scheduler_sp, g.fibers[0].sp);
+  if (g.error[0]) return false;
+  if (g.done < n) {
+    int at_block = 0, at_warp = 0;
     for (int t = 0; t < n; ++t) {
-      if (g.fibers[t].state != READY) continue;
-      progressed = true;
-      set_thread(t);
-      opgen_emu_switch(&g.scheduler_sp, g.fibers[t].sp);
-      if (g.error[0]) return false;
-      if (g.fibers[t].state == DONE) --remaining;
+      at_block += g.fibers[t].state == WAIT_BLOCK;
+      at_warp += g.fibers[t].state == WAIT_WARP;
     }
-    if (!progressed) {
-      int at_block = 0, at_warp = 0;
-      for (int t = 0; t < n; ++t) {
-        at_block += g.fibers[t].state == WAIT_BLOCK;
-        at_warp += g.fibers[t].state == WAIT_WARP;
-      }
-      std::snprintf(g.error, sizeof g.error,
-                    "deadlock in block (%u,%u,%u): %d threads wait at __syncthreads and %d at a warp barrier; "
-                    "no barrier can complete (a barrier inside divergent code?)",
-                    g.block_idx.x, g.block_idx.y, g.block_idx.z, at_block, at_warp);
-      return false;
-    }
+    std::snprintf(g.error, sizeof g.error,
+                  "deadlock in block (%u,%u,%u): %d threads wait at __syncthreads and %d at a warp barrier; "
+                  "no barrier can complete (a barrier inside divergent code?)",
+                  g.block_idx.x, g.block_idx.y, g.block_idx.z, at_block, at_warp);
+    return false;
   }
   return true;
 }
@@ -405,16 +406,26 @@ inline void __syncthreads() { opgen_emu::block_barrier(); }
 inline void __syncwarp(unsigned = 0xffffffffu) { opgen_emu::warp_barrier(); }
 
 namespace opgen_emu {
+// One barrier per exchange: lanes write bank (k % 2) for their k-th exchange. No lane can write bank k % 2
+// again (exchange k + 2) before every lane arrived at exchange k + 1, that is, finished reading exchange k.
+inline unsigned long long* exchange_bank(int w) {
+  return g.exchange[g.exchange_gen[w] & 1][w];
+}
+inline unsigned long long* exchange_publish(int w, int lane, unsigned long long bits) {
+  unsigned long long* bank = exchange_bank(w);
+  bank[lane] = bits;
+  if (g.arrived_warp[w] + 1 == g.live_warp[w]) ++g.exchange_gen[w];  // the last arrival flips the bank
+  warp_barrier();
+  return bank;
+}
 template <typename T> inline T exchange(T v, int src_lane) {
   static_assert(sizeof(T) <= 8, "warp exchanges move at most 8 bytes");
   const int lane = g.current % kWarp, w = g.current / kWarp;
   unsigned long long bits = 0;
   std::memcpy(&bits, &v, sizeof(T));
-  g.exchange[w][lane] = bits;
-  warp_barrier();
+  const unsigned long long* bank = exchange_publish(w, lane, bits);
   T r = v;
-  if (src_lane >= 0 && src_lane < g.live_warp[w]) std::memcpy(&r, &g.exchange[w][src_lane], sizeof(T));
-  warp_barrier();  // nobody overwrites a slot before every lane read it
+  if (src_lane >= 0 && src_lane < g.live_warp[w]) std::memcpy(&r, &bank[src_lane], sizeof(T));
   return r;
 }
 inline unsigned lane_id() { return static_cast<unsigned>(g.current % kWarp); }
@@ -442,12 +453,10 @@ template <typename T> inline T __shfl_xor_sync(unsigned, T v, int mask, int widt
 inline unsigned __ballot_sync(unsigned mask, int predicate) {
   unsigned result = 0;
   const int w = opgen_emu::g.current / opgen_emu::kWarp;
-  opgen_emu::g.exchange[w][opgen_emu::lane_id()] = predicate != 0;
-  opgen_emu::warp_barrier();
+  const unsigned long long* bank = opgen_emu::exchange_publish(w, opgen_emu::lane_id(), predicate != 0);
   for (int lane = 0; lane < opgen_emu::g.live_warp[w]; ++lane) {
-    if (opgen_emu::g.exchange[w][lane]) result |= 1u << lane;
+    if (bank[lane]) result |= 1u << lane;
   }
-  opgen_emu::warp_barrier();
   return result & mask;
 }
 inline int __any_sync(unsigned mask, int predicate) { return __ballot_sync(mask, predicate) != 0; }

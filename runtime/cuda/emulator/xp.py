@@ -354,8 +354,10 @@ cuda = SimpleNamespace(
 
 
 def _to_device(result: Any) -> Any:
-    if result.__class__ is np.ndarray:
-        return result.view(DeviceArray)
+    if result.__class__ is np.ndarray:  # copied into the pool, as CuPy allocates its results there
+        out = DeviceArray(result.shape, result.dtype)
+        out.view(np.ndarray)[...] = result
+        return out
     if isinstance(result, tuple | list):
         return type(result)(_to_device(r) for r in result)
     return result
