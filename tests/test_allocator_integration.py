@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from runtime.cuda import cupy_pool, emulator, host_allocator, memory
-from runtime.cuda.device import require_cupy
 from runtime.cuda.allocator import CachingAllocator, RawOutOfMemory, SimulatedDevice
+from runtime.cuda.device import require_cupy
 from runtime.cuda.host_allocator import (
     CachingHostAllocator,
     SimulatedHostMemory,

@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from runtime.cuda import require_cupy
-from runtime.cuda import is_available
+from runtime.cuda import is_available, require_cupy
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not is_available(), reason="needs a CUDA device")]
 

@@ -196,7 +196,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     with cupy.cuda.Device(device):
         out = F.empty((n,), dtype, device)
         if n:
-            bits = 32 if n <= L.INT32_LIMIT else 64
+            bits = L.index_width(n <= L.INT32_LIMIT)
             conv = np.float64 if dtype.is_floating_point else np.int64
             fn = load_function(F.source_path("cuda/fill.cu"), f"arange__{dtype.name}{bits}", device)
             F.launch_1d(fn, n, (F.index_np(bits)(n), out, conv(start), conv(step)), device)

@@ -168,7 +168,7 @@ def _launch(op: str, t: Any, dims: tuple[int, ...], rows: int, cols: int, result
         layout = (cols, 1)
     row_stride, col_stride = layout
     reach = (rows - 1) * row_stride + (cols - 1) * col_stride if cols else 0
-    bits = 32 if max(reach, rows, cols) <= L.INT32_LIMIT else 64
+    bits = L.index_width(max(reach, rows, cols) <= L.INT32_LIMIT)
     index = F.index_np(bits)
     name = f"reduce_{op}__{t.dtype.name}"
     source = F.source_path(f"cuda/reduce/{op}.cu")

@@ -44,7 +44,7 @@ def softmax(t: Any, dim: int, dtype: Any = None, half_to_float: bool = False, lo
         cols = int(data.shape[-1])
         rows = int(data.size) // cols if cols else 0
         if rows:
-            bits = 32 if data.size <= L.INT32_LIMIT else 64
+            bits = L.index_width(data.size <= L.INT32_LIMIT)
             fn = load_function(F.source_path("cuda/softmax.cu"),
                                f"{name}__{t.dtype.name}__{out_dtype.name}{bits}", device)
             grid = max(1, min(rows, 65535))

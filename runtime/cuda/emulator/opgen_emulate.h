@@ -67,8 +67,7 @@ struct Engine {
   int arrived_block = 0;
   int live_warp[kMaxThreads / kWarp] = {};
   int arrived_warp[kMaxThreads / kWarp] = {};
-  unsigned long long exchange[2][kMaxThreads / kWarp][kWarp] = {};  // double-buffered (see exchange())
-  unsigned char exchange_gen[kMaxThreads / kWarp] = {};
+  unsigned long long exchange[kMaxThreads / kWarp][kWarp] = {};
   void* scheduler_sp = nullptr;
   std::vector<char*> stacks;
   void (*body)(void*) = nullptr;
@@ -406,57 +405,68 @@ inline void __syncthreads() { opgen_emu::block_barrier(); }
 inline void __syncwarp(unsigned = 0xffffffffu) { opgen_emu::warp_barrier(); }
 
 namespace opgen_emu {
-// One barrier per exchange: lanes write bank (k % 2) for their k-th exchange. No lane can write bank k % 2
-// again (exchange k + 2) before every lane arrived at exchange k + 1, that is, finished reading exchange k.
-inline unsigned long long* exchange_bank(int w) {
-  return g.exchange[g.exchange_gen[w] & 1][w];
-}
+// A warp exchange: every lane publishes its word, all meet, each reads its source lane's word, and all
+// meet again before a slot can be overwritten by the next exchange.
 inline unsigned long long* exchange_publish(int w, int lane, unsigned long long bits) {
-  unsigned long long* bank = exchange_bank(w);
-  bank[lane] = bits;
-  if (g.arrived_warp[w] + 1 == g.live_warp[w]) ++g.exchange_gen[w];  // the last arrival flips the bank
+  g.exchange[w][lane] = bits;
   warp_barrier();
-  return bank;
+  return g.exchange[w];
 }
-template <typename T> inline T exchange(T v, int src_lane) {
+inline void exchange_done() { warp_barrier(); }
+
+// A lane named in a warp-synchronous call's mask must take part: a lane past the end of a partial warp
+// (or one that exited) cannot, which CUDA leaves undefined; the engine reports it.
+inline void check_mask(unsigned mask, int w) {
+  const int live = g.live_warp[w];
+  const unsigned present = live >= 32 ? 0xffffffffu : ((1u << live) - 1u);
+  if (mask & ~present) {
+    fail("a warp-synchronous call's mask names lanes that do not exist or exited (a partial warp: blockDim "
+         "not a multiple of 32?)");
+  }
+}
+template <typename T> inline T exchange(T v, int src_lane, unsigned mask) {
   static_assert(sizeof(T) <= 8, "warp exchanges move at most 8 bytes");
   const int lane = g.current % kWarp, w = g.current / kWarp;
+  check_mask(mask, w);
   unsigned long long bits = 0;
   std::memcpy(&bits, &v, sizeof(T));
   const unsigned long long* bank = exchange_publish(w, lane, bits);
   T r = v;
   if (src_lane >= 0 && src_lane < g.live_warp[w]) std::memcpy(&r, &bank[src_lane], sizeof(T));
+  exchange_done();
   return r;
 }
 inline unsigned lane_id() { return static_cast<unsigned>(g.current % kWarp); }
 }  // namespace opgen_emu
 
-template <typename T> inline T __shfl_sync(unsigned, T v, int src, int width = 32) {
+template <typename T> inline T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
   const int lane = static_cast<int>(opgen_emu::lane_id());
-  return opgen_emu::exchange(v, (lane / width) * width + (src % width));
+  return opgen_emu::exchange(v, (lane / width) * width + (src % width), mask);
 }
-template <typename T> inline T __shfl_down_sync(unsigned, T v, unsigned delta, int width = 32) {
+template <typename T> inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32) {
   const int lane = static_cast<int>(opgen_emu::lane_id());
   const int src = lane % width + static_cast<int>(delta) < width ? lane + static_cast<int>(delta) : lane;
-  return opgen_emu::exchange(v, src);
+  return opgen_emu::exchange(v, src, mask);
 }
-template <typename T> inline T __shfl_up_sync(unsigned, T v, unsigned delta, int width = 32) {
+template <typename T> inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32) {
   const int lane = static_cast<int>(opgen_emu::lane_id());
   const int src = lane % width >= static_cast<int>(delta) ? lane - static_cast<int>(delta) : lane;
-  return opgen_emu::exchange(v, src);
+  return opgen_emu::exchange(v, src, mask);
 }
-template <typename T> inline T __shfl_xor_sync(unsigned, T v, int mask, int width = 32) {
+template <typename T> inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
   const int lane = static_cast<int>(opgen_emu::lane_id());
-  const int src = lane ^ mask;
-  return opgen_emu::exchange(v, (src / width) == (lane / width) ? src : lane);
+  const int src = lane ^ lane_mask;
+  return opgen_emu::exchange(v, (src / width) == (lane / width) ? src : lane, mask);
 }
 inline unsigned __ballot_sync(unsigned mask, int predicate) {
   unsigned result = 0;
   const int w = opgen_emu::g.current / opgen_emu::kWarp;
+  opgen_emu::check_mask(mask, w);
   const unsigned long long* bank = opgen_emu::exchange_publish(w, opgen_emu::lane_id(), predicate != 0);
   for (int lane = 0; lane < opgen_emu::g.live_warp[w]; ++lane) {
     if (bank[lane]) result |= 1u << lane;
   }
+  opgen_emu::exchange_done();
   return result & mask;
 }
 inline int __any_sync(unsigned mask, int predicate) { return __ballot_sync(mask, predicate) != 0; }
