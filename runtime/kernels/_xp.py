@@ -55,7 +55,7 @@ def result_type(*args: Any) -> dtypes.DType:
 
 def scatter_add_at(xp: Any, target: Any, index: tuple[Any, ...], values: Any) -> None:
     """`target[index] += values` with repeated indices accumulated (np.add.at / cupyx.scatter_add)."""
-    if xp is np:
+    if isinstance(target, np.ndarray):  # NumPy, or an emulated CUDA array (a NumPy subclass)
         np.add.at(target, index, values)
     else:
         import cupyx

@@ -237,7 +237,7 @@ def as_strided_backward(grad: Tensor, input_sizes: Sequence[int], input_strides:
     in_pos = _positions(xp, _sizes(input_sizes), _sizes(input_strides), input_offset)
     length = int(max(int(out_pos.max()) if out_pos.size else 0, int(in_pos.max()) if in_pos.size else 0)) + 1
     buf = xp.zeros(length, dtype=grad._data.dtype)
-    if xp is np:
+    if isinstance(buf, np.ndarray):  # NumPy, or an emulated CUDA array (a NumPy subclass)
         np.add.at(buf, out_pos.reshape(-1), grad._data.reshape(-1))
     else:
         import cupyx
