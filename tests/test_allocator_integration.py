@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from runtime.cuda import cupy_pool, host_allocator, memory
+from runtime.cuda import cupy_pool, emulator, host_allocator, memory
 from runtime.cuda.allocator import CachingAllocator, RawOutOfMemory, SimulatedDevice
+from runtime.cuda.device import require_cupy
 from runtime.cuda.host_allocator import (
     CachingHostAllocator,
     SimulatedHostMemory,
@@ -244,11 +245,11 @@ def _have_gpu() -> bool:
 
 
 @pytest.mark.cuda
-@pytest.mark.skipif(not _have_gpu(), reason="needs CuPy and a CUDA device")
+@pytest.mark.skipif(not (_have_gpu() or emulator.active()), reason="needs CuPy and a CUDA device")
 def test_real_device_pool_roundtrip() -> None:
-    import cupy
+    cupy = require_cupy()  # CuPy, or the emulated device's module (runtime/cuda/emulator/xp.py)
 
-    alloc = CachingAllocator(cupy_pool.CupyRawMemory(0))
+    alloc = CachingAllocator(memory._raw_memory(0))
     memory.set_allocator_for_testing(0, alloc)
     try:
         cupy_pool.install()

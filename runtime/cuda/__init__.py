@@ -20,6 +20,7 @@ from runtime.cuda.device import (
     get_device_name,
     get_device_properties,
     is_available,
+    is_emulated,
     require_cupy,
     set_device,
     stream,
@@ -47,6 +48,6 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "CUDA_INSTALL_HINT", "CudaUnavailableError", "Event", "Stream", "current_device", "current_stream",
-    "device_count", "get_device_name", "get_device_properties", "is_available", "require_cupy", "set_device",
-    "stream", "synchronize", *_MEMORY_NAMES, *_ALLOCATOR_NAMES,
+    "device_count", "get_device_name", "get_device_properties", "is_available", "is_emulated", "require_cupy",
+    "set_device", "stream", "synchronize", *_MEMORY_NAMES, *_ALLOCATOR_NAMES,
 ]

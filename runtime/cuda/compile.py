@@ -202,8 +202,19 @@ def read_source(path: str) -> str:
     return text
 
 
+def _emulated() -> bool:
+    from runtime.cuda import emulator
+
+    return emulator.active()
+
+
 def load_function(source_path: str, kernel: str, device_index: int) -> Any:
-    """The `cupy.cuda.Function` named `kernel` of the module compiled from `source_path` on a device."""
+    """The `cupy.cuda.Function` named `kernel` of the module compiled from `source_path` on a device
+    (under OPGEN_EMULATE_CUDA=1, the same kernel compiled for the host engine: runtime/cuda/emulator)."""
+    if _emulated():
+        from runtime.cuda.emulator import engine
+
+        return engine.load_function(source_path, kernel, device_index)
     with _MODULE_LOCK:
         module = _MODULES.get((device_index, source_path))
     if module is None:

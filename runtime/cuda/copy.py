@@ -37,7 +37,9 @@ def _span(a: Any) -> tuple[int, int]:
 
 def copy_array(dst: Any, dst_dtype: Any, src: Any, src_dtype: Any) -> None:
     """Write device array `src` (runtime dtype `src_dtype`, broadcastable) into device array `dst`."""
-    import cupy
+    from runtime.cuda.device import require_cupy
+
+    cupy = require_cupy()
 
     from runtime.cuda.compile import load_function
 
@@ -67,7 +69,9 @@ def copy_array(dst: Any, dst_dtype: Any, src: Any, src_dtype: Any) -> None:
 
 def copy_(dst: Any, src: Any, non_blocking: bool = False) -> Any:
     """`dst.copy_(src)` for a CUDA `dst`: any strides, any dtypes, `src` on any device. Returns `dst`."""
-    import cupy
+    from runtime.cuda.device import require_cupy
+
+    cupy = require_cupy()
 
     from runtime.strides import broadcast_shapes
 
@@ -87,7 +91,9 @@ def copy_(dst: Any, src: Any, non_blocking: bool = False) -> Any:
 
 def to_dtype(t: Any, dtype: Any) -> Any:
     """A contiguous copy of CUDA tensor `t` in `dtype` (a runtime dtype)."""
-    import cupy
+    from runtime.cuda.device import require_cupy
+
+    cupy = require_cupy()
 
     from runtime.tensor import Tensor
 
@@ -123,7 +129,9 @@ def scalar_bits(value: Any, dtype: Any) -> np.generic:
 
 def fill_(t: Any, value: Any) -> Any:
     """`t.fill_(value)` for a CUDA tensor of any strides. Returns `t`."""
-    import cupy
+    from runtime.cuda.device import require_cupy
+
+    cupy = require_cupy()
 
     from runtime.cuda.compile import load_function
 
@@ -168,7 +176,9 @@ def arange_length(start: float, end: float, step: float) -> int:
 
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: int = 0) -> Any:
     """`G.arange(start, end, step, dtype=..., device='cuda:<device>')`: a contiguous CUDA tensor."""
-    import cupy
+    from runtime.cuda.device import require_cupy
+
+    cupy = require_cupy()
 
     from runtime import dtypes
     from runtime.cuda.compile import load_function
@@ -186,7 +196,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     with cupy.cuda.Device(device):
         out = F.empty((n,), dtype, device)
         if n:
-            bits = 32 if n <= L.INT32_LIMIT else 64
+            bits = L.index_width(n <= L.INT32_LIMIT)
             conv = np.float64 if dtype.is_floating_point else np.int64
             fn = load_function(F.source_path("cuda/fill.cu"), f"arange__{dtype.name}{bits}", device)
             F.launch_1d(fn, n, (F.index_np(bits)(n), out, conv(start), conv(step)), device)

@@ -24,7 +24,13 @@ _ERROR_MEMORY_ALLOCATION = 2  # cudaErrorMemoryAllocation
 
 
 def import_cupy() -> ModuleType:
-    """Import CuPy or explain how to install it."""
+    """Import CuPy or explain how to install it (the emulated device's module under OPGEN_EMULATE_CUDA=1)."""
+    from runtime.cuda import emulator
+
+    if emulator.active():
+        from runtime.cuda.emulator import xp
+
+        return xp
     try:
         import cupy
     except ImportError as err:  # pragma: no cover - depends on the machine

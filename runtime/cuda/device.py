@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from runtime.cuda import emulator
+
 CUDA_INSTALL_HINT = "CUDA support needs CuPy: pip install 'opgen[cuda12]' (or 'opgen[cuda13]')"
 
 
@@ -17,13 +19,17 @@ class CudaUnavailableError(RuntimeError):
 def require_cupy() -> Any:
     """The `cupy` module, or CudaUnavailableError saying what to install.
 
+    Under `OPGEN_EMULATE_CUDA=1` it is the emulated device's CuPy-shaped module (runtime/cuda/emulator/xp.py).
     On first use, CuPy's own allocations (temporaries, cuBLAS workspaces) are routed into opgen's caching
     allocator, so one pool serves all CUDA memory (runtime/cuda/cupy_pool.py).
     """
-    try:
-        import cupy
-    except ImportError as e:
-        raise CudaUnavailableError(CUDA_INSTALL_HINT) from e
+    if emulator.active():
+        from runtime.cuda.emulator import xp as cupy
+    else:
+        try:
+            import cupy
+        except ImportError as e:
+            raise CudaUnavailableError(CUDA_INSTALL_HINT) from e
     _route_cupy_allocations(cupy)
     return cupy
 
@@ -37,6 +43,8 @@ def _route_cupy_allocations(cupy: Any) -> None:
 
 @functools.cache
 def _device_count() -> int:
+    if emulator.active():
+        return 1
     try:
         import cupy
 
@@ -48,6 +56,11 @@ def _device_count() -> int:
 def is_available() -> bool:
     """True when CuPy is installed and a CUDA device is present. Never raises."""
     return _device_count() > 0
+
+
+def is_emulated() -> bool:
+    """True when CUDA is the emulated device (`OPGEN_EMULATE_CUDA=1`), False on a real GPU or with none."""
+    return emulator.active()
 
 
 def device_count() -> int:

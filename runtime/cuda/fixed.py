@@ -26,7 +26,9 @@ def storage_np(dtype: Any) -> np.dtype:
 
 def empty(shape: tuple[int, ...], dtype: Any, device: int) -> Any:
     """A new contiguous device array of a runtime dtype, from the caching allocator."""
-    import cupy
+    from runtime.cuda.device import require_cupy
+
+    cupy = require_cupy()
 
     from runtime.cuda.pointwise import _empty
 
@@ -43,7 +45,9 @@ def index_np(bits: int) -> type:
 
 def launch_1d(fn: Any, work: int, args: tuple[Any, ...], device: int) -> None:
     """Launch a grid-stride kernel over `work` items on the current stream."""
-    import cupy
+    from runtime.cuda.device import require_cupy
+
+    cupy = require_cupy()
 
     from runtime.cuda.device import sm_count
 

@@ -4,7 +4,8 @@ strided-operand struct, index width, path choice and grid size. No CuPy here: al
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,8 +63,31 @@ def max_offset(shape: Shape, strides: Strides) -> int:
     return sum((n - 1) * s for n, s in zip(shape, strides, strict=True)) if all(shape) else 0
 
 
+_FORCED_BITS: list[int | None] = [None]
+
+
+@contextmanager
+def force_index_bits(bits: int | None) -> Iterator[None]:
+    """Within the block, launch the 64-bit index instances whatever the sizes (`bits=64`), so that tests
+    run them on small inputs; `None` restores the size-based choice. A launch option: no kernel changes."""
+    if bits not in (None, 64):
+        raise ValueError(f"force_index_bits: only 64 can be forced (32 is chosen when it fits), got {bits}")
+    previous, _FORCED_BITS[0] = _FORCED_BITS[0], bits
+    try:
+        yield
+    finally:
+        _FORCED_BITS[0] = previous
+
+
+def index_width(fits_in_31_bits: bool) -> int:
+    """32 or 64 for kernels whose launcher checks the sizes itself (reductions, softmax, arange)."""
+    return 32 if fits_in_31_bits and _FORCED_BITS[0] is None else 64
+
+
 def index_bits(numel: int, shape: Shape, strides: Sequence[Strides]) -> int:
-    """32 when every linear index and every operand offset fits in 31 bits, else 64."""
+    """32 when every linear index and every operand offset fits in 31 bits, else 64 (or when forced)."""
+    if _FORCED_BITS[0] is not None:
+        return _FORCED_BITS[0]
     if numel <= INT32_LIMIT and all(max_offset(shape, st) <= INT32_LIMIT for st in strides):
         return 32
     return 64

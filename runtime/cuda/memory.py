@@ -22,10 +22,23 @@ def get_allocator(device_index: int = 0) -> CachingAllocator:
         with _lock:
             allocator = _allocators.get(device_index)
             if allocator is None:
-                from runtime.cuda.cupy_pool import CupyRawMemory
-
-                allocator = _allocators[device_index] = CachingAllocator(CupyRawMemory(device_index))
+                allocator = _allocators[device_index] = CachingAllocator(_raw_memory(device_index))
     return allocator
+
+
+def _raw_memory(device_index: int) -> Any:
+    """CuPy's cudaMalloc, or the emulated device's host-backed memory under OPGEN_EMULATE_CUDA=1."""
+    from runtime.cuda import emulator
+
+    if emulator.active():
+        from runtime.cuda.emulator import xp
+        from runtime.cuda.emulator.memory import HostBackedDevice, capacity_from_env
+
+        return HostBackedDevice(capacity_from_env(), device_index,
+                                current_stream=lambda: xp.get_current_stream().ptr)
+    from runtime.cuda.cupy_pool import CupyRawMemory
+
+    return CupyRawMemory(device_index)
 
 
 def set_allocator_for_testing(device_index: int, allocator: CachingAllocator | None) -> None:

@@ -89,7 +89,9 @@ def _empty(cupy: Any, shape: tuple[int, ...], np_dtype: Any, device: int) -> Any
 
 def launch(kernel: PointwiseKernel, tensors: Sequence[Any], scalars: Sequence[Any], out: Any = None) -> Any:
     """Run `kernel` on CUDA tensors (and Python scalars); return `out` or a new tensor."""
-    import cupy
+    from runtime.cuda.device import require_cupy
+
+    cupy = require_cupy()
 
     from runtime import dtypes
     from runtime.cuda.compile import load_function
@@ -152,7 +154,11 @@ def _run(cupy: Any, kernel: PointwiseKernel, key: str, vec: int, shape: tuple[in
         path = "strided"
     numel = int(result.size)
     index_np = np.uint32 if bits == 32 else np.uint64
-    comp_np = np.dtype(compute_dtype_name(key)) if key != "bool" else np.dtype(np.bool_)
+    # The kernel's comp_t: bool and integer inputs of a `promote: float` op compute in float (found by the
+    # emulator: packing the scalar in the input's type made the kernel read a float from a 1-byte argument,
+    # so uint8 x / 2 gave inf).
+    comp_key = kernel.instances[key][0] if kernel.promote == "float" else key
+    comp_np = np.dtype(compute_dtype_name(comp_key)) if comp_key != "bool" else np.dtype(np.bool_)
     scalar_args = [comp_np.type(s) for s in scalars]
     fn = load_function(kernel.source, f"{kernel.name}__{key}__{path}{bits}", result.device.id)
     if path == "strided":

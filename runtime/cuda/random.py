@@ -127,7 +127,9 @@ def _state(state: PhiloxState | None, device: int) -> PhiloxState:
 
 def _fill(t: Any, kernel: str, per_group: int, params: tuple[Any, ...], state: PhiloxState | None) -> Any:
     """Run `kernel` into `t` (through a contiguous temporary when `t` is strided)."""
-    import cupy
+    from runtime.cuda.device import require_cupy
+
+    cupy = require_cupy()
 
     from runtime.cuda import copy as C
     from runtime.cuda import launch as L
@@ -196,7 +198,9 @@ def _int8() -> Any:
 
 
 def _new(size: Sequence[int], dtype: Any, device: int) -> Any:
-    import cupy
+    from runtime.cuda.device import require_cupy
+
+    cupy = require_cupy()
 
     from runtime.tensor import Tensor
 

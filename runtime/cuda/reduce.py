@@ -118,7 +118,9 @@ def reduce_with_indices(op: str, t: Any, dim: int | None, keepdim: bool = False)
 
 def _reduce(op: str, t: Any, dims: Any, keepdim: bool, dtype: Any, correction: float,
             with_indices: bool) -> tuple[Any, Any]:
-    import cupy
+    from runtime.cuda.device import require_cupy
+
+    cupy = require_cupy()
 
     from runtime import dtypes
     from runtime.cuda import copy as C
@@ -149,7 +151,9 @@ def _reduce(op: str, t: Any, dims: Any, keepdim: bool, dtype: Any, correction: f
 
 def _launch(op: str, t: Any, dims: tuple[int, ...], rows: int, cols: int, result: Any, indices: Any,
             correction: float, device: int) -> None:
-    import cupy
+    from runtime.cuda.device import require_cupy
+
+    cupy = require_cupy()
 
     from runtime.cuda import copy as C
     from runtime.cuda.compile import load_function
@@ -164,7 +168,7 @@ def _launch(op: str, t: Any, dims: tuple[int, ...], rows: int, cols: int, result
         layout = (cols, 1)
     row_stride, col_stride = layout
     reach = (rows - 1) * row_stride + (cols - 1) * col_stride if cols else 0
-    bits = 32 if max(reach, rows, cols) <= L.INT32_LIMIT else 64
+    bits = L.index_width(max(reach, rows, cols) <= L.INT32_LIMIT)
     index = F.index_np(bits)
     name = f"reduce_{op}__{t.dtype.name}"
     source = F.source_path(f"cuda/reduce/{op}.cu")

@@ -13,7 +13,9 @@ from runtime.cuda import launch as L
 def softmax(t: Any, dim: int, dtype: Any = None, half_to_float: bool = False, log: bool = False) -> Any:
     """softmax (or log_softmax) of CUDA tensor `t` along `dim`; `dtype` casts the input first (as
     torch.softmax); `half_to_float` writes float32 for half precision input (as torch._softmax)."""
-    import cupy
+    from runtime.cuda.device import require_cupy
+
+    cupy = require_cupy()
 
     from runtime import dtypes
     from runtime.cuda import copy as C
@@ -42,7 +44,7 @@ def softmax(t: Any, dim: int, dtype: Any = None, half_to_float: bool = False, lo
         cols = int(data.shape[-1])
         rows = int(data.size) // cols if cols else 0
         if rows:
-            bits = 32 if data.size <= L.INT32_LIMIT else 64
+            bits = L.index_width(data.size <= L.INT32_LIMIT)
             fn = load_function(F.source_path("cuda/softmax.cu"),
                                f"{name}__{t.dtype.name}__{out_dtype.name}{bits}", device)
             grid = max(1, min(rows, 65535))

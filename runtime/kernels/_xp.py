@@ -13,11 +13,12 @@ from runtime.tensor import Tensor
 
 
 def xp_of(array: Any) -> Any:
-    """`numpy` for a NumPy array, `cupy` for a CuPy array (imported only then)."""
-    if array.__class__ is np.ndarray or isinstance(array, np.ndarray | np.generic):
+    """`numpy` for a NumPy array, `cupy` for a CuPy array (imported only then); an emulated CUDA array (a
+    NumPy subclass, runtime/cuda/emulator/xp.py) gets the emulated device's module."""
+    if array.__class__ is np.ndarray or isinstance(array, np.generic):
         return np
-    import cupy
-    return cupy
+    from runtime.cuda import require_cupy
+    return require_cupy()
 
 
 def wrap(result: Any, like: Any, dtype: dtypes.DType) -> Tensor:
@@ -54,7 +55,7 @@ def result_type(*args: Any) -> dtypes.DType:
 
 def scatter_add_at(xp: Any, target: Any, index: tuple[Any, ...], values: Any) -> None:
     """`target[index] += values` with repeated indices accumulated (np.add.at / cupyx.scatter_add)."""
-    if xp is np:
+    if isinstance(target, np.ndarray):  # NumPy, or an emulated CUDA array (a NumPy subclass)
         np.add.at(target, index, values)
     else:
         import cupyx

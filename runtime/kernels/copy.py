@@ -31,7 +31,7 @@ def array_module(device: Device) -> Any:
 
 def move(data: Any, device: Device) -> Any:
     """`data` (a NumPy or CuPy array) as an array on `device`; no copy when it is there already."""
-    on_cpu = isinstance(data, np.ndarray)
+    on_cpu = data.__class__ is np.ndarray  # not an emulated device array (a NumPy subclass)
     if device.type == "cpu":
         return data if on_cpu else data.get()
     cp = array_module(device)

@@ -27,8 +27,8 @@ def _as_strided(self: Tensor, shape: Sequence[int], strides: Sequence[int], offs
     if isinstance(data, np.ndarray):
         array = _buffer_view(data, tuple(shape), byte_strides) if data.__class__ is np.ndarray else None
         if array is None:
-            array = np.lib.stride_tricks.as_strided(data, tuple(shape), byte_strides,
-                                                    writeable=data.flags.writeable)
+            array = np.lib.stride_tricks.as_strided(data, tuple(shape), byte_strides,  # subok: an emulated
+                                                    writeable=data.flags.writeable, subok=True)  # CUDA array
     else:
         import cupy
         array = cupy.lib.stride_tricks.as_strided(data, tuple(shape), byte_strides)
@@ -48,7 +48,7 @@ def _shifted(data: object, offset: int) -> object:
     # A 1-element-wide window starting `offset` elements later, built with a strided view.
     flat_strides = (data.itemsize,)  # type: ignore[attr-defined]
     if isinstance(data, np.ndarray):
-        base = np.lib.stride_tricks.as_strided(data, (offset + 1,), flat_strides)
+        base = np.lib.stride_tricks.as_strided(data, (offset + 1,), flat_strides, subok=True)
     else:
         import cupy
         base = cupy.lib.stride_tricks.as_strided(data, (offset + 1,), flat_strides)
@@ -202,7 +202,8 @@ def as_strided(self: Tensor, size: Sequence[int], stride: Sequence[int], storage
         flat = root.reshape(-1)[offset:]
         byte_strides = tuple(s * item for s in strides)
         if isinstance(flat, np.ndarray):
-            array = np.lib.stride_tricks.as_strided(flat, shape, byte_strides, writeable=flat.flags.writeable)
+            array = np.lib.stride_tricks.as_strided(flat, shape, byte_strides, writeable=flat.flags.writeable,
+                                                    subok=True)
         else:
             import cupy
             array = cupy.lib.stride_tricks.as_strided(flat, shape, byte_strides)
@@ -268,7 +269,7 @@ def as_strided_backward(grad: Tensor, input_sizes: Sequence[int], input_strides:
     in_pos = _positions(xp, _sizes(input_sizes), _sizes(input_strides), input_offset)
     length = int(max(int(out_pos.max()) if out_pos.size else 0, int(in_pos.max()) if in_pos.size else 0)) + 1
     buf = xp.zeros(length, dtype=grad._data.dtype)
-    if xp is np:
+    if isinstance(buf, np.ndarray):  # NumPy, or an emulated CUDA array (a NumPy subclass)
         np.add.at(buf, out_pos.reshape(-1), grad._data.reshape(-1))
     else:
         import cupyx

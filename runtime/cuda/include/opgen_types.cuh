@@ -11,13 +11,21 @@ struct alignas(2) half { unsigned short x; };
 struct alignas(2) bfloat16 { unsigned short x; };
 
 __device__ __forceinline__ float half_to_float(half h) {
+#ifdef OPGEN_HOST_EMULATION  // the host engine (runtime/cuda/emulator): the same conversion in software
+  return opgen_emu::half_bits_to_float(h.x);
+#else
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.x));
   return f;
+#endif
 }
 __device__ __forceinline__ half float_to_half(float f) {
   half h;
+#ifdef OPGEN_HOST_EMULATION
+  h.x = opgen_emu::float_to_half_bits(f);
+#else
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.x) : "f"(f));
+#endif
   return h;
 }
 __device__ __forceinline__ float bfloat16_to_float(bfloat16 b) {
