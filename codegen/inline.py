@@ -23,10 +23,13 @@ from pathlib import Path
 from codegen.errors import OpgenError
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
+def _module(text: str, filename: str) -> ast.Module:
+    return ast.parse(text, filename=filename)  # cached by content: an edited file is parsed again
+
+
 def _definition(path: Path, name: str) -> ast.FunctionDef:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    for node in tree.body:
+    for node in _module(path.read_text(encoding="utf-8"), str(path)).body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
             return node
     raise OpgenError(f"{path}: no top-level function {name!r} to inline")

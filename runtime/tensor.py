@@ -67,9 +67,9 @@ class Tensor:
     # slots; the rest (storage, grad, leaf and view metadata) are class-level defaults that an instance
     # overrides in its __dict__ when it needs to. So `_wrap`, the hot path of every kernel, sets seven
     # slots and creates no dict, and recording an op's history on its output creates none either.
-    # `fresh_tensor` (below the class) is the one definition of a new tensor's slots: `_wrap` and `_view` call it
-    # (Parameter copies the slots of a tensor made so), and the generated pointwise kernels carry its body, rendered from its source
-    # (Note [Generated, not copied, fast paths] in codegen/inline.py).
+    # `fresh_tensor` (below the class) is the one definition of a new tensor's slots: `_wrap` and `_view`
+    # call it (Parameter copies the slots of a tensor made so), and the generated pointwise kernels carry
+    # its body, rendered from its source (Note [Generated, not copied, fast paths] in codegen/inline.py).
     __slots__ = ("_data", "_dtype", "_device", "_keys", "_requires_grad", "_grad_fn", "_output_nr",
                  "__dict__", "__weakref__")
 
