@@ -19,7 +19,7 @@ from typing import Any
 
 import jinja2
 
-from codegen import api_python, gen_autograd, gen_cuda, tree_swap
+from codegen import api_python, gen_autograd, gen_cuda, inline, tree_swap
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import Derivative, load_derivatives
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError
@@ -62,6 +62,7 @@ def environment(root: Path) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
         autoescape=False, bytecode_cache=_template_cache(),
     )
+    env.globals["inline"] = inline.jinja_inline(root)
     return env
 
 

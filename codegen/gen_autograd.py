@@ -14,8 +14,9 @@ Note [Inline recording]
 Recording is the hot path of training, so the kernel writes it out instead of calling generic helpers:
 the node is made with `object.__new__` (Note [Lean node construction] in runtime/autograd/node.py), each
 differentiable tensor argument's edge and input metadata are built in place, and a single Tensor output
-gets its history by four stores. Tensor[] arguments, several outputs and output_differentiability take
-the generic `set_next_edges` / `set_history`, which do the same in a loop.
+gets its history by the body of `runtime.autograd.node.record_output`, rendered from its source (Note
+[Generated, not copied, fast paths] in codegen/inline.py). Tensor[] arguments, several outputs and
+output_differentiability take the generic `set_next_edges` / `set_history`, which do the same in a loop.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from runtime.autograd.node import next_sequence_nr as _next_seq
 from runtime.autograd.node import rebase_history as _rebase_history
 from runtime.autograd.node import set_history as _set_history
 from runtime.autograd.saved import SavedVariable as _Saved
-from runtime.dispatcher import AUTOGRAD_BIT as _AUTOGRAD_BIT
+from runtime.dispatcher import AUTOGRAD_BIT  # named as in node.record_output, whose body is inlined
 from runtime.dispatcher import BELOW_AUTOGRAD as _BELOW_AUTOGRAD
 from runtime.dispatcher import keys_of as _keys_of
 from runtime.dispatcher import shared as _shared
@@ -36,6 +36,7 @@ class AddBackward0(_Node):
     """Backward of add.Tensor."""
 
     __slots__ = ("_saved_alpha", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -56,6 +57,7 @@ class AddBackward1(_Node):
         return "AddBackward0"
 
     __slots__ = ()
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -70,6 +72,7 @@ class SubBackward0(_Node):
     """Backward of sub.Tensor."""
 
     __slots__ = ("_saved_alpha", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -90,6 +93,7 @@ class SubBackward1(_Node):
         return "SubBackward0"
 
     __slots__ = ()
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -104,6 +108,7 @@ class MulBackward0(_Node):
     """Backward of mul.Tensor."""
 
     __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_other", "_saved_input", )
 
     def apply(self, grads):
@@ -125,6 +130,7 @@ class MulBackward1(_Node):
         return "MulBackward0"
 
     __slots__ = ("_saved_other", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -140,6 +146,7 @@ class DivBackward0(_Node):
     """Backward of div.Tensor."""
 
     __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_other", "_saved_input", )
 
     def apply(self, grads):
@@ -161,6 +168,7 @@ class DivBackward1(_Node):
         return "DivBackward0"
 
     __slots__ = ("_saved_other", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -176,6 +184,7 @@ class NegBackward0(_Node):
     """Backward of neg."""
 
     __slots__ = ()
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -190,6 +199,7 @@ class PowBackward0(_Node):
     """Backward of pow.Tensor_Scalar."""
 
     __slots__ = ("_saved_exponent", "_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -206,6 +216,7 @@ class ExpBackward0(_Node):
     """Backward of exp."""
 
     __slots__ = ("_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result", )
 
     def apply(self, grads):
@@ -221,6 +232,7 @@ class ReluBackward0(_Node):
     """Backward of relu."""
 
     __slots__ = ("_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result", )
 
     def apply(self, grads):
@@ -236,6 +248,7 @@ class ThresholdBackwardBackward0(_Node):
     """Backward of threshold_backward."""
 
     __slots__ = ("_saved_input", "_saved_threshold", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -254,6 +267,7 @@ class SumBackward0(_Node):
     """Backward of sum."""
 
     __slots__ = ("_saved_input_shape", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -269,6 +283,7 @@ class SumBackward1(_Node):
     """Backward of sum.dim_IntList."""
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -286,6 +301,7 @@ class MmBackward0(_Node):
     """Backward of mm."""
 
     __slots__ = ("_saved_mat2", "_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_mat2", "_saved_input", )
 
     def apply(self, grads):
@@ -304,6 +320,7 @@ class BmmBackward0(_Node):
     """Backward of bmm."""
 
     __slots__ = ("_saved_mat2", "_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_mat2", "_saved_input", )
 
     def apply(self, grads):
@@ -322,6 +339,7 @@ class TBackward0(_Node):
     """Backward of t."""
 
     __slots__ = ()
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -336,6 +354,7 @@ class TransposeBackward0(_Node):
     """Backward of transpose.int."""
 
     __slots__ = ("_saved_dim0", "_saved_dim1", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -352,6 +371,7 @@ class PermuteBackward0(_Node):
     """Backward of permute."""
 
     __slots__ = ("_saved_dims", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -367,6 +387,7 @@ class ExpandBackward0(_Node):
     """Backward of expand."""
 
     __slots__ = ("_saved_input_shape", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -382,6 +403,7 @@ class UnsqueezeBackward0(_Node):
     """Backward of unsqueeze."""
 
     __slots__ = ("_saved_dim", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -397,6 +419,7 @@ class SqueezeBackward0(_Node):
     """Backward of squeeze."""
 
     __slots__ = ("_saved_input_shape", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -412,6 +435,7 @@ class SqueezeBackward1(_Node):
     """Backward of squeeze.dim."""
 
     __slots__ = ("_saved_input_shape", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -427,6 +451,7 @@ class ViewBackward0(_Node):
     """Backward of view."""
 
     __slots__ = ("_saved_input_shape", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -442,6 +467,7 @@ class CloneBackward0(_Node):
     """Backward of clone."""
 
     __slots__ = ()
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -456,6 +482,7 @@ class SelectBackward0(_Node):
     """Backward of select.int."""
 
     __slots__ = ("_saved_dim", "_saved_index", "_saved_input_shape", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -473,6 +500,7 @@ class SliceBackward0(_Node):
     """Backward of slice.Tensor."""
 
     __slots__ = ("_saved_dim", "_saved_end", "_saved_input_shape", "_saved_start", "_saved_step", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -492,6 +520,7 @@ class DiagonalBackward0(_Node):
     """Backward of diagonal."""
 
     __slots__ = ("_saved_dim1", "_saved_dim2", "_saved_offset", "_saved_input_shape", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -510,6 +539,7 @@ class AsStridedBackward0(_Node):
     """Backward of as_strided."""
 
     __slots__ = ("_saved_input_shape", "_saved_input_storage_offset", "_saved_input_stride", "_saved_size", "_saved_storage_offset", "_saved_stride", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -530,6 +560,7 @@ class SelectBackwardBackward0(_Node):
     """Backward of select_backward."""
 
     __slots__ = ("_saved_dim", "_saved_index", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -546,6 +577,7 @@ class SliceBackwardBackward0(_Node):
     """Backward of slice_backward."""
 
     __slots__ = ("_saved_dim", "_saved_end", "_saved_start", "_saved_step", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -564,6 +596,7 @@ class DiagonalBackwardBackward0(_Node):
     """Backward of diagonal_backward."""
 
     __slots__ = ("_saved_dim1", "_saved_dim2", "_saved_offset", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -584,6 +617,7 @@ class CopyBackward0(_Node):
         return "CopyBackwards"
 
     __slots__ = ("_saved_src_device", "_saved_src_dtype", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -602,6 +636,7 @@ class ToCopyBackward0(_Node):
     """Backward of _to_copy."""
 
     __slots__ = ("_saved_input_device", "_saved_input_dtype", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -621,6 +656,7 @@ class FillBackward0(_Node):
         return "FillBackward2"
 
     __slots__ = ()
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -635,6 +671,7 @@ class ZeroBackward0(_Node):
     """Backward of zero_."""
 
     __slots__ = ()
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -649,6 +686,7 @@ class IndexBackward0(_Node):
     """Backward of index.Tensor."""
 
     __slots__ = ("_saved_indices", "_saved_input_shape", "_sizes", )
+    fresh_gradients = True
     _saved_fields = ("_saved_indices", )
 
     def apply(self, grads):
@@ -664,6 +702,7 @@ class IndexPutBackward0(_Node):
     """Backward of index_put."""
 
     __slots__ = ("_saved_accumulate", "_saved_indices", "_saved_values_shape", "_sizes", )
+    fresh_gradients = True
     _saved_fields = ("_saved_indices", )
 
     def apply(self, grads):
@@ -684,6 +723,7 @@ class IndexPutBackward1(_Node):
         return "IndexPutBackward0"
 
     __slots__ = ("_saved_accumulate", "_saved_indices", "_saved_values_shape", "_sizes", )
+    fresh_gradients = True
     _saved_fields = ("_saved_indices", )
 
     def apply(self, grads):
@@ -701,6 +741,7 @@ class DivBackward2(_Node):
     """Backward of div.Tensor_mode."""
 
     __slots__ = ("_saved_other", "_saved_rounding_mode", "_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_other", "_saved_input", )
 
     def apply(self, grads):
@@ -723,6 +764,7 @@ class DivBackward3(_Node):
         return "DivBackward2"
 
     __slots__ = ("_saved_other", "_saved_rounding_mode", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -739,6 +781,7 @@ class FloorDivideBackward0(_Node):
     """Backward of floor_divide."""
 
     __slots__ = ()
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -755,6 +798,7 @@ class FloorDivideBackward1(_Node):
     """Backward of floor_divide.Scalar."""
 
     __slots__ = ()
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -769,6 +813,7 @@ class PowBackward1(_Node):
     """Backward of pow.Tensor_Tensor."""
 
     __slots__ = ("_saved_exponent", "_saved_input", "_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_exponent", "_saved_input", "_saved_result", )
 
     def apply(self, grads):
@@ -791,6 +836,7 @@ class RemainderBackward0(_Node):
         return "RemainderBackward1"
 
     __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_other", "_saved_input", )
 
     def apply(self, grads):
@@ -812,6 +858,7 @@ class RemainderBackward1(_Node):
         return "RemainderBackward0"
 
     __slots__ = ()
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -829,6 +876,7 @@ class FmodBackward0(_Node):
         return "FmodBackward1"
 
     __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_other", "_saved_input", )
 
     def apply(self, grads):
@@ -850,6 +898,7 @@ class FmodBackward1(_Node):
         return "FmodBackward0"
 
     __slots__ = ()
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -864,6 +913,7 @@ class AbsBackward0(_Node):
     """Backward of abs."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -879,6 +929,7 @@ class SignBackward0(_Node):
     """Backward of sign."""
 
     __slots__ = ()
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -893,6 +944,7 @@ class ReciprocalBackward0(_Node):
     """Backward of reciprocal."""
 
     __slots__ = ("_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result", )
 
     def apply(self, grads):
@@ -908,6 +960,7 @@ class SqrtBackward0(_Node):
     """Backward of sqrt."""
 
     __slots__ = ("_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result", )
 
     def apply(self, grads):
@@ -923,6 +976,7 @@ class RsqrtBackward0(_Node):
     """Backward of rsqrt."""
 
     __slots__ = ("_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result", )
 
     def apply(self, grads):
@@ -941,6 +995,7 @@ class SquareBackward0(_Node):
         return "PowBackward0"
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -956,6 +1011,7 @@ class Exp2Backward0(_Node):
     """Backward of exp2."""
 
     __slots__ = ("_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result", )
 
     def apply(self, grads):
@@ -971,6 +1027,7 @@ class Expm1Backward0(_Node):
     """Backward of expm1."""
 
     __slots__ = ("_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result", )
 
     def apply(self, grads):
@@ -986,6 +1043,7 @@ class LogBackward0(_Node):
     """Backward of log."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1001,6 +1059,7 @@ class Log2Backward0(_Node):
     """Backward of log2."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1016,6 +1075,7 @@ class Log10Backward0(_Node):
     """Backward of log10."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1031,6 +1091,7 @@ class Log1pBackward0(_Node):
     """Backward of log1p."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1046,6 +1107,7 @@ class SinBackward0(_Node):
     """Backward of sin."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1061,6 +1123,7 @@ class CosBackward0(_Node):
     """Backward of cos."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1076,6 +1139,7 @@ class TanBackward0(_Node):
     """Backward of tan."""
 
     __slots__ = ("_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result", )
 
     def apply(self, grads):
@@ -1091,6 +1155,7 @@ class AsinBackward0(_Node):
     """Backward of asin."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1106,6 +1171,7 @@ class AcosBackward0(_Node):
     """Backward of acos."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1121,6 +1187,7 @@ class AtanBackward0(_Node):
     """Backward of atan."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1136,6 +1203,7 @@ class Atan2Backward0(_Node):
     """Backward of atan2."""
 
     __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_other", "_saved_input", )
 
     def apply(self, grads):
@@ -1154,6 +1222,7 @@ class SinhBackward0(_Node):
     """Backward of sinh."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1169,6 +1238,7 @@ class CoshBackward0(_Node):
     """Backward of cosh."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1184,6 +1254,7 @@ class TanhBackward0(_Node):
     """Backward of tanh."""
 
     __slots__ = ("_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result", )
 
     def apply(self, grads):
@@ -1199,6 +1270,7 @@ class ErfBackward0(_Node):
     """Backward of erf."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1214,6 +1286,7 @@ class FloorBackward0(_Node):
     """Backward of floor."""
 
     __slots__ = ()
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -1228,6 +1301,7 @@ class CeilBackward0(_Node):
     """Backward of ceil."""
 
     __slots__ = ()
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -1242,6 +1316,7 @@ class RoundBackward0(_Node):
     """Backward of round."""
 
     __slots__ = ()
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -1256,6 +1331,7 @@ class TruncBackward0(_Node):
     """Backward of trunc."""
 
     __slots__ = ()
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -1270,6 +1346,7 @@ class FracBackward0(_Node):
     """Backward of frac."""
 
     __slots__ = ()
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -1287,6 +1364,7 @@ class ClampBackward0(_Node):
         return "ClampBackward1"
 
     __slots__ = ("_saved_max", "_saved_min", "_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1304,6 +1382,7 @@ class MaximumBackward0(_Node):
     """Backward of maximum."""
 
     __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_other", "_saved_input", )
 
     def apply(self, grads):
@@ -1322,6 +1401,7 @@ class MinimumBackward0(_Node):
     """Backward of minimum."""
 
     __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_other", "_saved_input", )
 
     def apply(self, grads):
@@ -1340,6 +1420,7 @@ class LerpBackward0(_Node):
     """Backward of lerp.Scalar."""
 
     __slots__ = ("_saved_weight", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -1357,6 +1438,7 @@ class LerpBackward1(_Node):
     """Backward of lerp.Tensor."""
 
     __slots__ = ("_saved_end", "_saved_input", "_saved_weight", )
+    fresh_gradients = True
     _saved_fields = ("_saved_end", "_saved_input", "_saved_weight", )
 
     def apply(self, grads):
@@ -1378,6 +1460,7 @@ class WhereBackward0(_Node):
     """Backward of where.self."""
 
     __slots__ = ("_saved_condition", )
+    fresh_gradients = True
     _saved_fields = ("_saved_condition", )
 
     def apply(self, grads):
@@ -1397,6 +1480,7 @@ class NanToNumBackward0(_Node):
     """Backward of nan_to_num."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1412,6 +1496,7 @@ class LeakyReluBackward0(_Node):
     """Backward of leaky_relu."""
 
     __slots__ = ("_saved_negative_slope", "_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1428,6 +1513,7 @@ class EluBackward0(_Node):
     """Backward of elu."""
 
     __slots__ = ("_saved_alpha", "_saved_input_scale", "_saved_scale", "_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1446,6 +1532,7 @@ class SiluBackward0(_Node):
     """Backward of silu."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1461,6 +1548,7 @@ class MishBackward0(_Node):
     """Backward of mish."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1476,6 +1564,7 @@ class SigmoidBackward0(_Node):
     """Backward of sigmoid."""
 
     __slots__ = ("_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result", )
 
     def apply(self, grads):
@@ -1491,6 +1580,7 @@ class LogSigmoidBackward0(_Node):
     """Backward of log_sigmoid."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1506,6 +1596,7 @@ class SoftplusBackward0(_Node):
     """Backward of softplus."""
 
     __slots__ = ("_saved_beta", "_saved_input", "_saved_threshold", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1523,6 +1614,7 @@ class HardtanhBackward0(_Node):
     """Backward of hardtanh."""
 
     __slots__ = ("_saved_max_val", "_saved_min_val", "_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1540,6 +1632,7 @@ class HardsigmoidBackward0(_Node):
     """Backward of hardsigmoid."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1555,6 +1648,7 @@ class HardswishBackward0(_Node):
     """Backward of hardswish."""
 
     __slots__ = ("_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1570,6 +1664,7 @@ class MeanBackward0(_Node):
     """Backward of mean."""
 
     __slots__ = ("_saved_input_shape", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -1585,6 +1680,7 @@ class MeanBackward1(_Node):
     """Backward of mean.dim."""
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -1602,6 +1698,7 @@ class ProdBackward0(_Node):
     """Backward of prod."""
 
     __slots__ = ("_saved_input", "_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", "_saved_result", )
 
     def apply(self, grads):
@@ -1618,6 +1715,7 @@ class ProdBackward1(_Node):
     """Backward of prod.dim_int."""
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input", "_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", "_saved_result", )
 
     def apply(self, grads):
@@ -1636,6 +1734,7 @@ class AmaxBackward0(_Node):
     """Backward of amax."""
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input", "_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", "_saved_result", )
 
     def apply(self, grads):
@@ -1654,6 +1753,7 @@ class AminBackward0(_Node):
     """Backward of amin."""
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input", "_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", "_saved_result", )
 
     def apply(self, grads):
@@ -1675,6 +1775,7 @@ class MaxBackward0(_Node):
         return "MaxBackward1"
 
     __slots__ = ("_saved_input", "_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", "_saved_result", )
 
     def apply(self, grads):
@@ -1694,6 +1795,7 @@ class MaxBackward1(_Node):
         return "MaxBackward0"
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
@@ -1715,6 +1817,7 @@ class MinBackward0(_Node):
         return "MinBackward1"
 
     __slots__ = ("_saved_input", "_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", "_saved_result", )
 
     def apply(self, grads):
@@ -1734,6 +1837,7 @@ class MinBackward1(_Node):
         return "MinBackward0"
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
@@ -1752,6 +1856,7 @@ class VarBackward0(_Node):
     """Backward of var.correction."""
 
     __slots__ = ("_saved_correction", "_saved_dim", "_saved_keepdim", "_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", )
 
     def apply(self, grads):
@@ -1770,6 +1875,7 @@ class StdBackward0(_Node):
     """Backward of std.correction."""
 
     __slots__ = ("_saved_correction", "_saved_dim", "_saved_keepdim", "_saved_input", "_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", "_saved_result", )
 
     def apply(self, grads):
@@ -1789,6 +1895,7 @@ class LogsumexpBackward0(_Node):
     """Backward of logsumexp."""
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input", "_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", "_saved_result", )
 
     def apply(self, grads):
@@ -1807,6 +1914,7 @@ class LinalgVectorNormBackward0(_Node):
     """Backward of linalg_vector_norm."""
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_ord", "_saved_input", "_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", "_saved_result", )
 
     def apply(self, grads):
@@ -1826,6 +1934,7 @@ class CumsumBackward0(_Node):
     """Backward of cumsum."""
 
     __slots__ = ("_saved_dim", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -1841,6 +1950,7 @@ class CatBackward0(_Node):
     """Backward of cat."""
 
     __slots__ = ("_saved_dim", "_saved_tensors", "_sizes", )
+    fresh_gradients = True
     _saved_fields = ("_saved_tensors", )
 
     def apply(self, grads):
@@ -1856,6 +1966,7 @@ class RepeatBackward0(_Node):
     """Backward of repeat."""
 
     __slots__ = ("_saved_repeats", "_saved_input_shape", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -1872,6 +1983,7 @@ class RollBackward0(_Node):
     """Backward of roll."""
 
     __slots__ = ("_saved_dims", "_saved_shifts", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -1888,6 +2000,7 @@ class FlipBackward0(_Node):
     """Backward of flip."""
 
     __slots__ = ("_saved_dims", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -1903,6 +2016,7 @@ class TrilBackward0(_Node):
     """Backward of tril."""
 
     __slots__ = ("_saved_diagonal", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -1918,6 +2032,7 @@ class TriuBackward0(_Node):
     """Backward of triu."""
 
     __slots__ = ("_saved_diagonal", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -1933,6 +2048,7 @@ class AddmmBackward0(_Node):
     """Backward of addmm."""
 
     __slots__ = ("_saved_alpha", "_saved_beta", "_saved_mat1", "_saved_mat2", )
+    fresh_gradients = True
     _saved_fields = ("_saved_mat1", "_saved_mat2", )
 
     def apply(self, grads):
@@ -1955,6 +2071,7 @@ class DotBackward0(_Node):
     """Backward of dot."""
 
     __slots__ = ("_saved_input", "_saved_tensor", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", "_saved_tensor", )
 
     def apply(self, grads):
@@ -1973,6 +2090,7 @@ class NativeLayerNormBackward0(_Node):
     """Backward of native_layer_norm."""
 
     __slots__ = ("_saved_bias", "_saved_eps", "_saved_input", "_saved_normalized_shape", "_saved_weight", "_saved_result1", "_saved_result2", )
+    fresh_gradients = True
     _saved_fields = ("_saved_bias", "_saved_input", "_saved_weight", "_saved_result1", "_saved_result2", )
 
     def apply(self, grads):
@@ -1998,6 +2116,7 @@ class SoftmaxBackward0(_Node):
     """Backward of softmax.int."""
 
     __slots__ = ("_saved_dim", "_saved_input", "_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", "_saved_result", )
 
     def apply(self, grads):
@@ -2015,6 +2134,7 @@ class LogSoftmaxBackward0(_Node):
     """Backward of log_softmax.int."""
 
     __slots__ = ("_saved_dim", "_saved_input", "_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", "_saved_result", )
 
     def apply(self, grads):
@@ -2032,6 +2152,7 @@ class IndexSelectBackward0(_Node):
     """Backward of index_select."""
 
     __slots__ = ("_saved_dim", "_saved_index", "_saved_input_shape", )
+    fresh_gradients = True
     _saved_fields = ("_saved_index", )
 
     def apply(self, grads):
@@ -2051,6 +2172,7 @@ class IndexAddBackward0(_Node):
     """Backward of index_add."""
 
     __slots__ = ("_saved_alpha", "_saved_dim", "_saved_index", "_saved_source", )
+    fresh_gradients = True
     _saved_fields = ("_saved_index", "_saved_source", )
 
     def apply(self, grads):
@@ -2073,6 +2195,7 @@ class GatherBackward0(_Node):
     """Backward of gather."""
 
     __slots__ = ("_saved_dim", "_saved_index", "_saved_input_shape", )
+    fresh_gradients = True
     _saved_fields = ("_saved_index", )
 
     def apply(self, grads):
@@ -2092,6 +2215,7 @@ class ScatterBackward0(_Node):
     """Backward of scatter.src."""
 
     __slots__ = ("_saved_dim", "_saved_index", )
+    fresh_gradients = True
     _saved_fields = ("_saved_index", )
 
     def apply(self, grads):
@@ -2112,6 +2236,7 @@ class ScatterBackward1(_Node):
     """Backward of scatter.value."""
 
     __slots__ = ("_saved_dim", "_saved_index", )
+    fresh_gradients = True
     _saved_fields = ("_saved_index", )
 
     def apply(self, grads):
@@ -2130,6 +2255,7 @@ class ScatterAddBackward0(_Node):
     """Backward of scatter_add."""
 
     __slots__ = ("_saved_dim", "_saved_index", )
+    fresh_gradients = True
     _saved_fields = ("_saved_index", )
 
     def apply(self, grads):
@@ -2150,6 +2276,7 @@ class MaskedFillBackward0(_Node):
     """Backward of masked_fill.Scalar."""
 
     __slots__ = ("_saved_mask", )
+    fresh_gradients = True
     _saved_fields = ("_saved_mask", )
 
     def apply(self, grads):
@@ -2167,6 +2294,7 @@ class MaskedFillBackward1(_Node):
     """Backward of masked_fill.Tensor."""
 
     __slots__ = ("_saved_mask", )
+    fresh_gradients = True
     _saved_fields = ("_saved_mask", )
 
     def apply(self, grads):
@@ -2186,6 +2314,7 @@ class EmbeddingBackward0(_Node):
     """Backward of embedding."""
 
     __slots__ = ("_saved_indices", "_saved_padding_idx", "_saved_scale_grad_by_freq", "_saved_weight_shape", )
+    fresh_gradients = True
     _saved_fields = ("_saved_indices", )
 
     def apply(self, grads):
@@ -2206,6 +2335,7 @@ class SortBackward0(_Node):
     """Backward of sort."""
 
     __slots__ = ("_saved_dim", "_saved_input_shape", "_saved_result1", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
@@ -2223,6 +2353,7 @@ class SortBackward1(_Node):
     """Backward of sort.stable."""
 
     __slots__ = ("_saved_dim", "_saved_input_shape", "_saved_result1", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
@@ -2240,6 +2371,7 @@ class TopkBackward0(_Node):
     """Backward of topk."""
 
     __slots__ = ("_saved_dim", "_saved_input_shape", "_saved_result1", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
@@ -2257,6 +2389,7 @@ class NativeDropoutBackward0(_Node):
     """Backward of native_dropout."""
 
     __slots__ = ("_saved_p", "_saved_train", "_saved_result1", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
@@ -2274,6 +2407,7 @@ class Im2colBackward0(_Node):
     """Backward of im2col."""
 
     __slots__ = ("_saved_dilation", "_saved_kernel_size", "_saved_padding", "_saved_input_shape", "_saved_stride", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -2293,6 +2427,7 @@ class Col2imBackward0(_Node):
     """Backward of col2im."""
 
     __slots__ = ("_saved_dilation", "_saved_kernel_size", "_saved_padding", "_saved_stride", )
+    fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
@@ -2311,6 +2446,7 @@ class MaxPool2dWithIndicesBackward0(_Node):
     """Backward of max_pool2d_with_indices."""
 
     __slots__ = ("_saved_input_shape", "_saved_result1", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
@@ -2327,6 +2463,7 @@ class AddcmulBackward0(_Node):
     """Backward of addcmul."""
 
     __slots__ = ("_saved_tensor1", "_saved_tensor2", "_saved_value", )
+    fresh_gradients = True
     _saved_fields = ("_saved_tensor1", "_saved_tensor2", )
 
     def apply(self, grads):
@@ -2348,6 +2485,7 @@ class AddcdivBackward0(_Node):
     """Backward of addcdiv."""
 
     __slots__ = ("_saved_tensor1", "_saved_tensor2", "_saved_value", )
+    fresh_gradients = True
     _saved_fields = ("_saved_tensor1", "_saved_tensor2", )
 
     def apply(self, grads):
@@ -2369,6 +2507,7 @@ class LogaddexpBackward0(_Node):
     """Backward of logaddexp."""
 
     __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
     _saved_fields = ("_saved_other", "_saved_input", )
 
     def apply(self, grads):
@@ -2387,6 +2526,7 @@ class MedianBackward0(_Node):
     """Backward of median."""
 
     __slots__ = ("_saved_input", "_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_input", "_saved_result", )
 
     def apply(self, grads):
@@ -2403,6 +2543,7 @@ class MedianBackward1(_Node):
     """Backward of median.dim."""
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
@@ -2421,6 +2562,7 @@ class KthvalueBackward0(_Node):
     """Backward of kthvalue."""
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
@@ -2439,6 +2581,7 @@ class ModeBackward0(_Node):
     """Backward of mode."""
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
@@ -2457,6 +2600,7 @@ class CummaxBackward0(_Node):
     """Backward of cummax."""
 
     __slots__ = ("_saved_dim", "_saved_input_shape", "_saved_result1", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
@@ -2474,6 +2618,7 @@ class CumminBackward0(_Node):
     """Backward of cummin."""
 
     __slots__ = ("_saved_dim", "_saved_input_shape", "_saved_result1", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
@@ -2494,6 +2639,7 @@ class LinalgInvBackward0(_Node):
         return "LinalgInvExBackward0"
 
     __slots__ = ("_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result", )
 
     def apply(self, grads):
@@ -2509,6 +2655,7 @@ class LinalgDetBackward0(_Node):
     """Backward of linalg_det."""
 
     __slots__ = ("_saved_A", "_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_A", "_saved_result", )
 
     def apply(self, grads):
@@ -2528,6 +2675,7 @@ class LinalgSolveBackward0(_Node):
         return "LinalgSolveExBackward0"
 
     __slots__ = ("_saved_A", "_saved_B", "_saved_left", "_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_A", "_saved_B", "_saved_result", )
 
     def apply(self, grads):
@@ -2551,6 +2699,7 @@ class LinalgCholeskyBackward0(_Node):
         return "LinalgCholeskyExBackward0"
 
     __slots__ = ("_saved_upper", "_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result", )
 
     def apply(self, grads):
@@ -2567,6 +2716,7 @@ class LinalgQrBackward0(_Node):
     """Backward of linalg_qr."""
 
     __slots__ = ("_saved_mode", "_saved_result0", "_saved_result1", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result0", "_saved_result1", )
 
     def apply(self, grads):
@@ -2584,6 +2734,7 @@ class LinalgSvdBackward0(_Node):
     """Backward of linalg_svd."""
 
     __slots__ = ("_saved_full_matrices", "_saved_result0", "_saved_result1", "_saved_result2", )
+    fresh_gradients = True
     _saved_fields = ("_saved_result0", "_saved_result1", "_saved_result2", )
 
     def apply(self, grads):
@@ -2622,7 +2773,7 @@ def add_Tensor(input, other, alpha):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -2670,7 +2821,7 @@ def add_Scalar(input, other, alpha):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -2718,7 +2869,7 @@ def sub_Tensor(input, other, alpha):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -2766,7 +2917,7 @@ def sub_Scalar(input, other, alpha):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -2815,7 +2966,7 @@ def mul_Tensor(input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -2865,7 +3016,7 @@ def mul_Scalar(input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -2915,7 +3066,7 @@ def div_Tensor(input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -2965,7 +3116,7 @@ def div_Scalar(input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3005,7 +3156,7 @@ def neg(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3046,7 +3197,7 @@ def pow_Tensor_Scalar(input, exponent):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3087,7 +3238,7 @@ def exp(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -3128,7 +3279,7 @@ def relu(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -3179,7 +3330,7 @@ def threshold_backward(grad_output, input, threshold):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3210,7 +3361,7 @@ def gt_Tensor(input, other):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3233,7 +3384,7 @@ def gt_Scalar(input, other):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3258,7 +3409,7 @@ def sum(input, dtype):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3278,7 +3429,7 @@ def sum_dim_IntList(input, dim, keepdim, dtype):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3305,7 +3456,7 @@ def mm(input, mat2):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3332,7 +3483,7 @@ def bmm(input, mat2):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3349,7 +3500,7 @@ def t(input):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         _register_views(input, result)
     return result
 
@@ -3369,7 +3520,7 @@ def transpose_int(input, dim0, dim1):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         _register_views(input, result)
     return result
 
@@ -3388,7 +3539,7 @@ def permute(input, dims):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         _register_views(input, result)
     return result
 
@@ -3407,7 +3558,7 @@ def expand(input, size, implicit):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         _register_views(input, result)
     return result
 
@@ -3426,7 +3577,7 @@ def unsqueeze(input, dim):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         _register_views(input, result)
     return result
 
@@ -3445,7 +3596,7 @@ def squeeze(input):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         _register_views(input, result)
     return result
 
@@ -3464,7 +3615,7 @@ def squeeze_dim(input, dim):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         _register_views(input, result)
     return result
 
@@ -3483,7 +3634,7 @@ def view(input, size):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         _register_views(input, result)
     return result
 
@@ -3501,7 +3652,7 @@ def clone(input, memory_format):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3521,7 +3672,7 @@ def select_int(input, dim, index):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         _register_views(input, result)
     return result
 
@@ -3544,7 +3695,7 @@ def slice_Tensor(input, dim, start, end, step):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         _register_views(input, result)
     return result
 
@@ -3566,7 +3717,7 @@ def diagonal(input, offset, dim1, dim2):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         _register_views(input, result)
     return result
 
@@ -3590,7 +3741,7 @@ def as_strided(input, size, stride, storage_offset):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         _register_views(input, result)
     return result
 
@@ -3610,7 +3761,7 @@ def select_backward(grad_output, input_sizes, dim, index):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3631,7 +3782,7 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3651,7 +3802,7 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3667,7 +3818,7 @@ def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, st
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3712,7 +3863,7 @@ def _to_copy(input, dtype, layout, device, pin_memory, non_blocking, memory_form
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3762,7 +3913,7 @@ def index_Tensor(input, indices):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3781,7 +3932,7 @@ def index_put(input, indices, values, accumulate):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3813,7 +3964,7 @@ def empty_strided(size, stride, dtype, layout, device, pin_memory):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3829,7 +3980,7 @@ def new_empty(input, size, dtype, layout, device, pin_memory):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3845,7 +3996,7 @@ def new_zeros(input, size, dtype, layout, device, pin_memory):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3861,7 +4012,7 @@ def new_ones(input, size, dtype, layout, device, pin_memory):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3877,7 +4028,7 @@ def new_full(input, size, fill_value, dtype, layout, device, pin_memory):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3950,7 +4101,7 @@ def div_Tensor_mode(input, other, rounding_mode):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3969,7 +4120,7 @@ def div_Scalar_mode(input, other, rounding_mode):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -3993,7 +4144,7 @@ def floor_divide(input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -4040,7 +4191,7 @@ def floor_divide_Scalar(input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -4089,7 +4240,7 @@ def pow_Tensor_Tensor(input, exponent):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -4150,7 +4301,7 @@ def remainder_Tensor(input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -4199,7 +4350,7 @@ def remainder_Scalar(input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -4248,7 +4399,7 @@ def fmod_Tensor(input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -4297,7 +4448,7 @@ def fmod_Scalar(input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -4337,7 +4488,7 @@ def abs(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -4377,7 +4528,7 @@ def sign(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -4416,7 +4567,7 @@ def reciprocal(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -4457,7 +4608,7 @@ def sqrt(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -4498,7 +4649,7 @@ def rsqrt(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -4540,7 +4691,7 @@ def square(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -4580,7 +4731,7 @@ def exp2(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -4621,7 +4772,7 @@ def expm1(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -4663,7 +4814,7 @@ def log(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -4704,7 +4855,7 @@ def log2(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -4745,7 +4896,7 @@ def log10(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -4786,7 +4937,7 @@ def log1p(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -4827,7 +4978,7 @@ def sin(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -4868,7 +5019,7 @@ def cos(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -4908,7 +5059,7 @@ def tan(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -4950,7 +5101,7 @@ def asin(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -4991,7 +5142,7 @@ def acos(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5032,7 +5183,7 @@ def atan(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5082,7 +5233,7 @@ def atan2(input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5132,7 +5283,7 @@ def sinh(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5173,7 +5324,7 @@ def cosh(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5213,7 +5364,7 @@ def tanh(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -5255,7 +5406,7 @@ def erf(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5295,7 +5446,7 @@ def floor(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5334,7 +5485,7 @@ def ceil(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5373,7 +5524,7 @@ def round(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5412,7 +5563,7 @@ def trunc(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5451,7 +5602,7 @@ def frac(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5494,7 +5645,7 @@ def clamp(input, min, max):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5520,7 +5671,7 @@ def maximum(input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5579,7 +5730,7 @@ def minimum(input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5637,7 +5788,7 @@ def lerp_Scalar(input, end, weight):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5701,7 +5852,7 @@ def lerp_Tensor(input, end, weight):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5770,7 +5921,7 @@ def where_self(condition, input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5795,7 +5946,7 @@ def nan_to_num(input, nan, posinf, neginf):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5819,7 +5970,7 @@ def lt_Tensor(input, other):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5842,7 +5993,7 @@ def lt_Scalar(input, other):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5873,7 +6024,7 @@ def le_Tensor(input, other):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5896,7 +6047,7 @@ def le_Scalar(input, other):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5927,7 +6078,7 @@ def ge_Tensor(input, other):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5950,7 +6101,7 @@ def ge_Scalar(input, other):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -5981,7 +6132,7 @@ def eq_Tensor(input, other):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6004,7 +6155,7 @@ def eq_Scalar(input, other):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6035,7 +6186,7 @@ def ne_Tensor(input, other):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6058,7 +6209,7 @@ def ne_Scalar(input, other):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6089,7 +6240,7 @@ def logical_and(input, other):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6120,7 +6271,7 @@ def logical_or(input, other):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6151,7 +6302,7 @@ def logical_xor(input, other):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6174,7 +6325,7 @@ def logical_not(input):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6204,7 +6355,7 @@ def bitwise_and_Tensor(input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6257,7 +6408,7 @@ def bitwise_or_Tensor(input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6310,7 +6461,7 @@ def bitwise_xor_Tensor(input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6355,7 +6506,7 @@ def bitwise_not(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6393,7 +6544,7 @@ def isnan(input):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6416,7 +6567,7 @@ def isinf(input):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6439,7 +6590,7 @@ def isfinite(input):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6464,7 +6615,7 @@ def leaky_relu(input, negative_slope):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6509,7 +6660,7 @@ def elu(input, alpha, scale, input_scale):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6553,7 +6704,7 @@ def silu(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6594,7 +6745,7 @@ def mish(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6634,7 +6785,7 @@ def sigmoid(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -6676,7 +6827,7 @@ def log_sigmoid(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6719,7 +6870,7 @@ def softplus(input, beta, threshold):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6764,7 +6915,7 @@ def hardtanh(input, min_val, max_val):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6807,7 +6958,7 @@ def hardsigmoid(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6848,7 +6999,7 @@ def hardswish(input):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6890,7 +7041,7 @@ def mean(input, dtype):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6910,7 +7061,7 @@ def mean_dim(input, dim, keepdim, dtype):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -6928,7 +7079,7 @@ def prod(input, dtype):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -6949,7 +7100,7 @@ def prod_dim_int(input, dim, keepdim, dtype):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -6970,7 +7121,7 @@ def amax(input, dim, keepdim):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -6991,7 +7142,7 @@ def amin(input, dim, keepdim):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -7010,7 +7161,7 @@ def max(input):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -7046,7 +7197,7 @@ def min(input):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -7080,7 +7231,7 @@ def argmax(input, dim, keepdim):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7096,7 +7247,7 @@ def argmin(input, dim, keepdim):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7112,7 +7263,7 @@ def any(input):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7128,7 +7279,7 @@ def any_dim(input, dim, keepdim):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7144,7 +7295,7 @@ def all(input):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7160,7 +7311,7 @@ def all_dim(input, dim, keepdim):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7181,7 +7332,7 @@ def var_correction(input, dim, correction, keepdim):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7202,7 +7353,7 @@ def std_correction(input, dim, correction, keepdim):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -7223,7 +7374,7 @@ def logsumexp(input, dim, keepdim):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -7245,7 +7396,7 @@ def linalg_vector_norm(input, ord, dim, keepdim, dtype):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -7264,7 +7415,7 @@ def cumsum(input, dim, dtype):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7282,7 +7433,7 @@ def cat(tensors, dim):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7301,7 +7452,7 @@ def repeat(input, repeats):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7320,7 +7471,7 @@ def roll(input, shifts, dims):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7338,7 +7489,7 @@ def flip(input, dims):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7356,7 +7507,7 @@ def tril(input, diagonal):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7374,7 +7525,7 @@ def triu(input, diagonal):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7408,7 +7559,7 @@ def addmm(input, mat1, mat2, beta, alpha):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7435,7 +7586,7 @@ def dot(input, tensor):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7454,7 +7605,7 @@ def softmax_int(input, dim, dtype):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -7474,7 +7625,7 @@ def log_softmax_int(input, dim, dtype):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -7503,7 +7654,7 @@ def index_select(input, dim, index):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7537,7 +7688,7 @@ def index_add(input, dim, index, source, alpha):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7565,7 +7716,7 @@ def gather(input, dim, index, sparse_grad):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7597,7 +7748,7 @@ def scatter_src(input, dim, index, src):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7624,7 +7775,7 @@ def scatter_value(input, dim, index, value):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7656,7 +7807,7 @@ def scatter_add(input, dim, index, src):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7681,7 +7832,7 @@ def masked_fill_Scalar(input, mask, value):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7743,7 +7894,7 @@ def masked_fill_Tensor(input, mask, value):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7809,7 +7960,7 @@ def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7825,7 +7976,7 @@ def one_hot(input, num_classes):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7944,7 +8095,7 @@ def im2col(input, kernel_size, dilation, padding, stride):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -7965,7 +8116,7 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -8012,7 +8163,7 @@ def addcmul(input, tensor1, tensor2, value):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -8083,7 +8234,7 @@ def addcdiv(input, tensor1, tensor2, value):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -8148,7 +8299,7 @@ def logaddexp(input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -8197,7 +8348,7 @@ def nonzero(input):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -8213,7 +8364,7 @@ def count_nonzero(input, dim):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -8231,7 +8382,7 @@ def median(input):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -8339,7 +8490,7 @@ def bucketize_Tensor(input, boundaries, out_int32, right):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -8368,7 +8519,7 @@ def linalg_inv(A):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -8387,7 +8538,7 @@ def linalg_det(A):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -8416,7 +8567,7 @@ def linalg_solve(A, B, left):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
@@ -8435,7 +8586,7 @@ def linalg_cholesky(input, upper):
             result._grad_fn = node
             result._output_nr = 0
             result._requires_grad = True
-            result._keys |= _AUTOGRAD_BIT
+            result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 

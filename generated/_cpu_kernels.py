@@ -5,8 +5,9 @@
 Each kernel takes the fast path when its tensors share a dtype that NumPy computes in directly and its
 Python scalars keep that dtype, and otherwise asks `_k.operands` for the promoted dtype and cast arrays
 (Notes [Pointwise fast path] and [Pointwise fast path with scalars] in runtime/kernels/cpu_pointwise.py).
-The functional form builds its output tensor inline (Note [Lean tensor construction] in
-runtime/tensor.py). A tensor used as a condition must be bool, an `alpha` must suit the result dtype, and
+The functional form builds its output tensor with the body of
+`runtime.tensor.fresh_tensor` (Note [Generated, not copied, fast paths] in codegen/inline.py).
+A tensor used as a condition must be bool, an `alpha` must suit the result dtype, and
 in-place and out= writes are checked for overlap (Note [Overlap checks before a write] in
 runtime/memory_overlap.py), as PyTorch refuses these.
 """

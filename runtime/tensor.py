@@ -67,7 +67,9 @@ class Tensor:
     # slots; the rest (storage, grad, leaf and view metadata) are class-level defaults that an instance
     # overrides in its __dict__ when it needs to. So `_wrap`, the hot path of every kernel, sets seven
     # slots and creates no dict, and recording an op's history on its output creates none either.
-    # Every construction site (`_wrap`, `_view`, Parameter) sets all seven slots.
+    # `fresh_tensor` (below the class) is the one definition of a new tensor's slots: `_wrap` and `_view`
+    # call it (Parameter copies the slots of a tensor made so), and the generated pointwise kernels carry
+    # its body, rendered from its source (Note [Generated, not copied, fast paths] in codegen/inline.py).
     __slots__ = ("_data", "_dtype", "_device", "_keys", "_requires_grad", "_grad_fn", "_output_nr",
                  "__dict__", "__weakref__")
 
@@ -92,30 +94,15 @@ class Tensor:
     @staticmethod
     def _wrap(array: Any, dtype: dtypes.DType | None = None) -> Tensor:
         """A new tensor over an existing NumPy/CuPy array view (no copy); the hot path of every kernel."""
-        t = _new(Tensor)
-        t._data = array
-        t._dtype = dtype if dtype is not None else _NP_TO_DTYPE[array.dtype]
+        if dtype is None:
+            dtype = _NP_TO_DTYPE[array.dtype]
         if array.__class__ is _ndarray:
-            t._device = CPU
-            t._keys = CPU_BIT
-        else:
-            t._device = _cuda_device(array)
-            t._keys = CUDA_BIT
-        t._requires_grad = False
-        t._grad_fn = None
-        t._output_nr = 0
-        return t
+            return fresh_tensor(array, dtype, CPU, CPU_BIT)
+        return fresh_tensor(array, dtype, _cuda_device(array), CUDA_BIT)
 
     def _view(self, array: Any) -> Tensor:
         """A tensor over `array`, a view of this tensor's memory: it shares this tensor's Storage."""
-        t = _new(Tensor)
-        t._data = array
-        t._dtype = self._dtype
-        t._device = self._device
-        t._keys = self._keys & _BACKEND_BITS
-        t._requires_grad = False
-        t._grad_fn = None
-        t._output_nr = 0
+        t = fresh_tensor(array, self._dtype, self._device, self._keys & _BACKEND_BITS)
         storage = self._storage
         if storage is not None:
             t._storage = storage  # else resolved through _base (Note [Tensor data is a strided array view])
@@ -461,6 +448,21 @@ class Tensor:
             return str(self)
         raise TypeError("unsupported format string passed to Tensor.__format__")
 
+
+
+def fresh_tensor(data: Any, dtype: dtypes.DType, device: Device, keys: int) -> Tensor:
+    """A new tensor over `data` that requires no grad (Note [Lean tensor construction]): the one definition
+    of the slots every tensor sets. Generated kernels inline this body (codegen/inline.py): keep it a plain
+    sequence of stores ending in `return`, naming only its parameters, `t`, `_new` and `Tensor`."""
+    t = _new(Tensor)
+    t._data = data
+    t._dtype = dtype
+    t._device = device
+    t._keys = keys
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    return t
 
 class Size(tuple):
     """A tensor's shape: a tuple of ints printed as `opgen.Size([2, 3])` (PyTorch's `torch.Size`)."""

@@ -27,7 +27,6 @@ create_graph=False grad mode is off for the whole backward, and they record noth
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Sequence
 from heapq import heappop, heappush
@@ -81,7 +80,9 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
 
     buffers: dict[Node, list[Tensor | None]] = {}
     for edge, g in roots:
-        _add_to_buffer(buffers, edge, g)
+        _add_to_buffer(buffers, edge[0], edge[1], g)
+    # AccumulateGrad nodes whose buffered gradient the engine owns (Note [Stealing the first gradient]).
+    owned: set[Node] = set()
     results: list[Tensor | None] = [None] * len(input_edges)
 
     saved_mask = tls.mask
@@ -100,6 +101,8 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
             if hooks is not None:
                 _run_tensor_hooks(fn, buf)
             if captures is not None:
+                if fn in captures:
+                    owned.discard(fn)  # the gradient is also a result
                 for input_nr, pos in captures.get(fn, ()):
                     results[pos] = buf[input_nr] if input_nr < len(buf) else None
                 if fn not in needed:
@@ -107,47 +110,39 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
             if fn.__class__ is AccumulateGrad:
                 g = buf[0]
                 if g is not None:
-                    buf[0] = None  # so that the reference count says who else holds g
                     var = fn._variable()
                     if var is None:
                         continue  # a leaf nobody holds (Note [Leaves and their AccumulateGrad])
                     with _GRAD_LOCKS[(id(var) >> 4) & _LOCK_MASK]:  # Note [Concurrent accumulation]
-                        if var._grad is None and not create_graph and _stealable(g):
+                        if (var._grad is None and not create_graph and hooks is None and fn in owned
+                                and _stealable(g)):
                             var._grad = g
                         else:
                             _accumulate(var, g, create_graph)
                 continue
-            # The outputs list is bound to a name only until routed: Note [Stealing the first gradient].
             edges = fn.next_edges
-            if hooks is None and len(buf) == 1:  # the common case of _call, inline
-                outputs = fn.apply(buf) if buf[0] is not None else [None] * len(edges)
-            else:
-                outputs = _call(fn, buf)
+            outputs = _call(fn, buf)
             if len(outputs) != len(edges):
                 raise RuntimeError(f"function {fn.name()} returned an incorrect number of gradients "
                                    f"(expected {len(edges)}, got {len(outputs)})")
-            i = 0
-            for e, g in zip(edges, outputs, strict=True):
+            fresh = fn.fresh_gradients and hooks is None
+            for i, (e, g) in enumerate(zip(edges, outputs, strict=True)):
                 if e is not None:
                     child = e[0]
-                    nr = e[1]
                     if g is not None:
                         if g._data.shape != e[2] or g._dtype is not e[3]:
                             g = _validate(fn, i, g, e)
-                        cbuf = buffers.get(child)
-                        if cbuf is None:
-                            cbuf = buffers[child] = [None] * max(child.num_inputs, nr + 1)
-                        elif nr >= len(cbuf):
-                            cbuf.extend([None] * (nr + 1 - len(cbuf)))
-                        prev = cbuf[nr]
-                        cbuf[nr] = g if prev is None else prev + g
+                        summed = _add_to_buffer(buffers, child, e[1], g)
+                        if child.__class__ is AccumulateGrad:
+                            if summed or (fresh and _unshared(g, i, outputs, buf)):
+                                owned.add(child)
+                            else:
+                                owned.discard(child)
                     if needed is None or child in needed or child in captures:
                         d = deps[child] - 1
                         deps[child] = d
                         if d == 0:
                             heappush(ready, (-child.sequence_nr, child))
-                i += 1
-            outputs = g = None
             if not keep_graph and fn._saved_fields:
                 fn.release_variables()
     finally:
@@ -204,15 +199,20 @@ def _dependencies(roots: list[Node], captures: dict[Node, Any] | None,
     return deps, needed
 
 
-def _add_to_buffer(buffers: dict[Node, list[Tensor | None]], edge: Edge, g: Tensor) -> None:
-    node, nr = edge[0], edge[1]
+def _add_to_buffer(buffers: dict[Node, list[Tensor | None]], node: Node, nr: int, g: Tensor) -> bool:
+    """Route `g` into input `nr` of `node`, summing with a gradient already there; True if it summed (the
+    buffer then holds a new tensor that only the engine has seen)."""
     buf = buffers.get(node)
     if buf is None:
         buf = buffers[node] = [None] * max(node.num_inputs, nr + 1)
     elif nr >= len(buf):
         buf.extend([None] * (nr + 1 - len(buf)))
     prev = buf[nr]
-    buf[nr] = g if prev is None else prev + g
+    if prev is None:
+        buf[nr] = g
+        return False
+    buf[nr] = prev + g
+    return True
 
 
 def _run_tensor_hooks(fn: Node, buf: list[Tensor | None]) -> None:
@@ -282,18 +282,33 @@ def _validate(fn: Node, i: int, g: Tensor, edge: Edge) -> Tensor:
     return g
 
 
+def _unshared(g: Tensor, i: int, outputs: Sequence[Tensor | None], grads: Sequence[Tensor | None]) -> bool:
+    """`g`, output `i` of a formula, is not one of the formula's input gradients and no other output of
+    the call is `g` or a view of its memory (Note [Stealing the first gradient])."""
+    for x in grads:
+        if x is g:
+            return False
+    data = g._data
+    for j, o in enumerate(outputs):
+        if j != i and o is not None and (o is g or o._base is g or o._data is data or o._data.base is data):
+            return False
+    return True
+
+
 def _stealable(g: Tensor) -> bool:
     """Note [Stealing the first gradient]
     Like PyTorch's AccumulateGrad, the first gradient of a leaf is stored without a copy when nothing
-    else can see it: a CPU tensor that is not a view, whose NumPy array is referenced by this tensor only
-    (no alias tensor, no Storage, no NumPy view) and whose tensor object is referenced only by the
-    engine's local `g` (so not by another input buffer, a user variable or a hook). Otherwise it is
-    cloned. The counts are CPython reference counts: g's 3 = the engine's local, this parameter and
-    getrefcount's argument; the array's 3 = the tensor's slot, the local `data` and getrefcount's argument."""
-    data = getattr(g, "_data", None)
-    return (type(data) is np.ndarray and g._base is None and g._storage is None and not g._requires_grad
-            and data.base is None and data.flags.c_contiguous
-            and sys.getrefcount(g) <= 3 and sys.getrefcount(data) <= 3)
+    else can see it; otherwise it is cloned. The engine tracks that ownership explicitly (`owned` in
+    run_backward): a leaf's buffered gradient is owned when the engine made it by summing two gradients,
+    or when a node whose formulas build new tensors (`Node.fresh_gradients`: the generated nodes, whose
+    formulas are op calls) returned it and `_unshared` finds it is not an incoming gradient passed through
+    (add's `grad` to both inputs, a root gradient the caller holds) nor shared with another output. No hook
+    may have seen it: a node with hooks (which could keep its inputs or outputs), a leaf with hooks, a
+    capture of autograd.grad and create_graph all disown it. What remains is checked here: a CPU array
+    that owns its memory, with no Storage (no saved-variable version counter, no alias) and no view."""
+    data = g._data
+    return (data.__class__ is np.ndarray and g._base is None and g._storage is None and not g._requires_grad
+            and data.base is None and data.flags.c_contiguous)
 
 
 # Note [Concurrent accumulation]

@@ -105,6 +105,10 @@ class Node:
     _saved_fields: ClassVar[tuple[str, ...]] = ()
     # Replace missing gradients of a multi-output node's outputs by zeros before `apply`.
     materialize_grads: ClassVar[bool] = True
+    # `apply` returns tensors that nothing else holds, unless it passes an incoming gradient through (the
+    # generated nodes); the engine may then store one as a leaf's first `.grad` without a copy (Note
+    # [Stealing the first gradient] in engine.py). False for nodes running user code.
+    fresh_gradients: ClassVar[bool] = False
 
     def __init__(self, next_edges: tuple[Edge | None, ...] = ()) -> None:
         self.next_edges = next_edges
@@ -292,6 +296,16 @@ def any_requires_grad(*tensors: Any) -> bool:
     return False
 
 
+def record_output(t: Tensor, node: Node, nr: int) -> None:
+    """Make `t` output `nr` of `node`'s forward op: the one definition of recording history on a tensor.
+    Generated Autograd kernels inline this body (Note [Generated, not copied, fast paths] in
+    codegen/inline.py): keep it plain stores naming only its parameters and `AUTOGRAD_BIT`."""
+    t._grad_fn = node
+    t._output_nr = nr
+    t._requires_grad = True
+    t._keys |= AUTOGRAD_BIT
+
+
 def set_history(outputs: Any, node: Node, differentiable: tuple[bool, ...] | None = None) -> None:
     """Make `node` the grad_fn of the (floating-point, differentiable) outputs of its forward op.
 
@@ -301,10 +315,7 @@ def set_history(outputs: Any, node: Node, differentiable: tuple[bool, ...] | Non
     if differentiable is None and outputs.__class__ is not tuple and outputs.__class__ is not list:
         # One tensor: the common case, kept short.
         if outputs._dtype.is_floating_point:
-            outputs._grad_fn = node
-            outputs._output_nr = 0
-            outputs._requires_grad = True
-            outputs._keys |= AUTOGRAD_BIT
+            record_output(outputs, node, 0)
         return
     outs = _flatten(outputs) if isinstance(outputs, list | tuple) else [outputs]
     node.num_inputs = len(outs)
@@ -313,10 +324,7 @@ def set_history(outputs: Any, node: Node, differentiable: tuple[bool, ...] | Non
             continue
         if not t._dtype.is_floating_point:
             continue
-        t._grad_fn = node
-        t._output_nr = i
-        t._requires_grad = True
-        t._keys |= AUTOGRAD_BIT
+        record_output(t, node, i)
     if len(outs) > 1:
         node.output_meta = tuple((t.shape, t._dtype, t._device) if t is not None else None for t in outs)
 

@@ -171,7 +171,7 @@ class CachingAllocator:
             raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
         if stream is None:
             stream = self._raw.current_stream()
-        size = MIN_BLOCK_SIZE if nbytes <= MIN_BLOCK_SIZE else (nbytes + MIN_BLOCK_SIZE - 1) & -MIN_BLOCK_SIZE
+        size = round_size(nbytes)
         with self._lock:
             if self._deferred:
                 self._drain_deferred()

@@ -1,0 +1,74 @@
+"""Inline the body of a runtime function into generated code (Note [Generated, not copied, fast paths]).
+
+Note [Generated, not copied, fast paths]
+A few rules run on every op call: how a tensor is constructed (runtime/tensor.py `fresh_tensor`) and how
+an output gets its history (runtime/autograd/node.py `record_output`). The runtime calls those functions;
+the generated kernels, where a call would cost a frame per op, carry their body instead, rendered by
+`inline` from the function's source. So each rule has one definition: change the function and
+`codegen generate` changes every copy (the `codegen check` of CI fails until it is regenerated).
+
+`inline` reads the source with `ast` (it imports nothing from the runtime), substitutes each parameter
+by the expression given for it, and returns the statements. A definition to be inlined must be a plain
+sequence of statements whose names are its parameters, its own locals and the module names the
+generated module also binds (`_new`, `Tensor`, `_AUTOGRAD_BIT` ...); a `return` may end it only.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+from pathlib import Path
+
+from codegen.errors import OpgenError
+
+
+@functools.cache
+def _module(text: str, filename: str) -> ast.Module:
+    return ast.parse(text, filename=filename)  # cached by content: an edited file is parsed again
+
+
+def _definition(path: Path, name: str) -> ast.FunctionDef:
+    for node in _module(path.read_text(encoding="utf-8"), str(path)).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return node
+    raise OpgenError(f"{path}: no top-level function {name!r} to inline")
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, values: dict[str, ast.expr]) -> None:
+        self.values = values
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        value = self.values.get(node.id)
+        if value is None:
+            return node
+        if not isinstance(node.ctx, ast.Load):
+            raise OpgenError(f"inline: parameter {node.id!r} is assigned to in the inlined function")
+        return ast.copy_location(value, node)
+
+
+def inline(root: Path, module: str, name: str, *args: str) -> list[str]:
+    """The statements of function `name` of `module` (a path under `root`, e.g. "runtime/tensor.py"),
+    with its parameters replaced by the expressions `args`, one source line per statement."""
+    fn = _definition(root / module, name)
+    params = [a.arg for a in fn.args.args]
+    if len(params) != len(args):
+        raise OpgenError(f"inline: {module}:{name} takes {len(params)} arguments ({', '.join(params)}), "
+                         f"got {len(args)}")
+    body = list(fn.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, ast.Return) and i != len(body) - 1:
+            raise OpgenError(f"inline: {module}:{name} may return only at its end")
+    lines = []
+    for stmt in body:
+        values = {p: ast.parse(a, mode="eval").body for p, a in zip(params, args, strict=True)}
+        lines.append(ast.unparse(_Substitute(values).visit(copy.deepcopy(stmt))))
+    return lines
+
+
+def jinja_inline(root: Path) -> functools.partial[list[str]]:
+    """`inline` bound to the project root, for templates: `{% for l in inline(module, fn, *args) %}`."""
+    return functools.partial(inline, root)
