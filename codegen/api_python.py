@@ -175,8 +175,13 @@ def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
             presence[pname] = presence.get(pname, 0) + 1
             if pname not in union:
                 union[pname] = Param(pname, kwonly, default)
-            elif union[pname].default != default:
-                union[pname] = Param(pname, union[pname].kwonly, NOT_GIVEN)
+                continue
+            seen = union[pname]
+            if seen.kwonly and not kwonly:
+                # positional in this overload (`var.dim`'s keepdim): it follows the positional
+                # parameters seen so far, so `x.var(1, True, True)` binds as PyTorch binds it
+                del union[pname]
+            union[pname] = Param(pname, seen.kwonly and kwonly, seen.default if seen.default == default else NOT_GIVEN)
     for pname, count in presence.items():
         p = union[pname]
         # a parameter some overloads lack tells them apart when given (`var(t, unbiased=False)`)

@@ -34,10 +34,12 @@ __all__ = [
     "allclose",
     "amax",
     "amin",
+    "aminmax",
     "any",
     "argmax",
     "argmin",
     "argsort",
+    "argwhere",
     "as_strided",
     "as_strided_backward",
     "asin",
@@ -46,6 +48,9 @@ __all__ = [
     "atan2",
     "atan2_",
     "atan_",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
     "avg_pool2d",
     "batch_norm",
     "binary_cross_entropy",
@@ -59,6 +64,7 @@ __all__ = [
     "bitwise_xor",
     "bitwise_xor_",
     "bmm",
+    "broadcast_to",
     "bucketize",
     "cat",
     "cdist",
@@ -67,9 +73,14 @@ __all__ = [
     "chunk",
     "clamp",
     "clamp_",
+    "clamp_max",
+    "clamp_max_",
+    "clamp_min",
+    "clamp_min_",
     "clip",
     "clone",
     "col2im",
+    "column_stack",
     "conv2d",
     "cos",
     "cos_",
@@ -79,6 +90,7 @@ __all__ = [
     "cross_entropy_loss",
     "cummax",
     "cummin",
+    "cumprod",
     "cumsum",
     "det",
     "diag",
@@ -88,6 +100,7 @@ __all__ = [
     "div_",
     "dot",
     "dropout",
+    "dstack",
     "elu",
     "elu_",
     "embedding",
@@ -105,6 +118,8 @@ __all__ = [
     "expm1_",
     "flatten",
     "flip",
+    "fliplr",
+    "flipud",
     "floor",
     "floor_",
     "floor_divide",
@@ -124,10 +139,13 @@ __all__ = [
     "hardswish_",
     "hardtanh",
     "hardtanh_",
+    "hstack",
     "huber_loss",
+    "hypot",
     "im2col",
     "index",
     "index_add",
+    "index_fill",
     "index_put",
     "index_put_",
     "index_select",
@@ -197,6 +215,7 @@ __all__ = [
     "mul",
     "mul_",
     "nan_to_num",
+    "nansum",
     "narrow",
     "native_dropout",
     "native_layer_norm",
@@ -259,10 +278,14 @@ __all__ = [
     "squeeze",
     "stack",
     "std",
+    "std_mean",
     "sub",
     "sub_",
     "sum",
+    "swapaxes",
+    "swapdims",
     "t",
+    "take",
     "tan",
     "tan_",
     "tanh",
@@ -280,7 +303,9 @@ __all__ = [
     "unique",
     "unsqueeze",
     "var",
+    "var_mean",
     "view",
+    "vstack",
     "where",
 ]
 
@@ -5515,6 +5540,459 @@ def _call_linalg_matrix_norm_str_ord(input, ord, dim, keepdim, dtype):
     return _tab_linalg_matrix_norm_str_ord[_k](input, ord, dim, keepdim, dtype)
 
 
+_op_fliplr = _dispatcher.declare("fliplr", "fliplr(Tensor self) -> Tensor", (0,))
+_tab_fliplr = _op_fliplr.table
+
+
+def _call_fliplr(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fliplr, (input,))
+    return _tab_fliplr[_k](input)
+
+
+_op_flipud = _dispatcher.declare("flipud", "flipud(Tensor self) -> Tensor", (0,))
+_tab_flipud = _op_flipud.table
+
+
+def _call_flipud(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_flipud, (input,))
+    return _tab_flipud[_k](input)
+
+
+_op_atleast_1d = _dispatcher.declare("atleast_1d", "atleast_1d(Tensor self) -> Tensor", (0,))
+_tab_atleast_1d = _op_atleast_1d.table
+
+
+def _call_atleast_1d(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atleast_1d, (input,))
+    return _tab_atleast_1d[_k](input)
+
+
+_op_atleast_2d = _dispatcher.declare("atleast_2d", "atleast_2d(Tensor self) -> Tensor", (0,))
+_tab_atleast_2d = _op_atleast_2d.table
+
+
+def _call_atleast_2d(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atleast_2d, (input,))
+    return _tab_atleast_2d[_k](input)
+
+
+_op_atleast_3d = _dispatcher.declare("atleast_3d", "atleast_3d(Tensor self) -> Tensor", (0,))
+_tab_atleast_3d = _op_atleast_3d.table
+
+
+def _call_atleast_3d(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atleast_3d, (input,))
+    return _tab_atleast_3d[_k](input)
+
+
+_op_hstack = _dispatcher.declare("hstack", "hstack(Tensor[] tensors) -> Tensor", (0,))
+_tab_hstack = _op_hstack.table
+
+
+def _call_hstack(tensors):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op_hstack, (tensors,))
+    return _tab_hstack[_k](tensors)
+
+
+_op_vstack = _dispatcher.declare("vstack", "vstack(Tensor[] tensors) -> Tensor", (0,))
+_tab_vstack = _op_vstack.table
+
+
+def _call_vstack(tensors):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op_vstack, (tensors,))
+    return _tab_vstack[_k](tensors)
+
+
+_op_dstack = _dispatcher.declare("dstack", "dstack(Tensor[] tensors) -> Tensor", (0,))
+_tab_dstack = _op_dstack.table
+
+
+def _call_dstack(tensors):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op_dstack, (tensors,))
+    return _tab_dstack[_k](tensors)
+
+
+_op_column_stack = _dispatcher.declare("column_stack", "column_stack(Tensor[] tensors) -> Tensor", (0,))
+_tab_column_stack = _op_column_stack.table
+
+
+def _call_column_stack(tensors):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op_column_stack, (tensors,))
+    return _tab_column_stack[_k](tensors)
+
+
+_op_swapaxes = _dispatcher.declare("swapaxes", "swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)", (0,))
+_tab_swapaxes = _op_swapaxes.table
+
+
+def _call_swapaxes(input, axis0, axis1):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_swapaxes, (input, axis0, axis1,))
+    return _tab_swapaxes[_k](input, axis0, axis1)
+
+
+_op_swapdims = _dispatcher.declare("swapdims", "swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", (0,))
+_tab_swapdims = _op_swapdims.table
+
+
+def _call_swapdims(input, dim0, dim1):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_swapdims, (input, dim0, dim1,))
+    return _tab_swapdims[_k](input, dim0, dim1)
+
+
+_op_broadcast_to = _dispatcher.declare("broadcast_to", "broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)", (0,))
+_tab_broadcast_to = _op_broadcast_to.table
+
+
+def _call_broadcast_to(input, size):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_broadcast_to, (input, size,))
+    return _tab_broadcast_to[_k](input, size)
+
+
+_op_unfold = _dispatcher.declare("unfold", "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)", (0,))
+_tab_unfold = _op_unfold.table
+
+
+def _call_unfold(input, dimension, size, step):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unfold, (input, dimension, size, step,))
+    return _tab_unfold[_k](input, dimension, size, step)
+
+
+_op_clamp_min = _dispatcher.declare("clamp_min", "clamp_min(Tensor self, Scalar min) -> Tensor", (0,))
+_tab_clamp_min = _op_clamp_min.table
+
+
+def _call_clamp_min(input, min):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp_min, (input, min,))
+    return _tab_clamp_min[_k](input, min)
+
+
+_op_clamp_max = _dispatcher.declare("clamp_max", "clamp_max(Tensor self, Scalar max) -> Tensor", (0,))
+_tab_clamp_max = _op_clamp_max.table
+
+
+def _call_clamp_max(input, max):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp_max, (input, max,))
+    return _tab_clamp_max[_k](input, max)
+
+
+_op_clamp_min_ = _dispatcher.declare("clamp_min_", "clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)", (0,))
+_tab_clamp_min_ = _op_clamp_min_.table
+
+
+def _call_clamp_min_(input, min):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp_min_, (input, min,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_clamp_min_[_k](input, min)
+
+
+_op_clamp_max_ = _dispatcher.declare("clamp_max_", "clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)", (0,))
+_tab_clamp_max_ = _op_clamp_max_.table
+
+
+def _call_clamp_max_(input, max):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp_max_, (input, max,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_clamp_max_[_k](input, max)
+
+
+_op_hypot = _dispatcher.declare("hypot", "hypot(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_hypot = _op_hypot.table
+
+
+def _call_hypot(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_hypot, (input, other,))
+    return _tab_hypot[_k](input, other)
+
+
+_op_cumprod = _dispatcher.declare("cumprod", "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_cumprod = _op_cumprod.table
+
+
+def _call_cumprod(input, dim, dtype):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cumprod, (input, dim, dtype,))
+    return _tab_cumprod[_k](input, dim, dtype)
+
+
+_op_take = _dispatcher.declare("take", "take(Tensor self, Tensor index) -> Tensor", (0, 1))
+_tab_take = _op_take.table
+
+
+def _call_take(input, index):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_take, (input, index,))
+    return _tab_take[_k](input, index)
+
+
+_op_argwhere = _dispatcher.declare("argwhere", "argwhere(Tensor self) -> Tensor", (0,))
+_tab_argwhere = _op_argwhere.table
+
+
+def _call_argwhere(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_argwhere, (input,))
+    return _tab_argwhere[_k](input)
+
+
+_op_nansum = _dispatcher.declare("nansum", "nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_nansum = _op_nansum.table
+
+
+def _call_nansum(input, dim, keepdim, dtype):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nansum, (input, dim, keepdim, dtype,))
+    return _tab_nansum[_k](input, dim, keepdim, dtype)
+
+
+_op_aminmax = _dispatcher.declare("aminmax", "aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)", (0,))
+_tab_aminmax = _op_aminmax.table
+_rt_aminmax = _return_type(*('aminmax', ('min', 'max')))
+
+
+def _call_aminmax(input, dim, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_aminmax, (input, dim, keepdim,))
+    return _rt_aminmax._make(_tab_aminmax[_k](input, dim, keepdim))
+
+
+_op_var_mean_correction = _dispatcher.declare("var_mean.correction", "var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)", (0,))
+_tab_var_mean_correction = _op_var_mean_correction.table
+
+
+def _call_var_mean_correction(input, dim, correction, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_var_mean_correction, (input, dim, correction, keepdim,))
+    return _tab_var_mean_correction[_k](input, dim, correction, keepdim)
+
+
+_op_var_mean = _dispatcher.declare("var_mean", "var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)", (0,))
+_tab_var_mean = _op_var_mean.table
+
+
+def _call_var_mean(input, unbiased):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_var_mean, (input, unbiased,))
+    return _tab_var_mean[_k](input, unbiased)
+
+
+_op_var_mean_dim = _dispatcher.declare("var_mean.dim", "var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)", (0,))
+_tab_var_mean_dim = _op_var_mean_dim.table
+
+
+def _call_var_mean_dim(input, dim, unbiased, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_var_mean_dim, (input, dim, unbiased, keepdim,))
+    return _tab_var_mean_dim[_k](input, dim, unbiased, keepdim)
+
+
+_op_std_mean_correction = _dispatcher.declare("std_mean.correction", "std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)", (0,))
+_tab_std_mean_correction = _op_std_mean_correction.table
+
+
+def _call_std_mean_correction(input, dim, correction, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_std_mean_correction, (input, dim, correction, keepdim,))
+    return _tab_std_mean_correction[_k](input, dim, correction, keepdim)
+
+
+_op_std_mean = _dispatcher.declare("std_mean", "std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)", (0,))
+_tab_std_mean = _op_std_mean.table
+
+
+def _call_std_mean(input, unbiased):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_std_mean, (input, unbiased,))
+    return _tab_std_mean[_k](input, unbiased)
+
+
+_op_std_mean_dim = _dispatcher.declare("std_mean.dim", "std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)", (0,))
+_tab_std_mean_dim = _op_std_mean_dim.table
+
+
+def _call_std_mean_dim(input, dim, unbiased, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_std_mean_dim, (input, dim, unbiased, keepdim,))
+    return _tab_std_mean_dim[_k](input, dim, unbiased, keepdim)
+
+
+_op_scatter__src = _dispatcher.declare("scatter_.src", "scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)", (0, 2, 3))
+_tab_scatter__src = _op_scatter__src.table
+
+
+def _call_scatter__src(input, dim, index, src):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter__src, (input, dim, index, src,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_scatter__src[_k](input, dim, index, src)
+
+
+_op_scatter__value = _dispatcher.declare("scatter_.value", "scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)", (0, 2))
+_tab_scatter__value = _op_scatter__value.table
+
+
+def _call_scatter__value(input, dim, index, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter__value, (input, dim, index, value,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_scatter__value[_k](input, dim, index, value)
+
+
+_op_scatter_add_ = _dispatcher.declare("scatter_add_", "scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)", (0, 2, 3))
+_tab_scatter_add_ = _op_scatter_add_.table
+
+
+def _call_scatter_add_(input, dim, index, src):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter_add_, (input, dim, index, src,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_scatter_add_[_k](input, dim, index, src)
+
+
+_op_index_add_ = _dispatcher.declare("index_add_", "index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)", (0, 2, 3))
+_tab_index_add_ = _op_index_add_.table
+
+
+def _call_index_add_(input, dim, index, source, alpha):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | source._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_index_add_, (input, dim, index, source, alpha,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_index_add_[_k](input, dim, index, source, alpha)
+
+
+_op_index_fill_int_Scalar = _dispatcher.declare("index_fill.int_Scalar", "index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", (0, 2))
+_tab_index_fill_int_Scalar = _op_index_fill_int_Scalar.table
+
+
+def _call_index_fill_int_Scalar(input, dim, index, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_index_fill_int_Scalar, (input, dim, index, value,))
+    return _tab_index_fill_int_Scalar[_k](input, dim, index, value)
+
+
+_op_index_fill_int_Tensor = _dispatcher.declare("index_fill.int_Tensor", "index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor", (0, 2, 3))
+_tab_index_fill_int_Tensor = _op_index_fill_int_Tensor.table
+
+
+def _call_index_fill_int_Tensor(input, dim, index, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | value._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_index_fill_int_Tensor, (input, dim, index, value,))
+    return _tab_index_fill_int_Tensor[_k](input, dim, index, value)
+
+
+_op_index_fill__int_Scalar = _dispatcher.declare("index_fill_.int_Scalar", "index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)", (0, 2))
+_tab_index_fill__int_Scalar = _op_index_fill__int_Scalar.table
+
+
+def _call_index_fill__int_Scalar(input, dim, index, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_index_fill__int_Scalar, (input, dim, index, value,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_index_fill__int_Scalar[_k](input, dim, index, value)
+
+
+_op_index_fill__int_Tensor = _dispatcher.declare("index_fill_.int_Tensor", "index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)", (0, 2, 3))
+_tab_index_fill__int_Tensor = _op_index_fill__int_Tensor.table
+
+
+def _call_index_fill__int_Tensor(input, dim, index, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | value._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_index_fill__int_Tensor, (input, dim, index, value,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_index_fill__int_Tensor[_k](input, dim, index, value)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -5584,7 +6062,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _tab_adaptive_avg_pool2d[_k](input, output_size)
 
 
-def add(input, other, *, alpha=1, out=None):
+def add(input, other, alpha=1, *, out=None):
     if out is None and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -5600,7 +6078,7 @@ def add(input, other, *, alpha=1, out=None):
     return _no_overload("add", locals(), ('add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', 'add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', 'add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', 'add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def add_(input, other, *, alpha=1):
+def add_(input, other, alpha=1):
     if isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -5673,6 +6151,14 @@ def amin(input, dim=(), keepdim=False):
     return _tab_amin[_k](input, dim, keepdim)
 
 
+def aminmax(input, *, dim=None, keepdim=False):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_aminmax, (input, dim, keepdim,))
+    return _rt_aminmax._make(_tab_aminmax[_k](input, dim, keepdim))
+
+
 def any(input, dim=_NG, keepdim=_NG):
     if dim is _NG and keepdim is _NG:
         try:
@@ -5711,6 +6197,14 @@ def argsort(input, dim=-1, descending=False, *, stable=_NG):
     if stable is not _NG:
         return _call_argsort_stable(input, stable, dim, descending)
     return _no_overload("argsort", locals(), ('argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor', 'argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor'))
+
+
+def argwhere(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_argwhere, (input,))
+    return _tab_argwhere[_k](input)
 
 
 def as_strided(input, size, stride, storage_offset=None):
@@ -5781,6 +6275,30 @@ def atan_(input):
         _k = _bad_arguments(_op_atan_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_atan_[_k](input)
+
+
+def atleast_1d(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atleast_1d, (input,))
+    return _tab_atleast_1d[_k](input)
+
+
+def atleast_2d(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atleast_2d, (input,))
+    return _tab_atleast_2d[_k](input)
+
+
+def atleast_3d(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atleast_3d, (input,))
+    return _tab_atleast_3d[_k](input)
 
 
 def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
@@ -5868,6 +6386,14 @@ def bmm(input, mat2):
     return _call_bmm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='bmm', arg='mat2')))
 
 
+def broadcast_to(input, size):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_broadcast_to, (input, size,))
+    return _tab_broadcast_to[_k](input, size)
+
+
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     return _call_bucketize_Tensor(input, (boundaries if isinstance(boundaries, Tensor) else _scalar(boundaries, op='bucketize', arg='boundaries')), out_int32, right)
 
@@ -5938,6 +6464,40 @@ def clamp_(input, min=None, max=None):
     return _no_overload("clamp_", locals(), ('clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)', 'clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)'))
 
 
+def clamp_max(input, max):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp_max, (input, max,))
+    return _tab_clamp_max[_k](input, max)
+
+
+def clamp_max_(input, max):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp_max_, (input, max,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_clamp_max_[_k](input, max)
+
+
+def clamp_min(input, min):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp_min, (input, min,))
+    return _tab_clamp_min[_k](input, min)
+
+
+def clamp_min_(input, min):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp_min_, (input, min,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_clamp_min_[_k](input, min)
+
+
 def clip(input, min=None, max=None):
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
         try:
@@ -5964,6 +6524,14 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride):
     except AttributeError:
         _k = _bad_arguments(_op_col2im, (input, output_size, kernel_size, dilation, padding, stride,))
     return _tab_col2im[_k](input, output_size, kernel_size, dilation, padding, stride)
+
+
+def column_stack(tensors):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op_column_stack, (tensors,))
+    return _tab_column_stack[_k](tensors)
 
 
 def contiguous(input, *, memory_format='contiguous_format'):
@@ -6052,6 +6620,14 @@ def cummin(input, dim):
     return _rt_cummin._make(_tab_cummin[_k](input, dim))
 
 
+def cumprod(input, dim, *, dtype=None):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cumprod, (input, dim, dtype,))
+    return _tab_cumprod[_k](input, dim, dtype)
+
+
 def cumsum(input, dim, *, dtype=None):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6135,6 +6711,14 @@ def dropout(input, p, train):
     except AttributeError:
         _k = _bad_arguments(_op_dropout, (input, p, train,))
     return _tab_dropout[_k](input, p, train)
+
+
+def dstack(tensors):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op_dstack, (tensors,))
+    return _tab_dstack[_k](tensors)
 
 
 def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
@@ -6306,6 +6890,22 @@ def flip(input, dims):
     except AttributeError:
         _k = _bad_arguments(_op_flip, (input, dims,))
     return _tab_flip[_k](input, dims)
+
+
+def fliplr(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fliplr, (input,))
+    return _tab_fliplr[_k](input)
+
+
+def flipud(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_flipud, (input,))
+    return _tab_flipud[_k](input)
 
 
 def floor(input, *, out=None):
@@ -6523,8 +7123,20 @@ def hardtanh_(input, min_val=-1, max_val=1):
     return _tab_hardtanh_[_k](input, min_val, max_val)
 
 
+def hstack(tensors):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op_hstack, (tensors,))
+    return _tab_hstack[_k](tensors)
+
+
 def huber_loss(input, target, reduction='mean', delta=1.0):
     return _call_huber_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='huber_loss', arg='target')), reduction, delta)
+
+
+def hypot(input, other):
+    return _call_hypot(input, (other if isinstance(other, Tensor) else _scalar(other, op='hypot', arg='other')))
 
 
 def im2col(input, kernel_size, dilation, padding, stride):
@@ -6545,6 +7157,26 @@ def index(input, indices):
 
 def index_add(input, dim, index, source, *, alpha=1):
     return _call_index_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_add', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_add', arg='source')), alpha)
+
+
+def index_add_(input, dim, index, source, *, alpha=1):
+    return _call_index_add_(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_add_', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_add_', arg='source')), alpha)
+
+
+def index_fill(input, dim, index, value):
+    if not isinstance(value, Tensor):
+        return _call_index_fill_int_Scalar(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_fill', arg='index')), value)
+    if isinstance(value, Tensor):
+        return _call_index_fill_int_Tensor(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_fill', arg='index')), value)
+    return _no_overload("index_fill", locals(), ('index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor', 'index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor'))
+
+
+def index_fill_(input, dim, index, value):
+    if not isinstance(value, Tensor):
+        return _call_index_fill__int_Scalar(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_fill_', arg='index')), value)
+    if isinstance(value, Tensor):
+        return _call_index_fill__int_Tensor(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_fill_', arg='index')), value)
+    return _no_overload("index_fill_", locals(), ('index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)', 'index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)'))
 
 
 def index_put(input, indices, values, accumulate=False):
@@ -7147,6 +7779,14 @@ def nan_to_num(input, nan=None, posinf=None, neginf=None):
     return _tab_nan_to_num[_k](input, nan, posinf, neginf)
 
 
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nansum, (input, dim, keepdim, dtype,))
+    return _tab_nansum[_k](input, dim, keepdim, dtype)
+
+
 def narrow(input, dim, start, length):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7524,8 +8164,20 @@ def scatter(input, dim, index, src=_NG, value=_NG):
     return _no_overload("scatter", locals(), ('scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', 'scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor'))
 
 
+def scatter_(input, dim, index, src=_NG, value=_NG):
+    if src is not _NG and value is _NG:
+        return _call_scatter__src(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_', arg='src')))
+    if src is _NG and value is not _NG:
+        return _call_scatter__value(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_', arg='index')), value)
+    return _no_overload("scatter_", locals(), ('scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)', 'scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)'))
+
+
 def scatter_add(input, dim, index, src):
     return _call_scatter_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_add', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_add', arg='src')))
+
+
+def scatter_add_(input, dim, index, src):
+    return _call_scatter_add_(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_add_', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_add_', arg='src')))
 
 
 def select(input, dim, index):
@@ -7788,17 +8440,27 @@ def stack(tensors, dim=0):
     return _tab_stack[_k](tensors, dim)
 
 
-def std(input, dim=_NG, unbiased=_NG, *, correction=_NG, keepdim=_NG):
+def std(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
     if unbiased is _NG:
         return _call_std_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
-    if dim is _NG and correction is _NG and keepdim is _NG:
+    if dim is _NG and keepdim is _NG and correction is _NG:
         return _call_std(input, (True if unbiased is _NG else unbiased))
     if dim is not _NG and correction is _NG:
         return _call_std_dim(input, dim, (True if unbiased is _NG else unbiased), (False if keepdim is _NG else keepdim))
     return _no_overload("std", locals(), ('std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'std(Tensor self, bool unbiased=True) -> Tensor', 'std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'))
 
 
-def sub(input, other, *, alpha=1, out=None):
+def std_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
+    if unbiased is _NG:
+        return _call_std_mean_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
+    if dim is _NG and keepdim is _NG and correction is _NG:
+        return _call_std_mean(input, (True if unbiased is _NG else unbiased))
+    if dim is not _NG and correction is _NG:
+        return _call_std_mean_dim(input, dim, (True if unbiased is _NG else unbiased), (False if keepdim is _NG else keepdim))
+    return _no_overload("std_mean", locals(), ('std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)', 'std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)', 'std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'))
+
+
+def sub(input, other, alpha=1, *, out=None):
     if out is None and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -7814,7 +8476,7 @@ def sub(input, other, *, alpha=1, out=None):
     return _no_overload("sub", locals(), ('sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', 'sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', 'sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', 'sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def sub_(input, other, *, alpha=1):
+def sub_(input, other, alpha=1):
     if isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -7839,12 +8501,32 @@ def sum(input, dim=_NG, keepdim=_NG, *, dtype=None):
     return _no_overload("sum", locals(), ('sum(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
+def swapaxes(input, axis0, axis1):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_swapaxes, (input, axis0, axis1,))
+    return _tab_swapaxes[_k](input, axis0, axis1)
+
+
+def swapdims(input, dim0, dim1):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_swapdims, (input, dim0, dim1,))
+    return _tab_swapdims[_k](input, dim0, dim1)
+
+
 def t(input):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_t, (input,))
     return _tab_t[_k](input)
+
+
+def take(input, index):
+    return _call_take(input, (index if isinstance(index, Tensor) else _scalar(index, op='take', arg='index')))
 
 
 def tan(input, *, out=None):
@@ -7974,6 +8656,14 @@ def unflatten(input, dim, sizes):
     return _tab_unflatten_int[_k](input, dim, sizes)
 
 
+def unfold(input, dimension, size, step):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unfold, (input, dimension, size, step,))
+    return _tab_unfold[_k](input, dimension, size, step)
+
+
 def uniform_(input, from_=0, to=1, *, generator=None):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7999,14 +8689,24 @@ def unsqueeze(input, dim):
     return _tab_unsqueeze[_k](input, dim)
 
 
-def var(input, dim=_NG, unbiased=_NG, *, correction=_NG, keepdim=_NG):
+def var(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
     if unbiased is _NG:
         return _call_var_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
-    if dim is _NG and correction is _NG and keepdim is _NG:
+    if dim is _NG and keepdim is _NG and correction is _NG:
         return _call_var(input, (True if unbiased is _NG else unbiased))
     if dim is not _NG and correction is _NG:
         return _call_var_dim(input, dim, (True if unbiased is _NG else unbiased), (False if keepdim is _NG else keepdim))
     return _no_overload("var", locals(), ('var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'var(Tensor self, bool unbiased=True) -> Tensor', 'var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'))
+
+
+def var_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
+    if unbiased is _NG:
+        return _call_var_mean_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
+    if dim is _NG and keepdim is _NG and correction is _NG:
+        return _call_var_mean(input, (True if unbiased is _NG else unbiased))
+    if dim is not _NG and correction is _NG:
+        return _call_var_mean_dim(input, dim, (True if unbiased is _NG else unbiased), (False if keepdim is _NG else keepdim))
+    return _no_overload("var_mean", locals(), ('var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)', 'var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)', 'var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'))
 
 
 def view(input, size):
@@ -8015,6 +8715,14 @@ def view(input, size):
     except AttributeError:
         _k = _bad_arguments(_op_view, (input, size,))
     return _tab_view[_k](input, size)
+
+
+def vstack(tensors):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op_vstack, (tensors,))
+    return _tab_vstack[_k](tensors)
 
 
 def where(condition, input, other, *, out=None):

@@ -6,6 +6,7 @@
 import runtime.cuda.ops
 import runtime.factories
 import runtime.kernels.activations
+import runtime.kernels.compat_composites
 import runtime.kernels.composite
 import runtime.kernels.composite_ops
 import runtime.kernels.copy
@@ -1082,4 +1083,41 @@ _dispatcher.register_all([
     ("linalg_svdvals", "CompositeImplicitAutograd", runtime.linalg.svdvals),
     ("linalg_matrix_norm", "CompositeImplicitAutograd", runtime.linalg.matrix_norm),
     ("linalg_matrix_norm.str_ord", "CompositeImplicitAutograd", runtime.linalg.matrix_norm),
+    ("fliplr", "CompositeImplicitAutograd", runtime.kernels.compat_composites.fliplr),
+    ("flipud", "CompositeImplicitAutograd", runtime.kernels.compat_composites.flipud),
+    ("atleast_1d", "CompositeImplicitAutograd", runtime.kernels.compat_composites.atleast_1d),
+    ("atleast_2d", "CompositeImplicitAutograd", runtime.kernels.compat_composites.atleast_2d),
+    ("atleast_3d", "CompositeImplicitAutograd", runtime.kernels.compat_composites.atleast_3d),
+    ("hstack", "CompositeImplicitAutograd", runtime.kernels.compat_composites.hstack),
+    ("vstack", "CompositeImplicitAutograd", runtime.kernels.compat_composites.vstack),
+    ("dstack", "CompositeImplicitAutograd", runtime.kernels.compat_composites.dstack),
+    ("column_stack", "CompositeImplicitAutograd", runtime.kernels.compat_composites.column_stack),
+    ("swapaxes", "CompositeImplicitAutograd", runtime.kernels.compat_composites.swapaxes),
+    ("swapdims", "CompositeImplicitAutograd", runtime.kernels.compat_composites.swapaxes),
+    ("broadcast_to", "CompositeImplicitAutograd", runtime.kernels.compat_composites.broadcast_to),
+    ("unfold", "CompositeImplicitAutograd", runtime.kernels.compat_composites.unfold),
+    ("clamp_min", "CompositeImplicitAutograd", runtime.kernels.compat_composites.clamp_min),
+    ("clamp_max", "CompositeImplicitAutograd", runtime.kernels.compat_composites.clamp_max),
+    ("clamp_min_", "CompositeImplicitAutograd", runtime.kernels.compat_composites.clamp_min_),
+    ("clamp_max_", "CompositeImplicitAutograd", runtime.kernels.compat_composites.clamp_max_),
+    ("hypot", "CompositeImplicitAutograd", runtime.kernels.compat_composites.hypot),
+    ("cumprod", "CompositeImplicitAutograd", runtime.kernels.compat_composites.cumprod),
+    ("take", "CompositeImplicitAutograd", runtime.kernels.compat_composites.take),
+    ("argwhere", "CompositeImplicitAutograd", runtime.kernels.compat_composites.argwhere),
+    ("nansum", "CompositeImplicitAutograd", runtime.kernels.compat_composites.nansum),
+    ("aminmax", "CompositeImplicitAutograd", runtime.kernels.compat_composites.aminmax),
+    ("var_mean.correction", "CompositeImplicitAutograd", runtime.kernels.compat_composites.var_mean),
+    ("var_mean", "CompositeImplicitAutograd", runtime.kernels.compat_composites.var_mean_unbiased),
+    ("var_mean.dim", "CompositeImplicitAutograd", runtime.kernels.compat_composites.var_mean_dim),
+    ("std_mean.correction", "CompositeImplicitAutograd", runtime.kernels.compat_composites.std_mean),
+    ("std_mean", "CompositeImplicitAutograd", runtime.kernels.compat_composites.std_mean_unbiased),
+    ("std_mean.dim", "CompositeImplicitAutograd", runtime.kernels.compat_composites.std_mean_dim),
+    ("scatter_.src", "CompositeImplicitAutograd", runtime.kernels.compat_composites.scatter_src_),
+    ("scatter_.value", "CompositeImplicitAutograd", runtime.kernels.compat_composites.scatter_value_),
+    ("scatter_add_", "CompositeImplicitAutograd", runtime.kernels.compat_composites.scatter_add_),
+    ("index_add_", "CompositeImplicitAutograd", runtime.kernels.compat_composites.index_add_),
+    ("index_fill.int_Scalar", "CompositeImplicitAutograd", runtime.kernels.compat_composites.index_fill),
+    ("index_fill.int_Tensor", "CompositeImplicitAutograd", runtime.kernels.compat_composites.index_fill),
+    ("index_fill_.int_Scalar", "CompositeImplicitAutograd", runtime.kernels.compat_composites.index_fill_),
+    ("index_fill_.int_Tensor", "CompositeImplicitAutograd", runtime.kernels.compat_composites.index_fill_),
 ])

@@ -387,6 +387,14 @@ class Tensor:
         return self._data.__cuda_array_interface__
 
     # -- conversion ----------------------------------------------------------------------------------
+    def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+        """A new tensor of `data` (copied, detached) with this tensor's dtype and device unless given."""
+        from runtime.factories import tensor
+        if isinstance(data, Tensor):
+            data = data.detach().clone()
+            return data.to(dtype=dtype or self._dtype, device=device or self._device).requires_grad_(requires_grad)
+        return tensor(data, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
+
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array; shares memory for CPU tensors."""
         if self._device.type != "cpu":
@@ -493,3 +501,22 @@ class Size(tuple):
         for d in self:
             n *= d
         return n
+
+
+def is_tensor(obj: Any) -> bool:
+    """Whether `obj` is an opgen tensor (PyTorch's `torch.is_tensor`)."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:  # noqa: A002
+    """The number of elements of `input` (PyTorch's `torch.numel`)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"numel(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input.numel()
+
+
+def is_floating_point(input: Tensor) -> bool:  # noqa: A002
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_floating_point(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.is_floating_point()

@@ -1,0 +1,234 @@
+"""More CompositeImplicitAutograd ops for PyTorch compatibility, built from existing ops (autograd comes
+free): flips and stacks (`fliplr`, `hstack`, `atleast_2d`), views under other names (`swapaxes`,
+`broadcast_to`, `unfold`), `clamp_min`/`clamp_max`, `cumprod`, `take`, `hypot`, `nansum`, `aminmax`,
+`std_mean`/`var_mean`, and the in-place forms of the index ops (`scatter_`, `index_add_`, `index_fill_`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from runtime import strides as S
+
+
+def _G() -> Any:
+    import generated
+    return generated
+
+
+def _need_dims(op: str, self: Any, n: int) -> None:
+    if self.dim() < n:
+        raise RuntimeError(f"Input must be >= {n}-d.")
+
+
+# -- flips and stacks ----------------------------------------------------------------------------------
+
+def fliplr(self: Any) -> Any:
+    _need_dims("fliplr", self, 2)
+    return _G().flip(self, [1])
+
+
+def flipud(self: Any) -> Any:
+    _need_dims("flipud", self, 1)
+    return _G().flip(self, [0])
+
+
+def atleast_1d(self: Any) -> Any:
+    return self.reshape(1) if self.dim() == 0 else self
+
+
+def atleast_2d(self: Any) -> Any:
+    return self.reshape(1, -1) if self.dim() < 2 else self
+
+
+def atleast_3d(self: Any) -> Any:
+    if self.dim() == 0:
+        return self.reshape(1, 1, 1)
+    if self.dim() == 1:
+        return self.reshape(1, -1, 1)
+    if self.dim() == 2:
+        return self.unsqueeze(-1)
+    return self
+
+
+def hstack(tensors: Sequence[Any]) -> Any:
+    ts = [atleast_1d(t) for t in tensors]
+    return _G().cat(ts, 0 if ts and ts[0].dim() == 1 else 1)
+
+
+def vstack(tensors: Sequence[Any]) -> Any:
+    return _G().cat([atleast_2d(t) for t in tensors], 0)
+
+
+def dstack(tensors: Sequence[Any]) -> Any:
+    return _G().cat([atleast_3d(t) for t in tensors], 2)
+
+
+def column_stack(tensors: Sequence[Any]) -> Any:
+    return _G().cat([t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors], 1)
+
+
+# -- views under other names ---------------------------------------------------------------------------
+
+def swapaxes(self: Any, axis0: int, axis1: int) -> Any:
+    return self.transpose(axis0, axis1)
+
+
+def broadcast_to(self: Any, size: Sequence[int]) -> Any:
+    return self.expand(size)
+
+
+def unfold(self: Any, dimension: int, size: int, step: int) -> Any:
+    """Slices of length `size` every `step` along `dimension`, as a new last dim: a view (as_strided)."""
+    n = self.dim()
+    d = S.wrap_dim(dimension, max(n, 1))
+    length = self.shape[d] if n else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    shape, stride = list(self.shape), list(self.stride())
+    if n == 0:
+        return self.as_strided([size], [1], self.storage_offset())
+    shape[d] = (length - size) // step + 1
+    inner = stride[d]
+    stride[d] = inner * step
+    return self.as_strided(shape + [size], stride + [inner], self.storage_offset())
+
+
+# -- pointwise and reductions --------------------------------------------------------------------------
+
+def clamp_min(self: Any, min: Any) -> Any:  # noqa: A002
+    return _G().clamp(self, min=min)
+
+
+def clamp_max(self: Any, max: Any) -> Any:  # noqa: A002
+    return _G().clamp(self, max=max)
+
+
+def clamp_min_(self: Any, min: Any) -> Any:  # noqa: A002
+    return _G().clamp_(self, min=min)
+
+
+def clamp_max_(self: Any, max: Any) -> Any:  # noqa: A002
+    return _G().clamp_(self, max=max)
+
+
+def hypot(self: Any, other: Any) -> Any:
+    return (self * self + other * other).sqrt()
+
+
+def cumprod(self: Any, dim: int, dtype: Any = None) -> Any:
+    """Running products as a chain of multiplications, so the gradient is exact where the input has zeros."""
+    G = _G()
+    x = self if dtype is None else self.to(dtype)
+    if x.dim() == 0:
+        return x.clone()
+    d = S.wrap_dim(dim, x.dim())
+    if x.shape[d] == 0:
+        return x.clone()
+    acc = x.select(d, 0)
+    parts = [acc]
+    for i in range(1, x.shape[d]):
+        acc = acc * x.select(d, i)
+        parts.append(acc)
+    return G.stack(parts, d)
+
+
+def take(self: Any, index: Any) -> Any:
+    flat = self.reshape(-1)
+    n = flat.shape[0]
+    if index.numel() and (int(index.max()) >= n or int(index.min()) < -n):
+        raise IndexError(f"out of range: tried to access index {int(index.max())} on a tensor of {n} elements.")
+    idx = index.reshape(-1)
+    idx = _G().where(idx < 0, idx + n, idx)
+    return flat.index_select(0, idx).reshape(index.shape)
+
+
+def argwhere(self: Any) -> Any:
+    return _G().nonzero(self)
+
+
+def nansum(self: Any, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
+    G = _G()
+    clean = G.where(G.isnan(self), G.zeros_like(self), self) if self.is_floating_point() else self
+    if dim is None:
+        return clean.sum(dtype=dtype)
+    return clean.sum(dim, keepdim, dtype=dtype)
+
+
+def aminmax(self: Any, dim: int | None = None, keepdim: bool = False) -> tuple[Any, Any]:
+    G = _G()
+    if dim is None:
+        lo, hi = G.amin(self, [], keepdim), G.amax(self, [], keepdim)
+        if keepdim:
+            return lo.reshape([1] * self.dim()), hi.reshape([1] * self.dim())
+        return lo, hi
+    return G.amin(self, dim, keepdim), G.amax(self, dim, keepdim)
+
+
+def var_mean(self: Any, dim: Any = None, correction: Any = None, keepdim: bool = False) -> tuple[Any, Any]:
+    G = _G()
+    return G.var(self, dim, correction=correction, keepdim=keepdim), G.mean(self, dim or [], keepdim)
+
+
+def std_mean(self: Any, dim: Any = None, correction: Any = None, keepdim: bool = False) -> tuple[Any, Any]:
+    G = _G()
+    return G.std(self, dim, correction=correction, keepdim=keepdim), G.mean(self, dim or [], keepdim)
+
+
+def var_mean_unbiased(self: Any, unbiased: bool = True) -> tuple[Any, Any]:
+    return var_mean(self, None, 1 if unbiased else 0)
+
+
+def var_mean_dim(self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> tuple[Any, Any]:
+    return var_mean(self, dim, 1 if unbiased else 0, keepdim)
+
+
+def std_mean_unbiased(self: Any, unbiased: bool = True) -> tuple[Any, Any]:
+    return std_mean(self, None, 1 if unbiased else 0)
+
+
+def std_mean_dim(self: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> tuple[Any, Any]:
+    return std_mean(self, dim, 1 if unbiased else 0, keepdim)
+
+
+# -- in-place index ops: the out-of-place op copied back ------------------------------------------------
+
+def _copy_back(self: Any, out: Any) -> Any:
+    return self.copy_(out)
+
+
+def scatter_src_(self: Any, dim: int, index: Any, src: Any) -> Any:
+    return _copy_back(self, _G().scatter(self, dim, index, src))
+
+
+def scatter_value_(self: Any, dim: int, index: Any, value: Any) -> Any:
+    return _copy_back(self, _G().scatter(self, dim, index, value))
+
+
+def scatter_add_(self: Any, dim: int, index: Any, src: Any) -> Any:
+    return _copy_back(self, _G().scatter_add(self, dim, index, src))
+
+
+def index_add_(self: Any, dim: int, index: Any, source: Any, alpha: Any = 1) -> Any:
+    return _copy_back(self, _G().index_add(self, dim, index, source, alpha=alpha))
+
+
+def index_fill(self: Any, dim: int, index: Any, value: Any) -> Any:
+    """`value` (a number or a 0-dim tensor) written at `index` along `dim`."""
+    G = _G()
+    d = S.wrap_dim(dim, max(self.dim(), 1))
+    if index.dim() > 1:
+        raise IndexError("Index is supposed to be a vector")
+    if self.dim() == 0:
+        return G.where(G.tensor(index.numel() > 0), G.as_tensor(value, dtype=self.dtype), self)
+    hit = G.zeros(self.shape[d], device=self.device).index_add(0, index, G.ones(index.numel(), device=self.device)) > 0
+    shape = [1] * self.dim()
+    shape[d] = self.shape[d]
+    value_t = value if isinstance(value, G.Tensor) else G.tensor(value, dtype=self.dtype, device=self.device)
+    return G.where(hit.reshape(shape), value_t.to(self.dtype), self)
+
+
+def index_fill_(self: Any, dim: int, index: Any, value: Any) -> Any:
+    return _copy_back(self, index_fill(self, dim, index, value))
