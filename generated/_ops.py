@@ -5993,6 +5993,54 @@ def _call_index_fill__int_Tensor(input, dim, index, value):
     return _tab_index_fill__int_Tensor[_k](input, dim, index, value)
 
 
+_op_max_other = _dispatcher.declare("max.other", "max.other(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_max_other = _op_max_other.table
+
+
+def _call_max_other(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_max_other, (input, other,))
+    return _tab_max_other[_k](input, other)
+
+
+_op_min_other = _dispatcher.declare("min.other", "min.other(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_min_other = _op_min_other.table
+
+
+def _call_min_other(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_min_other, (input, other,))
+    return _tab_min_other[_k](input, other)
+
+
+_op_where = _dispatcher.declare("where", "where(Tensor condition) -> Tensor[]", (0,))
+_tab_where = _op_where.table
+
+
+def _call_where(condition):
+    try:
+        _k = (_shared.remap or _tls.remap)[condition._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_where, (condition,))
+    return _tab_where[_k](condition)
+
+
+_op_round_decimals = _dispatcher.declare("round.decimals", "round.decimals(Tensor self, *, int decimals) -> Tensor", (0,))
+_tab_round_decimals = _op_round_decimals.table
+
+
+def _call_round_decimals(input, decimals):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_round_decimals, (input, decimals,))
+    return _tab_round_decimals[_k](input, decimals)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -7601,16 +7649,14 @@ def matmul(input, other):
     return _call_matmul(input, (other if isinstance(other, Tensor) else _scalar(other, op='matmul', arg='other')))
 
 
-def max(input, dim=_NG, keepdim=_NG):
-    if dim is _NG and keepdim is _NG:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_max, (input,))
-        return _tab_max[_k](input)
-    if dim is not _NG:
+def max(input, dim=_NG, keepdim=_NG, other=_NG):
+    if (other is not _NG and dim is _NG or isinstance(dim, Tensor) and other is _NG):
+        return _call_max_other(input, (other if other is not _NG else dim))
+    if dim is _NG and keepdim is _NG and other is _NG:
+        return _call_max(input)
+    if dim is not _NG and other is _NG:
         return _call_max_dim(input, dim, (False if keepdim is _NG else keepdim))
-    return _no_overload("max", locals(), ('max(Tensor self) -> Tensor', 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
+    return _no_overload("max", locals(), ('max(Tensor self) -> Tensor', 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', 'max.other(Tensor self, Tensor other) -> Tensor'))
 
 
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
@@ -7665,16 +7711,14 @@ def median(input, dim=_NG, keepdim=_NG):
     return _no_overload("median", locals(), ('median(Tensor self) -> Tensor', 'median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
 
 
-def min(input, dim=_NG, keepdim=_NG):
-    if dim is _NG and keepdim is _NG:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_min, (input,))
-        return _tab_min[_k](input)
-    if dim is not _NG:
+def min(input, dim=_NG, keepdim=_NG, other=_NG):
+    if (other is not _NG and dim is _NG or isinstance(dim, Tensor) and other is _NG):
+        return _call_min_other(input, (other if other is not _NG else dim))
+    if dim is _NG and keepdim is _NG and other is _NG:
+        return _call_min(input)
+    if dim is not _NG and other is _NG:
         return _call_min_dim(input, dim, (False if keepdim is _NG else keepdim))
-    return _no_overload("min", locals(), ('min(Tensor self) -> Tensor', 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
+    return _no_overload("min", locals(), ('min(Tensor self) -> Tensor', 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', 'min.other(Tensor self, Tensor other) -> Tensor'))
 
 
 def minimum(input, other, *, out=None):
@@ -8110,16 +8154,18 @@ def roll(input, shifts, dims=()):
     return _tab_roll[_k](input, shifts, dims)
 
 
-def round(input, *, out=None):
-    if out is None:
+def round(input, *, decimals=_NG, out=None):
+    if out is None and decimals is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_round, (input,))
         return _tab_round[_k](input)
-    if out is not None:
+    if out is None and decimals is not _NG:
+        return _call_round_decimals(input, decimals)
+    if decimals is _NG and out is not None:
         return _call_round_out(input, out)
-    return _no_overload("round", locals(), ('round(Tensor self) -> Tensor', 'round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+    return _no_overload("round", locals(), ('round(Tensor self) -> Tensor', 'round.decimals(Tensor self, *, int decimals) -> Tensor', 'round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def round_(input):
@@ -8725,12 +8771,14 @@ def vstack(tensors):
     return _tab_vstack[_k](tensors)
 
 
-def where(condition, input, other, *, out=None):
-    if out is None:
+def where(condition, input=_NG, other=_NG, *, out=None):
+    if out is None and input is not _NG and other is not _NG:
         return _call_where_self(condition, (input if isinstance(input, Tensor) else _scalar(input, op='where', arg='input')), (other if isinstance(other, Tensor) else _scalar(other, op='where', arg='other')))
-    if out is not None:
+    if out is None and input is _NG and other is _NG:
+        return _call_where(condition)
+    if input is not _NG and other is not _NG and out is not None:
         return _call_where_self_out(condition, (input if isinstance(input, Tensor) else _scalar(input, op='where', arg='input')), (other if isinstance(other, Tensor) else _scalar(other, op='where', arg='other')), out)
-    return _no_overload("where", locals(), ('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', 'where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+    return _no_overload("where", locals(), ('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', 'where(Tensor condition) -> Tensor[]', 'where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def zero_(input):

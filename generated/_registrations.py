@@ -1120,4 +1120,8 @@ _dispatcher.register_all([
     ("index_fill.int_Tensor", "CompositeImplicitAutograd", runtime.kernels.compat_composites.index_fill),
     ("index_fill_.int_Scalar", "CompositeImplicitAutograd", runtime.kernels.compat_composites.index_fill_),
     ("index_fill_.int_Tensor", "CompositeImplicitAutograd", runtime.kernels.compat_composites.index_fill_),
+    ("max.other", "CompositeImplicitAutograd", runtime.kernels.compat_composites.max_other),
+    ("min.other", "CompositeImplicitAutograd", runtime.kernels.compat_composites.min_other),
+    ("where", "CompositeImplicitAutograd", runtime.kernels.compat_composites.where_condition),
+    ("round.decimals", "CompositeImplicitAutograd", runtime.kernels.compat_composites.round_decimals),
 ])

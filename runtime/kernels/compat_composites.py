@@ -169,12 +169,12 @@ def aminmax(self: Any, dim: int | None = None, keepdim: bool = False) -> tuple[A
 
 def var_mean(self: Any, dim: Any = None, correction: Any = None, keepdim: bool = False) -> tuple[Any, Any]:
     G = _G()
-    return G.var(self, dim, correction=correction, keepdim=keepdim), G.mean(self, dim or [], keepdim)
+    return G.var(self, dim, correction=correction, keepdim=keepdim), G.mean(self, [] if dim is None else dim, keepdim)
 
 
 def std_mean(self: Any, dim: Any = None, correction: Any = None, keepdim: bool = False) -> tuple[Any, Any]:
     G = _G()
-    return G.std(self, dim, correction=correction, keepdim=keepdim), G.mean(self, dim or [], keepdim)
+    return G.std(self, dim, correction=correction, keepdim=keepdim), G.mean(self, [] if dim is None else dim, keepdim)
 
 
 def var_mean_unbiased(self: Any, unbiased: bool = True) -> tuple[Any, Any]:
@@ -232,3 +232,31 @@ def index_fill(self: Any, dim: int, index: Any, value: Any) -> Any:
 
 def index_fill_(self: Any, dim: int, index: Any, value: Any) -> Any:
     return _copy_back(self, index_fill(self, dim, index, value))
+
+
+# -- other overloads of existing names -----------------------------------------------------------------
+
+def max_other(self: Any, other: Any) -> Any:
+    """`G.max(a, b)`: the elementwise maximum (PyTorch's max.other)."""
+    return _G().maximum(self, other)
+
+
+def min_other(self: Any, other: Any) -> Any:
+    return _G().minimum(self, other)
+
+
+def where_condition(condition: Any) -> Any:
+    """`G.where(cond)`: the indices where `cond` is nonzero, one tensor per dim (nonzero(as_tuple=True))."""
+    return _G().nonzero(condition, as_tuple=True)
+
+
+def round_decimals(self: Any, decimals: int) -> Any:
+    """Round half to even at `decimals` places: scale, round, unscale (negative `decimals` round to tens...)."""
+    if not self.is_floating_point():
+        if decimals < 0:
+            raise RuntimeError("round_cpu not implemented for integer types with negative decimals")
+        return self.clone()
+    scale = 10.0 ** abs(decimals)
+    if decimals >= 0:
+        return (self * scale).round() / scale
+    return (self / scale).round() * scale
