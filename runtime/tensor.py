@@ -330,10 +330,16 @@ class Tensor:
     def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
         return self.to("cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}")
 
-    def type(self, dtype: Any = None) -> Any:
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
+        """With no argument PyTorch's type string ("torch.FloatTensor"); else a copy in `dtype`, which may
+        also be such a string ("torch.cuda.LongTensor" moves it too)."""
         if dtype is None:
-            return f"opgen.{self._dtype.name}"
-        return self.to(dtype)
+            return dtypes.tensor_type_name(self._dtype, self._device.type)
+        if isinstance(dtype, str):
+            parsed = dtypes.parse_tensor_type_name(dtype)
+            if parsed is not None:
+                return self.to(device=parsed[1], dtype=parsed[0], non_blocking=non_blocking)
+        return self.to(dtype, non_blocking=non_blocking)
 
     def float(self) -> Tensor:
         return self.to(dtypes.float32)
