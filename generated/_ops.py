@@ -86,6 +86,7 @@ __all__ = [
     "cos_",
     "cosh",
     "cosh_",
+    "cosine_similarity",
     "count_nonzero",
     "cross_entropy_loss",
     "cummax",
@@ -131,6 +132,7 @@ __all__ = [
     "gather",
     "ge",
     "gelu",
+    "glu",
     "group_norm",
     "gt",
     "hardsigmoid",
@@ -149,6 +151,7 @@ __all__ = [
     "index_put",
     "index_put_",
     "index_select",
+    "inverse",
     "isclose",
     "isfinite",
     "isinf",
@@ -163,9 +166,11 @@ __all__ = [
     "lerp",
     "lerp_",
     "linalg_cholesky",
+    "linalg_cross",
     "linalg_det",
     "linalg_inv",
     "linalg_matrix_norm",
+    "linalg_matrix_power",
     "linalg_qr",
     "linalg_solve",
     "linalg_svd",
@@ -214,6 +219,7 @@ __all__ = [
     "mse_loss",
     "mul",
     "mul_",
+    "mv",
     "nan_to_num",
     "nansum",
     "narrow",
@@ -227,6 +233,7 @@ __all__ = [
     "norm",
     "one_hot",
     "outer",
+    "pairwise_distance",
     "permute",
     "positive",
     "pow",
@@ -290,9 +297,11 @@ __all__ = [
     "tan_",
     "tanh",
     "tanh_",
+    "threshold",
     "threshold_backward",
     "tile",
     "topk",
+    "trace",
     "transpose",
     "tril",
     "triu",
@@ -6041,6 +6050,114 @@ def _call_round_decimals(input, decimals):
     return _tab_round_decimals[_k](input, decimals)
 
 
+_op_cosine_similarity = _dispatcher.declare("cosine_similarity", "cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor", (0, 1))
+_tab_cosine_similarity = _op_cosine_similarity.table
+
+
+def _call_cosine_similarity(x1, x2, dim, eps):
+    try:
+        _k = (_shared.remap or _tls.remap)[x1._keys | x2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cosine_similarity, (x1, x2, dim, eps,))
+    return _tab_cosine_similarity[_k](x1, x2, dim, eps)
+
+
+_op_pairwise_distance = _dispatcher.declare("pairwise_distance", "pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor", (0, 1))
+_tab_pairwise_distance = _op_pairwise_distance.table
+
+
+def _call_pairwise_distance(x1, x2, p, eps, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[x1._keys | x2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_pairwise_distance, (x1, x2, p, eps, keepdim,))
+    return _tab_pairwise_distance[_k](x1, x2, p, eps, keepdim)
+
+
+_op_glu = _dispatcher.declare("glu", "glu(Tensor self, int dim=-1) -> Tensor", (0,))
+_tab_glu = _op_glu.table
+
+
+def _call_glu(input, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_glu, (input, dim,))
+    return _tab_glu[_k](input, dim)
+
+
+_op_threshold = _dispatcher.declare("threshold", "threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", (0,))
+_tab_threshold = _op_threshold.table
+
+
+def _call_threshold(input, threshold, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_threshold, (input, threshold, value,))
+    return _tab_threshold[_k](input, threshold, value)
+
+
+_op_trace = _dispatcher.declare("trace", "trace(Tensor self) -> Tensor", (0,))
+_tab_trace = _op_trace.table
+
+
+def _call_trace(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_trace, (input,))
+    return _tab_trace[_k](input)
+
+
+_op_mv = _dispatcher.declare("mv", "mv(Tensor self, Tensor vec) -> Tensor", (0, 1))
+_tab_mv = _op_mv.table
+
+
+def _call_mv(input, vec):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | vec._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_mv, (input, vec,))
+    return _tab_mv[_k](input, vec)
+
+
+_op_inverse = _dispatcher.declare("inverse", "inverse(Tensor self) -> Tensor", (0,))
+_tab_inverse = _op_inverse.table
+
+
+def _call_inverse(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_inverse, (input,))
+    return _tab_inverse[_k](input)
+
+
+_op_linalg_cross = _dispatcher.declare("linalg_cross", "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor", (0, 1))
+_tab_linalg_cross = _op_linalg_cross.table
+
+
+def _call_linalg_cross(input, other, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_cross, (input, other, dim,))
+    return _tab_linalg_cross[_k](input, other, dim)
+
+
+_op_linalg_matrix_power = _dispatcher.declare("linalg_matrix_power", "linalg_matrix_power(Tensor self, int n) -> Tensor", (0,))
+_tab_linalg_matrix_power = _op_linalg_matrix_power.table
+
+
+def _call_linalg_matrix_power(input, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_matrix_power, (input, n,))
+    return _tab_linalg_matrix_power[_k](input, n)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -6640,6 +6757,10 @@ def cosh_(input):
     return _tab_cosh_[_k](input)
 
 
+def cosine_similarity(x1, x2, dim=1, eps=1e-08):
+    return _call_cosine_similarity(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cosine_similarity', arg='x2')), dim, eps)
+
+
 def count_nonzero(input, dim=None):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7084,6 +7205,14 @@ def gelu(input, *, approximate='none'):
     return _tab_gelu[_k](input, approximate)
 
 
+def glu(input, dim=-1):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_glu, (input, dim,))
+    return _tab_glu[_k](input, dim)
+
+
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
@@ -7239,6 +7368,14 @@ def index_select(input, dim, index):
     return _call_index_select(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_select', arg='index')))
 
 
+def inverse(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_inverse, (input,))
+    return _tab_inverse[_k](input)
+
+
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _call_isclose(input, (other if isinstance(other, Tensor) else _scalar(other, op='isclose', arg='other')), rtol, atol, equal_nan)
 
@@ -7368,6 +7505,10 @@ def linalg_cholesky(input, *, upper=False):
     return _tab_linalg_cholesky[_k](input, upper)
 
 
+def linalg_cross(input, other, *, dim=-1):
+    return _call_linalg_cross(input, (other if isinstance(other, Tensor) else _scalar(other, op='linalg_cross', arg='other')), dim)
+
+
 def linalg_det(A):
     try:
         _k = (_shared.remap or _tls.remap)[A._keys]
@@ -7394,6 +7535,14 @@ def linalg_matrix_norm(input, ord=_NG, dim=(-2, -1), keepdim=False, *, dtype=Non
     if True:
         return _call_linalg_matrix_norm_str_ord(input, ('fro' if ord is _NG else ord), dim, keepdim, dtype)
     return _no_overload("linalg_matrix_norm", locals(), ('linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', "linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"))
+
+
+def linalg_matrix_power(input, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_matrix_power, (input, n,))
+    return _tab_linalg_matrix_power[_k](input, n)
 
 
 def linalg_qr(A, mode='reduced'):
@@ -7815,6 +7964,10 @@ def mul_(input, other):
     return _no_overload("mul_", locals(), ('mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
+def mv(input, vec):
+    return _call_mv(input, (vec if isinstance(vec, Tensor) else _scalar(vec, op='mv', arg='vec')))
+
+
 def nan_to_num(input, nan=None, posinf=None, neginf=None):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7967,6 +8120,10 @@ def one_hot(input, num_classes=-1):
 
 def outer(input, vec2):
     return _call_outer(input, (vec2 if isinstance(vec2, Tensor) else _scalar(vec2, op='outer', arg='vec2')))
+
+
+def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False):
+    return _call_pairwise_distance(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='pairwise_distance', arg='x2')), p, eps, keepdim)
 
 
 def permute(input, dims):
@@ -8617,6 +8774,14 @@ def tanh_(input):
     return _tab_tanh_[_k](input)
 
 
+def threshold(input, threshold, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_threshold, (input, threshold, value,))
+    return _tab_threshold[_k](input, threshold, value)
+
+
 def threshold_backward(grad_output, input, threshold, *, out=None):
     if out is None:
         return _call_threshold_backward(grad_output, (input if isinstance(input, Tensor) else _scalar(input, op='threshold_backward', arg='input')), threshold)
@@ -8639,6 +8804,14 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     except AttributeError:
         _k = _bad_arguments(_op_topk, (input, k, dim, largest, sorted,))
     return _rt_topk._make(_tab_topk[_k](input, k, dim, largest, sorted))
+
+
+def trace(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_trace, (input,))
+    return _tab_trace[_k](input)
 
 
 def transpose(input, dim0, dim1):

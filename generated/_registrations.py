@@ -1124,4 +1124,13 @@ _dispatcher.register_all([
     ("min.other", "CompositeImplicitAutograd", runtime.kernels.compat_composites.min_other),
     ("where", "CompositeImplicitAutograd", runtime.kernels.compat_composites.where_condition),
     ("round.decimals", "CompositeImplicitAutograd", runtime.kernels.compat_composites.round_decimals),
+    ("cosine_similarity", "CompositeImplicitAutograd", runtime.kernels.compat_composites.cosine_similarity),
+    ("pairwise_distance", "CompositeImplicitAutograd", runtime.kernels.compat_composites.pairwise_distance),
+    ("glu", "CompositeImplicitAutograd", runtime.kernels.compat_composites.glu),
+    ("threshold", "CompositeImplicitAutograd", runtime.kernels.compat_composites.threshold),
+    ("trace", "CompositeImplicitAutograd", runtime.kernels.compat_composites.trace),
+    ("mv", "CompositeImplicitAutograd", runtime.kernels.compat_composites.mv),
+    ("inverse", "CompositeImplicitAutograd", runtime.kernels.compat_composites.inverse),
+    ("linalg_cross", "CompositeImplicitAutograd", runtime.kernels.compat_composites.linalg_cross),
+    ("linalg_matrix_power", "CompositeImplicitAutograd", runtime.kernels.compat_composites.linalg_matrix_power),
 ])

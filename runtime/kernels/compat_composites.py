@@ -260,3 +260,83 @@ def round_decimals(self: Any, decimals: int) -> Any:
     if decimals >= 0:
         return (self * scale).round() / scale
     return (self / scale).round() * scale
+
+
+# -- nn.functional ops that are ATen ops in PyTorch ----------------------------------------------------
+
+def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-08) -> Any:
+    """x1·x2 / max(|x1| |x2|, eps) along `dim` (inputs broadcast)."""
+    G = _G()
+    dot = (x1 * x2).sum(dim)
+    denom = (G.linalg_vector_norm(x1, 2, [dim]) * G.linalg_vector_norm(x2, 2, [dim])).clamp_min(eps)
+    return dot / denom
+
+
+def pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-06, keepdim: bool = False) -> Any:
+    """The p-norm of x1 - x2 + eps over the last dim."""
+    return _G().linalg_vector_norm(x1 - x2 + eps, p, [-1], keepdim)
+
+
+def glu(self: Any, dim: int = -1) -> Any:
+    n = self.shape[S.wrap_dim(dim, self.dim())] if self.dim() else 0
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {S.wrap_dim(dim, self.dim())} is size {n}")
+    a, b = self.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+def threshold(self: Any, threshold: Any, value: Any) -> Any:
+    G = _G()
+    return G.where(self > threshold, self, G.full_like(self, value))
+
+
+# -- linear algebra ------------------------------------------------------------------------------------
+
+def trace(self: Any) -> Any:
+    if self.dim() != 2:
+        raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(self.dim()))
+    return _G().diagonal(self).sum()
+
+
+def mv(self: Any, vec: Any) -> Any:
+    if self.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {vec.dim()}, {self.dim()}, {vec.dim()}")
+    return self.matmul(vec)
+
+
+def inverse(self: Any) -> Any:
+    return _G().linalg_inv(self)
+
+
+def linalg_cross(self: Any, other: Any, dim: int = -1) -> Any:
+    G = _G()
+    shape = S.broadcast_shapes(tuple(self.shape), tuple(other.shape))
+    d = S.wrap_dim(dim, len(shape))
+    if shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {self.shape[d] if d < self.dim() else 1} "
+                           f"and {other.shape[d] if d < other.dim() else 1}")
+    a, b = self.expand(shape), other.expand(shape)
+    a0, a1, a2 = (a.select(d, i) for i in range(3))
+    b0, b1, b2 = (b.select(d, i) for i in range(3))
+    return G.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+
+
+def linalg_matrix_power(self: Any, n: int) -> Any:
+    """A^n by repeated squaring; n < 0 inverts first; n == 0 gives the identity (batched)."""
+    G = _G()
+    if self.dim() < 2 or self.shape[-1] != self.shape[-2]:
+        raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they are "
+                           f"{self.shape[-2] if self.dim() > 1 else 1} by {self.shape[-1] if self.dim() else 1} matrices")
+    if n == 0:
+        eye = G.eye(self.shape[-1], dtype=self.dtype, device=self.device)
+        return eye.expand(self.shape).clone()
+    base = G.linalg_inv(self) if n < 0 else self
+    n = abs(n)
+    result = None
+    while n:
+        if n & 1:
+            result = base if result is None else result.matmul(base)
+        n >>= 1
+        if n:
+            base = base.matmul(base)
+    return result
