@@ -313,8 +313,8 @@ def linalg_cross(self: Any, other: Any, dim: int = -1) -> Any:
     shape = S.broadcast_shapes(tuple(self.shape), tuple(other.shape))
     d = S.wrap_dim(dim, len(shape))
     if shape[d] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {self.shape[d] if d < self.dim() else 1} "
-                           f"and {other.shape[d] if d < other.dim() else 1}")
+        got = [t.shape[d - len(shape) + t.dim()] if d - len(shape) + t.dim() >= 0 else 1 for t in (self, other)]
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {got[0]} and {got[1]}")
     a, b = self.expand(shape), other.expand(shape)
     a0, a1, a2 = (a.select(d, i) for i in range(3))
     b0, b1, b2 = (b.select(d, i) for i in range(3))
@@ -325,8 +325,9 @@ def linalg_matrix_power(self: Any, n: int) -> Any:
     """A^n by repeated squaring; n < 0 inverts first; n == 0 gives the identity (batched)."""
     G = _G()
     if self.dim() < 2 or self.shape[-1] != self.shape[-2]:
+        rows, cols = (self.shape[-2] if self.dim() > 1 else 1), (self.shape[-1] if self.dim() else 1)
         raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they are "
-                           f"{self.shape[-2] if self.dim() > 1 else 1} by {self.shape[-1] if self.dim() else 1} matrices")
+                           f"{rows} by {cols} matrices")
     if n == 0:
         eye = G.eye(self.shape[-1], dtype=self.dtype, device=self.device)
         return eye.expand(self.shape).clone()

@@ -1,6 +1,6 @@
 """More activation layers (torch.nn's names, defaults and repr): LeakyReLU, ELU, SELU, Softplus, Hardtanh,
-ReLU6, Mish, Hardswish, Hardsigmoid, LogSigmoid, Softsign, Tanhshrink, Threshold, GLU, Softmin, PReLU. Each calls its generated op; `inplace=True` uses the
-op's in-place form."""
+ReLU6, Mish, Hardswish, Hardsigmoid, LogSigmoid, Softsign, Tanhshrink, Threshold, GLU, Softmin, PReLU.
+Each calls its generated op; `inplace=True` uses the op's in-place form."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
 """Logistic regression written by hand: requires_grad_(), manual SGD under no_grad, sigmoid, BCE by formula."""
+
 import numpy as np
 import torch
 
@@ -30,8 +31,17 @@ def predict(inputs):
 pred = predict(X)
 acc = (pred == y.long()).float().mean()
 results = {
-    "history": history, "w": w.detach().numpy().tolist(), "b": b.item(), "acc": acc.item(),
-    "pred_dtype": pred.dtype == torch.int64, "pred_requires_grad": pred.requires_grad, "grad_none": b.grad is None,
-    "w_grad": w.grad.tolist(), "is_leaf": w.is_leaf, "p_is_leaf": p.is_leaf, "grad_fn": type(p.grad_fn).__name__,
-    "detached": p.detach().requires_grad, "loss_grad_fn_none": loss.detach().grad_fn is None,
+    "history": history,
+    "w": w.detach().numpy().tolist(),
+    "b": b.item(),
+    "acc": acc.item(),
+    "pred_dtype": pred.dtype == torch.int64,
+    "pred_requires_grad": pred.requires_grad,
+    "grad_none": b.grad is None,
+    "w_grad": w.grad.tolist(),
+    "is_leaf": w.is_leaf,
+    "p_is_leaf": p.is_leaf,
+    "grad_fn": type(p.grad_fn).__name__,
+    "detached": p.detach().requires_grad,
+    "loss_grad_fn_none": loss.detach().grad_fn is None,
 }

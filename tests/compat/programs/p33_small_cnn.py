@@ -1,4 +1,5 @@
 """A small CNN: Conv2d, MaxPool2d, BatchNorm2d, Flatten, AdaptiveAvgPool2d, a training step, eval mode."""
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -42,10 +43,16 @@ net.eval()
 with torch.no_grad():
     out = net(images)
 results = {
-    "losses": losses, "eval_out": out, "running_mean": net.bn.running_mean, "running_var": net.bn.running_var,
-    "num_batches": net.bn.num_batches_tracked.item(), "conv_out": list(net.conv1(images).shape),
-    "pool": F.max_pool2d(images[:1], 2)[0, 0, 0], "avg": F.avg_pool2d(images[:1], kernel_size=2).sum().item(),
+    "losses": losses,
+    "eval_out": out,
+    "running_mean": net.bn.running_mean,
+    "running_var": net.bn.running_var,
+    "num_batches": net.bn.num_batches_tracked.item(),
+    "conv_out": list(net.conv1(images).shape),
+    "pool": F.max_pool2d(images[:1], 2)[0, 0, 0],
+    "avg": F.avg_pool2d(images[:1], kernel_size=2).sum().item(),
     "conv_fn": F.conv2d(images[:1], net.conv1.weight, net.conv1.bias, padding=1).sum().item(),
     "stride_conv": list(nn.Conv2d(1, 2, 3, stride=2, padding=1)(images).shape),
-    "n_params": sum(p.numel() for p in net.parameters()), "pred": out.argmax(1),
+    "n_params": sum(p.numel() for p in net.parameters()),
+    "pred": out.argmax(1),
 }

@@ -1,4 +1,5 @@
 """Printing: print(tensor), repr, f-strings with format specs, str of shapes and dtypes of small tensors."""
+
 import contextlib
 import io
 
@@ -20,8 +21,12 @@ with contextlib.redirect_stdout(buf):
 loss = torch.tensor(0.123456)
 results = {
     "printed": buf.getvalue().replace("torch", "T").replace("opgen", "T"),
-    "fmt": f"{loss:.3f}", "fmt_e": f"{loss.item():.2e}", "fmt_item": f"loss={loss.item():.4f}",
+    "fmt": f"{loss:.3f}",
+    "fmt_e": f"{loss.item():.2e}",
+    "fmt_item": f"loss={loss.item():.4f}",
     "repr_grad": repr(torch.tensor([1.0], requires_grad=True)).replace("torch", "T").replace("opgen", "T"),
-    "str_equal_repr": str(a) == repr(a), "len_repr": len(repr(torch.arange(5))),
-    "shape_list": list(a.shape), "shape_tuple": tuple(a.size()),
+    "str_equal_repr": str(a) == repr(a),
+    "len_repr": len(repr(torch.arange(5))),
+    "shape_list": list(a.shape),
+    "shape_tuple": tuple(a.size()),
 }

@@ -1,5 +1,6 @@
 """A character-level style loop over time with nn.LSTMCell and nn.GRUCell, then nn.LSTM with batch_first,
 pack of hidden states, and gradient clipping by value."""
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -30,8 +31,16 @@ loss.backward()
 torch.nn.utils.clip_grad_value_(lstm_cell.parameters(), clip_value=0.01)
 out, (hn, cn) = lstm(seq.transpose(0, 1))
 results = {
-    "stacked_shape": list(stacked.shape), "pred": pred, "loss": loss.item(), "h": h, "g": g,
+    "stacked_shape": list(stacked.shape),
+    "pred": pred,
+    "loss": loss.item(),
+    "h": h,
+    "g": g,
     "max_grad": max(p.grad.abs().max().item() for p in lstm_cell.parameters()),
-    "out_shape": list(out.shape), "hn_shape": list(hn.shape), "last": out[:, -1], "hn_top": hn[-1],
-    "cn_sum": cn.sum().item(), "weight_names": [n for n, _ in lstm.named_parameters()][:4],
+    "out_shape": list(out.shape),
+    "hn_shape": list(hn.shape),
+    "last": out[:, -1],
+    "hn_top": hn[-1],
+    "cn_sum": cn.sum().item(),
+    "weight_names": [n for n, _ in lstm.named_parameters()][:4],
 }

@@ -1,5 +1,6 @@
 """Scaled dot-product attention written by hand vs F.scaled_dot_product_attention, causal masks with
 masked_fill and triu, bmm/matmul/einsum, softmax with dim, and nn.MultiheadAttention weights."""
+
 import math
 
 import numpy as np
@@ -28,8 +29,17 @@ out, weights = mha(q, k, v, need_weights=True)
 out2, w2 = mha(q, q, q, attn_mask=causal, average_attn_weights=False)
 heads = q.view(B, T, 2, 3).permute(0, 2, 1, 3)
 results = {
-    "attn": attn[0], "manual": manual, "same": torch.allclose(manual, fused, atol=1e-6), "fused_mask": fused_mask[1],
-    "einsum": torch.einsum("btd,bsd->bts", q, k)[0, 0], "matmul_b": torch.matmul(q, k.mT).shape == (B, T, T),
-    "mha_out": out, "mha_w": weights, "w2_shape": list(w2.shape), "out2": out2[0, 0], "heads": list(heads.shape),
-    "rowsum": attn.sum(-1), "log_softmax": F.log_softmax(scores[0, -1], dim=0),
+    "attn": attn[0],
+    "manual": manual,
+    "same": torch.allclose(manual, fused, atol=1e-6),
+    "fused_mask": fused_mask[1],
+    "einsum": torch.einsum("btd,bsd->bts", q, k)[0, 0],
+    "matmul_b": torch.matmul(q, k.mT).shape == (B, T, T),
+    "mha_out": out,
+    "mha_w": weights,
+    "w2_shape": list(w2.shape),
+    "out2": out2[0, 0],
+    "heads": list(heads.shape),
+    "rowsum": attn.sum(-1),
+    "log_softmax": F.log_softmax(scores[0, -1], dim=0),
 }

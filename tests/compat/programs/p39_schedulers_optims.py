@@ -1,5 +1,6 @@
 """Optimizers and schedulers: param groups, get_last_lr, StepLR/MultiStepLR/ExponentialLR/CosineAnnealingLR,
 optimizer.param_groups edits, AdamW, RMSprop, Adagrad, state_dict of the optimizer."""
+
 import torch
 import torch.nn as nn
 
@@ -44,8 +45,13 @@ opt.step()
 for group in opt.param_groups:
     group["lr"] *= 0.5
 sd = opt.state_dict()
-results.update({
-    "group_lrs": [g["lr"] for g in opt.param_groups], "n_groups": len(sd["param_groups"]),
-    "state_keys": sorted(sd["state"].keys()), "momentum_buf": sd["state"][0]["momentum_buffer"],
-    "weight": model.weight, "defaults_lr": opt.defaults["lr"],
-})
+results.update(
+    {
+        "group_lrs": [g["lr"] for g in opt.param_groups],
+        "n_groups": len(sd["param_groups"]),
+        "state_keys": sorted(sd["state"].keys()),
+        "momentum_buf": sd["state"][0]["momentum_buffer"],
+        "weight": model.weight,
+        "defaults_lr": opt.defaults["lr"],
+    }
+)

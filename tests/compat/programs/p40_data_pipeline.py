@@ -1,5 +1,6 @@
 """A custom Dataset with __getitem__ returning dicts and tuples, DataLoader batching without shuffle,
 TensorDataset, drop_last, len(loader), collate of numbers, and a training loop over batches."""
+
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset, TensorDataset
@@ -26,7 +27,7 @@ dl = DataLoader(tds, batch_size=5, drop_last=True)
 w = torch.zeros(1, requires_grad=True)
 b = torch.zeros(1, requires_grad=True)
 opt = torch.optim.SGD([w, b], lr=0.3)
-for epoch in range(10):
+for _epoch in range(10):
     for xb, yb in dl:
         opt.zero_grad()
         loss = ((xb * w + b - yb) ** 2).mean()
@@ -34,8 +35,14 @@ for epoch in range(10):
         opt.step()
 pairs = DataLoader([(1, 2.0), (3, 4.0), (5, 6.0)], batch_size=2)
 results = {
-    "batches": batches, "n_loader": len(loader), "n_dl": len(dl), "tds_len": len(tds), "item0": [t.tolist() for t in tds[0]],
-    "w": w.item(), "b": b.item(), "pairs": [[p.tolist() for p in batch] for batch in pairs],
+    "batches": batches,
+    "n_loader": len(loader),
+    "n_dl": len(dl),
+    "tds_len": len(tds),
+    "item0": [t.tolist() for t in tds[0]],
+    "w": w.item(),
+    "b": b.item(),
+    "pairs": [[p.tolist() for p in batch] for batch in pairs],
     "pair_dtypes": [str(batch[0].dtype).split(".")[-1] for batch in pairs],
     "y_dtype": next(iter(loader))["y"].dtype == torch.float64,
 }

@@ -1,5 +1,6 @@
 """Module tools: ModuleList/ModuleDict, register_buffer, named_modules, apply with nn.init, children,
 parameters counting, requires_grad_(False) freezing, forward hooks capturing activations, repr."""
+
 import torch
 import torch.nn as nn
 
@@ -38,11 +39,22 @@ for p in net.layers.parameters():
 trainable = sum(p.numel() for p in net.parameters() if p.requires_grad)
 (out["a"].sum() + out["b"].pow(2).sum()).backward()
 results = {
-    "a": out["a"], "b": out["b"], "act": acts["l0"], "n_hooks_fired": len(acts), "trainable": trainable,
-    "module_names": [n for n, _ in net.named_modules()], "children": [type(c).__name__ for c in net.children()],
-    "buffers": [n for n, _ in net.named_buffers()], "state_keys": list(net.state_dict().keys()),
-    "param_names": [n for n, _ in net.named_parameters()], "head_grad": net.heads["a"].weight.grad,
-    "layer_grad_none": net.layers[0].weight.grad is None, "repr": repr(net.heads["b"]), "repr_ln": repr(net.norm),
-    "len_list": len(net.layers), "keys": list(net.heads.keys()), "in_dict": "a" in net.heads,
+    "a": out["a"],
+    "b": out["b"],
+    "act": acts["l0"],
+    "n_hooks_fired": len(acts),
+    "trainable": trainable,
+    "module_names": [n for n, _ in net.named_modules()],
+    "children": [type(c).__name__ for c in net.children()],
+    "buffers": [n for n, _ in net.named_buffers()],
+    "state_keys": list(net.state_dict().keys()),
+    "param_names": [n for n, _ in net.named_parameters()],
+    "head_grad": net.heads["a"].weight.grad,
+    "layer_grad_none": net.layers[0].weight.grad is None,
+    "repr": repr(net.heads["b"]),
+    "repr_ln": repr(net.norm),
+    "len_list": len(net.layers),
+    "keys": list(net.heads.keys()),
+    "in_dict": "a" in net.heads,
     "seq_repr": repr(nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Dropout(0.5))),
 }

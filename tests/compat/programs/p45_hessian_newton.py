@@ -1,5 +1,6 @@
 """Higher-order gradients: Newton's method on a small function with autograd.functional.hessian, jacobian of
 a vector function, a gradient penalty (double backward through a network), and vjp/jvp."""
+
 import torch
 import torch.nn as nn
 from torch.autograd.functional import hessian, jacobian, jvp, vjp
@@ -36,6 +37,12 @@ grads = torch.autograd.grad(out.sum(), inp, create_graph=True)[0]
 penalty = ((grads.norm(2, dim=1) - 1) ** 2).mean()
 penalty.backward()
 results = {
-    "path": path, "hessian": hessian(f, torch.tensor([0.0, 0.0])), "J": J, "vjp": vj, "jvp": jv,
-    "penalty": penalty.item(), "w_grad": net[0].weight.grad, "inp_grad": inp.grad,
+    "path": path,
+    "hessian": hessian(f, torch.tensor([0.0, 0.0])),
+    "J": J,
+    "vjp": vj,
+    "jvp": jv,
+    "penalty": penalty.item(),
+    "w_grad": net[0].weight.grad,
+    "inp_grad": inp.grad,
 }
