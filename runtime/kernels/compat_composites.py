@@ -220,7 +220,7 @@ def index_fill(self: Any, dim: int, index: Any, value: Any) -> Any:
     G = _G()
     d = S.wrap_dim(dim, max(self.dim(), 1))
     if index.dim() > 1:
-        raise IndexError("Index is supposed to be a vector")
+        raise RuntimeError("Index has to be a vector/scalar")
     if self.dim() == 0:
         return G.where(G.tensor(index.numel() > 0), G.as_tensor(value, dtype=self.dtype), self)
     hit = G.zeros(self.shape[d], device=self.device).index_add(0, index, G.ones(index.numel(), device=self.device)) > 0
@@ -310,11 +310,13 @@ def inverse(self: Any) -> Any:
 
 def linalg_cross(self: Any, other: Any, dim: int = -1) -> Any:
     G = _G()
+    if self.dim() != other.dim():
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     shape = S.broadcast_shapes(tuple(self.shape), tuple(other.shape))
     d = S.wrap_dim(dim, len(shape))
     if shape[d] != 3:
-        got = [t.shape[d - len(shape) + t.dim()] if d - len(shape) + t.dim() >= 0 else 1 for t in (self, other)]
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {got[0]} and {got[1]}")
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {self.shape[d]} and "
+                           f"{other.shape[d]}")
     a, b = self.expand(shape), other.expand(shape)
     a0, a1, a2 = (a.select(d, i) for i in range(3))
     b0, b1, b2 = (b.select(d, i) for i in range(3))
