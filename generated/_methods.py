@@ -103,6 +103,7 @@ METHODS = (
     "hardswish_",
     "hardtanh_",
     "hypot",
+    "hypot_",
     "index_add",
     "index_add_",
     "index_fill",

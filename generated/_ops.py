@@ -144,6 +144,7 @@ __all__ = [
     "hstack",
     "huber_loss",
     "hypot",
+    "hypot_",
     "im2col",
     "index",
     "index_add",
@@ -5767,6 +5768,32 @@ def _call_hypot(input, other):
     return _tab_hypot[_k](input, other)
 
 
+_op_hypot_ = _dispatcher.declare("hypot_", "hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_tab_hypot_ = _op_hypot_.table
+
+
+def _call_hypot_(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_hypot_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_hypot_[_k](input, other)
+
+
+_op_hypot_out = _dispatcher.declare("hypot.out", "hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_hypot_out = _op_hypot_out.table
+
+
+def _call_hypot_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_hypot_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_hypot_out[_k](input, other, out)
+
+
 _op_cumprod = _dispatcher.declare("cumprod", "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", (0,))
 _tab_cumprod = _op_cumprod.table
 
@@ -7312,8 +7339,16 @@ def huber_loss(input, target, reduction='mean', delta=1.0):
     return _call_huber_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='huber_loss', arg='target')), reduction, delta)
 
 
-def hypot(input, other):
-    return _call_hypot(input, (other if isinstance(other, Tensor) else _scalar(other, op='hypot', arg='other')))
+def hypot(input, other, *, out=None):
+    if out is None:
+        return _call_hypot(input, (other if isinstance(other, Tensor) else _scalar(other, op='hypot', arg='other')))
+    if out is not None:
+        return _call_hypot_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='hypot', arg='other')), out)
+    return _no_overload("hypot", locals(), ('hypot(Tensor self, Tensor other) -> Tensor', 'hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def hypot_(input, other):
+    return _call_hypot_(input, (other if isinstance(other, Tensor) else _scalar(other, op='hypot_', arg='other')))
 
 
 def im2col(input, kernel_size, dilation, padding, stride):

@@ -1,6 +1,6 @@
 """More CompositeImplicitAutograd ops for PyTorch compatibility, built from existing ops (autograd comes
 free): flips and stacks (`fliplr`, `hstack`, `atleast_2d`), views under other names (`swapaxes`,
-`broadcast_to`, `unfold`), `clamp_min`/`clamp_max`, `cumprod`, `take`, `hypot`, `nansum`, `aminmax`,
+`broadcast_to`, `unfold`), `clamp_min`/`clamp_max`, `cumprod`, `take`, `nansum`, `aminmax`,
 `std_mean`/`var_mean`, and the in-place forms of the index ops (`scatter_`, `index_add_`, `index_fill_`)."""
 
 from __future__ import annotations
@@ -114,17 +114,13 @@ def clamp_max_(self: Any, max: Any) -> Any:  # noqa: A002
     return _G().clamp_(self, max=max)
 
 
-def hypot(self: Any, other: Any) -> Any:
-    return (self * self + other * other).sqrt()
-
-
 def cumprod(self: Any, dim: int, dtype: Any = None) -> Any:
     """Running products as a chain of multiplications, so the gradient is exact where the input has zeros."""
     G = _G()
     x = self if dtype is None else self.to(dtype)
+    d = S.wrap_dim(dim, max(x.dim(), 1))
     if x.dim() == 0:
         return x.clone()
-    d = S.wrap_dim(dim, x.dim())
     if x.shape[d] == 0:
         return x.clone()
     acc = x.select(d, 0)
