@@ -69,6 +69,7 @@ METHODS = (
     "det",
     "diag",
     "diagonal",
+    "dist",
     "div",
     "div_",
     "dot",

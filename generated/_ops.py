@@ -97,6 +97,7 @@ __all__ = [
     "diag",
     "diagonal",
     "diagonal_backward",
+    "dist",
     "div",
     "div_",
     "dot",
@@ -6185,6 +6186,18 @@ def _call_linalg_matrix_power(input, n):
     return _tab_linalg_matrix_power[_k](input, n)
 
 
+_op_dist = _dispatcher.declare("dist", "dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", (0, 1))
+_tab_dist = _op_dist.table
+
+
+def _call_dist(input, other, p):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_dist, (input, other, p,))
+    return _tab_dist[_k](input, other, p)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -6862,6 +6875,10 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     except AttributeError:
         _k = _bad_arguments(_op_diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2,))
     return _tab_diagonal_backward[_k](grad_output, input_sizes, offset, dim1, dim2)
+
+
+def dist(input, other, p=2):
+    return _call_dist(input, (other if isinstance(other, Tensor) else _scalar(other, op='dist', arg='other')), p)
 
 
 def div(input, other, *, rounding_mode=_NG, out=None):

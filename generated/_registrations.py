@@ -1141,4 +1141,5 @@ _dispatcher.register_all([
     ("inverse", "CompositeImplicitAutograd", runtime.kernels.compat_composites.inverse),
     ("linalg_cross", "CompositeImplicitAutograd", runtime.kernels.compat_composites.linalg_cross),
     ("linalg_matrix_power", "CompositeImplicitAutograd", runtime.kernels.compat_composites.linalg_matrix_power),
+    ("dist", "CompositeImplicitAutograd", runtime.kernels.compat_composites.dist),
 ])

@@ -155,6 +155,9 @@ class Tensor:
     def nelement(self) -> int:
         return int(self._data.size)
 
+    def ndimension(self) -> int:
+        return self._data.ndim
+
     def element_size(self) -> int:
         return self._dtype.itemsize
 
@@ -341,6 +344,10 @@ class Tensor:
                 return self.to(device=parsed[1], dtype=parsed[0], non_blocking=non_blocking)
         return self.to(dtype, non_blocking=non_blocking)
 
+    def type_as(self, other: Tensor) -> Tensor:
+        """This tensor in `other`'s dtype (itself when it already has it)."""
+        return self.to(other.dtype)
+
     def float(self) -> Tensor:
         return self.to(dtypes.float32)
 
@@ -526,3 +533,12 @@ def is_floating_point(input: Tensor) -> bool:  # noqa: A002
         raise TypeError(f"is_floating_point(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     return input.is_floating_point()
+
+
+def is_nonzero(input: Tensor) -> bool:  # noqa: A002
+    """Whether a one-element tensor is nonzero (PyTorch's `torch.is_nonzero`; more elements raise)."""
+    if input.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input)

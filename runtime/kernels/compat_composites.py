@@ -339,3 +339,8 @@ def linalg_matrix_power(self: Any, n: int) -> Any:
         if n:
             base = base.matmul(base)
     return result
+
+
+def dist(self: Any, other: Any, p: Any = 2) -> Any:
+    """The p-norm of self - other (broadcast), over all elements."""
+    return _G().linalg_vector_norm(self - other, p)
