@@ -207,3 +207,38 @@ def test_prelu_module_matches_torch() -> None:
     yt.sum().backward()
     np.testing.assert_allclose(mg.weight.grad.numpy(), mt.weight.grad.numpy(), rtol=1e-5)
     assert repr(mg) == repr(mt)
+
+
+def test_variable_type_as_ndimension_is_nonzero_dist() -> None:
+    base = G.ones(2)
+    v = G.autograd.Variable(base, requires_grad=True)
+    assert v is not base and v.requires_grad and v.is_leaf and not base.requires_grad
+    assert v.data_ptr() == base.data_ptr()
+    y = G.autograd.Variable(v * 2)
+    assert y.grad_fn is None and not y.requires_grad
+    with pytest.raises(TypeError):
+        G.autograd.Variable([1.0])
+    assert G.ones(2).type_as(G.tensor([1])).dtype is G.int64 and G.ones(2, 3).ndimension() == 2
+    assert G.is_nonzero(G.tensor([2])) is True and G.is_nonzero(G.tensor(0.0)) is False
+    for bad in (G.ones(2), G.ones(0)):
+        with pytest.raises(RuntimeError):
+            G.is_nonzero(bad)
+    a, b = X34, Y34[0]
+    for p in (2, 1, 0, float("inf")):
+        assert G.dist(G.tensor(a), G.tensor(b), p).item() == pytest.approx(
+            torch.dist(torch.tensor(a), torch.tensor(b), p).item())
+
+
+def test_linear_lr_matches_torch() -> None:
+    got, want = [], []
+    for M, out in ((G, got), (torch, want)):
+        p = M.ones(1, requires_grad=True)
+        opt = M.optim.SGD([p], lr=0.1)
+        sched = M.optim.lr_scheduler.LinearLR(opt, start_factor=0.2, end_factor=0.9, total_iters=3)
+        for _ in range(6):
+            opt.step()
+            sched.step()
+            out.append(sched.get_last_lr()[0])
+    assert got == pytest.approx(want)
+    with pytest.raises(ValueError):
+        G.optim.lr_scheduler.LinearLR(G.optim.SGD([G.ones(1, requires_grad=True)], lr=0.1), start_factor=0.0)
