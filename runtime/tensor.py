@@ -85,8 +85,25 @@ class Tensor:
     _base: Tensor | None = None
     _wrapped: bool = False  # a 0-d tensor made from a Python number (promotes like the number)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError("create tensors with G.tensor(...), G.empty(...), G.zeros(...) or G.from_numpy(...)")
+    def __init__(self, *args: Any, device: Any = None) -> None:
+        """PyTorch's legacy constructor, as old tutorials use it: `Tensor(2, 3)` or `Tensor(Size)` (uninitialised,
+        the default dtype), `Tensor([[1, 2]])` (data in the default dtype), `Tensor()` (empty). Kernels never
+        come here (Note [Lean tensor construction])."""
+        from runtime import factories
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            raise TypeError("Tensor(tensor) aliasing is not supported by opgen; use tensor.detach() or .clone()")
+        if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+            src = factories.empty(*args, device=device) if args else factories.empty(0, device=device)
+        elif len(args) == 1 and isinstance(args[0], Size):
+            src = factories.empty(*args[0], device=device)
+        elif len(args) == 1 and not isinstance(args[0], str | bytes | float | complex | bool):
+            src = factories.tensor(args[0], dtype=dtypes.get_default_dtype(), device=device)
+        else:
+            raise TypeError("Tensor(): expected sizes (ints), a Size, or one sequence of data; got "
+                            f"({', '.join(type(a).__name__ for a in args)})")
+        for name in ("_data", "_dtype", "_device", "_keys", "_requires_grad", "_grad_fn", "_output_nr"):
+            setattr(self, name, getattr(src, name))
+        self.__dict__.update(src.__dict__)
 
     # -- construction (internal) ---------------------------------------------------------------
     @staticmethod
