@@ -139,11 +139,15 @@ def group_bindings(functions: list[NativeFunction]) -> list[Binding]:
     return [make_binding(name, fs) for name, fs in sorted(groups.items())]
 
 
-def _call(f: NativeFunction, union: dict[str, Param], others: list[NativeFunction]) -> str:
+def _call(f: NativeFunction, union: dict[str, Param], others: list[NativeFunction],
+          sources: dict[str, str] | None = None) -> str:
     args = []
     for i, a in enumerate(f.func.arguments.flat_all):
         name = py_name(a.name)
         expr = name
+        if sources and name in sources:
+            args.append(sources[name])   # a required Tensor given under another parameter's position
+            continue
         scalar_elsewhere = any(_type_of(o, a.name) not in (None, "Tensor") for o in others)
         if i > 0 and a.type.is_tensor() and a not in f.func.arguments.out and not scalar_elsewhere:
             # a Python number passed where only a Tensor fits becomes a wrapped-number tensor
@@ -175,8 +179,13 @@ def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
             presence[pname] = presence.get(pname, 0) + 1
             if pname not in union:
                 union[pname] = Param(pname, kwonly, default)
-            elif union[pname].default != default:
-                union[pname] = Param(pname, union[pname].kwonly, NOT_GIVEN)
+                continue
+            seen = union[pname]
+            if seen.kwonly and not kwonly:
+                # positional in this overload (`var.dim`'s keepdim): it follows the positional
+                # parameters seen so far, so `x.var(1, True, True)` binds as PyTorch binds it
+                del union[pname]
+            union[pname] = Param(pname, seen.kwonly and kwonly, seen.default if seen.default == default else NOT_GIVEN)
     for pname, count in presence.items():
         p = union[pname]
         # a parameter some overloads lack tells them apart when given (`var(t, unbiased=False)`)
@@ -208,12 +217,38 @@ def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
             elif mine_t != "Tensor" and "Tensor" in other_ts:
                 conds.append(f"not isinstance({p.name}, Tensor)")
         call = _call(f, union, others)
+        alias = _positional_alias(f, params)
+        if alias is not None:
+            # Note [Python bindings and overloads]: `G.max(a, b)` passes b where max.dim has `dim`
+            name_, other_ = alias
+            conds = [c for c in conds if name_ not in c and other_ not in c]
+            conds.append(f"({name_} is not {NOT_GIVEN} and {other_} is {NOT_GIVEN} or "
+                         f"isinstance({other_}, Tensor) and {name_} is {NOT_GIVEN})")
+            call = _call(f, union, others, {name_: f"({name_} if {name_} is not {NOT_GIVEN} else {other_})"})
+            cases.insert(0, Case(" and ".join(conds), call))
+            continue
         plain = call == f"_call_{op_id(f)}({', '.join(py_name(a.name) for a in f.func.arguments.flat_all)})"
         cases.append(Case(" and ".join(conds), call, op_id(f) if plain else ""))
     if len(cases) > 1 and len({c.condition for c in cases}) < len(cases):
         raise OpgenError(f"overloads of '{name}' can't be told apart in Python: "
                          f"{'; '.join(str(f.func) for f in overloads)}")
     return Binding(name, tuple(params), tuple(cases), tuple(str(f.func) for f in overloads))
+
+
+def _positional_alias(f: NativeFunction, params: list[Param]) -> tuple[str, str] | None:
+    """(name, alias) when a required Tensor parameter of `f` sits at a position the merged signature gives
+    to a non-Tensor parameter of another overload (`max.other`'s `other` where `max.dim` has `dim`): a
+    Tensor passed there positionally is taken as `name`."""
+    positional = [p.name for p in params if not p.kwonly]
+    mine = [a for a in f.func.arguments.flat_all
+            if a not in f.func.arguments.kwarg_only and a not in f.func.arguments.out]
+    names = {py_name(a.name) for a in f.func.arguments.flat_all}
+    for i, a in enumerate(mine[1:], start=1):
+        name = py_name(a.name)
+        if (a.type.is_tensor() and a.default is None and i < len(positional) and positional[i] != name
+                and positional[i] not in names):
+            return name, positional[i]
+    return None
 
 
 def _order(union: dict[str, Param]) -> list[Param]:

@@ -2749,6 +2749,25 @@ class LinalgSvdBackward0(_Node):
         return out
 
 
+class HypotBackward0(_Node):
+    """Backward of hypot."""
+
+    __slots__ = ("_saved_other", "_saved_input", "_saved_result", )
+    _saved_fields = ("_saved_other", "_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = grad * input / result
+        if self.needs_input_grad(1):
+            out[1] = grad * other / result
+        return out
+
+
 # -- Autograd kernels (Note [Autograd kernels] in codegen/gen_autograd.py) -------------------------
 
 
@@ -8622,3 +8641,64 @@ def linalg_svd(A, full_matrices, driver):
         node._saved_result1 = _Saved(result[1], True)
         node._saved_result2 = _Saved(result[2], True)
     return result
+
+
+def hypot(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_hypot[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(HypotBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= _AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def hypot_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(HypotBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _save_before_write(_Saved, other, input)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_hypot_[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def hypot_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("hypot(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_hypot_out[_k](input, other, out)

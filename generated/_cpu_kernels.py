@@ -4991,3 +4991,62 @@ def logaddexp_out(input, other, out):
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("logaddexp", out, r, dt, (input, other))
+
+
+_FAST_hypot = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
+
+
+def hypot(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_hypot:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("hypot", "common", ('float16', 'float32', 'float64'), (input, other))
+    try:
+        r = np.sqrt(((a0 * a0) + (a1 * a1)))
+    except ValueError:
+        _k.broadcast_error("hypot", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    return t
+
+
+def hypot_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_hypot:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("hypot", "common", ('float16', 'float32', 'float64'), (input, other))
+    try:
+        r = np.sqrt(((a0 * a0) + (a1 * a1)))
+    except ValueError:
+        _k.broadcast_error("hypot", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("hypot_", input, r, dt, (other,))
+
+
+def hypot_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_hypot:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("hypot", "common", ('float16', 'float32', 'float64'), (input, other))
+    try:
+        r = np.sqrt(((a0 * a0) + (a1 * a1)))
+    except ValueError:
+        _k.broadcast_error("hypot", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("hypot", out, r, dt, (input, other))

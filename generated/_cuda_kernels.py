@@ -1340,6 +1340,37 @@ def hardtanh_out(self, min_val, max_val, out):
                   out=out)
 
 
+# hypot(Tensor self, Tensor other) -> Tensor
+_hypot = PointwiseKernel(
+    name="hypot",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/hypot.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    promote_scalars=(),
+    alpha=None,
+    instances={
+        "float16": ("float16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def hypot(self, other):
+    return launch(_hypot, (self, other), ())
+
+
+def hypot_inplace(self, other):
+    return launch(_hypot, (self, other), (),
+                  out=self)
+
+
+def hypot_out(self, other, out):
+    return launch(_hypot, (self, other), (),
+                  out=out)
+
+
 # isfinite(Tensor self) -> Tensor
 _isfinite = PointwiseKernel(
     name="isfinite",

@@ -22,10 +22,12 @@ METHODS = (
     "allclose",
     "amax",
     "amin",
+    "aminmax",
     "any",
     "argmax",
     "argmin",
     "argsort",
+    "argwhere",
     "as_strided",
     "asin",
     "asin_",
@@ -47,6 +49,10 @@ METHODS = (
     "chunk",
     "clamp",
     "clamp_",
+    "clamp_max",
+    "clamp_max_",
+    "clamp_min",
+    "clamp_min_",
     "clip",
     "clone",
     "contiguous",
@@ -58,10 +64,12 @@ METHODS = (
     "count_nonzero",
     "cummax",
     "cummin",
+    "cumprod",
     "cumsum",
     "det",
     "diag",
     "diagonal",
+    "dist",
     "div",
     "div_",
     "dot",
@@ -79,6 +87,8 @@ METHODS = (
     "expm1_",
     "fill_",
     "flatten",
+    "fliplr",
+    "flipud",
     "floor",
     "floor_",
     "floor_divide",
@@ -93,10 +103,16 @@ METHODS = (
     "hardsigmoid_",
     "hardswish_",
     "hardtanh_",
+    "hypot",
+    "hypot_",
     "index_add",
+    "index_add_",
+    "index_fill",
+    "index_fill_",
     "index_put",
     "index_put_",
     "index_select",
+    "inverse",
     "isclose",
     "isfinite",
     "isinf",
@@ -143,7 +159,9 @@ METHODS = (
     "movedim",
     "mul",
     "mul_",
+    "mv",
     "nan_to_num",
+    "nansum",
     "narrow",
     "ne",
     "neg",
@@ -172,7 +190,9 @@ METHODS = (
     "rsqrt",
     "rsqrt_",
     "scatter",
+    "scatter_",
     "scatter_add",
+    "scatter_add_",
     "select",
     "sigmoid",
     "sigmoid_",
@@ -196,12 +216,16 @@ METHODS = (
     "sub",
     "sub_",
     "sum",
+    "swapaxes",
+    "swapdims",
     "t",
+    "take",
     "tan",
     "tan_",
     "tanh",
     "tanh_",
     "topk",
+    "trace",
     "transpose",
     "tril",
     "triu",
@@ -209,6 +233,7 @@ METHODS = (
     "trunc_",
     "unbind",
     "unflatten",
+    "unfold",
     "uniform_",
     "unique",
     "unsqueeze",
@@ -216,6 +241,13 @@ METHODS = (
     "where",
     "zero_",
 )
+
+
+def broadcast_to(self, *size, **kwargs):
+    """PyTorch's varargs form: `t.broadcast_to(2, 3)` is `t.broadcast_to((2, 3))`."""
+    if kwargs or not size:
+        return _ops.broadcast_to(self, *[_varargs(size)] if size else [], **kwargs)
+    return _ops.broadcast_to(self, _varargs(size))
 
 
 def expand(self, *size, **kwargs):
@@ -316,6 +348,7 @@ def install(cls: type) -> None:
     """Attach the generated methods and operators to the Tensor class."""
     for name in METHODS:
         setattr(cls, name, getattr(_ops, name))
+    cls.broadcast_to = broadcast_to
     cls.expand = expand
     cls.flip = flip
     cls.new_empty = new_empty

@@ -34,10 +34,12 @@ __all__ = [
     "allclose",
     "amax",
     "amin",
+    "aminmax",
     "any",
     "argmax",
     "argmin",
     "argsort",
+    "argwhere",
     "as_strided",
     "as_strided_backward",
     "asin",
@@ -46,6 +48,9 @@ __all__ = [
     "atan2",
     "atan2_",
     "atan_",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
     "avg_pool2d",
     "batch_norm",
     "binary_cross_entropy",
@@ -59,6 +64,7 @@ __all__ = [
     "bitwise_xor",
     "bitwise_xor_",
     "bmm",
+    "broadcast_to",
     "bucketize",
     "cat",
     "cdist",
@@ -67,27 +73,36 @@ __all__ = [
     "chunk",
     "clamp",
     "clamp_",
+    "clamp_max",
+    "clamp_max_",
+    "clamp_min",
+    "clamp_min_",
     "clip",
     "clone",
     "col2im",
+    "column_stack",
     "conv2d",
     "cos",
     "cos_",
     "cosh",
     "cosh_",
+    "cosine_similarity",
     "count_nonzero",
     "cross_entropy_loss",
     "cummax",
     "cummin",
+    "cumprod",
     "cumsum",
     "det",
     "diag",
     "diagonal",
     "diagonal_backward",
+    "dist",
     "div",
     "div_",
     "dot",
     "dropout",
+    "dstack",
     "elu",
     "elu_",
     "embedding",
@@ -105,6 +120,8 @@ __all__ = [
     "expm1_",
     "flatten",
     "flip",
+    "fliplr",
+    "flipud",
     "floor",
     "floor_",
     "floor_divide",
@@ -116,6 +133,7 @@ __all__ = [
     "gather",
     "ge",
     "gelu",
+    "glu",
     "group_norm",
     "gt",
     "hardsigmoid",
@@ -124,13 +142,18 @@ __all__ = [
     "hardswish_",
     "hardtanh",
     "hardtanh_",
+    "hstack",
     "huber_loss",
+    "hypot",
+    "hypot_",
     "im2col",
     "index",
     "index_add",
+    "index_fill",
     "index_put",
     "index_put_",
     "index_select",
+    "inverse",
     "isclose",
     "isfinite",
     "isinf",
@@ -145,9 +168,11 @@ __all__ = [
     "lerp",
     "lerp_",
     "linalg_cholesky",
+    "linalg_cross",
     "linalg_det",
     "linalg_inv",
     "linalg_matrix_norm",
+    "linalg_matrix_power",
     "linalg_qr",
     "linalg_solve",
     "linalg_svd",
@@ -196,7 +221,9 @@ __all__ = [
     "mse_loss",
     "mul",
     "mul_",
+    "mv",
     "nan_to_num",
+    "nansum",
     "narrow",
     "native_dropout",
     "native_layer_norm",
@@ -208,6 +235,7 @@ __all__ = [
     "norm",
     "one_hot",
     "outer",
+    "pairwise_distance",
     "permute",
     "positive",
     "pow",
@@ -259,17 +287,23 @@ __all__ = [
     "squeeze",
     "stack",
     "std",
+    "std_mean",
     "sub",
     "sub_",
     "sum",
+    "swapaxes",
+    "swapdims",
     "t",
+    "take",
     "tan",
     "tan_",
     "tanh",
     "tanh_",
+    "threshold",
     "threshold_backward",
     "tile",
     "topk",
+    "trace",
     "transpose",
     "tril",
     "triu",
@@ -280,7 +314,9 @@ __all__ = [
     "unique",
     "unsqueeze",
     "var",
+    "var_mean",
     "view",
+    "vstack",
     "where",
 ]
 
@@ -5515,6 +5551,653 @@ def _call_linalg_matrix_norm_str_ord(input, ord, dim, keepdim, dtype):
     return _tab_linalg_matrix_norm_str_ord[_k](input, ord, dim, keepdim, dtype)
 
 
+_op_fliplr = _dispatcher.declare("fliplr", "fliplr(Tensor self) -> Tensor", (0,))
+_tab_fliplr = _op_fliplr.table
+
+
+def _call_fliplr(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fliplr, (input,))
+    return _tab_fliplr[_k](input)
+
+
+_op_flipud = _dispatcher.declare("flipud", "flipud(Tensor self) -> Tensor", (0,))
+_tab_flipud = _op_flipud.table
+
+
+def _call_flipud(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_flipud, (input,))
+    return _tab_flipud[_k](input)
+
+
+_op_atleast_1d = _dispatcher.declare("atleast_1d", "atleast_1d(Tensor self) -> Tensor", (0,))
+_tab_atleast_1d = _op_atleast_1d.table
+
+
+def _call_atleast_1d(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atleast_1d, (input,))
+    return _tab_atleast_1d[_k](input)
+
+
+_op_atleast_2d = _dispatcher.declare("atleast_2d", "atleast_2d(Tensor self) -> Tensor", (0,))
+_tab_atleast_2d = _op_atleast_2d.table
+
+
+def _call_atleast_2d(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atleast_2d, (input,))
+    return _tab_atleast_2d[_k](input)
+
+
+_op_atleast_3d = _dispatcher.declare("atleast_3d", "atleast_3d(Tensor self) -> Tensor", (0,))
+_tab_atleast_3d = _op_atleast_3d.table
+
+
+def _call_atleast_3d(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atleast_3d, (input,))
+    return _tab_atleast_3d[_k](input)
+
+
+_op_hstack = _dispatcher.declare("hstack", "hstack(Tensor[] tensors) -> Tensor", (0,))
+_tab_hstack = _op_hstack.table
+
+
+def _call_hstack(tensors):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op_hstack, (tensors,))
+    return _tab_hstack[_k](tensors)
+
+
+_op_vstack = _dispatcher.declare("vstack", "vstack(Tensor[] tensors) -> Tensor", (0,))
+_tab_vstack = _op_vstack.table
+
+
+def _call_vstack(tensors):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op_vstack, (tensors,))
+    return _tab_vstack[_k](tensors)
+
+
+_op_dstack = _dispatcher.declare("dstack", "dstack(Tensor[] tensors) -> Tensor", (0,))
+_tab_dstack = _op_dstack.table
+
+
+def _call_dstack(tensors):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op_dstack, (tensors,))
+    return _tab_dstack[_k](tensors)
+
+
+_op_column_stack = _dispatcher.declare("column_stack", "column_stack(Tensor[] tensors) -> Tensor", (0,))
+_tab_column_stack = _op_column_stack.table
+
+
+def _call_column_stack(tensors):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op_column_stack, (tensors,))
+    return _tab_column_stack[_k](tensors)
+
+
+_op_swapaxes = _dispatcher.declare("swapaxes", "swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)", (0,))
+_tab_swapaxes = _op_swapaxes.table
+
+
+def _call_swapaxes(input, axis0, axis1):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_swapaxes, (input, axis0, axis1,))
+    return _tab_swapaxes[_k](input, axis0, axis1)
+
+
+_op_swapdims = _dispatcher.declare("swapdims", "swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", (0,))
+_tab_swapdims = _op_swapdims.table
+
+
+def _call_swapdims(input, dim0, dim1):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_swapdims, (input, dim0, dim1,))
+    return _tab_swapdims[_k](input, dim0, dim1)
+
+
+_op_broadcast_to = _dispatcher.declare("broadcast_to", "broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)", (0,))
+_tab_broadcast_to = _op_broadcast_to.table
+
+
+def _call_broadcast_to(input, size):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_broadcast_to, (input, size,))
+    return _tab_broadcast_to[_k](input, size)
+
+
+_op_unfold = _dispatcher.declare("unfold", "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)", (0,))
+_tab_unfold = _op_unfold.table
+
+
+def _call_unfold(input, dimension, size, step):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unfold, (input, dimension, size, step,))
+    return _tab_unfold[_k](input, dimension, size, step)
+
+
+_op_clamp_min = _dispatcher.declare("clamp_min", "clamp_min(Tensor self, Scalar min) -> Tensor", (0,))
+_tab_clamp_min = _op_clamp_min.table
+
+
+def _call_clamp_min(input, min):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp_min, (input, min,))
+    return _tab_clamp_min[_k](input, min)
+
+
+_op_clamp_max = _dispatcher.declare("clamp_max", "clamp_max(Tensor self, Scalar max) -> Tensor", (0,))
+_tab_clamp_max = _op_clamp_max.table
+
+
+def _call_clamp_max(input, max):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp_max, (input, max,))
+    return _tab_clamp_max[_k](input, max)
+
+
+_op_clamp_min_ = _dispatcher.declare("clamp_min_", "clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)", (0,))
+_tab_clamp_min_ = _op_clamp_min_.table
+
+
+def _call_clamp_min_(input, min):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp_min_, (input, min,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_clamp_min_[_k](input, min)
+
+
+_op_clamp_max_ = _dispatcher.declare("clamp_max_", "clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)", (0,))
+_tab_clamp_max_ = _op_clamp_max_.table
+
+
+def _call_clamp_max_(input, max):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp_max_, (input, max,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_clamp_max_[_k](input, max)
+
+
+_op_hypot = _dispatcher.declare("hypot", "hypot(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_hypot = _op_hypot.table
+
+
+def _call_hypot(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_hypot, (input, other,))
+    return _tab_hypot[_k](input, other)
+
+
+_op_hypot_ = _dispatcher.declare("hypot_", "hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_tab_hypot_ = _op_hypot_.table
+
+
+def _call_hypot_(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_hypot_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_hypot_[_k](input, other)
+
+
+_op_hypot_out = _dispatcher.declare("hypot.out", "hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_tab_hypot_out = _op_hypot_out.table
+
+
+def _call_hypot_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_hypot_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_hypot_out[_k](input, other, out)
+
+
+_op_cumprod = _dispatcher.declare("cumprod", "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_cumprod = _op_cumprod.table
+
+
+def _call_cumprod(input, dim, dtype):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cumprod, (input, dim, dtype,))
+    return _tab_cumprod[_k](input, dim, dtype)
+
+
+_op_take = _dispatcher.declare("take", "take(Tensor self, Tensor index) -> Tensor", (0, 1))
+_tab_take = _op_take.table
+
+
+def _call_take(input, index):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_take, (input, index,))
+    return _tab_take[_k](input, index)
+
+
+_op_argwhere = _dispatcher.declare("argwhere", "argwhere(Tensor self) -> Tensor", (0,))
+_tab_argwhere = _op_argwhere.table
+
+
+def _call_argwhere(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_argwhere, (input,))
+    return _tab_argwhere[_k](input)
+
+
+_op_nansum = _dispatcher.declare("nansum", "nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_tab_nansum = _op_nansum.table
+
+
+def _call_nansum(input, dim, keepdim, dtype):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nansum, (input, dim, keepdim, dtype,))
+    return _tab_nansum[_k](input, dim, keepdim, dtype)
+
+
+_op_aminmax = _dispatcher.declare("aminmax", "aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)", (0,))
+_tab_aminmax = _op_aminmax.table
+_rt_aminmax = _return_type(*('aminmax', ('min', 'max')))
+
+
+def _call_aminmax(input, dim, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_aminmax, (input, dim, keepdim,))
+    return _rt_aminmax._make(_tab_aminmax[_k](input, dim, keepdim))
+
+
+_op_var_mean_correction = _dispatcher.declare("var_mean.correction", "var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)", (0,))
+_tab_var_mean_correction = _op_var_mean_correction.table
+
+
+def _call_var_mean_correction(input, dim, correction, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_var_mean_correction, (input, dim, correction, keepdim,))
+    return _tab_var_mean_correction[_k](input, dim, correction, keepdim)
+
+
+_op_var_mean = _dispatcher.declare("var_mean", "var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)", (0,))
+_tab_var_mean = _op_var_mean.table
+
+
+def _call_var_mean(input, unbiased):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_var_mean, (input, unbiased,))
+    return _tab_var_mean[_k](input, unbiased)
+
+
+_op_var_mean_dim = _dispatcher.declare("var_mean.dim", "var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)", (0,))
+_tab_var_mean_dim = _op_var_mean_dim.table
+
+
+def _call_var_mean_dim(input, dim, unbiased, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_var_mean_dim, (input, dim, unbiased, keepdim,))
+    return _tab_var_mean_dim[_k](input, dim, unbiased, keepdim)
+
+
+_op_std_mean_correction = _dispatcher.declare("std_mean.correction", "std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)", (0,))
+_tab_std_mean_correction = _op_std_mean_correction.table
+
+
+def _call_std_mean_correction(input, dim, correction, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_std_mean_correction, (input, dim, correction, keepdim,))
+    return _tab_std_mean_correction[_k](input, dim, correction, keepdim)
+
+
+_op_std_mean = _dispatcher.declare("std_mean", "std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)", (0,))
+_tab_std_mean = _op_std_mean.table
+
+
+def _call_std_mean(input, unbiased):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_std_mean, (input, unbiased,))
+    return _tab_std_mean[_k](input, unbiased)
+
+
+_op_std_mean_dim = _dispatcher.declare("std_mean.dim", "std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)", (0,))
+_tab_std_mean_dim = _op_std_mean_dim.table
+
+
+def _call_std_mean_dim(input, dim, unbiased, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_std_mean_dim, (input, dim, unbiased, keepdim,))
+    return _tab_std_mean_dim[_k](input, dim, unbiased, keepdim)
+
+
+_op_scatter__src = _dispatcher.declare("scatter_.src", "scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)", (0, 2, 3))
+_tab_scatter__src = _op_scatter__src.table
+
+
+def _call_scatter__src(input, dim, index, src):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter__src, (input, dim, index, src,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_scatter__src[_k](input, dim, index, src)
+
+
+_op_scatter__value = _dispatcher.declare("scatter_.value", "scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)", (0, 2))
+_tab_scatter__value = _op_scatter__value.table
+
+
+def _call_scatter__value(input, dim, index, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter__value, (input, dim, index, value,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_scatter__value[_k](input, dim, index, value)
+
+
+_op_scatter_add_ = _dispatcher.declare("scatter_add_", "scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)", (0, 2, 3))
+_tab_scatter_add_ = _op_scatter_add_.table
+
+
+def _call_scatter_add_(input, dim, index, src):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter_add_, (input, dim, index, src,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_scatter_add_[_k](input, dim, index, src)
+
+
+_op_index_add_ = _dispatcher.declare("index_add_", "index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)", (0, 2, 3))
+_tab_index_add_ = _op_index_add_.table
+
+
+def _call_index_add_(input, dim, index, source, alpha):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | source._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_index_add_, (input, dim, index, source, alpha,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_index_add_[_k](input, dim, index, source, alpha)
+
+
+_op_index_fill_int_Scalar = _dispatcher.declare("index_fill.int_Scalar", "index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", (0, 2))
+_tab_index_fill_int_Scalar = _op_index_fill_int_Scalar.table
+
+
+def _call_index_fill_int_Scalar(input, dim, index, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_index_fill_int_Scalar, (input, dim, index, value,))
+    return _tab_index_fill_int_Scalar[_k](input, dim, index, value)
+
+
+_op_index_fill_int_Tensor = _dispatcher.declare("index_fill.int_Tensor", "index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor", (0, 2, 3))
+_tab_index_fill_int_Tensor = _op_index_fill_int_Tensor.table
+
+
+def _call_index_fill_int_Tensor(input, dim, index, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | value._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_index_fill_int_Tensor, (input, dim, index, value,))
+    return _tab_index_fill_int_Tensor[_k](input, dim, index, value)
+
+
+_op_index_fill__int_Scalar = _dispatcher.declare("index_fill_.int_Scalar", "index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)", (0, 2))
+_tab_index_fill__int_Scalar = _op_index_fill__int_Scalar.table
+
+
+def _call_index_fill__int_Scalar(input, dim, index, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_index_fill__int_Scalar, (input, dim, index, value,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_index_fill__int_Scalar[_k](input, dim, index, value)
+
+
+_op_index_fill__int_Tensor = _dispatcher.declare("index_fill_.int_Tensor", "index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)", (0, 2, 3))
+_tab_index_fill__int_Tensor = _op_index_fill__int_Tensor.table
+
+
+def _call_index_fill__int_Tensor(input, dim, index, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | value._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_index_fill__int_Tensor, (input, dim, index, value,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_index_fill__int_Tensor[_k](input, dim, index, value)
+
+
+_op_max_other = _dispatcher.declare("max.other", "max.other(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_max_other = _op_max_other.table
+
+
+def _call_max_other(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_max_other, (input, other,))
+    return _tab_max_other[_k](input, other)
+
+
+_op_min_other = _dispatcher.declare("min.other", "min.other(Tensor self, Tensor other) -> Tensor", (0, 1))
+_tab_min_other = _op_min_other.table
+
+
+def _call_min_other(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_min_other, (input, other,))
+    return _tab_min_other[_k](input, other)
+
+
+_op_where = _dispatcher.declare("where", "where(Tensor condition) -> Tensor[]", (0,))
+_tab_where = _op_where.table
+
+
+def _call_where(condition):
+    try:
+        _k = (_shared.remap or _tls.remap)[condition._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_where, (condition,))
+    return _tab_where[_k](condition)
+
+
+_op_round_decimals = _dispatcher.declare("round.decimals", "round.decimals(Tensor self, *, int decimals) -> Tensor", (0,))
+_tab_round_decimals = _op_round_decimals.table
+
+
+def _call_round_decimals(input, decimals):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_round_decimals, (input, decimals,))
+    return _tab_round_decimals[_k](input, decimals)
+
+
+_op_cosine_similarity = _dispatcher.declare("cosine_similarity", "cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor", (0, 1))
+_tab_cosine_similarity = _op_cosine_similarity.table
+
+
+def _call_cosine_similarity(x1, x2, dim, eps):
+    try:
+        _k = (_shared.remap or _tls.remap)[x1._keys | x2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cosine_similarity, (x1, x2, dim, eps,))
+    return _tab_cosine_similarity[_k](x1, x2, dim, eps)
+
+
+_op_pairwise_distance = _dispatcher.declare("pairwise_distance", "pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor", (0, 1))
+_tab_pairwise_distance = _op_pairwise_distance.table
+
+
+def _call_pairwise_distance(x1, x2, p, eps, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[x1._keys | x2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_pairwise_distance, (x1, x2, p, eps, keepdim,))
+    return _tab_pairwise_distance[_k](x1, x2, p, eps, keepdim)
+
+
+_op_glu = _dispatcher.declare("glu", "glu(Tensor self, int dim=-1) -> Tensor", (0,))
+_tab_glu = _op_glu.table
+
+
+def _call_glu(input, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_glu, (input, dim,))
+    return _tab_glu[_k](input, dim)
+
+
+_op_threshold = _dispatcher.declare("threshold", "threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", (0,))
+_tab_threshold = _op_threshold.table
+
+
+def _call_threshold(input, threshold, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_threshold, (input, threshold, value,))
+    return _tab_threshold[_k](input, threshold, value)
+
+
+_op_trace = _dispatcher.declare("trace", "trace(Tensor self) -> Tensor", (0,))
+_tab_trace = _op_trace.table
+
+
+def _call_trace(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_trace, (input,))
+    return _tab_trace[_k](input)
+
+
+_op_mv = _dispatcher.declare("mv", "mv(Tensor self, Tensor vec) -> Tensor", (0, 1))
+_tab_mv = _op_mv.table
+
+
+def _call_mv(input, vec):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | vec._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_mv, (input, vec,))
+    return _tab_mv[_k](input, vec)
+
+
+_op_inverse = _dispatcher.declare("inverse", "inverse(Tensor self) -> Tensor", (0,))
+_tab_inverse = _op_inverse.table
+
+
+def _call_inverse(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_inverse, (input,))
+    return _tab_inverse[_k](input)
+
+
+_op_linalg_cross = _dispatcher.declare("linalg_cross", "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor", (0, 1))
+_tab_linalg_cross = _op_linalg_cross.table
+
+
+def _call_linalg_cross(input, other, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_cross, (input, other, dim,))
+    return _tab_linalg_cross[_k](input, other, dim)
+
+
+_op_linalg_matrix_power = _dispatcher.declare("linalg_matrix_power", "linalg_matrix_power(Tensor self, int n) -> Tensor", (0,))
+_tab_linalg_matrix_power = _op_linalg_matrix_power.table
+
+
+def _call_linalg_matrix_power(input, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_matrix_power, (input, n,))
+    return _tab_linalg_matrix_power[_k](input, n)
+
+
+_op_dist = _dispatcher.declare("dist", "dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", (0, 1))
+_tab_dist = _op_dist.table
+
+
+def _call_dist(input, other, p):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_dist, (input, other, p,))
+    return _tab_dist[_k](input, other, p)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -5584,7 +6267,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _tab_adaptive_avg_pool2d[_k](input, output_size)
 
 
-def add(input, other, *, alpha=1, out=None):
+def add(input, other, alpha=1, *, out=None):
     if out is None and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -5600,7 +6283,7 @@ def add(input, other, *, alpha=1, out=None):
     return _no_overload("add", locals(), ('add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', 'add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', 'add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', 'add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def add_(input, other, *, alpha=1):
+def add_(input, other, alpha=1):
     if isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -5673,6 +6356,14 @@ def amin(input, dim=(), keepdim=False):
     return _tab_amin[_k](input, dim, keepdim)
 
 
+def aminmax(input, *, dim=None, keepdim=False):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_aminmax, (input, dim, keepdim,))
+    return _rt_aminmax._make(_tab_aminmax[_k](input, dim, keepdim))
+
+
 def any(input, dim=_NG, keepdim=_NG):
     if dim is _NG and keepdim is _NG:
         try:
@@ -5711,6 +6402,14 @@ def argsort(input, dim=-1, descending=False, *, stable=_NG):
     if stable is not _NG:
         return _call_argsort_stable(input, stable, dim, descending)
     return _no_overload("argsort", locals(), ('argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor', 'argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor'))
+
+
+def argwhere(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_argwhere, (input,))
+    return _tab_argwhere[_k](input)
 
 
 def as_strided(input, size, stride, storage_offset=None):
@@ -5781,6 +6480,30 @@ def atan_(input):
         _k = _bad_arguments(_op_atan_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_atan_[_k](input)
+
+
+def atleast_1d(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atleast_1d, (input,))
+    return _tab_atleast_1d[_k](input)
+
+
+def atleast_2d(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atleast_2d, (input,))
+    return _tab_atleast_2d[_k](input)
+
+
+def atleast_3d(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atleast_3d, (input,))
+    return _tab_atleast_3d[_k](input)
 
 
 def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
@@ -5868,6 +6591,14 @@ def bmm(input, mat2):
     return _call_bmm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='bmm', arg='mat2')))
 
 
+def broadcast_to(input, size):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_broadcast_to, (input, size,))
+    return _tab_broadcast_to[_k](input, size)
+
+
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     return _call_bucketize_Tensor(input, (boundaries if isinstance(boundaries, Tensor) else _scalar(boundaries, op='bucketize', arg='boundaries')), out_int32, right)
 
@@ -5938,6 +6669,40 @@ def clamp_(input, min=None, max=None):
     return _no_overload("clamp_", locals(), ('clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)', 'clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)'))
 
 
+def clamp_max(input, max):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp_max, (input, max,))
+    return _tab_clamp_max[_k](input, max)
+
+
+def clamp_max_(input, max):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp_max_, (input, max,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_clamp_max_[_k](input, max)
+
+
+def clamp_min(input, min):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp_min, (input, min,))
+    return _tab_clamp_min[_k](input, min)
+
+
+def clamp_min_(input, min):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clamp_min_, (input, min,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_clamp_min_[_k](input, min)
+
+
 def clip(input, min=None, max=None):
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
         try:
@@ -5964,6 +6729,14 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride):
     except AttributeError:
         _k = _bad_arguments(_op_col2im, (input, output_size, kernel_size, dilation, padding, stride,))
     return _tab_col2im[_k](input, output_size, kernel_size, dilation, padding, stride)
+
+
+def column_stack(tensors):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op_column_stack, (tensors,))
+    return _tab_column_stack[_k](tensors)
 
 
 def contiguous(input, *, memory_format='contiguous_format'):
@@ -6024,6 +6797,10 @@ def cosh_(input):
     return _tab_cosh_[_k](input)
 
 
+def cosine_similarity(x1, x2, dim=1, eps=1e-08):
+    return _call_cosine_similarity(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cosine_similarity', arg='x2')), dim, eps)
+
+
 def count_nonzero(input, dim=None):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6050,6 +6827,14 @@ def cummin(input, dim):
     except AttributeError:
         _k = _bad_arguments(_op_cummin, (input, dim,))
     return _rt_cummin._make(_tab_cummin[_k](input, dim))
+
+
+def cumprod(input, dim, *, dtype=None):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cumprod, (input, dim, dtype,))
+    return _tab_cumprod[_k](input, dim, dtype)
 
 
 def cumsum(input, dim, *, dtype=None):
@@ -6090,6 +6875,10 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     except AttributeError:
         _k = _bad_arguments(_op_diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2,))
     return _tab_diagonal_backward[_k](grad_output, input_sizes, offset, dim1, dim2)
+
+
+def dist(input, other, p=2):
+    return _call_dist(input, (other if isinstance(other, Tensor) else _scalar(other, op='dist', arg='other')), p)
 
 
 def div(input, other, *, rounding_mode=_NG, out=None):
@@ -6135,6 +6924,14 @@ def dropout(input, p, train):
     except AttributeError:
         _k = _bad_arguments(_op_dropout, (input, p, train,))
     return _tab_dropout[_k](input, p, train)
+
+
+def dstack(tensors):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op_dstack, (tensors,))
+    return _tab_dstack[_k](tensors)
 
 
 def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
@@ -6308,6 +7105,22 @@ def flip(input, dims):
     return _tab_flip[_k](input, dims)
 
 
+def fliplr(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fliplr, (input,))
+    return _tab_fliplr[_k](input)
+
+
+def flipud(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_flipud, (input,))
+    return _tab_flipud[_k](input)
+
+
 def floor(input, *, out=None):
     if out is None:
         try:
@@ -6436,6 +7249,14 @@ def gelu(input, *, approximate='none'):
     return _tab_gelu[_k](input, approximate)
 
 
+def glu(input, dim=-1):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_glu, (input, dim,))
+    return _tab_glu[_k](input, dim)
+
+
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
@@ -6523,8 +7344,28 @@ def hardtanh_(input, min_val=-1, max_val=1):
     return _tab_hardtanh_[_k](input, min_val, max_val)
 
 
+def hstack(tensors):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op_hstack, (tensors,))
+    return _tab_hstack[_k](tensors)
+
+
 def huber_loss(input, target, reduction='mean', delta=1.0):
     return _call_huber_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='huber_loss', arg='target')), reduction, delta)
+
+
+def hypot(input, other, *, out=None):
+    if out is None:
+        return _call_hypot(input, (other if isinstance(other, Tensor) else _scalar(other, op='hypot', arg='other')))
+    if out is not None:
+        return _call_hypot_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='hypot', arg='other')), out)
+    return _no_overload("hypot", locals(), ('hypot(Tensor self, Tensor other) -> Tensor', 'hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def hypot_(input, other):
+    return _call_hypot_(input, (other if isinstance(other, Tensor) else _scalar(other, op='hypot_', arg='other')))
 
 
 def im2col(input, kernel_size, dilation, padding, stride):
@@ -6547,6 +7388,26 @@ def index_add(input, dim, index, source, *, alpha=1):
     return _call_index_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_add', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_add', arg='source')), alpha)
 
 
+def index_add_(input, dim, index, source, *, alpha=1):
+    return _call_index_add_(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_add_', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_add_', arg='source')), alpha)
+
+
+def index_fill(input, dim, index, value):
+    if not isinstance(value, Tensor):
+        return _call_index_fill_int_Scalar(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_fill', arg='index')), value)
+    if isinstance(value, Tensor):
+        return _call_index_fill_int_Tensor(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_fill', arg='index')), value)
+    return _no_overload("index_fill", locals(), ('index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor', 'index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor'))
+
+
+def index_fill_(input, dim, index, value):
+    if not isinstance(value, Tensor):
+        return _call_index_fill__int_Scalar(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_fill_', arg='index')), value)
+    if isinstance(value, Tensor):
+        return _call_index_fill__int_Tensor(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_fill_', arg='index')), value)
+    return _no_overload("index_fill_", locals(), ('index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)', 'index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)'))
+
+
 def index_put(input, indices, values, accumulate=False):
     return _call_index_put(input, indices, (values if isinstance(values, Tensor) else _scalar(values, op='index_put', arg='values')), accumulate)
 
@@ -6557,6 +7418,14 @@ def index_put_(input, indices, values, accumulate=False):
 
 def index_select(input, dim, index):
     return _call_index_select(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_select', arg='index')))
+
+
+def inverse(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_inverse, (input,))
+    return _tab_inverse[_k](input)
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -6688,6 +7557,10 @@ def linalg_cholesky(input, *, upper=False):
     return _tab_linalg_cholesky[_k](input, upper)
 
 
+def linalg_cross(input, other, *, dim=-1):
+    return _call_linalg_cross(input, (other if isinstance(other, Tensor) else _scalar(other, op='linalg_cross', arg='other')), dim)
+
+
 def linalg_det(A):
     try:
         _k = (_shared.remap or _tls.remap)[A._keys]
@@ -6714,6 +7587,14 @@ def linalg_matrix_norm(input, ord=_NG, dim=(-2, -1), keepdim=False, *, dtype=Non
     if True:
         return _call_linalg_matrix_norm_str_ord(input, ('fro' if ord is _NG else ord), dim, keepdim, dtype)
     return _no_overload("linalg_matrix_norm", locals(), ('linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', "linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"))
+
+
+def linalg_matrix_power(input, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_matrix_power, (input, n,))
+    return _tab_linalg_matrix_power[_k](input, n)
 
 
 def linalg_qr(A, mode='reduced'):
@@ -6969,16 +7850,14 @@ def matmul(input, other):
     return _call_matmul(input, (other if isinstance(other, Tensor) else _scalar(other, op='matmul', arg='other')))
 
 
-def max(input, dim=_NG, keepdim=_NG):
-    if dim is _NG and keepdim is _NG:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_max, (input,))
-        return _tab_max[_k](input)
-    if dim is not _NG:
+def max(input, dim=_NG, keepdim=_NG, other=_NG):
+    if (other is not _NG and dim is _NG or isinstance(dim, Tensor) and other is _NG):
+        return _call_max_other(input, (other if other is not _NG else dim))
+    if dim is _NG and keepdim is _NG and other is _NG:
+        return _call_max(input)
+    if dim is not _NG and other is _NG:
         return _call_max_dim(input, dim, (False if keepdim is _NG else keepdim))
-    return _no_overload("max", locals(), ('max(Tensor self) -> Tensor', 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
+    return _no_overload("max", locals(), ('max(Tensor self) -> Tensor', 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', 'max.other(Tensor self, Tensor other) -> Tensor'))
 
 
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
@@ -7033,16 +7912,14 @@ def median(input, dim=_NG, keepdim=_NG):
     return _no_overload("median", locals(), ('median(Tensor self) -> Tensor', 'median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
 
 
-def min(input, dim=_NG, keepdim=_NG):
-    if dim is _NG and keepdim is _NG:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_min, (input,))
-        return _tab_min[_k](input)
-    if dim is not _NG:
+def min(input, dim=_NG, keepdim=_NG, other=_NG):
+    if (other is not _NG and dim is _NG or isinstance(dim, Tensor) and other is _NG):
+        return _call_min_other(input, (other if other is not _NG else dim))
+    if dim is _NG and keepdim is _NG and other is _NG:
+        return _call_min(input)
+    if dim is not _NG and other is _NG:
         return _call_min_dim(input, dim, (False if keepdim is _NG else keepdim))
-    return _no_overload("min", locals(), ('min(Tensor self) -> Tensor', 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
+    return _no_overload("min", locals(), ('min(Tensor self) -> Tensor', 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', 'min.other(Tensor self, Tensor other) -> Tensor'))
 
 
 def minimum(input, other, *, out=None):
@@ -7139,12 +8016,24 @@ def mul_(input, other):
     return _no_overload("mul_", locals(), ('mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
+def mv(input, vec):
+    return _call_mv(input, (vec if isinstance(vec, Tensor) else _scalar(vec, op='mv', arg='vec')))
+
+
 def nan_to_num(input, nan=None, posinf=None, neginf=None):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_nan_to_num, (input, nan, posinf, neginf,))
     return _tab_nan_to_num[_k](input, nan, posinf, neginf)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nansum, (input, dim, keepdim, dtype,))
+    return _tab_nansum[_k](input, dim, keepdim, dtype)
 
 
 def narrow(input, dim, start, length):
@@ -7283,6 +8172,10 @@ def one_hot(input, num_classes=-1):
 
 def outer(input, vec2):
     return _call_outer(input, (vec2 if isinstance(vec2, Tensor) else _scalar(vec2, op='outer', arg='vec2')))
+
+
+def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False):
+    return _call_pairwise_distance(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='pairwise_distance', arg='x2')), p, eps, keepdim)
 
 
 def permute(input, dims):
@@ -7470,16 +8363,18 @@ def roll(input, shifts, dims=()):
     return _tab_roll[_k](input, shifts, dims)
 
 
-def round(input, *, out=None):
-    if out is None:
+def round(input, *, decimals=_NG, out=None):
+    if out is None and decimals is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_round, (input,))
         return _tab_round[_k](input)
-    if out is not None:
+    if out is None and decimals is not _NG:
+        return _call_round_decimals(input, decimals)
+    if decimals is _NG and out is not None:
         return _call_round_out(input, out)
-    return _no_overload("round", locals(), ('round(Tensor self) -> Tensor', 'round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+    return _no_overload("round", locals(), ('round(Tensor self) -> Tensor', 'round.decimals(Tensor self, *, int decimals) -> Tensor', 'round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def round_(input):
@@ -7524,8 +8419,20 @@ def scatter(input, dim, index, src=_NG, value=_NG):
     return _no_overload("scatter", locals(), ('scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', 'scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor'))
 
 
+def scatter_(input, dim, index, src=_NG, value=_NG):
+    if src is not _NG and value is _NG:
+        return _call_scatter__src(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_', arg='src')))
+    if src is _NG and value is not _NG:
+        return _call_scatter__value(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_', arg='index')), value)
+    return _no_overload("scatter_", locals(), ('scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)', 'scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)'))
+
+
 def scatter_add(input, dim, index, src):
     return _call_scatter_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_add', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_add', arg='src')))
+
+
+def scatter_add_(input, dim, index, src):
+    return _call_scatter_add_(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_add_', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_add_', arg='src')))
 
 
 def select(input, dim, index):
@@ -7788,17 +8695,27 @@ def stack(tensors, dim=0):
     return _tab_stack[_k](tensors, dim)
 
 
-def std(input, dim=_NG, unbiased=_NG, *, correction=_NG, keepdim=_NG):
+def std(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
     if unbiased is _NG:
         return _call_std_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
-    if dim is _NG and correction is _NG and keepdim is _NG:
+    if dim is _NG and keepdim is _NG and correction is _NG:
         return _call_std(input, (True if unbiased is _NG else unbiased))
     if dim is not _NG and correction is _NG:
         return _call_std_dim(input, dim, (True if unbiased is _NG else unbiased), (False if keepdim is _NG else keepdim))
     return _no_overload("std", locals(), ('std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'std(Tensor self, bool unbiased=True) -> Tensor', 'std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'))
 
 
-def sub(input, other, *, alpha=1, out=None):
+def std_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
+    if unbiased is _NG:
+        return _call_std_mean_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
+    if dim is _NG and keepdim is _NG and correction is _NG:
+        return _call_std_mean(input, (True if unbiased is _NG else unbiased))
+    if dim is not _NG and correction is _NG:
+        return _call_std_mean_dim(input, dim, (True if unbiased is _NG else unbiased), (False if keepdim is _NG else keepdim))
+    return _no_overload("std_mean", locals(), ('std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)', 'std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)', 'std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'))
+
+
+def sub(input, other, alpha=1, *, out=None):
     if out is None and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -7814,7 +8731,7 @@ def sub(input, other, *, alpha=1, out=None):
     return _no_overload("sub", locals(), ('sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', 'sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', 'sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', 'sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def sub_(input, other, *, alpha=1):
+def sub_(input, other, alpha=1):
     if isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -7839,12 +8756,32 @@ def sum(input, dim=_NG, keepdim=_NG, *, dtype=None):
     return _no_overload("sum", locals(), ('sum(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
+def swapaxes(input, axis0, axis1):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_swapaxes, (input, axis0, axis1,))
+    return _tab_swapaxes[_k](input, axis0, axis1)
+
+
+def swapdims(input, dim0, dim1):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_swapdims, (input, dim0, dim1,))
+    return _tab_swapdims[_k](input, dim0, dim1)
+
+
 def t(input):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_t, (input,))
     return _tab_t[_k](input)
+
+
+def take(input, index):
+    return _call_take(input, (index if isinstance(index, Tensor) else _scalar(index, op='take', arg='index')))
 
 
 def tan(input, *, out=None):
@@ -7889,6 +8826,14 @@ def tanh_(input):
     return _tab_tanh_[_k](input)
 
 
+def threshold(input, threshold, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_threshold, (input, threshold, value,))
+    return _tab_threshold[_k](input, threshold, value)
+
+
 def threshold_backward(grad_output, input, threshold, *, out=None):
     if out is None:
         return _call_threshold_backward(grad_output, (input if isinstance(input, Tensor) else _scalar(input, op='threshold_backward', arg='input')), threshold)
@@ -7911,6 +8856,14 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     except AttributeError:
         _k = _bad_arguments(_op_topk, (input, k, dim, largest, sorted,))
     return _rt_topk._make(_tab_topk[_k](input, k, dim, largest, sorted))
+
+
+def trace(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_trace, (input,))
+    return _tab_trace[_k](input)
 
 
 def transpose(input, dim0, dim1):
@@ -7974,6 +8927,14 @@ def unflatten(input, dim, sizes):
     return _tab_unflatten_int[_k](input, dim, sizes)
 
 
+def unfold(input, dimension, size, step):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unfold, (input, dimension, size, step,))
+    return _tab_unfold[_k](input, dimension, size, step)
+
+
 def uniform_(input, from_=0, to=1, *, generator=None):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7999,14 +8960,24 @@ def unsqueeze(input, dim):
     return _tab_unsqueeze[_k](input, dim)
 
 
-def var(input, dim=_NG, unbiased=_NG, *, correction=_NG, keepdim=_NG):
+def var(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
     if unbiased is _NG:
         return _call_var_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
-    if dim is _NG and correction is _NG and keepdim is _NG:
+    if dim is _NG and keepdim is _NG and correction is _NG:
         return _call_var(input, (True if unbiased is _NG else unbiased))
     if dim is not _NG and correction is _NG:
         return _call_var_dim(input, dim, (True if unbiased is _NG else unbiased), (False if keepdim is _NG else keepdim))
     return _no_overload("var", locals(), ('var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'var(Tensor self, bool unbiased=True) -> Tensor', 'var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'))
+
+
+def var_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
+    if unbiased is _NG:
+        return _call_var_mean_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
+    if dim is _NG and keepdim is _NG and correction is _NG:
+        return _call_var_mean(input, (True if unbiased is _NG else unbiased))
+    if dim is not _NG and correction is _NG:
+        return _call_var_mean_dim(input, dim, (True if unbiased is _NG else unbiased), (False if keepdim is _NG else keepdim))
+    return _no_overload("var_mean", locals(), ('var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)', 'var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)', 'var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'))
 
 
 def view(input, size):
@@ -8017,12 +8988,22 @@ def view(input, size):
     return _tab_view[_k](input, size)
 
 
-def where(condition, input, other, *, out=None):
-    if out is None:
+def vstack(tensors):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op_vstack, (tensors,))
+    return _tab_vstack[_k](tensors)
+
+
+def where(condition, input=_NG, other=_NG, *, out=None):
+    if out is None and input is not _NG and other is not _NG:
         return _call_where_self(condition, (input if isinstance(input, Tensor) else _scalar(input, op='where', arg='input')), (other if isinstance(other, Tensor) else _scalar(other, op='where', arg='other')))
-    if out is not None:
+    if out is None and input is _NG and other is _NG:
+        return _call_where(condition)
+    if input is not _NG and other is not _NG and out is not None:
         return _call_where_self_out(condition, (input if isinstance(input, Tensor) else _scalar(input, op='where', arg='input')), (other if isinstance(other, Tensor) else _scalar(other, op='where', arg='other')), out)
-    return _no_overload("where", locals(), ('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', 'where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+    return _no_overload("where", locals(), ('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', 'where(Tensor condition) -> Tensor[]', 'where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def zero_(input):

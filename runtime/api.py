@@ -71,7 +71,7 @@ from runtime.functional import broadcast_shapes, broadcast_tensors, einsum, mesh
 from runtime.interop import as_tensor, from_dlpack  # noqa: E402
 from runtime.random import Generator, initial_seed, manual_seed, seed  # noqa: E402
 from runtime.storage import Storage  # noqa: E402
-from runtime.tensor import Size  # noqa: E402
+from runtime.tensor import Size, is_floating_point, is_nonzero, is_tensor, numel  # noqa: E402
 
 __all__ = [
     "DType", "Device", "Tensor", "autograd", "bfloat16", "bool", "can_cast", "cuda", "device", "double", "dtype",
@@ -89,6 +89,7 @@ __all__ += [
     "Size", "broadcast_shapes", "broadcast_tensors", "einsum", "finfo", "iinfo", "linalg", "meshgrid", "randperm",
     "set_printoptions", "testing",
 ]
+__all__ += ["is_floating_point", "is_nonzero", "is_tensor", "numel"]
 
 # Note [Submodules of the public API]
 # `import generated.nn as nn`, `from generated.nn import functional as F` and

@@ -86,6 +86,27 @@ _PY_NAMES = {d.name: ("bool_" if d is bool_ else d.name) for d in ALL_DTYPES}
 _ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32, "long": int64}
 _BY_NAME: dict[str, DType] = {**{d.name: d for d in ALL_DTYPES}, "bool_": bool_, **_ALIASES}
 _BY_NUMPY: dict[np.dtype, DType] = {d.np: d for d in ALL_DTYPES if d.np is not None}
+# PyTorch's legacy tensor type names, as `Tensor.type()` returns them ("torch.FloatTensor") and accepts them.
+TENSOR_TYPE_NAMES: dict[DType, str] = {
+    uint8: "ByteTensor", int8: "CharTensor", int16: "ShortTensor", int32: "IntTensor", int64: "LongTensor",
+    float16: "HalfTensor", float32: "FloatTensor", float64: "DoubleTensor", bool_: "BoolTensor",
+    bfloat16: "BFloat16Tensor",
+}
+_BY_TENSOR_TYPE_NAME = {name: d for d, name in TENSOR_TYPE_NAMES.items()}
+
+
+def tensor_type_name(dtype: DType, device_type: str) -> str:
+    """`Tensor.type()`: "torch.FloatTensor", "torch.cuda.LongTensor" (PyTorch's strings, for user code
+    that compares them)."""
+    return f"torch.{'cuda.' if device_type == 'cuda' else ''}{TENSOR_TYPE_NAMES[dtype]}"
+
+
+def parse_tensor_type_name(name: str) -> tuple[DType, str] | None:
+    """(dtype, device type) of a legacy tensor type name, or None when `name` is not one."""
+    for prefix, device_type in (("torch.cuda.", "cuda"), ("torch.", "cpu")):
+        if name.startswith(prefix) and name[len(prefix):] in _BY_TENSOR_TYPE_NAME:
+            return _BY_TENSOR_TYPE_NAME[name[len(prefix):]], device_type
+    return None
 
 # Note [Promotion table]
 # PyTorch's promoteTypes table (c10/core/ScalarType.cpp), rows and columns in ALL_DTYPES order.

@@ -10,8 +10,8 @@ from typing import Any
 
 from runtime.kernels.linalg_lapack import LinAlgError
 
-__all__ = ["LinAlgError", "cholesky", "det", "inv", "matrix_norm", "norm", "qr", "solve", "svd", "svdvals",
-           "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cross", "det", "inv", "matrix_norm", "matrix_power", "norm", "qr", "solve",
+           "svd", "svdvals", "vector_norm"]
 
 
 def _G() -> Any:
@@ -26,6 +26,14 @@ def inv(A: Any) -> Any:
 def det(A: Any) -> Any:
     """`G.linalg.det`, and the kernel of `G.det` / `Tensor.det`."""
     return _G().linalg_det(A)
+
+
+def cross(input: Any, other: Any, *, dim: int = -1) -> Any:  # noqa: A002
+    return _G().linalg_cross(input, other, dim=dim)
+
+
+def matrix_power(A: Any, n: int) -> Any:
+    return _G().linalg_matrix_power(A, n)
 
 
 def solve(A: Any, B: Any, *, left: bool = True) -> Any:

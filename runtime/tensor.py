@@ -87,8 +87,25 @@ class Tensor:
     _base: Tensor | None = None
     _wrapped: bool = False  # a 0-d tensor made from a Python number (promotes like the number)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError("create tensors with G.tensor(...), G.empty(...), G.zeros(...) or G.from_numpy(...)")
+    def __init__(self, *args: Any, device: Any = None) -> None:
+        """PyTorch's legacy constructor, as old tutorials use it: `Tensor(2, 3)` or `Tensor(Size)` (uninitialised,
+        the default dtype), `Tensor([[1, 2]])` (data in the default dtype), `Tensor()` (empty). Kernels never
+        come here (Note [Lean tensor construction])."""
+        from runtime import factories
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            raise TypeError("Tensor(tensor) aliasing is not supported by opgen; use tensor.detach() or .clone()")
+        if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+            src = factories.empty(*args, device=device) if args else factories.empty(0, device=device)
+        elif len(args) == 1 and isinstance(args[0], Size):
+            src = factories.empty(*args[0], device=device)
+        elif len(args) == 1 and not isinstance(args[0], str | bytes | float | complex | bool):
+            src = factories.tensor(args[0], dtype=dtypes.get_default_dtype(), device=device)
+        else:
+            raise TypeError("Tensor(): expected sizes (ints), a Size, or one sequence of data; got "
+                            f"({', '.join(type(a).__name__ for a in args)})")
+        for name in ("_data", "_dtype", "_device", "_keys", "_requires_grad", "_grad_fn", "_output_nr"):
+            setattr(self, name, getattr(src, name))
+        self.__dict__.update(src.__dict__)
 
     # -- construction (internal) ---------------------------------------------------------------
     @staticmethod
@@ -141,6 +158,9 @@ class Tensor:
 
     def nelement(self) -> int:
         return int(self._data.size)
+
+    def ndimension(self) -> int:
+        return self._data.ndim
 
     def element_size(self) -> int:
         return self._dtype.itemsize
@@ -317,10 +337,20 @@ class Tensor:
     def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
         return self.to("cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}")
 
-    def type(self, dtype: Any = None) -> Any:
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
+        """With no argument PyTorch's type string ("torch.FloatTensor"); else a copy in `dtype`, which may
+        also be such a string ("torch.cuda.LongTensor" moves it too)."""
         if dtype is None:
-            return f"opgen.{self._dtype.name}"
-        return self.to(dtype)
+            return dtypes.tensor_type_name(self._dtype, self._device.type)
+        if isinstance(dtype, str):
+            parsed = dtypes.parse_tensor_type_name(dtype)
+            if parsed is not None:
+                return self.to(device=parsed[1], dtype=parsed[0], non_blocking=non_blocking)
+        return self.to(dtype, non_blocking=non_blocking)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        """This tensor in `other`'s dtype (itself when it already has it)."""
+        return self.to(other.dtype)
 
     def float(self) -> Tensor:
         return self.to(dtypes.float32)
@@ -374,6 +404,14 @@ class Tensor:
         return self._data.__cuda_array_interface__
 
     # -- conversion ----------------------------------------------------------------------------------
+    def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+        """A new tensor of `data` (copied, detached) with this tensor's dtype and device unless given."""
+        from runtime.factories import tensor
+        if isinstance(data, Tensor):
+            data = data.detach().clone()
+            return data.to(dtype=dtype or self._dtype, device=device or self._device).requires_grad_(requires_grad)
+        return tensor(data, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
+
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array; shares memory for CPU tensors."""
         if self._device.type != "cpu":
@@ -495,3 +533,31 @@ class Size(tuple):
         for d in self:
             n *= d
         return n
+
+
+def is_tensor(obj: Any) -> bool:
+    """Whether `obj` is an opgen tensor (PyTorch's `torch.is_tensor`)."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:  # noqa: A002
+    """The number of elements of `input` (PyTorch's `torch.numel`)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"numel(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input.numel()
+
+
+def is_floating_point(input: Tensor) -> bool:  # noqa: A002
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_floating_point(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.is_floating_point()
+
+
+def is_nonzero(input: Tensor) -> bool:  # noqa: A002
+    """Whether a one-element tensor is nonzero (PyTorch's `torch.is_nonzero`; more elements raise)."""
+    if input.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input)

@@ -67,9 +67,17 @@ def test_repr_like_pytorch() -> None:
     assert repr(G.tensor(3.0)) == "tensor(3.)"
 
 
-def test_tensor_cannot_be_constructed_directly() -> None:
-    with pytest.raises(TypeError, match="create tensors with G.tensor"):
-        G.Tensor([1])
+def test_legacy_tensor_constructor() -> None:
+    """`G.Tensor(...)` as PyTorch's legacy constructor: data in the default dtype, or sizes (issue 12)."""
+    a = G.Tensor([[1, 2], [3, 4]])
+    assert a.dtype is G.float32 and a.tolist() == [[1.0, 2.0], [3.0, 4.0]] and a.is_leaf
+    assert G.Tensor(2, 3).shape == (2, 3) and G.Tensor().shape == (0,) and G.Tensor(G.Size([4])).shape == (4,)
+    a.requires_grad_()
+    (a * a).sum().backward()
+    assert a.grad.tolist() == [[2.0, 4.0], [6.0, 8.0]]
+    for bad in (1.5, "ab", G.ones(2)):
+        with pytest.raises(TypeError):
+            G.Tensor(bad)
 
 
 def test_conversions_and_bool() -> None:

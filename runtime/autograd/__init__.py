@@ -12,7 +12,8 @@ from runtime.autograd.grad_mode import enable_grad, inference_mode, is_grad_enab
 from runtime.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from runtime.autograd.node import AccumulateGrad, Edge, Node, NotImplementedNode, RemovableHandle
 from runtime.autograd.saved import SavedVariable
+from runtime.autograd.variable import Variable
 
 __all__ = ["AccumulateGrad", "Edge", "GradcheckError", "Node", "NotImplementedNode", "RemovableHandle",
-           "SavedVariable", "backward", "enable_grad", "functional", "gradcheck", "gradgradcheck", "grad",
+           "SavedVariable", "Variable", "backward", "enable_grad", "functional", "gradcheck", "gradgradcheck", "grad",
            "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled"]

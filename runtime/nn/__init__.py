@@ -11,6 +11,7 @@ torch.nn.functional's names), init.py (initialisers), utils.py (gradient clippin
 from runtime.nn import functional, init, utils
 from runtime.nn.activation import (
     ELU,
+    GLU,
     SELU,
     Hardsigmoid,
     Hardswish,
@@ -18,8 +19,13 @@ from runtime.nn.activation import (
     LeakyReLU,
     LogSigmoid,
     Mish,
+    PReLU,
     ReLU6,
+    Softmin,
     Softplus,
+    Softsign,
+    Tanhshrink,
+    Threshold,
 )
 from runtime.nn.attention import MultiheadAttention
 from runtime.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
@@ -67,3 +73,4 @@ __all__ = [
     "Parameter", "ParameterDict", "ParameterList", "RNNBase", "RNNCell", "ReLU", "Sequential", "SiLU", "Sigmoid",
     "SmoothL1Loss", "Softmax", "Tanh", "Unflatten", "functional", "init", "utils",
 ]
+__all__ += ["GLU", "PReLU", "Softmin", "Softsign", "Tanhshrink", "Threshold"]

@@ -1,12 +1,13 @@
 """More activation layers (torch.nn's names, defaults and repr): LeakyReLU, ELU, SELU, Softplus, Hardtanh,
-ReLU6, Mish, Hardswish, Hardsigmoid, LogSigmoid. Each calls its generated op; `inplace=True` uses the
-op's in-place form."""
+ReLU6, Mish, Hardswish, Hardsigmoid, LogSigmoid, Softsign, Tanhshrink, Threshold, GLU, Softmin, PReLU.
+Each calls its generated op; `inplace=True` uses the op's in-place form."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from runtime.nn.module import Module
+from runtime.nn.parameter import Parameter
 from runtime.tensor import Tensor
 
 
@@ -106,3 +107,68 @@ class LogSigmoid(_Pointwise):
 
     def __init__(self) -> None:
         super().__init__(False)
+
+
+class Softsign(Module):
+    def forward(self, input: Tensor) -> Tensor:
+        from runtime.nn import functional as F
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    def forward(self, input: Tensor) -> Tensor:
+        from runtime.nn import functional as F
+        return F.tanhshrink(input)
+
+
+class Threshold(_Pointwise):
+    fn, _args = "threshold", ("threshold", "value")
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        if inplace:
+            raise NotImplementedError("Threshold(inplace=True) is not supported by opgen")
+        super().__init__(False)
+        self.threshold, self.value = threshold, value
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}"
+
+
+class GLU(Module):
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _G().glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmin(Module):
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        from runtime.nn import functional as F
+        return F.softmin(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """max(0, x) + a * min(0, x) with a learnable slope `a` (one, or one per channel), initialised to `init`."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.weight = Parameter(_G().full((num_parameters,), init, device=device, dtype=dtype))
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _G().prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"

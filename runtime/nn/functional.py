@@ -43,6 +43,21 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return input.copy_(out) if inplace else out
 
 
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    """softmax(-input) along `dim`."""
+    if dim is None:
+        raise TypeError("softmin(): opgen needs an explicit `dim` (PyTorch's implicit choice is deprecated)")
+    return _G().softmax(-input, dim, dtype=dtype)
+
+
+def softsign(input: Tensor) -> Tensor:
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    return input - input.tanh()
+
+
 def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
     """The reduction named by the deprecated size_average/reduce flags (reduction when both are None)."""
     if size_average is None and reduce is None:

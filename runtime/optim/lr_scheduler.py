@@ -147,6 +147,31 @@ class ExponentialLR(LRScheduler):
         return lr if epoch == 0 else lr * self.gamma
 
 
+class LinearLR(LRScheduler):
+    """lr = base_lr * factor, the factor going linearly from start_factor to end_factor over total_iters steps."""
+
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
+                 total_iters: int = 5, last_epoch: int = -1) -> None:
+        if not 0 < start_factor <= 1:
+            raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
+        if not 0 <= end_factor <= 1:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def _lr(self, base_lr: float, epoch: int) -> float:
+        done = min(epoch, self.total_iters) / self.total_iters
+        return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * done)
+
+    def _chained(self, lr: float, base_lr: float, epoch: int) -> float:
+        if epoch == 0:
+            return lr * self.start_factor
+        if epoch > self.total_iters:
+            return lr
+        delta = self.end_factor - self.start_factor
+        return lr * (1.0 + delta / (self.total_iters * self.start_factor + (epoch - 1) * delta))
+
+
 class CosineAnnealingLR(LRScheduler):
     """lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * epoch / T_max)) / 2."""
 
@@ -238,5 +263,5 @@ class ReduceLROnPlateau:
         self.__dict__.update(state_dict)
 
 
-__all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "MultiStepLR", "ReduceLROnPlateau",
-           "StepLR"]
+__all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR",
+           "ReduceLROnPlateau", "StepLR"]
