@@ -21,10 +21,10 @@ RUNTIME_OPS: frozenset[str] = frozenset({
     "isfinite", "isinf", "isnan", "leaky_relu_", "linalg_inv", "linalg_solve", "linalg_vector_norm", "log",
     "log_sigmoid", "log_softmax", "logical_and", "logical_not", "masked_fill", "matmul", "max", "max_pool2d",
     "max_pool2d_with_indices", "maximum", "mean", "min", "mm", "movedim", "mul", "mul_", "nan_to_num", "narrow",
-    "neg", "nonzero", "normal_", "permute", "prod", "random_", "relu", "relu_", "repeat_interleave", "reshape",
-    "roll", "round", "rsqrt", "scatter", "scatter_add", "select", "sigmoid", "sign", "slice", "softmax", "softplus",
-    "sort", "sqrt", "squeeze", "stack", "sub", "sum", "t", "tanh", "transpose", "tril", "triu", "trunc", "unbind",
-    "unflatten", "uniform_", "unique", "unsqueeze", "var", "view", "where", "zero_"
+    "neg", "nonzero", "normal_", "permute", "prelu", "prod", "random_", "relu", "relu_", "repeat_interleave",
+    "reshape", "roll", "round", "rsqrt", "scatter", "scatter_add", "select", "sigmoid", "sign", "slice", "softmax",
+    "softplus", "sort", "sqrt", "squeeze", "stack", "std", "sub", "sum", "t", "take", "tanh", "transpose", "tril",
+    "triu", "trunc", "unbind", "unflatten", "uniform_", "unique", "unsqueeze", "var", "view", "where", "zero_"
 })  # fmt: skip
 
 

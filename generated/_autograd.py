@@ -2753,6 +2753,7 @@ class HypotBackward0(_Node):
     """Backward of hypot."""
 
     __slots__ = ("_saved_other", "_saved_input", "_saved_result", )
+    fresh_gradients = True
     _saved_fields = ("_saved_other", "_saved_input", "_saved_result", )
 
     def apply(self, grads):
@@ -8665,7 +8666,7 @@ def hypot(input, other):
         result._grad_fn = node
         result._output_nr = 0
         result._requires_grad = True
-        result._keys |= _AUTOGRAD_BIT
+        result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
     return result
 
