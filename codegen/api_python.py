@@ -192,19 +192,20 @@ def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
         if count < len(overloads) and pname != "out":
             union[pname] = Param(pname, p.kwonly, NOT_GIVEN)
     params = _order(union)
-    cases = []
+    cases: list[Case] = []
     for f in overloads:
         others = [o for o in overloads if o is not f]
-        conds = []
+        conds: list[str] = []
         mine = {py_name(a.name): a for a in f.func.arguments.flat_all}
         for p in params:
-            a = mine.get(p.name)
-            if a is None:
+            found = mine.get(p.name)
+            if found is None:
                 if p.name == "out":
                     conds.insert(0, "out is None")
                 elif p.default == NOT_GIVEN:
                     conds.append(f"{p.name} is {NOT_GIVEN}")
                 continue
+            a = found
             if p.name == "out" and f.kind == SchemaKind.out:
                 conds.append("out is not None")
             elif p.default == NOT_GIVEN and a.default is None:

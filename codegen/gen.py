@@ -188,11 +188,11 @@ def _cpu_kernel_context(f: NativeFunction, with_inplace: set[int]) -> dict[str, 
 
 def _numeric_defaults(f: NativeFunction, scalars: tuple[str, ...]) -> dict[str, float]:
     """Scalar arguments whose default is a number (candidates for the kernel's fast path)."""
-    out = {}
+    out: dict[str, float] = {}
     for a in f.func.arguments.flat_non_out:
         if a.name in scalars and a.default is not None:
             value = a.default_value()
-            if type(value) in (int, float):
+            if isinstance(value, int | float) and not isinstance(value, bool):
                 out[a.name] = value
     return out
 
@@ -311,7 +311,7 @@ def _existing(out_dir: Path) -> list[Path]:
 def diff(root: Path, files: dict[str, str]) -> str:
     """A unified diff from what `generated/` holds to what it should hold ('' when fresh)."""
     out_dir = root / GENERATED
-    chunks = []
+    chunks: list[str] = []
     on_disk = {p.relative_to(out_dir).as_posix(): p for p in _existing(out_dir)} if out_dir.is_dir() else {}
     for rel in sorted(set(files) | set(on_disk)):
         old = on_disk[rel].read_text() if rel in on_disk else ""

@@ -114,7 +114,7 @@ def _node_context(d: Derivative, ops: frozenset[str], helpers: frozenset[str]) -
     args = {a.name: a for a in f.func.arguments.flat_non_out}
     diff_inputs = [a.name for a in f.func.differentiable_arguments()]
     outputs = _output_index(f)
-    saved = []
+    saved: list[dict[str, Any]] = []
     meta_only: set[str] = set()
     for name in sorted(d.uses - {"grad", "grads"}, key=lambda n: (n not in args, n)):
         if name in args:
@@ -187,7 +187,8 @@ def _kernel_context(f: NativeFunction, d: Derivative | None, node: dict[str, Any
     diff = [py_name(a.name) for a in diff_args]
     kind = f.kind
     form = "out" if kind == SchemaKind.out else "inplace" if kind == SchemaKind.inplace else "functional"
-    saves_before, saves_after = [], []
+    saves_before: list[str] = []
+    saves_after: list[str] = []
     if node is not None:
         self_var = params[0] if form == "inplace" else None
         saves_before, saves_after = _save_statements(node, self_var)

@@ -22,12 +22,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
 import jinja2
 
 from codegen.api_python import kernel_name
-from codegen.kernel_spec import PointwiseSpec, condition_tensors, render_cuda
+from codegen.kernel_spec import condition_tensors, render_cuda
 from codegen.model import SchemaKind
+
+if TYPE_CHECKING:
+    from codegen.native import NativeFunction
 
 # dtype name -> (C++ storage type, itemsize). The C++ names of half types are opgen's own
 # (runtime/cuda/include/opgen_types.cuh).
@@ -111,10 +115,11 @@ def cxx_name(arg: str) -> str:
     return f"a_{arg}"
 
 
-def pointwise_op(f: object) -> PointwiseOp:
+def pointwise_op(f: NativeFunction) -> PointwiseOp:
     """The template model of a functional NativeFunction with a pointwise spec."""
-    spec: PointwiseSpec = f.pointwise  # type: ignore[attr-defined]
-    func = f.func  # type: ignore[attr-defined]
+    spec = f.pointwise
+    assert spec is not None
+    func = f.func
     names = {a: cxx_name(a) for a in (*spec.tensors, *spec.scalars)}
     kernel = kernel_name(f)
     instances = []
@@ -141,10 +146,9 @@ def pointwise_op(f: object) -> PointwiseOp:
     )
 
 
-def pointwise_ops(functions: Sequence[object]) -> list[PointwiseOp]:
+def pointwise_ops(functions: Sequence[NativeFunction]) -> list[PointwiseOp]:
     """Every functional op with a pointwise spec, sorted by kernel name (derived forms share its kernels)."""
-    ops = [pointwise_op(f) for f in functions
-           if getattr(f, "pointwise", None) is not None and f.func.kind() == SchemaKind.functional]  # type: ignore[attr-defined]
+    ops = [pointwise_op(f) for f in functions if f.pointwise is not None and f.func.kind() == SchemaKind.functional]
     return sorted(ops, key=lambda op: op.kernel)
 
 
@@ -154,7 +158,7 @@ def kernel_names(op: PointwiseOp) -> list[str]:
             for inst in op.instances for bits in INDEX_BITS for path in KERNEL_PATHS]
 
 
-def generate(functions: Sequence[object], env: jinja2.Environment) -> dict[str, str]:
+def generate(functions: Sequence[NativeFunction], env: jinja2.Environment) -> dict[str, str]:
     """All CUDA outputs, {path relative to generated/: content}, in sorted path order."""
     ops = pointwise_ops(functions)
     files: dict[str, str] = {}

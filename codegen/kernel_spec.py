@@ -283,7 +283,8 @@ def _render(node: ast.expr, names: Mapping[str, str], target: str) -> str:
             return f"({r(node.test)} ? {r(node.body)} : {r(node.orelse)})"
         return f"_k.where({r(node.test)}, {r(node.body)}, {r(node.orelse)})"
     if isinstance(node, ast.Call):
-        rule = FUNCTIONS[node.func.id]  # type: ignore[union-attr]
+        assert isinstance(node.func, ast.Name)  # _validate admits only calls of listed names
+        rule = FUNCTIONS[node.func.id]
         template = rule.cuda if cuda else rule.numpy
         return template.format(*(r(a) for a in node.args))
     raise SpecError(f"cannot render {ast.dump(node)}")  # unreachable after _validate

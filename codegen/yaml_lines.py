@@ -75,7 +75,7 @@ class _Builder:
         self.scalars = yaml.constructor.SafeConstructor()
 
     def fail(self, event: yaml.Event, message: str) -> LoadError:
-        return _error(self.file, event.start_mark.line + 1, message)
+        return _error(self.file, _line(event), message)
 
     def scalar(self, event: yaml.ScalarEvent) -> Any:
         tag = event.tag
@@ -83,7 +83,9 @@ class _Builder:
             tag = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
         if tag not in _SCALAR_TAGS:
             raise self.fail(event, f"unsupported tag '{tag}'; use plain strings, numbers and true/false")
-        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        start: Any = event.start_mark  # libyaml's C Mark: the same fields as yaml.Mark
+        end: Any = event.end_mark
+        node = yaml.ScalarNode(tag, event.value, start, end, event.style)
         try:
             value = self.scalars.construct_object(node)
         except (yaml.YAMLError, ValueError, OverflowError) as e:
@@ -127,17 +129,17 @@ class _Builder:
                     raise self.fail(event, "a mapping key must be a plain string, not a list or mapping")
                 if is_map:
                     value = LocatedMap()
-                    value.line = event.start_mark.line + 1
+                    value.line = _line(event)
                     value.key_lines = {}
                 else:
                     value = []
                 if not stack:
-                    root_line = event.start_mark.line + 1
+                    root_line = _line(event)
                 stack.append([value, _NO_KEY, None])
                 continue
             value = self.scalar(event)  # a ScalarEvent
             if not stack:
-                root, root_line = value, event.start_mark.line + 1
+                root, root_line = value, _line(event)
                 continue
             top = stack[-1]
             if isinstance(top[0], LocatedMap) and top[1] is _NO_KEY:
@@ -217,6 +219,11 @@ def load_entries(text: str, file: str) -> list[LocatedMap]:
         if not isinstance(item, LocatedMap):
             raise _error(file, line, f"expected a list of entries ('- func: ...'), found {_kind(item)} in it")
     return data
+
+
+def _line(event: yaml.Event) -> int:
+    """The 1-based line where `event` starts (every event the parser emits has a start mark)."""
+    return event.start_mark.line + 1 if event.start_mark is not None else 1
 
 
 def _kind(value: object) -> str:
