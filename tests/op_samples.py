@@ -187,7 +187,7 @@ ROWS: dict[str, Row] = {
     "linalg_svd": Row(dtypes=FLOAT, shapes={"A": (4, 3)}, values={"full_matrices": False}, outputs=(1,)),
     "linalg_svdvals": Row(dtypes=FLOAT, shapes={"A": (4, 3)}),
     "cdist": Row(shapes={"x1": (3, 4), "x2": (5, 4)}),
-    "prelu": Row(shapes={"weight": (4,)}),
+    "prelu": Row(shapes={"self": (2, 4, 3), "weight": (4,)}),  # channels on dim 1, not the last
     # losses
     "binary_cross_entropy": Row(domain=(0.1, 0.9)),
     "nll_loss": Row(tensors={"target": _TARGETS}, shapes={"weight": (4,)}),
