@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.op_db import ALL
 from tests.op_samples import ROWS, SHAPE, Sample, SampleDtype, make_sample, resolvable, row_of, samples
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,6 +53,8 @@ KNOWN: dict[str, tuple[Any, str]] = {
     "clamp_": (lambda s: s.dtype not in ("float16", "float32", "float64") or s.layout == "expanded",
                "clamp_ of an integer tensor with a float bound is not refused (PyTorch: result type Float can't "
                "be cast)"),
+    "sub.Scalar": (lambda s: s.dtype == "bool", "bool tensor - Scalar is not refused (the dtype check runs after "
+                   "the float Scalar promoted the computation to float)"),
     "hardtanh": (lambda s: s.dtype == "uint8", "hardtanh of uint8 with negative limits is not refused"),
     "chunk": (lambda s: s.layout == "empty", "chunk of an empty dimension gives 1 chunk, PyTorch `chunks`"),
     "native_dropout": (lambda s: s.layout == "empty", "the mask of an empty input is bool, PyTorch's has the "
@@ -187,66 +190,81 @@ def test_every_op_has_samples() -> None:
     assert not stale, f"rows for ops that native_functions.yaml does not have: {sorted(stale)}"
 
 
-@pytest.mark.parametrize("f", ROOTS, ids=lambda f: f.name)
-def test_op_matches_torch(f: Any) -> None:
-    """Every sample of the op against PyTorch (when installed) and against its own contiguous run."""
+def _check(f: Any, s: Sample, accepted: set[str], declared: bool = True) -> str | None:
+    """Run one sample: a problem, or None. `accepted` collects the dtypes whose contiguous sample ran and
+    "dtype/layout" for each sample whose results were compared. `declared`: the op is meant to take this
+    dtype, so refusing it where PyTorch does not is a problem. Samples KNOWN to differ are not run."""
     row = row_of(f)
-    compared, problems = 0, []
-    ok_contiguous: set[str] = set()
-    for s in samples(f):
-        where = f"{f.name} [{s.dtype}, {s.layout}]"
-        if f.name in KNOWN and KNOWN[f.name][0](s):
-            continue
-        ok, result = _outcome(lambda s=s: _opgen_call(f, s, s.layout))
-        if torch is not None:
-            t_ok, expected = _outcome(lambda s=s: _torch_call(f, s))
-            if ok and not t_ok and _dtype_not_implemented(expected):
-                continue  # an opgen kernel for a dtype PyTorch has none for: nothing to compare with
-            if ok and not t_ok:
-                problems.append(f"{where}: PyTorch refuses ({type(expected).__name__}: {expected}) but opgen returns")
-                continue
-            if t_ok and not ok:
-                # a dtype an op that is not pointwise does not implement is a refusal, not a wrong result;
-                # refusing a layout that the contiguous sample accepts is a bug
-                if f.pointwise is not None or s.dtype in ok_contiguous:
-                    problems.append(f"{where}: opgen raises {type(result).__name__}: {result}")
-                continue
-            if not ok:
-                continue
-            try:
-                _compare(_plain(result), _plain(expected), where + " vs torch", s.dtype, row.deterministic,
-                         row.outputs)
-            except AssertionError as e:
-                problems.append(str(e).strip().split("\n")[0] if "Not equal" not in str(e) else str(e).strip())
-                continue
-        elif not ok:
-            continue
-        if s.layout == "contiguous":
-            ok_contiguous.add(s.dtype)
-        if row.reads_storage or s.layout == "contiguous":
-            compared += 1
-            continue
-        ok_plain, plain = _outcome(lambda s=s: _opgen_call(f, _contiguous_values(s), "contiguous"))
+    where = f"{f.name} [{s.dtype}, {s.layout}]"
+    if f.name in KNOWN and KNOWN[f.name][0](s):
+        return None
+    ok, result = _outcome(lambda: _opgen_call(f, s, s.layout))
+    if torch is not None:
+        t_ok, expected = _outcome(lambda: _torch_call(f, s))
+        if ok and not t_ok and _dtype_not_implemented(expected):
+            return None  # an opgen kernel for a dtype PyTorch has none for: nothing to compare with
+        if ok and not t_ok:
+            return f"{where}: PyTorch refuses ({type(expected).__name__}: {expected}) but opgen returns"
+        if t_ok and not ok:
+            # a dtype that an op which is not pointwise does not implement is a refusal, not a wrong result;
+            # refusing a layout that the contiguous sample accepts is a bug
+            declared = declared and (f.pointwise is not None or s.dtype in accepted)
+            return f"{where}: opgen raises {type(result).__name__}: {result}" if declared else None
+        if not ok:
+            return None
+        try:
+            _compare(_plain(result), _plain(expected), where + " vs torch", s.dtype, row.deterministic, row.outputs)
+        except AssertionError as e:
+            return str(e).strip()
+    elif not ok:
+        return None
+    if s.layout == "contiguous":
+        accepted.add(s.dtype)
+    if not row.reads_storage and s.layout != "contiguous":
+        ok_plain, plain = _outcome(lambda: _opgen_call(f, _contiguous_values(s), "contiguous"))
         if not ok_plain:
-            problems.append(f"{where}: the contiguous copy raises {plain}")
-            continue
+            return f"{where}: the contiguous copy raises {plain}"
         try:
             _compare(_plain(result), _plain(plain), where + " vs contiguous", s.dtype, row.deterministic, row.outputs)
         except AssertionError as e:
-            problems.append(str(e).strip())
-            continue
-        compared += 1
+            return str(e).strip()
+    accepted.add(f"{s.dtype}/{s.layout}")
+    return None
+
+
+@pytest.mark.parametrize("f", ROOTS, ids=lambda f: f.name)
+def test_op_matches_torch(f: Any) -> None:
+    """Every sample of the op against PyTorch (when installed) and against its own contiguous run."""
+    accepted: set[str] = set()
+    problems = [p for s in samples(f) for p in [_check(f, s, accepted)] if p is not None]
     assert not problems, "\n".join(problems[:12]) + (f"\n... {len(problems) - 12} more" if len(problems) > 12 else "")
-    assert compared, f"{f.name}: no sample ran (every call was an error)"
+    assert any("/" in a for a in accepted), f"{f.name}: no sample ran (every call was an error)"
 
 
-def _derived_cases() -> list[Any]:
-    return [g for g in DERIVED if g.root.func.name.name + "_" == g.func.name.name or g.func.is_out_fn()]
+POINTWISE_LIMITED = [f for f in ROOTS if f.pointwise is not None and set(ALL) - set(f.pointwise.dtypes)]
 
 
-@pytest.mark.parametrize("g", _derived_cases(), ids=lambda g: g.name)
+@pytest.mark.parametrize("f", POINTWISE_LIMITED, ids=lambda f: f.name)
+def test_op_dtypes_outside_its_yaml(f: Any) -> None:
+    """A pointwise op refuses the dtypes its `dtypes:` leaves out, naming the op (no silent cast), unless a
+    Scalar taking part in promotion lifts the computation into a dtype it takes (bool - 2.0 is float): then
+    it must agree with PyTorch, which decides."""
+    for dtype in sorted(set(ALL) - set(f.pointwise.dtypes)):
+        s = make_sample(f, dtype, "contiguous")
+        ok, result = _outcome(lambda s=s: _opgen_call(f, s, "contiguous"))
+        if not ok:
+            assert f.func.name.name in str(result), f"{f.name} [{dtype}]: the error does not name the op: {result}"
+            continue
+        assert f.pointwise.promote_scalars, \
+            f"{f.name} [{dtype}]: accepted, but its YAML `dtypes:` is {list(f.pointwise.dtypes)}"
+        problem = _check(f, s, set(), declared=False)
+        assert problem is None, problem
+
+
+@pytest.mark.parametrize("g", DERIVED, ids=lambda g: g.name)
 def test_inplace_and_out_forms_agree(g: Any) -> None:
-    """`op_(x, ...)` leaves in x, and `op(..., out=o)` in o, what `op(x, ...)` returns."""
+    """`op_(x, ...)` leaves in x, and `op(..., out=o)` in o, what `op(x, ...)` returns; an in-place form
+    whose result would need another dtype or shape than x (int_tensor.div_, x.add_(larger)) is refused."""
     import generated as G
     from codegen.api_python import op_id
     from codegen.model import SchemaKind
@@ -254,7 +272,7 @@ def test_inplace_and_out_forms_agree(g: Any) -> None:
     f = g.root
     ran = 0
     for dtype in row_of(f).dtypes or (f.pointwise.dtypes if f.pointwise else ("float32", "int64")):
-        for layout in ("contiguous", "transposed"):
+        for layout in ("contiguous", "transposed", "broadcast") if f.pointwise else ("contiguous", "transposed"):
             s = make_sample(f, dtype, layout)
             ok, expected = _outcome(lambda s=s, layout=layout: _opgen_call(f, s, layout))
             if not ok:
