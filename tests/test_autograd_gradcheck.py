@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.op_samples import TYPE_VALUES  # values by type when the schema has no default
+
 ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_SHAPE = (2, 3)
@@ -95,9 +97,6 @@ ARG_VALUES: dict[str, dict[str, Any]] = {
 INDEX_1D = [2, 0, 1]
 INDEX_2D = [[2, 0, 1], [1, 2, 0]]
 MASK = [[True, False, True], [False, True, False]]
-# Values by type when the schema has no default.
-TYPE_VALUES: dict[str, Any] = {"Scalar": 2.0, "float": 0.5, "int": 1, "SymInt": 1, "bool": False,
-                               "int[]": [1], "SymInt[]": [1], "int[1]": [1], "str": "none"}
 # Ops whose second derivative is not checked, with the reason.
 NO_GRADGRAD: dict[str, str] = {}
 

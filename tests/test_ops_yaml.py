@@ -98,7 +98,7 @@ def _opgen_defaults(f: Any, s: Sample, args: tuple[Any, ...]) -> list[Any]:
     from codegen.api_python import python_default
     from generated import _ops
     schema = f.func.arguments.flat_non_out
-    return [eval(python_default(schema[i]) or "None", vars(_ops)) if i in s.defaults else a  # noqa: S307
+    return [eval(python_default(schema[i]) or "None", vars(_ops)) if i in s.defaults else a
             for i, a in enumerate(args)]
 
 
