@@ -277,7 +277,7 @@ def layouts_of(f: Any) -> tuple[str, ...]:
     """Hand-given shapes fix an op's geometry; broadcasting is tried for elementwise ops only."""
     row = row_of(f)
     if row.shapes or row.tensors:
-        return SHAPED_LAYOUTS
+        return SHAPED_LAYOUTS + ("empty",)  # the first data tensor gets 0 rows
     free = FREE_LAYOUTS if f.pointwise is not None else tuple(x for x in FREE_LAYOUTS if x != "broadcast")
     return SHAPED_LAYOUTS + free
 
@@ -313,7 +313,11 @@ def make_sample(f: Any, dtype: str, layout: str, seed: int = 0) -> Sample:
             if a.default is not None:
                 defaults.add(i)
         elif t.is_tensor_like():
-            shape = row.shapes[a.name] if a.name in row.shapes else _shape_for(layout, position, SHAPE)
+            if a.name in row.shapes:
+                shape = row.shapes[a.name]
+                shape = (0,) + shape[1:] if layout == "empty" and position == 0 and shape else shape
+            else:
+                shape = _shape_for(layout, position, SHAPE)
             position += 1
             if layout == "expanded" and shape:
                 shape = (1,) + shape[1:]  # laid out as a stride-0 expansion to SHAPE
