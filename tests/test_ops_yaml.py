@@ -62,7 +62,8 @@ KNOWN: dict[str, tuple[Any, str]] = {
     "linalg_matrix_norm": (lambda s: s.layout == "empty", "the 2-norm of an empty matrix raises (amax of an "
                            "empty dim), PyTorch returns 0"),
     **{name: (lambda s: s.layout == "empty", "an input with 0 channels is not refused (PyTorch: \"Expected 3D or "
-              "4D tensor with possibly 0 batch size and other non-zero dimensions\")") for name in ("im2col", "col2im")},
+              "4D tensor with possibly 0 batch size and other non-zero dimensions\")")
+       for name in ("im2col", "col2im")},
     "avg_pool2d": (lambda s: s.dtype == "int64", "avg_pool2d of int64 is float32, PyTorch keeps int64"),
 }
 
