@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.op_db import ALL
+from tests import spec_oracle
+from tests.op_db import ALL, FLOAT
 from tests.op_samples import ROWS, SHAPE, Sample, SampleDtype, make_sample, resolvable, row_of, samples
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -229,6 +230,10 @@ def _check(f: Any, s: Sample, accepted: set[str], declared: bool = True) -> str 
             return str(e).strip()
     elif not ok:
         return None
+    elif f.pointwise is not None and s.dtype in FLOAT:
+        problem = _check_spec(f, s, _plain(result), where)
+        if problem is not None:
+            return problem
     if s.layout == "contiguous":
         accepted.add(s.dtype)
     if not row.reads_storage and s.layout != "contiguous":
@@ -241,6 +246,28 @@ def _check(f: Any, s: Sample, accepted: set[str], declared: bool = True) -> str 
             return str(e).strip()
     accepted.add(f"{s.dtype}/{s.layout}")
     return None
+
+
+def _check_spec(f: Any, s: Sample, actual: np.ndarray, where: str) -> str | None:
+    """Without PyTorch: the op's `pointwise:` expression evaluated in float64 by tests/spec_oracle.py."""
+    names = [a.name for a in f.func.arguments.flat_non_out]
+    env = {n: v.astype(np.float64) if isinstance(v, np.ndarray) else v
+           for n, v in zip(names, _contiguous_values(s).args, strict=True)}
+    with np.errstate(all="ignore"):
+        expected = np.broadcast_to(np.asarray(spec_oracle.evaluate(f.pointwise.tree, env)), actual.shape)
+    atol, rtol = TOL[s.dtype]
+    try:
+        np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol,
+                                   equal_nan=True, err_msg=where + " vs its pointwise expression in NumPy")
+    except AssertionError as e:
+        return str(e).strip()
+    return None
+
+
+def test_spec_oracle_knows_every_function() -> None:
+    """Each function a `pointwise:` expression may call has an independent NumPy meaning in the oracle."""
+    from codegen.kernel_spec import FUNCTIONS
+    assert not set(FUNCTIONS) - set(spec_oracle.FUNCTIONS), set(FUNCTIONS) - set(spec_oracle.FUNCTIONS)
 
 
 @pytest.mark.parametrize("f", ROOTS, ids=lambda f: f.name)
