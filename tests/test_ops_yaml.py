@@ -5,7 +5,9 @@ Each root entry is called on its samples (every dtype it accepts; contiguous, tr
 expanded tensors; broadcast, 0-d and empty ones where its shapes are free) and compared with
   - PyTorch's aten overload of the same name, called with the same arguments on tensors of the same
     layout, when torch is installed (the oracle: results, dtypes, and whether the call is an error);
-  - its own result on contiguous copies of the same values (without torch too: layout must not matter).
+  - its own result on contiguous copies of the same values (without torch too: layout must not matter);
+  - where PyTorch is absent or has no such op, for pointwise ops: the YAML expression evaluated in NumPy by
+    tests/spec_oracle.py (independent of the generator, not of the expression).
 The derived in-place and out= forms must agree with the functional one, and every root op must be
 reached by some sample: an op the rules cannot sample fails test_every_op_has_samples by name.
 """
