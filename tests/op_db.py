@@ -2,8 +2,10 @@
 
 A row names the op, how to call it in opgen (`op(G, *tensors)`), its NumPy reference (`ref(*arrays)`),
 how many tensor inputs it takes, the dtypes it supports, its input domain and the layouts it is tested
-in. A new op is tested by adding a row here. Rows marked `pointwise` are also checked to refuse the
-dtypes they don't support, and are tested with broadcasting.
+in. Rows marked `pointwise` are also checked to refuse the dtypes they don't support, and are tested
+with broadcasting. A new op needs no row here: tests/test_ops_yaml.py tests every op of
+native_functions.yaml from its schema (Note [Samples from the schema] in tests/op_samples.py); a row adds
+a NumPy reference (which holds without torch installed) or particular inputs.
 """
 
 from __future__ import annotations

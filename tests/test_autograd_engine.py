@@ -286,6 +286,26 @@ def test_execution_is_topological():
                 assert order.index(consumer) < order.index(n)
 
 
+def test_ready_nodes_run_newest_first():
+    """Note [Engine execution order]: of the ready nodes the newest (highest sequence_nr) runs first.
+    Two interleaved chains meet in one add; newest-first runs b2, a2, b1, a1, and oldest-first (the
+    reversal) runs a2, a1, b2, b1: the exact order tells them apart, topological order alone does not."""
+    x = leaf([0.5, 1.0])
+    a1 = exp(x)
+    b1 = exp(x)
+    a2 = exp(a1)
+    b2 = exp(b1)
+    out = add(a2, b2)
+    order: list[Node] = []
+    nodes = {"add": out.grad_fn, "a1": a1.grad_fn, "b1": b1.grad_fn, "a2": a2.grad_fn, "b2": b2.grad_fn}
+    for n in nodes.values():
+        n.register_prehook(lambda grads, n=n: order.append(n))
+    backward(out, FT([1.0, 1.0]))
+    names = {id(n): k for k, n in nodes.items()}
+    assert [names[id(n)] for n in order] == ["add", "b2", "a2", "b1", "a1"]
+    np.testing.assert_allclose(x.grad.a, 2 * np.exp(np.exp(x.a) + x.a))
+
+
 def test_broadcast_gradient_is_reduced_to_input_shape():
     x = leaf([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     b = leaf([10.0, 20.0, 30.0])

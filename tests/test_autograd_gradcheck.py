@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.op_samples import TYPE_VALUES  # values by type when the schema has no default
+
 ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_SHAPE = (2, 3)
@@ -97,9 +99,6 @@ ARG_VALUES: dict[str, dict[str, Any]] = {
 INDEX_1D = [2, 0, 1]
 INDEX_2D = [[2, 0, 1], [1, 2, 0]]
 MASK = [[True, False, True], [False, True, False]]
-# Values by type when the schema has no default.
-TYPE_VALUES: dict[str, Any] = {"Scalar": 2.0, "float": 0.5, "int": 1, "SymInt": 1, "bool": False,
-                               "int[]": [1], "SymInt[]": [1], "int[1]": [1], "str": "none"}
 # Ops whose second derivative is not checked, with the reason.
 NO_GRADGRAD: dict[str, str] = {}
 
@@ -155,8 +154,10 @@ def _random_tensor(G: Any, rng: np.random.Generator, shape: tuple[int, ...],
     return G.tensor(values, dtype=G.float64, requires_grad=requires_grad)
 
 
-def make_inputs(d: Any, seed: int = 0) -> list[Any]:
-    """Arguments (schema order, out arguments excluded) for the op of derivative `d`."""
+def make_inputs(d: Any, seed: int = 0, shift_scalars: bool = False) -> list[Any]:
+    """Arguments (schema order, out arguments excluded) for the op of derivative `d`. With
+    `shift_scalars`, Scalar and float arguments get a value other than their default (see
+    `_nondefault`), so that a formula that drops or misplaces such a term (softplus's `beta`) fails."""
     G = _generated()
     f = d.function
     name = f.func.name.name
@@ -186,7 +187,18 @@ def make_inputs(d: Any, seed: int = 0) -> list[Any]:
             args.append(None)
         else:
             args.append(TYPE_VALUES.get(str(t), TYPE_VALUES.get(t.base_name())))
+        if shift_scalars and a.name not in values and str(t) in SHIFTED_TYPES:
+            args[-1] = _nondefault(args[-1])
     return args
+
+
+# Argument types whose values gradcheck also varies (int, bool and str arguments choose shapes and modes).
+SHIFTED_TYPES = ("Scalar", "float")
+
+
+def _nondefault(value: Any) -> Any:
+    """A value near `value` but different from it (None, an absent optional, stays None)."""
+    return None if value is None or isinstance(value, str) else float(value) + 0.75
 
 
 def _non_differentiable_tensor(G: Any, op: str, a: Any) -> Any:
@@ -270,6 +282,26 @@ def _is_not_implemented(e: Exception) -> bool:
 def test_gradcheck(d: Any) -> None:
     from runtime.autograd.gradcheck import gradcheck
     fn, inputs = _as_function(d, make_inputs(d))
+    assert gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3)
+
+
+def _has_shiftable_scalar(d: Any) -> bool:
+    values = ARG_VALUES.get(d.function.func.name.name, {})
+    return any(str(a.type) in SHIFTED_TYPES and a.name not in values for a in d.function.func.arguments.flat_non_out)
+
+
+SCALAR_CASES = [d for d in DERIVATIVES if _has_shiftable_scalar(d)]
+
+
+@pytest.mark.parametrize("d", SCALAR_CASES, ids=_case_id)
+def test_gradcheck_nondefault_scalars(d: Any) -> None:
+    """The formulas also hold away from the defaults: every Scalar/float argument moved off its default."""
+    from runtime.autograd.gradcheck import gradcheck
+    args = make_inputs(d, seed=2, shift_scalars=True)
+    defaults = make_inputs(d, seed=2)
+    moved = [i for i, (a, b) in enumerate(zip(args, defaults, strict=True)) if _kind(a) is None and a != b]
+    assert moved, f"{d.function.name}: no argument was moved off its default"
+    fn, inputs = _as_function(d, args)
     assert gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3)
 
 
