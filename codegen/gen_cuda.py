@@ -131,7 +131,7 @@ def pointwise_op(f: NativeFunction) -> PointwiseOp:
     return PointwiseOp(
         kernel=kernel,
         schema=str(func),
-        yaml=PurePath(f.loc.file).name,  # type: ignore[attr-defined]
+        yaml=PurePath(f.loc.file).name,
         source=spec.source,
         promote=spec.promote,
         tensors=spec.tensors,
