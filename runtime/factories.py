@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes
+from runtime import dtypes, opcall
 from runtime import strides as S
 from runtime.device import CPU, Device, as_device
 from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, dispatcher, shared, tls
@@ -166,7 +166,7 @@ def _size(size: Sequence[Any]) -> tuple[int, ...]:
 
 
 def _alloc(shape: tuple[int, ...], dt: dtypes.DType, device: Any) -> Tensor:
-    from generated import _ops
+    _ops = opcall.ops
     return _ops.empty_strided(shape, S.contiguous_strides(shape), dtype=dt, device=device)
 
 
@@ -456,7 +456,7 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
     """A random permutation of 0..n-1 (int64 by default): the order that sorts n uniform draws of `generator`."""
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    from generated import _ops
+    _ops = opcall.ops
     keys = rand(n, generator=generator, dtype=dtypes.float64, device=device)
     perm = _ops.argsort(keys)
     return _finish(perm.to(_dtype(dtype) if dtype is not None else dtypes.int64), requires_grad)

@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from runtime import opcall
 from runtime.kernels.linalg_lapack import LinAlgError
 
 __all__ = ["LinAlgError", "cholesky", "det", "inv", "matrix_norm", "norm", "qr", "solve", "svd", "svdvals",
@@ -15,8 +16,7 @@ __all__ = ["LinAlgError", "cholesky", "det", "inv", "matrix_norm", "norm", "qr",
 
 
 def _G() -> Any:
-    import generated
-    return generated
+    return opcall.api
 
 
 def inv(A: Any) -> Any:

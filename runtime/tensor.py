@@ -18,10 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes
+from runtime import dtypes, opcall
 from runtime.device import CPU, Device
 from runtime.dispatcher import AUTOGRAD_BIT, CPU_BIT, CUDA_BIT
+from runtime.formatting import tensor_repr
 from runtime.storage import Storage, root_array
+from runtime.strides import is_contiguous, wrap_dim
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -33,35 +35,20 @@ def _cuda_device(array: Any) -> Device:
     return Device("cuda", array.device.id)
 
 
-_generated_ops: Any = None
-
-
-def generated_ops() -> Any:
-    """generated._ops, imported on first use (runtime never imports generated at import time)."""
-    global _generated_ops
-    if _generated_ops is None:
-        import generated._ops as ops
-        _generated_ops = ops
-    return _generated_ops
-
-
-def _getitem(t: Tensor, key: Any) -> Tensor:
-    """runtime.indexing.getitem, which replaces this function on first use (it imports this module)."""
-    global _getitem
-    from runtime.indexing import getitem
-    _getitem = getitem
-    return getitem(t, key)
-
-
-def _setitem(t: Tensor, key: Any, value: Any) -> None:
-    """runtime.indexing.setitem, which replaces this function on first use."""
-    global _setitem
-    from runtime.indexing import setitem
-    _setitem = setitem
-    setitem(t, key, value)
+def install_methods(**methods: Any) -> None:
+    """Install Tensor methods implemented by a module of an upper layer (Note [Tensor methods from upper layers])."""
+    for name, fn in methods.items():
+        setattr(Tensor, name, fn)
 
 
 class Tensor:
+    # Note [Tensor methods from upper layers]
+    # Methods implemented above the core are installed onto this class by the module that implements
+    # them, when it is imported (as generated/_methods.py installs the ops), so that this module imports
+    # nothing above it (DESIGN.md section 2): `__getitem__`/`__setitem__` by runtime/indexing.py,
+    # `to`/`__dlpack__`/`__dlpack_device__` by runtime/interop.py, `register_hook`/`retain_grad` by
+    # runtime/autograd/hooks.py and `backward` by runtime/autograd/function.py. runtime/api.py imports
+    # all of them, so `import generated` (or `runtime.api`) gives the whole class.
     # Note [Lean tensor construction]
     # The fields every tensor sets, and the autograd fields every recorded op reads and writes, live in
     # slots; the rest (storage, grad, leaf and view metadata) are class-level defaults that an instance
@@ -131,7 +118,6 @@ class Tensor:
     def size(self, dim: int | None = None) -> Any:
         if dim is None:
             return Size(self._data.shape)
-        from runtime.strides import wrap_dim
         return self._data.shape[wrap_dim(dim, self._data.ndim)]
 
     def stride(self, dim: int | None = None) -> Any:
@@ -139,7 +125,6 @@ class Tensor:
         strides = tuple([s // item for s in self._data.strides])
         if dim is None:
             return strides
-        from runtime.strides import wrap_dim
         return strides[wrap_dim(dim, len(strides))]
 
     @property
@@ -167,7 +152,6 @@ class Tensor:
         return (self.data_ptr() - self.storage.data_ptr()) // self._dtype.itemsize
 
     def is_contiguous(self) -> bool:
-        from runtime.strides import is_contiguous
         return is_contiguous(self.shape, self.stride())
 
     @property
@@ -280,49 +264,23 @@ class Tensor:
         self._keys &= ~AUTOGRAD_BIT
         return self
 
-    def retain_grad(self) -> None:
-        from runtime.autograd import hooks
-        hooks.retain_grad(self)
-
-    def register_hook(self, hook: Any) -> Any:
-        from runtime.autograd import hooks
-        return hooks.register_hook(self, hook)
-
-    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
-                 create_graph: bool = False, inputs: Any = None) -> None:
-        from runtime.autograd import function
-        function.backward(self, gradient, retain_graph, create_graph, inputs)
-
     # -- hand-written methods over the ops (properties, indexing; the varargs ones are generated) -------
     def view_as(self, other: Tensor) -> Tensor:
-        return generated_ops().view(self, other.shape)
+        return opcall.ops.view(self, other.shape)
 
     def reshape_as(self, other: Tensor) -> Tensor:
-        return generated_ops().reshape(self, other.shape)
+        return opcall.ops.reshape(self, other.shape)
 
     @property
     def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
-        return generated_ops().permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
+        return opcall.ops.permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
 
     @property
     def mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
         if self._data.ndim < 2:
             raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
                                f"{self._data.ndim}-D tensor.")
-        return generated_ops().transpose(self, -2, -1)
-
-    def __getitem__(self, key: Any) -> Tensor:
-        return _getitem(self, key)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        _setitem(self, key, value)
-
-    def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`, keywords `dtype=`, `device=`, `copy=`.
-
-        Returns `self` when nothing changes (and copy=False), as PyTorch does."""
-        from runtime.interop import to
-        return to(self, *args, **kwargs)
+        return opcall.ops.transpose(self, -2, -1)
 
     def cpu(self) -> Tensor:
         return self.to("cpu")
@@ -365,15 +323,6 @@ class Tensor:
     def is_set_to(self, other: Tensor) -> bool:
         return (self.storage is other.storage and self.storage_offset() == other.storage_offset()
                 and self.shape == other.shape and self.stride() == other.stride())
-
-    # -- interop (runtime/interop.py) --------------------------------------------------------------
-    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
-        from runtime.interop import to_dlpack
-        return to_dlpack(self, stream, **kwargs)
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        from runtime.interop import dlpack_device
-        return dlpack_device(self)
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
@@ -448,7 +397,6 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        from runtime.formatting import tensor_repr
         return tensor_repr(self)
 
     __str__ = __repr__

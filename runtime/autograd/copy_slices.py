@@ -26,9 +26,9 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from runtime import opcall
 from runtime.autograd.node import Node, gradient_edge
 from runtime.dispatcher import AUTOGRAD_BIT
-from runtime.tensor import generated_ops
 
 Tensor = Any
 _PRUNE_AT = 64  # registered views: drop the dead ones whenever the list reaches this length
@@ -66,7 +66,7 @@ class CopySlices(Node):
         if grad is None:
             return out
         g = self.geometry
-        ops = generated_ops()
+        ops = opcall.ops
         result = ops.empty_strided(g.base_size, g.base_stride, dtype=grad.dtype, device=grad.device)
         result.copy_(grad)
         grad_slice = result.as_strided(g.size, g.stride, g.offset)
@@ -101,7 +101,7 @@ class RegeneratedViewBackward(Node):
         if grad is None:
             return [None]
         g = self.geometry
-        return [generated_ops().as_strided_backward(grad, g.base_size, g.base_stride, 0, g.size, g.stride, g.offset)]
+        return [opcall.ops.as_strided_backward(grad, g.base_size, g.base_stride, 0, g.size, g.stride, g.offset)]
 
 
 def register_views(source: Tensor, result: Any) -> None:

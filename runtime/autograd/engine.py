@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime import opcall
 from runtime.autograd.formulas import sum_to
 from runtime.autograd.node import AccumulateGrad, Edge, Node, gradient_edge
 from runtime.dispatcher import AUTOGRAD_BIT, tls
@@ -257,7 +258,7 @@ def _call(fn: Node, buf: list[Tensor | None]) -> list[Tensor | None]:
 
 
 def _materialize(fn: Node, buf: list[Tensor | None]) -> list[Tensor | None]:
-    import generated as G
+    G = opcall.api
     out = list(buf)
     for i, g in enumerate(out):
         meta = fn.output_meta[i] if fn.output_meta is not None else None

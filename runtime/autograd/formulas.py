@@ -14,6 +14,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from runtime import opcall
+
 Tensor = Any  # the runtime Tensor (runtime/tensor.py); kept abstract so that this module imports nothing
 Shape = tuple[int, ...]
 
@@ -118,8 +120,7 @@ def reduce_like(grad: Tensor, like: Tensor) -> Tensor:
 # -- helpers of the operator library (runtime/kernels/*: pointwise, reductions, nn, indexing) ---------
 
 def _ops() -> Any:
-    import generated
-    return generated
+    return opcall.api
 
 
 def zeros_like_grad(grad: Tensor) -> Tensor:

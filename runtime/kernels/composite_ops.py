@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from runtime import opcall
+
 
 def _G() -> Any:
-    import generated
-    return generated
+    return opcall.api
 
 
 def norm(self: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:

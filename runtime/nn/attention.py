@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from runtime import opcall
 from runtime.nn import functional as F
 from runtime.nn import init
 from runtime.nn.layers import Linear
@@ -20,8 +21,7 @@ from runtime.tensor import Tensor
 
 
 def _G() -> Any:
-    import generated
-    return generated
+    return opcall.api
 
 
 class NonDynamicallyQuantizableLinear(Linear):

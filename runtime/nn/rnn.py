@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from runtime import opcall
 from runtime.nn import functional as F
 from runtime.nn import init
 from runtime.nn.module import Module
@@ -23,8 +24,7 @@ _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
 def _G() -> Any:
-    import generated
-    return generated
+    return opcall.api
 
 
 def _cell_step(mode: str, gi: Tensor, h: Tensor, c: Tensor | None, w_hh: Tensor,
