@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from runtime import dtypes, opcall
+from runtime.cuda import require_cupy
 from runtime.device import Device, as_device
 from runtime.tensor import Tensor, install_methods
 
@@ -122,7 +123,6 @@ def from_dlpack(ext: Any) -> Tensor:
     if kind == KDL_CPU:
         array = np.from_dlpack(ext)
     elif kind in (KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED):
-        from runtime.cuda import require_cupy
         cp = require_cupy()
         with cp.cuda.Device(index):
             array = cp.from_dlpack(ext)

@@ -10,6 +10,7 @@ import threading
 from typing import Any
 
 from runtime.cuda.allocator import CachingAllocator, format_size
+from runtime.cuda.cupy_pool import CupyRawMemory, memory_pointer
 
 _allocators: dict[int, CachingAllocator] = {}
 _lock = threading.Lock()
@@ -22,8 +23,6 @@ def get_allocator(device_index: int = 0) -> CachingAllocator:
         with _lock:
             allocator = _allocators.get(device_index)
             if allocator is None:
-                from runtime.cuda.cupy_pool import CupyRawMemory
-
                 allocator = _allocators[device_index] = CachingAllocator(CupyRawMemory(device_index))
     return allocator
 
@@ -51,8 +50,6 @@ def _device_index(device: Any) -> int:
 
 def cuda_malloc(nbytes: int, device_index: int = 0, stream: Any = None) -> Any:
     """Device memory for tensor storage: a CuPy ``MemoryPointer`` that frees into the pool when dropped."""
-    from runtime.cuda.cupy_pool import memory_pointer
-
     return memory_pointer(get_allocator(device_index), nbytes, device_index, stream)
 
 
