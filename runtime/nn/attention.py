@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import runtime.nn.functional as F
+import runtime.nn.init as init
 from runtime import opcall
-from runtime.nn import functional as F
-from runtime.nn import init
 from runtime.nn.layers import Linear
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
