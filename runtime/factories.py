@@ -20,7 +20,7 @@ from runtime import dtypes, opcall
 from runtime import strides as S
 from runtime.device import CPU, Device, as_device
 from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, dispatcher, shared, tls
-from runtime.kernels.copy import array_module, fill_, zero_
+from runtime.kernels.copy import array_module, fill_, move, zero_
 from runtime.storage import empty_array
 from runtime.tensor import Tensor
 
@@ -196,7 +196,6 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
         raise TypeError(f"can't build a tensor from data of type {type(data).__name__}")
     dev = _device(device)
     if dev.type != "cpu":
-        from runtime.kernels.copy import move
         array = move(array, dev)
     return _finish(Tensor._wrap(array, dt), requires_grad)
 

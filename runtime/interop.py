@@ -17,6 +17,7 @@ import numpy as np
 from runtime import dtypes, opcall
 from runtime.cuda import require_cupy
 from runtime.device import Device, as_device
+from runtime.factories import tensor
 from runtime.tensor import Tensor, install_methods
 
 KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED = 1, 2, 3, 13
@@ -133,7 +134,6 @@ def from_dlpack(ext: Any) -> Tensor:
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """Share memory when `data` is already an array of the right dtype and device, else copy (torch.as_tensor)."""
-    from runtime.factories import tensor
     if isinstance(data, Tensor):
         return data.to(dtype=dtype, device=device)
     if isinstance(data, np.ndarray):

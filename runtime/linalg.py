@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from runtime import opcall
+from runtime import strides as S
 from runtime.kernels.linalg_lapack import LinAlgError
 
 __all__ = ["LinAlgError", "cholesky", "det", "inv", "matrix_norm", "norm", "qr", "solve", "svd", "svdvals",
@@ -65,7 +66,6 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Sequence[int] = (-2, -1), keepdim
     if not A.is_floating_point():
         raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got "
                            f"{A.dtype}")
-    from runtime import strides as S
     d0, d1 = (S.wrap_dim(d, A.dim()) for d in dim)
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")

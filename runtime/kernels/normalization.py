@@ -12,6 +12,7 @@ from typing import Any
 
 from runtime import opcall
 from runtime.autograd.grad_mode import no_grad
+from runtime.kernels._xp import as_tuple, wrap, xp_of
 
 
 def _G() -> Any:
@@ -89,7 +90,6 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any 
 def native_layer_norm(input: Any, normalized_shape: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any]:  # noqa: A002
     """(output, mean, rstd) in one pass over the array (CPU and CUDA); mean and rstd keep the normalized dims
     as size 1, as the backward formulas of derivatives.yaml read them."""
-    from runtime.kernels._xp import wrap, xp_of
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"\"LayerNormKernelImpl\" not implemented for '{input._dtype.name}'")
     k = len(_layer_norm_shape(input, normalized_shape, weight, bias))
@@ -148,7 +148,6 @@ def _bin_matrix(size: int, out: int, dtype: Any, device: Any) -> Any:
 
 def adaptive_avg_pool2d(self: Any, output_size: Any) -> Any:
     """Average over PyTorch's adaptive bins, as two small matrix products: P_h @ x @ P_w^T."""
-    from runtime.kernels._xp import as_tuple
     G = _G()
     if self.dim() not in (3, 4) or any(s == 0 for s in self.shape[-2:]):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(self.shape)}")
