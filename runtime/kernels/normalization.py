@@ -11,7 +11,6 @@ import math
 from typing import Any
 
 from runtime import opcall
-from runtime.autograd.grad_mode import no_grad
 from runtime.kernels._xp import as_tuple, wrap, xp_of
 
 
@@ -46,7 +45,7 @@ def batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, running_va
         mean = G.mean(input, dims, keepdim=True)
         var = G.var(input, dims, correction=0, keepdim=True)
         if running_mean is not None or running_var is not None:
-            with no_grad():
+            with G.no_grad():
                 if running_mean is not None:
                     running_mean.mul_(1 - momentum).add_(G.reshape(mean, (c,)).to(running_mean.dtype),
                                                          alpha=momentum)
