@@ -6,13 +6,17 @@
 from runtime.api import *
 from runtime.api import Tensor as Tensor
 from generated._ops import *
+from generated import _ops
 from generated import _registrations
 from generated import _methods
+import runtime.opcall as _opcall
+import sys as _sys
 
+# Note [The runtime reaches generated/ through opcall]
+_opcall.install(ops=_ops, api=_sys.modules[__name__])
 _methods.install(Tensor)
 
 # The public submodules (`import generated.nn as nn`): see Note [Submodules of the public API] in runtime/api.py.
-import sys as _sys
 from importlib import import_module as _import_module
 from runtime.api import SUBMODULES as _SUBMODULES
 
@@ -21,4 +25,4 @@ for _name, _path in _SUBMODULES.items():
     _sys.modules[f"{__name__}.{_name}"] = _module
     _parent, _, _leaf = _name.rpartition(".")
     setattr(_sys.modules[f"{__name__}.{_parent}"] if _parent else _sys.modules[__name__], _leaf, _module)
-del _sys, _import_module, _name, _path, _module, _parent, _leaf
+del _sys, _opcall, _import_module, _name, _path, _module, _parent, _leaf

@@ -6,6 +6,7 @@
 from generated import _ops
 from generated import _ops as _F
 from runtime.autograd import formulas as _H
+from runtime.autograd.copy_slices import rebase_history as _rebase_history
 from runtime.autograd.copy_slices import register_views as _register_views
 from runtime.autograd.node import Node as _Node
 from runtime.autograd.node import NotImplementedNode as _NotImplementedNode
@@ -13,7 +14,6 @@ from runtime.autograd.node import any_requires_grad as _any_requires_grad
 from runtime.autograd.node import check_inplace as _check_inplace
 from runtime.autograd.node import leaf_edge as _leaf_edge
 from runtime.autograd.node import next_sequence_nr as _next_seq
-from runtime.autograd.node import rebase_history as _rebase_history
 from runtime.autograd.node import set_history as _set_history
 from runtime.autograd.saved import SavedVariable as _Saved
 from runtime.dispatcher import AUTOGRAD_BIT  # named as in node.record_output, whose body is inlined

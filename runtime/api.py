@@ -50,7 +50,10 @@ from runtime.tensor import Tensor
 dtype = DType
 
 # -- tensors, factories, random, interop, indexing, dispatcher registration (runtime/*.py) ---------------
-from runtime import library  # noqa: E402
+# indexing, interop, autograd.function and autograd.hooks install Tensor methods when imported
+# (Note [Tensor methods from upper layers], tensor.py).
+from runtime import indexing, library  # noqa: E402, F401
+from runtime.autograd import function, hooks  # noqa: E402, F401
 
 # -- PyTorch compatibility: numeric limits, printing, Size, the wrappers of runtime/functional.py ---------
 from runtime.dtypes import finfo, iinfo  # noqa: E402

@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes
+from runtime import dtypes, opcall
 from runtime import strides as S
 from runtime.device import CPU, Device, as_device
 from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, dispatcher, shared, tls
-from runtime.kernels.copy import array_module, fill_, zero_
+from runtime.kernels.copy import array_module, fill_, move, zero_
 from runtime.storage import empty_array
-from runtime.tensor import Tensor
+from runtime.tensor import Size, Tensor, install_methods
 
 __all__ = [
     "arange", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "linspace", "ones", "ones_like",
@@ -166,7 +166,7 @@ def _size(size: Sequence[Any]) -> tuple[int, ...]:
 
 
 def _alloc(shape: tuple[int, ...], dt: dtypes.DType, device: Any) -> Tensor:
-    from generated import _ops
+    _ops = opcall.ops
     return _ops.empty_strided(shape, S.contiguous_strides(shape), dtype=dt, device=device)
 
 
@@ -196,7 +196,6 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
         raise TypeError(f"can't build a tensor from data of type {type(data).__name__}")
     dev = _device(device)
     if dev.type != "cpu":
-        from runtime.kernels.copy import move
         array = move(array, dev)
     return _finish(Tensor._wrap(array, dt), requires_grad)
 
@@ -456,7 +455,40 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
     """A random permutation of 0..n-1 (int64 by default): the order that sorts n uniform draws of `generator`."""
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    from generated import _ops
+    _ops = opcall.ops
     keys = rand(n, generator=generator, dtype=dtypes.float64, device=device)
     perm = _ops.argsort(keys)
     return _finish(perm.to(_dtype(dtype) if dtype is not None else dtypes.int64), requires_grad)
+
+
+# -- Tensor methods that build tensors (Note [Tensor methods from upper layers] in runtime/tensor.py) -----
+def _legacy_init(self: Tensor, *args: Any, device: Any = None) -> None:
+    """PyTorch's legacy constructor, as old tutorials use it: `Tensor(2, 3)` or `Tensor(Size)` (uninitialised,
+    the default dtype), `Tensor([[1, 2]])` (data in the default dtype), `Tensor()` (empty). Kernels never
+    come here (Note [Lean tensor construction])."""
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        raise TypeError("Tensor(tensor) aliasing is not supported by opgen; use tensor.detach() or .clone()")
+    if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        src = empty(*args, device=device) if args else empty(0, device=device)
+    elif len(args) == 1 and isinstance(args[0], Size):
+        src = empty(*args[0], device=device)
+    elif len(args) == 1 and not isinstance(args[0], str | bytes | float | complex | bool):
+        src = tensor(args[0], dtype=dtypes.get_default_dtype(), device=device)
+    else:
+        raise TypeError("Tensor(): expected sizes (ints), a Size, or one sequence of data; got "
+                        f"({', '.join(type(a).__name__ for a in args)})")
+    for name in ("_data", "_dtype", "_device", "_keys", "_requires_grad", "_grad_fn", "_output_nr"):
+        setattr(self, name, getattr(src, name))
+    self.__dict__.update(src.__dict__)
+
+
+def _new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None,
+                requires_grad: bool = False) -> Tensor:
+    """A new tensor of `data` (copied, detached) with this tensor's dtype and device unless given."""
+    if isinstance(data, Tensor):
+        data = data.detach().clone()
+        return data.to(dtype=dtype or self._dtype, device=device or self._device).requires_grad_(requires_grad)
+    return tensor(data, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
+
+
+install_methods(__init__=_legacy_init, new_tensor=_new_tensor)

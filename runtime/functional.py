@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from runtime import opcall
 from runtime import strides as S
 from runtime.tensor import Size, Tensor
 
@@ -13,8 +14,7 @@ __all__ = ["broadcast_shapes", "broadcast_tensors", "einsum", "meshgrid"]
 
 
 def _G() -> Any:
-    import generated
-    return generated
+    return opcall.api
 
 
 def _tensors(args: Sequence[Any]) -> list[Any]:

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes
-from runtime.tensor import Tensor, generated_ops
+from runtime import dtypes, opcall
+from runtime.tensor import Tensor, install_methods
 
 
 def _as_index_tensor(value: Any, device: Any) -> Tensor:
@@ -47,7 +47,7 @@ def _split(t: Tensor, key: Any) -> tuple[Tensor, list[Tensor | None] | None]:
     """Apply the basic part of `key` as views; return the view and the advanced indices (or None)."""
     if not isinstance(key, tuple):
         key = (key,)
-    ops = generated_ops()
+    ops = opcall.ops
     ndim = t.dim()
     key = tuple(_as_index_tensor(k, t.device) if isinstance(k, list | np.ndarray) else k for k in key)
     if sum(1 for k in key if k is Ellipsis) > 1:
@@ -125,7 +125,7 @@ def _basic(t: Tensor, key: Any) -> Tensor | None:
     ndim = t._data.ndim
     cls = key.__class__
     if cls is int:
-        return generated_ops().select(t, 0, key) if ndim else None
+        return opcall.ops.select(t, 0, key) if ndim else None
     if cls is not tuple:
         key = (key,)
     used = 0
@@ -148,7 +148,7 @@ def _basic(t: Tensor, key: Any) -> Tensor | None:
             return None
     if used > ndim:
         return None
-    ops = generated_ops()
+    ops = opcall.ops
     result = t
     dim = 0
     for item in key:
@@ -172,11 +172,11 @@ def getitem(t: Tensor, key: Any) -> Tensor:
     cls = key.__class__
     if t._data.ndim:
         if cls is int:
-            return generated_ops().select(t, 0, key)
+            return opcall.ops.select(t, 0, key)
         if cls is _py_slice and key.step is None and key.start.__class__ is int and key.stop.__class__ is int:
-            return generated_ops().slice(t, 0, key.start, key.stop, 1)
+            return opcall.ops.slice(t, 0, key.start, key.stop, 1)
     if key is None:
-        return generated_ops().unsqueeze(t, 0)
+        return opcall.ops.unsqueeze(t, 0)
     if cls is not bool:
         view = _basic(t, key)
         if view is not None:
@@ -187,7 +187,7 @@ def getitem(t: Tensor, key: Any) -> Tensor:
     view, advanced = _split(t, key)
     if advanced is None:
         return view
-    return generated_ops().index(view, advanced)
+    return opcall.ops.index(view, advanced)
 
 
 def setitem(t: Tensor, key: Any, value: Any) -> None:
@@ -196,7 +196,7 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
         advanced = None
     else:
         view, advanced = _split(t, key)
-    ops = generated_ops()
+    ops = opcall.ops
     if isinstance(value, Tensor):
         src = value if value.dtype is t.dtype else value.to(t.dtype)
     else:
@@ -213,3 +213,7 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
     elif src.device != t.device:
         src = src.to(t.device)
     ops.index_put_(view, advanced, src)
+
+
+# Note [Tensor methods from upper layers] (runtime/tensor.py)
+install_methods(__getitem__=getitem, __setitem__=setitem)

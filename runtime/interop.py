@@ -14,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes
+from runtime import dtypes, opcall
+from runtime.cuda import require_cupy
 from runtime.device import Device, as_device
-from runtime.tensor import Tensor
+from runtime.factories import tensor
+from runtime.tensor import Tensor, install_methods
 
 KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED = 1, 2, 3, 13
 
@@ -61,7 +63,9 @@ def _is_dtype_name(name: str) -> bool:
 
 
 def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """Tensor.to: self when dtype and device already match (unless copy=True), else `_to_copy`."""
+    """Tensor.to: `to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`, keywords `dtype=`, `device=`,
+    `copy=`. Returns `self` when dtype and device already match (unless copy=True), as PyTorch does, else
+    `_to_copy`."""
     dtype, device, non_blocking, copy = _parse_to(self, args, kwargs)
     dt = None if dtype is None else dtypes.as_dtype(dtype)
     dev = None if device is None else as_device(device)
@@ -69,8 +73,7 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     same_device = dev is None or dev == self._device
     if same_dtype and same_device and not copy:
         return self
-    import generated._ops as ops
-    return ops._to_copy(self, dtype=dt, device=dev, non_blocking=non_blocking)
+    return opcall.ops._to_copy(self, dtype=dt, device=dev, non_blocking=non_blocking)
 
 
 # -- DLPack -----------------------------------------------------------------------------------------------
@@ -121,7 +124,6 @@ def from_dlpack(ext: Any) -> Tensor:
     if kind == KDL_CPU:
         array = np.from_dlpack(ext)
     elif kind in (KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED):
-        from runtime.cuda import require_cupy
         cp = require_cupy()
         with cp.cuda.Device(index):
             array = cp.from_dlpack(ext)
@@ -132,7 +134,6 @@ def from_dlpack(ext: Any) -> Tensor:
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """Share memory when `data` is already an array of the right dtype and device, else copy (torch.as_tensor)."""
-    from runtime.factories import tensor
     if isinstance(data, Tensor):
         return data.to(dtype=dtype, device=device)
     if isinstance(data, np.ndarray):
@@ -141,3 +142,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     if hasattr(data, "__cuda_array_interface__") or hasattr(data, "__dlpack_device__"):
         return from_dlpack(data).to(dtype=dtype, device=device)
     return tensor(data, dtype=dtype, device=device)
+
+
+# Note [Tensor methods from upper layers] (runtime/tensor.py)
+install_methods(to=to, __dlpack__=to_dlpack, __dlpack_device__=dlpack_device)

@@ -8,6 +8,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from runtime import opcall
+from runtime import strides as S
 from runtime.kernels.linalg_lapack import LinAlgError
 
 __all__ = ["LinAlgError", "cholesky", "cross", "det", "inv", "matrix_norm", "matrix_power", "norm", "qr", "solve",
@@ -15,8 +17,7 @@ __all__ = ["LinAlgError", "cholesky", "cross", "det", "inv", "matrix_norm", "mat
 
 
 def _G() -> Any:
-    import generated
-    return generated
+    return opcall.api
 
 
 def inv(A: Any) -> Any:
@@ -73,7 +74,6 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Sequence[int] = (-2, -1), keepdim
     if not A.is_floating_point():
         raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got "
                            f"{A.dtype}")
-    from runtime import strides as S
     d0, d1 = (S.wrap_dim(d, A.dim()) for d in dim)
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")

@@ -1,4 +1,14 @@
-"""Small helpers of the generated call path: the not-given sentinel and argument errors."""
+"""Small helpers of the generated call path: the not-given sentinel, argument errors, and the hook through
+which the runtime reaches the generated ops.
+
+Note [The runtime reaches generated/ through opcall]
+`generated/` is built on `runtime/`, so the runtime may not import it (the layers and the import-linter
+contract of DESIGN.md section 2). Yet hand-written kernels, composites, nn and the autograd engine call
+ops (`G.zeros`, `ops.view`). `generated/__init__.py` therefore calls `install(ops=..., api=...)` while it
+is imported, before anything can run an op, and the runtime reads `opcall.ops` (the `generated._ops`
+module) or `opcall.api` (the `generated` package, what `import generated as G` gives) at call time: one
+attribute read of a module, no import statement.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +25,34 @@ class _NotGiven:
 
 
 NOT_GIVEN: Any = _NotGiven()
+
+
+class _NotInstalled:
+    """Stands for `ops`/`api` until `generated` is imported; any use says what to do."""
+
+    __slots__ = ("_what",)
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+
+    def __getattr__(self, name: str) -> NoReturn:
+        raise RuntimeError(f"runtime.opcall.{self._what}.{name}: the generated ops are not installed; "
+                           "`import generated` first (its __init__ installs them)")
+
+    def __repr__(self) -> str:
+        return f"<runtime.opcall.{self._what}: not installed>"
+
+
+ops: Any = _NotInstalled("ops")
+api: Any = _NotInstalled("api")
+
+
+def install(*, ops: Any, api: Any) -> None:
+    """Called by `generated/__init__.py`: the generated op module and the public package, for the runtime's
+    calls (Note [The runtime reaches generated/ through opcall])."""
+    module = globals()
+    module["ops"] = ops
+    module["api"] = api
 
 
 def bad_arguments(op: Any, args: tuple[Any, ...]) -> NoReturn:

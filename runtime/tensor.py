@@ -18,10 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes
+from runtime import dtypes, opcall
 from runtime.device import CPU, Device
 from runtime.dispatcher import AUTOGRAD_BIT, CPU_BIT, CUDA_BIT
+from runtime.formatting import tensor_repr
 from runtime.storage import Storage, root_array
+from runtime.strides import is_contiguous, wrap_dim
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -33,35 +35,21 @@ def _cuda_device(array: Any) -> Device:
     return Device("cuda", array.device.id)
 
 
-_generated_ops: Any = None
-
-
-def generated_ops() -> Any:
-    """generated._ops, imported on first use (runtime never imports generated at import time)."""
-    global _generated_ops
-    if _generated_ops is None:
-        import generated._ops as ops
-        _generated_ops = ops
-    return _generated_ops
-
-
-def _getitem(t: Tensor, key: Any) -> Tensor:
-    """runtime.indexing.getitem, which replaces this function on first use (it imports this module)."""
-    global _getitem
-    from runtime.indexing import getitem
-    _getitem = getitem
-    return getitem(t, key)
-
-
-def _setitem(t: Tensor, key: Any, value: Any) -> None:
-    """runtime.indexing.setitem, which replaces this function on first use."""
-    global _setitem
-    from runtime.indexing import setitem
-    _setitem = setitem
-    setitem(t, key, value)
+def install_methods(**methods: Any) -> None:
+    """Install Tensor methods implemented by a module of an upper layer (Note [Tensor methods from upper layers])."""
+    for name, fn in methods.items():
+        setattr(Tensor, name, fn)
 
 
 class Tensor:
+    # Note [Tensor methods from upper layers]
+    # Methods implemented above the core are installed onto this class by the module that implements
+    # them, when it is imported (as generated/_methods.py installs the ops), so that this module imports
+    # nothing above it (DESIGN.md section 2): `__getitem__`/`__setitem__` by runtime/indexing.py,
+    # `to`/`__dlpack__`/`__dlpack_device__` by runtime/interop.py, `register_hook`/`retain_grad` by
+    # runtime/autograd/hooks.py, `backward` by runtime/autograd/function.py, and the legacy constructor
+    # `Tensor(2, 3)` and `new_tensor` by runtime/factories.py. runtime/api.py imports
+    # all of them, so `import generated` (or `runtime.api`) gives the whole class.
     # Note [Lean tensor construction]
     # The fields every tensor sets, and the autograd fields every recorded op reads and writes, live in
     # slots; the rest (storage, grad, leaf and view metadata) are class-level defaults that an instance
@@ -86,26 +74,6 @@ class Tensor:
     _retains_grad: bool = False
     _base: Tensor | None = None
     _wrapped: bool = False  # a 0-d tensor made from a Python number (promotes like the number)
-
-    def __init__(self, *args: Any, device: Any = None) -> None:
-        """PyTorch's legacy constructor, as old tutorials use it: `Tensor(2, 3)` or `Tensor(Size)` (uninitialised,
-        the default dtype), `Tensor([[1, 2]])` (data in the default dtype), `Tensor()` (empty). Kernels never
-        come here (Note [Lean tensor construction])."""
-        from runtime import factories
-        if len(args) == 1 and isinstance(args[0], Tensor):
-            raise TypeError("Tensor(tensor) aliasing is not supported by opgen; use tensor.detach() or .clone()")
-        if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
-            src = factories.empty(*args, device=device) if args else factories.empty(0, device=device)
-        elif len(args) == 1 and isinstance(args[0], Size):
-            src = factories.empty(*args[0], device=device)
-        elif len(args) == 1 and not isinstance(args[0], str | bytes | float | complex | bool):
-            src = factories.tensor(args[0], dtype=dtypes.get_default_dtype(), device=device)
-        else:
-            raise TypeError("Tensor(): expected sizes (ints), a Size, or one sequence of data; got "
-                            f"({', '.join(type(a).__name__ for a in args)})")
-        for name in ("_data", "_dtype", "_device", "_keys", "_requires_grad", "_grad_fn", "_output_nr"):
-            setattr(self, name, getattr(src, name))
-        self.__dict__.update(src.__dict__)
 
     # -- construction (internal) ---------------------------------------------------------------
     @staticmethod
@@ -135,7 +103,6 @@ class Tensor:
     def size(self, dim: int | None = None) -> Any:
         if dim is None:
             return Size(self._data.shape)
-        from runtime.strides import wrap_dim
         return self._data.shape[wrap_dim(dim, self._data.ndim)]
 
     def stride(self, dim: int | None = None) -> Any:
@@ -143,7 +110,6 @@ class Tensor:
         strides = tuple([s // item for s in self._data.strides])
         if dim is None:
             return strides
-        from runtime.strides import wrap_dim
         return strides[wrap_dim(dim, len(strides))]
 
     @property
@@ -174,7 +140,6 @@ class Tensor:
         return (self.data_ptr() - self.storage.data_ptr()) // self._dtype.itemsize
 
     def is_contiguous(self) -> bool:
-        from runtime.strides import is_contiguous
         return is_contiguous(self.shape, self.stride())
 
     @property
@@ -287,49 +252,23 @@ class Tensor:
         self._keys &= ~AUTOGRAD_BIT
         return self
 
-    def retain_grad(self) -> None:
-        from runtime.autograd import hooks
-        hooks.retain_grad(self)
-
-    def register_hook(self, hook: Any) -> Any:
-        from runtime.autograd import hooks
-        return hooks.register_hook(self, hook)
-
-    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
-                 create_graph: bool = False, inputs: Any = None) -> None:
-        from runtime.autograd import function
-        function.backward(self, gradient, retain_graph, create_graph, inputs)
-
     # -- hand-written methods over the ops (properties, indexing; the varargs ones are generated) -------
     def view_as(self, other: Tensor) -> Tensor:
-        return generated_ops().view(self, other.shape)
+        return opcall.ops.view(self, other.shape)
 
     def reshape_as(self, other: Tensor) -> Tensor:
-        return generated_ops().reshape(self, other.shape)
+        return opcall.ops.reshape(self, other.shape)
 
     @property
     def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
-        return generated_ops().permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
+        return opcall.ops.permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
 
     @property
     def mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
         if self._data.ndim < 2:
             raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
                                f"{self._data.ndim}-D tensor.")
-        return generated_ops().transpose(self, -2, -1)
-
-    def __getitem__(self, key: Any) -> Tensor:
-        return _getitem(self, key)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        _setitem(self, key, value)
-
-    def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`, keywords `dtype=`, `device=`, `copy=`.
-
-        Returns `self` when nothing changes (and copy=False), as PyTorch does."""
-        from runtime.interop import to
-        return to(self, *args, **kwargs)
+        return opcall.ops.transpose(self, -2, -1)
 
     def cpu(self) -> Tensor:
         return self.to("cpu")
@@ -383,15 +322,6 @@ class Tensor:
         return (self.storage is other.storage and self.storage_offset() == other.storage_offset()
                 and self.shape == other.shape and self.stride() == other.stride())
 
-    # -- interop (runtime/interop.py) --------------------------------------------------------------
-    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
-        from runtime.interop import to_dlpack
-        return to_dlpack(self, stream, **kwargs)
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        from runtime.interop import dlpack_device
-        return dlpack_device(self)
-
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
         if self._device.type != "cuda":
@@ -404,14 +334,6 @@ class Tensor:
         return self._data.__cuda_array_interface__
 
     # -- conversion ----------------------------------------------------------------------------------
-    def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-        """A new tensor of `data` (copied, detached) with this tensor's dtype and device unless given."""
-        from runtime.factories import tensor
-        if isinstance(data, Tensor):
-            data = data.detach().clone()
-            return data.to(dtype=dtype or self._dtype, device=device or self._device).requires_grad_(requires_grad)
-        return tensor(data, dtype=dtype or self._dtype, device=device or self._device, requires_grad=requires_grad)
-
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array; shares memory for CPU tensors."""
         if self._device.type != "cpu":
@@ -473,7 +395,6 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        from runtime.formatting import tensor_repr
         return tensor_repr(self)
 
     __str__ = __repr__

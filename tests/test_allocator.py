@@ -9,11 +9,11 @@ from runtime.cuda.allocator import (
     SMALL_BUFFER,
     CachingAllocator,
     OutOfMemoryError,
-    SimulatedDevice,
     allocation_size,
     format_size,
     round_size,
 )
+from runtime.cuda.simulated import SimulatedDevice
 
 MiB = 1 << 20
 BASE = SimulatedDevice.BASE_ADDRESS

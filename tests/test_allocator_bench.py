@@ -5,7 +5,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from runtime.cuda.allocator import CachingAllocator, SimulatedDevice
+from runtime.cuda.allocator import CachingAllocator
+from runtime.cuda.simulated import SimulatedDevice
 
 _BENCH = Path(__file__).resolve().parent.parent / "bench" / "bench_allocator.py"
 

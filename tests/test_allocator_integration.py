@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from runtime.cuda import cupy_pool, emulator, host_allocator, memory
-from runtime.cuda.allocator import CachingAllocator, RawOutOfMemory, SimulatedDevice
+from runtime.cuda.allocator import CachingAllocator, RawOutOfMemory
 from runtime.cuda.device import require_cupy
 from runtime.cuda.host_allocator import (
     CachingHostAllocator,
@@ -21,6 +21,7 @@ from runtime.cuda.host_allocator import (
     pin_memory,
     pinned_empty,
 )
+from runtime.cuda.simulated import SimulatedDevice
 
 MiB = 1 << 20
 
@@ -135,7 +136,7 @@ def memory_oom() -> type:
 def test_cupy_hook_routes_allocations_into_the_pool(sim: Any) -> None:
     dev, alloc = sim
     fake = FakeCupy(dev)
-    hook = cupy_pool.install(cupy=fake)
+    hook = cupy_pool.install(memory.get_allocator, cupy=fake)
     assert fake.allocator is hook
     ptr = hook(5000)
     assert memory.memory_allocated() == 5120
@@ -252,7 +253,7 @@ def test_real_device_pool_roundtrip() -> None:
     alloc = CachingAllocator(memory._raw_memory(0))
     memory.set_allocator_for_testing(0, alloc)
     try:
-        cupy_pool.install()
+        cupy_pool.install(memory.get_allocator)
         x = cupy.arange(1000, dtype=cupy.float32)
         assert alloc.stats()["allocated_bytes.all.current"] >= 4000
         assert float(x.sum()) == 499500.0

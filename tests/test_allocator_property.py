@@ -8,7 +8,8 @@ import threading
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runtime.cuda.allocator import CachingAllocator, OutOfMemoryError, SimulatedDevice
+from runtime.cuda.allocator import CachingAllocator, OutOfMemoryError
+from runtime.cuda.simulated import SimulatedDevice
 
 MiB = 1 << 20
 

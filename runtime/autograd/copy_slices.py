@@ -2,7 +2,7 @@
 
 Note [In-place ops on views]
 `v = base[...]` shares base's memory, so `v.mul_(2)` changes base too, and the gradient of anything
-computed from base afterwards must go through the mul. After the op (rebase_history in node.py):
+computed from base afterwards must go through the mul. After the op (rebase_history below):
   1. base's grad_fn becomes a CopySlices node. Its backward takes the gradient of base, runs the
      in-place op's own node (`fn`) on the part that v covers, writes the result back into that part,
      and sends the whole to base's previous history (edge 0). The gradients `fn` computes for the op's
@@ -26,9 +26,9 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from runtime.autograd.node import Node, gradient_edge
+from runtime import opcall
+from runtime.autograd.node import Node, gradient_edge, set_history
 from runtime.dispatcher import AUTOGRAD_BIT
-from runtime.tensor import generated_ops
 
 Tensor = Any
 _PRUNE_AT = 64  # registered views: drop the dead ones whenever the list reaches this length
@@ -66,7 +66,7 @@ class CopySlices(Node):
         if grad is None:
             return out
         g = self.geometry
-        ops = generated_ops()
+        ops = opcall.ops
         result = ops.empty_strided(g.base_size, g.base_stride, dtype=grad.dtype, device=grad.device)
         result.copy_(grad)
         grad_slice = result.as_strided(g.size, g.stride, g.offset)
@@ -101,7 +101,7 @@ class RegeneratedViewBackward(Node):
         if grad is None:
             return [None]
         g = self.geometry
-        return [generated_ops().as_strided_backward(grad, g.base_size, g.base_stride, 0, g.size, g.stride, g.offset)]
+        return [opcall.ops.as_strided_backward(grad, g.base_size, g.base_stride, 0, g.size, g.stride, g.offset)]
 
 
 def register_views(source: Tensor, result: Any) -> None:
@@ -147,3 +147,17 @@ def rebase_view(view: Tensor, node: Node) -> None:
     base._requires_grad = True
     base._keys |= AUTOGRAD_BIT
     regenerate_views(base, also=view)
+
+
+def rebase_history(t: Tensor, node: Node) -> None:
+    """After an in-place op on `t`: `node` (whose edges point at t's old history) becomes t's history.
+
+    On a view, the view's base gets the new history (Note [In-place ops on views]); either
+    way, the views of the tensor whose history changed are brought up to date.
+    """
+    if t._base is not None:
+        rebase_view(t, node)
+        return
+    set_history(t, node)
+    if "_views" in t.__dict__:
+        regenerate_views(t)

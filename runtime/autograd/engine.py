@@ -27,15 +27,24 @@ create_graph=False grad mode is off for the whole backward, and they record noth
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from heapq import heappop, heappush
 from typing import Any
 
 import numpy as np
 
+from runtime import opcall
 from runtime.autograd.formulas import sum_to
-from runtime.autograd.node import AccumulateGrad, Edge, Node, gradient_edge
+from runtime.autograd.node import (
+    _GRAD_LOCKS,
+    _LOCK_MASK,
+    AccumulateGrad,
+    Edge,
+    Node,
+    _accumulate,
+    accumulate_into_grad,
+    gradient_edge,
+)
 from runtime.dispatcher import AUTOGRAD_BIT, tls
 
 Tensor = Any
@@ -257,7 +266,7 @@ def _call(fn: Node, buf: list[Tensor | None]) -> list[Tensor | None]:
 
 
 def _materialize(fn: Node, buf: list[Tensor | None]) -> list[Tensor | None]:
-    import generated as G
+    G = opcall.api
     out = list(buf)
     for i, g in enumerate(out):
         meta = fn.output_meta[i] if fn.output_meta is not None else None
@@ -310,39 +319,3 @@ def _stealable(g: Tensor) -> bool:
     return (data.__class__ is np.ndarray and g._base is None and g._storage is None and not g._requires_grad
             and data.base is None and data.flags.c_contiguous)
 
-
-# Note [Concurrent accumulation]
-# Several threads may run backward() at once into the same leaves (PyTorch guards each leaf's `.grad`
-# with a mutex). Reading `.grad`, then storing or adding into it, is a check-then-act, and NumPy's in-place
-# add may release the GIL, so every write of a `.grad` (AccumulateGrad in the engine, retain_grad hooks,
-# the outputs of autograd.grad with `inputs`) holds a lock picked by the tensor's id from a small fixed
-# set: no per-tensor allocation, one uncontended acquire per accumulation, and two tensors rarely share
-# a lock (sharing is still correct, only serialised). The engine's input buffers are local to one
-# run_backward call, so nothing else it writes is shared between threads.
-_LOCK_MASK = 63  # 64 locks, indexed by id >> 4 (objects are 16-byte aligned)
-_GRAD_LOCKS = tuple(threading.Lock() for _ in range(_LOCK_MASK + 1))
-
-
-def accumulate_into_grad(variable: Tensor, grad: Tensor, create_graph: bool | None = None) -> None:
-    """Add `grad` into `variable.grad` (PyTorch's AccumulateGrad rules), safe under concurrent backward
-    calls (Note [Concurrent accumulation]).
-
-    The first gradient is cloned (the engine may hand the same tensor to several leaves, or it may be
-    the caller's tensor); later ones are added in place, or out of place under create_graph so that
-    the sum stays differentiable.
-    """
-    if create_graph is None:
-        create_graph = bool(tls.mask & AUTOGRAD_BIT)
-    with _GRAD_LOCKS[(id(variable) >> 4) & _LOCK_MASK]:
-        _accumulate(variable, grad, create_graph)
-
-
-def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
-    """accumulate_into_grad with the variable's lock held."""
-    old = variable._grad
-    if old is None:
-        variable._grad = grad.clone() if create_graph else grad.detach().clone()
-    elif create_graph or old._requires_grad:
-        variable._grad = old + grad
-    else:
-        old.add_(grad)

@@ -14,7 +14,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-Tensor = Any  # the runtime Tensor (runtime/tensor.py); kept abstract so that this module imports nothing
+from runtime import opcall
+from runtime.autograd.grad_mode import is_grad_enabled
+from runtime.kernels._xp import wrap
+
+Tensor = Any  # the runtime Tensor (runtime/tensor.py)
 Shape = tuple[int, ...]
 
 
@@ -118,8 +122,7 @@ def reduce_like(grad: Tensor, like: Tensor) -> Tensor:
 # -- helpers of the operator library (runtime/kernels/*: pointwise, reductions, nn, indexing) ---------
 
 def _ops() -> Any:
-    import generated
-    return generated
+    return opcall.api
 
 
 def zeros_like_grad(grad: Tensor) -> Tensor:
@@ -441,7 +444,6 @@ def linalg_svd_backward(gU: Tensor, gS: Tensor, gVh: Tensor, U: Tensor, S: Tenso
 def _layer_norm_stats(input: Tensor, mean: Tensor, rstd: Tensor, dims: list[int], eps: float) -> tuple[Tensor, Tensor]:  # noqa: A002
     """The saved statistics, or, while recording a double backward (create_graph), the same statistics
     recomputed with ops so that their dependence on `input` is part of the graph."""
-    from runtime.autograd.grad_mode import is_grad_enabled
     if is_grad_enabled() and input.requires_grad:
         G = _ops()
         return G.mean(input, dims, keepdim=True), G.rsqrt(G.var(input, dims, correction=0, keepdim=True) + eps)
@@ -452,10 +454,8 @@ def layer_norm_backward_input(grad: Tensor, input: Tensor, mean: Tensor, rstd: T
                               normalized_shape: Sequence[int], eps: float) -> Tensor:
     """d layer_norm / d input: rstd * (g - mean(g) - xhat * mean(g * xhat)) over the normalized dims, with
     g = grad * weight and xhat = (input - mean) * rstd (written with ops, so it is differentiable again)."""
-    from runtime.autograd.grad_mode import is_grad_enabled
     dims = list(range(input.dim() - len(normalized_shape), input.dim()))
     if not is_grad_enabled():  # a plain backward: one pass over the arrays (CPU or CUDA), nothing recorded
-        from runtime.kernels._xp import wrap
         a, g_ = input._data, grad._data
         xh = (a - mean._data) * rstd._data
         if weight is not None:

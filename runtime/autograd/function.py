@@ -7,9 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from runtime import opcall
 from runtime.autograd.engine import run_backward
+from runtime.tensor import Tensor, install_methods
 
-Tensor = Any
 Tensors = Tensor | Sequence[Tensor]
 
 
@@ -23,9 +24,8 @@ def _ones_like(t: Tensor) -> Tensor:
     """The implicit root gradient; a direct NumPy fill on CPU (this runs once per backward())."""
     data = getattr(t, "_data", None)
     if type(data) is np.ndarray:
-        from runtime.tensor import Tensor as RuntimeTensor
-        return RuntimeTensor._wrap(np.ones(data.shape, dtype=data.dtype), t._dtype)
-    import generated as G
+        return Tensor._wrap(np.ones(data.shape, dtype=data.dtype), t._dtype)
+    G = opcall.api
     return G.ones_like(t)
 
 
@@ -80,3 +80,13 @@ def grad(outputs: Tensors, inputs: Tensors, grad_outputs: Tensors | None = None,
     result = run_backward(outs, _make_grads(outs, grads), retain_graph, create_graph, ins,
                           allow_unused=allow_unused, accumulate=False)
     return result if result is not None else ()
+
+
+def _tensor_backward(self: Tensor, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                     create_graph: bool = False, inputs: Tensors | None = None) -> None:
+    """Tensor.backward: `backward(self, gradient, ...)`."""
+    backward(self, gradient, retain_graph, create_graph, inputs)
+
+
+# Note [Tensor methods from upper layers] (runtime/tensor.py)
+install_methods(backward=_tensor_backward)

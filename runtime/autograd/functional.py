@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from runtime import opcall
 from runtime.autograd.function import grad as _grad
 from runtime.autograd.grad_mode import enable_grad
 from runtime.tensor import Tensor
@@ -20,8 +21,7 @@ Inputs = Tensor | tuple[Tensor, ...]
 
 
 def _G() -> Any:
-    import generated
-    return generated
+    return opcall.api
 
 
 def _as_tuple(x: Any, arg: str, fn: str) -> tuple[bool, tuple[Tensor, ...]]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime import opcall
 from runtime.autograd.function import grad as autograd_grad
 
 Tensor = Any
@@ -58,7 +59,7 @@ def _numerical(fn: Callable[..., Any], inputs: Sequence[Any], i: int, n_out: lis
 
 def _analytical(outputs: list[Tensor], diff_inputs: list[Tensor]) -> list[list[np.ndarray]]:
     """[k][i]: d(out_k)/d(input_i) as a (numel(in), numel(out_k)) matrix, from autograd.grad."""
-    import generated as G
+    G = opcall.api
     jac = [[np.zeros((int(np.prod(x.shape)), int(np.prod(o.shape)))) for x in diff_inputs] for o in outputs]
     for k, o in enumerate(outputs):
         if not o._requires_grad:
@@ -120,7 +121,7 @@ def gradgradcheck(fn: Callable[..., Any], inputs: Any, grad_outputs: Any = None,
                   seed: int = 0) -> bool:
     """Check second derivatives: gradcheck of (inputs, grad_outputs) -> autograd.grad(fn(inputs), inputs,
     grad_outputs, create_graph=True). Random grad_outputs are used when none are given."""
-    import generated as G
+    G = opcall.api
     inputs = tuple(inputs) if isinstance(inputs, list | tuple) else (inputs,)
     diff_idx = [i for i, x in enumerate(inputs) if _is_tensor(x) and x._requires_grad]
     outputs = [o for o in _outputs(fn(*inputs)) if o._requires_grad]

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import Any
 
+from runtime.autograd.engine import accumulate_into_grad
 from runtime.autograd.node import RemovableHandle, grad_accumulator
-
-Tensor = Any
+from runtime.tensor import Tensor, install_methods
 
 
 def register_hook(t: Tensor, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
@@ -41,8 +40,11 @@ def retain_grad(t: Tensor) -> None:
         var = ref()
         if var is None:
             return
-        from runtime.autograd.engine import accumulate_into_grad
         accumulate_into_grad(var, grad)
 
     t._grad_fn._node_hooks().retains_grad[t._output_nr] = retain
     t._retains_grad = True
+
+
+# Note [Tensor methods from upper layers] (runtime/tensor.py)
+install_methods(register_hook=register_hook, retain_grad=retain_grad)

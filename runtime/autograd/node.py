@@ -213,7 +213,6 @@ class AccumulateGrad(Node):
         return self._variable()
 
     def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
-        from runtime.autograd.engine import accumulate_into_grad
         grad = grads[0]
         variable = self._variable()
         if grad is not None and variable is not None:
@@ -235,6 +234,43 @@ class NotImplementedNode(Node):
 
     def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
         raise RuntimeError(f"derivative for {self.op_name} is not implemented")
+
+
+# Note [Concurrent accumulation]
+# Several threads may run backward() at once into the same leaves (PyTorch guards each leaf's `.grad`
+# with a mutex). Reading `.grad`, then storing or adding into it, is a check-then-act, and NumPy's in-place
+# add may release the GIL, so every write of a `.grad` (AccumulateGrad and the engine, retain_grad hooks,
+# the outputs of autograd.grad with `inputs`) holds a lock picked by the tensor's id from a small fixed
+# set: no per-tensor allocation, one uncontended acquire per accumulation, and two tensors rarely share
+# a lock (sharing is still correct, only serialised). The engine's input buffers are local to one
+# run_backward call, so nothing else it writes is shared between threads.
+_LOCK_MASK = 63  # 64 locks, indexed by id >> 4 (objects are 16-byte aligned)
+_GRAD_LOCKS = tuple(threading.Lock() for _ in range(_LOCK_MASK + 1))
+
+
+def accumulate_into_grad(variable: Tensor, grad: Tensor, create_graph: bool | None = None) -> None:
+    """Add `grad` into `variable.grad` (PyTorch's AccumulateGrad rules), safe under concurrent backward
+    calls (Note [Concurrent accumulation]).
+
+    The first gradient is cloned (the engine may hand the same tensor to several leaves, or it may be
+    the caller's tensor); later ones are added in place, or out of place under create_graph so that
+    the sum stays differentiable.
+    """
+    if create_graph is None:
+        create_graph = bool(tls.mask & AUTOGRAD_BIT)
+    with _GRAD_LOCKS[(id(variable) >> 4) & _LOCK_MASK]:
+        _accumulate(variable, grad, create_graph)
+
+
+def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool) -> None:
+    """accumulate_into_grad with the variable's lock held."""
+    old = variable._grad
+    if old is None:
+        variable._grad = grad.clone() if create_graph else grad.detach().clone()
+    elif create_graph or old._requires_grad:
+        variable._grad = old + grad
+    else:
+        old.add_(grad)
 
 
 # -- recording history (called by the generated autograd kernels) ----------------------------------
@@ -345,18 +381,3 @@ def check_inplace(t: Tensor) -> None:
         raise RuntimeError("A view was created in no_grad mode (or of a tensor that did not require grad "
                            "then) and is being modified inplace with grad mode enabled. This use case is "
                            "ambiguous and error-prone, so it is forbidden; clone() the view first.")
-
-
-def rebase_history(t: Tensor, node: Node) -> None:
-    """After an in-place op on `t`: `node` (whose edges point at t's old history) becomes t's history.
-
-    On a view, the view's base gets the new history (Note [In-place ops on views], copy_slices.py); either
-    way, the views of the tensor whose history changed are brought up to date.
-    """
-    from runtime.autograd import copy_slices
-    if t._base is not None:
-        copy_slices.rebase_view(t, node)
-        return
-    set_history(t, node)
-    if "_views" in t.__dict__:
-        copy_slices.regenerate_views(t)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from runtime.autograd.grad_mode import is_grad_enabled
 from runtime.dispatcher import AUTOGRAD_BIT
 
 Tensor = Any
@@ -60,7 +61,6 @@ class SavedVariable:
             raise RuntimeError(self._modified_message(data, version, node))
         if not self._is_output or not self._requires_grad or node is None:
             return data
-        from runtime.autograd.grad_mode import is_grad_enabled
         if not is_grad_enabled():
             return data  # the formula will not be differentiated: no need for history
         # A new tensor object each time: the saved data stays free of the grad_fn (no cycle).

@@ -595,10 +595,5 @@ def _check(a: CachingAllocator) -> None:
     if any(cur > peak for cur, peak in peaks):
         fail("a peak is below its current value")
 
-
-# The simulated device lives in its own module; it is part of this module's public API (tests and tools
-# drive the allocator through `runtime.cuda.allocator.SimulatedDevice`).
-from runtime.cuda.simulated import SimulatedDevice  # noqa: E402
-
-__all__ = ["CachingAllocator", "OutOfMemoryError", "RawMemory", "RawOutOfMemory", "SimulatedDevice", "allocation_size",
+__all__ = ["CachingAllocator", "OutOfMemoryError", "RawMemory", "RawOutOfMemory", "allocation_size",
            "format_size", "round_size"]

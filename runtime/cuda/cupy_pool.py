@@ -123,12 +123,10 @@ def memory_pointer(allocator: CachingAllocator, nbytes: int, device_index: int =
     return cp.cuda.MemoryPointer(mem, 0)
 
 
-def install(get_allocator: Callable[[int], CachingAllocator] | None = None,
+def install(get_allocator: Callable[[int], CachingAllocator],
             cupy: ModuleType | None = None) -> Callable[[int], Any]:
     """Route CuPy's device allocations into opgen's pool (``cupy.cuda.set_allocator``); returns the hook."""
     cp = cupy if cupy is not None else import_cupy()
-    if get_allocator is None:
-        from runtime.cuda.memory import get_allocator
 
     def allocate(nbytes: int) -> Any:
         device_index = cp.cuda.runtime.getDevice()

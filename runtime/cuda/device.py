@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import runtime.cuda.cupy_pool as cupy_pool
+import runtime.cuda.memory as memory
 from runtime.cuda import emulator
 
 CUDA_INSTALL_HINT = "CUDA support needs CuPy: pip install 'opgen[cuda12]' (or 'opgen[cuda13]')"
@@ -36,9 +38,7 @@ def require_cupy() -> Any:
 
 @functools.cache
 def _route_cupy_allocations(cupy: Any) -> None:
-    from runtime.cuda import cupy_pool
-
-    cupy_pool.install(cupy=cupy)
+    cupy_pool.install(memory.get_allocator, cupy=cupy)
 
 
 @functools.cache

@@ -4,6 +4,7 @@ sources are, device arrays in a dtype's storage type, the stream and launch size
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from typing import Any
 
@@ -14,9 +15,10 @@ from runtime.cuda import launch as L
 
 def source_path(relative: str) -> str:
     """The path of a generated source, e.g. `cuda/reduce/sum.cu`, inside the `generated` package."""
-    import generated
-
-    return os.path.join(os.path.dirname(os.path.abspath(generated.__file__)), relative)
+    spec = importlib.util.find_spec("generated")  # found, not imported: runtime never imports generated
+    if spec is None or spec.origin is None:
+        raise RuntimeError("opgen: the `generated` package is not on the path; run `opgen generate`")
+    return os.path.join(os.path.dirname(os.path.abspath(spec.origin)), relative)
 
 
 def storage_np(dtype: Any) -> np.dtype:

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from runtime.cuda.allocator import RawMemory, RawOutOfMemory, SimulatedDevice, format_size
+from runtime.cuda.allocator import RawMemory, RawOutOfMemory, format_size
+from runtime.cuda.simulated import SimulatedDevice
 
 MIN_HOST_BLOCK = 512
 _MEMCPY_HOST_TO_DEVICE = 1  # cudaMemcpyHostToDevice

@@ -10,6 +10,7 @@ import threading
 from typing import Any
 
 from runtime.cuda.allocator import CachingAllocator, format_size
+from runtime.cuda.cupy_pool import CupyRawMemory, memory_pointer
 
 _allocators: dict[int, CachingAllocator] = {}
 _lock = threading.Lock()
@@ -36,7 +37,6 @@ def _raw_memory(device_index: int) -> Any:
 
         return HostBackedDevice(capacity_from_env(), device_index,
                                 current_stream=lambda: xp.get_current_stream().ptr)
-    from runtime.cuda.cupy_pool import CupyRawMemory
 
     return CupyRawMemory(device_index)
 
@@ -64,8 +64,6 @@ def _device_index(device: Any) -> int:
 
 def cuda_malloc(nbytes: int, device_index: int = 0, stream: Any = None) -> Any:
     """Device memory for tensor storage: a CuPy ``MemoryPointer`` that frees into the pool when dropped."""
-    from runtime.cuda.cupy_pool import memory_pointer
-
     return memory_pointer(get_allocator(device_index), nbytes, device_index, stream)
 
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from runtime import opcall
 from runtime import strides as S
-from runtime.tensor import generated_ops
 
 
 def _G() -> Any:
-    import generated
-    return generated
+    return opcall.api
 
 
 def reshape(self: Any, shape: Sequence[int]) -> Any:
@@ -19,7 +18,7 @@ def reshape(self: Any, shape: Sequence[int]) -> Any:
     G = _G()
     data = self._data
     if data.flags.c_contiguous and data.size:  # always a view (Note [View fast paths] in views.py)
-        return generated_ops().view(self, shape)
+        return opcall.ops.view(self, shape)
     size = S.infer_size((shape,) if isinstance(shape, int) else tuple(shape), self.numel())
     if S.view_strides(self.shape, self.stride(), size) is not None:
         return G.view(self, size)
@@ -38,7 +37,7 @@ def narrow(self: Any, dim: int, start: int, length: int) -> Any:
         dim += n if dim < 0 else 0
         first = start + shape[dim] if start < 0 else start
         if 0 <= first and 0 <= length and first + length <= shape[dim]:  # plainly valid
-            return generated_ops().slice(self, dim, first, first + length, 1)
+            return opcall.ops.slice(self, dim, first, first + length, 1)
     S.narrow(self.shape, self.stride(), 0, dim, int(start), int(length))  # validates, raises PyTorch's errors
     dim = S.wrap_dim(dim, self.dim())
     start = int(start) + (self.shape[dim] if start < 0 else 0)
@@ -95,7 +94,7 @@ def chunk(self: Any, chunks: int, dim: int = 0) -> list[Any]:
 def flatten(self: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     data = self._data
     if start_dim == 0 and end_dim == -1 and data.ndim != 1 and data.flags.c_contiguous and data.size:
-        return generated_ops().view(self, -1)  # the whole tensor, always a view
+        return opcall.ops.view(self, -1)  # the whole tensor, always a view
     shape = S.flatten_shape(self.shape, start_dim, end_dim)
     return self if shape == tuple(self.shape) else _G().reshape(self, shape)
 

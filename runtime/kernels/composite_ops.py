@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from runtime import linalg, opcall
+from runtime.kernels import nn_ops
+from runtime.kernels._xp import as_tuple
+
 
 def _G() -> Any:
-    import generated
-    return generated
+    return opcall.api
 
 
 def norm(self: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
@@ -18,7 +21,6 @@ def norm(self: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtyp
     if isinstance(dim, int):
         dim = [dim]
     if p == "nuc":
-        from runtime import linalg
         return linalg.matrix_norm(self, "nuc", [-2, -1] if dim is None else dim, keepdim, dtype=dtype)
     if isinstance(p, str) and p != "fro":
         raise RuntimeError(f"norm(): unknown norm type {p!r} (expected a number, 'fro' or 'nuc')")
@@ -235,7 +237,6 @@ def dropout(input: Any, p: float, train: bool) -> Any:  # noqa: A002
 def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1,  # noqa: A002
            groups: int = 1) -> Any:
     """2-D convolution as im2col + a (grouped) matrix product."""
-    from runtime.kernels._xp import as_tuple
     G = _G()
     if input.dim() not in (3, 4) or weight.dim() != 4:
         raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
@@ -271,7 +272,6 @@ def max_pool2d(self: Any, kernel_size: Any, stride: Any = (), padding: Any = 0, 
 def avg_pool2d(self: Any, kernel_size: Any, stride: Any = (), padding: Any = 0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override: int | None = None) -> Any:
     """Window sums (im2col over each plane) divided by PyTorch's divisor for each window."""
-    from runtime.kernels import nn_ops
     G = _G()
     k, st, pad, _, oh, ow = nn_ops.pool_geometry(self, kernel_size, stride, padding, 1, ceil_mode)
     shape = self.shape

@@ -11,6 +11,7 @@ import numpy as np
 from runtime import dtypes
 from runtime import strides as S
 from runtime.kernels._xp import as_tuple, wrap, xp_of
+from runtime.random import _engine
 from runtime.tensor import Tensor
 
 
@@ -63,7 +64,6 @@ def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
 def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor, Tensor]:  # noqa: A002
     """Zero each element with probability p and scale the rest by 1/(1-p); returns (output, keep mask)."""
-    from runtime.random import _engine
     a = input._data
     xp = xp_of(a)
     if train is False:

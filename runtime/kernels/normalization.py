@@ -10,12 +10,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from runtime.autograd.grad_mode import no_grad
+from runtime import opcall
+from runtime.kernels._xp import as_tuple, wrap, xp_of
 
 
 def _G() -> Any:
-    import generated
-    return generated
+    return opcall.api
 
 
 def _normalize(x: Any, mean: Any, var: Any, eps: float) -> Any:
@@ -45,7 +45,7 @@ def batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, running_va
         mean = G.mean(input, dims, keepdim=True)
         var = G.var(input, dims, correction=0, keepdim=True)
         if running_mean is not None or running_var is not None:
-            with no_grad():
+            with G.no_grad():
                 if running_mean is not None:
                     running_mean.mul_(1 - momentum).add_(G.reshape(mean, (c,)).to(running_mean.dtype),
                                                          alpha=momentum)
@@ -89,7 +89,6 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any 
 def native_layer_norm(input: Any, normalized_shape: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any]:  # noqa: A002
     """(output, mean, rstd) in one pass over the array (CPU and CUDA); mean and rstd keep the normalized dims
     as size 1, as the backward formulas of derivatives.yaml read them."""
-    from runtime.kernels._xp import wrap, xp_of
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"\"LayerNormKernelImpl\" not implemented for '{input._dtype.name}'")
     k = len(_layer_norm_shape(input, normalized_shape, weight, bias))
@@ -148,7 +147,6 @@ def _bin_matrix(size: int, out: int, dtype: Any, device: Any) -> Any:
 
 def adaptive_avg_pool2d(self: Any, output_size: Any) -> Any:
     """Average over PyTorch's adaptive bins, as two small matrix products: P_h @ x @ P_w^T."""
-    from runtime.kernels._xp import as_tuple
     G = _G()
     if self.dim() not in (3, 4) or any(s == 0 for s in self.shape[-2:]):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(self.shape)}")

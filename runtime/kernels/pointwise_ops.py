@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime import dtypes
+from runtime import dtypes, opcall
 from runtime.factories import scalar_tensor
 from runtime.kernels._xp import result_type, wrap, xp_of
 from runtime.tensor import Tensor
@@ -98,7 +98,7 @@ def _clamp(self: Tensor, dt: dtypes.DType, lo: Any, hi: Any) -> Tensor:
 
 def clip(self: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002
     """`clip` is an alias of `clamp` (CompositeImplicitAutograd)."""
-    import generated as G
+    G = opcall.api
     return G.clamp(self, min, max)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from runtime import opcall
 from runtime import strides as S
 from runtime.kernels._xp import result_type, wrap, xp_of
 from runtime.tensor import Tensor
@@ -88,7 +89,7 @@ def triu(self: Tensor, diagonal: int = 0) -> Tensor:
 
 def stack(tensors: Sequence[Any], dim: int = 0) -> Any:
     """CompositeImplicitAutograd: unsqueeze each tensor at `dim`, then cat."""
-    import generated as G
+    G = opcall.api
     if len(tensors) == 0:
         raise RuntimeError("stack expects a non-empty TensorList")
     shape = tensors[0].shape

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes
+from runtime import dtypes, opcall
 from runtime import strides as S
 from runtime.kernels._xp import wrap, xp_of
 from runtime.tensor import Tensor
@@ -65,10 +65,10 @@ def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool
 
 def argsort(self: Any, dim: int = -1, descending: bool = False) -> Any:
     """CompositeImplicitAutograd: the indices of `sort`."""
-    import generated as G
+    G = opcall.api
     return G.sort(self, dim, descending)[1]
 
 
 def argsort_stable(self: Any, stable: bool, dim: int = -1, descending: bool = False) -> Any:
-    import generated as G
+    G = opcall.api
     return G.sort(self, stable=stable, dim=dim, descending=descending)[1]

@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
+from runtime import opcall
 from runtime import strides as S
 
 
 def _G() -> Any:
-    import generated
-    return generated
+    return opcall.api
 
 
 # -- clamp with tensor bounds ---------------------------------------------------------------------------

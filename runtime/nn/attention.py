@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from runtime.nn import functional as F
-from runtime.nn import init
+import runtime.nn.functional as F
+import runtime.nn.init as init
+from runtime import opcall
 from runtime.nn.layers import Linear
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
@@ -20,8 +21,7 @@ from runtime.tensor import Tensor
 
 
 def _G() -> Any:
-    import generated
-    return generated
+    return opcall.api
 
 
 class NonDynamicallyQuantizableLinear(Linear):

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from runtime import opcall
 from runtime.tensor import Tensor
 
 
 def _G() -> Any:
-    import generated  # runtime/ never imports generated/ at import time
-    return generated
+    return opcall.api
 
 
 # torch.nn.functional's names for ops whose native name differs

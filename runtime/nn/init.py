@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from runtime import opcall
 from runtime.autograd.grad_mode import no_grad
 from runtime.tensor import Tensor
 
@@ -17,7 +18,7 @@ from runtime.tensor import Tensor
 def copy_into(dst: Tensor, src: Any) -> Tensor:
     """Write `src` (a Tensor, array or number, broadcast to dst's shape) into `dst` in place, untracked."""
     if not isinstance(src, Tensor):
-        import generated as G
+        G = opcall.api
         src = G.tensor(src, dtype=dst.dtype, device=dst.device)
     with no_grad():
         return dst.copy_(src)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import runtime.nn.functional as F
+import runtime.nn.init as init
 from runtime.autograd.grad_mode import no_grad
-from runtime.nn import functional as F
-from runtime.nn import init
+from runtime.factories import empty
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
 from runtime.tensor import Tensor
@@ -23,7 +24,6 @@ def _pair(x: int | tuple[int, int]) -> tuple[int, int]:
 
 
 def _empty(*shape: int, device: Any = None, dtype: Any = None) -> Tensor:
-    from runtime.factories import empty
     return empty(*shape, device=device, dtype=dtype)
 
 

@@ -6,7 +6,7 @@ folded into `reduction` as PyTorch does.
 
 from __future__ import annotations
 
-from runtime.nn import functional as F
+import runtime.nn.functional as F
 from runtime.nn.module import Module
 from runtime.tensor import Tensor
 

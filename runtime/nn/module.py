@@ -12,6 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
+from runtime import opcall
 from runtime.autograd.node import RemovableHandle
 from runtime.dispatcher import AUTOGRAD_BIT
 from runtime.dtypes import as_dtype
@@ -28,7 +29,7 @@ class IncompatibleKeys(NamedTuple):
 
 def convert_tensor(t: Tensor, device: Any = None, dtype: Any = None) -> Tensor:
     """`t` on `device` with `dtype` (either None: unchanged); `t` itself when nothing changes."""
-    import generated as G
+    G = opcall.api
     target_device = G.device(device) if device is not None else t.device
     if target_device.type == "cuda" and target_device.index is None:
         target_device = G.device("cuda", 0)
@@ -265,7 +266,7 @@ class Module:
     # -- devices and dtypes ---------------------------------------------------------------------------
     def to(self, device: Any = None, dtype: Any = None) -> Module:
         """Move every parameter and buffer in place (the Parameter objects stay the same)."""
-        import generated as G
+        G = opcall.api
         if isinstance(device, G.DType):
             device, dtype = None, device
         for m in self.modules():
@@ -289,11 +290,11 @@ class Module:
         return self.to("cuda" if device is None else f"cuda:{device}")
 
     def float(self) -> Module:
-        import generated as G
+        G = opcall.api
         return self.to(dtype=G.float32)
 
     def double(self) -> Module:
-        import generated as G
+        G = opcall.api
         return self.to(dtype=G.float64)
 
     # -- state -----------------------------------------------------------------------------------------

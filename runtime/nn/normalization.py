@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import runtime.nn.functional as F
+from runtime import opcall
 from runtime.autograd.grad_mode import no_grad
-from runtime.nn import functional as F
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
 from runtime.tensor import Tensor
 
 
 def _G() -> Any:
-    import generated
-    return generated
+    return opcall.api
 
 
 class _BatchNorm(Module):

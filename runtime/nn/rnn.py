@@ -13,8 +13,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from runtime.nn import functional as F
-from runtime.nn import init
+import runtime.nn.functional as F
+import runtime.nn.init as init
+from runtime import opcall
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
 from runtime.tensor import Tensor
@@ -23,8 +24,7 @@ _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
 def _G() -> Any:
-    import generated
-    return generated
+    return opcall.api
 
 
 def _cell_step(mode: str, gi: Tensor, h: Tensor, c: Tensor | None, w_hh: Tensor,

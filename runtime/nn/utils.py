@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from runtime import opcall
 from runtime.autograd.grad_mode import no_grad
 from runtime.tensor import Tensor
 
@@ -12,8 +13,7 @@ _Params = Tensor | Iterable[Tensor]
 
 
 def _G():  # noqa: ANN202
-    import generated
-    return generated
+    return opcall.api
 
 
 def _tensors(parameters: _Params) -> list[Tensor]:

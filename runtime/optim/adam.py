@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from runtime import opcall
 from runtime.optim.optimizer import Optimizer, ParamsT, advance_step, new_step
 from runtime.tensor import Tensor
 
@@ -37,7 +38,7 @@ class Adam(Optimizer):
                                   "amsgrad": amsgrad, "maximize": maximize})
 
     def _update(self, group: dict[str, Any], params: list[Tensor]) -> None:
-        import generated as G
+        G = opcall.api
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         weight_decay = group["weight_decay"]
         for p in params:

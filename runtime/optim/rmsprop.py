@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from runtime import opcall
 from runtime.optim.optimizer import Optimizer, ParamsT, advance_step, new_step
 from runtime.tensor import Tensor
 
@@ -35,7 +36,7 @@ class RMSprop(Optimizer):
                                   "momentum": momentum, "centered": centered, "maximize": maximize})
 
     def _update(self, group: dict[str, Any], params: list[Tensor]) -> None:
-        import generated as G
+        G = opcall.api
         lr, alpha, eps, momentum = group["lr"], group["alpha"], group["eps"], group["momentum"]
         for p in params:
             g = p.grad.neg() if group["maximize"] else p.grad
@@ -73,14 +74,14 @@ class Adagrad(Optimizer):
         _check("epsilon value", eps)
         super().__init__(params, {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
                                   "initial_accumulator_value": initial_accumulator_value, "maximize": maximize})
-        import generated as G
+        G = opcall.api
         for group in self.param_groups:  # PyTorch fills the accumulators at construction
             for p in group["params"]:
                 self.state[p] = {"step": new_step(),
                                  "sum": G.full_like(p, group["initial_accumulator_value"])}
 
     def _update(self, group: dict[str, Any], params: list[Tensor]) -> None:
-        import generated as G
+        G = opcall.api
         for p in params:
             g = p.grad.neg() if group["maximize"] else p.grad
             state = self.state.get(p) or {"step": new_step(),

@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from runtime import opcall
 from runtime.tensor import Tensor
 
 
 def _G() -> Any:
-    import generated
-    return generated
+    return opcall.api
 
 
 def _permutation(n: int, generator: Any = None) -> list[int]:
