@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import runtime.nn.functional as F
 from runtime import opcall
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
@@ -111,13 +112,11 @@ class LogSigmoid(_Pointwise):
 
 class Softsign(Module):
     def forward(self, input: Tensor) -> Tensor:
-        from runtime.nn import functional as F
         return F.softsign(input)
 
 
 class Tanhshrink(Module):
     def forward(self, input: Tensor) -> Tensor:
-        from runtime.nn import functional as F
         return F.tanhshrink(input)
 
 
@@ -152,7 +151,6 @@ class Softmin(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        from runtime.nn import functional as F
         return F.softmin(input, self.dim)
 
     def extra_repr(self) -> str:
