@@ -21,7 +21,12 @@ LAYOUTS: dict[str, tuple[Callable[[np.random.Generator], np.ndarray], Callable[[
     "stepped": (lambda rng: rng.standard_normal((12, 7, 10)), lambda a: a[::2, :, 1::2]),
     "zero_dim": (lambda rng: np.array(rng.standard_normal()), lambda a: a),
     "empty": (lambda rng: np.zeros((3, 0, 4)), lambda a: a),
-    "long_row": (lambda rng: rng.standard_normal((1, 1 << 17)), lambda a: a),
+    # The smallest inputs that take each launch path of runtime/cuda/reduce.py: one row of TWO_PASS_MIN
+    # elements (two passes), and more rows than the rows kernel's grid on the emulated device's 4 SMs
+    # (4 * BLOCKS_PER_SM * 4 = 128 blocks), so blocks loop over rows. A (1, 2**17) row reduced along dim 0
+    # was 131072 one-element rows: seconds per case under emulation for no path the others miss.
+    "long_row": (lambda rng: rng.standard_normal(1 << 16), lambda a: a),
+    "many_rows": (lambda rng: rng.standard_normal((300, 3)), lambda a: a),
 }
 DIMS = [None, 0, -1, (0, 2)]
 
@@ -68,6 +73,17 @@ REDUCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
+def test_layouts_take_every_reduction_path() -> None:
+    from runtime.cuda import launch as L
+    from runtime.cuda import reduce as R
+    from runtime.cuda.emulator.xp import SM_COUNT
+
+    rng = np.random.default_rng(0)
+    assert R.use_two_pass(1, LAYOUTS["long_row"][0](rng).size)
+    rows = LAYOUTS["many_rows"][0](rng).shape[0]
+    assert rows > SM_COUNT * L.BLOCKS_PER_SM * 4  # the rows kernel's grid on the emulated device
+
+
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 @pytest.mark.parametrize("op", sorted(REDUCTIONS))
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "float16"])
@@ -103,7 +119,7 @@ def test_reductions_match_numpy(layout: str, op: str, dtype: str) -> None:
                 assert got.dtype.name == "int64"
 
 
-@pytest.mark.parametrize("layout", ["contiguous", "transposed", "stepped", "zero_dim", "long_row"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "stepped", "zero_dim", "long_row", "many_rows"])
 @pytest.mark.parametrize("dtype", ["float32", "int64", "float16"])
 def test_max_min_with_indices(layout: str, dtype: str) -> None:
     from runtime.cuda import ops
