@@ -23,6 +23,7 @@ _abs = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -59,6 +60,7 @@ _acos = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -96,6 +98,7 @@ _add_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=2,
     promote_scalars=(0,),
+    conditions=(),
     alpha=1,
     instances={
         "bool": ("bool", 16),
@@ -133,6 +136,7 @@ _add_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    conditions=(),
     alpha=0,
     instances={
         "bool": ("bool", 16),
@@ -170,6 +174,7 @@ _addcdiv = PointwiseKernel(
     num_tensors=3,
     num_scalars=1,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -201,6 +206,7 @@ _addcmul = PointwiseKernel(
     num_tensors=3,
     num_scalars=1,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -237,6 +243,7 @@ _asin = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -274,6 +281,7 @@ _atan = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -311,6 +319,7 @@ _atan2 = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -348,6 +357,7 @@ _bitwise_and_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -382,6 +392,7 @@ _bitwise_not = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -416,6 +427,7 @@ _bitwise_or_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -450,6 +462,7 @@ _bitwise_xor_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -484,6 +497,7 @@ _ceil = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -520,6 +534,7 @@ _cos = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -557,6 +572,7 @@ _cosh = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -594,6 +610,7 @@ _div_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -631,6 +648,7 @@ _div_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -668,6 +686,7 @@ _elu = PointwiseKernel(
     num_tensors=1,
     num_scalars=3,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -699,6 +718,7 @@ _eq_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -731,6 +751,7 @@ _eq_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -763,6 +784,7 @@ _erf = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -800,6 +822,7 @@ _exp = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -837,6 +860,7 @@ _exp2 = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -874,6 +898,7 @@ _expm1 = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -911,6 +936,7 @@ _floor = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -947,6 +973,7 @@ _floor_divide = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -983,6 +1010,7 @@ _floor_divide_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -1019,6 +1047,7 @@ _fmod_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -1055,6 +1084,7 @@ _fmod_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -1091,6 +1121,7 @@ _frac = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -1122,6 +1153,7 @@ _ge_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1154,6 +1186,7 @@ _ge_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1186,6 +1219,7 @@ _gt_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1218,6 +1252,7 @@ _gt_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1250,6 +1285,7 @@ _hardsigmoid = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -1281,6 +1317,7 @@ _hardswish = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -1312,6 +1349,7 @@ _hardtanh = PointwiseKernel(
     num_tensors=1,
     num_scalars=2,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -1348,6 +1386,7 @@ _isfinite = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1380,6 +1419,7 @@ _isinf = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1412,6 +1452,7 @@ _isnan = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1444,6 +1485,7 @@ _le_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1476,6 +1518,7 @@ _le_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1508,6 +1551,7 @@ _leaky_relu = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -1539,6 +1583,7 @@ _lerp_Scalar = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -1570,6 +1615,7 @@ _lerp_Tensor = PointwiseKernel(
     num_tensors=3,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -1601,6 +1647,7 @@ _log = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -1638,6 +1685,7 @@ _log10 = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -1675,6 +1723,7 @@ _log1p = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -1712,6 +1761,7 @@ _log2 = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -1749,6 +1799,7 @@ _log_sigmoid = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -1780,6 +1831,7 @@ _logaddexp = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -1811,6 +1863,7 @@ _logical_and = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1843,6 +1896,7 @@ _logical_not = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1875,6 +1929,7 @@ _logical_or = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1907,6 +1962,7 @@ _logical_xor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1939,6 +1995,7 @@ _lt_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1971,6 +2028,7 @@ _lt_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2003,6 +2061,7 @@ _masked_fill_Scalar = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    conditions=(1,),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2046,6 +2105,7 @@ _masked_fill_Tensor = PointwiseKernel(
     num_tensors=3,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(1,),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2089,6 +2149,7 @@ _maximum = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2126,6 +2187,7 @@ _minimum = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2163,6 +2225,7 @@ _mish = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -2194,6 +2257,7 @@ _mul_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2231,6 +2295,7 @@ _mul_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2268,6 +2333,7 @@ _ne_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2300,6 +2366,7 @@ _ne_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2332,6 +2399,7 @@ _neg = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -2368,6 +2436,7 @@ _pow_Tensor_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -2404,6 +2473,7 @@ _pow_Tensor_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -2440,6 +2510,7 @@ _reciprocal = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -2477,6 +2548,7 @@ _relu = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -2513,6 +2585,7 @@ _remainder_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -2549,6 +2622,7 @@ _remainder_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -2585,6 +2659,7 @@ _round = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -2621,6 +2696,7 @@ _rsqrt = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -2658,6 +2734,7 @@ _sigmoid = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -2695,6 +2772,7 @@ _sign = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -2731,6 +2809,7 @@ _silu = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -2762,6 +2841,7 @@ _sin = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -2799,6 +2879,7 @@ _sinh = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -2836,6 +2917,7 @@ _softplus = PointwiseKernel(
     num_tensors=1,
     num_scalars=2,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -2867,6 +2949,7 @@ _sqrt = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -2904,6 +2987,7 @@ _square = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -2940,6 +3024,7 @@ _sub_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=2,
     promote_scalars=(0,),
+    conditions=(),
     alpha=1,
     instances={
         "uint8": ("uint8", 16),
@@ -2976,6 +3061,7 @@ _sub_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    conditions=(),
     alpha=0,
     instances={
         "uint8": ("uint8", 16),
@@ -3012,6 +3098,7 @@ _tan = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -3049,6 +3136,7 @@ _tanh = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -3086,6 +3174,7 @@ _threshold_backward = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -3117,6 +3206,7 @@ _trunc = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -3153,6 +3243,7 @@ _where_self = PointwiseKernel(
     num_tensors=3,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(0,),
     alpha=None,
     instances={
         "bool": ("bool", 16),

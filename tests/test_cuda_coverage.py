@@ -41,22 +41,25 @@ def _to_cuda(a: np.ndarray, dtype: str) -> Tensor:
     return t.to(G.bfloat16) if dtype == "bfloat16" else t
 
 
-def _layouts(n_tensors: int, dtype: str, rng: np.random.Generator) -> list[tuple[str, list[Any], list[Tensor]]]:
-    """(name, host arrays, device tensors) per input layout; host arrays are what the CPU backend gets."""
+def _layouts(dtypes: list[str], rng: np.random.Generator) -> list[tuple[str, list[Any], list[Tensor]]]:
+    """(name, host arrays, device tensors) per input layout, one tensor per entry of `dtypes`; host arrays
+    are what the CPU backend gets."""
     out = []
-    host = [_values(dtype, (ROWS, COLS), rng) for _ in range(n_tensors)]
-    out.append(("contiguous", host, [_to_cuda(a, dtype) for a in host]))
-    flat = [_values(dtype, (ROWS * COLS + 1,), rng) for _ in range(n_tensors)]
-    out.append(("offset", [a[1:] for a in flat], [_to_cuda(a, dtype)[1:] for a in flat]))
-    out.append(("transposed", [a.T for a in host], [_to_cuda(a, dtype).t() for a in host]))
+    n_tensors = len(dtypes)
+    host = [_values(d, (ROWS, COLS), rng) for d in dtypes]
+    out.append(("contiguous", host, [_to_cuda(a, d) for a, d in zip(host, dtypes, strict=True)]))
+    flat = [_values(d, (ROWS * COLS + 1,), rng) for d in dtypes]
+    out.append(("offset", [a[1:] for a in flat], [_to_cuda(a, d)[1:] for a, d in zip(flat, dtypes, strict=True)]))
+    out.append(("transposed", [a.T for a in host], [_to_cuda(a, d).t() for a, d in zip(host, dtypes, strict=True)]))
     if n_tensors > 1:
-        row = _values(dtype, (1, COLS), rng)
+        row = _values(dtypes[1], (1, COLS), rng)
         out.append(("broadcast", [host[0], row] + host[2:],
-                    [_to_cuda(host[0], dtype), _to_cuda(row, dtype)] + [_to_cuda(a, dtype) for a in host[2:]]))
-    zero = [_values(dtype, (), rng) for _ in range(n_tensors)]
-    out.append(("0-d", zero, [_to_cuda(np.asarray(a), dtype).reshape(()) for a in zero]))
-    empty = [_values(dtype, (0, 3), rng) for _ in range(n_tensors)]
-    out.append(("empty", empty, [_to_cuda(a, dtype) for a in empty]))
+                    [_to_cuda(host[0], dtypes[0]), _to_cuda(row, dtypes[1])]
+                    + [_to_cuda(a, d) for a, d in zip(host[2:], dtypes[2:], strict=True)]))
+    zero = [_values(d, (), rng) for d in dtypes]
+    out.append(("0-d", zero, [_to_cuda(np.asarray(a), d).reshape(()) for a, d in zip(zero, dtypes, strict=True)]))
+    empty = [_values(d, (0, 3), rng) for d in dtypes]
+    out.append(("empty", empty, [_to_cuda(a, d) for a, d in zip(empty, dtypes, strict=True)]))
     return out
 
 
@@ -87,9 +90,11 @@ def test_every_pointwise_instance_agrees_with_the_cpu_backend(var: str) -> None:
     rng = np.random.default_rng(len(name))
     for dtype in kernel.instances:
         scalars = [_scalar(dtype)] * kernel.num_scalars
+        # conditions (masked_fill's mask, where's condition) are bool, as PyTorch requires, for every instance
+        dtypes = ["bool" if i in kernel.conditions else dtype for i in range(kernel.num_tensors)]
         for bits in (None, 64):
             with L.force_index_bits(bits):
-                for layout, host, device in _layouts(kernel.num_tensors, dtype, rng):
+                for layout, host, device in _layouts(dtypes, rng):
                     if dtype == "bfloat16":  # the CPU backend has no bfloat16: compare with float32 of the inputs
                         cpu_inputs = [G.from_numpy(np.array(_host(t), order="C")) for t in device]
                     else:
