@@ -167,6 +167,25 @@ def test_softmax_matches_numpy(dim: int, dtype: str, log: bool) -> None:
     assert half.dtype.name == "float32"
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_rows_of_1_to_10_to_the_5(dtype: str, log: bool) -> None:
+    """One row per length: around the warp and block sizes, and one row of 10**5 (each thread loops)."""
+    from runtime.cuda import softmax as SM
+
+    rng = np.random.default_rng(3)
+    for cols in (1, 2, 31, 32, 33, 255, 256, 257, 1000, 10**5):
+        base = (rng.standard_normal((1, cols)) * 5).astype(dtype)
+        x = base.astype(np.float64)
+        lse = x.max() + np.log(np.exp(x - x.max()).sum())
+        ref = x - lse if log else np.exp(x - lse)
+        got = _host(SM.softmax(_cuda(base, dtype), -1, None, False, log)).astype(np.float64)
+        tol = 1e-2 if dtype == "float16" else 1e-5
+        np.testing.assert_allclose(got, ref, rtol=tol, atol=tol, err_msg=f"row of {cols}")
+        if not log:
+            assert abs(got.sum() - 1.0) < (1e-2 if dtype == "float16" else 1e-4), f"row of {cols}"
+
+
 @pytest.mark.parametrize("src", ["float32", "float64", "int32", "int64", "float16", "bool", "uint8"])
 @pytest.mark.parametrize("dst", ["float32", "int8", "float16", "bool", "int64"])
 def test_copy_casts_between_layouts(src: str, dst: str) -> None:
