@@ -28,7 +28,7 @@ LAYOUTS: dict[str, tuple[Callable[[np.random.Generator], np.ndarray], Callable[[
     "long_row": (lambda rng: rng.standard_normal(1 << 16), lambda a: a),
     "many_rows": (lambda rng: rng.standard_normal((300, 3)), lambda a: a),
 }
-DIMS = [None, 0, -1, (0, 2)]
+DIMS = [None, 0, 1, -1, (0, 1), (0, 2), (1, 2), (0, 1, 2)]  # every combination of 3 dims
 
 
 def _cuda(a: np.ndarray, dtype: str, view: Callable[[Any], Any] = lambda x: x) -> Any:
