@@ -145,6 +145,25 @@ def test_nan_and_ties_follow_pytorch() -> None:
     assert _host(ops.argmin(_cuda(a, "float32"), 1, False)).tolist() == [3, 2]
 
 
+@pytest.mark.parametrize("cols", [5, 33, 257, 1 << 16])  # one warp, a warp and one, a block and one, two passes
+def test_nan_propagates_and_ties_take_the_first_index(cols: int) -> None:
+    from runtime import dtypes
+    from runtime.cuda import reduce as R
+
+    a = np.zeros((1, cols), np.float32)
+    a[0, [1, cols - 1]] = 7.0  # a tie: the first index wins
+    for dims in (None, [1]):
+        values, indices = R.reduce_with_indices("max", _cuda(a, "float32"), None if dims is None else 1)
+        assert float(_host(values).item()) == 7.0 and int(_host(indices).item()) == 1, f"{cols} {dims}"
+    a[0, cols // 2] = np.nan  # NaN wins over any number, and its (first) index is the argmax/argmin
+    for op in ("amax", "amin", "sum", "mean"):
+        got = _host(R.reduce(op, _cuda(a, "float32"), None, False, None, 0.0))
+        assert np.isnan(got), f"{op} of a row of {cols} with a NaN"
+    t = _cuda(a, "float32")
+    _, indices = R.reduce_with_indices("min", t, 1)
+    assert int(_host(indices).item()) == cols // 2 and t.dtype is dtypes.float32
+
+
 @pytest.mark.parametrize("dim", [-1, 0, 1])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 @pytest.mark.parametrize("log", [False, True])
