@@ -83,7 +83,9 @@ _COMPARE: dict[type, str] = {
 }
 _UNARY_NUMPY: dict[type, str] = {ast.USub: "(-{0})", ast.UAdd: "(+{0})", ast.Not: "np.logical_not({0})",
                                   ast.Invert: "np.invert({0})"}
-_UNARY_CUDA: dict[type, str] = {ast.USub: "(-{0})", ast.UAdd: "(+{0})", ast.Not: "(!{0})", ast.Invert: "(~{0})"}
+# `~` through op_bitwise_not: C++'s `~` promotes bool to int (~true == -2, stored back as true).
+_UNARY_CUDA: dict[type, str] = {ast.USub: "(-{0})", ast.UAdd: "(+{0})", ast.Not: "(!{0})",
+                                ast.Invert: "op_bitwise_not({0})"}
 _BOOLOPS_NUMPY: dict[type, str] = {ast.And: "np.logical_and", ast.Or: "np.logical_or"}
 _BOOLOPS_CUDA: dict[type, str] = {ast.And: "&&", ast.Or: "||"}
 

@@ -23,6 +23,7 @@ _abs = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -59,6 +60,7 @@ _acos = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -96,6 +98,7 @@ _add_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=2,
     promote_scalars=(0,),
+    conditions=(),
     alpha=1,
     instances={
         "bool": ("bool", 16),
@@ -133,6 +136,7 @@ _add_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    conditions=(),
     alpha=0,
     instances={
         "bool": ("bool", 16),
@@ -170,6 +174,7 @@ _addcdiv = PointwiseKernel(
     num_tensors=3,
     num_scalars=1,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -201,6 +206,7 @@ _addcmul = PointwiseKernel(
     num_tensors=3,
     num_scalars=1,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -237,6 +243,7 @@ _asin = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -274,6 +281,7 @@ _atan = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -311,6 +319,7 @@ _atan2 = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -348,6 +357,7 @@ _bitwise_and_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -382,6 +392,7 @@ _bitwise_not = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -416,6 +427,7 @@ _bitwise_or_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -450,6 +462,7 @@ _bitwise_xor_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -484,6 +497,7 @@ _ceil = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -520,6 +534,7 @@ _cos = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -557,6 +572,7 @@ _cosh = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -594,6 +610,7 @@ _div_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -631,6 +648,7 @@ _div_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -668,6 +686,7 @@ _elu = PointwiseKernel(
     num_tensors=1,
     num_scalars=3,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -699,6 +718,7 @@ _eq_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -731,6 +751,7 @@ _eq_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -763,6 +784,7 @@ _erf = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -800,6 +822,7 @@ _exp = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -837,6 +860,7 @@ _exp2 = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -874,6 +898,7 @@ _expm1 = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -911,6 +936,7 @@ _floor = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -947,6 +973,7 @@ _floor_divide = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -983,6 +1010,7 @@ _floor_divide_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -1019,6 +1047,7 @@ _fmod_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -1055,6 +1084,7 @@ _fmod_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -1091,6 +1121,7 @@ _frac = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -1122,6 +1153,7 @@ _ge_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1154,6 +1186,7 @@ _ge_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1186,6 +1219,7 @@ _gt_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1218,6 +1252,7 @@ _gt_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1250,6 +1285,7 @@ _hardsigmoid = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -1281,6 +1317,7 @@ _hardswish = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -1312,6 +1349,7 @@ _hardtanh = PointwiseKernel(
     num_tensors=1,
     num_scalars=2,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -1379,6 +1417,7 @@ _isfinite = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1411,6 +1450,7 @@ _isinf = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1443,6 +1483,7 @@ _isnan = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1475,6 +1516,7 @@ _le_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1507,6 +1549,7 @@ _le_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1539,6 +1582,7 @@ _leaky_relu = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -1570,6 +1614,7 @@ _lerp_Scalar = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -1601,6 +1646,7 @@ _lerp_Tensor = PointwiseKernel(
     num_tensors=3,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -1632,6 +1678,7 @@ _log = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -1669,6 +1716,7 @@ _log10 = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -1706,6 +1754,7 @@ _log1p = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -1743,6 +1792,7 @@ _log2 = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -1780,6 +1830,7 @@ _log_sigmoid = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -1811,6 +1862,7 @@ _logaddexp = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -1842,6 +1894,7 @@ _logical_and = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1874,6 +1927,7 @@ _logical_not = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1906,6 +1960,7 @@ _logical_or = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1938,6 +1993,7 @@ _logical_xor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -1970,6 +2026,7 @@ _lt_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2002,6 +2059,7 @@ _lt_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2034,6 +2092,7 @@ _masked_fill_Scalar = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    conditions=(1,),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2077,6 +2136,7 @@ _masked_fill_Tensor = PointwiseKernel(
     num_tensors=3,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(1,),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2120,6 +2180,7 @@ _maximum = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2157,6 +2218,7 @@ _minimum = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2194,6 +2256,7 @@ _mish = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -2225,6 +2288,7 @@ _mul_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2262,6 +2326,7 @@ _mul_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2299,6 +2364,7 @@ _ne_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2331,6 +2397,7 @@ _ne_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("bool", 16),
@@ -2363,6 +2430,7 @@ _neg = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -2399,6 +2467,7 @@ _pow_Tensor_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -2435,6 +2504,7 @@ _pow_Tensor_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -2471,6 +2541,7 @@ _reciprocal = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -2508,6 +2579,7 @@ _relu = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -2544,6 +2616,7 @@ _remainder_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=1,
     promote_scalars=(0,),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -2580,6 +2653,7 @@ _remainder_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -2616,6 +2690,7 @@ _round = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -2652,6 +2727,7 @@ _rsqrt = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -2689,6 +2765,7 @@ _sigmoid = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -2726,6 +2803,7 @@ _sign = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -2762,6 +2840,7 @@ _silu = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -2793,6 +2872,7 @@ _sin = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -2830,6 +2910,7 @@ _sinh = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -2867,6 +2948,7 @@ _softplus = PointwiseKernel(
     num_tensors=1,
     num_scalars=2,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
@@ -2898,6 +2980,7 @@ _sqrt = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -2935,6 +3018,7 @@ _square = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -2971,6 +3055,7 @@ _sub_Scalar = PointwiseKernel(
     num_tensors=1,
     num_scalars=2,
     promote_scalars=(0,),
+    conditions=(),
     alpha=1,
     instances={
         "uint8": ("uint8", 16),
@@ -3007,6 +3092,7 @@ _sub_Tensor = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    conditions=(),
     alpha=0,
     instances={
         "uint8": ("uint8", 16),
@@ -3043,6 +3129,7 @@ _tan = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -3080,6 +3167,7 @@ _tanh = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "bool": ("float32", 4),
@@ -3117,6 +3205,7 @@ _threshold_backward = PointwiseKernel(
     num_tensors=2,
     num_scalars=1,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -3148,6 +3237,7 @@ _trunc = PointwiseKernel(
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "uint8": ("uint8", 16),
@@ -3184,6 +3274,7 @@ _where_self = PointwiseKernel(
     num_tensors=3,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(0,),
     alpha=None,
     instances={
         "bool": ("bool", 16),

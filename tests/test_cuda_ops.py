@@ -21,9 +21,14 @@ LAYOUTS: dict[str, tuple[Callable[[np.random.Generator], np.ndarray], Callable[[
     "stepped": (lambda rng: rng.standard_normal((12, 7, 10)), lambda a: a[::2, :, 1::2]),
     "zero_dim": (lambda rng: np.array(rng.standard_normal()), lambda a: a),
     "empty": (lambda rng: np.zeros((3, 0, 4)), lambda a: a),
-    "long_row": (lambda rng: rng.standard_normal((1, 1 << 17)), lambda a: a),
+    # The smallest inputs that take each launch path of runtime/cuda/reduce.py: one row of TWO_PASS_MIN
+    # elements (two passes), and more rows than the rows kernel's grid on the emulated device's 4 SMs
+    # (4 * BLOCKS_PER_SM * 4 = 128 blocks), so blocks loop over rows. A (1, 2**17) row reduced along dim 0
+    # was 131072 one-element rows: seconds per case under emulation for no path the others miss.
+    "long_row": (lambda rng: rng.standard_normal(1 << 16), lambda a: a),
+    "many_rows": (lambda rng: rng.standard_normal((300, 3)), lambda a: a),
 }
-DIMS = [None, 0, -1, (0, 2)]
+DIMS = [None, 0, 1, -1, (0, 1), (0, 2), (1, 2), (0, 1, 2)]  # every combination of 3 dims
 
 
 def _cuda(a: np.ndarray, dtype: str, view: Callable[[Any], Any] = lambda x: x) -> Any:
@@ -68,6 +73,17 @@ REDUCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
+def test_layouts_take_every_reduction_path() -> None:
+    from runtime.cuda import launch as L
+    from runtime.cuda import reduce as R
+    from runtime.cuda.emulator.xp import SM_COUNT
+
+    rng = np.random.default_rng(0)
+    assert R.use_two_pass(1, LAYOUTS["long_row"][0](rng).size)
+    rows = LAYOUTS["many_rows"][0](rng).shape[0]
+    assert rows > SM_COUNT * L.BLOCKS_PER_SM * 4  # the rows kernel's grid on the emulated device
+
+
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 @pytest.mark.parametrize("op", sorted(REDUCTIONS))
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "float16"])
@@ -103,7 +119,7 @@ def test_reductions_match_numpy(layout: str, op: str, dtype: str) -> None:
                 assert got.dtype.name == "int64"
 
 
-@pytest.mark.parametrize("layout", ["contiguous", "transposed", "stepped", "zero_dim", "long_row"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "stepped", "zero_dim", "long_row", "many_rows"])
 @pytest.mark.parametrize("dtype", ["float32", "int64", "float16"])
 def test_max_min_with_indices(layout: str, dtype: str) -> None:
     from runtime.cuda import ops
@@ -129,6 +145,25 @@ def test_nan_and_ties_follow_pytorch() -> None:
     assert _host(ops.argmin(_cuda(a, "float32"), 1, False)).tolist() == [3, 2]
 
 
+@pytest.mark.parametrize("cols", [5, 33, 257, 1 << 16])  # one warp, a warp and one, a block and one, two passes
+def test_nan_propagates_and_ties_take_the_first_index(cols: int) -> None:
+    from runtime import dtypes
+    from runtime.cuda import reduce as R
+
+    a = np.zeros((1, cols), np.float32)
+    a[0, [1, cols - 1]] = 7.0  # a tie: the first index wins
+    for dims in (None, [1]):
+        values, indices = R.reduce_with_indices("max", _cuda(a, "float32"), None if dims is None else 1)
+        assert float(_host(values).item()) == 7.0 and int(_host(indices).item()) == 1, f"{cols} {dims}"
+    a[0, cols // 2] = np.nan  # NaN wins over any number, and its (first) index is the argmax/argmin
+    for op in ("amax", "amin", "sum", "mean"):
+        got = _host(R.reduce(op, _cuda(a, "float32"), None, False, None, 0.0))
+        assert np.isnan(got), f"{op} of a row of {cols} with a NaN"
+    t = _cuda(a, "float32")
+    _, indices = R.reduce_with_indices("min", t, 1)
+    assert int(_host(indices).item()) == cols // 2 and t.dtype is dtypes.float32
+
+
 @pytest.mark.parametrize("dim", [-1, 0, 1])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 @pytest.mark.parametrize("log", [False, True])
@@ -149,6 +184,25 @@ def test_softmax_matches_numpy(dim: int, dtype: str, log: bool) -> None:
         np.testing.assert_allclose(_host(got).astype(np.float64), ref, rtol=tol, atol=tol)
     half = SM.softmax(_cuda(np.ones((2, 3), np.float16), "float16"), 1, None, True)
     assert half.dtype.name == "float32"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_rows_of_1_to_10_to_the_5(dtype: str, log: bool) -> None:
+    """One row per length: around the warp and block sizes, and one row of 10**5 (each thread loops)."""
+    from runtime.cuda import softmax as SM
+
+    rng = np.random.default_rng(3)
+    for cols in (1, 2, 31, 32, 33, 255, 256, 257, 1000, 10**5):
+        base = (rng.standard_normal((1, cols)) * 5).astype(dtype)
+        x = base.astype(np.float64)
+        lse = x.max() + np.log(np.exp(x - x.max()).sum())
+        ref = x - lse if log else np.exp(x - lse)
+        got = _host(SM.softmax(_cuda(base, dtype), -1, None, False, log)).astype(np.float64)
+        tol = 1e-2 if dtype == "float16" else 1e-5
+        np.testing.assert_allclose(got, ref, rtol=tol, atol=tol, err_msg=f"row of {cols}")
+        if not log:
+            assert abs(got.sum() - 1.0) < (1e-2 if dtype == "float16" else 1e-4), f"row of {cols}"
 
 
 @pytest.mark.parametrize("src", ["float32", "float64", "int32", "int64", "float16", "bool", "uint8"])

@@ -30,6 +30,7 @@ class PointwiseKernel:
     num_scalars: int
     instances: dict[str, tuple[str, int]]
     promote_scalars: tuple[int, ...] = ()  # scalars that take part in type promotion (wrapped numbers)
+    conditions: tuple[int, ...] = ()  # positions of the tensors used as a condition: bool, whatever the instance
     alpha: int | None = None  # position in the scalars of an `alpha` (checked as PyTorch: runtime/kernels/checks.py)
 
 

@@ -7,7 +7,7 @@
 
 template <typename C>
 __device__ __forceinline__ auto bitwise_not_fn(const C a_self) {
-  return (~a_self);
+  return op_bitwise_not(a_self);
 }
 
 // ---- inputs bool -> output bool, computed in bool

@@ -143,6 +143,13 @@ def zeros(shape: Any, dtype: Any = float) -> DeviceArray:
     return out
 
 
+def ones(shape: Any, dtype: Any = float) -> DeviceArray:
+    """Filled in place: NumPy's `ones` through `__getattr__` would make a host array and copy it over."""
+    out = DeviceArray(shape, dtype)
+    out.view(np.ndarray)[...] = 1
+    return out
+
+
 def asarray(a: Any, dtype: Any = None) -> DeviceArray:
     """`a` on the device (no copy when it is a device array of `dtype` already)."""
     if isinstance(a, DeviceArray) and (dtype is None or a.dtype == np.dtype(dtype)):

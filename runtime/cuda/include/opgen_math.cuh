@@ -55,6 +55,11 @@ OPGEN_ROUNDING(round, rintf(x), rint(x))  // half to even, as torch.round and np
 OPGEN_ROUNDING(trunc, truncf(x), trunc(x))
 #undef OPGEN_ROUNDING
 
+// ---- `~x` (kernel_spec renders it so): C++'s `~` promotes bool to int, and ~true stored as bool is
+// true; bool flips, the integers keep their own width --------------------------------------------
+OPGEN_F bool op_bitwise_not(bool x) { return !x; }
+template <typename T> OPGEN_F T op_bitwise_not(T x) { return static_cast<T>(~x); }
+
 // ---- sign and magnitude -------------------------------------------------------------------------
 OPGEN_F float op_abs(float x) { return fabsf(x); }
 OPGEN_F double op_abs(double x) { return fabs(x); }
