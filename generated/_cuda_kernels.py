@@ -1386,6 +1386,7 @@ _hypot = PointwiseKernel(
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),
+    conditions=(),
     alpha=None,
     instances={
         "float16": ("float16", 8),
