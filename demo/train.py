@@ -52,7 +52,7 @@ def pick_device(name: str) -> str:
     if name == "auto":
         return "cuda" if G.cuda.is_available() else "cpu"
     if name == "cuda" and not G.cuda.is_available():
-        raise SystemExit(f"--device cuda: no CUDA device is available. {G.cuda.CUDA_INSTALL_HINT}")
+        raise SystemExit(f"--device cuda: {G.cuda.unavailable_reason()}")
     return name
 
 

@@ -22,9 +22,11 @@ from runtime.cuda.device import (
     is_available,
     is_emulated,
     require_cupy,
+    require_device,
     set_device,
     stream,
     synchronize,
+    unavailable_reason,
 )
 
 _MEMORY_NAMES = ("memory_stats", "memory_allocated", "max_memory_allocated", "memory_reserved",
@@ -49,5 +51,5 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "CUDA_INSTALL_HINT", "CudaUnavailableError", "Event", "Stream", "current_device", "current_stream",
     "device_count", "get_device_name", "get_device_properties", "is_available", "is_emulated", "require_cupy",
-    "set_device", "stream", "synchronize", *_MEMORY_NAMES, *_ALLOCATOR_NAMES,
+    "require_device", "set_device", "stream", "synchronize", "unavailable_reason", *_MEMORY_NAMES, *_ALLOCATOR_NAMES,
 ]

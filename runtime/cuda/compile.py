@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from runtime.cuda import nvrtc_check
+import runtime.cuda.nvrtc_check as nvrtc_check
 from runtime.cuda.nvrtc_check import CompileResult, NvrtcCompileError
 
 CONTEXT_LINES = 3
@@ -202,19 +202,16 @@ def read_source(path: str) -> str:
     return text
 
 
-def _emulated() -> bool:
-    from runtime.cuda import emulator
-
-    return emulator.active()
+# Under OPGEN_EMULATE_CUDA=1, runtime/cuda/device.py installs the host engine's loader here (Note [The emulator
+# reaches the caching allocator through hooks]): the engine builds on this module, not the other way round.
+host_loader: Callable[[str, str, int], Any] | None = None
 
 
 def load_function(source_path: str, kernel: str, device_index: int) -> Any:
     """The `cupy.cuda.Function` named `kernel` of the module compiled from `source_path` on a device
     (under OPGEN_EMULATE_CUDA=1, the same kernel compiled for the host engine: runtime/cuda/emulator)."""
-    if _emulated():
-        from runtime.cuda.emulator import engine
-
-        return engine.load_function(source_path, kernel, device_index)
+    if host_loader is not None:
+        return host_loader(source_path, kernel, device_index)
     with _MODULE_LOCK:
         module = _MODULES.get((device_index, source_path))
     if module is None:

@@ -25,7 +25,7 @@ _ERROR_MEMORY_ALLOCATION = 2  # cudaErrorMemoryAllocation
 
 def import_cupy() -> ModuleType:
     """Import CuPy or explain how to install it (the emulated device's module under OPGEN_EMULATE_CUDA=1)."""
-    from runtime.cuda import emulator
+    import runtime.cuda.emulator as emulator
 
     if emulator.active():
         from runtime.cuda.emulator import xp

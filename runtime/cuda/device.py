@@ -7,9 +7,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import runtime.cuda.compile as compile_
 import runtime.cuda.cupy_pool as cupy_pool
+import runtime.cuda.emulator as emulator
 import runtime.cuda.memory as memory
-from runtime.cuda import emulator
+
+if emulator.active():  # kernels load through the host engine (Note [The emulator reaches the caching allocator ...])
+    import runtime.cuda.emulator.engine as engine
+
+    compile_.host_loader = engine.load_function
 
 CUDA_INSTALL_HINT = "CUDA support needs CuPy: pip install 'opgen[cuda12]' (or 'opgen[cuda13]')"
 
@@ -41,16 +47,35 @@ def _route_cupy_allocations(cupy: Any) -> None:
     cupy_pool.install(memory.get_allocator, cupy=cupy)
 
 
+_why_unavailable: list[str] = []  # what _device_count found wrong, for the error message
+
+
 @functools.cache
 def _device_count() -> int:
     if emulator.active():
         return 1
     try:
         import cupy
-
-        return int(cupy.cuda.runtime.getDeviceCount())
-    except Exception:  # no CuPy, no driver, no device: all mean "no CUDA"
+    except ImportError:
+        _why_unavailable.append(CUDA_INSTALL_HINT)
         return 0
+    try:
+        count = int(cupy.cuda.runtime.getDeviceCount())
+    except Exception as e:  # no driver, or no device: both mean "no CUDA"
+        _why_unavailable.append(f"CuPy is installed, but CUDA cannot start here ({type(e).__name__}: {e}); "
+                                "this needs an NVIDIA GPU and its driver")
+        return 0
+    if count == 0:
+        _why_unavailable.append("CuPy is installed, but the driver reports no CUDA device")
+    return count
+
+
+def unavailable_reason() -> str:
+    """Why CUDA is not available ('' when it is), and what to do about it."""
+    if _device_count() > 0:
+        return ""
+    return (f"no CUDA device is available: {_why_unavailable[0]}. Without a GPU, OPGEN_EMULATE_CUDA=1 runs "
+            "opgen's CUDA kernels on an emulated device")
 
 
 def is_available() -> bool:
@@ -67,25 +92,25 @@ def device_count() -> int:
     return _device_count()
 
 
-def _require_device() -> Any:
+def require_device() -> Any:
+    """The `cupy` module once a CUDA device is known to be usable, else CudaUnavailableError saying why."""
     cupy = require_cupy()
     if _device_count() == 0:
-        raise CudaUnavailableError("no CUDA device is available (CuPy is installed, but the driver reports "
-                                   "no device)")
+        raise CudaUnavailableError(unavailable_reason())
     return cupy
 
 
 def current_device() -> int:
-    return int(_require_device().cuda.runtime.getDevice())
+    return int(require_device().cuda.runtime.getDevice())
 
 
 def set_device(index: int) -> None:
-    _require_device().cuda.Device(index).use()
+    require_device().cuda.Device(index).use()
 
 
 def synchronize(device: int | None = None) -> None:
     """Wait for every kernel on `device` (default: the current one)."""
-    cupy = _require_device()
+    cupy = require_device()
     with cupy.cuda.Device(current_device() if device is None else device):
         cupy.cuda.runtime.deviceSynchronize()
 
@@ -93,7 +118,7 @@ def synchronize(device: int | None = None) -> None:
 @functools.cache
 def get_device_properties(index: int = 0) -> dict[str, Any]:
     """cudaGetDeviceProperties as a dict (cached: launch sizes read the SM count on every launch)."""
-    return dict(_require_device().cuda.runtime.getDeviceProperties(index))
+    return dict(require_device().cuda.runtime.getDeviceProperties(index))
 
 
 def get_device_name(index: int = 0) -> str:
@@ -110,7 +135,7 @@ class Stream:
     """A CUDA stream (wraps `cupy.cuda.Stream`); `with s:` makes it current, as torch.cuda.Stream."""
 
     def __init__(self, device: int | None = None, priority: int = 0, *, _cupy_stream: Any = None) -> None:
-        cupy = _require_device()
+        cupy = require_device()
         if _cupy_stream is not None:
             self._stream = _cupy_stream
             self.device = current_device() if device is None else device
@@ -162,7 +187,7 @@ class Event:
     """A CUDA event (wraps `cupy.cuda.Event`)."""
 
     def __init__(self, enable_timing: bool = False, blocking: bool = False) -> None:
-        cupy = _require_device()
+        cupy = require_device()
         self._event = cupy.cuda.Event(block=blocking, disable_timing=not enable_timing)
 
     def record(self, stream: Stream | None = None) -> None:
@@ -179,12 +204,12 @@ class Event:
 
     def elapsed_time(self, end: Event) -> float:
         """Milliseconds between this event and `end` (both recorded, timing enabled)."""
-        cupy = _require_device()
+        cupy = require_device()
         return float(cupy.cuda.get_elapsed_time(self._event, end._event))
 
 
 def current_stream(device: int | None = None) -> Stream:
-    cupy = _require_device()
+    cupy = require_device()
     with cupy.cuda.Device(current_device() if device is None else device):
         return Stream(device, _cupy_stream=cupy.cuda.get_current_stream())
 

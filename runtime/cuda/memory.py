@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import runtime.cuda.emulator as emulator
 from runtime.cuda.allocator import CachingAllocator, format_size
 from runtime.cuda.cupy_pool import CupyRawMemory, memory_pointer
 
@@ -29,8 +30,6 @@ def get_allocator(device_index: int = 0) -> CachingAllocator:
 
 def _raw_memory(device_index: int) -> Any:
     """CuPy's cudaMalloc, or the emulated device's host-backed memory under OPGEN_EMULATE_CUDA=1."""
-    from runtime.cuda import emulator
-
     if emulator.active():
         from runtime.cuda.emulator import xp
         from runtime.cuda.emulator.memory import HostBackedDevice, capacity_from_env
@@ -151,3 +150,8 @@ def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
             lines.append(f" {key:<24}| {stats[key]:>11}")
     lines.append("=" * width)
     return "\n".join(lines) + "\n"
+
+
+# Note [The emulator reaches the caching allocator through hooks] (runtime/cuda/emulator/__init__.py)
+emulator.get_allocator = get_allocator
+emulator.cuda_malloc = cuda_malloc

@@ -9,8 +9,18 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
+from typing import Any
 
 ENV_VAR = "OPGEN_EMULATE_CUDA"
+
+# Note [The emulator reaches the caching allocator through hooks]
+# The emulated device's CuPy-shaped module (xp.py) sits below runtime/cuda/memory.py, which owns the caching
+# allocator; memory.py fills these hooks when it is imported (runtime/cuda/device.py imports it first), so
+# xp.py gets its memory from the allocator without importing the layer above it. Likewise compile.py loads
+# kernels through the host engine once device.py has installed `engine.load_function` as its host loader.
+get_allocator: Callable[[int], Any] | None = None
+cuda_malloc: Callable[[int, int], Any] | None = None
 
 
 def enabled() -> bool:

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from runtime.cuda import compile as CC
-from runtime.cuda import nvrtc_check
+import runtime.cuda.compile as CC
+import runtime.cuda.nvrtc_check as nvrtc_check
 
 HEADER = str(Path(__file__).with_name("opgen_emulate.h"))
 OPT_LEVEL = os.environ.get("OPGEN_EMULATE_OPT", "-O1")

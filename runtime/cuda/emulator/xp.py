@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+import runtime.cuda.emulator as emulator
+
 __version__ = "emulated"
 
 KDL_CUDA = 2
@@ -120,12 +122,18 @@ ndarray = DeviceArray
 _ALLOCATOR: list[Any] = [None]
 
 
+def _hook(name: str) -> Any:
+    """A hook runtime/cuda/memory.py fills (Note [The emulator reaches the caching allocator through hooks])."""
+    fn = getattr(emulator, name)
+    if fn is None:
+        raise RuntimeError("the emulated CUDA device is not set up: import runtime.cuda (or generated) first")
+    return fn
+
+
 def _allocate(nbytes: int) -> MemoryPointer:
     hook = _ALLOCATOR[0]
     if hook is None:
-        from runtime.cuda.memory import cuda_malloc
-
-        return cuda_malloc(nbytes, 0)
+        return _hook("cuda_malloc")(nbytes, 0)
     return hook(nbytes)
 
 
@@ -312,18 +320,14 @@ def get_elapsed_time(start: Event, end: Event) -> float:
 
 def _properties(index: int = 0) -> dict[str, Any]:
     Device(index)
-    from runtime.cuda.memory import get_allocator
-
-    total = get_allocator(0)._raw.capacity
+    total = _hook("get_allocator")(0)._raw.capacity
     return {"name": DEVICE_NAME.encode(), "multiProcessorCount": SM_COUNT, "totalGlobalMem": total,
             "major": 8, "minor": 0, "warpSize": 32, "maxThreadsPerBlock": 1024, "sharedMemPerBlock": 49152,
             "emulated": True}
 
 
 def _mem_info() -> tuple[int, int]:
-    from runtime.cuda.memory import get_allocator
-
-    return get_allocator(0)._raw.mem_info()
+    return _hook("get_allocator")(0)._raw.mem_info()
 
 
 _current_device = [0]
@@ -346,9 +350,7 @@ def set_allocator(hook: Any = None) -> None:
 
 class MemoryPool:
     def malloc(self, nbytes: int) -> MemoryPointer:
-        from runtime.cuda.memory import cuda_malloc
-
-        return cuda_malloc(nbytes, 0)
+        return _hook("cuda_malloc")(nbytes, 0)
 
 
 cuda = SimpleNamespace(
