@@ -48,7 +48,7 @@ except ImportError:  # only the comparison with PyTorch is skipped
 # Where opgen and PyTorch are known to differ: op name -> (does the sample hit it?, what differs). Each is
 # a divergence to fix in the runtime; listed here so that everything else is checked. An entry whose
 # samples all agree with PyTorch again fails test_op_matches_torch: the fix then deletes it.
-_INPLACE_ROOTS = ("copy_", "uniform_", "normal_", "random_.from", "index_put_", "clamp_",
+_INPLACE_ROOTS = ("uniform_", "normal_", "random_.from", "index_put_", "clamp_",
                   "clamp_.Tensor")
 KNOWN: dict[str, tuple[Any, str]] = {
     **{name: (lambda s: s.layout == "expanded",
