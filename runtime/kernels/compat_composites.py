@@ -10,6 +10,7 @@ from typing import Any
 
 from runtime import opcall
 from runtime import strides as S
+from runtime.kernels.reduce import acc_dtype
 
 
 def _G() -> Any:
@@ -117,7 +118,7 @@ def clamp_max_(self: Any, max: Any) -> Any:  # noqa: A002
 def cumprod(self: Any, dim: int, dtype: Any = None) -> Any:
     """Running products as a chain of multiplications, so the gradient is exact where the input has zeros."""
     G = _G()
-    x = self if dtype is None else self.to(dtype)
+    x = self.to(acc_dtype(self, dtype))  # integers and bools multiply in int64, as PyTorch
     d = S.wrap_dim(dim, max(x.dim(), 1))
     if x.dim() == 0:
         return x.clone()
