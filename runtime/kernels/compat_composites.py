@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from runtime import opcall
+from runtime import dtypes, opcall
 from runtime import strides as S
 from runtime.kernels.reduce import acc_dtype
 
@@ -133,6 +133,8 @@ def cumprod(self: Any, dim: int, dtype: Any = None) -> Any:
 
 
 def take(self: Any, index: Any) -> Any:
+    if index.dtype is not dtypes.int64:  # unlike index_select, take accepts no int32 index (as PyTorch)
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype.name}")
     flat = self.reshape(-1)
     n = flat.shape[0]
     if index.numel() and (int(index.max()) >= n or int(index.min()) < -n):
