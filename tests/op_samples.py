@@ -134,6 +134,10 @@ ROWS: dict[str, Row] = {
     "index_put_": Row(tensors={"indices": lambda rng, dt: [np.array([2, 0])]}, shapes={"values": (2, 4)}),
     "index_select": Row(values={"dim": 1}, tensors={"index": _ints([2, 0, 2, 1])}),
     "index_add": Row(values={"dim": 1}, tensors={"index": _ints([2, 0, 2, 1])}),
+    "index_add_": Row(values={"dim": 1}, tensors={"index": _ints([2, 0, 2, 1])}),
+    **{name: Row(values={"dim": 1}, tensors={"index": _ints([2, 0])}, shapes={"value": ()})
+       for name in ("index_fill.int_Scalar", "index_fill.int_Tensor", "index_fill_.int_Scalar",
+                    "index_fill_.int_Tensor")},
     "gather": Row(values={"dim": 1}, tensors={"index": _ints([[2, 0], [1, 3], [0, 1]])}),
     "scatter.src": Row(values={"dim": 1}, tensors={"index": _ints([[2, 0], [1, 3], [0, 1]])}),
     "scatter.value": Row(values={"dim": 1}, tensors={"index": _ints([[2, 0], [1, 3], [0, 1]])}),
@@ -175,11 +179,15 @@ ROWS: dict[str, Row] = {
     "bmm": Row(shapes={"self": (2, 3, 4), "mat2": (2, 4, 5)}),
     "matmul": Row(shapes={"self": (2, 3, 4), "other": (4, 5)}),
     "addmm": Row(shapes={"self": (5,), "mat1": (3, 4), "mat2": (4, 5)}, values={"beta": 2, "alpha": 3}),
+    "mv": Row(shapes={"self": (3, 4), "vec": (4,)}),
     "dot": Row(shapes={"self": (4,), "tensor": (4,)}),
     "outer": Row(shapes={"self": (3,), "vec2": (4,)}),
     "linear": Row(shapes={"input": (2, 4), "weight": (5, 4), "bias": (5,)}),
     "linalg_inv": Row(dtypes=FLOAT, tensors={"A": _well_conditioned}),
     "linalg_det": Row(dtypes=FLOAT, tensors={"A": _well_conditioned}),
+    "inverse": Row(dtypes=FLOAT, tensors={"self": _well_conditioned}),
+    "linalg_matrix_power": Row(dtypes=FLOAT, tensors={"self": _well_conditioned}, values={"n": -2}),
+    "linalg_cross": Row(shapes={"self": (4, 3), "other": (4, 3)}),
     "det": Row(dtypes=FLOAT, tensors={"self": _well_conditioned}),
     "linalg_solve": Row(dtypes=FLOAT, tensors={"A": _well_conditioned}, shapes={"B": (3, 2)}),
     "linalg_cholesky": Row(dtypes=FLOAT, tensors={"self": _spd}),
@@ -188,6 +196,12 @@ ROWS: dict[str, Row] = {
     "linalg_svdvals": Row(dtypes=FLOAT, shapes={"A": (4, 3)}),
     "cdist": Row(shapes={"x1": (3, 4), "x2": (5, 4)}),
     "prelu": Row(shapes={"self": (2, 4, 3), "weight": (4,)}),  # channels on dim 1, not the last
+    # normalization: the parameters are per channel (dim 1) or per normalized trailing dims
+    "batch_norm": Row(shapes={"input": (2, 3, 4), "weight": (3,), "bias": (3,), "running_mean": (3,),
+                              "running_var": (3,)},
+                      values={"training": True, "momentum": 0.1, "eps": 1e-5}),
+    **{name: Row(shapes={"input": (2, 3, 4), "weight": (4,), "bias": (4,)}, values={"normalized_shape": [4]})
+       for name in ("layer_norm", "native_layer_norm")},
     # losses
     "binary_cross_entropy": Row(domain=(0.1, 0.9)),
     "nll_loss": Row(tensors={"target": _TARGETS}, shapes={"weight": (4,)}),
@@ -202,6 +216,7 @@ ROWS: dict[str, Row] = {
     "max_pool2d_with_indices": Row(shapes={"self": (2, 3, 4, 6)}, values={"kernel_size": [2, 2]}),
     "max_pool2d": Row(shapes={"self": (2, 3, 4, 6)}, values={"kernel_size": [2, 2]}),
     "avg_pool2d": Row(shapes={"self": (2, 3, 4, 6)}, values={"kernel_size": [2, 2]}),
+    "adaptive_avg_pool2d": Row(shapes={"self": (2, 3, 4, 6)}, values={"output_size": [2, 3]}),
     # arithmetic whose divisor must not be 0 (integer division by 0 is an error)
     "div.Tensor_mode": Row(values={"rounding_mode": "floor"}, nonzero=("other",)),
     "div.Scalar_mode": Row(values={"rounding_mode": "trunc"}),

@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from runtime import opcall
+from runtime import dtypes, opcall
 from runtime import strides as S
+from runtime.kernels.reduce import acc_dtype
 
 
 def _G() -> Any:
@@ -117,7 +118,7 @@ def clamp_max_(self: Any, max: Any) -> Any:  # noqa: A002
 def cumprod(self: Any, dim: int, dtype: Any = None) -> Any:
     """Running products as a chain of multiplications, so the gradient is exact where the input has zeros."""
     G = _G()
-    x = self if dtype is None else self.to(dtype)
+    x = self.to(acc_dtype(self, dtype))  # integers and bools multiply in int64, as PyTorch
     d = S.wrap_dim(dim, max(x.dim(), 1))
     if x.dim() == 0:
         return x.clone()
@@ -132,6 +133,8 @@ def cumprod(self: Any, dim: int, dtype: Any = None) -> Any:
 
 
 def take(self: Any, index: Any) -> Any:
+    if index.dtype is not dtypes.int64:  # unlike index_select, take accepts no int32 index (as PyTorch)
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype.name}")
     flat = self.reshape(-1)
     n = flat.shape[0]
     if index.numel() and (int(index.max()) >= n or int(index.min()) < -n):

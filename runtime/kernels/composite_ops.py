@@ -94,10 +94,15 @@ def huber_loss(self: Any, target: Any, reduction: Any = "mean", delta: float = 1
 def kl_div(self: Any, target: Any, reduction: Any = "mean", log_target: bool = False) -> Any:
     """target * (log target - input) pointwise (0 where target is 0); `input` holds log-probabilities."""
     G = _G()
+    if not (self.dtype.is_floating_point and target.dtype.is_floating_point):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = G.exp(target) * (target - self)
     else:
-        loss = G.where(target > 0, target * (G.log(G.where(target > 0, target, 1)) - self), 0 * self)
+        # target * log(target) is 0 where target is 0 (the log never sees a 0, so neither does its gradient)
+        # and NaN where target < 0, as PyTorch's xlogy(target, target) - target * input
+        zero = target == 0
+        loss = G.where(zero, 0 * target, target * G.log(G.where(zero, 1, target))) - target * self
     if reduction == "batchmean":
         return G.sum(loss) / (self.shape[0] if self.dim() else 1)
     return _reduce(loss, reduction)

@@ -37,7 +37,10 @@ def batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, running_va
                 "running") else f"{name} should contain {c} elements not {t.numel()}")
     dims = [0, *range(2, input.dim())]
     shape = [1, c] + [1] * (input.dim() - 2)
-    if training:
+    if input.numel() == 0:
+        # as PyTorch: an empty batch has no statistics (the running ones are left alone); only the affine part
+        out = G.clone(input)
+    elif training:
         n = input.numel() // max(c, 1)
         if n <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size "
@@ -52,11 +55,11 @@ def batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, running_va
                 if running_var is not None:
                     unbiased = G.reshape(var, (c,)) * (n / (n - 1))
                     running_var.mul_(1 - momentum).add_(unbiased.to(running_var.dtype), alpha=momentum)
+        out = _normalize(input, mean, var, eps)
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-        mean, var = G.reshape(running_mean, shape), G.reshape(running_var, shape)
-    out = _normalize(input, mean, var, eps)
+        out = _normalize(input, G.reshape(running_mean, shape), G.reshape(running_var, shape), eps)
     if weight is not None:
         out = out * G.reshape(weight, shape)
     if bias is not None:
@@ -121,7 +124,7 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
         if t is not None and (t.dim() != 1 or t.numel() != c):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
                                f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
-    grouped = G.reshape(input, (n, num_groups, -1))
+    grouped = G.reshape(input, (n, num_groups, input.numel() // max(n * num_groups, 1)))
     mean = G.mean(grouped, [2], keepdim=True)
     var = G.var(grouped, [2], correction=0, keepdim=True)
     out = G.reshape(_normalize(grouped, mean, var, eps), input.shape)

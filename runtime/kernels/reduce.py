@@ -20,7 +20,7 @@ from runtime.kernels._xp import wrap, xp_of
 from runtime.tensor import Tensor
 
 
-def _acc_dtype(self: Tensor, dtype: Any) -> dtypes.DType:
+def acc_dtype(self: Tensor, dtype: Any) -> dtypes.DType:
     if dtype is not None:
         return dtypes.as_dtype(dtype)
     # integers and bools accumulate in int64, as PyTorch
@@ -57,12 +57,12 @@ def _nonempty(self: Tensor, axes: tuple[int, ...] | None, op: str) -> None:
 
 
 def sum(self: Tensor, dtype: Any = None) -> Tensor:  # noqa: A001
-    dt = _acc_dtype(self, dtype)
+    dt = acc_dtype(self, dtype)
     return wrap(_compute(self._data, dt).sum(), self._data, dt)
 
 
 def sum_dim(self: Tensor, dim: Sequence[int] | None, keepdim: bool = False, dtype: Any = None) -> Tensor:
-    dt = _acc_dtype(self, dtype)
+    dt = acc_dtype(self, dtype)
     axes = _dims(dim, self._data.ndim)
     r = _compute(self._data, dt).sum(axis=axes, keepdims=keepdim)
     return wrap(r, self._data, dt)
@@ -83,12 +83,12 @@ def mean_dim(self: Tensor, dim: Sequence[int] | None, keepdim: bool = False, dty
 
 
 def prod(self: Tensor, dtype: Any = None) -> Tensor:
-    dt = _acc_dtype(self, dtype)
+    dt = acc_dtype(self, dtype)
     return wrap(_compute(self._data, dt).prod(), self._data, dt)
 
 
 def prod_dim(self: Tensor, dim: int, keepdim: bool = False, dtype: Any = None) -> Tensor:
-    dt = _acc_dtype(self, dtype)
+    dt = acc_dtype(self, dtype)
     axis = S.wrap_dim(dim, self._data.ndim)
     return wrap(_compute(self._data, dt).prod(axis=axis if self._data.ndim else None, keepdims=keepdim),
                 self._data, dt)
@@ -270,7 +270,7 @@ def linalg_vector_norm(self: Tensor, ord: float = 2, dim: Sequence[int] | None =
 
 
 def cumsum(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    dt = _acc_dtype(self, dtype)
+    dt = acc_dtype(self, dtype)
     a = _compute(self._data, dt)
     if a.ndim == 0:
         S.wrap_dim(dim, 0)

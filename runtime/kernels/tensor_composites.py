@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import opcall
+from runtime import dtypes, opcall
 from runtime import strides as S
 
 
@@ -39,6 +39,9 @@ def clamp_tensor(self: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A
 def clamp_(self: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002
     """In place, with number or tensor bounds: the out-of-place clamp copied back (bounds broadcast to self)."""
     out = _G().clamp(self, min, max)
+    if not dtypes.can_cast(out.dtype, self.dtype):  # an int tensor and a float bound: the result is float
+        raise RuntimeError(f"result type {out.dtype.name} can't be cast to the desired output type "
+                           f"{self.dtype.name}")
     if tuple(out.shape) != tuple(self.shape):
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                            f"{list(out.shape)}")
