@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from runtime.cuda.allocator import CachingAllocator  # noqa: E402
-from runtime.cuda.simulated import SimulatedDevice  # noqa: E402
+from runtime.cuda.allocator import CachingAllocator
+from runtime.cuda.simulated import SimulatedDevice
 
 MiB = 1 << 20
 DEFAULT_TRACE = Path(__file__).resolve().parent / "traces" / "demo_trace.json"

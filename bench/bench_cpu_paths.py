@@ -30,11 +30,11 @@ from typing import Any
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.bench_dispatch import per_call  # noqa: E402
+from bench.bench_dispatch import per_call
 
 GOAL = 1.0
 AIM = 0.7

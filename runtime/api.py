@@ -2,7 +2,7 @@
 
 Names follow PyTorch's (`G.float32`, `G.zeros`, `G.no_grad` ...). The ops themselves are generated.
 """
-# ruff: noqa: A001  (PyTorch's dtype names shadow builtins here on purpose: G.bool, G.float, G.int)
+
 
 from runtime import autograd, cuda, linalg, nn, optim, testing, utils
 from runtime.autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -67,7 +67,7 @@ from runtime.factories import (  # noqa: E402
     randint_like,
     randn,
     randn_like,
-    randperm,  # noqa: E402
+    randperm,
 )
 from runtime.formatting import set_printoptions  # noqa: E402
 from runtime.functional import broadcast_shapes, broadcast_tensors, einsum, meshgrid  # noqa: E402

@@ -73,10 +73,10 @@ bool_ = DType("bool", 1, np.dtype(np.bool_), BOOL, False)
 bfloat16 = DType("bfloat16", 2, None, FLOATING, True)
 
 half = float16
-float = float32  # noqa: A001 - PyTorch's alias; the builtin is not used below
+float = float32
 double = float64
 short = int16
-int = int32  # noqa: A001 - PyTorch's alias; the builtin is not used below
+int = int32
 long = int64
 
 # PyTorch's ScalarType order (c10/core/ScalarType.h), restricted to the dtypes opgen supports.
@@ -290,7 +290,7 @@ _BFLOAT16_LIMITS = {"bits": 16, "eps": 0.0078125, "max": 3.3895313892515355e38, 
                     "tiny": 1.1754943508222875e-38, "resolution": 0.01}
 
 
-class finfo:  # noqa: N801 - PyTorch's name
+class finfo:
     """Machine limits of a floating dtype (the default dtype when none is given), as `torch.finfo`."""
 
     bits: _py_int
@@ -302,7 +302,7 @@ class finfo:  # noqa: N801 - PyTorch's name
     resolution: _py_float
     dtype: str
 
-    def __init__(self, type: Any = None) -> None:  # noqa: A002 - PyTorch's argument name
+    def __init__(self, type: Any = None) -> None:
         d = get_default_dtype() if type is None else as_dtype(type)
         if not d.is_floating_point:
             raise TypeError("opgen.finfo() requires a floating point input type. Use opgen.iinfo to handle "
@@ -322,7 +322,7 @@ class finfo:  # noqa: N801 - PyTorch's name
                 f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
 
 
-class iinfo:  # noqa: N801 - PyTorch's name
+class iinfo:
     """Limits of an integer dtype, as `torch.iinfo`."""
 
     bits: _py_int
@@ -330,7 +330,7 @@ class iinfo:  # noqa: N801 - PyTorch's name
     min: _py_int
     dtype: str
 
-    def __init__(self, type: Any) -> None:  # noqa: A002 - PyTorch's argument name
+    def __init__(self, type: Any) -> None:
         d = as_dtype(type)
         if d is bool_:
             raise TypeError("opgen.bool is not supported by opgen.iinfo")

@@ -29,7 +29,7 @@ def det(A: Any) -> Any:
     return _G().linalg_det(A)
 
 
-def cross(input: Any, other: Any, *, dim: int = -1) -> Any:  # noqa: A002
+def cross(input: Any, other: Any, *, dim: int = -1) -> Any:
     return _G().linalg_cross(input, other, dim=dim)
 
 

@@ -260,11 +260,11 @@ class Tensor:
         return opcall.ops.reshape(self, other.shape)
 
     @property
-    def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
+    def T(self) -> Tensor:
         return opcall.ops.permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
 
     @property
-    def mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
+    def mT(self) -> Tensor:
         if self._data.ndim < 2:
             raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
                                f"{self._data.ndim}-D tensor.")
@@ -461,21 +461,21 @@ def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
 
 
-def numel(input: Tensor) -> int:  # noqa: A002
+def numel(input: Tensor) -> int:
     """The number of elements of `input` (PyTorch's `torch.numel`)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"numel(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     return input.numel()
 
 
-def is_floating_point(input: Tensor) -> bool:  # noqa: A002
+def is_floating_point(input: Tensor) -> bool:
     if not isinstance(input, Tensor):
         raise TypeError(f"is_floating_point(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     return input.is_floating_point()
 
 
-def is_nonzero(input: Tensor) -> bool:  # noqa: A002
+def is_nonzero(input: Tensor) -> bool:
     """Whether a one-element tensor is nonzero (PyTorch's `torch.is_nonzero`; more elements raise)."""
     if input.numel() == 0:
         raise RuntimeError("Boolean value of Tensor with no values is ambiguous")

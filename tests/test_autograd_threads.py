@@ -32,7 +32,7 @@ def _run(work, reps: int = REPS) -> None:
             barrier.wait()
             for r in range(reps):
                 work(i, r)
-        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+        except BaseException as e:
             errors.append(e)
 
     threads = [threading.Thread(target=body, args=(i,)) for i in range(THREADS)]

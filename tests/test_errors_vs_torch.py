@@ -409,7 +409,7 @@ def _run(case: Any, lib: Any) -> BaseException | None:
                 case(lib)
             else:
                 eval(case, {"T": lib})
-        except Exception as e:  # noqa: BLE001 - the exception is what is compared
+        except Exception as e:
             return e
     return None
 

@@ -99,7 +99,7 @@ def test_factories_allocate_through_backend_select() -> None:
     seen: list[tuple[int, ...]] = []
     original = op.kernels["CPU"]
 
-    def counting(size, stride, dtype, layout, device, pin_memory):  # noqa: ANN001, ANN202
+    def counting(size, stride, dtype, layout, device, pin_memory):
         seen.append(tuple(size))
         return original(size, stride, dtype, layout, device, pin_memory)
 

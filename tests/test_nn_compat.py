@@ -139,7 +139,7 @@ def test_backward_hook_replaces_grad_input_and_handles_remove() -> None:
     lin = nn.Linear(2, 2)
     calls = []
 
-    def hook(module, grad_input, grad_output):  # noqa: ANN001, ANN202
+    def hook(module, grad_input, grad_output):
         calls.append((grad_input[0].clone(), grad_output[0].clone()))
         return (grad_input[0] * 0,)
 
@@ -236,7 +236,7 @@ def test_autograd_functional_errors_and_values() -> None:
     assert tangent.tolist() == [2.0, -4.0] and not out.requires_grad
 
 
-def test_save_load_keeps_zero_dim_tensors(tmp_path) -> None:  # noqa: ANN001
+def test_save_load_keeps_zero_dim_tensors(tmp_path) -> None:
     bn = nn.BatchNorm1d(3)
     path = tmp_path / "bn.pt"
     G.save(bn.state_dict(), path)

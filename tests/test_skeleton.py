@@ -33,7 +33,7 @@ def t(x: np.ndarray, grad: bool = False) -> G.Tensor:
     ("sum dim", lambda a, b: a.sum(dim=1, keepdim=True), lambda a, b: a.sum(1, keepdims=True)),
     ("sum dims", lambda a, b: a.sum((0, 1)), lambda a, b: a.sum((0, 1))),
 ])
-def test_values(name: str, fn, ref) -> None:  # noqa: ANN001
+def test_values(name: str, fn, ref) -> None:
     out = fn(t(A), t(B))
     expected = ref(A, B) if name not in ("exp",) else ref(A)
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
@@ -71,7 +71,7 @@ def test_gradients_match_numpy() -> None:
     lambda a, b: (a @ b.t()).sum(dim=0), lambda a, b: G.matmul(a, b.t()).relu(),
     lambda a, b: (a + b.sum(0)).sum(1, keepdim=True),
 ])
-def test_gradcheck(fn) -> None:  # noqa: ANN001
+def test_gradcheck(fn) -> None:
     assert G.autograd.gradcheck(fn, (t(A, True), t(B, True)))
 
 
@@ -87,7 +87,7 @@ def test_broadcast_gradient_is_reduced_to_input_shape() -> None:
     (lambda x: x > 1.5, G.bool), (lambda x: G.add(x, 1, alpha=2), G.int64),
     (lambda x: x.to(G.float16) * 2.5, G.float16), (lambda x: x.to(G.float16) + G.tensor(2.5), G.float16),
 ])
-def test_python_scalars_promote_as_wrapped_numbers(expr, dtype) -> None:  # noqa: ANN001
+def test_python_scalars_promote_as_wrapped_numbers(expr, dtype) -> None:
     assert expr(G.tensor([1, 2, 3])).dtype is dtype
 
 

@@ -130,12 +130,12 @@ def zeros_like_grad(grad: Tensor) -> Tensor:
     return _ops().zeros_like(grad)
 
 
-def clamp_max_mask(min: Tensor, max: Tensor | None) -> Tensor:  # noqa: A002
+def clamp_max_mask(min: Tensor, max: Tensor | None) -> Tensor:
     """Where `min` (not `max`) decides clamp's value: everywhere, or where min <= max."""
     return min == min if max is None else min <= max
 
 
-def clamp_backward(grad: Tensor, self: Tensor, min: Any, max: Any) -> Tensor:  # noqa: A002
+def clamp_backward(grad: Tensor, self: Tensor, min: Any, max: Any) -> Tensor:
     """Gradient of clamp for `self`: passes where min <= self <= max."""
     G = _ops()
     mask = None
@@ -441,7 +441,7 @@ def linalg_svd_backward(gU: Tensor, gS: Tensor, gVh: Tensor, U: Tensor, S: Tenso
     return gA
 
 
-def _layer_norm_stats(input: Tensor, mean: Tensor, rstd: Tensor, dims: list[int], eps: float) -> tuple[Tensor, Tensor]:  # noqa: A002
+def _layer_norm_stats(input: Tensor, mean: Tensor, rstd: Tensor, dims: list[int], eps: float) -> tuple[Tensor, Tensor]:
     """The saved statistics, or, while recording a double backward (create_graph), the same statistics
     recomputed with ops so that their dependence on `input` is part of the graph."""
     if is_grad_enabled() and input.requires_grad:
@@ -450,7 +450,7 @@ def _layer_norm_stats(input: Tensor, mean: Tensor, rstd: Tensor, dims: list[int]
     return mean, rstd
 
 
-def layer_norm_backward_input(grad: Tensor, input: Tensor, mean: Tensor, rstd: Tensor, weight: Tensor | None,  # noqa: A002
+def layer_norm_backward_input(grad: Tensor, input: Tensor, mean: Tensor, rstd: Tensor, weight: Tensor | None,
                               normalized_shape: Sequence[int], eps: float) -> Tensor:
     """d layer_norm / d input: rstd * (g - mean(g) - xhat * mean(g * xhat)) over the normalized dims, with
     g = grad * weight and xhat = (input - mean) * rstd (written with ops, so it is differentiable again)."""
@@ -469,7 +469,7 @@ def layer_norm_backward_input(grad: Tensor, input: Tensor, mean: Tensor, rstd: T
     return rstd * (g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True))
 
 
-def layer_norm_backward_weight(grad: Tensor, input: Tensor, mean: Tensor, rstd: Tensor,  # noqa: A002
+def layer_norm_backward_weight(grad: Tensor, input: Tensor, mean: Tensor, rstd: Tensor,
                                shape: Sequence[int], eps: float) -> Tensor:
     """d layer_norm / d weight: grad * xhat summed over the leading (batch) dims."""
     dims = list(range(input.dim() - len(shape), input.dim()))

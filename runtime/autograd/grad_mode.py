@@ -59,21 +59,21 @@ class _GradModeContext:
         return wrapper  # type: ignore[return-value]
 
 
-class no_grad(_GradModeContext):  # noqa: N801 - PyTorch's name
+class no_grad(_GradModeContext):
     """Disable graph recording: `with G.no_grad():` or `@G.no_grad()`."""
 
     def _mode(self) -> bool:
         return False
 
 
-class enable_grad(_GradModeContext):  # noqa: N801 - PyTorch's name
+class enable_grad(_GradModeContext):
     """Enable graph recording (e.g. inside `no_grad`): `with G.enable_grad():` or `@G.enable_grad()`."""
 
     def _mode(self) -> bool:
         return True
 
 
-class set_grad_enabled(_GradModeContext):  # noqa: N801 - PyTorch's name
+class set_grad_enabled(_GradModeContext):
     """Set grad mode to `mode`: immediately as a plain call, for a block as a context manager, or as a
     decorator; leaving the block (or the decorated call) restores the mode found on entry."""
 
@@ -99,7 +99,7 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801 - PyTorch's name
         return super().__call__(func)
 
 
-class inference_mode(_GradModeContext):  # noqa: N801 - PyTorch's name
+class inference_mode(_GradModeContext):
     """Like `no_grad` (opgen has no separate inference tensors); `inference_mode(False)` is a no-op."""
 
     def __init__(self, mode: bool = True) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 
-def Variable(data: Any, requires_grad: bool = False, volatile: bool = False) -> Any:  # noqa: N802 (PyTorch's name)
+def Variable(data: Any, requires_grad: bool = False, volatile: bool = False) -> Any:
     """A new leaf sharing `data`'s memory (no history, as PyTorch's), requiring grad when asked."""
     from runtime.tensor import Tensor
     if not isinstance(data, Tensor):

@@ -17,11 +17,11 @@ from runtime.cuda import softmax as SM
 Dims = Sequence[int] | int | None
 
 
-def sum(self: Any, dtype: Any = None) -> Any:  # noqa: A001
+def sum(self: Any, dtype: Any = None) -> Any:
     return R.reduce("sum", self, None, False, dtype)
 
 
-def sum_dim_IntList(self: Any, dim: Dims, keepdim: bool = False, dtype: Any = None) -> Any:  # noqa: N802
+def sum_dim_IntList(self: Any, dim: Dims, keepdim: bool = False, dtype: Any = None) -> Any:
     return R.reduce("sum", self, dim, keepdim, dtype)
 
 
@@ -49,11 +49,11 @@ def amin(self: Any, dim: Dims = (), keepdim: bool = False) -> Any:
     return R.reduce("amin", self, dim, keepdim)
 
 
-def max(self: Any) -> Any:  # noqa: A001
+def max(self: Any) -> Any:
     return R.reduce("max", self)
 
 
-def min(self: Any) -> Any:  # noqa: A001
+def min(self: Any) -> Any:
     return R.reduce("min", self)
 
 
@@ -73,7 +73,7 @@ def argmin(self: Any, dim: int | None = None, keepdim: bool = False) -> Any:
     return R.reduce_with_indices("min", self, dim, keepdim)[1]
 
 
-def any(self: Any) -> Any:  # noqa: A001
+def any(self: Any) -> Any:
     return R.reduce("any", self)
 
 
@@ -81,7 +81,7 @@ def any_dim(self: Any, dim: int, keepdim: bool = False) -> Any:
     return R.reduce("any", self, [dim], keepdim)
 
 
-def all(self: Any) -> Any:  # noqa: A001
+def all(self: Any) -> Any:
     return R.reduce("all", self)
 
 

@@ -99,19 +99,19 @@ def unfold(self: Any, dimension: int, size: int, step: int) -> Any:
 
 # -- pointwise and reductions --------------------------------------------------------------------------
 
-def clamp_min(self: Any, min: Any) -> Any:  # noqa: A002
+def clamp_min(self: Any, min: Any) -> Any:
     return _G().clamp(self, min=min)
 
 
-def clamp_max(self: Any, max: Any) -> Any:  # noqa: A002
+def clamp_max(self: Any, max: Any) -> Any:
     return _G().clamp(self, max=max)
 
 
-def clamp_min_(self: Any, min: Any) -> Any:  # noqa: A002
+def clamp_min_(self: Any, min: Any) -> Any:
     return _G().clamp_(self, min=min)
 
 
-def clamp_max_(self: Any, max: Any) -> Any:  # noqa: A002
+def clamp_max_(self: Any, max: Any) -> Any:
     return _G().clamp_(self, max=max)
 
 

@@ -35,7 +35,7 @@ def outer(self: Any, vec2: Any) -> Any:
     return _G().reshape(self, (-1, 1)) * vec2
 
 
-def linear(input: Any, weight: Any, bias: Any = None) -> Any:  # noqa: A002
+def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     """input @ weight.T + bias (addmm for a 2-D input with a bias, as PyTorch)."""
     G = _G()
     if input.dim() == 2 and bias is not None:
@@ -230,7 +230,7 @@ def cross_entropy_loss(self: Any, target: Any, weight: Any = None, reduction: An
 
 # -- dropout, convolution, pooling ------------------------------------------------------------------
 
-def dropout(input: Any, p: float, train: bool) -> Any:  # noqa: A002
+def dropout(input: Any, p: float, train: bool) -> Any:
     """Zero elements with probability p (train only) and scale the rest by 1/(1-p)."""
     if not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
@@ -239,7 +239,7 @@ def dropout(input: Any, p: float, train: bool) -> Any:  # noqa: A002
     return _G().native_dropout(input, p, train)[0]
 
 
-def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1,  # noqa: A002
+def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
            groups: int = 1) -> Any:
     """2-D convolution as im2col + a (grouped) matrix product."""
     G = _G()

@@ -62,7 +62,7 @@ def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     return wrap(z, a, dt)
 
 
-def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor, Tensor]:  # noqa: A002
+def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor, Tensor]:
     """Zero each element with probability p and scale the rest by 1/(1-p); returns (output, keep mask)."""
     a = input._data
     xp = xp_of(a)

@@ -22,7 +22,7 @@ def _normalize(x: Any, mean: Any, var: Any, eps: float) -> Any:
     return (x - mean) * _G().rsqrt(var + eps)
 
 
-def batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, training: bool,  # noqa: A002
+def batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, training: bool,
                momentum: float, eps: float, cudnn_enabled: bool = True) -> Any:
     """Normalise each channel (dim 1) over the batch and spatial dims; in training, update the running stats
     in place as running = (1 - momentum) * running + momentum * batch_stat."""
@@ -81,7 +81,7 @@ def _layer_norm_shape(input: Any, normalized_shape: Any, weight: Any, bias: Any)
     return norm_shape
 
 
-def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None, eps: float = 1e-5,  # noqa: A002
+def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None, eps: float = 1e-5,
                cudnn_enable: bool = True) -> Any:
     """Normalise over the last len(normalized_shape) dims, then scale and shift elementwise (one fused kernel,
     native_layer_norm, with its own derivative)."""
@@ -89,7 +89,7 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any 
     return _G().native_layer_norm(input, norm_shape, weight, bias, eps)[0]
 
 
-def native_layer_norm(input: Any, normalized_shape: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any]:  # noqa: A002
+def native_layer_norm(input: Any, normalized_shape: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any]:
     """(output, mean, rstd) in one pass over the array (CPU and CUDA); mean and rstd keep the normalized dims
     as size 1, as the backward formulas of derivatives.yaml read them."""
     if not input._dtype.is_floating_point:
@@ -110,7 +110,7 @@ def native_layer_norm(input: Any, normalized_shape: Any, weight: Any, bias: Any,
     return wrap(out, a, dt), wrap(mean, a, dt), wrap(rstd, a, dt)
 
 
-def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None, eps: float = 1e-5,  # noqa: A002
+def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None, eps: float = 1e-5,
                cudnn_enabled: bool = True) -> Any:
     """Normalise each of `num_groups` groups of channels of each sample, then scale and shift per channel."""
     G = _G()

@@ -62,7 +62,7 @@ def div_scalar_mode(self: Tensor, other: Any, rounding_mode: str | None = None) 
     return div_mode(self, scalar_tensor(other), rounding_mode)
 
 
-def clamp(self: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+def clamp(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """Clamp to [min, max] (min applied first, so min > max gives max); NaN stays NaN."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -72,7 +72,7 @@ def clamp(self: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A0
     return _clamp(self, dt, min, max)
 
 
-def clamp_tensor(self: Tensor, min: Tensor | None = None, max: Tensor | None = None) -> Tensor:  # noqa: A002
+def clamp_tensor(self: Tensor, min: Tensor | None = None, max: Tensor | None = None) -> Tensor:
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if self._dtype is dtypes.bool_:
@@ -96,7 +96,7 @@ def _clamp(self: Tensor, dt: dtypes.DType, lo: Any, hi: Any) -> Tensor:
     return wrap(r, a, dt)
 
 
-def clip(self: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+def clip(self: Any, min: Any = None, max: Any = None) -> Any:
     """`clip` is an alias of `clamp` (CompositeImplicitAutograd)."""
     G = opcall.api
     return G.clamp(self, min, max)

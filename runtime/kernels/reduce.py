@@ -56,7 +56,7 @@ def _nonempty(self: Tensor, axes: tuple[int, ...] | None, op: str) -> None:
             raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
 
 
-def sum(self: Tensor, dtype: Any = None) -> Tensor:  # noqa: A001
+def sum(self: Tensor, dtype: Any = None) -> Tensor:
     dt = acc_dtype(self, dtype)
     return wrap(_compute(self._data, dt).sum(), self._data, dt)
 
@@ -113,11 +113,11 @@ def amin(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor
     return _extreme(self, dim, keepdim, "amin", False)
 
 
-def max(self: Tensor) -> Tensor:  # noqa: A001
+def max(self: Tensor) -> Tensor:
     return _extreme(self, None, False, "max", True)
 
 
-def min(self: Tensor) -> Tensor:  # noqa: A001
+def min(self: Tensor) -> Tensor:
     return _extreme(self, None, False, "min", False)
 
 
@@ -181,7 +181,7 @@ def _logical(self: Tensor, dim: int | None, keepdim: bool, every: bool) -> Tenso
     return wrap(r, a, dt)
 
 
-def any(self: Tensor) -> Tensor:  # noqa: A001
+def any(self: Tensor) -> Tensor:
     return _logical(self, None, False, False)
 
 
@@ -189,7 +189,7 @@ def any_dim(self: Tensor, dim: int, keepdim: bool = False) -> Tensor:
     return _logical(self, dim, keepdim, False)
 
 
-def all(self: Tensor) -> Tensor:  # noqa: A001
+def all(self: Tensor) -> Tensor:
     return _logical(self, None, False, True)
 
 

@@ -160,7 +160,7 @@ def bucketize(self: Tensor, boundaries: Tensor, out_int32: bool = False, right: 
     return wrap(xp.asarray(out), a, dt)
 
 
-def unique(self: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+def unique(self: Tensor, sorted: bool = True, return_inverse: bool = False,
            return_counts: bool = False, dim: int | None = None) -> tuple[Tensor, Tensor, Tensor]:
     """The distinct values (sorted), the index of each input element among them, and their counts."""
     a = self._data

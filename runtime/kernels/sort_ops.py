@@ -49,7 +49,7 @@ def sort_stable(self: Tensor, stable: bool | None = None, dim: int = -1,
     return wrap(xp.take_along_axis(a, idx, axis=d), a, self._dtype), wrap(idx, a, dtypes.int64)
 
 
-def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple[Tensor, Tensor]:  # noqa: A002
+def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple[Tensor, Tensor]:
     a = self._data
     xp = xp_of(a)
     d = S.wrap_dim(dim, a.ndim)

@@ -19,7 +19,7 @@ def _G() -> Any:
 
 # -- clamp with tensor bounds ---------------------------------------------------------------------------
 
-def clamp_tensor(self: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+def clamp_tensor(self: Any, min: Any = None, max: Any = None) -> Any:
     """`where` picks the bound where it applies, so the gradient goes to the bound there and to `self`
     elsewhere (ties included), as PyTorch's clamp.Tensor; NaN in `self` propagates."""
     G = _G()
@@ -36,7 +36,7 @@ def clamp_tensor(self: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A
     return out
 
 
-def clamp_(self: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+def clamp_(self: Any, min: Any = None, max: Any = None) -> Any:
     """In place, with number or tensor bounds: the out-of-place clamp copied back (bounds broadcast to self)."""
     out = _G().clamp(self, min, max)
     if not dtypes.can_cast(out.dtype, self.dtype):  # an int tensor and a float bound: the result is float
@@ -217,7 +217,7 @@ def nonzero_tuple(self: Any, as_tuple: bool) -> Any:
     return tuple(G.unbind(idx, 1))
 
 
-def unique(self: Any, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
+def unique(self: Any, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
            dim: int | None = None) -> Any:
     values, inverse, counts = _G()._unique2(self, sorted, return_inverse, return_counts, dim)
     out = (values,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())

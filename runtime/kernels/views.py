@@ -159,7 +159,7 @@ def select(self: Tensor, dim: int, index: int) -> Tensor:
     return self._view(data[(index, Ellipsis) if dim == 0 else (_py_slice(None),) * dim + (index, Ellipsis)])
 
 
-def slice(self: Tensor, dim: int = 0, start: int | None = None, end: int | None = None,  # noqa: A001
+def slice(self: Tensor, dim: int = 0, start: int | None = None, end: int | None = None,
           step: int = 1) -> Tensor:
     data = self._data
     if data.ndim == 0:

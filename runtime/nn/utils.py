@@ -12,7 +12,7 @@ from runtime.tensor import Tensor
 _Params = Tensor | Iterable[Tensor]
 
 
-def _G():  # noqa: ANN202
+def _G():
     return opcall.api
 
 

@@ -283,7 +283,7 @@ class Stream:
         _state.stream = self._previous.pop()
 
 
-def ExternalStream(ptr: int, device_id: int = 0) -> Stream:  # noqa: N802 - CuPy's name
+def ExternalStream(ptr: int, device_id: int = 0) -> Stream:
     return Stream(ptr=ptr)
 
 

@@ -18,7 +18,7 @@ def dt(t):
 def _err(fn):
     try:
         fn()
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return e
     return None
 
