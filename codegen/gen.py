@@ -23,7 +23,7 @@ from codegen import api_python, gen_autograd, gen_cuda, inline, tree_swap
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import Derivative, load_derivatives
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError
-from codegen.kernel_spec import condition_tensors
+from codegen.kernel_spec import NUMPY, condition_tensors
 from codegen.model import SchemaKind
 from codegen.native import NativeFunction, Variant, load_native_functions
 from codegen.runtime_ops import check_runtime_ops
@@ -166,16 +166,16 @@ def _cpu_kernel_context(f: NativeFunction, with_inplace: set[int]) -> dict[str, 
     names.update({s: py_name(s) for s in spec.scalars})
     all_dtypes = len(spec.dtypes) == 9
     defaults = _numeric_defaults(f, spec.scalars)
-    fast = spec.specialize(defaults).render_numpy(names) if defaults else None
+    fast = spec.specialize(defaults).render(NUMPY, names) if defaults else None
     return {
         "fast_condition": " and ".join(f"{py_name(k)} == {v!r}" for k, v in defaults.items()),
-        "fast_expr": fast if fast != spec.render_numpy(names) else None,
+        "fast_expr": fast if fast != spec.render(NUMPY, names) else None,
         "name": kernel_name(f),
         "op": f.func.name.name,
         "params": [py_name(a.name) for a in f.func.arguments.flat_non_out],
         "tensors": tensors,
         "arrays": arrays,
-        "expr": spec.render_numpy(names),
+        "expr": spec.render(NUMPY, names),
         "promote": spec.promote,
         "promote_scalars": [py_name(x) for x in spec.promote_scalars],
         "dtypes": None if all_dtypes else tuple(spec.dtypes),

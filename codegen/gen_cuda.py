@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import jinja2
 
 from codegen.api_python import kernel_name
-from codegen.kernel_spec import condition_tensors, render_cuda
+from codegen.kernel_spec import CUDA, condition_tensors
 from codegen.model import SchemaKind
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ def pointwise_op(f: NativeFunction) -> PointwiseOp:
         promote_scalars=tuple(spec.scalars.index(x) for x in spec.promote_scalars),
         args=tuple(a.name for a in func.arguments.flat_non_out),
         params=tuple(names[a] for a in (*spec.tensors, *spec.scalars)),
-        expr=render_cuda(spec, names),
+        expr=spec.render(CUDA, names),
         instances=tuple(instances),
         inplace=bool(positional) and str(positional[0]) == "Tensor self" and spec.promote != "bool",
         conditions=condition_tensors(spec),
