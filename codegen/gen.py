@@ -22,7 +22,7 @@ import jinja2
 from codegen import api_python, gen_autograd, gen_cuda, inline, tree_swap
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import Derivative, load_derivatives
-from codegen.errors import Diagnostic, LoadError, Location, OpgenError
+from codegen.errors import OpgenError
 from codegen.kernel_spec import NUMPY, condition_tensors
 from codegen.model import SchemaKind
 from codegen.native import NativeFunction, Variant, load_native_functions
@@ -83,10 +83,7 @@ def render_all(root: Path) -> dict[str, str]:
     model = load_model(root)
     env = environment(root)
     functions = model.functions
-    try:
-        bindings = api_python.group_bindings(functions)
-    except OpgenError as e:
-        raise LoadError([Diagnostic(Location(NATIVE_YAML, 1), str(e))]) from None
+    bindings = api_python.group_bindings(functions)  # LoadError at each clashing entry's file:line
     by_name: dict[str, list[NativeFunction]] = {}
     for f in functions:
         by_name.setdefault(f.func.name.name, []).append(f)

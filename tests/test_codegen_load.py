@@ -137,3 +137,40 @@ def test_derivative_names_backward_nodes_like_pytorch() -> None:
                           text="- name: twice(Tensor self) -> Tensor\n  self: grad * 2\n")
     assert ds[0].node_name == "TwiceBackward0"
     assert ds[0].formulas[0].uses == frozenset({"grad"})
+
+
+CLASH = """\
+- func: twice(Tensor self) -> Tensor
+  pointwise: 2 * self
+
+- func: pick(Tensor self, int k) -> Tensor
+  dispatch:
+    CompositeExplicitAutograd: runtime.kernels.views.clone
+
+- func: pick.f(Tensor self, float k) -> Tensor
+  dispatch:
+    CompositeExplicitAutograd: runtime.kernels.views.clone
+"""
+
+
+def test_overload_clash_names_the_entry() -> None:
+    # `pick(t, 1)` could be either overload: the error is at the later entry (line 8), not at line 1
+    from codegen.api_python import group_bindings
+    with pytest.raises(LoadError) as info:
+        group_bindings(load(CLASH))
+    (found,) = [str(d) for d in info.value.diagnostics]
+    assert found.startswith("native_functions.yaml:8: overloads of 'pick' can't be told apart in Python: "
+                            "pick(Tensor self, int k) -> Tensor; pick.f(Tensor self, float k) -> Tensor"), found
+    assert "native_functions.yaml:4" in found
+
+
+def test_generate_reports_an_overload_clash_at_its_line(tmp_path: Path) -> None:
+    from codegen import gen
+    yaml = (ROOT / NF).read_text()
+    (tmp_path / NF).write_text(yaml + "\n" + CLASH.split("\n\n", 1)[1].replace("pick", "add"))
+    for name in ("templates", "runtime", "derivatives.yaml"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    line = yaml.count("\n") + 1 + 5  # the second added entry
+    with pytest.raises(LoadError) as info:
+        gen.render_all(tmp_path)
+    assert [str(d).split(": ")[0] for d in info.value.diagnostics] == [f"{NF}:{line}"], str(info.value)
