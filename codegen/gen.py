@@ -11,23 +11,20 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
-from codegen import api_python, gen_autograd, gen_cuda, inline, tree_swap
+from codegen import api_python, gen_autograd, gen_cuda, tree_swap
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import Derivative, load_derivatives
 from codegen.errors import OpgenError
+from codegen.jinja_env import environment
 from codegen.kernel_spec import NUMPY, condition_tensors
-from codegen.model import SchemaKind
 from codegen.native import NativeFunction, Variant, load_native_functions
 from codegen.runtime_ops import check_runtime_ops
-from runtime.vocabulary import POINTWISE_KEYS
+from runtime.vocabulary import DTYPE_GROUPS, POINTWISE_KEYS
 
 GENERATED = "generated"
 NATIVE_YAML = "native_functions.yaml"
@@ -56,28 +53,6 @@ def load_model(root: Path) -> Model:
     return Model(functions, derivatives)
 
 
-def environment(root: Path) -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(root / "templates")),
-        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-        autoescape=False, bytecode_cache=_template_cache(),
-    )
-    env.globals["inline"] = inline.jinja_inline(root)
-    return env
-
-
-def _template_cache() -> jinja2.BytecodeCache | None:
-    """Compiled templates kept across runs (keyed by template name and source checksum, so an edited
-    template is recompiled): compiling them is a large part of a no-op `generate`. None if no cache dir."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    directory = os.path.join(base, "opgen", "jinja")
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError:
-        return None
-    return jinja2.FileSystemBytecodeCache(directory)
-
-
 def render_all(root: Path) -> dict[str, str]:
     """Every file of `generated/`, as {relative path: content}."""
     model = load_model(root)
@@ -91,13 +66,11 @@ def render_all(root: Path) -> dict[str, str]:
     method_names = sorted({f.func.name.name for f in functions if Variant.method in f.variants})
     varargs = _varargs_methods(by_name, method_names)
     ops = [_op_context(f) for f in functions]
-    with_inplace = {id(g.derived_from) for g in functions
-                    if g.derived_from is not None and g.kind == SchemaKind.inplace}
     files = {
         "_ops.py": env.get_template("ops.py.j2").render(
             ops=ops, ops_by_id={op["id"]: op for op in ops}, bindings=bindings, exported=exported),
         "_cpu_kernels.py": env.get_template("cpu_kernels.py.j2").render(
-            kernels=[_cpu_kernel_context(f, with_inplace) for f in functions
+            kernels=[_cpu_kernel_context(f) for f in functions
                      if f.pointwise is not None and f.derived_from is None]),
         "_autograd.py": gen_autograd.render(env, model, root),
         "_registrations.py": env.get_template("registrations.py.j2").render(
@@ -153,15 +126,14 @@ def _return_type(f: NativeFunction) -> str:
     return repr((f.func.name.name, tuple(r.name for r in rets)))
 
 
-def _cpu_kernel_context(f: NativeFunction, with_inplace: set[int]) -> dict[str, Any]:
-    """`with_inplace`: ids of the functions that have a derived in-place form."""
+def _cpu_kernel_context(f: NativeFunction) -> dict[str, Any]:
     spec = f.pointwise
     assert spec is not None
     tensors = [py_name(t) for t in spec.tensors]
     arrays = [f"a{i}" for i in range(len(tensors))]
     names = {t: a for t, a in zip(spec.tensors, arrays, strict=True)}
     names.update({s: py_name(s) for s in spec.scalars})
-    all_dtypes = len(spec.dtypes) == 9
+    all_dtypes = spec.dtypes == DTYPE_GROUPS["all"]
     defaults = _numeric_defaults(f, spec.scalars)
     fast = spec.specialize(defaults).render(NUMPY, names) if defaults else None
     return {
@@ -178,7 +150,7 @@ def _cpu_kernel_context(f: NativeFunction, with_inplace: set[int]) -> dict[str, 
         "dtypes": None if all_dtypes else tuple(spec.dtypes),
         # Note [Pointwise fast path] (runtime/kernels/cpu_pointwise.py): the dtypes computed directly.
         "fast_set": "_NATIVE" if all_dtypes and spec.promote != "float" else f"_FAST_{kernel_name(f)}",
-        "inplace": id(f) in with_inplace,
+        "inplace": f.group.inplace is not None,
         "conditions": [py_name(t) for t in condition_tensors(spec)],
     }
 

@@ -174,3 +174,36 @@ def test_generate_reports_an_overload_clash_at_its_line(tmp_path: Path) -> None:
     with pytest.raises(LoadError) as info:
         gen.render_all(tmp_path)
     assert [str(d).split(": ")[0] for d in info.value.diagnostics] == [f"{NF}:{line}"], str(info.value)
+
+
+def test_op_group_is_computed_by_the_loader() -> None:
+    text = GOOD + """\
+- func: positive(Tensor self) -> Tensor
+  pointwise: self > 0
+  promote: bool
+- func: copyish(Tensor self) -> Tensor
+  dispatch:
+    CompositeExplicitAutograd: runtime.kernels.views.clone
+"""
+    fs = {f.name: f for f in load(text)}
+    group = fs["twice"].group
+    assert (group.functional, group.inplace, group.out) == (fs["twice"], fs["twice_"], fs["twice.out"])
+    assert fs["twice_"].group is group and fs["twice.out"].group is group
+    assert [f.name for f in group] == ["twice", "twice_", "twice.out"]
+    # a bool-valued op cannot write its result into `self`: no in-place form
+    assert fs["positive"].group.inplace is None and fs["positive.out"].group.out is fs["positive.out"]
+    assert list(fs["copyish"].group) == [fs["copyish"]]
+
+
+def test_cpu_and_cuda_kernels_agree_on_inplace_forms() -> None:
+    from codegen import gen_cuda
+    from codegen.gen import _cpu_kernel_context, load_model
+    functions = load_model(ROOT).functions
+    cuda = {op.kernel: op.inplace for op in gen_cuda.pointwise_ops(functions)}
+    cpu = {k["name"]: k["inplace"] for k in (_cpu_kernel_context(f) for f in functions
+                                              if f.pointwise is not None and f.derived_from is None)}
+    assert cpu == cuda and any(cpu.values()) and not all(cpu.values())
+    # and both say exactly what the loader derived
+    derived = {f.derived_from.name for f in functions if f.derived_from is not None and f.kind.value == "inplace"}
+    roots = {f.name: f for f in functions if f.pointwise is not None and f.derived_from is None}
+    assert {name for name, f in roots.items() if cpu[gen_cuda.kernel_name(f)]} == derived
