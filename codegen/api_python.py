@@ -16,7 +16,7 @@ from __future__ import annotations
 import keyword
 from dataclasses import dataclass
 
-from codegen.errors import OpgenError
+from codegen.errors import Diagnostic, LoadError, Location, OpgenError
 from codegen.model import Argument, SchemaKind, Symbol
 from codegen.native import NativeFunction, Variant
 
@@ -136,7 +136,24 @@ def group_bindings(functions: list[NativeFunction]) -> list[Binding]:
             groups.setdefault(f.func.name.name, []).append(f)
         elif f.kind == SchemaKind.out and f.root.variants & {Variant.function}:
             groups.setdefault(f.func.name.name, []).append(f)
-    return [make_binding(name, fs) for name, fs in sorted(groups.items())]
+    bindings: list[Binding] = []
+    problems: list[Diagnostic] = []
+    for name, fs in sorted(groups.items()):
+        try:
+            bindings.append(make_binding(name, fs))
+        except OverloadClash as e:
+            problems.append(Diagnostic(e.location, str(e)))
+    if problems:
+        raise LoadError(problems)
+    return bindings
+
+
+class OverloadClash(OpgenError):
+    """Overloads whose Python calls cannot be told apart; `location` is the later entry of the clash."""
+
+    def __init__(self, message: str, location: Location) -> None:
+        super().__init__(message)
+        self.location = location
 
 
 def _call(f: NativeFunction, union: dict[str, Param], others: list[NativeFunction],
@@ -193,6 +210,7 @@ def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
             union[pname] = Param(pname, p.kwonly, NOT_GIVEN)
     params = _order(union)
     cases: list[Case] = []
+    owners: list[NativeFunction] = []  # the overload of each case
     for f in overloads:
         others = [o for o in overloads if o is not f]
         conds: list[str] = []
@@ -227,12 +245,19 @@ def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
                          f"isinstance({other_}, Tensor) and {name_} is {NOT_GIVEN})")
             call = _call(f, union, others, {name_: f"({name_} if {name_} is not {NOT_GIVEN} else {other_})"})
             cases.insert(0, Case(" and ".join(conds), call))
+            owners.insert(0, f)
             continue
         plain = call == f"_call_{op_id(f)}({', '.join(py_name(a.name) for a in f.func.arguments.flat_all)})"
         cases.append(Case(" and ".join(conds), call, op_id(f) if plain else ""))
-    if len(cases) > 1 and len({c.condition for c in cases}) < len(cases):
-        raise OpgenError(f"overloads of '{name}' can't be told apart in Python: "
-                         f"{'; '.join(str(f.func) for f in overloads)}")
+        owners.append(f)
+    first: dict[str, NativeFunction] = {}
+    for case, f in zip(cases, owners, strict=True):
+        other = first.setdefault(case.condition, f)
+        if other is not f:
+            clash = sorted((other, f), key=lambda g: g.loc)
+            raise OverloadClash(f"overloads of '{name}' can't be told apart in Python: "
+                                f"{'; '.join(str(g.func) for g in clash)} (the other is at {clash[0].loc})",
+                                clash[1].loc)
     return Binding(name, tuple(params), tuple(cases), tuple(str(f.func) for f in overloads))
 
 

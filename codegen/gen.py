@@ -11,23 +11,20 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import jinja2
-
-from codegen import api_python, gen_autograd, gen_cuda, inline, tree_swap
+from codegen import api_python, gen_autograd, gen_cuda, tree_swap
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import Derivative, load_derivatives
-from codegen.errors import Diagnostic, LoadError, Location, OpgenError
-from codegen.kernel_spec import condition_tensors
-from codegen.model import SchemaKind
+from codegen.errors import OpgenError
+from codegen.jinja_env import environment
+from codegen.kernel_spec import NUMPY, condition_tensors
+from codegen.model import BaseType, ListType, OptionalType, Type
 from codegen.native import NativeFunction, Variant, load_native_functions
 from codegen.runtime_ops import check_runtime_ops
-from runtime.vocabulary import POINTWISE_KEYS
+from runtime.vocabulary import DTYPE_GROUPS, POINTWISE_KEYS
 
 GENERATED = "generated"
 NATIVE_YAML = "native_functions.yaml"
@@ -56,37 +53,12 @@ def load_model(root: Path) -> Model:
     return Model(functions, derivatives)
 
 
-def environment(root: Path) -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(root / "templates")),
-        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-        autoescape=False, bytecode_cache=_template_cache(),
-    )
-    env.globals["inline"] = inline.jinja_inline(root)
-    return env
-
-
-def _template_cache() -> jinja2.BytecodeCache | None:
-    """Compiled templates kept across runs (keyed by template name and source checksum, so an edited
-    template is recompiled): compiling them is a large part of a no-op `generate`. None if no cache dir."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    directory = os.path.join(base, "opgen", "jinja")
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError:
-        return None
-    return jinja2.FileSystemBytecodeCache(directory)
-
-
 def render_all(root: Path) -> dict[str, str]:
     """Every file of `generated/`, as {relative path: content}."""
     model = load_model(root)
     env = environment(root)
     functions = model.functions
-    try:
-        bindings = api_python.group_bindings(functions)
-    except OpgenError as e:
-        raise LoadError([Diagnostic(Location(NATIVE_YAML, 1), str(e))]) from None
+    bindings = api_python.group_bindings(functions)  # LoadError at each clashing entry's file:line
     by_name: dict[str, list[NativeFunction]] = {}
     for f in functions:
         by_name.setdefault(f.func.name.name, []).append(f)
@@ -94,13 +66,11 @@ def render_all(root: Path) -> dict[str, str]:
     method_names = sorted({f.func.name.name for f in functions if Variant.method in f.variants})
     varargs = _varargs_methods(by_name, method_names)
     ops = [_op_context(f) for f in functions]
-    with_inplace = {id(g.derived_from) for g in functions
-                    if g.derived_from is not None and g.kind == SchemaKind.inplace}
     files = {
         "_ops.py": env.get_template("ops.py.j2").render(
-            ops=ops, ops_by_id={op["id"]: op for op in ops}, bindings=bindings, exported=exported),
+            ops=ops, ops_by_id={op.id: op for op in ops}, bindings=bindings, exported=exported),
         "_cpu_kernels.py": env.get_template("cpu_kernels.py.j2").render(
-            kernels=[_cpu_kernel_context(f, with_inplace) for f in functions
+            kernels=[_cpu_kernel_context(f) for f in functions
                      if f.pointwise is not None and f.derived_from is None]),
         "_autograd.py": gen_autograd.render(env, model, root),
         "_registrations.py": env.get_template("registrations.py.j2").render(
@@ -131,21 +101,35 @@ def _varargs_methods(by_name: dict[str, list[NativeFunction]], method_names: lis
 
 
 # -- contexts ---------------------------------------------------------------------------------------
-def _op_context(f: NativeFunction) -> dict[str, Any]:
+@dataclass(frozen=True)
+class OpContext:
+    """One operator of generated/_ops.py (templates/ops.py.j2)."""
+
+    id: str
+    name: str
+    schema: str  # the body of a "..." literal: a schema's string defaults may hold quotes and backslashes
+    params: tuple[str, ...]
+    tensor_positions: tuple[int, ...]
+    mixed_devices: bool
+    key_exprs: tuple[str, ...]
+    mutated: tuple[str, ...]
+    return_type: str
+
+
+def _op_context(f: NativeFunction) -> OpContext:
     args = f.func.arguments.flat_all
     positions = tuple(i for i, a in enumerate(args) if a.type.is_tensor_like())
-    return {
-        "id": op_id(f),
-        "name": f.name,
-        # the body of a "..." literal: a schema's string defaults may hold quotes and backslashes
-        "schema": json.dumps(str(f.func))[1:-1],
-        "params": [py_name(a.name) for a in args],
-        "tensor_positions": positions,
-        "mixed_devices": f.mixed_devices,
-        "key_exprs": [key_expr(args[i]) for i in positions],
-        "mutated": [py_name(a.name) for a in args if a.annotation is not None and a.annotation.is_write],
-        "return_type": _return_type(f),
-    }
+    return OpContext(
+        id=op_id(f),
+        name=f.name,
+        schema=json.dumps(str(f.func))[1:-1],
+        params=tuple(py_name(a.name) for a in args),
+        tensor_positions=positions,
+        mixed_devices=f.mixed_devices,
+        key_exprs=tuple(key_expr(args[i]) for i in positions),
+        mutated=tuple(py_name(a.name) for a in args if a.annotation is not None and a.annotation.is_write),
+        return_type=_return_type(f),
+    )
 
 
 def _return_type(f: NativeFunction) -> str:
@@ -156,34 +140,53 @@ def _return_type(f: NativeFunction) -> str:
     return repr((f.func.name.name, tuple(r.name for r in rets)))
 
 
-def _cpu_kernel_context(f: NativeFunction, with_inplace: set[int]) -> dict[str, Any]:
-    """`with_inplace`: ids of the functions that have a derived in-place form."""
+@dataclass(frozen=True)
+class CpuKernelContext:
+    """One pointwise op's NumPy kernels (templates/cpu_kernels.py.j2)."""
+
+    name: str
+    op: str
+    params: tuple[str, ...]
+    tensors: tuple[str, ...]
+    arrays: tuple[str, ...]  # the NumPy array of each tensor
+    expr: str
+    fast_condition: str  # scalars at their numeric defaults ...
+    fast_expr: str | None  # ... and the expression folded for them (None: folding changes nothing)
+    promote: str
+    promote_scalars: tuple[str, ...]
+    dtypes: tuple[str, ...] | None  # None: every dtype
+    fast_set: str  # Note [Pointwise fast path] (runtime/kernels/cpu_pointwise.py): the dtypes computed directly
+    inplace: bool  # has an in-place form (NativeFunction.group)
+    conditions: tuple[str, ...]
+
+
+def _cpu_kernel_context(f: NativeFunction) -> CpuKernelContext:
     spec = f.pointwise
     assert spec is not None
-    tensors = [py_name(t) for t in spec.tensors]
-    arrays = [f"a{i}" for i in range(len(tensors))]
+    tensors = tuple(py_name(t) for t in spec.tensors)
+    arrays = tuple(f"a{i}" for i in range(len(tensors)))
     names = {t: a for t, a in zip(spec.tensors, arrays, strict=True)}
     names.update({s: py_name(s) for s in spec.scalars})
-    all_dtypes = len(spec.dtypes) == 9
+    all_dtypes = spec.dtypes == DTYPE_GROUPS["all"]
     defaults = _numeric_defaults(f, spec.scalars)
-    fast = spec.specialize(defaults).render_numpy(names) if defaults else None
-    return {
-        "fast_condition": " and ".join(f"{py_name(k)} == {v!r}" for k, v in defaults.items()),
-        "fast_expr": fast if fast != spec.render_numpy(names) else None,
-        "name": kernel_name(f),
-        "op": f.func.name.name,
-        "params": [py_name(a.name) for a in f.func.arguments.flat_non_out],
-        "tensors": tensors,
-        "arrays": arrays,
-        "expr": spec.render_numpy(names),
-        "promote": spec.promote,
-        "promote_scalars": [py_name(x) for x in spec.promote_scalars],
-        "dtypes": None if all_dtypes else tuple(spec.dtypes),
-        # Note [Pointwise fast path] (runtime/kernels/cpu_pointwise.py): the dtypes computed directly.
-        "fast_set": "_NATIVE" if all_dtypes and spec.promote != "float" else f"_FAST_{kernel_name(f)}",
-        "inplace": id(f) in with_inplace,
-        "conditions": [py_name(t) for t in condition_tensors(spec)],
-    }
+    expr = spec.render(NUMPY, names)
+    fast = spec.specialize(defaults).render(NUMPY, names) if defaults else None
+    return CpuKernelContext(
+        name=kernel_name(f),
+        op=f.func.name.name,
+        params=tuple(py_name(a.name) for a in f.func.arguments.flat_non_out),
+        tensors=tensors,
+        arrays=arrays,
+        expr=expr,
+        fast_condition=" and ".join(f"{py_name(k)} == {v!r}" for k, v in defaults.items()),
+        fast_expr=fast if fast != expr else None,
+        promote=spec.promote,
+        promote_scalars=tuple(py_name(x) for x in spec.promote_scalars),
+        dtypes=None if all_dtypes else tuple(spec.dtypes),
+        fast_set="_NATIVE" if all_dtypes and spec.promote != "float" else f"_FAST_{kernel_name(f)}",
+        inplace=f.group.inplace is not None,
+        conditions=tuple(py_name(t) for t in condition_tensors(spec)),
+    )
 
 
 def _numeric_defaults(f: NativeFunction, scalars: tuple[str, ...]) -> dict[str, float]:
@@ -228,13 +231,22 @@ def _registrations(model: Model) -> list[tuple[str, str, str]]:
     return [(f.name, key, kernel) for f in model.functions for key, kernel in registrations(f)]
 
 
-def _stub(binding: api_python.Binding, candidates: list[NativeFunction], varargs: str | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class StubContext:
+    """One signature of generated/__init__.pyi (templates/init.pyi.j2)."""
+
+    name: str
+    params: str
+    returns: str
+
+
+def _stub(binding: api_python.Binding, candidates: list[NativeFunction], varargs: str | None = None) -> StubContext:
     """One stub; `varargs` names the int-list argument a method takes as `*args` (_varargs_methods)."""
     overloads = [f for f in candidates if str(f.func) in binding.overloads]
     hints: dict[str, set[str]] = {}
     for f in overloads:
         for a in f.func.arguments.flat_all:
-            hints.setdefault(py_name(a.name), set()).add(_hint(str(a.type)))
+            hints.setdefault(py_name(a.name), set()).add(_hint(a.type))
     params = []
     star = False
     for p in binding.params:
@@ -249,7 +261,7 @@ def _stub(binding: api_python.Binding, candidates: list[NativeFunction], varargs
         params.append(f"{p.name}: {hint}" + ("" if p.default is None else " = ..."))
     returns = {len(f.func.returns) for f in overloads}
     ret = "Tensor" if returns == {1} else "None" if returns == {0} else "tuple[Tensor, ...]"
-    return {"name": binding.name, "params": ", ".join(params), "returns": ret}
+    return StubContext(binding.name, ", ".join(params), ret)
 
 
 _HINTS = {"Tensor": "Tensor", "Scalar": "Number", "int": "int", "SymInt": "int", "float": "float", "bool": "bool",
@@ -257,15 +269,17 @@ _HINTS = {"Tensor": "Tensor", "Scalar": "Number", "int": "int", "SymInt": "int",
           "Layout": "Any", "MemoryFormat": "Any"}
 
 
-def _hint(t: str) -> str:
-    optional = t.endswith("?")
-    base = t.rstrip("?")
-    if "[" in base:
-        elem = base[: base.index("[")]
-        text = f"Sequence[{_HINTS.get(elem.rstrip('?'), 'Any')}]" + (" | int" if elem in ("int", "SymInt") else "")
-    else:
-        text = _HINTS.get(base, "Any")
-    return f"{text} | None" if optional else text
+def _hint(t: Type) -> str:
+    """The Python type hint of a schema type: `int[]?` -> `Sequence[int] | int | None`."""
+    if isinstance(t, OptionalType):
+        return f"{_hint(t.elem)} | None"
+    if isinstance(t, ListType):
+        elem = t.elem.elem if isinstance(t.elem, OptionalType) else t.elem
+        name = elem.name if isinstance(elem, BaseType) else ""
+        # a plain int list also takes one int, as PyTorch's IntArrayRef does
+        one_int = isinstance(t.elem, BaseType) and name in ("int", "SymInt")
+        return f"Sequence[{_HINTS.get(name, 'Any')}]" + (" | int" if one_int else "")
+    return _HINTS.get(t.name, "Any") if isinstance(t, BaseType) else "Any"
 
 
 # -- writing ----------------------------------------------------------------------------------------

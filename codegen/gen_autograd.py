@@ -22,15 +22,19 @@ output_differentiability take the generic `set_next_edges` / `set_history`, whic
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import jinja2
 
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import BUILTINS, Derivative, Formula, helper_names, op_function_names, output_names
-from codegen.model import SchemaKind
+from codegen.model import Argument, SchemaKind
 from codegen.native import NativeFunction
+
+if TYPE_CHECKING:
+    from codegen.gen import Model
 
 # Note [Saving metadata instead of tensors]
 # A formula that reads only an input's metadata (`self.shape`, `self.stride()` ...) gets those values saved
@@ -109,12 +113,57 @@ def render_formula(formula: Formula, args: set[str], ops: frozenset[str], helper
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
-def _node_context(d: Derivative, ops: frozenset[str], helpers: frozenset[str]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SavedContext:
+    """One value a node saves (Note [Saving metadata instead of tensors] for kind "meta").
+
+    kind: "value" (a non-tensor argument), "meta" (`expr`, read of a tensor argument's metadata), "tensor",
+    "tensor_list", or "output" (output `index` of the op's results)."""
+
+    name: str
+    var: str  # the variable the formulas read it as
+    field: str  # the node's slot
+    kind: str
+    expr: str | None = None
+    index: int | None = None
+
+
+@dataclass(frozen=True)
+class FormulaContext:
+    indices: tuple[int, ...]  # the differentiable inputs it computes the gradients of
+    code: str
+
+
+@dataclass(frozen=True)
+class NodeContext:
+    """One backward node class (templates/autograd.py.j2)."""
+
+    name: str
+    public_name: str
+    op: str
+    saved: tuple[SavedContext, ...]
+    formulas: tuple[FormulaContext, ...]
+    n_inputs: int
+    has_lists: bool
+    missing: tuple[tuple[int, str], ...]  # differentiable inputs no formula covers: (index, name)
+    multi_output: bool
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(s.field for s in self.saved)
+
+    @property
+    def saved_variables(self) -> tuple[str, ...]:
+        """The slots that hold SavedVariables (not plain values or metadata)."""
+        return tuple(s.field for s in self.saved if s.kind not in ("value", "meta"))
+
+
+def _node_context(d: Derivative, ops: frozenset[str], helpers: frozenset[str]) -> NodeContext:
     f = d.function
     args = {a.name: a for a in f.func.arguments.flat_non_out}
     diff_inputs = [a.name for a in f.func.differentiable_arguments()]
     outputs = _output_index(f)
-    saved: list[dict[str, Any]] = []
+    saved: list[SavedContext] = []
     meta_only: set[str] = set()
     for name in sorted(d.uses - {"grad", "grads"}, key=lambda n: (n not in args, n)):
         if name in args:
@@ -129,30 +178,26 @@ def _node_context(d: Derivative, ops: frozenset[str], helpers: frozenset[str]) -
                 call = "()" if META_ATTRIBUTES[attr] else ""
                 # the array's plain shape tuple: Tensor.shape builds a Size, work the recording path skips
                 expr = f"{py_name(name)}._data.shape" if attr == "shape" else f"{py_name(name)}.{attr}{call}"
-                saved.append({"name": name, "var": meta_var(name, attr), "field": f"_saved_{meta_var(name, attr)}",
-                              "kind": "meta", "expr": expr, "index": None})
+                saved.append(SavedContext(name, meta_var(name, attr), f"_saved_{meta_var(name, attr)}", "meta",
+                                          expr=expr))
             continue
-        saved.append({"name": name, "var": py_name(name), "field": f"_saved_{py_name(name)}", "kind": kind,
-                      "index": outputs.get(name) if kind == "output" else None})
-    formulas = []
-    for formula in d.formulas:
-        indices = [diff_inputs.index(i) for i in formula.inputs]
-        code = render_formula(formula, set(args), ops, helpers, frozenset(meta_only))
-        formulas.append({"indices": indices, "code": code})
-    covered = {i for fm in formulas for i in fm["indices"]}
-    return {
-        "name": d.class_name,
-        "public_name": d.node_name,
-        "op": f.name,
-        "saved": saved,
-        "fields": [s["field"] for s in saved],
-        "saved_variables": [s["field"] for s in saved if s["kind"] not in ("value", "meta")],
-        "formulas": formulas,
-        "n_inputs": len(diff_inputs),
-        "has_lists": any(args[n].type.is_list() for n in diff_inputs),
-        "missing": [(i, n) for i, n in enumerate(diff_inputs) if i not in covered],
-        "multi_output": len(f.func.returns) > 1,
-    }
+        saved.append(SavedContext(name, py_name(name), f"_saved_{py_name(name)}", kind,
+                                  index=outputs.get(name) if kind == "output" else None))
+    formulas = tuple(FormulaContext(tuple(diff_inputs.index(i) for i in formula.inputs),
+                                    render_formula(formula, set(args), ops, helpers, frozenset(meta_only)))
+                     for formula in d.formulas)
+    covered = {i for fm in formulas for i in fm.indices}
+    return NodeContext(
+        name=d.class_name,
+        public_name=d.node_name,
+        op=f.name,
+        saved=tuple(saved),
+        formulas=formulas,
+        n_inputs=len(diff_inputs),
+        has_lists=any(args[n].type.is_list() for n in diff_inputs),
+        missing=tuple((i, n) for i, n in enumerate(diff_inputs) if i not in covered),
+        multi_output=len(f.func.returns) > 1,
+    )
 
 
 def _metadata_only(d: Derivative, name: str) -> set[str] | None:
@@ -179,51 +224,68 @@ def _output_index(f: NativeFunction) -> dict[str, int]:
     return index
 
 
-def _kernel_context(f: NativeFunction, d: Derivative | None, node: dict[str, Any] | None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class EdgeContext:
+    name: str
+    optional: bool
+
+
+@dataclass(frozen=True)
+class KernelContext:
+    """One operator's Autograd kernel (templates/autograd.py.j2, Note [Autograd kernels])."""
+
+    name: str
+    op: str
+    op_name: str
+    id: str
+    params: tuple[str, ...]
+    key_exprs: tuple[str, ...]
+    diff: tuple[str, ...]  # the differentiable arguments
+    needs_grad: str  # a Python test: does any differentiable argument require grad
+    form: str  # "functional", "inplace" or "out"
+    node: NodeContext | None  # None: no derivative (a NotImplementedNode)
+    differentiable: tuple[bool, ...] | None  # output_differentiability
+    self: str | None
+    # Note [Inline recording]: edges and history are written out in the kernel where that is simple.
+    edges: tuple[EdgeContext, ...] | None  # None: a Tensor[] argument, the generic set_next_edges
+    one_output: bool
+    view: bool  # an output aliases an input, not written: Note [In-place ops on views]
+    float_output: bool  # a pointwise op that promotes to a common or float dtype
+
+
+def _kernel_context(f: NativeFunction, d: Derivative | None, node: NodeContext | None) -> KernelContext:
     args = f.func.arguments.flat_all
     positions = [i for i, a in enumerate(args) if a.type.is_tensor_like()]
-    params = [py_name(a.name) for a in args]
+    params = tuple(py_name(a.name) for a in args)
     diff_args = f.func.differentiable_arguments()
-    diff = [py_name(a.name) for a in diff_args]
     kind = f.kind
     form = "out" if kind == SchemaKind.out else "inplace" if kind == SchemaKind.inplace else "functional"
-    saves_before: list[str] = []
-    saves_after: list[str] = []
-    if node is not None:
-        self_var = params[0] if form == "inplace" else None
-        saves_before, saves_after = _save_statements(node, self_var)
     diff_flags = None
     if d is not None and d.output_differentiability is not None:
         diff_flags = tuple(d.output_differentiability)
     returns = f.func.returns
-    return {
-        # Note [Inline recording]: edges and history are written out in the kernel where that is simple.
-        "edges": [{"name": py_name(a.name), "optional": a.type.is_optional()} for a in diff_args]
+    return KernelContext(
+        name=kernel_name(f),
+        op=f.name,
+        op_name=f.func.name.name,
+        id=op_id(f),
+        params=params,
+        key_exprs=tuple(key_expr(args[i]) for i in positions),
+        diff=tuple(py_name(a.name) for a in diff_args),
+        needs_grad=" or ".join(_requires_grad_expr(a) for a in diff_args) or "False",
+        form=form,
+        node=node,
+        differentiable=diff_flags,
+        self=params[0] if params else None,
+        edges=tuple(EdgeContext(py_name(a.name), a.type.is_optional()) for a in diff_args)
         if not any(a.type.is_list() for a in diff_args) else None,
-        "one_output": diff_flags is None and len(returns) == 1 and returns[0].type.is_tensor(),
-        # a view op (an output aliases an input, not written): Note [In-place ops on views]
-        "view": form == "functional" and any(r.annotation is not None and not r.annotation.is_write
-                                             for r in returns),
-        # a pointwise op that promotes to a common or float dtype: floating output for a floating input
-        "float_output": f.pointwise is not None and f.pointwise.promote in ("common", "float"),
-        "name": kernel_name(f),
-        "op": f.name,
-        "op_name": f.func.name.name,
-        "id": op_id(f),
-        "params": params,
-        "key_exprs": [key_expr(args[i]) for i in positions],
-        "diff": diff,
-        "needs_grad": " or ".join(_requires_grad_expr(a) for a in diff_args) or "False",
-        "form": form,
-        "node": node,
-        "differentiable": diff_flags,
-        "self": params[0] if params else None,
-        "saves_before": saves_before,
-        "saves_after": saves_after,
-    }
+        one_output=diff_flags is None and len(returns) == 1 and returns[0].type.is_tensor(),
+        view=form == "functional" and any(r.annotation is not None and not r.annotation.is_write for r in returns),
+        float_output=f.pointwise is not None and f.pointwise.promote in ("common", "float"),
+    )
 
 
-def _requires_grad_expr(arg: Any) -> str:
+def _requires_grad_expr(arg: Argument) -> str:
     """Inline test of one differentiable argument (the hot path avoids a generic helper call)."""
     name = py_name(arg.name)
     if arg.type.is_list():
@@ -233,32 +295,7 @@ def _requires_grad_expr(arg: Any) -> str:
     return f"({name} is not None and {name}._requires_grad)"
 
 
-def _save_statements(node: dict[str, Any], self_var: str | None) -> tuple[list[str], list[str]]:
-    """What the Autograd kernel stores on the node before and after running the op."""
-    before, after = [], []
-    for s in node["saved"]:
-        field, var = s["field"], s["var"]
-        if s["kind"] == "value":
-            before.append(f"node.{field} = {var}")
-        elif s["kind"] == "meta":
-            before.append(f"node.{field} = {s['expr']}")
-        elif s["kind"] == "tensor":
-            # an in-place op overwrites self: save a copy of the value the formula needs
-            if var == self_var:
-                before.append(f"node.{field} = _Saved(_clone({var}), False)")
-            elif self_var is not None:
-                before.append(f"node.{field} = _save_before_write(_Saved, {var}, {self_var})")
-            else:
-                before.append(f"node.{field} = _Saved({var}, False)")
-        elif s["kind"] == "tensor_list":
-            before.append(f"node.{field} = [_Saved(t, False) for t in {var}]")
-        else:
-            result = f"result[{s['index']}]" if node["multi_output"] else "result"
-            after.append(f"node.{field} = _Saved({result}, True)")
-    return before, after
-
-
-def render(env: jinja2.Environment, model: Any, root: Path) -> str:
+def render(env: jinja2.Environment, model: Model, root: Path) -> str:
     """generated/_autograd.py: the nodes of every derivative and the Autograd kernel of every op."""
     ops = op_function_names(model.functions)
     helpers = helper_names(root)

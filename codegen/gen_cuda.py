@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import jinja2
 
 from codegen.api_python import kernel_name
-from codegen.kernel_spec import condition_tensors, render_cuda
+from codegen.kernel_spec import CUDA, condition_tensors
 from codegen.model import SchemaKind
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ class PointwiseOp:
     params: tuple[str, ...]  # C++ parameter names of the op's device function, tensors then scalars
     expr: str  # the spec as C++ over `params`
     instances: tuple[Instance, ...]
-    inplace: bool  # has an in-place form (native.py derives it)
+    inplace: bool  # has an in-place form (NativeFunction.group)
     conditions: tuple[str, ...] = ()  # tensors used as a condition: must be bool (kernel_spec.condition_tensors)
 
     @property
@@ -127,7 +127,6 @@ def pointwise_op(f: NativeFunction) -> PointwiseOp:
         in_d, out_d, comp_d = instance_dtypes(spec.promote, dtype)
         instances.append(Instance(f"{kernel}__{dtype}", dtype, out_d, CTYPES[in_d][0], CTYPES[out_d][0],
                                   CTYPES[comp_d][0], vec_width(in_d, out_d)))
-    positional = func.arguments.positional
     return PointwiseOp(
         kernel=kernel,
         schema=str(func),
@@ -139,9 +138,9 @@ def pointwise_op(f: NativeFunction) -> PointwiseOp:
         promote_scalars=tuple(spec.scalars.index(x) for x in spec.promote_scalars),
         args=tuple(a.name for a in func.arguments.flat_non_out),
         params=tuple(names[a] for a in (*spec.tensors, *spec.scalars)),
-        expr=render_cuda(spec, names),
+        expr=spec.render(CUDA, names),
         instances=tuple(instances),
-        inplace=bool(positional) and str(positional[0]) == "Tensor self" and spec.promote != "bool",
+        inplace=f.group.inplace is not None,
         conditions=condition_tensors(spec),
     )
 
@@ -168,12 +167,6 @@ def generate(functions: Sequence[NativeFunction], env: jinja2.Environment) -> di
     files.update(fixed_sources(env))
     files["_cuda_kernels.py"] = env.get_template("cuda/cuda_kernels.py.j2").render(ops=ops)
     return dict(sorted(files.items()))
-
-
-def template_env(templates_dir: str) -> jinja2.Environment:
-    """The Jinja2 environment the CUDA templates expect (the CLI builds an equivalent one)."""
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(templates_dir), undefined=jinja2.StrictUndefined,
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 
 
 # Reductions: name -> (reducer in opgen_reduce.cuh, dtypes, output rule). Output rules: "same" keeps the

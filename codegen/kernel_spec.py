@@ -1,4 +1,5 @@
-"""The pointwise kernel spec: one Python expression, rendered to NumPy (CPU) and to CUDA C++.
+"""The pointwise kernel spec: one Python expression, rendered to NumPy (CPU) and to CUDA C++ by one
+renderer class per backend (Note [One renderer per backend]).
 
 An operator becomes pure YAML with
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -69,25 +71,14 @@ FUNCTIONS: dict[str, FunctionRule] = {
 # `promote:` kinds and `dtypes:` groups are closed sets of runtime/vocabulary.py.
 PROMOTIONS = PROMOTE_KINDS
 
-_BINOPS_NUMPY: dict[type, str] = {
+# The operators a spec may use (the grammar; each renderer spells every one of them).
+_BINOPS: dict[type, str] = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
     ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
-}
-_BINOPS_CUDA: dict[type, str] = {
-    ast.Add: "({0} + {1})", ast.Sub: "({0} - {1})", ast.Mult: "({0} * {1})", ast.Div: "({0} / {1})",
-    ast.FloorDiv: "op_floordiv({0}, {1})", ast.Mod: "op_remainder({0}, {1})", ast.Pow: "op_pow({0}, {1})",
-    ast.BitAnd: "({0} & {1})", ast.BitOr: "({0} | {1})", ast.BitXor: "({0} ^ {1})",
 }
 _COMPARE: dict[type, str] = {
     ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
 }
-_UNARY_NUMPY: dict[type, str] = {ast.USub: "(-{0})", ast.UAdd: "(+{0})", ast.Not: "np.logical_not({0})",
-                                  ast.Invert: "np.invert({0})"}
-# `~` through op_bitwise_not: C++'s `~` promotes bool to int (~true == -2, stored back as true).
-_UNARY_CUDA: dict[type, str] = {ast.USub: "(-{0})", ast.UAdd: "(+{0})", ast.Not: "(!{0})",
-                                ast.Invert: "op_bitwise_not({0})"}
-_BOOLOPS_NUMPY: dict[type, str] = {ast.And: "np.logical_and", ast.Or: "np.logical_or"}
-_BOOLOPS_CUDA: dict[type, str] = {ast.And: "&&", ast.Or: "||"}
 
 
 class SpecError(ValueError):
@@ -133,8 +124,9 @@ class PointwiseSpec:
         return PointwiseSpec(source.strip(), tree, promote, tensors, scalars, _dtype_names(dtypes),
                              tuple(promote_scalars))
 
-    def render_numpy(self, names: Mapping[str, str]) -> str:
-        return _render(self.tree, names, "numpy")
+    def render(self, renderer: SpecRenderer, names: Mapping[str, str]) -> str:
+        """The spec in `renderer`'s language; `names` maps argument names to that language's variables."""
+        return renderer.render(self.tree, names)
 
     def specialize(self, constants: Mapping[str, float]) -> PointwiseSpec:
         """The spec with some scalar arguments fixed to constants and folded (`1 * x` -> `x`).
@@ -144,19 +136,6 @@ class PointwiseSpec:
         tree = _Fold(constants).visit(ast.parse(ast.unparse(self.tree), mode="eval").body)
         return PointwiseSpec(ast.unparse(tree), tree, self.promote, self.tensors, self.scalars, self.dtypes,
                              self.promote_scalars)
-
-    def render_cuda(self, names: Mapping[str, str]) -> str:
-        return _render(self.tree, names, "cuda")
-
-
-def render_cuda(spec: PointwiseSpec, names: Mapping[str, str]) -> str:
-    """The spec as a C++ expression; `names` maps argument names to C++ variable names."""
-    return spec.render_cuda(names)
-
-
-def render_numpy(spec: PointwiseSpec, names: Mapping[str, str]) -> str:
-    """The spec as a NumPy expression; `names` maps argument names to Python variable names."""
-    return spec.render_numpy(names)
 
 
 def _dtype_names(dtypes: str | list[str]) -> tuple[str, ...]:
@@ -207,9 +186,9 @@ def _validate(node: ast.expr, allowed: set[str]) -> set[str]:
             if type(sub.ops[0]) not in _COMPARE:
                 raise SpecError(f"comparison '{_OP_TEXT.get(type(sub.ops[0]), type(sub.ops[0]).__name__)}' is "
                                 "not allowed in a pointwise expression; use <, <=, >, >=, == or !=")
-        elif isinstance(sub, ast.BinOp) and type(sub.op) not in _BINOPS_NUMPY:
+        elif isinstance(sub, ast.BinOp) and type(sub.op) not in _BINOPS:
             raise SpecError(f"operator '{type(sub.op).__name__}' is not allowed in a pointwise expression; "
-                            f"use {' '.join(_BINOPS_NUMPY.values())}")
+                            f"use {' '.join(_BINOPS.values())}")
         elif not isinstance(sub, _ALLOWED_NODES):
             raise SpecError(f"'{type(sub).__name__}' is not allowed in a pointwise expression")
     return used
@@ -252,44 +231,119 @@ _ALLOWED_NODES = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, as
                   ast.unaryop, ast.boolop, ast.cmpop)
 
 
-def _render(node: ast.expr, names: Mapping[str, str], target: str) -> str:
-    def r(n: ast.expr) -> str:
-        return _render(n, names, target)
+# Note [One renderer per backend]
+# A validated spec is turned into source text by a SpecRenderer: the base class walks the tree (the grammar
+# of `_validate`) and asks its subclass for one spelling per construct. NumPy (CPU kernels) and CUDA C++ are
+# the two subclasses; a new backend is one more subclass, with no change to the others or to the walk.
+class SpecRenderer(ABC):
+    """Turns a validated spec tree into an expression of one backend's language."""
 
-    cuda = target == "cuda"
-    if isinstance(node, ast.Name):
-        return names[node.id]
-    if isinstance(node, ast.Constant):
-        if isinstance(node.value, bool):
-            return ("true" if node.value else "false") if cuda else repr(node.value)
-        return repr(node.value)
-    if isinstance(node, ast.BinOp):
-        a, b = r(node.left), r(node.right)
-        if cuda:
-            return _BINOPS_CUDA[type(node.op)].format(a, b)
-        return f"({a} {_BINOPS_NUMPY[type(node.op)]} {b})"
-    if isinstance(node, ast.UnaryOp):
-        return (_UNARY_CUDA if cuda else _UNARY_NUMPY)[type(node.op)].format(r(node.operand))
-    if isinstance(node, ast.BoolOp):
-        parts = [r(v) for v in node.values]
-        if cuda:
-            return "(" + f" {_BOOLOPS_CUDA[type(node.op)]} ".join(parts) + ")"
+    def render(self, node: ast.expr, names: Mapping[str, str]) -> str:
+        def r(n: ast.expr) -> str:
+            return self.render(n, names)
+
+        if isinstance(node, ast.Name):
+            return names[node.id]
+        if isinstance(node, ast.Constant):
+            assert isinstance(node.value, int | float)  # _validate admits numbers and bools only
+            return self.constant(node.value)
+        if isinstance(node, ast.BinOp):
+            return self.binop(node.op, r(node.left), r(node.right))
+        if isinstance(node, ast.UnaryOp):
+            return self.unary(node.op, r(node.operand))
+        if isinstance(node, ast.BoolOp):
+            return self.boolop(node.op, [r(v) for v in node.values])
+        if isinstance(node, ast.Compare):
+            return f"({r(node.left)} {_COMPARE[type(node.ops[0])]} {r(node.comparators[0])})"
+        if isinstance(node, ast.IfExp):
+            return self.select(r(node.test), r(node.body), r(node.orelse))
+        if isinstance(node, ast.Call):
+            assert isinstance(node.func, ast.Name)  # _validate admits only calls of listed names
+            return self.call(FUNCTIONS[node.func.id], [r(a) for a in node.args])
+        raise SpecError(f"cannot render {ast.dump(node)}")  # unreachable after _validate
+
+    def constant(self, value: float) -> str:
+        return repr(value)
+
+    @abstractmethod
+    def binop(self, op: ast.operator, a: str, b: str) -> str: ...
+
+    @abstractmethod
+    def unary(self, op: ast.unaryop, a: str) -> str: ...
+
+    @abstractmethod
+    def boolop(self, op: ast.boolop, parts: list[str]) -> str: ...
+
+    @abstractmethod
+    def select(self, test: str, body: str, orelse: str) -> str:
+        """`body if test else orelse`, elementwise."""
+
+    @abstractmethod
+    def call(self, rule: FunctionRule, args: list[str]) -> str: ...
+
+
+class NumpyRenderer(SpecRenderer):
+    """NumPy over arrays (the CPU kernels of generated/_cpu_kernels.py)."""
+
+    _UNARY: dict[type, str] = {ast.USub: "(-{0})", ast.UAdd: "(+{0})", ast.Not: "np.logical_not({0})",
+                               ast.Invert: "np.invert({0})"}
+    _BOOLOPS: dict[type, str] = {ast.And: "np.logical_and", ast.Or: "np.logical_or"}
+
+    def binop(self, op: ast.operator, a: str, b: str) -> str:
+        return f"({a} {_BINOPS[type(op)]} {b})"
+
+    def unary(self, op: ast.unaryop, a: str) -> str:
+        return self._UNARY[type(op)].format(a)
+
+    def boolop(self, op: ast.boolop, parts: list[str]) -> str:
         out = parts[0]
         for p in parts[1:]:
-            out = f"{_BOOLOPS_NUMPY[type(node.op)]}({out}, {p})"
+            out = f"{self._BOOLOPS[type(op)]}({out}, {p})"
         return out
-    if isinstance(node, ast.Compare):
-        return f"({r(node.left)} {_COMPARE[type(node.ops[0])]} {r(node.comparators[0])})"
-    if isinstance(node, ast.IfExp):
-        if cuda:
-            return f"({r(node.test)} ? {r(node.body)} : {r(node.orelse)})"
-        return f"_k.where({r(node.test)}, {r(node.body)}, {r(node.orelse)})"
-    if isinstance(node, ast.Call):
-        assert isinstance(node.func, ast.Name)  # _validate admits only calls of listed names
-        rule = FUNCTIONS[node.func.id]
-        template = rule.cuda if cuda else rule.numpy
-        return template.format(*(r(a) for a in node.args))
-    raise SpecError(f"cannot render {ast.dump(node)}")  # unreachable after _validate
+
+    def select(self, test: str, body: str, orelse: str) -> str:
+        return f"_k.where({test}, {body}, {orelse})"
+
+    def call(self, rule: FunctionRule, args: list[str]) -> str:
+        return rule.numpy.format(*args)
+
+
+class CudaRenderer(SpecRenderer):
+    """CUDA C++ over scalars of the compute type (the device functions of generated/cuda/pointwise/)."""
+
+    _BINOPS: dict[type, str] = {
+        ast.Add: "({0} + {1})", ast.Sub: "({0} - {1})", ast.Mult: "({0} * {1})", ast.Div: "({0} / {1})",
+        ast.FloorDiv: "op_floordiv({0}, {1})", ast.Mod: "op_remainder({0}, {1})", ast.Pow: "op_pow({0}, {1})",
+        ast.BitAnd: "({0} & {1})", ast.BitOr: "({0} | {1})", ast.BitXor: "({0} ^ {1})",
+    }
+    # `~` through op_bitwise_not: C++'s `~` promotes bool to int (~true == -2, stored back as true).
+    _UNARY: dict[type, str] = {ast.USub: "(-{0})", ast.UAdd: "(+{0})", ast.Not: "(!{0})",
+                               ast.Invert: "op_bitwise_not({0})"}
+    _BOOLOPS: dict[type, str] = {ast.And: "&&", ast.Or: "||"}
+
+    def constant(self, value: float) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return repr(value)
+
+    def binop(self, op: ast.operator, a: str, b: str) -> str:
+        return self._BINOPS[type(op)].format(a, b)
+
+    def unary(self, op: ast.unaryop, a: str) -> str:
+        return self._UNARY[type(op)].format(a)
+
+    def boolop(self, op: ast.boolop, parts: list[str]) -> str:
+        return "(" + f" {self._BOOLOPS[type(op)]} ".join(parts) + ")"
+
+    def select(self, test: str, body: str, orelse: str) -> str:
+        return f"({test} ? {body} : {orelse})"
+
+    def call(self, rule: FunctionRule, args: list[str]) -> str:
+        return rule.cuda.format(*args)
+
+
+NUMPY = NumpyRenderer()
+CUDA = CudaRenderer()
 
 
 def condition_tensors(spec: PointwiseSpec) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import functools
 import keyword
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -80,6 +80,8 @@ class NativeFunction:
     doc: str = ""
     derived_from: NativeFunction | None = field(default=None, repr=False)
     mixed_devices: bool = False           # `device_check: NoCheck`
+    # the entry's forms, set once by the loader (load_native_functions) when they all exist
+    group: OpGroup = field(init=False, repr=False)
     @property
     def name(self) -> str:
         """The operator's full name with overload, e.g. `add.Tensor`."""
@@ -139,7 +141,10 @@ def load_native_functions(path: Path, *, root: Path | None = None, text: str | N
         except (OpgenError, SpecError) as e:
             problems.add(_error_line(entry, e), str(e) if not isinstance(e, SchemaParseError) else _schema_msg(e))
             continue
-        for g in (f, *_derive_forms(f)):
+        group = _derive_forms(f)
+        for g in group:
+            object.__setattr__(g, "group", group)  # the forms refer to their root: it cannot be an argument
+        for g in group:
             if g.name in seen:
                 problems.add(entry.line, f"operator '{g.name}' is defined twice (first on line {seen[g.name]})")
                 continue
@@ -308,24 +313,37 @@ def _parse_pointwise(entry: LocatedMap, func: FunctionSchema) -> PointwiseSpec:
         raise _EntryError(key, str(e)) from None
 
 
-def _derive_forms(f: NativeFunction) -> list[NativeFunction]:
-    """The in-place and out forms of a pointwise op (Note [Derived in-place and out forms])."""
+@dataclass(frozen=True, eq=False)
+class OpGroup:
+    """A YAML entry and the forms the loader derives from it (Note [Derived in-place and out forms]):
+    `add.Tensor`, `add_.Tensor`, `add.out`. Computed once, by the loader; every member's `group`."""
+
+    functional: NativeFunction
+    inplace: NativeFunction | None = None
+    out: NativeFunction | None = None
+
+    def __iter__(self) -> Iterator[NativeFunction]:
+        """The members in YAML order: the entry, then its derived in-place and out forms."""
+        return iter([g for g in (self.functional, self.inplace, self.out) if g is not None])
+
+
+def _derive_forms(f: NativeFunction) -> OpGroup:
+    """`f` with the in-place and out forms of a pointwise op (Note [Derived in-place and out forms])."""
     if f.pointwise is None:
-        return []
+        return OpGroup(f)
     schema = f.func
     name = schema.name
     args = [str(a) for a in schema.arguments.positional]
     kwargs = [str(a) for a in schema.arguments.kwarg_only]
-    derived = []
+    inplace = None
     if args and args[0] == "Tensor self" and f.pointwise.promote != "bool":
         overload = f".{name.overload}" if name.overload else ""
         inplace_args = ["Tensor(a!) self", *args[1:]] + (["*", *kwargs] if kwargs else [])
         text = f"{name.base}_{overload}({', '.join(inplace_args)}) -> Tensor(a!)"
-        derived.append(NativeFunction(FunctionSchema.parse(text), f.loc, frozenset({Variant.method}),
-                                      {}, f.pointwise, f.doc, derived_from=f))
+        inplace = NativeFunction(FunctionSchema.parse(text), f.loc, frozenset({Variant.method}),
+                                 {}, f.pointwise, f.doc, derived_from=f)
     out_overload = "out" if name.overload in ("", "Tensor") else f"{name.overload}_out"
     out_args = [*args, "*", *kwargs, "Tensor(a!) out"]
     text = f"{name.base}.{out_overload}({', '.join(out_args)}) -> Tensor(a!)"
-    derived.append(NativeFunction(FunctionSchema.parse(text), f.loc, frozenset(), {}, f.pointwise, f.doc,
-                                  derived_from=f))
-    return derived
+    out = NativeFunction(FunctionSchema.parse(text), f.loc, frozenset(), {}, f.pointwise, f.doc, derived_from=f)
+    return OpGroup(f, inplace, out)

@@ -137,3 +137,73 @@ def test_derivative_names_backward_nodes_like_pytorch() -> None:
                           text="- name: twice(Tensor self) -> Tensor\n  self: grad * 2\n")
     assert ds[0].node_name == "TwiceBackward0"
     assert ds[0].formulas[0].uses == frozenset({"grad"})
+
+
+CLASH = """\
+- func: twice(Tensor self) -> Tensor
+  pointwise: 2 * self
+
+- func: pick(Tensor self, int k) -> Tensor
+  dispatch:
+    CompositeExplicitAutograd: runtime.kernels.views.clone
+
+- func: pick.f(Tensor self, float k) -> Tensor
+  dispatch:
+    CompositeExplicitAutograd: runtime.kernels.views.clone
+"""
+
+
+def test_overload_clash_names_the_entry() -> None:
+    # `pick(t, 1)` could be either overload: the error is at the later entry (line 8), not at line 1
+    from codegen.api_python import group_bindings
+    with pytest.raises(LoadError) as info:
+        group_bindings(load(CLASH))
+    (found,) = [str(d) for d in info.value.diagnostics]
+    assert found.startswith("native_functions.yaml:8: overloads of 'pick' can't be told apart in Python: "
+                            "pick(Tensor self, int k) -> Tensor; pick.f(Tensor self, float k) -> Tensor"), found
+    assert "native_functions.yaml:4" in found
+
+
+def test_generate_reports_an_overload_clash_at_its_line(tmp_path: Path) -> None:
+    from codegen import gen
+    yaml = (ROOT / NF).read_text()
+    (tmp_path / NF).write_text(yaml + "\n" + CLASH.split("\n\n", 1)[1].replace("pick", "add"))
+    for name in ("templates", "runtime", "derivatives.yaml"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    line = yaml.count("\n") + 1 + 5  # the second added entry
+    with pytest.raises(LoadError) as info:
+        gen.render_all(tmp_path)
+    assert [str(d).split(": ")[0] for d in info.value.diagnostics] == [f"{NF}:{line}"], str(info.value)
+
+
+def test_op_group_is_computed_by_the_loader() -> None:
+    text = GOOD + """\
+- func: positive(Tensor self) -> Tensor
+  pointwise: self > 0
+  promote: bool
+- func: copyish(Tensor self) -> Tensor
+  dispatch:
+    CompositeExplicitAutograd: runtime.kernels.views.clone
+"""
+    fs = {f.name: f for f in load(text)}
+    group = fs["twice"].group
+    assert (group.functional, group.inplace, group.out) == (fs["twice"], fs["twice_"], fs["twice.out"])
+    assert fs["twice_"].group is group and fs["twice.out"].group is group
+    assert [f.name for f in group] == ["twice", "twice_", "twice.out"]
+    # a bool-valued op cannot write its result into `self`: no in-place form
+    assert fs["positive"].group.inplace is None and fs["positive.out"].group.out is fs["positive.out"]
+    assert list(fs["copyish"].group) == [fs["copyish"]]
+
+
+def test_cpu_and_cuda_kernels_agree_on_inplace_forms() -> None:
+    from codegen import gen_cuda
+    from codegen.gen import _cpu_kernel_context, load_model
+    functions = load_model(ROOT).functions
+    cuda = {op.kernel: op.inplace for op in gen_cuda.pointwise_ops(functions)}
+    cpu = {k.name: k.inplace for k in (_cpu_kernel_context(f) for f in functions
+                                              if f.pointwise is not None and f.derived_from is None)}
+    assert cpu == cuda and any(cpu.values()) and not all(cpu.values())
+    # and both say exactly what the loader derived
+    derived = {f.derived_from.name for f in functions if f.derived_from is not None and f.kind.value == "inplace"}
+    roots = {f.name: f for f in functions if f.pointwise is not None and f.derived_from is None}
+    assert {name for name, f in roots.items() if cpu[gen_cuda.kernel_name(f)]} == derived

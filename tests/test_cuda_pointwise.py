@@ -22,10 +22,11 @@ def kernels(tmp_path_factory: pytest.TempPathFactory) -> Any:
     import importlib.util
 
     from codegen import gen_cuda
+    from codegen.jinja_env import environment
     from codegen.native import load_native_functions
 
     out = tmp_path_factory.mktemp("gen")
-    env = gen_cuda.template_env(str(ROOT / "templates"))
+    env = environment(ROOT)
     files = gen_cuda.generate(load_native_functions(CORPUS, root=ROOT), env)
     for path, text in files.items():
         (out / path).parent.mkdir(parents=True, exist_ok=True)

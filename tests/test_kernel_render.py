@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from codegen import gen_cuda
+from codegen.jinja_env import environment
 from codegen.kernel_spec import FUNCTIONS
 from codegen.native import load_native_functions
 
@@ -21,7 +22,7 @@ HEADER = ROOT / "runtime" / "cuda" / "include" / "opgen_math.cuh"
 
 @pytest.fixture(scope="module")
 def files() -> dict[str, str]:
-    env = gen_cuda.template_env(str(ROOT / "templates"))
+    env = environment(ROOT)
     return gen_cuda.generate(load_native_functions(CORPUS, root=ROOT), env)
 
 
@@ -70,7 +71,7 @@ def test_sources_name_their_origin(files: dict[str, str]) -> None:
 
 
 def test_generation_is_deterministic(files: dict[str, str]) -> None:
-    env = gen_cuda.template_env(str(ROOT / "templates"))
+    env = environment(ROOT)
     again = gen_cuda.generate(load_native_functions(CORPUS, root=ROOT), env)
     assert again == files
     assert list(files) == sorted(files)

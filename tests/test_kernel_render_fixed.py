@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from codegen import gen_cuda
+from codegen.jinja_env import environment
 from runtime import dtypes
 from runtime.cuda import copy as C
 from runtime.cuda import random as RND
@@ -22,7 +23,7 @@ ENTRY = re.compile(r'extern "C" __global__ void (\w+)\(')
 
 @pytest.fixture(scope="module")
 def kernels() -> dict[str, set[str]]:
-    env = gen_cuda.template_env(str(ROOT / "templates"))
+    env = environment(ROOT)
     return {path: set(ENTRY.findall(text)) for path, text in gen_cuda.fixed_sources(env).items()}
 
 
@@ -52,7 +53,7 @@ def test_launcher_names_exist(kernels: dict[str, set[str]]) -> None:
 
 
 def test_fixed_sources_are_deterministic() -> None:
-    env = gen_cuda.template_env(str(ROOT / "templates"))
+    env = environment(ROOT)
     assert gen_cuda.fixed_sources(env) == gen_cuda.fixed_sources(env)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from codegen import gen_cuda
+from codegen.jinja_env import environment
 from codegen.native import load_native_functions
 from runtime.cuda import nvrtc_check
 
@@ -41,7 +42,7 @@ def _check_options() -> tuple[str, ...]:
 
 def _sources() -> dict[str, str]:
     """Every .cu file generated from the repository's native_functions.yaml and from the test corpus."""
-    env = gen_cuda.template_env(str(ROOT / "templates"))
+    env = environment(ROOT)
     files: dict[str, str] = dict(gen_cuda.fixed_sources(env))
     yaml = ROOT / "native_functions.yaml"
     if yaml.exists():

@@ -1,0 +1,33 @@
+"""The one Jinja environment every template of the generator is rendered in (templates/, templates/cuda/)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import jinja2
+
+from codegen import inline
+
+
+def environment(root: Path) -> jinja2.Environment:
+    """The environment of the project at `root`: its templates/, strict about undefined names."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(root / "templates")),
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+        autoescape=False, bytecode_cache=_template_cache(),
+    )
+    env.globals["inline"] = inline.jinja_inline(root)
+    return env
+
+
+def _template_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates kept across runs (keyed by template name and source checksum, so an edited
+    template is recompiled): compiling them is a large part of a no-op `generate`. None if no cache dir."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    directory = os.path.join(base, "opgen", "jinja")
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(directory)
