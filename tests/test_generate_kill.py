@@ -74,7 +74,10 @@ def test_generate_killed_at_random_points_leaves_old_or_new_tree(tmp_path: Path)
     for trial in range(60):
         target = "new" if current == "old" else "old"
         exchange = trial % 3 != 0 and tree_swap._renameat2 is not None
-        killed_write(root, trees[target], rng.uniform(0, span), exchange)
+        # random kill times, plus one at once and one well after a whole write, so that both outcomes occur
+        # however fast or slow the forked writer runs on a loaded machine
+        delay = 0.0 if trial == 0 else span * 20 if trial == 1 else rng.uniform(0, span)
+        killed_write(root, trees[target], delay, exchange)
         if not exchange:  # two renames leave an instant without generated/: the next run restores it
             tree_swap.recover(out_dir)
         on_disk = snapshot(out_dir)
