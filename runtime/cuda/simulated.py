@@ -39,12 +39,17 @@ class SimulatedDevice:
                 raise RawOutOfMemory(f"injected failure allocating {nbytes} bytes")
             if self.used + nbytes > self.capacity:
                 raise RawOutOfMemory(f"{nbytes} bytes requested, {self.capacity - self.used} free")
-            addr = self._next_addr
-            self._next_addr += (nbytes + self.ALIGNMENT - 1) // self.ALIGNMENT * self.ALIGNMENT
+            addr = self._place(nbytes)
             self.live[addr] = nbytes
             self.used += nbytes
             self.num_mallocs += 1
             return addr
+
+    def _place(self, nbytes: int) -> int:
+        """The address of a new block (called with the lock held): here a fake one, addresses only grow."""
+        addr = self._next_addr
+        self._next_addr += (nbytes + self.ALIGNMENT - 1) // self.ALIGNMENT * self.ALIGNMENT
+        return addr
 
     def free(self, ptr: int) -> None:
         with self._lock:

@@ -13,7 +13,6 @@ import os
 
 import numpy as np
 
-from runtime.cuda.allocator import RawOutOfMemory
 from runtime.cuda.simulated import SimulatedDevice
 
 DEFAULT_CAPACITY = 8 << 30
@@ -44,21 +43,12 @@ class HostBackedDevice(SimulatedDevice):
         self._buffers: dict[int, np.ndarray] = {}
         self._stream_of = current_stream  # a callable giving the current stream's handle
 
-    def malloc(self, nbytes: int) -> int:
-        with self._lock:
-            if self._fail > 0:
-                self._fail -= 1
-                raise RawOutOfMemory(f"injected failure allocating {nbytes} bytes")
-            if self.used + nbytes > self.capacity:
-                raise RawOutOfMemory(f"{nbytes} bytes requested, {self.capacity - self.used} free")
+    def _place(self, nbytes: int) -> int:
+        """A real host buffer behind the new block's address (SimulatedDevice.malloc checks room and counts)."""
         buffer = np.full(nbytes + self.ALIGNMENT, 0xFF, dtype=np.uint8)
         start = buffer.__array_interface__["data"][0]
         addr = -(-start // self.ALIGNMENT) * self.ALIGNMENT
-        with self._lock:
-            self._buffers[addr] = buffer
-            self.live[addr] = nbytes
-            self.used += nbytes
-            self.num_mallocs += 1
+        self._buffers[addr] = buffer
         return addr
 
     def free(self, ptr: int) -> None:
