@@ -16,6 +16,19 @@ def _G() -> Any:
     return opcall.api
 
 
+
+def _affine_parameters(module: Module, n: int, affine: bool, bias: bool, device: Any, dtype: Any) -> None:
+    """`weight` (ones) and `bias` (zeros) of n elements, or None parameters, as PyTorch's norm layers."""
+    G = _G()
+    if affine:
+        module.weight = Parameter(G.ones(n, device=device, dtype=dtype))
+        if bias:
+            module.bias = Parameter(G.zeros(n, device=device, dtype=dtype))
+            return
+    else:
+        module.register_parameter("weight", None)
+    module.register_parameter("bias", None)
+
 class _BatchNorm(Module):
     """Per-channel normalisation with learnable affine and running statistics (momentum None: a cumulative
     average over the batches seen)."""
@@ -29,15 +42,7 @@ class _BatchNorm(Module):
         G = _G()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(G.ones(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(G.zeros(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, num_features, affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", G.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", G.ones(num_features, device=device, dtype=dtype))
@@ -124,17 +129,8 @@ class GroupNorm(Module):
         super().__init__()
         if num_channels % num_groups:
             raise ValueError("num_channels must be divisible by num_groups")
-        G = _G()
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
-        if affine:
-            self.weight = Parameter(G.ones(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(G.zeros(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, num_channels, affine, bias, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
