@@ -168,7 +168,7 @@ def add_Scalar_out(input, other, alpha, out):
     return _k.store_out("add", out, r, dt, (input,))
 
 
-_FAST_sub_Tensor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_sub_Tensor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def sub_Tensor(input, other, alpha):
@@ -177,7 +177,7 @@ def sub_Tensor(input, other, alpha):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
     try:
@@ -206,7 +206,7 @@ def sub_Tensor_inplace(input, other, alpha):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
     try:
@@ -227,7 +227,7 @@ def sub_Tensor_out(input, other, alpha, out):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
     try:
@@ -242,7 +242,7 @@ def sub_Tensor_out(input, other, alpha, out):
     return _k.store_out("sub", out, r, dt, (input, other))
 
 
-_FAST_sub_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_sub_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def sub_Scalar(input, other, alpha):
@@ -250,7 +250,7 @@ def sub_Scalar(input, other, alpha):
     if dt in _FAST_sub_Scalar and dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
-        dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+        dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
     try:
@@ -278,7 +278,7 @@ def sub_Scalar_inplace(input, other, alpha):
     if dt in _FAST_sub_Scalar and dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
-        dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+        dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
     try:
@@ -298,7 +298,7 @@ def sub_Scalar_out(input, other, alpha, out):
     if dt in _FAST_sub_Scalar and dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
-        dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+        dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
     try:
@@ -537,7 +537,7 @@ def div_Scalar_out(input, other, out):
     return _k.store_out("div", out, r, dt, (input,))
 
 
-_FAST_neg = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_neg = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def neg(input):
@@ -545,7 +545,7 @@ def neg(input):
     if dt in _FAST_neg:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("neg", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("neg", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = (-a0)
     except ValueError:
@@ -568,7 +568,7 @@ def neg_inplace(input):
     if dt in _FAST_neg:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("neg", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("neg", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = (-a0)
     except ValueError:
@@ -583,7 +583,7 @@ def neg_out(input, out):
     if dt in _FAST_neg:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("neg", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("neg", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = (-a0)
     except ValueError:
@@ -593,7 +593,7 @@ def neg_out(input, out):
     return _k.store_out("neg", out, r, dt, (input,))
 
 
-_FAST_pow_Tensor_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_pow_Tensor_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def pow_Tensor_Scalar(input, exponent):
@@ -601,7 +601,7 @@ def pow_Tensor_Scalar(input, exponent):
     if dt in _FAST_pow_Tensor_Scalar and dt in _KEEPS.get(exponent.__class__, ()):
         a0 = input._data
     else:
-        dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (exponent,))
+        dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (exponent,))
     try:
         r = (a0 ** exponent)
     except ValueError:
@@ -624,7 +624,7 @@ def pow_Tensor_Scalar_inplace(input, exponent):
     if dt in _FAST_pow_Tensor_Scalar and dt in _KEEPS.get(exponent.__class__, ()):
         a0 = input._data
     else:
-        dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (exponent,))
+        dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (exponent,))
     try:
         r = (a0 ** exponent)
     except ValueError:
@@ -639,7 +639,7 @@ def pow_Tensor_Scalar_out(input, exponent, out):
     if dt in _FAST_pow_Tensor_Scalar and dt in _KEEPS.get(exponent.__class__, ()):
         a0 = input._data
     else:
-        dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (exponent,))
+        dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (exponent,))
     try:
         r = (a0 ** exponent)
     except ValueError:
@@ -705,7 +705,7 @@ def exp_out(input, out):
     return _k.store_out("exp", out, r, dt, (input,))
 
 
-_FAST_relu = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_relu = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def relu(input):
@@ -713,7 +713,7 @@ def relu(input):
     if dt in _FAST_relu:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("relu", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("relu", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.maximum(a0, 0)
     except ValueError:
@@ -736,7 +736,7 @@ def relu_inplace(input):
     if dt in _FAST_relu:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("relu", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("relu", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.maximum(a0, 0)
     except ValueError:
@@ -751,7 +751,7 @@ def relu_out(input, out):
     if dt in _FAST_relu:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("relu", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("relu", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.maximum(a0, 0)
     except ValueError:
@@ -761,7 +761,7 @@ def relu_out(input, out):
     return _k.store_out("relu", out, r, dt, (input,))
 
 
-_FAST_threshold_backward = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_threshold_backward = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def threshold_backward(grad_output, input, threshold):
@@ -770,7 +770,7 @@ def threshold_backward(grad_output, input, threshold):
         a0 = grad_output._data
         a1 = input._data
     else:
-        dt, a0, a1 = _k.operands("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (grad_output, input))
+        dt, a0, a1 = _k.operands("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (grad_output, input))
     try:
         r = _k.where((a1 > threshold), a0, 0)
     except ValueError:
@@ -794,7 +794,7 @@ def threshold_backward_out(grad_output, input, threshold, out):
         a0 = grad_output._data
         a1 = input._data
     else:
-        dt, a0, a1 = _k.operands("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (grad_output, input))
+        dt, a0, a1 = _k.operands("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (grad_output, input))
     try:
         r = _k.where((a1 > threshold), a0, 0)
     except ValueError:
@@ -886,7 +886,7 @@ def gt_Scalar_out(input, other, out):
     return _k.store_out("gt", out, r, dt, (input,))
 
 
-_FAST_floor_divide = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_floor_divide = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def floor_divide(input, other):
@@ -895,7 +895,7 @@ def floor_divide(input, other):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
         r = (a0 // a1)
     except ValueError:
@@ -919,7 +919,7 @@ def floor_divide_inplace(input, other):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
         r = (a0 // a1)
     except ValueError:
@@ -935,7 +935,7 @@ def floor_divide_out(input, other, out):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
         r = (a0 // a1)
     except ValueError:
@@ -945,7 +945,7 @@ def floor_divide_out(input, other, out):
     return _k.store_out("floor_divide", out, r, dt, (input, other))
 
 
-_FAST_floor_divide_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_floor_divide_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def floor_divide_Scalar(input, other):
@@ -953,7 +953,7 @@ def floor_divide_Scalar(input, other):
     if dt in _FAST_floor_divide_Scalar and dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
-        dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+        dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
         r = (a0 // other)
     except ValueError:
@@ -976,7 +976,7 @@ def floor_divide_Scalar_inplace(input, other):
     if dt in _FAST_floor_divide_Scalar and dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
-        dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+        dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
         r = (a0 // other)
     except ValueError:
@@ -991,7 +991,7 @@ def floor_divide_Scalar_out(input, other, out):
     if dt in _FAST_floor_divide_Scalar and dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
-        dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+        dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
         r = (a0 // other)
     except ValueError:
@@ -1001,7 +1001,7 @@ def floor_divide_Scalar_out(input, other, out):
     return _k.store_out("floor_divide", out, r, dt, (input,))
 
 
-_FAST_pow_Tensor_Tensor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_pow_Tensor_Tensor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def pow_Tensor_Tensor(input, exponent):
@@ -1010,7 +1010,7 @@ def pow_Tensor_Tensor(input, exponent):
         a0 = input._data
         a1 = exponent._data
     else:
-        dt, a0, a1 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, exponent))
+        dt, a0, a1 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, exponent))
     try:
         r = (a0 ** a1)
     except ValueError:
@@ -1034,7 +1034,7 @@ def pow_Tensor_Tensor_inplace(input, exponent):
         a0 = input._data
         a1 = exponent._data
     else:
-        dt, a0, a1 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, exponent))
+        dt, a0, a1 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, exponent))
     try:
         r = (a0 ** a1)
     except ValueError:
@@ -1050,7 +1050,7 @@ def pow_Tensor_Tensor_out(input, exponent, out):
         a0 = input._data
         a1 = exponent._data
     else:
-        dt, a0, a1 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, exponent))
+        dt, a0, a1 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, exponent))
     try:
         r = (a0 ** a1)
     except ValueError:
@@ -1060,7 +1060,7 @@ def pow_Tensor_Tensor_out(input, exponent, out):
     return _k.store_out("pow", out, r, dt, (input, exponent))
 
 
-_FAST_remainder_Tensor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_remainder_Tensor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def remainder_Tensor(input, other):
@@ -1069,7 +1069,7 @@ def remainder_Tensor(input, other):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
         r = (a0 % a1)
     except ValueError:
@@ -1093,7 +1093,7 @@ def remainder_Tensor_inplace(input, other):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
         r = (a0 % a1)
     except ValueError:
@@ -1109,7 +1109,7 @@ def remainder_Tensor_out(input, other, out):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
         r = (a0 % a1)
     except ValueError:
@@ -1119,7 +1119,7 @@ def remainder_Tensor_out(input, other, out):
     return _k.store_out("remainder", out, r, dt, (input, other))
 
 
-_FAST_remainder_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_remainder_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def remainder_Scalar(input, other):
@@ -1127,7 +1127,7 @@ def remainder_Scalar(input, other):
     if dt in _FAST_remainder_Scalar and dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
-        dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+        dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
         r = (a0 % other)
     except ValueError:
@@ -1150,7 +1150,7 @@ def remainder_Scalar_inplace(input, other):
     if dt in _FAST_remainder_Scalar and dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
-        dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+        dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
         r = (a0 % other)
     except ValueError:
@@ -1165,7 +1165,7 @@ def remainder_Scalar_out(input, other, out):
     if dt in _FAST_remainder_Scalar and dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
-        dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+        dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
         r = (a0 % other)
     except ValueError:
@@ -1175,7 +1175,7 @@ def remainder_Scalar_out(input, other, out):
     return _k.store_out("remainder", out, r, dt, (input,))
 
 
-_FAST_fmod_Tensor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_fmod_Tensor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def fmod_Tensor(input, other):
@@ -1184,7 +1184,7 @@ def fmod_Tensor(input, other):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
         r = np.fmod(a0, a1)
     except ValueError:
@@ -1208,7 +1208,7 @@ def fmod_Tensor_inplace(input, other):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
         r = np.fmod(a0, a1)
     except ValueError:
@@ -1224,7 +1224,7 @@ def fmod_Tensor_out(input, other, out):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
         r = np.fmod(a0, a1)
     except ValueError:
@@ -1234,7 +1234,7 @@ def fmod_Tensor_out(input, other, out):
     return _k.store_out("fmod", out, r, dt, (input, other))
 
 
-_FAST_fmod_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_fmod_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def fmod_Scalar(input, other):
@@ -1242,7 +1242,7 @@ def fmod_Scalar(input, other):
     if dt in _FAST_fmod_Scalar and dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
-        dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+        dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
         r = np.fmod(a0, other)
     except ValueError:
@@ -1265,7 +1265,7 @@ def fmod_Scalar_inplace(input, other):
     if dt in _FAST_fmod_Scalar and dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
-        dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+        dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
         r = np.fmod(a0, other)
     except ValueError:
@@ -1280,7 +1280,7 @@ def fmod_Scalar_out(input, other, out):
     if dt in _FAST_fmod_Scalar and dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
-        dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,), (other,))
+        dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
         r = np.fmod(a0, other)
     except ValueError:
@@ -1290,7 +1290,7 @@ def fmod_Scalar_out(input, other, out):
     return _k.store_out("fmod", out, r, dt, (input,))
 
 
-_FAST_abs = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_abs = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def abs(input):
@@ -1298,7 +1298,7 @@ def abs(input):
     if dt in _FAST_abs:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("abs", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("abs", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.abs(a0)
     except ValueError:
@@ -1321,7 +1321,7 @@ def abs_inplace(input):
     if dt in _FAST_abs:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("abs", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("abs", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.abs(a0)
     except ValueError:
@@ -1336,7 +1336,7 @@ def abs_out(input, out):
     if dt in _FAST_abs:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("abs", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("abs", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.abs(a0)
     except ValueError:
@@ -1346,7 +1346,7 @@ def abs_out(input, out):
     return _k.store_out("abs", out, r, dt, (input,))
 
 
-_FAST_sign = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_sign = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def sign(input):
@@ -1354,7 +1354,7 @@ def sign(input):
     if dt in _FAST_sign:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("sign", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("sign", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.sign(a0)
     except ValueError:
@@ -1377,7 +1377,7 @@ def sign_inplace(input):
     if dt in _FAST_sign:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("sign", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("sign", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.sign(a0)
     except ValueError:
@@ -1392,7 +1392,7 @@ def sign_out(input, out):
     if dt in _FAST_sign:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("sign", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("sign", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.sign(a0)
     except ValueError:
@@ -1570,7 +1570,7 @@ def rsqrt_out(input, out):
     return _k.store_out("rsqrt", out, r, dt, (input,))
 
 
-_FAST_square = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_square = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def square(input):
@@ -1578,7 +1578,7 @@ def square(input):
     if dt in _FAST_square:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("square", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("square", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = (a0 * a0)
     except ValueError:
@@ -1601,7 +1601,7 @@ def square_inplace(input):
     if dt in _FAST_square:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("square", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("square", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = (a0 * a0)
     except ValueError:
@@ -1616,7 +1616,7 @@ def square_out(input, out):
     if dt in _FAST_square:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("square", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("square", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = (a0 * a0)
     except ValueError:
@@ -2581,7 +2581,7 @@ def erf_out(input, out):
     return _k.store_out("erf", out, r, dt, (input,))
 
 
-_FAST_floor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_floor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def floor(input):
@@ -2589,7 +2589,7 @@ def floor(input):
     if dt in _FAST_floor:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("floor", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("floor", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.floor(a0)
     except ValueError:
@@ -2612,7 +2612,7 @@ def floor_inplace(input):
     if dt in _FAST_floor:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("floor", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("floor", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.floor(a0)
     except ValueError:
@@ -2627,7 +2627,7 @@ def floor_out(input, out):
     if dt in _FAST_floor:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("floor", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("floor", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.floor(a0)
     except ValueError:
@@ -2637,7 +2637,7 @@ def floor_out(input, out):
     return _k.store_out("floor", out, r, dt, (input,))
 
 
-_FAST_ceil = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_ceil = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def ceil(input):
@@ -2645,7 +2645,7 @@ def ceil(input):
     if dt in _FAST_ceil:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("ceil", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("ceil", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.ceil(a0)
     except ValueError:
@@ -2668,7 +2668,7 @@ def ceil_inplace(input):
     if dt in _FAST_ceil:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("ceil", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("ceil", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.ceil(a0)
     except ValueError:
@@ -2683,7 +2683,7 @@ def ceil_out(input, out):
     if dt in _FAST_ceil:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("ceil", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("ceil", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.ceil(a0)
     except ValueError:
@@ -2693,7 +2693,7 @@ def ceil_out(input, out):
     return _k.store_out("ceil", out, r, dt, (input,))
 
 
-_FAST_round = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_round = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def round(input):
@@ -2701,7 +2701,7 @@ def round(input):
     if dt in _FAST_round:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("round", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("round", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.round(a0)
     except ValueError:
@@ -2724,7 +2724,7 @@ def round_inplace(input):
     if dt in _FAST_round:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("round", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("round", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.round(a0)
     except ValueError:
@@ -2739,7 +2739,7 @@ def round_out(input, out):
     if dt in _FAST_round:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("round", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("round", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.round(a0)
     except ValueError:
@@ -2749,7 +2749,7 @@ def round_out(input, out):
     return _k.store_out("round", out, r, dt, (input,))
 
 
-_FAST_trunc = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_trunc = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def trunc(input):
@@ -2757,7 +2757,7 @@ def trunc(input):
     if dt in _FAST_trunc:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("trunc", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("trunc", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.trunc(a0)
     except ValueError:
@@ -2780,7 +2780,7 @@ def trunc_inplace(input):
     if dt in _FAST_trunc:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("trunc", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("trunc", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.trunc(a0)
     except ValueError:
@@ -2795,7 +2795,7 @@ def trunc_out(input, out):
     if dt in _FAST_trunc:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("trunc", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("trunc", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = np.trunc(a0)
     except ValueError:
@@ -2805,7 +2805,7 @@ def trunc_out(input, out):
     return _k.store_out("trunc", out, r, dt, (input,))
 
 
-_FAST_frac = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
+_FAST_frac = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def frac(input):
@@ -2813,7 +2813,7 @@ def frac(input):
     if dt in _FAST_frac:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("frac", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("frac", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = (a0 - np.trunc(a0))
     except ValueError:
@@ -2836,7 +2836,7 @@ def frac_inplace(input):
     if dt in _FAST_frac:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("frac", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("frac", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = (a0 - np.trunc(a0))
     except ValueError:
@@ -2851,7 +2851,7 @@ def frac_out(input, out):
     if dt in _FAST_frac:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("frac", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("frac", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = (a0 - np.trunc(a0))
     except ValueError:
@@ -2973,7 +2973,7 @@ def minimum_out(input, other, out):
     return _k.store_out("minimum", out, r, dt, (input, other))
 
 
-_FAST_lerp_Scalar = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
+_FAST_lerp_Scalar = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def lerp_Scalar(input, end, weight):
@@ -2982,7 +2982,7 @@ def lerp_Scalar(input, end, weight):
         a0 = input._data
         a1 = end._data
     else:
-        dt, a0, a1 = _k.operands("lerp", "common", ('float16', 'float32', 'float64'), (input, end))
+        dt, a0, a1 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
     try:
         r = (a0 + (weight * (a1 - a0)))
     except ValueError:
@@ -3006,7 +3006,7 @@ def lerp_Scalar_inplace(input, end, weight):
         a0 = input._data
         a1 = end._data
     else:
-        dt, a0, a1 = _k.operands("lerp", "common", ('float16', 'float32', 'float64'), (input, end))
+        dt, a0, a1 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
     try:
         r = (a0 + (weight * (a1 - a0)))
     except ValueError:
@@ -3022,7 +3022,7 @@ def lerp_Scalar_out(input, end, weight, out):
         a0 = input._data
         a1 = end._data
     else:
-        dt, a0, a1 = _k.operands("lerp", "common", ('float16', 'float32', 'float64'), (input, end))
+        dt, a0, a1 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
     try:
         r = (a0 + (weight * (a1 - a0)))
     except ValueError:
@@ -3032,7 +3032,7 @@ def lerp_Scalar_out(input, end, weight, out):
     return _k.store_out("lerp", out, r, dt, (input, end))
 
 
-_FAST_lerp_Tensor = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
+_FAST_lerp_Tensor = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def lerp_Tensor(input, end, weight):
@@ -3042,7 +3042,7 @@ def lerp_Tensor(input, end, weight):
         a1 = end._data
         a2 = weight._data
     else:
-        dt, a0, a1, a2 = _k.operands("lerp", "common", ('float16', 'float32', 'float64'), (input, end, weight))
+        dt, a0, a1, a2 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end, weight))
     try:
         r = (a0 + (a2 * (a1 - a0)))
     except ValueError:
@@ -3067,7 +3067,7 @@ def lerp_Tensor_inplace(input, end, weight):
         a1 = end._data
         a2 = weight._data
     else:
-        dt, a0, a1, a2 = _k.operands("lerp", "common", ('float16', 'float32', 'float64'), (input, end, weight))
+        dt, a0, a1, a2 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end, weight))
     try:
         r = (a0 + (a2 * (a1 - a0)))
     except ValueError:
@@ -3084,7 +3084,7 @@ def lerp_Tensor_out(input, end, weight, out):
         a1 = end._data
         a2 = weight._data
     else:
-        dt, a0, a1, a2 = _k.operands("lerp", "common", ('float16', 'float32', 'float64'), (input, end, weight))
+        dt, a0, a1, a2 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end, weight))
     try:
         r = (a0 + (a2 * (a1 - a0)))
     except ValueError:
@@ -4069,7 +4069,7 @@ def isfinite_out(input, out):
     return _k.store_out("isfinite", out, r, dt, (input,))
 
 
-_FAST_leaky_relu = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
+_FAST_leaky_relu = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def leaky_relu(input, negative_slope):
@@ -4077,7 +4077,7 @@ def leaky_relu(input, negative_slope):
     if dt in _FAST_leaky_relu:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         if negative_slope == 0.01:
             r = _k.where((a0 > 0), a0, (a0 * 0.01))
@@ -4103,7 +4103,7 @@ def leaky_relu_inplace(input, negative_slope):
     if dt in _FAST_leaky_relu:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         if negative_slope == 0.01:
             r = _k.where((a0 > 0), a0, (a0 * 0.01))
@@ -4121,7 +4121,7 @@ def leaky_relu_out(input, negative_slope, out):
     if dt in _FAST_leaky_relu:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         if negative_slope == 0.01:
             r = _k.where((a0 > 0), a0, (a0 * 0.01))
@@ -4134,7 +4134,7 @@ def leaky_relu_out(input, negative_slope, out):
     return _k.store_out("leaky_relu", out, r, dt, (input,))
 
 
-_FAST_elu = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
+_FAST_elu = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def elu(input, alpha, scale, input_scale):
@@ -4142,7 +4142,7 @@ def elu(input, alpha, scale, input_scale):
     if dt in _FAST_elu:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("elu", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         if alpha == 1 and scale == 1 and input_scale == 1:
             r = _k.where((a0 > 0), a0, np.expm1(a0))
@@ -4168,7 +4168,7 @@ def elu_inplace(input, alpha, scale, input_scale):
     if dt in _FAST_elu:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("elu", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         if alpha == 1 and scale == 1 and input_scale == 1:
             r = _k.where((a0 > 0), a0, np.expm1(a0))
@@ -4186,7 +4186,7 @@ def elu_out(input, alpha, scale, input_scale, out):
     if dt in _FAST_elu:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("elu", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         if alpha == 1 and scale == 1 and input_scale == 1:
             r = _k.where((a0 > 0), a0, np.expm1(a0))
@@ -4199,7 +4199,7 @@ def elu_out(input, alpha, scale, input_scale, out):
     return _k.store_out("elu", out, r, dt, (input,))
 
 
-_FAST_silu = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
+_FAST_silu = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def silu(input):
@@ -4207,7 +4207,7 @@ def silu(input):
     if dt in _FAST_silu:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("silu", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("silu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = (a0 * _k.sigmoid(a0))
     except ValueError:
@@ -4230,7 +4230,7 @@ def silu_inplace(input):
     if dt in _FAST_silu:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("silu", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("silu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = (a0 * _k.sigmoid(a0))
     except ValueError:
@@ -4245,7 +4245,7 @@ def silu_out(input, out):
     if dt in _FAST_silu:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("silu", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("silu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = (a0 * _k.sigmoid(a0))
     except ValueError:
@@ -4255,7 +4255,7 @@ def silu_out(input, out):
     return _k.store_out("silu", out, r, dt, (input,))
 
 
-_FAST_mish = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
+_FAST_mish = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def mish(input):
@@ -4263,7 +4263,7 @@ def mish(input):
     if dt in _FAST_mish:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("mish", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("mish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = (a0 * np.tanh(np.logaddexp(0, a0)))
     except ValueError:
@@ -4286,7 +4286,7 @@ def mish_inplace(input):
     if dt in _FAST_mish:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("mish", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("mish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = (a0 * np.tanh(np.logaddexp(0, a0)))
     except ValueError:
@@ -4301,7 +4301,7 @@ def mish_out(input, out):
     if dt in _FAST_mish:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("mish", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("mish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = (a0 * np.tanh(np.logaddexp(0, a0)))
     except ValueError:
@@ -4367,7 +4367,7 @@ def sigmoid_out(input, out):
     return _k.store_out("sigmoid", out, r, dt, (input,))
 
 
-_FAST_log_sigmoid = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
+_FAST_log_sigmoid = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def log_sigmoid(input):
@@ -4375,7 +4375,7 @@ def log_sigmoid(input):
     if dt in _FAST_log_sigmoid:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("log_sigmoid", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("log_sigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = _k.log_sigmoid(a0)
     except ValueError:
@@ -4398,7 +4398,7 @@ def log_sigmoid_inplace(input):
     if dt in _FAST_log_sigmoid:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("log_sigmoid", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("log_sigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = _k.log_sigmoid(a0)
     except ValueError:
@@ -4413,7 +4413,7 @@ def log_sigmoid_out(input, out):
     if dt in _FAST_log_sigmoid:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("log_sigmoid", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("log_sigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = _k.log_sigmoid(a0)
     except ValueError:
@@ -4423,7 +4423,7 @@ def log_sigmoid_out(input, out):
     return _k.store_out("log_sigmoid", out, r, dt, (input,))
 
 
-_FAST_softplus = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
+_FAST_softplus = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def softplus(input, beta, threshold):
@@ -4431,7 +4431,7 @@ def softplus(input, beta, threshold):
     if dt in _FAST_softplus:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("softplus", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         if beta == 1 and threshold == 20:
             r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
@@ -4457,7 +4457,7 @@ def softplus_inplace(input, beta, threshold):
     if dt in _FAST_softplus:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("softplus", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         if beta == 1 and threshold == 20:
             r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
@@ -4475,7 +4475,7 @@ def softplus_out(input, beta, threshold, out):
     if dt in _FAST_softplus:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("softplus", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         if beta == 1 and threshold == 20:
             r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
@@ -4488,7 +4488,7 @@ def softplus_out(input, beta, threshold, out):
     return _k.store_out("softplus", out, r, dt, (input,))
 
 
-_FAST_hardtanh = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_hardtanh = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def hardtanh(input, min_val, max_val):
@@ -4496,7 +4496,7 @@ def hardtanh(input, min_val, max_val):
     if dt in _FAST_hardtanh:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         if min_val == -1 and max_val == 1:
             r = _k.where((a0 < -1), -1, _k.where((a0 > 1), 1, a0))
@@ -4522,7 +4522,7 @@ def hardtanh_inplace(input, min_val, max_val):
     if dt in _FAST_hardtanh:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         if min_val == -1 and max_val == 1:
             r = _k.where((a0 < -1), -1, _k.where((a0 > 1), 1, a0))
@@ -4540,7 +4540,7 @@ def hardtanh_out(input, min_val, max_val, out):
     if dt in _FAST_hardtanh:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         if min_val == -1 and max_val == 1:
             r = _k.where((a0 < -1), -1, _k.where((a0 > 1), 1, a0))
@@ -4553,7 +4553,7 @@ def hardtanh_out(input, min_val, max_val, out):
     return _k.store_out("hardtanh", out, r, dt, (input,))
 
 
-_FAST_hardsigmoid = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
+_FAST_hardsigmoid = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def hardsigmoid(input):
@@ -4561,7 +4561,7 @@ def hardsigmoid(input):
     if dt in _FAST_hardsigmoid:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("hardsigmoid", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("hardsigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
     except ValueError:
@@ -4584,7 +4584,7 @@ def hardsigmoid_inplace(input):
     if dt in _FAST_hardsigmoid:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("hardsigmoid", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("hardsigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
     except ValueError:
@@ -4599,7 +4599,7 @@ def hardsigmoid_out(input, out):
     if dt in _FAST_hardsigmoid:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("hardsigmoid", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("hardsigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
     except ValueError:
@@ -4609,7 +4609,7 @@ def hardsigmoid_out(input, out):
     return _k.store_out("hardsigmoid", out, r, dt, (input,))
 
 
-_FAST_hardswish = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
+_FAST_hardswish = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def hardswish(input):
@@ -4617,7 +4617,7 @@ def hardswish(input):
     if dt in _FAST_hardswish:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("hardswish", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("hardswish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
     except ValueError:
@@ -4640,7 +4640,7 @@ def hardswish_inplace(input):
     if dt in _FAST_hardswish:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("hardswish", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("hardswish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
     except ValueError:
@@ -4655,7 +4655,7 @@ def hardswish_out(input, out):
     if dt in _FAST_hardswish:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("hardswish", "common", ('float16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("hardswish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     try:
         r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
     except ValueError:
@@ -4792,7 +4792,7 @@ def masked_fill_Tensor_out(input, mask, value, out):
     return _k.store_out("masked_fill", out, r, dt, (input, mask, value))
 
 
-_FAST_addcmul = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), floating_only=False)
+_FAST_addcmul = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def addcmul(input, tensor1, tensor2, value):
@@ -4802,7 +4802,7 @@ def addcmul(input, tensor1, tensor2, value):
         a1 = tensor1._data
         a2 = tensor2._data
     else:
-        dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, tensor1, tensor2))
+        dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
     try:
         if value == 1:
             r = (a0 + (a1 * a2))
@@ -4830,7 +4830,7 @@ def addcmul_inplace(input, tensor1, tensor2, value):
         a1 = tensor1._data
         a2 = tensor2._data
     else:
-        dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, tensor1, tensor2))
+        dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
     try:
         if value == 1:
             r = (a0 + (a1 * a2))
@@ -4850,7 +4850,7 @@ def addcmul_out(input, tensor1, tensor2, value, out):
         a1 = tensor1._data
         a2 = tensor2._data
     else:
-        dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'float32', 'float64'), (input, tensor1, tensor2))
+        dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
     try:
         if value == 1:
             r = (a0 + (a1 * a2))
@@ -4863,7 +4863,7 @@ def addcmul_out(input, tensor1, tensor2, value, out):
     return _k.store_out("addcmul", out, r, dt, (input, tensor1, tensor2))
 
 
-_FAST_addcdiv = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
+_FAST_addcdiv = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def addcdiv(input, tensor1, tensor2, value):
@@ -4873,7 +4873,7 @@ def addcdiv(input, tensor1, tensor2, value):
         a1 = tensor1._data
         a2 = tensor2._data
     else:
-        dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'float32', 'float64'), (input, tensor1, tensor2))
+        dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
     try:
         if value == 1:
             r = (a0 + (a1 / a2))
@@ -4901,7 +4901,7 @@ def addcdiv_inplace(input, tensor1, tensor2, value):
         a1 = tensor1._data
         a2 = tensor2._data
     else:
-        dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'float32', 'float64'), (input, tensor1, tensor2))
+        dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
     try:
         if value == 1:
             r = (a0 + (a1 / a2))
@@ -4921,7 +4921,7 @@ def addcdiv_out(input, tensor1, tensor2, value, out):
         a1 = tensor1._data
         a2 = tensor2._data
     else:
-        dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'float32', 'float64'), (input, tensor1, tensor2))
+        dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
     try:
         if value == 1:
             r = (a0 + (a1 / a2))
@@ -4934,7 +4934,7 @@ def addcdiv_out(input, tensor1, tensor2, value, out):
     return _k.store_out("addcdiv", out, r, dt, (input, tensor1, tensor2))
 
 
-_FAST_logaddexp = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
+_FAST_logaddexp = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def logaddexp(input, other):
@@ -4943,7 +4943,7 @@ def logaddexp(input, other):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
         r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
     except ValueError:
@@ -4967,7 +4967,7 @@ def logaddexp_inplace(input, other):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
         r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
     except ValueError:
@@ -4983,7 +4983,7 @@ def logaddexp_out(input, other, out):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
         r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
     except ValueError:
@@ -4993,7 +4993,7 @@ def logaddexp_out(input, other, out):
     return _k.store_out("logaddexp", out, r, dt, (input, other))
 
 
-_FAST_hypot = _k.fast_dtypes(('float16', 'float32', 'float64'), floating_only=False)
+_FAST_hypot = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def hypot(input, other):
@@ -5002,7 +5002,7 @@ def hypot(input, other):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("hypot", "common", ('float16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("hypot", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
         r = np.sqrt(((a0 * a0) + (a1 * a1)))
     except ValueError:
@@ -5026,7 +5026,7 @@ def hypot_inplace(input, other):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("hypot", "common", ('float16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("hypot", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
         r = np.sqrt(((a0 * a0) + (a1 * a1)))
     except ValueError:
@@ -5042,7 +5042,7 @@ def hypot_out(input, other, out):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("hypot", "common", ('float16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("hypot", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
         r = np.sqrt(((a0 * a0) + (a1 * a1)))
     except ValueError:

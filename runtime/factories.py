@@ -18,9 +18,10 @@ import numpy as np
 
 from runtime import dtypes, opcall
 from runtime import strides as S
+from runtime.cuda.fixed import storage_np
 from runtime.device import CPU, Device, as_device
 from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, dispatcher, shared, tls
-from runtime.kernels.copy import array_module, fill_, move, zero_
+from runtime.kernels.copy import array_module, fill_, move, store, zero_
 from runtime.storage import empty_array
 from runtime.tensor import Size, Tensor, install_methods
 
@@ -49,10 +50,11 @@ def _strided(xp: Any, size: Sequence[int], stride: Sequence[int], dt: dtypes.DTy
     if len(strides) != len(shape):
         raise RuntimeError(f"empty_strided: mismatch in length of strides and shape: {list(shape)} and "
                            f"{list(strides)}")
+    storage = storage_np(dt)  # bfloat16's bits in uint16: Note [bfloat16 on the CUDA backend] (kernels/copy.py)
     if strides == S.contiguous_strides(shape):
-        return empty_array(xp, shape, dt.np, device)  # Note [Impossible allocation sizes] (storage.py)
+        return empty_array(xp, shape, storage, device)  # Note [Impossible allocation sizes] (storage.py)
     extent = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides, strict=True))
-    flat = empty_array(xp, (extent,), dt.np, device)
+    flat = empty_array(xp, (extent,), storage, device)
     return xp.lib.stride_tricks.as_strided(flat, shape, tuple(s * dt.itemsize for s in strides))
 
 
@@ -182,12 +184,18 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
 def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of `data` (nested lists, numbers, NumPy arrays or tensors)."""
     if isinstance(data, Tensor):
+        if data.dtype.np is None:  # bfloat16 (CUDA only): its values, exactly, in float32
+            dtype = data.dtype if dtype is None else dtype
+            data = data.detach().float()
         data = data.numpy(force=True)
     elif isinstance(data, list | tuple) and any(isinstance(x, Tensor) for x in data):
         data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
     dt = dtypes.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
-    if dt.np is None:
-        raise TypeError(f"{dt} tensors can't be built from data by opgen (NumPy has no such type)")
+    if dt.np is None:  # Note [bfloat16 on the CUDA backend] (kernels/copy.py): float32, rounded on the device
+        if _device(device).type != "cuda":
+            raise TypeError(f"{dt} tensors can't be built on {_device(device)} by opgen (NumPy has no such type; "
+                            f"the CUDA backend has it)")
+        return _finish(tensor(data, dtype=dtypes.float32, device=device).to(dt), requires_grad)
     try:
         array = np.array(data, dtype=dt.np, copy=True)
     except OverflowError as e:
@@ -351,8 +359,9 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
         return _finish(Tensor._wrap(values.astype(dt.np, copy=False), dt), requires_grad)
     t = _alloc((n,), dt, device)
     xp = array_module(t.device)
-    t._data[...] = start + xp.arange(n, dtype=np.int64 if exact else np.float64) * step
+    store(t, start + xp.arange(n, dtype=np.int64 if exact else np.float64) * step)
     return _finish(t, requires_grad)
+
 
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
@@ -362,7 +371,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
     t = _alloc((int(steps),), _dtype(dtype), device)
     xp = array_module(t.device)
     values = xp.linspace(float(start), float(end), int(steps), dtype=np.float64)
-    t._data[...] = values if t.dtype.is_floating_point else xp.trunc(values)
+    store(t, values if t.dtype.is_floating_point else xp.trunc(values))
     return _finish(t, requires_grad)
 
 
@@ -372,7 +381,7 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
     if n < 0 or m < 0:
         raise RuntimeError(f"n and m must be non-negative, got n={n}, m={m}")
     t = zeros(n, m, dtype=dtype, device=device)
-    t._data[...] = array_module(t.device).eye(n, m, dtype=t._data.dtype)
+    store(t, array_module(t.device).eye(n, m, dtype=np.float32 if t._dtype.np is None else t._dtype.np))
     return _finish(t, requires_grad)
 
 

@@ -141,9 +141,8 @@ def _with_suffixes(text: str, suffixes: list[str], indent: int) -> str:
 
 
 def tensor_repr(t: Any) -> str:
-    array = t.numpy(force=True)
-    if t.dtype is dtypes.bfloat16:
-        array = array.astype(np.float32)
+    # bfloat16 has no NumPy type: its values, exactly, in float32 (Note [bfloat16 on the CUDA backend])
+    array = (t.detach().float() if t.dtype is dtypes.bfloat16 else t).numpy(force=True)
     prefix = "tensor("
     values = format_values(array, len(prefix))
     extras = []

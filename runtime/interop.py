@@ -87,6 +87,9 @@ def to_dlpack(t: Tensor, stream: Any = None, **kwargs: Any) -> Any:
     """The DLPack capsule of a tensor's data (no copy); tensors that require grad are refused, as in PyTorch."""
     if t._requires_grad:
         raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+    if t._dtype.np is None:  # the array's DLPack type would be uint16 (Note [bfloat16 on the CUDA backend])
+        raise TypeError(f"__dlpack__ of a {t._dtype} tensor is not supported by opgen: its array holds the bits "
+                        "as uint16 and would be exported as such; convert it first, e.g. tensor.float()")
     given = {k: v for k, v in kwargs.items() if v is not None}
     if t._device.type == "cpu":
         if stream is not None:

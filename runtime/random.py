@@ -17,6 +17,7 @@ import numpy as np
 
 from runtime import dtypes
 from runtime.device import CPU, Device, as_device
+from runtime.kernels.copy import store
 from runtime.tensor import Tensor
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
@@ -117,7 +118,7 @@ def _engine(self: Tensor, generator: Generator | None) -> Any:
 
 
 def _float_np(dt: dtypes.DType, op: str) -> Any:
-    if not dt.is_floating_point or dt.np is None:
+    if not dt.is_floating_point:
         raise NotImplementedError(f"\"{op}\" not implemented for '{dt.name}'")
     return np.float64 if dt is dtypes.float64 else np.float32
 
@@ -132,7 +133,7 @@ def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, generator: Gener
         values = engine.random(shape, dtype=ct)
     else:
         values = engine.random_sample(shape, dtype=ct)
-    self._data[...] = values * (to - from_) + from_
+    store(self, values * (to - from_) + from_)  # bfloat16: rounded by the cast kernel
     return self
 
 
@@ -142,7 +143,7 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator: Genera
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     engine = _engine(self, generator)
     values = engine.standard_normal(self._data.shape, dtype=ct)  # NumPy Generator and CuPy RandomState alike
-    self._data[...] = values * std + mean
+    store(self, values * std + mean)
     return self
 
 
@@ -172,5 +173,5 @@ def random_(self: Tensor, from_: int = 0, to: int | None = None, generator: Gene
         values = engine.integers(from_, to, size=shape, dtype=np.int64)
     else:
         values = engine.randint(from_, to, size=shape, dtype=np.int64)
-    self._data[...] = values.astype(self._data.dtype)
+    store(self, values if self._dtype.np is None else values.astype(self._data.dtype))
     return self

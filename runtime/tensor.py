@@ -331,11 +331,18 @@ class Tensor:
             raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. "
                                "If gradients aren't required, use var.detach() to get Variable that doesn't "
                                "require grad.")
+        if self._dtype.np is None:
+            raise TypeError(f"can't get __cuda_array_interface__ of a {self._dtype} tensor: the interface has no "
+                            "bfloat16 type (its data would be read as uint16); convert it first, e.g. "
+                            "tensor.float()")
         return self._data.__cuda_array_interface__
 
     # -- conversion ----------------------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array; shares memory for CPU tensors."""
+        if self._dtype.np is None:  # bfloat16 (CUDA only): Note [bfloat16 on the CUDA backend]
+            raise TypeError(f"Got unsupported ScalarType BFloat16: NumPy has no {self._dtype}; convert the tensor "
+                            "first, e.g. tensor.float()")
         if self._device.type != "cpu":
             if not force:
                 raise TypeError(f"can't convert {self._device} tensor to numpy. Use Tensor.cpu() to copy the "
@@ -357,9 +364,13 @@ class Tensor:
     def item(self) -> Any:
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        if self._dtype.np is None:  # bfloat16: its value, exactly, through float32
+            return self.detach().float().item()
         return self._data.reshape(()).item() if self._device.type == "cpu" else self._data.get().item()
 
     def tolist(self) -> Any:
+        if self._dtype.np is None:  # bfloat16: its values, exactly, through float32
+            return self.detach().float().tolist()
         return self.numpy(force=True).tolist()
 
     def __len__(self) -> int:

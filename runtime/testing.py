@@ -86,6 +86,12 @@ def _compare_scalars(actual: Any, expected: Any, path: list[Any], rtol: float | 
                          f"{_where(path)}")
 
 
+def _values(t: Tensor) -> np.ndarray:
+    """A tensor's values as a NumPy array (bfloat16, which NumPy lacks, exactly in float32)."""
+    t = t.detach()
+    return (t.float() if t.dtype is dtypes.bfloat16 else t).numpy(force=True)
+
+
 def _compare_tensors(actual: Tensor, expected: Tensor, path: list[Any], rtol: float | None, atol: float | None,
                      equal_nan: bool, check_device: bool, check_dtype: bool, check_stride: bool,
                      msg: str | None) -> None:
@@ -102,8 +108,8 @@ def _compare_tensors(actual: Tensor, expected: Tensor, path: list[Any], rtol: fl
     dt = actual.dtype if actual.dtype is expected.dtype else dtypes.promote_types(actual.dtype, expected.dtype)
     default = _TOLERANCES.get(dt.name, (0.0, 0.0))
     r, a = (rtol, atol) if rtol is not None and atol is not None else default
-    x = actual.detach().numpy(force=True)
-    y = expected.detach().numpy(force=True)
+    x = _values(actual)
+    y = _values(expected)
     exact = not dt.is_floating_point
     x64 = x.astype(np.float64)
     y64 = y.astype(np.float64)

@@ -59,7 +59,7 @@ PROMOTE_KINDS: dict[str, str] = {
 
 # `dtypes:` groups of a pointwise op ("all" is the default), by dtype name.
 _INTEGRAL = ("uint8", "int8", "int16", "int32", "int64")
-_FLOATING = ("float16", "float32", "float64")
+_FLOATING = ("float16", "bfloat16", "float32", "float64")
 DTYPE_GROUPS: dict[str, tuple[str, ...]] = {
     "floating": _FLOATING,
     "integral": _INTEGRAL,

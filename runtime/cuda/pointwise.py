@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime.cuda import fixed as F
 from runtime.cuda import launch as L
 
 FLOATING = ("float16", "bfloat16", "float32", "float64")
@@ -114,7 +115,7 @@ def launch(kernel: PointwiseKernel, tensors: Sequence[Any], scalars: Sequence[An
             check_alpha(out_dtype, alpha)
     device = next((t.device.index or 0 for t in tensors if t.device.type == "cuda"), 0)
     with cupy.cuda.Device(device):
-        arrays = [_as_input(cupy, t, in_dtype) for t in tensors]
+        arrays = [_as_input(cupy, t, in_dtype, device) for t in tensors]
         shape = tuple(broadcast_shapes(*(a.shape for a in arrays)))
         target = out
         if out is not None:
@@ -127,20 +128,30 @@ def launch(kernel: PointwiseKernel, tensors: Sequence[Any], scalars: Sequence[An
                                    f"{out.dtype.name}")
             if out.dtype is not out_dtype:
                 target = None  # compute into a temporary, then cast into `out`
-        result = target._data if target is not None else _empty(cupy, shape, out_dtype.np, device)
+        result = target._data if target is not None else F.empty(shape, out_dtype, device)
         numel = int(result.size)
         if numel:
             _run(cupy, kernel, key, vec, shape, result, arrays, scalars, load_function, sm_count(device))
         if out is None:
             return Tensor._wrap(result, out_dtype)
         if target is None:
-            out._data[...] = result.astype(out.dtype.np)
+            from runtime.cuda.copy import copy_array
+
+            copy_array(out._data, out.dtype, result, out_dtype)  # the cast kernel (rounds into bfloat16)
         return out
 
 
-def _as_input(cupy: Any, t: Any, dtype: Any) -> Any:
+def _as_input(cupy: Any, t: Any, dtype: Any, device: int) -> Any:
     data = t._data if t.device.type == "cuda" else cupy.asarray(t._data)
-    return data if t.dtype is dtype else data.astype(dtype.np)
+    if t.dtype is dtype:
+        return data
+    if dtype.np is None or t.dtype.np is None:  # Note [bfloat16 on the CUDA backend] (kernels/copy.py)
+        from runtime.cuda.copy import copy_array
+
+        converted = F.empty(tuple(data.shape), dtype, device)
+        copy_array(converted, dtype, data, t.dtype)
+        return converted
+    return data.astype(dtype.np)
 
 
 def _run(cupy: Any, kernel: PointwiseKernel, key: str, vec: int, shape: tuple[int, ...], result: Any,

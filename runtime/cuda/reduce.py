@@ -22,6 +22,7 @@ PARTIAL_BLOCKS_PER_SM = 4
 ACC_BYTES = 32  # room for any accumulator (Welford of double: 24 bytes)
 FLOATING_ONLY = {"mean": "mean", "var": "std and var", "std": "std and var"}
 NONEMPTY = ("amax", "amin", "max", "min")
+INDEXED = ("max", "min")  # reducers whose kernels write an index per output
 
 
 def normalize_dims(dims: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
@@ -136,7 +137,8 @@ def _reduce(op: str, t: Any, dims: Any, keepdim: bool, dtype: Any, correction: f
     with cupy.cuda.Device(device):
         perm, rows, cols = row_layout(t.shape, dims_n)
         result = F.empty(out_shape, out_dtype, device)
-        indices = F.empty(out_shape, dtypes.int64, device) if with_indices else None
+        # the max/min kernels always write their indices (opgen_reduce.cuh: has_index), asked for or not
+        indices = F.empty(out_shape, dtypes.int64, device) if with_indices or op in INDEXED else None
         if rows and cols == 0 and op in NONEMPTY:
             if dims is None or (not isinstance(dims, int) and not dims):
                 raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
@@ -146,7 +148,7 @@ def _reduce(op: str, t: Any, dims: Any, keepdim: bool, dtype: Any, correction: f
         if rows:
             _launch(op, t, dims_n, rows, cols, result, indices, correction, device)
         values = Tensor._wrap(result, out_dtype)
-        return values, (Tensor._wrap(indices, dtypes.int64) if indices is not None else None)
+        return values, (Tensor._wrap(indices, dtypes.int64) if with_indices else None)
 
 
 def _launch(op: str, t: Any, dims: tuple[int, ...], rows: int, cols: int, result: Any, indices: Any,

@@ -5,6 +5,16 @@ Note [Cross-device copies]
 them through: Operator.mixed_devices). Data moves with CuPy: host -> device by `cupy.asarray` under the
 target device, device -> host by `.get()`, device -> device by `cupy.asarray` under the target device
 (a peer copy). Every other op gets "expected all tensors to be on the same device".
+
+Note [bfloat16 on the CUDA backend]
+NumPy and CuPy have no bfloat16, so a bfloat16 CUDA tensor's array holds the raw bits in uint16
+(runtime/cuda/fixed.py: `storage_np`, the one map from a runtime dtype to its array dtype). The array
+library must never compute on those bits: every conversion to or from bfloat16 (copies, casts, fills,
+factories writing values) goes through the generated cast kernels (runtime/cuda/copy.py), which round to
+nearest even as PyTorch does, and the generated pointwise, reduction, softmax and random kernels read and
+write the bits as `bfloat16`. The CPU backend has no bfloat16 tensor at all: moving one to the CPU keeps
+its values only in another dtype (`t.to("cpu", opgen.float32)`), and `numpy()`, DLPack and
+`__cuda_array_interface__` refuse it (they would hand out the bits as uint16).
 """
 
 from __future__ import annotations
@@ -47,6 +57,8 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     if src is self:
         return self
     check_write(self, (src,))  # Note [Overlap checks before a write]
+    if self._dtype.np is None or src._dtype.np is None:  # Note [bfloat16 on the CUDA backend]
+        return _copy_bfloat16(self, src)
     data = src._data
     if data.shape != self._data.shape:
         S.expand(tuple(data.shape), src.stride(), tuple(self._data.shape))  # raises naming both shapes
@@ -63,8 +75,8 @@ def _to_copy(self: Tensor, dtype: Any = None, layout: Any = None, device: Any = 
     """A copy of `self` with another dtype and/or device (what `Tensor.to` calls)."""
     dt = self._dtype if dtype is None else dtypes.as_dtype(dtype)
     dev = self._device if device is None else as_device(device)
-    if dt.np is None:
-        raise TypeError(f"{dt} is not supported by the {dev.type.upper()} backend of opgen")
+    if dt.np is None or self._dtype.np is None:  # Note [bfloat16 on the CUDA backend]
+        return _to_copy_bfloat16(self, dt, dev)
     data = self._data
     if dev != self._device:
         data = move(data, dev)
@@ -76,7 +88,51 @@ def _to_copy(self: Tensor, dtype: Any = None, layout: Any = None, device: Any = 
     return Tensor._wrap(data, dt)
 
 
+def _check_bfloat16_device(dt: dtypes.DType, dev: Device) -> None:
+    if dt.np is None and dev.type != "cuda":
+        raise TypeError(f"{dt} is not supported by the {dev.type.upper()} backend of opgen (NumPy has no such "
+                        f"type; the CUDA backend has it)")
+
+
+def _copy_bfloat16(self: Tensor, src: Tensor) -> Tensor:
+    """copy_ where either side is bfloat16 (a CUDA tensor): the cast happens in a kernel on the device."""
+    from runtime.cuda import copy as CC
+
+    if self._device.type == "cuda":
+        return CC.copy_(self, src)  # src from any device, converted by the kernel
+    converted = CC.to_dtype(src, self._dtype)  # a bfloat16 CUDA src into a CPU tensor: cast there, then move
+    if converted._data.shape != self._data.shape:
+        S.expand(tuple(converted._data.shape), converted.stride(), tuple(self._data.shape))
+    self._data[...] = move(converted._data, self._device)
+    return self
+
+
+def _to_copy_bfloat16(self: Tensor, dt: dtypes.DType, dev: Device) -> Tensor:
+    """_to_copy from or to bfloat16: cast on the CUDA side (where the bits can live), move the result."""
+    from runtime.cuda import copy as CC
+
+    _check_bfloat16_device(dt, dev)
+    if self._device.type == "cuda":
+        converted = CC.to_dtype(self, dt)
+        return Tensor._wrap(move(converted._data, dev), dt)
+    return CC.to_dtype(Tensor._wrap(move(self._data, dev), self._dtype), dt)
+
+
+def store(t: Tensor, values: Any) -> None:
+    """Write an array of values (broadcastable to `t`, on its device) into `t`, converted to its dtype."""
+    if t._dtype.np is None:  # Note [bfloat16 on the CUDA backend]: the cast kernel rounds
+        from runtime.cuda.copy import copy_array
+
+        copy_array(t._data, t._dtype, values, dtypes.from_numpy(values.dtype))
+    else:
+        t._data[...] = values
+
+
 def fill_(self: Tensor, value: Any) -> Tensor:
+    if self._dtype.np is None:  # Note [bfloat16 on the CUDA backend]
+        from runtime.cuda import copy as CC
+
+        return CC.fill_(self, value)
     if hasattr(value, "_data"):
         if value._data.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
@@ -98,6 +154,13 @@ def _new(self: Tensor, size: Sequence[int] | int, dtype: Any, device: Any, fill:
     if any(s < 0 for s in shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
     xp = array_module(dev)
+    if dt.np is None:  # Note [bfloat16 on the CUDA backend]
+        _check_bfloat16_device(dt, dev)
+        from runtime.cuda import fixed as F
+
+        with xp.cuda.Device(dev.index or 0):
+            t = Tensor._wrap(F.empty(shape, dt, dev.index or 0), dt)
+        return t if fill is None else fill_(t, fill)
     if xp is np:
         data = np.empty(shape, dt.np) if fill is None else np.full(shape, fill, dt.np)
     else:

@@ -418,6 +418,74 @@ extern "C" __global__ void remainder_Scalar__float16__strided64(const unsigned l
 }
 }  // namespace remainder_Scalar__float16
 
+// ---- inputs bfloat16 -> output bfloat16, computed in float
+namespace remainder_Scalar__bfloat16 {
+typedef opgen::bfloat16 in_t;
+typedef opgen::bfloat16 out_t;
+typedef float comp_t;
+constexpr int V = 8;
+typedef opgen::Pack<V, in_t> in_pack;
+typedef opgen::Pack<V, out_t> out_pack;
+
+extern "C" __global__ void remainder_Scalar__bfloat16__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const comp_t s0) {
+  const unsigned int packs = n / V;
+  OPGEN_GRID_STRIDE(unsigned int, j, packs) {
+    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    out_pack r;
+#pragma unroll
+    for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(remainder_Scalar_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), s0));
+    reinterpret_cast<out_pack*>(out)[j] = r;
+  }
+  for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
+    out[i] = opgen::cast<out_t>(remainder_Scalar_fn<comp_t>(opgen::cast<comp_t>(in0[i]), s0));
+  }
+}
+
+extern "C" __global__ void remainder_Scalar__bfloat16__contig32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const comp_t s0) {
+  OPGEN_GRID_STRIDE(unsigned int, i, n) {
+    out[i] = opgen::cast<out_t>(remainder_Scalar_fn<comp_t>(opgen::cast<comp_t>(in0[i]), s0));
+  }
+}
+
+extern "C" __global__ void remainder_Scalar__bfloat16__strided32(const unsigned int n, const opgen::Strided<unsigned int, 2> st, out_t* __restrict__ out, const in_t* __restrict__ in0, const comp_t s0) {
+  OPGEN_GRID_STRIDE(unsigned int, i, n) {
+    unsigned int off[2];
+    st.offsets(i, off);
+    out[off[0]] = opgen::cast<out_t>(remainder_Scalar_fn<comp_t>(opgen::cast<comp_t>(in0[off[1]]), s0));
+  }
+}
+
+extern "C" __global__ void remainder_Scalar__bfloat16__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const comp_t s0) {
+  const unsigned long long packs = n / V;
+  OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
+    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    out_pack r;
+#pragma unroll
+    for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(remainder_Scalar_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), s0));
+    reinterpret_cast<out_pack*>(out)[j] = r;
+  }
+  for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
+    out[i] = opgen::cast<out_t>(remainder_Scalar_fn<comp_t>(opgen::cast<comp_t>(in0[i]), s0));
+  }
+}
+
+extern "C" __global__ void remainder_Scalar__bfloat16__contig64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const comp_t s0) {
+  OPGEN_GRID_STRIDE(unsigned long long, i, n) {
+    out[i] = opgen::cast<out_t>(remainder_Scalar_fn<comp_t>(opgen::cast<comp_t>(in0[i]), s0));
+  }
+}
+
+extern "C" __global__ void remainder_Scalar__bfloat16__strided64(const unsigned long long n, const opgen::Strided<unsigned long long, 2> st, out_t* __restrict__ out, const in_t* __restrict__ in0, const comp_t s0) {
+  OPGEN_GRID_STRIDE(unsigned long long, i, n) {
+    unsigned long long off[2];
+    st.offsets(i, off);
+    out[off[0]] = opgen::cast<out_t>(remainder_Scalar_fn<comp_t>(opgen::cast<comp_t>(in0[off[1]]), s0));
+  }
+}
+}  // namespace remainder_Scalar__bfloat16
+
 // ---- inputs float32 -> output float32, computed in float
 namespace remainder_Scalar__float32 {
 typedef float in_t;
