@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from runtime.dtypes import bfloat16
 from runtime.vocabulary import ALIAS_KEYS, KEYS_BY_PRIORITY, DispatchKey, resolve
 
 Kernel = Callable[..., Any]
@@ -150,6 +151,23 @@ class BoxedFallback:
         return boxed
 
 
+# Note [Composite kernels and bfloat16]
+# A CompositeExplicitAutograd kernel works on `t._data`, a NumPy or CuPy array; neither library has
+# bfloat16, so a bfloat16 CUDA tensor's array holds its raw bits as uint16 (Note [bfloat16 on the CUDA
+# backend] in runtime/kernels/copy.py), and arithmetic, ordering or NumPy promotion on it would be silently
+# wrong. So the CUDA entry of such an op refuses bfloat16 arguments, except for the ops below, which
+# convert through the cast kernels (copies, fills, random fills) or only move, select or zero-fill
+# elements, which is exact on the bits (+0.0 is all zero bits). CUDA kernels proper (the generated ones,
+# runtime/cuda/ops.py) are not wrapped; the CPU entries never are (no CPU tensor is bfloat16).
+BFLOAT16_SAFE = frozenset({
+    "_to_copy", "copy_", "fill_.Scalar", "zero_", "new_empty", "new_full", "new_ones", "new_zeros",
+    "normal_", "uniform_", "random_.from",
+    "as_strided", "clone", "diagonal", "expand", "permute", "select.int", "slice.Tensor", "squeeze",
+    "squeeze.dim", "t", "transpose.int", "unsqueeze", "view", "select_backward", "slice_backward",
+    "diagonal_backward", "flip", "roll", "repeat", "tril", "triu", "index_select", "gather", "embedding",
+})
+
+
 class Operator:
     """One operator's registrations and its precomputed dispatch table."""
 
@@ -208,6 +226,9 @@ class Operator:
 
     def recompute(self) -> None:
         resolved = [self.resolve(k) for k in DispatchKey]
+        found, how = resolved[DispatchKey.CUDA]
+        if found is not None and how == "CompositeExplicitAutograd" and self.name not in BFLOAT16_SAFE:
+            resolved[DispatchKey.CUDA] = (self._refusing_bfloat16(found), how)
         missing: dict[DispatchKey | None, Kernel] = {}  # one error stub per key, shared by its key sets
         table: list[Kernel] = []
         for keys in range(1 << NUM_KEYS):
@@ -228,6 +249,24 @@ class Operator:
                 kernel = missing.get(None) or missing.setdefault(None, self._missing(None))
             table.append(kernel)
         self.table[:] = table  # in place: generated modules hold the list itself (one lookup less per call)
+
+    def _refusing_bfloat16(self, kernel: Kernel) -> Kernel:
+        """`kernel` behind a check that no tensor argument is bfloat16 (Note [Composite kernels and bfloat16])."""
+        name, positions = self.name.split(".")[0], self.tensor_positions
+
+        def kernel_without_bfloat16(*args: Any) -> Any:
+            for i in positions:
+                if i < len(args):
+                    arg = args[i]
+                    for v in (arg if isinstance(arg, list | tuple) else (arg,)):
+                        if getattr(v, "_dtype", None) is bfloat16:
+                            raise NotImplementedError(
+                                f"\"{name}_cuda\" not implemented for 'bfloat16': opgen's kernel for it works on "
+                                "the array library's data, which holds bfloat16 as raw uint16 bits; convert the "
+                                "tensor first, e.g. tensor.float()")
+            return kernel(*args)
+
+        return kernel_without_bfloat16
 
     def _device_mismatch(self, *args: Any) -> Any:
         devices = []

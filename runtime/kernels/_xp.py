@@ -9,6 +9,7 @@ import numpy as np
 
 from runtime import dtypes
 from runtime import strides as S
+from runtime.cuda.fixed import storage_np
 from runtime.tensor import Tensor
 
 
@@ -26,7 +27,7 @@ def wrap(result: Any, like: Any, dtype: dtypes.DType) -> Tensor:
     if result.__class__ is not np.ndarray:  # a NumPy scalar from a 0-d result, or a CuPy array
         result = xp_of(like).asarray(result)
     if result.dtype is not dtype.np and result.dtype != dtype.np:
-        result = result.astype(dtype.np)
+        result = result.astype(storage_np(dtype))  # bfloat16: its bits, uint16 (Note [Composite kernels and bfloat16])
     return Tensor._wrap(result, dtype)
 
 
