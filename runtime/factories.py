@@ -184,8 +184,9 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
 def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of `data` (nested lists, numbers, NumPy arrays or tensors)."""
     if isinstance(data, Tensor):
-        if data.dtype.np is None:  # bfloat16 (CUDA only): its values, exactly, in float32
+        if data.dtype.np is None:  # bfloat16 (CUDA only): its values, exactly, in float32, on its device
             dtype = data.dtype if dtype is None else dtype
+            device = data.device if device is None else device
             data = data.detach().float()
         data = data.numpy(force=True)
     elif isinstance(data, list | tuple) and any(isinstance(x, Tensor) for x in data):
