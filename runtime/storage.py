@@ -56,7 +56,7 @@ def root_array(array: Any) -> Any:
 # never NumPy's ValueError/MemoryError or CuPy's errors from deep inside the array library: a byte count past
 # what an int64 holds is PyTorch's "Storage size calculation overflowed", a byte count the allocator cannot
 # satisfy is "<allocator>: can't allocate memory". `empty_array` is where CPU and CUDA factory memory is
-# allocated (empty_strided); the CUDA caching allocator path (runtime/cuda/pointwise._empty) sizes its
+# allocated (empty_strided); the CUDA caching allocator path (runtime/cuda/fixed.empty) sizes its
 # requests with `checked_nbytes`. Sizes are multiplied as Python ints, which do not wrap around.
 MAX_NBYTES = (1 << 63) - 1
 

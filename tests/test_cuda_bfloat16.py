@@ -20,8 +20,9 @@ BF = G.bfloat16
 ALL = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
 # float32 values around bfloat16's rounding: ties to even down and up, just above a tie, the largest finite
 # value and what overflows, subnormals, signed zero, infinities, NaN
-EDGES = np.array([1.0, 1.00390625, 1.01171875, np.nextafter(np.float32(1.00390625), 2), -1.00390625, 3.14159265, -2.5, 0.1, 65504.0,
-                  3.3895313892515355e38, 3.4e38, 1e-40, -1e-45, -0.0, 0.0, np.inf, -np.inf, np.nan], np.float32)
+EDGES = np.array([1.0, 1.00390625, 1.01171875, np.nextafter(np.float32(1.00390625), 2), -1.00390625, 3.14159265,
+                  -2.5, 0.1, 65504.0, 3.3895313892515355e38, 3.4e38, 1e-40, -1e-45, -0.0, 0.0, np.inf, -np.inf,
+                  np.nan], np.float32)
 
 
 def _bits(t: G.Tensor) -> np.ndarray:
@@ -145,7 +146,8 @@ def test_pointwise_promotion_inplace_and_out_match_pytorch() -> None:
     np.testing.assert_array_equal((x + f32).cpu().numpy(), (ta.float() + torch.from_numpy(b)).numpy())
     z = x.clone()
     z.mul_(f32)  # a float32 result written into bfloat16: rounded by the cast kernel
-    np.testing.assert_array_equal(z.float().cpu().numpy(), (ta.float() * torch.from_numpy(b)).bfloat16().float().numpy())
+    want = (ta.float() * torch.from_numpy(b)).bfloat16().float().numpy()
+    np.testing.assert_array_equal(z.float().cpu().numpy(), want)
     out = G.empty(3, 17, dtype=G.float64, device="cuda")
     G.add(x, y, out=out)
     np.testing.assert_array_equal(out.cpu().numpy(), (ta + tb).double().numpy())

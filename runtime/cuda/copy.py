@@ -16,7 +16,7 @@ import numpy as np
 
 from runtime.cuda import fixed as F
 from runtime.cuda import launch as L
-from runtime.cuda.pointwise import broadcast_strides
+from runtime.cuda.launch import broadcast_strides
 
 
 def _overlaps(a: Any, b: Any) -> bool:

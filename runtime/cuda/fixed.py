@@ -29,12 +29,16 @@ def storage_np(dtype: Any) -> np.dtype:
 def empty(shape: tuple[int, ...], dtype: Any, device: int) -> Any:
     """A new contiguous device array of a runtime dtype, from the caching allocator."""
     from runtime.cuda.device import require_cupy
+    from runtime.storage import checked_nbytes  # Note [Impossible allocation sizes]
 
     cupy = require_cupy()
-
-    from runtime.cuda.pointwise import _empty
-
-    return _empty(cupy, tuple(shape), storage_np(dtype), device)
+    np_dtype = storage_np(dtype)
+    nbytes = checked_nbytes(tuple(shape), np_dtype.itemsize, f"cuda:{device}")
+    try:
+        from runtime.cuda.memory import cuda_malloc
+    except ImportError:  # pragma: no cover - the allocator is part of the package
+        return cupy.empty(tuple(shape), dtype=np_dtype)
+    return cupy.ndarray(tuple(shape), dtype=np_dtype, memptr=cuda_malloc(max(nbytes, 1), device))
 
 
 def element_strides(a: Any) -> tuple[int, ...]:

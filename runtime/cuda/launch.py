@@ -171,3 +171,13 @@ def choose_path(shapes_equal: bool, contiguous: Sequence[bool], pointers: Sequen
     if vec > 1 and all(p % (vec * size) == 0 for p, size in zip(pointers, itemsizes, strict=True)):
         return "vec"
     return "contig"
+
+
+def broadcast_strides(shape: Sequence[int], tshape: Sequence[int],
+                      tstrides: Sequence[int]) -> tuple[int, ...]:
+    """Element strides of a tensor of `tshape` broadcast to `shape` (0 along broadcast dims)."""
+    lead = len(shape) - len(tshape)
+    out = [0] * lead
+    for n, s in zip(tshape, tstrides, strict=True):
+        out.append(0 if n == 1 else s)
+    return tuple(out)

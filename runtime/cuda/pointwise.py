@@ -16,6 +16,7 @@ import numpy as np
 
 from runtime.cuda import fixed as F
 from runtime.cuda import launch as L
+from runtime.cuda.launch import broadcast_strides
 
 FLOATING = ("float16", "bfloat16", "float32", "float64")
 
@@ -53,16 +54,6 @@ def select_instance(kernel: PointwiseKernel, common: str, default_float: str) ->
     return common
 
 
-def broadcast_strides(shape: Sequence[int], tshape: Sequence[int],
-                      tstrides: Sequence[int]) -> tuple[int, ...]:
-    """Element strides of a tensor of `tshape` broadcast to `shape` (0 along broadcast dims)."""
-    lead = len(shape) - len(tshape)
-    out = [0] * lead
-    for n, s in zip(tshape, tstrides, strict=True):
-        out.append(0 if n == 1 else s)
-    return tuple(out)
-
-
 def plan(shape: Sequence[int], strides: Sequence[Sequence[int]], pointers: Sequence[int],
          itemsizes: Sequence[int], vec: int) -> tuple[str, int, tuple[int, ...], list[tuple[int, ...]]]:
     """(path, index bits, merged shape, merged strides) for operands already broadcast to `shape`.
@@ -76,17 +67,6 @@ def plan(shape: Sequence[int], strides: Sequence[Sequence[int]], pointers: Seque
     mshape, mstrides = L.coalesce(shape, [tuple(st) for st in strides])
     bits = L.index_bits(numel, mshape, mstrides)
     return path, bits, mshape, mstrides
-
-
-def _empty(cupy: Any, shape: tuple[int, ...], np_dtype: Any, device: int) -> Any:
-    """A new device array, from the caching allocator when it is there (runtime/cuda/memory.py)."""
-    from runtime.storage import checked_nbytes  # Note [Impossible allocation sizes]
-    nbytes = checked_nbytes(shape, np.dtype(np_dtype).itemsize, f"cuda:{device}")
-    try:
-        from runtime.cuda.memory import cuda_malloc
-    except ImportError:  # pragma: no cover - the allocator is part of the package
-        return cupy.empty(shape, dtype=np_dtype)
-    return cupy.ndarray(shape, dtype=np_dtype, memptr=cuda_malloc(max(nbytes, 1), device))
 
 
 def launch(kernel: PointwiseKernel, tensors: Sequence[Any], scalars: Sequence[Any], out: Any = None) -> Any:
