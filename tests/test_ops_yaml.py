@@ -23,7 +23,7 @@ import pytest
 
 from tests import spec_oracle
 from tests.op_db import ALL, FLOAT
-from tests.op_samples import ROWS, SHAPE, Sample, SampleDtype, make_sample, resolvable, row_of, samples
+from tests.op_samples import ROWS, SHAPE, Sample, SampleDtype, dtypes_of, make_sample, resolvable, row_of, samples
 
 ROOT = Path(__file__).resolve().parent.parent
 ERRORS = (RuntimeError, TypeError, ValueError, IndexError, NotImplementedError)
@@ -321,7 +321,7 @@ def test_inplace_and_out_forms_agree(g: Any) -> None:
     from generated import _ops
     f = g.root
     ran = 0
-    for dtype in row_of(f).dtypes or (f.pointwise.dtypes if f.pointwise else ("float32", "int64")):
+    for dtype in row_of(f).dtypes or (dtypes_of(f) if f.pointwise else ("float32", "int64")):
         for layout in ("contiguous", "transposed", "broadcast") if f.pointwise else ("contiguous", "transposed"):
             s = make_sample(f, dtype, layout)
             ok, expected = _outcome(lambda s=s, layout=layout: _opgen_call(f, s, layout))
