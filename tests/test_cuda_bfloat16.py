@@ -236,6 +236,8 @@ def test_autograd_step_in_bfloat16() -> None:
     (lambda x: G.tensor([1.0], dtype=BF), TypeError, "bfloat16"),
     (lambda x: G.ones(2).to(BF), TypeError, "bfloat16 is not supported by the CPU backend"),
     (lambda x: x.new_zeros(2, device="cpu"), TypeError, "bfloat16"),
+    (lambda x: x.fill_(1e39), RuntimeError, "value cannot be converted to type bfloat16 without overflow"),
+    (lambda x: G.full((2,), -3.4e38, dtype=BF, device="cuda"), RuntimeError, "bfloat16 without overflow"),
     (lambda x: x @ x, NotImplementedError, "\"mm_cuda\" not implemented for 'bfloat16'"),
     (lambda x: G.nn.functional.linear(x, x), NotImplementedError, "mm_cuda\" not implemented for 'bfloat16'"),
     (lambda x: x.cumsum(0), NotImplementedError, "\"cumsum_cuda\" not implemented for 'bfloat16'"),

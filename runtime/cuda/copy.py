@@ -19,6 +19,9 @@ from runtime.cuda import launch as L
 from runtime.cuda.launch import broadcast_strides
 
 
+BFLOAT16_MAX = 3.3895313892515355e38  # (2 - 2**-7) * 2**127
+
+
 def _overlaps(a: Any, b: Any) -> bool:
     """Whether two device arrays may share memory (a conservative byte-range test)."""
     if a.size == 0 or b.size == 0:
@@ -115,6 +118,8 @@ def contiguous(t: Any) -> Any:
 def scalar_bits(value: Any, dtype: Any) -> np.generic:
     """`value` as a kernel argument of the storage type: 16-bit floats as their raw bits."""
     if dtype.name == "bfloat16":
+        if _overflows_bfloat16(value):  # as c10's checked conversion of a Scalar
+            raise RuntimeError(f"value cannot be converted to type bfloat16 without overflow: {value}")
         f32 = np.array(value, dtype=np.float32)
         u = int(f32.view(np.uint32))
         if math.isnan(float(f32)):
@@ -125,6 +130,15 @@ def scalar_bits(value: Any, dtype: Any) -> np.generic:
     if dtype.name == "bool":
         return np.bool_(bool(value))
     return np.array(value).astype(dtype.np)[()]
+
+
+def _overflows_bfloat16(value: Any) -> bool:
+    """Whether a finite number lies outside bfloat16's range (infinities and NaN convert as they are)."""
+    try:
+        wide = float(value)
+    except OverflowError:  # a Python int past float's range
+        return True
+    return math.isfinite(wide) and abs(wide) > BFLOAT16_MAX
 
 
 def fill_(t: Any, value: Any) -> Any:
