@@ -18,7 +18,6 @@ from runtime.cuda import fixed as F
 from runtime.cuda import launch as L
 from runtime.cuda.launch import broadcast_strides
 
-
 BFLOAT16_MAX = 3.3895313892515355e38  # (2 - 2**-7) * 2**127
 
 
