@@ -198,7 +198,8 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
         view, advanced = _split(t, key)
     ops = opcall.ops
     if isinstance(value, Tensor):
-        src = value if value.dtype is t.dtype else value.to(t.dtype)
+        # cast where `t` lives: a CPU value for a bfloat16 CUDA `t` cannot be bfloat16 on the CPU
+        src = value if value.dtype is t.dtype else value.to(dtype=t.dtype, device=t.device)
     else:
         src = ops._to_copy(Tensor._wrap(np.asarray(value)), dtype=t.dtype, device=t.device) \
             if not isinstance(value, bool | int | float) else None

@@ -210,6 +210,11 @@ def test_bit_exact_ops_move_values() -> None:
     assert x.index_select(0, index).tolist() == a[[2, 0]].tolist()
     assert x[1:, ::2].tolist() == a[1:, ::2].tolist() and x[2, 3].item() == a[2, 3]
     assert x.repeat(2, 1).tolist() == np.tile(a, (2, 1)).tolist()
+    x[0] = 2.7  # setitem: a number, a CPU tensor of another dtype, a list
+    x[1, 1:] = G.tensor([7.0, 8.0, 9.0], dtype=G.float64)
+    x[2] = [0.1, 0.2, 0.3, 0.4]
+    rounded = [0.10009765625, 0.2001953125, 0.30078125, 0.400390625]  # 0.1 ... 0.4 to nearest bfloat16
+    assert x.tolist() == [[2.703125] * 4, [a[1, 0], 7.0, 8.0, 9.0], rounded]
 
 
 def test_autograd_step_in_bfloat16() -> None:
