@@ -276,3 +276,15 @@ def test_sum_past_2_to_the_31() -> None:
     assert int(_host(R.reduce("sum", Tensor._wrap(a, dtypes.int8)))) == 2**31 + 7
     values, indices = R.reduce_with_indices("max", Tensor._wrap(a, dtypes.int8), 0)
     assert int(_host(indices)) == 0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bfloat16"])
+def test_full_max_and_min_without_a_dim(dtype: str) -> None:
+    """`t.max()` / `t.min()` run the indexed max/min kernels, which write an index per output: the launch
+    gives them somewhere to write it (it passed a null pointer, which crashed the process)."""
+    import generated as G
+
+    values = np.array([[3.0, -7.0, 11.0], [2.0, 5.0, -1.0]])
+    t = G.from_numpy(values).cuda().to(getattr(G, dtype))
+    assert t.max().item() == 11.0 and t.min().item() == -7.0
+    assert t.max().dtype is t.dtype and t.max().shape == ()
