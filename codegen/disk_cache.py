@@ -6,7 +6,8 @@ A no-op `opgen generate` must stay fast, and its output must never depend on wha
 every cache maps a key that is a digest of *all* the inputs of one value to that value alone:
   - `jinja/`: compiled templates (Jinja's own bytecode cache, keyed by template name and source);
   - `names/`: the top-level names of a runtime module that `dispatch:` kernels are checked against
-    (codegen/native.py), keyed by the module's source;
+    (codegen/native.py) and the formula helpers of runtime/autograd/formulas.py (codegen/derivatives.py),
+    keyed by the module's source;
   - `render/`: rendered CUDA sources (codegen/gen_cuda.py), keyed by `generator_digest` (the bytes of
     every codegen/*.py file, every file under the project's templates/ and the Jinja version) and the
     `repr` of the template's context (frozen dataclasses of strings, numbers and tuples, whose repr
@@ -20,19 +21,24 @@ under a real key. Any OSError (no home directory, read-only disk) turns the cach
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 _CODEGEN = Path(__file__).resolve().parent
 
 
 def cache_dir(kind: str) -> Path:
-    """Where the `kind` cache lives (it may not exist yet)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "opgen" / kind
+    """Where the `kind` cache lives (it may not exist yet); the environment is read at each call."""
+    return _base_dir(os.environ.get("XDG_CACHE_HOME"), os.environ.get("HOME")) / "opgen" / kind
+
+
+@functools.cache
+def _base_dir(xdg_cache_home: str | None, home: str | None) -> Path:
+    return Path(xdg_cache_home or os.path.join(os.path.expanduser("~"), ".cache"))
 
 
 def digest(*parts: str | bytes) -> str:
@@ -70,7 +76,7 @@ class DiskCache:
         self.kind = kind
 
     def _path(self, key: str) -> Path:
-        return cache_dir(self.kind) / key[:2] / key  # read at each use: a caller may move XDG_CACHE_HOME
+        return cache_dir(self.kind) / key[:2] / key
 
     def get(self, key: str) -> str | None:
         """The value stored under `key`, or None when absent or not intact."""
@@ -102,3 +108,13 @@ class DiskCache:
                 raise
         except OSError:
             return
+
+
+def memo(kind: str, key: str, compute: Callable[[], str]) -> str:
+    """The value of the `kind` cache under `key`, computed by `compute` and stored when missing."""
+    cache = DiskCache(kind)
+    value = cache.get(key)
+    if value is None:
+        value = compute()
+        cache.put(key, value)
+    return value

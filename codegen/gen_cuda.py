@@ -170,9 +170,6 @@ def generate(functions: Sequence[NativeFunction], env: jinja2.Environment) -> di
     return dict(sorted(files.items()))
 
 
-_RENDER_CACHE = disk_cache.DiskCache("render")
-
-
 def _renderer(env: jinja2.Environment) -> Callable[..., str]:
     """`render(template, **context)`: the template rendered with `context`, taken from the render cache
     when an earlier run rendered the same template and context with the same generator (Note [Generator
@@ -185,11 +182,7 @@ def _renderer(env: jinja2.Environment) -> Callable[..., str]:
 
     def render(name: str, **context: object) -> str:
         key = disk_cache.digest(base, name, repr(sorted(context.items())))
-        text = _RENDER_CACHE.get(key)
-        if text is None:
-            text = env.get_template(name).render(**context)
-            _RENDER_CACHE.put(key, text)
-        return text
+        return disk_cache.memo("render", key, lambda: env.get_template(name).render(**context))
 
     return render
 

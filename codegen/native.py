@@ -282,18 +282,14 @@ def _module_names(path: Path, mtime_ns: int) -> frozenset[str]:
     """Top-level functions, classes and assigned names of a Python file (read with ast, never imported;
     kept across runs by the file's content, Note [Generator caches] in codegen/disk_cache.py)."""
     text = path.read_text()
-    key = disk_cache.digest("module names", sys.version, text)
-    cached = _NAMES_CACHE.get(key)
-    if cached is not None:
-        return frozenset(cached.split())
-    tree = ast.parse(text, filename=str(path))
-    names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
-    names |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
-    _NAMES_CACHE.put(key, " ".join(sorted(names)))
-    return frozenset(names)
 
+    def names() -> str:
+        tree = ast.parse(text, filename=str(path))
+        out = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+        out |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+        return " ".join(sorted(out))
 
-_NAMES_CACHE = disk_cache.DiskCache("names")
+    return frozenset(disk_cache.memo("names", disk_cache.digest("module names", sys.version, text), names).split())
 
 
 def _parse_pointwise(entry: LocatedMap, func: FunctionSchema) -> PointwiseSpec:

@@ -11,7 +11,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from codegen import disk_cache, gen, gen_cuda, native
+from codegen import derivatives, disk_cache, gen, gen_cuda, native
 from codegen.jinja_env import environment
 from codegen.native import load_native_functions
 
@@ -96,6 +96,18 @@ def test_module_names_cache_follows_the_source(tmp_path: Path, cache_home: Path)
     module.write_text("def renamed(x):\n    return x\n")
     os.utime(module, ns=(1, 1))  # a different mtime, as an edit gives
     assert native._module_names(module, module.stat().st_mtime_ns) == {"renamed"}
+
+
+def test_formula_helpers_cache_follows_the_source(tmp_path: Path, cache_home: Path) -> None:
+    helpers = tmp_path / derivatives.HELPERS_MODULE
+    helpers.parent.mkdir(parents=True)
+    helpers.write_text("def one(x):\n    return x\n\ndef _private(x):\n    return x\n")
+    assert derivatives.helper_names(tmp_path) == {"one"}
+    for entry in _entries(cache_home, "names"):
+        entry.write_bytes(entry.read_bytes().replace(b"one", b"two"))  # the body no longer matches its digest
+    assert derivatives.helper_names(tmp_path) == {"one"}
+    helpers.write_text("def one(x):\n    return x\n\ndef three(x):\n    return x\n")
+    assert derivatives.helper_names(tmp_path) == {"one", "three"}
 
 
 def test_unwritable_cache_still_generates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
