@@ -10,9 +10,11 @@ grammar (Note [Formulas are a closed grammar], codegen/formula_grammar.py).
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from codegen import disk_cache
 from codegen.errors import Diagnostic, LoadError, Location
 from codegen.formula_grammar import CALLABLE_BUILTINS, GrammarError, check_formula
 from codegen.native import NativeFunction, Variant
@@ -67,12 +69,18 @@ def output_names(f: NativeFunction) -> tuple[str, ...]:
 
 
 def helper_names(root: Path) -> frozenset[str]:
-    """Top-level functions of the runtime's formula helpers (read with ast; codegen never imports runtime)."""
+    """Top-level functions of the runtime's formula helpers (read with ast; codegen never imports runtime;
+    kept across runs by the file's content, Note [Generator caches] in codegen/disk_cache.py)."""
     path = root / HELPERS_MODULE
     if not path.is_file():
         return frozenset()
-    tree = ast.parse(path.read_text(), filename=str(path))
-    return frozenset(n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_"))
+    text = path.read_text()
+
+    def names() -> str:
+        tree = ast.parse(text, filename=str(path))
+        return " ".join(n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_"))
+
+    return frozenset(disk_cache.memo("names", disk_cache.digest("formula helpers", sys.version, text), names).split())
 
 
 def op_function_names(functions: list[NativeFunction]) -> frozenset[str]:

@@ -19,13 +19,14 @@ instance from the same names, so these rules and `KERNEL_PATHS` are the contract
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
 import jinja2
 
+from codegen import disk_cache
 from codegen.api_python import kernel_name
 from codegen.kernel_spec import CUDA, condition_tensors
 from codegen.model import SchemaKind
@@ -160,13 +161,30 @@ def kernel_names(op: PointwiseOp) -> list[str]:
 def generate(functions: Sequence[NativeFunction], env: jinja2.Environment) -> dict[str, str]:
     """All CUDA outputs, {path relative to generated/: content}, in sorted path order."""
     ops = pointwise_ops(functions)
+    render = _renderer(env)
     files: dict[str, str] = {}
-    pointwise = env.get_template("cuda/pointwise.cu.j2")
     for op in ops:
-        files[op.path] = pointwise.render(op=op, paths=KERNEL_PATHS, index_types=INDEX_BITS)
+        files[op.path] = render("cuda/pointwise.cu.j2", op=op, paths=KERNEL_PATHS, index_types=INDEX_BITS)
     files.update(fixed_sources(env))
-    files["_cuda_kernels.py"] = env.get_template("cuda/cuda_kernels.py.j2").render(ops=ops)
+    files["_cuda_kernels.py"] = render("cuda/cuda_kernels.py.j2", ops=ops)
     return dict(sorted(files.items()))
+
+
+def _renderer(env: jinja2.Environment) -> Callable[..., str]:
+    """`render(template, **context)`: the template rendered with `context`, taken from the render cache
+    when an earlier run rendered the same template and context with the same generator (Note [Generator
+    caches] in codegen/disk_cache.py; a context here is frozen dataclasses and tuples of plain values, so
+    its repr holds all of it). An environment not loading from a directory renders without the cache."""
+    loader = env.loader
+    if not isinstance(loader, jinja2.FileSystemLoader) or len(loader.searchpath) != 1:
+        return lambda name, **context: env.get_template(name).render(**context)
+    base = disk_cache.generator_digest(Path(loader.searchpath[0]))
+
+    def render(name: str, **context: object) -> str:
+        key = disk_cache.digest(base, name, repr(sorted(context.items())))
+        return disk_cache.memo("render", key, lambda: env.get_template(name).render(**context))
+
+    return render
 
 
 # Reductions: name -> (reducer in opgen_reduce.cuh, dtypes, output rule). Output rules: "same" keeps the
@@ -282,18 +300,17 @@ def fixed_sources(env: jinja2.Environment) -> dict[str, str]:
 
     One file per reduction and per copy source dtype, so that first use compiles only what it needs.
     """
+    render = _renderer(env)
     files: dict[str, str] = {}
-    reduce = env.get_template("cuda/reduce.cu.j2")
     for op in sorted(REDUCTIONS):
-        files[f"cuda/reduce/{op}.cu"] = reduce.render(op=op, instances=reduce_instances(op),
-                                                     index_types=INDEX_BITS)
-    copy = env.get_template("cuda/copy.cu.j2")
+        files[f"cuda/reduce/{op}.cu"] = render("cuda/reduce.cu.j2", op=op, instances=reduce_instances(op),
+                                               index_types=INDEX_BITS)
     for src in CTYPES:
-        files[f"cuda/copy/{src}.cu"] = copy.render(src=src, pairs=copy_pairs(src), index_types=INDEX_BITS)
-    files["cuda/fill.cu"] = env.get_template("cuda/fill.cu.j2").render(fills=fill_instances(),
-                                                                      index_types=INDEX_BITS)
+        files[f"cuda/copy/{src}.cu"] = render("cuda/copy.cu.j2", src=src, pairs=copy_pairs(src),
+                                              index_types=INDEX_BITS)
+    files["cuda/fill.cu"] = render("cuda/fill.cu.j2", fills=fill_instances(), index_types=INDEX_BITS)
     floats, ints = random_instances()
-    files["cuda/random.cu"] = env.get_template("cuda/random.cu.j2").render(floats=floats, ints=ints)
-    files["cuda/softmax.cu"] = env.get_template("cuda/softmax.cu.j2").render(instances=softmax_instances(),
-                                                                            index_types=INDEX_BITS)
+    files["cuda/random.cu"] = render("cuda/random.cu.j2", floats=floats, ints=ints)
+    files["cuda/softmax.cu"] = render("cuda/softmax.cu.j2", instances=softmax_instances(),
+                                      index_types=INDEX_BITS)
     return dict(sorted(files.items()))

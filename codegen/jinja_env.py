@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import jinja2
 
-from codegen import inline
+from codegen import disk_cache, inline
 
 
 def environment(root: Path) -> jinja2.Environment:
@@ -23,11 +22,11 @@ def environment(root: Path) -> jinja2.Environment:
 
 def _template_cache() -> jinja2.BytecodeCache | None:
     """Compiled templates kept across runs (keyed by template name and source checksum, so an edited
-    template is recompiled): compiling them is a large part of a no-op `generate`. None if no cache dir."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    directory = os.path.join(base, "opgen", "jinja")
+    template is recompiled; Note [Generator caches]): compiling them is a large part of a no-op
+    `generate`. None if no cache dir."""
+    directory = disk_cache.cache_dir("jinja")
     try:
-        os.makedirs(directory, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None
-    return jinja2.FileSystemBytecodeCache(directory)
+    return jinja2.FileSystemBytecodeCache(str(directory))

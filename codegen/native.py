@@ -15,11 +15,13 @@ from __future__ import annotations
 import ast
 import functools
 import keyword
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from codegen import disk_cache
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError, SchemaParseError
 from codegen.kernel_spec import PointwiseSpec, SpecError
 from codegen.model import FunctionSchema, SchemaKind
@@ -277,11 +279,17 @@ def _check_kernel_exists(kernel: str, root: Path) -> None:
 
 @functools.lru_cache(maxsize=256)
 def _module_names(path: Path, mtime_ns: int) -> frozenset[str]:
-    """Top-level functions, classes and assigned names of a Python file (read with ast, never imported)."""
-    tree = ast.parse(path.read_text(), filename=str(path))
-    names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
-    names |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
-    return frozenset(names)
+    """Top-level functions, classes and assigned names of a Python file (read with ast, never imported;
+    kept across runs by the file's content, Note [Generator caches] in codegen/disk_cache.py)."""
+    text = path.read_text()
+
+    def names() -> str:
+        tree = ast.parse(text, filename=str(path))
+        out = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+        out |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+        return " ".join(sorted(out))
+
+    return frozenset(disk_cache.memo("names", disk_cache.digest("module names", sys.version, text), names).split())
 
 
 def _parse_pointwise(entry: LocatedMap, func: FunctionSchema) -> PointwiseSpec:

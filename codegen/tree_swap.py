@@ -138,34 +138,39 @@ def _link_caches(old: Path, new: Path) -> None:
 
 
 def write_tree(out_dir: Path, files: dict[str, str]) -> list[str]:
-    """Make `out_dir` hold exactly `files` by a whole-tree swap; returns the paths that changed."""
+    """Make `out_dir` hold exactly `files` by a whole-tree swap; returns the paths that changed. When
+    nothing changed, nothing is written (the comparison reads the old tree only)."""
     recover(out_dir)
     old_files = _existing(out_dir)
-    changed = sorted(set(old_files) - set(files))
+    data = {rel: text.encode() for rel, text in files.items()}
+    same = {rel for rel, b in data.items() if rel in old_files and _holds(old_files[rel], b)}
+    changed = sorted((set(old_files) - set(files)) | (set(files) - same))
+    if not changed and out_dir.is_dir():
+        return []
     new_dir = sibling(out_dir, NEW)
     if new_dir.exists():
         shutil.rmtree(new_dir)
     try:
         new_dir.mkdir()
-        for rel, text in files.items():
-            data = text.encode()
+        for rel, b in data.items():
             path = new_dir / rel
             path.parent.mkdir(parents=True, exist_ok=True)
-            old = old_files.get(rel)
-            same = old is not None and old.stat().st_size == len(data) and old.read_bytes() == data
-            if not same:
-                changed.append(rel)
-            _link_or_write(old if same else None, path, data)
-            if same and rel.endswith(".py"):
-                _link_caches(old, path)  # type: ignore[arg-type]
-        if not changed and out_dir.is_dir():
-            shutil.rmtree(new_dir)
-            return []
+            old = old_files[rel] if rel in same else None
+            _link_or_write(old, path, b)
+            if old is not None and rel.endswith(".py"):
+                _link_caches(old, path)
         _swap(out_dir, new_dir)
     except BaseException:
         shutil.rmtree(new_dir, ignore_errors=True)
         raise
-    return sorted(set(changed))
+    return changed
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    try:
+        return path.stat().st_size == len(data) and path.read_bytes() == data
+    except OSError:
+        return False
 
 
 def _swap(out_dir: Path, new_dir: Path) -> None:

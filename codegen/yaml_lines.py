@@ -16,7 +16,7 @@ traceback, and a hostile file cannot make opgen run long or take memory:
 
 from __future__ import annotations
 
-import unicodedata
+import re
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,10 @@ def decode(data: bytes, file: str) -> str:
 
 
 _SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null"))
+_STR_TAG = "tag:yaml.org,2002:str"
+# The characters of Unicode categories Cc (C0 and C1 controls) and Cs (surrogates) but newline and tab:
+# those a string may not hold (Note [Reading untrusted YAML]); both categories are fixed ranges.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _MAP_TAG, _SEQ_TAG = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
 
 
@@ -81,19 +85,22 @@ class _Builder:
         tag = event.tag
         if tag is None or tag == "!":
             tag = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
-        if tag not in _SCALAR_TAGS:
+        if tag == _STR_TAG:  # most scalars: PyYAML's constructor returns a str node's value as it is
+            value: Any = event.value
+        elif tag not in _SCALAR_TAGS:
             raise self.fail(event, f"unsupported tag '{tag}'; use plain strings, numbers and true/false")
-        start: Any = event.start_mark  # libyaml's C Mark: the same fields as yaml.Mark
-        end: Any = event.end_mark
-        node = yaml.ScalarNode(tag, event.value, start, end, event.style)
-        try:
-            value = self.scalars.construct_object(node)
-        except (yaml.YAMLError, ValueError, OverflowError) as e:
-            raise self.fail(event, f"bad value {event.value[:40]!r}: {e}") from None
+        else:
+            start: Any = event.start_mark  # libyaml's C Mark: the same fields as yaml.Mark
+            end: Any = event.end_mark
+            node = yaml.ScalarNode(tag, event.value, start, end, event.style)
+            try:
+                value = self.scalars.construct_object(node)
+            except (yaml.YAMLError, ValueError, OverflowError) as e:
+                raise self.fail(event, f"bad value {event.value[:40]!r}: {e}") from None
         if isinstance(value, str):
-            bad = next((c for c in value if c not in "\n\t" and unicodedata.category(c) in ("Cc", "Cs")), None)
+            bad = _CONTROL.search(value)
             if bad is not None:
-                raise self.fail(event, f"control character U+{ord(bad):04X} in a string")
+                raise self.fail(event, f"control character U+{ord(bad.group()):04X} in a string")
         return value
 
     def build(self) -> tuple[Any, int]:

@@ -9,6 +9,7 @@ from generated._ops import *
 from generated import _ops
 from generated import _registrations
 from generated import _methods
+import runtime.api as _api
 import runtime.opcall as _opcall
 import sys as _sys
 
@@ -17,12 +18,16 @@ _opcall.install(ops=_ops, api=_sys.modules[__name__])
 _methods.install(Tensor)
 
 # The public submodules (`import generated.nn as nn`): see Note [Submodules of the public API] in runtime/api.py.
-from importlib import import_module as _import_module
-from runtime.api import SUBMODULES as _SUBMODULES
+_api.install_submodules(__name__)
 
-for _name, _path in _SUBMODULES.items():
-    _module = _import_module(_path)
-    _sys.modules[f"{__name__}.{_name}"] = _module
-    _parent, _, _leaf = _name.rpartition(".")
-    setattr(_sys.modules[f"{__name__}.{_parent}"] if _parent else _sys.modules[__name__], _leaf, _module)
-del _sys, _opcall, _import_module, _name, _path, _module, _parent, _leaf
+
+# `G.nn`, `G.optim`, `G.save` ... load on first use: see Note [Lazy public names] in runtime/api.py.
+def __getattr__(name: str) -> object:
+    return _api.lazy_attribute(_sys.modules[__name__], name)
+
+
+def __dir__() -> list[str]:
+    return _api.public_names(globals())
+
+
+del _opcall

@@ -3,8 +3,14 @@
 Names follow PyTorch's (`G.float32`, `G.zeros`, `G.no_grad` ...). The ops themselves are generated.
 """
 
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-from runtime import autograd, cuda, linalg, nn, optim, testing, utils
+from runtime import autograd, cuda, linalg
 from runtime.autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from runtime.device import Device, device
 from runtime.dtypes import (
@@ -44,7 +50,6 @@ from runtime.factories import (
     zeros,
     zeros_like,
 )
-from runtime.nn.serialization import load, save
 from runtime.tensor import Tensor
 
 dtype = DType
@@ -80,26 +85,26 @@ __all__ = [
     "DType", "Device", "Tensor", "autograd", "bfloat16", "bool", "can_cast", "cuda", "device", "double", "dtype",
     "empty", "empty_like", "enable_grad", "float", "float16", "float32", "float64", "from_numpy", "full",
     "full_like", "get_default_dtype", "half", "inference_mode", "int", "int8", "int16", "int32", "int64",
-    "is_grad_enabled", "load", "long", "nn", "no_grad", "optim", "ones", "ones_like", "promote_types",
-    "result_type", "save", "scalar_tensor",
+    "is_grad_enabled", "long", "no_grad", "ones", "ones_like", "promote_types", "result_type", "scalar_tensor",
     "set_default_dtype", "set_grad_enabled", "short", "tensor", "uint8", "zeros", "zeros_like",
 ]
 __all__ += [
     "Generator", "SUBMODULES", "Storage", "arange", "as_tensor", "eye", "from_dlpack", "initial_seed", "library",
-    "linspace", "manual_seed", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "seed", "utils",
+    "linspace", "manual_seed", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "seed",
 ]
 __all__ += [
     "Size", "broadcast_shapes", "broadcast_tensors", "einsum", "finfo", "iinfo", "linalg", "meshgrid", "randperm",
-    "set_printoptions", "testing",
+    "set_printoptions",
 ]
 __all__ += ["is_floating_point", "is_nonzero", "is_tensor", "numel"]
 
 # Note [Submodules of the public API]
 # `import generated.nn as nn`, `from generated.nn import functional as F` and
-# `import generated.optim.lr_scheduler` work because generated/__init__.py registers every row of this
-# table in sys.modules under "generated.<name>" (the runtime module object itself, not a copy), so the
-# import system finds the submodule without a file under generated/. A new public submodule is one row
-# here; a nested name needs its parent's row before it (dict order is registration order).
+# `import generated.optim.lr_scheduler` work because generated/__init__.py installs `SubmoduleFinder`,
+# which answers the import system for "generated.<name>" of every row of this table with the runtime
+# module object itself (not a copy), so the import system finds the submodule without a file under
+# generated/; it registers it in sys.modules and sets it as an attribute of its parent as for any
+# submodule. A new public submodule is one row here.
 SUBMODULES: dict[str, str] = {
     "nn": "runtime.nn",
     "nn.functional": "runtime.nn.functional",
@@ -115,3 +120,87 @@ SUBMODULES: dict[str, str] = {
     "linalg": "runtime.linalg",
     "testing": "runtime.testing",
 }
+
+
+class SubmoduleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports "<package>.<name>" for every row `name` of SUBMODULES as the runtime module of that row
+    (Note [Submodules of the public API]). It sits first on sys.meta_path: a nested name such as
+    "generated.nn.functional" would otherwise be found again as a file under runtime/nn/ (the parent's
+    `__path__`) and executed a second time under the new name."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+        self._prefix = package + "."
+        self._own_specs: dict[str, importlib.machinery.ModuleSpec | None] = {}
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname.startswith(self._prefix) and fullname[len(self._prefix):] in SUBMODULES:
+            return importlib.machinery.ModuleSpec(fullname, self)
+        return None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        module = importlib.import_module(SUBMODULES[spec.name[len(self._prefix):]])
+        self._own_specs[spec.name] = module.__spec__
+        return module
+
+    def exec_module(self, module: ModuleType) -> None:
+        # the import system has set `module.__spec__` to the alias's spec: the module keeps its own
+        assert module.__spec__ is not None
+        module.__spec__ = self._own_specs.pop(module.__spec__.name)
+
+
+def install_submodules(package: str) -> None:
+    """Make `import <package>.<name>` work for every row of SUBMODULES (once per package)."""
+    if not any(isinstance(f, SubmoduleFinder) and f.package == package for f in sys.meta_path):
+        sys.meta_path.insert(0, SubmoduleFinder(package))
+
+
+# Note [Lazy public names]
+# `import generated` loads what an op call needs (numpy, the tensor, the dispatcher, every kernel and
+# autograd); the parts of the API that no op needs load on first use: `G.nn`, `G.optim`, `G.utils`,
+# `G.testing` (submodules, through SubmoduleFinder) and `G.save`/`G.load` (json). generated/__init__.py
+# answers its module `__getattr__` (PEP 562) with `lazy_attribute` and lists them in `dir(G)` with
+# `public_names`. Here they stay out of the runtime `__all__` (a star import would load them), and type
+# checkers see them through the block below. Nothing loaded lazily reads the environment at import.
+LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it; None: the module itself)
+    "nn": ("runtime.nn", None),
+    "optim": ("runtime.optim", None),
+    "utils": ("runtime.utils", None),
+    "testing": ("runtime.testing", None),
+    "load": ("runtime.nn.serialization", "load"),
+    "save": ("runtime.nn.serialization", "save"),
+}
+
+if TYPE_CHECKING:
+    from runtime import nn, optim, testing, utils
+    from runtime.nn.serialization import load, save
+
+    __all__ += ["load", "nn", "optim", "save", "testing", "utils"]
+
+
+def lazy_attribute(package: ModuleType, name: str) -> Any:
+    """The value of a lazy public name of `package` (Note [Lazy public names]), loaded now and kept as
+    the package's attribute; AttributeError for any other name."""
+    entry = LAZY.get(name)
+    if entry is None:
+        raise AttributeError(f"module '{package.__name__}' has no attribute '{name}'")
+    module, attribute = entry
+    if attribute is None and any(isinstance(f, SubmoduleFinder) and f.package == package.__name__
+                                 for f in sys.meta_path):
+        # imported as "<package>.<name>" (sys.modules holds the alias; the import sets the attribute)
+        return importlib.import_module(f"{package.__name__}.{name}")
+    value: Any = importlib.import_module(module)
+    if attribute is not None:
+        value = getattr(value, attribute)
+    setattr(package, name, value)
+    return value
+
+
+def public_names(namespace: dict[str, Any]) -> list[str]:
+    """`dir()` of a package whose lazy names may not be loaded yet."""
+    return sorted({*namespace, *LAZY})
+
+
+def __getattr__(name: str) -> Any:
+    """runtime.api's own lazy names (`runtime.api.nn`), as generated/ gives them."""
+    return lazy_attribute(sys.modules[__name__], name)

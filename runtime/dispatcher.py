@@ -225,30 +225,24 @@ class Operator:
         return (fallback.bind(self) if fallback is not None else None), how
 
     def recompute(self) -> None:
-        resolved = [self.resolve(k) for k in DispatchKey]
-        found, how = resolved[DispatchKey.CUDA]
-        if found is not None and how == "CompositeExplicitAutograd" and self.name not in BFLOAT16_SAFE:
-            resolved[DispatchKey.CUDA] = (self._refusing_bfloat16(found), how)
-        missing: dict[DispatchKey | None, Kernel] = {}  # one error stub per key, shared by its key sets
-        table: list[Kernel] = []
-        for keys in range(1 << NUM_KEYS):
-            kernel: Kernel | None = None
-            for key, bit in _KEYS_HIGH_FIRST:
-                if keys & bit:
-                    if bit & BACKEND_BITS and _several_devices(keys) and not self.mixed_devices:
-                        kernel = self._device_mismatch
-                        break
-                    found, how = resolved[key]
-                    if found is not None:
-                        kernel = found
-                        break
-                    if how == "missing":
-                        kernel = missing.get(key) or missing.setdefault(key, self._missing(key))
-                        break
-            if kernel is None:
-                kernel = missing.get(None) or missing.setdefault(None, self._missing(None))
-            table.append(kernel)
-        self.table[:] = table  # in place: generated modules hold the list itself (one lookup less per call)
+        """Rebuild the table from the registrations (Note [Table plans])."""
+        fallbacks = self._dispatcher.fallbacks
+        names, plan, stubs = _plan(frozenset(self.kernels), frozenset(fallbacks), self.mixed_devices)
+        kernels = self.kernels
+        # choices[i] for i < NUM_KEYS: the kernel serving key i; then one error stub per key, then the stub
+        # of an empty key set, then the device-mismatch error (Note [Table plans])
+        choices: list[Kernel | None] = [None] * _N_CHOICES
+        for key, name, how in names:
+            if name is not None:
+                choices[key] = kernels[name]
+                if key == _CUDA and how == "CompositeExplicitAutograd" and self.name not in BFLOAT16_SAFE:
+                    choices[key] = self._refusing_bfloat16(kernels[name])
+            elif how == "fallback":
+                choices[key] = fallbacks[_KEYS[key]].bind(self)
+        for i in stubs:
+            choices[i] = self._missing(_KEYS[i - NUM_KEYS] if i < _MISSING_NONE else None)
+        choices[_MISMATCH] = self._device_mismatch
+        self.table[:] = [choices[i] for i in plan]  # in place: generated modules hold the list itself
 
     def _refusing_bfloat16(self, kernel: Kernel) -> Kernel:
         """`kernel` behind a check that no tensor argument is bfloat16 (Note [Composite kernels and bfloat16])."""
@@ -281,14 +275,15 @@ class Operator:
                            f"two devices, {found}")
 
     def _missing(self, key: DispatchKey | None) -> Kernel:
-        name = self.name
-        registered = ", ".join(self.kernels) or "none"
-        asked = key.name if key is not None else "an empty key set (no tensor or device argument)"
-
+        # the message is built when raised: the table is recomputed whenever `kernels` changes, so the
+        # kernels then are those of the table this stub is in (and ~2,600 stubs are made at import)
         def missing(*args: Any) -> Any:
+            name = self.name
             if key is None and any(isinstance(args[i], list | tuple) and not args[i]
                                    for i in self.tensor_positions if i < len(args)):
                 raise EmptyTensorListError(f"{name}(): expected a non-empty list of Tensors")
+            asked = key.name if key is not None else "an empty key set (no tensor or device argument)"
+            registered = ", ".join(self.kernels) or "none"
             raise DispatchError(f"no kernel for operator '{name}' and dispatch key {asked}; "
                                 f"keys with a kernel: {registered}")
 
@@ -308,6 +303,52 @@ class Operator:
 
 
 _KEYS_HIGH_FIRST = tuple((key, 1 << key) for key in KEYS_BY_PRIORITY)  # (enum iteration is slow)
+_KEYS = tuple(DispatchKey)  # by value
+
+
+_MISSING_NONE = 2 * NUM_KEYS  # choice index of the error stub for an empty key set
+_MISMATCH = _MISSING_NONE + 1   # choice index of the device-mismatch error
+_CUDA = int(DispatchKey.CUDA)
+_N_CHOICES = _MISMATCH + 1
+_plans: dict[tuple[frozenset[str], frozenset[DispatchKey], bool],
+             tuple[tuple[tuple[int, str | None, str], ...], tuple[int, ...], tuple[int, ...]]] = {}
+
+
+def _plan(registered: frozenset[str], fallback_keys: frozenset[DispatchKey], mixed_devices: bool,
+          ) -> tuple[tuple[tuple[int, str | None, str], ...], tuple[int, ...], tuple[int, ...]]:
+    """Note [Table plans]
+    An operator's table depends on its kernels only through which key names have a kernel, which keys
+    have a fallback and whether it takes several devices; the ~470 operators share a handful of such
+    shapes. So the rule (`runtime.vocabulary.resolve` per key, then the highest key of each key set) runs
+    once per shape, giving a plan: `(key, registered name or None, how)` per runtime key, and for each of
+    the 2**NUM_KEYS key sets the index of its entry among an operator's choices (the kernel serving key i
+    at i; the error stub of key i at NUM_KEYS + i; then the stub of an empty key set and the device-mismatch
+    error), plus the stub indices the plan uses. `Operator.recompute` fills the choices from its own
+    kernels and lists the table from the plan, so registering at import costs no rule evaluation per op."""
+    cache_key = (registered, fallback_keys, mixed_devices)
+    cached = _plans.get(cache_key)
+    if cached is not None:
+        return cached
+    names = tuple((int(k), *resolve(k, registered, k in fallback_keys)) for k in _KEYS)
+    plan: list[int] = []
+    for keys in range(1 << NUM_KEYS):
+        choice = _MISSING_NONE
+        for key, bit in _KEYS_HIGH_FIRST:
+            if keys & bit:
+                if bit & BACKEND_BITS and _several_devices(keys) and not mixed_devices:
+                    choice = _MISMATCH
+                    break
+                _, name, how = names[key]
+                if name is not None or how == "fallback":
+                    choice = key
+                    break
+                if how == "missing":
+                    choice = NUM_KEYS + key
+                    break
+        plan.append(choice)
+    stubs = tuple(sorted({i for i in plan if NUM_KEYS <= i <= _MISSING_NONE}))
+    cached = _plans[cache_key] = (names, tuple(plan), stubs)
+    return cached
 
 
 def _several_devices(keys: int) -> bool:

@@ -176,3 +176,66 @@ def test_bad_argument_type_names_the_argument() -> None:
     with pytest.raises(TypeError, match="argument 'mat2' \\(position 2\\) must be Tensor, not str"):
         _ops._call_mm(G.zeros(2, 2), "x")
     np.testing.assert_array_equal(G.add(G.ones(1), 1).numpy(), [2.0])
+
+
+def _reference_cell(op: D.Operator, keys: int) -> tuple[str, Any]:
+    """One table cell by the rule of Note [Dispatch key sets as bitmasks], evaluated directly (no plan)."""
+    backends = keys & (CPU_BIT | CUDA_BIT)
+    for key in reversed(DispatchKey):
+        if not keys & (1 << key):
+            continue
+        if key in (DispatchKey.Meta, DispatchKey.CPU, DispatchKey.CUDA) and backends & (backends - 1) \
+                and not op.mixed_devices:
+            return ("mismatch", None)
+        kernel, how = op.resolve(key)
+        if how == "fallback":
+            return ("fallback", key)
+        if kernel is not None:
+            return ("kernel", kernel)
+        if how == "missing":
+            return ("missing", key)
+    return ("missing", None)
+
+
+def _closure(kernel: Any, name: str) -> Any:
+    return kernel.__closure__[kernel.__code__.co_freevars.index(name)].cell_contents
+
+
+def _cell(op: D.Operator, kernel: Any) -> tuple[str, Any]:
+    if getattr(kernel, "__func__", None) is D.Operator._device_mismatch:
+        return ("mismatch", None)
+    if kernel.__qualname__.startswith("boxed_fallback["):
+        return ("fallback", _closure(kernel, "fn").__name__)
+    if kernel.__qualname__.endswith("_missing.<locals>.missing"):
+        return ("missing", _closure(kernel, "key"))
+    if kernel.__qualname__.endswith("_refusing_bfloat16.<locals>.kernel_without_bfloat16"):
+        return ("kernel", _closure(kernel, "kernel"))  # Note [Composite kernels and bfloat16]
+    return ("kernel", kernel)
+
+
+def test_every_table_cell_follows_the_rule() -> None:
+    """Note [Table plans]: tables built from shared plans equal the rule evaluated cell by cell, for every
+    operator of the project, and again with fallbacks registered (which change every table's shape)."""
+    def check() -> None:
+        for op in dispatcher.ops.values():
+            for keys, kernel in enumerate(op.table):
+                got, want = _cell(op, kernel), _reference_cell(op, keys)
+                if want[0] == "fallback":
+                    want = ("fallback", dispatcher.fallbacks[want[1]].fn.__name__)
+                assert got == want, (op.name, keys)
+            stubs = [k for k in op.table if _cell(op, k)[0] == "missing"]
+            assert len({id(k) for k in stubs}) == len({_cell(op, k)[1] for k in stubs})  # one stub per key
+
+    check()
+
+    def tracer_fallback(op: D.Operator, args: list[Any]) -> Any:
+        return "tracer"
+
+    def meta_fallback(op: D.Operator, args: list[Any]) -> Any:
+        return "meta"
+
+    with G.library.Library() as lib:
+        lib.fallback(tracer_fallback, "Tracer")
+        lib.fallback(meta_fallback, "Meta")
+        check()
+    check()

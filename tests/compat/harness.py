@@ -20,8 +20,14 @@ from typing import Any
 
 def install_torch_alias() -> None:
     """Map `torch` and `torch.<sub>` to `generated` and `generated.<sub>` in sys.modules."""
+    import importlib
+
     import generated
+    from runtime.api import SUBMODULES
+
     sys.modules["torch"] = generated
+    for name in SUBMODULES:  # loaded on first use otherwise (Note [Lazy public names], runtime/api.py)
+        importlib.import_module("generated." + name)
     for name, module in list(sys.modules.items()):
         if name.startswith("generated."):
             sys.modules["torch." + name[len("generated."):]] = module
