@@ -168,6 +168,12 @@ def _basic(t: Tensor, key: Any) -> Tensor | None:
     return result
 
 
+def _one_tensor(t: Tensor, key: Any) -> bool:
+    """Whether `key` is one index tensor (or mask) that `_split` would pass on whole as the only advanced
+    index: not 0-d (a 0-d bool adds a dim), and not using up more dims than `t` has (an error there)."""
+    return key.__class__ is Tensor and 0 < key._data.ndim <= t._data.ndim
+
+
 def getitem(t: Tensor, key: Any) -> Tensor:
     cls = key.__class__
     if t._data.ndim:
@@ -175,6 +181,8 @@ def getitem(t: Tensor, key: Any) -> Tensor:
             return opcall.ops.select(t, 0, key)
         if cls is _py_slice and key.step is None and key.start.__class__ is int and key.stop.__class__ is int:
             return opcall.ops.slice(t, 0, key.start, key.stop, 1)
+        if _one_tensor(t, key):
+            return opcall.ops.index(t, [key])
     if key is None:
         return opcall.ops.unsqueeze(t, 0)
     if cls is not bool:
@@ -191,11 +199,14 @@ def getitem(t: Tensor, key: Any) -> Tensor:
 
 
 def setitem(t: Tensor, key: Any, value: Any) -> None:
-    view = _basic(t, key) if key.__class__ is not bool else None
-    if view is not None:
-        advanced = None
+    if _one_tensor(t, key):
+        view, advanced = t, [key]
     else:
-        view, advanced = _split(t, key)
+        view = _basic(t, key) if key.__class__ is not bool else None
+        if view is not None:
+            advanced = None
+        else:
+            view, advanced = _split(t, key)
     ops = opcall.ops
     if isinstance(value, Tensor):
         src = value if value.dtype is t.dtype else value.to(t.dtype)
@@ -209,7 +220,9 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
             view.copy_(src)
         return
     if src is None:
-        src = ops._to_copy(Tensor._wrap(np.asarray(value, dtype=t.dtype.np)), device=t.device)
+        src = Tensor._wrap(np.asarray(value, dtype=t.dtype.np))
+        if t._device.type != "cpu":
+            src = ops._to_copy(src, device=t.device)
     elif src.device != t.device:
         src = src.to(t.device)
     ops.index_put_(view, advanced, src)

@@ -24,7 +24,7 @@ def xp_of(array: Any) -> Any:
 def wrap(result: Any, like: Any, dtype: dtypes.DType) -> Tensor:
     """A result (maybe a NumPy scalar) as a tensor of `dtype` with the array type of `like`."""
     if result.__class__ is not np.ndarray:  # a NumPy scalar from a 0-d result, or a CuPy array
-        result = xp_of(like).asarray(result)
+        result = np.asarray(result) if like.__class__ is np.ndarray else xp_of(like).asarray(result)
     if result.dtype is not dtype.np and result.dtype != dtype.np:
         result = result.astype(dtype.np)
     return Tensor._wrap(result, dtype)

@@ -56,16 +56,30 @@ def _nonempty(self: Tensor, axes: tuple[int, ...] | None, op: str) -> None:
             raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
 
 
+# Note [Direct reductions]
+# A float32/float64 tensor reduced in its own dtype (sum, mean, amax, amin) calls the ufunc's `reduce` on
+# its array directly: NumPy's `a.sum()` is that same reduce behind a Python wrapper, and no dtype needs
+# converting, so the general path's checks (`acc_dtype`, `_compute`) would only cost time. The reduction
+# dims are those of `_dims`, PyTorch's rules; everything else takes the general path.
+_DIRECT = frozenset({dtypes.float32, dtypes.float64})
+
+
 def sum(self: Tensor, dtype: Any = None) -> Tensor:
+    a = self._data
+    if dtype is None and self._dtype in _DIRECT:  # Note [Direct reductions]
+        return wrap(np.add.reduce(a, None) if a.__class__ is np.ndarray else a.sum(), a, self._dtype)
     dt = acc_dtype(self, dtype)
-    return wrap(_compute(self._data, dt).sum(), self._data, dt)
+    return wrap(_compute(a, dt).sum(), a, dt)
 
 
 def sum_dim(self: Tensor, dim: Sequence[int] | None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+    a = self._data
+    axes = _dims(dim, a.ndim)
+    if dtype is None and self._dtype in _DIRECT and a.__class__ is np.ndarray:  # Note [Direct reductions]
+        return wrap(np.add.reduce(a, axes, None, None, keepdim), a, self._dtype)
     dt = acc_dtype(self, dtype)
-    axes = _dims(dim, self._data.ndim)
-    r = _compute(self._data, dt).sum(axis=axes, keepdims=keepdim)
-    return wrap(r, self._data, dt)
+    r = _compute(a, dt).sum(axis=axes, keepdims=keepdim)
+    return wrap(r, a, dt)
 
 
 def mean(self: Tensor, dtype: Any = None) -> Tensor:
@@ -73,11 +87,17 @@ def mean(self: Tensor, dtype: Any = None) -> Tensor:
 
 
 def mean_dim(self: Tensor, dim: Sequence[int] | None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+    a = self._data
+    if dtype is None and self._dtype in _DIRECT and a.__class__ is np.ndarray:  # Note [Direct reductions]
+        axes = _dims(dim, a.ndim)
+        count = a.size if axes is None else math.prod([a.shape[d] for d in axes])
+        if count:
+            return wrap(np.add.reduce(a, axes, None, None, keepdim) / count, a, self._dtype)
     dt = _float_dtype(self, dtype, "mean")
-    axes = _dims(dim, self._data.ndim)
-    a = _compute(self._data, dt)
+    axes = _dims(dim, a.ndim)
+    count = a.size if axes is None else math.prod([a.shape[d] for d in axes])
+    a = _compute(a, dt)
     with np.errstate(all="ignore"):
-        count = self.numel() if axes is None else math.prod(self.shape[d] for d in axes)
         r = a.sum(axis=axes, keepdims=keepdim) / count if count else a.sum(axis=axes, keepdims=keepdim) * np.nan
     return wrap(r, a, dt)
 
@@ -95,13 +115,16 @@ def prod_dim(self: Tensor, dim: int, keepdim: bool = False, dtype: Any = None) -
 
 
 def _extreme(self: Tensor, dim: Sequence[int] | int | None, keepdim: bool, op: str, largest: bool) -> Tensor:
-    axes = _dims(dim, self._data.ndim)
     a = self._data
+    axes = _dims(dim, a.ndim)
     if a.ndim == 0:
         return Tensor._wrap(a.copy(), self._dtype)
     if not a.size:
         _nonempty(self, axes, op)
-    r = a.max(axis=axes, keepdims=keepdim) if largest else a.min(axis=axes, keepdims=keepdim)
+    if a.__class__ is np.ndarray:  # the ufunc's own reduce, which a.max() calls (Note [Direct reductions])
+        r = (np.maximum if largest else np.minimum).reduce(a, axes, None, None, keepdim)
+    else:
+        r = a.max(axis=axes, keepdims=keepdim) if largest else a.min(axis=axes, keepdims=keepdim)
     return wrap(r, a, self._dtype)
 
 
