@@ -41,11 +41,13 @@ def dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
     if not ds:
         return None
     wrapped = tuple([S.wrap_dim(d, ndim) for d in ds])
-    if ndim == 0:
-        return None
-    if len(set(wrapped)) != len(wrapped):
-        raise RuntimeError(f"dim {wrapped} appears multiple times in the list of dims")
-    return wrapped
+    if len(set(wrapped)) != len(wrapped):  # a 0-d tensor's 0 and -1 are one dim, too (as PyTorch)
+        seen: set[int] = set()
+        for d in wrapped:
+            if d in seen:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+            seen.add(d)
+    return wrapped if ndim else None
 
 
 def result_type(*args: Any) -> dtypes.DType:

@@ -68,7 +68,8 @@ def index_put_(self: Tensor, indices: Sequence[Tensor | None], values: Tensor, a
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{self._dtype.name} for the destination and {values._dtype.name} for the source.")
     key = _key(self, indices)
-    src = values._data if values._device == self._device else move(values._data, self._device)
+    src = values._data if values._device is self._device or values._device == self._device \
+        else move(values._data, self._device)
     try:
         if not accumulate:
             self._data[key] = src

@@ -73,6 +73,8 @@ def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
             pass
     n = data.ndim
     d0, d1 = S.wrap_dim(dim0, n), S.wrap_dim(dim1, n)
+    if n == 0:  # a 0-d tensor takes dims 0 and -1 (as PyTorch): itself
+        return self._view(data[...])
     perm = list(range(n))
     perm[d0], perm[d1] = perm[d1], perm[d0]
     return self._view(data.transpose(perm))
