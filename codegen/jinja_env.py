@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -18,6 +19,7 @@ def environment(root: Path) -> jinja2.Environment:
         autoescape=False, bytecode_cache=_template_cache(),
     )
     env.globals["inline"] = inline.jinja_inline(root)
+    env.globals["inline_expr"] = functools.partial(inline.inline_expr, root)
     return env
 
 

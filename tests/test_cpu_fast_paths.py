@@ -264,8 +264,8 @@ def test_views_match_pytorch(case: int, layout: str) -> None:
     lambda t: t.view(-2, 30), lambda t: t.view(-1, -1), lambda t: t.view(7, -1), lambda t: t.permute(0, 0, 1),
     lambda t: t.permute(0, 1), lambda t: t.unsqueeze(4), lambda t: t.squeeze(3), lambda t: t.narrow(0, 3, 2),
     lambda t: t.narrow(3, 0, 1), lambda t: t.narrow(0, -5, 1), lambda t: t.reshape(7, 7), lambda t: t.expand(4, 4, 5),
-    lambda t: t.view(-3, 15), lambda t: t.view(2, -2, 15), lambda t: t.transpose(0, 3),
-    lambda t: t.transpose(-4, 1), lambda t: t.permute(None), lambda t: t.permute(0, 1, 3), lambda t: t.permute(0, 1, 2, 3),
+    lambda t: t.view(-3, 15), lambda t: t.view(2, -2, 15), lambda t: t.transpose(0, 3), lambda t: t.transpose(-4, 1),
+    lambda t: t.permute(None), lambda t: t.permute(0, 1, 3), lambda t: t.permute(0, 1, 2, 3),
     lambda t: t.expand(4, 3, -2), lambda t: t[:1].expand(4, 3, 6),
     lambda t: t.expand(-1, 4, 3, 5), lambda t: t.expand(4, 3),
 ])
