@@ -176,15 +176,15 @@ def _one_tensor(t: Tensor, key: Any) -> bool:
 
 def getitem(t: Tensor, key: Any) -> Tensor:
     cls = key.__class__
+    if key is None:
+        return opcall.ops.unsqueeze(t, 0)
     if t._data.ndim:
         if cls is int:
             return opcall.ops.select(t, 0, key)
         if cls is _py_slice and key.step is None and key.start.__class__ is int and key.stop.__class__ is int:
             return opcall.ops.slice(t, 0, key.start, key.stop, 1)
-        if _one_tensor(t, key):
+        if cls is Tensor and _one_tensor(t, key):
             return opcall.ops.index(t, [key])
-    if key is None:
-        return opcall.ops.unsqueeze(t, 0)
     if cls is not bool:
         view = _basic(t, key)
         if view is not None:
@@ -199,7 +199,7 @@ def getitem(t: Tensor, key: Any) -> Tensor:
 
 
 def setitem(t: Tensor, key: Any, value: Any) -> None:
-    if _one_tensor(t, key):
+    if key.__class__ is Tensor and _one_tensor(t, key):
         view, advanced = t, [key]
     else:
         view = _basic(t, key) if key.__class__ is not bool else None

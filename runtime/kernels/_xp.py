@@ -9,7 +9,9 @@ import numpy as np
 
 from runtime import dtypes
 from runtime import strides as S
-from runtime.tensor import Tensor
+from runtime.device import CPU
+from runtime.dispatcher import CPU_BIT
+from runtime.tensor import Tensor, fresh_tensor
 
 
 def xp_of(array: Any) -> Any:
@@ -27,13 +29,15 @@ def wrap(result: Any, like: Any, dtype: dtypes.DType) -> Tensor:
         result = np.asarray(result) if like.__class__ is np.ndarray else xp_of(like).asarray(result)
     if result.dtype is not dtype.np and result.dtype != dtype.np:
         result = result.astype(dtype.np)
-    return Tensor._wrap(result, dtype)
+    return fresh_tensor(result, dtype, CPU, CPU_BIT) if result.__class__ is np.ndarray else Tensor._wrap(result, dtype)
 
 
 def dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
     """Reduction dims as a tuple of non-negative axes; None (or []) means all."""
     if dim is None:
         return None
+    if dim.__class__ is int and -ndim <= dim < ndim:  # the common case, already valid
+        return (dim + ndim if dim < 0 else dim,)
     ds = (dim,) if isinstance(dim, int) else tuple(dim)
     if len(ds) == 1:  # the common case, without the duplicate check
         d = S.wrap_dim(ds[0], ndim)

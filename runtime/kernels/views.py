@@ -185,7 +185,7 @@ def select(self: Tensor, dim: int, index: int) -> Tensor:
     data = self._data
     if data.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    if dim != 0:
+    if dim != 0 and not 0 < dim < data.ndim:
         dim = S.wrap_dim(dim, data.ndim)
     size = data.shape[dim]
     if index.__class__ is not int:
@@ -203,7 +203,7 @@ def slice(self: Tensor, dim: int = 0, start: int | None = None, end: int | None 
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     if step <= 0:
         raise ValueError("step must be greater than zero")
-    if dim != 0:
+    if dim != 0 and not 0 < dim < data.ndim:
         dim = S.wrap_dim(dim, data.ndim)
     item = _py_slice(start, end, step)
     return self._view(data[(item, Ellipsis) if dim == 0 else (_py_slice(None),) * dim + (item, Ellipsis)])
