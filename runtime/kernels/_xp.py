@@ -39,11 +39,11 @@ def dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
     if dim.__class__ is int and -ndim <= dim < ndim:  # the common case, already valid
         return (dim + ndim if dim < 0 else dim,)
     ds = (dim,) if isinstance(dim, int) else tuple(dim)
+    if not ds:
+        return None
     if len(ds) == 1:  # the common case, without the duplicate check
         d = S.wrap_dim(ds[0], ndim)
         return (d,) if ndim else None  # a 0-d tensor reduces over "dim 0" (or -1) as over everything
-    if not ds:
-        return None
     wrapped = tuple([S.wrap_dim(d, ndim) for d in ds])
     if len(set(wrapped)) != len(wrapped):  # a 0-d tensor's 0 and -1 are one dim, too (as PyTorch)
         seen: set[int] = set()

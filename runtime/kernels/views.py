@@ -129,9 +129,11 @@ def unsqueeze(self: Tensor, dim: int) -> Tensor:
     data = self._data
     n = data.ndim
     if dim.__class__ is int and -n - 1 <= dim <= n and data.flags.c_contiguous and data.size:
+        shape = data.shape
+        if dim == 0:
+            return self._view(data.reshape((1,) + shape))
         if dim < 0:
             dim += n + 1
-        shape = data.shape
         return self._view(data.reshape(shape[:dim] + (1,) + shape[dim:]))
     shape, strides = S.unsqueeze(self.shape, self.stride(), dim)
     return _as_strided(self, shape, strides)
