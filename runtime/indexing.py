@@ -7,7 +7,8 @@ lists, bool masks), done by one `index` op over the view with one entry per dim.
 dispatched op, so autograd records it and the result of basic indexing shares storage with `t`.
 `t[key] = v` takes the same view, then `copy_` (basic) or `index_put_` (advanced) writes into it.
 The common keys (ints, slices with int bounds, None, one Ellipsis) skip the normalisation: `_basic`
-applies their view ops directly, and an int alone is one `select`.
+applies their view ops directly, and an int alone is one `select`; one index tensor or mask that is not
+0-d and uses up no more dims than the tensor has is the whole advanced index of `index`/`index_put_`.
 """
 
 from __future__ import annotations
@@ -201,6 +202,8 @@ def getitem(t: Tensor, key: Any) -> Tensor:
 def setitem(t: Tensor, key: Any, value: Any) -> None:
     if key.__class__ is Tensor and _one_tensor(t, key):
         view, advanced = t, [key]
+    elif key is None:
+        view, advanced = opcall.ops.unsqueeze(t, 0), None
     else:
         view = _basic(t, key) if key.__class__ is not bool else None
         if view is not None:
