@@ -60,14 +60,23 @@ def _nonempty(self: Tensor, axes: tuple[int, ...] | None, op: str) -> None:
 # A float32/float64 tensor reduced in its own dtype (sum, mean, amax, amin) calls the ufunc's `reduce` on
 # its array directly: NumPy's `a.sum()` is that same reduce behind a Python wrapper, and no dtype needs
 # converting, so the general path's checks (`acc_dtype`, `_compute`) would only cost time. The reduction
-# dims are those of `_dims`, PyTorch's rules; everything else takes the general path.
+# dims are those of `_dims`, PyTorch's rules; everything else takes the general path. A reduction over
+# all dims writes into a new 0-d array (`out=`), as fast as letting NumPy return a scalar and cheaper
+# than making that scalar an array afterwards.
 _DIRECT = frozenset({dtypes.float32, dtypes.float64})
+
+
+def _reduce(ufunc: Any, a: np.ndarray, axes: tuple[int, ...] | None, keepdim: bool) -> Any:
+    """`ufunc.reduce` of a NumPy array over `axes` (None: all), an array (Note [Direct reductions])."""
+    if axes is None and not keepdim:
+        return ufunc.reduce(a, None, None, np.empty((), a.dtype))
+    return ufunc.reduce(a, axes, None, None, keepdim)
 
 
 def sum(self: Tensor, dtype: Any = None) -> Tensor:
     a = self._data
     if dtype is None and self._dtype in _DIRECT:  # Note [Direct reductions]
-        return wrap(np.add.reduce(a, None) if a.__class__ is np.ndarray else a.sum(), a, self._dtype)
+        return wrap(_reduce(np.add, a, None, False) if a.__class__ is np.ndarray else a.sum(), a, self._dtype)
     dt = acc_dtype(self, dtype)
     return wrap(_compute(a, dt).sum(), a, dt)
 
@@ -76,7 +85,7 @@ def sum_dim(self: Tensor, dim: Sequence[int] | None, keepdim: bool = False, dtyp
     a = self._data
     axes = _dims(dim, a.ndim)
     if dtype is None and self._dtype in _DIRECT and a.__class__ is np.ndarray:  # Note [Direct reductions]
-        return wrap(np.add.reduce(a, axes, None, None, keepdim), a, self._dtype)
+        return wrap(_reduce(np.add, a, axes, keepdim), a, self._dtype)
     dt = acc_dtype(self, dtype)
     r = _compute(a, dt).sum(axis=axes, keepdims=keepdim)
     return wrap(r, a, dt)
@@ -92,7 +101,9 @@ def mean_dim(self: Tensor, dim: Sequence[int] | None, keepdim: bool = False, dty
         axes = _dims(dim, a.ndim)
         count = a.size if axes is None else math.prod([a.shape[d] for d in axes])
         if count:
-            return wrap(np.add.reduce(a, axes, None, None, keepdim) / count, a, self._dtype)
+            r = _reduce(np.add, a, axes, keepdim)
+            r /= count  # in place where r is an array (a 1-d input's single-dim sum is a scalar)
+            return wrap(r, a, self._dtype)
     dt = _float_dtype(self, dtype, "mean")
     axes = _dims(dim, a.ndim)
     count = a.size if axes is None else math.prod([a.shape[d] for d in axes])
@@ -122,7 +133,7 @@ def _extreme(self: Tensor, dim: Sequence[int] | int | None, keepdim: bool, op: s
     if not a.size:
         _nonempty(self, axes, op)
     if a.__class__ is np.ndarray:  # the ufunc's own reduce, which a.max() calls (Note [Direct reductions])
-        r = (np.maximum if largest else np.minimum).reduce(a, axes, None, None, keepdim)
+        r = _reduce(np.maximum if largest else np.minimum, a, axes, keepdim)
     else:
         r = a.max(axis=axes, keepdims=keepdim) if largest else a.min(axis=axes, keepdims=keepdim)
     return wrap(r, a, self._dtype)
