@@ -223,7 +223,7 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
             view.copy_(src)
         return
     if src is None:
-        src = Tensor._wrap(np.asarray(value, dtype=t.dtype.np))
+        src = Tensor._wrap(np.asarray(value, dtype=t._dtype.np))
         if t._device.type != "cpu":
             src = ops._to_copy(src, device=t.device)
     elif src.device != t.device:

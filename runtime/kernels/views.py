@@ -162,7 +162,7 @@ def view(self: Tensor, size: Sequence[int]) -> Tensor:
         except (TypeError, ValueError):
             pass  # the general path below says what is wrong, as PyTorch does
         else:  # NumPy reads any negative size as -1: only a shape without one is taken on sight
-            if array.shape == size or (size if size.__class__ is int else min(size, default=0)) >= -1:
+            if (size >= -1) if size.__class__ is int else (array.shape == size or min(size, default=0) >= -1):
                 return self._view(array)
     shape = S.infer_size(_sizes(size), self.numel())
     strides = S.view_strides(self.shape, self.stride(), shape)
