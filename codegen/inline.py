@@ -11,6 +11,8 @@ the generated kernels, where a call would cost a frame per op, carry their body 
 by the expression given for it, and returns the statements. A definition to be inlined must be a plain
 sequence of statements whose names are its parameters, its own locals and the module names the
 generated module also binds (`_new`, `Tensor`, `_AUTOGRAD_BIT` ...); a `return` may end it only.
+`inline_expr` gives the expression of a definition that is one `return`, for a use inside an expression
+(the varargs rule of runtime/opcall.py `varargs` in the generated Tensor methods).
 """
 
 from __future__ import annotations
@@ -67,6 +69,16 @@ def inline(root: Path, module: str, name: str, *args: str) -> list[str]:
         values = {p: ast.parse(a, mode="eval").body for p, a in zip(params, args, strict=True)}
         lines.append(ast.unparse(_Substitute(values).visit(copy.deepcopy(stmt))))
     return lines
+
+
+def inline_expr(root: Path, module: str, name: str, *args: str) -> str:
+    """The returned expression of function `name` of `module`, whose body is one `return` (after its
+    docstring), with its parameters replaced by the expressions `args`: for a call inside an expression."""
+    lines = inline(root, module, name, *args)
+    tree = ast.parse(lines[0]).body[0] if len(lines) == 1 else None
+    if not isinstance(tree, ast.Return) or tree.value is None:
+        raise OpgenError(f"inline: {module}:{name} must be one `return <expression>` to be inlined as an expression")
+    return f"({ast.unparse(tree.value)})"
 
 
 def jinja_inline(root: Path) -> functools.partial[list[str]]:

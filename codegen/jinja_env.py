@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import jinja2
@@ -17,6 +18,7 @@ def environment(root: Path) -> jinja2.Environment:
         autoescape=False, bytecode_cache=_template_cache(),
     )
     env.globals["inline"] = inline.jinja_inline(root)
+    env.globals["inline_expr"] = functools.partial(inline.inline_expr, root)
     return env
 
 

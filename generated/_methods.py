@@ -247,77 +247,77 @@ def broadcast_to(self, *size, **kwargs):
     """PyTorch's varargs form: `t.broadcast_to(2, 3)` is `t.broadcast_to((2, 3))`."""
     if kwargs or not size:
         return _ops.broadcast_to(self, *[_varargs(size)] if size else [], **kwargs)
-    return _ops.broadcast_to(self, _varargs(size))
+    return _ops.broadcast_to(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
 
 
 def expand(self, *size, **kwargs):
     """PyTorch's varargs form: `t.expand(2, 3)` is `t.expand((2, 3))`."""
     if kwargs or not size:
         return _ops.expand(self, *[_varargs(size)] if size else [], **kwargs)
-    return _ops.expand(self, _varargs(size))
+    return _ops.expand(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
 
 
 def flip(self, *dims, **kwargs):
     """PyTorch's varargs form: `t.flip(2, 3)` is `t.flip((2, 3))`."""
     if kwargs or not dims:
         return _ops.flip(self, *[_varargs(dims)] if dims else [], **kwargs)
-    return _ops.flip(self, _varargs(dims))
+    return _ops.flip(self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
 
 
 def new_empty(self, *size, **kwargs):
     """PyTorch's varargs form: `t.new_empty(2, 3)` is `t.new_empty((2, 3))`."""
     if kwargs or not size:
         return _ops.new_empty(self, *[_varargs(size)] if size else [], **kwargs)
-    return _ops.new_empty(self, _varargs(size))
+    return _ops.new_empty(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
 
 
 def new_ones(self, *size, **kwargs):
     """PyTorch's varargs form: `t.new_ones(2, 3)` is `t.new_ones((2, 3))`."""
     if kwargs or not size:
         return _ops.new_ones(self, *[_varargs(size)] if size else [], **kwargs)
-    return _ops.new_ones(self, _varargs(size))
+    return _ops.new_ones(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
 
 
 def new_zeros(self, *size, **kwargs):
     """PyTorch's varargs form: `t.new_zeros(2, 3)` is `t.new_zeros((2, 3))`."""
     if kwargs or not size:
         return _ops.new_zeros(self, *[_varargs(size)] if size else [], **kwargs)
-    return _ops.new_zeros(self, _varargs(size))
+    return _ops.new_zeros(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
 
 
 def permute(self, *dims, **kwargs):
     """PyTorch's varargs form: `t.permute(2, 3)` is `t.permute((2, 3))`."""
     if kwargs or not dims:
         return _ops.permute(self, *[_varargs(dims)] if dims else [], **kwargs)
-    return _ops.permute(self, _varargs(dims))
+    return _ops.permute(self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
 
 
 def repeat(self, *repeats, **kwargs):
     """PyTorch's varargs form: `t.repeat(2, 3)` is `t.repeat((2, 3))`."""
     if kwargs or not repeats:
         return _ops.repeat(self, *[_varargs(repeats)] if repeats else [], **kwargs)
-    return _ops.repeat(self, _varargs(repeats))
+    return _ops.repeat(self, (repeats[0] if len(repeats) == 1 and (not isinstance(repeats[0], int)) else repeats))
 
 
 def reshape(self, *shape, **kwargs):
     """PyTorch's varargs form: `t.reshape(2, 3)` is `t.reshape((2, 3))`."""
     if kwargs or not shape:
         return _ops.reshape(self, *[_varargs(shape)] if shape else [], **kwargs)
-    return _ops.reshape(self, _varargs(shape))
+    return _ops.reshape(self, (shape[0] if len(shape) == 1 and (not isinstance(shape[0], int)) else shape))
 
 
 def tile(self, *dims, **kwargs):
     """PyTorch's varargs form: `t.tile(2, 3)` is `t.tile((2, 3))`."""
     if kwargs or not dims:
         return _ops.tile(self, *[_varargs(dims)] if dims else [], **kwargs)
-    return _ops.tile(self, _varargs(dims))
+    return _ops.tile(self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
 
 
 def view(self, *size, **kwargs):
     """PyTorch's varargs form: `t.view(2, 3)` is `t.view((2, 3))`."""
     if kwargs or not size:
         return _ops.view(self, *[_varargs(size)] if size else [], **kwargs)
-    return _ops.view(self, _varargs(size))
+    return _ops.view(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
 
 
 def __rsub__(self, other):

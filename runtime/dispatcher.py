@@ -486,7 +486,9 @@ def keys_of(value: Any) -> int:
     if isinstance(value, list | tuple):
         out = 0
         for v in value:
-            out |= keys_of(v)
+            if v is not None:
+                keys = getattr(v, "_keys", None)
+                out |= keys if keys is not None else keys_of(v)
         return out
     return 0
 

@@ -23,7 +23,7 @@ from runtime.device import CPU, Device, as_device
 from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, dispatcher, shared, tls
 from runtime.kernels.copy import array_module, fill_, move, store, zero_
 from runtime.storage import empty_array
-from runtime.tensor import Size, Tensor, install_methods
+from runtime.tensor import Size, Tensor, fresh_tensor, install_methods
 
 __all__ = [
     "arange", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "linspace", "ones", "ones_like",
@@ -130,6 +130,15 @@ def _fast_array(make: Any, size: tuple[Any, ...], dt: dtypes.DType, device: Any,
         return make(shape, dt.np)
     except (TypeError, ValueError, MemoryError):
         return None
+
+
+def _fast_like(make: Any, t: Tensor, fill: str | None, default_fill: Any) -> Tensor | None:
+    """`make(t.shape, t's dtype)` as a new CPU tensor for a `*_like` factory of a CPU tensor `t`, or None
+    where the factory must dispatch (Note [Factory fast path]); `t`'s shape needs no checking."""
+    dt = t._dtype
+    if dt.np is None or not _plain_cpu(t._device, fill, default_fill):
+        return None
+    return fresh_tensor(make(t._data.shape, dt.np), dt, CPU, CPU_BIT)
 
 
 def _ones(shape: Any, dtype: Any) -> Any:
@@ -293,9 +302,8 @@ def _like(t: Tensor, dtype: Any, device: Any) -> tuple[tuple[int, ...], dtypes.D
 def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                memory_format: Any = None) -> Tensor:
     if dtype is None and device is None:
-        array = _fast_array(np.empty, (t._data.shape,), t._dtype, t._device, None, None)
-        if array is not None:
-            r = Tensor._wrap(array, t._dtype)
+        r = _fast_like(np.empty, t, None, None)
+        if r is not None:
             return r.requires_grad_() if requires_grad else r
     shape, dt, dev = _like(t, dtype, device)
     return empty(shape, dtype=dt, device=dev, requires_grad=requires_grad)
@@ -304,9 +312,8 @@ def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_gra
 def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                memory_format: Any = None) -> Tensor:
     if dtype is None and device is None:
-        array = _fast_array(np.zeros, (t._data.shape,), t._dtype, t._device, "zero_", zero_)
-        if array is not None:
-            r = Tensor._wrap(array, t._dtype)
+        r = _fast_like(np.zeros, t, "zero_", zero_)
+        if r is not None:
             return r.requires_grad_() if requires_grad else r
     shape, dt, dev = _like(t, dtype, device)
     return zeros(shape, dtype=dt, device=dev, requires_grad=requires_grad)
@@ -315,9 +322,8 @@ def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_gra
 def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
               memory_format: Any = None) -> Tensor:
     if dtype is None and device is None:
-        array = _fast_array(_ones, (t._data.shape,), t._dtype, t._device, "fill_.Scalar", fill_)
-        if array is not None:
-            r = Tensor._wrap(array, t._dtype)
+        r = _fast_like(_ones, t, "fill_.Scalar", fill_)
+        if r is not None:
             return r.requires_grad_() if requires_grad else r
     shape, dt, dev = _like(t, dtype, device)
     return ones(shape, dtype=dt, device=dev, requires_grad=requires_grad)

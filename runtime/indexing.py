@@ -7,7 +7,8 @@ lists, bool masks), done by one `index` op over the view with one entry per dim.
 dispatched op, so autograd records it and the result of basic indexing shares storage with `t`.
 `t[key] = v` takes the same view, then `copy_` (basic) or `index_put_` (advanced) writes into it.
 The common keys (ints, slices with int bounds, None, one Ellipsis) skip the normalisation: `_basic`
-applies their view ops directly, and an int alone is one `select`.
+applies their view ops directly, and an int alone is one `select`; one index tensor or mask that is not
+0-d and uses up no more dims than the tensor has is the whole advanced index of `index`/`index_put_`.
 """
 
 from __future__ import annotations
@@ -168,15 +169,23 @@ def _basic(t: Tensor, key: Any) -> Tensor | None:
     return result
 
 
+def _one_tensor(t: Tensor, key: Any) -> bool:
+    """Whether `key` is one index tensor (or mask) that `_split` would pass on whole as the only advanced
+    index: not 0-d (a 0-d bool adds a dim), and not using up more dims than `t` has (an error there)."""
+    return key.__class__ is Tensor and 0 < key._data.ndim <= t._data.ndim
+
+
 def getitem(t: Tensor, key: Any) -> Tensor:
     cls = key.__class__
+    if key is None:
+        return opcall.ops.unsqueeze(t, 0)
     if t._data.ndim:
         if cls is int:
             return opcall.ops.select(t, 0, key)
         if cls is _py_slice and key.step is None and key.start.__class__ is int and key.stop.__class__ is int:
             return opcall.ops.slice(t, 0, key.start, key.stop, 1)
-    if key is None:
-        return opcall.ops.unsqueeze(t, 0)
+        if cls is Tensor and _one_tensor(t, key):
+            return opcall.ops.index(t, [key])
     if cls is not bool:
         view = _basic(t, key)
         if view is not None:
@@ -191,11 +200,16 @@ def getitem(t: Tensor, key: Any) -> Tensor:
 
 
 def setitem(t: Tensor, key: Any, value: Any) -> None:
-    view = _basic(t, key) if key.__class__ is not bool else None
-    if view is not None:
-        advanced = None
+    if key.__class__ is Tensor and _one_tensor(t, key):
+        view, advanced = t, [key]
+    elif key is None:
+        view, advanced = opcall.ops.unsqueeze(t, 0), None
     else:
-        view, advanced = _split(t, key)
+        view = _basic(t, key) if key.__class__ is not bool else None
+        if view is not None:
+            advanced = None
+        else:
+            view, advanced = _split(t, key)
     ops = opcall.ops
     if isinstance(value, Tensor):
         # cast where `t` lives: a CPU value for a bfloat16 CUDA `t` cannot be bfloat16 on the CPU
@@ -210,7 +224,9 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
             view.copy_(src)
         return
     if src is None:
-        src = ops._to_copy(Tensor._wrap(np.asarray(value, dtype=t.dtype.np)), device=t.device)
+        src = Tensor._wrap(np.asarray(value, dtype=t._dtype.np))
+        if t._device.type != "cpu":
+            src = ops._to_copy(src, device=t.device)
     elif src.device != t.device:
         src = src.to(t.device)
     ops.index_put_(view, advanced, src)

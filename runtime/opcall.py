@@ -134,7 +134,6 @@ def save_before_write(saved_cls: Any, t: Any, written: Any) -> Any:
 
 
 def varargs(values: tuple[Any, ...]) -> Any:
-    """PyTorch's varargs sizes: `t.view(2, 3)` and `t.view((2, 3))` both mean (2, 3)."""
-    if len(values) == 1 and not isinstance(values[0], int):
-        return values[0]
-    return values
+    """PyTorch's varargs sizes: `t.view(2, 3)` and `t.view((2, 3))` both mean (2, 3). The generated Tensor
+    methods carry this expression (codegen/inline.py `inline_expr`): keep it one `return`."""
+    return values[0] if len(values) == 1 and not isinstance(values[0], int) else values

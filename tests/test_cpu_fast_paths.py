@@ -232,6 +232,10 @@ VIEW_CASES = [
     lambda t: t.unsqueeze(1).squeeze(1), lambda t: t.unsqueeze(-1).squeeze(), lambda t: t.squeeze(0),
     lambda t: t.narrow(1, 1, 2), lambda t: t.narrow(-1, -3, 3), lambda t: t.narrow(0, 0, 0), lambda t: t.flatten(),
     lambda t: t.flatten(1), lambda t: t[:1].expand(3, 3, 5), lambda t: t.unsqueeze(0).expand(2, 4, 3, 5),
+    lambda t: t[:1].expand(3, -1, 5), lambda t: t[:, :1].expand(-1, 4, -1), lambda t: t[:1, :1].expand(0, 2, 5),
+    lambda t: t.expand(4, 3, 5), lambda t: t[:1].expand((2, 3, 5)), lambda t: t.transpose(-1, 0),
+    lambda t: t.transpose(1, 1), lambda t: t.permute((1, 2, 0)), lambda t: t.permute([-3, -1, -2]),
+    lambda t: t.view((60,)), lambda t: t.view([5, 12]), lambda t: t.reshape(3, -1, 4),
 ]
 
 
@@ -260,6 +264,10 @@ def test_views_match_pytorch(case: int, layout: str) -> None:
     lambda t: t.view(-2, 30), lambda t: t.view(-1, -1), lambda t: t.view(7, -1), lambda t: t.permute(0, 0, 1),
     lambda t: t.permute(0, 1), lambda t: t.unsqueeze(4), lambda t: t.squeeze(3), lambda t: t.narrow(0, 3, 2),
     lambda t: t.narrow(3, 0, 1), lambda t: t.narrow(0, -5, 1), lambda t: t.reshape(7, 7), lambda t: t.expand(4, 4, 5),
+    lambda t: t.view(-3, 15), lambda t: t.view(2, -2, 15), lambda t: t.transpose(0, 3), lambda t: t.transpose(-4, 1),
+    lambda t: t.permute(None), lambda t: t.permute(0, 1, 3), lambda t: t.permute(0, 1, 2, 3),
+    lambda t: t.expand(4, 3, -2), lambda t: t[:1].expand(4, 3, 6),
+    lambda t: t.expand(-1, 4, 3, 5), lambda t: t.expand(4, 3),
 ])
 def test_bad_views_raise_pytorchs_error_types(bad: Any) -> None:
     x, tx = G.zeros(4, 3, 5), torch.zeros(4, 3, 5)
@@ -303,3 +311,120 @@ def test_where_blend_casts_as_numpy_does() -> None:
                  (rng.standard_normal(100).astype(np.float16), -0.0), (rng.random(100) > 0.5, False)]:
         got, want = where(cond, x, y), np.where(cond, x, y)
         assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+def test_views_of_a_0d_tensor_match_pytorch() -> None:
+    x, tx = G.tensor(3.0), torch.tensor(3.0)
+    for fn in (lambda t: t.transpose(0, -1), lambda t: t.permute(()), lambda t: t.expand(()),
+               lambda t: t.expand(2, 3), lambda t: t.view(1, 1), lambda t: t.view(-1)):
+        got, want = fn(x), fn(tx)
+        assert got.shape == tuple(want.shape) and got.stride() == want.stride()
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    for bad in (lambda t: t.transpose(0, 1), lambda t: t.permute(0), lambda t: t.view(2)):
+        with pytest.raises(Exception) as want_error:
+            bad(tx)
+        with pytest.raises(type(want_error.value)):
+            bad(x)
+
+
+def test_expanded_views_share_storage_and_record_autograd() -> None:
+    x, tx = G.arange(3.0).reshape(3, 1).requires_grad_(), torch.arange(3.0).reshape(3, 1).requires_grad_()
+    for t in (x, tx):
+        (t.expand(3, 4) * t.transpose(0, 1).expand(3, 3).sum(0, keepdim=True).transpose(0, 1)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    base = G.zeros(1, 4)
+    e = base.expand(3, 4)
+    assert e.storage is base.storage and e.stride() == (0, 1)
+    base.add_(1.0)
+    assert e.tolist() == [[1.0] * 4] * 3
+
+
+# -- reductions (Note [Direct reductions]) ------------------------------------------------------------
+REDUCTIONS = [lambda t: t.sum(), lambda t: t.sum(1), lambda t: t.sum(-1, keepdim=True), lambda t: t.sum((0, 2)),
+              lambda t: t.sum([]), lambda t: t.mean(), lambda t: t.mean(0), lambda t: t.mean((-1, 0), True),
+              lambda t: t.amax(), lambda t: t.amax(1), lambda t: t.amin((0, 1)), lambda t: t.amax(-1, True),
+              lambda t: t.amin(), lambda t: t.sum(dtype=G.float64 if isinstance(t, G.Tensor) else torch.float64)]
+
+
+@pytest.mark.parametrize("case", range(len(REDUCTIONS)))
+@pytest.mark.parametrize("dt", [G.float32, G.float64, G.float16, G.int32, G.bool], ids=lambda d: d.name)
+@pytest.mark.parametrize("layout", ["contiguous", "permuted", "1d", "0d"])
+def test_reductions_match_pytorch(case: int, dt: G.dtype, layout: str) -> None:
+    fn = REDUCTIONS[case]
+    a = (np.arange(24) % 7 - 3).reshape(2, 3, 4)
+    if layout == "permuted":
+        a = a.transpose(2, 0, 1)
+    elif layout == "1d":
+        a = a.reshape(-1)
+    elif layout == "0d":
+        a = a.reshape(-1)[5:6].reshape(())
+    x, tx = G.tensor(a).to(dt), torch.tensor(a).to(_torch_dtype(dt))
+    try:
+        want = fn(tx)
+    except (RuntimeError, IndexError) as e:
+        with pytest.raises(type(e)):
+            fn(x)
+        return
+    got = fn(x)
+    assert got.dtype.name == str(want.dtype).removeprefix("torch.") and got.shape == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy().astype(np.float64), want.numpy().astype(np.float64), rtol=1e-3)
+
+
+def test_reductions_of_empty_tensors_match_pytorch() -> None:
+    x, tx = G.zeros(0, 3), torch.zeros(0, 3)
+    for fn in (lambda t: t.sum(), lambda t: t.sum(0), lambda t: t.mean(1), lambda t: t.amax(1)):
+        np.testing.assert_array_equal(fn(x).numpy(), fn(tx).numpy())
+    for fn in (lambda t: t.mean(), lambda t: t.mean(0)):
+        assert np.isnan(fn(x).numpy()).all() and np.isnan(fn(tx).numpy()).all()
+    for bad in (lambda t: t.amax(), lambda t: t.amax(0), lambda t: t.sum(2), lambda t: t.mean(-3)):
+        with pytest.raises(Exception) as want:
+            bad(tx)
+        with pytest.raises(type(want.value), match=str(want.value).split("(")[0][:20]):
+            bad(x)
+
+
+# -- advanced indexing with one index tensor ----------------------------------------------------------
+INDEX_KEYS = [np.array([0, 2]), np.array([-1, 0, 0]), np.array([[1], [3]]), np.array([True, False, True, False]),
+              np.array([[True, False, True]] * 4), np.array([1, 0, 1, 1], dtype=np.uint8), np.array([], dtype=np.int64),
+              np.array([[[0, 3]]])]
+
+
+@pytest.mark.parametrize("key", range(len(INDEX_KEYS)))
+@pytest.mark.parametrize("value", [None, 0.5, "tensor"])
+def test_one_index_tensor_matches_pytorch(key: int, value: Any) -> None:
+    k = INDEX_KEYS[key]
+    x, tx = G.arange(12.0).reshape(4, 3), torch.arange(12.0).reshape(4, 3)
+    gk, tk = G.tensor(k), torch.tensor(k)
+    if value is None:
+        got, want = x[gk], tx[tk]
+        assert got.shape == tuple(want.shape)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        return
+    if k.dtype == np.uint8:
+        tk = tk.bool()  # PyTorch assigns through a byte mask only as a bool one (its masked_fill_ refuses it)
+    v, tv = (G.tensor(7.0), torch.tensor(7.0)) if value == "tensor" else (value, value)
+    version = x._version
+    x[gk] = v
+    tx[tk] = tv
+    np.testing.assert_array_equal(x.numpy(), tx.numpy())
+    assert x._version > version
+
+
+@pytest.mark.parametrize("key", [np.array([4]), np.array([-5]), np.array([True, False]), np.array([[[True]]]),
+                                 np.array([[True] * 3] * 4 + [[False] * 3]), np.array([0.5])], ids=repr)
+def test_bad_index_tensors_raise_as_pytorch(key: Any) -> None:
+    x, tx = G.zeros(4, 3), torch.zeros(4, 3)
+    for get in (lambda t, k: t[k], lambda t, k: t.__setitem__(k, 1.0)):
+        with pytest.raises(Exception) as want:
+            get(tx, torch.tensor(key))
+        with pytest.raises(type(want.value)):
+            get(x, G.tensor(key))
+
+
+def test_index_tensor_fast_path_records_autograd() -> None:
+    x, tx = G.arange(12.0).reshape(4, 3).requires_grad_(), torch.arange(12.0).reshape(4, 3).requires_grad_()
+    for t, lib in ((x, G), (tx, torch)):
+        idx, mask = lib.tensor([0, 2, 2]), lib.tensor([True, False, True, True])
+        (t[idx] * 2).sum().backward()
+        (t[mask] ** 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from codegen.errors import OpgenError
-from codegen.inline import inline
+from codegen.inline import inline, inline_expr
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,3 +53,22 @@ def test_generated_kernels_carry_the_runtime_definitions() -> None:
     lines = inline(ROOT, "runtime/autograd/node.py", "record_output", "result", "node", "0")
     at = [autograd.count("\n".join(indent + line for line in lines) + "\n") for indent in (" " * 8, " " * 12)]
     assert at[0] > 50 and at[1] > 50  # outputs that are always floating, and checked ones
+
+
+def test_an_expression_definition_inlines_as_an_expression(tmp_path: Path) -> None:
+    m = _module(tmp_path, 'def f(a, b):\n    """doc"""\n    return a[0] if len(a) == 1 else b\n')
+    assert inline_expr(tmp_path, m, "f", "size", "x.y") == "(size[0] if len(size) == 1 else x.y)"
+    bad = ("def f(a, b):\n    a.y = 1\n", "def f(a, b):\n    c = a\n    return c\n", "def f(a, b):\n    return\n")
+    for text in bad:
+        _module(tmp_path, text)
+        with pytest.raises(OpgenError, match="one `return <expression>`"):
+            inline_expr(tmp_path, m, "f", "size", "x")
+
+
+def test_generated_varargs_methods_carry_the_runtime_rule() -> None:
+    methods = (ROOT / "generated" / "_methods.py").read_text()
+    names = re.findall(r"^def (\w+)\(self, \*(\w+), \*\*kwargs\):", methods, re.M)
+    assert len(names) >= 8
+    for name, arg in names:
+        expr = inline_expr(ROOT, "runtime/opcall.py", "varargs", arg)
+        assert f"    return _ops.{name}(self, {expr})\n" in methods

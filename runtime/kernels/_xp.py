@@ -10,7 +10,9 @@ import numpy as np
 from runtime import dtypes
 from runtime import strides as S
 from runtime.cuda.fixed import storage_np
-from runtime.tensor import Tensor
+from runtime.device import CPU
+from runtime.dispatcher import CPU_BIT
+from runtime.tensor import Tensor, fresh_tensor
 
 
 def xp_of(array: Any) -> Any:
@@ -25,28 +27,32 @@ def xp_of(array: Any) -> Any:
 def wrap(result: Any, like: Any, dtype: dtypes.DType) -> Tensor:
     """A result (maybe a NumPy scalar) as a tensor of `dtype` with the array type of `like`."""
     if result.__class__ is not np.ndarray:  # a NumPy scalar from a 0-d result, or a CuPy array
-        result = xp_of(like).asarray(result)
+        result = np.asarray(result) if like.__class__ is np.ndarray else xp_of(like).asarray(result)
     if result.dtype is not dtype.np and result.dtype != dtype.np:
         result = result.astype(storage_np(dtype))  # bfloat16: its bits, uint16 (Note [Composite kernels and bfloat16])
-    return Tensor._wrap(result, dtype)
+    return fresh_tensor(result, dtype, CPU, CPU_BIT) if result.__class__ is np.ndarray else Tensor._wrap(result, dtype)
 
 
 def dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
     """Reduction dims as a tuple of non-negative axes; None (or []) means all."""
     if dim is None:
         return None
+    if dim.__class__ is int and -ndim <= dim < ndim:  # the common case, already valid
+        return (dim + ndim if dim < 0 else dim,)
     ds = (dim,) if isinstance(dim, int) else tuple(dim)
+    if not ds:
+        return None
     if len(ds) == 1:  # the common case, without the duplicate check
         d = S.wrap_dim(ds[0], ndim)
         return (d,) if ndim else None  # a 0-d tensor reduces over "dim 0" (or -1) as over everything
-    if not ds:
-        return None
     wrapped = tuple([S.wrap_dim(d, ndim) for d in ds])
-    if ndim == 0:
-        return None
-    if len(set(wrapped)) != len(wrapped):
-        raise RuntimeError(f"dim {wrapped} appears multiple times in the list of dims")
-    return wrapped
+    if len(set(wrapped)) != len(wrapped):  # a 0-d tensor's 0 and -1 are one dim, too (as PyTorch)
+        seen: set[int] = set()
+        for d in wrapped:
+            if d in seen:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+            seen.add(d)
+    return wrapped if ndim else None
 
 
 def result_type(*args: Any) -> dtypes.DType:

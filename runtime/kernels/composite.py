@@ -15,10 +15,10 @@ def _G() -> Any:
 
 def reshape(self: Any, shape: Sequence[int]) -> Any:
     """A view when the strides allow one, else a copy (as PyTorch's reshape)."""
-    G = _G()
     data = self._data
     if data.flags.c_contiguous and data.size:  # always a view (Note [View fast paths] in views.py)
         return opcall.ops.view(self, shape)
+    G = _G()
     size = S.infer_size((shape,) if isinstance(shape, int) else tuple(shape), self.numel())
     if S.view_strides(self.shape, self.stride(), size) is not None:
         return G.view(self, size)

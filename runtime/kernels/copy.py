@@ -81,10 +81,7 @@ def _to_copy(self: Tensor, dtype: Any = None, layout: Any = None, device: Any = 
     if dev != self._device:
         data = move(data, dev)
     if data is self._data or data.dtype != dt.np:
-        if dt is dtypes.bool_ and data.dtype != np.bool_:
-            data = data != 0
-        else:
-            data = data.astype(dt.np, copy=True)
+        data = data.astype(dt.np, copy=True)  # to bool: `x != 0` (NaN is True), an array even for 0-d
     return Tensor._wrap(data, dt)
 
 

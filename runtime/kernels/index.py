@@ -32,18 +32,19 @@ def _key(self: Tensor, indices: Sequence[Tensor | None]) -> tuple[Any, ...]:
         if i._dtype not in _INDEX_DTYPES:
             raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got {i._dtype}")
         a = i._data
-        if i._device != self._device:
+        if i._device is not self._device and i._device != self._device:
             a = move(a, self._device)
+        if i._dtype is not dtypes.bool_ and i._dtype is not dtypes.uint8:
+            consumed += 1
+            key.append(a)
+            continue
         if i._dtype is dtypes.uint8:
             a = a.astype(bool)  # PyTorch: a byte index is a mask
-        if a.dtype == np.bool_:  # a k-dim mask covers k dims, whose sizes it must match
-            for d in range(a.ndim):
-                if consumed + d < data.ndim and a.shape[d] != data.shape[consumed + d]:
-                    raise IndexError(f"The shape of the mask {list(a.shape)} at index {d} does not match the "
-                                     f"shape of the indexed tensor {list(data.shape)} at index {consumed + d}")
-            consumed += a.ndim
-        else:
-            consumed += 1
+        for d in range(a.ndim):  # a k-dim mask covers k dims, whose sizes it must match
+            if consumed + d < data.ndim and a.shape[d] != data.shape[consumed + d]:
+                raise IndexError(f"The shape of the mask {list(a.shape)} at index {d} does not match the "
+                                 f"shape of the indexed tensor {list(data.shape)} at index {consumed + d}")
+        consumed += a.ndim
         key.append(a)
     if consumed > data.ndim:
         raise IndexError(f"too many indices for tensor of dimension {data.ndim}")
@@ -67,7 +68,8 @@ def index_put_(self: Tensor, indices: Sequence[Tensor | None], values: Tensor, a
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{self._dtype.name} for the destination and {values._dtype.name} for the source.")
     key = _key(self, indices)
-    src = values._data if values._device == self._device else move(values._data, self._device)
+    src = values._data if values._device is self._device or values._device == self._device \
+        else move(values._data, self._device)
     try:
         if not accumulate:
             self._data[key] = src

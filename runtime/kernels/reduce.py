@@ -56,16 +56,39 @@ def _nonempty(self: Tensor, axes: tuple[int, ...] | None, op: str) -> None:
             raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
 
 
+# Note [Direct reductions]
+# A float32/float64 tensor reduced in its own dtype (sum, mean, amax, amin) calls the ufunc's `reduce` on
+# its array directly: NumPy's `a.sum()` is that same reduce behind a Python wrapper, and no dtype needs
+# converting, so the general path's checks (`acc_dtype`, `_compute`) would only cost time. The reduction
+# dims are those of `_dims`, PyTorch's rules; everything else takes the general path. A reduction over
+# all dims writes into a new 0-d array (`out=`), as fast as letting NumPy return a scalar and cheaper
+# than making that scalar an array afterwards.
+_DIRECT = frozenset({dtypes.float32, dtypes.float64})
+
+
+def _reduce(ufunc: Any, a: np.ndarray, axes: tuple[int, ...] | None, keepdim: bool) -> Any:
+    """`ufunc.reduce` of a NumPy array over `axes` (None: all), an array (Note [Direct reductions])."""
+    if axes is None and not keepdim:
+        return ufunc.reduce(a, None, None, np.empty((), a.dtype))
+    return ufunc.reduce(a, axes, None, None, keepdim)
+
+
 def sum(self: Tensor, dtype: Any = None) -> Tensor:
+    a = self._data
+    if dtype is None and self._dtype in _DIRECT:  # Note [Direct reductions]
+        return wrap(_reduce(np.add, a, None, False) if a.__class__ is np.ndarray else a.sum(), a, self._dtype)
     dt = acc_dtype(self, dtype)
-    return wrap(_compute(self._data, dt).sum(), self._data, dt)
+    return wrap(_compute(a, dt).sum(), a, dt)
 
 
 def sum_dim(self: Tensor, dim: Sequence[int] | None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+    a = self._data
+    axes = _dims(dim, a.ndim)
+    if dtype is None and self._dtype in _DIRECT and a.__class__ is np.ndarray:  # Note [Direct reductions]
+        return wrap(_reduce(np.add, a, axes, keepdim), a, self._dtype)
     dt = acc_dtype(self, dtype)
-    axes = _dims(dim, self._data.ndim)
-    r = _compute(self._data, dt).sum(axis=axes, keepdims=keepdim)
-    return wrap(r, self._data, dt)
+    r = _compute(a, dt).sum(axis=axes, keepdims=keepdim)
+    return wrap(r, a, dt)
 
 
 def mean(self: Tensor, dtype: Any = None) -> Tensor:
@@ -73,11 +96,19 @@ def mean(self: Tensor, dtype: Any = None) -> Tensor:
 
 
 def mean_dim(self: Tensor, dim: Sequence[int] | None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+    a = self._data
+    if dtype is None and self._dtype in _DIRECT and a.__class__ is np.ndarray:  # Note [Direct reductions]
+        axes = _dims(dim, a.ndim)
+        count = a.size if axes is None else math.prod([a.shape[d] for d in axes])
+        if count:
+            r = _reduce(np.add, a, axes, keepdim)
+            r /= count  # in place where r is an array (a 1-d input's single-dim sum is a scalar)
+            return wrap(r, a, self._dtype)
     dt = _float_dtype(self, dtype, "mean")
-    axes = _dims(dim, self._data.ndim)
-    a = _compute(self._data, dt)
+    axes = _dims(dim, a.ndim)
+    count = a.size if axes is None else math.prod([a.shape[d] for d in axes])
+    a = _compute(a, dt)
     with np.errstate(all="ignore"):
-        count = self.numel() if axes is None else math.prod(self.shape[d] for d in axes)
         r = a.sum(axis=axes, keepdims=keepdim) / count if count else a.sum(axis=axes, keepdims=keepdim) * np.nan
     return wrap(r, a, dt)
 
@@ -95,13 +126,16 @@ def prod_dim(self: Tensor, dim: int, keepdim: bool = False, dtype: Any = None) -
 
 
 def _extreme(self: Tensor, dim: Sequence[int] | int | None, keepdim: bool, op: str, largest: bool) -> Tensor:
-    axes = _dims(dim, self._data.ndim)
     a = self._data
+    axes = _dims(dim, a.ndim)
     if a.ndim == 0:
         return Tensor._wrap(a.copy(), self._dtype)
     if not a.size:
         _nonempty(self, axes, op)
-    r = a.max(axis=axes, keepdims=keepdim) if largest else a.min(axis=axes, keepdims=keepdim)
+    if a.__class__ is np.ndarray:  # the ufunc's own reduce, which a.max() calls (Note [Direct reductions])
+        r = _reduce(np.maximum if largest else np.minimum, a, axes, keepdim)
+    else:
+        r = a.max(axis=axes, keepdims=keepdim) if largest else a.min(axis=axes, keepdims=keepdim)
     return wrap(r, a, self._dtype)
 
 

@@ -23,16 +23,19 @@ def _as_strided(self: Tensor, shape: Sequence[int], strides: Sequence[int], offs
     item = self._dtype.itemsize
     if offset:
         data = data.reshape(-1)[offset:] if data.flags.c_contiguous else _shifted(data, offset)
-    byte_strides = tuple([s * item for s in strides])
+    return self._view(_strided(data, tuple(shape), tuple([s * item for s in strides])))
+
+
+def _strided(data: Any, shape: tuple[int, ...], byte_strides: tuple[int, ...]) -> Any:
+    """An array view of `shape` and `byte_strides` starting at `data`'s first element."""
     if isinstance(data, np.ndarray):
-        array = _buffer_view(data, tuple(shape), byte_strides) if data.__class__ is np.ndarray else None
+        array = _buffer_view(data, shape, byte_strides) if data.__class__ is np.ndarray else None
         if array is None:
-            array = np.lib.stride_tricks.as_strided(data, tuple(shape), byte_strides,  # subok: an emulated
+            array = np.lib.stride_tricks.as_strided(data, shape, byte_strides,  # subok: an emulated
                                                     writeable=data.flags.writeable, subok=True)  # CUDA array
-    else:
-        import cupy
-        array = cupy.lib.stride_tricks.as_strided(data, tuple(shape), byte_strides)
-    return self._view(array)
+        return array
+    import cupy
+    return cupy.lib.stride_tricks.as_strided(data, shape, byte_strides)
 
 
 def _buffer_view(data: np.ndarray, shape: tuple[int, ...], byte_strides: tuple[int, ...]) -> np.ndarray | None:
@@ -62,21 +65,38 @@ def t(self: Tensor) -> Tensor:
 
 
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
-    n = self._data.ndim
+    data = self._data
+    if dim0.__class__ is int and dim1.__class__ is int:  # Note [View fast paths]
+        try:
+            return self._view(data.swapaxes(dim0, dim1))
+        except (ValueError, IndexError):  # an AxisError: a dim out of range, or a 0-d tensor
+            pass
+    n = data.ndim
     d0, d1 = S.wrap_dim(dim0, n), S.wrap_dim(dim1, n)
+    if n == 0:  # a 0-d tensor takes dims 0 and -1 (as PyTorch): itself
+        return self._view(data[...])
     perm = list(range(n))
     perm[d0], perm[d1] = perm[d1], perm[d0]
-    return self._view(self._data.transpose(perm))
+    return self._view(data.transpose(perm))
 
 
 # Note [View fast paths]
-# The array module computes the common views itself, in C: a permutation is `transpose`, a dropped size-1
-# dim is an index with 0, and a view or a new size-1 dim of a non-empty C-contiguous array is `reshape`
-# (which never copies such an array, and gives PyTorch's contiguous strides). These kernels take that path
-# when the arguments are plainly valid and leave everything else to the geometry of runtime/strides.py,
-# whose checks raise PyTorch's errors; both give the same sizes and strides.
+# The array module computes the common views itself, in C: a permutation is `transpose`, a swap of two
+# dims `swapaxes`, a dropped size-1 dim is an index with 0, and a view or a new size-1 dim of a non-empty
+# C-contiguous array is `reshape` (which never copies such an array, and gives PyTorch's contiguous
+# strides); an expand that adds no dim keeps the array's byte strides and zeroes the stretched ones. These
+# kernels take that path when the arguments are plainly valid (or the array module itself refuses them)
+# and leave everything else to the geometry of runtime/strides.py, whose checks raise PyTorch's errors;
+# both give the same sizes and strides.
 def permute(self: Tensor, dims: Sequence[int]) -> Tensor:
     data = self._data
+    if dims is not None:  # NumPy's transpose(None) would reverse the dims
+        try:  # NumPy checks the permutation (length, range, repeats) and wraps negative dims, as PyTorch
+            array = data.transpose(dims)
+        except (TypeError, ValueError, IndexError):
+            pass
+        else:
+            return self._view(array)
     n = data.ndim
     dims = _sizes(dims)
     perm = [d + n if d < 0 else d for d in dims]
@@ -86,6 +106,21 @@ def permute(self: Tensor, dims: Sequence[int]) -> Tensor:
 
 
 def expand(self: Tensor, size: Sequence[int], implicit: bool = False) -> Tensor:
+    data = self._data
+    shape = data.shape
+    if size.__class__ is tuple and len(size) == len(shape):  # no new dims: strides of data's own
+        byte_strides = list(data.strides)
+        for d, n in enumerate(size):
+            if n.__class__ is not int:
+                break  # not plainly valid: the general path below says what is wrong
+            if n != shape[d] and n != -1:
+                if shape[d] != 1 or n < 0:
+                    break
+                byte_strides[d] = 0  # a stretched size-1 dim
+        else:
+            if -1 in size:
+                size = tuple([s if n == -1 else n for n, s in zip(size, shape, strict=True)])
+            return self._view(_strided(data, size, tuple(byte_strides)))
     shape, strides = S.expand(self.shape, self.stride(), _sizes(size))
     return _as_strided(self, shape, strides)
 
@@ -94,9 +129,11 @@ def unsqueeze(self: Tensor, dim: int) -> Tensor:
     data = self._data
     n = data.ndim
     if dim.__class__ is int and -n - 1 <= dim <= n and data.flags.c_contiguous and data.size:
+        shape = data.shape
+        if dim == 0:
+            return self._view(data.reshape((1,) + shape))
         if dim < 0:
             dim += n + 1
-        shape = data.shape
         return self._view(data.reshape(shape[:dim] + (1,) + shape[dim:]))
     shape, strides = S.unsqueeze(self.shape, self.stride(), dim)
     return _as_strided(self, shape, strides)
@@ -121,10 +158,12 @@ def view(self: Tensor, size: Sequence[int]) -> Tensor:
     data = self._data
     if data.flags.c_contiguous and data.size:
         try:
-            if (size if size.__class__ is int else min(size, default=0)) >= -1:  # NumPy reads -2 as -1
-                return self._view(data.reshape(size))
+            array = data.reshape(size)
         except (TypeError, ValueError):
             pass  # the general path below says what is wrong, as PyTorch does
+        else:  # NumPy reads any negative size as -1: only a shape without one is taken on sight
+            if (size >= -1) if size.__class__ is int else (array.shape == size or min(size, default=0) >= -1):
+                return self._view(array)
     shape = S.infer_size(_sizes(size), self.numel())
     strides = S.view_strides(self.shape, self.stride(), shape)
     if strides is None:
@@ -148,7 +187,7 @@ def select(self: Tensor, dim: int, index: int) -> Tensor:
     data = self._data
     if data.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    if dim != 0:
+    if dim != 0 and not 0 < dim < data.ndim:
         dim = S.wrap_dim(dim, data.ndim)
     size = data.shape[dim]
     if index.__class__ is not int:
@@ -166,7 +205,7 @@ def slice(self: Tensor, dim: int = 0, start: int | None = None, end: int | None 
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     if step <= 0:
         raise ValueError("step must be greater than zero")
-    if dim != 0:
+    if dim != 0 and not 0 < dim < data.ndim:
         dim = S.wrap_dim(dim, data.ndim)
     item = _py_slice(start, end, step)
     return self._view(data[(item, Ellipsis) if dim == 0 else (_py_slice(None),) * dim + (item, Ellipsis)])
