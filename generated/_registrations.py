@@ -937,6 +937,8 @@ _dispatcher.register_all([
     ("binary_cross_entropy_with_logits", "CompositeImplicitAutograd", runtime.kernels.composite_ops.binary_cross_entropy_with_logits),
     ("nll_loss", "CompositeImplicitAutograd", runtime.kernels.composite_ops.nll_loss),
     ("cross_entropy_loss", "CompositeImplicitAutograd", runtime.kernels.composite_ops.cross_entropy_loss),
+    ("_cross_entropy_indices", "CompositeExplicitAutograd", runtime.kernels.nn_ops.cross_entropy_indices),
+    ("_cross_entropy_indices", "Autograd", _autograd._cross_entropy_indices),
     ("index_select", "CompositeExplicitAutograd", runtime.kernels.index_ops.index_select),
     ("index_select", "Autograd", _autograd.index_select),
     ("index_add", "CompositeExplicitAutograd", runtime.kernels.index_ops.index_add),

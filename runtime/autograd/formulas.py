@@ -305,6 +305,29 @@ def log_softmax_backward(grad: Tensor, result: Tensor, dim: int, self: Tensor) -
     return g if g.dtype is self.dtype else g.to(self.dtype)
 
 
+def cross_entropy_indices_backward(grad: Tensor, self: Tensor, target: Tensor, weight: Tensor | None,
+                                   reduction: int, ignore_index: int) -> Tensor:
+    """Gradient of _cross_entropy_indices: coef * w[t] * (softmax(self) - onehot(t)) over the class dim
+    (Note [Cross entropy as one node] in runtime/kernels/nn_ops.py)."""
+    from runtime.kernels import nn_ops
+    if not is_grad_enabled():  # a plain backward: on the arrays (CPU or CUDA), nothing recorded
+        return nn_ops.cross_entropy_indices_backward(grad, self, target, weight, reduction, ignore_index)
+    G = _ops()  # create_graph: the same formula with ops, differentiable again
+    cdim = 0 if self.dim() == 1 else 1
+    valid = target != ignore_index
+    safe = G.where(valid, target, 0)
+    onehot = G.one_hot(safe, self.shape[cdim]).to(self.dtype)
+    if cdim == 1:
+        onehot = G.movedim(onehot, [-1], [1])
+    if weight is None:
+        w = valid.to(self.dtype)
+    else:
+        w = G.where(valid, G.reshape(G.index_select(weight, 0, G.reshape(safe, (-1,))), safe.shape), 0)
+    r = nn_ops.REDUCTIONS[reduction]
+    coef = grad / G.sum(w) if r == "mean" else grad
+    return (G.softmax(self, cdim) - onehot) * G.unsqueeze(coef * w, cdim)
+
+
 def index_select_backward(grad: Tensor, shape: Sequence[int], dim: int, index: Tensor) -> Tensor:
     """Gradient of index_select: the gradient rows added back at `index` (repeats accumulate)."""
     G = _ops()

@@ -1,5 +1,6 @@
-"""Neural-network kernels (CompositeExplicitAutograd, NumPy or CuPy): softmax/log_softmax, native_dropout,
-im2col/col2im (the unfold/fold behind conv2d and avg_pool2d) and max_pool2d_with_indices."""
+"""Neural-network kernels (CompositeExplicitAutograd, NumPy or CuPy): softmax/log_softmax, cross entropy over
+class indices, native_dropout, im2col/col2im (the unfold/fold behind conv2d and avg_pool2d) and
+max_pool2d_with_indices."""
 
 from __future__ import annotations
 
@@ -57,9 +58,118 @@ def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     xp = xp_of(a)
     if z is a:
         return wrap(a.copy(), a, dt)
-    with np.errstate(all="ignore"):  # one temporary (the exponentials); the result is `z`, in place
-        z -= xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
+    _log_normalise(z, axis)
     return wrap(z, a, dt)
+
+
+def _log_normalise(z: Any, axis: int | None) -> Any:
+    """log_softmax of rows already shifted by their maximum, in place in `z` (one temporary, the
+    exponentials)."""
+    xp = xp_of(z)
+    with np.errstate(all="ignore"):
+        z -= xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
+    return z
+
+
+def check_class_targets(targets: Any, classes: int) -> None:
+    """PyTorch's IndexError for a class index outside [0, classes), naming the first such target."""
+    bad = (targets < 0) | (targets >= classes)
+    if bad.any():
+        raise IndexError(f"Target {int(targets[bad].reshape(-1)[0])} is out of bounds.")
+
+
+# Note [Cross entropy as one node]
+# F.cross_entropy with class-index targets (and no label smoothing) is one op, `_cross_entropy_indices`,
+# with one backward node, where the composite log_softmax -> gather -> squeeze -> neg -> mean records five
+# and checks the targets in each. Forward: log_softmax of the logits (the row maximum subtracted, as
+# `log_softmax`), the log-probability at each target, times its class weight (0 where the target is
+# `ignore_index`), reduced. Backward: d loss / d logits[n, c] = coef[n] * w[n] * (softmax[n, c] - [c == t[n]]),
+# with coef the incoming gradient (divided by the total weight for "mean"); the softmax is recomputed
+# from the logits (`cross_entropy_indices_parts`), so the node saves no probabilities. A double backward
+# (create_graph) writes the same formula with ops (runtime/autograd/formulas.py). The composite
+# (runtime/kernels/composite_ops.py) still serves probability targets, label smoothing, and a weight
+# that requires grad.
+REDUCTIONS = ("none", "mean", "sum")  # the int `reduction` of the loss schemas, as PyTorch numbers it
+
+
+def cross_entropy_indices_parts(self: Tensor, target: Tensor, weight: Tensor | None,
+                                ignore_index: int) -> tuple[Any, Any, Any, dtypes.DType]:
+    """(log-probabilities, safe targets, per-target weights or None when all are 1, class axis, dtype) of
+    the logits `self`, with a leading batch dim added to a single sample; errors as PyTorch's."""
+    if self.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {self.dim()})")
+    if target._dtype is not dtypes.int64:
+        raise RuntimeError(f"expected scalar type Long but found {target._dtype.name}")
+    dt = _softmax_dtype(self, None)
+    single = self._data.ndim == 1
+    t = target._data[None] if single and target._data.ndim == 0 else target._data
+    n = 1 if single else self._data.shape[0]
+    if t.ndim == 0 or t.shape[0] != n:
+        raise ValueError(f"Expected input batch_size ({n}) to match target batch_size "
+                         f"({t.shape[0] if t.ndim else 0}).")
+    shape = self._data.shape
+    expected = (1,) if single else shape[:1] + shape[2:]
+    if t.shape != expected:
+        raise RuntimeError(f"Expected target size {list(expected)}, got {list(t.shape)}")
+    classes = shape[0] if single else shape[1]
+    if weight is not None and (weight.dim() != 1 or weight._data.shape[0] != classes):
+        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
+                           f"got weight tensor of shape: {list(weight.shape)}")
+    a, z, axis = _shifted(self, 1 if self._data.ndim > 1 else 0, dt)
+    logp = _log_normalise(z.copy() if z is a else z, axis)
+    if single:
+        logp = logp[None]
+    xp = xp_of(logp)
+    valid = t != ignore_index
+    all_valid = bool(valid.all())
+    check_class_targets(t if all_valid else t[valid], classes)
+    safe = t if all_valid else xp.where(valid, t, 0)
+    w = None
+    if weight is not None:
+        w = weight._data.astype(logp.dtype, copy=False)[safe]
+        if not all_valid:
+            w = xp.where(valid, w, 0)
+    elif not all_valid:
+        w = valid.astype(logp.dtype)
+    return logp, safe, w, dt
+
+
+def cross_entropy_indices(self: Tensor, target: Tensor, weight: Tensor | None = None, reduction: int = 1,
+                          ignore_index: int = -100) -> Tensor:
+    """Cross entropy of logits `self` (classes in dim 1, or dim 0 for one sample) against class indices
+    (Note [Cross entropy as one node])."""
+    logp, safe, w, dt = cross_entropy_indices_parts(self, target, weight, ignore_index)
+    xp = xp_of(logp)
+    loss = xp.take_along_axis(logp, safe[:, None], axis=1)[:, 0]
+    loss = -loss if w is None else -(loss * w)
+    r = REDUCTIONS[reduction]
+    if r == "none":
+        return wrap(loss[0] if self._data.ndim == 1 else loss, logp, dt)
+    total = loss.sum()
+    if r == "mean":
+        with np.errstate(all="ignore"):  # every target ignored: 0 / 0 = nan, as PyTorch
+            total = total / (w.sum() if w is not None else logp.dtype.type(loss.size))
+    return wrap(total, logp, dt)
+
+
+def cross_entropy_indices_backward(grad: Tensor, self: Tensor, target: Tensor, weight: Tensor | None,
+                                   reduction: int, ignore_index: int) -> Tensor:
+    """d cross_entropy_indices / d self on the arrays (Note [Cross entropy as one node])."""
+    logp, safe, w, dt = cross_entropy_indices_parts(self, target, weight, ignore_index)
+    xp = xp_of(logp)
+    g = grad._data.astype(logp.dtype, copy=False)
+    r = REDUCTIONS[reduction]
+    with np.errstate(all="ignore"):
+        if r == "mean":
+            g = g / (w.sum() if w is not None else logp.dtype.type(safe.size))
+        coef = g if w is None else w * g
+        p = xp.exp(logp, out=logp)  # the softmax, in place of the log-probabilities
+        classes = xp.arange(p.shape[1]).reshape((-1,) + (1,) * (p.ndim - 2))
+        p -= classes == safe[:, None]  # minus the one-hot targets
+        if r == "none" and self._data.ndim == 1:
+            coef = coef.reshape(1)
+        p *= coef[:, None] if getattr(coef, "ndim", 0) else coef
+    return wrap(p[0] if self._data.ndim == 1 else p, p, self._dtype)
 
 
 def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor, Tensor]:
