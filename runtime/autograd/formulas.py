@@ -305,6 +305,23 @@ def log_softmax_backward(grad: Tensor, result: Tensor, dim: int, self: Tensor) -
     return g if g.dtype is self.dtype else g.to(self.dtype)
 
 
+def linear_input_backward(grad: Tensor, weight: Tensor) -> Tensor:
+    """d linear / d input: grad @ weight (grad * weight along a new last dim for a 1-D weight)."""
+    if weight.dim() == 1:
+        return grad.unsqueeze(-1) * weight
+    return grad.matmul(weight)
+
+
+def linear_weight_backward(grad: Tensor, input: Tensor, weight: Tensor) -> Tensor:
+    """d linear / d weight: grad.t() @ input over the leading dims folded into rows, a contiguous
+    (out, in) result (Note [Linear as one node] in runtime/kernels/linalg.py)."""
+    n_in = input.shape[-1]
+    x = input.reshape(-1, n_in)
+    if weight.dim() == 1:
+        return grad.reshape(1, -1).mm(x).reshape(n_in)
+    return grad.reshape(-1, weight.shape[0]).t().mm(x)
+
+
 def cross_entropy_indices_backward(grad: Tensor, self: Tensor, target: Tensor, weight: Tensor | None,
                                    reduction: int, ignore_index: int) -> Tensor:
     """Gradient of _cross_entropy_indices: coef * w[t] * (softmax(self) - onehot(t)) over the class dim

@@ -1,4 +1,4 @@
-"""CompositeImplicitAutograd ops built from other ops (autograd for free): norms, linear, outer,
+"""CompositeImplicitAutograd ops built from other ops (autograd for free): norms, outer,
 stack/chunk/flatten/tile, argsort, dropout, the losses and the pooling/convolution wrappers."""
 
 from __future__ import annotations
@@ -33,15 +33,6 @@ def outer(self: Any, vec2: Any) -> Any:
     if self.dim() != 1 or vec2.dim() != 1:
         raise RuntimeError(f"outer: expected 1D tensors, but got {self.dim()}D and {vec2.dim()}D")
     return _G().reshape(self, (-1, 1)) * vec2
-
-
-def linear(input: Any, weight: Any, bias: Any = None) -> Any:
-    """input @ weight.T + bias (addmm for a 2-D input with a bias, as PyTorch)."""
-    G = _G()
-    if input.dim() == 2 and bias is not None:
-        return G.addmm(bias, input, G.t(weight))
-    out = G.matmul(input, G.t(weight))
-    return out if bias is None else out + bias
 
 
 # -- losses -----------------------------------------------------------------------------------------
