@@ -323,7 +323,7 @@ def linear_weight_backward(grad: Tensor, input: Tensor, weight: Tensor) -> Tenso
 
 
 def cross_entropy_indices_backward(grad: Tensor, self: Tensor, target: Tensor, weight: Tensor | None,
-                                   reduction: int, ignore_index: int) -> Tensor:
+                                   reduction: Any, ignore_index: int) -> Tensor:
     """Gradient of _cross_entropy_indices: coef * w[t] * (softmax(self) - onehot(t)) over the class dim
     (Note [Cross entropy as one node] in runtime/kernels/nn_ops.py)."""
     from runtime.kernels import nn_ops
@@ -340,7 +340,7 @@ def cross_entropy_indices_backward(grad: Tensor, self: Tensor, target: Tensor, w
         w = valid.to(self.dtype)
     else:
         w = G.where(valid, G.reshape(G.index_select(weight, 0, G.reshape(safe, (-1,))), safe.shape), 0)
-    r = nn_ops.REDUCTIONS[reduction]
+    r = nn_ops.reduction_name(reduction)
     coef = grad / G.sum(w) if r == "mean" else grad
     return (G.softmax(self, cdim) - onehot) * G.unsqueeze(coef * w, cdim)
 

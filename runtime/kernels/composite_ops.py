@@ -36,15 +36,7 @@ def outer(self: Any, vec2: Any) -> Any:
 
 
 # -- losses -----------------------------------------------------------------------------------------
-_REDUCTIONS = {0: "none", 1: "mean", 2: "sum", "none": "none", "mean": "mean", "sum": "sum",
-               "elementwise_mean": "mean"}
-
-
-def _reduction(reduction: Any) -> str:
-    try:
-        return _REDUCTIONS[reduction]
-    except (KeyError, TypeError):
-        raise ValueError(f"{reduction} is not a valid value for reduction") from None
+_reduction = nn_ops.reduction_name
 
 
 def _reduce(loss: Any, reduction: Any) -> Any:
@@ -176,8 +168,7 @@ def cross_entropy_loss(self: Any, target: Any, weight: Any = None, reduction: An
     G = _G()
     if (not target.dtype.is_floating_point and label_smoothing <= 0 and target.dtype is G.int64
             and (weight is None or not weight.requires_grad)):  # Note [Cross entropy as one node]
-        return G._cross_entropy_indices(self, target, weight, nn_ops.REDUCTIONS.index(_reduction(reduction)),
-                                        ignore_index)
+        return G._cross_entropy_indices(self, target, weight, reduction, ignore_index)
     cdim = 0 if self.dim() == 1 else 1
     logp = G.log_softmax(self, cdim)
     n_classes = self.shape[cdim]

@@ -89,7 +89,16 @@ def check_class_targets(targets: Any, classes: int) -> None:
 # (create_graph) writes the same formula with ops (runtime/autograd/formulas.py). The composite
 # (runtime/kernels/composite_ops.py) still serves probability targets, label smoothing, and a weight
 # that requires grad.
-REDUCTIONS = ("none", "mean", "sum")  # the int `reduction` of the loss schemas, as PyTorch numbers it
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum", "none": "none", "mean": "mean", "sum": "sum",
+               "elementwise_mean": "mean"}
+
+
+def reduction_name(reduction: Any) -> str:
+    """"none", "mean" or "sum" for a loss's `reduction`: PyTorch's number (0, 1, 2) or the name F.* take."""
+    try:
+        return _REDUCTIONS[reduction]
+    except (KeyError, TypeError):
+        raise ValueError(f"{reduction} is not a valid value for reduction") from None
 
 
 def cross_entropy_indices_parts(self: Tensor, target: Tensor, weight: Tensor | None,
@@ -134,7 +143,7 @@ def cross_entropy_indices_parts(self: Tensor, target: Tensor, weight: Tensor | N
     return logp, safe, w, dt
 
 
-def cross_entropy_indices(self: Tensor, target: Tensor, weight: Tensor | None = None, reduction: int = 1,
+def cross_entropy_indices(self: Tensor, target: Tensor, weight: Tensor | None = None, reduction: Any = 1,
                           ignore_index: int = -100) -> Tensor:
     """Cross entropy of logits `self` (classes in dim 1, or dim 0 for one sample) against class indices
     (Note [Cross entropy as one node])."""
@@ -142,7 +151,7 @@ def cross_entropy_indices(self: Tensor, target: Tensor, weight: Tensor | None = 
     xp = xp_of(logp)
     loss = xp.take_along_axis(logp, safe[:, None], axis=1)[:, 0]
     loss = -loss if w is None else -(loss * w)
-    r = REDUCTIONS[reduction]
+    r = reduction_name(reduction)
     if r == "none":
         return wrap(loss[0] if self._data.ndim == 1 else loss, logp, dt)
     total = loss.sum()
@@ -153,12 +162,12 @@ def cross_entropy_indices(self: Tensor, target: Tensor, weight: Tensor | None = 
 
 
 def cross_entropy_indices_backward(grad: Tensor, self: Tensor, target: Tensor, weight: Tensor | None,
-                                   reduction: int, ignore_index: int) -> Tensor:
+                                   reduction: Any, ignore_index: int) -> Tensor:
     """d cross_entropy_indices / d self on the arrays (Note [Cross entropy as one node])."""
     logp, safe, w, dt = cross_entropy_indices_parts(self, target, weight, ignore_index)
     xp = xp_of(logp)
     g = grad._data.astype(logp.dtype, copy=False)
-    r = REDUCTIONS[reduction]
+    r = reduction_name(reduction)
     with np.errstate(all="ignore"):
         if r == "mean":
             g = g / (w.sum() if w is not None else logp.dtype.type(safe.size))
