@@ -315,6 +315,8 @@ def linear_input_backward(grad: Tensor, weight: Tensor) -> Tensor:
 def linear_weight_backward(grad: Tensor, input: Tensor, weight: Tensor) -> Tensor:
     """d linear / d weight: grad.t() @ input over the leading dims folded into rows, a contiguous
     (out, in) result (Note [Linear as one node] in runtime/kernels/linalg.py)."""
+    if input.dim() == 2 and weight.dim() == 2:
+        return grad.t().mm(input)
     n_in = input.shape[-1]
     x = input.reshape(-1, n_in)
     if weight.dim() == 1:

@@ -83,7 +83,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     out = x @ w.T
     if bias is not None:
         b = bias._data
-        if x.ndim == 2 and b.shape != out.shape:  # addmm's rule: the bias expands to the output
+        if x.ndim == 2 and b.shape != out.shape and b.shape != out.shape[1:]:  # addmm's rule: the bias expands
+            # to the output
             S.expand(tuple(b.shape), tuple(S.contiguous_strides(tuple(b.shape))), tuple(out.shape))  # raises
         try:
             out += b  # `out` is new: add in place unless the bias broadcasts it to a larger shape

@@ -101,22 +101,20 @@ def reduction_name(reduction: Any) -> str:
         raise ValueError(f"{reduction} is not a valid value for reduction") from None
 
 
-def cross_entropy_indices_parts(self: Tensor, target: Tensor, weight: Tensor | None,
-                                ignore_index: int) -> tuple[Any, Any, Any, dtypes.DType]:
-    """(log-probabilities, safe targets, per-target weights or None when all are 1, class axis, dtype) of
-    the logits `self`, with a leading batch dim added to a single sample; errors as PyTorch's."""
+def _class_targets(self: Tensor, target: Tensor, weight: Tensor | None) -> tuple[Any, int]:
+    """The targets with a leading batch dim added for a single sample, and the number of classes; PyTorch's
+    errors for a target or weight that does not fit the logits `self`."""
     if self.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {self.dim()})")
     if target._dtype is not dtypes.int64:
         raise RuntimeError(f"expected scalar type Long but found {target._dtype.name}")
-    dt = _softmax_dtype(self, None)
-    single = self._data.ndim == 1
+    shape = self._data.shape
+    single = len(shape) == 1
     t = target._data[None] if single and target._data.ndim == 0 else target._data
-    n = 1 if single else self._data.shape[0]
+    n = 1 if single else shape[0]
     if t.ndim == 0 or t.shape[0] != n:
         raise ValueError(f"Expected input batch_size ({n}) to match target batch_size "
                          f"({t.shape[0] if t.ndim else 0}).")
-    shape = self._data.shape
     expected = (1,) if single else shape[:1] + shape[2:]
     if t.shape != expected:
         raise RuntimeError(f"Expected target size {list(expected)}, got {list(t.shape)}")
@@ -124,61 +122,98 @@ def cross_entropy_indices_parts(self: Tensor, target: Tensor, weight: Tensor | N
     if weight is not None and (weight.dim() != 1 or weight._data.shape[0] != classes):
         raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
                            f"got weight tensor of shape: {list(weight.shape)}")
-    a, z, axis = _shifted(self, 1 if self._data.ndim > 1 else 0, dt)
-    logp = _log_normalise(z.copy() if z is a else z, axis)
-    if single:
-        logp = logp[None]
-    xp = xp_of(logp)
-    valid = t != ignore_index
-    all_valid = bool(valid.all())
-    check_class_targets(t if all_valid else t[valid], classes)
-    safe = t if all_valid else xp.where(valid, t, 0)
+    return t, classes
+
+
+def _target_weights(t: Any, classes: int, weight: Tensor | None, ignore_index: int, dtype: Any,
+                    check: bool) -> tuple[Any, Any]:
+    """(targets with ignored ones replaced by class 0, the weight of each target or None when all are 1);
+    with `check`, PyTorch's IndexError for a target out of range that is not `ignore_index`."""
+    xp = xp_of(t)
+    # one reduction for both bounds: a negative int64 read as uint64 is above any class count
+    in_range = t.size == 0 or int(t.view(xp.uint64).max()) < classes
+    if in_range and not 0 <= ignore_index < classes:
+        valid = None  # nothing can equal ignore_index
+    else:
+        valid = t != ignore_index
+        if valid.all():
+            valid = None
+    if check and not in_range:
+        check_class_targets(t if valid is None else t[valid], classes)
+    safe = t if valid is None else xp.where(valid, t, 0)
     w = None
     if weight is not None:
-        w = weight._data.astype(logp.dtype, copy=False)[safe]
-        if not all_valid:
+        w = weight._data.astype(dtype, copy=False)[safe]
+        if valid is not None:
             w = xp.where(valid, w, 0)
-    elif not all_valid:
-        w = valid.astype(logp.dtype)
-    return logp, safe, w, dt
+    elif valid is not None:
+        w = valid.astype(dtype)
+    return safe, w
+
+
+def _pick(a: Any, safe: Any) -> Any:
+    """a[n, safe[n], ...]: the entry of each sample's target class (class dim 1)."""
+    xp = xp_of(a)
+    if a.ndim == 2:
+        return a[xp.arange(a.shape[0]), safe]
+    return xp.take_along_axis(a, safe[:, None], axis=1)[:, 0]
 
 
 def cross_entropy_indices(self: Tensor, target: Tensor, weight: Tensor | None = None, reduction: Any = 1,
                           ignore_index: int = -100) -> Tensor:
     """Cross entropy of logits `self` (classes in dim 1, or dim 0 for one sample) against class indices
     (Note [Cross entropy as one node])."""
-    logp, safe, w, dt = cross_entropy_indices_parts(self, target, weight, ignore_index)
-    xp = xp_of(logp)
-    loss = xp.take_along_axis(logp, safe[:, None], axis=1)[:, 0]
-    loss = -loss if w is None else -(loss * w)
+    t, classes = _class_targets(self, target, weight)
     r = reduction_name(reduction)
+    dt = _softmax_dtype(self, None)
+    a, z, axis = _shifted(self, 1 if self._data.ndim > 1 else 0, dt)
+    logp = _log_normalise(z.copy() if z is a else z, axis)
+    if self._data.ndim == 1:
+        logp = logp[None]
+    safe, w = _target_weights(t, classes, weight, ignore_index, logp.dtype, True)
+    loss = _pick(logp, safe)
+    loss = -loss if w is None else -(loss * w)
     if r == "none":
         return wrap(loss[0] if self._data.ndim == 1 else loss, logp, dt)
     total = loss.sum()
     if r == "mean":
-        with np.errstate(all="ignore"):  # every target ignored: 0 / 0 = nan, as PyTorch
-            total = total / (w.sum() if w is not None else logp.dtype.type(loss.size))
+        if w is None and loss.size:
+            total = total / logp.dtype.type(loss.size)
+        else:
+            with np.errstate(all="ignore"):  # every target ignored (or none): 0 / 0 = nan, as PyTorch
+                total = total / (w.sum() if w is not None else logp.dtype.type(0))
     return wrap(total, logp, dt)
 
 
 def cross_entropy_indices_backward(grad: Tensor, self: Tensor, target: Tensor, weight: Tensor | None,
                                    reduction: Any, ignore_index: int) -> Tensor:
-    """d cross_entropy_indices / d self on the arrays (Note [Cross entropy as one node])."""
-    logp, safe, w, dt = cross_entropy_indices_parts(self, target, weight, ignore_index)
-    xp = xp_of(logp)
-    g = grad._data.astype(logp.dtype, copy=False)
-    r = reduction_name(reduction)
+    """d cross_entropy_indices / d self on the arrays (Note [Cross entropy as one node]); the forward has
+    checked the arguments."""
+    single = self._data.ndim == 1
+    t = target._data[None] if single and target._data.ndim == 0 else target._data
+    a, p, _ = _shifted(self, 0 if single else 1, _softmax_dtype(self, None))
+    if p is a:  # no elements: `_shifted` returned the input's own array
+        p = a.copy()
+    if single:
+        p = p[None]
+    xp = xp_of(p)
     with np.errstate(all="ignore"):
+        xp.exp(p, out=p)
+        p /= p.sum(axis=1, keepdims=True)  # the softmax
+        safe, w = _target_weights(t, p.shape[1], weight, ignore_index, p.dtype, False)
+        if p.ndim == 2:
+            p[xp.arange(p.shape[0]), safe] -= 1  # minus the one-hot targets
+        else:
+            p -= xp.arange(p.shape[1]).reshape((-1,) + (1,) * (p.ndim - 2)) == safe[:, None]
+        g = grad._data.astype(p.dtype, copy=False)
+        r = reduction_name(reduction)
         if r == "mean":
-            g = g / (w.sum() if w is not None else logp.dtype.type(safe.size))
+            g = g / (w.sum() if w is not None else p.dtype.type(safe.size))
         coef = g if w is None else w * g
-        p = xp.exp(logp, out=logp)  # the softmax, in place of the log-probabilities
-        classes = xp.arange(p.shape[1]).reshape((-1,) + (1,) * (p.ndim - 2))
-        p -= classes == safe[:, None]  # minus the one-hot targets
-        if r == "none" and self._data.ndim == 1:
+        if r == "none" and single:
             coef = coef.reshape(1)
         p *= coef[:, None] if getattr(coef, "ndim", 0) else coef
-    return wrap(p[0] if self._data.ndim == 1 else p, p, self._dtype)
+    return wrap(p[0] if single else p, a, self._dtype)
 
 
 def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor, Tensor]:
