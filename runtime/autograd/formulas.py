@@ -344,7 +344,8 @@ def cross_entropy_indices_backward(grad: Tensor, self: Tensor, target: Tensor, w
         w = G.where(valid, G.reshape(G.index_select(weight, 0, G.reshape(safe, (-1,))), safe.shape), 0)
     r = nn_ops.reduction_name(reduction)
     coef = grad / G.sum(w) if r == "mean" else grad
-    return (G.softmax(self, cdim) - onehot) * G.unsqueeze(coef * w, cdim)
+    coef = G.where(valid, coef * w, 0)  # an ignored target adds nothing, even when the mean divides by 0
+    return (G.softmax(self, cdim) - onehot) * G.unsqueeze(coef, cdim)
 
 
 def index_select_backward(grad: Tensor, shape: Sequence[int], dim: int, index: Tensor) -> Tensor:

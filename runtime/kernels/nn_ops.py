@@ -126,9 +126,10 @@ def _class_targets(self: Tensor, target: Tensor, weight: Tensor | None) -> tuple
 
 
 def _target_weights(t: Any, classes: int, weight: Tensor | None, ignore_index: int, dtype: Any,
-                    check: bool) -> tuple[Any, Any]:
-    """(targets with ignored ones replaced by class 0, the weight of each target or None when all are 1);
-    with `check`, PyTorch's IndexError for a target out of range that is not `ignore_index`."""
+                    check: bool) -> tuple[Any, Any, Any]:
+    """(targets with ignored ones replaced by class 0, the weight of each target or None when all are 1, the
+    mask of targets not ignored or None when none is); with `check`, PyTorch's IndexError for a target out
+    of range that is not `ignore_index`."""
     xp = xp_of(t)
     # one reduction for both bounds: a negative int64 read as uint64 is above any class count
     in_range = t.size == 0 or int(t.view(xp.uint64).max()) < classes
@@ -148,7 +149,7 @@ def _target_weights(t: Any, classes: int, weight: Tensor | None, ignore_index: i
             w = xp.where(valid, w, 0)
     elif valid is not None:
         w = valid.astype(dtype)
-    return safe, w
+    return safe, w, valid
 
 
 def _pick(a: Any, safe: Any) -> Any:
@@ -170,7 +171,7 @@ def cross_entropy_indices(self: Tensor, target: Tensor, weight: Tensor | None = 
     logp = _log_normalise(z.copy() if z is a else z, axis)
     if self._data.ndim == 1:
         logp = logp[None]
-    safe, w = _target_weights(t, classes, weight, ignore_index, logp.dtype, True)
+    safe, w, _ = _target_weights(t, classes, weight, ignore_index, logp.dtype, True)
     loss = _pick(logp, safe)
     loss = -loss if w is None else -(loss * w)
     if r == "none":
@@ -200,7 +201,7 @@ def cross_entropy_indices_backward(grad: Tensor, self: Tensor, target: Tensor, w
     with np.errstate(all="ignore"):
         xp.exp(p, out=p)
         p /= p.sum(axis=1, keepdims=True)  # the softmax
-        safe, w = _target_weights(t, p.shape[1], weight, ignore_index, p.dtype, False)
+        safe, w, valid = _target_weights(t, p.shape[1], weight, ignore_index, p.dtype, False)
         if p.ndim == 2:
             p[xp.arange(p.shape[0]), safe] -= 1  # minus the one-hot targets
         else:
@@ -210,6 +211,8 @@ def cross_entropy_indices_backward(grad: Tensor, self: Tensor, target: Tensor, w
         if r == "mean":
             g = g / (w.sum() if w is not None else p.dtype.type(safe.size))
         coef = g if w is None else w * g
+        if valid is not None:
+            coef = xp.where(valid, coef, 0)  # an ignored target adds nothing, even when the mean divides by 0
         if r == "none" and single:
             coef = coef.reshape(1)
         p *= coef[:, None] if getattr(coef, "ndim", 0) else coef

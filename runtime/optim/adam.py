@@ -108,11 +108,8 @@ class Adam(Optimizer):
             if amsgrad:
                 second = state["max_exp_avg_sq"]._data
                 np.maximum(second, v, out=second)
-            denom = np.sqrt(second)
-            np.divide(denom, math.sqrt(1 - beta2**step), out=denom)
-            np.add(denom, eps, out=denom)
-            np.divide(m, denom, out=denom)
-            np.add(a, (-lr / (1 - beta1**step)) * denom, out=a)
+            denom = np.sqrt(second) / math.sqrt(1 - beta2**step) + eps
+            np.add(a, (-lr / (1 - beta1**step)) * (m / denom), out=a)
             touched.extend(state[name] for name in names)
         bump_versions(touched)
         return True

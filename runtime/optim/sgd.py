@@ -81,7 +81,8 @@ class SGD(Optimizer):
             if momentum != 0:
                 b = bufs[i]
                 if b is None:
-                    self.state.setdefault(p, {})["momentum_buffer"] = Tensor._wrap(g.copy(), p._dtype)
+                    # np.array: a copy, and an array even where arithmetic on a 0-d one gave a NumPy scalar
+                    self.state.setdefault(p, {})["momentum_buffer"] = Tensor._wrap(np.array(g), p._dtype)
                     b = g if nesterov else self.state[p]["momentum_buffer"]._data
                 else:
                     np.multiply(b, momentum, out=b)
