@@ -55,7 +55,6 @@ def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
 def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     dt = _softmax_dtype(self, dtype)
     a, z, axis = _shifted(self, dim, dt)
-    xp = xp_of(a)
     if z is a:
         return wrap(a.copy(), a, dt)
     _log_normalise(z, axis)
