@@ -72,7 +72,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if w.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {w.ndim}D")
     if input._dtype is not weight._dtype:
-        raise RuntimeError(f"linear: expected m1 and m2 to have the same dtype, but got: {input.dtype.name} != "
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {input.dtype.name} != "
                            f"{weight.dtype.name}")
     if x.shape[-1] != w.shape[-1]:
         if w.ndim == 1:
@@ -83,12 +83,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     out = x @ w.T
     if bias is not None:
         b = bias._data
-        if x.ndim == 2 and b.shape != out.shape and b.shape != out.shape[1:]:  # addmm's rule: the bias expands
-            # to the output
-            S.expand(tuple(b.shape), tuple(S.contiguous_strides(tuple(b.shape))), tuple(out.shape))  # raises
+        if x.ndim == 2 and b.shape != out.shape and b.shape != out.shape[1:]:  # addmm's rule: the bias
+            S.expand(tuple(b.shape), tuple(S.contiguous_strides(tuple(b.shape))), tuple(out.shape))  # expands
         try:
-            out += b  # `out` is new: add in place unless the bias broadcasts it to a larger shape
-        except ValueError:
+            out += b  # `out` is new: add in place, unless the bias broadcasts it larger or promotes it
+        except (ValueError, TypeError):
             try:
                 out = out + b
             except ValueError:

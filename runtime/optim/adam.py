@@ -73,7 +73,6 @@ class Adam(Optimizer):
             denom = second.sqrt().div(math.sqrt(1 - beta2**step)).add(eps)
             p.add_(exp_avg.div(denom), alpha=-lr / (1 - beta1**step))
 
-
     def _host_update(self, group: dict[str, Any], params: list[Tensor],
                      arrays: list[tuple[np.ndarray, np.ndarray]]) -> bool:
         """The update of `_update` on the arrays (Note [Optimizer steps on host arrays] in optimizer.py);
