@@ -2067,6 +2067,28 @@ class AddmmBackward0(_Node):
         return out
 
 
+class LinearBackward0(_Node):
+    """Backward of linear."""
+
+    __slots__ = ("_saved_bias", "_saved_input", "_saved_weight", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_bias", "_saved_input", "_saved_weight", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        bias = self._saved_bias.unpack(self)
+        input = self._saved_input.unpack(self)
+        weight = self._saved_weight.unpack(self)
+        out = [None] * 3
+        if self.needs_input_grad(0):
+            out[0] = _H.linear_input_backward(grad, weight)
+        if self.needs_input_grad(1):
+            out[1] = _H.linear_weight_backward(grad, input, weight)
+        if self.needs_input_grad(2):
+            out[2] = _H.sum_to(grad, bias.shape)
+        return out
+
+
 class DotBackward0(_Node):
     """Backward of dot."""
 
@@ -2145,6 +2167,30 @@ class LogSoftmaxBackward0(_Node):
         out = [None] * 1
         if self.needs_input_grad(0):
             out[0] = _H.log_softmax_backward(grad, result, dim, input)
+        return out
+
+
+class CrossEntropyIndicesBackward0(_Node):
+    """Backward of _cross_entropy_indices."""
+
+    __slots__ = ("_saved_ignore_index", "_saved_reduction", "_saved_input", "_saved_target", "_saved_weight", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", "_saved_target", "_saved_weight", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        ignore_index = self._saved_ignore_index
+        reduction = self._saved_reduction
+        input = self._saved_input.unpack(self)
+        target = self._saved_target.unpack(self)
+        weight = self._saved_weight.unpack(self)
+        out = [None] * 3
+        if self.needs_input_grad(0):
+            out[0] = _H.cross_entropy_indices_backward(grad, input, target, weight, reduction, ignore_index)
+        if self.needs_input_grad(1):
+            _not_implemented_input("_cross_entropy_indices", "target")
+        if self.needs_input_grad(2):
+            _not_implemented_input("_cross_entropy_indices", "weight")
         return out
 
 
@@ -7610,6 +7656,39 @@ def dot(input, tensor):
     return result
 
 
+def linear(input, weight, bias):
+    _k = (_shared.remap or _tls.remap)[input._keys | weight._keys | (bias._keys if bias is not None else 0)] & _BELOW_AUTOGRAD
+    result = _ops._tab_linear[_k](input, weight, bias)
+    if input._requires_grad or weight._requires_grad or (bias is not None and bias._requires_grad):
+        node = _new(LinearBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if weight._requires_grad:
+            _fn = weight._grad_fn
+            _e1 = (_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
+        else:
+            _e1 = None
+        if bias is not None and bias._requires_grad:
+            _fn = bias._grad_fn
+            _e2 = (_fn, bias._output_nr, bias._data.shape, bias._dtype, bias._device) if _fn is not None else (bias._leaf_edge or _leaf_edge(bias))
+        else:
+            _e2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node._saved_bias = _Saved(bias, False)
+        node._saved_input = _Saved(input, False)
+        node._saved_weight = _Saved(weight, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
 def softmax_int(input, dim, dtype):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_softmax_int[_k](input, dim, dtype)
@@ -7647,6 +7726,41 @@ def log_softmax_int(input, dim, dtype):
             result._requires_grad = True
             result._keys |= AUTOGRAD_BIT
         node._saved_result = _Saved(result, True)
+    return result
+
+
+def _cross_entropy_indices(input, target, weight, reduction, ignore_index):
+    _k = (_shared.remap or _tls.remap)[input._keys | target._keys | (weight._keys if weight is not None else 0)] & _BELOW_AUTOGRAD
+    result = _ops._tab__cross_entropy_indices[_k](input, target, weight, reduction, ignore_index)
+    if input._requires_grad or target._requires_grad or (weight is not None and weight._requires_grad):
+        node = _new(CrossEntropyIndicesBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if target._requires_grad:
+            _fn = target._grad_fn
+            _e1 = (_fn, target._output_nr, target._data.shape, target._dtype, target._device) if _fn is not None else (target._leaf_edge or _leaf_edge(target))
+        else:
+            _e1 = None
+        if weight is not None and weight._requires_grad:
+            _fn = weight._grad_fn
+            _e2 = (_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
+        else:
+            _e2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node._saved_ignore_index = ignore_index
+        node._saved_reduction = reduction
+        node._saved_input = _Saved(input, False)
+        node._saved_target = _Saved(target, False)
+        node._saved_weight = _Saved(weight, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
     return result
 
 

@@ -16,6 +16,7 @@ from runtime.return_types import make as _return_type
 from runtime.tensor import Tensor
 
 __all__ = [
+    "_cross_entropy_indices",
     "_to_copy",
     "_unique2",
     "abs",
@@ -4521,6 +4522,18 @@ def _call_cross_entropy_loss(input, target, weight, reduction, ignore_index, lab
     return _tab_cross_entropy_loss[_k](input, target, weight, reduction, ignore_index, label_smoothing)
 
 
+_op__cross_entropy_indices = _dispatcher.declare("_cross_entropy_indices", "_cross_entropy_indices(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor", (0, 1, 2))
+_tab__cross_entropy_indices = _op__cross_entropy_indices.table
+
+
+def _call__cross_entropy_indices(input, target, weight, reduction, ignore_index):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | target._keys | (weight._keys if weight is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op__cross_entropy_indices, (input, target, weight, reduction, ignore_index,))
+    return _tab__cross_entropy_indices[_k](input, target, weight, reduction, ignore_index)
+
+
 _op_index_select = _dispatcher.declare("index_select", "index_select(Tensor self, int dim, Tensor index) -> Tensor", (0, 2))
 _tab_index_select = _op_index_select.table
 
@@ -6199,6 +6212,10 @@ def _call_dist(input, other, p):
 
 
 # -- the Python API: one function per name, choosing among its overloads ------------------------
+
+
+def _cross_entropy_indices(input, target, weight=None, reduction='mean', ignore_index=-100):
+    return _call__cross_entropy_indices(input, (target if isinstance(target, Tensor) else _scalar(target, op='_cross_entropy_indices', arg='target')), weight, reduction, ignore_index)
 
 
 def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):

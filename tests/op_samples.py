@@ -206,6 +206,7 @@ ROWS: dict[str, Row] = {
     "binary_cross_entropy": Row(domain=(0.1, 0.9)),
     "nll_loss": Row(tensors={"target": _TARGETS}, shapes={"weight": (4,)}),
     "cross_entropy_loss": Row(tensors={"target": _TARGETS}),
+    "_cross_entropy_indices": Row(tensors={"target": _TARGETS}, shapes={"weight": (4,)}),
     # convolution and pooling
     "im2col": Row(shapes={"self": (1, 4, 4)},
                   values={"kernel_size": [2, 2], "dilation": [1, 1], "padding": [0, 0], "stride": [1, 1]}),

@@ -93,6 +93,7 @@ ARG_VALUES: dict[str, dict[str, Any]] = {
     "median": {"dim": 1},
     "mode": {"dim": 1},
     "native_layer_norm": {"normalized_shape": [3], "eps": 1e-5},
+    "_cross_entropy_indices": {"reduction": "mean"},
 }
 # Non-differentiable Tensor arguments (no formula in derivatives.yaml) by name: index tensors valid for
 # a (2, 3) input along dim 1 (permutations, so scatter has no duplicate targets), masks.
@@ -211,6 +212,8 @@ def _non_differentiable_tensor(G: Any, op: str, a: Any) -> Any:
         return G.tensor([[0, 1], [1, 0]])
     if a.name == "index":
         return G.tensor(INDEX_1D if op in ("index_select", "index_add") else INDEX_2D)
+    if a.name == "target" and op == "_cross_entropy_indices":
+        return G.tensor([2, 0])  # class indices of the (2, 3) logits
     if a.type.is_optional() and a.default is not None:
         return None
     return G.tensor(np.full(DEFAULT_SHAPE, 0.5), dtype=G.float64)

@@ -130,28 +130,42 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
                             _accumulate(var, g, create_graph)
                 continue
             edges = fn.next_edges
-            outputs = _call(fn, buf)
+            if hooks is None and len(buf) == 1 and buf[0] is not None:
+                outputs = fn.apply(buf)  # the common case of `_call`, without its call
+            else:
+                outputs = _call(fn, buf)
             if len(outputs) != len(edges):
                 raise RuntimeError(f"function {fn.name()} returned an incorrect number of gradients "
                                    f"(expected {len(edges)}, got {len(outputs)})")
             fresh = fn.fresh_gradients and hooks is None
-            for i, (e, g) in enumerate(zip(edges, outputs, strict=True)):
-                if e is not None:
-                    child = e[0]
-                    if g is not None:
-                        if g._data.shape != e[2] or g._dtype is not e[3]:
-                            g = _validate(fn, i, g, e)
-                        summed = _add_to_buffer(buffers, child, e[1], g)
-                        if child.__class__ is AccumulateGrad:
-                            if summed or (fresh and _unshared(g, i, outputs, buf)):
-                                owned.add(child)
-                            else:
-                                owned.discard(child)
-                    if needed is None or child in needed or child in captures:
-                        d = deps[child] - 1
-                        deps[child] = d
-                        if d == 0:
-                            heappush(ready, (-child.sequence_nr, child))
+            i = -1
+            for e in edges:
+                i += 1
+                if e is None:
+                    continue
+                child = e[0]
+                g = outputs[i]
+                if g is not None:
+                    if g._data.shape != e[2] or g._dtype is not e[3]:
+                        g = _validate(fn, i, g, e)
+                    nr = e[1]
+                    child_buf = buffers.get(child)
+                    if child_buf is None and nr < child.num_inputs:  # the first gradient: `_add_to_buffer`'s
+                        child_buf = buffers[child] = [None] * child.num_inputs  # first case, inlined
+                        child_buf[nr] = g
+                        summed = False
+                    else:
+                        summed = _add_to_buffer(buffers, child, nr, g)
+                    if child.__class__ is AccumulateGrad:
+                        if summed or (fresh and _unshared(g, i, outputs, buf)):
+                            owned.add(child)
+                        else:
+                            owned.discard(child)
+                if needed is None or child in needed or child in captures:
+                    d = deps[child] - 1
+                    deps[child] = d
+                    if d == 0:
+                        heappush(ready, (-child.sequence_nr, child))
             if not keep_graph and fn._saved_fields:
                 fn.release_variables()
     finally:

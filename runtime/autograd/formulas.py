@@ -305,6 +305,49 @@ def log_softmax_backward(grad: Tensor, result: Tensor, dim: int, self: Tensor) -
     return g if g.dtype is self.dtype else g.to(self.dtype)
 
 
+def linear_input_backward(grad: Tensor, weight: Tensor) -> Tensor:
+    """d linear / d input: grad @ weight (grad * weight along a new last dim for a 1-D weight)."""
+    if weight.dim() == 1:
+        return grad.unsqueeze(-1) * weight
+    return grad.matmul(weight)
+
+
+def linear_weight_backward(grad: Tensor, input: Tensor, weight: Tensor) -> Tensor:
+    """d linear / d weight: grad.t() @ input over the leading dims folded into rows, a contiguous
+    (out, in) result (Note [Linear as one node] in runtime/kernels/linalg.py)."""
+    if input.dim() == 2 and weight.dim() == 2:
+        return grad.t().mm(input)
+    n_in = input.shape[-1]
+    x = input.reshape(-1, n_in)
+    if weight.dim() == 1:
+        return grad.reshape(1, -1).mm(x).reshape(n_in)
+    return grad.reshape(-1, weight.shape[0]).t().mm(x)
+
+
+def cross_entropy_indices_backward(grad: Tensor, self: Tensor, target: Tensor, weight: Tensor | None,
+                                   reduction: Any, ignore_index: int) -> Tensor:
+    """Gradient of _cross_entropy_indices: coef * w[t] * (softmax(self) - onehot(t)) over the class dim
+    (Note [Cross entropy as one node] in runtime/kernels/nn_ops.py)."""
+    from runtime.kernels import nn_ops
+    if not is_grad_enabled():  # a plain backward: on the arrays (CPU or CUDA), nothing recorded
+        return nn_ops.cross_entropy_indices_backward(grad, self, target, weight, reduction, ignore_index)
+    G = _ops()  # create_graph: the same formula with ops, differentiable again
+    cdim = 0 if self.dim() == 1 else 1
+    valid = target != ignore_index
+    safe = G.where(valid, target, 0)
+    onehot = G.one_hot(safe, self.shape[cdim]).to(self.dtype)
+    if cdim == 1:
+        onehot = G.movedim(onehot, [-1], [1])
+    if weight is None:
+        w = valid.to(self.dtype)
+    else:
+        w = G.where(valid, G.reshape(G.index_select(weight, 0, G.reshape(safe, (-1,))), safe.shape), 0)
+    r = nn_ops.reduction_name(reduction)
+    coef = grad / G.sum(w) if r == "mean" else grad
+    coef = G.where(valid, coef * w, 0)  # an ignored target adds nothing, even when the mean divides by 0
+    return (G.softmax(self, cdim) - onehot) * G.unsqueeze(coef, cdim)
+
+
 def index_select_backward(grad: Tensor, shape: Sequence[int], dim: int, index: Tensor) -> Tensor:
     """Gradient of index_select: the gradient rows added back at `index` (repeats accumulate)."""
     G = _ops()

@@ -1,4 +1,4 @@
-"""CompositeImplicitAutograd ops built from other ops (autograd for free): norms, linear, outer,
+"""CompositeImplicitAutograd ops built from other ops (autograd for free): norms, outer,
 stack/chunk/flatten/tile, argsort, dropout, the losses and the pooling/convolution wrappers."""
 
 from __future__ import annotations
@@ -35,25 +35,8 @@ def outer(self: Any, vec2: Any) -> Any:
     return _G().reshape(self, (-1, 1)) * vec2
 
 
-def linear(input: Any, weight: Any, bias: Any = None) -> Any:
-    """input @ weight.T + bias (addmm for a 2-D input with a bias, as PyTorch)."""
-    G = _G()
-    if input.dim() == 2 and bias is not None:
-        return G.addmm(bias, input, G.t(weight))
-    out = G.matmul(input, G.t(weight))
-    return out if bias is None else out + bias
-
-
 # -- losses -----------------------------------------------------------------------------------------
-_REDUCTIONS = {0: "none", 1: "mean", 2: "sum", "none": "none", "mean": "mean", "sum": "sum",
-               "elementwise_mean": "mean"}
-
-
-def _reduction(reduction: Any) -> str:
-    try:
-        return _REDUCTIONS[reduction]
-    except (KeyError, TypeError):
-        raise ValueError(f"{reduction} is not a valid value for reduction") from None
+_reduction = nn_ops.reduction_name
 
 
 def _reduce(loss: Any, reduction: Any) -> Any:
@@ -138,13 +121,6 @@ def binary_cross_entropy_with_logits(self: Any, target: Any, weight: Any = None,
     return _reduce(loss, reduction)
 
 
-def _check_targets(targets: Any, classes: int) -> None:
-    """PyTorch's IndexError for a class index outside [0, classes), naming the first such target."""
-    bad = (targets < 0) | (targets >= classes)
-    if bad.any():
-        raise IndexError(f"Target {int(targets[bad].reshape(-1)[0])} is out of bounds.")
-
-
 def nll_loss(self: Any, target: Any, weight: Any = None, reduction: Any = "mean", ignore_index: int = -100) -> Any:
     """-w[t] x[n, t] per sample (class dim 1, or 0 for one sample); mean divides by the total weight."""
     G = _G()
@@ -159,7 +135,7 @@ def nll_loss(self: Any, target: Any, weight: Any = None, reduction: Any = "mean"
     if weight is None and t.dtype is G.int64 and t.device.type == "cpu" and not (t._data == ignore_index).any():
         # Every target counts with weight 1 (the common case): the loss is the picked values, and the
         # mean divides by their number; no mask, no weights, fewer ops to record
-        _check_targets(t._data, x.shape[1] if x.dim() > 1 else 0)
+        nn_ops.check_class_targets(t._data, x.shape[1] if x.dim() > 1 else 0)
         loss = -G.squeeze(G.gather(x, 1, G.unsqueeze(t, 1)), 1)
         if self.dim() == 1:
             loss = G.squeeze(loss, 0)
@@ -168,7 +144,7 @@ def nll_loss(self: Any, target: Any, weight: Any = None, reduction: Any = "mean"
         return G.sum(loss) if r == "sum" else G.mean(loss)
     valid = t != ignore_index
     classes = x.shape[1] if x.dim() > 1 else 0
-    _check_targets(t._data[valid._data], classes)
+    nn_ops.check_class_targets(t._data[valid._data], classes)
     safe = G.where(valid, t, 0).to(G.int64)
     picked = G.squeeze(G.gather(x, 1, G.unsqueeze(safe, 1)), 1)
     if weight is not None:
@@ -190,6 +166,9 @@ def cross_entropy_loss(self: Any, target: Any, weight: Any = None, reduction: An
                        ignore_index: int = -100, label_smoothing: float = 0.0) -> Any:
     """log_softmax over the class dim, then nll_loss (class indices) or -sum(p log q) (probabilities)."""
     G = _G()
+    if (not target.dtype.is_floating_point and label_smoothing <= 0 and target.dtype is G.int64
+            and (weight is None or not weight.requires_grad)):  # Note [Cross entropy as one node]
+        return G._cross_entropy_indices(self, target, weight, reduction, ignore_index)
     cdim = 0 if self.dim() == 1 else 1
     logp = G.log_softmax(self, cdim)
     n_classes = self.shape[cdim]

@@ -1,7 +1,9 @@
-"""Matrix products (CompositeExplicitAutograd): NumPy's matmul on CPU, cuBLAS through CuPy on CUDA."""
+"""Matrix products (CompositeExplicitAutograd): NumPy's matmul on CPU, cuBLAS through CuPy on CUDA; and
+`linear`, one op and one backward node (Note [Linear as one node])."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from runtime import strides as S
@@ -52,6 +54,46 @@ def addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any = 1, alpha: Any = 
         raise RuntimeError(f"The expanded size of the tensor ({list(prod.shape)}) must match the existing size "
                            f"({list(out_shape)})")
     return wrap(prod, mat1._data, mat1._dtype)
+
+
+# Note [Linear as one node]
+# PyTorch writes linear as addmm(bias, input, weight.t()): two backward nodes per layer (AddmmBackward,
+# TBackward), a bias gradient summed by the engine from the (N, out) gradient, and a weight gradient that
+# reaches the leaf as a transposed view of input.t() @ grad, which AccumulateGrad must then copy. Here
+# linear has its own derivative (derivatives.yaml, helpers in runtime/autograd/formulas.py): one node, the
+# weight gradient made as grad.t() @ input (contiguous, so stored without a copy: Note [Stealing the first
+# gradient] in engine.py) and the bias gradient summed over the leading dims by one reduction.
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """input @ weight.T + bias, with PyTorch's errors (input of any rank >= 1, weight 1-D or 2-D)."""
+    x, w = input._data, weight._data
+    if x.ndim == 0 or w.ndim == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {x.ndim}D and "
+                           f"{w.ndim}D")
+    if w.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {w.ndim}D")
+    if input._dtype is not weight._dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {input.dtype.name} != "
+                           f"{weight.dtype.name}")
+    if x.shape[-1] != w.shape[-1]:
+        if w.ndim == 1:
+            raise RuntimeError(f"size mismatch, got input ({math.prod(x.shape[:-1])}), mat "
+                               f"({'x'.join(map(str, x.shape))}), vec ({w.shape[0]})")
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({math.prod(x.shape[:-1])}x{x.shape[-1]} "
+                           f"and {w.shape[1]}x{w.shape[0]})")
+    out = x @ w.T
+    if bias is not None:
+        b = bias._data
+        if x.ndim == 2 and b.shape != out.shape and b.shape != out.shape[1:]:  # addmm's rule: the bias
+            S.expand(tuple(b.shape), tuple(S.contiguous_strides(tuple(b.shape))), tuple(out.shape))  # expands
+        try:
+            out += b  # `out` is new: add in place, unless the bias broadcasts it larger or promotes it
+        except (ValueError, TypeError):
+            try:
+                out = out + b
+            except ValueError:
+                raise RuntimeError(f"linear: the bias of shape {list(b.shape)} does not broadcast to the output "
+                                   f"shape {list(out.shape)}") from None
+    return wrap(out, x, input._dtype)
 
 
 def dot(self: Tensor, tensor: Tensor) -> Tensor:

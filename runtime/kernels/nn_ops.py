@@ -1,5 +1,6 @@
-"""Neural-network kernels (CompositeExplicitAutograd, NumPy or CuPy): softmax/log_softmax, native_dropout,
-im2col/col2im (the unfold/fold behind conv2d and avg_pool2d) and max_pool2d_with_indices."""
+"""Neural-network kernels (CompositeExplicitAutograd, NumPy or CuPy): softmax/log_softmax, cross entropy over
+class indices, native_dropout, im2col/col2im (the unfold/fold behind conv2d and avg_pool2d) and
+max_pool2d_with_indices."""
 
 from __future__ import annotations
 
@@ -54,12 +55,167 @@ def softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
 def log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     dt = _softmax_dtype(self, dtype)
     a, z, axis = _shifted(self, dim, dt)
-    xp = xp_of(a)
     if z is a:
         return wrap(a.copy(), a, dt)
-    with np.errstate(all="ignore"):  # one temporary (the exponentials); the result is `z`, in place
-        z -= xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
+    _log_normalise(z, axis)
     return wrap(z, a, dt)
+
+
+def _log_normalise(z: Any, axis: int | None) -> Any:
+    """log_softmax of rows already shifted by their maximum, in place in `z` (one temporary, the
+    exponentials)."""
+    xp = xp_of(z)
+    with np.errstate(all="ignore"):
+        z -= xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
+    return z
+
+
+def check_class_targets(targets: Any, classes: int) -> None:
+    """PyTorch's IndexError for a class index outside [0, classes), naming the first such target."""
+    bad = (targets < 0) | (targets >= classes)
+    if bad.any():
+        raise IndexError(f"Target {int(targets[bad].reshape(-1)[0])} is out of bounds.")
+
+
+# Note [Cross entropy as one node]
+# F.cross_entropy with class-index targets (and no label smoothing) is one op, `_cross_entropy_indices`,
+# with one backward node, where the composite log_softmax -> gather -> squeeze -> neg -> mean records five
+# and checks the targets in each. Forward: log_softmax of the logits (the row maximum subtracted, as
+# `log_softmax`), the log-probability at each target, times its class weight (0 where the target is
+# `ignore_index`), reduced. Backward: d loss / d logits[n, c] = coef[n] * w[n] * (softmax[n, c] - [c == t[n]]),
+# with coef the incoming gradient (divided by the total weight for "mean"); the softmax is recomputed
+# from the logits (`cross_entropy_indices_parts`), so the node saves no probabilities. A double backward
+# (create_graph) writes the same formula with ops (runtime/autograd/formulas.py). The composite
+# (runtime/kernels/composite_ops.py) still serves probability targets, label smoothing, and a weight
+# that requires grad.
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum", "none": "none", "mean": "mean", "sum": "sum",
+               "elementwise_mean": "mean"}
+
+
+def reduction_name(reduction: Any) -> str:
+    """"none", "mean" or "sum" for a loss's `reduction`: PyTorch's number (0, 1, 2) or the name F.* take."""
+    try:
+        return _REDUCTIONS[reduction]
+    except (KeyError, TypeError):
+        raise ValueError(f"{reduction} is not a valid value for reduction") from None
+
+
+def _class_targets(self: Tensor, target: Tensor, weight: Tensor | None) -> tuple[Any, int]:
+    """The targets with a leading batch dim added for a single sample, and the number of classes; PyTorch's
+    errors for a target or weight that does not fit the logits `self`."""
+    if self.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {self.dim()})")
+    if target._dtype is not dtypes.int64:
+        raise RuntimeError(f"expected scalar type Long but found {target._dtype.name}")
+    shape = self._data.shape
+    single = len(shape) == 1
+    t = target._data[None] if single and target._data.ndim == 0 else target._data
+    n = 1 if single else shape[0]
+    if t.ndim == 0 or t.shape[0] != n:
+        raise ValueError(f"Expected input batch_size ({n}) to match target batch_size "
+                         f"({t.shape[0] if t.ndim else 0}).")
+    expected = (1,) if single else shape[:1] + shape[2:]
+    if t.shape != expected:
+        raise RuntimeError(f"Expected target size {list(expected)}, got {list(t.shape)}")
+    classes = shape[0] if single else shape[1]
+    if weight is not None and (weight.dim() != 1 or weight._data.shape[0] != classes):
+        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
+                           f"got weight tensor of shape: {list(weight.shape)}")
+    return t, classes
+
+
+def _target_weights(t: Any, classes: int, weight: Tensor | None, ignore_index: int, dtype: Any,
+                    check: bool) -> tuple[Any, Any, Any]:
+    """(targets with ignored ones replaced by class 0, the weight of each target or None when all are 1, the
+    mask of targets not ignored or None when none is); with `check`, PyTorch's IndexError for a target out
+    of range that is not `ignore_index`."""
+    xp = xp_of(t)
+    # one reduction for both bounds: a negative int64 read as uint64 is above any class count
+    in_range = t.size == 0 or int(t.view(xp.uint64).max()) < classes
+    if in_range and not 0 <= ignore_index < classes:
+        valid = None  # nothing can equal ignore_index
+    else:
+        valid = t != ignore_index
+        if valid.all():
+            valid = None
+    if check and not in_range:
+        check_class_targets(t if valid is None else t[valid], classes)
+    safe = t if valid is None else xp.where(valid, t, 0)
+    w = None
+    if weight is not None:
+        w = weight._data.astype(dtype, copy=False)[safe]
+        if valid is not None:
+            w = xp.where(valid, w, 0)
+    elif valid is not None:
+        w = valid.astype(dtype)
+    return safe, w, valid
+
+
+def _pick(a: Any, safe: Any) -> Any:
+    """a[n, safe[n], ...]: the entry of each sample's target class (class dim 1)."""
+    xp = xp_of(a)
+    if a.ndim == 2:
+        return a[xp.arange(a.shape[0]), safe]
+    return xp.take_along_axis(a, safe[:, None], axis=1)[:, 0]
+
+
+def cross_entropy_indices(self: Tensor, target: Tensor, weight: Tensor | None = None, reduction: Any = 1,
+                          ignore_index: int = -100) -> Tensor:
+    """Cross entropy of logits `self` (classes in dim 1, or dim 0 for one sample) against class indices
+    (Note [Cross entropy as one node])."""
+    t, classes = _class_targets(self, target, weight)
+    r = reduction_name(reduction)
+    dt = _softmax_dtype(self, None)
+    a, z, axis = _shifted(self, 1 if self._data.ndim > 1 else 0, dt)
+    logp = _log_normalise(z.copy() if z is a else z, axis)
+    if self._data.ndim == 1:
+        logp = logp[None]
+    safe, w, _ = _target_weights(t, classes, weight, ignore_index, logp.dtype, True)
+    loss = _pick(logp, safe)
+    loss = -loss if w is None else -(loss * w)
+    if r == "none":
+        return wrap(loss[0] if self._data.ndim == 1 else loss, logp, dt)
+    total = loss.sum()
+    if r == "mean":
+        if w is None and loss.size:
+            total = total / logp.dtype.type(loss.size)
+        else:
+            with np.errstate(all="ignore"):  # every target ignored (or none): 0 / 0 = nan, as PyTorch
+                total = total / (w.sum() if w is not None else logp.dtype.type(0))
+    return wrap(total, logp, dt)
+
+
+def cross_entropy_indices_backward(grad: Tensor, self: Tensor, target: Tensor, weight: Tensor | None,
+                                   reduction: Any, ignore_index: int) -> Tensor:
+    """d cross_entropy_indices / d self on the arrays (Note [Cross entropy as one node]); the forward has
+    checked the arguments."""
+    single = self._data.ndim == 1
+    t = target._data[None] if single and target._data.ndim == 0 else target._data
+    a, p, _ = _shifted(self, 0 if single else 1, _softmax_dtype(self, None))
+    if p is a:  # no elements: `_shifted` returned the input's own array
+        p = a.copy()
+    if single:
+        p = p[None]
+    xp = xp_of(p)
+    with np.errstate(all="ignore"):
+        xp.exp(p, out=p)
+        p /= p.sum(axis=1, keepdims=True)  # the softmax
+        safe, w, valid = _target_weights(t, p.shape[1], weight, ignore_index, p.dtype, False)
+        if p.ndim == 2:
+            p[xp.arange(p.shape[0]), safe] -= 1  # minus the one-hot targets
+        else:
+            p -= xp.arange(p.shape[1]).reshape((-1,) + (1,) * (p.ndim - 2)) == safe[:, None]
+        g = grad._data.astype(p.dtype, copy=False)
+        r = reduction_name(reduction)
+        if r == "mean":
+            g = g / (w.sum() if w is not None else p.dtype.type(safe.size))
+        coef = g if w is None else w * g
+        if valid is not None:
+            coef = xp.where(valid, coef, 0)  # an ignored target adds nothing, even when the mean divides by 0
+        if r == "none" and single:
+            coef = coef.reshape(1)
+        p *= coef[:, None] if getattr(coef, "ndim", 0) else coef
+    return wrap(p[0] if single else p, a, self._dtype)
 
 
 def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor, Tensor]:
