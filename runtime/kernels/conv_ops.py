@@ -1,0 +1,194 @@
+"""2-D convolution kernels (CompositeExplicitAutograd, NumPy or CuPy): the forward as one column matrix and
+one GEMM, and the two backward products (input gradient, weight gradient); plus the window view and the
+window fold that im2col/col2im (runtime/kernels/nn_ops.py) share with them.
+
+Note [Convolution column layout]
+The columns of a convolution are kept as one (C*kh*kw, N*OH*OW) matrix: row (c, i, j) holds input channel c
+at kernel offset (i, j) for every output position of every sample. Then each product is one 2-D GEMM on
+contiguous operands (per group): output (O, N*L) = W (O, C*kh*kw) @ cols, weight gradient
+gW = g (O, N*L) @ cols^T, column gradient gcols = W^T @ g; only the (N, O) <-> (O, N) transposes of the
+output and its gradient are copies of their own. The forward returns the columns as a second,
+non-differentiable output, saved for the weight gradient (PyTorch's slow conv kept its `finput` so too).
+The matrices are narrow (a few hundred columns per sample): as in runtime/kernels/linalg.py, BLAS threads are
+left to the environment (the benchmarks give both libraries one thread).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from runtime import dtypes
+from runtime.kernels._xp import as_tuple, strided_view, wrap, xp_of
+from runtime.tensor import Tensor
+
+
+def out_size(shape: Sequence[int], kernel: Sequence[int], dilation: Sequence[int], padding: Sequence[int],
+             stride: Sequence[int]) -> tuple[int, int]:
+    """(OH, OW) of a convolution of an (..., H, W) input; a clear error for bad geometry."""
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    oh = (shape[-2] + 2 * padding[0] - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1
+    ow = (shape[-1] + 2 * padding[1] - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"Given input size: {tuple(shape[-3:])}. Calculated output size: ({oh}x{ow}). "
+                           f"Output size is too small")
+    return oh, ow
+
+
+def padded(a: Any, padding: Sequence[int]) -> Any:
+    """`a` (..., H, W) with `padding` zeros around its last two dims (`a` itself without padding)."""
+    if not padding[0] and not padding[1]:
+        return a
+    xp = xp_of(a)
+    h, w = a.shape[-2:]
+    out = xp.zeros((*a.shape[:-2], h + 2 * padding[0], w + 2 * padding[1]), dtype=a.dtype)
+    out[..., padding[0]:padding[0] + h, padding[1]:padding[1] + w] = a
+    return out
+
+
+def windows(a: Any, kernel: Sequence[int], dilation: Sequence[int], stride: Sequence[int], oh: int, ow: int) -> Any:
+    """A strided view (..., kh, kw, OH, OW) of `a` (..., H, W): element (i, j, y, x) is
+    a[..., y * stride + i * dilation, x * stride + j * dilation]. No copy; the caller has checked the geometry."""
+    sh, sw = a.strides[-2:]
+    return strided_view(a, (*a.shape[:-2], kernel[0], kernel[1], oh, ow),
+                        (*a.strides[:-2], sh * dilation[0], sw * dilation[1], sh * stride[0], sw * stride[1]))
+
+
+def copied(view: Any) -> Any:
+    """A new C-contiguous array holding `view` (one copy, never a view of its base)."""
+    out = xp_of(view).empty(view.shape, dtype=view.dtype)
+    out[...] = view
+    return out
+
+
+def fold_add(out: Any, cols: Any, kernel: Sequence[int], dilation: Sequence[int], stride: Sequence[int]) -> None:
+    """The adjoint of `windows`: add cols (..., kh, kw, OH, OW) into `out` (..., H, W), one strided slice per
+    kernel offset (overlapping windows add up)."""
+    oh, ow = cols.shape[-2:]
+    for i in range(kernel[0]):
+        rows = slice(i * dilation[0], i * dilation[0] + stride[0] * (oh - 1) + 1, stride[0])
+        for j in range(kernel[1]):
+            w0 = j * dilation[1]
+            out[..., rows, w0:w0 + stride[1] * (ow - 1) + 1:stride[1]] += cols[..., i, j, :, :]
+
+
+def _geometry(stride: Any, padding: Any, dilation: Any) -> tuple[tuple[int, ...], ...]:
+    return as_tuple(stride, 2), as_tuple(padding, 2), as_tuple(dilation, 2)
+
+
+def _columns(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequence[int], dil: Sequence[int], oh: int,
+             ow: int) -> Any:
+    """The (C*kh*kw, N*OH*OW) column matrix of x (N, C, H, W): Note [Convolution column layout]."""
+    n, c = x.shape[:2]
+    view = windows(padded(x, pad), kernel, dil, st, oh, ow)                 # (N, C, kh, kw, OH, OW)
+    return copied(view.transpose(1, 2, 3, 0, 4, 5)).reshape(c * kernel[0] * kernel[1], n * oh * ow)
+
+
+def _grouped(m: Any, groups: int) -> Any:
+    """(R, K) as (groups, R / groups, K) (a view)."""
+    return m.reshape(groups, m.shape[0] // groups, m.shape[1])
+
+
+def _scalar_name(dt: dtypes.DType) -> str:
+    """PyTorch's ScalarType name ("Float", "Long"): the legacy tensor type name less "Tensor"."""
+    return dtypes.TENSOR_TYPE_NAMES[dt].removesuffix("Tensor")
+
+
+def _check_forward(input: Tensor, weight: Tensor, bias: Tensor | None, groups: int) -> None:
+    if input.dim() != 4 or weight.dim() != 4:
+        raise RuntimeError(f"_conv2d_forward: expected a 4-D input and a 4-D weight, but got input of size "
+                           f"{list(input.shape)} and weight of size {list(weight.shape)}")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    o, cg = weight.shape[:2]
+    if cg * groups != input.shape[1] or o % groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {cg * groups} channels, but got {input.shape[1]} channels "
+                           f"instead")
+    if input._dtype is not weight._dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_name(input._dtype)} but found {_scalar_name(weight._dtype)}")
+    if bias is not None:
+        if bias._dtype is not input._dtype:
+            raise RuntimeError(f"Input type ({input._dtype.name}) and bias type ({bias._dtype.name}) should be "
+                               f"the same")
+        if tuple(bias.shape) != (o,):
+            raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
+                               f"{o} elements, but got bias of size {list(bias.shape)} instead")
+
+
+def _conv2d_forward(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequence[int],
+                    padding: Sequence[int], dilation: Sequence[int], groups: int) -> tuple[Tensor, Tensor]:
+    """(output (N, O, OH, OW), columns (C*kh*kw, N*OH*OW)) of a 2-D convolution of a 4-D input."""
+    _check_forward(input, weight, bias, groups)
+    st, pad, dil = _geometry(stride, padding, dilation)
+    x, w = input._data, weight._data
+    n = x.shape[0]
+    o, _, kh, kw = w.shape
+    oh, ow = out_size(x.shape, (kh, kw), dil, pad, st)
+    cols = _columns(x, (kh, kw), st, pad, dil, oh, ow)
+    wm = w.reshape(o, -1)
+    out = wm @ cols if groups == 1 else (_grouped(wm, groups) @ _grouped(cols, groups)).reshape(o, -1)
+    if bias is not None:
+        out += bias._data.reshape(o, 1)
+    out = xp_of(out).ascontiguousarray(out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3))
+    return wrap(out, x, input._dtype), wrap(cols, x, input._dtype)
+
+
+def _grad_matrix(grad_output: Tensor) -> Any:
+    """The output gradient (N, O, OH, OW) as the (O, N*OH*OW) matrix of Note [Convolution column layout]."""
+    g = grad_output._data
+    if g.ndim != 4:
+        raise RuntimeError(f"convolution backward: expected a 4-D grad_output, but got {list(g.shape)}")
+    return g.transpose(1, 0, 2, 3).reshape(g.shape[1], -1)
+
+
+def _conv2d_backward_input(grad_output: Tensor, weight: Tensor, input_size: Sequence[int], stride: Sequence[int],
+                           padding: Sequence[int], dilation: Sequence[int], groups: int) -> Tensor:
+    """The gradient of a convolution's input (N, C, H, W): W^T @ g, folded back into the windows."""
+    st, pad, dil = _geometry(stride, padding, dilation)
+    n, c, h, w_ = (int(s) for s in input_size)
+    wt = weight._data
+    o, cg, kh, kw = wt.shape
+    oh, ow = out_size((h, w_), (kh, kw), dil, pad, st)
+    if tuple(grad_output.shape) != (n, o, oh, ow) or cg * groups != c:
+        raise RuntimeError(f"convolution backward: grad_output of size {list(grad_output.shape)} does not match "
+                           f"input size {[n, c, h, w_]} and weight of size {list(wt.shape)} (groups={groups})")
+    g = _grad_matrix(grad_output)
+    wm = wt.reshape(o, -1)
+    if groups == 1:
+        gcols = wm.T @ g
+    else:
+        gcols = (_grouped(wm, groups).transpose(0, 2, 1) @ _grouped(g, groups)).reshape(c * kh * kw, -1)
+    xp = xp_of(gcols)
+    acc = xp.zeros((c, n, h + 2 * pad[0], w_ + 2 * pad[1]), dtype=gcols.dtype)
+    fold_add(acc, gcols.reshape(c, kh, kw, n, oh, ow).transpose(0, 3, 1, 2, 4, 5), (kh, kw), dil, st)
+    out = xp.ascontiguousarray(acc[:, :, pad[0]:pad[0] + h, pad[1]:pad[1] + w_].transpose(1, 0, 2, 3))
+    return wrap(out, wt, weight._dtype)
+
+
+def _conv2d_backward_weight(grad_output: Tensor, input: Tensor, weight_size: Sequence[int], stride: Sequence[int],
+                            padding: Sequence[int], dilation: Sequence[int], groups: int,
+                            columns: Tensor | None = None) -> Tensor:
+    """The gradient of a convolution's weight: g @ cols^T (the forward's saved columns, or the input's)."""
+    st, pad, dil = _geometry(stride, padding, dilation)
+    o, cg, kh, kw = (int(s) for s in weight_size)
+    x = input._data
+    if x.ndim != 4 or cg * groups != x.shape[1]:
+        raise RuntimeError(f"convolution backward: input of size {list(x.shape)} does not match weight size "
+                           f"{[o, cg, kh, kw]} (groups={groups})")
+    oh, ow = out_size(x.shape, (kh, kw), dil, pad, st)
+    if tuple(grad_output.shape) != (x.shape[0], o, oh, ow):
+        raise RuntimeError(f"convolution backward: grad_output of size {list(grad_output.shape)} does not match "
+                           f"the output size {[x.shape[0], o, oh, ow]}")
+    cols = columns._data if columns is not None else _columns(x, (kh, kw), st, pad, dil, oh, ow)
+    g = _grad_matrix(grad_output)
+    if groups == 1:
+        gw = g @ cols.T
+    else:
+        gw = _grouped(g, groups) @ _grouped(cols, groups).transpose(0, 2, 1)
+    return wrap(gw.reshape(o, cg, kh, kw), x, input._dtype)
