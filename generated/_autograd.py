@@ -2488,9 +2488,9 @@ class MaxPool2dWithIndicesBackwardBackward0(_Node):
 class Conv2dForwardBackward0(_Node):
     """Backward of _conv2d_forward."""
 
-    __slots__ = ("_saved_dilation", "_saved_groups", "_saved_input", "_saved_padding", "_saved_stride", "_saved_weight", "_saved_columns", )
+    __slots__ = ("_saved_dilation", "_saved_groups", "_saved_input", "_saved_padding", "_saved_stride", "_saved_weight", )
     fresh_gradients = True
-    _saved_fields = ("_saved_input", "_saved_weight", "_saved_columns", )
+    _saved_fields = ("_saved_input", "_saved_weight", )
 
     def apply(self, grads):
         grad = grads[0]
@@ -2500,14 +2500,13 @@ class Conv2dForwardBackward0(_Node):
         padding = self._saved_padding
         stride = self._saved_stride
         weight = self._saved_weight.unpack(self)
-        columns = self._saved_columns.unpack(self)
         out = [None] * 3
         if self.needs_input_grad(0):
-            out[0] = _F._conv2d_backward_input(grads[0], weight, input.shape, stride, padding, dilation, groups)
+            out[0] = _F._conv2d_backward_input(grad, weight, input.shape, stride, padding, dilation, groups)
         if self.needs_input_grad(1):
-            out[1] = _F._conv2d_backward_weight(grads[0], input, weight.shape, stride, padding, dilation, groups, columns)
+            out[1] = _F._conv2d_backward_weight(grad, input, weight.shape, stride, padding, dilation, groups)
         if self.needs_input_grad(2):
-            out[2] = _F.sum(grads[0], [0, 2, 3])
+            out[2] = _F.sum(grad, [0, 2, 3])
         return out
 
 
@@ -2528,7 +2527,7 @@ class Conv2dBackwardInputBackward0(_Node):
         weight = self._saved_weight.unpack(self)
         out = [None] * 2
         if self.needs_input_grad(0):
-            out[0] = _F._conv2d_forward(grad, weight, None, stride, padding, dilation, groups)[0]
+            out[0] = _F._conv2d_forward(grad, weight, None, stride, padding, dilation, groups)
         if self.needs_input_grad(1):
             out[1] = _F._conv2d_backward_weight(grad_output, grad, weight.shape, stride, padding, dilation, groups)
         return out
@@ -2549,13 +2548,11 @@ class Conv2dBackwardWeightBackward0(_Node):
         input = self._saved_input.unpack(self)
         padding = self._saved_padding
         stride = self._saved_stride
-        out = [None] * 3
+        out = [None] * 2
         if self.needs_input_grad(0):
-            out[0] = _F._conv2d_forward(input, grad, None, stride, padding, dilation, groups)[0]
+            out[0] = _F._conv2d_forward(input, grad, None, stride, padding, dilation, groups)
         if self.needs_input_grad(1):
             out[1] = _F._conv2d_backward_input(grad_output, grad, input.shape, stride, padding, dilation, groups)
-        if self.needs_input_grad(2):
-            _not_implemented_input("_conv2d_backward_weight", "columns")
         return out
 
 
@@ -8268,8 +8265,11 @@ def _conv2d_forward(input, weight, bias, stride, padding, dilation, groups):
         node._saved_padding = padding
         node._saved_stride = stride
         node._saved_weight = _Saved(weight, False)
-        _set_history(result, node, (True, False))
-        node._saved_columns = _Saved(result[1], True)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
     return result
 
 
@@ -8304,10 +8304,10 @@ def _conv2d_backward_input(grad_output, weight, input_size, stride, padding, dil
     return result
 
 
-def _conv2d_backward_weight(grad_output, input, weight_size, stride, padding, dilation, groups, columns):
-    _k = (_shared.remap or _tls.remap)[grad_output._keys | input._keys | (columns._keys if columns is not None else 0)] & _BELOW_AUTOGRAD
-    result = _ops._tab__conv2d_backward_weight[_k](grad_output, input, weight_size, stride, padding, dilation, groups, columns)
-    if grad_output._requires_grad or input._requires_grad or (columns is not None and columns._requires_grad):
+def _conv2d_backward_weight(grad_output, input, weight_size, stride, padding, dilation, groups):
+    _k = (_shared.remap or _tls.remap)[grad_output._keys | input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab__conv2d_backward_weight[_k](grad_output, input, weight_size, stride, padding, dilation, groups)
+    if grad_output._requires_grad or input._requires_grad:
         node = _new(Conv2dBackwardWeightBackward0)
         node.sequence_nr = _next_seq()
         if grad_output._requires_grad:
@@ -8320,12 +8320,7 @@ def _conv2d_backward_weight(grad_output, input, weight_size, stride, padding, di
             _e1 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
             _e1 = None
-        if columns is not None and columns._requires_grad:
-            _fn = columns._grad_fn
-            _e2 = (_fn, columns._output_nr, columns._data.shape, columns._dtype, columns._device) if _fn is not None else (columns._leaf_edge or _leaf_edge(columns))
-        else:
-            _e2 = None
-        node.next_edges = (_e0, _e1, _e2)
+        node.next_edges = (_e0, _e1)
         node._saved_dilation = dilation
         node._saved_grad_output = _Saved(grad_output, False)
         node._saved_groups = groups

@@ -248,7 +248,7 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
                            f"{list(input.shape)}")
     x = input if input.dim() == 4 else G.unsqueeze(input, 0)
     out = G._conv2d_forward(x, weight, bias, as_tuple(stride, 2), as_tuple(padding, 2), as_tuple(dilation, 2),
-                            groups)[0]
+                            groups)
     return out if input.dim() == 4 else G.squeeze(out, 0)
 
 

@@ -3,14 +3,16 @@ one GEMM, and the two backward products (input gradient, weight gradient); plus 
 window fold that im2col/col2im (runtime/kernels/nn_ops.py) share with them.
 
 Note [Convolution column layout]
-The columns of a convolution are kept as one (C*kh*kw, N*OH*OW) matrix: row (c, i, j) holds input channel c
-at kernel offset (i, j) for every output position of every sample. Then each product is one 2-D GEMM on
-contiguous operands (per group): output (O, N*L) = W (O, C*kh*kw) @ cols, weight gradient
-gW = g (O, N*L) @ cols^T, column gradient gcols = W^T @ g; only the (N, O) <-> (O, N) transposes of the
-output and its gradient are copies of their own. The forward returns the columns as a second,
-non-differentiable output, saved for the weight gradient (PyTorch's slow conv kept its `finput` so too).
-The matrices are narrow (a few hundred columns per sample): as in runtime/kernels/linalg.py, BLAS threads are
-left to the environment (the benchmarks give both libraries one thread).
+The columns of a convolution are im2col's (N, C*kh*kw, L) array (L = OH*OW): row (c, i, j) of sample n holds
+input channel c at kernel offset (i, j) for every output position; one copy of a strided window view makes
+it. Each product is then a stack of N small GEMMs on contiguous operands (per group): output
+(N, O, L) = W (O, C*kh*kw) @ cols[n], column gradient W^T @ g[n], weight gradient the sum over n of
+g[n] @ cols[n]^T; the output and the column gradient come out in NCHW order with no transpose. One wide
+(O, C*kh*kw) @ (C*kh*kw, N*L) product would save the N calls, but OpenBLAS threads it, and on a shared
+2-core machine that made a demo step 7x slower. The weight gradient makes the columns again
+from the saved input rather than having the forward return them: a second floating output would have its
+undefined gradient materialised as zeros by the engine (runtime/autograd/engine.py `_materialize`), and
+filling that array cost more than copying it again.
 """
 
 from __future__ import annotations
@@ -81,17 +83,17 @@ def _geometry(stride: Any, padding: Any, dilation: Any) -> tuple[tuple[int, ...]
     return as_tuple(stride, 2), as_tuple(padding, 2), as_tuple(dilation, 2)
 
 
-def _columns(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequence[int], dil: Sequence[int], oh: int,
-             ow: int) -> Any:
-    """The (C*kh*kw, N*OH*OW) column matrix of x (N, C, H, W): Note [Convolution column layout]."""
+def unfold_columns(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequence[int], dil: Sequence[int], oh: int,
+            ow: int) -> Any:
+    """The (N, C*kh*kw, OH*OW) columns of x (N, C, H, W) (im2col): Note [Convolution column layout]. One copy
+    of a strided window view; `x` may have any strides."""
     n, c = x.shape[:2]
-    view = windows(padded(x, pad), kernel, dil, st, oh, ow)                 # (N, C, kh, kw, OH, OW)
-    return copied(view.transpose(1, 2, 3, 0, 4, 5)).reshape(c * kernel[0] * kernel[1], n * oh * ow)
+    return copied(windows(padded(x, pad), kernel, dil, st, oh, ow)).reshape(n, c * kernel[0] * kernel[1], oh * ow)
 
 
 def _grouped(m: Any, groups: int) -> Any:
-    """(R, K) as (groups, R / groups, K) (a view)."""
-    return m.reshape(groups, m.shape[0] // groups, m.shape[1])
+    """(..., R, K) as (..., groups, R / groups, K) (a view)."""
+    return m.reshape(*m.shape[:-2], groups, m.shape[-2] // groups, m.shape[-1])
 
 
 def _scalar_name(dt: dtypes.DType) -> str:
@@ -122,34 +124,33 @@ def _check_forward(input: Tensor, weight: Tensor, bias: Tensor | None, groups: i
 
 
 def _conv2d_forward(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequence[int],
-                    padding: Sequence[int], dilation: Sequence[int], groups: int) -> tuple[Tensor, Tensor]:
-    """(output (N, O, OH, OW), columns (C*kh*kw, N*OH*OW)) of a 2-D convolution of a 4-D input."""
+                    padding: Sequence[int], dilation: Sequence[int], groups: int) -> Tensor:
+    """The output (N, O, OH, OW) of a 2-D convolution of a 4-D input."""
     _check_forward(input, weight, bias, groups)
     st, pad, dil = _geometry(stride, padding, dilation)
     x, w = input._data, weight._data
     n = x.shape[0]
     o, _, kh, kw = w.shape
     oh, ow = out_size(x.shape, (kh, kw), dil, pad, st)
-    cols = _columns(x, (kh, kw), st, pad, dil, oh, ow)
+    cols = unfold_columns(x, (kh, kw), st, pad, dil, oh, ow)
     wm = w.reshape(o, -1)
-    out = wm @ cols if groups == 1 else (_grouped(wm, groups) @ _grouped(cols, groups)).reshape(o, -1)
+    out = wm @ cols if groups == 1 else (_grouped(wm, groups) @ _grouped(cols, groups)).reshape(n, o, oh * ow)
     if bias is not None:
         out += bias._data.reshape(o, 1)
-    out = xp_of(out).ascontiguousarray(out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3))
-    return wrap(out, x, input._dtype), wrap(cols, x, input._dtype)
+    return wrap(out.reshape(n, o, oh, ow), x, input._dtype)
 
 
-def _grad_matrix(grad_output: Tensor) -> Any:
-    """The output gradient (N, O, OH, OW) as the (O, N*OH*OW) matrix of Note [Convolution column layout]."""
+def _grad_matrices(grad_output: Tensor) -> Any:
+    """The output gradient (N, O, OH, OW) as N (O, OH*OW) matrices."""
     g = grad_output._data
     if g.ndim != 4:
         raise RuntimeError(f"convolution backward: expected a 4-D grad_output, but got {list(g.shape)}")
-    return g.transpose(1, 0, 2, 3).reshape(g.shape[1], -1)
+    return g.reshape(g.shape[0], g.shape[1], g.shape[2] * g.shape[3])
 
 
 def _conv2d_backward_input(grad_output: Tensor, weight: Tensor, input_size: Sequence[int], stride: Sequence[int],
                            padding: Sequence[int], dilation: Sequence[int], groups: int) -> Tensor:
-    """The gradient of a convolution's input (N, C, H, W): W^T @ g, folded back into the windows."""
+    """The gradient of a convolution's input (N, C, H, W): W^T @ g[n], folded back into the windows."""
     st, pad, dil = _geometry(stride, padding, dilation)
     n, c, h, w_ = (int(s) for s in input_size)
     wt = weight._data
@@ -158,23 +159,23 @@ def _conv2d_backward_input(grad_output: Tensor, weight: Tensor, input_size: Sequ
     if tuple(grad_output.shape) != (n, o, oh, ow) or cg * groups != c:
         raise RuntimeError(f"convolution backward: grad_output of size {list(grad_output.shape)} does not match "
                            f"input size {[n, c, h, w_]} and weight of size {list(wt.shape)} (groups={groups})")
-    g = _grad_matrix(grad_output)
+    g = _grad_matrices(grad_output)
     wm = wt.reshape(o, -1)
     if groups == 1:
         gcols = wm.T @ g
     else:
-        gcols = (_grouped(wm, groups).transpose(0, 2, 1) @ _grouped(g, groups)).reshape(c * kh * kw, -1)
+        gcols = _grouped(wm, groups).transpose(0, 2, 1) @ _grouped(g, groups)
     xp = xp_of(gcols)
-    acc = xp.zeros((c, n, h + 2 * pad[0], w_ + 2 * pad[1]), dtype=gcols.dtype)
-    fold_add(acc, gcols.reshape(c, kh, kw, n, oh, ow).transpose(0, 3, 1, 2, 4, 5), (kh, kw), dil, st)
-    out = xp.ascontiguousarray(acc[:, :, pad[0]:pad[0] + h, pad[1]:pad[1] + w_].transpose(1, 0, 2, 3))
+    out = xp.zeros((n, c, h + 2 * pad[0], w_ + 2 * pad[1]), dtype=gcols.dtype)
+    fold_add(out, gcols.reshape(n, c, kh, kw, oh, ow), (kh, kw), dil, st)
+    if pad[0] or pad[1]:
+        out = copied(out[:, :, pad[0]:pad[0] + h, pad[1]:pad[1] + w_])
     return wrap(out, wt, weight._dtype)
 
 
 def _conv2d_backward_weight(grad_output: Tensor, input: Tensor, weight_size: Sequence[int], stride: Sequence[int],
-                            padding: Sequence[int], dilation: Sequence[int], groups: int,
-                            columns: Tensor | None = None) -> Tensor:
-    """The gradient of a convolution's weight: g @ cols^T (the forward's saved columns, or the input's)."""
+                            padding: Sequence[int], dilation: Sequence[int], groups: int) -> Tensor:
+    """The gradient of a convolution's weight: the sum over n of g[n] @ cols[n]^T."""
     st, pad, dil = _geometry(stride, padding, dilation)
     o, cg, kh, kw = (int(s) for s in weight_size)
     x = input._data
@@ -185,10 +186,10 @@ def _conv2d_backward_weight(grad_output: Tensor, input: Tensor, weight_size: Seq
     if tuple(grad_output.shape) != (x.shape[0], o, oh, ow):
         raise RuntimeError(f"convolution backward: grad_output of size {list(grad_output.shape)} does not match "
                            f"the output size {[x.shape[0], o, oh, ow]}")
-    cols = columns._data if columns is not None else _columns(x, (kh, kw), st, pad, dil, oh, ow)
-    g = _grad_matrix(grad_output)
+    cols = unfold_columns(x, (kh, kw), st, pad, dil, oh, ow)
+    g = _grad_matrices(grad_output)
     if groups == 1:
-        gw = g @ cols.T
+        gw = (g @ cols.transpose(0, 2, 1)).sum(0)
     else:
-        gw = _grouped(g, groups) @ _grouped(cols, groups).transpose(0, 2, 1)
+        gw = (_grouped(g, groups) @ _grouped(cols, groups).transpose(0, 1, 3, 2)).sum(0)
     return wrap(gw.reshape(o, cg, kh, kw), x, input._dtype)

@@ -89,10 +89,8 @@ def im2col(self: Tensor, kernel_size: Sequence[int], dilation: Sequence[int], pa
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor for input with possibly 0 batch size and "
                            f"non-zero dimensions for input, but got: {list(a.shape)}")
     x = a if a.ndim == 4 else a[None]
-    n, c = x.shape[:2]
     oh, ow = conv_ops.out_size(x.shape, k, dil, pad, st)
-    cols = conv_ops.copied(conv_ops.windows(conv_ops.padded(x, pad), k, dil, st, oh, ow))
-    cols = cols.reshape(n, c * k[0] * k[1], oh * ow)
+    cols = conv_ops.unfold_columns(x, k, st, pad, dil, oh, ow)
     return wrap(cols if a.ndim == 4 else cols[0], a, self._dtype)
 
 
@@ -156,6 +154,10 @@ def max_pool2d_with_indices(self: Tensor, kernel_size: Sequence[int], stride: Se
     a = self._data
     xp = xp_of(a)
     h, w = a.shape[-2:]
+    if st == k and dil == (1, 1) and pad == (0, 0) and oh * k[0] <= h and ow * k[1] <= w and a.size:
+        tiled = _max_pool_tiled(a, k, oh, ow)
+        if tiled is not None:
+            return wrap(tiled[0], a, self._dtype), wrap(tiled[1], a, dtypes.int64)
     floating = a.dtype.kind == "f"
     low = -np.inf if floating else np.iinfo(a.dtype).min
     need_h = (oh - 1) * st[0] + dil[0] * (k[0] - 1) + 1
@@ -192,6 +194,47 @@ def max_pool2d_with_indices(self: Tensor, kernel_size: Sequence[int], stride: Se
     flat = offsets.take(r)
     flat += rows * w + cols
     return wrap(best, a, self._dtype), wrap(flat, a, dtypes.int64)
+
+
+def _first_max(views: list[Any]) -> tuple[Any, Any]:
+    """(max, position of its first occurrence) over equally shaped arrays; NaN is ignored (the caller checks)."""
+    xp = xp_of(views[0])
+    if len(views) == 2:
+        at = views[1] > views[0]
+        return xp.maximum(views[0], views[1]), at.view(np.int8) if isinstance(at, np.ndarray) else at.astype(np.int8)
+    best = views[0].copy()
+    at = xp.zeros(best.shape, dtype=np.int16 if len(views) > 127 else np.int8)
+    for pos in range(1, len(views)):
+        higher = views[pos] > best
+        xp.copyto(best, views[pos], where=higher)
+        xp.copyto(at, pos, where=higher)
+    return best, at
+
+
+def _max_pool_tiled(a: Any, k: Sequence[int], oh: int, ow: int) -> tuple[Any, Any] | None:
+    """max_pool2d_with_indices where the windows tile the plane (stride = kernel, no padding or dilation), in
+    two separable steps: the max over each row of a window (strided views along W), then over those row maxima
+    (whole rows along H). Ties go to the first position, as PyTorch's. None when a NaN is in the result
+    (the general sweep then picks the NaN's position)."""
+    xp = xp_of(a)
+    w = a.shape[-1]
+    x = a[..., :oh * k[0], :ow * k[1]]
+    row_max, col = _first_max([x[..., j::k[1]] for j in range(k[1])])          # (..., OH*kh, OW)
+    row_max = row_max.reshape(*row_max.shape[:-2], oh, k[0], ow)
+    best, row = _first_max([row_max[..., i, :] for i in range(k[0])])          # (..., OH, OW)
+    if best.dtype.kind == "f" and bool(xp.isnan(best).any()):
+        return None
+    col = col.reshape(row_max.shape)
+    if k[0] == 1:
+        picked = col[..., 0, :]
+    elif k[0] == 2:
+        picked = xp.where(row.astype(bool), col[..., 1, :], col[..., 0, :])
+    else:
+        picked = xp.take_along_axis(col, row[..., None, :].astype(np.int64), axis=-2)[..., 0, :]
+    flat = (row + xp.arange(0, oh * k[0], k[0]).reshape(oh, 1)) * w
+    flat += picked
+    flat += xp.arange(0, ow * k[1], k[1])
+    return best, flat
 
 
 def max_pool2d_with_indices_backward(grad_output: Tensor, self: Tensor, kernel_size: Sequence[int],
