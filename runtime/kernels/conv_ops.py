@@ -94,11 +94,11 @@ def unfold_columns(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequen
 # Note [Convolution rows at padded width]
 # With stride 1, the window at kernel offset (i, j) of a padded plane (Hp, Wp) read row-major is one
 # contiguous run: output (y, x) reads flat element y*Wp + x + s, s = i*dil*Wp + j*dil. So the columns of an
-# offset are taken as rows of padded width, OH*Wp long (x in [OW, Wp) are junk that the forward drops), and
-# the fold of the input gradient is kh*kw adds of contiguous runs: long inner loops instead of OW-long ones
-# (3-10x faster at the demo's sizes). The junk columns are exact zeros wherever they take part in a sum:
-# the weight gradient zeroes them in the columns and the output gradient is padded with zeros; the input
-# gradient multiplies them by the weight (so only finite weights take this path: inf * 0 would be NaN).
+# offset can be taken as rows of padded width, OH*Wp long (x in [OW, Wp) are junk that the forward drops),
+# and the fold of the input gradient is kh*kw adds of contiguous runs: long inner loops instead of OW-long
+# ones (3x faster at the benchmarks' sizes). In the input gradient the output gradient is padded with zero
+# junk columns, which the GEMM multiplies by the weight: only finite weights take this path (inf * 0 is NaN).
+# The weight gradient keeps exact columns (zeroing the junk and the larger GEMM cost more than they save).
 # A plane's runs may read `slack` = (kw - 1) * dil elements past its end: the buffer has them, zero.
 def _wide(x: Any, kernel: Sequence[int], pad: Sequence[int], dil: Sequence[int], oh: int) -> Any:
     """The (N, C, kh, kw, OH*Wp) wide-row window view of x (N, C, H, W), over a new zero-padded buffer."""
@@ -177,9 +177,11 @@ def _conv2d_forward(input: Tensor, weight: Tensor, bias: Tensor | None, stride: 
     o, _, kh, kw = w.shape
     oh, ow = out_size(x.shape, (kh, kw), dil, pad, st)
     wm = w.reshape(o, -1)
-    if st == (1, 1) and x.size:  # Note [Convolution rows at padded width]
+    wp = x.shape[3] + 2 * pad[1]
+    # Wide rows save the copy's short inner loops (OW long) but pay for their junk columns in the GEMM and
+    # in a cropping copy: taken for short rows (OW <= 16) with at most 1/8 of junk.
+    if st == (1, 1) and ow <= 16 and 8 * (wp - ow) <= wp and x.size:  # Note [Convolution rows at padded width]
         view = _wide(x, (kh, kw), pad, dil, oh)
-        wp = x.shape[3] + 2 * pad[1]
         out = _times_weight(wm, copied(view).reshape(n, c * kh * kw, oh * wp), groups)
         out = copied(out.reshape(n, o, oh, wp)[..., :ow])
     else:
@@ -248,12 +250,5 @@ def _conv2d_backward_weight(grad_output: Tensor, input: Tensor, weight_size: Seq
     if tuple(grad_output.shape) != (n, o, oh, ow):
         raise RuntimeError(f"convolution backward: grad_output of size {list(grad_output.shape)} does not match "
                            f"the output size {[n, o, oh, ow]}")
-    if st == (1, 1) and x.size:  # Note [Convolution rows at padded width]
-        wp = x.shape[3] + 2 * pad[1]
-        view = _wide(x, (kh, kw), pad, dil, oh)
-        cols = copied(view)
-        cols.reshape(n, c, kh, kw, oh, wp)[..., ow:] = 0
-        gw = _outer_sum(_grad_matrices(grad_output, wp), cols.reshape(n, c * kh * kw, oh * wp), groups)
-    else:
-        gw = _outer_sum(_grad_matrices(grad_output), unfold_columns(x, (kh, kw), st, pad, dil, oh, ow), groups)
+    gw = _outer_sum(_grad_matrices(grad_output), unfold_columns(x, (kh, kw), st, pad, dil, oh, ow), groups)
     return wrap(gw.reshape(o, cg, kh, kw), x, input._dtype)
