@@ -14,12 +14,12 @@ from collections.abc import Iterable
 from codegen.errors import Diagnostic, LoadError, Location
 
 RUNTIME_OPS: frozenset[str] = frozenset({
-    "_to_copy", "abs", "add", "add_", "addmm", "all", "amax", "amin", "any", "argmax", "argsort", "as_strided",
-    "as_strided_backward", "bmm", "cat", "ceil", "chunk", "clamp", "clone", "contiguous", "copy_", "cos", "cumsum",
-    "diagonal", "div", "dropout", "empty_strided", "eq", "erf", "exp", "expand", "fill_", "flatten", "flip",
-    "floor", "gather", "im2col", "index", "index_add", "index_put", "index_put_", "index_select", "isclose",
-    "isfinite", "isinf", "isnan", "leaky_relu_", "linalg_inv", "linalg_solve", "linalg_vector_norm", "log",
-    "log_sigmoid", "log_softmax", "logical_and", "logical_not", "masked_fill", "matmul", "max", "max_pool2d",
+    "_conv2d_forward", "_to_copy", "abs", "add", "add_", "addmm", "all", "amax", "amin", "any", "argmax", "argsort",
+    "as_strided", "as_strided_backward", "bmm", "cat", "ceil", "chunk", "clamp", "clone", "contiguous", "copy_",
+    "cos", "cumsum", "diagonal", "div", "dropout", "empty_strided", "eq", "erf", "exp", "expand", "fill_",
+    "flatten", "flip", "floor", "gather", "im2col", "index", "index_add", "index_put", "index_put_", "index_select",
+    "isclose", "isfinite", "isinf", "isnan", "leaky_relu_", "linalg_inv", "linalg_solve", "linalg_vector_norm",
+    "log", "log_sigmoid", "log_softmax", "logical_and", "logical_not", "masked_fill", "matmul", "max", "max_pool2d",
     "max_pool2d_with_indices", "maximum", "mean", "min", "mm", "movedim", "mul", "mul_", "nan_to_num", "narrow",
     "neg", "nonzero", "normal_", "permute", "prelu", "prod", "random_", "relu", "relu_", "repeat_interleave",
     "reshape", "roll", "round", "rsqrt", "scatter", "scatter_add", "select", "sigmoid", "sign", "slice", "softmax",
