@@ -225,15 +225,17 @@ def _max_pool_tiled(a: Any, k: Sequence[int], oh: int, ow: int) -> tuple[Any, An
     if best.dtype.kind == "f" and bool(xp.isnan(best).any()):
         return None
     col = col.reshape(row_max.shape)
+    corner = xp.arange(0, oh * k[0] * w, k[0] * w).reshape(oh, 1) + xp.arange(0, ow * k[1], k[1])  # (OH, OW)
     if k[0] == 1:
-        picked = col[..., 0, :]
-    elif k[0] == 2:
-        picked = xp.where(row.astype(bool), col[..., 1, :], col[..., 0, :])
-    else:
-        picked = xp.take_along_axis(col, row[..., None, :].astype(np.int64), axis=-2)[..., 0, :]
-    flat = (row + xp.arange(0, oh * k[0], k[0]).reshape(oh, 1)) * w
-    flat += picked
-    flat += xp.arange(0, ow * k[1], k[1])
+        return best, corner + col[..., 0, :]
+    if k[0] == 2 and isinstance(row, np.ndarray):  # row is 0/1: the max is in the window's second row where 1
+        second = row.view(np.bool_)
+        flat = corner + np.where(second, col[..., 1, :], col[..., 0, :])
+        np.add(flat, w, out=flat, where=second)
+        return best, flat
+    picked = xp.take_along_axis(col, row[..., None, :].astype(np.int64), axis=-2)[..., 0, :]
+    flat = corner + picked
+    flat += row.astype(np.int64) * w
     return best, flat
 
 
