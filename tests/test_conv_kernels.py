@@ -97,6 +97,7 @@ POOL_CASES = [
     ((2, 2, 7, 9), 2, 2, 0, 1, False),                 # tiled, the last row and column dropped
     ((2, 3, 9, 8), (3, 2), (3, 2), 0, 1, False),       # tiled, rectangular
     ((2, 3, 9, 8), (1, 3), (1, 3), 0, 1, False),
+    ((2, 3, 8, 9), (2, 3), (2, 3), 0, 1, False),
     ((2, 3, 9, 7), 3, 2, 1, 1, True),                  # overlapping, padded, ceil_mode: the general sweep
     ((1, 2, 10, 9), (3, 2), (2, 1), (1, 0), (2, 1), False),
     ((2, 2, 7, 7), 2, 1, 0, 1, False),

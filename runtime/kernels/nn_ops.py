@@ -225,14 +225,23 @@ def _max_pool_tiled(a: Any, k: Sequence[int], oh: int, ow: int) -> tuple[Any, An
     if best.dtype.kind == "f" and bool(xp.isnan(best).any()):
         return None
     col = col.reshape(row_max.shape)
+    # The flat index is the window's corner plus the offset of position r = i * kw + j in it: r is computed in
+    # small ints (same-type ufuncs), then looked up in the (kh*kw,) offset table: int64 only in the last pass.
     corner = xp.arange(0, oh * k[0] * w, k[0] * w).reshape(oh, 1) + xp.arange(0, ow * k[1], k[1])  # (OH, OW)
+    offsets = xp.asarray([i * w + j for i in range(k[0]) for j in range(k[1])], dtype=np.int64)
     if k[0] == 1:
-        return best, corner + col[..., 0, :]
-    if k[0] == 2 and isinstance(row, np.ndarray):  # row is 0/1: the max is in the window's second row where 1
-        second = row.view(np.bool_)
-        flat = corner + np.where(second, col[..., 1, :], col[..., 0, :])
-        np.add(flat, w, out=flat, where=second)
-        return best, flat
+        r = col[..., 0, :]
+    elif k[0] == 2 and k[1] < 64:  # row is 0/1: r = kw + j1 in the second row, else j0
+        r = col[..., 1, :] - col[..., 0, :]
+        r += k[1]
+        r *= row
+        r += col[..., 0, :]
+    else:
+        picked = xp.take_along_axis(col, row[..., None, :].astype(np.int64), axis=-2)[..., 0, :]
+        r = row.astype(np.int64) * k[1] + picked
+    flat = offsets.take(r)
+    flat += corner
+    return best, flat
     picked = xp.take_along_axis(col, row[..., None, :].astype(np.int64), axis=-2)[..., 0, :]
     flat = corner + picked
     flat += row.astype(np.int64) * w
