@@ -1,6 +1,7 @@
-"""2-D convolution kernels (CompositeExplicitAutograd, NumPy or CuPy): the forward as one column matrix and
-one GEMM, and the two backward products (input gradient, weight gradient); plus the window view and the
-window fold that im2col/col2im (runtime/kernels/nn_ops.py) share with them.
+"""2-D convolution kernels (CompositeExplicitAutograd, NumPy or CuPy): the forward as columns and a stack of
+per-sample GEMMs, and the two backward products (input gradient, weight gradient), each the other's and the
+forward's derivative (derivatives.yaml); plus the window view and the window fold that im2col/col2im
+(runtime/kernels/nn_ops.py) share with them.
 
 Note [Convolution column layout]
 The columns of a convolution are im2col's (N, C*kh*kw, L) array (L = OH*OW): row (c, i, j) of sample n holds
