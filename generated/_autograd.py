@@ -2491,17 +2491,114 @@ class Col2imBackward0(_Node):
 class MaxPool2dWithIndicesBackward0(_Node):
     """Backward of max_pool2d_with_indices."""
 
-    __slots__ = ("_saved_input_shape", "_saved_result1", )
+    __slots__ = ("_saved_ceil_mode", "_saved_dilation", "_saved_kernel_size", "_saved_padding", "_saved_input", "_saved_stride", "_saved_result1", )
     fresh_gradients = True
-    _saved_fields = ("_saved_result1", )
+    _saved_fields = ("_saved_input", "_saved_result1", )
 
     def apply(self, grads):
         grad = grads[0]
-        input_shape = self._saved_input_shape
+        ceil_mode = self._saved_ceil_mode
+        dilation = self._saved_dilation
+        kernel_size = self._saved_kernel_size
+        padding = self._saved_padding
+        input = self._saved_input.unpack(self)
+        stride = self._saved_stride
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
         if self.needs_input_grad(0):
-            out[0] = _H.max_pool2d_backward(grads[0], input_shape, result1)
+            out[0] = _F.max_pool2d_with_indices_backward(grads[0], input, kernel_size, stride, padding, dilation, ceil_mode, result1)
+        return out
+
+
+class MaxPool2dWithIndicesBackwardBackward0(_Node):
+    """Backward of max_pool2d_with_indices_backward."""
+
+    __slots__ = ("_saved_indices", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_indices", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self._saved_indices.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 3
+        if self.needs_input_grad(0):
+            out[0] = _H.max_pool2d_double_backward(grad, indices)
+        if self.needs_input_grad(1):
+            out[1] = _H.zeros_like_grad(input)
+        if self.needs_input_grad(2):
+            _not_implemented_input("max_pool2d_with_indices_backward", "indices")
+        return out
+
+
+class Conv2dForwardBackward0(_Node):
+    """Backward of _conv2d_forward."""
+
+    __slots__ = ("_saved_dilation", "_saved_groups", "_saved_input", "_saved_padding", "_saved_stride", "_saved_weight", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", "_saved_weight", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dilation = self._saved_dilation
+        groups = self._saved_groups
+        input = self._saved_input.unpack(self)
+        padding = self._saved_padding
+        stride = self._saved_stride
+        weight = self._saved_weight.unpack(self)
+        out = [None] * 3
+        if self.needs_input_grad(0):
+            out[0] = _F._conv2d_backward_input(grad, weight, input.shape, stride, padding, dilation, groups)
+        if self.needs_input_grad(1):
+            out[1] = _F._conv2d_backward_weight(grad, input, weight.shape, stride, padding, dilation, groups)
+        if self.needs_input_grad(2):
+            out[2] = _F.sum(grad, [0, 2, 3])
+        return out
+
+
+class Conv2dBackwardInputBackward0(_Node):
+    """Backward of _conv2d_backward_input."""
+
+    __slots__ = ("_saved_dilation", "_saved_grad_output", "_saved_groups", "_saved_padding", "_saved_stride", "_saved_weight", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_grad_output", "_saved_weight", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dilation = self._saved_dilation
+        grad_output = self._saved_grad_output.unpack(self)
+        groups = self._saved_groups
+        padding = self._saved_padding
+        stride = self._saved_stride
+        weight = self._saved_weight.unpack(self)
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = _F._conv2d_forward(grad, weight, None, stride, padding, dilation, groups)
+        if self.needs_input_grad(1):
+            out[1] = _F._conv2d_backward_weight(grad_output, grad, weight.shape, stride, padding, dilation, groups)
+        return out
+
+
+class Conv2dBackwardWeightBackward0(_Node):
+    """Backward of _conv2d_backward_weight."""
+
+    __slots__ = ("_saved_dilation", "_saved_grad_output", "_saved_groups", "_saved_input", "_saved_padding", "_saved_stride", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_grad_output", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dilation = self._saved_dilation
+        grad_output = self._saved_grad_output.unpack(self)
+        groups = self._saved_groups
+        input = self._saved_input.unpack(self)
+        padding = self._saved_padding
+        stride = self._saved_stride
+        out = [None] * 2
+        if self.needs_input_grad(0):
+            out[0] = _F._conv2d_forward(input, grad, None, stride, padding, dilation, groups)
+        if self.needs_input_grad(1):
+            out[1] = _F._conv2d_backward_input(grad_output, grad, input.shape, stride, padding, dilation, groups)
         return out
 
 
@@ -8254,6 +8351,104 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride):
     return result
 
 
+def _conv2d_forward(input, weight, bias, stride, padding, dilation, groups):
+    _k = (_shared.remap or _tls.remap)[input._keys | weight._keys | (bias._keys if bias is not None else 0)] & _BELOW_AUTOGRAD
+    result = _ops._tab__conv2d_forward[_k](input, weight, bias, stride, padding, dilation, groups)
+    if input._requires_grad or weight._requires_grad or (bias is not None and bias._requires_grad):
+        node = _new(Conv2dForwardBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if weight._requires_grad:
+            _fn = weight._grad_fn
+            _e1 = (_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
+        else:
+            _e1 = None
+        if bias is not None and bias._requires_grad:
+            _fn = bias._grad_fn
+            _e2 = (_fn, bias._output_nr, bias._data.shape, bias._dtype, bias._device) if _fn is not None else (bias._leaf_edge or _leaf_edge(bias))
+        else:
+            _e2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node._saved_dilation = dilation
+        node._saved_groups = groups
+        node._saved_input = _Saved(input, False)
+        node._saved_padding = padding
+        node._saved_stride = stride
+        node._saved_weight = _Saved(weight, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def _conv2d_backward_input(grad_output, weight, input_size, stride, padding, dilation, groups):
+    _k = (_shared.remap or _tls.remap)[grad_output._keys | weight._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab__conv2d_backward_input[_k](grad_output, weight, input_size, stride, padding, dilation, groups)
+    if grad_output._requires_grad or weight._requires_grad:
+        node = _new(Conv2dBackwardInputBackward0)
+        node.sequence_nr = _next_seq()
+        if grad_output._requires_grad:
+            _fn = grad_output._grad_fn
+            _e0 = (_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
+        else:
+            _e0 = None
+        if weight._requires_grad:
+            _fn = weight._grad_fn
+            _e1 = (_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_dilation = dilation
+        node._saved_grad_output = _Saved(grad_output, False)
+        node._saved_groups = groups
+        node._saved_padding = padding
+        node._saved_stride = stride
+        node._saved_weight = _Saved(weight, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def _conv2d_backward_weight(grad_output, input, weight_size, stride, padding, dilation, groups):
+    _k = (_shared.remap or _tls.remap)[grad_output._keys | input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab__conv2d_backward_weight[_k](grad_output, input, weight_size, stride, padding, dilation, groups)
+    if grad_output._requires_grad or input._requires_grad:
+        node = _new(Conv2dBackwardWeightBackward0)
+        node.sequence_nr = _next_seq()
+        if grad_output._requires_grad:
+            _fn = grad_output._grad_fn
+            _e0 = (_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
+        else:
+            _e0 = None
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e1 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_dilation = dilation
+        node._saved_grad_output = _Saved(grad_output, False)
+        node._saved_groups = groups
+        node._saved_input = _Saved(input, False)
+        node._saved_padding = padding
+        node._saved_stride = stride
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
 def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_max_pool2d_with_indices[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
@@ -8263,9 +8458,46 @@ def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input._data.shape
+        node._saved_ceil_mode = ceil_mode
+        node._saved_dilation = dilation
+        node._saved_kernel_size = kernel_size
+        node._saved_padding = padding
+        node._saved_input = _Saved(input, False)
+        node._saved_stride = stride
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    _k = (_shared.remap or _tls.remap)[grad_output._keys | input._keys | indices._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_max_pool2d_with_indices_backward[_k](grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices)
+    if grad_output._requires_grad or input._requires_grad or indices._requires_grad:
+        node = _new(MaxPool2dWithIndicesBackwardBackward0)
+        node.sequence_nr = _next_seq()
+        if grad_output._requires_grad:
+            _fn = grad_output._grad_fn
+            _e0 = (_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
+        else:
+            _e0 = None
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e1 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e1 = None
+        if indices._requires_grad:
+            _fn = indices._grad_fn
+            _e2 = (_fn, indices._output_nr, indices._data.shape, indices._dtype, indices._device) if _fn is not None else (indices._leaf_edge or _leaf_edge(indices))
+        else:
+            _e2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node._saved_indices = _Saved(indices, False)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
     return result
 
 

@@ -16,6 +16,9 @@ from runtime.return_types import make as _return_type
 from runtime.tensor import Tensor
 
 __all__ = [
+    "_conv2d_backward_input",
+    "_conv2d_backward_weight",
+    "_conv2d_forward",
     "_cross_entropy_indices",
     "_to_copy",
     "_unique2",
@@ -206,6 +209,7 @@ __all__ = [
     "max",
     "max_pool2d",
     "max_pool2d_with_indices",
+    "max_pool2d_with_indices_backward",
     "maximum",
     "maximum_",
     "mean",
@@ -4925,6 +4929,42 @@ def _call_conv2d(input, weight, bias, stride, padding, dilation, groups):
     return _tab_conv2d[_k](input, weight, bias, stride, padding, dilation, groups)
 
 
+_op__conv2d_forward = _dispatcher.declare("_conv2d_forward", "_conv2d_forward(Tensor input, Tensor weight, Tensor? bias, int[2] stride, int[2] padding, int[2] dilation, int groups) -> Tensor", (0, 1, 2))
+_tab__conv2d_forward = _op__conv2d_forward.table
+
+
+def _call__conv2d_forward(input, weight, bias, stride, padding, dilation, groups):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | weight._keys | (bias._keys if bias is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op__conv2d_forward, (input, weight, bias, stride, padding, dilation, groups,))
+    return _tab__conv2d_forward[_k](input, weight, bias, stride, padding, dilation, groups)
+
+
+_op__conv2d_backward_input = _dispatcher.declare("_conv2d_backward_input", "_conv2d_backward_input(Tensor grad_output, Tensor weight, SymInt[] input_size, int[2] stride, int[2] padding, int[2] dilation, int groups) -> Tensor", (0, 1))
+_tab__conv2d_backward_input = _op__conv2d_backward_input.table
+
+
+def _call__conv2d_backward_input(grad_output, weight, input_size, stride, padding, dilation, groups):
+    try:
+        _k = (_shared.remap or _tls.remap)[grad_output._keys | weight._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__conv2d_backward_input, (grad_output, weight, input_size, stride, padding, dilation, groups,))
+    return _tab__conv2d_backward_input[_k](grad_output, weight, input_size, stride, padding, dilation, groups)
+
+
+_op__conv2d_backward_weight = _dispatcher.declare("_conv2d_backward_weight", "_conv2d_backward_weight(Tensor grad_output, Tensor input, SymInt[] weight_size, int[2] stride, int[2] padding, int[2] dilation, int groups) -> Tensor", (0, 1))
+_tab__conv2d_backward_weight = _op__conv2d_backward_weight.table
+
+
+def _call__conv2d_backward_weight(grad_output, input, weight_size, stride, padding, dilation, groups):
+    try:
+        _k = (_shared.remap or _tls.remap)[grad_output._keys | input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__conv2d_backward_weight, (grad_output, input, weight_size, stride, padding, dilation, groups,))
+    return _tab__conv2d_backward_weight[_k](grad_output, input, weight_size, stride, padding, dilation, groups)
+
+
 _op_max_pool2d_with_indices = _dispatcher.declare("max_pool2d_with_indices", "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", (0,))
 _tab_max_pool2d_with_indices = _op_max_pool2d_with_indices.table
 
@@ -4935,6 +4975,18 @@ def _call_max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,
     except AttributeError:
         _k = _bad_arguments(_op_max_pool2d_with_indices, (input, kernel_size, stride, padding, dilation, ceil_mode,))
     return _tab_max_pool2d_with_indices[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+_op_max_pool2d_with_indices_backward = _dispatcher.declare("max_pool2d_with_indices_backward", "max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor", (0, 1, 7))
+_tab_max_pool2d_with_indices_backward = _op_max_pool2d_with_indices_backward.table
+
+
+def _call_max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    try:
+        _k = (_shared.remap or _tls.remap)[grad_output._keys | input._keys | indices._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_max_pool2d_with_indices_backward, (grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices,))
+    return _tab_max_pool2d_with_indices_backward[_k](grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices)
 
 
 _op_max_pool2d = _dispatcher.declare("max_pool2d", "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor", (0,))
@@ -6212,6 +6264,18 @@ def _call_dist(input, other, p):
 
 
 # -- the Python API: one function per name, choosing among its overloads ------------------------
+
+
+def _conv2d_backward_input(grad_output, weight, input_size, stride, padding, dilation, groups):
+    return _call__conv2d_backward_input(grad_output, (weight if isinstance(weight, Tensor) else _scalar(weight, op='_conv2d_backward_input', arg='weight')), input_size, stride, padding, dilation, groups)
+
+
+def _conv2d_backward_weight(grad_output, input, weight_size, stride, padding, dilation, groups):
+    return _call__conv2d_backward_weight(grad_output, (input if isinstance(input, Tensor) else _scalar(input, op='_conv2d_backward_weight', arg='input')), weight_size, stride, padding, dilation, groups)
+
+
+def _conv2d_forward(input, weight, bias, stride, padding, dilation, groups):
+    return _call__conv2d_forward(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='_conv2d_forward', arg='weight')), bias, stride, padding, dilation, groups)
 
 
 def _cross_entropy_indices(input, target, weight=None, reduction='mean', ignore_index=-100):
@@ -7891,6 +7955,10 @@ def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
     except AttributeError:
         _k = _bad_arguments(_op_max_pool2d_with_indices, (input, kernel_size, stride, padding, dilation, ceil_mode,))
     return _tab_max_pool2d_with_indices[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    return _call_max_pool2d_with_indices_backward(grad_output, (input if isinstance(input, Tensor) else _scalar(input, op='max_pool2d_with_indices_backward', arg='input')), kernel_size, stride, padding, dilation, ceil_mode, (indices if isinstance(indices, Tensor) else _scalar(indices, op='max_pool2d_with_indices_backward', arg='indices')))
 
 
 def maximum(input, other, *, out=None):

@@ -9,6 +9,7 @@ import runtime.kernels.activations
 import runtime.kernels.compat_composites
 import runtime.kernels.composite
 import runtime.kernels.composite_ops
+import runtime.kernels.conv_ops
 import runtime.kernels.copy
 import runtime.kernels.index
 import runtime.kernels.index_ops
@@ -999,8 +1000,16 @@ _dispatcher.register_all([
     ("col2im", "CompositeExplicitAutograd", runtime.kernels.nn_ops.col2im),
     ("col2im", "Autograd", _autograd.col2im),
     ("conv2d", "CompositeImplicitAutograd", runtime.kernels.composite_ops.conv2d),
+    ("_conv2d_forward", "CompositeExplicitAutograd", runtime.kernels.conv_ops._conv2d_forward),
+    ("_conv2d_forward", "Autograd", _autograd._conv2d_forward),
+    ("_conv2d_backward_input", "CompositeExplicitAutograd", runtime.kernels.conv_ops._conv2d_backward_input),
+    ("_conv2d_backward_input", "Autograd", _autograd._conv2d_backward_input),
+    ("_conv2d_backward_weight", "CompositeExplicitAutograd", runtime.kernels.conv_ops._conv2d_backward_weight),
+    ("_conv2d_backward_weight", "Autograd", _autograd._conv2d_backward_weight),
     ("max_pool2d_with_indices", "CompositeExplicitAutograd", runtime.kernels.nn_ops.max_pool2d_with_indices),
     ("max_pool2d_with_indices", "Autograd", _autograd.max_pool2d_with_indices),
+    ("max_pool2d_with_indices_backward", "CompositeExplicitAutograd", runtime.kernels.nn_ops.max_pool2d_with_indices_backward),
+    ("max_pool2d_with_indices_backward", "Autograd", _autograd.max_pool2d_with_indices_backward),
     ("max_pool2d", "CompositeImplicitAutograd", runtime.kernels.composite_ops.max_pool2d),
     ("avg_pool2d", "CompositeImplicitAutograd", runtime.kernels.composite_ops.avg_pool2d),
     ("addcmul", "CPU", _cpu.addcmul),

@@ -70,6 +70,15 @@ class Sample:
     defaults: frozenset[int]    # positions left at the schema default (not passed to PyTorch)
 
 
+_CONV = {"stride": [2, 1], "padding": [1, 1], "dilation": [1, 2], "groups": 2}
+
+
+def _pool_indices(rng: np.random.Generator, dt: str) -> Any:
+    """Argmax indices of a 2x2, stride 2 max-pool of (2, 3, 4, 6) planes: one random position per window."""
+    i, j = rng.integers(0, 2, (2, 3, 2, 3)), rng.integers(0, 2, (2, 3, 2, 3))
+    return (np.arange(2).reshape(2, 1) * 2 + i) * 6 + np.arange(3) * 2 + j
+
+
 def _ints(values: Any) -> Maker:
     return lambda rng, dt: np.array(values, dtype=np.int64)
 
@@ -215,6 +224,18 @@ ROWS: dict[str, Row] = {
     "conv2d": Row(shapes={"input": (2, 3, 5, 6), "weight": (4, 3, 3, 3), "bias": (4,)},
                   values={"stride": [2, 1], "padding": [1, 1]}),
     "max_pool2d_with_indices": Row(shapes={"self": (2, 3, 4, 6)}, values={"kernel_size": [2, 2]}),
+    "max_pool2d_with_indices_backward": Row(
+        shapes={"grad_output": (2, 3, 2, 3), "self": (2, 3, 4, 6)}, tensors={"indices": _pool_indices},
+        values={"kernel_size": [2, 2], "stride": [2, 2], "padding": [0, 0], "dilation": [1, 1]}),
+    # the convolution behind conv2d (runtime/kernels/conv_ops.py): 2 groups, strided, padded, dilated
+    "_conv2d_forward": Row(shapes={"input": (2, 4, 5, 6), "weight": (6, 2, 3, 3), "bias": (6,)},
+                           values=_CONV, torch_ref=lambda torch, *a: torch.nn.functional.conv2d(*a)),
+    "_conv2d_backward_input": Row(shapes={"grad_output": (2, 6, 3, 4), "weight": (6, 2, 3, 3)},
+                                  values={"input_size": [2, 4, 5, 6], **_CONV},
+                                  torch_ref=lambda torch, g, w, size, *a: torch.nn.grad.conv2d_input(size, w, g, *a)),
+    "_conv2d_backward_weight": Row(shapes={"grad_output": (2, 6, 3, 4), "input": (2, 4, 5, 6)},
+                                   values={"weight_size": [6, 2, 3, 3], **_CONV},
+                                   torch_ref=lambda torch, g, x, size, *a: torch.nn.grad.conv2d_weight(x, size, g, *a)),
     "max_pool2d": Row(shapes={"self": (2, 3, 4, 6)}, values={"kernel_size": [2, 2]}),
     "avg_pool2d": Row(shapes={"self": (2, 3, 4, 6)}, values={"kernel_size": [2, 2]}),
     "adaptive_avg_pool2d": Row(shapes={"self": (2, 3, 4, 6)}, values={"output_size": [2, 3]}),

@@ -36,6 +36,11 @@ SHAPES: dict[str, list[tuple[int, ...]]] = {
     "im2col": [(1, 4, 4)],
     "col2im": [(4, 4)],
     "max_pool2d_with_indices": [(1, 4, 4)],
+    "max_pool2d_with_indices_backward": [(1, 2, 2), (1, 4, 4)],
+    # grouped (2 groups of 2 channels), strided, padded and dilated: OH = 3, OW = 4
+    "_conv2d_forward": [(2, 4, 5, 6), (4, 2, 3, 3), (4,)],
+    "_conv2d_backward_input": [(2, 4, 3, 4), (4, 2, 3, 3)],
+    "_conv2d_backward_weight": [(2, 4, 3, 4), (2, 4, 5, 6)],
     "masked_fill": [(2, 3), ()],
     "linalg_inv": [(3, 3)],
     "linalg_det": [(2, 3, 3)],
@@ -88,6 +93,11 @@ ARG_VALUES: dict[str, dict[str, Any]] = {
     "col2im": {"output_size": [3, 3], "kernel_size": [2, 2], "dilation": [1, 1], "padding": [0, 0],
                "stride": [1, 1]},
     "max_pool2d_with_indices": {"kernel_size": [2, 2]},
+    "max_pool2d_with_indices_backward": {"kernel_size": [2, 2], "stride": [2, 2], "padding": [0, 0],
+                                         "dilation": [1, 1]},
+    **{op: {"stride": [2, 1], "padding": [1, 1], "dilation": [1, 2], "groups": 2, **extra} for op, extra in (
+        ("_conv2d_forward", {}), ("_conv2d_backward_input", {"input_size": [2, 4, 5, 6]}),
+        ("_conv2d_backward_weight", {"weight_size": [4, 2, 3, 3]}))},
     "linalg_svd": {"full_matrices": False},
     "kthvalue": {"k": 2, "dim": 1},
     "median": {"dim": 1},
@@ -208,6 +218,8 @@ def _non_differentiable_tensor(G: Any, op: str, a: Any) -> Any:
         return G.tensor(MASK)
     if a.name == "indices" and a.type.is_list():
         return [G.tensor([1, 0])]
+    if a.name == "indices" and op == "max_pool2d_with_indices_backward":
+        return G.tensor([[[0, 3], [9, 14]]])  # one position in each 2x2 window of a 4x4 plane
     if a.name == "indices":
         return G.tensor([[0, 1], [1, 0]])
     if a.name == "index":

@@ -392,15 +392,12 @@ def dropout_scale(p: float, train: bool | None) -> float:
     return 0.0 if p == 1 else 1.0 / (1.0 - p)
 
 
-def max_pool2d_backward(grad: Tensor, shape: Sequence[int], indices: Tensor) -> Tensor:
-    """Gradient of max_pool2d: each output's gradient added at the input position its max came from."""
-    G = _ops()
-    shape = tuple(shape)
-    lead = shape[:-2]
-    plane = shape[-2] * shape[-1]
-    zeros = G.zeros((*lead, plane), dtype=grad.dtype, device=grad.device)
-    g = zeros.scatter_add(len(lead), indices.reshape([*lead, -1]), grad.reshape([*lead, -1]))
-    return g.reshape(shape)
+def max_pool2d_double_backward(grad: Tensor, indices: Tensor) -> Tensor:
+    """Gradient of max_pool2d_with_indices_backward in its grad_output: `grad` (input-shaped) read back at
+    each output's argmax."""
+    lead = len(indices.shape) - 2
+    flat = grad.reshape([*grad.shape[:lead], -1])
+    return _ops().gather(flat, lead, indices.reshape([*indices.shape[:lead], -1])).reshape(indices.shape)
 
 
 # Note [Linear algebra gradients]

@@ -75,3 +75,11 @@ def as_tuple(v: int | Sequence[int], n: int) -> tuple[int, ...]:
         return (v,) * n
     t = tuple(int(x) for x in v)
     return t * n if len(t) == 1 else t
+
+
+def strided_view(a: Any, shape: Sequence[int], byte_strides: Sequence[int]) -> Any:
+    """A read-only strided view of array `a` (NumPy, an emulated CUDA array, or CuPy); the caller keeps it
+    inside `a`'s memory."""
+    if isinstance(a, np.ndarray):  # subok: an emulated CUDA array stays one
+        return np.lib.stride_tricks.as_strided(a, tuple(shape), tuple(byte_strides), subok=True, writeable=False)
+    return xp_of(a).lib.stride_tricks.as_strided(a, tuple(shape), tuple(byte_strides))

@@ -220,31 +220,14 @@ def dropout(input: Any, p: float, train: bool) -> Any:
 
 def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
            groups: int = 1) -> Any:
-    """2-D convolution as im2col + a (grouped) matrix product."""
+    """2-D convolution: _conv2d_forward (columns + one GEMM, runtime/kernels/conv_ops.py) on a 4-D input."""
     G = _G()
     if input.dim() not in (3, 4) or weight.dim() != 4:
         raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
                            f"{list(input.shape)}")
     x = input if input.dim() == 4 else G.unsqueeze(input, 0)
-    n, c, h, w = x.shape
-    o, cg, kh, kw = weight.shape
-    if cg * groups != c:
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
-                           f"{list(input.shape)} to have {cg * groups} channels, but got {c} channels instead")
-    st, pad, dil = as_tuple(stride, 2), as_tuple(padding, 2), as_tuple(dilation, 2)
-    cols = G.im2col(x, [kh, kw], list(dil), list(pad), list(st))        # (N, C*kh*kw, L)
-    oh = (h + 2 * pad[0] - dil[0] * (kh - 1) - 1) // st[0] + 1
-    ow = (w + 2 * pad[1] - dil[1] * (kw - 1) - 1) // st[1] + 1
-    if groups == 1:
-        # (A batched product, not one (O, C*kh*kw) @ (C*kh*kw, N*L): that wide product is threaded by
-        # OpenBLAS, which on a shared 2-core machine made a demo step 7x slower.)
-        out = G.matmul(G.reshape(weight, (o, -1)), cols)                # (N, O, L)
-    else:
-        cols = G.reshape(cols, (n, groups, cg * kh * kw, oh * ow))
-        out = G.matmul(G.reshape(weight, (groups, o // groups, cg * kh * kw)), cols)
-    out = G.reshape(out, (n, o, oh, ow))
-    if bias is not None:
-        out = out + G.reshape(bias, (1, o, 1, 1))
+    out = G._conv2d_forward(x, weight, bias, as_tuple(stride, 2), as_tuple(padding, 2), as_tuple(dilation, 2),
+                            groups)
     return out if input.dim() == 4 else G.squeeze(out, 0)
 
 

@@ -11,7 +11,8 @@ import numpy as np
 
 from runtime import dtypes
 from runtime import strides as S
-from runtime.kernels._xp import as_tuple, wrap, xp_of
+from runtime.kernels import conv_ops
+from runtime.kernels._xp import as_tuple, scatter_add_at, wrap, xp_of
 from runtime.random import _engine
 from runtime.tensor import Tensor
 
@@ -234,43 +235,19 @@ def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor,
     return wrap(out, a, input._dtype), wrap(keep, a, dtypes.bool_)
 
 
-def _conv_geometry(shape: Sequence[int], kernel: Sequence[int], dilation: Sequence[int], padding: Sequence[int],
-                   stride: Sequence[int]) -> tuple[int, int]:
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(p < 0 for p in padding):
-        raise RuntimeError("negative padding is not supported")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError("dilation should be greater than zero")
-    oh = (shape[-2] + 2 * padding[0] - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1
-    ow = (shape[-1] + 2 * padding[1] - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
-    if oh <= 0 or ow <= 0:
-        raise RuntimeError(f"Given input size: {tuple(shape[-3:])}. Calculated output size: ({oh}x{ow}). "
-                           f"Output size is too small")
-    return oh, ow
-
-
 def im2col(self: Tensor, kernel_size: Sequence[int], dilation: Sequence[int], padding: Sequence[int],
            stride: Sequence[int]) -> Tensor:
-    """(N, C, H, W) -> (N, C*kh*kw, L): every kernel window as a column (PyTorch's unfold)."""
+    """(N, C, H, W) -> (N, C*kh*kw, L): every kernel window as a column (PyTorch's unfold); one copy of a
+    strided window view."""
     k, dil, pad, st = (as_tuple(v, 2) for v in (kernel_size, dilation, padding, stride))
     a = self._data
     if a.ndim not in (3, 4):
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor for input with possibly 0 batch size and "
                            f"non-zero dimensions for input, but got: {list(a.shape)}")
-    batched = a.ndim == 4
-    x = a if batched else a[None]
-    xp = xp_of(x)
-    n, c, _, _ = x.shape
-    oh, ow = _conv_geometry(x.shape, k, dil, pad, st)
-    x = xp.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
-    cols = xp.empty((n, c, k[0] * k[1], oh, ow), dtype=x.dtype)
-    for i in range(k[0]):
-        for j in range(k[1]):
-            h0, w0 = i * dil[0], j * dil[1]
-            cols[:, :, i * k[1] + j] = x[:, :, h0:h0 + st[0] * (oh - 1) + 1:st[0], w0:w0 + st[1] * (ow - 1) + 1:st[1]]
-    cols = cols.reshape(n, c * k[0] * k[1], oh * ow)
-    return wrap(cols if batched else cols[0], a, self._dtype)
+    x = a if a.ndim == 4 else a[None]
+    oh, ow = conv_ops.out_size(x.shape, k, dil, pad, st)
+    cols = conv_ops.unfold_columns(x, k, st, pad, dil, oh, ow)
+    return wrap(cols if a.ndim == 4 else cols[0], a, self._dtype)
 
 
 def col2im(self: Tensor, output_size: Sequence[int], kernel_size: Sequence[int], dilation: Sequence[int],
@@ -286,18 +263,13 @@ def col2im(self: Tensor, output_size: Sequence[int], kernel_size: Sequence[int],
         raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, "
                            f"but got input.size(1)={ckk} and kernel_size={k}")
     c = ckk // (k[0] * k[1])
-    oh, ow = _conv_geometry(size, k, dil, pad, st)
+    oh, ow = conv_ops.out_size(size, k, dil, pad, st)
     if oh * ow != length:
         raise RuntimeError(f"Given output_size={size}, kernel_size={k}, dilation={dil}, padding={pad}, stride={st}, "
                            f"expected size of input's dimension 2 to match the calculated number of sliding blocks "
                            f"{oh} * {ow} = {oh * ow}, but got input.size(2)={length}.")
-    cols = cols.reshape(n, c, k[0] * k[1], oh, ow)
     out = xp.zeros((n, c, size[0] + 2 * pad[0], size[1] + 2 * pad[1]), dtype=cols.dtype)
-    for i in range(k[0]):
-        for j in range(k[1]):
-            h0, w0 = i * dil[0], j * dil[1]
-            rows = slice(h0, h0 + st[0] * (oh - 1) + 1, st[0])
-            out[:, :, rows, w0:w0 + st[1] * (ow - 1) + 1:st[1]] += cols[:, :, i * k[1] + j]
+    conv_ops.fold_add(out, cols.reshape(n, c, k[0], k[1], oh, ow), k, dil, st)
     out = out[:, :, pad[0]:pad[0] + size[0], pad[1]:pad[1] + size[1]]
     return wrap(out if batched else out[0], a, self._dtype)
 
@@ -338,34 +310,125 @@ def max_pool2d_with_indices(self: Tensor, kernel_size: Sequence[int], stride: Se
     a = self._data
     xp = xp_of(a)
     h, w = a.shape[-2:]
-    low = -np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).min
+    if st == k and dil == (1, 1) and pad == (0, 0) and oh * k[0] <= h and ow * k[1] <= w and a.size:
+        tiled = _max_pool_tiled(a, k, oh, ow)
+        if tiled is not None:
+            return wrap(tiled[0], a, self._dtype), wrap(tiled[1], a, dtypes.int64)
+    floating = a.dtype.kind == "f"
+    low = -np.inf if floating else np.iinfo(a.dtype).min
     need_h = (oh - 1) * st[0] + dil[0] * (k[0] - 1) + 1
     need_w = (ow - 1) * st[1] + dil[1] * (k[1] - 1) + 1
     extra_h, extra_w = max(0, need_h - h - 2 * pad[0]), max(0, need_w - w - 2 * pad[1])
     widths = [(0, 0)] * (a.ndim - 2) + [(pad[0], pad[0] + extra_h), (pad[1], pad[1] + extra_w)]
-    x = xp.pad(a, widths, constant_values=low) if any(p for pair in widths for p in pair) else a
-    # One strided view per window position: the max is a running np.maximum (NaN wins, as in PyTorch),
-    # and the index that of the first position holding it (or holding a NaN).
+    edged = any(p for pair in widths for p in pair)
+    x = xp.pad(a, widths, constant_values=low) if edged else a
+    # One strided view per window position (no copy): the max is a running np.maximum (NaN wins, as in
+    # PyTorch); the window position r of the max is the first whose value equals it, found by a backward
+    # sweep. Positions in the padding never count (a window of -inf values points at its first input
+    # element, as PyTorch's), and a NaN counts as equal to the NaN it made.
     views = [x[..., h0:h0 + st[0] * (oh - 1) + 1:st[0], w0:w0 + st[1] * (ow - 1) + 1:st[1]]
              for h0 in range(0, dil[0] * k[0], dil[0]) for w0 in range(0, dil[1] * k[1], dil[1])]
     best = views[0].copy()
     for v in views[1:]:
         xp.maximum(best, v, out=best)
     rows = xp.arange(oh).reshape(oh, 1) * st[0] - pad[0]
-    flat = xp.zeros(best.shape, dtype=np.int64)
-    flat += rows * w + (xp.arange(ow) * st[1] - pad[1])
-    found = xp.zeros(best.shape, dtype=bool)
-    floating = a.dtype.kind == "f"
-    for r, v in enumerate(views):
-        first = v == best
-        if floating:
-            first |= v != v
-        first &= ~found
-        found |= first
-        if r:
-            i, j = divmod(r, k[1])
-            flat += first * (i * dil[0] * w + j * dil[1])
+    cols = xp.arange(ow) * st[1] - pad[1]
+    nan = floating and bool(xp.isnan(best).any())
+    last = len(views) - 1
+    r = xp.full(best.shape, last, dtype=np.int16 if last > 127 else np.int8)
+    for pos in range(last - (0 if edged else 1), -1, -1):
+        v = views[pos]
+        hit = v == best
+        if nan:
+            hit |= v != v
+        if edged:
+            i, j = divmod(pos, k[1])
+            y, z = rows + i * dil[0], cols + j * dil[1]
+            hit &= ((y >= 0) & (y < h)) & ((z >= 0) & (z < w))
+        xp.copyto(r, pos, where=hit)
+    offsets = xp.asarray([i * dil[0] * w + j * dil[1] for i in range(k[0]) for j in range(k[1])], dtype=np.int64)
+    flat = offsets.take(r)
+    flat += rows * w + cols
     return wrap(best, a, self._dtype), wrap(flat, a, dtypes.int64)
+
+
+def _first_max(views: list[Any]) -> tuple[Any, Any]:
+    """(max, position of its first occurrence) over equally shaped arrays; NaN is ignored (the caller checks)."""
+    xp = xp_of(views[0])
+    if len(views) == 2:
+        at = views[1] > views[0]
+        return xp.maximum(views[0], views[1]), at.view(np.int8) if isinstance(at, np.ndarray) else at.astype(np.int8)
+    best = views[0].copy()
+    at = xp.zeros(best.shape, dtype=np.int16 if len(views) > 127 else np.int8)
+    for pos in range(1, len(views)):
+        higher = views[pos] > best
+        xp.copyto(best, views[pos], where=higher)
+        xp.copyto(at, pos, where=higher)
+    return best, at
+
+
+def _max_pool_tiled(a: Any, k: Sequence[int], oh: int, ow: int) -> tuple[Any, Any] | None:
+    """max_pool2d_with_indices where the windows tile the plane (stride = kernel, no padding or dilation), in
+    two separable steps: the max over each row of a window (strided views along W), then over those row maxima
+    (whole rows along H). Ties go to the first position, as PyTorch's. None when a NaN is in the result
+    (the general sweep then picks the NaN's position)."""
+    xp = xp_of(a)
+    w = a.shape[-1]
+    x = a[..., :oh * k[0], :ow * k[1]]
+    row_max, col = _first_max([x[..., j::k[1]] for j in range(k[1])])          # (..., OH*kh, OW)
+    row_max = row_max.reshape(*row_max.shape[:-2], oh, k[0], ow)
+    best, row = _first_max([row_max[..., i, :] for i in range(k[0])])          # (..., OH, OW)
+    if best.dtype.kind == "f" and bool(xp.isnan(best).any()):
+        return None
+    col = col.reshape(row_max.shape)
+    # The flat index is the window's corner plus the offset of position r = i * kw + j in it: r is computed in
+    # small ints (same-type ufuncs), then looked up in the (kh*kw,) offset table: int64 only in the last pass.
+    corner = xp.arange(0, oh * k[0] * w, k[0] * w).reshape(oh, 1) + xp.arange(0, ow * k[1], k[1])  # (OH, OW)
+    offsets = xp.asarray([i * w + j for i in range(k[0]) for j in range(k[1])], dtype=np.int64)
+    if k[0] == 1:
+        r = col[..., 0, :]
+    elif k[0] == 2 and k[1] < 64:  # row is 0/1: r = kw + j1 in the second row, else j0
+        r = col[..., 1, :] - col[..., 0, :]
+        r += k[1]
+        r *= row
+        r += col[..., 0, :]
+    else:
+        picked = xp.take_along_axis(col, row[..., None, :].astype(np.int64), axis=-2)[..., 0, :]
+        r = row.astype(np.int64) * k[1] + picked
+    flat = offsets.take(r)
+    flat += corner
+    return best, flat
+    picked = xp.take_along_axis(col, row[..., None, :].astype(np.int64), axis=-2)[..., 0, :]
+    flat = corner + picked
+    flat += row.astype(np.int64) * w
+    return best, flat
+
+
+def max_pool2d_with_indices_backward(grad_output: Tensor, self: Tensor, kernel_size: Sequence[int],
+                                     stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int],
+                                     ceil_mode: bool, indices: Tensor) -> Tensor:
+    """The gradient of max_pool2d: each output's gradient added at the input position its max came from
+    (`indices`, flat in each plane). Windows that cannot overlap write each position at most once (an
+    assignment); overlapping ones accumulate (np.bincount, one pass, or scatter-add)."""
+    k, st, _, dil, oh, ow = _pool_args(self, kernel_size, stride, padding, dilation, ceil_mode)
+    g, idx = grad_output._data, indices._data
+    if tuple(g.shape) != (*self.shape[:-2], oh, ow) or tuple(idx.shape) != tuple(g.shape):
+        raise RuntimeError(f"max_pool2d_with_indices_backward: expected grad_output and indices of size "
+                           f"{[*self.shape[:-2], oh, ow]}, but got {list(g.shape)} and {list(idx.shape)}")
+    xp = xp_of(g)
+    h, w = self.shape[-2:]
+    planes = g.size // (oh * ow) if g.size else 0
+    flat = idx.reshape(planes, oh * ow) + xp.arange(0, planes * h * w, h * w).reshape(planes, 1)
+    dt = g.dtype
+    if st[0] >= dil[0] * (k[0] - 1) + 1 and st[1] >= dil[1] * (k[1] - 1) + 1:
+        out = xp.zeros(planes * h * w, dtype=dt)
+        out[flat.reshape(-1)] = g.reshape(-1)
+    elif g.__class__ is np.ndarray and dt.kind == "f":
+        out = np.bincount(flat.reshape(-1), weights=g.reshape(-1), minlength=planes * h * w).astype(dt)
+    else:
+        out = xp.zeros(planes * h * w, dtype=dt)
+        scatter_add_at(xp, out, (flat.reshape(-1),), g.reshape(-1))
+    return wrap(out.reshape(self.shape), g, grad_output._dtype)
 
 
 def avg_pool_divisors(h: int, w: int, k: Sequence[int], st: Sequence[int], pad: Sequence[int], oh: int, ow: int,

@@ -1,0 +1,103 @@
+"""Benchmark: the CNN layers alone, forward + backward, opgen vs. PyTorch on the CPU (one thread each).
+
+Each row is one layer of the training benchmarks' models (bench/bench_training.py: cnn and demo), batch 64,
+float32: `y = layer(x); y.backward(g)` with the gradients PyTorch would compute in the model (the first
+convolution's input needs none). The libraries are timed in interleaved rounds; the figure is the median over
+the rounds of opgen's time over PyTorch's (goal <= 1.0). Run: `python bench/bench_conv.py [--rounds N]
+[--only SUBSTR]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as PyTorch is given one (see bench_training.py)
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.bench_training import time_rounds
+
+GOAL = 1.0
+# name -> (kind, input shape, output channels (conv) or kernel (pool), whether the input needs a gradient)
+LAYERS: dict[str, tuple[str, tuple[int, ...], int, bool]] = {
+    "cnn conv1 1->8 28x28": ("conv", (64, 1, 28, 28), 8, False),
+    "cnn pool1 8x28x28": ("pool", (64, 8, 28, 28), 2, True),
+    "cnn conv2 8->16 14x14": ("conv", (64, 8, 14, 14), 16, True),
+    "cnn pool2 16x14x14": ("pool", (64, 16, 14, 14), 2, True),
+    "demo conv1 1->16 12x12": ("conv", (64, 1, 12, 12), 16, False),
+    "demo pool1 16x12x12": ("pool", (64, 16, 12, 12), 2, True),
+    "demo conv2 16->32 6x6": ("conv", (64, 16, 6, 6), 32, True),
+    "demo pool2 32x6x6": ("pool", (64, 32, 6, 6), 2, True),
+}
+
+
+def make(lib: Any, name: str) -> Callable[[], object]:
+    """One forward + backward of layer `name` in `lib` (generated or torch)."""
+    kind, shape, arg, input_grad = LAYERS[name]
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal(shape).astype(np.float32)
+    tensor = lib.tensor if lib.__name__ == "generated" else lib.from_numpy
+    x = tensor(x_np)
+    if input_grad:
+        x.requires_grad_(True)
+    F = lib.nn.functional
+    if kind == "conv":
+        w = tensor((rng.standard_normal((arg, shape[1], 3, 3)) * 0.1).astype(np.float32)).requires_grad_(True)
+        b = tensor(np.zeros(arg, np.float32)).requires_grad_(True)
+
+        def layer() -> Any:
+            return F.conv2d(x, w, b, 1, 1)
+    else:
+        def layer() -> Any:
+            return F.max_pool2d(x, arg)
+    g = tensor(rng.standard_normal(tuple(layer().shape)).astype(np.float32))
+
+    def step() -> object:
+        y = layer()
+        y.backward(g)
+        return y
+
+    return step
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--seconds", type=float, default=0.1, help="length of one round of one library")
+    parser.add_argument("--only", help="layers whose name contains this")
+    args = parser.parse_args(argv)
+    import generated as G
+    try:
+        import torch
+    except ImportError:
+        print("torch: not installed (no PyTorch ratio to report)")
+        return 0
+    torch.set_num_threads(1)
+    print(f"{'layer (fwd+bwd, batch 64)':<28} {'opgen ms':>9} {'torch ms':>9} {'ratio':>6}  range")
+    figures = []
+    for name in LAYERS:
+        if args.only and args.only not in name:
+            continue
+        samples = time_rounds([make(G, name), make(torch, name)], args.rounds, args.seconds)
+        ratios = sorted(a / b for a, b in zip(samples[0], samples[1], strict=True))
+        ratio = statistics.median(ratios)
+        figures.append((name, ratio))
+        print(f"{name:<28} {statistics.median(samples[0]) * 1e3:9.3f} {statistics.median(samples[1]) * 1e3:9.3f} "
+              f"{ratio:6.2f}  {ratios[0]:.2f}-{ratios[-1]:.2f}")
+    print(f"\n{'figure':<40}  {'value':>6}  {'goal':>6}  {'ok':>3}")
+    for name, ratio in figures:
+        print(f"{name + ' / torch':<40}  {ratio:>6.2f}  {'<= ' + str(GOAL):>6}  {'yes' if ratio <= GOAL else 'NO':>3}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

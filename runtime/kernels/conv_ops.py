@@ -1,0 +1,255 @@
+"""2-D convolution kernels (CompositeExplicitAutograd, NumPy or CuPy): the forward as columns and a stack of
+per-sample GEMMs, and the two backward products (input gradient, weight gradient), each the other's and the
+forward's derivative (derivatives.yaml); plus the window view and the window fold that im2col/col2im
+(runtime/kernels/nn_ops.py) share with them.
+
+Note [Convolution column layout]
+The columns of a convolution are im2col's (N, C*kh*kw, L) array (L = OH*OW): row (c, i, j) of sample n holds
+input channel c at kernel offset (i, j) for every output position; one copy of a strided window view makes
+it. Each product is then a stack of N small GEMMs on contiguous operands (per group): output
+(N, O, L) = W (O, C*kh*kw) @ cols[n], column gradient W^T @ g[n], weight gradient the sum over n of
+g[n] @ cols[n]^T; the output and the column gradient come out in NCHW order with no transpose. One wide
+(O, C*kh*kw) @ (C*kh*kw, N*L) product would save the N calls, but OpenBLAS threads it, and on a shared
+2-core machine that made a demo step 7x slower. The weight gradient makes the columns again
+from the saved input rather than having the forward return them: a second floating output would have its
+undefined gradient materialised as zeros by the engine (runtime/autograd/engine.py `_materialize`), and
+filling that array cost more than copying it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from runtime import dtypes
+from runtime.kernels._xp import as_tuple, strided_view, wrap, xp_of
+from runtime.tensor import Tensor
+
+
+def out_size(shape: Sequence[int], kernel: Sequence[int], dilation: Sequence[int], padding: Sequence[int],
+             stride: Sequence[int]) -> tuple[int, int]:
+    """(OH, OW) of a convolution of an (..., H, W) input; a clear error for bad geometry."""
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    oh = (shape[-2] + 2 * padding[0] - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1
+    ow = (shape[-1] + 2 * padding[1] - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"Given input size: {tuple(shape[-3:])}. Calculated output size: ({oh}x{ow}). "
+                           f"Output size is too small")
+    return oh, ow
+
+
+def padded(a: Any, padding: Sequence[int]) -> Any:
+    """`a` (..., H, W) with `padding` zeros around its last two dims (`a` itself without padding)."""
+    if not padding[0] and not padding[1]:
+        return a
+    xp = xp_of(a)
+    h, w = a.shape[-2:]
+    out = xp.zeros((*a.shape[:-2], h + 2 * padding[0], w + 2 * padding[1]), dtype=a.dtype)
+    out[..., padding[0]:padding[0] + h, padding[1]:padding[1] + w] = a
+    return out
+
+
+def windows(a: Any, kernel: Sequence[int], dilation: Sequence[int], stride: Sequence[int], oh: int, ow: int) -> Any:
+    """A strided view (..., kh, kw, OH, OW) of `a` (..., H, W): element (i, j, y, x) is
+    a[..., y * stride + i * dilation, x * stride + j * dilation]. No copy; the caller has checked the geometry."""
+    sh, sw = a.strides[-2:]
+    return strided_view(a, (*a.shape[:-2], kernel[0], kernel[1], oh, ow),
+                        (*a.strides[:-2], sh * dilation[0], sw * dilation[1], sh * stride[0], sw * stride[1]))
+
+
+def copied(view: Any) -> Any:
+    """A new C-contiguous array holding `view` (one copy, never a view of its base)."""
+    out = xp_of(view).empty(view.shape, dtype=view.dtype)
+    out[...] = view
+    return out
+
+
+def fold_add(out: Any, cols: Any, kernel: Sequence[int], dilation: Sequence[int], stride: Sequence[int]) -> None:
+    """The adjoint of `windows`: add cols (..., kh, kw, OH, OW) into `out` (..., H, W), one strided slice per
+    kernel offset (overlapping windows add up)."""
+    oh, ow = cols.shape[-2:]
+    for i in range(kernel[0]):
+        rows = slice(i * dilation[0], i * dilation[0] + stride[0] * (oh - 1) + 1, stride[0])
+        for j in range(kernel[1]):
+            w0 = j * dilation[1]
+            out[..., rows, w0:w0 + stride[1] * (ow - 1) + 1:stride[1]] += cols[..., i, j, :, :]
+
+
+def _geometry(stride: Any, padding: Any, dilation: Any) -> tuple[tuple[int, ...], ...]:
+    return as_tuple(stride, 2), as_tuple(padding, 2), as_tuple(dilation, 2)
+
+
+def unfold_columns(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequence[int], dil: Sequence[int], oh: int,
+                   ow: int) -> Any:
+    """The (N, C*kh*kw, OH*OW) columns of x (N, C, H, W) (im2col): Note [Convolution column layout]. One copy
+    of a strided window view; `x` may have any strides."""
+    n, c = x.shape[:2]
+    return copied(windows(padded(x, pad), kernel, dil, st, oh, ow)).reshape(n, c * kernel[0] * kernel[1], oh * ow)
+
+
+# Note [Convolution rows at padded width]
+# With stride 1, the window at kernel offset (i, j) of a padded plane (Hp, Wp) read row-major is one
+# contiguous run: output (y, x) reads flat element y*Wp + x + s, s = i*dil*Wp + j*dil. So the columns of an
+# offset can be taken as rows of padded width, OH*Wp long (x in [OW, Wp) are junk that the forward drops),
+# and the fold of the input gradient is kh*kw adds of contiguous runs: long inner loops instead of OW-long
+# ones (3x faster at the benchmarks' sizes). In the input gradient the output gradient is padded with zero
+# junk columns, which the GEMM multiplies by the weight: only finite weights take this path (inf * 0 is NaN).
+# The weight gradient keeps exact columns (zeroing the junk and the larger GEMM cost more than they save).
+# A plane's runs may read `slack` = (kw - 1) * dil elements past its end: the buffer has them, zero.
+def _wide(x: Any, kernel: Sequence[int], pad: Sequence[int], dil: Sequence[int], oh: int) -> Any:
+    """The (N, C, kh, kw, OH*Wp) wide-row window view of x (N, C, H, W), over a new zero-padded buffer."""
+    n, c, h, w = x.shape
+    hp, wp = h + 2 * pad[0], w + 2 * pad[1]
+    xp = xp_of(x)
+    buf = xp.zeros((n, c, hp * wp + (kernel[1] - 1) * dil[1]), dtype=x.dtype)
+    buf[:, :, :hp * wp].reshape(n, c, hp, wp)[:, :, pad[0]:pad[0] + h, pad[1]:pad[1] + w] = x
+    item = buf.itemsize
+    return strided_view(buf, (n, c, kernel[0], kernel[1], oh * wp),
+                        (*buf.strides[:2], dil[0] * wp * item, dil[1] * item, item))
+
+
+def _grouped(m: Any, groups: int) -> Any:
+    """(..., R, K) as (..., groups, R / groups, K) (a view)."""
+    return m.reshape(*m.shape[:-2], groups, m.shape[-2] // groups, m.shape[-1])
+
+
+def _times_weight(wm: Any, m: Any, groups: int) -> Any:
+    """W (O, C*kh*kw) @ m[n] for each sample (m: (N, C*kh*kw, K)) -> (N, O, K), per group."""
+    if groups == 1:
+        return wm @ m
+    return (_grouped(wm, groups) @ _grouped(m, groups)).reshape(m.shape[0], wm.shape[0], m.shape[-1])
+
+
+def _times_weight_t(wm: Any, g: Any, groups: int) -> Any:
+    """W^T @ g[n] for each sample (g: (N, O, K)) -> (N, C*kh*kw, K), per group."""
+    if groups == 1:
+        return wm.T @ g
+    out = _grouped(wm, groups).transpose(0, 2, 1) @ _grouped(g, groups)
+    return out.reshape(g.shape[0], groups * wm.shape[1], g.shape[-1])
+
+
+def _outer_sum(g: Any, cols: Any, groups: int) -> Any:
+    """The sum over n of g[n] (O, K) @ cols[n]^T (K, C*kh*kw) -> (O, C*kh*kw / groups), per group."""
+    if groups == 1:
+        return (g @ cols.transpose(0, 2, 1)).sum(0)
+    gw = (_grouped(g, groups) @ _grouped(cols, groups).transpose(0, 1, 3, 2)).sum(0)
+    return gw.reshape(g.shape[1], -1)
+
+
+def _scalar_name(dt: dtypes.DType) -> str:
+    """PyTorch's ScalarType name ("Float", "Long"): the legacy tensor type name less "Tensor"."""
+    return dtypes.TENSOR_TYPE_NAMES[dt].removesuffix("Tensor")
+
+
+def _check_forward(input: Tensor, weight: Tensor, bias: Tensor | None, groups: int) -> None:
+    if input.dim() != 4 or weight.dim() != 4:
+        raise RuntimeError(f"_conv2d_forward: expected a 4-D input and a 4-D weight, but got input of size "
+                           f"{list(input.shape)} and weight of size {list(weight.shape)}")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    o, cg = weight.shape[:2]
+    if cg * groups != input.shape[1] or o % groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {cg * groups} channels, but got {input.shape[1]} channels "
+                           f"instead")
+    if input._dtype is not weight._dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_name(input._dtype)} but found {_scalar_name(weight._dtype)}")
+    if bias is not None:
+        if bias._dtype is not input._dtype:
+            raise RuntimeError(f"Input type ({input._dtype.name}) and bias type ({bias._dtype.name}) should be "
+                               f"the same")
+        if tuple(bias.shape) != (o,):
+            raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
+                               f"{o} elements, but got bias of size {list(bias.shape)} instead")
+
+
+def _conv2d_forward(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequence[int],
+                    padding: Sequence[int], dilation: Sequence[int], groups: int) -> Tensor:
+    """The output (N, O, OH, OW) of a 2-D convolution of a 4-D input."""
+    _check_forward(input, weight, bias, groups)
+    st, pad, dil = _geometry(stride, padding, dilation)
+    x, w = input._data, weight._data
+    n, c = x.shape[:2]
+    o, _, kh, kw = w.shape
+    oh, ow = out_size(x.shape, (kh, kw), dil, pad, st)
+    wm = w.reshape(o, -1)
+    wp = x.shape[3] + 2 * pad[1]
+    # Wide rows save the copy's short inner loops (OW long) but pay for their junk columns in the GEMM and
+    # in a cropping copy: taken for short rows (OW <= 16) with at most 1/8 of junk.
+    if st == (1, 1) and ow <= 16 and 8 * (wp - ow) <= wp and x.size:  # Note [Convolution rows at padded width]
+        view = _wide(x, (kh, kw), pad, dil, oh)
+        out = _times_weight(wm, copied(view).reshape(n, c * kh * kw, oh * wp), groups)
+        out = copied(out.reshape(n, o, oh, wp)[..., :ow])
+    else:
+        out = _times_weight(wm, unfold_columns(x, (kh, kw), st, pad, dil, oh, ow), groups).reshape(n, o, oh, ow)
+    if bias is not None:
+        out += bias._data.reshape(o, 1, 1)
+    return wrap(out, x, input._dtype)
+
+
+def _grad_matrices(grad_output: Tensor, wp: int | None = None) -> Any:
+    """The output gradient (N, O, OH, OW) as N (O, OH*OW) matrices; with `wp`, as rows of width wp padded
+    with zeros, (O, OH*wp) (Note [Convolution rows at padded width])."""
+    g = grad_output._data
+    if g.ndim != 4:
+        raise RuntimeError(f"convolution backward: expected a 4-D grad_output, but got {list(g.shape)}")
+    n, o, oh, ow = g.shape
+    if wp is None:
+        return g.reshape(n, o, oh * ow)
+    wide = xp_of(g).zeros((n, o, oh, wp), dtype=g.dtype)
+    wide[..., :ow] = g
+    return wide.reshape(n, o, oh * wp)
+
+
+def _conv2d_backward_input(grad_output: Tensor, weight: Tensor, input_size: Sequence[int], stride: Sequence[int],
+                           padding: Sequence[int], dilation: Sequence[int], groups: int) -> Tensor:
+    """The gradient of a convolution's input (N, C, H, W): W^T @ g[n], folded back into the windows."""
+    st, pad, dil = _geometry(stride, padding, dilation)
+    n, c, h, w_ = (int(s) for s in input_size)
+    wt = weight._data
+    o, cg, kh, kw = wt.shape
+    oh, ow = out_size((h, w_), (kh, kw), dil, pad, st)
+    if tuple(grad_output.shape) != (n, o, oh, ow) or cg * groups != c:
+        raise RuntimeError(f"convolution backward: grad_output of size {list(grad_output.shape)} does not match "
+                           f"input size {[n, c, h, w_]} and weight of size {list(wt.shape)} (groups={groups})")
+    wm = wt.reshape(o, -1)
+    xp = xp_of(wt)
+    hp, wp = h + 2 * pad[0], w_ + 2 * pad[1]
+    if st == (1, 1) and n and bool(xp.isfinite(wt).all()):  # Note [Convolution rows at padded width]
+        gcols = _times_weight_t(wm, _grad_matrices(grad_output, wp), groups).reshape(n, c, kh, kw, oh * wp)
+        flat = xp.zeros((n, c, hp * wp + (kw - 1) * dil[1]), dtype=gcols.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                start = i * dil[0] * wp + j * dil[1]
+                flat[:, :, start:start + oh * wp] += gcols[:, :, i, j]
+        out = flat[:, :, :hp * wp].reshape(n, c, hp, wp)
+    else:
+        gcols = _times_weight_t(wm, _grad_matrices(grad_output), groups)
+        out = xp.zeros((n, c, hp, wp), dtype=gcols.dtype)
+        fold_add(out, gcols.reshape(n, c, kh, kw, oh, ow), (kh, kw), dil, st)
+    if pad[0] or pad[1] or out.base is not None:
+        out = copied(out[:, :, pad[0]:pad[0] + h, pad[1]:pad[1] + w_])
+    return wrap(out, wt, weight._dtype)
+
+
+def _conv2d_backward_weight(grad_output: Tensor, input: Tensor, weight_size: Sequence[int], stride: Sequence[int],
+                            padding: Sequence[int], dilation: Sequence[int], groups: int) -> Tensor:
+    """The gradient of a convolution's weight: the sum over n of g[n] @ cols[n]^T."""
+    st, pad, dil = _geometry(stride, padding, dilation)
+    o, cg, kh, kw = (int(s) for s in weight_size)
+    x = input._data
+    if x.ndim != 4 or cg * groups != x.shape[1]:
+        raise RuntimeError(f"convolution backward: input of size {list(x.shape)} does not match weight size "
+                           f"{[o, cg, kh, kw]} (groups={groups})")
+    n, c = x.shape[:2]
+    oh, ow = out_size(x.shape, (kh, kw), dil, pad, st)
+    if tuple(grad_output.shape) != (n, o, oh, ow):
+        raise RuntimeError(f"convolution backward: grad_output of size {list(grad_output.shape)} does not match "
+                           f"the output size {[n, o, oh, ow]}")
+    gw = _outer_sum(_grad_matrices(grad_output), unfold_columns(x, (kh, kw), st, pad, dil, oh, ow), groups)
+    return wrap(gw.reshape(o, cg, kh, kw), x, input._dtype)

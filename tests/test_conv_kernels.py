@@ -1,0 +1,179 @@
+"""conv2d (runtime/kernels/conv_ops.py) and max_pool2d (runtime/kernels/nn_ops.py) against PyTorch: outputs,
+input/weight/bias gradients and argmax indices over the paths the kernels choose between (stride 1 rows of
+padded width or exact columns, grouped, dilated, padded, non-contiguous inputs; tiled pooling windows or
+the general sweep, ceil_mode, padding, NaN, ties, -inf windows), and the same on the CUDA backend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import generated as G  # noqa: E402
+from runtime.cuda import is_available  # noqa: E402
+
+# (input shape, weight shape, stride, padding, dilation, groups)
+CONV_CASES = [
+    ((2, 3, 7, 8), (4, 3, 3, 3), 1, 1, 1, 1),            # stride 1, padded: wide rows in the input gradient
+    ((3, 8, 14, 14), (16, 8, 3, 3), 1, 1, 1, 1),         # the cnn's second layer: wide rows in the forward too
+    ((2, 4, 9, 8), (6, 2, 3, 2), 1, (2, 1), (2, 3), 2),  # grouped, dilated, asymmetric kernel, stride 1
+    ((2, 4, 9, 7), (6, 2, 3, 2), 2, (1, 2), (2, 1), 2),  # strided: exact columns and the strided fold
+    ((3, 6, 8, 8), (6, 1, 3, 3), (2, 1), 2, 1, 6),       # depthwise
+    ((1, 1, 5, 5), (2, 1, 1, 1), 1, 0, 1, 1),            # 1x1
+    ((2, 3, 5, 5), (4, 3, 5, 5), 1, 0, 1, 1),            # the kernel covers the input
+    ((0, 3, 5, 5), (4, 3, 3, 3), 1, 1, 1, 1),            # empty batch
+]
+
+
+def _close(actual: Any, expected: Any, tol: float) -> None:
+    a, e = actual.detach().cpu().numpy(), expected.detach().numpy()
+    assert a.shape == e.shape
+    np.testing.assert_allclose(a, e, rtol=tol, atol=tol)
+
+
+def _conv_case(case: tuple, dtype: Any, device: str, transposed: bool) -> None:
+    xs, ws, st, pad, dil, groups = case
+    rng = np.random.default_rng(0)
+    if transposed:  # a non-contiguous input: the last two dims swapped
+        x = rng.standard_normal((*xs[:2], xs[3], xs[2])).astype(dtype).swapaxes(2, 3)
+    else:
+        x = rng.standard_normal(xs).astype(dtype)
+    w, b = rng.standard_normal(ws).astype(dtype), rng.standard_normal(ws[0]).astype(dtype)
+    tx, tw, tb = (torch.tensor(np.ascontiguousarray(v), requires_grad=True) for v in (x, w, b))
+    ox = G.tensor(np.ascontiguousarray(x), device=device)
+    if transposed:
+        ox = G.tensor(np.ascontiguousarray(x.swapaxes(2, 3)), device=device).transpose(2, 3)
+        assert not ox.is_contiguous() or ox.numel() == 0
+    ox.requires_grad_(True)
+    ow, ob = (G.tensor(v, device=device, requires_grad=True) for v in (w, b))
+    expected = torch.nn.functional.conv2d(tx, tw, tb, st, pad, dil, groups)
+    out = G.conv2d(ox, ow, ob, st, pad, dil, groups)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    _close(out, expected, tol)
+    assert out.is_contiguous()
+    g = rng.standard_normal(tuple(expected.shape)).astype(dtype)
+    expected.backward(torch.tensor(g))
+    out.backward(G.tensor(g, device=device))
+    for mine, theirs in ((ox, tx), (ow, tw), (ob, tb)):
+        _close(mine.grad, theirs.grad, tol)
+
+
+@pytest.mark.parametrize("case", CONV_CASES, ids=[str(c[:2]) for c in CONV_CASES])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_conv2d_matches_torch(case: tuple, dtype: Any, transposed: bool) -> None:
+    _conv_case(case, dtype, "cpu", transposed)
+
+
+def test_conv2d_input_gradient_with_an_infinite_weight() -> None:
+    # The wide-row input gradient multiplies junk zeros by the weight: an inf there must not leak as NaN.
+    x = np.ones((1, 1, 4, 4), np.float32)
+    w = np.ones((1, 1, 3, 3), np.float32)
+    w[0, 0, 0, 0] = np.inf
+    tx, ox = torch.tensor(x, requires_grad=True), G.tensor(x, requires_grad=True)
+    torch.nn.functional.conv2d(tx, torch.tensor(w), padding=1).sum().backward()
+    G.conv2d(ox, G.tensor(w), padding=1).sum().backward()
+    np.testing.assert_array_equal(ox.grad.numpy(), tx.grad.numpy())
+
+
+def test_conv2d_refuses_mismatched_arguments() -> None:
+    x, w = G.randn(2, 3, 5, 5), G.randn(4, 3, 3, 3)
+    with pytest.raises(RuntimeError, match="expected scalar type Double but found Float"):
+        G.conv2d(x.double(), w)
+    with pytest.raises(RuntimeError, match="expected bias to be 1-dimensional with 4 elements"):
+        G.conv2d(x, w, G.zeros(5))
+    with pytest.raises(RuntimeError, match="to have 6 channels, but got 3 channels"):
+        G.conv2d(x, G.randn(4, 3, 3, 3), None, 1, 0, 1, 2)
+    with pytest.raises(RuntimeError, match="Output size is too small"):
+        G.conv2d(x, G.randn(4, 3, 7, 7))
+
+
+# (input shape, kernel, stride, padding, dilation, ceil_mode)
+POOL_CASES = [
+    ((2, 3, 8, 8), 2, None, 0, 1, False),              # tiled windows: the separable path
+    ((2, 2, 7, 9), 2, 2, 0, 1, False),                 # tiled, the last row and column dropped
+    ((2, 3, 9, 8), (3, 2), (3, 2), 0, 1, False),       # tiled, rectangular
+    ((2, 3, 9, 8), (1, 3), (1, 3), 0, 1, False),
+    ((2, 3, 8, 9), (2, 3), (2, 3), 0, 1, False),
+    ((2, 3, 9, 7), 3, 2, 1, 1, True),                  # overlapping, padded, ceil_mode: the general sweep
+    ((1, 2, 10, 9), (3, 2), (2, 1), (1, 0), (2, 1), False),
+    ((2, 2, 7, 7), 2, 1, 0, 1, False),
+    ((4, 5, 6), 3, 3, 1, 1, True),                     # unbatched
+]
+
+
+def _pool_case(case: tuple, dtype: Any, device: str) -> None:
+    shape, k, st, pad, dil, ceil = case
+    rng = np.random.default_rng(1)
+    if dtype == np.int64:
+        x = rng.integers(-3, 3, shape).astype(dtype)  # many ties: the first position wins
+    else:
+        x = rng.standard_normal(shape).astype(dtype)
+        x.flat[::7] = np.round(x.flat[::7])
+        x.flat[3::11] = -np.inf
+        x[..., 0, 0] = np.nan  # NaN wins its windows, at its own position
+    grad = dtype != np.int64
+    tx, ox = torch.tensor(x, requires_grad=grad), G.tensor(x, device=device, requires_grad=grad)
+    t_out, t_idx = torch.nn.functional.max_pool2d_with_indices(tx, k, st, pad, dil, ceil)
+    o_out, o_idx = G.max_pool2d_with_indices(ox, k, st, pad, dil, ceil)
+    np.testing.assert_array_equal(o_out.detach().cpu().numpy(), t_out.detach().numpy())
+    np.testing.assert_array_equal(o_idx.cpu().numpy(), t_idx.numpy())
+    if grad:
+        g = rng.standard_normal(tuple(t_out.shape)).astype(dtype)
+        t_out.backward(torch.tensor(g))
+        o_out.backward(G.tensor(g, device=device))
+        np.testing.assert_allclose(ox.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", POOL_CASES, ids=[str(c[:3]) for c in POOL_CASES])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_max_pool2d_matches_torch(case: tuple, dtype: Any) -> None:
+    _pool_case(case, dtype, "cpu")
+
+
+def test_max_pool2d_tiled_nan_free_and_nan_inputs_agree_with_the_sweep() -> None:
+    # A NaN in a tiled input sends the kernel to the general sweep; the result is PyTorch's either way.
+    x = np.arange(64, dtype=np.float32).reshape(1, 1, 8, 8)[:, :, ::-1].copy()
+    x[0, 0, 5, 2] = np.nan
+    o_out, o_idx = G.max_pool2d_with_indices(G.tensor(x), 2)
+    t_out, t_idx = torch.nn.functional.max_pool2d_with_indices(torch.tensor(x), 2)
+    np.testing.assert_array_equal(o_out.numpy(), t_out.numpy())
+    np.testing.assert_array_equal(o_idx.numpy(), t_idx.numpy())
+
+
+def test_max_pool2d_window_of_minus_inf_in_padding_points_inside() -> None:
+    x = np.full((1, 1, 4, 4), -np.inf, np.float32)
+    o_idx = G.max_pool2d_with_indices(G.tensor(x), 3, 2, 1)[1].numpy()
+    t_idx = torch.nn.functional.max_pool2d_with_indices(torch.tensor(x), 3, 2, 1)[1].numpy()
+    np.testing.assert_array_equal(o_idx, t_idx)
+
+
+def test_im2col_col2im_match_unfold_fold_and_own_their_memory() -> None:
+    rng = np.random.default_rng(2)
+    for shape, k, dil, pad, st in [((2, 3, 7, 8), (3, 2), (1, 2), (1, 0), (2, 1)), ((1, 2, 5, 5), 1, 1, 0, 1)]:
+        x = rng.standard_normal(shape)
+        cols = G.im2col(G.tensor(x), k, dil, pad, st)
+        t_cols = torch.nn.functional.unfold(torch.tensor(x), k, dil, pad, st)
+        np.testing.assert_allclose(cols.numpy(), t_cols.numpy(), rtol=1e-12)
+        back = G.col2im(cols, shape[2:], k, dil, pad, st)
+        np.testing.assert_allclose(back.numpy(), torch.nn.functional.fold(t_cols, shape[2:], k, dil, pad, st).numpy(),
+                                   rtol=1e-12)
+        cols.add_(1.0)  # a new, writable array: not a view of the input (a 1x1 kernel could have been one)
+        np.testing.assert_array_equal(G.tensor(x).numpy(), x)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("case", CONV_CASES[:5], ids=[str(c[:2]) for c in CONV_CASES[:5]])
+def test_conv2d_on_cuda_matches_torch(case: tuple) -> None:
+    _conv_case(case, np.float32, "cuda", False)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("case", POOL_CASES[:6], ids=[str(c[:3]) for c in POOL_CASES[:6]])
+def test_max_pool2d_on_cuda_matches_torch(case: tuple) -> None:
+    _pool_case(case, np.float32, "cuda")
