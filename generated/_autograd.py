@@ -2070,13 +2070,13 @@ class AddmmBackward0(_Node):
 class LinearBackward0(_Node):
     """Backward of linear."""
 
-    __slots__ = ("_saved_bias", "_saved_input", "_saved_weight", )
+    __slots__ = ("_saved_bias_shape", "_saved_input", "_saved_weight", )
     fresh_gradients = True
-    _saved_fields = ("_saved_bias", "_saved_input", "_saved_weight", )
+    _saved_fields = ("_saved_input", "_saved_weight", )
 
     def apply(self, grads):
         grad = grads[0]
-        bias = self._saved_bias.unpack(self)
+        bias_shape = self._saved_bias_shape
         input = self._saved_input.unpack(self)
         weight = self._saved_weight.unpack(self)
         out = [None] * 3
@@ -2085,7 +2085,7 @@ class LinearBackward0(_Node):
         if self.needs_input_grad(1):
             out[1] = _H.linear_weight_backward(grad, input, weight)
         if self.needs_input_grad(2):
-            out[2] = _H.sum_to(grad, bias.shape)
+            out[2] = _H.sum_to(grad, bias_shape)
         return out
 
 
@@ -2111,13 +2111,13 @@ class DotBackward0(_Node):
 class NativeLayerNormBackward0(_Node):
     """Backward of native_layer_norm."""
 
-    __slots__ = ("_saved_bias", "_saved_eps", "_saved_input", "_saved_normalized_shape", "_saved_weight", "_saved_result1", "_saved_result2", )
+    __slots__ = ("_saved_bias_shape", "_saved_eps", "_saved_input", "_saved_normalized_shape", "_saved_weight", "_saved_result1", "_saved_result2", )
     fresh_gradients = True
-    _saved_fields = ("_saved_bias", "_saved_input", "_saved_weight", "_saved_result1", "_saved_result2", )
+    _saved_fields = ("_saved_input", "_saved_weight", "_saved_result1", "_saved_result2", )
 
     def apply(self, grads):
         grad = grads[0]
-        bias = self._saved_bias.unpack(self)
+        bias_shape = self._saved_bias_shape
         eps = self._saved_eps
         input = self._saved_input.unpack(self)
         normalized_shape = self._saved_normalized_shape
@@ -2130,7 +2130,7 @@ class NativeLayerNormBackward0(_Node):
         if self.needs_input_grad(1):
             out[1] = _H.layer_norm_backward_weight(grads[0], input, result1, result2, weight.shape, eps)
         if self.needs_input_grad(2):
-            out[2] = _H.sum_to(grads[0], bias.shape)
+            out[2] = _H.sum_to(grads[0], bias_shape)
         return out
 
 
@@ -7775,7 +7775,7 @@ def linear(input, weight, bias):
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
-        node._saved_bias = _Saved(bias, False)
+        node._saved_bias_shape = None if bias is None else bias._data.shape
         node._saved_input = _Saved(input, False)
         node._saved_weight = _Saved(weight, False)
         if result._dtype.is_floating_point:
@@ -8281,7 +8281,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
-        node._saved_bias = _Saved(bias, False)
+        node._saved_bias_shape = None if bias is None else bias._data.shape
         node._saved_eps = eps
         node._saved_input = _Saved(input, False)
         node._saved_normalized_shape = normalized_shape
