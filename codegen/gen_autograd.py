@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 # A formula that reads only an input's metadata (`self.shape`, `self.stride()` ...) gets those values saved
 # on the node, not the tensor: the node keeps no memory alive, and an in-place change of the input after
 # the op (which leaves its metadata alone) does not fail the version check. PyTorch saves `self_sym_sizes`
-# the same way. Metadata name -> how it is read; a call takes no arguments.
+# the same way (linear's and layer_norm's optional bias: its shape, None when absent, as addmm's `self` in
+# PyTorch). Metadata name -> how it is read; a call takes no arguments.
 META_ATTRIBUTES = {"shape": False, "dtype": False, "device": False, "stride": True, "storage_offset": True,
                    "dim": True}
 
@@ -171,13 +172,15 @@ def _node_context(d: Derivative, ops: frozenset[str], helpers: frozenset[str]) -
             kind = ("tensor_list" if a.type.is_list() else "tensor") if a.type.is_tensor_like() else "value"
         else:
             kind = "output"
-        metas = _metadata_only(d, name) if kind == "tensor" and a.type.is_tensor() else None
+        metas = _metadata_only(d, name) if kind == "tensor" else None
         if metas:
             meta_only.add(name)
             for attr in sorted(metas):
                 call = "()" if META_ATTRIBUTES[attr] else ""
                 # the array's plain shape tuple: Tensor.shape builds a Size, work the recording path skips
                 expr = f"{py_name(name)}._data.shape" if attr == "shape" else f"{py_name(name)}.{attr}{call}"
+                if not a.type.is_tensor():  # `Tensor?`: None when absent (no formula reads it then: no edge)
+                    expr = f"None if {py_name(name)} is None else {expr}"
                 saved.append(SavedContext(name, meta_var(name, attr), f"_saved_{meta_var(name, attr)}", "meta",
                                           expr=expr))
             continue

@@ -2,7 +2,8 @@
 
 Note [Generated, not copied, fast paths]
 A few rules run on every op call: how a tensor is constructed (runtime/tensor.py `fresh_tensor`) and how
-an output gets its history (runtime/autograd/node.py `record_output`). The runtime calls those functions;
+an output gets its history (runtime/autograd/node.py `record_output`), whether a backward node's input
+needs a gradient (node.py `input_needed`, in every generated node's `apply`). The runtime calls those functions;
 the generated kernels, where a call would cost a frame per op, carry their body instead, rendered by
 `inline` from the function's source. So each rule has one definition: change the function and
 `codegen generate` changes every copy (the `codegen check` of CI fails until it is regenerated).

@@ -43,9 +43,10 @@ class AddBackward0(_Node):
         grad = grads[0]
         alpha = self._saved_alpha
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _H.maybe_multiply(grad, alpha)
         return out
 
@@ -63,7 +64,8 @@ class AddBackward1(_Node):
     def apply(self, grads):
         grad = grads[0]
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad
         return out
 
@@ -79,9 +81,10 @@ class SubBackward0(_Node):
         grad = grads[0]
         alpha = self._saved_alpha
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _H.maybe_multiply(-grad, alpha)
         return out
 
@@ -99,7 +102,8 @@ class SubBackward1(_Node):
     def apply(self, grads):
         grad = grads[0]
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad
         return out
 
@@ -116,9 +120,10 @@ class MulBackward0(_Node):
         other = self._saved_other.unpack(self)
         input = self._saved_input.unpack(self)
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * other
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = grad * input
         return out
 
@@ -137,7 +142,8 @@ class MulBackward1(_Node):
         grad = grads[0]
         other = self._saved_other
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * other
         return out
 
@@ -154,9 +160,10 @@ class DivBackward0(_Node):
         other = self._saved_other.unpack(self)
         input = self._saved_input.unpack(self)
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad / other
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = -grad * input / (other * other)
         return out
 
@@ -175,7 +182,8 @@ class DivBackward1(_Node):
         grad = grads[0]
         other = self._saved_other
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad / other
         return out
 
@@ -190,7 +198,8 @@ class NegBackward0(_Node):
     def apply(self, grads):
         grad = grads[0]
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = -grad
         return out
 
@@ -207,7 +216,8 @@ class PowBackward0(_Node):
         exponent = self._saved_exponent
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * exponent * input ** (exponent - 1)
         return out
 
@@ -223,7 +233,8 @@ class ExpBackward0(_Node):
         grad = grads[0]
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * result
         return out
 
@@ -239,7 +250,8 @@ class ReluBackward0(_Node):
         grad = grads[0]
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.threshold_backward(grad, result, 0)
         return out
 
@@ -256,9 +268,10 @@ class ThresholdBackwardBackward0(_Node):
         input = self._saved_input.unpack(self)
         threshold = self._saved_threshold
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.threshold_backward(grad, input, threshold)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _H.zeros_like_grad(grad)
         return out
 
@@ -274,7 +287,8 @@ class SumBackward0(_Node):
         grad = grads[0]
         input_shape = self._saved_input_shape
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.expand(input_shape)
         return out
 
@@ -292,7 +306,8 @@ class SumBackward1(_Node):
         keepdim = self._saved_keepdim
         input_shape = self._saved_input_shape
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.sum_backward(grad, input_shape, dim, keepdim)
         return out
 
@@ -309,9 +324,10 @@ class MmBackward0(_Node):
         mat2 = self._saved_mat2.unpack(self)
         input = self._saved_input.unpack(self)
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.mm(mat2.t())
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = input.t().mm(grad)
         return out
 
@@ -328,9 +344,10 @@ class BmmBackward0(_Node):
         mat2 = self._saved_mat2.unpack(self)
         input = self._saved_input.unpack(self)
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.bmm(mat2.transpose(1, 2))
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = input.transpose(1, 2).bmm(grad)
         return out
 
@@ -345,7 +362,8 @@ class TBackward0(_Node):
     def apply(self, grads):
         grad = grads[0]
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.t()
         return out
 
@@ -362,7 +380,8 @@ class TransposeBackward0(_Node):
         dim0 = self._saved_dim0
         dim1 = self._saved_dim1
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.transpose(dim0, dim1)
         return out
 
@@ -378,7 +397,8 @@ class PermuteBackward0(_Node):
         grad = grads[0]
         dims = self._saved_dims
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.permute_backwards(grad, dims)
         return out
 
@@ -394,7 +414,8 @@ class ExpandBackward0(_Node):
         grad = grads[0]
         input_shape = self._saved_input_shape
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.sum_to(grad, input_shape)
         return out
 
@@ -410,7 +431,8 @@ class UnsqueezeBackward0(_Node):
         grad = grads[0]
         dim = self._saved_dim
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.squeeze(dim)
         return out
 
@@ -426,7 +448,8 @@ class SqueezeBackward0(_Node):
         grad = grads[0]
         input_shape = self._saved_input_shape
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.reshape(input_shape)
         return out
 
@@ -442,7 +465,8 @@ class SqueezeBackward1(_Node):
         grad = grads[0]
         input_shape = self._saved_input_shape
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.reshape(input_shape)
         return out
 
@@ -458,7 +482,8 @@ class ViewBackward0(_Node):
         grad = grads[0]
         input_shape = self._saved_input_shape
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.reshape(input_shape)
         return out
 
@@ -473,7 +498,8 @@ class CloneBackward0(_Node):
     def apply(self, grads):
         grad = grads[0]
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad
         return out
 
@@ -491,7 +517,8 @@ class SelectBackward0(_Node):
         index = self._saved_index
         input_shape = self._saved_input_shape
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.select_backward(grad, input_shape, dim, index)
         return out
 
@@ -511,7 +538,8 @@ class SliceBackward0(_Node):
         start = self._saved_start
         step = self._saved_step
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.slice_backward(grad, input_shape, dim, start, end, step)
         return out
 
@@ -530,7 +558,8 @@ class DiagonalBackward0(_Node):
         offset = self._saved_offset
         input_shape = self._saved_input_shape
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.diagonal_backward(grad, input_shape, offset, dim1, dim2)
         return out
 
@@ -551,7 +580,8 @@ class AsStridedBackward0(_Node):
         storage_offset = self._saved_storage_offset
         stride = self._saved_stride
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.as_strided_backward(grad, input_shape, input_stride, input_storage_offset, size, stride, storage_offset)
         return out
 
@@ -568,7 +598,8 @@ class SelectBackwardBackward0(_Node):
         dim = self._saved_dim
         index = self._saved_index
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.select(dim, index)
         return out
 
@@ -587,7 +618,8 @@ class SliceBackwardBackward0(_Node):
         start = self._saved_start
         step = self._saved_step
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.slice(grad, dim, start, end, step)
         return out
 
@@ -605,7 +637,8 @@ class DiagonalBackwardBackward0(_Node):
         dim2 = self._saved_dim2
         offset = self._saved_offset
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.diagonal(offset, dim1, dim2)
         return out
 
@@ -625,9 +658,10 @@ class CopyBackward0(_Node):
         src_device = self._saved_src_device
         src_dtype = self._saved_src_dtype
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.new_zeros(grad.shape)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _F._to_copy(grad, dtype=src_dtype, device=src_device)
         return out
 
@@ -644,7 +678,8 @@ class ToCopyBackward0(_Node):
         input_device = self._saved_input_device
         input_dtype = self._saved_input_dtype
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F._to_copy(grad, dtype=input_dtype, device=input_device)
         return out
 
@@ -662,7 +697,8 @@ class FillBackward0(_Node):
     def apply(self, grads):
         grad = grads[0]
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.new_zeros(grad.shape)
         return out
 
@@ -677,7 +713,8 @@ class ZeroBackward0(_Node):
     def apply(self, grads):
         grad = grads[0]
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.new_zeros(grad.shape)
         return out
 
@@ -750,9 +787,10 @@ class DivBackward2(_Node):
         rounding_mode = self._saved_rounding_mode
         input = self._saved_input.unpack(self)
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad / other if rounding_mode is None else _H.zeros_like_grad(grad)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = -grad * input / (other * other) if rounding_mode is None else _H.zeros_like_grad(grad)
         return out
 
@@ -772,7 +810,8 @@ class DivBackward3(_Node):
         other = self._saved_other
         rounding_mode = self._saved_rounding_mode
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad / other if rounding_mode is None else _H.zeros_like_grad(grad)
         return out
 
@@ -787,9 +826,10 @@ class FloorDivideBackward0(_Node):
     def apply(self, grads):
         grad = grads[0]
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.zeros_like_grad(grad)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _H.zeros_like_grad(grad)
         return out
 
@@ -804,7 +844,8 @@ class FloorDivideBackward1(_Node):
     def apply(self, grads):
         grad = grads[0]
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.zeros_like_grad(grad)
         return out
 
@@ -822,9 +863,10 @@ class PowBackward1(_Node):
         input = self._saved_input.unpack(self)
         result = self._saved_result.unpack(self)
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.where(exponent == 0, 0, grad * exponent * input ** (exponent - 1))
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _F.where((input == 0) & (exponent >= 0), 0, grad * result * input.log())
         return out
 
@@ -844,9 +886,10 @@ class RemainderBackward0(_Node):
         other = self._saved_other.unpack(self)
         input = self._saved_input.unpack(self)
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = -grad * input.div(other, rounding_mode='floor')
         return out
 
@@ -864,7 +907,8 @@ class RemainderBackward1(_Node):
     def apply(self, grads):
         grad = grads[0]
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad
         return out
 
@@ -884,9 +928,10 @@ class FmodBackward0(_Node):
         other = self._saved_other.unpack(self)
         input = self._saved_input.unpack(self)
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = -grad * input.div(other, rounding_mode='trunc')
         return out
 
@@ -904,7 +949,8 @@ class FmodBackward1(_Node):
     def apply(self, grads):
         grad = grads[0]
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad
         return out
 
@@ -920,7 +966,8 @@ class AbsBackward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * input.sign()
         return out
 
@@ -935,7 +982,8 @@ class SignBackward0(_Node):
     def apply(self, grads):
         grad = grads[0]
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.zeros_like_grad(grad)
         return out
 
@@ -951,7 +999,8 @@ class ReciprocalBackward0(_Node):
         grad = grads[0]
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = -grad * (result * result)
         return out
 
@@ -967,7 +1016,8 @@ class SqrtBackward0(_Node):
         grad = grads[0]
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad / (2 * result)
         return out
 
@@ -983,7 +1033,8 @@ class RsqrtBackward0(_Node):
         grad = grads[0]
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = -0.5 * grad * result ** 3
         return out
 
@@ -1002,7 +1053,8 @@ class SquareBackward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * 2 * input
         return out
 
@@ -1018,7 +1070,8 @@ class Exp2Backward0(_Node):
         grad = grads[0]
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * result * 0.6931471805599453
         return out
 
@@ -1034,7 +1087,8 @@ class Expm1Backward0(_Node):
         grad = grads[0]
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * (result + 1)
         return out
 
@@ -1050,7 +1104,8 @@ class LogBackward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad / input
         return out
 
@@ -1066,7 +1121,8 @@ class Log2Backward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad / (input * 0.6931471805599453)
         return out
 
@@ -1082,7 +1138,8 @@ class Log10Backward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad / (input * 2.302585092994046)
         return out
 
@@ -1098,7 +1155,8 @@ class Log1pBackward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad / (input + 1)
         return out
 
@@ -1114,7 +1172,8 @@ class SinBackward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * input.cos()
         return out
 
@@ -1130,7 +1189,8 @@ class CosBackward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = -grad * input.sin()
         return out
 
@@ -1146,7 +1206,8 @@ class TanBackward0(_Node):
         grad = grads[0]
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * (1 + result * result)
         return out
 
@@ -1162,7 +1223,8 @@ class AsinBackward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad / (1 - input * input).sqrt()
         return out
 
@@ -1178,7 +1240,8 @@ class AcosBackward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = -grad / (1 - input * input).sqrt()
         return out
 
@@ -1194,7 +1257,8 @@ class AtanBackward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad / (input * input + 1)
         return out
 
@@ -1211,9 +1275,10 @@ class Atan2Backward0(_Node):
         other = self._saved_other.unpack(self)
         input = self._saved_input.unpack(self)
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * other / (input * input + other * other)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = -grad * input / (input * input + other * other)
         return out
 
@@ -1229,7 +1294,8 @@ class SinhBackward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * input.cosh()
         return out
 
@@ -1245,7 +1311,8 @@ class CoshBackward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * input.sinh()
         return out
 
@@ -1261,7 +1328,8 @@ class TanhBackward0(_Node):
         grad = grads[0]
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * (1 - result * result)
         return out
 
@@ -1277,7 +1345,8 @@ class ErfBackward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * 1.1283791670955126 * (-input * input).exp()
         return out
 
@@ -1292,7 +1361,8 @@ class FloorBackward0(_Node):
     def apply(self, grads):
         grad = grads[0]
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.zeros_like_grad(grad)
         return out
 
@@ -1307,7 +1377,8 @@ class CeilBackward0(_Node):
     def apply(self, grads):
         grad = grads[0]
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.zeros_like_grad(grad)
         return out
 
@@ -1322,7 +1393,8 @@ class RoundBackward0(_Node):
     def apply(self, grads):
         grad = grads[0]
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.zeros_like_grad(grad)
         return out
 
@@ -1337,7 +1409,8 @@ class TruncBackward0(_Node):
     def apply(self, grads):
         grad = grads[0]
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.zeros_like_grad(grad)
         return out
 
@@ -1352,7 +1425,8 @@ class FracBackward0(_Node):
     def apply(self, grads):
         grad = grads[0]
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad
         return out
 
@@ -1373,7 +1447,8 @@ class ClampBackward0(_Node):
         min = self._saved_min
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.clamp_backward(grad, input, min, max)
         return out
 
@@ -1390,9 +1465,10 @@ class MaximumBackward0(_Node):
         other = self._saved_other.unpack(self)
         input = self._saved_input.unpack(self)
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.where(input > other, grad, _F.where(input == other, grad / 2, 0))
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _F.where(other > input, grad, _F.where(input == other, grad / 2, 0))
         return out
 
@@ -1409,9 +1485,10 @@ class MinimumBackward0(_Node):
         other = self._saved_other.unpack(self)
         input = self._saved_input.unpack(self)
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.where(input < other, grad, _F.where(input == other, grad / 2, 0))
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _F.where(other < input, grad, _F.where(input == other, grad / 2, 0))
         return out
 
@@ -1427,9 +1504,10 @@ class LerpBackward0(_Node):
         grad = grads[0]
         weight = self._saved_weight
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * (1 - weight)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = grad * weight
         return out
 
@@ -1447,11 +1525,12 @@ class LerpBackward1(_Node):
         input = self._saved_input.unpack(self)
         weight = self._saved_weight.unpack(self)
         out = [None] * 3
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * (1 - weight)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = grad * weight
-        if self.needs_input_grad(2):
+        if (2 < len(_edges) and _edges[2] is not None):
             out[2] = grad * (end - input)
         return out
 
@@ -1467,11 +1546,12 @@ class WhereBackward0(_Node):
         grad = grads[0]
         condition = self._saved_condition.unpack(self)
         out = [None] * 3
-        if self.needs_input_grad(1):
+        _edges = self.next_edges
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _F.where(condition, grad, 0)
-        if self.needs_input_grad(2):
+        if (2 < len(_edges) and _edges[2] is not None):
             out[2] = _F.where(condition, 0, grad)
-        if self.needs_input_grad(0):
+        if (0 < len(_edges) and _edges[0] is not None):
             _not_implemented_input("where.self", "condition")
         return out
 
@@ -1487,7 +1567,8 @@ class NanToNumBackward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * input.isfinite()
         return out
 
@@ -1504,7 +1585,8 @@ class LeakyReluBackward0(_Node):
         negative_slope = self._saved_negative_slope
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.where(input > 0, grad, grad * negative_slope)
         return out
 
@@ -1523,7 +1605,8 @@ class EluBackward0(_Node):
         scale = self._saved_scale
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.where(input > 0, grad * scale, grad * (input_scale * alpha * scale) * (input * input_scale).exp())
         return out
 
@@ -1539,7 +1622,8 @@ class SiluBackward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * input.sigmoid() * (1 + input * (1 - input.sigmoid()))
         return out
 
@@ -1555,7 +1639,8 @@ class MishBackward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.mish_backward(grad, input)
         return out
 
@@ -1571,7 +1656,8 @@ class SigmoidBackward0(_Node):
         grad = grads[0]
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * result * (1 - result)
         return out
 
@@ -1587,7 +1673,8 @@ class LogSigmoidBackward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * (-input).sigmoid()
         return out
 
@@ -1605,7 +1692,8 @@ class SoftplusBackward0(_Node):
         input = self._saved_input.unpack(self)
         threshold = self._saved_threshold
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.where(input * beta > threshold, grad, grad * (input * beta).sigmoid())
         return out
 
@@ -1623,7 +1711,8 @@ class HardtanhBackward0(_Node):
         min_val = self._saved_min_val
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.where((input > min_val) & (input < max_val), grad, 0)
         return out
 
@@ -1639,7 +1728,8 @@ class HardsigmoidBackward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.where((input > -3) & (input < 3), grad / 6, 0)
         return out
 
@@ -1655,7 +1745,8 @@ class HardswishBackward0(_Node):
         grad = grads[0]
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.where(input <= -3, 0, _F.where(input < 3, grad * (input / 3 + 0.5), grad))
         return out
 
@@ -1671,7 +1762,8 @@ class MeanBackward0(_Node):
         grad = grads[0]
         input_shape = self._saved_input_shape
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.mean_backward(grad, input_shape)
         return out
 
@@ -1689,7 +1781,8 @@ class MeanBackward1(_Node):
         keepdim = self._saved_keepdim
         input_shape = self._saved_input_shape
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.mean_backward(grad, input_shape, dim, keepdim)
         return out
 
@@ -1706,7 +1799,8 @@ class ProdBackward0(_Node):
         input = self._saved_input.unpack(self)
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.prod_backward(grad, input, result)
         return out
 
@@ -1725,7 +1819,8 @@ class ProdBackward1(_Node):
         input = self._saved_input.unpack(self)
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.prod_backward(grad, input, result, dim, keepdim)
         return out
 
@@ -1744,7 +1839,8 @@ class AmaxBackward0(_Node):
         input = self._saved_input.unpack(self)
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.evenly_distribute_backward(grad, input, result, dim, keepdim)
         return out
 
@@ -1763,7 +1859,8 @@ class AminBackward0(_Node):
         input = self._saved_input.unpack(self)
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.evenly_distribute_backward(grad, input, result, dim, keepdim)
         return out
 
@@ -1783,7 +1880,8 @@ class MaxBackward0(_Node):
         input = self._saved_input.unpack(self)
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.evenly_distribute_backward(grad, input, result)
         return out
 
@@ -1805,7 +1903,8 @@ class MaxBackward1(_Node):
         input_shape = self._saved_input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, keepdim)
         return out
 
@@ -1825,7 +1924,8 @@ class MinBackward0(_Node):
         input = self._saved_input.unpack(self)
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.evenly_distribute_backward(grad, input, result)
         return out
 
@@ -1847,7 +1947,8 @@ class MinBackward1(_Node):
         input_shape = self._saved_input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, keepdim)
         return out
 
@@ -1866,7 +1967,8 @@ class VarBackward0(_Node):
         keepdim = self._saved_keepdim
         input = self._saved_input.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.var_backward(grad, input, dim, correction, keepdim)
         return out
 
@@ -1886,7 +1988,8 @@ class StdBackward0(_Node):
         input = self._saved_input.unpack(self)
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.std_backward(result, grad, input, dim, correction, keepdim)
         return out
 
@@ -1905,7 +2008,8 @@ class LogsumexpBackward0(_Node):
         input = self._saved_input.unpack(self)
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.logsumexp_backward(grad, input, result, dim, keepdim)
         return out
 
@@ -1925,7 +2029,8 @@ class LinalgVectorNormBackward0(_Node):
         input = self._saved_input.unpack(self)
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.norm_backward(grad, input, ord, result, dim, keepdim)
         return out
 
@@ -1941,7 +2046,8 @@ class CumsumBackward0(_Node):
         grad = grads[0]
         dim = self._saved_dim
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.cumsum_backward(grad, dim)
         return out
 
@@ -1974,7 +2080,8 @@ class RepeatBackward0(_Node):
         repeats = self._saved_repeats
         input_shape = self._saved_input_shape
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.repeat_backward(grad, repeats, input_shape)
         return out
 
@@ -1991,7 +2098,8 @@ class RollBackward0(_Node):
         dims = self._saved_dims
         shifts = self._saved_shifts
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.roll_backward(grad, shifts, dims)
         return out
 
@@ -2007,7 +2115,8 @@ class FlipBackward0(_Node):
         grad = grads[0]
         dims = self._saved_dims
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.flip(dims)
         return out
 
@@ -2023,7 +2132,8 @@ class TrilBackward0(_Node):
         grad = grads[0]
         diagonal = self._saved_diagonal
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.tril(diagonal)
         return out
 
@@ -2039,7 +2149,8 @@ class TriuBackward0(_Node):
         grad = grads[0]
         diagonal = self._saved_diagonal
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.triu(diagonal)
         return out
 
@@ -2058,11 +2169,12 @@ class AddmmBackward0(_Node):
         mat1 = self._saved_mat1.unpack(self)
         mat2 = self._saved_mat2.unpack(self)
         out = [None] * 3
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.maybe_multiply(grad, beta)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _H.maybe_multiply(grad.mm(mat2.t()), alpha)
-        if self.needs_input_grad(2):
+        if (2 < len(_edges) and _edges[2] is not None):
             out[2] = _H.maybe_multiply(mat1.t().mm(grad), alpha)
         return out
 
@@ -2070,22 +2182,23 @@ class AddmmBackward0(_Node):
 class LinearBackward0(_Node):
     """Backward of linear."""
 
-    __slots__ = ("_saved_bias", "_saved_input", "_saved_weight", )
+    __slots__ = ("_saved_bias_shape", "_saved_input", "_saved_weight", )
     fresh_gradients = True
-    _saved_fields = ("_saved_bias", "_saved_input", "_saved_weight", )
+    _saved_fields = ("_saved_input", "_saved_weight", )
 
     def apply(self, grads):
         grad = grads[0]
-        bias = self._saved_bias.unpack(self)
+        bias_shape = self._saved_bias_shape
         input = self._saved_input.unpack(self)
         weight = self._saved_weight.unpack(self)
         out = [None] * 3
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.linear_input_backward(grad, weight)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _H.linear_weight_backward(grad, input, weight)
-        if self.needs_input_grad(2):
-            out[2] = _H.sum_to(grad, bias.shape)
+        if (2 < len(_edges) and _edges[2] is not None):
+            out[2] = _H.sum_to(grad, bias_shape)
         return out
 
 
@@ -2101,9 +2214,10 @@ class DotBackward0(_Node):
         input = self._saved_input.unpack(self)
         tensor = self._saved_tensor.unpack(self)
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * tensor
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = grad * input
         return out
 
@@ -2111,13 +2225,13 @@ class DotBackward0(_Node):
 class NativeLayerNormBackward0(_Node):
     """Backward of native_layer_norm."""
 
-    __slots__ = ("_saved_bias", "_saved_eps", "_saved_input", "_saved_normalized_shape", "_saved_weight", "_saved_result1", "_saved_result2", )
+    __slots__ = ("_saved_bias_shape", "_saved_eps", "_saved_input", "_saved_normalized_shape", "_saved_weight", "_saved_result1", "_saved_result2", )
     fresh_gradients = True
-    _saved_fields = ("_saved_bias", "_saved_input", "_saved_weight", "_saved_result1", "_saved_result2", )
+    _saved_fields = ("_saved_input", "_saved_weight", "_saved_result1", "_saved_result2", )
 
     def apply(self, grads):
         grad = grads[0]
-        bias = self._saved_bias.unpack(self)
+        bias_shape = self._saved_bias_shape
         eps = self._saved_eps
         input = self._saved_input.unpack(self)
         normalized_shape = self._saved_normalized_shape
@@ -2125,12 +2239,13 @@ class NativeLayerNormBackward0(_Node):
         result1 = self._saved_result1.unpack(self)
         result2 = self._saved_result2.unpack(self)
         out = [None] * 3
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.layer_norm_backward_input(grads[0], input, result1, result2, weight, normalized_shape, eps)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _H.layer_norm_backward_weight(grads[0], input, result1, result2, weight.shape, eps)
-        if self.needs_input_grad(2):
-            out[2] = _H.sum_to(grads[0], bias.shape)
+        if (2 < len(_edges) and _edges[2] is not None):
+            out[2] = _H.sum_to(grads[0], bias_shape)
         return out
 
 
@@ -2147,7 +2262,8 @@ class SoftmaxBackward0(_Node):
         input = self._saved_input.unpack(self)
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.softmax_backward(grad, result, dim, input)
         return out
 
@@ -2165,7 +2281,8 @@ class LogSoftmaxBackward0(_Node):
         input = self._saved_input.unpack(self)
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.log_softmax_backward(grad, result, dim, input)
         return out
 
@@ -2185,11 +2302,12 @@ class CrossEntropyIndicesBackward0(_Node):
         target = self._saved_target.unpack(self)
         weight = self._saved_weight.unpack(self)
         out = [None] * 3
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.cross_entropy_indices_backward(grad, input, target, weight, reduction, ignore_index)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             _not_implemented_input("_cross_entropy_indices", "target")
-        if self.needs_input_grad(2):
+        if (2 < len(_edges) and _edges[2] is not None):
             _not_implemented_input("_cross_entropy_indices", "weight")
         return out
 
@@ -2207,9 +2325,10 @@ class IndexSelectBackward0(_Node):
         index = self._saved_index.unpack(self)
         input_shape = self._saved_input_shape
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.index_select_backward(grad, input_shape, dim, index)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             _not_implemented_input("index_select", "index")
         return out
 
@@ -2228,11 +2347,12 @@ class IndexAddBackward0(_Node):
         index = self._saved_index.unpack(self)
         source = self._saved_source.unpack(self)
         out = [None] * 3
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad
-        if self.needs_input_grad(2):
+        if (2 < len(_edges) and _edges[2] is not None):
             out[2] = _H.index_add_source_backward(grad, dim, index, source, alpha)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             _not_implemented_input("index_add", "index")
         return out
 
@@ -2250,9 +2370,10 @@ class GatherBackward0(_Node):
         index = self._saved_index.unpack(self)
         input_shape = self._saved_input_shape
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.gather_backward(grad, input_shape, dim, index)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             _not_implemented_input("gather", "index")
         return out
 
@@ -2269,11 +2390,12 @@ class ScatterBackward0(_Node):
         dim = self._saved_dim
         index = self._saved_index.unpack(self)
         out = [None] * 3
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.scatter(dim, index, 0)
-        if self.needs_input_grad(2):
+        if (2 < len(_edges) and _edges[2] is not None):
             out[2] = grad.gather(dim, index)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             _not_implemented_input("scatter.src", "index")
         return out
 
@@ -2290,9 +2412,10 @@ class ScatterBackward1(_Node):
         dim = self._saved_dim
         index = self._saved_index.unpack(self)
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.scatter(dim, index, 0)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             _not_implemented_input("scatter.value", "index")
         return out
 
@@ -2309,11 +2432,12 @@ class ScatterAddBackward0(_Node):
         dim = self._saved_dim
         index = self._saved_index.unpack(self)
         out = [None] * 3
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad
-        if self.needs_input_grad(2):
+        if (2 < len(_edges) and _edges[2] is not None):
             out[2] = grad.gather(dim, index)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             _not_implemented_input("scatter_add", "index")
         return out
 
@@ -2329,9 +2453,10 @@ class MaskedFillBackward0(_Node):
         grad = grads[0]
         mask = self._saved_mask.unpack(self)
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.masked_fill(mask, 0)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             _not_implemented_input("masked_fill.Scalar", "mask")
         return out
 
@@ -2347,11 +2472,12 @@ class MaskedFillBackward1(_Node):
         grad = grads[0]
         mask = self._saved_mask.unpack(self)
         out = [None] * 3
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.masked_fill(mask, 0)
-        if self.needs_input_grad(2):
+        if (2 < len(_edges) and _edges[2] is not None):
             out[2] = _F.where(mask, grad, 0).sum()
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             _not_implemented_input("masked_fill.Tensor", "mask")
         return out
 
@@ -2370,9 +2496,10 @@ class EmbeddingBackward0(_Node):
         scale_grad_by_freq = self._saved_scale_grad_by_freq
         weight_shape = self._saved_weight_shape
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.embedding_backward(grad, indices, weight_shape[0], padding_idx, scale_grad_by_freq)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             _not_implemented_input("embedding", "indices")
         return out
 
@@ -2390,7 +2517,8 @@ class SortBackward0(_Node):
         input_shape = self._saved_input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, True)
         return out
 
@@ -2408,7 +2536,8 @@ class SortBackward1(_Node):
         input_shape = self._saved_input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, True)
         return out
 
@@ -2426,7 +2555,8 @@ class TopkBackward0(_Node):
         input_shape = self._saved_input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, True)
         return out
 
@@ -2444,7 +2574,8 @@ class NativeDropoutBackward0(_Node):
         train = self._saved_train
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grads[0] * result1 * _H.dropout_scale(p, train)
         return out
 
@@ -2464,7 +2595,8 @@ class Im2colBackward0(_Node):
         input_shape = self._saved_input_shape
         stride = self._saved_stride
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.col2im(grad, [input_shape[-2], input_shape[-1]], kernel_size, dilation, padding, stride)
         return out
 
@@ -2483,7 +2615,8 @@ class Col2imBackward0(_Node):
         padding = self._saved_padding
         stride = self._saved_stride
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.im2col(grad, kernel_size, dilation, padding, stride)
         return out
 
@@ -2505,7 +2638,8 @@ class MaxPool2dWithIndicesBackward0(_Node):
         stride = self._saved_stride
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F.max_pool2d_with_indices_backward(grads[0], input, kernel_size, stride, padding, dilation, ceil_mode, result1)
         return out
 
@@ -2522,11 +2656,12 @@ class MaxPool2dWithIndicesBackwardBackward0(_Node):
         indices = self._saved_indices.unpack(self)
         input = self._saved_input.unpack(self)
         out = [None] * 3
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.max_pool2d_double_backward(grad, indices)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _H.zeros_like_grad(input)
-        if self.needs_input_grad(2):
+        if (2 < len(_edges) and _edges[2] is not None):
             _not_implemented_input("max_pool2d_with_indices_backward", "indices")
         return out
 
@@ -2547,11 +2682,12 @@ class Conv2dForwardBackward0(_Node):
         stride = self._saved_stride
         weight = self._saved_weight.unpack(self)
         out = [None] * 3
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F._conv2d_backward_input(grad, weight, input.shape, stride, padding, dilation, groups)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _F._conv2d_backward_weight(grad, input, weight.shape, stride, padding, dilation, groups)
-        if self.needs_input_grad(2):
+        if (2 < len(_edges) and _edges[2] is not None):
             out[2] = _F.sum(grad, [0, 2, 3])
         return out
 
@@ -2572,9 +2708,10 @@ class Conv2dBackwardInputBackward0(_Node):
         stride = self._saved_stride
         weight = self._saved_weight.unpack(self)
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F._conv2d_forward(grad, weight, None, stride, padding, dilation, groups)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _F._conv2d_backward_weight(grad_output, grad, weight.shape, stride, padding, dilation, groups)
         return out
 
@@ -2595,9 +2732,10 @@ class Conv2dBackwardWeightBackward0(_Node):
         padding = self._saved_padding
         stride = self._saved_stride
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F._conv2d_forward(input, grad, None, stride, padding, dilation, groups)
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _F._conv2d_backward_input(grad_output, grad, input.shape, stride, padding, dilation, groups)
         return out
 
@@ -2615,11 +2753,12 @@ class AddcmulBackward0(_Node):
         tensor2 = self._saved_tensor2.unpack(self)
         value = self._saved_value
         out = [None] * 3
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = grad * tensor2 * value
-        if self.needs_input_grad(2):
+        if (2 < len(_edges) and _edges[2] is not None):
             out[2] = grad * tensor1 * value
         return out
 
@@ -2637,11 +2776,12 @@ class AddcdivBackward0(_Node):
         tensor2 = self._saved_tensor2.unpack(self)
         value = self._saved_value
         out = [None] * 3
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = grad * value / tensor2
-        if self.needs_input_grad(2):
+        if (2 < len(_edges) and _edges[2] is not None):
             out[2] = -grad * value * tensor1 / (tensor2 * tensor2)
         return out
 
@@ -2658,9 +2798,10 @@ class LogaddexpBackward0(_Node):
         other = self._saved_other.unpack(self)
         input = self._saved_input.unpack(self)
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad / (1 + (other - input).exp())
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = grad / (1 + (input - other).exp())
         return out
 
@@ -2677,7 +2818,8 @@ class MedianBackward0(_Node):
         input = self._saved_input.unpack(self)
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.evenly_distribute_backward(grad, input, result)
         return out
 
@@ -2696,7 +2838,8 @@ class MedianBackward1(_Node):
         input_shape = self._saved_input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, keepdim)
         return out
 
@@ -2715,7 +2858,8 @@ class KthvalueBackward0(_Node):
         input_shape = self._saved_input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, keepdim)
         return out
 
@@ -2734,7 +2878,8 @@ class ModeBackward0(_Node):
         input_shape = self._saved_input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, keepdim)
         return out
 
@@ -2752,7 +2897,8 @@ class CummaxBackward0(_Node):
         input_shape = self._saved_input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grads[0].new_zeros(input_shape).scatter_add(dim, result1, grads[0])
         return out
 
@@ -2770,7 +2916,8 @@ class CumminBackward0(_Node):
         input_shape = self._saved_input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grads[0].new_zeros(input_shape).scatter_add(dim, result1, grads[0])
         return out
 
@@ -2789,7 +2936,8 @@ class LinalgInvBackward0(_Node):
         grad = grads[0]
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = -result.transpose(-2, -1).matmul(grad).matmul(result.transpose(-2, -1))
         return out
 
@@ -2806,7 +2954,8 @@ class LinalgDetBackward0(_Node):
         A = self._saved_A.unpack(self)
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.linalg_det_backward(grad, A, result)
         return out
 
@@ -2828,9 +2977,10 @@ class LinalgSolveBackward0(_Node):
         left = self._saved_left
         result = self._saved_result.unpack(self)
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.linalg_solve_backward(grad, A, B, result, left)[0]
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _H.linalg_solve_backward(grad, A, B, result, left)[1]
         return out
 
@@ -2850,7 +3000,8 @@ class LinalgCholeskyBackward0(_Node):
         upper = self._saved_upper
         result = self._saved_result.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.linalg_cholesky_backward(grad, result, upper)
         return out
 
@@ -2868,7 +3019,8 @@ class LinalgQrBackward0(_Node):
         result0 = self._saved_result0.unpack(self)
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.linalg_qr_backward(grads[0], grads[1], result0, result1, mode)
         return out
 
@@ -2887,7 +3039,8 @@ class LinalgSvdBackward0(_Node):
         result1 = self._saved_result1.unpack(self)
         result2 = self._saved_result2.unpack(self)
         out = [None] * 1
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _H.linalg_svd_backward(grads[0], grads[1], grads[2], result0, result1, result2, full_matrices)
         return out
 
@@ -2905,9 +3058,10 @@ class HypotBackward0(_Node):
         input = self._saved_input.unpack(self)
         result = self._saved_result.unpack(self)
         out = [None] * 2
-        if self.needs_input_grad(0):
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad * input / result
-        if self.needs_input_grad(1):
+        if (1 < len(_edges) and _edges[1] is not None):
             out[1] = grad * other / result
         return out
 
@@ -7775,7 +7929,7 @@ def linear(input, weight, bias):
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
-        node._saved_bias = _Saved(bias, False)
+        node._saved_bias_shape = None if bias is None else bias._data.shape
         node._saved_input = _Saved(input, False)
         node._saved_weight = _Saved(weight, False)
         if result._dtype.is_floating_point:
@@ -8281,7 +8435,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
-        node._saved_bias = _Saved(bias, False)
+        node._saved_bias_shape = None if bias is None else bias._data.shape
         node._saved_eps = eps
         node._saved_input = _Saved(input, False)
         node._saved_normalized_shape = normalized_shape

@@ -332,6 +332,24 @@ def test_first_grad_is_a_copy_of_the_incoming_gradient():
     assert y.grad.a[0] == 1.0 and g.a[0] == 1.0
 
 
+def test_several_roots_are_routed_like_a_nodes_outputs():
+    """Note [One routing rule]: the roots' gradients pass through the engine's one routing rule; roots on
+    the same node sum before it runs once, and a leaf given as a root gets its own copy of the gradient."""
+    x = leaf([1.0, 2.0])
+    y = exp(x)
+    g1, g2 = FT([1.0, 10.0]), FT([100.0, 1000.0])
+    function.backward([y, y, x], [g1, g2, g1])
+    np.testing.assert_allclose(x.grad.a, np.exp(x.a) * (g1.a + g2.a) + g1.a)
+    assert LOG.count("ExpBackward0") == 1
+    z = leaf([3.0])
+    function.backward([z, z], [FT([1.0]), FT([2.0])])
+    np.testing.assert_allclose(z.grad.a, [3.0])
+    w, gw = leaf([4.0]), FT([5.0])
+    function.backward(w, gw)
+    w.grad.add_(FT([1.0]))
+    assert gw.a[0] == 5.0 and w.grad.a[0] == 6.0
+
+
 def test_multi_output_node_materializes_missing_grads():
     import sys
     import types

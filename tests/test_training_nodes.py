@@ -182,3 +182,27 @@ def test_linear_bias_that_does_not_fit_is_an_error() -> None:
         F.linear(G.ones(2, 3), G.ones(4, 3), G.ones(3))
     with pytest.raises(RuntimeError, match="does not broadcast"):
         F.linear(G.ones(2, 2, 3), G.ones(4, 3), G.ones(3))
+
+
+@pytest.mark.parametrize("with_bias", [True, False], ids=["bias", "nobias"])
+def test_linear_saves_the_bias_shape_not_the_bias(with_bias: bool) -> None:
+    """Note [Saving metadata instead of tensors] for an optional tensor: the bias gradient needs only the
+    bias's shape, so the node keeps no reference to it and, as PyTorch's addmm, an in-place change of the
+    bias between forward and backward is no version error."""
+    rng = np.random.default_rng(3)
+    x, w, b = (rng.standard_normal(s) for s in ((4, 3), (2, 3), (2,)))
+    results = []
+    for lib in (G, torch):
+        xt, wt = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
+        bt = lib.tensor(b, requires_grad=True) if with_bias else None
+        y = lib.nn.functional.linear(xt, wt, bt)
+        if with_bias:
+            with lib.no_grad():
+                bt.mul_(2.0)
+        (y * y).sum().backward()
+        results.append([t.grad.detach().numpy() for t in (xt, wt, bt) if t is not None])
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10)
+    if with_bias:
+        node = F.linear(G.tensor(x), G.tensor(w, requires_grad=True), G.tensor(b)).grad_fn
+        assert not any(f.endswith("bias") for f in node._saved_fields)

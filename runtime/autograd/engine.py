@@ -19,6 +19,19 @@ accumulated. A node is *needed* if a path from it reaches a capture point or a l
 must be accumulated; dependencies are then counted over needed nodes only, and a node that is only a
 capture point is captured and not run.
 
+Note [One routing rule]
+Every rule of the node loop is written once, in the loop, with no helper copy kept in sync by comments:
+  - routing a gradient into its child's input buffer (create the buffer on the first gradient, sum a
+    second one into a new tensor the engine owns) is the loop's own code. The roots go through it too:
+    they are the outputs of a `GraphRoot`, a pass-through node whose input buffer holds the root
+    gradients and which runs first (it is the newest node), as PyTorch's GraphRoot does;
+  - calling a node: the loop calls `apply` itself in the common case (no hooks, one gradient, present)
+    and `_call` runs every other case (pre-hooks, zeros for missing gradients, post-hooks); `_call` does
+    not repeat the common case.
+Measured on the backward of a 20-node chain of `y * 1.0001` (4 floats), timed in one process against the
+engine with inlined twins: calling `_add_to_buffer`/`_call` helpers per edge and node cost 5-7% of the
+backward; this layout is within 1% of the twins (the root node is one node step per backward).
+
 Note [create_graph runs formulas through the dispatcher]
 The formulas of generated nodes are calls to the generated op API. With create_graph=True the engine
 runs them with grad mode on, so they record a graph of their own (a gradient of a gradient); with
@@ -48,6 +61,18 @@ from runtime.autograd.node import (
 from runtime.dispatcher import AUTOGRAD_BIT, tls
 
 Tensor = Any
+
+
+class GraphRoot(Node):
+    """The roots of a backward pass as one node whose outputs are the root gradients, so that the engine
+    routes them as it routes any node's (Note [One routing rule])."""
+
+    def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
+        return grads
+
+    @property
+    def num_inputs(self) -> int:  # type: ignore[override]
+        return len(self.next_edges)
 
 
 def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None], retain_graph: bool | None,
@@ -85,11 +110,9 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
             else:
                 captures.setdefault(edge[0], []).append((edge[1], pos))
 
-    deps, needed = _dependencies([e[0] for e, _ in roots], captures, exec_targets)
+    deps, needed = _dependencies(graph_root := GraphRoot(tuple(e for e, _ in roots)), captures, exec_targets)
 
-    buffers: dict[Node, list[Tensor | None]] = {}
-    for edge, g in roots:
-        _add_to_buffer(buffers, edge[0], edge[1], g)
+    buffers: dict[Node, list[Tensor | None]] = {graph_root: [g for _, g in roots]}
     # AccumulateGrad nodes whose buffered gradient the engine owns (Note [Stealing the first gradient]).
     owned: set[Node] = set()
     results: list[Tensor | None] = [None] * len(input_edges)
@@ -98,9 +121,8 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
     tls.mask = saved_mask | AUTOGRAD_BIT if create_graph else saved_mask & ~AUTOGRAD_BIT
     try:
         ready: list[tuple[int, Node]] = []  # (-sequence_nr, node): sequence numbers are unique
-        for node in {e[0]: None for e, _ in roots}:
-            if deps.get(node, 0) == 0 and (needed is None or node in needed or node in captures):
-                heappush(ready, (-node.sequence_nr, node))
+        if needed is None or graph_root in needed:
+            ready.append((-graph_root.sequence_nr, graph_root))
         while ready:
             fn = heappop(ready)[1]
             buf = buffers.pop(fn, None)
@@ -131,7 +153,7 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
                 continue
             edges = fn.next_edges
             if hooks is None and len(buf) == 1 and buf[0] is not None:
-                outputs = fn.apply(buf)  # the common case of `_call`, without its call
+                outputs = fn.apply(buf)  # the common case; `_call` runs every other (Note [One routing rule])
             else:
                 outputs = _call(fn, buf)
             if len(outputs) != len(edges):
@@ -150,12 +172,16 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
                         g = _validate(fn, i, g, e)
                     nr = e[1]
                     child_buf = buffers.get(child)
-                    if child_buf is None and nr < child.num_inputs:  # the first gradient: `_add_to_buffer`'s
-                        child_buf = buffers[child] = [None] * child.num_inputs  # first case, inlined
+                    if child_buf is None:
+                        child_buf = buffers[child] = [None] * child.num_inputs
                         child_buf[nr] = g
                         summed = False
-                    else:
-                        summed = _add_to_buffer(buffers, child, nr, g)
+                    elif child_buf[nr] is None:
+                        child_buf[nr] = g
+                        summed = False
+                    else:  # a second gradient for the same input: the engine owns the sum
+                        child_buf[nr] = child_buf[nr] + g
+                        summed = True
                     if child.__class__ is AccumulateGrad:
                         if summed or (fresh and _unshared(g, i, outputs, buf)):
                             owned.add(child)
@@ -182,11 +208,11 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
     return tuple(results)
 
 
-def _dependencies(roots: list[Node], captures: dict[Node, Any] | None,
+def _dependencies(root: Node, captures: dict[Node, Any] | None,
                   exec_targets: set[Node]) -> tuple[dict[Node, int], set[Node] | None]:
-    """In-degree of every node reachable from the roots (over needed nodes, Note [Partial execution])."""
+    """In-degree of every node reachable from `root` (over needed nodes, Note [Partial execution])."""
     deps: dict[Node, int] = {}
-    seen = set(roots)
+    seen = {root}
     stack = list(seen)
     parents: dict[Node, list[Node]] | None = {} if captures is not None else None
     while stack:
@@ -222,22 +248,6 @@ def _dependencies(roots: list[Node], captures: dict[Node, Any] | None,
     return deps, needed
 
 
-def _add_to_buffer(buffers: dict[Node, list[Tensor | None]], node: Node, nr: int, g: Tensor) -> bool:
-    """Route `g` into input `nr` of `node`, summing with a gradient already there; True if it summed (the
-    buffer then holds a new tensor that only the engine has seen)."""
-    buf = buffers.get(node)
-    if buf is None:
-        buf = buffers[node] = [None] * max(node.num_inputs, nr + 1)
-    elif nr >= len(buf):
-        buf.extend([None] * (nr + 1 - len(buf)))
-    prev = buf[nr]
-    if prev is None:
-        buf[nr] = g
-        return False
-    buf[nr] = prev + g
-    return True
-
-
 def _run_tensor_hooks(fn: Node, buf: list[Tensor | None]) -> None:
     """Hooks registered on tensors (run on the tensor's complete gradient), then retain_grad."""
     node_hooks = fn._hooks
@@ -255,11 +265,9 @@ def _run_tensor_hooks(fn: Node, buf: list[Tensor | None]) -> None:
 
 
 def _call(fn: Node, buf: list[Tensor | None]) -> list[Tensor | None]:
+    """Run `fn` on `buf` in every case but the one run_backward's loop calls `apply` for directly (no
+    hooks, one gradient, present): node pre-hooks, zeros for missing gradients, post-hooks."""
     node_hooks = fn._hooks
-    if node_hooks is None and len(buf) == 1:
-        if buf[0] is None:
-            return [None] * len(fn.next_edges)
-        return fn.apply(buf)
     if node_hooks is not None:
         for h in list(node_hooks.pre):
             r = h(tuple(buf))

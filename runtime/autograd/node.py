@@ -148,7 +148,7 @@ class Node:
         self.next_edges = tuple(edges)
 
     def needs_input_grad(self, i: int) -> bool:
-        return i < len(self.next_edges) and self.next_edges[i] is not None
+        return input_needed(self.next_edges, i)
 
     def should_compute_output(self, i: int) -> bool:
         return self.needs_input_grad(i)
@@ -289,6 +289,12 @@ def leaf_edge(t: Tensor) -> Edge:
             if edge is None:
                 edge = t._leaf_edge = (AccumulateGrad(t), 0, tuple(t.shape), t._dtype, t._device)
     return edge
+
+
+def input_needed(edges: tuple[Edge | None, ...], i: int) -> bool:
+    """Whether input `i` of a node with `edges` needs a gradient (`Node.needs_input_grad`); the generated
+    nodes carry this body (Note [Generated, not copied, fast paths] in codegen/inline.py)."""
+    return i < len(edges) and edges[i] is not None
 
 
 def gradient_edge(t: Tensor) -> Edge:
