@@ -66,9 +66,10 @@ def render_all(root: Path) -> dict[str, str]:
     method_names = sorted({f.func.name.name for f in functions if Variant.method in f.variants})
     varargs = _varargs_methods(by_name, method_names)
     ops = [_op_context(f) for f in functions]
+    ops_by_id = {op.id: op for op in ops}
     files = {
         "_ops.py": env.get_template("ops.py.j2").render(
-            ops=ops, ops_by_id={op.id: op for op in ops}, bindings=bindings, exported=exported),
+            ops=ops, ops_by_id=ops_by_id, bindings=bindings, exported=exported),
         "_cpu_kernels.py": env.get_template("cpu_kernels.py.j2").render(
             kernels=[_cpu_kernel_context(f) for f in functions
                      if f.pointwise is not None and f.derived_from is None]),
@@ -77,7 +78,7 @@ def render_all(root: Path) -> dict[str, str]:
             registrations=_registrations(model), modules=_kernel_modules(functions)),
         "_methods.py": env.get_template("methods.py.j2").render(
             methods=[m for m in method_names if m not in varargs], varargs=varargs,
-            dunders=api_python.dunders(bindings)),
+            direct=_direct_methods(bindings, ops_by_id, varargs), dunders=api_python.dunders(bindings)),
         "__init__.py": env.get_template("init.py.j2").render(),
         "__init__.pyi": env.get_template("init.pyi.j2").render(
             functions=[_stub(b, by_name[b.name]) for b in exported],
@@ -97,6 +98,22 @@ def _varargs_methods(by_name: dict[str, list[NativeFunction]], method_names: lis
                  if len(s.arguments.positional) == 2 and str(a.type) in ("int[]", "SymInt[]")}
         if len(lists) == 1 and all(len(s.arguments.positional) == 2 for s in schemas):
             out[name] = py_name(lists.pop())
+    return out
+
+
+def _direct_methods(bindings: list[api_python.Binding], ops_by_id: dict[str, OpContext],
+                    varargs: dict[str, str]) -> dict[str, str]:
+    """Varargs methods whose Python function is one plain dispatch of `(self, list)`: no overload to choose,
+    no other argument, nothing mutated, one plain tensor. Name -> op id; the generated method calls that
+    op's dispatch table itself (Note [Direct method calls] in templates/methods.py.j2)."""
+    out = {}
+    for b in bindings:
+        if b.name not in varargs or len(b.cases) != 1 or b.cases[0].condition or not b.cases[0].op:
+            continue
+        op = ops_by_id[b.cases[0].op]
+        if (len(op.params) == 2 and op.tensor_positions == (0,) and op.key_exprs == (f"{op.params[0]}._keys",)
+                and not op.mutated and not op.return_type):
+            out[b.name] = op.id
     return out
 
 

@@ -55,6 +55,7 @@ def add_Tensor(input, other, alpha):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -125,6 +126,7 @@ def add_Scalar(input, other, alpha):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -197,6 +199,7 @@ def sub_Tensor(input, other, alpha):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -270,6 +273,7 @@ def sub_Scalar(input, other, alpha):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -334,6 +338,7 @@ def mul_Tensor(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -389,6 +394,7 @@ def mul_Scalar(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -446,6 +452,7 @@ def div_Tensor(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -504,6 +511,7 @@ def div_Scalar(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -560,6 +568,7 @@ def neg(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -616,6 +625,7 @@ def pow_Tensor_Scalar(input, exponent):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -672,6 +682,7 @@ def exp(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -728,6 +739,7 @@ def relu(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -785,6 +797,7 @@ def threshold_backward(grad_output, input, threshold):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -826,6 +839,7 @@ def gt_Tensor(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -867,6 +881,7 @@ def gt_Scalar(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -910,6 +925,7 @@ def floor_divide(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -968,6 +984,7 @@ def floor_divide_Scalar(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -1025,6 +1042,7 @@ def pow_Tensor_Tensor(input, exponent):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -1084,6 +1102,7 @@ def remainder_Tensor(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -1142,6 +1161,7 @@ def remainder_Scalar(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -1199,6 +1219,7 @@ def fmod_Tensor(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -1257,6 +1278,7 @@ def fmod_Scalar(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -1313,6 +1335,7 @@ def abs(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -1369,6 +1392,7 @@ def sign(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -1425,6 +1449,7 @@ def reciprocal(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -1481,6 +1506,7 @@ def sqrt(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -1537,6 +1563,7 @@ def rsqrt(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -1593,6 +1620,7 @@ def square(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -1649,6 +1677,7 @@ def exp2(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -1705,6 +1734,7 @@ def expm1(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -1761,6 +1791,7 @@ def log(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -1817,6 +1848,7 @@ def log2(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -1873,6 +1905,7 @@ def log10(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -1929,6 +1962,7 @@ def log1p(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -1985,6 +2019,7 @@ def sin(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -2041,6 +2076,7 @@ def cos(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -2097,6 +2133,7 @@ def tan(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -2153,6 +2190,7 @@ def asin(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -2209,6 +2247,7 @@ def acos(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -2265,6 +2304,7 @@ def atan(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -2322,6 +2362,7 @@ def atan2(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -2380,6 +2421,7 @@ def sinh(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -2436,6 +2478,7 @@ def cosh(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -2492,6 +2535,7 @@ def tanh(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -2548,6 +2592,7 @@ def erf(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -2604,6 +2649,7 @@ def floor(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -2660,6 +2706,7 @@ def ceil(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -2716,6 +2763,7 @@ def round(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -2772,6 +2820,7 @@ def trunc(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -2828,6 +2877,7 @@ def frac(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -2882,6 +2932,7 @@ def maximum(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -2938,6 +2989,7 @@ def minimum(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -2997,6 +3049,7 @@ def lerp_Scalar(input, end, weight):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3057,6 +3110,7 @@ def lerp_Tensor(input, end, weight):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3118,6 +3172,7 @@ def where_self(condition, input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3162,6 +3217,7 @@ def lt_Tensor(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3203,6 +3259,7 @@ def lt_Scalar(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3244,6 +3301,7 @@ def le_Tensor(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3285,6 +3343,7 @@ def le_Scalar(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3326,6 +3385,7 @@ def ge_Tensor(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3367,6 +3427,7 @@ def ge_Scalar(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3408,6 +3469,7 @@ def eq_Tensor(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3449,6 +3511,7 @@ def eq_Scalar(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3490,6 +3553,7 @@ def ne_Tensor(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3531,6 +3595,7 @@ def ne_Scalar(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3572,6 +3637,7 @@ def logical_and(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3614,6 +3680,7 @@ def logical_or(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3656,6 +3723,7 @@ def logical_xor(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3697,6 +3765,7 @@ def logical_not(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3740,6 +3809,7 @@ def bitwise_and_Tensor(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3799,6 +3869,7 @@ def bitwise_or_Tensor(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3858,6 +3929,7 @@ def bitwise_xor_Tensor(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3916,6 +3988,7 @@ def bitwise_not(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -3970,6 +4043,7 @@ def isnan(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -4010,6 +4084,7 @@ def isinf(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -4050,6 +4125,7 @@ def isfinite(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -4095,6 +4171,7 @@ def leaky_relu(input, negative_slope):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -4160,6 +4237,7 @@ def elu(input, alpha, scale, input_scale):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -4222,6 +4300,7 @@ def silu(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -4278,6 +4357,7 @@ def mish(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -4334,6 +4414,7 @@ def sigmoid(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -4390,6 +4471,7 @@ def log_sigmoid(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -4449,6 +4531,7 @@ def softplus(input, beta, threshold):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -4514,6 +4597,7 @@ def hardtanh(input, min_val, max_val):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -4576,6 +4660,7 @@ def hardsigmoid(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -4632,6 +4717,7 @@ def hardswish(input):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -4688,6 +4774,7 @@ def masked_fill_Scalar(input, mask, value):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -4751,6 +4838,7 @@ def masked_fill_Tensor(input, mask, value):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -4820,6 +4908,7 @@ def addcmul(input, tensor1, tensor2, value):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -4891,6 +4980,7 @@ def addcdiv(input, tensor1, tensor2, value):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -4958,6 +5048,7 @@ def logaddexp(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 
@@ -5017,6 +5108,7 @@ def hypot(input, other):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 

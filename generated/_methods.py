@@ -3,8 +3,23 @@
 """Tensor methods and operators: the op functions of `_ops`, installed on runtime.tensor.Tensor."""
 
 from generated import _ops
+from runtime.dispatcher import shared as _shared
+from runtime.dispatcher import tls as _tls
 from runtime.factories import scalar_tensor as _scalar
 from runtime.opcall import varargs as _varargs
+
+# Note [Direct method calls]
+# A varargs method whose op function is one plain dispatch (`view`, `reshape`, ...) does that dispatch
+# itself, as the op function would (templates/ops.py.j2), on the table the op function uses: one Python
+# frame less on calls that cost a few frames in all. Any other form (keywords, no size) and any argument
+# the dispatch refuses go through the op function, which says what is wrong.
+_tab_broadcast_to = _ops._tab_broadcast_to
+_tab_flip = _ops._tab_flip
+_tab_permute = _ops._tab_permute
+_tab_repeat = _ops._tab_repeat
+_tab_reshape = _ops._tab_reshape
+_tab_tile = _ops._tab_tile
+_tab_view = _ops._tab_view
 
 METHODS = (
     "abs",
@@ -247,7 +262,11 @@ def broadcast_to(self, *size, **kwargs):
     """PyTorch's varargs form: `t.broadcast_to(2, 3)` is `t.broadcast_to((2, 3))`."""
     if kwargs or not size:
         return _ops.broadcast_to(self, *[_varargs(size)] if size else [], **kwargs)
-    return _ops.broadcast_to(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
+    try:
+        _k = (_shared.remap or _tls.remap)[self._keys]
+    except AttributeError:
+        return _ops.broadcast_to(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
+    return _tab_broadcast_to[_k](self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
 
 
 def expand(self, *size, **kwargs):
@@ -261,7 +280,11 @@ def flip(self, *dims, **kwargs):
     """PyTorch's varargs form: `t.flip(2, 3)` is `t.flip((2, 3))`."""
     if kwargs or not dims:
         return _ops.flip(self, *[_varargs(dims)] if dims else [], **kwargs)
-    return _ops.flip(self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
+    try:
+        _k = (_shared.remap or _tls.remap)[self._keys]
+    except AttributeError:
+        return _ops.flip(self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
+    return _tab_flip[_k](self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
 
 
 def new_empty(self, *size, **kwargs):
@@ -289,35 +312,55 @@ def permute(self, *dims, **kwargs):
     """PyTorch's varargs form: `t.permute(2, 3)` is `t.permute((2, 3))`."""
     if kwargs or not dims:
         return _ops.permute(self, *[_varargs(dims)] if dims else [], **kwargs)
-    return _ops.permute(self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
+    try:
+        _k = (_shared.remap or _tls.remap)[self._keys]
+    except AttributeError:
+        return _ops.permute(self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
+    return _tab_permute[_k](self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
 
 
 def repeat(self, *repeats, **kwargs):
     """PyTorch's varargs form: `t.repeat(2, 3)` is `t.repeat((2, 3))`."""
     if kwargs or not repeats:
         return _ops.repeat(self, *[_varargs(repeats)] if repeats else [], **kwargs)
-    return _ops.repeat(self, (repeats[0] if len(repeats) == 1 and (not isinstance(repeats[0], int)) else repeats))
+    try:
+        _k = (_shared.remap or _tls.remap)[self._keys]
+    except AttributeError:
+        return _ops.repeat(self, (repeats[0] if len(repeats) == 1 and (not isinstance(repeats[0], int)) else repeats))
+    return _tab_repeat[_k](self, (repeats[0] if len(repeats) == 1 and (not isinstance(repeats[0], int)) else repeats))
 
 
 def reshape(self, *shape, **kwargs):
     """PyTorch's varargs form: `t.reshape(2, 3)` is `t.reshape((2, 3))`."""
     if kwargs or not shape:
         return _ops.reshape(self, *[_varargs(shape)] if shape else [], **kwargs)
-    return _ops.reshape(self, (shape[0] if len(shape) == 1 and (not isinstance(shape[0], int)) else shape))
+    try:
+        _k = (_shared.remap or _tls.remap)[self._keys]
+    except AttributeError:
+        return _ops.reshape(self, (shape[0] if len(shape) == 1 and (not isinstance(shape[0], int)) else shape))
+    return _tab_reshape[_k](self, (shape[0] if len(shape) == 1 and (not isinstance(shape[0], int)) else shape))
 
 
 def tile(self, *dims, **kwargs):
     """PyTorch's varargs form: `t.tile(2, 3)` is `t.tile((2, 3))`."""
     if kwargs or not dims:
         return _ops.tile(self, *[_varargs(dims)] if dims else [], **kwargs)
-    return _ops.tile(self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
+    try:
+        _k = (_shared.remap or _tls.remap)[self._keys]
+    except AttributeError:
+        return _ops.tile(self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
+    return _tab_tile[_k](self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
 
 
 def view(self, *size, **kwargs):
     """PyTorch's varargs form: `t.view(2, 3)` is `t.view((2, 3))`."""
     if kwargs or not size:
         return _ops.view(self, *[_varargs(size)] if size else [], **kwargs)
-    return _ops.view(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
+    try:
+        _k = (_shared.remap or _tls.remap)[self._keys]
+    except AttributeError:
+        return _ops.view(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
+    return _tab_view[_k](self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
 
 
 def __rsub__(self, other):

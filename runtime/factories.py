@@ -493,8 +493,9 @@ def _legacy_init(self: Tensor, *args: Any, device: Any = None) -> None:
     else:
         raise TypeError("Tensor(): expected sizes (ints), a Size, or one sequence of data; got "
                         f"({', '.join(type(a).__name__ for a in args)})")
-    for name in ("_data", "_dtype", "_device", "_keys", "_requires_grad", "_grad_fn", "_output_nr"):
-        setattr(self, name, getattr(src, name))
+    for name in Tensor.__slots__:  # every slot fresh_tensor sets (Note [Lean tensor construction])
+        if name not in ("__dict__", "__weakref__"):
+            setattr(self, name, getattr(src, name))
     self.__dict__.update(src.__dict__)
 
 

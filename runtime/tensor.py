@@ -51,14 +51,15 @@ class Tensor:
     # `Tensor(2, 3)` and `new_tensor` by runtime/factories.py. runtime/api.py imports
     # all of them, so `import generated` (or `runtime.api`) gives the whole class.
     # Note [Lean tensor construction]
-    # The fields every tensor sets, and the autograd fields every recorded op reads and writes, live in
-    # slots; the rest (storage, grad, leaf and view metadata) are class-level defaults that an instance
-    # overrides in its __dict__ when it needs to. So `_wrap`, the hot path of every kernel, sets seven
-    # slots and creates no dict, and recording an op's history on its output creates none either.
+    # The fields every tensor sets, the autograd fields every recorded op reads and writes, and `_base`
+    # (which every view sets and every in-place op reads), live in slots; the rest (storage, grad, leaf
+    # metadata) are class-level defaults that an instance overrides in its __dict__ when it needs to. So
+    # `_wrap`, the hot path of every kernel, sets eight slots and creates no dict, nor does `_view` (a dict
+    # made for `_base` alone cost a view as much as its array), nor recording an op's history.
     # `fresh_tensor` (below the class) is the one definition of a new tensor's slots: `_wrap` and `_view`
     # call it (Parameter copies the slots of a tensor made so), and the generated pointwise kernels carry
     # its body, rendered from its source (Note [Generated, not copied, fast paths] in codegen/inline.py).
-    __slots__ = ("_data", "_dtype", "_device", "_keys", "_requires_grad", "_grad_fn", "_output_nr",
+    __slots__ = ("_data", "_dtype", "_device", "_keys", "_requires_grad", "_grad_fn", "_output_nr", "_base",
                  "__dict__", "__weakref__")
 
     _data: Any
@@ -68,11 +69,11 @@ class Tensor:
     _requires_grad: bool
     _grad_fn: Any
     _output_nr: int
+    _base: Tensor | None  # the tensor whose memory this view shares; None: not a view
     _storage: Storage | None = None
     _grad: Tensor | None = None
     _leaf_edge: Any = None  # (AccumulateGrad, 0) of a leaf (Note [Leaves and their AccumulateGrad])
     _retains_grad: bool = False
-    _base: Tensor | None = None
     _wrapped: bool = False  # a 0-d tensor made from a Python number (promotes like the number)
 
     # -- construction (internal) ---------------------------------------------------------------
@@ -432,6 +433,7 @@ def fresh_tensor(data: Any, dtype: dtypes.DType, device: Device, keys: int) -> T
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
+    t._base = None
     return t
 
 class Size(tuple):

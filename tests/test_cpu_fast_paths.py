@@ -428,3 +428,69 @@ def test_index_tensor_fast_path_records_autograd() -> None:
         (t[idx] * 2).sum().backward()
         (t[mask] ** 2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+# -- round 2: direct method calls, the `_base` slot, one-tensor keys ----------------------------------
+def test_varargs_methods_that_call_the_dispatch_table_still_dispatch() -> None:
+    """Note [Direct method calls]: `x.view(2, 8)` skips the op function, not the dispatcher: a kernel
+    registered at run time, an included key's fallback and autograd all still see the call."""
+    from generated import _methods
+    assert {"view", "reshape", "permute"} <= {n for n in _methods.__dict__ if f"_tab_{n}" in _methods.__dict__}
+    assert "_tab_expand" not in _methods.__dict__  # expand's `implicit` argument: through the op function
+    seen = []
+    default = dispatcher.find("view").kernels["CompositeExplicitAutograd"]
+
+    def mine(self: Any, size: Any) -> Any:
+        seen.append(tuple(size))
+        return default(self, size)
+
+    x = G.arange(16.0)
+    undo = dispatcher.register("view", "CPU", mine)
+    try:
+        assert x.view(2, 8).shape == (2, 8) and x.view((4, 4)).shape == (4, 4)
+    finally:
+        undo()
+    assert seen == [(2, 8), (4, 4)]
+    calls = []
+
+    def fallback(op: Any, args: list[Any]) -> Any:
+        calls.append(op.name)
+        with exclude_keys("Tracer"):
+            return op.call(*args)
+
+    undo = dispatcher.register_fallback("Tracer", fallback)
+    try:
+        with include_keys("Tracer"):
+            x.permute(0)
+    finally:
+        undo()
+    assert calls == ["permute"]
+    w, tw = G.arange(6.0).requires_grad_(), torch.arange(6.0).requires_grad_()
+    for t in (w, tw):
+        (t.reshape(2, 3).permute(1, 0).flip(0) * t.view(3, 2)).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), tw.grad.numpy())
+    with pytest.raises(TypeError):
+        G.Tensor.view([1, 2], 2)  # not a tensor: the op function's error
+
+
+def test_views_keep_base_in_a_slot() -> None:
+    """Note [Lean tensor construction]: every tensor has `_base` (None unless a view), and making a view
+    creates no instance dict."""
+    x = G.zeros(4, 4)
+    assert x._base is None and G.tensor([1.0])._base is None and (x + 1)._base is None
+    for v in (x.view(16), x[None], x[..., 1], x.t(), x[:1].expand(3, 4), x.reshape(2, 8).flatten()):
+        assert v._base is x
+        assert not getattr(v, "__dict__", None)
+    assert G.Tensor(2, 3)._base is None  # the legacy constructor copies every slot
+
+
+@pytest.mark.parametrize("dt", [G.float32, G.float64], ids=lambda d: d.name)
+def test_direct_reductions_give_fresh_arrays_of_the_dtype(dt: G.dtype) -> None:
+    """Note [Direct reductions]: a 1-d input's single-dim reduce is a NumPy scalar, the others arrays."""
+    x = G.arange(4.0, dtype=dt)
+    for fn in (lambda t: t.sum(), lambda t: t.sum(0), lambda t: t.mean(0), lambda t: t.mean(),
+               lambda t: t.amax(0), lambda t: t.amin(-1), lambda t: t.amax(0, True)):
+        r = fn(x)
+        assert r._data.__class__ is np.ndarray and r._data.dtype == dt.np and r.dtype is dt
+        assert not np.shares_memory(r._data, x._data) and r._base is None
+    assert x.mean(0).item() == 1.5 and x.amin(-1).item() == 0.0 and x.amax(0, True).shape == (1,)

@@ -22,6 +22,12 @@ _INDEX_DTYPES = (dtypes.int64, dtypes.int32, dtypes.int16, dtypes.int8, dtypes.u
 
 def _key(self: Tensor, indices: Sequence[Tensor | None]) -> tuple[Any, ...]:
     data = self._data
+    if len(indices) == 1 and indices[0] is not None:  # one index tensor (`t[idx]`, `t[mask] = v`), whose
+        i = indices[0]  # array is the key when it is plainly valid: a long index, or a bool mask of t's sizes
+        a = i._data
+        if i._device is self._device and (i._dtype is dtypes.int64 and data.ndim
+                                          or i._dtype is dtypes.bool_ and a.shape == data.shape[:a.ndim]):
+            return (a,)
     consumed = 0
     key: list[Any] = []
     for i in indices:

@@ -15,9 +15,11 @@ import numpy as np
 
 from runtime import dtypes
 from runtime import strides as S
+from runtime.device import CPU
+from runtime.dispatcher import CPU_BIT
 from runtime.kernels._xp import dims as _dims
 from runtime.kernels._xp import wrap, xp_of
-from runtime.tensor import Tensor
+from runtime.tensor import Tensor, fresh_tensor
 
 
 def acc_dtype(self: Tensor, dtype: Any) -> dtypes.DType:
@@ -62,21 +64,30 @@ def _nonempty(self: Tensor, axes: tuple[int, ...] | None, op: str) -> None:
 # converting, so the general path's checks (`acc_dtype`, `_compute`) would only cost time. The reduction
 # dims are those of `_dims`, PyTorch's rules; everything else takes the general path. A reduction over
 # all dims writes into a new 0-d array (`out=`), as fast as letting NumPy return a scalar and cheaper
-# than making that scalar an array afterwards.
+# than making that scalar an array afterwards. On a tiny tensor the Python frames around the reduce cost
+# as much as the reduce itself, so the kernels call `reduce` in their own body and hand an array result of
+# the input's dtype to `fresh_tensor` without going through `wrap` (only a scalar needs `wrap`).
 _DIRECT = frozenset({dtypes.float32, dtypes.float64})
+_empty = np.empty
+_add = np.add
+_maximum = np.maximum
+_minimum = np.minimum
+_ndarray = np.ndarray
 
 
-def _reduce(ufunc: Any, a: np.ndarray, axes: tuple[int, ...] | None, keepdim: bool) -> Any:
-    """`ufunc.reduce` of a NumPy array over `axes` (None: all), an array (Note [Direct reductions])."""
+def _direct(ufunc: Any, self: Tensor, a: np.ndarray, axes: tuple[int, ...] | None, keepdim: bool) -> Tensor:
+    """`ufunc.reduce` of `self`'s NumPy array `a` over `axes` (None: all) as a tensor of `self`'s dtype
+    (Note [Direct reductions])."""
     if axes is None and not keepdim:
-        return ufunc.reduce(a, None, None, np.empty((), a.dtype))
-    return ufunc.reduce(a, axes, None, None, keepdim)
+        return fresh_tensor(ufunc.reduce(a, None, None, _empty((), a.dtype)), self._dtype, CPU, CPU_BIT)
+    r = ufunc.reduce(a, axes, None, None, keepdim)
+    return fresh_tensor(r, self._dtype, CPU, CPU_BIT) if r.__class__ is _ndarray else wrap(r, a, self._dtype)
 
 
 def sum(self: Tensor, dtype: Any = None) -> Tensor:
     a = self._data
     if dtype is None and self._dtype in _DIRECT:  # Note [Direct reductions]
-        return wrap(_reduce(np.add, a, None, False) if a.__class__ is np.ndarray else a.sum(), a, self._dtype)
+        return _direct(_add, self, a, None, False) if a.__class__ is _ndarray else wrap(a.sum(), a, self._dtype)
     dt = acc_dtype(self, dtype)
     return wrap(_compute(a, dt).sum(), a, dt)
 
@@ -84,14 +95,19 @@ def sum(self: Tensor, dtype: Any = None) -> Tensor:
 def sum_dim(self: Tensor, dim: Sequence[int] | None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     a = self._data
     axes = _dims(dim, a.ndim)
-    if dtype is None and self._dtype in _DIRECT and a.__class__ is np.ndarray:  # Note [Direct reductions]
-        return wrap(_reduce(np.add, a, axes, keepdim), a, self._dtype)
+    if dtype is None and self._dtype in _DIRECT and a.__class__ is _ndarray:  # Note [Direct reductions]
+        return _direct(_add, self, a, axes, keepdim)
     dt = acc_dtype(self, dtype)
     r = _compute(a, dt).sum(axis=axes, keepdims=keepdim)
     return wrap(r, a, dt)
 
 
 def mean(self: Tensor, dtype: Any = None) -> Tensor:
+    a = self._data
+    if dtype is None and a.__class__ is _ndarray and a.size and self._dtype in _DIRECT:  # Note [Direct reductions]
+        t = _direct(_add, self, a, None, False)
+        t._data /= a.size
+        return t
     return mean_dim(self, None, False, dtype)
 
 
@@ -101,9 +117,9 @@ def mean_dim(self: Tensor, dim: Sequence[int] | None, keepdim: bool = False, dty
         axes = _dims(dim, a.ndim)
         count = a.size if axes is None else math.prod([a.shape[d] for d in axes])
         if count:
-            r = _reduce(np.add, a, axes, keepdim)
-            r /= count  # in place where r is an array (a 1-d input's single-dim sum is a scalar)
-            return wrap(r, a, self._dtype)
+            t = _direct(_add, self, a, axes, keepdim)
+            t._data /= count  # in place: the tensor's own new array
+            return t
     dt = _float_dtype(self, dtype, "mean")
     axes = _dims(dim, a.ndim)
     count = a.size if axes is None else math.prod([a.shape[d] for d in axes])
@@ -133,17 +149,22 @@ def _extreme(self: Tensor, dim: Sequence[int] | int | None, keepdim: bool, op: s
     if not a.size:
         _nonempty(self, axes, op)
     if a.__class__ is np.ndarray:  # the ufunc's own reduce, which a.max() calls (Note [Direct reductions])
-        r = _reduce(np.maximum if largest else np.minimum, a, axes, keepdim)
-    else:
-        r = a.max(axis=axes, keepdims=keepdim) if largest else a.min(axis=axes, keepdims=keepdim)
+        return _direct(_maximum if largest else _minimum, self, a, axes, keepdim)
+    r = a.max(axis=axes, keepdims=keepdim) if largest else a.min(axis=axes, keepdims=keepdim)
     return wrap(r, a, self._dtype)
 
 
 def amax(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+    a = self._data
+    if a.__class__ is _ndarray and a.size and a.ndim and self._dtype in _DIRECT:  # Note [Direct reductions]
+        return _direct(_maximum, self, a, _dims(dim, a.ndim), keepdim)
     return _extreme(self, dim, keepdim, "amax", True)
 
 
 def amin(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+    a = self._data
+    if a.__class__ is _ndarray and a.size and a.ndim and self._dtype in _DIRECT:  # Note [Direct reductions]
+        return _direct(_minimum, self, a, _dims(dim, a.ndim), keepdim)
     return _extreme(self, dim, keepdim, "amin", False)
 
 

@@ -15,6 +15,7 @@ from runtime import strides as S
 from runtime.tensor import Tensor
 
 _py_slice = slice  # the builtin: this module defines the `slice` view op
+_ndarray = np.ndarray
 
 
 def _as_strided(self: Tensor, shape: Sequence[int], strides: Sequence[int], offset: int = 0) -> Tensor:
@@ -120,6 +121,11 @@ def expand(self: Tensor, size: Sequence[int], implicit: bool = False) -> Tensor:
         else:
             if -1 in size:
                 size = tuple([s if n == -1 else n for n, s in zip(size, shape, strict=True)])
+            if data.__class__ is _ndarray:  # _buffer_view's constructor, without its two frames
+                try:
+                    return self._view(_ndarray(size, data.dtype, data, 0, tuple(byte_strides)))
+                except (BufferError, TypeError, ValueError):
+                    pass
             return self._view(_strided(data, size, tuple(byte_strides)))
     shape, strides = S.expand(self.shape, self.stride(), _sizes(size))
     return _as_strided(self, shape, strides)
