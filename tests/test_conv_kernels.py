@@ -25,6 +25,9 @@ CONV_CASES = [
     ((1, 1, 5, 5), (2, 1, 1, 1), 1, 0, 1, 1),            # 1x1
     ((2, 3, 5, 5), (4, 3, 5, 5), 1, 0, 1, 1),            # the kernel covers the input
     ((0, 3, 5, 5), (4, 3, 3, 3), 1, 1, 1, 1),            # empty batch
+    ((3, 16, 6, 5), (8, 16, 3, 3), 1, 1, 1, 1),          # many channels: channels-last columns, one GEMM
+    ((2, 16, 9, 7), (4, 16, 3, 2), 2, (1, 2), (2, 1), 1),  # channels-last, strided, dilated, padded
+    ((0, 16, 6, 6), (4, 16, 3, 3), 1, 1, 1, 1),          # channels-last geometry, empty batch
 ]
 
 

@@ -113,6 +113,45 @@ def _wide(x: Any, kernel: Sequence[int], pad: Sequence[int], dil: Sequence[int],
                         (*buf.strides[:2], dil[0] * wp * item, dil[1] * item, item))
 
 
+# Note [Channels-last convolution columns]
+# When a window row is short (OW elements) but channels are many, the columns are cheaper taken channels
+# last: over an (N, Hp, Wp, C) zero-padded copy of the input, the window view (N, OH, OW, kh, kw, C) has
+# runs of kw*C contiguous elements (dilation 1), so its copy is (N*OH*OW, kh*kw*C) with long inner loops,
+# and the forward is then ONE GEMM (N*OH*OW, kh*kw*C) @ (kh*kw*C, O) instead of N small ones (with one
+# BLAS thread the single GEMM is faster: bench/bench_conv.py). Its (N, OH, OW, O) result is copied into
+# NCHW order; the weight gradient is one GEMM g (O, N*OH*OW) @ columns. Taken for groups == 1 when a
+# kernel row of channels (kw*C) is at least `_CL_MIN_RUN` long; the first convolution of a model (C = 1)
+# keeps the NCHW columns, whose rows are OW long.
+_CL_MIN_RUN = 32
+
+
+def _channels_last(c: int, kw: int, groups: int) -> bool:
+    return groups == 1 and kw * c >= _CL_MIN_RUN
+
+
+def _columns_last(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequence[int], dil: Sequence[int],
+                  oh: int, ow: int) -> Any:
+    """The (N*OH*OW, kh*kw*C) channels-last columns of x (N, C, H, W): Note [Channels-last convolution
+    columns]. `x` may have any strides."""
+    n, c, h, w = x.shape
+    buf = xp_of(x).zeros((n, h + 2 * pad[0], w + 2 * pad[1], c), dtype=x.dtype)
+    buf[:, pad[0]:pad[0] + h, pad[1]:pad[1] + w, :] = x.transpose(0, 2, 3, 1)
+    sn, sh, sw, sc = buf.strides
+    view = strided_view(buf, (n, oh, ow, kernel[0], kernel[1], c),
+                        (sn, sh * st[0], sw * st[1], sh * dil[0], sw * dil[1], sc))
+    return copied(view).reshape(n * oh * ow, kernel[0] * kernel[1] * c)
+
+
+def _weight_last(w: Any) -> Any:
+    """The weight (O, C, kh, kw) as an (O, kh*kw*C) matrix (channels last, a copy)."""
+    return copied(w.transpose(0, 2, 3, 1)).reshape(w.shape[0], -1)
+
+
+def _nchw(m: Any, n: int, oh: int, ow: int) -> Any:
+    """An (N*OH*OW, O) channels-last matrix as a new C-contiguous (N, O, OH, OW) array."""
+    return copied(m.reshape(n, oh, ow, m.shape[-1]).transpose(0, 3, 1, 2))
+
+
 def _grouped(m: Any, groups: int) -> Any:
     """(..., R, K) as (..., groups, R / groups, K) (a view)."""
     return m.reshape(*m.shape[:-2], groups, m.shape[-2] // groups, m.shape[-1])
@@ -181,7 +220,10 @@ def _conv2d_forward(input: Tensor, weight: Tensor, bias: Tensor | None, stride: 
     wp = x.shape[3] + 2 * pad[1]
     # Wide rows save the copy's short inner loops (OW long) but pay for their junk columns in the GEMM and
     # in a cropping copy: taken for short rows (OW <= 16) with at most 1/8 of junk.
-    if st == (1, 1) and ow <= 16 and 8 * (wp - ow) <= wp and x.size:  # Note [Convolution rows at padded width]
+    if _channels_last(c, kw, groups) and x.size:  # Note [Channels-last convolution columns]
+        cols = _columns_last(x, (kh, kw), st, pad, dil, oh, ow)
+        out = _nchw(cols @ _weight_last(w).T, n, oh, ow)
+    elif st == (1, 1) and ow <= 16 and 8 * (wp - ow) <= wp and x.size:  # Note [Convolution rows at padded width]
         view = _wide(x, (kh, kw), pad, dil, oh)
         out = _times_weight(wm, copied(view).reshape(n, c * kh * kw, oh * wp), groups)
         out = copied(out.reshape(n, o, oh, wp)[..., :ow])
@@ -251,5 +293,11 @@ def _conv2d_backward_weight(grad_output: Tensor, input: Tensor, weight_size: Seq
     if tuple(grad_output.shape) != (n, o, oh, ow):
         raise RuntimeError(f"convolution backward: grad_output of size {list(grad_output.shape)} does not match "
                            f"the output size {[n, o, oh, ow]}")
+    if _channels_last(c, kw, groups) and x.size:  # Note [Channels-last convolution columns]
+        g = _grad_matrices(grad_output)
+        gm = copied(g.transpose(1, 0, 2)).reshape(o, n * oh * ow)
+        gw = copied((gm @ _columns_last(x, (kh, kw), st, pad, dil, oh, ow)).reshape(o, kh, kw, c)
+                    .transpose(0, 3, 1, 2))
+        return wrap(gw, x, input._dtype)
     gw = _outer_sum(_grad_matrices(grad_output), unfold_columns(x, (kh, kw), st, pad, dil, oh, ow), groups)
     return wrap(gw.reshape(o, cg, kh, kw), x, input._dtype)
