@@ -120,9 +120,10 @@ def _wide(x: Any, kernel: Sequence[int], pad: Sequence[int], dil: Sequence[int],
 # and the forward is then ONE GEMM (N*OH*OW, kh*kw*C) @ (kh*kw*C, O) instead of N small ones (with one
 # BLAS thread the single GEMM is faster: bench/bench_conv.py). Its (N, OH, OW, O) result is copied into
 # NCHW order; the weight gradient is one GEMM g (O, N*OH*OW) @ columns. Taken for groups == 1 when a
-# kernel row of channels (kw*C) is at least `_CL_MIN_RUN` long; the first convolution of a model (C = 1)
+# kernel row of channels (kw*C) is at least `_CL_MIN_RUN` long (16: the cnn's second layer, kw*C = 24,
+# gains in the weight gradient and breaks even in the forward); the first convolution of a model (C = 1)
 # keeps the NCHW columns, whose rows are OW long.
-_CL_MIN_RUN = 32
+_CL_MIN_RUN = 16
 
 
 def _channels_last(c: int, kw: int, groups: int) -> bool:
@@ -234,15 +235,20 @@ def _conv2d_forward(input: Tensor, weight: Tensor, bias: Tensor | None, stride: 
     return wrap(out, x, input._dtype)
 
 
-def _grad_matrices(grad_output: Tensor, wp: int | None = None) -> Any:
+def _grad_matrices(grad_output: Tensor, wp: int | None = None, batch_inner: bool = False) -> Any:
     """The output gradient (N, O, OH, OW) as N (O, OH*OW) matrices; with `wp`, as rows of width wp padded
-    with zeros, (O, OH*wp) (Note [Convolution rows at padded width])."""
+    with zeros, (O, OH*wp) (Note [Convolution rows at padded width]), and with `batch_inner` as one
+    (O, N, OH*wp) array."""
     g = grad_output._data
     if g.ndim != 4:
         raise RuntimeError(f"convolution backward: expected a 4-D grad_output, but got {list(g.shape)}")
     n, o, oh, ow = g.shape
     if wp is None:
         return g.reshape(n, o, oh * ow)
+    if batch_inner:
+        wide = xp_of(g).zeros((o, n, oh, wp), dtype=g.dtype)
+        wide[..., :ow] = g.transpose(1, 0, 2, 3)
+        return wide.reshape(o, n, oh * wp)
     wide = xp_of(g).zeros((n, o, oh, wp), dtype=g.dtype)
     wide[..., :ow] = g
     return wide.reshape(n, o, oh * wp)
@@ -263,13 +269,23 @@ def _conv2d_backward_input(grad_output: Tensor, weight: Tensor, input_size: Sequ
     xp = xp_of(wt)
     hp, wp = h + 2 * pad[0], w_ + 2 * pad[1]
     if st == (1, 1) and n and bool(xp.isfinite(wt).all()):  # Note [Convolution rows at padded width]
-        gcols = _times_weight_t(wm, _grad_matrices(grad_output, wp), groups).reshape(n, c, kh, kw, oh * wp)
-        flat = xp.zeros((n, c, hp * wp + (kw - 1) * dil[1]), dtype=gcols.dtype)
+        if groups == 1:
+            # One GEMM W^T (C*kh*kw, O) @ g (O, N*OH*wp) over the whole batch (faster with one BLAS thread
+            # than N small ones); its planes come out channel-major, (C, N, ...), and are folded so.
+            g = _grad_matrices(grad_output, wp, batch_inner=True)
+            gcols = (wm.T @ g.reshape(o, -1)).reshape(c, kh, kw, n, oh * wp)
+            taps = gcols.transpose(1, 2, 0, 3, 4)
+        else:
+            gcols = _times_weight_t(wm, _grad_matrices(grad_output, wp), groups).reshape(n, c, kh, kw, oh * wp)
+            taps = gcols.transpose(2, 3, 0, 1, 4)
+        flat = xp.zeros((*taps.shape[2:4], hp * wp + (kw - 1) * dil[1]), dtype=gcols.dtype)
         for i in range(kh):
             for j in range(kw):
                 start = i * dil[0] * wp + j * dil[1]
-                flat[:, :, start:start + oh * wp] += gcols[:, :, i, j]
-        out = flat[:, :, :hp * wp].reshape(n, c, hp, wp)
+                flat[:, :, start:start + oh * wp] += taps[i, j]
+        out = flat[:, :, :hp * wp].reshape(*flat.shape[:2], hp, wp)
+        if groups == 1:
+            out = out.transpose(1, 0, 2, 3)
     else:
         gcols = _times_weight_t(wm, _grad_matrices(grad_output), groups)
         out = xp.zeros((n, c, hp, wp), dtype=gcols.dtype)
