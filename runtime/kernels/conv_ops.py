@@ -8,12 +8,12 @@ The columns of a convolution are im2col's (N, C*kh*kw, L) array (L = OH*OW): row
 input channel c at kernel offset (i, j) for every output position; one copy of a strided window view makes
 it. Each product is then a stack of N small GEMMs on contiguous operands (per group): output
 (N, O, L) = W (O, C*kh*kw) @ cols[n], column gradient W^T @ g[n], weight gradient the sum over n of
-g[n] @ cols[n]^T; the output and the column gradient come out in NCHW order with no transpose. One wide
-(O, C*kh*kw) @ (C*kh*kw, N*L) product would save the N calls, but OpenBLAS threads it, and on a shared
-2-core machine that made a demo step 7x slower. The weight gradient makes the columns again
-from the saved input rather than having the forward return them: a second floating output would have its
-undefined gradient materialised as zeros by the engine (runtime/autograd/engine.py `_materialize`), and
-filling that array cost more than copying it again.
+g[n] @ cols[n]^T; the output and the column gradient come out in NCHW order with no transpose. With many
+channels the columns are taken channels last and each product is one GEMM over the whole batch (Note
+[Channels-last convolution columns]); the stride-1 input gradient is one GEMM too. (A single wide GEMM was
+once measured 7x slower: OpenBLAS had threaded it on the shared 2-core machine. With one BLAS thread, as
+the benchmarks run, it is the faster form.) The forward returns its columns for the weight gradient
+(Note [Reusing the forward's columns]).
 """
 
 from __future__ import annotations
