@@ -71,6 +71,15 @@ def test_conv2d_matches_torch(case: tuple, dtype: Any, transposed: bool) -> None
     _conv_case(case, dtype, "cpu", transposed)
 
 
+@pytest.mark.parametrize("one_thread", [False, True])
+@pytest.mark.parametrize("case", CONV_CASES[:2] + CONV_CASES[-3:], ids=lambda c: str(c[:2]))
+def test_conv2d_batch_gemm_and_per_sample_gemms_agree(case: tuple, one_thread: bool, monkeypatch: Any) -> None:
+    # Note [One GEMM or one per sample]: both forms of each product, whatever this process's BLAS threads.
+    from runtime.kernels import conv_ops
+    monkeypatch.setattr(conv_ops, "_ONE_THREAD", one_thread)
+    _conv_case(case, np.float64, "cpu", False)
+
+
 def test_conv2d_input_gradient_with_an_infinite_weight() -> None:
     # The wide-row input gradient multiplies junk zeros by the weight: an inf there must not leak as NaN.
     x = np.ones((1, 1, 4, 4), np.float32)

@@ -18,8 +18,11 @@ the benchmarks run, it is the faster form.) The forward returns its columns for 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from runtime import dtypes
 from runtime.kernels._xp import as_tuple, strided_view, wrap, xp_of
@@ -117,13 +120,36 @@ def _wide(x: Any, kernel: Sequence[int], pad: Sequence[int], dil: Sequence[int],
 # When a window row is short (OW elements) but channels are many, the columns are cheaper taken channels
 # last: over an (N, Hp, Wp, C) zero-padded copy of the input, the window view (N, OH, OW, kh, kw, C) has
 # runs of kw*C contiguous elements (dilation 1), so its copy is (N*OH*OW, kh*kw*C) with long inner loops,
-# and the forward is then ONE GEMM (N*OH*OW, kh*kw*C) @ (kh*kw*C, O) instead of N small ones (with one
-# BLAS thread the single GEMM is faster: bench/bench_conv.py). Its (N, OH, OW, O) result is copied into
+# and the forward is then ONE GEMM (N*OH*OW, kh*kw*C) @ (kh*kw*C, O) (or one per sample: Note [One GEMM or
+# one per sample]). Its (N, OH, OW, O) result is copied into
 # NCHW order; the weight gradient is one GEMM g (O, N*OH*OW) @ columns. Taken for groups == 1 when a
 # kernel row of channels (kw*C) is at least `_CL_MIN_RUN` long (16: the cnn's second layer, kw*C = 24,
 # gains in the weight gradient and breaks even in the forward); the first convolution of a model (C = 1)
 # keeps the NCHW columns, whose rows are OW long.
 _CL_MIN_RUN = 16
+
+
+# Note [One GEMM or one per sample]
+# A GEMM over the whole batch is ~1.5x faster than N per-sample ones when OpenBLAS runs one thread, but it is
+# large enough for OpenBLAS to thread it (the per-sample ones are not), and on a shared machine its spinning
+# threads made a demo step 4-6x slower (bench/bench_training.py with OPENBLAS_NUM_THREADS=2 under load). So
+# the batch-wide forms are taken when OpenBLAS is configured for one thread (its environment variables, read
+# once; OpenBLAS itself read them when NumPy loaded) or the arrays are CuPy's; otherwise stacks of
+# per-sample GEMMs.
+def _blas_one_thread() -> bool:
+    for var in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
+        value = os.environ.get(var, "").strip()
+        if value:
+            return value == "1"
+    return (os.cpu_count() or 1) == 1
+
+
+_ONE_THREAD = _blas_one_thread()
+
+
+def _batch_gemm(a: Any) -> bool:
+    """Whether products over the batch of `a`'s kind are one GEMM: Note [One GEMM or one per sample]."""
+    return _ONE_THREAD or a.__class__ is not np.ndarray
 
 
 def _channels_last(c: int, kw: int, groups: int) -> bool:
@@ -222,7 +248,8 @@ def _forward(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequenc
     cols = None
     if _channels_last(c, kw, groups) and x.size:  # Note [Channels-last convolution columns]
         cols = _columns_last(x, (kh, kw), st, pad, dil, oh, ow)
-        out = _nchw(cols @ _weight_last(w).T, n, oh, ow)
+        wl = _weight_last(w).T
+        out = _nchw(cols @ wl if _batch_gemm(x) else cols.reshape(n, oh * ow, -1) @ wl, n, oh, ow)
     # Wide rows save the copy's short inner loops (OW long) but pay for their junk columns in the GEMM and
     # in a cropping copy: taken for short rows (OW <= 16) with at most 1/8 of junk.
     elif st == (1, 1) and ow <= 16 and 8 * (wp - ow) <= wp and x.size:  # Note [Convolution rows at padded width]
@@ -296,9 +323,10 @@ def _conv2d_backward_input(grad_output: Tensor, weight: Tensor, input_size: Sequ
     xp = xp_of(wt)
     hp, wp = h + 2 * pad[0], w_ + 2 * pad[1]
     if st == (1, 1) and n and bool(xp.isfinite(wt).all()):  # Note [Convolution rows at padded width]
-        if groups == 1:
-            # One GEMM W^T (C*kh*kw, O) @ g (O, N*OH*wp) over the whole batch (faster with one BLAS thread
-            # than N small ones); its planes come out channel-major, (C, N, ...), and are folded so.
+        channel_major = groups == 1 and _batch_gemm(wt)
+        if channel_major:
+            # One GEMM W^T (C*kh*kw, O) @ g (O, N*OH*wp) over the whole batch (Note [One GEMM or one per
+            # sample]); its planes come out channel-major, (C, N, ...), and are folded so.
             g = _grad_matrices(grad_output, wp, batch_inner=True)
             gcols = (wm.T @ g.reshape(o, -1)).reshape(c, kh, kw, n, oh * wp)
             taps = gcols.transpose(1, 2, 0, 3, 4)
@@ -311,7 +339,7 @@ def _conv2d_backward_input(grad_output: Tensor, weight: Tensor, input_size: Sequ
                 start = i * dil[0] * wp + j * dil[1]
                 flat[:, :, start:start + oh * wp] += taps[i, j]
         out = flat[:, :, :hp * wp].reshape(*flat.shape[:2], hp, wp)
-        if groups == 1:
+        if channel_major:
             out = out.transpose(1, 0, 2, 3)
     else:
         gcols = _times_weight_t(wm, _grad_matrices(grad_output), groups)
@@ -344,8 +372,11 @@ def _conv2d_backward_weight(grad_output: Tensor, input: Tensor, weight_size: Seq
         if cols is None or cols.shape != (n * oh * ow, kh * kw * c):
             cols = _columns_last(x, (kh, kw), st, pad, dil, oh, ow)
         g = _grad_matrices(grad_output)
-        gm = copied(g.transpose(1, 0, 2)).reshape(o, n * oh * ow)
-        gw = copied((gm @ cols).reshape(o, kh, kw, c).transpose(0, 3, 1, 2))
+        if _batch_gemm(x):
+            gw = copied(g.transpose(1, 0, 2)).reshape(o, n * oh * ow) @ cols
+        else:
+            gw = (g @ cols.reshape(n, oh * ow, -1)).sum(0)
+        gw = copied(gw.reshape(o, kh, kw, c).transpose(0, 3, 1, 2))
         return wrap(gw, x, input._dtype)
     if cols is None or cols.shape != (n, c * kh * kw, oh * ow):
         cols = unfold_columns(x, (kh, kw), st, pad, dil, oh, ow)
