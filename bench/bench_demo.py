@@ -7,7 +7,8 @@ Figures: the final test accuracy (goal >= the demo's stated target for its model
 run, data generation included (goal < 180 s on a 2-core CPU, the issue's budget; aim 30-60 s), and that time
 over the time of the same run written in PyTorch (goal <= 1.0): the same data, model, Adam, batches, per-step
 `loss.item()` and accuracy, and per-epoch evaluation, PyTorch on `--torch-threads` threads (default 1, as
-bench/bench_training.py gives it). The two runs follow each other, so a busy machine skews the ratio: rerun
+bench/bench_training.py gives it; opgen's OpenBLAS gets one thread too unless OPENBLAS_NUM_THREADS says
+otherwise). The two runs follow each other, so a busy machine skews the ratio: rerun
 it on a quiet one. Without PyTorch only the opgen figures are printed. Prints the table `figure value goal ok`.
 """
 
@@ -15,10 +16,16 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+# One BLAS thread for opgen's NumPy, as PyTorch is given one by default (see bench/bench_training.py): set
+# before NumPy loads OpenBLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 

@@ -385,3 +385,19 @@ def test_relu_propagates_nan_and_its_backward_masks_any_gradient():
     assert np.isnan(npy(y)[3]) and npy(y)[:3].tolist() == [0.0, 0.0, 2.0]
     y.backward(G.tensor([np.inf, np.nan, 5.0, 1.0], dtype=G.float64))
     assert npy(x.grad)[:3].tolist() == [0.0, 0.0, 5.0]
+
+
+# -- outputs marked non-differentiable -----------------------------------------------------------------
+def test_non_differentiable_outputs_get_no_zero_filled_gradient():
+    # native_layer_norm returns (out, mean, rstd); mean and rstd are floating but not differentiable, so
+    # backward through `out` must hand the node None for them, not zeros made from recorded metadata.
+    x = leaf(np.random.default_rng(0).standard_normal((3, 4)))
+    out, mean, rstd = G.native_layer_norm(x, [4], None, None, 1e-5)
+    assert not mean.requires_grad and not rstd.requires_grad
+    assert out.grad_fn.output_meta[1] is None and out.grad_fn.output_meta[2] is None
+    seen: list = []
+    out.grad_fn.register_hook(lambda grads_in, grads_out: seen.append(grads_out))
+    out.sum().backward()
+    assert len(seen) == 1 and seen[0][0] is not None
+    assert seen[0][1] is None and seen[0][2] is None
+    assert x.grad is not None and np.isfinite(npy(x.grad)).all()

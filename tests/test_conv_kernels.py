@@ -25,6 +25,9 @@ CONV_CASES = [
     ((1, 1, 5, 5), (2, 1, 1, 1), 1, 0, 1, 1),            # 1x1
     ((2, 3, 5, 5), (4, 3, 5, 5), 1, 0, 1, 1),            # the kernel covers the input
     ((0, 3, 5, 5), (4, 3, 3, 3), 1, 1, 1, 1),            # empty batch
+    ((3, 16, 6, 5), (8, 16, 3, 3), 1, 1, 1, 1),          # many channels: channels-last columns, one GEMM
+    ((2, 16, 9, 7), (4, 16, 3, 2), 2, (1, 2), (2, 1), 1),  # channels-last, strided, dilated, padded
+    ((0, 16, 6, 6), (4, 16, 3, 3), 1, 1, 1, 1),          # channels-last geometry, empty batch
 ]
 
 
@@ -68,6 +71,15 @@ def test_conv2d_matches_torch(case: tuple, dtype: Any, transposed: bool) -> None
     _conv_case(case, dtype, "cpu", transposed)
 
 
+@pytest.mark.parametrize("one_thread", [False, True])
+@pytest.mark.parametrize("case", CONV_CASES[:2] + CONV_CASES[-3:], ids=lambda c: str(c[:2]))
+def test_conv2d_batch_gemm_and_per_sample_gemms_agree(case: tuple, one_thread: bool, monkeypatch: Any) -> None:
+    # Note [One GEMM or one per sample]: both forms of each product, whatever this process's BLAS threads.
+    from runtime.kernels import conv_ops
+    monkeypatch.setattr(conv_ops, "_ONE_THREAD", one_thread)
+    _conv_case(case, np.float64, "cpu", False)
+
+
 def test_conv2d_input_gradient_with_an_infinite_weight() -> None:
     # The wide-row input gradient multiplies junk zeros by the weight: an inf there must not leak as NaN.
     x = np.ones((1, 1, 4, 4), np.float32)
@@ -77,6 +89,32 @@ def test_conv2d_input_gradient_with_an_infinite_weight() -> None:
     torch.nn.functional.conv2d(tx, torch.tensor(w), padding=1).sum().backward()
     G.conv2d(ox, G.tensor(w), padding=1).sum().backward()
     np.testing.assert_array_equal(ox.grad.numpy(), tx.grad.numpy())
+
+
+@pytest.mark.parametrize("xs, ws, groups", [((2, 16, 6, 5), (4, 16, 3, 3), 1),   # channels-last columns
+                                              ((2, 4, 7, 20), (6, 2, 3, 3), 2),   # im2col columns, grouped
+                                              ((2, 2, 5, 14), (3, 2, 3, 3), 1)])  # wide rows: no columns
+def test_conv2d_weight_gradient_reuses_the_forward_columns(xs: tuple, ws: tuple, groups: int) -> None:
+    # Note [Reusing the forward's columns]: given the forward's columns, the weight gradient is the one it
+    # computes from the input; columns of another layout (or none) make it copy the windows again.
+    rng = np.random.default_rng(1)
+    x, w = G.tensor(rng.standard_normal(xs)), G.tensor(rng.standard_normal(ws))
+    out, cols = G._conv2d_forward_with_columns(x, w, None, [1, 1], [1, 1], [1, 1], groups)
+    np.testing.assert_allclose(out.numpy(), G._conv2d_forward(x, w, None, [1, 1], [1, 1], [1, 1], groups).numpy())
+    g = G.tensor(rng.standard_normal(tuple(out.shape)))
+    fresh = G._conv2d_backward_weight(g, x, ws, [1, 1], [1, 1], [1, 1], groups).numpy()
+    reused = G._conv2d_backward_weight(g, x, ws, [1, 1], [1, 1], [1, 1], groups, cols).numpy()
+    np.testing.assert_allclose(reused, fresh, rtol=1e-12, atol=1e-12)
+    stale = G._conv2d_backward_weight(g, x, ws, [1, 1], [1, 1], [1, 1], groups, G.zeros_like(cols)).numpy()
+    assert (cols.numel() == 0) == bool(np.any(stale)), "columns of the right layout must be the ones used"
+    wrong = G._conv2d_backward_weight(g, x, ws, [1, 1], [1, 1], [1, 1], groups, G.zeros(3)).numpy()
+    np.testing.assert_allclose(wrong, fresh, rtol=1e-12, atol=1e-12)
+    # Through conv2d: the columns output is not differentiable and gets no gradient of its own.
+    xl, wl = G.tensor(x.numpy(), requires_grad=True), G.tensor(w.numpy(), requires_grad=True)
+    out2, cols2 = G._conv2d_forward_with_columns(xl, wl, None, [1, 1], [1, 1], [1, 1], groups)
+    assert out2.requires_grad and not cols2.requires_grad
+    out2.backward(g)
+    np.testing.assert_allclose(wl.grad.numpy(), fresh, rtol=1e-12, atol=1e-12)
 
 
 def test_conv2d_refuses_mismatched_arguments() -> None:

@@ -368,7 +368,13 @@ def set_history(outputs: Any, node: Node, differentiable: tuple[bool, ...] | Non
             continue
         record_output(t, node, i)
     if len(outs) > 1:
-        node.output_meta = tuple((t.shape, t._dtype, t._device) if t is not None else None for t in outs)
+        # Only outputs that got history can receive a gradient; the engine zero-fills the others' missing
+        # gradients from this metadata, so a non-differentiable output must have none (it would cost a zeros).
+        node.output_meta = tuple(
+            (t.shape, t._dtype, t._device)
+            if t is not None and t._dtype.is_floating_point and (differentiable is None or differentiable[i])
+            else None
+            for i, t in enumerate(outs))
 
 
 def check_inplace(t: Tensor) -> None:

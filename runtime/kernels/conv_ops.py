@@ -8,18 +8,21 @@ The columns of a convolution are im2col's (N, C*kh*kw, L) array (L = OH*OW): row
 input channel c at kernel offset (i, j) for every output position; one copy of a strided window view makes
 it. Each product is then a stack of N small GEMMs on contiguous operands (per group): output
 (N, O, L) = W (O, C*kh*kw) @ cols[n], column gradient W^T @ g[n], weight gradient the sum over n of
-g[n] @ cols[n]^T; the output and the column gradient come out in NCHW order with no transpose. One wide
-(O, C*kh*kw) @ (C*kh*kw, N*L) product would save the N calls, but OpenBLAS threads it, and on a shared
-2-core machine that made a demo step 7x slower. The weight gradient makes the columns again
-from the saved input rather than having the forward return them: a second floating output would have its
-undefined gradient materialised as zeros by the engine (runtime/autograd/engine.py `_materialize`), and
-filling that array cost more than copying it again.
+g[n] @ cols[n]^T; the output and the column gradient come out in NCHW order with no transpose. With many
+channels the columns are taken channels last and each product is one GEMM over the whole batch (Note
+[Channels-last convolution columns]); the stride-1 input gradient is one GEMM too. (A single wide GEMM was
+once measured 7x slower: OpenBLAS had threaded it on the shared 2-core machine. With one BLAS thread, as
+the benchmarks run, it is the faster form.) The forward returns its columns for the weight gradient
+(Note [Reusing the forward's columns]).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from runtime import dtypes
 from runtime.kernels._xp import as_tuple, strided_view, wrap, xp_of
@@ -113,6 +116,69 @@ def _wide(x: Any, kernel: Sequence[int], pad: Sequence[int], dil: Sequence[int],
                         (*buf.strides[:2], dil[0] * wp * item, dil[1] * item, item))
 
 
+# Note [Channels-last convolution columns]
+# When a window row is short (OW elements) but channels are many, the columns are cheaper taken channels
+# last: over an (N, Hp, Wp, C) zero-padded copy of the input, the window view (N, OH, OW, kh, kw, C) has
+# runs of kw*C contiguous elements (dilation 1), so its copy is (N*OH*OW, kh*kw*C) with long inner loops,
+# and the forward is then ONE GEMM (N*OH*OW, kh*kw*C) @ (kh*kw*C, O) (or one per sample: Note [One GEMM or
+# one per sample]). Its (N, OH, OW, O) result is copied into
+# NCHW order; the weight gradient is one GEMM g (O, N*OH*OW) @ columns. Taken for groups == 1 when a
+# kernel row of channels (kw*C) is at least `_CL_MIN_RUN` long (16: the cnn's second layer, kw*C = 24,
+# gains in the weight gradient and breaks even in the forward); the first convolution of a model (C = 1)
+# keeps the NCHW columns, whose rows are OW long.
+_CL_MIN_RUN = 16
+
+
+# Note [One GEMM or one per sample]
+# A GEMM over the whole batch is ~1.5x faster than N per-sample ones when OpenBLAS runs one thread, but it is
+# large enough for OpenBLAS to thread it (the per-sample ones are not), and on a shared machine its spinning
+# threads made a demo step 4-6x slower (bench/bench_training.py with OPENBLAS_NUM_THREADS=2 under load). So
+# the batch-wide forms are taken when OpenBLAS is configured for one thread (its environment variables, read
+# once; OpenBLAS itself read them when NumPy loaded) or the arrays are CuPy's; otherwise stacks of
+# per-sample GEMMs.
+def _blas_one_thread() -> bool:
+    for var in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
+        value = os.environ.get(var, "").strip()
+        if value:
+            return value == "1"
+    return (os.cpu_count() or 1) == 1
+
+
+_ONE_THREAD = _blas_one_thread()
+
+
+def _batch_gemm(a: Any) -> bool:
+    """Whether products over the batch of `a`'s kind are one GEMM: Note [One GEMM or one per sample]."""
+    return _ONE_THREAD or a.__class__ is not np.ndarray
+
+
+def _channels_last(c: int, kw: int, groups: int) -> bool:
+    return groups == 1 and kw * c >= _CL_MIN_RUN
+
+
+def _columns_last(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequence[int], dil: Sequence[int],
+                  oh: int, ow: int) -> Any:
+    """The (N*OH*OW, kh*kw*C) channels-last columns of x (N, C, H, W): Note [Channels-last convolution
+    columns]. `x` may have any strides."""
+    n, c, h, w = x.shape
+    buf = xp_of(x).zeros((n, h + 2 * pad[0], w + 2 * pad[1], c), dtype=x.dtype)
+    buf[:, pad[0]:pad[0] + h, pad[1]:pad[1] + w, :] = x.transpose(0, 2, 3, 1)
+    sn, sh, sw, sc = buf.strides
+    view = strided_view(buf, (n, oh, ow, kernel[0], kernel[1], c),
+                        (sn, sh * st[0], sw * st[1], sh * dil[0], sw * dil[1], sc))
+    return copied(view).reshape(n * oh * ow, kernel[0] * kernel[1] * c)
+
+
+def _weight_last(w: Any) -> Any:
+    """The weight (O, C, kh, kw) as an (O, kh*kw*C) matrix (channels last, a copy)."""
+    return copied(w.transpose(0, 2, 3, 1)).reshape(w.shape[0], -1)
+
+
+def _nchw(m: Any, n: int, oh: int, ow: int) -> Any:
+    """An (N*OH*OW, O) channels-last matrix as a new C-contiguous (N, O, OH, OW) array."""
+    return copied(m.reshape(n, oh, ow, m.shape[-1]).transpose(0, 3, 1, 2))
+
+
 def _grouped(m: Any, groups: int) -> Any:
     """(..., R, K) as (..., groups, R / groups, K) (a view)."""
     return m.reshape(*m.shape[:-2], groups, m.shape[-2] // groups, m.shape[-1])
@@ -168,9 +234,9 @@ def _check_forward(input: Tensor, weight: Tensor, bias: Tensor | None, groups: i
                                f"{o} elements, but got bias of size {list(bias.shape)} instead")
 
 
-def _conv2d_forward(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequence[int],
-                    padding: Sequence[int], dilation: Sequence[int], groups: int) -> Tensor:
-    """The output (N, O, OH, OW) of a 2-D convolution of a 4-D input."""
+def _forward(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequence[int], padding: Sequence[int],
+             dilation: Sequence[int], groups: int) -> tuple[Any, Any]:
+    """(output array (N, O, OH, OW), the columns it multiplied or None for wide rows)."""
     _check_forward(input, weight, bias, groups)
     st, pad, dil = _geometry(stride, padding, dilation)
     x, w = input._data, weight._data
@@ -179,28 +245,64 @@ def _conv2d_forward(input: Tensor, weight: Tensor, bias: Tensor | None, stride: 
     oh, ow = out_size(x.shape, (kh, kw), dil, pad, st)
     wm = w.reshape(o, -1)
     wp = x.shape[3] + 2 * pad[1]
+    cols = None
+    if _channels_last(c, kw, groups) and x.size:  # Note [Channels-last convolution columns]
+        cols = _columns_last(x, (kh, kw), st, pad, dil, oh, ow)
+        wl = _weight_last(w).T
+        out = _nchw(cols @ wl if _batch_gemm(x) else cols.reshape(n, oh * ow, -1) @ wl, n, oh, ow)
     # Wide rows save the copy's short inner loops (OW long) but pay for their junk columns in the GEMM and
     # in a cropping copy: taken for short rows (OW <= 16) with at most 1/8 of junk.
-    if st == (1, 1) and ow <= 16 and 8 * (wp - ow) <= wp and x.size:  # Note [Convolution rows at padded width]
+    elif st == (1, 1) and ow <= 16 and 8 * (wp - ow) <= wp and x.size:  # Note [Convolution rows at padded width]
         view = _wide(x, (kh, kw), pad, dil, oh)
         out = _times_weight(wm, copied(view).reshape(n, c * kh * kw, oh * wp), groups)
         out = copied(out.reshape(n, o, oh, wp)[..., :ow])
     else:
-        out = _times_weight(wm, unfold_columns(x, (kh, kw), st, pad, dil, oh, ow), groups).reshape(n, o, oh, ow)
+        cols = unfold_columns(x, (kh, kw), st, pad, dil, oh, ow)
+        out = _times_weight(wm, cols, groups).reshape(n, o, oh, ow)
     if bias is not None:
         out += bias._data.reshape(o, 1, 1)
-    return wrap(out, x, input._dtype)
+    return out, cols
 
 
-def _grad_matrices(grad_output: Tensor, wp: int | None = None) -> Any:
+def _conv2d_forward(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequence[int],
+                    padding: Sequence[int], dilation: Sequence[int], groups: int) -> Tensor:
+    """The output (N, O, OH, OW) of a 2-D convolution of a 4-D input."""
+    return wrap(_forward(input, weight, bias, stride, padding, dilation, groups)[0], input._data, input._dtype)
+
+
+# Note [Reusing the forward's columns]
+# conv2d calls _conv2d_forward_with_columns, which also returns the columns its GEMM multiplied (channels
+# last or im2col's layout, whichever it took; an empty tensor after wide rows), and the weight gradient
+# takes them (`columns`) instead of copying the windows of the saved input again: one copy of the
+# columns less per training step, for keeping them alive until backward (PyTorch recomputes them;
+# here the copy is a large share of a small convolution's time). The output is not differentiable
+# (derivatives.yaml), so no gradient is ever made for it (runtime/autograd/node.py set_history). The
+# input stays saved: it is the derivative's argument for double backward and the in-place check.
+def _conv2d_forward_with_columns(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequence[int],
+                                 padding: Sequence[int], dilation: Sequence[int],
+                                 groups: int) -> tuple[Tensor, Tensor]:
+    """(the output of a 2-D convolution, the columns it multiplied): Note [Reusing the forward's columns]."""
+    out, cols = _forward(input, weight, bias, stride, padding, dilation, groups)
+    x = input._data
+    if cols is None:
+        cols = xp_of(x).empty((0,), dtype=x.dtype)
+    return wrap(out, x, input._dtype), wrap(cols, x, input._dtype)
+
+
+def _grad_matrices(grad_output: Tensor, wp: int | None = None, batch_inner: bool = False) -> Any:
     """The output gradient (N, O, OH, OW) as N (O, OH*OW) matrices; with `wp`, as rows of width wp padded
-    with zeros, (O, OH*wp) (Note [Convolution rows at padded width])."""
+    with zeros, (O, OH*wp) (Note [Convolution rows at padded width]), and with `batch_inner` as one
+    (O, N, OH*wp) array."""
     g = grad_output._data
     if g.ndim != 4:
         raise RuntimeError(f"convolution backward: expected a 4-D grad_output, but got {list(g.shape)}")
     n, o, oh, ow = g.shape
     if wp is None:
         return g.reshape(n, o, oh * ow)
+    if batch_inner:
+        wide = xp_of(g).zeros((o, n, oh, wp), dtype=g.dtype)
+        wide[..., :ow] = g.transpose(1, 0, 2, 3)
+        return wide.reshape(o, n, oh * wp)
     wide = xp_of(g).zeros((n, o, oh, wp), dtype=g.dtype)
     wide[..., :ow] = g
     return wide.reshape(n, o, oh * wp)
@@ -221,13 +323,24 @@ def _conv2d_backward_input(grad_output: Tensor, weight: Tensor, input_size: Sequ
     xp = xp_of(wt)
     hp, wp = h + 2 * pad[0], w_ + 2 * pad[1]
     if st == (1, 1) and n and bool(xp.isfinite(wt).all()):  # Note [Convolution rows at padded width]
-        gcols = _times_weight_t(wm, _grad_matrices(grad_output, wp), groups).reshape(n, c, kh, kw, oh * wp)
-        flat = xp.zeros((n, c, hp * wp + (kw - 1) * dil[1]), dtype=gcols.dtype)
+        channel_major = groups == 1 and _batch_gemm(wt)
+        if channel_major:
+            # One GEMM W^T (C*kh*kw, O) @ g (O, N*OH*wp) over the whole batch (Note [One GEMM or one per
+            # sample]); its planes come out channel-major, (C, N, ...), and are folded so.
+            g = _grad_matrices(grad_output, wp, batch_inner=True)
+            gcols = (wm.T @ g.reshape(o, -1)).reshape(c, kh, kw, n, oh * wp)
+            taps = gcols.transpose(1, 2, 0, 3, 4)
+        else:
+            gcols = _times_weight_t(wm, _grad_matrices(grad_output, wp), groups).reshape(n, c, kh, kw, oh * wp)
+            taps = gcols.transpose(2, 3, 0, 1, 4)
+        flat = xp.zeros((*taps.shape[2:4], hp * wp + (kw - 1) * dil[1]), dtype=gcols.dtype)
         for i in range(kh):
             for j in range(kw):
                 start = i * dil[0] * wp + j * dil[1]
-                flat[:, :, start:start + oh * wp] += gcols[:, :, i, j]
-        out = flat[:, :, :hp * wp].reshape(n, c, hp, wp)
+                flat[:, :, start:start + oh * wp] += taps[i, j]
+        out = flat[:, :, :hp * wp].reshape(*flat.shape[:2], hp, wp)
+        if channel_major:
+            out = out.transpose(1, 0, 2, 3)
     else:
         gcols = _times_weight_t(wm, _grad_matrices(grad_output), groups)
         out = xp.zeros((n, c, hp, wp), dtype=gcols.dtype)
@@ -238,8 +351,11 @@ def _conv2d_backward_input(grad_output: Tensor, weight: Tensor, input_size: Sequ
 
 
 def _conv2d_backward_weight(grad_output: Tensor, input: Tensor, weight_size: Sequence[int], stride: Sequence[int],
-                            padding: Sequence[int], dilation: Sequence[int], groups: int) -> Tensor:
-    """The gradient of a convolution's weight: the sum over n of g[n] @ cols[n]^T."""
+                            padding: Sequence[int], dilation: Sequence[int], groups: int,
+                            columns: Tensor | None = None) -> Tensor:
+    """The gradient of a convolution's weight: the sum over n of g[n] @ cols[n]^T. `columns`, the forward's
+    columns of `input` (Note [Reusing the forward's columns]), are used when they have the layout this
+    geometry takes; otherwise the columns are made again."""
     st, pad, dil = _geometry(stride, padding, dilation)
     o, cg, kh, kw = (int(s) for s in weight_size)
     x = input._data
@@ -251,5 +367,18 @@ def _conv2d_backward_weight(grad_output: Tensor, input: Tensor, weight_size: Seq
     if tuple(grad_output.shape) != (n, o, oh, ow):
         raise RuntimeError(f"convolution backward: grad_output of size {list(grad_output.shape)} does not match "
                            f"the output size {[n, o, oh, ow]}")
-    gw = _outer_sum(_grad_matrices(grad_output), unfold_columns(x, (kh, kw), st, pad, dil, oh, ow), groups)
+    cols = columns._data if columns is not None and columns._dtype is input._dtype else None
+    if _channels_last(c, kw, groups) and x.size:  # Note [Channels-last convolution columns]
+        if cols is None or cols.shape != (n * oh * ow, kh * kw * c):
+            cols = _columns_last(x, (kh, kw), st, pad, dil, oh, ow)
+        g = _grad_matrices(grad_output)
+        if _batch_gemm(x):
+            gw = copied(g.transpose(1, 0, 2)).reshape(o, n * oh * ow) @ cols
+        else:
+            gw = (g @ cols.reshape(n, oh * ow, -1)).sum(0)
+        gw = copied(gw.reshape(o, kh, kw, c).transpose(0, 3, 1, 2))
+        return wrap(gw, x, input._dtype)
+    if cols is None or cols.shape != (n, c * kh * kw, oh * ow):
+        cols = unfold_columns(x, (kh, kw), st, pad, dil, oh, ow)
+    gw = _outer_sum(_grad_matrices(grad_output), cols, groups)
     return wrap(gw.reshape(o, cg, kh, kw), x, input._dtype)

@@ -398,10 +398,6 @@ def _max_pool_tiled(a: Any, k: Sequence[int], oh: int, ow: int) -> tuple[Any, An
     flat = offsets.take(r)
     flat += corner
     return best, flat
-    picked = xp.take_along_axis(col, row[..., None, :].astype(np.int64), axis=-2)[..., 0, :]
-    flat = corner + picked
-    flat += row.astype(np.int64) * w
-    return best, flat
 
 
 def max_pool2d_with_indices_backward(grad_output: Tensor, self: Tensor, kernel_size: Sequence[int],
