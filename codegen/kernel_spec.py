@@ -360,3 +360,19 @@ def condition_tensors(spec: PointwiseSpec) -> tuple[str, ...]:
         if isinstance(test, ast.Name) and test.id in spec.tensors and test.id not in found:
             found.append(test.id)
     return tuple(found)
+
+
+def integer_divisors(spec: PointwiseSpec) -> tuple[ast.expr, ...]:
+    """The divisors of the integer divisions in a spec (the right operand of `//` and `%`, the second
+    argument of `fmod`), in order of first use. PyTorch's CPU kernels refuse an integer divisor of zero;
+    the generated NumPy kernels check it (Note [Integer division by zero] in runtime/kernels/checks.py)."""
+    found: list[ast.expr] = []
+    for node in ast.walk(spec.tree):
+        divisor: ast.expr | None = None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv | ast.Mod):
+            divisor = node.right
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "fmod":
+            divisor = node.args[1]
+        if divisor is not None and all(ast.dump(divisor) != ast.dump(d) for d in found):
+            found.append(divisor)
+    return tuple(found)

@@ -7,7 +7,8 @@ Python scalars keep that dtype, and otherwise asks `_k.operands` for the promote
 (Notes [Pointwise fast path] and [Pointwise fast path with scalars] in runtime/kernels/cpu_pointwise.py).
 The functional form builds its output tensor with the body of
 `runtime.tensor.fresh_tensor` (Note [Generated, not copied, fast paths] in codegen/inline.py).
-A tensor used as a condition must be bool, an `alpha` must suit the result dtype, and
+A tensor used as a condition must be bool, an `alpha` must suit the result dtype, an integer divisor
+must not be zero (Note [Integer division by zero] in runtime/kernels/checks.py), and
 in-place and out= writes are checked for overlap (Note [Overlap checks before a write] in
 runtime/memory_overlap.py), as PyTorch refuses these.
 """
@@ -897,6 +898,8 @@ def floor_divide(input, other):
     else:
         dt, a0, a1 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(a1, a0, a1)
         r = (a0 // a1)
     except ValueError:
         _k.broadcast_error("floor_divide", a0, a1)
@@ -921,6 +924,8 @@ def floor_divide_inplace(input, other):
     else:
         dt, a0, a1 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(a1, a0, a1)
         r = (a0 // a1)
     except ValueError:
         _k.broadcast_error("floor_divide", a0, a1)
@@ -937,6 +942,8 @@ def floor_divide_out(input, other, out):
     else:
         dt, a0, a1 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(a1, a0, a1)
         r = (a0 // a1)
     except ValueError:
         _k.broadcast_error("floor_divide", a0, a1)
@@ -955,6 +962,8 @@ def floor_divide_Scalar(input, other):
     else:
         dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(other, a0)
         r = (a0 // other)
     except ValueError:
         _k.broadcast_error("floor_divide", a0)
@@ -978,6 +987,8 @@ def floor_divide_Scalar_inplace(input, other):
     else:
         dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(other, a0)
         r = (a0 // other)
     except ValueError:
         _k.broadcast_error("floor_divide", a0)
@@ -993,6 +1004,8 @@ def floor_divide_Scalar_out(input, other, out):
     else:
         dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(other, a0)
         r = (a0 // other)
     except ValueError:
         _k.broadcast_error("floor_divide", a0)
@@ -1071,6 +1084,8 @@ def remainder_Tensor(input, other):
     else:
         dt, a0, a1 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(a1, a0, a1)
         r = (a0 % a1)
     except ValueError:
         _k.broadcast_error("remainder", a0, a1)
@@ -1095,6 +1110,8 @@ def remainder_Tensor_inplace(input, other):
     else:
         dt, a0, a1 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(a1, a0, a1)
         r = (a0 % a1)
     except ValueError:
         _k.broadcast_error("remainder", a0, a1)
@@ -1111,6 +1128,8 @@ def remainder_Tensor_out(input, other, out):
     else:
         dt, a0, a1 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(a1, a0, a1)
         r = (a0 % a1)
     except ValueError:
         _k.broadcast_error("remainder", a0, a1)
@@ -1129,6 +1148,8 @@ def remainder_Scalar(input, other):
     else:
         dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(other, a0)
         r = (a0 % other)
     except ValueError:
         _k.broadcast_error("remainder", a0)
@@ -1152,6 +1173,8 @@ def remainder_Scalar_inplace(input, other):
     else:
         dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(other, a0)
         r = (a0 % other)
     except ValueError:
         _k.broadcast_error("remainder", a0)
@@ -1167,6 +1190,8 @@ def remainder_Scalar_out(input, other, out):
     else:
         dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(other, a0)
         r = (a0 % other)
     except ValueError:
         _k.broadcast_error("remainder", a0)
@@ -1186,6 +1211,8 @@ def fmod_Tensor(input, other):
     else:
         dt, a0, a1 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(a1, a0, a1)
         r = np.fmod(a0, a1)
     except ValueError:
         _k.broadcast_error("fmod", a0, a1)
@@ -1210,6 +1237,8 @@ def fmod_Tensor_inplace(input, other):
     else:
         dt, a0, a1 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(a1, a0, a1)
         r = np.fmod(a0, a1)
     except ValueError:
         _k.broadcast_error("fmod", a0, a1)
@@ -1226,6 +1255,8 @@ def fmod_Tensor_out(input, other, out):
     else:
         dt, a0, a1 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(a1, a0, a1)
         r = np.fmod(a0, a1)
     except ValueError:
         _k.broadcast_error("fmod", a0, a1)
@@ -1244,6 +1275,8 @@ def fmod_Scalar(input, other):
     else:
         dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(other, a0)
         r = np.fmod(a0, other)
     except ValueError:
         _k.broadcast_error("fmod", a0)
@@ -1267,6 +1300,8 @@ def fmod_Scalar_inplace(input, other):
     else:
         dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(other, a0)
         r = np.fmod(a0, other)
     except ValueError:
         _k.broadcast_error("fmod", a0)
@@ -1282,6 +1317,8 @@ def fmod_Scalar_out(input, other, out):
     else:
         dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(other, a0)
         r = np.fmod(a0, other)
     except ValueError:
         _k.broadcast_error("fmod", a0)

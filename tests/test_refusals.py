@@ -10,6 +10,7 @@ import pytest
 
 import generated as G
 from runtime import storage
+from runtime.cuda import is_available as cuda_is_available
 from runtime.memory_overlap import INTERNAL_OVERLAP, PARTIAL_OVERLAP
 
 INTERNAL = "more than one element of the written-to tensor"
@@ -61,6 +62,63 @@ def test_bool_alpha_only_for_bool_results() -> None:
         G.add(G.ones(2), G.ones(2), alpha=True)
     t = G.ones(2, dtype=G.bool)
     assert G.add(t, t, alpha=True).tolist() == [True, True]
+
+
+# -- integer division by zero (Note [Integer division by zero] in runtime/kernels/checks.py) ------------
+def _int_divisions(x: G.Tensor, zero: object) -> list:
+    """Every form of every integer division of `x` by `zero` (a tensor holding a zero, or the scalar 0)."""
+    return [lambda: x // zero, lambda: x % zero, lambda: G.floor_divide(x, zero), lambda: G.remainder(x, zero),
+            lambda: G.fmod(x, zero), lambda: G.div(x, zero, rounding_mode="trunc"),
+            lambda: G.div(x, zero, rounding_mode="floor"), lambda: x.floor_divide(zero), lambda: x.fmod(zero),
+            lambda: x.clone().floor_divide_(zero), lambda: x.clone().remainder_(zero), lambda: x.clone().fmod_(zero),
+            lambda: G.fmod(x, zero, out=G.empty(x.shape, dtype=x.dtype)),
+            lambda: G.remainder(x, zero, out=G.empty(x.shape, dtype=x.dtype)),
+            lambda: G.floor_divide(x, zero, out=G.empty(x.shape, dtype=x.dtype))]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "uint8"])
+@pytest.mark.parametrize("divisor", ["scalar", "tensor", "broadcast"])
+def test_integer_division_by_zero(dtype: str, divisor: str) -> None:
+    x = G.tensor([[7, 5], [3, 1]], dtype=getattr(G, dtype))
+    zero = {"scalar": 0, "tensor": G.tensor([[1, 2], [0, 3]], dtype=getattr(G, dtype)),
+            "broadcast": G.tensor([2, 0], dtype=getattr(G, dtype))}[divisor]
+    for call in _int_divisions(x, zero):
+        with pytest.raises(RuntimeError, match="^ZeroDivisionError$"):
+            call()
+    assert x.tolist() == [[7, 5], [3, 1]]  # an in-place form wrote nothing
+
+
+def test_integer_division_by_zero_reflected() -> None:
+    for call in (lambda: 7 // G.tensor([1, 0]), lambda: 7 % G.tensor([0, 1])):
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            call()
+
+
+def test_integer_division_without_a_zero_and_floating_division_by_zero() -> None:
+    x = G.tensor([7, -7])
+    assert (x // 2).tolist() == [3, -4] and (x % -3).tolist() == [-2, -1] and G.fmod(x, 3).tolist() == [1, -1]
+    assert G.div(x, G.tensor([2, 2]), rounding_mode="trunc").tolist() == [3, -3]
+    with np.errstate(all="ignore"):
+        assert (G.tensor([1.0, -1.0]) // 0).tolist() == [math.inf, -math.inf]
+        assert (x // 0.0).tolist() == [math.inf, -math.inf]  # a float divisor makes the division floating
+        assert math.isnan(G.fmod(G.tensor([1.0]), 0).item())
+        assert G.div(x, 0).tolist() == [math.inf, -math.inf]  # true division is floating
+
+
+def test_integer_division_by_zero_with_no_elements() -> None:
+    e = G.empty(0, dtype=G.int64)
+    assert (e // 0).shape == (0,) and (e % G.tensor(0)).shape == (0,)
+    assert G.div(e, 0, rounding_mode="floor").shape == (0,)
+    assert (G.tensor([1, 2]) // G.zeros(0, 2, dtype=G.int64)).shape == (0, 2)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not cuda_is_available(), reason="needs a CUDA device")
+def test_cuda_integer_division_by_zero_is_not_checked() -> None:
+    """PyTorch's CUDA kernels do not check (a check would sync the device); opgen's give 0."""
+    x = G.tensor([7, -5], device="cuda")
+    for r in (x // 0, x % G.tensor([0, 3], device="cuda"), G.fmod(x, 0), G.div(x, 0, rounding_mode="trunc")):
+        assert r.device.type == "cuda" and r.tolist()[0] == 0
 
 
 # -- overlap ------------------------------------------------------------------------------------------

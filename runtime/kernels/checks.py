@@ -1,9 +1,10 @@
 """Argument checks PyTorch makes before a pointwise op runs, shared by the CPU (generated/_cpu_kernels.py)
 and CUDA (generated/_cuda_kernels.py, runtime/cuda/pointwise.py) kernels: a condition or mask must be bool,
-an `alpha` must suit the result dtype."""
+an `alpha` must suit the result dtype, an integer divisor must not be zero (CPU only)."""
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -11,7 +12,7 @@ import numpy as np
 
 from runtime import dtypes
 
-__all__ = ["check_alpha", "check_condition"]
+__all__ = ["check_alpha", "check_condition", "check_divisor"]
 
 
 def check_condition(op: str, name: str, t: Any) -> None:
@@ -35,3 +36,22 @@ def check_alpha(dt: dtypes.DType, alpha: Any) -> None:
             raise RuntimeError("Boolean alpha only supported for Boolean results.")
     elif not dt.is_floating_point and not isinstance(alpha, int | np.integer):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
+# Note [Integer division by zero]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# PyTorch's CPU kernels of floor_divide, remainder, fmod and div(rounding_mode='trunc'|'floor') refuse an
+# integer divisor of zero with RuntimeError("ZeroDivisionError"); NumPy would give 0 and a warning. The
+# generated NumPy kernels (templates/cpu_kernels.py.j2, the divisors of kernel_spec.integer_divisors) and
+# runtime/kernels/pointwise_ops.div_mode call `check_divisor` only when the computing dtype is integral, so
+# floating kernels pay one attribute test. A result with no elements divides nothing, so it is not refused.
+# PyTorch's CUDA kernels make no such check (it would cost a device sync per call) and their result is
+# unspecified; opgen's CUDA kernels make no check either and give 0 (runtime/cuda/include/opgen_math.cuh).
+
+
+def check_divisor(divisor: Any, *operands: np.ndarray) -> None:
+    """Refuse a zero in an integer `divisor` (array or Python scalar) of a division whose `operands`
+    (the arrays it broadcasts) give a non-empty result."""
+    zero = bool((divisor == 0).any()) if divisor.__class__ is np.ndarray else divisor == 0
+    if zero and math.prod(np.broadcast_shapes(*(a.shape for a in operands))) != 0:
+        raise RuntimeError("ZeroDivisionError")

@@ -1,0 +1,80 @@
+"""Refusals and results side by side with PyTorch (the oracle) on the cases earlier sessions found opgen
+differing on: integer division by zero, masked_fill's value, same-dtype operands, dtype of linear's bias
+and cross-entropy's weight. The torch-free half is tests/test_refusals.py."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import generated as G
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(call: Callable[[], Any]) -> tuple[str, str]:
+    """The exception (type name, message's first line) a call raises, or its result's dtype and values
+    (NaN written as a string, so two NaN compare equal)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            r = call()
+        except Exception as e:  # the type is what is compared
+            return type(e).__name__, (str(e).splitlines() or [""])[0]
+    return str(r.dtype).rpartition(".")[2], repr(r.tolist())
+
+
+def _same(case: Callable[[Any], Any], message: str) -> None:
+    """opgen raises what torch raises, with torch's message where it contains `message` (other refusals
+    only by type: opgen names dtypes its own way), or returns what torch returns."""
+    ours, theirs = _outcome(lambda: case(G)), _outcome(lambda: case(torch))
+    if theirs[0].endswith("Error") and message not in theirs[1]:
+        ours, theirs = ours[:1], theirs[:1]
+    assert ours == theirs, f"opgen {ours!r}; torch {theirs!r}"
+
+
+# -- integer division by zero ------------------------------------------------------------------------
+DIVISIONS: dict[str, Callable[[Any, Any, Any], Any]] = {
+    "//": lambda T, x, d: x // d,
+    "%": lambda T, x, d: x % d,
+    "floor_divide": lambda T, x, d: T.floor_divide(x, d),
+    "remainder": lambda T, x, d: T.remainder(x, d),
+    "fmod": lambda T, x, d: T.fmod(x, d),
+    "div trunc": lambda T, x, d: T.div(x, d, rounding_mode="trunc"),
+    "div floor": lambda T, x, d: T.div(x, d, rounding_mode="floor"),
+    "div": lambda T, x, d: T.div(x, d),
+    "floor_divide_": lambda T, x, d: x.clone().floor_divide_(d),
+    "remainder_": lambda T, x, d: x.clone().remainder_(d),
+    "fmod_": lambda T, x, d: x.clone().fmod_(d),
+    "fmod out": lambda T, x, d: T.fmod(x, d, out=T.empty(2, 2, dtype=x.dtype)),
+}
+DIVISORS: dict[str, Callable[[Any, Any], Any]] = {
+    "0": lambda T, dt: 0,
+    "0.0": lambda T, dt: 0.0,
+    "3": lambda T, dt: 3,
+    "tensor with a zero": lambda T, dt: T.tensor([[2, 0], [1, 3]], dtype=dt),
+    "row with a zero": lambda T, dt: T.tensor([0, 3], dtype=dt),
+    "0-d zero": lambda T, dt: T.tensor(0, dtype=dt),
+    "float zero tensor": lambda T, dt: T.zeros(2),
+    "no zero": lambda T, dt: T.tensor([[2, 4], [1, 3]], dtype=dt),
+}  # non-negative, so that every dtype holds them; negative operands: tests/test_refusals.py
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+@pytest.mark.parametrize("divisor", sorted(DIVISORS))
+@pytest.mark.parametrize("op", sorted(DIVISIONS))
+def test_integer_division_by_zero_as_torch(op: str, divisor: str, dtype: str) -> None:
+    def case(T: Any) -> Any:
+        dt = getattr(T, dtype)
+        return DIVISIONS[op](T, T.tensor([[7, 5], [3, 1]], dtype=dt), DIVISORS[divisor](T, dt))
+
+    _same(case, "ZeroDivisionError")
+
+
+def test_integer_division_of_nothing_by_zero_as_torch() -> None:
+    _same(lambda T: T.empty(0, dtype=T.int64) // 0, "ZeroDivisionError")
+    _same(lambda T: T.empty(0, 3, dtype=T.int64) % T.tensor([1, 0, 2]), "ZeroDivisionError")
+    _same(lambda T: T.fmod(T.tensor([1, 2]), T.zeros(0, 2, dtype=T.int64)), "ZeroDivisionError")
