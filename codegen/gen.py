@@ -158,6 +158,7 @@ class CpuKernelContext:
     fast_set: str  # Note [Pointwise fast path] (runtime/kernels/cpu_pointwise.py): the dtypes computed directly
     inplace: bool  # has an in-place form (NativeFunction.group)
     conditions: tuple[str, ...]
+    zero_dim: tuple[str, ...] = ()  # tensors that must be 0-dimensional (PointwiseSpec.zero_dim)
     divisors: tuple[str, ...] = ()  # integer divisors, rendered: checked for zero (kernel_spec.integer_divisors)
 
 
@@ -187,6 +188,7 @@ def _cpu_kernel_context(f: NativeFunction) -> CpuKernelContext:
         fast_set="_NATIVE" if all_dtypes and spec.promote != "float" else f"_FAST_{kernel_name(f)}",
         inplace=f.group.inplace is not None,
         conditions=tuple(py_name(t) for t in condition_tensors(spec)),
+        zero_dim=tuple(py_name(t) for t in spec.zero_dim),
         divisors=tuple(NUMPY.render(d, names) for d in integer_divisors(spec)),
     )
 

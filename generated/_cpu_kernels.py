@@ -4765,6 +4765,8 @@ def masked_fill_Scalar_out(input, mask, value, out):
 
 
 def masked_fill_Tensor(input, mask, value):
+    if value._data.ndim:
+        _c.check_zero_dim("masked_fill", value)
     if mask._dtype is not _BOOL:
         _c.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
@@ -4792,6 +4794,8 @@ def masked_fill_Tensor(input, mask, value):
 
 
 def masked_fill_Tensor_inplace(input, mask, value):
+    if value._data.ndim:
+        _c.check_zero_dim("masked_fill", value)
     if mask._dtype is not _BOOL:
         _c.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
@@ -4811,6 +4815,8 @@ def masked_fill_Tensor_inplace(input, mask, value):
 
 
 def masked_fill_Tensor_out(input, mask, value, out):
+    if value._data.ndim:
+        _c.check_zero_dim("masked_fill", value)
     if mask._dtype is not _BOOL:
         _c.check_condition("masked_fill", "mask", mask)
     dt = input._dtype

@@ -10,6 +10,7 @@ import os
 
 from runtime.cuda.pointwise import PointwiseKernel, launch
 from runtime.dtypes import bool_ as _BOOL
+from runtime.kernels import checks as _checks
 from runtime.kernels.checks import check_condition
 
 _CUDA_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -2211,12 +2212,16 @@ _masked_fill_Tensor = PointwiseKernel(
 
 
 def masked_fill_Tensor(self, mask, value):
+    if value._data.ndim:
+        _checks.check_zero_dim("masked_fill", value)
     if mask._dtype is not _BOOL:
         check_condition("masked_fill", "mask", mask)
     return launch(_masked_fill_Tensor, (self, mask, value), ())
 
 
 def masked_fill_Tensor_inplace(self, mask, value):
+    if value._data.ndim:
+        _checks.check_zero_dim("masked_fill", value)
     if mask._dtype is not _BOOL:
         check_condition("masked_fill", "mask", mask)
     return launch(_masked_fill_Tensor, (self, mask, value), (),
@@ -2224,6 +2229,8 @@ def masked_fill_Tensor_inplace(self, mask, value):
 
 
 def masked_fill_Tensor_out(self, mask, value, out):
+    if value._data.ndim:
+        _checks.check_zero_dim("masked_fill", value)
     if mask._dtype is not _BOOL:
         check_condition("masked_fill", "mask", mask)
     return launch(_masked_fill_Tensor, (self, mask, value), (),

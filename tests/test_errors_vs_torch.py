@@ -390,7 +390,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
                               "kernel refuses them (RuntimeError)",
     "type str": "opgen accepts dtype names as strings wherever a dtype is taken (a documented convenience)",
     "lerp dtype mismatch": "opgen's lerp promotes its operands like every pointwise op; PyTorch requires one dtype",
-    "masked_fill tensor value 1d": "masked_fill.Tensor is a pointwise op: its value broadcasts like any operand",
     "~ float": "PyTorch's Python binding raises TypeError for ~ on floats; opgen's __invert__ is bitwise_not, "
                "which raises NotImplementedError (the kernel's dtype check)",
 }

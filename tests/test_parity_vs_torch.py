@@ -78,3 +78,19 @@ def test_integer_division_of_nothing_by_zero_as_torch() -> None:
     _same(lambda T: T.empty(0, dtype=T.int64) // 0, "ZeroDivisionError")
     _same(lambda T: T.empty(0, 3, dtype=T.int64) % T.tensor([1, 0, 2]), "ZeroDivisionError")
     _same(lambda T: T.fmod(T.tensor([1, 2]), T.zeros(0, 2, dtype=T.int64)), "ZeroDivisionError")
+
+
+# -- value tensors standing for a scalar ----------------------------------------------------------------
+VALUE_FILLS: dict[str, Callable[[Any, Any], Any]] = {
+    "masked_fill": lambda T, v: T.arange(4.0).masked_fill(T.arange(4.0) > 1, v),
+    "masked_fill_": lambda T, v: T.arange(4.0).masked_fill_(T.arange(4.0) > 1, v),
+    "masked_fill broadcast mask": lambda T, v: T.zeros(2, 4).masked_fill(T.arange(4.0) > 1, v),
+    "index_fill": lambda T, v: T.zeros(3, 2).index_fill(0, T.tensor([0, 2]), v),
+    "index_fill_": lambda T, v: T.zeros(3, 2).index_fill_(1, T.tensor([1]), v),
+}
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (4,), (1, 1), (2, 4)])
+@pytest.mark.parametrize("op", sorted(VALUE_FILLS))
+def test_value_tensor_dimensions_as_torch(op: str, shape: tuple[int, ...]) -> None:
+    _same(lambda T: VALUE_FILLS[op](T, T.full(shape, 7.0)), "only supports a 0-dimensional value tensor")

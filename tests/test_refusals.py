@@ -43,6 +43,20 @@ def test_where_takes_a_uint8_condition_with_a_warning() -> None:
         assert G.where(G.tensor([1, 0, 1], dtype=G.uint8), x, -x).tolist() == [0.0, -1.0, 2.0]
 
 
+@pytest.mark.parametrize("shape", [(1,), (4,), (1, 1), (2, 4)])
+def test_masked_fill_value_tensor_must_be_0_dimensional(shape: tuple[int, ...]) -> None:
+    x = G.arange(4.0)
+    mask, value = x > 1, G.full(shape, 9.0)
+    for call in (lambda: x.masked_fill(mask, value), lambda: G.masked_fill(x, mask, value),
+                 lambda: x.clone().masked_fill_(mask, value), lambda: G.masked_fill(x, mask, value, out=G.empty(4)),
+                 lambda: x.index_fill(0, G.tensor([1]), value)):
+        with pytest.raises(RuntimeError, match=r"fill_ only supports a 0-dimensional value tensor, but got "
+                                               rf"tensor with {len(shape)} dimension\(s\)\."):
+            call()
+    assert x.masked_fill(mask, G.tensor(9.0)).tolist() == [0.0, 1.0, 9.0, 9.0]
+    assert x.index_fill(0, G.tensor([1]), G.tensor(9.0)).tolist() == [0.0, 9.0, 2.0, 3.0]
+
+
 # -- alpha --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("op", ["add", "sub"])
 @pytest.mark.parametrize("dtype", ["int32", "int64", "uint8"])

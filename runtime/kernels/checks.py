@@ -12,7 +12,7 @@ import numpy as np
 
 from runtime import dtypes
 
-__all__ = ["check_alpha", "check_condition", "check_divisor"]
+__all__ = ["check_alpha", "check_condition", "check_divisor", "check_zero_dim"]
 
 
 def check_condition(op: str, name: str, t: Any) -> None:
@@ -26,6 +26,14 @@ def check_condition(op: str, name: str, t: Any) -> None:
                       "condition instead.", UserWarning, stacklevel=3)
         return
     raise RuntimeError(f"{op} expected {name} to be a boolean tensor, but got a tensor with dtype {dt.name}")
+
+
+def check_zero_dim(op: str, t: Any) -> None:
+    """A value tensor standing for a scalar (masked_fill's `value`) must be 0-dimensional, as PyTorch's
+    in-place kernel, which every form of the op goes through, requires."""
+    if t._data.ndim:
+        raise RuntimeError(f"{op}_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{t._data.ndim} dimension(s).")
 
 
 def check_alpha(dt: dtypes.DType, alpha: Any) -> None:
