@@ -97,11 +97,15 @@ class PointwiseSpec:
     dtypes: tuple[str, ...]
     promote_scalars: tuple[str, ...] = ()   # scalars that take part in type promotion (wrapped numbers)
     zero_dim: tuple[str, ...] = ()  # tensors that must be 0-dimensional (masked_fill's value)
+    # tensors that must have the first tensor's dtype (lerp's end), and whether a 0-d one must too (lerp's
+    # weight need not: PyTorch's binding reads a 0-d weight as the Scalar overload's number)
+    same_dtype: tuple[tuple[str, bool], ...] = ()
 
     @staticmethod
     def parse(source: str, *, tensors: tuple[str, ...], scalars: tuple[str, ...],
               promote: str = "common", dtypes: str | list[str] = "all",
-              promote_scalars: tuple[str, ...] = (), zero_dim: tuple[str, ...] = ()) -> PointwiseSpec:
+              promote_scalars: tuple[str, ...] = (), zero_dim: tuple[str, ...] = (),
+              same_dtype: tuple[tuple[str, bool], ...] = ()) -> PointwiseSpec:
         """Parse and validate `source`; `tensors`/`scalars` are the argument names it may use."""
         if promote not in PROMOTIONS:
             raise SpecError(f"unknown promote '{promote}'; expected one of {', '.join(PROMOTIONS)}")
@@ -123,7 +127,7 @@ class PointwiseSpec:
             raise SpecError(f"promote_scalars names '{unknown[0]}', which is not a scalar argument of the op; "
                             f"its scalar arguments are: {', '.join(scalars) or 'none'}")
         return PointwiseSpec(source.strip(), tree, promote, tensors, scalars, _dtype_names(dtypes),
-                             tuple(promote_scalars), tuple(zero_dim))
+                             tuple(promote_scalars), tuple(zero_dim), tuple(same_dtype))
 
     def render(self, renderer: SpecRenderer, names: Mapping[str, str]) -> str:
         """The spec in `renderer`'s language; `names` maps argument names to that language's variables."""
@@ -136,7 +140,7 @@ class PointwiseSpec:
         """
         tree = _Fold(constants).visit(ast.parse(ast.unparse(self.tree), mode="eval").body)
         return PointwiseSpec(ast.unparse(tree), tree, self.promote, self.tensors, self.scalars, self.dtypes,
-                             self.promote_scalars, self.zero_dim)
+                             self.promote_scalars, self.zero_dim, self.same_dtype)
 
 
 def _dtype_names(dtypes: str | list[str]) -> tuple[str, ...]:

@@ -3014,6 +3014,8 @@ _FAST_lerp_Scalar = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64')
 
 
 def lerp_Scalar(input, end, weight):
+    if end._dtype is not input._dtype:
+        _c.check_same_dtype("end", input, end)
     dt = input._dtype
     if end._dtype is dt and dt in _FAST_lerp_Scalar:
         a0 = input._data
@@ -3038,6 +3040,8 @@ def lerp_Scalar(input, end, weight):
 
 
 def lerp_Scalar_inplace(input, end, weight):
+    if end._dtype is not input._dtype:
+        _c.check_same_dtype("end", input, end)
     dt = input._dtype
     if end._dtype is dt and dt in _FAST_lerp_Scalar:
         a0 = input._data
@@ -3054,6 +3058,8 @@ def lerp_Scalar_inplace(input, end, weight):
 
 
 def lerp_Scalar_out(input, end, weight, out):
+    if end._dtype is not input._dtype:
+        _c.check_same_dtype("end", input, end)
     dt = input._dtype
     if end._dtype is dt and dt in _FAST_lerp_Scalar:
         a0 = input._data
@@ -3073,6 +3079,10 @@ _FAST_lerp_Tensor = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64')
 
 
 def lerp_Tensor(input, end, weight):
+    if end._dtype is not input._dtype:
+        _c.check_same_dtype("end", input, end)
+    if weight._dtype is not input._dtype and weight._data.ndim:
+        _c.check_same_dtype("weight", input, weight)
     dt = input._dtype
     if end._dtype is dt and weight._dtype is dt and dt in _FAST_lerp_Tensor:
         a0 = input._data
@@ -3098,6 +3108,10 @@ def lerp_Tensor(input, end, weight):
 
 
 def lerp_Tensor_inplace(input, end, weight):
+    if end._dtype is not input._dtype:
+        _c.check_same_dtype("end", input, end)
+    if weight._dtype is not input._dtype and weight._data.ndim:
+        _c.check_same_dtype("weight", input, weight)
     dt = input._dtype
     if end._dtype is dt and weight._dtype is dt and dt in _FAST_lerp_Tensor:
         a0 = input._data
@@ -3115,6 +3129,10 @@ def lerp_Tensor_inplace(input, end, weight):
 
 
 def lerp_Tensor_out(input, end, weight, out):
+    if end._dtype is not input._dtype:
+        _c.check_same_dtype("end", input, end)
+    if weight._dtype is not input._dtype and weight._data.ndim:
+        _c.check_same_dtype("weight", input, weight)
     dt = input._dtype
     if end._dtype is dt and weight._dtype is dt and dt in _FAST_lerp_Tensor:
         a0 = input._data

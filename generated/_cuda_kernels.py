@@ -1669,15 +1669,21 @@ _lerp_Scalar = PointwiseKernel(
 
 
 def lerp_Scalar(self, end, weight):
+    if end._dtype is not self._dtype:
+        _checks.check_same_dtype("end", self, end)
     return launch(_lerp_Scalar, (self, end), (weight,))
 
 
 def lerp_Scalar_inplace(self, end, weight):
+    if end._dtype is not self._dtype:
+        _checks.check_same_dtype("end", self, end)
     return launch(_lerp_Scalar, (self, end), (weight,),
                   out=self)
 
 
 def lerp_Scalar_out(self, end, weight, out):
+    if end._dtype is not self._dtype:
+        _checks.check_same_dtype("end", self, end)
     return launch(_lerp_Scalar, (self, end), (weight,),
                   out=out)
 
@@ -1702,15 +1708,27 @@ _lerp_Tensor = PointwiseKernel(
 
 
 def lerp_Tensor(self, end, weight):
+    if end._dtype is not self._dtype:
+        _checks.check_same_dtype("end", self, end)
+    if weight._dtype is not self._dtype and weight._data.ndim:
+        _checks.check_same_dtype("weight", self, weight)
     return launch(_lerp_Tensor, (self, end, weight), ())
 
 
 def lerp_Tensor_inplace(self, end, weight):
+    if end._dtype is not self._dtype:
+        _checks.check_same_dtype("end", self, end)
+    if weight._dtype is not self._dtype and weight._data.ndim:
+        _checks.check_same_dtype("weight", self, weight)
     return launch(_lerp_Tensor, (self, end, weight), (),
                   out=self)
 
 
 def lerp_Tensor_out(self, end, weight, out):
+    if end._dtype is not self._dtype:
+        _checks.check_same_dtype("end", self, end)
+    if weight._dtype is not self._dtype and weight._data.ndim:
+        _checks.check_same_dtype("weight", self, weight)
     return launch(_lerp_Tensor, (self, end, weight), (),
                   out=out)
 

@@ -389,7 +389,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "pow int tensor neg exp": "PyTorch truncates integer powers with negative exponents to 0; opgen's NumPy "
                               "kernel refuses them (RuntimeError)",
     "type str": "opgen accepts dtype names as strings wherever a dtype is taken (a documented convenience)",
-    "lerp dtype mismatch": "opgen's lerp promotes its operands like every pointwise op; PyTorch requires one dtype",
     "~ float": "PyTorch's Python binding raises TypeError for ~ on floats; opgen's __invert__ is bitwise_not, "
                "which raises NotImplementedError (the kernel's dtype check)",
 }

@@ -94,3 +94,30 @@ VALUE_FILLS: dict[str, Callable[[Any, Any], Any]] = {
 @pytest.mark.parametrize("op", sorted(VALUE_FILLS))
 def test_value_tensor_dimensions_as_torch(op: str, shape: tuple[int, ...]) -> None:
     _same(lambda T: VALUE_FILLS[op](T, T.full(shape, 7.0)), "only supports a 0-dimensional value tensor")
+
+
+# -- operands that must share a dtype --------------------------------------------------------------------
+SAME_DTYPE: dict[str, Callable[[Any, Any, Any], Any]] = {
+    "lerp end": lambda T, a, b: T.lerp(a, b, 0.5),
+    "lerp weight": lambda T, a, b: T.lerp(a, a, b),
+    "lerp end and weight": lambda T, a, b: T.lerp(a, b, b),
+    "lerp_ end": lambda T, a, b: a.clone().lerp_(b, 0.25),
+    "lerp_ weight": lambda T, a, b: a.clone().lerp_(a * 2, b),
+    "lerp 0-d end": lambda T, a, b: T.lerp(a, b.sum(), 0.5),
+    "lerp 0-d weight": lambda T, a, b: T.lerp(a, a * 2, b.sum()),
+    "lerp 0-d self": lambda T, a, b: T.lerp(a.sum(), b, b),
+    "addcmul": lambda T, a, b: T.addcmul(a, b, a),
+    "addcdiv": lambda T, a, b: T.addcdiv(a, a, b + 1),
+    "where": lambda T, a, b: T.where(a > 0, a, b),
+}
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float64"), ("float64", "float32"), ("float32", "float16"),
+                                    ("float32", "int64"), ("float64", "float64")])
+@pytest.mark.parametrize("op", sorted(SAME_DTYPE))
+def test_same_dtype_operands_as_torch(op: str, dtypes: tuple[str, str]) -> None:
+    def case(T: Any) -> Any:
+        return SAME_DTYPE[op](T, T.ones(3) * 0.5 if dtypes[0] == "float32" else T.ones(3, dtype=T.float64) * 0.5,
+                              T.ones(3, dtype=getattr(T, dtypes[1])))
+
+    _same(case, "expected dtype")

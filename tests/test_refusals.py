@@ -57,6 +57,20 @@ def test_masked_fill_value_tensor_must_be_0_dimensional(shape: tuple[int, ...]) 
     assert x.index_fill(0, G.tensor([1]), G.tensor(9.0)).tolist() == [0.0, 9.0, 2.0, 3.0]
 
 
+@pytest.mark.parametrize("other", ["float64", "float16", "int64", "bool"])
+def test_lerp_needs_one_dtype(other: str) -> None:
+    a, b = G.ones(3), G.ones(3, dtype=getattr(G, other))
+    want = {"float64": "double", "float16": "c10::Half", "int64": "long int", "bool": "bool"}[other]
+    for call, name in ((lambda: G.lerp(a, b, 0.5), "end"), (lambda: a.lerp(b, G.ones(3)), "end"),
+                       (lambda: a.clone().lerp_(b, 0.5), "end"), (lambda: G.lerp(a, b, 0.5, out=G.empty(3)), "end"),
+                       (lambda: G.lerp(a, G.ones(()).to(b.dtype), 0.5), "end"),
+                       (lambda: G.lerp(a, a, b), "weight"), (lambda: a.clone().lerp_(a, b), "weight")):
+        with pytest.raises(RuntimeError, match=f"^expected dtype float for `{name}` but got dtype {want}$"):
+            call()
+    assert G.lerp(a, a * 3, G.tensor(0.5, dtype=G.float64)).tolist() == [2.0] * 3  # a 0-d weight: a number
+    assert G.lerp(a.double(), b.double() * 3, 0.5).dtype is G.float64
+
+
 # -- alpha --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("op", ["add", "sub"])
 @pytest.mark.parametrize("dtype", ["int32", "int64", "uint8"])

@@ -12,7 +12,7 @@ import numpy as np
 
 from runtime import dtypes
 
-__all__ = ["check_alpha", "check_condition", "check_divisor", "check_zero_dim"]
+__all__ = ["check_alpha", "check_condition", "check_divisor", "check_same_dtype", "check_zero_dim"]
 
 
 def check_condition(op: str, name: str, t: Any) -> None:
@@ -34,6 +34,19 @@ def check_zero_dim(op: str, t: Any) -> None:
     if t._data.ndim:
         raise RuntimeError(f"{op}_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{t._data.ndim} dimension(s).")
+
+
+# PyTorch's names of the dtypes in messages that print a C++ scalar type (lerp's dtype check).
+_CXX_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool"}
+
+
+def check_same_dtype(name: str, first: Any, t: Any) -> None:
+    """Argument `name` must have the first tensor's dtype (PyTorch's lerp kernels compute in one dtype)."""
+    if t._dtype is not first._dtype:
+        want, got = (_CXX_NAMES.get(d.name, d.name) for d in (first._dtype, t._dtype))
+        raise RuntimeError(f"expected dtype {want} for `{name}` but got dtype {got}")
 
 
 def check_alpha(dt: dtypes.DType, alpha: Any) -> None:
