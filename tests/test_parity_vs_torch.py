@@ -121,3 +121,37 @@ def test_same_dtype_operands_as_torch(op: str, dtypes: tuple[str, str]) -> None:
                               T.ones(3, dtype=getattr(T, dtypes[1])))
 
     _same(case, "expected dtype")
+
+
+# -- linear's bias and a loss's class weight ---------------------------------------------------------------
+def _F(T: Any) -> Any:
+    if T is torch:
+        return torch.nn.functional
+    from runtime.nn import functional
+    return functional
+
+
+WEIGHTED: dict[str, Callable[[Any, Any], Any]] = {
+    "linear bias": lambda T, dt: _F(T).linear(T.ones(2, 3), T.ones(4, 3), T.ones(4, dtype=dt)),
+    "linear 1-d input": lambda T, dt: _F(T).linear(T.ones(3), T.ones(4, 3), T.ones(4, dtype=dt)),
+    "linear 3-d input": lambda T, dt: _F(T).linear(T.ones(2, 2, 3), T.ones(4, 3), T.ones(4, dtype=dt)),
+    "linear float64 input": lambda T, dt: _F(T).linear(T.ones(2, 3, dtype=T.float64), T.ones(4, 3, dtype=T.float64),
+                                                       T.ones(4, dtype=dt)),
+    "cross_entropy": lambda T, dt: _F(T).cross_entropy(T.ones(2, 4), T.tensor([0, 3]), weight=T.ones(4, dtype=dt)),
+    "cross_entropy smoothed": lambda T, dt: _F(T).cross_entropy(T.ones(2, 4), T.tensor([0, 3]),
+                                                                weight=T.ones(4, dtype=dt), label_smoothing=0.2),
+    "cross_entropy probabilities": lambda T, dt: _F(T).cross_entropy(T.ones(2, 4), T.full((2, 4), 0.25),
+                                                                     weight=T.ones(4, dtype=dt)),
+    "nll_loss": lambda T, dt: _F(T).nll_loss(T.ones(2, 4), T.tensor([0, 3]), T.ones(4, dtype=dt)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64"])
+@pytest.mark.parametrize("op", sorted(WEIGHTED))
+def test_bias_and_class_weight_dtype_as_torch(op: str, dtype: str) -> None:
+    ours = _outcome(lambda: WEIGHTED[op](G, getattr(G, dtype)))
+    theirs = _outcome(lambda: WEIGHTED[op](torch, getattr(torch, dtype)))
+    if theirs[0].endswith("Error"):
+        assert ours == theirs
+    else:
+        assert ours[0] == theirs[0]  # the dtype (values: a float16 sum may round differently)

@@ -71,6 +71,26 @@ def test_lerp_needs_one_dtype(other: str) -> None:
     assert G.lerp(a.double(), b.double() * 3, 0.5).dtype is G.float64
 
 
+@pytest.mark.parametrize("other", ["float64", "float16", "int64"])
+def test_linear_bias_and_class_weight_need_the_input_dtype(other: str) -> None:
+    from runtime.nn import functional as F
+
+    scalar_type = {"float64": "Double", "float16": "Half", "int64": "Long"}[other]
+    x, w, odd = G.ones(2, 3), G.ones(4, 3), G.ones(4, dtype=getattr(G, other))
+    for inp in (x, G.ones(3), G.ones(2, 2, 3)):
+        with pytest.raises(RuntimeError, match=f"^self and mat2 must have the same dtype, but got {scalar_type} "
+                                               "and Float$"):
+            F.linear(inp, w, odd)
+    logits, target, weight = G.ones(2, 4), G.tensor([0, 3]), G.ones(4, dtype=getattr(G, other))
+    for call in (lambda: F.cross_entropy(logits, target, weight=weight), lambda: F.nll_loss(logits, target, weight),
+                 lambda: F.cross_entropy(logits, target, weight=weight, label_smoothing=0.1),
+                 lambda: F.cross_entropy(logits, target, weight=weight.requires_grad_(other != "int64"))):
+        with pytest.raises(RuntimeError, match=f"^expected scalar type Float but found {scalar_type}$"):
+            call()
+    assert F.linear(x, w, G.ones(4)).tolist() == [[4.0] * 4] * 2
+    assert F.cross_entropy(logits, G.full((2, 4), 0.25), weight=G.ones(4, dtype=G.float64)).dtype is G.float64
+
+
 # -- alpha --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("op", ["add", "sub"])
 @pytest.mark.parametrize("dtype", ["int32", "int64", "uint8"])

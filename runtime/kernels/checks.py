@@ -12,7 +12,8 @@ import numpy as np
 
 from runtime import dtypes
 
-__all__ = ["check_alpha", "check_condition", "check_divisor", "check_same_dtype", "check_zero_dim"]
+__all__ = ["check_alpha", "check_bias_dtype", "check_condition", "check_divisor", "check_same_dtype",
+           "check_weight_dtype", "check_zero_dim"]
 
 
 def check_condition(op: str, name: str, t: Any) -> None:
@@ -47,6 +48,30 @@ def check_same_dtype(name: str, first: Any, t: Any) -> None:
     if t._dtype is not first._dtype:
         want, got = (_CXX_NAMES.get(d.name, d.name) for d in (first._dtype, t._dtype))
         raise RuntimeError(f"expected dtype {want} for `{name}` but got dtype {got}")
+
+
+# PyTorch's ScalarType names (messages of its matmul and loss kernels).
+_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+                      "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                      "bool": "Bool"}
+
+
+def _scalar_type(t: Any) -> str:
+    return _SCALAR_TYPE_NAMES.get(t._dtype.name, t._dtype.name)
+
+
+def check_bias_dtype(input: Any, bias: Any) -> None:
+    """linear's `bias` must have the input's dtype: PyTorch's addmm(bias, input, weight.t()) refuses it,
+    naming the bias `self` and the input `mat2`."""
+    if bias is not None and bias._dtype is not input._dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_scalar_type(bias)} and "
+                           f"{_scalar_type(input)}")
+
+
+def check_weight_dtype(input: Any, weight: Any) -> None:
+    """A class-weight tensor (nll_loss, cross_entropy with class indices) must have the input's dtype."""
+    if weight is not None and weight._dtype is not input._dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_type(input)} but found {_scalar_type(weight)}")
 
 
 def check_alpha(dt: dtypes.DType, alpha: Any) -> None:
