@@ -169,6 +169,20 @@ def test_cuda_integer_division_by_zero_is_not_checked() -> None:
         assert r.device.type == "cuda" and r.tolist()[0] == 0
 
 
+# -- keyword-only arguments (after `*` in the schema) ------------------------------------------------------
+def test_arguments_after_star_are_keyword_only() -> None:
+    a, m = G.ones(2), G.ones(2, 2)
+    for call, op in ((lambda: G.add(a, a, 2), "add"), (lambda: G.sub(a, 1, 2), "sub"), (lambda: a.add(a, 2), "add"),
+                     (lambda: a.clone().add_(a, 2), "add_"), (lambda: a.sub_(a, 2), "sub_"),
+                     (lambda: G.add(a, a, 2, out=G.empty(2)), "add"),
+                     (lambda: G.addmm(m, m, m, 1, 1), "addmm"),
+                     (lambda: G.index_add(a, 0, G.tensor([0]), G.ones(1), 2), "index_add")):
+        with pytest.raises(TypeError, match=f"^{op}\\(\\) takes \\d positional arguments? but \\d .*were given"):
+            call()
+    assert G.add(a, a, alpha=2).tolist() == [3.0, 3.0] and G.sub(a, 1, alpha=2).tolist() == [-1.0, -1.0]
+    assert a.clone().add_(2, alpha=3).tolist() == [7.0, 7.0]
+
+
 # -- overlap ------------------------------------------------------------------------------------------
 def test_internal_overlap_in_the_written_to_tensor() -> None:
     e = G.zeros(1).expand(3)
