@@ -183,15 +183,33 @@ def _type_of(f: NativeFunction, name: str) -> str | None:
     return None
 
 
+def _tensor_twin(f: NativeFunction, overloads: list[NativeFunction]) -> NativeFunction | None:
+    """The overload that takes a Tensor where `f` takes a Scalar, with the same argument names (add.Tensor
+    for add.Scalar). PyTorch's Python binding hides such Scalar overloads (a number reaches the Tensor one as
+    a wrapped tensor), so the twin's keyword-only parameters stay keyword-only: `add(a, b, 2)` is a TypeError."""
+    mine = f.func.arguments.flat_all
+    for g in overloads:
+        theirs = g.func.arguments.flat_all
+        if g is f or g.kind != f.kind or [a.name for a in mine] != [a.name for a in theirs]:
+            continue
+        pairs = list(zip(mine, theirs, strict=True))
+        if any(str(a.type) == "Scalar" and b.type.is_tensor() for a, b in pairs) and all(
+                str(a.type) == str(b.type) or (str(a.type) == "Scalar" and b.type.is_tensor()) for a, b in pairs):
+            return g
+    return None
+
+
 def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
     # Calls without out= are the common case: their overloads are tried first, in YAML order.
     overloads = sorted(overloads, key=lambda f: f.kind == SchemaKind.out)
     union: dict[str, Param] = {}
     presence: dict[str, int] = {}
     for f in overloads:
+        twin = _tensor_twin(f, overloads)
         for a in f.func.arguments.flat_all:
             pname = py_name(a.name)
-            kwonly = a in f.func.arguments.kwarg_only or a in f.func.arguments.out
+            kwonly = a in f.func.arguments.kwarg_only or a in f.func.arguments.out or (
+                twin is not None and any(k.name == a.name for k in twin.func.arguments.kwarg_only))
             default = "None" if a in f.func.arguments.out else python_default(a)
             presence[pname] = presence.get(pname, 0) + 1
             if pname not in union:

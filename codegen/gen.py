@@ -20,7 +20,7 @@ from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import Derivative, load_derivatives
 from codegen.errors import OpgenError
 from codegen.jinja_env import environment
-from codegen.kernel_spec import NUMPY, condition_tensors
+from codegen.kernel_spec import NUMPY, condition_tensors, integer_divisors
 from codegen.model import BaseType, ListType, OptionalType, Type
 from codegen.native import NativeFunction, Variant, load_native_functions
 from codegen.runtime_ops import check_runtime_ops
@@ -175,6 +175,9 @@ class CpuKernelContext:
     fast_set: str  # Note [Pointwise fast path] (runtime/kernels/cpu_pointwise.py): the dtypes computed directly
     inplace: bool  # has an in-place form (NativeFunction.group)
     conditions: tuple[str, ...]
+    zero_dim: tuple[str, ...] = ()  # tensors that must be 0-dimensional (PointwiseSpec.zero_dim)
+    same_dtype: tuple[tuple[str, bool], ...] = ()  # PointwiseSpec.same_dtype
+    divisors: tuple[str, ...] = ()  # integer divisors, rendered: checked for zero (kernel_spec.integer_divisors)
 
 
 def _cpu_kernel_context(f: NativeFunction) -> CpuKernelContext:
@@ -203,6 +206,9 @@ def _cpu_kernel_context(f: NativeFunction) -> CpuKernelContext:
         fast_set="_NATIVE" if all_dtypes and spec.promote != "float" else f"_FAST_{kernel_name(f)}",
         inplace=f.group.inplace is not None,
         conditions=tuple(py_name(t) for t in condition_tensors(spec)),
+        zero_dim=tuple(py_name(t) for t in spec.zero_dim),
+        same_dtype=tuple((py_name(t), always) for t, always in spec.same_dtype),
+        divisors=tuple(NUMPY.render(d, names) for d in integer_divisors(spec)),
     )
 
 

@@ -105,6 +105,8 @@ class PointwiseOp:
     instances: tuple[Instance, ...]
     inplace: bool  # has an in-place form (NativeFunction.group)
     conditions: tuple[str, ...] = ()  # tensors used as a condition: must be bool (kernel_spec.condition_tensors)
+    zero_dim: tuple[str, ...] = ()  # tensors that must be 0-dimensional (PointwiseSpec.zero_dim)
+    same_dtype: tuple[tuple[str, bool], ...] = ()  # PointwiseSpec.same_dtype
 
     @property
     def path(self) -> str:
@@ -143,6 +145,8 @@ def pointwise_op(f: NativeFunction) -> PointwiseOp:
         instances=tuple(instances),
         inplace=f.group.inplace is not None,
         conditions=condition_tensors(spec),
+        zero_dim=spec.zero_dim,
+        same_dtype=spec.same_dtype,
     )
 
 

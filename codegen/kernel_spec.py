@@ -96,11 +96,16 @@ class PointwiseSpec:
     scalars: tuple[str, ...]
     dtypes: tuple[str, ...]
     promote_scalars: tuple[str, ...] = ()   # scalars that take part in type promotion (wrapped numbers)
+    zero_dim: tuple[str, ...] = ()  # tensors that must be 0-dimensional (masked_fill's value)
+    # tensors that must have the first tensor's dtype (lerp's end), and whether a 0-d one must too (lerp's
+    # weight need not: PyTorch's binding reads a 0-d weight as the Scalar overload's number)
+    same_dtype: tuple[tuple[str, bool], ...] = ()
 
     @staticmethod
     def parse(source: str, *, tensors: tuple[str, ...], scalars: tuple[str, ...],
               promote: str = "common", dtypes: str | list[str] = "all",
-              promote_scalars: tuple[str, ...] = ()) -> PointwiseSpec:
+              promote_scalars: tuple[str, ...] = (), zero_dim: tuple[str, ...] = (),
+              same_dtype: tuple[tuple[str, bool], ...] = ()) -> PointwiseSpec:
         """Parse and validate `source`; `tensors`/`scalars` are the argument names it may use."""
         if promote not in PROMOTIONS:
             raise SpecError(f"unknown promote '{promote}'; expected one of {', '.join(PROMOTIONS)}")
@@ -122,7 +127,7 @@ class PointwiseSpec:
             raise SpecError(f"promote_scalars names '{unknown[0]}', which is not a scalar argument of the op; "
                             f"its scalar arguments are: {', '.join(scalars) or 'none'}")
         return PointwiseSpec(source.strip(), tree, promote, tensors, scalars, _dtype_names(dtypes),
-                             tuple(promote_scalars))
+                             tuple(promote_scalars), tuple(zero_dim), tuple(same_dtype))
 
     def render(self, renderer: SpecRenderer, names: Mapping[str, str]) -> str:
         """The spec in `renderer`'s language; `names` maps argument names to that language's variables."""
@@ -135,7 +140,7 @@ class PointwiseSpec:
         """
         tree = _Fold(constants).visit(ast.parse(ast.unparse(self.tree), mode="eval").body)
         return PointwiseSpec(ast.unparse(tree), tree, self.promote, self.tensors, self.scalars, self.dtypes,
-                             self.promote_scalars)
+                             self.promote_scalars, self.zero_dim, self.same_dtype)
 
 
 def _dtype_names(dtypes: str | list[str]) -> tuple[str, ...]:
@@ -359,4 +364,20 @@ def condition_tensors(spec: PointwiseSpec) -> tuple[str, ...]:
             test = node.args[0]
         if isinstance(test, ast.Name) and test.id in spec.tensors and test.id not in found:
             found.append(test.id)
+    return tuple(found)
+
+
+def integer_divisors(spec: PointwiseSpec) -> tuple[ast.expr, ...]:
+    """The divisors of the integer divisions in a spec (the right operand of `//` and `%`, the second
+    argument of `fmod`), in order of first use. PyTorch's CPU kernels refuse an integer divisor of zero;
+    the generated NumPy kernels check it (Note [Integer division by zero] in runtime/kernels/checks.py)."""
+    found: list[ast.expr] = []
+    for node in ast.walk(spec.tree):
+        divisor: ast.expr | None = None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv | ast.Mod):
+            divisor = node.right
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "fmod":
+            divisor = node.args[1]
+        if divisor is not None and all(ast.dump(divisor) != ast.dump(d) for d in found):
+            found.append(divisor)
     return tuple(found)

@@ -46,6 +46,8 @@ ENTRY_KEYS = {
     "promote": "how a pointwise op finds its output dtype: common, float or bool",
     "dtypes": "dtypes a pointwise op accepts: all, floating, integral, numeric, or a list",
     "promote_scalars": "scalar arguments that take part in type promotion as wrapped numbers: [other]",
+    "zero_dim": "tensor arguments that must be 0-dimensional (a value tensor standing for a scalar): [value]",
+    "same_dtype": "tensor arguments that must have the first tensor's dtype: [end, weight unless 0-d]",
     "doc": "one line shown by 'opgen show' and in the stubs",
     "device_check": "NoCheck: the op takes tensors on different devices (copies, CPU index tensors for CUDA)",
 }
@@ -59,6 +61,8 @@ ENTRY_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "promote": ((str,), "one of common, float, bool"),
     "dtypes": ((str, list), "a dtype group or a list of dtypes"),
     "promote_scalars": ((list,), "a list of scalar argument names"),
+    "zero_dim": ((list,), "a list of tensor argument names"),
+    "same_dtype": ((list,), "a list of tensor argument names"),
     "doc": ((str,), "a one-line string"),
     "device_check": ((str,), "Check or NoCheck"),
 }
@@ -196,7 +200,7 @@ def _load_entry(entry: LocatedMap, file: str, root: Path) -> NativeFunction:
             raise _EntryError("dispatch", f"'pointwise' already gives the CPU and CUDA kernels; remove "
                                           f"dispatch key {clash[0]}")
     else:
-        for key in ("promote", "dtypes", "promote_scalars"):
+        for key in ("promote", "dtypes", "promote_scalars", "zero_dim", "same_dtype"):
             if key in entry:
                 raise _EntryError(key, f"'{key}' only applies to an entry with 'pointwise:'")
         if not dispatch:
@@ -310,10 +314,19 @@ def _parse_pointwise(entry: LocatedMap, func: FunctionSchema) -> PointwiseSpec:
     promote_scalars = entry.get("promote_scalars", [])
     if not isinstance(promote_scalars, list) or not all(isinstance(s, str) for s in promote_scalars):
         raise _EntryError("promote_scalars", "promote_scalars must be a list of scalar argument names: [other]")
+    zero_dim = entry.get("zero_dim", [])
+    if not all(isinstance(t, str) for t in zero_dim) or not set(zero_dim) <= set(tensors):
+        raise _EntryError("zero_dim", f"zero_dim must list tensor arguments of the op ({', '.join(tensors)})")
+    same_dtype = [str(t).removesuffix(" unless 0-d") for t in entry.get("same_dtype", [])]
+    if not set(same_dtype) <= set(tensors[1:]):
+        raise _EntryError("same_dtype", "same_dtype must list tensor arguments of the op after the first "
+                                        f"({', '.join(tensors[1:])}), each optionally followed by ' unless 0-d'")
+    same_dtype_0d = tuple(str(t) in same_dtype for t in entry.get("same_dtype", []))  # True: no suffix
     try:
         return PointwiseSpec.parse(entry["pointwise"], tensors=tuple(tensors), scalars=tuple(scalars),
                                    promote=entry.get("promote", "common"), dtypes=entry.get("dtypes", "all"),
-                                   promote_scalars=tuple(promote_scalars))
+                                   promote_scalars=tuple(promote_scalars), zero_dim=tuple(zero_dim),
+                                   same_dtype=tuple(zip(same_dtype, same_dtype_0d, strict=True)))
     except SpecError as e:
         message = str(e)
         key = ("promote_scalars" if "promote_scalars" in message else "promote" if "promote" in message

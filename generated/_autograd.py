@@ -54,9 +54,6 @@ class AddBackward0(_Node):
 class AddBackward1(_Node):
     """Backward of add.Scalar."""
 
-    def name(self):
-        return "AddBackward0"
-
     __slots__ = ()
     fresh_gradients = True
     _saved_fields = ()
@@ -91,9 +88,6 @@ class SubBackward0(_Node):
 
 class SubBackward1(_Node):
     """Backward of sub.Scalar."""
-
-    def name(self):
-        return "SubBackward0"
 
     __slots__ = ()
     fresh_gradients = True
@@ -131,9 +125,6 @@ class MulBackward0(_Node):
 class MulBackward1(_Node):
     """Backward of mul.Scalar."""
 
-    def name(self):
-        return "MulBackward0"
-
     __slots__ = ("_saved_other", )
     fresh_gradients = True
     _saved_fields = ()
@@ -170,9 +161,6 @@ class DivBackward0(_Node):
 
 class DivBackward1(_Node):
     """Backward of div.Scalar."""
-
-    def name(self):
-        return "DivBackward0"
 
     __slots__ = ("_saved_other", )
     fresh_gradients = True
@@ -646,9 +634,6 @@ class DiagonalBackwardBackward0(_Node):
 class CopyBackward0(_Node):
     """Backward of copy_."""
 
-    def name(self):
-        return "CopyBackwards"
-
     __slots__ = ("_saved_src_device", "_saved_src_dtype", )
     fresh_gradients = True
     _saved_fields = ()
@@ -686,9 +671,6 @@ class ToCopyBackward0(_Node):
 
 class FillBackward0(_Node):
     """Backward of fill_.Scalar."""
-
-    def name(self):
-        return "FillBackward2"
 
     __slots__ = ()
     fresh_gradients = True
@@ -756,9 +738,6 @@ class IndexPutBackward0(_Node):
 class IndexPutBackward1(_Node):
     """Backward of index_put_."""
 
-    def name(self):
-        return "IndexPutBackward0"
-
     __slots__ = ("_saved_accumulate", "_saved_indices", "_saved_values_shape", "_sizes", )
     fresh_gradients = True
     _saved_fields = ("_saved_indices", )
@@ -797,9 +776,6 @@ class DivBackward2(_Node):
 
 class DivBackward3(_Node):
     """Backward of div.Scalar_mode."""
-
-    def name(self):
-        return "DivBackward2"
 
     __slots__ = ("_saved_other", "_saved_rounding_mode", )
     fresh_gradients = True
@@ -874,9 +850,6 @@ class PowBackward1(_Node):
 class RemainderBackward0(_Node):
     """Backward of remainder.Tensor."""
 
-    def name(self):
-        return "RemainderBackward1"
-
     __slots__ = ("_saved_other", "_saved_input", )
     fresh_gradients = True
     _saved_fields = ("_saved_other", "_saved_input", )
@@ -897,9 +870,6 @@ class RemainderBackward0(_Node):
 class RemainderBackward1(_Node):
     """Backward of remainder.Scalar."""
 
-    def name(self):
-        return "RemainderBackward0"
-
     __slots__ = ()
     fresh_gradients = True
     _saved_fields = ()
@@ -915,9 +885,6 @@ class RemainderBackward1(_Node):
 
 class FmodBackward0(_Node):
     """Backward of fmod.Tensor."""
-
-    def name(self):
-        return "FmodBackward1"
 
     __slots__ = ("_saved_other", "_saved_input", )
     fresh_gradients = True
@@ -938,9 +905,6 @@ class FmodBackward0(_Node):
 
 class FmodBackward1(_Node):
     """Backward of fmod.Scalar."""
-
-    def name(self):
-        return "FmodBackward0"
 
     __slots__ = ()
     fresh_gradients = True
@@ -1041,9 +1005,6 @@ class RsqrtBackward0(_Node):
 
 class SquareBackward0(_Node):
     """Backward of square."""
-
-    def name(self):
-        return "PowBackward0"
 
     __slots__ = ("_saved_input", )
     fresh_gradients = True
@@ -1433,9 +1394,6 @@ class FracBackward0(_Node):
 
 class ClampBackward0(_Node):
     """Backward of clamp."""
-
-    def name(self):
-        return "ClampBackward1"
 
     __slots__ = ("_saved_max", "_saved_min", "_saved_input", )
     fresh_gradients = True
@@ -1868,9 +1826,6 @@ class AminBackward0(_Node):
 class MaxBackward0(_Node):
     """Backward of max."""
 
-    def name(self):
-        return "MaxBackward1"
-
     __slots__ = ("_saved_input", "_saved_result", )
     fresh_gradients = True
     _saved_fields = ("_saved_input", "_saved_result", )
@@ -1888,9 +1843,6 @@ class MaxBackward0(_Node):
 
 class MaxBackward1(_Node):
     """Backward of max.dim."""
-
-    def name(self):
-        return "MaxBackward0"
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
     fresh_gradients = True
@@ -1912,9 +1864,6 @@ class MaxBackward1(_Node):
 class MinBackward0(_Node):
     """Backward of min."""
 
-    def name(self):
-        return "MinBackward1"
-
     __slots__ = ("_saved_input", "_saved_result", )
     fresh_gradients = True
     _saved_fields = ("_saved_input", "_saved_result", )
@@ -1932,9 +1881,6 @@ class MinBackward0(_Node):
 
 class MinBackward1(_Node):
     """Backward of min.dim."""
-
-    def name(self):
-        return "MinBackward0"
 
     __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
     fresh_gradients = True
@@ -2954,9 +2900,6 @@ class CumminBackward0(_Node):
 class LinalgInvBackward0(_Node):
     """Backward of linalg_inv."""
 
-    def name(self):
-        return "LinalgInvExBackward0"
-
     __slots__ = ("_saved_result", )
     fresh_gradients = True
     _saved_fields = ("_saved_result", )
@@ -2992,9 +2935,6 @@ class LinalgDetBackward0(_Node):
 class LinalgSolveBackward0(_Node):
     """Backward of linalg_solve."""
 
-    def name(self):
-        return "LinalgSolveExBackward0"
-
     __slots__ = ("_saved_A", "_saved_B", "_saved_left", "_saved_result", )
     fresh_gradients = True
     _saved_fields = ("_saved_A", "_saved_B", "_saved_result", )
@@ -3016,9 +2956,6 @@ class LinalgSolveBackward0(_Node):
 
 class LinalgCholeskyBackward0(_Node):
     """Backward of linalg_cholesky."""
-
-    def name(self):
-        return "LinalgCholeskyExBackward0"
 
     __slots__ = ("_saved_upper", "_saved_result", )
     fresh_gradients = True
@@ -3093,6 +3030,30 @@ class HypotBackward0(_Node):
         if (1 < len(_edges) and _edges[1] is not None):
             out[1] = grad * other / result
         return out
+
+
+# Note [Autograd node names] in codegen/derivatives.py: the name a PyTorch user sees, for type() and name().
+AddBackward1.__name__ = AddBackward1.__qualname__ = "AddBackward0"
+SubBackward1.__name__ = SubBackward1.__qualname__ = "SubBackward0"
+MulBackward1.__name__ = MulBackward1.__qualname__ = "MulBackward0"
+DivBackward1.__name__ = DivBackward1.__qualname__ = "DivBackward0"
+CopyBackward0.__name__ = CopyBackward0.__qualname__ = "CopyBackwards"
+FillBackward0.__name__ = FillBackward0.__qualname__ = "FillBackward2"
+IndexPutBackward1.__name__ = IndexPutBackward1.__qualname__ = "IndexPutBackward0"
+DivBackward3.__name__ = DivBackward3.__qualname__ = "DivBackward2"
+RemainderBackward0.__name__ = RemainderBackward0.__qualname__ = "RemainderBackward1"
+RemainderBackward1.__name__ = RemainderBackward1.__qualname__ = "RemainderBackward0"
+FmodBackward0.__name__ = FmodBackward0.__qualname__ = "FmodBackward1"
+FmodBackward1.__name__ = FmodBackward1.__qualname__ = "FmodBackward0"
+SquareBackward0.__name__ = SquareBackward0.__qualname__ = "PowBackward0"
+ClampBackward0.__name__ = ClampBackward0.__qualname__ = "ClampBackward1"
+MaxBackward0.__name__ = MaxBackward0.__qualname__ = "MaxBackward1"
+MaxBackward1.__name__ = MaxBackward1.__qualname__ = "MaxBackward0"
+MinBackward0.__name__ = MinBackward0.__qualname__ = "MinBackward1"
+MinBackward1.__name__ = MinBackward1.__qualname__ = "MinBackward0"
+LinalgInvBackward0.__name__ = LinalgInvBackward0.__qualname__ = "LinalgInvExBackward0"
+LinalgSolveBackward0.__name__ = LinalgSolveBackward0.__qualname__ = "LinalgSolveExBackward0"
+LinalgCholeskyBackward0.__name__ = LinalgCholeskyBackward0.__qualname__ = "LinalgCholeskyExBackward0"
 
 
 # -- Autograd kernels (Note [Autograd kernels] in codegen/gen_autograd.py) -------------------------

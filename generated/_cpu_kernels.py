@@ -7,7 +7,8 @@ Python scalars keep that dtype, and otherwise asks `_k.operands` for the promote
 (Notes [Pointwise fast path] and [Pointwise fast path with scalars] in runtime/kernels/cpu_pointwise.py).
 The functional form builds its output tensor with the body of
 `runtime.tensor.fresh_tensor` (Note [Generated, not copied, fast paths] in codegen/inline.py).
-A tensor used as a condition must be bool, an `alpha` must suit the result dtype, and
+A tensor used as a condition must be bool, an `alpha` must suit the result dtype, an integer divisor
+must not be zero (Note [Integer division by zero] in runtime/kernels/checks.py), and
 in-place and out= writes are checked for overlap (Note [Overlap checks before a write] in
 runtime/memory_overlap.py), as PyTorch refuses these.
 """
@@ -912,6 +913,8 @@ def floor_divide(input, other):
     else:
         dt, a0, a1 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(a1, a0, a1)
         r = (a0 // a1)
     except ValueError:
         _k.broadcast_error("floor_divide", a0, a1)
@@ -937,6 +940,8 @@ def floor_divide_inplace(input, other):
     else:
         dt, a0, a1 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(a1, a0, a1)
         r = (a0 // a1)
     except ValueError:
         _k.broadcast_error("floor_divide", a0, a1)
@@ -953,6 +958,8 @@ def floor_divide_out(input, other, out):
     else:
         dt, a0, a1 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(a1, a0, a1)
         r = (a0 // a1)
     except ValueError:
         _k.broadcast_error("floor_divide", a0, a1)
@@ -971,6 +978,8 @@ def floor_divide_Scalar(input, other):
     else:
         dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(other, a0)
         r = (a0 // other)
     except ValueError:
         _k.broadcast_error("floor_divide", a0)
@@ -995,6 +1004,8 @@ def floor_divide_Scalar_inplace(input, other):
     else:
         dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(other, a0)
         r = (a0 // other)
     except ValueError:
         _k.broadcast_error("floor_divide", a0)
@@ -1010,6 +1021,8 @@ def floor_divide_Scalar_out(input, other, out):
     else:
         dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(other, a0)
         r = (a0 // other)
     except ValueError:
         _k.broadcast_error("floor_divide", a0)
@@ -1089,6 +1102,8 @@ def remainder_Tensor(input, other):
     else:
         dt, a0, a1 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(a1, a0, a1)
         r = (a0 % a1)
     except ValueError:
         _k.broadcast_error("remainder", a0, a1)
@@ -1114,6 +1129,8 @@ def remainder_Tensor_inplace(input, other):
     else:
         dt, a0, a1 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(a1, a0, a1)
         r = (a0 % a1)
     except ValueError:
         _k.broadcast_error("remainder", a0, a1)
@@ -1130,6 +1147,8 @@ def remainder_Tensor_out(input, other, out):
     else:
         dt, a0, a1 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(a1, a0, a1)
         r = (a0 % a1)
     except ValueError:
         _k.broadcast_error("remainder", a0, a1)
@@ -1148,6 +1167,8 @@ def remainder_Scalar(input, other):
     else:
         dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(other, a0)
         r = (a0 % other)
     except ValueError:
         _k.broadcast_error("remainder", a0)
@@ -1172,6 +1193,8 @@ def remainder_Scalar_inplace(input, other):
     else:
         dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(other, a0)
         r = (a0 % other)
     except ValueError:
         _k.broadcast_error("remainder", a0)
@@ -1187,6 +1210,8 @@ def remainder_Scalar_out(input, other, out):
     else:
         dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(other, a0)
         r = (a0 % other)
     except ValueError:
         _k.broadcast_error("remainder", a0)
@@ -1206,6 +1231,8 @@ def fmod_Tensor(input, other):
     else:
         dt, a0, a1 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(a1, a0, a1)
         r = np.fmod(a0, a1)
     except ValueError:
         _k.broadcast_error("fmod", a0, a1)
@@ -1231,6 +1258,8 @@ def fmod_Tensor_inplace(input, other):
     else:
         dt, a0, a1 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(a1, a0, a1)
         r = np.fmod(a0, a1)
     except ValueError:
         _k.broadcast_error("fmod", a0, a1)
@@ -1247,6 +1276,8 @@ def fmod_Tensor_out(input, other, out):
     else:
         dt, a0, a1 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(a1, a0, a1)
         r = np.fmod(a0, a1)
     except ValueError:
         _k.broadcast_error("fmod", a0, a1)
@@ -1265,6 +1296,8 @@ def fmod_Scalar(input, other):
     else:
         dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(other, a0)
         r = np.fmod(a0, other)
     except ValueError:
         _k.broadcast_error("fmod", a0)
@@ -1289,6 +1322,8 @@ def fmod_Scalar_inplace(input, other):
     else:
         dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(other, a0)
         r = np.fmod(a0, other)
     except ValueError:
         _k.broadcast_error("fmod", a0)
@@ -1304,6 +1339,8 @@ def fmod_Scalar_out(input, other, out):
     else:
         dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     try:
+        if not dt.is_floating_point:
+            _c.check_divisor(other, a0)
         r = np.fmod(a0, other)
     except ValueError:
         _k.broadcast_error("fmod", a0)
@@ -3029,6 +3066,8 @@ _FAST_lerp_Scalar = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64')
 
 
 def lerp_Scalar(input, end, weight):
+    if end._dtype is not input._dtype:
+        _c.check_same_dtype("end", input, end)
     dt = input._dtype
     if end._dtype is dt and dt in _FAST_lerp_Scalar:
         a0 = input._data
@@ -3054,6 +3093,8 @@ def lerp_Scalar(input, end, weight):
 
 
 def lerp_Scalar_inplace(input, end, weight):
+    if end._dtype is not input._dtype:
+        _c.check_same_dtype("end", input, end)
     dt = input._dtype
     if end._dtype is dt and dt in _FAST_lerp_Scalar:
         a0 = input._data
@@ -3070,6 +3111,8 @@ def lerp_Scalar_inplace(input, end, weight):
 
 
 def lerp_Scalar_out(input, end, weight, out):
+    if end._dtype is not input._dtype:
+        _c.check_same_dtype("end", input, end)
     dt = input._dtype
     if end._dtype is dt and dt in _FAST_lerp_Scalar:
         a0 = input._data
@@ -3089,6 +3132,10 @@ _FAST_lerp_Tensor = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64')
 
 
 def lerp_Tensor(input, end, weight):
+    if end._dtype is not input._dtype:
+        _c.check_same_dtype("end", input, end)
+    if weight._dtype is not input._dtype and weight._data.ndim:
+        _c.check_same_dtype("weight", input, weight)
     dt = input._dtype
     if end._dtype is dt and weight._dtype is dt and dt in _FAST_lerp_Tensor:
         a0 = input._data
@@ -3115,6 +3162,10 @@ def lerp_Tensor(input, end, weight):
 
 
 def lerp_Tensor_inplace(input, end, weight):
+    if end._dtype is not input._dtype:
+        _c.check_same_dtype("end", input, end)
+    if weight._dtype is not input._dtype and weight._data.ndim:
+        _c.check_same_dtype("weight", input, weight)
     dt = input._dtype
     if end._dtype is dt and weight._dtype is dt and dt in _FAST_lerp_Tensor:
         a0 = input._data
@@ -3132,6 +3183,10 @@ def lerp_Tensor_inplace(input, end, weight):
 
 
 def lerp_Tensor_out(input, end, weight, out):
+    if end._dtype is not input._dtype:
+        _c.check_same_dtype("end", input, end)
+    if weight._dtype is not input._dtype and weight._data.ndim:
+        _c.check_same_dtype("weight", input, weight)
     dt = input._dtype
     if end._dtype is dt and weight._dtype is dt and dt in _FAST_lerp_Tensor:
         a0 = input._data
@@ -4815,6 +4870,8 @@ def masked_fill_Scalar_out(input, mask, value, out):
 
 
 def masked_fill_Tensor(input, mask, value):
+    if value._data.ndim:
+        _c.check_zero_dim("masked_fill", value)
     if mask._dtype is not _BOOL:
         _c.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
@@ -4843,6 +4900,8 @@ def masked_fill_Tensor(input, mask, value):
 
 
 def masked_fill_Tensor_inplace(input, mask, value):
+    if value._data.ndim:
+        _c.check_zero_dim("masked_fill", value)
     if mask._dtype is not _BOOL:
         _c.check_condition("masked_fill", "mask", mask)
     dt = input._dtype
@@ -4862,6 +4921,8 @@ def masked_fill_Tensor_inplace(input, mask, value):
 
 
 def masked_fill_Tensor_out(input, mask, value, out):
+    if value._data.ndim:
+        _c.check_zero_dim("masked_fill", value)
     if mask._dtype is not _BOOL:
         _c.check_condition("masked_fill", "mask", mask)
     dt = input._dtype

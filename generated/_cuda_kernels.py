@@ -10,6 +10,7 @@ import os
 
 from runtime.cuda.pointwise import PointwiseKernel, launch
 from runtime.dtypes import bool_ as _BOOL
+from runtime.kernels import checks as _checks
 from runtime.kernels.checks import check_condition
 
 _CUDA_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -1668,15 +1669,21 @@ _lerp_Scalar = PointwiseKernel(
 
 
 def lerp_Scalar(self, end, weight):
+    if end._dtype is not self._dtype:
+        _checks.check_same_dtype("end", self, end)
     return launch(_lerp_Scalar, (self, end), (weight,))
 
 
 def lerp_Scalar_inplace(self, end, weight):
+    if end._dtype is not self._dtype:
+        _checks.check_same_dtype("end", self, end)
     return launch(_lerp_Scalar, (self, end), (weight,),
                   out=self)
 
 
 def lerp_Scalar_out(self, end, weight, out):
+    if end._dtype is not self._dtype:
+        _checks.check_same_dtype("end", self, end)
     return launch(_lerp_Scalar, (self, end), (weight,),
                   out=out)
 
@@ -1701,15 +1708,27 @@ _lerp_Tensor = PointwiseKernel(
 
 
 def lerp_Tensor(self, end, weight):
+    if end._dtype is not self._dtype:
+        _checks.check_same_dtype("end", self, end)
+    if weight._dtype is not self._dtype and weight._data.ndim:
+        _checks.check_same_dtype("weight", self, weight)
     return launch(_lerp_Tensor, (self, end, weight), ())
 
 
 def lerp_Tensor_inplace(self, end, weight):
+    if end._dtype is not self._dtype:
+        _checks.check_same_dtype("end", self, end)
+    if weight._dtype is not self._dtype and weight._data.ndim:
+        _checks.check_same_dtype("weight", self, weight)
     return launch(_lerp_Tensor, (self, end, weight), (),
                   out=self)
 
 
 def lerp_Tensor_out(self, end, weight, out):
+    if end._dtype is not self._dtype:
+        _checks.check_same_dtype("end", self, end)
+    if weight._dtype is not self._dtype and weight._data.ndim:
+        _checks.check_same_dtype("weight", self, weight)
     return launch(_lerp_Tensor, (self, end, weight), (),
                   out=out)
 
@@ -2211,12 +2230,16 @@ _masked_fill_Tensor = PointwiseKernel(
 
 
 def masked_fill_Tensor(self, mask, value):
+    if value._data.ndim:
+        _checks.check_zero_dim("masked_fill", value)
     if mask._dtype is not _BOOL:
         check_condition("masked_fill", "mask", mask)
     return launch(_masked_fill_Tensor, (self, mask, value), ())
 
 
 def masked_fill_Tensor_inplace(self, mask, value):
+    if value._data.ndim:
+        _checks.check_zero_dim("masked_fill", value)
     if mask._dtype is not _BOOL:
         check_condition("masked_fill", "mask", mask)
     return launch(_masked_fill_Tensor, (self, mask, value), (),
@@ -2224,6 +2247,8 @@ def masked_fill_Tensor_inplace(self, mask, value):
 
 
 def masked_fill_Tensor_out(self, mask, value, out):
+    if value._data.ndim:
+        _checks.check_zero_dim("masked_fill", value)
     if mask._dtype is not _BOOL:
         check_condition("masked_fill", "mask", mask)
     return launch(_masked_fill_Tensor, (self, mask, value), (),

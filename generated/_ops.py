@@ -6365,7 +6365,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _tab_adaptive_avg_pool2d[_k](input, output_size)
 
 
-def add(input, other, alpha=1, *, out=None):
+def add(input, other, *, alpha=1, out=None):
     if out is None and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -6381,7 +6381,7 @@ def add(input, other, alpha=1, *, out=None):
     return _no_overload("add", locals(), ('add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', 'add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', 'add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', 'add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def add_(input, other, alpha=1):
+def add_(input, other, *, alpha=1):
     if isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -8817,7 +8817,7 @@ def std_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
     return _no_overload("std_mean", locals(), ('std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)', 'std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)', 'std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'))
 
 
-def sub(input, other, alpha=1, *, out=None):
+def sub(input, other, *, alpha=1, out=None):
     if out is None and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -8833,7 +8833,7 @@ def sub(input, other, alpha=1, *, out=None):
     return _no_overload("sub", locals(), ('sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', 'sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', 'sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', 'sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def sub_(input, other, alpha=1):
+def sub_(input, other, *, alpha=1):
     if isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]

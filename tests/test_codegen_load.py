@@ -40,7 +40,7 @@ def test_good_entry_derives_inplace_and_out_forms() -> None:
 @pytest.mark.parametrize("text, expected", [
     ("- func: f(Tensor self) -> Tensor\n  pointwise: self\n  varients: method\n",
      "native_functions.yaml:3: unknown key 'varients'; known keys: func, variants, dispatch, pointwise, "
-     "promote, dtypes, promote_scalars, doc"),
+     "promote, dtypes, promote_scalars, zero_dim, same_dtype, doc"),
     ("- func: f(Tensor self) -> Tensor\n  pointwise: self\n\n- func: f(Tensor self) -> Tensor\n  pointwise: self\n",
      "native_functions.yaml:4: operator 'f' is defined twice (first on line 1)"),
     ("- func: f(Tensor self -> Tensor\n  pointwise: self\n",
@@ -66,6 +66,18 @@ def test_good_entry_derives_inplace_and_out_forms() -> None:
     ("- func: f(Tensor self, Scalar other) -> Tensor\n  pointwise: self * other\n  promote_scalars: [othr]\n",
      "native_functions.yaml:3: promote_scalars names 'othr', which is not a scalar argument of the op; its "
      "scalar arguments are: other"),
+    ("- func: f(Tensor self, Tensor mask) -> Tensor\n  pointwise: self\n  zero_dim: [value]\n",
+     "native_functions.yaml:3: zero_dim must list tensor arguments of the op (self, mask)"),
+    ("- func: f(Tensor self, Scalar value) -> Tensor\n  pointwise: self * value\n  zero_dim: [value]\n",
+     "native_functions.yaml:3: zero_dim must list tensor arguments of the op (self)"),
+    ("- func: f(Tensor self, Tensor value) -> Tensor\n  dispatch:\n    CPU: runtime.kernels.linalg.mm\n"
+     "  zero_dim: [value]\n",
+     "native_functions.yaml:4: 'zero_dim' only applies to an entry with 'pointwise:'"),
+    ("- func: f(Tensor self, Tensor end) -> Tensor\n  pointwise: self + end\n  same_dtype: [self]\n",
+     "native_functions.yaml:3: same_dtype must list tensor arguments of the op after the first (end), each "
+     "optionally followed by ' unless 0-d'"),
+    ("- func: f(Tensor self, Tensor end) -> Tensor\n  pointwise: self + end\n  same_dtype: [end if 0-d]\n",
+     "native_functions.yaml:3: same_dtype must list tensor arguments of the op after the first (end)"),
     ("- func: class(Tensor self) -> Tensor\n  pointwise: self\n",
      "native_functions.yaml:1: operator name 'class' is not a valid Python identifier"),
     ("- func: f(Tensor self) -> Tensor\n  pointwise: self\n  variants: function, methd\n",

@@ -389,13 +389,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "pow int tensor neg exp": "PyTorch truncates integer powers with negative exponents to 0; opgen's NumPy "
                               "kernel refuses them (RuntimeError)",
     "type str": "opgen accepts dtype names as strings wherever a dtype is taken (a documented convenience)",
-    "lerp dtype mismatch": "opgen's lerp promotes its operands like every pointwise op; PyTorch requires one dtype",
-    "masked_fill tensor value 1d": "masked_fill.Tensor is a pointwise op: its value broadcasts like any operand",
-    "floor_divide int by 0": "integer division by zero: the NumPy kernels give NumPy's 0; a check belongs in the "
-                             "kernel-spec vocabulary (codegen/kernel_spec.py, the codegen half of issue 13)",
-    "remainder int by 0": "as floor_divide int by 0",
-    "fmod int by 0": "as floor_divide int by 0",
-    "int div by zero tensor": "as floor_divide int by 0",
     "~ float": "PyTorch's Python binding raises TypeError for ~ on floats; opgen's __invert__ is bitwise_not, "
                "which raises NotImplementedError (the kernel's dtype check)",
 }

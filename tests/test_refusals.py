@@ -10,6 +10,7 @@ import pytest
 
 import generated as G
 from runtime import storage
+from runtime.cuda import is_available as cuda_is_available
 from runtime.memory_overlap import INTERNAL_OVERLAP, PARTIAL_OVERLAP
 
 INTERNAL = "more than one element of the written-to tensor"
@@ -42,6 +43,54 @@ def test_where_takes_a_uint8_condition_with_a_warning() -> None:
         assert G.where(G.tensor([1, 0, 1], dtype=G.uint8), x, -x).tolist() == [0.0, -1.0, 2.0]
 
 
+@pytest.mark.parametrize("shape", [(1,), (4,), (1, 1), (2, 4)])
+def test_masked_fill_value_tensor_must_be_0_dimensional(shape: tuple[int, ...]) -> None:
+    x = G.arange(4.0)
+    mask, value = x > 1, G.full(shape, 9.0)
+    for call in (lambda: x.masked_fill(mask, value), lambda: G.masked_fill(x, mask, value),
+                 lambda: x.clone().masked_fill_(mask, value), lambda: G.masked_fill(x, mask, value, out=G.empty(4)),
+                 lambda: x.index_fill(0, G.tensor([1]), value)):
+        with pytest.raises(RuntimeError, match=r"fill_ only supports a 0-dimensional value tensor, but got "
+                                               rf"tensor with {len(shape)} dimension\(s\)\."):
+            call()
+    assert x.masked_fill(mask, G.tensor(9.0)).tolist() == [0.0, 1.0, 9.0, 9.0]
+    assert x.index_fill(0, G.tensor([1]), G.tensor(9.0)).tolist() == [0.0, 9.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("other", ["float64", "float16", "int64", "bool"])
+def test_lerp_needs_one_dtype(other: str) -> None:
+    a, b = G.ones(3), G.ones(3, dtype=getattr(G, other))
+    want = {"float64": "double", "float16": "c10::Half", "int64": "long int", "bool": "bool"}[other]
+    for call, name in ((lambda: G.lerp(a, b, 0.5), "end"), (lambda: a.lerp(b, G.ones(3)), "end"),
+                       (lambda: a.clone().lerp_(b, 0.5), "end"), (lambda: G.lerp(a, b, 0.5, out=G.empty(3)), "end"),
+                       (lambda: G.lerp(a, G.ones(()).to(b.dtype), 0.5), "end"),
+                       (lambda: G.lerp(a, a, b), "weight"), (lambda: a.clone().lerp_(a, b), "weight")):
+        with pytest.raises(RuntimeError, match=f"^expected dtype float for `{name}` but got dtype {want}$"):
+            call()
+    assert G.lerp(a, a * 3, G.tensor(0.5, dtype=G.float64)).tolist() == [2.0] * 3  # a 0-d weight: a number
+    assert G.lerp(a.double(), b.double() * 3, 0.5).dtype is G.float64
+
+
+@pytest.mark.parametrize("other", ["float64", "float16", "int64"])
+def test_linear_bias_and_class_weight_need_the_input_dtype(other: str) -> None:
+    from runtime.nn import functional as F
+
+    scalar_type = {"float64": "Double", "float16": "Half", "int64": "Long"}[other]
+    x, w, odd = G.ones(2, 3), G.ones(4, 3), G.ones(4, dtype=getattr(G, other))
+    for inp in (x, G.ones(3), G.ones(2, 2, 3)):
+        with pytest.raises(RuntimeError, match=f"^self and mat2 must have the same dtype, but got {scalar_type} "
+                                               "and Float$"):
+            F.linear(inp, w, odd)
+    logits, target, weight = G.ones(2, 4), G.tensor([0, 3]), G.ones(4, dtype=getattr(G, other))
+    for call in (lambda: F.cross_entropy(logits, target, weight=weight), lambda: F.nll_loss(logits, target, weight),
+                 lambda: F.cross_entropy(logits, target, weight=weight, label_smoothing=0.1),
+                 lambda: F.cross_entropy(logits, target, weight=weight.requires_grad_(other != "int64"))):
+        with pytest.raises(RuntimeError, match=f"^expected scalar type Float but found {scalar_type}$"):
+            call()
+    assert F.linear(x, w, G.ones(4)).tolist() == [[4.0] * 4] * 2
+    assert F.cross_entropy(logits, G.full((2, 4), 0.25), weight=G.ones(4, dtype=G.float64)).dtype is G.float64
+
+
 # -- alpha --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("op", ["add", "sub"])
 @pytest.mark.parametrize("dtype", ["int32", "int64", "uint8"])
@@ -61,6 +110,77 @@ def test_bool_alpha_only_for_bool_results() -> None:
         G.add(G.ones(2), G.ones(2), alpha=True)
     t = G.ones(2, dtype=G.bool)
     assert G.add(t, t, alpha=True).tolist() == [True, True]
+
+
+# -- integer division by zero (Note [Integer division by zero] in runtime/kernels/checks.py) ------------
+def _int_divisions(x: G.Tensor, zero: object) -> list:
+    """Every form of every integer division of `x` by `zero` (a tensor holding a zero, or the scalar 0)."""
+    return [lambda: x // zero, lambda: x % zero, lambda: G.floor_divide(x, zero), lambda: G.remainder(x, zero),
+            lambda: G.fmod(x, zero), lambda: G.div(x, zero, rounding_mode="trunc"),
+            lambda: G.div(x, zero, rounding_mode="floor"), lambda: x.floor_divide(zero), lambda: x.fmod(zero),
+            lambda: x.clone().floor_divide_(zero), lambda: x.clone().remainder_(zero), lambda: x.clone().fmod_(zero),
+            lambda: G.fmod(x, zero, out=G.empty(x.shape, dtype=x.dtype)),
+            lambda: G.remainder(x, zero, out=G.empty(x.shape, dtype=x.dtype)),
+            lambda: G.floor_divide(x, zero, out=G.empty(x.shape, dtype=x.dtype))]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "uint8"])
+@pytest.mark.parametrize("divisor", ["scalar", "tensor", "broadcast"])
+def test_integer_division_by_zero(dtype: str, divisor: str) -> None:
+    x = G.tensor([[7, 5], [3, 1]], dtype=getattr(G, dtype))
+    zero = {"scalar": 0, "tensor": G.tensor([[1, 2], [0, 3]], dtype=getattr(G, dtype)),
+            "broadcast": G.tensor([2, 0], dtype=getattr(G, dtype))}[divisor]
+    for call in _int_divisions(x, zero):
+        with pytest.raises(RuntimeError, match="^ZeroDivisionError$"):
+            call()
+    assert x.tolist() == [[7, 5], [3, 1]]  # an in-place form wrote nothing
+
+
+def test_integer_division_by_zero_reflected() -> None:
+    for call in (lambda: 7 // G.tensor([1, 0]), lambda: 7 % G.tensor([0, 1])):
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            call()
+
+
+def test_integer_division_without_a_zero_and_floating_division_by_zero() -> None:
+    x = G.tensor([7, -7])
+    assert (x // 2).tolist() == [3, -4] and (x % -3).tolist() == [-2, -1] and G.fmod(x, 3).tolist() == [1, -1]
+    assert G.div(x, G.tensor([2, 2]), rounding_mode="trunc").tolist() == [3, -3]
+    with np.errstate(all="ignore"):
+        assert (G.tensor([1.0, -1.0]) // 0).tolist() == [math.inf, -math.inf]
+        assert (x // 0.0).tolist() == [math.inf, -math.inf]  # a float divisor makes the division floating
+        assert math.isnan(G.fmod(G.tensor([1.0]), 0).item())
+        assert G.div(x, 0).tolist() == [math.inf, -math.inf]  # true division is floating
+
+
+def test_integer_division_by_zero_with_no_elements() -> None:
+    e = G.empty(0, dtype=G.int64)
+    assert (e // 0).shape == (0,) and (e % G.tensor(0)).shape == (0,)
+    assert G.div(e, 0, rounding_mode="floor").shape == (0,)
+    assert (G.tensor([1, 2]) // G.zeros(0, 2, dtype=G.int64)).shape == (0, 2)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not cuda_is_available(), reason="needs a CUDA device")
+def test_cuda_integer_division_by_zero_is_not_checked() -> None:
+    """PyTorch's CUDA kernels do not check (a check would sync the device); opgen's give 0."""
+    x = G.tensor([7, -5], device="cuda")
+    for r in (x // 0, x % G.tensor([0, 3], device="cuda"), G.fmod(x, 0), G.div(x, 0, rounding_mode="trunc")):
+        assert r.device.type == "cuda" and r.tolist()[0] == 0
+
+
+# -- keyword-only arguments (after `*` in the schema) ------------------------------------------------------
+def test_arguments_after_star_are_keyword_only() -> None:
+    a, m = G.ones(2), G.ones(2, 2)
+    for call, op in ((lambda: G.add(a, a, 2), "add"), (lambda: G.sub(a, 1, 2), "sub"), (lambda: a.add(a, 2), "add"),
+                     (lambda: a.clone().add_(a, 2), "add_"), (lambda: a.sub_(a, 2), "sub_"),
+                     (lambda: G.add(a, a, 2, out=G.empty(2)), "add"),
+                     (lambda: G.addmm(m, m, m, 1, 1), "addmm"),
+                     (lambda: G.index_add(a, 0, G.tensor([0]), G.ones(1), 2), "index_add")):
+        with pytest.raises(TypeError, match=f"^{op}\\(\\) takes \\d positional arguments? but \\d .*were given"):
+            call()
+    assert G.add(a, a, alpha=2).tolist() == [3.0, 3.0] and G.sub(a, 1, alpha=2).tolist() == [-1.0, -1.0]
+    assert a.clone().add_(2, alpha=3).tolist() == [7.0, 7.0]
 
 
 # -- overlap ------------------------------------------------------------------------------------------

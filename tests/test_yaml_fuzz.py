@@ -24,8 +24,9 @@ from codegen.cli import main  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ("native_functions.yaml", "derivatives.yaml")
 ORIGINAL = {name: (ROOT / name).read_bytes() for name in FILES}
-KEYS = [b"func", b"variants", b"dispatch", b"pointwise", b"promote", b"dtypes", b"promote_scalars", b"doc", b"name",
-        b"self", b"other", b"result", b"output_differentiability", b"CPU", b"grad", b"x"]
+KEYS = [b"func", b"variants", b"dispatch", b"pointwise", b"promote", b"dtypes", b"promote_scalars", b"zero_dim",
+        b"same_dtype", b"doc", b"name", b"self", b"other", b"result", b"output_differentiability", b"CPU", b"grad",
+        b"x"]
 JUNK = [b"\xff", b"\x00", b"\x1b[31m", b"&a [1]", b"*a", b"!!python/object:os.system", b"{", b"]", b": :", b"\t",
         b"- ", b"? ", b"'", b'"', b"abs", b"[eval][0]('1')", b"__class__", b"\xe2\x80\xae", b"---\n", b"%YAML 1.1\n"]
 LOCATED = re.compile(r"(native_functions|derivatives)\.yaml:\d+: ")

@@ -10,6 +10,7 @@ from typing import Any
 
 from runtime import dtypes, opcall
 from runtime import strides as S
+from runtime.kernels.checks import check_zero_dim
 from runtime.kernels.reduce import acc_dtype
 
 
@@ -220,6 +221,8 @@ def index_fill(self: Any, dim: int, index: Any, value: Any) -> Any:
     d = S.wrap_dim(dim, max(self.dim(), 1))
     if index.dim() > 1:
         raise RuntimeError("Index has to be a vector/scalar")
+    if isinstance(value, G.Tensor):
+        check_zero_dim("index_fill", value)
     if self.dim() == 0:
         return G.where(G.tensor(index.numel() > 0), G.as_tensor(value, dtype=self.dtype), self)
     hit = G.zeros(self.shape[d], device=self.device).index_add(0, index, G.ones(index.numel(), device=self.device)) > 0

@@ -8,6 +8,7 @@ from typing import Any
 from runtime import linalg, opcall
 from runtime.kernels import nn_ops
 from runtime.kernels._xp import as_tuple
+from runtime.kernels.checks import check_weight_dtype
 
 
 def _G() -> Any:
@@ -128,6 +129,7 @@ def nll_loss(self: Any, target: Any, weight: Any = None, reduction: Any = "mean"
         raise ValueError(f"Expected 1 or more dimensions (got {self.dim()})")
     if target.dtype not in (G.int64, G.int32, G.uint8, G.int16, G.int8):
         raise RuntimeError(f"expected scalar type Long but found {target.dtype.name}")
+    check_weight_dtype(self, weight)
     x, t = (G.unsqueeze(self, 0), G.unsqueeze(target, 0)) if self.dim() == 1 else (self, target)
     if x.shape[0] != t.shape[0]:
         raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size ({t.shape[0]}).")

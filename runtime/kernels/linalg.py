@@ -8,6 +8,7 @@ from typing import Any
 
 from runtime import strides as S
 from runtime.kernels._xp import wrap
+from runtime.kernels.checks import check_bias_dtype
 from runtime.tensor import Tensor
 
 
@@ -74,6 +75,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if input._dtype is not weight._dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {input.dtype.name} != "
                            f"{weight.dtype.name}")
+    check_bias_dtype(input, bias)
     if x.shape[-1] != w.shape[-1]:
         if w.ndim == 1:
             raise RuntimeError(f"size mismatch, got input ({math.prod(x.shape[:-1])}), mat "

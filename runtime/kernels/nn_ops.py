@@ -13,6 +13,7 @@ from runtime import dtypes
 from runtime import strides as S
 from runtime.kernels import conv_ops
 from runtime.kernels._xp import as_tuple, scatter_add_at, wrap, xp_of
+from runtime.kernels.checks import check_weight_dtype
 from runtime.random import _engine
 from runtime.tensor import Tensor
 
@@ -164,6 +165,7 @@ def cross_entropy_indices(self: Tensor, target: Tensor, weight: Tensor | None = 
                           ignore_index: int = -100) -> Tensor:
     """Cross entropy of logits `self` (classes in dim 1, or dim 0 for one sample) against class indices
     (Note [Cross entropy as one node])."""
+    check_weight_dtype(self, weight)
     t, classes = _class_targets(self, target, weight)
     r = reduction_name(reduction)
     dt = _softmax_dtype(self, None)

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from runtime import dtypes, opcall
 from runtime.factories import scalar_tensor
 from runtime.kernels._xp import result_type, wrap, xp_of
+from runtime.kernels.checks import check_divisor
 from runtime.tensor import Tensor
 
 _MODES = (None, "trunc", "floor")
@@ -31,8 +34,8 @@ def div_mode(self: Tensor, other: Tensor, rounding_mode: str | None = None) -> T
     elif dt.is_floating_point:
         r = xp.trunc(a / b) if rounding_mode == "trunc" else _floor_div_float(xp, a, b)
     else:
-        if bool((b == 0).any()):
-            raise ZeroDivisionError("ZeroDivisionError")
+        if xp is np:  # Note [Integer division by zero] in runtime/kernels/checks.py
+            check_divisor(b, a, b)
         q = a // b
         if rounding_mode == "trunc":
             q = xp.where((a % b != 0) & ((a < 0) != (b < 0)), q + 1, q)
@@ -46,7 +49,6 @@ def _floor_div_float(xp: Any, a: Any, b: Any) -> Any:
 
 
 def _quiet(xp: Any) -> Any:
-    import numpy as np
     return np.errstate(all="ignore") if xp is np else _Null()
 
 
