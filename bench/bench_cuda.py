@@ -12,6 +12,9 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from anywhere, installed or not
 
 
 def _time_gpu(cupy: object, fn: Callable[[], object], repeat: int = 20) -> float:
