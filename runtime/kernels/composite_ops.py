@@ -222,15 +222,15 @@ def dropout(input: Any, p: float, train: bool) -> Any:
 
 def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
            groups: int = 1) -> Any:
-    """2-D convolution: _conv2d_forward_with_columns (columns + GEMM, runtime/kernels/conv_ops.py) on a 4-D
-    input; the columns are kept for the weight gradient (Note [Reusing the forward's columns])."""
+    """2-D convolution: _conv2d_forward (columns + GEMM, runtime/kernels/conv_ops.py) on a 4-D input; the
+    weight gradient makes its columns again (Note [Reusing the forward's columns] says why)."""
     G = _G()
     if input.dim() not in (3, 4) or weight.dim() != 4:
         raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
                            f"{list(input.shape)}")
     x = input if input.dim() == 4 else G.unsqueeze(input, 0)
-    out = G._conv2d_forward_with_columns(x, weight, bias, as_tuple(stride, 2), as_tuple(padding, 2),
-                                         as_tuple(dilation, 2), groups)[0]
+    out = G._conv2d_forward(x, weight, bias, as_tuple(stride, 2), as_tuple(padding, 2), as_tuple(dilation, 2),
+                            groups)
     return out if input.dim() == 4 else G.squeeze(out, 0)
 
 
