@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.bench_training import time_rounds
+from bench.bench_training import time_rounds, torch_one_thread
 
 GOAL = 1.0
 # name -> (kind, input shape, output channels (conv) or kernel (pool), whether the input needs a gradient)
@@ -76,12 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="layers whose name contains this")
     args = parser.parse_args(argv)
     import generated as G
-    try:
-        import torch
-    except ImportError:
-        print("torch: not installed (no PyTorch ratio to report)")
+    torch = torch_one_thread()
+    if torch is None:
         return 0
-    torch.set_num_threads(1)
     print(f"{'layer (fwd+bwd, batch 64)':<28} {'opgen ms':>9} {'torch ms':>9} {'ratio':>6}  range")
     figures = []
     for name in LAYERS:

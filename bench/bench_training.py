@@ -134,6 +134,17 @@ def time_rounds(fns: list[Callable[[], object]], rounds: int, seconds: float) ->
     return samples
 
 
+def torch_one_thread() -> Any:
+    """PyTorch limited to one thread, as the benchmarks compare it; None (and a line saying so) without it."""
+    try:
+        import torch
+    except ImportError:
+        print("torch: not installed (no PyTorch ratio to report)")
+        return None
+    torch.set_num_threads(1)
+    return torch
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9)
@@ -141,12 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="models whose name contains this")
     args = parser.parse_args(argv)
     import generated as G
-    try:
-        import torch
-    except ImportError:
-        print("torch: not installed (no PyTorch ratio to report)")
+    torch = torch_one_thread()
+    if torch is None:
         return 0
-    torch.set_num_threads(1)
     rows = []
     for name in MODELS:
         if args.only and args.only not in name:

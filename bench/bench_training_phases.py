@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.bench_training import INPUTS, MODELS, build
+from bench.bench_training import INPUTS, MODELS, build, torch_one_thread
 
 PHASES = ("zero_grad", "forward", "backward", "step")
 
@@ -66,12 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="models whose name contains this")
     args = parser.parse_args(argv)
     import generated as G
-    try:
-        import torch
-    except ImportError:
-        print("torch: not installed (no PyTorch ratio to report)")
+    torch = torch_one_thread()
+    if torch is None:
         return 0
-    torch.set_num_threads(1)
     print(f"{'model':16s} {'phase':10s} {'opgen us':>9s} {'torch us':>9s} {'ratio':>6s}")
     figures = []
     for name in MODELS:
