@@ -2638,33 +2638,6 @@ class Conv2dForwardBackward0(_Node):
         return out
 
 
-class Conv2dForwardWithColumnsBackward0(_Node):
-    """Backward of _conv2d_forward_with_columns."""
-
-    __slots__ = ("_saved_dilation", "_saved_groups", "_saved_input", "_saved_padding", "_saved_stride", "_saved_weight", "_saved_result1", )
-    fresh_gradients = True
-    _saved_fields = ("_saved_input", "_saved_weight", "_saved_result1", )
-
-    def apply(self, grads):
-        grad = grads[0]
-        dilation = self._saved_dilation
-        groups = self._saved_groups
-        input = self._saved_input.unpack(self)
-        padding = self._saved_padding
-        stride = self._saved_stride
-        weight = self._saved_weight.unpack(self)
-        result1 = self._saved_result1.unpack(self)
-        out = [None] * 3
-        _edges = self.next_edges
-        if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _F._conv2d_backward_input(grads[0], weight, input.shape, stride, padding, dilation, groups)
-        if (1 < len(_edges) and _edges[1] is not None):
-            out[1] = _F._conv2d_backward_weight(grads[0], input, weight.shape, stride, padding, dilation, groups, result1)
-        if (2 < len(_edges) and _edges[2] is not None):
-            out[2] = _F.sum(grads[0], [0, 2, 3])
-        return out
-
-
 class Conv2dBackwardInputBackward0(_Node):
     """Backward of _conv2d_backward_input."""
 
@@ -2704,14 +2677,12 @@ class Conv2dBackwardWeightBackward0(_Node):
         input = self._saved_input.unpack(self)
         padding = self._saved_padding
         stride = self._saved_stride
-        out = [None] * 3
+        out = [None] * 2
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
             out[0] = _F._conv2d_forward(input, grad, None, stride, padding, dilation, groups)
         if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _F._conv2d_backward_input(grad_output, grad, input.shape, stride, padding, dilation, groups)
-        if (2 < len(_edges) and _edges[2] is not None):
-            _not_implemented_input("_conv2d_backward_weight", "columns")
         return out
 
 
@@ -8562,43 +8533,10 @@ def _conv2d_backward_input(grad_output, weight, input_size, stride, padding, dil
     return result
 
 
-def _conv2d_forward_with_columns(input, weight, bias, stride, padding, dilation, groups):
-    _k = (_shared.remap or _tls.remap)[input._keys | weight._keys | (bias._keys if bias is not None else 0)] & _BELOW_AUTOGRAD
-    result = _ops._tab__conv2d_forward_with_columns[_k](input, weight, bias, stride, padding, dilation, groups)
-    if input._requires_grad or weight._requires_grad or (bias is not None and bias._requires_grad):
-        node = _new(Conv2dForwardWithColumnsBackward0)
-        node.sequence_nr = _next_seq()
-        if input._requires_grad:
-            _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
-        else:
-            _e0 = None
-        if weight._requires_grad:
-            _fn = weight._grad_fn
-            _e1 = (_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
-        else:
-            _e1 = None
-        if bias is not None and bias._requires_grad:
-            _fn = bias._grad_fn
-            _e2 = (_fn, bias._output_nr, bias._data.shape, bias._dtype, bias._device) if _fn is not None else (bias._leaf_edge or _leaf_edge(bias))
-        else:
-            _e2 = None
-        node.next_edges = (_e0, _e1, _e2)
-        node._saved_dilation = dilation
-        node._saved_groups = groups
-        node._saved_input = _Saved(input, False)
-        node._saved_padding = padding
-        node._saved_stride = stride
-        node._saved_weight = _Saved(weight, False)
-        _set_history(result, node, (True, False))
-        node._saved_result1 = _Saved(result[1], True)
-    return result
-
-
-def _conv2d_backward_weight(grad_output, input, weight_size, stride, padding, dilation, groups, columns):
-    _k = (_shared.remap or _tls.remap)[grad_output._keys | input._keys | (columns._keys if columns is not None else 0)] & _BELOW_AUTOGRAD
-    result = _ops._tab__conv2d_backward_weight[_k](grad_output, input, weight_size, stride, padding, dilation, groups, columns)
-    if grad_output._requires_grad or input._requires_grad or (columns is not None and columns._requires_grad):
+def _conv2d_backward_weight(grad_output, input, weight_size, stride, padding, dilation, groups):
+    _k = (_shared.remap or _tls.remap)[grad_output._keys | input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab__conv2d_backward_weight[_k](grad_output, input, weight_size, stride, padding, dilation, groups)
+    if grad_output._requires_grad or input._requires_grad:
         node = _new(Conv2dBackwardWeightBackward0)
         node.sequence_nr = _next_seq()
         if grad_output._requires_grad:
@@ -8611,12 +8549,7 @@ def _conv2d_backward_weight(grad_output, input, weight_size, stride, padding, di
             _e1 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         else:
             _e1 = None
-        if columns is not None and columns._requires_grad:
-            _fn = columns._grad_fn
-            _e2 = (_fn, columns._output_nr, columns._data.shape, columns._dtype, columns._device) if _fn is not None else (columns._leaf_edge or _leaf_edge(columns))
-        else:
-            _e2 = None
-        node.next_edges = (_e0, _e1, _e2)
+        node.next_edges = (_e0, _e1)
         node._saved_dilation = dilation
         node._saved_grad_output = _Saved(grad_output, False)
         node._saved_groups = groups

@@ -19,7 +19,6 @@ __all__ = [
     "_conv2d_backward_input",
     "_conv2d_backward_weight",
     "_conv2d_forward",
-    "_conv2d_forward_with_columns",
     "_cross_entropy_indices",
     "_to_copy",
     "_unique2",
@@ -4954,28 +4953,16 @@ def _call__conv2d_backward_input(grad_output, weight, input_size, stride, paddin
     return _tab__conv2d_backward_input[_k](grad_output, weight, input_size, stride, padding, dilation, groups)
 
 
-_op__conv2d_forward_with_columns = _dispatcher.declare("_conv2d_forward_with_columns", "_conv2d_forward_with_columns(Tensor input, Tensor weight, Tensor? bias, int[2] stride, int[2] padding, int[2] dilation, int groups) -> (Tensor, Tensor)", (0, 1, 2))
-_tab__conv2d_forward_with_columns = _op__conv2d_forward_with_columns.table
-
-
-def _call__conv2d_forward_with_columns(input, weight, bias, stride, padding, dilation, groups):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys | weight._keys | (bias._keys if bias is not None else 0)]
-    except AttributeError:
-        _k = _bad_arguments(_op__conv2d_forward_with_columns, (input, weight, bias, stride, padding, dilation, groups,))
-    return _tab__conv2d_forward_with_columns[_k](input, weight, bias, stride, padding, dilation, groups)
-
-
-_op__conv2d_backward_weight = _dispatcher.declare("_conv2d_backward_weight", "_conv2d_backward_weight(Tensor grad_output, Tensor input, SymInt[] weight_size, int[2] stride, int[2] padding, int[2] dilation, int groups, Tensor? columns=None) -> Tensor", (0, 1, 7))
+_op__conv2d_backward_weight = _dispatcher.declare("_conv2d_backward_weight", "_conv2d_backward_weight(Tensor grad_output, Tensor input, SymInt[] weight_size, int[2] stride, int[2] padding, int[2] dilation, int groups) -> Tensor", (0, 1))
 _tab__conv2d_backward_weight = _op__conv2d_backward_weight.table
 
 
-def _call__conv2d_backward_weight(grad_output, input, weight_size, stride, padding, dilation, groups, columns):
+def _call__conv2d_backward_weight(grad_output, input, weight_size, stride, padding, dilation, groups):
     try:
-        _k = (_shared.remap or _tls.remap)[grad_output._keys | input._keys | (columns._keys if columns is not None else 0)]
+        _k = (_shared.remap or _tls.remap)[grad_output._keys | input._keys]
     except AttributeError:
-        _k = _bad_arguments(_op__conv2d_backward_weight, (grad_output, input, weight_size, stride, padding, dilation, groups, columns,))
-    return _tab__conv2d_backward_weight[_k](grad_output, input, weight_size, stride, padding, dilation, groups, columns)
+        _k = _bad_arguments(_op__conv2d_backward_weight, (grad_output, input, weight_size, stride, padding, dilation, groups,))
+    return _tab__conv2d_backward_weight[_k](grad_output, input, weight_size, stride, padding, dilation, groups)
 
 
 _op_max_pool2d_with_indices = _dispatcher.declare("max_pool2d_with_indices", "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", (0,))
@@ -6283,16 +6270,12 @@ def _conv2d_backward_input(grad_output, weight, input_size, stride, padding, dil
     return _call__conv2d_backward_input(grad_output, (weight if isinstance(weight, Tensor) else _scalar(weight, op='_conv2d_backward_input', arg='weight')), input_size, stride, padding, dilation, groups)
 
 
-def _conv2d_backward_weight(grad_output, input, weight_size, stride, padding, dilation, groups, columns=None):
-    return _call__conv2d_backward_weight(grad_output, (input if isinstance(input, Tensor) else _scalar(input, op='_conv2d_backward_weight', arg='input')), weight_size, stride, padding, dilation, groups, columns)
+def _conv2d_backward_weight(grad_output, input, weight_size, stride, padding, dilation, groups):
+    return _call__conv2d_backward_weight(grad_output, (input if isinstance(input, Tensor) else _scalar(input, op='_conv2d_backward_weight', arg='input')), weight_size, stride, padding, dilation, groups)
 
 
 def _conv2d_forward(input, weight, bias, stride, padding, dilation, groups):
     return _call__conv2d_forward(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='_conv2d_forward', arg='weight')), bias, stride, padding, dilation, groups)
-
-
-def _conv2d_forward_with_columns(input, weight, bias, stride, padding, dilation, groups):
-    return _call__conv2d_forward_with_columns(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='_conv2d_forward_with_columns', arg='weight')), bias, stride, padding, dilation, groups)
 
 
 def _cross_entropy_indices(input, target, weight=None, reduction='mean', ignore_index=-100):

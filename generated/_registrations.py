@@ -1004,8 +1004,6 @@ _dispatcher.register_all([
     ("_conv2d_forward", "Autograd", _autograd._conv2d_forward),
     ("_conv2d_backward_input", "CompositeExplicitAutograd", runtime.kernels.conv_ops._conv2d_backward_input),
     ("_conv2d_backward_input", "Autograd", _autograd._conv2d_backward_input),
-    ("_conv2d_forward_with_columns", "CompositeExplicitAutograd", runtime.kernels.conv_ops._conv2d_forward_with_columns),
-    ("_conv2d_forward_with_columns", "Autograd", _autograd._conv2d_forward_with_columns),
     ("_conv2d_backward_weight", "CompositeExplicitAutograd", runtime.kernels.conv_ops._conv2d_backward_weight),
     ("_conv2d_backward_weight", "Autograd", _autograd._conv2d_backward_weight),
     ("max_pool2d_with_indices", "CompositeExplicitAutograd", runtime.kernels.nn_ops.max_pool2d_with_indices),

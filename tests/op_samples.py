@@ -230,16 +230,12 @@ ROWS: dict[str, Row] = {
     # the convolution behind conv2d (runtime/kernels/conv_ops.py): 2 groups, strided, padded, dilated
     "_conv2d_forward": Row(shapes={"input": (2, 4, 5, 6), "weight": (6, 2, 3, 3), "bias": (6,)},
                            values=_CONV, torch_ref=lambda torch, *a: torch.nn.functional.conv2d(*a)),
-    # the same, returning its columns too (their layout is opgen's own: only the output is compared)
-    "_conv2d_forward_with_columns": Row(
-        shapes={"input": (2, 4, 5, 6), "weight": (6, 2, 3, 3), "bias": (6,)}, values=_CONV, outputs=(0,),
-        torch_ref=lambda torch, *a: (torch.nn.functional.conv2d(*a), torch.empty(0))),
     "_conv2d_backward_input": Row(shapes={"grad_output": (2, 6, 3, 4), "weight": (6, 2, 3, 3)},
                                   values={"input_size": [2, 4, 5, 6], **_CONV},
                                   torch_ref=lambda torch, g, w, size, *a: torch.nn.grad.conv2d_input(size, w, g, *a)),
-    "_conv2d_backward_weight": Row(  # `columns` (a[4], opgen's own) is left out of PyTorch's call
+    "_conv2d_backward_weight": Row(
         shapes={"grad_output": (2, 6, 3, 4), "input": (2, 4, 5, 6)}, values={"weight_size": [6, 2, 3, 3], **_CONV},
-        torch_ref=lambda torch, g, x, size, *a: torch.nn.grad.conv2d_weight(x, size, g, *a[:4])),
+        torch_ref=lambda torch, g, x, size, *a: torch.nn.grad.conv2d_weight(x, size, g, *a)),
     "max_pool2d": Row(shapes={"self": (2, 3, 4, 6)}, values={"kernel_size": [2, 2]}),
     "avg_pool2d": Row(shapes={"self": (2, 3, 4, 6)}, values={"kernel_size": [2, 2]}),
     "adaptive_avg_pool2d": Row(shapes={"self": (2, 3, 4, 6)}, values={"output_size": [2, 3]}),

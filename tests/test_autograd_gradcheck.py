@@ -39,7 +39,6 @@ SHAPES: dict[str, list[tuple[int, ...]]] = {
     "max_pool2d_with_indices_backward": [(1, 2, 2), (1, 4, 4)],
     # grouped (2 groups of 2 channels), strided, padded and dilated: OH = 3, OW = 4
     "_conv2d_forward": [(2, 4, 5, 6), (4, 2, 3, 3), (4,)],
-    "_conv2d_forward_with_columns": [(2, 4, 5, 6), (4, 2, 3, 3), (4,)],
     "_conv2d_backward_input": [(2, 4, 3, 4), (4, 2, 3, 3)],
     "_conv2d_backward_weight": [(2, 4, 3, 4), (2, 4, 5, 6)],
     "masked_fill": [(2, 3), ()],
@@ -97,7 +96,7 @@ ARG_VALUES: dict[str, dict[str, Any]] = {
     "max_pool2d_with_indices_backward": {"kernel_size": [2, 2], "stride": [2, 2], "padding": [0, 0],
                                          "dilation": [1, 1]},
     **{op: {"stride": [2, 1], "padding": [1, 1], "dilation": [1, 2], "groups": 2, **extra} for op, extra in (
-        ("_conv2d_forward", {}), ("_conv2d_forward_with_columns", {}),
+        ("_conv2d_forward", {}),
         ("_conv2d_backward_input", {"input_size": [2, 4, 5, 6]}),
         ("_conv2d_backward_weight", {"weight_size": [4, 2, 3, 3]}))},
     "linalg_svd": {"full_matrices": False},

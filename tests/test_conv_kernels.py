@@ -91,32 +91,6 @@ def test_conv2d_input_gradient_with_an_infinite_weight() -> None:
     np.testing.assert_array_equal(ox.grad.numpy(), tx.grad.numpy())
 
 
-@pytest.mark.parametrize("xs, ws, groups", [((2, 16, 6, 5), (4, 16, 3, 3), 1),   # channels-last columns
-                                              ((2, 4, 7, 20), (6, 2, 3, 3), 2),   # im2col columns, grouped
-                                              ((2, 2, 5, 14), (3, 2, 3, 3), 1)])  # wide rows: no columns
-def test_conv2d_weight_gradient_reuses_the_forward_columns(xs: tuple, ws: tuple, groups: int) -> None:
-    # Note [Reusing the forward's columns]: given the forward's columns, the weight gradient is the one it
-    # computes from the input; columns of another layout (or none) make it copy the windows again.
-    rng = np.random.default_rng(1)
-    x, w = G.tensor(rng.standard_normal(xs)), G.tensor(rng.standard_normal(ws))
-    out, cols = G._conv2d_forward_with_columns(x, w, None, [1, 1], [1, 1], [1, 1], groups)
-    np.testing.assert_allclose(out.numpy(), G._conv2d_forward(x, w, None, [1, 1], [1, 1], [1, 1], groups).numpy())
-    g = G.tensor(rng.standard_normal(tuple(out.shape)))
-    fresh = G._conv2d_backward_weight(g, x, ws, [1, 1], [1, 1], [1, 1], groups).numpy()
-    reused = G._conv2d_backward_weight(g, x, ws, [1, 1], [1, 1], [1, 1], groups, cols).numpy()
-    np.testing.assert_allclose(reused, fresh, rtol=1e-12, atol=1e-12)
-    stale = G._conv2d_backward_weight(g, x, ws, [1, 1], [1, 1], [1, 1], groups, G.zeros_like(cols)).numpy()
-    assert (cols.numel() == 0) == bool(np.any(stale)), "columns of the right layout must be the ones used"
-    wrong = G._conv2d_backward_weight(g, x, ws, [1, 1], [1, 1], [1, 1], groups, G.zeros(3)).numpy()
-    np.testing.assert_allclose(wrong, fresh, rtol=1e-12, atol=1e-12)
-    # Through conv2d: the columns output is not differentiable and gets no gradient of its own.
-    xl, wl = G.tensor(x.numpy(), requires_grad=True), G.tensor(w.numpy(), requires_grad=True)
-    out2, cols2 = G._conv2d_forward_with_columns(xl, wl, None, [1, 1], [1, 1], [1, 1], groups)
-    assert out2.requires_grad and not cols2.requires_grad
-    out2.backward(g)
-    np.testing.assert_allclose(wl.grad.numpy(), fresh, rtol=1e-12, atol=1e-12)
-
-
 def test_conv2d_refuses_mismatched_arguments() -> None:
     x, w = G.randn(2, 3, 5, 5), G.randn(4, 3, 3, 3)
     with pytest.raises(RuntimeError, match="expected scalar type Double but found Float"):

@@ -223,7 +223,7 @@ def dropout(input: Any, p: float, train: bool) -> Any:
 def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
            groups: int = 1) -> Any:
     """2-D convolution: _conv2d_forward (columns + GEMM, runtime/kernels/conv_ops.py) on a 4-D input; the
-    weight gradient makes its columns again (Note [Reusing the forward's columns] says why)."""
+    weight gradient makes its columns again (runtime/kernels/conv_ops.py)."""
     G = _G()
     if input.dim() not in (3, 4) or weight.dim() != 4:
         raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "

@@ -12,8 +12,7 @@ g[n] @ cols[n]^T; the output and the column gradient come out in NCHW order with
 channels the columns are taken channels last and each product is one GEMM over the whole batch (Note
 [Channels-last convolution columns]); the stride-1 input gradient is one GEMM too. (A single wide GEMM was
 once measured 7x slower: OpenBLAS had threaded it on the shared 2-core machine. With one BLAS thread, as
-the benchmarks run, it is the faster form.) The weight gradient makes its columns again (see Note
-[Reusing the forward's columns] for the measured alternative).
+the benchmarks run, it is the faster form.) The weight gradient makes its columns again.
 """
 
 from __future__ import annotations
@@ -234,9 +233,9 @@ def _check_forward(input: Tensor, weight: Tensor, bias: Tensor | None, groups: i
                                f"{o} elements, but got bias of size {list(bias.shape)} instead")
 
 
-def _forward(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequence[int], padding: Sequence[int],
-             dilation: Sequence[int], groups: int) -> tuple[Any, Any]:
-    """(output array (N, O, OH, OW), the columns it multiplied or None for wide rows)."""
+def _conv2d_forward(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequence[int],
+                    padding: Sequence[int], dilation: Sequence[int], groups: int) -> Tensor:
+    """The output (N, O, OH, OW) of a 2-D convolution of a 4-D input."""
     _check_forward(input, weight, bias, groups)
     st, pad, dil = _geometry(stride, padding, dilation)
     x, w = input._data, weight._data
@@ -245,7 +244,6 @@ def _forward(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequenc
     oh, ow = out_size(x.shape, (kh, kw), dil, pad, st)
     wm = w.reshape(o, -1)
     wp = x.shape[3] + 2 * pad[1]
-    cols = None
     if _channels_last(c, kw, groups) and x.size:  # Note [Channels-last convolution columns]
         cols = _columns_last(x, (kh, kw), st, pad, dil, oh, ow)
         wl = _weight_last(w).T
@@ -261,35 +259,7 @@ def _forward(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequenc
         out = _times_weight(wm, cols, groups).reshape(n, o, oh, ow)
     if bias is not None:
         out += bias._data.reshape(o, 1, 1)
-    return out, cols
-
-
-def _conv2d_forward(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequence[int],
-                    padding: Sequence[int], dilation: Sequence[int], groups: int) -> Tensor:
-    """The output (N, O, OH, OW) of a 2-D convolution of a 4-D input."""
-    return wrap(_forward(input, weight, bias, stride, padding, dilation, groups)[0], input._data, input._dtype)
-
-
-# Note [Reusing the forward's columns]
-# Not used by conv2d today: measured on the quiet 2-core machine, the cnn training step of
-# bench/bench_training.py is 1.63x PyTorch with it and 1.05x without (keeping every layer's columns alive
-# until backward costs more in memory traffic than the copy it saves). The op stays, tested, for callers
-# that want the trade. _conv2d_forward_with_columns also returns the columns its GEMM multiplied (channels
-# last or im2col's layout, whichever it took; an empty tensor after wide rows), and the weight gradient
-# takes them (`columns`) instead of copying the windows of the saved input again: one copy of the
-# columns less per training step, for keeping them alive until backward (PyTorch recomputes them;
-# here the copy is a large share of a small convolution's time). The output is not differentiable
-# (derivatives.yaml), so no gradient is ever made for it (runtime/autograd/node.py set_history). The
-# input stays saved: it is the derivative's argument for double backward and the in-place check.
-def _conv2d_forward_with_columns(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequence[int],
-                                 padding: Sequence[int], dilation: Sequence[int],
-                                 groups: int) -> tuple[Tensor, Tensor]:
-    """(the output of a 2-D convolution, the columns it multiplied): Note [Reusing the forward's columns]."""
-    out, cols = _forward(input, weight, bias, stride, padding, dilation, groups)
-    x = input._data
-    if cols is None:
-        cols = xp_of(x).empty((0,), dtype=x.dtype)
-    return wrap(out, x, input._dtype), wrap(cols, x, input._dtype)
+    return wrap(out, x, input._dtype)
 
 
 def _grad_matrices(grad_output: Tensor, wp: int | None = None, batch_inner: bool = False) -> Any:
@@ -354,11 +324,10 @@ def _conv2d_backward_input(grad_output: Tensor, weight: Tensor, input_size: Sequ
 
 
 def _conv2d_backward_weight(grad_output: Tensor, input: Tensor, weight_size: Sequence[int], stride: Sequence[int],
-                            padding: Sequence[int], dilation: Sequence[int], groups: int,
-                            columns: Tensor | None = None) -> Tensor:
-    """The gradient of a convolution's weight: the sum over n of g[n] @ cols[n]^T. `columns`, the forward's
-    columns of `input` (Note [Reusing the forward's columns]), are used when they have the layout this
-    geometry takes; otherwise the columns are made again."""
+                            padding: Sequence[int], dilation: Sequence[int], groups: int) -> Tensor:
+    """The gradient of a convolution's weight: the sum over n of g[n] @ cols[n]^T, with the columns made
+    again from `input` (as PyTorch does: keeping the forward's alive until backward measured slower, the cnn
+    step of bench/bench_training.py 1.63x PyTorch against 1.05x)."""
     st, pad, dil = _geometry(stride, padding, dilation)
     o, cg, kh, kw = (int(s) for s in weight_size)
     x = input._data
@@ -370,10 +339,8 @@ def _conv2d_backward_weight(grad_output: Tensor, input: Tensor, weight_size: Seq
     if tuple(grad_output.shape) != (n, o, oh, ow):
         raise RuntimeError(f"convolution backward: grad_output of size {list(grad_output.shape)} does not match "
                            f"the output size {[n, o, oh, ow]}")
-    cols = columns._data if columns is not None and columns._dtype is input._dtype else None
     if _channels_last(c, kw, groups) and x.size:  # Note [Channels-last convolution columns]
-        if cols is None or cols.shape != (n * oh * ow, kh * kw * c):
-            cols = _columns_last(x, (kh, kw), st, pad, dil, oh, ow)
+        cols = _columns_last(x, (kh, kw), st, pad, dil, oh, ow)
         g = _grad_matrices(grad_output)
         if _batch_gemm(x):
             gw = copied(g.transpose(1, 0, 2)).reshape(o, n * oh * ow) @ cols
@@ -381,7 +348,5 @@ def _conv2d_backward_weight(grad_output: Tensor, input: Tensor, weight_size: Seq
             gw = (g @ cols.reshape(n, oh * ow, -1)).sum(0)
         gw = copied(gw.reshape(o, kh, kw, c).transpose(0, 3, 1, 2))
         return wrap(gw, x, input._dtype)
-    if cols is None or cols.shape != (n, c * kh * kw, oh * ow):
-        cols = unfold_columns(x, (kh, kw), st, pad, dil, oh, ow)
-    gw = _outer_sum(_grad_matrices(grad_output), cols, groups)
+    gw = _outer_sum(_grad_matrices(grad_output), unfold_columns(x, (kh, kw), st, pad, dil, oh, ow), groups)
     return wrap(gw.reshape(o, cg, kh, kw), x, input._dtype)
