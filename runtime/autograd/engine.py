@@ -160,9 +160,7 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
                 raise RuntimeError(f"function {fn.name()} returned an incorrect number of gradients "
                                    f"(expected {len(edges)}, got {len(outputs)})")
             fresh = fn.fresh_gradients and hooks is None
-            i = -1
-            for e in edges:
-                i += 1
+            for i, e in enumerate(edges):
                 if e is None:
                     continue
                 child = e[0]
@@ -174,14 +172,9 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
                     child_buf = buffers.get(child)
                     if child_buf is None:
                         child_buf = buffers[child] = [None] * child.num_inputs
-                        child_buf[nr] = g
-                        summed = False
-                    elif child_buf[nr] is None:
-                        child_buf[nr] = g
-                        summed = False
-                    else:  # a second gradient for the same input: the engine owns the sum
-                        child_buf[nr] = child_buf[nr] + g
-                        summed = True
+                    summed = child_buf[nr] is not None
+                    # a second gradient for the same input is summed into a tensor the engine owns
+                    child_buf[nr] = child_buf[nr] + g if summed else g
                     if child.__class__ is AccumulateGrad:
                         if summed or (fresh and _unshared(g, i, outputs, buf)):
                             owned.add(child)
