@@ -1,5 +1,5 @@
-"""SGD and Adam/AdamW update plain float arrays directly (Note [Optimizer steps on host arrays] in
-runtime/optim/optimizer.py): the same bits as the op path for every option, the version counters the
+"""SGD and Adam/AdamW update plain float arrays directly (Note [One update rule, two kinds of operand] in
+runtime/optim/arith.py): the same bits as the op path for every option, the version counters the
 in-place ops would bump, the op path for what the host path does not take, and PyTorch's numbers."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import generated as G
-from runtime.optim import optimizer as optimizer_module
+from runtime.optim import arith
 
 STEPS = 4
 SGD_OPTIONS = [dict(zip(("momentum", "dampening", "weight_decay", "nesterov", "maximize"), v, strict=True))
@@ -30,8 +30,7 @@ def _train(make: Any, dtype: Any, host: bool, monkeypatch: pytest.MonkeyPatch) -
     """The parameters and every state tensor after STEPS steps, on the host path or (host=False) the op path."""
     with monkeypatch.context() as m:
         if not host:
-            for mod in ("runtime.optim.sgd", "runtime.optim.adam"):
-                m.setattr(f"{mod}.host_arrays", lambda params: None)
+            m.setattr("runtime.optim.arith.host_arrays", lambda params: None)
         params = _params(dtype, 0)
         opt = make(params)
         rng = np.random.default_rng(1)
@@ -93,7 +92,7 @@ def test_what_the_host_path_does_not_take_uses_the_ops() -> None:
     for p, g, start in ((view, G.ones(2), 0.0), (half, G.ones(2, dtype=G.float16), 1.0),
                         (plain, G.ones(2, dtype=G.float64), 1.0)):
         p.grad = g
-        assert optimizer_module.host_arrays([p]) is None
+        assert arith.host_arrays([p]) is None
         opt = G.optim.SGD([p], lr=0.5, momentum=0.9)
         opt.step()
         opt.step()  # buf = 1, then 0.9 * 1 + 1
@@ -117,3 +116,26 @@ def test_host_path_matches_torch() -> None:
             ours.step()
             theirs.step()
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_the_rule_runs_on_arrays_only_where_nothing_can_fail_or_alias() -> None:
+    plain = [G.nn.Parameter(G.ones(2, 3)), G.nn.Parameter(G.ones(3))]
+    for p in plain:
+        p.grad = G.ones_like(p)
+    assert arith.arith_for(plain, {}, ("buf",), (0.1, 0.9)) is arith.ARRAY_ARITH
+    assert arith.arith_for(plain, {}, ("buf",), (G.tensor(0.1), 0.9)) is arith.TENSOR_ARITH  # a tensor lr
+    view_state = {plain[0]: {"buf": G.zeros(3, 2).t()}}  # a state tensor that is a view
+    assert arith.arith_for(plain, view_state, ("buf",), (0.1,)) is arith.TENSOR_ARITH
+    other_dtype = {plain[1]: {"buf": G.zeros(3, dtype=G.float64)}}
+    assert arith.arith_for(plain, other_dtype, ("buf",), (0.1,)) is arith.TENSOR_ARITH
+    assert arith.arith_for(plain, other_dtype, ("unrelated",), (0.1,)) is arith.ARRAY_ARITH
+
+
+def test_array_arith_bumps_the_version_of_what_it_updates() -> None:
+    t = G.zeros(3)
+    before = t._version
+    arith.ARRAY_ARITH.add_(t, np.ones(3, dtype=np.float32), 2.0)
+    arith.ARRAY_ARITH.mul_(t, 3.0)
+    arith.ARRAY_ARITH.maximum_(t, np.full(3, 7.0, dtype=np.float32))
+    assert t._version == before + 3
+    assert t.tolist() == [7.0, 7.0, 7.0]

@@ -14,10 +14,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from runtime import opcall
-from runtime.optim.optimizer import Optimizer, ParamsT, advance_step, bump_versions, host_arrays, new_step
+from runtime.optim.arith import arith_for
+from runtime.optim.optimizer import Optimizer, ParamsT, advance_step, new_step
 from runtime.tensor import Tensor
 
 
@@ -42,76 +41,39 @@ class Adam(Optimizer):
     def _update(self, group: dict[str, Any], params: list[Tensor]) -> None:
         G = opcall.api
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        weight_decay = group["weight_decay"]
+        weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
         for p in params:
             state = self.state.setdefault(p, {})
             if not state:
                 state["step"] = new_step()
                 state["exp_avg"] = G.zeros_like(p)
                 state["exp_avg_sq"] = G.zeros_like(p)
-                if group["amsgrad"]:
+                if amsgrad:
                     state["max_exp_avg_sq"] = G.zeros_like(p)
-        arrays = host_arrays(params)
-        if arrays is not None and self._host_update(group, params, arrays):
-            return
+        arith = arith_for(params, self.state, ("exp_avg", "exp_avg_sq", "max_exp_avg_sq"),
+                        (lr, beta1, beta2, eps, weight_decay))
         for p in params:
-            g = p.grad.neg() if group["maximize"] else p.grad
-            state = self.state[p]
-            step = advance_step(state)
-            if weight_decay != 0:
-                if self.decoupled_weight_decay:
-                    p.mul_(1 - lr * weight_decay)
-                else:
-                    g = g.add(p, alpha=weight_decay)
-            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-            exp_avg.mul_(beta1).add_(g, alpha=1 - beta1)
-            exp_avg_sq.mul_(beta2).add_(g.mul(g), alpha=1 - beta2)
-            second = exp_avg_sq
-            if group["amsgrad"]:
-                second = state["max_exp_avg_sq"]
-                G.maximum(second, exp_avg_sq, out=second)
-            denom = second.sqrt().div(math.sqrt(1 - beta2**step)).add(eps)
-            p.add_(exp_avg.div(denom), alpha=-lr / (1 - beta1**step))
-
-    def _host_update(self, group: dict[str, Any], params: list[Tensor],
-                     arrays: list[tuple[np.ndarray, np.ndarray]]) -> bool:
-        """The update of `_update` on the arrays (Note [Optimizer steps on host arrays] in optimizer.py);
-        False, having changed nothing, where a state tensor is not a plain array like its parameter."""
-        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
-        if not all(isinstance(v, int | float) for v in (lr, beta1, beta2, eps, weight_decay)):
-            return False
-        names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else ("exp_avg", "exp_avg_sq")
-        for p, (a, _) in zip(params, arrays, strict=True):
-            for name in names:
-                b = self.state[p][name]._data
-                if b.__class__ is not np.ndarray or b.dtype is not a.dtype or b.shape != a.shape or b.base is not None:
-                    return False
-        touched: list[Tensor] = list(params)
-        for p, (a, g) in zip(params, arrays, strict=True):
-            state = self.state[p]
-            step = advance_step(state)
+            g = arith.value(p.grad)
             if group["maximize"]:
                 g = -g
+            state = self.state[p]
+            step = advance_step(state)
             if weight_decay != 0:
                 if self.decoupled_weight_decay:
-                    np.multiply(a, 1 - lr * weight_decay, out=a)
+                    arith.mul_(p, 1 - lr * weight_decay)
                 else:
-                    g = g + weight_decay * a
-            m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-            np.multiply(m, beta1, out=m)
-            np.add(m, (1 - beta1) * g, out=m)
-            np.multiply(v, beta2, out=v)
-            np.add(v, (1 - beta2) * (g * g), out=v)
-            second = v
+                    g = arith.add(g, arith.value(p), weight_decay)
+            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            arith.mul_(exp_avg, beta1)
+            arith.add_(exp_avg, g, 1 - beta1)
+            arith.mul_(exp_avg_sq, beta2)
+            arith.add_(exp_avg_sq, g * g, 1 - beta2)
+            second = exp_avg_sq
             if amsgrad:
-                second = state["max_exp_avg_sq"]._data
-                np.maximum(second, v, out=second)
-            denom = np.sqrt(second) / math.sqrt(1 - beta2**step) + eps
-            np.add(a, (-lr / (1 - beta1**step)) * (m / denom), out=a)
-            touched.extend(state[name] for name in names)
-        bump_versions(touched)
-        return True
+                second = state["max_exp_avg_sq"]
+                arith.maximum_(second, arith.value(exp_avg_sq))
+            denom = arith.sqrt(arith.value(second)) / math.sqrt(1 - beta2**step) + eps
+            arith.add_(p, arith.value(exp_avg) / denom, -lr / (1 - beta1**step))
 
 
 class AdamW(Adam):

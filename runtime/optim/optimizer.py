@@ -3,17 +3,8 @@
 Subclasses implement `_update(group, params)`, which `step()` calls under `no_grad` once per group
 with the group's parameters that have a gradient. Updates are written with in-place ops
 (`p.add_(...)`, `buf.mul_(...)`), so they run through the dispatcher on whatever device the
-parameters live on; SGD and Adam also have a host path (Note [Optimizer steps on host arrays]).
-
-Note [Optimizer steps on host arrays]
-An update is a dozen element-wise ops per parameter; through the dispatcher each one checks dtypes,
-shapes and overlap again, and those checks cost more than the arithmetic on the small tensors of a
-training step. When every parameter of a group and its gradient are plain float32/float64 NumPy arrays
-of one dtype and shape, neither a view (`host_arrays`), nothing in the update can fail or alias, so
-SGD and Adam run the same arithmetic on the arrays (`np.multiply(buf, m, out=buf)`, ...), in the same
-order and dtype as the op path, hence the same bits, and then bump the version counters the in-place
-ops would have bumped (`bump_versions`). Anything else (CUDA, float16, a view, a gradient of another
-dtype) takes the op path, which keeps PyTorch's errors.
+parameters live on; SGD and Adam write their rule once over `runtime.optim.arith`, which also runs it on
+the host arrays under the tensors (Note [One update rule, two kinds of operand]).
 """
 
 from __future__ import annotations
@@ -47,26 +38,6 @@ def new_step() -> Tensor:
 _HOST_FLOAT = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def host_arrays(params: list[Tensor]) -> list[tuple[np.ndarray, np.ndarray]] | None:
-    """(parameter array, gradient array) of each parameter, or None unless all take the host path
-    (Note [Optimizer steps on host arrays])."""
-    out = []
-    for p in params:
-        a, g = p._data, p._grad._data
-        if (a.__class__ is not np.ndarray or g.__class__ is not np.ndarray or a.dtype not in _HOST_FLOAT
-                or g.dtype is not a.dtype or g.shape != a.shape or a.base is not None or g.base is not None
-                or g is a):
-            return None
-        out.append((a, g))
-    return out
-
-
-def bump_versions(tensors: Iterable[Tensor]) -> None:
-    """What an in-place op does to each tensor's version counter, for updates written on arrays."""
-    for t in tensors:
-        t._bump_version()
-
-
 def advance_step(state: dict[str, Any]) -> int:
     """Add one to state["step"] in place and return the new count.
 
@@ -77,7 +48,7 @@ def advance_step(state: dict[str, Any]) -> int:
     if isinstance(step, Tensor):
         data = step._data
         if data.__class__ is np.ndarray and data.ndim == 0 and data.dtype in _HOST_FLOAT:
-            np.add(data, 1, out=data)  # what step.add_(1) computes (Note [Optimizer steps on host arrays])
+            np.add(data, 1, out=data)  # what step.add_(1) computes (Note [One update rule, two kinds of operand])
             step._bump_version()
             return int(data)
         with no_grad():
