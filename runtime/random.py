@@ -18,6 +18,7 @@ import numpy as np
 from runtime import dtypes
 from runtime.device import CPU, Device, as_device
 from runtime.kernels.copy import store
+from runtime.memory_overlap import check_write
 from runtime.tensor import Tensor
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
@@ -125,6 +126,7 @@ def _float_np(dt: dtypes.DType, op: str) -> Any:
 
 def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, generator: Generator | None = None) -> Tensor:
     ct = _float_np(self._dtype, "uniform_")
+    check_write(self)
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
     engine = _engine(self, generator)
@@ -139,6 +141,7 @@ def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, generator: Gener
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
     ct = _float_np(self._dtype, "normal_")
+    check_write(self)
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     engine = _engine(self, generator)
@@ -159,6 +162,7 @@ def _dtype_range(dt: dtypes.DType) -> tuple[int, int]:
 
 def random_(self: Tensor, from_: int = 0, to: int | None = None, generator: Generator | None = None) -> Tensor:
     """Integers uniform in [from, to); `to=None` means the dtype's largest value + 1."""
+    check_write(self)
     lo, hi = _dtype_range(self._dtype)
     if to is None:
         to = hi

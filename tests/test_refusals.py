@@ -290,3 +290,18 @@ def test_cuda_kernels_check_conditions_before_launching() -> None:
     assert cuda._add_Tensor.alpha == 0 and cuda._sub_Scalar.alpha == 1  # launch checks alpha from there
     assert cuda._elu.alpha is None  # a floating-only op's alpha is a plain parameter
     assert PointwiseKernel("k", "k.cu", "common", 1, 0, {}).alpha is None
+
+
+@pytest.mark.parametrize("fill", ["uniform_", "normal_", "random_"])
+def test_random_fills_refuse_an_expanded_tensor_and_draw_nothing(fill: str) -> None:
+    """Several elements at one address: PyTorch refuses the in-place random fill before drawing, so the
+    generator's state is untouched and the base keeps its values."""
+    args = {"random_": (0, 5)}.get(fill, ())
+    base = G.zeros(1, 3, dtype=G.int64 if fill == "random_" else G.float32)
+    gen = G.Generator().manual_seed(0)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        getattr(base.expand(4, 3), fill)(*args, generator=gen)
+    assert base.tolist() == [[0, 0, 0]]
+    drawn = getattr(base.expand(1, 3), fill)(*args, generator=gen).clone()  # no dimension > 1 at stride 0
+    fresh = getattr(G.zeros_like(base), fill)(*args, generator=G.Generator().manual_seed(0))
+    assert G.equal(drawn, fresh)  # the refused call drew nothing
