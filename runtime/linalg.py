@@ -82,16 +82,25 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Sequence[int] = (-2, -1), keepdim
     if ord in ("nuc", 2, -2):
         moved = G.movedim(A, [d0, d1], [-2, -1])
         s = svdvals(moved)
-        out = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        out = s.sum(-1) if ord == "nuc" else (_largest(s, -1, False) if ord == 2 else s.amin(-1))
         if keepdim:
             out = out.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
         return out
     if ord in (1, -1, math.inf, -math.inf):
         summed, other = (d0, d1) if ord in (1, -1) else (d1, d0)
         sums = A.abs().sum(summed, keepdim=True)
-        out = sums.amax(other, keepdim=True) if ord > 0 else sums.amin(other, keepdim=True)
+        out = _largest(sums, other, True) if ord > 0 else sums.amin(other, keepdim=True)
         return out if keepdim else out.squeeze(max(d0, d1)).squeeze(min(d0, d1))
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def _largest(values: Any, dim: int, keepdim: bool) -> Any:
+    """amax of non-negative `values` over `dim`, 0 over an empty dim (as PyTorch's norms of an empty matrix:
+    the maximum of no non-negative numbers is taken as 0; the minimum still has no value and raises). The
+    empty case is a sum, so the result keeps its place in the graph."""
+    if values.shape[dim] == 0:
+        return values.sum(dim, keepdim=keepdim)
+    return values.amax(dim, keepdim=keepdim)
 
 
 def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:

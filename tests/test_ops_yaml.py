@@ -52,11 +52,8 @@ KNOWN: dict[str, tuple[Any, str]] = {
     "sub.Scalar": (lambda s: s.dtype == "bool", "bool tensor - Scalar is not refused (the dtype check runs after "
                    "the float Scalar promoted the computation to float)"),
     "hardtanh": (lambda s: s.dtype == "uint8", "hardtanh of uint8 with negative limits is not refused"),
-    "chunk": (lambda s: s.layout == "empty", "chunk of an empty dimension gives 1 chunk, PyTorch `chunks`"),
     "native_dropout": (lambda s: s.layout == "empty", "the mask of an empty input is bool, PyTorch's has the "
                        "input's dtype"),
-    "linalg_matrix_norm": (lambda s: s.layout == "empty", "the 2-norm of an empty matrix raises (amax of an "
-                           "empty dim), PyTorch returns 0"),
     **{name: (lambda s: s.layout == "empty", "an input with 0 channels is not refused (PyTorch: \"Expected 3D or "
               "4D tensor with possibly 0 batch size and other non-zero dimensions\")")
        for name in ("im2col", "col2im")},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -87,7 +88,10 @@ def chunk(self: Any, chunks: int, dim: int = 0) -> list[Any]:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     if self.dim() == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
-    size = self.shape[S.wrap_dim(dim, self.dim())]
+    dim = S.wrap_dim(dim, self.dim())
+    size = self.shape[dim]
+    if size == 0:  # as PyTorch: `chunks` empty pieces, where split would give one
+        return [self.narrow(dim, 0, 0) for _ in range(chunks)]
     return split(self, -(-size // chunks), dim)
 
 
@@ -129,7 +133,7 @@ def matmul(self: Any, other: Any) -> Any:
     if b <= 2 and a >= 3:
         # fold the batch into rows: (..., n, k) @ (k, m)
         rhs = other if b == 2 else G.unsqueeze(other, 1)
-        out = G.mm(G.reshape(self, (-1, self.shape[-1])), rhs)
+        out = G.mm(G.reshape(self, (math.prod(self.shape[:-1]), self.shape[-1])), rhs)
         out = G.reshape(out, (*self.shape[:-1], rhs.shape[-1]))
         return out if b == 2 else G.squeeze(out, -1)
     # batched: broadcast the batch dims and use bmm
@@ -137,8 +141,9 @@ def matmul(self: Any, other: Any) -> Any:
     rhs = other if b > 1 else G.unsqueeze(other, 1)
     batch = S.broadcast_shapes(tuple(lhs.shape[:-2]), tuple(rhs.shape[:-2]))
     n, k, m = lhs.shape[-2], lhs.shape[-1], rhs.shape[-1]
-    lhs3 = G.reshape(G.expand(lhs, (*batch, n, k)), (-1, n, k))
-    rhs3 = G.reshape(G.expand(rhs, (*batch, rhs.shape[-2], m)), (-1, rhs.shape[-2], m))
+    nb = math.prod(batch)  # not -1: a matrix with no elements leaves -1 undetermined
+    lhs3 = G.reshape(G.expand(lhs, (*batch, n, k)), (nb, n, k))
+    rhs3 = G.reshape(G.expand(rhs, (*batch, rhs.shape[-2], m)), (nb, rhs.shape[-2], m))
     out = G.reshape(G.bmm(lhs3, rhs3), (*batch, n, m))
     if a == 1:
         out = G.squeeze(out, -2)
