@@ -21,7 +21,7 @@ from codegen.derivatives import Derivative, load_derivatives
 from codegen.errors import OpgenError
 from codegen.jinja_env import environment
 from codegen.kernel_spec import NUMPY, condition_tensors, integer_divisors
-from codegen.model import BaseType, ListType, OptionalType, Type
+from codegen.model import Argument, BaseType, ListType, OptionalType, Type
 from codegen.native import NativeFunction, Variant, load_native_functions
 from codegen.runtime_ops import check_runtime_ops
 from runtime.vocabulary import DTYPE_GROUPS, POINTWISE_KEYS
@@ -128,9 +128,14 @@ class OpContext:
     params: tuple[str, ...]
     tensor_positions: tuple[int, ...]
     mixed_devices: bool
+    scalar_positions: tuple[int, ...]  # Note [CPU scalars beside device tensors] (runtime/dispatcher.py)
     key_exprs: tuple[str, ...]
     mutated: tuple[str, ...]
     return_type: str
+
+
+def _writes(a: Argument) -> bool:
+    return a.annotation is not None and a.annotation.is_write
 
 
 def _op_context(f: NativeFunction) -> OpContext:
@@ -143,8 +148,10 @@ def _op_context(f: NativeFunction) -> OpContext:
         params=tuple(py_name(a.name) for a in args),
         tensor_positions=positions,
         mixed_devices=f.mixed_devices,
+        # a pointwise op takes 0-dim CPU tensors among device tensors as inputs, as PyTorch's TensorIterator
+        scalar_positions=tuple(i for i in positions if f.pointwise is not None and not _writes(args[i])),
         key_exprs=tuple(key_expr(args[i]) for i in positions),
-        mutated=tuple(py_name(a.name) for a in args if a.annotation is not None and a.annotation.is_write),
+        mutated=tuple(py_name(a.name) for a in args if _writes(a)),
         return_type=_return_type(f),
     )
 

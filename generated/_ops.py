@@ -325,7 +325,7 @@ __all__ = [
     "where",
 ]
 
-_op_add_Tensor = _dispatcher.declare("add.Tensor", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (0, 1))
+_op_add_Tensor = _dispatcher.declare("add.Tensor", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_add_Tensor = _op_add_Tensor.table
 
 
@@ -337,7 +337,7 @@ def _call_add_Tensor(input, other, alpha):
     return _tab_add_Tensor[_k](input, other, alpha)
 
 
-_op_add__Tensor = _dispatcher.declare("add_.Tensor", "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", (0, 1))
+_op_add__Tensor = _dispatcher.declare("add_.Tensor", "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
 _tab_add__Tensor = _op_add__Tensor.table
 
 
@@ -350,7 +350,7 @@ def _call_add__Tensor(input, other, alpha):
     return _tab_add__Tensor[_k](input, other, alpha)
 
 
-_op_add_out = _dispatcher.declare("add.out", "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3))
+_op_add_out = _dispatcher.declare("add.out", "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3), scalar_positions=(0, 1))
 _tab_add_out = _op_add_out.table
 
 
@@ -363,7 +363,7 @@ def _call_add_out(input, other, alpha, out):
     return _tab_add_out[_k](input, other, alpha, out)
 
 
-_op_add_Scalar = _dispatcher.declare("add.Scalar", "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (0,))
+_op_add_Scalar = _dispatcher.declare("add.Scalar", "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (0,), scalar_positions=(0,))
 _tab_add_Scalar = _op_add_Scalar.table
 
 
@@ -388,7 +388,7 @@ def _call_add__Scalar(input, other, alpha):
     return _tab_add__Scalar[_k](input, other, alpha)
 
 
-_op_add_Scalar_out = _dispatcher.declare("add.Scalar_out", "add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 3))
+_op_add_Scalar_out = _dispatcher.declare("add.Scalar_out", "add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 3), scalar_positions=(0,))
 _tab_add_Scalar_out = _op_add_Scalar_out.table
 
 
@@ -401,7 +401,7 @@ def _call_add_Scalar_out(input, other, alpha, out):
     return _tab_add_Scalar_out[_k](input, other, alpha, out)
 
 
-_op_sub_Tensor = _dispatcher.declare("sub.Tensor", "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (0, 1))
+_op_sub_Tensor = _dispatcher.declare("sub.Tensor", "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_sub_Tensor = _op_sub_Tensor.table
 
 
@@ -413,7 +413,7 @@ def _call_sub_Tensor(input, other, alpha):
     return _tab_sub_Tensor[_k](input, other, alpha)
 
 
-_op_sub__Tensor = _dispatcher.declare("sub_.Tensor", "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", (0, 1))
+_op_sub__Tensor = _dispatcher.declare("sub_.Tensor", "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
 _tab_sub__Tensor = _op_sub__Tensor.table
 
 
@@ -426,7 +426,7 @@ def _call_sub__Tensor(input, other, alpha):
     return _tab_sub__Tensor[_k](input, other, alpha)
 
 
-_op_sub_out = _dispatcher.declare("sub.out", "sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3))
+_op_sub_out = _dispatcher.declare("sub.out", "sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3), scalar_positions=(0, 1))
 _tab_sub_out = _op_sub_out.table
 
 
@@ -439,7 +439,7 @@ def _call_sub_out(input, other, alpha, out):
     return _tab_sub_out[_k](input, other, alpha, out)
 
 
-_op_sub_Scalar = _dispatcher.declare("sub.Scalar", "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (0,))
+_op_sub_Scalar = _dispatcher.declare("sub.Scalar", "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (0,), scalar_positions=(0,))
 _tab_sub_Scalar = _op_sub_Scalar.table
 
 
@@ -464,7 +464,7 @@ def _call_sub__Scalar(input, other, alpha):
     return _tab_sub__Scalar[_k](input, other, alpha)
 
 
-_op_sub_Scalar_out = _dispatcher.declare("sub.Scalar_out", "sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 3))
+_op_sub_Scalar_out = _dispatcher.declare("sub.Scalar_out", "sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 3), scalar_positions=(0,))
 _tab_sub_Scalar_out = _op_sub_Scalar_out.table
 
 
@@ -477,7 +477,7 @@ def _call_sub_Scalar_out(input, other, alpha, out):
     return _tab_sub_Scalar_out[_k](input, other, alpha, out)
 
 
-_op_mul_Tensor = _dispatcher.declare("mul.Tensor", "mul.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_mul_Tensor = _dispatcher.declare("mul.Tensor", "mul.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_mul_Tensor = _op_mul_Tensor.table
 
 
@@ -489,7 +489,7 @@ def _call_mul_Tensor(input, other):
     return _tab_mul_Tensor[_k](input, other)
 
 
-_op_mul__Tensor = _dispatcher.declare("mul_.Tensor", "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_op_mul__Tensor = _dispatcher.declare("mul_.Tensor", "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
 _tab_mul__Tensor = _op_mul__Tensor.table
 
 
@@ -502,7 +502,7 @@ def _call_mul__Tensor(input, other):
     return _tab_mul__Tensor[_k](input, other)
 
 
-_op_mul_out = _dispatcher.declare("mul.out", "mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_mul_out = _dispatcher.declare("mul.out", "mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_mul_out = _op_mul_out.table
 
 
@@ -515,7 +515,7 @@ def _call_mul_out(input, other, out):
     return _tab_mul_out[_k](input, other, out)
 
 
-_op_mul_Scalar = _dispatcher.declare("mul.Scalar", "mul.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_op_mul_Scalar = _dispatcher.declare("mul.Scalar", "mul.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
 _tab_mul_Scalar = _op_mul_Scalar.table
 
 
@@ -540,7 +540,7 @@ def _call_mul__Scalar(input, other):
     return _tab_mul__Scalar[_k](input, other)
 
 
-_op_mul_Scalar_out = _dispatcher.declare("mul.Scalar_out", "mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_op_mul_Scalar_out = _dispatcher.declare("mul.Scalar_out", "mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
 _tab_mul_Scalar_out = _op_mul_Scalar_out.table
 
 
@@ -553,7 +553,7 @@ def _call_mul_Scalar_out(input, other, out):
     return _tab_mul_Scalar_out[_k](input, other, out)
 
 
-_op_div_Tensor = _dispatcher.declare("div.Tensor", "div.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_div_Tensor = _dispatcher.declare("div.Tensor", "div.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_div_Tensor = _op_div_Tensor.table
 
 
@@ -565,7 +565,7 @@ def _call_div_Tensor(input, other):
     return _tab_div_Tensor[_k](input, other)
 
 
-_op_div__Tensor = _dispatcher.declare("div_.Tensor", "div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_op_div__Tensor = _dispatcher.declare("div_.Tensor", "div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
 _tab_div__Tensor = _op_div__Tensor.table
 
 
@@ -578,7 +578,7 @@ def _call_div__Tensor(input, other):
     return _tab_div__Tensor[_k](input, other)
 
 
-_op_div_out = _dispatcher.declare("div.out", "div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_div_out = _dispatcher.declare("div.out", "div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_div_out = _op_div_out.table
 
 
@@ -591,7 +591,7 @@ def _call_div_out(input, other, out):
     return _tab_div_out[_k](input, other, out)
 
 
-_op_div_Scalar = _dispatcher.declare("div.Scalar", "div.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_op_div_Scalar = _dispatcher.declare("div.Scalar", "div.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
 _tab_div_Scalar = _op_div_Scalar.table
 
 
@@ -616,7 +616,7 @@ def _call_div__Scalar(input, other):
     return _tab_div__Scalar[_k](input, other)
 
 
-_op_div_Scalar_out = _dispatcher.declare("div.Scalar_out", "div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_op_div_Scalar_out = _dispatcher.declare("div.Scalar_out", "div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
 _tab_div_Scalar_out = _op_div_Scalar_out.table
 
 
@@ -629,7 +629,7 @@ def _call_div_Scalar_out(input, other, out):
     return _tab_div_Scalar_out[_k](input, other, out)
 
 
-_op_neg = _dispatcher.declare("neg", "neg(Tensor self) -> Tensor", (0,))
+_op_neg = _dispatcher.declare("neg", "neg(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_neg = _op_neg.table
 
 
@@ -654,7 +654,7 @@ def _call_neg_(input):
     return _tab_neg_[_k](input)
 
 
-_op_neg_out = _dispatcher.declare("neg.out", "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_neg_out = _dispatcher.declare("neg.out", "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_neg_out = _op_neg_out.table
 
 
@@ -667,7 +667,7 @@ def _call_neg_out(input, out):
     return _tab_neg_out[_k](input, out)
 
 
-_op_pow_Tensor_Scalar = _dispatcher.declare("pow.Tensor_Scalar", "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", (0,))
+_op_pow_Tensor_Scalar = _dispatcher.declare("pow.Tensor_Scalar", "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", (0,), scalar_positions=(0,))
 _tab_pow_Tensor_Scalar = _op_pow_Tensor_Scalar.table
 
 
@@ -692,7 +692,7 @@ def _call_pow__Tensor_Scalar(input, exponent):
     return _tab_pow__Tensor_Scalar[_k](input, exponent)
 
 
-_op_pow_Tensor_Scalar_out = _dispatcher.declare("pow.Tensor_Scalar_out", "pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_op_pow_Tensor_Scalar_out = _dispatcher.declare("pow.Tensor_Scalar_out", "pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
 _tab_pow_Tensor_Scalar_out = _op_pow_Tensor_Scalar_out.table
 
 
@@ -705,7 +705,7 @@ def _call_pow_Tensor_Scalar_out(input, exponent, out):
     return _tab_pow_Tensor_Scalar_out[_k](input, exponent, out)
 
 
-_op_exp = _dispatcher.declare("exp", "exp(Tensor self) -> Tensor", (0,))
+_op_exp = _dispatcher.declare("exp", "exp(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_exp = _op_exp.table
 
 
@@ -730,7 +730,7 @@ def _call_exp_(input):
     return _tab_exp_[_k](input)
 
 
-_op_exp_out = _dispatcher.declare("exp.out", "exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_exp_out = _dispatcher.declare("exp.out", "exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_exp_out = _op_exp_out.table
 
 
@@ -743,7 +743,7 @@ def _call_exp_out(input, out):
     return _tab_exp_out[_k](input, out)
 
 
-_op_relu = _dispatcher.declare("relu", "relu(Tensor self) -> Tensor", (0,))
+_op_relu = _dispatcher.declare("relu", "relu(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_relu = _op_relu.table
 
 
@@ -768,7 +768,7 @@ def _call_relu_(input):
     return _tab_relu_[_k](input)
 
 
-_op_relu_out = _dispatcher.declare("relu.out", "relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_relu_out = _dispatcher.declare("relu.out", "relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_relu_out = _op_relu_out.table
 
 
@@ -781,7 +781,7 @@ def _call_relu_out(input, out):
     return _tab_relu_out[_k](input, out)
 
 
-_op_threshold_backward = _dispatcher.declare("threshold_backward", "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor", (0, 1))
+_op_threshold_backward = _dispatcher.declare("threshold_backward", "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_threshold_backward = _op_threshold_backward.table
 
 
@@ -793,7 +793,7 @@ def _call_threshold_backward(grad_output, input, threshold):
     return _tab_threshold_backward[_k](grad_output, input, threshold)
 
 
-_op_threshold_backward_out = _dispatcher.declare("threshold_backward.out", "threshold_backward.out(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3))
+_op_threshold_backward_out = _dispatcher.declare("threshold_backward.out", "threshold_backward.out(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3), scalar_positions=(0, 1))
 _tab_threshold_backward_out = _op_threshold_backward_out.table
 
 
@@ -806,7 +806,7 @@ def _call_threshold_backward_out(grad_output, input, threshold, out):
     return _tab_threshold_backward_out[_k](grad_output, input, threshold, out)
 
 
-_op_gt_Tensor = _dispatcher.declare("gt.Tensor", "gt.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_gt_Tensor = _dispatcher.declare("gt.Tensor", "gt.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_gt_Tensor = _op_gt_Tensor.table
 
 
@@ -818,7 +818,7 @@ def _call_gt_Tensor(input, other):
     return _tab_gt_Tensor[_k](input, other)
 
 
-_op_gt_out = _dispatcher.declare("gt.out", "gt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_gt_out = _dispatcher.declare("gt.out", "gt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_gt_out = _op_gt_out.table
 
 
@@ -831,7 +831,7 @@ def _call_gt_out(input, other, out):
     return _tab_gt_out[_k](input, other, out)
 
 
-_op_gt_Scalar = _dispatcher.declare("gt.Scalar", "gt.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_op_gt_Scalar = _dispatcher.declare("gt.Scalar", "gt.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
 _tab_gt_Scalar = _op_gt_Scalar.table
 
 
@@ -843,7 +843,7 @@ def _call_gt_Scalar(input, other):
     return _tab_gt_Scalar[_k](input, other)
 
 
-_op_gt_Scalar_out = _dispatcher.declare("gt.Scalar_out", "gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_op_gt_Scalar_out = _dispatcher.declare("gt.Scalar_out", "gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
 _tab_gt_Scalar_out = _op_gt_Scalar_out.table
 
 
@@ -1436,7 +1436,7 @@ def _call_div_Scalar_mode(input, other, rounding_mode):
     return _tab_div_Scalar_mode[_k](input, other, rounding_mode)
 
 
-_op_floor_divide = _dispatcher.declare("floor_divide", "floor_divide(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_floor_divide = _dispatcher.declare("floor_divide", "floor_divide(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_floor_divide = _op_floor_divide.table
 
 
@@ -1448,7 +1448,7 @@ def _call_floor_divide(input, other):
     return _tab_floor_divide[_k](input, other)
 
 
-_op_floor_divide_ = _dispatcher.declare("floor_divide_", "floor_divide_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_op_floor_divide_ = _dispatcher.declare("floor_divide_", "floor_divide_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
 _tab_floor_divide_ = _op_floor_divide_.table
 
 
@@ -1461,7 +1461,7 @@ def _call_floor_divide_(input, other):
     return _tab_floor_divide_[_k](input, other)
 
 
-_op_floor_divide_out = _dispatcher.declare("floor_divide.out", "floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_floor_divide_out = _dispatcher.declare("floor_divide.out", "floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_floor_divide_out = _op_floor_divide_out.table
 
 
@@ -1474,7 +1474,7 @@ def _call_floor_divide_out(input, other, out):
     return _tab_floor_divide_out[_k](input, other, out)
 
 
-_op_floor_divide_Scalar = _dispatcher.declare("floor_divide.Scalar", "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_op_floor_divide_Scalar = _dispatcher.declare("floor_divide.Scalar", "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
 _tab_floor_divide_Scalar = _op_floor_divide_Scalar.table
 
 
@@ -1499,7 +1499,7 @@ def _call_floor_divide__Scalar(input, other):
     return _tab_floor_divide__Scalar[_k](input, other)
 
 
-_op_floor_divide_Scalar_out = _dispatcher.declare("floor_divide.Scalar_out", "floor_divide.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_op_floor_divide_Scalar_out = _dispatcher.declare("floor_divide.Scalar_out", "floor_divide.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
 _tab_floor_divide_Scalar_out = _op_floor_divide_Scalar_out.table
 
 
@@ -1512,7 +1512,7 @@ def _call_floor_divide_Scalar_out(input, other, out):
     return _tab_floor_divide_Scalar_out[_k](input, other, out)
 
 
-_op_pow_Tensor_Tensor = _dispatcher.declare("pow.Tensor_Tensor", "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", (0, 1))
+_op_pow_Tensor_Tensor = _dispatcher.declare("pow.Tensor_Tensor", "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_pow_Tensor_Tensor = _op_pow_Tensor_Tensor.table
 
 
@@ -1524,7 +1524,7 @@ def _call_pow_Tensor_Tensor(input, exponent):
     return _tab_pow_Tensor_Tensor[_k](input, exponent)
 
 
-_op_pow__Tensor_Tensor = _dispatcher.declare("pow_.Tensor_Tensor", "pow_.Tensor_Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)", (0, 1))
+_op_pow__Tensor_Tensor = _dispatcher.declare("pow_.Tensor_Tensor", "pow_.Tensor_Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
 _tab_pow__Tensor_Tensor = _op_pow__Tensor_Tensor.table
 
 
@@ -1537,7 +1537,7 @@ def _call_pow__Tensor_Tensor(input, exponent):
     return _tab_pow__Tensor_Tensor[_k](input, exponent)
 
 
-_op_pow_Tensor_Tensor_out = _dispatcher.declare("pow.Tensor_Tensor_out", "pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_pow_Tensor_Tensor_out = _dispatcher.declare("pow.Tensor_Tensor_out", "pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_pow_Tensor_Tensor_out = _op_pow_Tensor_Tensor_out.table
 
 
@@ -1550,7 +1550,7 @@ def _call_pow_Tensor_Tensor_out(input, exponent, out):
     return _tab_pow_Tensor_Tensor_out[_k](input, exponent, out)
 
 
-_op_remainder_Tensor = _dispatcher.declare("remainder.Tensor", "remainder.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_remainder_Tensor = _dispatcher.declare("remainder.Tensor", "remainder.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_remainder_Tensor = _op_remainder_Tensor.table
 
 
@@ -1562,7 +1562,7 @@ def _call_remainder_Tensor(input, other):
     return _tab_remainder_Tensor[_k](input, other)
 
 
-_op_remainder__Tensor = _dispatcher.declare("remainder_.Tensor", "remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_op_remainder__Tensor = _dispatcher.declare("remainder_.Tensor", "remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
 _tab_remainder__Tensor = _op_remainder__Tensor.table
 
 
@@ -1575,7 +1575,7 @@ def _call_remainder__Tensor(input, other):
     return _tab_remainder__Tensor[_k](input, other)
 
 
-_op_remainder_out = _dispatcher.declare("remainder.out", "remainder.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_remainder_out = _dispatcher.declare("remainder.out", "remainder.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_remainder_out = _op_remainder_out.table
 
 
@@ -1588,7 +1588,7 @@ def _call_remainder_out(input, other, out):
     return _tab_remainder_out[_k](input, other, out)
 
 
-_op_remainder_Scalar = _dispatcher.declare("remainder.Scalar", "remainder.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_op_remainder_Scalar = _dispatcher.declare("remainder.Scalar", "remainder.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
 _tab_remainder_Scalar = _op_remainder_Scalar.table
 
 
@@ -1613,7 +1613,7 @@ def _call_remainder__Scalar(input, other):
     return _tab_remainder__Scalar[_k](input, other)
 
 
-_op_remainder_Scalar_out = _dispatcher.declare("remainder.Scalar_out", "remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_op_remainder_Scalar_out = _dispatcher.declare("remainder.Scalar_out", "remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
 _tab_remainder_Scalar_out = _op_remainder_Scalar_out.table
 
 
@@ -1626,7 +1626,7 @@ def _call_remainder_Scalar_out(input, other, out):
     return _tab_remainder_Scalar_out[_k](input, other, out)
 
 
-_op_fmod_Tensor = _dispatcher.declare("fmod.Tensor", "fmod.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_fmod_Tensor = _dispatcher.declare("fmod.Tensor", "fmod.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_fmod_Tensor = _op_fmod_Tensor.table
 
 
@@ -1638,7 +1638,7 @@ def _call_fmod_Tensor(input, other):
     return _tab_fmod_Tensor[_k](input, other)
 
 
-_op_fmod__Tensor = _dispatcher.declare("fmod_.Tensor", "fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_op_fmod__Tensor = _dispatcher.declare("fmod_.Tensor", "fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
 _tab_fmod__Tensor = _op_fmod__Tensor.table
 
 
@@ -1651,7 +1651,7 @@ def _call_fmod__Tensor(input, other):
     return _tab_fmod__Tensor[_k](input, other)
 
 
-_op_fmod_out = _dispatcher.declare("fmod.out", "fmod.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_fmod_out = _dispatcher.declare("fmod.out", "fmod.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_fmod_out = _op_fmod_out.table
 
 
@@ -1664,7 +1664,7 @@ def _call_fmod_out(input, other, out):
     return _tab_fmod_out[_k](input, other, out)
 
 
-_op_fmod_Scalar = _dispatcher.declare("fmod.Scalar", "fmod.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_op_fmod_Scalar = _dispatcher.declare("fmod.Scalar", "fmod.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
 _tab_fmod_Scalar = _op_fmod_Scalar.table
 
 
@@ -1689,7 +1689,7 @@ def _call_fmod__Scalar(input, other):
     return _tab_fmod__Scalar[_k](input, other)
 
 
-_op_fmod_Scalar_out = _dispatcher.declare("fmod.Scalar_out", "fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_op_fmod_Scalar_out = _dispatcher.declare("fmod.Scalar_out", "fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
 _tab_fmod_Scalar_out = _op_fmod_Scalar_out.table
 
 
@@ -1702,7 +1702,7 @@ def _call_fmod_Scalar_out(input, other, out):
     return _tab_fmod_Scalar_out[_k](input, other, out)
 
 
-_op_abs = _dispatcher.declare("abs", "abs(Tensor self) -> Tensor", (0,))
+_op_abs = _dispatcher.declare("abs", "abs(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_abs = _op_abs.table
 
 
@@ -1727,7 +1727,7 @@ def _call_abs_(input):
     return _tab_abs_[_k](input)
 
 
-_op_abs_out = _dispatcher.declare("abs.out", "abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_abs_out = _dispatcher.declare("abs.out", "abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_abs_out = _op_abs_out.table
 
 
@@ -1740,7 +1740,7 @@ def _call_abs_out(input, out):
     return _tab_abs_out[_k](input, out)
 
 
-_op_sign = _dispatcher.declare("sign", "sign(Tensor self) -> Tensor", (0,))
+_op_sign = _dispatcher.declare("sign", "sign(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_sign = _op_sign.table
 
 
@@ -1765,7 +1765,7 @@ def _call_sign_(input):
     return _tab_sign_[_k](input)
 
 
-_op_sign_out = _dispatcher.declare("sign.out", "sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_sign_out = _dispatcher.declare("sign.out", "sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_sign_out = _op_sign_out.table
 
 
@@ -1778,7 +1778,7 @@ def _call_sign_out(input, out):
     return _tab_sign_out[_k](input, out)
 
 
-_op_reciprocal = _dispatcher.declare("reciprocal", "reciprocal(Tensor self) -> Tensor", (0,))
+_op_reciprocal = _dispatcher.declare("reciprocal", "reciprocal(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_reciprocal = _op_reciprocal.table
 
 
@@ -1803,7 +1803,7 @@ def _call_reciprocal_(input):
     return _tab_reciprocal_[_k](input)
 
 
-_op_reciprocal_out = _dispatcher.declare("reciprocal.out", "reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_reciprocal_out = _dispatcher.declare("reciprocal.out", "reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_reciprocal_out = _op_reciprocal_out.table
 
 
@@ -1816,7 +1816,7 @@ def _call_reciprocal_out(input, out):
     return _tab_reciprocal_out[_k](input, out)
 
 
-_op_sqrt = _dispatcher.declare("sqrt", "sqrt(Tensor self) -> Tensor", (0,))
+_op_sqrt = _dispatcher.declare("sqrt", "sqrt(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_sqrt = _op_sqrt.table
 
 
@@ -1841,7 +1841,7 @@ def _call_sqrt_(input):
     return _tab_sqrt_[_k](input)
 
 
-_op_sqrt_out = _dispatcher.declare("sqrt.out", "sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_sqrt_out = _dispatcher.declare("sqrt.out", "sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_sqrt_out = _op_sqrt_out.table
 
 
@@ -1854,7 +1854,7 @@ def _call_sqrt_out(input, out):
     return _tab_sqrt_out[_k](input, out)
 
 
-_op_rsqrt = _dispatcher.declare("rsqrt", "rsqrt(Tensor self) -> Tensor", (0,))
+_op_rsqrt = _dispatcher.declare("rsqrt", "rsqrt(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_rsqrt = _op_rsqrt.table
 
 
@@ -1879,7 +1879,7 @@ def _call_rsqrt_(input):
     return _tab_rsqrt_[_k](input)
 
 
-_op_rsqrt_out = _dispatcher.declare("rsqrt.out", "rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_rsqrt_out = _dispatcher.declare("rsqrt.out", "rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_rsqrt_out = _op_rsqrt_out.table
 
 
@@ -1892,7 +1892,7 @@ def _call_rsqrt_out(input, out):
     return _tab_rsqrt_out[_k](input, out)
 
 
-_op_square = _dispatcher.declare("square", "square(Tensor self) -> Tensor", (0,))
+_op_square = _dispatcher.declare("square", "square(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_square = _op_square.table
 
 
@@ -1917,7 +1917,7 @@ def _call_square_(input):
     return _tab_square_[_k](input)
 
 
-_op_square_out = _dispatcher.declare("square.out", "square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_square_out = _dispatcher.declare("square.out", "square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_square_out = _op_square_out.table
 
 
@@ -1942,7 +1942,7 @@ def _call_positive(input):
     return _tab_positive[_k](input)
 
 
-_op_exp2 = _dispatcher.declare("exp2", "exp2(Tensor self) -> Tensor", (0,))
+_op_exp2 = _dispatcher.declare("exp2", "exp2(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_exp2 = _op_exp2.table
 
 
@@ -1967,7 +1967,7 @@ def _call_exp2_(input):
     return _tab_exp2_[_k](input)
 
 
-_op_exp2_out = _dispatcher.declare("exp2.out", "exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_exp2_out = _dispatcher.declare("exp2.out", "exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_exp2_out = _op_exp2_out.table
 
 
@@ -1980,7 +1980,7 @@ def _call_exp2_out(input, out):
     return _tab_exp2_out[_k](input, out)
 
 
-_op_expm1 = _dispatcher.declare("expm1", "expm1(Tensor self) -> Tensor", (0,))
+_op_expm1 = _dispatcher.declare("expm1", "expm1(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_expm1 = _op_expm1.table
 
 
@@ -2005,7 +2005,7 @@ def _call_expm1_(input):
     return _tab_expm1_[_k](input)
 
 
-_op_expm1_out = _dispatcher.declare("expm1.out", "expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_expm1_out = _dispatcher.declare("expm1.out", "expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_expm1_out = _op_expm1_out.table
 
 
@@ -2018,7 +2018,7 @@ def _call_expm1_out(input, out):
     return _tab_expm1_out[_k](input, out)
 
 
-_op_log = _dispatcher.declare("log", "log(Tensor self) -> Tensor", (0,))
+_op_log = _dispatcher.declare("log", "log(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_log = _op_log.table
 
 
@@ -2043,7 +2043,7 @@ def _call_log_(input):
     return _tab_log_[_k](input)
 
 
-_op_log_out = _dispatcher.declare("log.out", "log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_log_out = _dispatcher.declare("log.out", "log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_log_out = _op_log_out.table
 
 
@@ -2056,7 +2056,7 @@ def _call_log_out(input, out):
     return _tab_log_out[_k](input, out)
 
 
-_op_log2 = _dispatcher.declare("log2", "log2(Tensor self) -> Tensor", (0,))
+_op_log2 = _dispatcher.declare("log2", "log2(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_log2 = _op_log2.table
 
 
@@ -2081,7 +2081,7 @@ def _call_log2_(input):
     return _tab_log2_[_k](input)
 
 
-_op_log2_out = _dispatcher.declare("log2.out", "log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_log2_out = _dispatcher.declare("log2.out", "log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_log2_out = _op_log2_out.table
 
 
@@ -2094,7 +2094,7 @@ def _call_log2_out(input, out):
     return _tab_log2_out[_k](input, out)
 
 
-_op_log10 = _dispatcher.declare("log10", "log10(Tensor self) -> Tensor", (0,))
+_op_log10 = _dispatcher.declare("log10", "log10(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_log10 = _op_log10.table
 
 
@@ -2119,7 +2119,7 @@ def _call_log10_(input):
     return _tab_log10_[_k](input)
 
 
-_op_log10_out = _dispatcher.declare("log10.out", "log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_log10_out = _dispatcher.declare("log10.out", "log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_log10_out = _op_log10_out.table
 
 
@@ -2132,7 +2132,7 @@ def _call_log10_out(input, out):
     return _tab_log10_out[_k](input, out)
 
 
-_op_log1p = _dispatcher.declare("log1p", "log1p(Tensor self) -> Tensor", (0,))
+_op_log1p = _dispatcher.declare("log1p", "log1p(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_log1p = _op_log1p.table
 
 
@@ -2157,7 +2157,7 @@ def _call_log1p_(input):
     return _tab_log1p_[_k](input)
 
 
-_op_log1p_out = _dispatcher.declare("log1p.out", "log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_log1p_out = _dispatcher.declare("log1p.out", "log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_log1p_out = _op_log1p_out.table
 
 
@@ -2170,7 +2170,7 @@ def _call_log1p_out(input, out):
     return _tab_log1p_out[_k](input, out)
 
 
-_op_sin = _dispatcher.declare("sin", "sin(Tensor self) -> Tensor", (0,))
+_op_sin = _dispatcher.declare("sin", "sin(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_sin = _op_sin.table
 
 
@@ -2195,7 +2195,7 @@ def _call_sin_(input):
     return _tab_sin_[_k](input)
 
 
-_op_sin_out = _dispatcher.declare("sin.out", "sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_sin_out = _dispatcher.declare("sin.out", "sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_sin_out = _op_sin_out.table
 
 
@@ -2208,7 +2208,7 @@ def _call_sin_out(input, out):
     return _tab_sin_out[_k](input, out)
 
 
-_op_cos = _dispatcher.declare("cos", "cos(Tensor self) -> Tensor", (0,))
+_op_cos = _dispatcher.declare("cos", "cos(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_cos = _op_cos.table
 
 
@@ -2233,7 +2233,7 @@ def _call_cos_(input):
     return _tab_cos_[_k](input)
 
 
-_op_cos_out = _dispatcher.declare("cos.out", "cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_cos_out = _dispatcher.declare("cos.out", "cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_cos_out = _op_cos_out.table
 
 
@@ -2246,7 +2246,7 @@ def _call_cos_out(input, out):
     return _tab_cos_out[_k](input, out)
 
 
-_op_tan = _dispatcher.declare("tan", "tan(Tensor self) -> Tensor", (0,))
+_op_tan = _dispatcher.declare("tan", "tan(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_tan = _op_tan.table
 
 
@@ -2271,7 +2271,7 @@ def _call_tan_(input):
     return _tab_tan_[_k](input)
 
 
-_op_tan_out = _dispatcher.declare("tan.out", "tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_tan_out = _dispatcher.declare("tan.out", "tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_tan_out = _op_tan_out.table
 
 
@@ -2284,7 +2284,7 @@ def _call_tan_out(input, out):
     return _tab_tan_out[_k](input, out)
 
 
-_op_asin = _dispatcher.declare("asin", "asin(Tensor self) -> Tensor", (0,))
+_op_asin = _dispatcher.declare("asin", "asin(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_asin = _op_asin.table
 
 
@@ -2309,7 +2309,7 @@ def _call_asin_(input):
     return _tab_asin_[_k](input)
 
 
-_op_asin_out = _dispatcher.declare("asin.out", "asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_asin_out = _dispatcher.declare("asin.out", "asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_asin_out = _op_asin_out.table
 
 
@@ -2322,7 +2322,7 @@ def _call_asin_out(input, out):
     return _tab_asin_out[_k](input, out)
 
 
-_op_acos = _dispatcher.declare("acos", "acos(Tensor self) -> Tensor", (0,))
+_op_acos = _dispatcher.declare("acos", "acos(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_acos = _op_acos.table
 
 
@@ -2347,7 +2347,7 @@ def _call_acos_(input):
     return _tab_acos_[_k](input)
 
 
-_op_acos_out = _dispatcher.declare("acos.out", "acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_acos_out = _dispatcher.declare("acos.out", "acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_acos_out = _op_acos_out.table
 
 
@@ -2360,7 +2360,7 @@ def _call_acos_out(input, out):
     return _tab_acos_out[_k](input, out)
 
 
-_op_atan = _dispatcher.declare("atan", "atan(Tensor self) -> Tensor", (0,))
+_op_atan = _dispatcher.declare("atan", "atan(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_atan = _op_atan.table
 
 
@@ -2385,7 +2385,7 @@ def _call_atan_(input):
     return _tab_atan_[_k](input)
 
 
-_op_atan_out = _dispatcher.declare("atan.out", "atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_atan_out = _dispatcher.declare("atan.out", "atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_atan_out = _op_atan_out.table
 
 
@@ -2398,7 +2398,7 @@ def _call_atan_out(input, out):
     return _tab_atan_out[_k](input, out)
 
 
-_op_atan2 = _dispatcher.declare("atan2", "atan2(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_atan2 = _dispatcher.declare("atan2", "atan2(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_atan2 = _op_atan2.table
 
 
@@ -2410,7 +2410,7 @@ def _call_atan2(input, other):
     return _tab_atan2[_k](input, other)
 
 
-_op_atan2_ = _dispatcher.declare("atan2_", "atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_op_atan2_ = _dispatcher.declare("atan2_", "atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
 _tab_atan2_ = _op_atan2_.table
 
 
@@ -2423,7 +2423,7 @@ def _call_atan2_(input, other):
     return _tab_atan2_[_k](input, other)
 
 
-_op_atan2_out = _dispatcher.declare("atan2.out", "atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_atan2_out = _dispatcher.declare("atan2.out", "atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_atan2_out = _op_atan2_out.table
 
 
@@ -2436,7 +2436,7 @@ def _call_atan2_out(input, other, out):
     return _tab_atan2_out[_k](input, other, out)
 
 
-_op_sinh = _dispatcher.declare("sinh", "sinh(Tensor self) -> Tensor", (0,))
+_op_sinh = _dispatcher.declare("sinh", "sinh(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_sinh = _op_sinh.table
 
 
@@ -2461,7 +2461,7 @@ def _call_sinh_(input):
     return _tab_sinh_[_k](input)
 
 
-_op_sinh_out = _dispatcher.declare("sinh.out", "sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_sinh_out = _dispatcher.declare("sinh.out", "sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_sinh_out = _op_sinh_out.table
 
 
@@ -2474,7 +2474,7 @@ def _call_sinh_out(input, out):
     return _tab_sinh_out[_k](input, out)
 
 
-_op_cosh = _dispatcher.declare("cosh", "cosh(Tensor self) -> Tensor", (0,))
+_op_cosh = _dispatcher.declare("cosh", "cosh(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_cosh = _op_cosh.table
 
 
@@ -2499,7 +2499,7 @@ def _call_cosh_(input):
     return _tab_cosh_[_k](input)
 
 
-_op_cosh_out = _dispatcher.declare("cosh.out", "cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_cosh_out = _dispatcher.declare("cosh.out", "cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_cosh_out = _op_cosh_out.table
 
 
@@ -2512,7 +2512,7 @@ def _call_cosh_out(input, out):
     return _tab_cosh_out[_k](input, out)
 
 
-_op_tanh = _dispatcher.declare("tanh", "tanh(Tensor self) -> Tensor", (0,))
+_op_tanh = _dispatcher.declare("tanh", "tanh(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_tanh = _op_tanh.table
 
 
@@ -2537,7 +2537,7 @@ def _call_tanh_(input):
     return _tab_tanh_[_k](input)
 
 
-_op_tanh_out = _dispatcher.declare("tanh.out", "tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_tanh_out = _dispatcher.declare("tanh.out", "tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_tanh_out = _op_tanh_out.table
 
 
@@ -2550,7 +2550,7 @@ def _call_tanh_out(input, out):
     return _tab_tanh_out[_k](input, out)
 
 
-_op_erf = _dispatcher.declare("erf", "erf(Tensor self) -> Tensor", (0,))
+_op_erf = _dispatcher.declare("erf", "erf(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_erf = _op_erf.table
 
 
@@ -2575,7 +2575,7 @@ def _call_erf_(input):
     return _tab_erf_[_k](input)
 
 
-_op_erf_out = _dispatcher.declare("erf.out", "erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_erf_out = _dispatcher.declare("erf.out", "erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_erf_out = _op_erf_out.table
 
 
@@ -2588,7 +2588,7 @@ def _call_erf_out(input, out):
     return _tab_erf_out[_k](input, out)
 
 
-_op_floor = _dispatcher.declare("floor", "floor(Tensor self) -> Tensor", (0,))
+_op_floor = _dispatcher.declare("floor", "floor(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_floor = _op_floor.table
 
 
@@ -2613,7 +2613,7 @@ def _call_floor_(input):
     return _tab_floor_[_k](input)
 
 
-_op_floor_out = _dispatcher.declare("floor.out", "floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_floor_out = _dispatcher.declare("floor.out", "floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_floor_out = _op_floor_out.table
 
 
@@ -2626,7 +2626,7 @@ def _call_floor_out(input, out):
     return _tab_floor_out[_k](input, out)
 
 
-_op_ceil = _dispatcher.declare("ceil", "ceil(Tensor self) -> Tensor", (0,))
+_op_ceil = _dispatcher.declare("ceil", "ceil(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_ceil = _op_ceil.table
 
 
@@ -2651,7 +2651,7 @@ def _call_ceil_(input):
     return _tab_ceil_[_k](input)
 
 
-_op_ceil_out = _dispatcher.declare("ceil.out", "ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_ceil_out = _dispatcher.declare("ceil.out", "ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_ceil_out = _op_ceil_out.table
 
 
@@ -2664,7 +2664,7 @@ def _call_ceil_out(input, out):
     return _tab_ceil_out[_k](input, out)
 
 
-_op_round = _dispatcher.declare("round", "round(Tensor self) -> Tensor", (0,))
+_op_round = _dispatcher.declare("round", "round(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_round = _op_round.table
 
 
@@ -2689,7 +2689,7 @@ def _call_round_(input):
     return _tab_round_[_k](input)
 
 
-_op_round_out = _dispatcher.declare("round.out", "round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_round_out = _dispatcher.declare("round.out", "round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_round_out = _op_round_out.table
 
 
@@ -2702,7 +2702,7 @@ def _call_round_out(input, out):
     return _tab_round_out[_k](input, out)
 
 
-_op_trunc = _dispatcher.declare("trunc", "trunc(Tensor self) -> Tensor", (0,))
+_op_trunc = _dispatcher.declare("trunc", "trunc(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_trunc = _op_trunc.table
 
 
@@ -2727,7 +2727,7 @@ def _call_trunc_(input):
     return _tab_trunc_[_k](input)
 
 
-_op_trunc_out = _dispatcher.declare("trunc.out", "trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_trunc_out = _dispatcher.declare("trunc.out", "trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_trunc_out = _op_trunc_out.table
 
 
@@ -2740,7 +2740,7 @@ def _call_trunc_out(input, out):
     return _tab_trunc_out[_k](input, out)
 
 
-_op_frac = _dispatcher.declare("frac", "frac(Tensor self) -> Tensor", (0,))
+_op_frac = _dispatcher.declare("frac", "frac(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_frac = _op_frac.table
 
 
@@ -2765,7 +2765,7 @@ def _call_frac_(input):
     return _tab_frac_[_k](input)
 
 
-_op_frac_out = _dispatcher.declare("frac.out", "frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_frac_out = _dispatcher.declare("frac.out", "frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_frac_out = _op_frac_out.table
 
 
@@ -2802,7 +2802,7 @@ def _call_clip(input, min, max):
     return _tab_clip[_k](input, min, max)
 
 
-_op_maximum = _dispatcher.declare("maximum", "maximum(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_maximum = _dispatcher.declare("maximum", "maximum(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_maximum = _op_maximum.table
 
 
@@ -2814,7 +2814,7 @@ def _call_maximum(input, other):
     return _tab_maximum[_k](input, other)
 
 
-_op_maximum_ = _dispatcher.declare("maximum_", "maximum_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_op_maximum_ = _dispatcher.declare("maximum_", "maximum_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
 _tab_maximum_ = _op_maximum_.table
 
 
@@ -2827,7 +2827,7 @@ def _call_maximum_(input, other):
     return _tab_maximum_[_k](input, other)
 
 
-_op_maximum_out = _dispatcher.declare("maximum.out", "maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_maximum_out = _dispatcher.declare("maximum.out", "maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_maximum_out = _op_maximum_out.table
 
 
@@ -2840,7 +2840,7 @@ def _call_maximum_out(input, other, out):
     return _tab_maximum_out[_k](input, other, out)
 
 
-_op_minimum = _dispatcher.declare("minimum", "minimum(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_minimum = _dispatcher.declare("minimum", "minimum(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_minimum = _op_minimum.table
 
 
@@ -2852,7 +2852,7 @@ def _call_minimum(input, other):
     return _tab_minimum[_k](input, other)
 
 
-_op_minimum_ = _dispatcher.declare("minimum_", "minimum_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_op_minimum_ = _dispatcher.declare("minimum_", "minimum_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
 _tab_minimum_ = _op_minimum_.table
 
 
@@ -2865,7 +2865,7 @@ def _call_minimum_(input, other):
     return _tab_minimum_[_k](input, other)
 
 
-_op_minimum_out = _dispatcher.declare("minimum.out", "minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_minimum_out = _dispatcher.declare("minimum.out", "minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_minimum_out = _op_minimum_out.table
 
 
@@ -2878,7 +2878,7 @@ def _call_minimum_out(input, other, out):
     return _tab_minimum_out[_k](input, other, out)
 
 
-_op_lerp_Scalar = _dispatcher.declare("lerp.Scalar", "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", (0, 1))
+_op_lerp_Scalar = _dispatcher.declare("lerp.Scalar", "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_lerp_Scalar = _op_lerp_Scalar.table
 
 
@@ -2890,7 +2890,7 @@ def _call_lerp_Scalar(input, end, weight):
     return _tab_lerp_Scalar[_k](input, end, weight)
 
 
-_op_lerp__Scalar = _dispatcher.declare("lerp_.Scalar", "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)", (0, 1))
+_op_lerp__Scalar = _dispatcher.declare("lerp_.Scalar", "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
 _tab_lerp__Scalar = _op_lerp__Scalar.table
 
 
@@ -2903,7 +2903,7 @@ def _call_lerp__Scalar(input, end, weight):
     return _tab_lerp__Scalar[_k](input, end, weight)
 
 
-_op_lerp_Scalar_out = _dispatcher.declare("lerp.Scalar_out", "lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3))
+_op_lerp_Scalar_out = _dispatcher.declare("lerp.Scalar_out", "lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3), scalar_positions=(0, 1))
 _tab_lerp_Scalar_out = _op_lerp_Scalar_out.table
 
 
@@ -2916,7 +2916,7 @@ def _call_lerp_Scalar_out(input, end, weight, out):
     return _tab_lerp_Scalar_out[_k](input, end, weight, out)
 
 
-_op_lerp_Tensor = _dispatcher.declare("lerp.Tensor", "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", (0, 1, 2))
+_op_lerp_Tensor = _dispatcher.declare("lerp.Tensor", "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", (0, 1, 2), scalar_positions=(0, 1, 2))
 _tab_lerp_Tensor = _op_lerp_Tensor.table
 
 
@@ -2928,7 +2928,7 @@ def _call_lerp_Tensor(input, end, weight):
     return _tab_lerp_Tensor[_k](input, end, weight)
 
 
-_op_lerp__Tensor = _dispatcher.declare("lerp_.Tensor", "lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)", (0, 1, 2))
+_op_lerp__Tensor = _dispatcher.declare("lerp_.Tensor", "lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)", (0, 1, 2), scalar_positions=(1, 2))
 _tab_lerp__Tensor = _op_lerp__Tensor.table
 
 
@@ -2941,7 +2941,7 @@ def _call_lerp__Tensor(input, end, weight):
     return _tab_lerp__Tensor[_k](input, end, weight)
 
 
-_op_lerp_out = _dispatcher.declare("lerp.out", "lerp.out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 3))
+_op_lerp_out = _dispatcher.declare("lerp.out", "lerp.out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 3), scalar_positions=(0, 1, 2))
 _tab_lerp_out = _op_lerp_out.table
 
 
@@ -2954,7 +2954,7 @@ def _call_lerp_out(input, end, weight, out):
     return _tab_lerp_out[_k](input, end, weight, out)
 
 
-_op_where_self = _dispatcher.declare("where.self", "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", (0, 1, 2))
+_op_where_self = _dispatcher.declare("where.self", "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", (0, 1, 2), scalar_positions=(0, 1, 2))
 _tab_where_self = _op_where_self.table
 
 
@@ -2966,7 +2966,7 @@ def _call_where_self(condition, input, other):
     return _tab_where_self[_k](condition, input, other)
 
 
-_op_where_self_out = _dispatcher.declare("where.self_out", "where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 3))
+_op_where_self_out = _dispatcher.declare("where.self_out", "where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 3), scalar_positions=(0, 1, 2))
 _tab_where_self_out = _op_where_self_out.table
 
 
@@ -2991,7 +2991,7 @@ def _call_nan_to_num(input, nan, posinf, neginf):
     return _tab_nan_to_num[_k](input, nan, posinf, neginf)
 
 
-_op_lt_Tensor = _dispatcher.declare("lt.Tensor", "lt.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_lt_Tensor = _dispatcher.declare("lt.Tensor", "lt.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_lt_Tensor = _op_lt_Tensor.table
 
 
@@ -3003,7 +3003,7 @@ def _call_lt_Tensor(input, other):
     return _tab_lt_Tensor[_k](input, other)
 
 
-_op_lt_out = _dispatcher.declare("lt.out", "lt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_lt_out = _dispatcher.declare("lt.out", "lt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_lt_out = _op_lt_out.table
 
 
@@ -3016,7 +3016,7 @@ def _call_lt_out(input, other, out):
     return _tab_lt_out[_k](input, other, out)
 
 
-_op_lt_Scalar = _dispatcher.declare("lt.Scalar", "lt.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_op_lt_Scalar = _dispatcher.declare("lt.Scalar", "lt.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
 _tab_lt_Scalar = _op_lt_Scalar.table
 
 
@@ -3028,7 +3028,7 @@ def _call_lt_Scalar(input, other):
     return _tab_lt_Scalar[_k](input, other)
 
 
-_op_lt_Scalar_out = _dispatcher.declare("lt.Scalar_out", "lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_op_lt_Scalar_out = _dispatcher.declare("lt.Scalar_out", "lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
 _tab_lt_Scalar_out = _op_lt_Scalar_out.table
 
 
@@ -3041,7 +3041,7 @@ def _call_lt_Scalar_out(input, other, out):
     return _tab_lt_Scalar_out[_k](input, other, out)
 
 
-_op_le_Tensor = _dispatcher.declare("le.Tensor", "le.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_le_Tensor = _dispatcher.declare("le.Tensor", "le.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_le_Tensor = _op_le_Tensor.table
 
 
@@ -3053,7 +3053,7 @@ def _call_le_Tensor(input, other):
     return _tab_le_Tensor[_k](input, other)
 
 
-_op_le_out = _dispatcher.declare("le.out", "le.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_le_out = _dispatcher.declare("le.out", "le.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_le_out = _op_le_out.table
 
 
@@ -3066,7 +3066,7 @@ def _call_le_out(input, other, out):
     return _tab_le_out[_k](input, other, out)
 
 
-_op_le_Scalar = _dispatcher.declare("le.Scalar", "le.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_op_le_Scalar = _dispatcher.declare("le.Scalar", "le.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
 _tab_le_Scalar = _op_le_Scalar.table
 
 
@@ -3078,7 +3078,7 @@ def _call_le_Scalar(input, other):
     return _tab_le_Scalar[_k](input, other)
 
 
-_op_le_Scalar_out = _dispatcher.declare("le.Scalar_out", "le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_op_le_Scalar_out = _dispatcher.declare("le.Scalar_out", "le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
 _tab_le_Scalar_out = _op_le_Scalar_out.table
 
 
@@ -3091,7 +3091,7 @@ def _call_le_Scalar_out(input, other, out):
     return _tab_le_Scalar_out[_k](input, other, out)
 
 
-_op_ge_Tensor = _dispatcher.declare("ge.Tensor", "ge.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_ge_Tensor = _dispatcher.declare("ge.Tensor", "ge.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_ge_Tensor = _op_ge_Tensor.table
 
 
@@ -3103,7 +3103,7 @@ def _call_ge_Tensor(input, other):
     return _tab_ge_Tensor[_k](input, other)
 
 
-_op_ge_out = _dispatcher.declare("ge.out", "ge.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_ge_out = _dispatcher.declare("ge.out", "ge.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_ge_out = _op_ge_out.table
 
 
@@ -3116,7 +3116,7 @@ def _call_ge_out(input, other, out):
     return _tab_ge_out[_k](input, other, out)
 
 
-_op_ge_Scalar = _dispatcher.declare("ge.Scalar", "ge.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_op_ge_Scalar = _dispatcher.declare("ge.Scalar", "ge.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
 _tab_ge_Scalar = _op_ge_Scalar.table
 
 
@@ -3128,7 +3128,7 @@ def _call_ge_Scalar(input, other):
     return _tab_ge_Scalar[_k](input, other)
 
 
-_op_ge_Scalar_out = _dispatcher.declare("ge.Scalar_out", "ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_op_ge_Scalar_out = _dispatcher.declare("ge.Scalar_out", "ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
 _tab_ge_Scalar_out = _op_ge_Scalar_out.table
 
 
@@ -3141,7 +3141,7 @@ def _call_ge_Scalar_out(input, other, out):
     return _tab_ge_Scalar_out[_k](input, other, out)
 
 
-_op_eq_Tensor = _dispatcher.declare("eq.Tensor", "eq.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_eq_Tensor = _dispatcher.declare("eq.Tensor", "eq.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_eq_Tensor = _op_eq_Tensor.table
 
 
@@ -3153,7 +3153,7 @@ def _call_eq_Tensor(input, other):
     return _tab_eq_Tensor[_k](input, other)
 
 
-_op_eq_out = _dispatcher.declare("eq.out", "eq.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_eq_out = _dispatcher.declare("eq.out", "eq.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_eq_out = _op_eq_out.table
 
 
@@ -3166,7 +3166,7 @@ def _call_eq_out(input, other, out):
     return _tab_eq_out[_k](input, other, out)
 
 
-_op_eq_Scalar = _dispatcher.declare("eq.Scalar", "eq.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_op_eq_Scalar = _dispatcher.declare("eq.Scalar", "eq.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
 _tab_eq_Scalar = _op_eq_Scalar.table
 
 
@@ -3178,7 +3178,7 @@ def _call_eq_Scalar(input, other):
     return _tab_eq_Scalar[_k](input, other)
 
 
-_op_eq_Scalar_out = _dispatcher.declare("eq.Scalar_out", "eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_op_eq_Scalar_out = _dispatcher.declare("eq.Scalar_out", "eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
 _tab_eq_Scalar_out = _op_eq_Scalar_out.table
 
 
@@ -3191,7 +3191,7 @@ def _call_eq_Scalar_out(input, other, out):
     return _tab_eq_Scalar_out[_k](input, other, out)
 
 
-_op_ne_Tensor = _dispatcher.declare("ne.Tensor", "ne.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_ne_Tensor = _dispatcher.declare("ne.Tensor", "ne.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_ne_Tensor = _op_ne_Tensor.table
 
 
@@ -3203,7 +3203,7 @@ def _call_ne_Tensor(input, other):
     return _tab_ne_Tensor[_k](input, other)
 
 
-_op_ne_out = _dispatcher.declare("ne.out", "ne.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_ne_out = _dispatcher.declare("ne.out", "ne.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_ne_out = _op_ne_out.table
 
 
@@ -3216,7 +3216,7 @@ def _call_ne_out(input, other, out):
     return _tab_ne_out[_k](input, other, out)
 
 
-_op_ne_Scalar = _dispatcher.declare("ne.Scalar", "ne.Scalar(Tensor self, Scalar other) -> Tensor", (0,))
+_op_ne_Scalar = _dispatcher.declare("ne.Scalar", "ne.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
 _tab_ne_Scalar = _op_ne_Scalar.table
 
 
@@ -3228,7 +3228,7 @@ def _call_ne_Scalar(input, other):
     return _tab_ne_Scalar[_k](input, other)
 
 
-_op_ne_Scalar_out = _dispatcher.declare("ne.Scalar_out", "ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_op_ne_Scalar_out = _dispatcher.declare("ne.Scalar_out", "ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
 _tab_ne_Scalar_out = _op_ne_Scalar_out.table
 
 
@@ -3241,7 +3241,7 @@ def _call_ne_Scalar_out(input, other, out):
     return _tab_ne_Scalar_out[_k](input, other, out)
 
 
-_op_logical_and = _dispatcher.declare("logical_and", "logical_and(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_logical_and = _dispatcher.declare("logical_and", "logical_and(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_logical_and = _op_logical_and.table
 
 
@@ -3253,7 +3253,7 @@ def _call_logical_and(input, other):
     return _tab_logical_and[_k](input, other)
 
 
-_op_logical_and_out = _dispatcher.declare("logical_and.out", "logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_logical_and_out = _dispatcher.declare("logical_and.out", "logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_logical_and_out = _op_logical_and_out.table
 
 
@@ -3266,7 +3266,7 @@ def _call_logical_and_out(input, other, out):
     return _tab_logical_and_out[_k](input, other, out)
 
 
-_op_logical_or = _dispatcher.declare("logical_or", "logical_or(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_logical_or = _dispatcher.declare("logical_or", "logical_or(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_logical_or = _op_logical_or.table
 
 
@@ -3278,7 +3278,7 @@ def _call_logical_or(input, other):
     return _tab_logical_or[_k](input, other)
 
 
-_op_logical_or_out = _dispatcher.declare("logical_or.out", "logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_logical_or_out = _dispatcher.declare("logical_or.out", "logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_logical_or_out = _op_logical_or_out.table
 
 
@@ -3291,7 +3291,7 @@ def _call_logical_or_out(input, other, out):
     return _tab_logical_or_out[_k](input, other, out)
 
 
-_op_logical_xor = _dispatcher.declare("logical_xor", "logical_xor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_logical_xor = _dispatcher.declare("logical_xor", "logical_xor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_logical_xor = _op_logical_xor.table
 
 
@@ -3303,7 +3303,7 @@ def _call_logical_xor(input, other):
     return _tab_logical_xor[_k](input, other)
 
 
-_op_logical_xor_out = _dispatcher.declare("logical_xor.out", "logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_logical_xor_out = _dispatcher.declare("logical_xor.out", "logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_logical_xor_out = _op_logical_xor_out.table
 
 
@@ -3316,7 +3316,7 @@ def _call_logical_xor_out(input, other, out):
     return _tab_logical_xor_out[_k](input, other, out)
 
 
-_op_logical_not = _dispatcher.declare("logical_not", "logical_not(Tensor self) -> Tensor", (0,))
+_op_logical_not = _dispatcher.declare("logical_not", "logical_not(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_logical_not = _op_logical_not.table
 
 
@@ -3328,7 +3328,7 @@ def _call_logical_not(input):
     return _tab_logical_not[_k](input)
 
 
-_op_logical_not_out = _dispatcher.declare("logical_not.out", "logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_logical_not_out = _dispatcher.declare("logical_not.out", "logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_logical_not_out = _op_logical_not_out.table
 
 
@@ -3341,7 +3341,7 @@ def _call_logical_not_out(input, out):
     return _tab_logical_not_out[_k](input, out)
 
 
-_op_bitwise_and_Tensor = _dispatcher.declare("bitwise_and.Tensor", "bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_bitwise_and_Tensor = _dispatcher.declare("bitwise_and.Tensor", "bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_bitwise_and_Tensor = _op_bitwise_and_Tensor.table
 
 
@@ -3353,7 +3353,7 @@ def _call_bitwise_and_Tensor(input, other):
     return _tab_bitwise_and_Tensor[_k](input, other)
 
 
-_op_bitwise_and__Tensor = _dispatcher.declare("bitwise_and_.Tensor", "bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_op_bitwise_and__Tensor = _dispatcher.declare("bitwise_and_.Tensor", "bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
 _tab_bitwise_and__Tensor = _op_bitwise_and__Tensor.table
 
 
@@ -3366,7 +3366,7 @@ def _call_bitwise_and__Tensor(input, other):
     return _tab_bitwise_and__Tensor[_k](input, other)
 
 
-_op_bitwise_and_out = _dispatcher.declare("bitwise_and.out", "bitwise_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_bitwise_and_out = _dispatcher.declare("bitwise_and.out", "bitwise_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_bitwise_and_out = _op_bitwise_and_out.table
 
 
@@ -3379,7 +3379,7 @@ def _call_bitwise_and_out(input, other, out):
     return _tab_bitwise_and_out[_k](input, other, out)
 
 
-_op_bitwise_or_Tensor = _dispatcher.declare("bitwise_or.Tensor", "bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_bitwise_or_Tensor = _dispatcher.declare("bitwise_or.Tensor", "bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_bitwise_or_Tensor = _op_bitwise_or_Tensor.table
 
 
@@ -3391,7 +3391,7 @@ def _call_bitwise_or_Tensor(input, other):
     return _tab_bitwise_or_Tensor[_k](input, other)
 
 
-_op_bitwise_or__Tensor = _dispatcher.declare("bitwise_or_.Tensor", "bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_op_bitwise_or__Tensor = _dispatcher.declare("bitwise_or_.Tensor", "bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
 _tab_bitwise_or__Tensor = _op_bitwise_or__Tensor.table
 
 
@@ -3404,7 +3404,7 @@ def _call_bitwise_or__Tensor(input, other):
     return _tab_bitwise_or__Tensor[_k](input, other)
 
 
-_op_bitwise_or_out = _dispatcher.declare("bitwise_or.out", "bitwise_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_bitwise_or_out = _dispatcher.declare("bitwise_or.out", "bitwise_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_bitwise_or_out = _op_bitwise_or_out.table
 
 
@@ -3417,7 +3417,7 @@ def _call_bitwise_or_out(input, other, out):
     return _tab_bitwise_or_out[_k](input, other, out)
 
 
-_op_bitwise_xor_Tensor = _dispatcher.declare("bitwise_xor.Tensor", "bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_bitwise_xor_Tensor = _dispatcher.declare("bitwise_xor.Tensor", "bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_bitwise_xor_Tensor = _op_bitwise_xor_Tensor.table
 
 
@@ -3429,7 +3429,7 @@ def _call_bitwise_xor_Tensor(input, other):
     return _tab_bitwise_xor_Tensor[_k](input, other)
 
 
-_op_bitwise_xor__Tensor = _dispatcher.declare("bitwise_xor_.Tensor", "bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_op_bitwise_xor__Tensor = _dispatcher.declare("bitwise_xor_.Tensor", "bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
 _tab_bitwise_xor__Tensor = _op_bitwise_xor__Tensor.table
 
 
@@ -3442,7 +3442,7 @@ def _call_bitwise_xor__Tensor(input, other):
     return _tab_bitwise_xor__Tensor[_k](input, other)
 
 
-_op_bitwise_xor_out = _dispatcher.declare("bitwise_xor.out", "bitwise_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_bitwise_xor_out = _dispatcher.declare("bitwise_xor.out", "bitwise_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_bitwise_xor_out = _op_bitwise_xor_out.table
 
 
@@ -3455,7 +3455,7 @@ def _call_bitwise_xor_out(input, other, out):
     return _tab_bitwise_xor_out[_k](input, other, out)
 
 
-_op_bitwise_not = _dispatcher.declare("bitwise_not", "bitwise_not(Tensor self) -> Tensor", (0,))
+_op_bitwise_not = _dispatcher.declare("bitwise_not", "bitwise_not(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_bitwise_not = _op_bitwise_not.table
 
 
@@ -3480,7 +3480,7 @@ def _call_bitwise_not_(input):
     return _tab_bitwise_not_[_k](input)
 
 
-_op_bitwise_not_out = _dispatcher.declare("bitwise_not.out", "bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_bitwise_not_out = _dispatcher.declare("bitwise_not.out", "bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_bitwise_not_out = _op_bitwise_not_out.table
 
 
@@ -3493,7 +3493,7 @@ def _call_bitwise_not_out(input, out):
     return _tab_bitwise_not_out[_k](input, out)
 
 
-_op_isnan = _dispatcher.declare("isnan", "isnan(Tensor self) -> Tensor", (0,))
+_op_isnan = _dispatcher.declare("isnan", "isnan(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_isnan = _op_isnan.table
 
 
@@ -3505,7 +3505,7 @@ def _call_isnan(input):
     return _tab_isnan[_k](input)
 
 
-_op_isnan_out = _dispatcher.declare("isnan.out", "isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_isnan_out = _dispatcher.declare("isnan.out", "isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_isnan_out = _op_isnan_out.table
 
 
@@ -3518,7 +3518,7 @@ def _call_isnan_out(input, out):
     return _tab_isnan_out[_k](input, out)
 
 
-_op_isinf = _dispatcher.declare("isinf", "isinf(Tensor self) -> Tensor", (0,))
+_op_isinf = _dispatcher.declare("isinf", "isinf(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_isinf = _op_isinf.table
 
 
@@ -3530,7 +3530,7 @@ def _call_isinf(input):
     return _tab_isinf[_k](input)
 
 
-_op_isinf_out = _dispatcher.declare("isinf.out", "isinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_isinf_out = _dispatcher.declare("isinf.out", "isinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_isinf_out = _op_isinf_out.table
 
 
@@ -3543,7 +3543,7 @@ def _call_isinf_out(input, out):
     return _tab_isinf_out[_k](input, out)
 
 
-_op_isfinite = _dispatcher.declare("isfinite", "isfinite(Tensor self) -> Tensor", (0,))
+_op_isfinite = _dispatcher.declare("isfinite", "isfinite(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_isfinite = _op_isfinite.table
 
 
@@ -3555,7 +3555,7 @@ def _call_isfinite(input):
     return _tab_isfinite[_k](input)
 
 
-_op_isfinite_out = _dispatcher.declare("isfinite.out", "isfinite.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_isfinite_out = _dispatcher.declare("isfinite.out", "isfinite.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_isfinite_out = _op_isfinite_out.table
 
 
@@ -3580,7 +3580,7 @@ def _call_relu6(input):
     return _tab_relu6[_k](input)
 
 
-_op_leaky_relu = _dispatcher.declare("leaky_relu", "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", (0,))
+_op_leaky_relu = _dispatcher.declare("leaky_relu", "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", (0,), scalar_positions=(0,))
 _tab_leaky_relu = _op_leaky_relu.table
 
 
@@ -3605,7 +3605,7 @@ def _call_leaky_relu_(input, negative_slope):
     return _tab_leaky_relu_[_k](input, negative_slope)
 
 
-_op_leaky_relu_out = _dispatcher.declare("leaky_relu.out", "leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)", (0, 2))
+_op_leaky_relu_out = _dispatcher.declare("leaky_relu.out", "leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
 _tab_leaky_relu_out = _op_leaky_relu_out.table
 
 
@@ -3618,7 +3618,7 @@ def _call_leaky_relu_out(input, negative_slope, out):
     return _tab_leaky_relu_out[_k](input, negative_slope, out)
 
 
-_op_elu = _dispatcher.declare("elu", "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", (0,))
+_op_elu = _dispatcher.declare("elu", "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", (0,), scalar_positions=(0,))
 _tab_elu = _op_elu.table
 
 
@@ -3643,7 +3643,7 @@ def _call_elu_(input, alpha, scale, input_scale):
     return _tab_elu_[_k](input, alpha, scale, input_scale)
 
 
-_op_elu_out = _dispatcher.declare("elu.out", "elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 4))
+_op_elu_out = _dispatcher.declare("elu.out", "elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 4), scalar_positions=(0,))
 _tab_elu_out = _op_elu_out.table
 
 
@@ -3680,7 +3680,7 @@ def _call_gelu(input, approximate):
     return _tab_gelu[_k](input, approximate)
 
 
-_op_silu = _dispatcher.declare("silu", "silu(Tensor self) -> Tensor", (0,))
+_op_silu = _dispatcher.declare("silu", "silu(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_silu = _op_silu.table
 
 
@@ -3705,7 +3705,7 @@ def _call_silu_(input):
     return _tab_silu_[_k](input)
 
 
-_op_silu_out = _dispatcher.declare("silu.out", "silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_silu_out = _dispatcher.declare("silu.out", "silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_silu_out = _op_silu_out.table
 
 
@@ -3718,7 +3718,7 @@ def _call_silu_out(input, out):
     return _tab_silu_out[_k](input, out)
 
 
-_op_mish = _dispatcher.declare("mish", "mish(Tensor self) -> Tensor", (0,))
+_op_mish = _dispatcher.declare("mish", "mish(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_mish = _op_mish.table
 
 
@@ -3743,7 +3743,7 @@ def _call_mish_(input):
     return _tab_mish_[_k](input)
 
 
-_op_mish_out = _dispatcher.declare("mish.out", "mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_mish_out = _dispatcher.declare("mish.out", "mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_mish_out = _op_mish_out.table
 
 
@@ -3756,7 +3756,7 @@ def _call_mish_out(input, out):
     return _tab_mish_out[_k](input, out)
 
 
-_op_sigmoid = _dispatcher.declare("sigmoid", "sigmoid(Tensor self) -> Tensor", (0,))
+_op_sigmoid = _dispatcher.declare("sigmoid", "sigmoid(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_sigmoid = _op_sigmoid.table
 
 
@@ -3781,7 +3781,7 @@ def _call_sigmoid_(input):
     return _tab_sigmoid_[_k](input)
 
 
-_op_sigmoid_out = _dispatcher.declare("sigmoid.out", "sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_sigmoid_out = _dispatcher.declare("sigmoid.out", "sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_sigmoid_out = _op_sigmoid_out.table
 
 
@@ -3794,7 +3794,7 @@ def _call_sigmoid_out(input, out):
     return _tab_sigmoid_out[_k](input, out)
 
 
-_op_log_sigmoid = _dispatcher.declare("log_sigmoid", "log_sigmoid(Tensor self) -> Tensor", (0,))
+_op_log_sigmoid = _dispatcher.declare("log_sigmoid", "log_sigmoid(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_log_sigmoid = _op_log_sigmoid.table
 
 
@@ -3819,7 +3819,7 @@ def _call_log_sigmoid_(input):
     return _tab_log_sigmoid_[_k](input)
 
 
-_op_log_sigmoid_out = _dispatcher.declare("log_sigmoid.out", "log_sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_log_sigmoid_out = _dispatcher.declare("log_sigmoid.out", "log_sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_log_sigmoid_out = _op_log_sigmoid_out.table
 
 
@@ -3832,7 +3832,7 @@ def _call_log_sigmoid_out(input, out):
     return _tab_log_sigmoid_out[_k](input, out)
 
 
-_op_softplus = _dispatcher.declare("softplus", "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", (0,))
+_op_softplus = _dispatcher.declare("softplus", "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", (0,), scalar_positions=(0,))
 _tab_softplus = _op_softplus.table
 
 
@@ -3857,7 +3857,7 @@ def _call_softplus_(input, beta, threshold):
     return _tab_softplus_[_k](input, beta, threshold)
 
 
-_op_softplus_out = _dispatcher.declare("softplus.out", "softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)", (0, 3))
+_op_softplus_out = _dispatcher.declare("softplus.out", "softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)", (0, 3), scalar_positions=(0,))
 _tab_softplus_out = _op_softplus_out.table
 
 
@@ -3870,7 +3870,7 @@ def _call_softplus_out(input, beta, threshold, out):
     return _tab_softplus_out[_k](input, beta, threshold, out)
 
 
-_op_hardtanh = _dispatcher.declare("hardtanh", "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", (0,))
+_op_hardtanh = _dispatcher.declare("hardtanh", "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", (0,), scalar_positions=(0,))
 _tab_hardtanh = _op_hardtanh.table
 
 
@@ -3895,7 +3895,7 @@ def _call_hardtanh_(input, min_val, max_val):
     return _tab_hardtanh_[_k](input, min_val, max_val)
 
 
-_op_hardtanh_out = _dispatcher.declare("hardtanh.out", "hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 3))
+_op_hardtanh_out = _dispatcher.declare("hardtanh.out", "hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 3), scalar_positions=(0,))
 _tab_hardtanh_out = _op_hardtanh_out.table
 
 
@@ -3908,7 +3908,7 @@ def _call_hardtanh_out(input, min_val, max_val, out):
     return _tab_hardtanh_out[_k](input, min_val, max_val, out)
 
 
-_op_hardsigmoid = _dispatcher.declare("hardsigmoid", "hardsigmoid(Tensor self) -> Tensor", (0,))
+_op_hardsigmoid = _dispatcher.declare("hardsigmoid", "hardsigmoid(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_hardsigmoid = _op_hardsigmoid.table
 
 
@@ -3933,7 +3933,7 @@ def _call_hardsigmoid_(input):
     return _tab_hardsigmoid_[_k](input)
 
 
-_op_hardsigmoid_out = _dispatcher.declare("hardsigmoid.out", "hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_hardsigmoid_out = _dispatcher.declare("hardsigmoid.out", "hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_hardsigmoid_out = _op_hardsigmoid_out.table
 
 
@@ -3946,7 +3946,7 @@ def _call_hardsigmoid_out(input, out):
     return _tab_hardsigmoid_out[_k](input, out)
 
 
-_op_hardswish = _dispatcher.declare("hardswish", "hardswish(Tensor self) -> Tensor", (0,))
+_op_hardswish = _dispatcher.declare("hardswish", "hardswish(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
 _tab_hardswish = _op_hardswish.table
 
 
@@ -3971,7 +3971,7 @@ def _call_hardswish_(input):
     return _tab_hardswish_[_k](input)
 
 
-_op_hardswish_out = _dispatcher.declare("hardswish.out", "hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1))
+_op_hardswish_out = _dispatcher.declare("hardswish.out", "hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
 _tab_hardswish_out = _op_hardswish_out.table
 
 
@@ -4610,7 +4610,7 @@ def _call_scatter_add(input, dim, index, src):
     return _tab_scatter_add[_k](input, dim, index, src)
 
 
-_op_masked_fill_Scalar = _dispatcher.declare("masked_fill.Scalar", "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", (0, 1))
+_op_masked_fill_Scalar = _dispatcher.declare("masked_fill.Scalar", "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_masked_fill_Scalar = _op_masked_fill_Scalar.table
 
 
@@ -4622,7 +4622,7 @@ def _call_masked_fill_Scalar(input, mask, value):
     return _tab_masked_fill_Scalar[_k](input, mask, value)
 
 
-_op_masked_fill__Scalar = _dispatcher.declare("masked_fill_.Scalar", "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)", (0, 1))
+_op_masked_fill__Scalar = _dispatcher.declare("masked_fill_.Scalar", "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
 _tab_masked_fill__Scalar = _op_masked_fill__Scalar.table
 
 
@@ -4635,7 +4635,7 @@ def _call_masked_fill__Scalar(input, mask, value):
     return _tab_masked_fill__Scalar[_k](input, mask, value)
 
 
-_op_masked_fill_Scalar_out = _dispatcher.declare("masked_fill.Scalar_out", "masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3))
+_op_masked_fill_Scalar_out = _dispatcher.declare("masked_fill.Scalar_out", "masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3), scalar_positions=(0, 1))
 _tab_masked_fill_Scalar_out = _op_masked_fill_Scalar_out.table
 
 
@@ -4648,7 +4648,7 @@ def _call_masked_fill_Scalar_out(input, mask, value, out):
     return _tab_masked_fill_Scalar_out[_k](input, mask, value, out)
 
 
-_op_masked_fill_Tensor = _dispatcher.declare("masked_fill.Tensor", "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", (0, 1, 2))
+_op_masked_fill_Tensor = _dispatcher.declare("masked_fill.Tensor", "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", (0, 1, 2), scalar_positions=(0, 1, 2))
 _tab_masked_fill_Tensor = _op_masked_fill_Tensor.table
 
 
@@ -4660,7 +4660,7 @@ def _call_masked_fill_Tensor(input, mask, value):
     return _tab_masked_fill_Tensor[_k](input, mask, value)
 
 
-_op_masked_fill__Tensor = _dispatcher.declare("masked_fill_.Tensor", "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)", (0, 1, 2))
+_op_masked_fill__Tensor = _dispatcher.declare("masked_fill_.Tensor", "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)", (0, 1, 2), scalar_positions=(1, 2))
 _tab_masked_fill__Tensor = _op_masked_fill__Tensor.table
 
 
@@ -4673,7 +4673,7 @@ def _call_masked_fill__Tensor(input, mask, value):
     return _tab_masked_fill__Tensor[_k](input, mask, value)
 
 
-_op_masked_fill_out = _dispatcher.declare("masked_fill.out", "masked_fill.out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 3))
+_op_masked_fill_out = _dispatcher.declare("masked_fill.out", "masked_fill.out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 3), scalar_positions=(0, 1, 2))
 _tab_masked_fill_out = _op_masked_fill_out.table
 
 
@@ -5013,7 +5013,7 @@ def _call_avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_inclu
     return _tab_avg_pool2d[_k](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
-_op_addcmul = _dispatcher.declare("addcmul", "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", (0, 1, 2))
+_op_addcmul = _dispatcher.declare("addcmul", "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", (0, 1, 2), scalar_positions=(0, 1, 2))
 _tab_addcmul = _op_addcmul.table
 
 
@@ -5025,7 +5025,7 @@ def _call_addcmul(input, tensor1, tensor2, value):
     return _tab_addcmul[_k](input, tensor1, tensor2, value)
 
 
-_op_addcmul_ = _dispatcher.declare("addcmul_", "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)", (0, 1, 2))
+_op_addcmul_ = _dispatcher.declare("addcmul_", "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)", (0, 1, 2), scalar_positions=(1, 2))
 _tab_addcmul_ = _op_addcmul_.table
 
 
@@ -5038,7 +5038,7 @@ def _call_addcmul_(input, tensor1, tensor2, value):
     return _tab_addcmul_[_k](input, tensor1, tensor2, value)
 
 
-_op_addcmul_out = _dispatcher.declare("addcmul.out", "addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 4))
+_op_addcmul_out = _dispatcher.declare("addcmul.out", "addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 4), scalar_positions=(0, 1, 2))
 _tab_addcmul_out = _op_addcmul_out.table
 
 
@@ -5051,7 +5051,7 @@ def _call_addcmul_out(input, tensor1, tensor2, value, out):
     return _tab_addcmul_out[_k](input, tensor1, tensor2, value, out)
 
 
-_op_addcdiv = _dispatcher.declare("addcdiv", "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", (0, 1, 2))
+_op_addcdiv = _dispatcher.declare("addcdiv", "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", (0, 1, 2), scalar_positions=(0, 1, 2))
 _tab_addcdiv = _op_addcdiv.table
 
 
@@ -5063,7 +5063,7 @@ def _call_addcdiv(input, tensor1, tensor2, value):
     return _tab_addcdiv[_k](input, tensor1, tensor2, value)
 
 
-_op_addcdiv_ = _dispatcher.declare("addcdiv_", "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)", (0, 1, 2))
+_op_addcdiv_ = _dispatcher.declare("addcdiv_", "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)", (0, 1, 2), scalar_positions=(1, 2))
 _tab_addcdiv_ = _op_addcdiv_.table
 
 
@@ -5076,7 +5076,7 @@ def _call_addcdiv_(input, tensor1, tensor2, value):
     return _tab_addcdiv_[_k](input, tensor1, tensor2, value)
 
 
-_op_addcdiv_out = _dispatcher.declare("addcdiv.out", "addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 4))
+_op_addcdiv_out = _dispatcher.declare("addcdiv.out", "addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 4), scalar_positions=(0, 1, 2))
 _tab_addcdiv_out = _op_addcdiv_out.table
 
 
@@ -5089,7 +5089,7 @@ def _call_addcdiv_out(input, tensor1, tensor2, value, out):
     return _tab_addcdiv_out[_k](input, tensor1, tensor2, value, out)
 
 
-_op_logaddexp = _dispatcher.declare("logaddexp", "logaddexp(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_logaddexp = _dispatcher.declare("logaddexp", "logaddexp(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_logaddexp = _op_logaddexp.table
 
 
@@ -5101,7 +5101,7 @@ def _call_logaddexp(input, other):
     return _tab_logaddexp[_k](input, other)
 
 
-_op_logaddexp_ = _dispatcher.declare("logaddexp_", "logaddexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_op_logaddexp_ = _dispatcher.declare("logaddexp_", "logaddexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
 _tab_logaddexp_ = _op_logaddexp_.table
 
 
@@ -5114,7 +5114,7 @@ def _call_logaddexp_(input, other):
     return _tab_logaddexp_[_k](input, other)
 
 
-_op_logaddexp_out = _dispatcher.declare("logaddexp.out", "logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_logaddexp_out = _dispatcher.declare("logaddexp.out", "logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_logaddexp_out = _op_logaddexp_out.table
 
 
@@ -5822,7 +5822,7 @@ def _call_clamp_max_(input, max):
     return _tab_clamp_max_[_k](input, max)
 
 
-_op_hypot = _dispatcher.declare("hypot", "hypot(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_hypot = _dispatcher.declare("hypot", "hypot(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
 _tab_hypot = _op_hypot.table
 
 
@@ -5834,7 +5834,7 @@ def _call_hypot(input, other):
     return _tab_hypot[_k](input, other)
 
 
-_op_hypot_ = _dispatcher.declare("hypot_", "hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1))
+_op_hypot_ = _dispatcher.declare("hypot_", "hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
 _tab_hypot_ = _op_hypot_.table
 
 
@@ -5847,7 +5847,7 @@ def _call_hypot_(input, other):
     return _tab_hypot_[_k](input, other)
 
 
-_op_hypot_out = _dispatcher.declare("hypot.out", "hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2))
+_op_hypot_out = _dispatcher.declare("hypot.out", "hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
 _tab_hypot_out = _op_hypot_out.table
 
 

@@ -180,10 +180,11 @@ BFLOAT16_SAFE = frozenset({
 class Operator:
     """One operator's registrations and its precomputed dispatch table."""
 
-    __slots__ = ("name", "schema", "tensor_positions", "kernels", "stacks", "table", "mixed_devices", "_dispatcher")
+    __slots__ = ("name", "schema", "tensor_positions", "kernels", "stacks", "table", "mixed_devices",
+                 "scalar_positions", "_dispatcher")
 
     def __init__(self, dispatcher: Dispatcher, name: str, schema: str, tensor_positions: tuple[int, ...],
-                 mixed_devices: bool = False) -> None:
+                 mixed_devices: bool = False, scalar_positions: tuple[int, ...] = ()) -> None:
         self.name = name
         self.schema = schema
         self.tensor_positions = tensor_positions  # indices of Tensor / Tensor? / Tensor[] arguments
@@ -193,6 +194,9 @@ class Operator:
         # `device_check: NoCheck` in the YAML: the op takes tensors of several devices (Note [Cross-device
         # copies] in runtime/kernels/copy.py; index ops take CPU index tensors for a CUDA `self`, as PyTorch's)
         self.mixed_devices = mixed_devices
+        # the tensor arguments that may be 0-dim CPU tensors beside another device's (Note [CPU scalars
+        # beside device tensors]); empty for ops that take no such scalars
+        self.scalar_positions = scalar_positions
         self._dispatcher = dispatcher
         self.recompute()
 
@@ -236,7 +240,8 @@ class Operator:
     def recompute(self) -> None:
         """Rebuild the table from the registrations (Note [Table plans])."""
         fallbacks = self._dispatcher.fallbacks
-        names, plan, stubs = _plan(frozenset(self.kernels), frozenset(fallbacks), self.mixed_devices)
+        names, plan, stubs = _plan(frozenset(self.kernels), frozenset(fallbacks), self.mixed_devices,
+                                   bool(self.scalar_positions))
         kernels = self.kernels
         # choices[i] for i < NUM_KEYS: the kernel serving key i; then one error stub per key, then the stub
         # of an empty key set, then the device-mismatch error (Note [Table plans])
@@ -250,7 +255,7 @@ class Operator:
                 choices[key] = fallbacks[_KEYS[key]].bind(self)
         for i in stubs:
             choices[i] = self._missing(_KEYS[i - NUM_KEYS] if i < _MISSING_NONE else None)
-        choices[_MISMATCH] = self._device_mismatch
+        choices[_MISMATCH] = self._moving_cpu_scalars if self.scalar_positions else self._device_mismatch
         self.table[:] = [choices[i] for i in plan]  # in place: generated modules hold the list itself
 
     def _refusing_bfloat16(self, kernel: Kernel) -> Kernel:
@@ -270,6 +275,27 @@ class Operator:
             return kernel(*args)
 
         return kernel_without_bfloat16
+
+    def _moving_cpu_scalars(self, *args: Any) -> Any:
+        """Note [CPU scalars beside device tensors]
+        As in PyTorch, a pointwise op takes a 0-dim CPU tensor among CUDA tensors (`cuda_x * tensor(2.0)`):
+        the scalar is an input like a Python number. Such a call's key set holds both backends; the table
+        plan sends it here before any key's kernel (autograd included), and the call is made again with
+        each such scalar copied to the device with `.to()`, so autograd records the copy and the scalar's
+        gradient comes back to the CPU. Only inputs move (`scalar_positions`: the op's tensor arguments that
+        it does not write): writing into a CPU scalar, or any CPU tensor with dimensions, stays the device
+        mismatch it is in PyTorch."""
+        device = next((args[i].device for i in self.tensor_positions
+                       if i < len(args) and getattr(args[i], "_keys", 0) & CUDA_BIT), None)
+        moved = list(args)
+        for i in self.scalar_positions:
+            v = moved[i] if i < len(moved) else None
+            if getattr(v, "_keys", 0) & CPU_BIT and v.dim() == 0:
+                moved[i] = v.to(device)
+        keys = self.key_set(moved)
+        if device is None or _several_devices(keys):
+            return self._device_mismatch(*args)
+        return self.table[keys](*moved)
 
     def _device_mismatch(self, *args: Any) -> Any:
         devices = []
@@ -319,12 +345,12 @@ _MISSING_NONE = 2 * NUM_KEYS  # choice index of the error stub for an empty key 
 _MISMATCH = _MISSING_NONE + 1   # choice index of the device-mismatch error
 _CUDA = int(DispatchKey.CUDA)
 _N_CHOICES = _MISMATCH + 1
-_plans: dict[tuple[frozenset[str], frozenset[DispatchKey], bool],
-             tuple[tuple[tuple[int, str | None, str], ...], tuple[int, ...], tuple[int, ...]]] = {}
+_Plan = tuple[tuple[tuple[int, str | None, str], ...], tuple[int, ...], tuple[int, ...]]
+_plans: dict[tuple[frozenset[str], frozenset[DispatchKey], bool, bool], _Plan] = {}
 
 
 def _plan(registered: frozenset[str], fallback_keys: frozenset[DispatchKey], mixed_devices: bool,
-          ) -> tuple[tuple[tuple[int, str | None, str], ...], tuple[int, ...], tuple[int, ...]]:
+          cpu_scalars: bool = False) -> _Plan:
     """Note [Table plans]
     An operator's table depends on its kernels only through which key names have a kernel, which keys
     have a fallback and whether it takes several devices; the ~470 operators share a handful of such
@@ -334,7 +360,7 @@ def _plan(registered: frozenset[str], fallback_keys: frozenset[DispatchKey], mix
     at i; the error stub of key i at NUM_KEYS + i; then the stub of an empty key set and the device-mismatch
     error), plus the stub indices the plan uses. `Operator.recompute` fills the choices from its own
     kernels and lists the table from the plan, so registering at import costs no rule evaluation per op."""
-    cache_key = (registered, fallback_keys, mixed_devices)
+    cache_key = (registered, fallback_keys, mixed_devices, cpu_scalars)
     cached = _plans.get(cache_key)
     if cached is not None:
         return cached
@@ -342,6 +368,9 @@ def _plan(registered: frozenset[str], fallback_keys: frozenset[DispatchKey], mix
     plan: list[int] = []
     for keys in range(1 << NUM_KEYS):
         choice = _MISSING_NONE
+        if cpu_scalars and _several_devices(keys):
+            plan.append(_MISMATCH)  # before any key (Note [CPU scalars beside device tensors])
+            continue
         for key, bit in _KEYS_HIGH_FIRST:
             if keys & bit:
                 if bit & BACKEND_BITS and _several_devices(keys) and not mixed_devices:
@@ -381,12 +410,13 @@ class Dispatcher:
         self._lock = threading.Lock()
 
     def declare(self, name: str, schema: str, tensor_positions: tuple[int, ...] = (),
-                mixed_devices: bool = False) -> Operator:
+                mixed_devices: bool = False, scalar_positions: tuple[int, ...] = ()) -> Operator:
         """Declare an operator (idempotent: re-declaring returns the existing one)."""
         with self._lock:
             op = self.ops.get(name)
             if op is None:
-                op = self.ops[name] = Operator(self, name, schema, tuple(tensor_positions), mixed_devices)
+                op = self.ops[name] = Operator(self, name, schema, tuple(tensor_positions), mixed_devices,
+                                               tuple(scalar_positions))
             return op
 
     def find(self, name: str) -> Operator:

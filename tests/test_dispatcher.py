@@ -181,6 +181,8 @@ def test_bad_argument_type_names_the_argument() -> None:
 def _reference_cell(op: D.Operator, keys: int) -> tuple[str, Any]:
     """One table cell by the rule of Note [Dispatch key sets as bitmasks], evaluated directly (no plan)."""
     backends = keys & (CPU_BIT | CUDA_BIT)
+    if op.scalar_positions and backends & (backends - 1):
+        return ("scalars", None)  # before any key (Note [CPU scalars beside device tensors])
     for key in reversed(DispatchKey):
         if not keys & (1 << key):
             continue
@@ -204,6 +206,8 @@ def _closure(kernel: Any, name: str) -> Any:
 def _cell(op: D.Operator, kernel: Any) -> tuple[str, Any]:
     if getattr(kernel, "__func__", None) is D.Operator._device_mismatch:
         return ("mismatch", None)
+    if getattr(kernel, "__func__", None) is D.Operator._moving_cpu_scalars:
+        return ("scalars", None)
     if kernel.__qualname__.startswith("boxed_fallback["):
         return ("fallback", _closure(kernel, "fn").__name__)
     if kernel.__qualname__.endswith("_missing.<locals>.missing"):
