@@ -36,7 +36,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from runtime.dtypes import bfloat16
 from runtime.vocabulary import ALIAS_KEYS, KEYS_BY_PRIORITY, DispatchKey, resolve
 
 Kernel = Callable[..., Any]
@@ -160,23 +159,6 @@ class BoxedFallback:
         return boxed
 
 
-# Note [Composite kernels and bfloat16]
-# A CompositeExplicitAutograd kernel works on `t._data`, a NumPy or CuPy array; neither library has
-# bfloat16, so a bfloat16 CUDA tensor's array holds its raw bits as uint16 (Note [bfloat16 on the CUDA
-# backend] in runtime/kernels/copy.py), and arithmetic, ordering or NumPy promotion on it would be silently
-# wrong. So the CUDA entry of such an op refuses bfloat16 arguments, except for the ops below, which
-# convert through the cast kernels (copies, fills, random fills) or only move, select or zero-fill
-# elements, which is exact on the bits (+0.0 is all zero bits). CUDA kernels proper (the generated ones,
-# runtime/cuda/ops.py) are not wrapped; the CPU entries never are (no CPU tensor is bfloat16).
-BFLOAT16_SAFE = frozenset({
-    "_to_copy", "copy_", "fill_.Scalar", "zero_", "new_empty", "new_full", "new_ones", "new_zeros",
-    "normal_", "uniform_", "random_.from",
-    "as_strided", "clone", "diagonal", "expand", "permute", "select.int", "slice.Tensor", "squeeze",
-    "squeeze.dim", "t", "transpose.int", "unsqueeze", "view", "select_backward", "slice_backward",
-    "diagonal_backward", "flip", "roll", "repeat", "tril", "triu", "index_select", "gather", "embedding",
-})
-
-
 class Operator:
     """One operator's registrations and its precomputed dispatch table."""
 
@@ -239,7 +221,7 @@ class Operator:
 
     def recompute(self) -> None:
         """Rebuild the table from the registrations (Note [Table plans])."""
-        fallbacks = self._dispatcher.fallbacks
+        fallbacks, guards = self._dispatcher.fallbacks, self._dispatcher.guards
         names, plan, stubs = _plan(frozenset(self.kernels), frozenset(fallbacks), self.mixed_devices,
                                    bool(self.scalar_positions))
         kernels = self.kernels
@@ -248,33 +230,14 @@ class Operator:
         choices: list[Kernel | None] = [None] * _N_CHOICES
         for key, name, how in names:
             if name is not None:
-                choices[key] = kernels[name]
-                if key == _CUDA and how == "CompositeExplicitAutograd" and self.name not in BFLOAT16_SAFE:
-                    choices[key] = self._refusing_bfloat16(kernels[name])
+                guard = guards.get((key, how)) if guards else None
+                choices[key] = kernels[name] if guard is None else guard(self, kernels[name])
             elif how == "fallback":
                 choices[key] = fallbacks[_KEYS[key]].bind(self)
         for i in stubs:
             choices[i] = self._missing(_KEYS[i - NUM_KEYS] if i < _MISSING_NONE else None)
         choices[_MISMATCH] = self._moving_cpu_scalars if self.scalar_positions else self._device_mismatch
         self.table[:] = [choices[i] for i in plan]  # in place: generated modules hold the list itself
-
-    def _refusing_bfloat16(self, kernel: Kernel) -> Kernel:
-        """`kernel` behind a check that no tensor argument is bfloat16 (Note [Composite kernels and bfloat16])."""
-        name, positions = self.name.split(".")[0], self.tensor_positions
-
-        def kernel_without_bfloat16(*args: Any) -> Any:
-            for i in positions:
-                if i < len(args):
-                    arg = args[i]
-                    for v in (arg if isinstance(arg, list | tuple) else (arg,)):
-                        if getattr(v, "_dtype", None) is bfloat16:
-                            raise NotImplementedError(
-                                f"\"{name}_cuda\" not implemented for 'bfloat16': opgen's kernel for it works on "
-                                "the array library's data, which holds bfloat16 as raw uint16 bits; convert the "
-                                "tensor first, e.g. tensor.float()")
-            return kernel(*args)
-
-        return kernel_without_bfloat16
 
     def _moving_cpu_scalars(self, *args: Any) -> Any:
         """Note [CPU scalars beside device tensors]
@@ -343,7 +306,6 @@ _KEYS = tuple(DispatchKey)  # by value
 
 _MISSING_NONE = 2 * NUM_KEYS  # choice index of the error stub for an empty key set
 _MISMATCH = _MISSING_NONE + 1   # choice index of the device-mismatch error
-_CUDA = int(DispatchKey.CUDA)
 _N_CHOICES = _MISMATCH + 1
 _Plan = tuple[tuple[tuple[int, str | None, str], ...], tuple[int, ...], tuple[int, ...]]
 _plans: dict[tuple[frozenset[str], frozenset[DispatchKey], bool, bool], _Plan] = {}
@@ -407,6 +369,8 @@ class Dispatcher:
         self.ops: dict[str, Operator] = {}
         self.fallbacks: dict[DispatchKey, BoxedFallback] = {}
         self._fallback_stacks: dict[DispatchKey, list[list[Any]]] = {}
+        # (runtime key, alias name) -> guard: Note [Backend guards on alias kernels]
+        self.guards: dict[tuple[int, str], Callable[[Operator, Kernel], Kernel]] = {}
         self._lock = threading.Lock()
 
     def declare(self, name: str, schema: str, tensor_positions: tuple[int, ...] = (),
@@ -468,6 +432,37 @@ class Dispatcher:
                     op.kernels[key] = stack[-1][0]
                 touched[name] = op
             for op in touched.values():
+                op.recompute()
+
+    def guard_alias_kernels(self, key: str, alias: str, guard: Callable[[Operator, Kernel], Kernel],
+                            ) -> Callable[[], None]:
+        """Note [Backend guards on alias kernels]
+        An alias kernel (CompositeExplicitAutograd, ...) is shared by the backends it serves, but a backend
+        may need to restrict it: on `key`, every operator's table then holds `guard(op, kernel)` where it
+        would hold the `alias` kernel (the CUDA backend refuses bfloat16 there: Note [Composite kernels and
+        bfloat16] in runtime/cuda/composites.py). One guard per (key, alias); returns a function that
+        removes it. The tables with such a kernel are rebuilt, now and on removal."""
+        if alias not in ALIAS_KEYS:
+            raise ValueError(f"unknown alias key '{alias}'; alias keys: {', '.join(ALIAS_KEYS)}")
+        slot = (int(DispatchKey[key]), alias)
+        with self._lock:
+            if slot in self.guards:
+                raise ValueError(f"a guard for {alias} kernels at {key} is already installed")
+            self.guards[slot] = guard
+            self._recompute_with(alias)
+
+        def undo() -> None:
+            with self._lock:
+                if self.guards.get(slot) is guard:
+                    del self.guards[slot]
+                    self._recompute_with(alias)
+
+        return undo
+
+    def _recompute_with(self, key_name: str) -> None:
+        """Rebuild the tables of the operators with a kernel registered under `key_name`."""
+        for op in self.ops.values():
+            if key_name in op.kernels:
                 op.recompute()
 
     def register_fallback(self, key: str, fn: Callable[[Operator, list[Any]], Any]) -> Callable[[], None]:

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import generated as G
-from runtime.dispatcher import BFLOAT16_SAFE, CUDA_BIT, dispatcher
+from runtime.cuda.composites import BFLOAT16_SAFE
+from runtime.dispatcher import CUDA_BIT, dispatcher
 
 pytestmark = pytest.mark.cuda
 
@@ -261,7 +262,7 @@ def test_what_would_see_the_bits_refuses(call: Any, error: type, words: str) -> 
 def test_only_named_composite_kernels_take_bfloat16_on_cuda() -> None:
     """Every CUDA entry served by a CompositeExplicitAutograd kernel refuses bfloat16, except the listed
     bit-exact or converting ones (Note [Composite kernels and bfloat16]); the list names real operators."""
-    names = set(dispatcher.ops) if hasattr(dispatcher, "ops") else set(dispatcher._ops)
+    names = set(dispatcher.ops)
     assert BFLOAT16_SAFE <= names, sorted(BFLOAT16_SAFE - names)
     for name in sorted(names):
         op = dispatcher.find(name)

@@ -212,8 +212,8 @@ def _cell(op: D.Operator, kernel: Any) -> tuple[str, Any]:
         return ("fallback", _closure(kernel, "fn").__name__)
     if kernel.__qualname__.endswith("_missing.<locals>.missing"):
         return ("missing", _closure(kernel, "key"))
-    if kernel.__qualname__.endswith("_refusing_bfloat16.<locals>.kernel_without_bfloat16"):
-        return ("kernel", _closure(kernel, "kernel"))  # Note [Composite kernels and bfloat16]
+    if hasattr(kernel, "__wrapped__"):
+        return ("kernel", kernel.__wrapped__)  # a guarded alias kernel: Note [Backend guards on alias kernels]
     return ("kernel", kernel)
 
 
@@ -243,3 +243,33 @@ def test_every_table_cell_follows_the_rule() -> None:
         lib.fallback(meta_fallback, "Meta")
         check()
     check()
+
+
+def test_a_backend_guards_the_alias_kernels_it_shares() -> None:
+    """Note [Backend guards on alias kernels]: the guard wraps the alias kernel at its key only, one guard per
+    (key, alias), and removing it restores every table."""
+    op = dispatcher.find("linear")  # CompositeExplicitAutograd
+    plain_cpu, plain_meta = op.table[CPU_BIT], op.table[1 << DispatchKey.Meta]
+    seen = []
+
+    def guard(o: D.Operator, kernel: Any) -> Any:
+        def guarded(*args: Any) -> Any:
+            seen.append(o.name)
+            return kernel(*args)
+        guarded.__wrapped__ = kernel  # type: ignore[attr-defined]
+        return guarded
+
+    undo = dispatcher.guard_alias_kernels("Meta", "CompositeExplicitAutograd", guard)
+    try:
+        assert op.table[1 << DispatchKey.Meta].__wrapped__ is plain_meta
+        assert op.table[CPU_BIT] is plain_cpu  # other keys keep the plain kernel
+        with pytest.raises(ValueError, match="already installed"):
+            dispatcher.guard_alias_kernels("Meta", "CompositeExplicitAutograd", guard)
+        G.linear(G.ones(1, 2), G.ones(3, 2))
+        assert seen == []  # a CPU call never meets the Meta guard
+    finally:
+        undo()
+    assert op.table[1 << DispatchKey.Meta] is plain_meta
+    undo()  # twice is a no-op
+    with pytest.raises(ValueError, match="unknown alias key"):
+        dispatcher.guard_alias_kernels("CPU", "Composite", guard)
