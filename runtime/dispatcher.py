@@ -396,26 +396,7 @@ class Dispatcher:
             raise ValueError(f"unknown dispatch key '{key}'; known keys: "
                              f"{', '.join([*DispatchKey.__members__, *ALIAS_KEYS])}")
         op = self.find(name)
-        entry = [kernel]
-        with self._lock:
-            stack = op.stacks.get(key)
-            if stack is None:
-                stack = op.stacks[key] = [[op.kernels.get(key)]]  # the base registration, maybe None
-            stack.append(entry)
-            op.kernels[key] = kernel
-            op.recompute()
-
-        def undo() -> None:
-            with self._lock:
-                if _remove_entry(stack, entry):
-                    top = stack[-1][0]
-                    if top is None:
-                        op.kernels.pop(key, None)
-                    else:
-                        op.kernels[key] = top
-                    op.recompute()
-
-        return undo
+        return _push(self._lock, op.stacks, key, op.kernels, kernel, op.recompute)
 
     def register_all(self, entries: Sequence[tuple[str, str, Kernel]]) -> None:
         """Register many (op name, key, kernel) base entries, recomputing each op's table once. A base entry
@@ -468,29 +449,38 @@ class Dispatcher:
     def register_fallback(self, key: str, fn: Callable[[Operator, list[Any]], Any]) -> Callable[[], None]:
         """A boxed fallback for every operator at `key` on top of the ones there; returns a function that
         removes exactly this one (Note [Registration stacks])."""
-        k = DispatchKey[key]
-        entry: list[Any] = [BoxedFallback(fn)]
-        with self._lock:
-            stack = self._fallback_stacks.get(k)
-            if stack is None:
-                stack = self._fallback_stacks[k] = [[self.fallbacks.get(k)]]
-            stack.append(entry)
-            self.fallbacks[k] = entry[0]
-            for op in self.ops.values():
-                op.recompute()
+        return _push(self._lock, self._fallback_stacks, DispatchKey[key], self.fallbacks, BoxedFallback(fn),
+                     self._recompute_all)
 
-        def undo() -> None:
-            with self._lock:
-                if _remove_entry(stack, entry):
-                    top = stack[-1][0]
-                    if top is None:
-                        self.fallbacks.pop(k, None)
-                    else:
-                        self.fallbacks[k] = top
-                    for op in self.ops.values():
-                        op.recompute()
+    def _recompute_all(self) -> None:
+        for op in self.ops.values():
+            op.recompute()
 
-        return undo
+
+def _push(lock: threading.Lock, stacks: dict[Any, list[list[Any]]], slot: Any, live: dict[Any, Any], value: Any,
+          recompute: Callable[[], None]) -> Callable[[], None]:
+    """Push `value` on the registration stack of `slot`, so that it serves `live[slot]`; returns the handle
+    that removes exactly this entry (Note [Registration stacks]). `recompute` rebuilds the tables affected."""
+    entry = [value]
+    with lock:
+        stack = stacks.get(slot)
+        if stack is None:
+            stack = stacks[slot] = [[live.get(slot)]]  # the base registration, maybe None
+        stack.append(entry)
+        live[slot] = value
+        recompute()
+
+    def undo() -> None:
+        with lock:
+            if _remove_entry(stack, entry):
+                top = stack[-1][0]
+                if top is None:
+                    live.pop(slot, None)
+                else:
+                    live[slot] = top
+                recompute()
+
+    return undo
 
 
 def _remove_entry(stack: list[list[Any]], entry: list[Any]) -> bool:
