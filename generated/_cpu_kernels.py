@@ -4880,7 +4880,7 @@ def masked_fill_Tensor(input, mask, value):
         a1 = mask._data
         a2 = value._data
     else:
-        dt, a0, a1, a2 = _k.operands("masked_fill", "common", None, (input, mask, value))
+        dt, a0, a1, a2 = _k.operands("masked_fill", "common", None, (input, mask, value), follow=(2,))
     try:
         r = _k.where(a1, a2, a0)
     except ValueError:
@@ -4910,7 +4910,7 @@ def masked_fill_Tensor_inplace(input, mask, value):
         a1 = mask._data
         a2 = value._data
     else:
-        dt, a0, a1, a2 = _k.operands("masked_fill", "common", None, (input, mask, value))
+        dt, a0, a1, a2 = _k.operands("masked_fill", "common", None, (input, mask, value), follow=(2,))
     try:
         r = _k.where(a1, a2, a0)
     except ValueError:
@@ -4931,7 +4931,7 @@ def masked_fill_Tensor_out(input, mask, value, out):
         a1 = mask._data
         a2 = value._data
     else:
-        dt, a0, a1, a2 = _k.operands("masked_fill", "common", None, (input, mask, value))
+        dt, a0, a1, a2 = _k.operands("masked_fill", "common", None, (input, mask, value), follow=(2,))
     try:
         r = _k.where(a1, a2, a0)
     except ValueError:
