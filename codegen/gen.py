@@ -183,6 +183,7 @@ class CpuKernelContext:
     inplace: bool  # has an in-place form (NativeFunction.group)
     conditions: tuple[str, ...]
     zero_dim: tuple[str, ...] = ()  # tensors that must be 0-dimensional (PointwiseSpec.zero_dim)
+    follow: tuple[int, ...] = ()  # positions in `tensors` of the zero_dim ones: they take the result dtype
     same_dtype: tuple[tuple[str, bool], ...] = ()  # PointwiseSpec.same_dtype
     divisors: tuple[str, ...] = ()  # integer divisors, rendered: checked for zero (kernel_spec.integer_divisors)
 
@@ -214,6 +215,7 @@ def _cpu_kernel_context(f: NativeFunction) -> CpuKernelContext:
         inplace=f.group.inplace is not None,
         conditions=tuple(py_name(t) for t in condition_tensors(spec)),
         zero_dim=tuple(py_name(t) for t in spec.zero_dim),
+        follow=tuple(spec.tensors.index(t) for t in spec.zero_dim),
         same_dtype=tuple((py_name(t), always) for t, always in spec.same_dtype),
         divisors=tuple(NUMPY.render(d, names) for d in integer_divisors(spec)),
     )

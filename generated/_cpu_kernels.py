@@ -104,7 +104,7 @@ def add_Tensor_out(input, other, alpha, out):
 
 def add_Scalar(input, other, alpha):
     dt = input._dtype
-    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+    if dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
         dt, a0 = _k.operands("add", "common", None, (input,), (other,))
@@ -133,7 +133,7 @@ def add_Scalar(input, other, alpha):
 
 def add_Scalar_inplace(input, other, alpha):
     dt = input._dtype
-    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+    if dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
         dt, a0 = _k.operands("add", "common", None, (input,), (other,))
@@ -153,7 +153,7 @@ def add_Scalar_inplace(input, other, alpha):
 
 def add_Scalar_out(input, other, alpha, out):
     dt = input._dtype
-    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+    if dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
         dt, a0 = _k.operands("add", "common", None, (input,), (other,))
@@ -377,7 +377,7 @@ def mul_Tensor_out(input, other, out):
 
 def mul_Scalar(input, other):
     dt = input._dtype
-    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+    if dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
         dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
@@ -401,7 +401,7 @@ def mul_Scalar(input, other):
 
 def mul_Scalar_inplace(input, other):
     dt = input._dtype
-    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+    if dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
         dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
@@ -416,7 +416,7 @@ def mul_Scalar_inplace(input, other):
 
 def mul_Scalar_out(input, other, out):
     dt = input._dtype
-    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+    if dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
         dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
@@ -863,7 +863,7 @@ def gt_Tensor_out(input, other, out):
 
 def gt_Scalar(input, other):
     dt = input._dtype
-    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+    if dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
         dt, a0 = _k.operands("gt", "bool", None, (input,), (other,))
@@ -888,7 +888,7 @@ def gt_Scalar(input, other):
 
 def gt_Scalar_out(input, other, out):
     dt = input._dtype
-    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+    if dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
         dt, a0 = _k.operands("gt", "bool", None, (input,), (other,))
@@ -3295,7 +3295,7 @@ def lt_Tensor_out(input, other, out):
 
 def lt_Scalar(input, other):
     dt = input._dtype
-    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+    if dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
         dt, a0 = _k.operands("lt", "bool", None, (input,), (other,))
@@ -3320,7 +3320,7 @@ def lt_Scalar(input, other):
 
 def lt_Scalar_out(input, other, out):
     dt = input._dtype
-    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+    if dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
         dt, a0 = _k.operands("lt", "bool", None, (input,), (other,))
@@ -3379,7 +3379,7 @@ def le_Tensor_out(input, other, out):
 
 def le_Scalar(input, other):
     dt = input._dtype
-    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+    if dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
         dt, a0 = _k.operands("le", "bool", None, (input,), (other,))
@@ -3404,7 +3404,7 @@ def le_Scalar(input, other):
 
 def le_Scalar_out(input, other, out):
     dt = input._dtype
-    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+    if dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
         dt, a0 = _k.operands("le", "bool", None, (input,), (other,))
@@ -3463,7 +3463,7 @@ def ge_Tensor_out(input, other, out):
 
 def ge_Scalar(input, other):
     dt = input._dtype
-    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+    if dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
         dt, a0 = _k.operands("ge", "bool", None, (input,), (other,))
@@ -3488,7 +3488,7 @@ def ge_Scalar(input, other):
 
 def ge_Scalar_out(input, other, out):
     dt = input._dtype
-    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+    if dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
         dt, a0 = _k.operands("ge", "bool", None, (input,), (other,))
@@ -3547,7 +3547,7 @@ def eq_Tensor_out(input, other, out):
 
 def eq_Scalar(input, other):
     dt = input._dtype
-    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+    if dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
         dt, a0 = _k.operands("eq", "bool", None, (input,), (other,))
@@ -3572,7 +3572,7 @@ def eq_Scalar(input, other):
 
 def eq_Scalar_out(input, other, out):
     dt = input._dtype
-    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+    if dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
         dt, a0 = _k.operands("eq", "bool", None, (input,), (other,))
@@ -3631,7 +3631,7 @@ def ne_Tensor_out(input, other, out):
 
 def ne_Scalar(input, other):
     dt = input._dtype
-    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+    if dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
         dt, a0 = _k.operands("ne", "bool", None, (input,), (other,))
@@ -3656,7 +3656,7 @@ def ne_Scalar(input, other):
 
 def ne_Scalar_out(input, other, out):
     dt = input._dtype
-    if dt in _NATIVE and dt in _KEEPS.get(other.__class__, ()):
+    if dt in _KEEPS.get(other.__class__, ()):
         a0 = input._data
     else:
         dt, a0 = _k.operands("ne", "bool", None, (input,), (other,))
@@ -4880,7 +4880,7 @@ def masked_fill_Tensor(input, mask, value):
         a1 = mask._data
         a2 = value._data
     else:
-        dt, a0, a1, a2 = _k.operands("masked_fill", "common", None, (input, mask, value))
+        dt, a0, a1, a2 = _k.operands("masked_fill", "common", None, (input, mask, value), follow=(2,))
     try:
         r = _k.where(a1, a2, a0)
     except ValueError:
@@ -4910,7 +4910,7 @@ def masked_fill_Tensor_inplace(input, mask, value):
         a1 = mask._data
         a2 = value._data
     else:
-        dt, a0, a1, a2 = _k.operands("masked_fill", "common", None, (input, mask, value))
+        dt, a0, a1, a2 = _k.operands("masked_fill", "common", None, (input, mask, value), follow=(2,))
     try:
         r = _k.where(a1, a2, a0)
     except ValueError:
@@ -4931,7 +4931,7 @@ def masked_fill_Tensor_out(input, mask, value, out):
         a1 = mask._data
         a2 = value._data
     else:
-        dt, a0, a1, a2 = _k.operands("masked_fill", "common", None, (input, mask, value))
+        dt, a0, a1, a2 = _k.operands("masked_fill", "common", None, (input, mask, value), follow=(2,))
     try:
         r = _k.where(a1, a2, a0)
     except ValueError:

@@ -2213,6 +2213,7 @@ _masked_fill_Tensor = PointwiseKernel(
     num_scalars=0,
     promote_scalars=(),
     conditions=(1,),
+    follow=(2,),
     alpha=None,
     instances={
         "bool": ("bool", 16),

@@ -6356,7 +6356,11 @@ def add(input, other, *, alpha=1, out=None):
             _k = _bad_arguments(_op_add_Tensor, (input, other, alpha,))
         return _tab_add_Tensor[_k](input, other, alpha)
     if out is None and not isinstance(other, Tensor):
-        return _call_add_Scalar(input, other, alpha)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_add_Scalar, (input, other, alpha,))
+        return _tab_add_Scalar[_k](input, other, alpha)
     if isinstance(other, Tensor) and out is not None:
         return _call_add_out(input, other, alpha, out)
     if not isinstance(other, Tensor) and out is not None:
@@ -6481,7 +6485,11 @@ def argsort(input, dim=-1, descending=False, *, stable=_NG):
             _k = _bad_arguments(_op_argsort, (input, dim, descending,))
         return _tab_argsort[_k](input, dim, descending)
     if stable is not _NG:
-        return _call_argsort_stable(input, stable, dim, descending)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_argsort_stable, (input, stable, dim, descending,))
+        return _tab_argsort_stable[_k](input, stable, dim, descending)
     return _no_overload("argsort", locals(), ('argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor', 'argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor'))
 
 
@@ -6733,7 +6741,11 @@ def clamp(input, min=None, max=None):
             _k = _bad_arguments(_op_clamp, (input, min, max,))
         return _tab_clamp[_k](input, min, max)
     if (min is None or isinstance(min, Tensor)) and (max is None or isinstance(max, Tensor)):
-        return _call_clamp_Tensor(input, min, max)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (min._keys if min is not None else 0) | (max._keys if max is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_clamp_Tensor, (input, min, max,))
+        return _tab_clamp_Tensor[_k](input, min, max)
     return _no_overload("clamp", locals(), ('clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor', 'clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'))
 
 
@@ -6792,7 +6804,11 @@ def clip(input, min=None, max=None):
             _k = _bad_arguments(_op_clip, (input, min, max,))
         return _tab_clip[_k](input, min, max)
     if (min is None or isinstance(min, Tensor)) and (max is None or isinstance(max, Tensor)):
-        return _call_clip_Tensor(input, min, max)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (min._keys if min is not None else 0) | (max._keys if max is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_clip_Tensor, (input, min, max,))
+        return _tab_clip_Tensor[_k](input, min, max)
     return _no_overload("clip", locals(), ('clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor', 'clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'))
 
 
@@ -6970,11 +6986,23 @@ def div(input, other, *, rounding_mode=_NG, out=None):
             _k = _bad_arguments(_op_div_Tensor, (input, other,))
         return _tab_div_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor) and rounding_mode is _NG:
-        return _call_div_Scalar(input, other)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_div_Scalar, (input, other,))
+        return _tab_div_Scalar[_k](input, other)
     if out is None and isinstance(other, Tensor) and rounding_mode is not _NG:
-        return _call_div_Tensor_mode(input, other, rounding_mode)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_div_Tensor_mode, (input, other, rounding_mode,))
+        return _tab_div_Tensor_mode[_k](input, other, rounding_mode)
     if out is None and not isinstance(other, Tensor) and rounding_mode is not _NG:
-        return _call_div_Scalar_mode(input, other, rounding_mode)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_div_Scalar_mode, (input, other, rounding_mode,))
+        return _tab_div_Scalar_mode[_k](input, other, rounding_mode)
     if isinstance(other, Tensor) and rounding_mode is _NG and out is not None:
         return _call_div_out(input, other, out)
     if not isinstance(other, Tensor) and rounding_mode is _NG and out is not None:
@@ -7053,7 +7081,11 @@ def eq(input, other, *, out=None):
             _k = _bad_arguments(_op_eq_Tensor, (input, other,))
         return _tab_eq_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
-        return _call_eq_Scalar(input, other)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_eq_Scalar, (input, other,))
+        return _tab_eq_Scalar[_k](input, other)
     if isinstance(other, Tensor) and out is not None:
         return _call_eq_out(input, other, out)
     if not isinstance(other, Tensor) and out is not None:
@@ -7231,7 +7263,11 @@ def floor_divide(input, other, *, out=None):
             _k = _bad_arguments(_op_floor_divide, (input, other,))
         return _tab_floor_divide[_k](input, other)
     if out is None and not isinstance(other, Tensor):
-        return _call_floor_divide_Scalar(input, other)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_floor_divide_Scalar, (input, other,))
+        return _tab_floor_divide_Scalar[_k](input, other)
     if isinstance(other, Tensor) and out is not None:
         return _call_floor_divide_out(input, other, out)
     if not isinstance(other, Tensor) and out is not None:
@@ -7260,7 +7296,11 @@ def fmod(input, other, *, out=None):
             _k = _bad_arguments(_op_fmod_Tensor, (input, other,))
         return _tab_fmod_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
-        return _call_fmod_Scalar(input, other)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_fmod_Scalar, (input, other,))
+        return _tab_fmod_Scalar[_k](input, other)
     if isinstance(other, Tensor) and out is not None:
         return _call_fmod_out(input, other, out)
     if not isinstance(other, Tensor) and out is not None:
@@ -7314,7 +7354,11 @@ def ge(input, other, *, out=None):
             _k = _bad_arguments(_op_ge_Tensor, (input, other,))
         return _tab_ge_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
-        return _call_ge_Scalar(input, other)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_ge_Scalar, (input, other,))
+        return _tab_ge_Scalar[_k](input, other)
     if isinstance(other, Tensor) and out is not None:
         return _call_ge_out(input, other, out)
     if not isinstance(other, Tensor) and out is not None:
@@ -7354,7 +7398,11 @@ def gt(input, other, *, out=None):
             _k = _bad_arguments(_op_gt_Tensor, (input, other,))
         return _tab_gt_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
-        return _call_gt_Scalar(input, other)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_gt_Scalar, (input, other,))
+        return _tab_gt_Scalar[_k](input, other)
     if isinstance(other, Tensor) and out is not None:
         return _call_gt_out(input, other, out)
     if not isinstance(other, Tensor) and out is not None:
@@ -7581,7 +7629,11 @@ def le(input, other, *, out=None):
             _k = _bad_arguments(_op_le_Tensor, (input, other,))
         return _tab_le_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
-        return _call_le_Scalar(input, other)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_le_Scalar, (input, other,))
+        return _tab_le_Scalar[_k](input, other)
     if isinstance(other, Tensor) and out is not None:
         return _call_le_out(input, other, out)
     if not isinstance(other, Tensor) and out is not None:
@@ -7895,7 +7947,11 @@ def lt(input, other, *, out=None):
             _k = _bad_arguments(_op_lt_Tensor, (input, other,))
         return _tab_lt_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
-        return _call_lt_Scalar(input, other)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_lt_Scalar, (input, other,))
+        return _tab_lt_Scalar[_k](input, other)
     if isinstance(other, Tensor) and out is not None:
         return _call_lt_out(input, other, out)
     if not isinstance(other, Tensor) and out is not None:
@@ -7935,7 +7991,11 @@ def max(input, dim=_NG, keepdim=_NG, other=_NG):
     if (other is not _NG and dim is _NG or isinstance(dim, Tensor) and other is _NG):
         return _call_max_other(input, (other if other is not _NG else dim))
     if dim is _NG and keepdim is _NG and other is _NG:
-        return _call_max(input)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_max, (input,))
+        return _tab_max[_k](input)
     if dim is not _NG and other is _NG:
         return _call_max_dim(input, dim, (False if keepdim is _NG else keepdim))
     return _no_overload("max", locals(), ('max(Tensor self) -> Tensor', 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', 'max.other(Tensor self, Tensor other) -> Tensor'))
@@ -8001,7 +8061,11 @@ def min(input, dim=_NG, keepdim=_NG, other=_NG):
     if (other is not _NG and dim is _NG or isinstance(dim, Tensor) and other is _NG):
         return _call_min_other(input, (other if other is not _NG else dim))
     if dim is _NG and keepdim is _NG and other is _NG:
-        return _call_min(input)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_min, (input,))
+        return _tab_min[_k](input)
     if dim is not _NG and other is _NG:
         return _call_min_dim(input, dim, (False if keepdim is _NG else keepdim))
     return _no_overload("min", locals(), ('min(Tensor self) -> Tensor', 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', 'min.other(Tensor self, Tensor other) -> Tensor'))
@@ -8080,7 +8144,11 @@ def mul(input, other, *, out=None):
             _k = _bad_arguments(_op_mul_Tensor, (input, other,))
         return _tab_mul_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
-        return _call_mul_Scalar(input, other)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_mul_Scalar, (input, other,))
+        return _tab_mul_Scalar[_k](input, other)
     if isinstance(other, Tensor) and out is not None:
         return _call_mul_out(input, other, out)
     if not isinstance(other, Tensor) and out is not None:
@@ -8153,7 +8221,11 @@ def ne(input, other, *, out=None):
             _k = _bad_arguments(_op_ne_Tensor, (input, other,))
         return _tab_ne_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
-        return _call_ne_Scalar(input, other)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_ne_Scalar, (input, other,))
+        return _tab_ne_Scalar[_k](input, other)
     if isinstance(other, Tensor) and out is not None:
         return _call_ne_out(input, other, out)
     if not isinstance(other, Tensor) and out is not None:
@@ -8226,7 +8298,11 @@ def nonzero(input, *, as_tuple=_NG):
             _k = _bad_arguments(_op_nonzero, (input,))
         return _tab_nonzero[_k](input)
     if as_tuple is not _NG:
-        return _call_nonzero_as_tuple(input, as_tuple)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_nonzero_as_tuple, (input, as_tuple,))
+        return _tab_nonzero_as_tuple[_k](input, as_tuple)
     return _no_overload("nonzero", locals(), ('nonzero(Tensor self) -> Tensor', 'nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]'))
 
 
@@ -8234,7 +8310,11 @@ def norm(input, p=_NG, dim=None, keepdim=False, *, dtype=None):
     if True:
         return _call_norm_Scalar(input, (2 if p is _NG else p), dim, keepdim, dtype)
     if p is not _NG:
-        return _call_norm_str(input, p, dim, keepdim, dtype)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_norm_str, (input, p, dim, keepdim, dtype,))
+        return _tab_norm_str[_k](input, p, dim, keepdim, dtype)
     return _no_overload("norm", locals(), ('norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', 'norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
@@ -8287,7 +8367,11 @@ def pow(input, exponent, *, out=None):
             _k = _bad_arguments(_op_pow_Tensor_Scalar, (input, exponent,))
         return _tab_pow_Tensor_Scalar[_k](input, exponent)
     if out is None and isinstance(exponent, Tensor):
-        return _call_pow_Tensor_Tensor(input, exponent)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_pow_Tensor_Tensor, (input, exponent,))
+        return _tab_pow_Tensor_Tensor[_k](input, exponent)
     if not isinstance(exponent, Tensor) and out is not None:
         return _call_pow_Tensor_Scalar_out(input, exponent, out)
     if isinstance(exponent, Tensor) and out is not None:
@@ -8391,7 +8475,11 @@ def remainder(input, other, *, out=None):
             _k = _bad_arguments(_op_remainder_Tensor, (input, other,))
         return _tab_remainder_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
-        return _call_remainder_Scalar(input, other)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_remainder_Scalar, (input, other,))
+        return _tab_remainder_Scalar[_k](input, other)
     if isinstance(other, Tensor) and out is not None:
         return _call_remainder_out(input, other, out)
     if not isinstance(other, Tensor) and out is not None:
@@ -8428,7 +8516,11 @@ def repeat_interleave(input, repeats, dim=None, *, output_size=None):
             _k = _bad_arguments(_op_repeat_interleave_self_int, (input, repeats, dim, output_size,))
         return _tab_repeat_interleave_self_int[_k](input, repeats, dim, output_size)
     if isinstance(repeats, Tensor):
-        return _call_repeat_interleave_self_Tensor(input, repeats, dim, output_size)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | repeats._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_repeat_interleave_self_Tensor, (input, repeats, dim, output_size,))
+        return _tab_repeat_interleave_self_Tensor[_k](input, repeats, dim, output_size)
     return _no_overload("repeat_interleave", locals(), ('repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor', 'repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor'))
 
 
@@ -8456,7 +8548,11 @@ def round(input, *, decimals=_NG, out=None):
             _k = _bad_arguments(_op_round, (input,))
         return _tab_round[_k](input)
     if out is None and decimals is not _NG:
-        return _call_round_decimals(input, decimals)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_round_decimals, (input, decimals,))
+        return _tab_round_decimals[_k](input, decimals)
     if decimals is _NG and out is not None:
         return _call_round_out(input, out)
     return _no_overload("round", locals(), ('round(Tensor self) -> Tensor', 'round.decimals(Tensor self, *, int decimals) -> Tensor', 'round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
@@ -8706,7 +8802,11 @@ def sort(input, dim=-1, descending=False, *, stable=_NG):
             _k = _bad_arguments(_op_sort, (input, dim, descending,))
         return _rt_sort._make(_tab_sort[_k](input, dim, descending))
     if stable is not _NG:
-        return _call_sort_stable(input, stable, dim, descending)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_sort_stable, (input, stable, dim, descending,))
+        return _rt_sort_stable._make(_tab_sort_stable[_k](input, stable, dim, descending))
     return _no_overload("sort", locals(), ('sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'))
 
 
@@ -8768,7 +8868,11 @@ def squeeze(input, dim=_NG):
             _k = _bad_arguments(_op_squeeze, (input,))
         return _tab_squeeze[_k](input)
     if dim is not _NG:
-        return _call_squeeze_dim(input, dim)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_squeeze_dim, (input, dim,))
+        return _tab_squeeze_dim[_k](input, dim)
     return _no_overload("squeeze", locals(), ('squeeze(Tensor(a) self) -> Tensor(a)', 'squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)'))
 
 
@@ -8808,7 +8912,11 @@ def sub(input, other, *, alpha=1, out=None):
             _k = _bad_arguments(_op_sub_Tensor, (input, other, alpha,))
         return _tab_sub_Tensor[_k](input, other, alpha)
     if out is None and not isinstance(other, Tensor):
-        return _call_sub_Scalar(input, other, alpha)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_sub_Scalar, (input, other, alpha,))
+        return _tab_sub_Scalar[_k](input, other, alpha)
     if isinstance(other, Tensor) and out is not None:
         return _call_sub_out(input, other, alpha, out)
     if not isinstance(other, Tensor) and out is not None:
@@ -9085,7 +9193,11 @@ def where(condition, input=_NG, other=_NG, *, out=None):
     if out is None and input is not _NG and other is not _NG:
         return _call_where_self(condition, (input if isinstance(input, Tensor) else _scalar(input, op='where', arg='input')), (other if isinstance(other, Tensor) else _scalar(other, op='where', arg='other')))
     if out is None and input is _NG and other is _NG:
-        return _call_where(condition)
+        try:
+            _k = (_shared.remap or _tls.remap)[condition._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_where, (condition,))
+        return _tab_where[_k](condition)
     if input is not _NG and other is not _NG and out is not None:
         return _call_where_self_out(condition, (input if isinstance(input, Tensor) else _scalar(input, op='where', arg='input')), (other if isinstance(other, Tensor) else _scalar(other, op='where', arg='other')), out)
     return _no_overload("where", locals(), ('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', 'where(Tensor condition) -> Tensor[]', 'where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))

@@ -88,3 +88,63 @@ def test_broadcast_failure_names_both_shapes() -> None:
     with pytest.raises((RuntimeError, ValueError), match=r"\(2,\s*3\).*\(4,\)|\[2, 3\].*\[4\]"):
         G.add(G.zeros(2, 3), G.zeros(4))
     np.testing.assert_array_equal((G.zeros(2, 3) + G.ones(3)).numpy(), np.ones((2, 3)))
+
+
+# masked_fill's and index_fill's value tensor stands for a Scalar (PyTorch reads it with `.item()`): it takes
+# self's dtype and never promotes it, whatever its own dtype (the `zero_dim` rule of native_functions.yaml).
+FILL_VALUES = [(2.5, G.float32), (2.5, G.float64), (7, G.int64), (True, G.bool), (-3, G.int8)]
+
+
+def _fill_cases(device: str) -> list[tuple[str, G.Tensor]]:
+    mask = G.tensor([True, False, True], device=device)
+    index = G.tensor([0, 2], device=device)
+    out = []
+    for dt in (G.int64, G.int32, G.uint8, G.bool, G.float32, G.float64):
+        x = G.tensor([1, 0, 3], dtype=dt, device=device)
+        for v, vdt in FILL_VALUES:
+            value = G.tensor(v, dtype=vdt, device=device)
+            out.append((f"{dt.name}<-{vdt.name}", x.masked_fill(mask, value)))
+            out.append((f"{dt.name}<-{vdt.name} index", x.index_fill(0, index, value)))
+            y = x.clone()
+            y.masked_fill_(mask, value)
+            out.append((f"{dt.name}<-{vdt.name} inplace", y))
+    return out
+
+
+def _torch_fill_cases() -> list[tuple[str, object]]:
+    torch = pytest.importorskip("torch")
+    mask, index = torch.tensor([True, False, True]), torch.tensor([0, 2])
+    out = []
+    for name in ("int64", "int32", "uint8", "bool", "float32", "float64"):
+        x = torch.tensor([1, 0, 3], dtype=getattr(torch, name))
+        for v, vdt in FILL_VALUES:
+            value = torch.tensor(v, dtype=getattr(torch, vdt.name))
+            out.append((f"{name}<-{vdt.name}", x.masked_fill(mask, value)))
+            out.append((f"{name}<-{vdt.name} index", x.index_fill(0, index, value)))
+            y = x.clone()
+            y.masked_fill_(mask, value)
+            out.append((f"{name}<-{vdt.name} inplace", y))
+    return out
+
+
+def test_fill_value_tensor_keeps_self_dtype_vs_torch() -> None:
+    expected = _torch_fill_cases()
+    got = _fill_cases("cpu")
+    for (name, ours), (_, theirs) in zip(got, expected, strict=True):
+        assert ours.dtype.name == str(theirs.dtype).removeprefix("torch."), name
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=name)
+
+
+def test_fill_value_tensor_keeps_self_dtype() -> None:
+    x = G.tensor([1, 2, 3])
+    r = x.masked_fill(G.tensor([True, False, True]), G.tensor(2.5))
+    assert r.dtype is G.int64 and r.tolist() == [2, 2, 2]
+    assert G.masked_fill(G.ones(2, dtype=G.bool), G.tensor([True, False]), G.tensor(0.0)).tolist() == [False, True]
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not G.cuda.is_available(), reason="needs a CUDA device")
+def test_fill_value_tensor_keeps_self_dtype_cuda() -> None:
+    for (name, ours), (_, cpu) in zip(_fill_cases("cuda"), _fill_cases("cpu"), strict=True):
+        assert ours.dtype is cpu.dtype, name
+        np.testing.assert_array_equal(ours.cpu().numpy(), cpu.numpy(), err_msg=name)

@@ -34,6 +34,7 @@ class PointwiseKernel:
     promote_scalars: tuple[int, ...] = ()  # scalars that take part in type promotion (wrapped numbers)
     conditions: tuple[int, ...] = ()  # positions of the tensors used as a condition: bool, whatever the instance
     alpha: int | None = None  # position in the scalars of an `alpha` (checked as PyTorch: runtime/kernels/checks.py)
+    follow: tuple[int, ...] = ()  # positions of zero_dim tensors: they take the common dtype, not part of promotion
 
 
 def compute_dtype_name(dtype: str) -> str:
@@ -84,7 +85,8 @@ def launch(kernel: PointwiseKernel, tensors: Sequence[Any], scalars: Sequence[An
     from runtime.tensor import Tensor
 
     wrapped = (scalars[i] for i in kernel.promote_scalars if scalars[i] is not None)
-    common = dtypes.result_type(*tensors, *wrapped).name
+    promoting = tensors if not kernel.follow else [t for i, t in enumerate(tensors) if i not in kernel.follow]
+    common = dtypes.result_type(*promoting, *wrapped).name
     key = select_instance(kernel, common, dtypes.get_default_dtype().name)
     out_name, vec = kernel.instances[key]
     in_dtype = dtypes.as_dtype(key)

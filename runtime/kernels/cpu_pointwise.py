@@ -50,14 +50,17 @@ def fast_dtypes(names: tuple[str, ...] | None, floating_only: bool = False) -> f
 
 
 def operands(op: str, promote: str, allowed: tuple[str, ...] | None, tensors: tuple[Tensor, ...],
-             scalars: tuple[Any, ...] = ()) -> tuple[Any, ...]:
+             scalars: tuple[Any, ...] = (), follow: tuple[int, ...] = ()) -> tuple[Any, ...]:
     """The general path of a pointwise kernel: the result dtype (PyTorch's promotion over the tensors
     and the `scalars` that take part in it, then `promote`), checked against the dtypes the op accepts,
-    and the tensors' arrays cast to the dtype NumPy computes in: `(dtype, array0, array1, ...)`."""
-    if len(tensors) == 1 and not scalars:
-        dt = tensors[0]._dtype
+    and the tensors' arrays cast to the dtype NumPy computes in: `(dtype, array0, array1, ...)`.
+    `follow`: positions of tensors that take that dtype without taking part in promotion (a `zero_dim`
+    value tensor stands for a Scalar: masked_fill of an int64 tensor with a float value stays int64)."""
+    promoting = tensors if not follow else tuple(t for i, t in enumerate(tensors) if i not in follow)
+    if len(promoting) == 1 and not scalars:
+        dt = promoting[0]._dtype
     else:
-        dt = result_type(*tensors, *scalars)
+        dt = result_type(*promoting, *scalars)
     if promote == "float" and not dt.is_floating_point:
         dt = float_result_type(*tensors, *scalars)
     if allowed is not None and dt.name not in allowed:
