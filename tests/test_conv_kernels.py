@@ -28,6 +28,9 @@ CONV_CASES = [
     ((3, 16, 6, 5), (8, 16, 3, 3), 1, 1, 1, 1),          # many channels: channels-last columns, one GEMM
     ((2, 16, 9, 7), (4, 16, 3, 2), 2, (1, 2), (2, 1), 1),  # channels-last, strided, dilated, padded
     ((0, 16, 6, 6), (4, 16, 3, 3), 1, 1, 1, 1),          # channels-last geometry, empty batch
+    ((2, 4, 10, 14), (6, 2, 3, 3), 1, 1, 1, 2),          # grouped wide rows in the forward (1/8 junk)
+    ((2, 3, 6, 7), (4, 3, 3, 2), 1, (2, 0), (2, 3), 1),  # input gradient as a dilated, padded convolution
+    ((2, 3, 6, 6), (4, 3, 1, 3), 1, 1, 1, 1),            # padding past (k - 1) * dil: the fold instead
 ]
 
 
@@ -72,7 +75,7 @@ def test_conv2d_matches_torch(case: tuple, dtype: Any, transposed: bool) -> None
 
 
 @pytest.mark.parametrize("one_thread", [False, True])
-@pytest.mark.parametrize("case", CONV_CASES[:2] + CONV_CASES[-3:], ids=lambda c: str(c[:2]))
+@pytest.mark.parametrize("case", CONV_CASES[:2] + CONV_CASES[-6:], ids=lambda c: str(c[:2]))
 def test_conv2d_batch_gemm_and_per_sample_gemms_agree(case: tuple, one_thread: bool, monkeypatch: Any) -> None:
     # Note [One GEMM or one per sample]: both forms of each product, whatever this process's BLAS threads.
     from runtime.kernels import conv_ops
