@@ -17,7 +17,9 @@ the benchmarks run, it is the faster form.) The weight gradient makes its column
 
 from __future__ import annotations
 
+import math
 import os
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +28,57 @@ import numpy as np
 from runtime import dtypes
 from runtime.kernels._xp import as_tuple, strided_view, wrap, xp_of
 from runtime.tensor import Tensor
+
+# Note [Convolution scratch buffers]
+# The padded copies, columns and GEMM products that a convolution kernel makes and drops before it returns
+# are views of per-thread buffers that live on between calls (one per slot below, grown to the largest
+# request up to _SCRATCH_LIMIT bytes; larger ones are fresh arrays). Fresh multi-megabyte NumPy arrays come
+# from mmap whenever glibc's heuristics say so, and then every page is faulted in on first touch: a cnn step
+# of bench/bench_training.py made 580-1900 page faults depending on what else the process had allocated, and
+# the cnn's second convolution alone (bench/bench_conv.py) 2000 a step, which doubled its time. Only NumPy
+# arrays use them (CuPy's come from the caching allocator). Nothing a kernel returns is a scratch view, and a
+# kernel holds a slot only until it returns, never across a call that takes the same slot.
+PAD, COLS, PRODUCT = 0, 1, 2
+_SCRATCH_LIMIT = 32 << 20
+
+
+class _Scratch(threading.local):
+    def __init__(self) -> None:
+        self.buffers: list[Any] = [None, None, None]
+
+
+_SCRATCH = _Scratch()
+
+
+def scratch(slot: int, shape: Sequence[int], dtype: Any, like: Any) -> Any:
+    """An uninitialised C-contiguous array of `shape` and `dtype` of `like`'s kind, over this thread's buffer
+    `slot` (valid until the next call for that slot): Note [Convolution scratch buffers]."""
+    nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+    if like.__class__ is not np.ndarray or nbytes > _SCRATCH_LIMIT:
+        return xp_of(like).empty(tuple(shape), dtype=dtype)
+    buf = _SCRATCH.buffers[slot]
+    if buf is None or buf.nbytes < nbytes:
+        buf = _SCRATCH.buffers[slot] = np.empty(nbytes, np.uint8)
+    return buf[:nbytes].view(dtype).reshape(shape)
+
+
+def _zeroed(slot: int, shape: Sequence[int], dtype: Any, like: Any) -> Any:
+    """`scratch`, filled with zeros."""
+    out = scratch(slot, shape, dtype, like)
+    out.fill(0)
+    return out
+
+
+def _scratch_copy(slot: int, view: Any) -> Any:
+    """`view` copied into scratch `slot` (C-contiguous)."""
+    out = scratch(slot, view.shape, view.dtype, view)
+    out[...] = view
+    return out
+
+
+def _product(a: Any, b: Any) -> Any:
+    """The 2-D product a @ b in scratch slot PRODUCT."""
+    return xp_of(a).matmul(a, b, out=scratch(PRODUCT, (a.shape[0], b.shape[1]), a.dtype, a))
 
 
 def out_size(shape: Sequence[int], kernel: Sequence[int], dilation: Sequence[int], padding: Sequence[int],
@@ -46,12 +99,12 @@ def out_size(shape: Sequence[int], kernel: Sequence[int], dilation: Sequence[int
 
 
 def padded(a: Any, padding: Sequence[int]) -> Any:
-    """`a` (..., H, W) with `padding` zeros around its last two dims (`a` itself without padding)."""
+    """`a` (..., H, W) with `padding` zeros around its last two dims, in scratch slot PAD (`a` itself without
+    padding)."""
     if not padding[0] and not padding[1]:
         return a
-    xp = xp_of(a)
     h, w = a.shape[-2:]
-    out = xp.zeros((*a.shape[:-2], h + 2 * padding[0], w + 2 * padding[1]), dtype=a.dtype)
+    out = _zeroed(PAD, (*a.shape[:-2], h + 2 * padding[0], w + 2 * padding[1]), a.dtype, a)
     out[..., padding[0]:padding[0] + h, padding[1]:padding[1] + w] = a
     return out
 
@@ -87,11 +140,13 @@ def _geometry(stride: Any, padding: Any, dilation: Any) -> tuple[tuple[int, ...]
 
 
 def unfold_columns(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequence[int], dil: Sequence[int], oh: int,
-                   ow: int) -> Any:
+                   ow: int, in_scratch: bool = False) -> Any:
     """The (N, C*kh*kw, OH*OW) columns of x (N, C, H, W) (im2col): Note [Convolution column layout]. One copy
-    of a strided window view; `x` may have any strides."""
+    of a strided window view, a new array or, `in_scratch`, in scratch slot COLS; `x` may have any strides."""
     n, c = x.shape[:2]
-    return copied(windows(padded(x, pad), kernel, dil, st, oh, ow)).reshape(n, c * kernel[0] * kernel[1], oh * ow)
+    view = windows(padded(x, pad), kernel, dil, st, oh, ow)
+    cols = _scratch_copy(COLS, view) if in_scratch else copied(view)
+    return cols.reshape(n, c * kernel[0] * kernel[1], oh * ow)
 
 
 # Note [Convolution rows at padded width]
@@ -105,14 +160,14 @@ def unfold_columns(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequen
 # A plane's runs may read `slack` = (kw - 1) * dil elements past its end: the buffer has them, zero.
 def _wide(x: Any, kernel: Sequence[int], pad: Sequence[int], dil: Sequence[int], oh: int,
           channel_major: bool = False) -> Any:
-    """The (N, C, kh, kw, OH*Wp) wide-row window view of x (N, C, H, W), over a new zero-padded buffer; with
+    """The (N, C, kh, kw, OH*Wp) wide-row window view of x (N, C, H, W), over a zero-padded buffer (scratch
+    slot PAD); with
     `channel_major` the buffer is (C, N, ...) and the view (C, kh, kw, N, OH*Wp), whose copy is the columns of
     one GEMM over the whole batch."""
     n, c, h, w = x.shape
     hp, wp = h + 2 * pad[0], w + 2 * pad[1]
-    xp = xp_of(x)
     lead = (c, n) if channel_major else (n, c)
-    buf = xp.zeros((*lead, hp * wp + (kernel[1] - 1) * dil[1]), dtype=x.dtype)
+    buf = _zeroed(PAD, (*lead, hp * wp + (kernel[1] - 1) * dil[1]), x.dtype, x)
     buf[:, :, :hp * wp].reshape(*lead, hp, wp)[:, :, pad[0]:pad[0] + h, pad[1]:pad[1] + w] = (
         x.transpose(1, 0, 2, 3) if channel_major else x)
     item = buf.itemsize
@@ -174,15 +229,15 @@ def _channels_last(c: int, kw: int, groups: int) -> bool:
 
 def _columns_last(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequence[int], dil: Sequence[int],
                   oh: int, ow: int) -> Any:
-    """The (N*OH*OW, kh*kw*C) channels-last columns of x (N, C, H, W): Note [Channels-last convolution
-    columns]. `x` may have any strides."""
+    """The (N*OH*OW, kh*kw*C) channels-last columns of x (N, C, H, W) in scratch slot COLS: Note
+    [Channels-last convolution columns]. `x` may have any strides."""
     n, c, h, w = x.shape
-    buf = xp_of(x).zeros((n, h + 2 * pad[0], w + 2 * pad[1], c), dtype=x.dtype)
+    buf = _zeroed(PAD, (n, h + 2 * pad[0], w + 2 * pad[1], c), x.dtype, x)
     buf[:, pad[0]:pad[0] + h, pad[1]:pad[1] + w, :] = x.transpose(0, 2, 3, 1)
     sn, sh, sw, sc = buf.strides
     view = strided_view(buf, (n, oh, ow, kernel[0], kernel[1], c),
                         (sn, sh * st[0], sw * st[1], sh * dil[0], sw * dil[1], sc))
-    return copied(view).reshape(n * oh * ow, kernel[0] * kernel[1] * c)
+    return _scratch_copy(COLS, view).reshape(n * oh * ow, kernel[0] * kernel[1] * c)
 
 
 def _weight_last(w: Any) -> Any:
@@ -276,25 +331,27 @@ def _convolve(x: Any, w: Any, st: Sequence[int], pad: Sequence[int], dil: Sequen
     # (whose runs, kw*C, are shorter than the wide rows' OH*Wp).
     if st == (1, 1) and ow <= 16 and 8 * (wp - ow) <= wp and x.size:  # Note [Convolution rows at padded width]
         if _batch_gemm(x):  # one GEMM over the batch (Note [One GEMM or one per sample])
-            cols = copied(_wide(x, (kh, kw), pad, dil, oh, channel_major=True)).reshape(c * kh * kw, n * oh * wp)
-            out = _times_weight(wm, cols, groups).reshape(o, n, oh, wp)[..., :ow].transpose(1, 0, 2, 3)
+            cols = _scratch_copy(COLS, _wide(x, (kh, kw), pad, dil, oh, channel_major=True))
+            cols = cols.reshape(c * kh * kw, n * oh * wp)
+            out = _product(wm, cols) if groups == 1 else _times_weight(wm, cols, groups)
+            out = out.reshape(o, n, oh, wp)[..., :ow].transpose(1, 0, 2, 3)
         else:
             view = _wide(x, (kh, kw), pad, dil, oh)
-            out = _times_weight(wm, copied(view).reshape(n, c * kh * kw, oh * wp), groups)
+            out = _times_weight(wm, _scratch_copy(COLS, view).reshape(n, c * kh * kw, oh * wp), groups)
             out = out.reshape(n, o, oh, wp)[..., :ow]
         return copied(out)
     if _channels_last(c, kw, groups) and x.size:  # Note [Channels-last convolution columns]
         cols = _columns_last(x, (kh, kw), st, pad, dil, oh, ow)
         wl = _weight_last(w).T
-        return _nchw(cols @ wl if _batch_gemm(x) else cols.reshape(n, oh * ow, -1) @ wl, n, oh, ow)
-    cols = unfold_columns(x, (kh, kw), st, pad, dil, oh, ow)
+        return _nchw(_product(cols, wl) if _batch_gemm(x) else cols.reshape(n, oh * ow, -1) @ wl, n, oh, ow)
+    cols = unfold_columns(x, (kh, kw), st, pad, dil, oh, ow, in_scratch=True)
     return _times_weight(wm, cols, groups).reshape(n, o, oh, ow)
 
 
 def _grad_matrices(grad_output: Tensor, wp: int | None = None, batch_inner: bool = False) -> Any:
-    """The output gradient (N, O, OH, OW) as N (O, OH*OW) matrices; with `wp`, as rows of width wp padded
-    with zeros, (O, OH*wp) (Note [Convolution rows at padded width]), and with `batch_inner` as one
-    (O, N, OH*wp) array."""
+    """The output gradient (N, O, OH, OW) as N (O, OH*OW) matrices (a view); with `wp`, as rows of width wp
+    padded with zeros, (O, OH*wp) (Note [Convolution rows at padded width]), and with `batch_inner` as one
+    (O, N, OH*wp) array, both in scratch slot PAD."""
     g = grad_output._data
     if g.ndim != 4:
         raise RuntimeError(f"convolution backward: expected a 4-D grad_output, but got {list(g.shape)}")
@@ -302,10 +359,10 @@ def _grad_matrices(grad_output: Tensor, wp: int | None = None, batch_inner: bool
     if wp is None:
         return g.reshape(n, o, oh * ow)
     if batch_inner:
-        wide = xp_of(g).zeros((o, n, oh, wp), dtype=g.dtype)
+        wide = _zeroed(PAD, (o, n, oh, wp), g.dtype, g)
         wide[..., :ow] = g.transpose(1, 0, 2, 3)
         return wide.reshape(o, n, oh * wp)
-    wide = xp_of(g).zeros((n, o, oh, wp), dtype=g.dtype)
+    wide = _zeroed(PAD, (n, o, oh, wp), g.dtype, g)
     wide[..., :ow] = g
     return wide.reshape(n, o, oh * wp)
 
@@ -336,12 +393,13 @@ def _conv2d_backward_input(grad_output: Tensor, weight: Tensor, input_size: Sequ
             # One GEMM W^T (C*kh*kw, O) @ g (O, N*OH*wp) over the whole batch (Note [One GEMM or one per
             # sample]); its planes come out channel-major, (C, N, ...), and are folded so.
             g = _grad_matrices(grad_output, wp, batch_inner=True)
-            gcols = (wm.T @ g.reshape(o, -1)).reshape(c, kh, kw, n, oh * wp)
+            gcols = xp.matmul(wm.T, g.reshape(o, -1), out=scratch(COLS, (c * kh * kw, n * oh * wp), g.dtype, g))
+            gcols = gcols.reshape(c, kh, kw, n, oh * wp)
             taps = gcols.transpose(1, 2, 0, 3, 4)
         else:
             gcols = _times_weight_t(wm, _grad_matrices(grad_output, wp), groups).reshape(n, c, kh, kw, oh * wp)
             taps = gcols.transpose(2, 3, 0, 1, 4)
-        flat = xp.zeros((*taps.shape[2:4], hp * wp + (kw - 1) * dil[1]), dtype=gcols.dtype)
+        flat = _zeroed(PRODUCT, (*taps.shape[2:4], hp * wp + (kw - 1) * dil[1]), gcols.dtype, gcols)
         for i in range(kh):
             for j in range(kw):
                 start = i * dil[0] * wp + j * dil[1]
@@ -378,10 +436,11 @@ def _conv2d_backward_weight(grad_output: Tensor, input: Tensor, weight_size: Seq
         cols = _columns_last(x, (kh, kw), st, pad, dil, oh, ow)
         g = _grad_matrices(grad_output)
         if _batch_gemm(x):
-            gw = copied(g.transpose(1, 0, 2)).reshape(o, n * oh * ow) @ cols
+            gw = _scratch_copy(PRODUCT, g.transpose(1, 0, 2)).reshape(o, n * oh * ow) @ cols
         else:
             gw = (g @ cols.reshape(n, oh * ow, -1)).sum(0)
         gw = copied(gw.reshape(o, kh, kw, c).transpose(0, 3, 1, 2))
         return wrap(gw, x, input._dtype)
-    gw = _outer_sum(_grad_matrices(grad_output), unfold_columns(x, (kh, kw), st, pad, dil, oh, ow), groups)
+    cols = unfold_columns(x, (kh, kw), st, pad, dil, oh, ow, in_scratch=True)
+    gw = _outer_sum(_grad_matrices(grad_output), cols, groups)
     return wrap(gw.reshape(o, cg, kh, kw), x, input._dtype)
