@@ -31,6 +31,7 @@ CONV_CASES = [
     ((2, 4, 10, 14), (6, 2, 3, 3), 1, 1, 1, 2),          # grouped wide rows in the forward (1/8 junk)
     ((2, 3, 6, 7), (4, 3, 3, 2), 1, (2, 0), (2, 3), 1),  # input gradient as a dilated, padded convolution
     ((2, 3, 6, 6), (4, 3, 1, 3), 1, 1, 1, 1),            # padding past (k - 1) * dil: the fold instead
+    ((2, 3, 5, 30), (4, 3, 2, 3), 1, (1, 2), (2, 2), 1),  # input gradient by kernel rows, dilated
 ]
 
 
@@ -75,7 +76,7 @@ def test_conv2d_matches_torch(case: tuple, dtype: Any, transposed: bool) -> None
 
 
 @pytest.mark.parametrize("one_thread", [False, True])
-@pytest.mark.parametrize("case", CONV_CASES[:2] + CONV_CASES[-6:], ids=lambda c: str(c[:2]))
+@pytest.mark.parametrize("case", CONV_CASES[:2] + CONV_CASES[-7:], ids=lambda c: str(c[:2]))
 def test_conv2d_batch_gemm_and_per_sample_gemms_agree(case: tuple, one_thread: bool, monkeypatch: Any) -> None:
     # Note [One GEMM or one per sample]: both forms of each product, whatever this process's BLAS threads.
     from runtime.kernels import conv_ops
