@@ -10,9 +10,12 @@ it. Each product is then a stack of N small GEMMs on contiguous operands (per gr
 (N, O, L) = W (O, C*kh*kw) @ cols[n], column gradient W^T @ g[n], weight gradient the sum over n of
 g[n] @ cols[n]^T; the output and the column gradient come out in NCHW order with no transpose. With many
 channels the columns are taken channels last and each product is one GEMM over the whole batch (Note
-[Channels-last convolution columns]); the stride-1 input gradient is one GEMM too. (A single wide GEMM was
+[Channels-last convolution columns]), short rows are taken at padded width, channel-major, for one GEMM
+over the batch (Note [Convolution rows at padded width]), and the stride-1 input gradient is one GEMM too
+(Note [Input gradient by kernel rows], Note [Input gradient as a convolution]). (A single wide GEMM was
 once measured 7x slower: OpenBLAS had threaded it on the shared 2-core machine. With one BLAS thread, as
-the benchmarks run, it is the faster form.) The weight gradient makes its columns again.
+the benchmarks run, it is the faster form: Note [One GEMM or one per sample].) The weight gradient makes
+its columns again. Temporaries live in per-thread scratch buffers (Note [Convolution scratch buffers]).
 """
 
 from __future__ import annotations
@@ -153,9 +156,12 @@ def unfold_columns(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequen
 # With stride 1, the window at kernel offset (i, j) of a padded plane (Hp, Wp) read row-major is one
 # contiguous run: output (y, x) reads flat element y*Wp + x + s, s = i*dil*Wp + j*dil. So the columns of an
 # offset can be taken as rows of padded width, OH*Wp long (x in [OW, Wp) are junk that the forward drops),
-# and the fold of the input gradient is kh*kw adds of contiguous runs: long inner loops instead of OW-long
-# ones (3x faster at the benchmarks' sizes). In the input gradient the output gradient is padded with zero
-# junk columns, which the GEMM multiplies by the weight: only finite weights take this path (inf * 0 is NaN).
+# and the fold of the input gradient is kh*kw adds of contiguous runs (kh with one GEMM over the batch:
+# Note [Input gradient by kernel rows]): long inner loops instead of OW-long ones (3x faster at the
+# benchmarks' sizes). The forward takes them for short rows, channel-major (C, kh, kw, N, OH*Wp), so that one
+# GEMM covers the batch (the cnn's second layer: 0.83x its channels-last columns). In the input gradient the
+# output gradient is padded with zero junk columns, which the GEMM multiplies by the weight: only finite
+# weights take this path (inf * 0 is NaN).
 # The weight gradient keeps exact columns (zeroing the junk and the larger GEMM cost more than they save).
 # A plane's runs may read `slack` = (kw - 1) * dil elements past its end: the buffer has them, zero.
 def _wide(x: Any, kernel: Sequence[int], pad: Sequence[int], dil: Sequence[int], oh: int,
