@@ -36,9 +36,11 @@ from runtime.tensor import Tensor
 # The padded copies, columns and GEMM products that a convolution kernel makes and drops before it returns
 # are views of per-thread buffers that live on between calls (one per slot below, grown to the largest
 # request up to _SCRATCH_LIMIT bytes; larger ones are fresh arrays). Fresh multi-megabyte NumPy arrays come
-# from mmap whenever glibc's heuristics say so, and then every page is faulted in on first touch: a cnn step
-# of bench/bench_training.py made 580-1900 page faults depending on what else the process had allocated, and
-# the cnn's second convolution alone (bench/bench_conv.py) 2000 a step, which doubled its time. Only NumPy
+# from mmap or from heap memory that glibc has just given back, whenever its heuristics say so, and then
+# every page is faulted in on first touch: the cnn's second convolution alone (bench/bench_conv.py) made
+# 2000 page faults a step, which doubled its time, and none with these buffers. (A whole training step
+# with PyTorch in the same process still can: glibc then returns and faults in the memory of other arrays,
+# the relu's or the pooling's, and which ones depends on everything else the process allocated.) Only NumPy
 # arrays use them (CuPy's come from the caching allocator). Nothing a kernel returns is a scratch view, and a
 # kernel holds a slot only until it returns, never across a call that takes the same slot.
 PAD, COLS, PRODUCT = 0, 1, 2
@@ -53,7 +55,7 @@ class _Scratch(threading.local):
 _SCRATCH = _Scratch()
 
 
-def scratch(slot: int, shape: Sequence[int], dtype: Any, like: Any) -> Any:
+def _scratch(slot: int, shape: Sequence[int], dtype: Any, like: Any) -> Any:
     """An uninitialised C-contiguous array of `shape` and `dtype` of `like`'s kind, over this thread's buffer
     `slot` (valid until the next call for that slot): Note [Convolution scratch buffers]."""
     nbytes = math.prod(shape) * np.dtype(dtype).itemsize
@@ -66,22 +68,22 @@ def scratch(slot: int, shape: Sequence[int], dtype: Any, like: Any) -> Any:
 
 
 def _zeroed(slot: int, shape: Sequence[int], dtype: Any, like: Any) -> Any:
-    """`scratch`, filled with zeros."""
-    out = scratch(slot, shape, dtype, like)
+    """`_scratch`, filled with zeros."""
+    out = _scratch(slot, shape, dtype, like)
     out.fill(0)
     return out
 
 
 def _scratch_copy(slot: int, view: Any) -> Any:
     """`view` copied into scratch `slot` (C-contiguous)."""
-    out = scratch(slot, view.shape, view.dtype, view)
+    out = _scratch(slot, view.shape, view.dtype, view)
     out[...] = view
     return out
 
 
 def _product(a: Any, b: Any) -> Any:
     """The 2-D product a @ b in scratch slot PRODUCT."""
-    return xp_of(a).matmul(a, b, out=scratch(PRODUCT, (a.shape[0], b.shape[1]), a.dtype, a))
+    return xp_of(a).matmul(a, b, out=_scratch(PRODUCT, (a.shape[0], b.shape[1]), a.dtype, a))
 
 
 def out_size(shape: Sequence[int], kernel: Sequence[int], dilation: Sequence[int], padding: Sequence[int],
@@ -167,9 +169,8 @@ def unfold_columns(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequen
 def _wide(x: Any, kernel: Sequence[int], pad: Sequence[int], dil: Sequence[int], oh: int,
           channel_major: bool = False) -> Any:
     """The (N, C, kh, kw, OH*Wp) wide-row window view of x (N, C, H, W), over a zero-padded buffer (scratch
-    slot PAD); with
-    `channel_major` the buffer is (C, N, ...) and the view (C, kh, kw, N, OH*Wp), whose copy is the columns of
-    one GEMM over the whole batch."""
+    slot PAD); with `channel_major` the buffer is (C, N, ...) and the view (C, kh, kw, N, OH*Wp), whose copy
+    is the columns of one GEMM over the whole batch."""
     n, c, h, w = x.shape
     hp, wp = h + 2 * pad[0], w + 2 * pad[1]
     lead = (c, n) if channel_major else (n, c)
