@@ -3,8 +3,8 @@
 Each row is one layer of the training benchmarks' models (bench/bench_training.py: cnn and demo), batch 64,
 float32: `y = layer(x); y.backward(g)` with the gradients PyTorch would compute in the model (the first
 convolution's input needs none). The libraries are timed in interleaved rounds; the figure is the median over
-the rounds of opgen's time over PyTorch's (goal <= 1.0). Run: `python bench/bench_conv.py [--rounds N]
-[--only SUBSTR]`.
+the rounds of opgen's time over PyTorch's (goal <= 1.0); `--cpu-time` as in bench/bench_training.py. Run:
+`python bench/bench_conv.py [--rounds N] [--only SUBSTR] [--cpu-time]`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.bench_training import time_rounds, torch_one_thread
+from bench.bench_training import clock_of, time_rounds, torch_one_thread
 
 GOAL = 1.0
 # name -> (kind, input shape, output channels (conv) or kernel (pool), whether the input needs a gradient)
@@ -74,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--seconds", type=float, default=0.1, help="length of one round of one library")
     parser.add_argument("--only", help="layers whose name contains this")
+    parser.add_argument("--cpu-time", action="store_true", help="time by this thread's CPU clock")
     args = parser.parse_args(argv)
     import generated as G
     torch = torch_one_thread()
@@ -84,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in LAYERS:
         if args.only and args.only not in name:
             continue
-        samples = time_rounds([make(G, name), make(torch, name)], args.rounds, args.seconds)
+        samples = time_rounds([make(G, name), make(torch, name)], args.rounds, args.seconds, clock_of(args.cpu_time))
         ratios = sorted(a / b for a, b in zip(samples[0], samples[1], strict=True))
         ratio = statistics.median(ratios)
         figures.append((name, ratio))

@@ -28,6 +28,10 @@ CONV_CASES = [
     ((3, 16, 6, 5), (8, 16, 3, 3), 1, 1, 1, 1),          # many channels: channels-last columns, one GEMM
     ((2, 16, 9, 7), (4, 16, 3, 2), 2, (1, 2), (2, 1), 1),  # channels-last, strided, dilated, padded
     ((0, 16, 6, 6), (4, 16, 3, 3), 1, 1, 1, 1),          # channels-last geometry, empty batch
+    ((2, 4, 10, 14), (6, 2, 3, 3), 1, 1, 1, 2),          # grouped wide rows in the forward (1/8 junk)
+    ((2, 3, 6, 7), (4, 3, 3, 2), 1, (2, 0), (2, 3), 1),  # input gradient as a dilated, padded convolution
+    ((2, 3, 6, 6), (4, 3, 1, 3), 1, 1, 1, 1),            # padding past (k - 1) * dil: the fold instead
+    ((2, 3, 5, 30), (4, 3, 2, 3), 1, (1, 2), (2, 2), 1),  # input gradient by kernel rows, dilated
 ]
 
 
@@ -72,12 +76,70 @@ def test_conv2d_matches_torch(case: tuple, dtype: Any, transposed: bool) -> None
 
 
 @pytest.mark.parametrize("one_thread", [False, True])
-@pytest.mark.parametrize("case", CONV_CASES[:2] + CONV_CASES[-3:], ids=lambda c: str(c[:2]))
+@pytest.mark.parametrize("case", CONV_CASES[:2] + CONV_CASES[-7:], ids=lambda c: str(c[:2]))
 def test_conv2d_batch_gemm_and_per_sample_gemms_agree(case: tuple, one_thread: bool, monkeypatch: Any) -> None:
     # Note [One GEMM or one per sample]: both forms of each product, whatever this process's BLAS threads.
     from runtime.kernels import conv_ops
     monkeypatch.setattr(conv_ops, "_ONE_THREAD", one_thread)
     _conv_case(case, np.float64, "cpu", False)
+
+
+def _conv_results(case: tuple, seed: int) -> list[np.ndarray]:
+    """The output and the three gradients of conv2d on `case` (float32, random data from `seed`)."""
+    xs, ws, st, pad, dil, groups = case
+    rng = np.random.default_rng(seed)
+    x, w, b = (G.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True) for s in (xs, ws, ws[:1]))
+    out = G.conv2d(x, w, b, st, pad, dil, groups)
+    out.backward(G.tensor(rng.standard_normal(tuple(out.shape)).astype(np.float32)))
+    return [t._data for t in (out, x.grad, w.grad, b.grad)]
+
+
+@pytest.mark.parametrize("one_thread", [False, True])
+def test_conv2d_results_are_not_scratch_buffers(one_thread: bool, monkeypatch: Any) -> None:
+    # Note [Convolution scratch buffers]: what the kernels return shares no memory with the buffers they reuse,
+    # and a later call (which rewrites them) leaves earlier results as they were.
+    from runtime.kernels import conv_ops
+    monkeypatch.setattr(conv_ops, "_ONE_THREAD", one_thread)
+    for case in (CONV_CASES[0], CONV_CASES[1], CONV_CASES[8], CONV_CASES[-2]):
+        first = _conv_results(case, 0)
+        kept = [a.copy() for a in first]
+        _conv_results(case, 1)
+        buffers = [buf for buf in conv_ops._SCRATCH.buffers if buf is not None]
+        assert buffers
+        for a, k in zip(first, kept, strict=True):
+            np.testing.assert_array_equal(a, k)
+            assert not any(np.shares_memory(a, buf) for buf in buffers)
+
+
+def test_conv2d_scratch_buffers_are_per_thread_and_limited(monkeypatch: Any) -> None:
+    # Several threads convolving at once each get their own buffers; past the size limit, fresh arrays.
+    import threading
+
+    from runtime.kernels import conv_ops
+    cases = [CONV_CASES[1], CONV_CASES[8], CONV_CASES[0], CONV_CASES[-3]]
+    expected = [_conv_results(case, i) for i, case in enumerate(cases)]
+    results: dict[int, list[list[np.ndarray]]] = {}
+    start = threading.Barrier(len(cases))
+
+    def work(i: int) -> None:
+        start.wait()
+        results[i] = [_conv_results(cases[i], i) for _ in range(5)]
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(cases))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i, runs in results.items():
+        for run in runs:
+            for a, e in zip(run, expected[i], strict=True):
+                np.testing.assert_array_equal(a, e)
+    monkeypatch.setattr(conv_ops, "_SCRATCH_LIMIT", 0)
+    monkeypatch.setattr(conv_ops, "_SCRATCH", conv_ops._Scratch())
+    for case, e in zip(cases, expected, strict=True):
+        for a, b in zip(_conv_results(case, cases.index(case)), e, strict=True):
+            np.testing.assert_array_equal(a, b)
+    assert conv_ops._SCRATCH.buffers == [None, None, None]
 
 
 def test_conv2d_input_gradient_with_an_infinite_weight() -> None:
