@@ -136,6 +136,6 @@ def test_array_arith_bumps_the_version_of_what_it_updates() -> None:
     before = t._version
     arith.ARRAY_ARITH.add_(t, np.ones(3, dtype=np.float32), 2.0)
     arith.ARRAY_ARITH.mul_(t, 3.0)
-    arith.ARRAY_ARITH.maximum_(t, np.full(3, 7.0, dtype=np.float32))
+    arith.ARRAY_ARITH.take_max_(t, np.full(3, 7.0, dtype=np.float32))
     assert t._version == before + 3
     assert t.tolist() == [7.0, 7.0, 7.0]

@@ -71,7 +71,7 @@ class Adam(Optimizer):
             second = exp_avg_sq
             if amsgrad:
                 second = state["max_exp_avg_sq"]
-                arith.maximum_(second, arith.value(exp_avg_sq))
+                arith.take_max_(second, arith.value(exp_avg_sq))
             denom = arith.sqrt(arith.value(second)) / math.sqrt(1 - beta2**step) + eps
             arith.add_(p, arith.value(exp_avg) / denom, -lr / (1 - beta1**step))
 

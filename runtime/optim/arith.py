@@ -13,11 +13,11 @@ one of two:
   hyper-parameter is a Python number.
 Pure arithmetic is written with the operators both kinds of operand have (`-g`, `g * g`, `x / c`,
 `x + eps`), plus `add(x, y, alpha)` (x + alpha * y as the one op `Tensor.add` is) and `sqrt`. The
-in-place updates (`mul_`, `add_`, `maximum_`) take the tensor being updated, not its operand, so the
-array path bumps its version counter as the in-place op would (a tensor saved for backward notices the
-change). Each array op computes what the generated CPU kernel of the same op computes (`add` with alpha
-is `x + alpha * y`, with alpha 1 `x + y`), in the same order and dtype, so both paths give the same bits
-(tests/test_optim_host_path.py holds them to it for every option).
+in-place updates (`mul_`, `add_`, and `take_max_`: t = max(t, y)) take the tensor being updated, not its
+operand, so the array path bumps its version counter as the in-place op would (a tensor saved for
+backward notices the change). Each array op computes what the generated CPU kernel of the same op
+computes (`add` with alpha is `x + alpha * y`, with alpha 1 `x + y`), in the same order and dtype, so both
+paths give the same bits (tests/test_optim_host_path.py holds them to it for every option).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class TensorArith:
         t.add_(y, alpha=alpha)
 
     @staticmethod
-    def maximum_(t: Tensor, y: Any) -> None:
+    def take_max_(t: Tensor, y: Any) -> None:
         opcall.api.maximum(t, y, out=t)
 
 
@@ -95,7 +95,7 @@ class ArrayArith:
         t._bump_version()
 
     @staticmethod
-    def maximum_(t: Tensor, y: Any) -> None:
+    def take_max_(t: Tensor, y: Any) -> None:
         np.maximum(t._data, y, out=t._data)
         t._bump_version()
 
