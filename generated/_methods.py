@@ -7,6 +7,9 @@ from runtime.dispatcher import shared as _shared
 from runtime.dispatcher import tls as _tls
 from runtime.factories import scalar_tensor as _scalar
 from runtime.opcall import varargs as _varargs
+from runtime.tensor import _BACKEND_BITS, Tensor
+
+_new = object.__new__
 
 # Note [Direct method calls]
 # A varargs method whose op function is one plain dispatch (`view`, `reshape`, ...) does that dispatch
@@ -20,6 +23,27 @@ _tab_repeat = _ops._tab_repeat
 _tab_reshape = _ops._tab_reshape
 _tab_tile = _ops._tab_tile
 _tab_view = _ops._tab_view
+
+
+def _view(self, array):
+    """`Tensor._view` with the body of `fresh_tensor` in it: one frame less on every view op (Note
+    [Generated, not copied, fast paths] in codegen/inline.py)."""
+    t = _new(Tensor)
+    t._data = array
+    t._dtype = self._dtype
+    t._device = self._device
+    t._keys = self._keys & _BACKEND_BITS
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    storage = self._storage
+    if storage is not None:
+        t._storage = storage
+    base = self._base
+    t._base = base if base is not None else self
+    return t
+
 
 METHODS = (
     "abs",
@@ -389,6 +413,7 @@ def __rmatmul__(self, other):
 
 def install(cls: type) -> None:
     """Attach the generated methods and operators to the Tensor class."""
+    cls._view = _view
     for name in METHODS:
         setattr(cls, name, getattr(_ops, name))
     cls.broadcast_to = broadcast_to
