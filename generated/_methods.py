@@ -463,8 +463,10 @@ def install(cls: type) -> None:
     cls.__itruediv__ = _ops.div_
     cls.__floordiv__ = _ops.floor_divide
     cls.__rfloordiv__ = __rfloordiv__
+    cls.__ifloordiv__ = _ops.floor_divide_
     cls.__mod__ = _ops.remainder
     cls.__rmod__ = __rmod__
+    cls.__imod__ = _ops.remainder_
     cls.__pow__ = _ops.pow
     cls.__rpow__ = __rpow__
     cls.__ipow__ = _ops.pow_
@@ -476,10 +478,13 @@ def install(cls: type) -> None:
     cls.__invert__ = _ops.bitwise_not
     cls.__and__ = _ops.bitwise_and
     cls.__rand__ = _ops.bitwise_and
+    cls.__iand__ = _ops.bitwise_and_
     cls.__or__ = _ops.bitwise_or
     cls.__ror__ = _ops.bitwise_or
+    cls.__ior__ = _ops.bitwise_or_
     cls.__xor__ = _ops.bitwise_xor
     cls.__rxor__ = _ops.bitwise_xor
+    cls.__ixor__ = _ops.bitwise_xor_
     cls.__lt__ = _ops.lt
     cls.__le__ = _ops.le
     cls.__gt__ = _ops.gt
