@@ -7,6 +7,8 @@ from typing import Any
 
 from runtime import opcall
 from runtime import strides as S
+from runtime.dispatcher import shared, tls
+from runtime.factories import OP_TABLES
 from runtime.kernels.views import NotViewable, int_list
 
 
@@ -16,15 +18,16 @@ def _G() -> Any:
 
 def reshape(self: Any, shape: Sequence[int]) -> Any:
     """A view when the strides allow one, else a copy (as PyTorch's reshape): `view` says which, so a
-    reshape that is a view costs one view (Note [View fast paths] in views.py)."""
-    ops = opcall.ops
+    reshape that is a view costs one view, dispatched on view's table as its op function would (Note
+    [Indexing without the op functions] in runtime/indexing.py)."""
     try:
-        return ops.view(self, shape)
+        return OP_TABLES["view"][(shared.remap or tls.remap)[self._keys]](self, shape)
     except NotViewable:
         pass
     except TypeError:
         int_list(shape, "reshape", "shape")  # names reshape's argument where that is what is wrong
         raise
+    ops = opcall.ops
     return ops.view(ops.clone(self), shape)
 
 
@@ -97,7 +100,7 @@ def chunk(self: Any, chunks: int, dim: int = 0) -> list[Any]:
 def flatten(self: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     if start_dim == 0 and end_dim == -1 and self._data.ndim > 1:  # the whole tensor: a view where one exists
         try:
-            return opcall.ops.view(self, -1)
+            return OP_TABLES["view"][(shared.remap or tls.remap)[self._keys]](self, -1)
         except NotViewable:
             pass
     shape = S.flatten_shape(self.shape, start_dim, end_dim)
