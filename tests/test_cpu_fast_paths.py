@@ -435,7 +435,8 @@ def test_varargs_methods_that_call_the_dispatch_table_still_dispatch() -> None:
     """Note [Direct method calls]: `x.view(2, 8)` skips the op function, not the dispatcher: a kernel
     registered at run time, an included key's fallback and autograd all still see the call."""
     from generated import _methods
-    assert {"view", "reshape", "permute", "expand"} <= {n for n in _methods.__dict__ if f"_tab_{n}" in _methods.__dict__}
+    direct = {n for n in _methods.__dict__ if f"_tab_{n}" in _methods.__dict__}
+    assert {"view", "reshape", "permute", "expand"} <= direct
     # expand's keyword-only `implicit` is passed at its default; given, it goes through the op function
     implicit = []
     default_expand = dispatcher.find("expand").kernels["CompositeExplicitAutograd"]
