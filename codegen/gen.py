@@ -101,19 +101,31 @@ def _varargs_methods(by_name: dict[str, list[NativeFunction]], method_names: lis
     return out
 
 
+@dataclass(frozen=True)
+class DirectMethod:
+    """A varargs method that dispatches itself (Note [Direct method calls] in templates/methods.py.j2)."""
+
+    op: str                     # the op id whose dispatch table it calls
+    defaults: tuple[str, ...]   # the Python defaults of the op's arguments after the int list (keyword-only)
+
+
 def _direct_methods(bindings: list[api_python.Binding], ops_by_id: dict[str, OpContext],
-                    varargs: dict[str, str]) -> dict[str, str]:
-    """Varargs methods whose Python function is one plain dispatch of `(self, list)`: no overload to choose,
-    no other argument, nothing mutated, one plain tensor. Name -> op id; the generated method calls that
-    op's dispatch table itself (Note [Direct method calls] in templates/methods.py.j2)."""
+                    varargs: dict[str, str]) -> dict[str, DirectMethod]:
+    """Varargs methods whose Python function is one plain dispatch of `(self, list)`, any further argument
+    keyword-only with a default: no overload to choose, nothing mutated, one plain tensor. Name -> the op and
+    those defaults; the generated method calls that op's dispatch table itself (Note [Direct method calls] in
+    templates/methods.py.j2), passing the defaults."""
     out = {}
     for b in bindings:
         if b.name not in varargs or len(b.cases) != 1 or b.cases[0].condition or not b.cases[0].op:
             continue
         op = ops_by_id[b.cases[0].op]
-        if (len(op.params) == 2 and op.tensor_positions == (0,) and op.key_exprs == (f"{op.params[0]}._keys",)
-                and not op.mutated and not op.return_type):
-            out[b.name] = op.id
+        rest = b.params[2:]
+        if not all(p.kwonly and p.default is not None and p.default != api_python.NOT_GIVEN for p in rest):
+            continue
+        if (tuple(p.name for p in b.params) == op.params and op.tensor_positions == (0,)
+                and op.key_exprs == (f"{op.params[0]}._keys",) and not op.mutated and not op.return_type):
+            out[b.name] = DirectMethod(op.id, tuple(str(p.default) for p in rest))
     return out
 
 

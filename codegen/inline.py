@@ -32,10 +32,16 @@ def _module(text: str, filename: str) -> ast.Module:
 
 
 def _definition(path: Path, name: str) -> ast.FunctionDef:
-    for node in _module(path.read_text(encoding="utf-8"), str(path)).body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
+    """Top-level function `name` of the file, or method `Class.method` of one of its top-level classes."""
+    scope: list[ast.stmt] = _module(path.read_text(encoding="utf-8"), str(path)).body
+    owner, _, fn = name.rpartition(".")
+    if owner:
+        classes = [n for n in scope if isinstance(n, ast.ClassDef) and n.name == owner]
+        scope = classes[0].body if classes else []
+    for node in scope:
+        if isinstance(node, ast.FunctionDef) and node.name == fn:
             return node
-    raise OpgenError(f"{path}: no top-level function {name!r} to inline")
+    raise OpgenError(f"{path}: no {'method' if owner else 'top-level function'} {name!r} to inline")
 
 
 class _Substitute(ast.NodeTransformer):
@@ -51,9 +57,12 @@ class _Substitute(ast.NodeTransformer):
         return ast.copy_location(value, node)
 
 
-def inline(root: Path, module: str, name: str, *args: str) -> list[str]:
-    """The statements of function `name` of `module` (a path under `root`, e.g. "runtime/tensor.py"),
-    with its parameters replaced by the expressions `args`, one source line per statement."""
+def inline(root: Path, module: str, name: str, *args: str, expand: tuple[str, ...] = ()) -> list[str]:
+    """The statements of function `name` of `module` (a path under `root`, e.g. "runtime/tensor.py"; a method
+    is "Class.method"), with its parameters replaced by the expressions `args`, one source line per statement.
+
+    A statement `x = f(...)` whose `f` is named in `expand` (a top-level function of the same module that
+    ends in `return <expression>`) becomes the inlined body of `f`, its `return e` turned into `x = e`."""
     fn = _definition(root / module, name)
     params = [a.arg for a in fn.args.args]
     if len(params) != len(args):
@@ -65,11 +74,57 @@ def inline(root: Path, module: str, name: str, *args: str) -> list[str]:
     for i, stmt in enumerate(body):
         if isinstance(stmt, ast.Return) and i != len(body) - 1:
             raise OpgenError(f"inline: {module}:{name} may return only at its end")
-    lines = []
+    stmts = []
     for stmt in body:
         values = {p: ast.parse(a, mode="eval").body for p, a in zip(params, args, strict=True)}
-        lines.append(ast.unparse(_Substitute(values).visit(copy.deepcopy(stmt))))
+        stmts.append(_Substitute(values).visit(copy.deepcopy(stmt)))
+    names = {n.id for stmt in stmts for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+    lines = []
+    for stmt in stmts:
+        callee = _expanded_call(stmt, expand)
+        if callee is None:
+            lines.append(ast.unparse(stmt))
+        else:
+            lines.extend(_expand(root, module, name, names, stmt, callee, expand))
     return lines
+
+
+def _expanded_call(stmt: ast.stmt, expand: tuple[str, ...]) -> str | None:
+    """The name of the function `stmt` assigns the result of, when it is one to expand: `x = f(...)`."""
+    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)
+            and stmt.value.func.id in expand):
+        return stmt.value.func.id
+    return None
+
+
+def _expand(root: Path, module: str, caller: str, names: set[str], stmt: ast.stmt, callee: str,
+            expand: tuple[str, ...]) -> list[str]:
+    """`x = callee(args)` as the inlined body of `callee` ending in `x = <its returned expression>`; `names`:
+    the names the caller's inlined statements use."""
+    assert isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
+    target = stmt.targets[0]
+    assert isinstance(target, ast.Name)
+    call = stmt.value
+    if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+        raise OpgenError(f"inline: {module}:{caller} calls {callee} with keywords or *args; only positional "
+                         "arguments can be expanded")
+    lines = inline(root, module, callee, *(ast.unparse(a) for a in call.args), expand=expand)
+    last = ast.parse(lines[-1]).body[0] if lines else None
+    if not isinstance(last, ast.Return) or last.value is None:
+        raise OpgenError(f"inline: {module}:{callee} must end in `return <expression>` to be expanded")
+    # the callee's own locals would overwrite the caller's names of the same spelling
+    # (the target too, when an argument reads it: the callee would assign it before that argument is read)
+    own = {n.id for n in ast.walk(_definition(root / module, callee))
+           if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    if not any(isinstance(n, ast.Name) and n.id == target.id for a in call.args for n in ast.walk(a)):
+        own.discard(target.id)
+    clash = sorted(own & names)
+    if clash:
+        raise OpgenError(f"inline: {module}:{callee}'s locals {clash} are also names of {caller}; rename them "
+                         "to expand it there")
+    value = ast.unparse(last.value)
+    return lines[:-1] + ([] if value == target.id else [f"{target.id} = {value}"])
 
 
 def inline_expr(root: Path, module: str, name: str, *args: str) -> str:

@@ -92,27 +92,29 @@ def _empty_strided_op() -> Any:
 # kernels: a factory then builds its array with one NumPy call (`_fast_array`) and wraps it. NumPy also
 # checks the sizes; whatever it refuses (a negative or non-integer size, an impossible one) goes the
 # dispatched way, which says what is wrong as PyTorch does.
-_PLAIN_CPU = BACKEND_SELECT_BIT | CPU_BIT
-_TABLES: dict[str | None, list[Any]] = {}
+PLAIN_CPU = BACKEND_SELECT_BIT | CPU_BIT
+class _OpTables(dict[str, list[Any]]):
+    """Operator name -> its dispatch table (the list itself, which registration updates in place), looked up
+    on first use: `OP_TABLES["view"]` is one dict subscript."""
+
+    def __missing__(self, name: str) -> list[Any]:
+        table = self[name] = dispatcher.find(name).table
+        return table
 
 
-def _table(name: str) -> list[Any]:
-    table = _TABLES.get(name)
-    if table is None:
-        table = _TABLES[name] = dispatcher.find(name).table  # updated in place on registration
-    return table
+OP_TABLES = _OpTables()
 
 
 def _plain_cpu(device: Any, fill: str | None, default_fill: Any = None) -> bool:
     """Whether a factory on `device` may skip dispatch (Note [Factory fast path])."""
     if device is not None and device is not CPU and device != "cpu":
         return False
-    if (shared.remap or tls.remap)[CPU_BIT] != _PLAIN_CPU:
+    if (shared.remap or tls.remap)[CPU_BIT] != PLAIN_CPU:
         return False
-    table = _TABLES.get("empty_strided") or _table("empty_strided")
-    if table[_PLAIN_CPU] is not empty_strided_backend_select or table[CPU_BIT] is not empty_strided_cpu:
+    table = OP_TABLES["empty_strided"]
+    if table[PLAIN_CPU] is not empty_strided_backend_select or table[CPU_BIT] is not empty_strided_cpu:
         return False
-    return fill is None or (_TABLES.get(fill) or _table(fill))[CPU_BIT] is default_fill
+    return fill is None or OP_TABLES[fill][CPU_BIT] is default_fill
 
 
 def _fast_array(make: Any, size: tuple[Any, ...], dt: dtypes.DType, device: Any, fill: str | None,

@@ -9,6 +9,14 @@ dispatched op, so autograd records it and the result of basic indexing shares st
 The common keys (ints, slices with int bounds, None, one Ellipsis) skip the normalisation: `_basic`
 applies their view ops directly, and an int alone is one `select`; one index tensor or mask that is not
 0-d and uses up no more dims than the tensor has is the whole advanced index of `index`/`index_put_`.
+
+Note [Indexing without the op functions]
+`t[None]`, `t[..., i]` and `t[idx]` call their op's dispatch table (`factories.OP_TABLES`) themselves, as
+the generated op function would (Note [Direct method calls] in templates/methods.py.j2): the same kernels,
+autograd and fallbacks, one frame less. `t[idx] = number` on the CPU, while dispatching `index_put_` would
+only reach this package's own kernel (the rule of Note [Factory fast path] in runtime/factories.py: a CPU
+call in the default dispatch state, that kernel not replaced at run time), bumps the version as the op
+function does and stores the number with `put_scalar`, without making a 0-d tensor of it.
 """
 
 from __future__ import annotations
@@ -18,6 +26,9 @@ from typing import Any
 import numpy as np
 
 from runtime import dtypes, opcall
+from runtime.dispatcher import shared, tls
+from runtime.factories import OP_TABLES, PLAIN_CPU
+from runtime.kernels import index as index_kernels
 from runtime.tensor import Tensor, install_methods
 
 
@@ -177,15 +188,18 @@ def _one_tensor(t: Tensor, key: Any) -> bool:
 
 def getitem(t: Tensor, key: Any) -> Tensor:
     cls = key.__class__
-    if key is None:
-        return opcall.ops.unsqueeze(t, 0)
-    if t._data.ndim:
+    if key is None:  # Note [Indexing without the op functions]
+        return OP_TABLES["unsqueeze"][(shared.remap or tls.remap)[t._keys]](t, 0)
+    ndim = t._data.ndim
+    if ndim:
         if cls is int:
             return opcall.ops.select(t, 0, key)
         if cls is _py_slice and key.step is None and key.start.__class__ is int and key.stop.__class__ is int:
             return opcall.ops.slice(t, 0, key.start, key.stop, 1)
         if cls is Tensor and _one_tensor(t, key):
-            return opcall.ops.index(t, [key])
+            return OP_TABLES["index.Tensor"][(shared.remap or tls.remap)[t._keys | key._keys]](t, [key])
+        if cls is tuple and len(key) == 2 and key[0] is Ellipsis and key[1].__class__ is int:  # t[..., i]
+            return OP_TABLES["select.int"][(shared.remap or tls.remap)[t._keys]](t, ndim - 1, key[1])
     if cls is not bool:
         view = _basic(t, key)
         if view is not None:
@@ -201,6 +215,13 @@ def getitem(t: Tensor, key: Any) -> Tensor:
 
 def setitem(t: Tensor, key: Any, value: Any) -> None:
     if key.__class__ is Tensor and _one_tensor(t, key):
+        number = value.__class__
+        if ((number is float or number is int or number is bool)  # Note [Indexing without the op functions]
+                and (shared.remap or tls.remap)[t._keys | key._keys] == PLAIN_CPU
+                and OP_TABLES["index_put_"][PLAIN_CPU] is index_kernels.index_put_):
+            t._bump_version()
+            index_kernels.put_scalar(t, key, value)
+            return
         view, advanced = t, [key]
     elif key is None:
         view, advanced = opcall.ops.unsqueeze(t, 0), None

@@ -435,8 +435,22 @@ def test_varargs_methods_that_call_the_dispatch_table_still_dispatch() -> None:
     """Note [Direct method calls]: `x.view(2, 8)` skips the op function, not the dispatcher: a kernel
     registered at run time, an included key's fallback and autograd all still see the call."""
     from generated import _methods
-    assert {"view", "reshape", "permute"} <= {n for n in _methods.__dict__ if f"_tab_{n}" in _methods.__dict__}
-    assert "_tab_expand" not in _methods.__dict__  # expand's `implicit` argument: through the op function
+    direct = {n for n in _methods.__dict__ if f"_tab_{n}" in _methods.__dict__}
+    assert {"view", "reshape", "permute", "expand"} <= direct
+    # expand's keyword-only `implicit` is passed at its default; given, it goes through the op function
+    implicit = []
+    default_expand = dispatcher.find("expand").kernels["CompositeExplicitAutograd"]
+
+    def expand(self: Any, size: Any, flag: bool = False) -> Any:
+        implicit.append(flag)
+        return default_expand(self, size, flag)
+
+    undo = dispatcher.register("expand", "CPU", expand)
+    try:
+        assert G.ones(1, 3).expand(2, 3).shape == (2, 3) and G.ones(1, 3).expand(2, 3, implicit=True).shape == (2, 3)
+    finally:
+        undo()
+    assert implicit == [False, True]
     seen = []
     default = dispatcher.find("view").kernels["CompositeExplicitAutograd"]
 

@@ -8,6 +8,9 @@ from typing import Any
 
 from runtime import opcall
 from runtime import strides as S
+from runtime.dispatcher import shared, tls
+from runtime.factories import OP_TABLES
+from runtime.kernels.views import NotViewable, int_list
 
 
 def _G() -> Any:
@@ -15,15 +18,18 @@ def _G() -> Any:
 
 
 def reshape(self: Any, shape: Sequence[int]) -> Any:
-    """A view when the strides allow one, else a copy (as PyTorch's reshape)."""
-    data = self._data
-    if data.flags.c_contiguous and data.size:  # always a view (Note [View fast paths] in views.py)
-        return opcall.ops.view(self, shape)
-    G = _G()
-    size = S.infer_size((shape,) if isinstance(shape, int) else tuple(shape), self.numel())
-    if S.view_strides(self.shape, self.stride(), size) is not None:
-        return G.view(self, size)
-    return G.view(G.clone(self), size)
+    """A view when the strides allow one, else a copy (as PyTorch's reshape): `view` says which, so a
+    reshape that is a view costs one view, dispatched on view's table as its op function would (Note
+    [Indexing without the op functions] in runtime/indexing.py)."""
+    try:
+        return OP_TABLES["view"][(shared.remap or tls.remap)[self._keys]](self, shape)
+    except NotViewable:
+        pass
+    except TypeError:
+        int_list(shape, "reshape", "shape")  # names reshape's argument where that is what is wrong
+        raise
+    ops = opcall.ops
+    return ops.view(ops.clone(self), shape)
 
 
 def contiguous(self: Any, memory_format: object = None) -> Any:
@@ -96,9 +102,11 @@ def chunk(self: Any, chunks: int, dim: int = 0) -> list[Any]:
 
 
 def flatten(self: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
-    data = self._data
-    if start_dim == 0 and end_dim == -1 and data.ndim != 1 and data.flags.c_contiguous and data.size:
-        return opcall.ops.view(self, -1)  # the whole tensor, always a view
+    if start_dim == 0 and end_dim == -1 and self._data.ndim > 1:  # the whole tensor: a view where one exists
+        try:
+            return OP_TABLES["view"][(shared.remap or tls.remap)[self._keys]](self, -1)
+        except NotViewable:
+            pass
     shape = S.flatten_shape(self.shape, start_dim, end_dim)
     return self if shape == tuple(self.shape) else _G().reshape(self, shape)
 

@@ -92,6 +92,16 @@ def index_put_(self: Tensor, indices: Sequence[Tensor | None], values: Tensor, a
     return self
 
 
+def put_scalar(self: Tensor, index: Tensor, value: bool | int | float) -> None:
+    """`index_put_(self, [index], tensor(value))` for a Python number on the CPU, without making the 0-d
+    tensor: NumPy casts the number as it would cast it into that tensor (Note [Indexing composes ops])."""
+    key = _key(self, (index,))
+    try:
+        self._data[key] = value
+    except IndexError as e:
+        raise _fix(e) from None
+
+
 def index_put(self: Tensor, indices: Sequence[Tensor | None], values: Tensor, accumulate: bool = False) -> Tensor:
     out = Tensor._wrap(self._data.copy(), self._dtype)
     return index_put_(out, indices, values, accumulate)

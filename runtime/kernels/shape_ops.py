@@ -9,6 +9,7 @@ from typing import Any
 from runtime import opcall
 from runtime import strides as S
 from runtime.kernels._xp import result_type, wrap, xp_of
+from runtime.kernels.views import int_list
 from runtime.tensor import Tensor
 
 
@@ -36,7 +37,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 
 def repeat(self: Tensor, repeats: Sequence[int]) -> Tensor:
-    reps = tuple(int(r) for r in repeats)
+    reps = int_list(repeats, "repeat", "repeats")
     if len(reps) < self.dim():
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")

@@ -6,6 +6,7 @@ array module's own view operations (NumPy or CuPy), see Note [Tensor data is a s
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -99,7 +100,7 @@ def permute(self: Tensor, dims: Sequence[int]) -> Tensor:
         else:
             return self._view(array)
     n = data.ndim
-    dims = _sizes(dims)
+    dims = int_list(dims, "permute", "dims")
     perm = [d + n if d < 0 else d for d in dims]
     if sorted(perm) != list(range(n)):
         S.permute(data.shape, self.stride(), dims)  # raises PyTorch's error
@@ -127,7 +128,7 @@ def expand(self: Tensor, size: Sequence[int], implicit: bool = False) -> Tensor:
                 except (BufferError, TypeError, ValueError):
                     pass
             return self._view(_strided(data, size, tuple(byte_strides)))
-    shape, strides = S.expand(self.shape, self.stride(), _sizes(size))
+    shape, strides = S.expand(self.shape, self.stride(), int_list(size, "expand"))
     return _as_strided(self, shape, strides)
 
 
@@ -160,6 +161,11 @@ def squeeze(self: Tensor) -> Tensor:
     return self._view(self._data.squeeze())
 
 
+class NotViewable(RuntimeError):
+    """`view` refused sizes that the input's strides cannot express without a copy (PyTorch's RuntimeError):
+    `reshape` and `flatten` try `view` first and copy on this error."""
+
+
 def view(self: Tensor, size: Sequence[int]) -> Tensor:
     data = self._data
     if data.flags.c_contiguous and data.size:
@@ -170,11 +176,11 @@ def view(self: Tensor, size: Sequence[int]) -> Tensor:
         else:  # NumPy reads any negative size as -1: only a shape without one is taken on sight
             if (size >= -1) if size.__class__ is int else (array.shape == size or min(size, default=0) >= -1):
                 return self._view(array)
-    shape = S.infer_size(_sizes(size), self.numel())
+    shape = S.infer_size(int_list(size, "view"), self.numel())
     strides = S.view_strides(self.shape, self.stride(), shape)
     if strides is None:
-        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
-                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+        raise NotViewable("view size is not compatible with input tensor's size and stride (at least one "
+                          "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
     return _as_strided(self, shape, strides)
 
 
@@ -182,11 +188,31 @@ def clone(self: Tensor, memory_format: object = None) -> Tensor:
     return Tensor._wrap(self._data.copy(), self._dtype)
 
 
-def _sizes(size: Any) -> tuple[int, ...]:
-    """A size argument as a tuple: `view(6)` and `view((2, 3))` both work."""
-    if isinstance(size, int):
+def int_list(size: Any, op: str = "", arg: str = "size") -> tuple[int, ...]:
+    """An int-list argument as a tuple (`view(6)` and `view((2, 3))` both work). As PyTorch, an element that
+    is not an integer (a float, a bool, None) is a TypeError naming `op` and `arg`; integer-like objects
+    (NumPy integers, one-element integer tensors) are read with `__index__`."""
+    if size.__class__ is int:
         return (size,)
-    return tuple(map(int, size))
+    where = f"{op}(): argument '{arg}'" if op else f"argument '{arg}'"
+    if not isinstance(size, list | tuple):
+        try:
+            return (_index(size, where, None),)
+        except TypeError:
+            raise TypeError(f"{where} must be tuple of ints, not {type(size).__name__}") from None
+    return tuple([_index(v, where, i) for i, v in enumerate(size)])
+
+
+def _index(value: Any, where: str, pos: int | None) -> int:
+    if value.__class__ is int:
+        return value
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(f"{where} must be tuple of ints, but found element of type {type(value).__name__}"
+                    + ("" if pos is None else f" at pos {pos}"))
 
 
 def select(self: Tensor, dim: int, index: int) -> Tensor:
@@ -224,7 +250,7 @@ def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Ten
 
 def as_strided(self: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Tensor:
     """A view of this tensor's storage with any geometry; `storage_offset` counts from the storage's start."""
-    shape, strides = _sizes(size), _sizes(stride)
+    shape, strides = int_list(size, "as_strided"), int_list(stride, "as_strided", "stride")
     if len(shape) != len(strides):
         raise RuntimeError(f"mismatch in length of strides and shape: shape {list(shape)} has {len(shape)} "
                            f"dims, strides {list(strides)} has {len(strides)}")
@@ -269,9 +295,9 @@ def _xp(t: Tensor) -> Any:
 def _zeros_like_sizes(grad: Tensor, sizes: Sequence[int]) -> Tensor:
     xp = _xp(grad)
     if grad._device.type == "cpu":
-        return Tensor._wrap(np.zeros(_sizes(sizes), dtype=grad._data.dtype), grad._dtype)
+        return Tensor._wrap(np.zeros(int_list(sizes), dtype=grad._data.dtype), grad._dtype)
     with xp.cuda.Device(grad._device.index or 0):
-        return Tensor._wrap(xp.zeros(_sizes(sizes), dtype=grad._data.dtype), grad._dtype)
+        return Tensor._wrap(xp.zeros(int_list(sizes), dtype=grad._data.dtype), grad._dtype)
 
 
 def select_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, index: int) -> Tensor:
@@ -310,8 +336,8 @@ def as_strided_backward(grad: Tensor, input_sizes: Sequence[int], input_strides:
     """Scatter-add the output gradient into storage positions, then gather the input's positions."""
     xp = _xp(grad)
     offset = input_offset if storage_offset is None else storage_offset
-    out_pos = _positions(xp, _sizes(size), _sizes(stride), offset)
-    in_pos = _positions(xp, _sizes(input_sizes), _sizes(input_strides), input_offset)
+    out_pos = _positions(xp, int_list(size), int_list(stride), offset)
+    in_pos = _positions(xp, int_list(input_sizes), int_list(input_strides), input_offset)
     length = int(max(int(out_pos.max()) if out_pos.size else 0, int(in_pos.max()) if in_pos.size else 0)) + 1
     buf = xp.zeros(length, dtype=grad._data.dtype)
     if isinstance(buf, np.ndarray):  # NumPy, or an emulated CUDA array (a NumPy subclass)
