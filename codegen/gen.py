@@ -15,6 +15,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import jinja2
+
 from codegen import api_python, gen_autograd, gen_cuda, tree_swap
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import Derivative, load_derivatives
@@ -74,8 +76,7 @@ def render_all(root: Path) -> dict[str, str]:
             kernels=[_cpu_kernel_context(f) for f in functions
                      if f.pointwise is not None and f.derived_from is None]),
         "_autograd.py": gen_autograd.render(env, model, root),
-        "_registrations.py": env.get_template("registrations.py.j2").render(
-            registrations=_registrations(model), modules=_kernel_modules(functions)),
+        "_registrations.py": _render_registrations(env, model),
         "_methods.py": env.get_template("methods.py.j2").render(
             methods=[m for m in method_names if m not in varargs], varargs=varargs,
             direct=_direct_methods(bindings, ops_by_id, varargs), dunders=api_python.dunders(bindings)),
@@ -223,13 +224,13 @@ def _numeric_defaults(f: NativeFunction, scalars: tuple[str, ...]) -> dict[str, 
     return out
 
 
-def _kernel_modules(functions: list[NativeFunction]) -> list[str]:
-    return sorted({k.rpartition(".")[0] for f in functions for k in f.dispatch.values()})
-
-
 # How generated/_registrations.py names the generated kernel modules.
 GENERATED_MODULES = {"_cpu": "generated._cpu_kernels", "_cuda": "generated._cuda_kernels",
                      "_autograd": "generated._autograd"}
+# The keys whose kernels generated/_registrations.py registers by name, their modules imported on the first
+# call of one of them (Note [Kernels loaded on first call] in runtime/dispatcher.py): a CPU-only program
+# never loads the CUDA backend, and inference never loads the Autograd kernels and nodes.
+FIRST_CALL_KEYS = frozenset({"CUDA", "Autograd"})
 
 
 def registrations(f: NativeFunction) -> list[tuple[str, str]]:
@@ -249,9 +250,23 @@ def kernel_path(expression: str) -> str:
     return f"{GENERATED_MODULES[module]}.{name}" if module in GENERATED_MODULES else expression
 
 
-def _registrations(model: Model) -> list[tuple[str, str, str]]:
-    """(op name, dispatch key, kernel expression) for every registration, in a stable order."""
-    return [(f.name, key, kernel) for f in model.functions for key, kernel in registrations(f)]
+def _render_registrations(env: jinja2.Environment, model: Model) -> str:
+    """generated/_registrations.py: the kernels registered now, in file order, and the FIRST_CALL_KEYS
+    kernels by module, as (op, key, function name) entries registered by name."""
+    now: list[tuple[str, str, str]] = []
+    on_first_call: dict[str, list[tuple[str, str, str]]] = {}
+    for f in model.functions:
+        for key, kernel in registrations(f):
+            if key in FIRST_CALL_KEYS:
+                module, _, function = kernel_path(kernel).rpartition(".")
+                on_first_call.setdefault(module, []).append((f.name, key, function))
+            else:
+                now.append((f.name, key, kernel))
+    prefixes = {kernel.rpartition(".")[0] for _, _, kernel in now}
+    return env.get_template("registrations.py.j2").render(
+        registrations=now, on_first_call=sorted(on_first_call.items()),
+        modules=sorted(prefixes - GENERATED_MODULES.keys()),
+        generated=[(GENERATED_MODULES[a].rpartition(".")[2], a) for a in sorted(prefixes & GENERATED_MODULES.keys())])
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,11 @@ in the default state, for which that table is right. A thread that ends with a n
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from operator import itemgetter
 from typing import Any
 
 from runtime.dtypes import bfloat16
@@ -180,7 +182,8 @@ BFLOAT16_SAFE = frozenset({
 class Operator:
     """One operator's registrations and its precomputed dispatch table."""
 
-    __slots__ = ("name", "schema", "tensor_positions", "kernels", "stacks", "table", "mixed_devices", "_dispatcher")
+    __slots__ = ("name", "schema", "tensor_positions", "kernels", "stacks", "table", "mixed_devices", "_dispatcher",
+                 "_stubs")
 
     def __init__(self, dispatcher: Dispatcher, name: str, schema: str, tensor_positions: tuple[int, ...],
                  mixed_devices: bool = False) -> None:
@@ -194,6 +197,7 @@ class Operator:
         # copies] in runtime/kernels/copy.py; index ops take CPU index tensors for a CUDA `self`, as PyTorch's)
         self.mixed_devices = mixed_devices
         self._dispatcher = dispatcher
+        self._stubs: dict[int, Kernel] = {}  # choice index -> its error stub, made once (see _missing)
         self.recompute()
 
     def __repr__(self) -> str:
@@ -236,7 +240,7 @@ class Operator:
     def recompute(self) -> None:
         """Rebuild the table from the registrations (Note [Table plans])."""
         fallbacks = self._dispatcher.fallbacks
-        names, plan, stubs = _plan(frozenset(self.kernels), frozenset(fallbacks), self.mixed_devices)
+        names, pick, stubs = _plan(frozenset(self.kernels), frozenset(fallbacks), self.mixed_devices)
         kernels = self.kernels
         # choices[i] for i < NUM_KEYS: the kernel serving key i; then one error stub per key, then the stub
         # of an empty key set, then the device-mismatch error (Note [Table plans])
@@ -248,10 +252,14 @@ class Operator:
                     choices[key] = self._refusing_bfloat16(kernels[name])
             elif how == "fallback":
                 choices[key] = fallbacks[_KEYS[key]].bind(self)
+        made = self._stubs
         for i in stubs:
-            choices[i] = self._missing(_KEYS[i - NUM_KEYS] if i < _MISSING_NONE else None)
+            stub = made.get(i)
+            if stub is None:
+                stub = made[i] = self._missing(_KEYS[i - NUM_KEYS] if i < _MISSING_NONE else None)
+            choices[i] = stub
         choices[_MISMATCH] = self._device_mismatch
-        self.table[:] = [choices[i] for i in plan]  # in place: generated modules hold the list itself
+        self.table[:] = pick(choices)  # in place: generated modules hold the list itself
 
     def _refusing_bfloat16(self, kernel: Kernel) -> Kernel:
         """`kernel` behind a check that no tensor argument is bfloat16 (Note [Composite kernels and bfloat16])."""
@@ -284,8 +292,8 @@ class Operator:
                            f"two devices, {found}")
 
     def _missing(self, key: DispatchKey | None) -> Kernel:
-        # the message is built when raised: the table is recomputed whenever `kernels` changes, so the
-        # kernels then are those of the table this stub is in (and ~2,600 stubs are made at import)
+        # the message is built when raised, from the kernels registered then: so one stub per key serves
+        # every recompute of the table (~2,600 stubs are made at import)
         def missing(*args: Any) -> Any:
             name = self.name
             if key is None and any(isinstance(args[i], list | tuple) and not args[i]
@@ -319,12 +327,11 @@ _MISSING_NONE = 2 * NUM_KEYS  # choice index of the error stub for an empty key 
 _MISMATCH = _MISSING_NONE + 1   # choice index of the device-mismatch error
 _CUDA = int(DispatchKey.CUDA)
 _N_CHOICES = _MISMATCH + 1
-_plans: dict[tuple[frozenset[str], frozenset[DispatchKey], bool],
-             tuple[tuple[tuple[int, str | None, str], ...], tuple[int, ...], tuple[int, ...]]] = {}
+_Plan = tuple[tuple[tuple[int, str | None, str], ...], Callable[[list[Any]], tuple[Any, ...]], tuple[int, ...]]
+_plans: dict[tuple[frozenset[str], frozenset[DispatchKey], bool], _Plan] = {}
 
 
-def _plan(registered: frozenset[str], fallback_keys: frozenset[DispatchKey], mixed_devices: bool,
-          ) -> tuple[tuple[tuple[int, str | None, str], ...], tuple[int, ...], tuple[int, ...]]:
+def _plan(registered: frozenset[str], fallback_keys: frozenset[DispatchKey], mixed_devices: bool) -> _Plan:
     """Note [Table plans]
     An operator's table depends on its kernels only through which key names have a kernel, which keys
     have a fallback and whether it takes several devices; the ~470 operators share a handful of such
@@ -333,7 +340,9 @@ def _plan(registered: frozenset[str], fallback_keys: frozenset[DispatchKey], mix
     the 2**NUM_KEYS key sets the index of its entry among an operator's choices (the kernel serving key i
     at i; the error stub of key i at NUM_KEYS + i; then the stub of an empty key set and the device-mismatch
     error), plus the stub indices the plan uses. `Operator.recompute` fills the choices from its own
-    kernels and lists the table from the plan, so registering at import costs no rule evaluation per op."""
+    kernels and lists the table from the plan, so registering at import costs no rule evaluation per op.
+    The plan is kept as an `operator.itemgetter` of those indices: the table is picked from the choices
+    in one C call (tables are built twice per op at import: when declared and when registered)."""
     cache_key = (registered, fallback_keys, mixed_devices)
     cached = _plans.get(cache_key)
     if cached is not None:
@@ -356,7 +365,7 @@ def _plan(registered: frozenset[str], fallback_keys: frozenset[DispatchKey], mix
                     break
         plan.append(choice)
     stubs = tuple(sorted({i for i in plan if NUM_KEYS <= i <= _MISSING_NONE}))
-    cached = _plans[cache_key] = (names, tuple(plan), stubs)
+    cached = _plans[cache_key] = (names, itemgetter(*plan), stubs)
     return cached
 
 
@@ -440,6 +449,12 @@ class Dispatcher:
             for op in touched.values():
                 op.recompute()
 
+    def register_on_first_call(self, module: str, entries: Sequence[tuple[str, str, str]]) -> None:
+        """Register base entries (op name, key, function name) whose kernels are functions of `module`,
+        imported when one of them is first called (Note [Kernels loaded on first call])."""
+        loader = _ModuleOnFirstCall(self, module, entries)
+        self.register_all([(name, key, loader.stub(function)) for name, key, function in entries])
+
     def register_fallback(self, key: str, fn: Callable[[Operator, list[Any]], Any]) -> Callable[[], None]:
         """A boxed fallback for every operator at `key` on top of the ones there; returns a function that
         removes exactly this one (Note [Registration stacks])."""
@@ -466,6 +481,47 @@ class Dispatcher:
                         op.recompute()
 
         return undo
+
+
+class _ModuleOnFirstCall:
+    """Note [Kernels loaded on first call]
+    Two groups of kernels serve calls that many programs never make: the CUDA backend's (with everything
+    of runtime/cuda/ they import: the compile cache, the allocator, the launch code) and the generated
+    Autograd kernels with their Node classes (generated/_autograd.py, a third of the generated Python,
+    used only once a tensor requires grad). generated/_registrations.py registers them by name with
+    `Dispatcher.register_on_first_call(module, [(op, key, function), ...])`: each entry's base
+    registration is a stub, a function named as the kernel it stands for (so `dump()` and `opgen show`
+    print the same names), and the first call of any stub imports the module and registers its real
+    kernels in their place with `register_all`, then runs the real kernel. From then on the tables hold
+    the real kernels: no call pays anything after the first. Registrations made with `register` on top
+    of a stub stay on top (register_all replaces only the base of each stack, Note [Registration
+    stacks]). The module is named by the layer that registers it (generated/), so the runtime still
+    imports nothing above itself by its own choice; concurrent first calls may both import (the import
+    system serialises them) and both register the same functions, which is idempotent."""
+
+    __slots__ = ("dispatcher", "module", "entries", "kernels")
+
+    def __init__(self, dispatcher: Dispatcher, module: str, entries: Sequence[tuple[str, str, str]]) -> None:
+        self.dispatcher = dispatcher
+        self.module = module
+        self.entries = tuple(entries)
+        self.kernels: dict[str, Kernel] | None = None
+
+    def stub(self, function: str) -> Kernel:
+        def first_call(*args: Any) -> Any:
+            return (self.kernels or self.load())[function](*args)
+
+        first_call.__module__ = self.module
+        first_call.__name__ = first_call.__qualname__ = function
+        return first_call
+
+    def load(self) -> dict[str, Kernel]:
+        """Import the module and register its kernels in place of the stubs; the kernels by name."""
+        module = importlib.import_module(self.module)
+        kernels = {function: getattr(module, function) for _, _, function in self.entries}
+        self.dispatcher.register_all([(name, key, kernels[function]) for name, key, function in self.entries])
+        self.kernels = kernels
+        return kernels
 
 
 def _remove_entry(stack: list[list[Any]], entry: list[Any]) -> bool:
