@@ -186,7 +186,7 @@ class Operator:
                  "_stubs")
 
     def __init__(self, dispatcher: Dispatcher, name: str, schema: str, tensor_positions: tuple[int, ...],
-                 mixed_devices: bool = False) -> None:
+                 mixed_devices: bool = False, build: bool = True) -> None:
         self.name = name
         self.schema = schema
         self.tensor_positions = tensor_positions  # indices of Tensor / Tensor? / Tensor[] arguments
@@ -198,7 +198,8 @@ class Operator:
         self.mixed_devices = mixed_devices
         self._dispatcher = dispatcher
         self._stubs: dict[int, Kernel] = {}  # choice index -> its error stub, made once (see _missing)
-        self.recompute()
+        if build:
+            self.recompute()
 
     def __repr__(self) -> str:
         return f"Operator({self.name})"
@@ -387,15 +388,21 @@ class Dispatcher:
         self.ops: dict[str, Operator] = {}
         self.fallbacks: dict[DispatchKey, BoxedFallback] = {}
         self._fallback_stacks: dict[DispatchKey, list[list[Any]]] = {}
+        self._unbuilt: list[Operator] = []  # declared with deferred=True, table not built yet
         self._lock = threading.Lock()
 
     def declare(self, name: str, schema: str, tensor_positions: tuple[int, ...] = (),
-                mixed_devices: bool = False) -> Operator:
-        """Declare an operator (idempotent: re-declaring returns the existing one)."""
+                mixed_devices: bool = False, deferred: bool = False) -> Operator:
+        """Declare an operator (idempotent: re-declaring returns the existing one). `deferred`: its table is
+        built by the next `register_all`, which is about to register its kernels (generated/_ops.py declares
+        every op and generated/_registrations.py registers them next: each table is built once, not twice)."""
         with self._lock:
             op = self.ops.get(name)
             if op is None:
-                op = self.ops[name] = Operator(self, name, schema, tuple(tensor_positions), mixed_devices)
+                op = self.ops[name] = Operator(self, name, schema, tuple(tensor_positions), mixed_devices,
+                                               build=not deferred)
+                if deferred:
+                    self._unbuilt.append(op)
             return op
 
     def find(self, name: str) -> Operator:
@@ -448,6 +455,10 @@ class Dispatcher:
                 touched[name] = op
             for op in touched.values():
                 op.recompute()
+            for op in self._unbuilt:
+                if op.name not in touched:
+                    op.recompute()
+            self._unbuilt.clear()
 
     def register_on_first_call(self, module: str, entries: Sequence[tuple[str, str, str]]) -> None:
         """Register base entries (op name, key, function name) whose kernels are functions of `module`,
