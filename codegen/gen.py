@@ -251,21 +251,17 @@ def kernel_path(expression: str) -> str:
 
 
 def _render_registrations(env: jinja2.Environment, model: Model) -> str:
-    """generated/_registrations.py: the kernels registered now, in file order, and the FIRST_CALL_KEYS
-    kernels by module, as (op, key, function name) entries registered by name."""
-    now: list[tuple[str, str, str]] = []
-    on_first_call: dict[str, list[tuple[str, str, str]]] = {}
+    """generated/_registrations.py: every kernel, in file order; those of FIRST_CALL_KEYS by name."""
+    entries: list[tuple[str, str, str]] = []
     for f in model.functions:
         for key, kernel in registrations(f):
             if key in FIRST_CALL_KEYS:
                 module, _, function = kernel_path(kernel).rpartition(".")
-                on_first_call.setdefault(module, []).append((f.name, key, function))
-            else:
-                now.append((f.name, key, kernel))
-    prefixes = {kernel.rpartition(".")[0] for _, _, kernel in now}
+                kernel = f'_on_first_call("{module}", "{function}")'
+            entries.append((f.name, key, kernel))
+    prefixes = {kernel.rpartition(".")[0] for _, key, kernel in entries if key not in FIRST_CALL_KEYS}
     return env.get_template("registrations.py.j2").render(
-        registrations=now, on_first_call=sorted(on_first_call.items()),
-        modules=sorted(prefixes - GENERATED_MODULES.keys()),
+        registrations=entries, modules=sorted(prefixes - GENERATED_MODULES.keys()),
         generated=[(GENERATED_MODULES[a].rpartition(".")[2], a) for a in sorted(prefixes & GENERATED_MODULES.keys())])
 
 

@@ -389,6 +389,7 @@ class Dispatcher:
         self.fallbacks: dict[DispatchKey, BoxedFallback] = {}
         self._fallback_stacks: dict[DispatchKey, list[list[Any]]] = {}
         self._unbuilt: list[Operator] = []  # declared with deferred=True, table not built yet
+        self._loaders: dict[str, _ModuleOnFirstCall] = {}  # module -> its kernels' stand-ins (on_first_call)
         self._lock = threading.Lock()
 
     def declare(self, name: str, schema: str, tensor_positions: tuple[int, ...] = (),
@@ -460,11 +461,14 @@ class Dispatcher:
                     op.recompute()
             self._unbuilt.clear()
 
-    def register_on_first_call(self, module: str, entries: Sequence[tuple[str, str, str]]) -> None:
-        """Register base entries (op name, key, function name) whose kernels are functions of `module`,
-        imported when one of them is first called (Note [Kernels loaded on first call])."""
-        loader = _ModuleOnFirstCall(self, module, entries)
-        self.register_all([(name, key, loader.stub(function)) for name, key, function in entries])
+    def on_first_call(self, module: str, function: str) -> Kernel:
+        """A stand-in for the kernel `function` of `module`, to register as a base entry: its first call
+        imports the module and registers the module's kernels in place of all its stand-ins (Note [Kernels
+        loaded on first call])."""
+        loader = self._loaders.get(module)
+        if loader is None:
+            loader = self._loaders[module] = _ModuleOnFirstCall(self, module)
+        return loader.stub(function)
 
     def register_fallback(self, key: str, fn: Callable[[Operator, list[Any]], Any]) -> Callable[[], None]:
         """A boxed fallback for every operator at `key` on top of the ones there; returns a function that
@@ -499,40 +503,58 @@ class _ModuleOnFirstCall:
     Two groups of kernels serve calls that many programs never make: the CUDA backend's (with everything
     of runtime/cuda/ they import: the compile cache, the allocator, the launch code) and the generated
     Autograd kernels with their Node classes (generated/_autograd.py, a third of the generated Python,
-    used only once a tensor requires grad). generated/_registrations.py registers them by name with
-    `Dispatcher.register_on_first_call(module, [(op, key, function), ...])`: each entry's base
-    registration is a stub, a function named as the kernel it stands for (so `dump()` and `opgen show`
-    print the same names), and the first call of any stub imports the module and registers its real
-    kernels in their place with `register_all`, then runs the real kernel. From then on the tables hold
-    the real kernels: no call pays anything after the first. Registrations made with `register` on top
-    of a stub stay on top (register_all replaces only the base of each stack, Note [Registration
-    stacks]). The module is named by the layer that registers it (generated/), so the runtime still
-    imports nothing above itself by its own choice; concurrent first calls may both import (the import
-    system serialises them) and both register the same functions, which is idempotent."""
+    used only once a tensor requires grad). generated/_registrations.py registers them by name, as
+    `dispatcher.on_first_call(module, function)`: a stand-in function named as the kernel it stands for
+    (so `dump()` and `opgen show` print the same names), registered in the same `register_all` and the
+    same order as every other kernel. The first call of any stand-in imports the module and, under the
+    dispatcher's lock, puts the module's real kernels where its stand-ins are (found by identity as the
+    base entry of each stack, so registrations made with `register` on top of one stay on top: Note
+    [Registration stacks]), recomputes those tables, then runs the real kernel. From then on the tables
+    hold the real kernels: no call pays anything after the first. The module is named by the layer that
+    registers it (generated/), so the runtime still imports nothing above itself by its own choice;
+    concurrent first calls both import (the import system serialises them) and the second finds no
+    stand-in left to replace."""
 
-    __slots__ = ("dispatcher", "module", "entries", "kernels")
+    __slots__ = ("dispatcher", "module", "stubs")
 
-    def __init__(self, dispatcher: Dispatcher, module: str, entries: Sequence[tuple[str, str, str]]) -> None:
+    def __init__(self, dispatcher: Dispatcher, module: str) -> None:
         self.dispatcher = dispatcher
         self.module = module
-        self.entries = tuple(entries)
-        self.kernels: dict[str, Kernel] | None = None
+        self.stubs: dict[int, tuple[Kernel, str]] = {}  # id(stand-in) -> (stand-in, function name)
 
     def stub(self, function: str) -> Kernel:
         def first_call(*args: Any) -> Any:
-            return (self.kernels or self.load())[function](*args)
+            return getattr(self.load(), function)(*args)
 
         first_call.__module__ = self.module
         first_call.__name__ = first_call.__qualname__ = function
+        self.stubs[id(first_call)] = (first_call, function)
         return first_call
 
-    def load(self) -> dict[str, Kernel]:
-        """Import the module and register its kernels in place of the stubs; the kernels by name."""
+    def load(self) -> Any:
+        """Import the module and register its kernels where its stand-ins are; the module."""
         module = importlib.import_module(self.module)
-        kernels = {function: getattr(module, function) for _, _, function in self.entries}
-        self.dispatcher.register_all([(name, key, kernels[function]) for name, key, function in self.entries])
-        self.kernels = kernels
-        return kernels
+        dispatcher, stubs = self.dispatcher, self.stubs
+        with dispatcher._lock:
+            for op in dispatcher.ops.values():
+                found = False
+                for key in op.kernels.keys() | op.stacks.keys():
+                    stack = op.stacks.get(key)
+                    base = op.kernels.get(key) if stack is None else stack[0][0]
+                    entry = stubs.get(id(base))
+                    if entry is None or entry[0] is not base:
+                        continue
+                    kernel = getattr(module, entry[1])
+                    if stack is None:
+                        op.kernels[key] = kernel
+                    else:
+                        stack[0][0] = kernel
+                        if len(stack) == 1:
+                            op.kernels[key] = kernel
+                    found = True
+                if found:
+                    op.recompute()
+        return module
 
 
 def _remove_entry(stack: list[list[Any]], entry: list[Any]) -> bool:
