@@ -227,10 +227,12 @@ def _numeric_defaults(f: NativeFunction, scalars: tuple[str, ...]) -> dict[str, 
 # How generated/_registrations.py names the generated kernel modules.
 GENERATED_MODULES = {"_cpu": "generated._cpu_kernels", "_cuda": "generated._cuda_kernels",
                      "_autograd": "generated._autograd"}
-# The keys whose kernels generated/_registrations.py registers by name, their modules imported on the first
-# call of one of them (Note [Kernels loaded on first call] in runtime/dispatcher.py): a CPU-only program
-# never loads the CUDA backend, and inference never loads the Autograd kernels and nodes.
-FIRST_CALL_KEYS = frozenset({"CUDA", "Autograd"})
+# The kernel modules generated/_registrations.py imports with the package: the generated CPU kernels, which
+# nearly every program calls. Every other kernel is registered by name and its module imported on the first
+# call of one of its kernels (Note [Kernels loaded on first call] in runtime/dispatcher.py): a CPU-only program
+# never loads the CUDA backend, inference never loads the Autograd kernels and nodes, and each family of
+# hand-written kernels (runtime/kernels/*.py) loads when one of its ops is first called.
+IMPORTED_NOW = frozenset({"_cpu"})
 
 
 def registrations(f: NativeFunction) -> list[tuple[str, str]]:
@@ -251,18 +253,17 @@ def kernel_path(expression: str) -> str:
 
 
 def _render_registrations(env: jinja2.Environment, model: Model) -> str:
-    """generated/_registrations.py: every kernel, in file order; those of FIRST_CALL_KEYS by name."""
+    """generated/_registrations.py: every kernel, in file order; those outside IMPORTED_NOW by name."""
     entries: list[tuple[str, str, str]] = []
     for f in model.functions:
         for key, kernel in registrations(f):
-            if key in FIRST_CALL_KEYS:
+            if kernel.partition(".")[0] not in IMPORTED_NOW:
                 module, _, function = kernel_path(kernel).rpartition(".")
                 kernel = f'_on_first_call("{module}", "{function}")'
             entries.append((f.name, key, kernel))
-    prefixes = {kernel.rpartition(".")[0] for _, key, kernel in entries if key not in FIRST_CALL_KEYS}
     return env.get_template("registrations.py.j2").render(
-        registrations=entries, modules=sorted(prefixes - GENERATED_MODULES.keys()),
-        generated=[(GENERATED_MODULES[a].rpartition(".")[2], a) for a in sorted(prefixes & GENERATED_MODULES.keys())])
+        registrations=entries,
+        imported_now=[(GENERATED_MODULES[a].rpartition(".")[2], a) for a in sorted(IMPORTED_NOW)])
 
 
 @dataclass(frozen=True)

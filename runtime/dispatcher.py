@@ -35,6 +35,7 @@ import importlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from operator import itemgetter
 from typing import Any
 
@@ -523,13 +524,11 @@ class _ModuleOnFirstCall:
         self.stubs: dict[int, tuple[Kernel, str]] = {}  # id(stand-in) -> (stand-in, function name)
 
     def stub(self, function: str) -> Kernel:
-        def first_call(*args: Any) -> Any:
-            return getattr(self.load(), function)(*args)
-
-        first_call.__module__ = self.module
-        first_call.__name__ = first_call.__qualname__ = function
-        self.stubs[id(first_call)] = (first_call, function)
-        return first_call
+        stub = partial(_first_call, self, function)  # a partial, not a closure: ~900 are made at import
+        stub.__module__ = self.module  # type: ignore[attr-defined]
+        stub.__qualname__ = function  # type: ignore[attr-defined]
+        self.stubs[id(stub)] = (stub, function)
+        return stub
 
     def load(self) -> Any:
         """Import the module and register its kernels where its stand-ins are; the module."""
@@ -555,6 +554,10 @@ class _ModuleOnFirstCall:
                 if found:
                     op.recompute()
         return module
+
+
+def _first_call(loader: _ModuleOnFirstCall, function: str, *args: Any) -> Any:
+    return getattr(loader.load(), function)(*args)
 
 
 def _remove_entry(stack: list[list[Any]], entry: list[Any]) -> bool:
