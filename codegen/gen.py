@@ -15,6 +15,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import jinja2
+
 from codegen import api_python, gen_autograd, gen_cuda, tree_swap
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import Derivative, load_derivatives
@@ -74,8 +76,7 @@ def render_all(root: Path) -> dict[str, str]:
             kernels=[_cpu_kernel_context(f) for f in functions
                      if f.pointwise is not None and f.derived_from is None]),
         "_autograd.py": gen_autograd.render(env, model, root),
-        "_registrations.py": env.get_template("registrations.py.j2").render(
-            registrations=_registrations(model), modules=_kernel_modules(functions)),
+        "_registrations.py": _render_registrations(env, model),
         "_methods.py": env.get_template("methods.py.j2").render(
             methods=[m for m in method_names if m not in varargs], varargs=varargs,
             direct=_direct_methods(bindings, ops_by_id, varargs), dunders=api_python.dunders(bindings)),
@@ -244,13 +245,15 @@ def _numeric_defaults(f: NativeFunction, scalars: tuple[str, ...]) -> dict[str, 
     return out
 
 
-def _kernel_modules(functions: list[NativeFunction]) -> list[str]:
-    return sorted({k.rpartition(".")[0] for f in functions for k in f.dispatch.values()})
-
-
 # How generated/_registrations.py names the generated kernel modules.
 GENERATED_MODULES = {"_cpu": "generated._cpu_kernels", "_cuda": "generated._cuda_kernels",
                      "_autograd": "generated._autograd"}
+# The kernel modules generated/_registrations.py imports with the package: the generated CPU kernels, which
+# nearly every program calls. Every other kernel is registered by name and its module imported on the first
+# call of one of its kernels (Note [Kernels loaded on first call] in runtime/dispatcher.py): a CPU-only program
+# never loads the CUDA backend, inference never loads the Autograd kernels and nodes, and each family of
+# hand-written kernels (runtime/kernels/*.py) loads when one of its ops is first called.
+IMPORTED_NOW = frozenset({"_cpu"})
 
 
 def registrations(f: NativeFunction) -> list[tuple[str, str]]:
@@ -270,9 +273,18 @@ def kernel_path(expression: str) -> str:
     return f"{GENERATED_MODULES[module]}.{name}" if module in GENERATED_MODULES else expression
 
 
-def _registrations(model: Model) -> list[tuple[str, str, str]]:
-    """(op name, dispatch key, kernel expression) for every registration, in a stable order."""
-    return [(f.name, key, kernel) for f in model.functions for key, kernel in registrations(f)]
+def _render_registrations(env: jinja2.Environment, model: Model) -> str:
+    """generated/_registrations.py: every kernel, in file order; those outside IMPORTED_NOW by name."""
+    entries: list[tuple[str, str, str]] = []
+    for f in model.functions:
+        for key, kernel in registrations(f):
+            if kernel.partition(".")[0] not in IMPORTED_NOW:
+                module, _, function = kernel_path(kernel).rpartition(".")
+                kernel = f'_on_first_call("{module}", "{function}")'
+            entries.append((f.name, key, kernel))
+    return env.get_template("registrations.py.j2").render(
+        registrations=entries,
+        imported_now=[(GENERATED_MODULES[a].rpartition(".")[2], a) for a in sorted(IMPORTED_NOW)])
 
 
 @dataclass(frozen=True)

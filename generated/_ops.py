@@ -325,7 +325,7 @@ __all__ = [
     "where",
 ]
 
-_op_add_Tensor = _dispatcher.declare("add.Tensor", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_add_Tensor = _dispatcher.declare("add.Tensor", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_add_Tensor = _op_add_Tensor.table
 
 
@@ -337,7 +337,7 @@ def _call_add_Tensor(input, other, alpha):
     return _tab_add_Tensor[_k](input, other, alpha)
 
 
-_op_add__Tensor = _dispatcher.declare("add_.Tensor", "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
+_op_add__Tensor = _dispatcher.declare("add_.Tensor", "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
 _tab_add__Tensor = _op_add__Tensor.table
 
 
@@ -350,7 +350,7 @@ def _call_add__Tensor(input, other, alpha):
     return _tab_add__Tensor[_k](input, other, alpha)
 
 
-_op_add_out = _dispatcher.declare("add.out", "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3), scalar_positions=(0, 1))
+_op_add_out = _dispatcher.declare("add.out", "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3), scalar_positions=(0, 1), deferred=True)
 _tab_add_out = _op_add_out.table
 
 
@@ -363,7 +363,7 @@ def _call_add_out(input, other, alpha, out):
     return _tab_add_out[_k](input, other, alpha, out)
 
 
-_op_add_Scalar = _dispatcher.declare("add.Scalar", "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (0,), scalar_positions=(0,))
+_op_add_Scalar = _dispatcher.declare("add.Scalar", "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_add_Scalar = _op_add_Scalar.table
 
 
@@ -375,7 +375,7 @@ def _call_add_Scalar(input, other, alpha):
     return _tab_add_Scalar[_k](input, other, alpha)
 
 
-_op_add__Scalar = _dispatcher.declare("add_.Scalar", "add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)", (0,))
+_op_add__Scalar = _dispatcher.declare("add_.Scalar", "add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)", (0,), deferred=True)
 _tab_add__Scalar = _op_add__Scalar.table
 
 
@@ -388,7 +388,7 @@ def _call_add__Scalar(input, other, alpha):
     return _tab_add__Scalar[_k](input, other, alpha)
 
 
-_op_add_Scalar_out = _dispatcher.declare("add.Scalar_out", "add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 3), scalar_positions=(0,))
+_op_add_Scalar_out = _dispatcher.declare("add.Scalar_out", "add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 3), scalar_positions=(0,), deferred=True)
 _tab_add_Scalar_out = _op_add_Scalar_out.table
 
 
@@ -401,7 +401,7 @@ def _call_add_Scalar_out(input, other, alpha, out):
     return _tab_add_Scalar_out[_k](input, other, alpha, out)
 
 
-_op_sub_Tensor = _dispatcher.declare("sub.Tensor", "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_sub_Tensor = _dispatcher.declare("sub.Tensor", "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_sub_Tensor = _op_sub_Tensor.table
 
 
@@ -413,7 +413,7 @@ def _call_sub_Tensor(input, other, alpha):
     return _tab_sub_Tensor[_k](input, other, alpha)
 
 
-_op_sub__Tensor = _dispatcher.declare("sub_.Tensor", "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
+_op_sub__Tensor = _dispatcher.declare("sub_.Tensor", "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
 _tab_sub__Tensor = _op_sub__Tensor.table
 
 
@@ -426,7 +426,7 @@ def _call_sub__Tensor(input, other, alpha):
     return _tab_sub__Tensor[_k](input, other, alpha)
 
 
-_op_sub_out = _dispatcher.declare("sub.out", "sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3), scalar_positions=(0, 1))
+_op_sub_out = _dispatcher.declare("sub.out", "sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3), scalar_positions=(0, 1), deferred=True)
 _tab_sub_out = _op_sub_out.table
 
 
@@ -439,7 +439,7 @@ def _call_sub_out(input, other, alpha, out):
     return _tab_sub_out[_k](input, other, alpha, out)
 
 
-_op_sub_Scalar = _dispatcher.declare("sub.Scalar", "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (0,), scalar_positions=(0,))
+_op_sub_Scalar = _dispatcher.declare("sub.Scalar", "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_sub_Scalar = _op_sub_Scalar.table
 
 
@@ -451,7 +451,7 @@ def _call_sub_Scalar(input, other, alpha):
     return _tab_sub_Scalar[_k](input, other, alpha)
 
 
-_op_sub__Scalar = _dispatcher.declare("sub_.Scalar", "sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)", (0,))
+_op_sub__Scalar = _dispatcher.declare("sub_.Scalar", "sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)", (0,), deferred=True)
 _tab_sub__Scalar = _op_sub__Scalar.table
 
 
@@ -464,7 +464,7 @@ def _call_sub__Scalar(input, other, alpha):
     return _tab_sub__Scalar[_k](input, other, alpha)
 
 
-_op_sub_Scalar_out = _dispatcher.declare("sub.Scalar_out", "sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 3), scalar_positions=(0,))
+_op_sub_Scalar_out = _dispatcher.declare("sub.Scalar_out", "sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 3), scalar_positions=(0,), deferred=True)
 _tab_sub_Scalar_out = _op_sub_Scalar_out.table
 
 
@@ -477,7 +477,7 @@ def _call_sub_Scalar_out(input, other, alpha, out):
     return _tab_sub_Scalar_out[_k](input, other, alpha, out)
 
 
-_op_mul_Tensor = _dispatcher.declare("mul.Tensor", "mul.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_mul_Tensor = _dispatcher.declare("mul.Tensor", "mul.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_mul_Tensor = _op_mul_Tensor.table
 
 
@@ -489,7 +489,7 @@ def _call_mul_Tensor(input, other):
     return _tab_mul_Tensor[_k](input, other)
 
 
-_op_mul__Tensor = _dispatcher.declare("mul_.Tensor", "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
+_op_mul__Tensor = _dispatcher.declare("mul_.Tensor", "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
 _tab_mul__Tensor = _op_mul__Tensor.table
 
 
@@ -502,7 +502,7 @@ def _call_mul__Tensor(input, other):
     return _tab_mul__Tensor[_k](input, other)
 
 
-_op_mul_out = _dispatcher.declare("mul.out", "mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_mul_out = _dispatcher.declare("mul.out", "mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_mul_out = _op_mul_out.table
 
 
@@ -515,7 +515,7 @@ def _call_mul_out(input, other, out):
     return _tab_mul_out[_k](input, other, out)
 
 
-_op_mul_Scalar = _dispatcher.declare("mul.Scalar", "mul.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
+_op_mul_Scalar = _dispatcher.declare("mul.Scalar", "mul.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_mul_Scalar = _op_mul_Scalar.table
 
 
@@ -527,7 +527,7 @@ def _call_mul_Scalar(input, other):
     return _tab_mul_Scalar[_k](input, other)
 
 
-_op_mul__Scalar = _dispatcher.declare("mul_.Scalar", "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,))
+_op_mul__Scalar = _dispatcher.declare("mul_.Scalar", "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,), deferred=True)
 _tab_mul__Scalar = _op_mul__Scalar.table
 
 
@@ -540,7 +540,7 @@ def _call_mul__Scalar(input, other):
     return _tab_mul__Scalar[_k](input, other)
 
 
-_op_mul_Scalar_out = _dispatcher.declare("mul.Scalar_out", "mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
+_op_mul_Scalar_out = _dispatcher.declare("mul.Scalar_out", "mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,), deferred=True)
 _tab_mul_Scalar_out = _op_mul_Scalar_out.table
 
 
@@ -553,7 +553,7 @@ def _call_mul_Scalar_out(input, other, out):
     return _tab_mul_Scalar_out[_k](input, other, out)
 
 
-_op_div_Tensor = _dispatcher.declare("div.Tensor", "div.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_div_Tensor = _dispatcher.declare("div.Tensor", "div.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_div_Tensor = _op_div_Tensor.table
 
 
@@ -565,7 +565,7 @@ def _call_div_Tensor(input, other):
     return _tab_div_Tensor[_k](input, other)
 
 
-_op_div__Tensor = _dispatcher.declare("div_.Tensor", "div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
+_op_div__Tensor = _dispatcher.declare("div_.Tensor", "div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
 _tab_div__Tensor = _op_div__Tensor.table
 
 
@@ -578,7 +578,7 @@ def _call_div__Tensor(input, other):
     return _tab_div__Tensor[_k](input, other)
 
 
-_op_div_out = _dispatcher.declare("div.out", "div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_div_out = _dispatcher.declare("div.out", "div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_div_out = _op_div_out.table
 
 
@@ -591,7 +591,7 @@ def _call_div_out(input, other, out):
     return _tab_div_out[_k](input, other, out)
 
 
-_op_div_Scalar = _dispatcher.declare("div.Scalar", "div.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
+_op_div_Scalar = _dispatcher.declare("div.Scalar", "div.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_div_Scalar = _op_div_Scalar.table
 
 
@@ -603,7 +603,7 @@ def _call_div_Scalar(input, other):
     return _tab_div_Scalar[_k](input, other)
 
 
-_op_div__Scalar = _dispatcher.declare("div_.Scalar", "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,))
+_op_div__Scalar = _dispatcher.declare("div_.Scalar", "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,), deferred=True)
 _tab_div__Scalar = _op_div__Scalar.table
 
 
@@ -616,7 +616,7 @@ def _call_div__Scalar(input, other):
     return _tab_div__Scalar[_k](input, other)
 
 
-_op_div_Scalar_out = _dispatcher.declare("div.Scalar_out", "div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
+_op_div_Scalar_out = _dispatcher.declare("div.Scalar_out", "div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,), deferred=True)
 _tab_div_Scalar_out = _op_div_Scalar_out.table
 
 
@@ -629,7 +629,7 @@ def _call_div_Scalar_out(input, other, out):
     return _tab_div_Scalar_out[_k](input, other, out)
 
 
-_op_neg = _dispatcher.declare("neg", "neg(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_neg = _dispatcher.declare("neg", "neg(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_neg = _op_neg.table
 
 
@@ -641,7 +641,7 @@ def _call_neg(input):
     return _tab_neg[_k](input)
 
 
-_op_neg_ = _dispatcher.declare("neg_", "neg_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_neg_ = _dispatcher.declare("neg_", "neg_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_neg_ = _op_neg_.table
 
 
@@ -654,7 +654,7 @@ def _call_neg_(input):
     return _tab_neg_[_k](input)
 
 
-_op_neg_out = _dispatcher.declare("neg.out", "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_neg_out = _dispatcher.declare("neg.out", "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_neg_out = _op_neg_out.table
 
 
@@ -667,7 +667,7 @@ def _call_neg_out(input, out):
     return _tab_neg_out[_k](input, out)
 
 
-_op_pow_Tensor_Scalar = _dispatcher.declare("pow.Tensor_Scalar", "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", (0,), scalar_positions=(0,))
+_op_pow_Tensor_Scalar = _dispatcher.declare("pow.Tensor_Scalar", "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_pow_Tensor_Scalar = _op_pow_Tensor_Scalar.table
 
 
@@ -679,7 +679,7 @@ def _call_pow_Tensor_Scalar(input, exponent):
     return _tab_pow_Tensor_Scalar[_k](input, exponent)
 
 
-_op_pow__Tensor_Scalar = _dispatcher.declare("pow_.Tensor_Scalar", "pow_.Tensor_Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)", (0,))
+_op_pow__Tensor_Scalar = _dispatcher.declare("pow_.Tensor_Scalar", "pow_.Tensor_Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)", (0,), deferred=True)
 _tab_pow__Tensor_Scalar = _op_pow__Tensor_Scalar.table
 
 
@@ -692,7 +692,7 @@ def _call_pow__Tensor_Scalar(input, exponent):
     return _tab_pow__Tensor_Scalar[_k](input, exponent)
 
 
-_op_pow_Tensor_Scalar_out = _dispatcher.declare("pow.Tensor_Scalar_out", "pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
+_op_pow_Tensor_Scalar_out = _dispatcher.declare("pow.Tensor_Scalar_out", "pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,), deferred=True)
 _tab_pow_Tensor_Scalar_out = _op_pow_Tensor_Scalar_out.table
 
 
@@ -705,7 +705,7 @@ def _call_pow_Tensor_Scalar_out(input, exponent, out):
     return _tab_pow_Tensor_Scalar_out[_k](input, exponent, out)
 
 
-_op_exp = _dispatcher.declare("exp", "exp(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_exp = _dispatcher.declare("exp", "exp(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_exp = _op_exp.table
 
 
@@ -717,7 +717,7 @@ def _call_exp(input):
     return _tab_exp[_k](input)
 
 
-_op_exp_ = _dispatcher.declare("exp_", "exp_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_exp_ = _dispatcher.declare("exp_", "exp_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_exp_ = _op_exp_.table
 
 
@@ -730,7 +730,7 @@ def _call_exp_(input):
     return _tab_exp_[_k](input)
 
 
-_op_exp_out = _dispatcher.declare("exp.out", "exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_exp_out = _dispatcher.declare("exp.out", "exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_exp_out = _op_exp_out.table
 
 
@@ -743,7 +743,7 @@ def _call_exp_out(input, out):
     return _tab_exp_out[_k](input, out)
 
 
-_op_relu = _dispatcher.declare("relu", "relu(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_relu = _dispatcher.declare("relu", "relu(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_relu = _op_relu.table
 
 
@@ -755,7 +755,7 @@ def _call_relu(input):
     return _tab_relu[_k](input)
 
 
-_op_relu_ = _dispatcher.declare("relu_", "relu_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_relu_ = _dispatcher.declare("relu_", "relu_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_relu_ = _op_relu_.table
 
 
@@ -768,7 +768,7 @@ def _call_relu_(input):
     return _tab_relu_[_k](input)
 
 
-_op_relu_out = _dispatcher.declare("relu.out", "relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_relu_out = _dispatcher.declare("relu.out", "relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_relu_out = _op_relu_out.table
 
 
@@ -781,7 +781,7 @@ def _call_relu_out(input, out):
     return _tab_relu_out[_k](input, out)
 
 
-_op_threshold_backward = _dispatcher.declare("threshold_backward", "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_threshold_backward = _dispatcher.declare("threshold_backward", "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_threshold_backward = _op_threshold_backward.table
 
 
@@ -793,7 +793,7 @@ def _call_threshold_backward(grad_output, input, threshold):
     return _tab_threshold_backward[_k](grad_output, input, threshold)
 
 
-_op_threshold_backward_out = _dispatcher.declare("threshold_backward.out", "threshold_backward.out(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3), scalar_positions=(0, 1))
+_op_threshold_backward_out = _dispatcher.declare("threshold_backward.out", "threshold_backward.out(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3), scalar_positions=(0, 1), deferred=True)
 _tab_threshold_backward_out = _op_threshold_backward_out.table
 
 
@@ -806,7 +806,7 @@ def _call_threshold_backward_out(grad_output, input, threshold, out):
     return _tab_threshold_backward_out[_k](grad_output, input, threshold, out)
 
 
-_op_gt_Tensor = _dispatcher.declare("gt.Tensor", "gt.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_gt_Tensor = _dispatcher.declare("gt.Tensor", "gt.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_gt_Tensor = _op_gt_Tensor.table
 
 
@@ -818,7 +818,7 @@ def _call_gt_Tensor(input, other):
     return _tab_gt_Tensor[_k](input, other)
 
 
-_op_gt_out = _dispatcher.declare("gt.out", "gt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_gt_out = _dispatcher.declare("gt.out", "gt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_gt_out = _op_gt_out.table
 
 
@@ -831,7 +831,7 @@ def _call_gt_out(input, other, out):
     return _tab_gt_out[_k](input, other, out)
 
 
-_op_gt_Scalar = _dispatcher.declare("gt.Scalar", "gt.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
+_op_gt_Scalar = _dispatcher.declare("gt.Scalar", "gt.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_gt_Scalar = _op_gt_Scalar.table
 
 
@@ -843,7 +843,7 @@ def _call_gt_Scalar(input, other):
     return _tab_gt_Scalar[_k](input, other)
 
 
-_op_gt_Scalar_out = _dispatcher.declare("gt.Scalar_out", "gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
+_op_gt_Scalar_out = _dispatcher.declare("gt.Scalar_out", "gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,), deferred=True)
 _tab_gt_Scalar_out = _op_gt_Scalar_out.table
 
 
@@ -856,7 +856,7 @@ def _call_gt_Scalar_out(input, other, out):
     return _tab_gt_Scalar_out[_k](input, other, out)
 
 
-_op_sum = _dispatcher.declare("sum", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", (0,))
+_op_sum = _dispatcher.declare("sum", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
 _tab_sum = _op_sum.table
 
 
@@ -868,7 +868,7 @@ def _call_sum(input, dtype):
     return _tab_sum[_k](input, dtype)
 
 
-_op_sum_dim_IntList = _dispatcher.declare("sum.dim_IntList", "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_op_sum_dim_IntList = _dispatcher.declare("sum.dim_IntList", "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
 _tab_sum_dim_IntList = _op_sum_dim_IntList.table
 
 
@@ -880,7 +880,7 @@ def _call_sum_dim_IntList(input, dim, keepdim, dtype):
     return _tab_sum_dim_IntList[_k](input, dim, keepdim, dtype)
 
 
-_op_mm = _dispatcher.declare("mm", "mm(Tensor self, Tensor mat2) -> Tensor", (0, 1))
+_op_mm = _dispatcher.declare("mm", "mm(Tensor self, Tensor mat2) -> Tensor", (0, 1), deferred=True)
 _tab_mm = _op_mm.table
 
 
@@ -892,7 +892,7 @@ def _call_mm(input, mat2):
     return _tab_mm[_k](input, mat2)
 
 
-_op_bmm = _dispatcher.declare("bmm", "bmm(Tensor self, Tensor mat2) -> Tensor", (0, 1))
+_op_bmm = _dispatcher.declare("bmm", "bmm(Tensor self, Tensor mat2) -> Tensor", (0, 1), deferred=True)
 _tab_bmm = _op_bmm.table
 
 
@@ -904,7 +904,7 @@ def _call_bmm(input, mat2):
     return _tab_bmm[_k](input, mat2)
 
 
-_op_matmul = _dispatcher.declare("matmul", "matmul(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_matmul = _dispatcher.declare("matmul", "matmul(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
 _tab_matmul = _op_matmul.table
 
 
@@ -916,7 +916,7 @@ def _call_matmul(input, other):
     return _tab_matmul[_k](input, other)
 
 
-_op_t = _dispatcher.declare("t", "t(Tensor(a) self) -> Tensor(a)", (0,))
+_op_t = _dispatcher.declare("t", "t(Tensor(a) self) -> Tensor(a)", (0,), deferred=True)
 _tab_t = _op_t.table
 
 
@@ -928,7 +928,7 @@ def _call_t(input):
     return _tab_t[_k](input)
 
 
-_op_transpose_int = _dispatcher.declare("transpose.int", "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", (0,))
+_op_transpose_int = _dispatcher.declare("transpose.int", "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", (0,), deferred=True)
 _tab_transpose_int = _op_transpose_int.table
 
 
@@ -940,7 +940,7 @@ def _call_transpose_int(input, dim0, dim1):
     return _tab_transpose_int[_k](input, dim0, dim1)
 
 
-_op_permute = _dispatcher.declare("permute", "permute(Tensor(a) self, int[] dims) -> Tensor(a)", (0,))
+_op_permute = _dispatcher.declare("permute", "permute(Tensor(a) self, int[] dims) -> Tensor(a)", (0,), deferred=True)
 _tab_permute = _op_permute.table
 
 
@@ -952,7 +952,7 @@ def _call_permute(input, dims):
     return _tab_permute[_k](input, dims)
 
 
-_op_expand = _dispatcher.declare("expand", "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", (0,))
+_op_expand = _dispatcher.declare("expand", "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", (0,), deferred=True)
 _tab_expand = _op_expand.table
 
 
@@ -964,7 +964,7 @@ def _call_expand(input, size, implicit):
     return _tab_expand[_k](input, size, implicit)
 
 
-_op_unsqueeze = _dispatcher.declare("unsqueeze", "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", (0,))
+_op_unsqueeze = _dispatcher.declare("unsqueeze", "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", (0,), deferred=True)
 _tab_unsqueeze = _op_unsqueeze.table
 
 
@@ -976,7 +976,7 @@ def _call_unsqueeze(input, dim):
     return _tab_unsqueeze[_k](input, dim)
 
 
-_op_squeeze = _dispatcher.declare("squeeze", "squeeze(Tensor(a) self) -> Tensor(a)", (0,))
+_op_squeeze = _dispatcher.declare("squeeze", "squeeze(Tensor(a) self) -> Tensor(a)", (0,), deferred=True)
 _tab_squeeze = _op_squeeze.table
 
 
@@ -988,7 +988,7 @@ def _call_squeeze(input):
     return _tab_squeeze[_k](input)
 
 
-_op_squeeze_dim = _dispatcher.declare("squeeze.dim", "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", (0,))
+_op_squeeze_dim = _dispatcher.declare("squeeze.dim", "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", (0,), deferred=True)
 _tab_squeeze_dim = _op_squeeze_dim.table
 
 
@@ -1000,7 +1000,7 @@ def _call_squeeze_dim(input, dim):
     return _tab_squeeze_dim[_k](input, dim)
 
 
-_op_view = _dispatcher.declare("view", "view(Tensor(a) self, SymInt[] size) -> Tensor(a)", (0,))
+_op_view = _dispatcher.declare("view", "view(Tensor(a) self, SymInt[] size) -> Tensor(a)", (0,), deferred=True)
 _tab_view = _op_view.table
 
 
@@ -1012,7 +1012,7 @@ def _call_view(input, size):
     return _tab_view[_k](input, size)
 
 
-_op_reshape = _dispatcher.declare("reshape", "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", (0,))
+_op_reshape = _dispatcher.declare("reshape", "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", (0,), deferred=True)
 _tab_reshape = _op_reshape.table
 
 
@@ -1024,7 +1024,7 @@ def _call_reshape(input, shape):
     return _tab_reshape[_k](input, shape)
 
 
-_op_clone = _dispatcher.declare("clone", "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", (0,))
+_op_clone = _dispatcher.declare("clone", "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", (0,), deferred=True)
 _tab_clone = _op_clone.table
 
 
@@ -1036,7 +1036,7 @@ def _call_clone(input, memory_format):
     return _tab_clone[_k](input, memory_format)
 
 
-_op_contiguous = _dispatcher.declare("contiguous", "contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)", (0,))
+_op_contiguous = _dispatcher.declare("contiguous", "contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)", (0,), deferred=True)
 _tab_contiguous = _op_contiguous.table
 
 
@@ -1048,7 +1048,7 @@ def _call_contiguous(input, memory_format):
     return _tab_contiguous[_k](input, memory_format)
 
 
-_op_select_int = _dispatcher.declare("select.int", "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", (0,))
+_op_select_int = _dispatcher.declare("select.int", "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", (0,), deferred=True)
 _tab_select_int = _op_select_int.table
 
 
@@ -1060,7 +1060,7 @@ def _call_select_int(input, dim, index):
     return _tab_select_int[_k](input, dim, index)
 
 
-_op_slice_Tensor = _dispatcher.declare("slice.Tensor", "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)", (0,))
+_op_slice_Tensor = _dispatcher.declare("slice.Tensor", "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)", (0,), deferred=True)
 _tab_slice_Tensor = _op_slice_Tensor.table
 
 
@@ -1072,7 +1072,7 @@ def _call_slice_Tensor(input, dim, start, end, step):
     return _tab_slice_Tensor[_k](input, dim, start, end, step)
 
 
-_op_narrow = _dispatcher.declare("narrow", "narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)", (0,))
+_op_narrow = _dispatcher.declare("narrow", "narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)", (0,), deferred=True)
 _tab_narrow = _op_narrow.table
 
 
@@ -1084,7 +1084,7 @@ def _call_narrow(input, dim, start, length):
     return _tab_narrow[_k](input, dim, start, length)
 
 
-_op_diagonal = _dispatcher.declare("diagonal", "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", (0,))
+_op_diagonal = _dispatcher.declare("diagonal", "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", (0,), deferred=True)
 _tab_diagonal = _op_diagonal.table
 
 
@@ -1096,7 +1096,7 @@ def _call_diagonal(input, offset, dim1, dim2):
     return _tab_diagonal[_k](input, offset, dim1, dim2)
 
 
-_op_as_strided = _dispatcher.declare("as_strided", "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)", (0,))
+_op_as_strided = _dispatcher.declare("as_strided", "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)", (0,), deferred=True)
 _tab_as_strided = _op_as_strided.table
 
 
@@ -1108,7 +1108,7 @@ def _call_as_strided(input, size, stride, storage_offset):
     return _tab_as_strided[_k](input, size, stride, storage_offset)
 
 
-_op_unbind_int = _dispatcher.declare("unbind.int", "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]", (0,))
+_op_unbind_int = _dispatcher.declare("unbind.int", "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]", (0,), deferred=True)
 _tab_unbind_int = _op_unbind_int.table
 
 
@@ -1120,7 +1120,7 @@ def _call_unbind_int(input, dim):
     return _tab_unbind_int[_k](input, dim)
 
 
-_op_split_Tensor = _dispatcher.declare("split.Tensor", "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]", (0,))
+_op_split_Tensor = _dispatcher.declare("split.Tensor", "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]", (0,), deferred=True)
 _tab_split_Tensor = _op_split_Tensor.table
 
 
@@ -1132,7 +1132,7 @@ def _call_split_Tensor(input, split_size, dim):
     return _tab_split_Tensor[_k](input, split_size, dim)
 
 
-_op_chunk = _dispatcher.declare("chunk", "chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]", (0,))
+_op_chunk = _dispatcher.declare("chunk", "chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]", (0,), deferred=True)
 _tab_chunk = _op_chunk.table
 
 
@@ -1144,7 +1144,7 @@ def _call_chunk(input, chunks, dim):
     return _tab_chunk[_k](input, chunks, dim)
 
 
-_op_flatten_using_ints = _dispatcher.declare("flatten.using_ints", "flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", (0,))
+_op_flatten_using_ints = _dispatcher.declare("flatten.using_ints", "flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", (0,), deferred=True)
 _tab_flatten_using_ints = _op_flatten_using_ints.table
 
 
@@ -1156,7 +1156,7 @@ def _call_flatten_using_ints(input, start_dim, end_dim):
     return _tab_flatten_using_ints[_k](input, start_dim, end_dim)
 
 
-_op_unflatten_int = _dispatcher.declare("unflatten.int", "unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)", (0,))
+_op_unflatten_int = _dispatcher.declare("unflatten.int", "unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)", (0,), deferred=True)
 _tab_unflatten_int = _op_unflatten_int.table
 
 
@@ -1168,7 +1168,7 @@ def _call_unflatten_int(input, dim, sizes):
     return _tab_unflatten_int[_k](input, dim, sizes)
 
 
-_op_expand_as = _dispatcher.declare("expand_as", "expand_as(Tensor(a) self, Tensor other) -> Tensor(a)", (0, 1))
+_op_expand_as = _dispatcher.declare("expand_as", "expand_as(Tensor(a) self, Tensor other) -> Tensor(a)", (0, 1), deferred=True)
 _tab_expand_as = _op_expand_as.table
 
 
@@ -1180,7 +1180,7 @@ def _call_expand_as(input, other):
     return _tab_expand_as[_k](input, other)
 
 
-_op_select_backward = _dispatcher.declare("select_backward", "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor", (0,))
+_op_select_backward = _dispatcher.declare("select_backward", "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor", (0,), deferred=True)
 _tab_select_backward = _op_select_backward.table
 
 
@@ -1192,7 +1192,7 @@ def _call_select_backward(grad_output, input_sizes, dim, index):
     return _tab_select_backward[_k](grad_output, input_sizes, dim, index)
 
 
-_op_slice_backward = _dispatcher.declare("slice_backward", "slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor", (0,))
+_op_slice_backward = _dispatcher.declare("slice_backward", "slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor", (0,), deferred=True)
 _tab_slice_backward = _op_slice_backward.table
 
 
@@ -1204,7 +1204,7 @@ def _call_slice_backward(grad_output, input_sizes, dim, start, end, step):
     return _tab_slice_backward[_k](grad_output, input_sizes, dim, start, end, step)
 
 
-_op_diagonal_backward = _dispatcher.declare("diagonal_backward", "diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor", (0,))
+_op_diagonal_backward = _dispatcher.declare("diagonal_backward", "diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor", (0,), deferred=True)
 _tab_diagonal_backward = _op_diagonal_backward.table
 
 
@@ -1216,7 +1216,7 @@ def _call_diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     return _tab_diagonal_backward[_k](grad_output, input_sizes, offset, dim1, dim2)
 
 
-_op_as_strided_backward = _dispatcher.declare("as_strided_backward", "as_strided_backward(Tensor grad, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", (0,))
+_op_as_strided_backward = _dispatcher.declare("as_strided_backward", "as_strided_backward(Tensor grad, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", (0,), deferred=True)
 _tab_as_strided_backward = _op_as_strided_backward.table
 
 
@@ -1228,7 +1228,7 @@ def _call_as_strided_backward(grad, input_sizes, input_strides, input_offset, si
     return _tab_as_strided_backward[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
 
 
-_op_copy_ = _dispatcher.declare("copy_", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", (0, 1), mixed_devices=True)
+_op_copy_ = _dispatcher.declare("copy_", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", (0, 1), mixed_devices=True, deferred=True)
 _tab_copy_ = _op_copy_.table
 
 
@@ -1241,7 +1241,7 @@ def _call_copy_(input, src, non_blocking):
     return _tab_copy_[_k](input, src, non_blocking)
 
 
-_op__to_copy = _dispatcher.declare("_to_copy", "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor", (0,), mixed_devices=True)
+_op__to_copy = _dispatcher.declare("_to_copy", "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor", (0,), mixed_devices=True, deferred=True)
 _tab__to_copy = _op__to_copy.table
 
 
@@ -1253,7 +1253,7 @@ def _call__to_copy(input, dtype, layout, device, pin_memory, non_blocking, memor
     return _tab__to_copy[_k](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
 
 
-_op_fill__Scalar = _dispatcher.declare("fill_.Scalar", "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", (0,))
+_op_fill__Scalar = _dispatcher.declare("fill_.Scalar", "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", (0,), deferred=True)
 _tab_fill__Scalar = _op_fill__Scalar.table
 
 
@@ -1266,7 +1266,7 @@ def _call_fill__Scalar(input, value):
     return _tab_fill__Scalar[_k](input, value)
 
 
-_op_zero_ = _dispatcher.declare("zero_", "zero_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_zero_ = _dispatcher.declare("zero_", "zero_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_zero_ = _op_zero_.table
 
 
@@ -1279,7 +1279,7 @@ def _call_zero_(input):
     return _tab_zero_[_k](input)
 
 
-_op_index_Tensor = _dispatcher.declare("index.Tensor", "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", (0, 1), mixed_devices=True)
+_op_index_Tensor = _dispatcher.declare("index.Tensor", "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", (0, 1), mixed_devices=True, deferred=True)
 _tab_index_Tensor = _op_index_Tensor.table
 
 
@@ -1291,7 +1291,7 @@ def _call_index_Tensor(input, indices):
     return _tab_index_Tensor[_k](input, indices)
 
 
-_op_index_put = _dispatcher.declare("index_put", "index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor", (0, 1, 2), mixed_devices=True)
+_op_index_put = _dispatcher.declare("index_put", "index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor", (0, 1, 2), mixed_devices=True, deferred=True)
 _tab_index_put = _op_index_put.table
 
 
@@ -1303,7 +1303,7 @@ def _call_index_put(input, indices, values, accumulate):
     return _tab_index_put[_k](input, indices, values, accumulate)
 
 
-_op_index_put_ = _dispatcher.declare("index_put_", "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)", (0, 1, 2), mixed_devices=True)
+_op_index_put_ = _dispatcher.declare("index_put_", "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)", (0, 1, 2), mixed_devices=True, deferred=True)
 _tab_index_put_ = _op_index_put_.table
 
 
@@ -1316,7 +1316,7 @@ def _call_index_put_(input, indices, values, accumulate):
     return _tab_index_put_[_k](input, indices, values, accumulate)
 
 
-_op_empty_strided = _dispatcher.declare("empty_strided", "empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", ())
+_op_empty_strided = _dispatcher.declare("empty_strided", "empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (), deferred=True)
 _tab_empty_strided = _op_empty_strided.table
 
 
@@ -1325,7 +1325,7 @@ def _call_empty_strided(size, stride, dtype, layout, device, pin_memory):
     return _tab_empty_strided[_k](size, stride, dtype, layout, device, pin_memory)
 
 
-_op_new_empty = _dispatcher.declare("new_empty", "new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (0,))
+_op_new_empty = _dispatcher.declare("new_empty", "new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (0,), deferred=True)
 _tab_new_empty = _op_new_empty.table
 
 
@@ -1337,7 +1337,7 @@ def _call_new_empty(input, size, dtype, layout, device, pin_memory):
     return _tab_new_empty[_k](input, size, dtype, layout, device, pin_memory)
 
 
-_op_new_zeros = _dispatcher.declare("new_zeros", "new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (0,))
+_op_new_zeros = _dispatcher.declare("new_zeros", "new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (0,), deferred=True)
 _tab_new_zeros = _op_new_zeros.table
 
 
@@ -1349,7 +1349,7 @@ def _call_new_zeros(input, size, dtype, layout, device, pin_memory):
     return _tab_new_zeros[_k](input, size, dtype, layout, device, pin_memory)
 
 
-_op_new_ones = _dispatcher.declare("new_ones", "new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (0,))
+_op_new_ones = _dispatcher.declare("new_ones", "new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (0,), deferred=True)
 _tab_new_ones = _op_new_ones.table
 
 
@@ -1361,7 +1361,7 @@ def _call_new_ones(input, size, dtype, layout, device, pin_memory):
     return _tab_new_ones[_k](input, size, dtype, layout, device, pin_memory)
 
 
-_op_new_full = _dispatcher.declare("new_full", "new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (0,))
+_op_new_full = _dispatcher.declare("new_full", "new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (0,), deferred=True)
 _tab_new_full = _op_new_full.table
 
 
@@ -1373,7 +1373,7 @@ def _call_new_full(input, size, fill_value, dtype, layout, device, pin_memory):
     return _tab_new_full[_k](input, size, fill_value, dtype, layout, device, pin_memory)
 
 
-_op_uniform_ = _dispatcher.declare("uniform_", "uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)", (0,))
+_op_uniform_ = _dispatcher.declare("uniform_", "uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)", (0,), deferred=True)
 _tab_uniform_ = _op_uniform_.table
 
 
@@ -1386,7 +1386,7 @@ def _call_uniform_(input, from_, to, generator):
     return _tab_uniform_[_k](input, from_, to, generator)
 
 
-_op_normal_ = _dispatcher.declare("normal_", "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)", (0,))
+_op_normal_ = _dispatcher.declare("normal_", "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)", (0,), deferred=True)
 _tab_normal_ = _op_normal_.table
 
 
@@ -1399,7 +1399,7 @@ def _call_normal_(input, mean, std, generator):
     return _tab_normal_[_k](input, mean, std, generator)
 
 
-_op_random__from = _dispatcher.declare("random_.from", "random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)", (0,))
+_op_random__from = _dispatcher.declare("random_.from", "random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)", (0,), deferred=True)
 _tab_random__from = _op_random__from.table
 
 
@@ -1412,7 +1412,7 @@ def _call_random__from(input, from_, to, generator):
     return _tab_random__from[_k](input, from_, to, generator)
 
 
-_op_div_Tensor_mode = _dispatcher.declare("div.Tensor_mode", "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor", (0, 1))
+_op_div_Tensor_mode = _dispatcher.declare("div.Tensor_mode", "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor", (0, 1), deferred=True)
 _tab_div_Tensor_mode = _op_div_Tensor_mode.table
 
 
@@ -1424,7 +1424,7 @@ def _call_div_Tensor_mode(input, other, rounding_mode):
     return _tab_div_Tensor_mode[_k](input, other, rounding_mode)
 
 
-_op_div_Scalar_mode = _dispatcher.declare("div.Scalar_mode", "div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor", (0,))
+_op_div_Scalar_mode = _dispatcher.declare("div.Scalar_mode", "div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor", (0,), deferred=True)
 _tab_div_Scalar_mode = _op_div_Scalar_mode.table
 
 
@@ -1436,7 +1436,7 @@ def _call_div_Scalar_mode(input, other, rounding_mode):
     return _tab_div_Scalar_mode[_k](input, other, rounding_mode)
 
 
-_op_floor_divide = _dispatcher.declare("floor_divide", "floor_divide(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_floor_divide = _dispatcher.declare("floor_divide", "floor_divide(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_floor_divide = _op_floor_divide.table
 
 
@@ -1448,7 +1448,7 @@ def _call_floor_divide(input, other):
     return _tab_floor_divide[_k](input, other)
 
 
-_op_floor_divide_ = _dispatcher.declare("floor_divide_", "floor_divide_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
+_op_floor_divide_ = _dispatcher.declare("floor_divide_", "floor_divide_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
 _tab_floor_divide_ = _op_floor_divide_.table
 
 
@@ -1461,7 +1461,7 @@ def _call_floor_divide_(input, other):
     return _tab_floor_divide_[_k](input, other)
 
 
-_op_floor_divide_out = _dispatcher.declare("floor_divide.out", "floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_floor_divide_out = _dispatcher.declare("floor_divide.out", "floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_floor_divide_out = _op_floor_divide_out.table
 
 
@@ -1474,7 +1474,7 @@ def _call_floor_divide_out(input, other, out):
     return _tab_floor_divide_out[_k](input, other, out)
 
 
-_op_floor_divide_Scalar = _dispatcher.declare("floor_divide.Scalar", "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
+_op_floor_divide_Scalar = _dispatcher.declare("floor_divide.Scalar", "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_floor_divide_Scalar = _op_floor_divide_Scalar.table
 
 
@@ -1486,7 +1486,7 @@ def _call_floor_divide_Scalar(input, other):
     return _tab_floor_divide_Scalar[_k](input, other)
 
 
-_op_floor_divide__Scalar = _dispatcher.declare("floor_divide_.Scalar", "floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,))
+_op_floor_divide__Scalar = _dispatcher.declare("floor_divide_.Scalar", "floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,), deferred=True)
 _tab_floor_divide__Scalar = _op_floor_divide__Scalar.table
 
 
@@ -1499,7 +1499,7 @@ def _call_floor_divide__Scalar(input, other):
     return _tab_floor_divide__Scalar[_k](input, other)
 
 
-_op_floor_divide_Scalar_out = _dispatcher.declare("floor_divide.Scalar_out", "floor_divide.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
+_op_floor_divide_Scalar_out = _dispatcher.declare("floor_divide.Scalar_out", "floor_divide.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,), deferred=True)
 _tab_floor_divide_Scalar_out = _op_floor_divide_Scalar_out.table
 
 
@@ -1512,7 +1512,7 @@ def _call_floor_divide_Scalar_out(input, other, out):
     return _tab_floor_divide_Scalar_out[_k](input, other, out)
 
 
-_op_pow_Tensor_Tensor = _dispatcher.declare("pow.Tensor_Tensor", "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_pow_Tensor_Tensor = _dispatcher.declare("pow.Tensor_Tensor", "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_pow_Tensor_Tensor = _op_pow_Tensor_Tensor.table
 
 
@@ -1524,7 +1524,7 @@ def _call_pow_Tensor_Tensor(input, exponent):
     return _tab_pow_Tensor_Tensor[_k](input, exponent)
 
 
-_op_pow__Tensor_Tensor = _dispatcher.declare("pow_.Tensor_Tensor", "pow_.Tensor_Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
+_op_pow__Tensor_Tensor = _dispatcher.declare("pow_.Tensor_Tensor", "pow_.Tensor_Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
 _tab_pow__Tensor_Tensor = _op_pow__Tensor_Tensor.table
 
 
@@ -1537,7 +1537,7 @@ def _call_pow__Tensor_Tensor(input, exponent):
     return _tab_pow__Tensor_Tensor[_k](input, exponent)
 
 
-_op_pow_Tensor_Tensor_out = _dispatcher.declare("pow.Tensor_Tensor_out", "pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_pow_Tensor_Tensor_out = _dispatcher.declare("pow.Tensor_Tensor_out", "pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_pow_Tensor_Tensor_out = _op_pow_Tensor_Tensor_out.table
 
 
@@ -1550,7 +1550,7 @@ def _call_pow_Tensor_Tensor_out(input, exponent, out):
     return _tab_pow_Tensor_Tensor_out[_k](input, exponent, out)
 
 
-_op_remainder_Tensor = _dispatcher.declare("remainder.Tensor", "remainder.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_remainder_Tensor = _dispatcher.declare("remainder.Tensor", "remainder.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_remainder_Tensor = _op_remainder_Tensor.table
 
 
@@ -1562,7 +1562,7 @@ def _call_remainder_Tensor(input, other):
     return _tab_remainder_Tensor[_k](input, other)
 
 
-_op_remainder__Tensor = _dispatcher.declare("remainder_.Tensor", "remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
+_op_remainder__Tensor = _dispatcher.declare("remainder_.Tensor", "remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
 _tab_remainder__Tensor = _op_remainder__Tensor.table
 
 
@@ -1575,7 +1575,7 @@ def _call_remainder__Tensor(input, other):
     return _tab_remainder__Tensor[_k](input, other)
 
 
-_op_remainder_out = _dispatcher.declare("remainder.out", "remainder.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_remainder_out = _dispatcher.declare("remainder.out", "remainder.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_remainder_out = _op_remainder_out.table
 
 
@@ -1588,7 +1588,7 @@ def _call_remainder_out(input, other, out):
     return _tab_remainder_out[_k](input, other, out)
 
 
-_op_remainder_Scalar = _dispatcher.declare("remainder.Scalar", "remainder.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
+_op_remainder_Scalar = _dispatcher.declare("remainder.Scalar", "remainder.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_remainder_Scalar = _op_remainder_Scalar.table
 
 
@@ -1600,7 +1600,7 @@ def _call_remainder_Scalar(input, other):
     return _tab_remainder_Scalar[_k](input, other)
 
 
-_op_remainder__Scalar = _dispatcher.declare("remainder_.Scalar", "remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,))
+_op_remainder__Scalar = _dispatcher.declare("remainder_.Scalar", "remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,), deferred=True)
 _tab_remainder__Scalar = _op_remainder__Scalar.table
 
 
@@ -1613,7 +1613,7 @@ def _call_remainder__Scalar(input, other):
     return _tab_remainder__Scalar[_k](input, other)
 
 
-_op_remainder_Scalar_out = _dispatcher.declare("remainder.Scalar_out", "remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
+_op_remainder_Scalar_out = _dispatcher.declare("remainder.Scalar_out", "remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,), deferred=True)
 _tab_remainder_Scalar_out = _op_remainder_Scalar_out.table
 
 
@@ -1626,7 +1626,7 @@ def _call_remainder_Scalar_out(input, other, out):
     return _tab_remainder_Scalar_out[_k](input, other, out)
 
 
-_op_fmod_Tensor = _dispatcher.declare("fmod.Tensor", "fmod.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_fmod_Tensor = _dispatcher.declare("fmod.Tensor", "fmod.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_fmod_Tensor = _op_fmod_Tensor.table
 
 
@@ -1638,7 +1638,7 @@ def _call_fmod_Tensor(input, other):
     return _tab_fmod_Tensor[_k](input, other)
 
 
-_op_fmod__Tensor = _dispatcher.declare("fmod_.Tensor", "fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
+_op_fmod__Tensor = _dispatcher.declare("fmod_.Tensor", "fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
 _tab_fmod__Tensor = _op_fmod__Tensor.table
 
 
@@ -1651,7 +1651,7 @@ def _call_fmod__Tensor(input, other):
     return _tab_fmod__Tensor[_k](input, other)
 
 
-_op_fmod_out = _dispatcher.declare("fmod.out", "fmod.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_fmod_out = _dispatcher.declare("fmod.out", "fmod.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_fmod_out = _op_fmod_out.table
 
 
@@ -1664,7 +1664,7 @@ def _call_fmod_out(input, other, out):
     return _tab_fmod_out[_k](input, other, out)
 
 
-_op_fmod_Scalar = _dispatcher.declare("fmod.Scalar", "fmod.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
+_op_fmod_Scalar = _dispatcher.declare("fmod.Scalar", "fmod.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_fmod_Scalar = _op_fmod_Scalar.table
 
 
@@ -1676,7 +1676,7 @@ def _call_fmod_Scalar(input, other):
     return _tab_fmod_Scalar[_k](input, other)
 
 
-_op_fmod__Scalar = _dispatcher.declare("fmod_.Scalar", "fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,))
+_op_fmod__Scalar = _dispatcher.declare("fmod_.Scalar", "fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,), deferred=True)
 _tab_fmod__Scalar = _op_fmod__Scalar.table
 
 
@@ -1689,7 +1689,7 @@ def _call_fmod__Scalar(input, other):
     return _tab_fmod__Scalar[_k](input, other)
 
 
-_op_fmod_Scalar_out = _dispatcher.declare("fmod.Scalar_out", "fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
+_op_fmod_Scalar_out = _dispatcher.declare("fmod.Scalar_out", "fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,), deferred=True)
 _tab_fmod_Scalar_out = _op_fmod_Scalar_out.table
 
 
@@ -1702,7 +1702,7 @@ def _call_fmod_Scalar_out(input, other, out):
     return _tab_fmod_Scalar_out[_k](input, other, out)
 
 
-_op_abs = _dispatcher.declare("abs", "abs(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_abs = _dispatcher.declare("abs", "abs(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_abs = _op_abs.table
 
 
@@ -1714,7 +1714,7 @@ def _call_abs(input):
     return _tab_abs[_k](input)
 
 
-_op_abs_ = _dispatcher.declare("abs_", "abs_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_abs_ = _dispatcher.declare("abs_", "abs_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_abs_ = _op_abs_.table
 
 
@@ -1727,7 +1727,7 @@ def _call_abs_(input):
     return _tab_abs_[_k](input)
 
 
-_op_abs_out = _dispatcher.declare("abs.out", "abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_abs_out = _dispatcher.declare("abs.out", "abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_abs_out = _op_abs_out.table
 
 
@@ -1740,7 +1740,7 @@ def _call_abs_out(input, out):
     return _tab_abs_out[_k](input, out)
 
 
-_op_sign = _dispatcher.declare("sign", "sign(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_sign = _dispatcher.declare("sign", "sign(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_sign = _op_sign.table
 
 
@@ -1752,7 +1752,7 @@ def _call_sign(input):
     return _tab_sign[_k](input)
 
 
-_op_sign_ = _dispatcher.declare("sign_", "sign_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_sign_ = _dispatcher.declare("sign_", "sign_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_sign_ = _op_sign_.table
 
 
@@ -1765,7 +1765,7 @@ def _call_sign_(input):
     return _tab_sign_[_k](input)
 
 
-_op_sign_out = _dispatcher.declare("sign.out", "sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_sign_out = _dispatcher.declare("sign.out", "sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_sign_out = _op_sign_out.table
 
 
@@ -1778,7 +1778,7 @@ def _call_sign_out(input, out):
     return _tab_sign_out[_k](input, out)
 
 
-_op_reciprocal = _dispatcher.declare("reciprocal", "reciprocal(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_reciprocal = _dispatcher.declare("reciprocal", "reciprocal(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_reciprocal = _op_reciprocal.table
 
 
@@ -1790,7 +1790,7 @@ def _call_reciprocal(input):
     return _tab_reciprocal[_k](input)
 
 
-_op_reciprocal_ = _dispatcher.declare("reciprocal_", "reciprocal_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_reciprocal_ = _dispatcher.declare("reciprocal_", "reciprocal_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_reciprocal_ = _op_reciprocal_.table
 
 
@@ -1803,7 +1803,7 @@ def _call_reciprocal_(input):
     return _tab_reciprocal_[_k](input)
 
 
-_op_reciprocal_out = _dispatcher.declare("reciprocal.out", "reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_reciprocal_out = _dispatcher.declare("reciprocal.out", "reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_reciprocal_out = _op_reciprocal_out.table
 
 
@@ -1816,7 +1816,7 @@ def _call_reciprocal_out(input, out):
     return _tab_reciprocal_out[_k](input, out)
 
 
-_op_sqrt = _dispatcher.declare("sqrt", "sqrt(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_sqrt = _dispatcher.declare("sqrt", "sqrt(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_sqrt = _op_sqrt.table
 
 
@@ -1828,7 +1828,7 @@ def _call_sqrt(input):
     return _tab_sqrt[_k](input)
 
 
-_op_sqrt_ = _dispatcher.declare("sqrt_", "sqrt_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_sqrt_ = _dispatcher.declare("sqrt_", "sqrt_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_sqrt_ = _op_sqrt_.table
 
 
@@ -1841,7 +1841,7 @@ def _call_sqrt_(input):
     return _tab_sqrt_[_k](input)
 
 
-_op_sqrt_out = _dispatcher.declare("sqrt.out", "sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_sqrt_out = _dispatcher.declare("sqrt.out", "sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_sqrt_out = _op_sqrt_out.table
 
 
@@ -1854,7 +1854,7 @@ def _call_sqrt_out(input, out):
     return _tab_sqrt_out[_k](input, out)
 
 
-_op_rsqrt = _dispatcher.declare("rsqrt", "rsqrt(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_rsqrt = _dispatcher.declare("rsqrt", "rsqrt(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_rsqrt = _op_rsqrt.table
 
 
@@ -1866,7 +1866,7 @@ def _call_rsqrt(input):
     return _tab_rsqrt[_k](input)
 
 
-_op_rsqrt_ = _dispatcher.declare("rsqrt_", "rsqrt_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_rsqrt_ = _dispatcher.declare("rsqrt_", "rsqrt_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_rsqrt_ = _op_rsqrt_.table
 
 
@@ -1879,7 +1879,7 @@ def _call_rsqrt_(input):
     return _tab_rsqrt_[_k](input)
 
 
-_op_rsqrt_out = _dispatcher.declare("rsqrt.out", "rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_rsqrt_out = _dispatcher.declare("rsqrt.out", "rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_rsqrt_out = _op_rsqrt_out.table
 
 
@@ -1892,7 +1892,7 @@ def _call_rsqrt_out(input, out):
     return _tab_rsqrt_out[_k](input, out)
 
 
-_op_square = _dispatcher.declare("square", "square(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_square = _dispatcher.declare("square", "square(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_square = _op_square.table
 
 
@@ -1904,7 +1904,7 @@ def _call_square(input):
     return _tab_square[_k](input)
 
 
-_op_square_ = _dispatcher.declare("square_", "square_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_square_ = _dispatcher.declare("square_", "square_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_square_ = _op_square_.table
 
 
@@ -1917,7 +1917,7 @@ def _call_square_(input):
     return _tab_square_[_k](input)
 
 
-_op_square_out = _dispatcher.declare("square.out", "square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_square_out = _dispatcher.declare("square.out", "square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_square_out = _op_square_out.table
 
 
@@ -1930,7 +1930,7 @@ def _call_square_out(input, out):
     return _tab_square_out[_k](input, out)
 
 
-_op_positive = _dispatcher.declare("positive", "positive(Tensor(a) self) -> Tensor(a)", (0,))
+_op_positive = _dispatcher.declare("positive", "positive(Tensor(a) self) -> Tensor(a)", (0,), deferred=True)
 _tab_positive = _op_positive.table
 
 
@@ -1942,7 +1942,7 @@ def _call_positive(input):
     return _tab_positive[_k](input)
 
 
-_op_exp2 = _dispatcher.declare("exp2", "exp2(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_exp2 = _dispatcher.declare("exp2", "exp2(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_exp2 = _op_exp2.table
 
 
@@ -1954,7 +1954,7 @@ def _call_exp2(input):
     return _tab_exp2[_k](input)
 
 
-_op_exp2_ = _dispatcher.declare("exp2_", "exp2_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_exp2_ = _dispatcher.declare("exp2_", "exp2_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_exp2_ = _op_exp2_.table
 
 
@@ -1967,7 +1967,7 @@ def _call_exp2_(input):
     return _tab_exp2_[_k](input)
 
 
-_op_exp2_out = _dispatcher.declare("exp2.out", "exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_exp2_out = _dispatcher.declare("exp2.out", "exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_exp2_out = _op_exp2_out.table
 
 
@@ -1980,7 +1980,7 @@ def _call_exp2_out(input, out):
     return _tab_exp2_out[_k](input, out)
 
 
-_op_expm1 = _dispatcher.declare("expm1", "expm1(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_expm1 = _dispatcher.declare("expm1", "expm1(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_expm1 = _op_expm1.table
 
 
@@ -1992,7 +1992,7 @@ def _call_expm1(input):
     return _tab_expm1[_k](input)
 
 
-_op_expm1_ = _dispatcher.declare("expm1_", "expm1_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_expm1_ = _dispatcher.declare("expm1_", "expm1_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_expm1_ = _op_expm1_.table
 
 
@@ -2005,7 +2005,7 @@ def _call_expm1_(input):
     return _tab_expm1_[_k](input)
 
 
-_op_expm1_out = _dispatcher.declare("expm1.out", "expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_expm1_out = _dispatcher.declare("expm1.out", "expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_expm1_out = _op_expm1_out.table
 
 
@@ -2018,7 +2018,7 @@ def _call_expm1_out(input, out):
     return _tab_expm1_out[_k](input, out)
 
 
-_op_log = _dispatcher.declare("log", "log(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_log = _dispatcher.declare("log", "log(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_log = _op_log.table
 
 
@@ -2030,7 +2030,7 @@ def _call_log(input):
     return _tab_log[_k](input)
 
 
-_op_log_ = _dispatcher.declare("log_", "log_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_log_ = _dispatcher.declare("log_", "log_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_log_ = _op_log_.table
 
 
@@ -2043,7 +2043,7 @@ def _call_log_(input):
     return _tab_log_[_k](input)
 
 
-_op_log_out = _dispatcher.declare("log.out", "log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_log_out = _dispatcher.declare("log.out", "log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_log_out = _op_log_out.table
 
 
@@ -2056,7 +2056,7 @@ def _call_log_out(input, out):
     return _tab_log_out[_k](input, out)
 
 
-_op_log2 = _dispatcher.declare("log2", "log2(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_log2 = _dispatcher.declare("log2", "log2(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_log2 = _op_log2.table
 
 
@@ -2068,7 +2068,7 @@ def _call_log2(input):
     return _tab_log2[_k](input)
 
 
-_op_log2_ = _dispatcher.declare("log2_", "log2_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_log2_ = _dispatcher.declare("log2_", "log2_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_log2_ = _op_log2_.table
 
 
@@ -2081,7 +2081,7 @@ def _call_log2_(input):
     return _tab_log2_[_k](input)
 
 
-_op_log2_out = _dispatcher.declare("log2.out", "log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_log2_out = _dispatcher.declare("log2.out", "log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_log2_out = _op_log2_out.table
 
 
@@ -2094,7 +2094,7 @@ def _call_log2_out(input, out):
     return _tab_log2_out[_k](input, out)
 
 
-_op_log10 = _dispatcher.declare("log10", "log10(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_log10 = _dispatcher.declare("log10", "log10(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_log10 = _op_log10.table
 
 
@@ -2106,7 +2106,7 @@ def _call_log10(input):
     return _tab_log10[_k](input)
 
 
-_op_log10_ = _dispatcher.declare("log10_", "log10_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_log10_ = _dispatcher.declare("log10_", "log10_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_log10_ = _op_log10_.table
 
 
@@ -2119,7 +2119,7 @@ def _call_log10_(input):
     return _tab_log10_[_k](input)
 
 
-_op_log10_out = _dispatcher.declare("log10.out", "log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_log10_out = _dispatcher.declare("log10.out", "log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_log10_out = _op_log10_out.table
 
 
@@ -2132,7 +2132,7 @@ def _call_log10_out(input, out):
     return _tab_log10_out[_k](input, out)
 
 
-_op_log1p = _dispatcher.declare("log1p", "log1p(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_log1p = _dispatcher.declare("log1p", "log1p(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_log1p = _op_log1p.table
 
 
@@ -2144,7 +2144,7 @@ def _call_log1p(input):
     return _tab_log1p[_k](input)
 
 
-_op_log1p_ = _dispatcher.declare("log1p_", "log1p_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_log1p_ = _dispatcher.declare("log1p_", "log1p_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_log1p_ = _op_log1p_.table
 
 
@@ -2157,7 +2157,7 @@ def _call_log1p_(input):
     return _tab_log1p_[_k](input)
 
 
-_op_log1p_out = _dispatcher.declare("log1p.out", "log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_log1p_out = _dispatcher.declare("log1p.out", "log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_log1p_out = _op_log1p_out.table
 
 
@@ -2170,7 +2170,7 @@ def _call_log1p_out(input, out):
     return _tab_log1p_out[_k](input, out)
 
 
-_op_sin = _dispatcher.declare("sin", "sin(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_sin = _dispatcher.declare("sin", "sin(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_sin = _op_sin.table
 
 
@@ -2182,7 +2182,7 @@ def _call_sin(input):
     return _tab_sin[_k](input)
 
 
-_op_sin_ = _dispatcher.declare("sin_", "sin_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_sin_ = _dispatcher.declare("sin_", "sin_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_sin_ = _op_sin_.table
 
 
@@ -2195,7 +2195,7 @@ def _call_sin_(input):
     return _tab_sin_[_k](input)
 
 
-_op_sin_out = _dispatcher.declare("sin.out", "sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_sin_out = _dispatcher.declare("sin.out", "sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_sin_out = _op_sin_out.table
 
 
@@ -2208,7 +2208,7 @@ def _call_sin_out(input, out):
     return _tab_sin_out[_k](input, out)
 
 
-_op_cos = _dispatcher.declare("cos", "cos(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_cos = _dispatcher.declare("cos", "cos(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_cos = _op_cos.table
 
 
@@ -2220,7 +2220,7 @@ def _call_cos(input):
     return _tab_cos[_k](input)
 
 
-_op_cos_ = _dispatcher.declare("cos_", "cos_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_cos_ = _dispatcher.declare("cos_", "cos_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_cos_ = _op_cos_.table
 
 
@@ -2233,7 +2233,7 @@ def _call_cos_(input):
     return _tab_cos_[_k](input)
 
 
-_op_cos_out = _dispatcher.declare("cos.out", "cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_cos_out = _dispatcher.declare("cos.out", "cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_cos_out = _op_cos_out.table
 
 
@@ -2246,7 +2246,7 @@ def _call_cos_out(input, out):
     return _tab_cos_out[_k](input, out)
 
 
-_op_tan = _dispatcher.declare("tan", "tan(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_tan = _dispatcher.declare("tan", "tan(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_tan = _op_tan.table
 
 
@@ -2258,7 +2258,7 @@ def _call_tan(input):
     return _tab_tan[_k](input)
 
 
-_op_tan_ = _dispatcher.declare("tan_", "tan_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_tan_ = _dispatcher.declare("tan_", "tan_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_tan_ = _op_tan_.table
 
 
@@ -2271,7 +2271,7 @@ def _call_tan_(input):
     return _tab_tan_[_k](input)
 
 
-_op_tan_out = _dispatcher.declare("tan.out", "tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_tan_out = _dispatcher.declare("tan.out", "tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_tan_out = _op_tan_out.table
 
 
@@ -2284,7 +2284,7 @@ def _call_tan_out(input, out):
     return _tab_tan_out[_k](input, out)
 
 
-_op_asin = _dispatcher.declare("asin", "asin(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_asin = _dispatcher.declare("asin", "asin(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_asin = _op_asin.table
 
 
@@ -2296,7 +2296,7 @@ def _call_asin(input):
     return _tab_asin[_k](input)
 
 
-_op_asin_ = _dispatcher.declare("asin_", "asin_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_asin_ = _dispatcher.declare("asin_", "asin_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_asin_ = _op_asin_.table
 
 
@@ -2309,7 +2309,7 @@ def _call_asin_(input):
     return _tab_asin_[_k](input)
 
 
-_op_asin_out = _dispatcher.declare("asin.out", "asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_asin_out = _dispatcher.declare("asin.out", "asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_asin_out = _op_asin_out.table
 
 
@@ -2322,7 +2322,7 @@ def _call_asin_out(input, out):
     return _tab_asin_out[_k](input, out)
 
 
-_op_acos = _dispatcher.declare("acos", "acos(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_acos = _dispatcher.declare("acos", "acos(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_acos = _op_acos.table
 
 
@@ -2334,7 +2334,7 @@ def _call_acos(input):
     return _tab_acos[_k](input)
 
 
-_op_acos_ = _dispatcher.declare("acos_", "acos_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_acos_ = _dispatcher.declare("acos_", "acos_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_acos_ = _op_acos_.table
 
 
@@ -2347,7 +2347,7 @@ def _call_acos_(input):
     return _tab_acos_[_k](input)
 
 
-_op_acos_out = _dispatcher.declare("acos.out", "acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_acos_out = _dispatcher.declare("acos.out", "acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_acos_out = _op_acos_out.table
 
 
@@ -2360,7 +2360,7 @@ def _call_acos_out(input, out):
     return _tab_acos_out[_k](input, out)
 
 
-_op_atan = _dispatcher.declare("atan", "atan(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_atan = _dispatcher.declare("atan", "atan(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_atan = _op_atan.table
 
 
@@ -2372,7 +2372,7 @@ def _call_atan(input):
     return _tab_atan[_k](input)
 
 
-_op_atan_ = _dispatcher.declare("atan_", "atan_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_atan_ = _dispatcher.declare("atan_", "atan_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_atan_ = _op_atan_.table
 
 
@@ -2385,7 +2385,7 @@ def _call_atan_(input):
     return _tab_atan_[_k](input)
 
 
-_op_atan_out = _dispatcher.declare("atan.out", "atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_atan_out = _dispatcher.declare("atan.out", "atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_atan_out = _op_atan_out.table
 
 
@@ -2398,7 +2398,7 @@ def _call_atan_out(input, out):
     return _tab_atan_out[_k](input, out)
 
 
-_op_atan2 = _dispatcher.declare("atan2", "atan2(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_atan2 = _dispatcher.declare("atan2", "atan2(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_atan2 = _op_atan2.table
 
 
@@ -2410,7 +2410,7 @@ def _call_atan2(input, other):
     return _tab_atan2[_k](input, other)
 
 
-_op_atan2_ = _dispatcher.declare("atan2_", "atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
+_op_atan2_ = _dispatcher.declare("atan2_", "atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
 _tab_atan2_ = _op_atan2_.table
 
 
@@ -2423,7 +2423,7 @@ def _call_atan2_(input, other):
     return _tab_atan2_[_k](input, other)
 
 
-_op_atan2_out = _dispatcher.declare("atan2.out", "atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_atan2_out = _dispatcher.declare("atan2.out", "atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_atan2_out = _op_atan2_out.table
 
 
@@ -2436,7 +2436,7 @@ def _call_atan2_out(input, other, out):
     return _tab_atan2_out[_k](input, other, out)
 
 
-_op_sinh = _dispatcher.declare("sinh", "sinh(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_sinh = _dispatcher.declare("sinh", "sinh(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_sinh = _op_sinh.table
 
 
@@ -2448,7 +2448,7 @@ def _call_sinh(input):
     return _tab_sinh[_k](input)
 
 
-_op_sinh_ = _dispatcher.declare("sinh_", "sinh_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_sinh_ = _dispatcher.declare("sinh_", "sinh_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_sinh_ = _op_sinh_.table
 
 
@@ -2461,7 +2461,7 @@ def _call_sinh_(input):
     return _tab_sinh_[_k](input)
 
 
-_op_sinh_out = _dispatcher.declare("sinh.out", "sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_sinh_out = _dispatcher.declare("sinh.out", "sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_sinh_out = _op_sinh_out.table
 
 
@@ -2474,7 +2474,7 @@ def _call_sinh_out(input, out):
     return _tab_sinh_out[_k](input, out)
 
 
-_op_cosh = _dispatcher.declare("cosh", "cosh(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_cosh = _dispatcher.declare("cosh", "cosh(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_cosh = _op_cosh.table
 
 
@@ -2486,7 +2486,7 @@ def _call_cosh(input):
     return _tab_cosh[_k](input)
 
 
-_op_cosh_ = _dispatcher.declare("cosh_", "cosh_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_cosh_ = _dispatcher.declare("cosh_", "cosh_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_cosh_ = _op_cosh_.table
 
 
@@ -2499,7 +2499,7 @@ def _call_cosh_(input):
     return _tab_cosh_[_k](input)
 
 
-_op_cosh_out = _dispatcher.declare("cosh.out", "cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_cosh_out = _dispatcher.declare("cosh.out", "cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_cosh_out = _op_cosh_out.table
 
 
@@ -2512,7 +2512,7 @@ def _call_cosh_out(input, out):
     return _tab_cosh_out[_k](input, out)
 
 
-_op_tanh = _dispatcher.declare("tanh", "tanh(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_tanh = _dispatcher.declare("tanh", "tanh(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_tanh = _op_tanh.table
 
 
@@ -2524,7 +2524,7 @@ def _call_tanh(input):
     return _tab_tanh[_k](input)
 
 
-_op_tanh_ = _dispatcher.declare("tanh_", "tanh_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_tanh_ = _dispatcher.declare("tanh_", "tanh_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_tanh_ = _op_tanh_.table
 
 
@@ -2537,7 +2537,7 @@ def _call_tanh_(input):
     return _tab_tanh_[_k](input)
 
 
-_op_tanh_out = _dispatcher.declare("tanh.out", "tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_tanh_out = _dispatcher.declare("tanh.out", "tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_tanh_out = _op_tanh_out.table
 
 
@@ -2550,7 +2550,7 @@ def _call_tanh_out(input, out):
     return _tab_tanh_out[_k](input, out)
 
 
-_op_erf = _dispatcher.declare("erf", "erf(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_erf = _dispatcher.declare("erf", "erf(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_erf = _op_erf.table
 
 
@@ -2562,7 +2562,7 @@ def _call_erf(input):
     return _tab_erf[_k](input)
 
 
-_op_erf_ = _dispatcher.declare("erf_", "erf_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_erf_ = _dispatcher.declare("erf_", "erf_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_erf_ = _op_erf_.table
 
 
@@ -2575,7 +2575,7 @@ def _call_erf_(input):
     return _tab_erf_[_k](input)
 
 
-_op_erf_out = _dispatcher.declare("erf.out", "erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_erf_out = _dispatcher.declare("erf.out", "erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_erf_out = _op_erf_out.table
 
 
@@ -2588,7 +2588,7 @@ def _call_erf_out(input, out):
     return _tab_erf_out[_k](input, out)
 
 
-_op_floor = _dispatcher.declare("floor", "floor(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_floor = _dispatcher.declare("floor", "floor(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_floor = _op_floor.table
 
 
@@ -2600,7 +2600,7 @@ def _call_floor(input):
     return _tab_floor[_k](input)
 
 
-_op_floor_ = _dispatcher.declare("floor_", "floor_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_floor_ = _dispatcher.declare("floor_", "floor_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_floor_ = _op_floor_.table
 
 
@@ -2613,7 +2613,7 @@ def _call_floor_(input):
     return _tab_floor_[_k](input)
 
 
-_op_floor_out = _dispatcher.declare("floor.out", "floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_floor_out = _dispatcher.declare("floor.out", "floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_floor_out = _op_floor_out.table
 
 
@@ -2626,7 +2626,7 @@ def _call_floor_out(input, out):
     return _tab_floor_out[_k](input, out)
 
 
-_op_ceil = _dispatcher.declare("ceil", "ceil(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_ceil = _dispatcher.declare("ceil", "ceil(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_ceil = _op_ceil.table
 
 
@@ -2638,7 +2638,7 @@ def _call_ceil(input):
     return _tab_ceil[_k](input)
 
 
-_op_ceil_ = _dispatcher.declare("ceil_", "ceil_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_ceil_ = _dispatcher.declare("ceil_", "ceil_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_ceil_ = _op_ceil_.table
 
 
@@ -2651,7 +2651,7 @@ def _call_ceil_(input):
     return _tab_ceil_[_k](input)
 
 
-_op_ceil_out = _dispatcher.declare("ceil.out", "ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_ceil_out = _dispatcher.declare("ceil.out", "ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_ceil_out = _op_ceil_out.table
 
 
@@ -2664,7 +2664,7 @@ def _call_ceil_out(input, out):
     return _tab_ceil_out[_k](input, out)
 
 
-_op_round = _dispatcher.declare("round", "round(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_round = _dispatcher.declare("round", "round(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_round = _op_round.table
 
 
@@ -2676,7 +2676,7 @@ def _call_round(input):
     return _tab_round[_k](input)
 
 
-_op_round_ = _dispatcher.declare("round_", "round_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_round_ = _dispatcher.declare("round_", "round_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_round_ = _op_round_.table
 
 
@@ -2689,7 +2689,7 @@ def _call_round_(input):
     return _tab_round_[_k](input)
 
 
-_op_round_out = _dispatcher.declare("round.out", "round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_round_out = _dispatcher.declare("round.out", "round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_round_out = _op_round_out.table
 
 
@@ -2702,7 +2702,7 @@ def _call_round_out(input, out):
     return _tab_round_out[_k](input, out)
 
 
-_op_trunc = _dispatcher.declare("trunc", "trunc(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_trunc = _dispatcher.declare("trunc", "trunc(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_trunc = _op_trunc.table
 
 
@@ -2714,7 +2714,7 @@ def _call_trunc(input):
     return _tab_trunc[_k](input)
 
 
-_op_trunc_ = _dispatcher.declare("trunc_", "trunc_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_trunc_ = _dispatcher.declare("trunc_", "trunc_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_trunc_ = _op_trunc_.table
 
 
@@ -2727,7 +2727,7 @@ def _call_trunc_(input):
     return _tab_trunc_[_k](input)
 
 
-_op_trunc_out = _dispatcher.declare("trunc.out", "trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_trunc_out = _dispatcher.declare("trunc.out", "trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_trunc_out = _op_trunc_out.table
 
 
@@ -2740,7 +2740,7 @@ def _call_trunc_out(input, out):
     return _tab_trunc_out[_k](input, out)
 
 
-_op_frac = _dispatcher.declare("frac", "frac(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_frac = _dispatcher.declare("frac", "frac(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_frac = _op_frac.table
 
 
@@ -2752,7 +2752,7 @@ def _call_frac(input):
     return _tab_frac[_k](input)
 
 
-_op_frac_ = _dispatcher.declare("frac_", "frac_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_frac_ = _dispatcher.declare("frac_", "frac_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_frac_ = _op_frac_.table
 
 
@@ -2765,7 +2765,7 @@ def _call_frac_(input):
     return _tab_frac_[_k](input)
 
 
-_op_frac_out = _dispatcher.declare("frac.out", "frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_frac_out = _dispatcher.declare("frac.out", "frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_frac_out = _op_frac_out.table
 
 
@@ -2778,7 +2778,7 @@ def _call_frac_out(input, out):
     return _tab_frac_out[_k](input, out)
 
 
-_op_clamp = _dispatcher.declare("clamp", "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", (0,))
+_op_clamp = _dispatcher.declare("clamp", "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", (0,), deferred=True)
 _tab_clamp = _op_clamp.table
 
 
@@ -2790,7 +2790,7 @@ def _call_clamp(input, min, max):
     return _tab_clamp[_k](input, min, max)
 
 
-_op_clip = _dispatcher.declare("clip", "clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", (0,))
+_op_clip = _dispatcher.declare("clip", "clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", (0,), deferred=True)
 _tab_clip = _op_clip.table
 
 
@@ -2802,7 +2802,7 @@ def _call_clip(input, min, max):
     return _tab_clip[_k](input, min, max)
 
 
-_op_maximum = _dispatcher.declare("maximum", "maximum(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_maximum = _dispatcher.declare("maximum", "maximum(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_maximum = _op_maximum.table
 
 
@@ -2814,7 +2814,7 @@ def _call_maximum(input, other):
     return _tab_maximum[_k](input, other)
 
 
-_op_maximum_ = _dispatcher.declare("maximum_", "maximum_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
+_op_maximum_ = _dispatcher.declare("maximum_", "maximum_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
 _tab_maximum_ = _op_maximum_.table
 
 
@@ -2827,7 +2827,7 @@ def _call_maximum_(input, other):
     return _tab_maximum_[_k](input, other)
 
 
-_op_maximum_out = _dispatcher.declare("maximum.out", "maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_maximum_out = _dispatcher.declare("maximum.out", "maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_maximum_out = _op_maximum_out.table
 
 
@@ -2840,7 +2840,7 @@ def _call_maximum_out(input, other, out):
     return _tab_maximum_out[_k](input, other, out)
 
 
-_op_minimum = _dispatcher.declare("minimum", "minimum(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_minimum = _dispatcher.declare("minimum", "minimum(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_minimum = _op_minimum.table
 
 
@@ -2852,7 +2852,7 @@ def _call_minimum(input, other):
     return _tab_minimum[_k](input, other)
 
 
-_op_minimum_ = _dispatcher.declare("minimum_", "minimum_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
+_op_minimum_ = _dispatcher.declare("minimum_", "minimum_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
 _tab_minimum_ = _op_minimum_.table
 
 
@@ -2865,7 +2865,7 @@ def _call_minimum_(input, other):
     return _tab_minimum_[_k](input, other)
 
 
-_op_minimum_out = _dispatcher.declare("minimum.out", "minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_minimum_out = _dispatcher.declare("minimum.out", "minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_minimum_out = _op_minimum_out.table
 
 
@@ -2878,7 +2878,7 @@ def _call_minimum_out(input, other, out):
     return _tab_minimum_out[_k](input, other, out)
 
 
-_op_lerp_Scalar = _dispatcher.declare("lerp.Scalar", "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_lerp_Scalar = _dispatcher.declare("lerp.Scalar", "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_lerp_Scalar = _op_lerp_Scalar.table
 
 
@@ -2890,7 +2890,7 @@ def _call_lerp_Scalar(input, end, weight):
     return _tab_lerp_Scalar[_k](input, end, weight)
 
 
-_op_lerp__Scalar = _dispatcher.declare("lerp_.Scalar", "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
+_op_lerp__Scalar = _dispatcher.declare("lerp_.Scalar", "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
 _tab_lerp__Scalar = _op_lerp__Scalar.table
 
 
@@ -2903,7 +2903,7 @@ def _call_lerp__Scalar(input, end, weight):
     return _tab_lerp__Scalar[_k](input, end, weight)
 
 
-_op_lerp_Scalar_out = _dispatcher.declare("lerp.Scalar_out", "lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3), scalar_positions=(0, 1))
+_op_lerp_Scalar_out = _dispatcher.declare("lerp.Scalar_out", "lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3), scalar_positions=(0, 1), deferred=True)
 _tab_lerp_Scalar_out = _op_lerp_Scalar_out.table
 
 
@@ -2916,7 +2916,7 @@ def _call_lerp_Scalar_out(input, end, weight, out):
     return _tab_lerp_Scalar_out[_k](input, end, weight, out)
 
 
-_op_lerp_Tensor = _dispatcher.declare("lerp.Tensor", "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", (0, 1, 2), scalar_positions=(0, 1, 2))
+_op_lerp_Tensor = _dispatcher.declare("lerp.Tensor", "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", (0, 1, 2), scalar_positions=(0, 1, 2), deferred=True)
 _tab_lerp_Tensor = _op_lerp_Tensor.table
 
 
@@ -2928,7 +2928,7 @@ def _call_lerp_Tensor(input, end, weight):
     return _tab_lerp_Tensor[_k](input, end, weight)
 
 
-_op_lerp__Tensor = _dispatcher.declare("lerp_.Tensor", "lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)", (0, 1, 2), scalar_positions=(1, 2))
+_op_lerp__Tensor = _dispatcher.declare("lerp_.Tensor", "lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)", (0, 1, 2), scalar_positions=(1, 2), deferred=True)
 _tab_lerp__Tensor = _op_lerp__Tensor.table
 
 
@@ -2941,7 +2941,7 @@ def _call_lerp__Tensor(input, end, weight):
     return _tab_lerp__Tensor[_k](input, end, weight)
 
 
-_op_lerp_out = _dispatcher.declare("lerp.out", "lerp.out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 3), scalar_positions=(0, 1, 2))
+_op_lerp_out = _dispatcher.declare("lerp.out", "lerp.out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 3), scalar_positions=(0, 1, 2), deferred=True)
 _tab_lerp_out = _op_lerp_out.table
 
 
@@ -2954,7 +2954,7 @@ def _call_lerp_out(input, end, weight, out):
     return _tab_lerp_out[_k](input, end, weight, out)
 
 
-_op_where_self = _dispatcher.declare("where.self", "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", (0, 1, 2), scalar_positions=(0, 1, 2))
+_op_where_self = _dispatcher.declare("where.self", "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", (0, 1, 2), scalar_positions=(0, 1, 2), deferred=True)
 _tab_where_self = _op_where_self.table
 
 
@@ -2966,7 +2966,7 @@ def _call_where_self(condition, input, other):
     return _tab_where_self[_k](condition, input, other)
 
 
-_op_where_self_out = _dispatcher.declare("where.self_out", "where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 3), scalar_positions=(0, 1, 2))
+_op_where_self_out = _dispatcher.declare("where.self_out", "where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 3), scalar_positions=(0, 1, 2), deferred=True)
 _tab_where_self_out = _op_where_self_out.table
 
 
@@ -2979,7 +2979,7 @@ def _call_where_self_out(condition, input, other, out):
     return _tab_where_self_out[_k](condition, input, other, out)
 
 
-_op_nan_to_num = _dispatcher.declare("nan_to_num", "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", (0,))
+_op_nan_to_num = _dispatcher.declare("nan_to_num", "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", (0,), deferred=True)
 _tab_nan_to_num = _op_nan_to_num.table
 
 
@@ -2991,7 +2991,7 @@ def _call_nan_to_num(input, nan, posinf, neginf):
     return _tab_nan_to_num[_k](input, nan, posinf, neginf)
 
 
-_op_lt_Tensor = _dispatcher.declare("lt.Tensor", "lt.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_lt_Tensor = _dispatcher.declare("lt.Tensor", "lt.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_lt_Tensor = _op_lt_Tensor.table
 
 
@@ -3003,7 +3003,7 @@ def _call_lt_Tensor(input, other):
     return _tab_lt_Tensor[_k](input, other)
 
 
-_op_lt_out = _dispatcher.declare("lt.out", "lt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_lt_out = _dispatcher.declare("lt.out", "lt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_lt_out = _op_lt_out.table
 
 
@@ -3016,7 +3016,7 @@ def _call_lt_out(input, other, out):
     return _tab_lt_out[_k](input, other, out)
 
 
-_op_lt_Scalar = _dispatcher.declare("lt.Scalar", "lt.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
+_op_lt_Scalar = _dispatcher.declare("lt.Scalar", "lt.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_lt_Scalar = _op_lt_Scalar.table
 
 
@@ -3028,7 +3028,7 @@ def _call_lt_Scalar(input, other):
     return _tab_lt_Scalar[_k](input, other)
 
 
-_op_lt_Scalar_out = _dispatcher.declare("lt.Scalar_out", "lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
+_op_lt_Scalar_out = _dispatcher.declare("lt.Scalar_out", "lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,), deferred=True)
 _tab_lt_Scalar_out = _op_lt_Scalar_out.table
 
 
@@ -3041,7 +3041,7 @@ def _call_lt_Scalar_out(input, other, out):
     return _tab_lt_Scalar_out[_k](input, other, out)
 
 
-_op_le_Tensor = _dispatcher.declare("le.Tensor", "le.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_le_Tensor = _dispatcher.declare("le.Tensor", "le.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_le_Tensor = _op_le_Tensor.table
 
 
@@ -3053,7 +3053,7 @@ def _call_le_Tensor(input, other):
     return _tab_le_Tensor[_k](input, other)
 
 
-_op_le_out = _dispatcher.declare("le.out", "le.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_le_out = _dispatcher.declare("le.out", "le.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_le_out = _op_le_out.table
 
 
@@ -3066,7 +3066,7 @@ def _call_le_out(input, other, out):
     return _tab_le_out[_k](input, other, out)
 
 
-_op_le_Scalar = _dispatcher.declare("le.Scalar", "le.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
+_op_le_Scalar = _dispatcher.declare("le.Scalar", "le.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_le_Scalar = _op_le_Scalar.table
 
 
@@ -3078,7 +3078,7 @@ def _call_le_Scalar(input, other):
     return _tab_le_Scalar[_k](input, other)
 
 
-_op_le_Scalar_out = _dispatcher.declare("le.Scalar_out", "le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
+_op_le_Scalar_out = _dispatcher.declare("le.Scalar_out", "le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,), deferred=True)
 _tab_le_Scalar_out = _op_le_Scalar_out.table
 
 
@@ -3091,7 +3091,7 @@ def _call_le_Scalar_out(input, other, out):
     return _tab_le_Scalar_out[_k](input, other, out)
 
 
-_op_ge_Tensor = _dispatcher.declare("ge.Tensor", "ge.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_ge_Tensor = _dispatcher.declare("ge.Tensor", "ge.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_ge_Tensor = _op_ge_Tensor.table
 
 
@@ -3103,7 +3103,7 @@ def _call_ge_Tensor(input, other):
     return _tab_ge_Tensor[_k](input, other)
 
 
-_op_ge_out = _dispatcher.declare("ge.out", "ge.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_ge_out = _dispatcher.declare("ge.out", "ge.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_ge_out = _op_ge_out.table
 
 
@@ -3116,7 +3116,7 @@ def _call_ge_out(input, other, out):
     return _tab_ge_out[_k](input, other, out)
 
 
-_op_ge_Scalar = _dispatcher.declare("ge.Scalar", "ge.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
+_op_ge_Scalar = _dispatcher.declare("ge.Scalar", "ge.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_ge_Scalar = _op_ge_Scalar.table
 
 
@@ -3128,7 +3128,7 @@ def _call_ge_Scalar(input, other):
     return _tab_ge_Scalar[_k](input, other)
 
 
-_op_ge_Scalar_out = _dispatcher.declare("ge.Scalar_out", "ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
+_op_ge_Scalar_out = _dispatcher.declare("ge.Scalar_out", "ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,), deferred=True)
 _tab_ge_Scalar_out = _op_ge_Scalar_out.table
 
 
@@ -3141,7 +3141,7 @@ def _call_ge_Scalar_out(input, other, out):
     return _tab_ge_Scalar_out[_k](input, other, out)
 
 
-_op_eq_Tensor = _dispatcher.declare("eq.Tensor", "eq.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_eq_Tensor = _dispatcher.declare("eq.Tensor", "eq.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_eq_Tensor = _op_eq_Tensor.table
 
 
@@ -3153,7 +3153,7 @@ def _call_eq_Tensor(input, other):
     return _tab_eq_Tensor[_k](input, other)
 
 
-_op_eq_out = _dispatcher.declare("eq.out", "eq.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_eq_out = _dispatcher.declare("eq.out", "eq.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_eq_out = _op_eq_out.table
 
 
@@ -3166,7 +3166,7 @@ def _call_eq_out(input, other, out):
     return _tab_eq_out[_k](input, other, out)
 
 
-_op_eq_Scalar = _dispatcher.declare("eq.Scalar", "eq.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
+_op_eq_Scalar = _dispatcher.declare("eq.Scalar", "eq.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_eq_Scalar = _op_eq_Scalar.table
 
 
@@ -3178,7 +3178,7 @@ def _call_eq_Scalar(input, other):
     return _tab_eq_Scalar[_k](input, other)
 
 
-_op_eq_Scalar_out = _dispatcher.declare("eq.Scalar_out", "eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
+_op_eq_Scalar_out = _dispatcher.declare("eq.Scalar_out", "eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,), deferred=True)
 _tab_eq_Scalar_out = _op_eq_Scalar_out.table
 
 
@@ -3191,7 +3191,7 @@ def _call_eq_Scalar_out(input, other, out):
     return _tab_eq_Scalar_out[_k](input, other, out)
 
 
-_op_ne_Tensor = _dispatcher.declare("ne.Tensor", "ne.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_ne_Tensor = _dispatcher.declare("ne.Tensor", "ne.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_ne_Tensor = _op_ne_Tensor.table
 
 
@@ -3203,7 +3203,7 @@ def _call_ne_Tensor(input, other):
     return _tab_ne_Tensor[_k](input, other)
 
 
-_op_ne_out = _dispatcher.declare("ne.out", "ne.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_ne_out = _dispatcher.declare("ne.out", "ne.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_ne_out = _op_ne_out.table
 
 
@@ -3216,7 +3216,7 @@ def _call_ne_out(input, other, out):
     return _tab_ne_out[_k](input, other, out)
 
 
-_op_ne_Scalar = _dispatcher.declare("ne.Scalar", "ne.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,))
+_op_ne_Scalar = _dispatcher.declare("ne.Scalar", "ne.Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_ne_Scalar = _op_ne_Scalar.table
 
 
@@ -3228,7 +3228,7 @@ def _call_ne_Scalar(input, other):
     return _tab_ne_Scalar[_k](input, other)
 
 
-_op_ne_Scalar_out = _dispatcher.declare("ne.Scalar_out", "ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
+_op_ne_Scalar_out = _dispatcher.declare("ne.Scalar_out", "ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,), deferred=True)
 _tab_ne_Scalar_out = _op_ne_Scalar_out.table
 
 
@@ -3241,7 +3241,7 @@ def _call_ne_Scalar_out(input, other, out):
     return _tab_ne_Scalar_out[_k](input, other, out)
 
 
-_op_logical_and = _dispatcher.declare("logical_and", "logical_and(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_logical_and = _dispatcher.declare("logical_and", "logical_and(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_logical_and = _op_logical_and.table
 
 
@@ -3253,7 +3253,7 @@ def _call_logical_and(input, other):
     return _tab_logical_and[_k](input, other)
 
 
-_op_logical_and_out = _dispatcher.declare("logical_and.out", "logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_logical_and_out = _dispatcher.declare("logical_and.out", "logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_logical_and_out = _op_logical_and_out.table
 
 
@@ -3266,7 +3266,7 @@ def _call_logical_and_out(input, other, out):
     return _tab_logical_and_out[_k](input, other, out)
 
 
-_op_logical_or = _dispatcher.declare("logical_or", "logical_or(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_logical_or = _dispatcher.declare("logical_or", "logical_or(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_logical_or = _op_logical_or.table
 
 
@@ -3278,7 +3278,7 @@ def _call_logical_or(input, other):
     return _tab_logical_or[_k](input, other)
 
 
-_op_logical_or_out = _dispatcher.declare("logical_or.out", "logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_logical_or_out = _dispatcher.declare("logical_or.out", "logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_logical_or_out = _op_logical_or_out.table
 
 
@@ -3291,7 +3291,7 @@ def _call_logical_or_out(input, other, out):
     return _tab_logical_or_out[_k](input, other, out)
 
 
-_op_logical_xor = _dispatcher.declare("logical_xor", "logical_xor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_logical_xor = _dispatcher.declare("logical_xor", "logical_xor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_logical_xor = _op_logical_xor.table
 
 
@@ -3303,7 +3303,7 @@ def _call_logical_xor(input, other):
     return _tab_logical_xor[_k](input, other)
 
 
-_op_logical_xor_out = _dispatcher.declare("logical_xor.out", "logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_logical_xor_out = _dispatcher.declare("logical_xor.out", "logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_logical_xor_out = _op_logical_xor_out.table
 
 
@@ -3316,7 +3316,7 @@ def _call_logical_xor_out(input, other, out):
     return _tab_logical_xor_out[_k](input, other, out)
 
 
-_op_logical_not = _dispatcher.declare("logical_not", "logical_not(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_logical_not = _dispatcher.declare("logical_not", "logical_not(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_logical_not = _op_logical_not.table
 
 
@@ -3328,7 +3328,7 @@ def _call_logical_not(input):
     return _tab_logical_not[_k](input)
 
 
-_op_logical_not_out = _dispatcher.declare("logical_not.out", "logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_logical_not_out = _dispatcher.declare("logical_not.out", "logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_logical_not_out = _op_logical_not_out.table
 
 
@@ -3341,7 +3341,7 @@ def _call_logical_not_out(input, out):
     return _tab_logical_not_out[_k](input, out)
 
 
-_op_bitwise_and_Tensor = _dispatcher.declare("bitwise_and.Tensor", "bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_bitwise_and_Tensor = _dispatcher.declare("bitwise_and.Tensor", "bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_bitwise_and_Tensor = _op_bitwise_and_Tensor.table
 
 
@@ -3353,7 +3353,7 @@ def _call_bitwise_and_Tensor(input, other):
     return _tab_bitwise_and_Tensor[_k](input, other)
 
 
-_op_bitwise_and__Tensor = _dispatcher.declare("bitwise_and_.Tensor", "bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
+_op_bitwise_and__Tensor = _dispatcher.declare("bitwise_and_.Tensor", "bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
 _tab_bitwise_and__Tensor = _op_bitwise_and__Tensor.table
 
 
@@ -3366,7 +3366,7 @@ def _call_bitwise_and__Tensor(input, other):
     return _tab_bitwise_and__Tensor[_k](input, other)
 
 
-_op_bitwise_and_out = _dispatcher.declare("bitwise_and.out", "bitwise_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_bitwise_and_out = _dispatcher.declare("bitwise_and.out", "bitwise_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_bitwise_and_out = _op_bitwise_and_out.table
 
 
@@ -3379,7 +3379,7 @@ def _call_bitwise_and_out(input, other, out):
     return _tab_bitwise_and_out[_k](input, other, out)
 
 
-_op_bitwise_or_Tensor = _dispatcher.declare("bitwise_or.Tensor", "bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_bitwise_or_Tensor = _dispatcher.declare("bitwise_or.Tensor", "bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_bitwise_or_Tensor = _op_bitwise_or_Tensor.table
 
 
@@ -3391,7 +3391,7 @@ def _call_bitwise_or_Tensor(input, other):
     return _tab_bitwise_or_Tensor[_k](input, other)
 
 
-_op_bitwise_or__Tensor = _dispatcher.declare("bitwise_or_.Tensor", "bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
+_op_bitwise_or__Tensor = _dispatcher.declare("bitwise_or_.Tensor", "bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
 _tab_bitwise_or__Tensor = _op_bitwise_or__Tensor.table
 
 
@@ -3404,7 +3404,7 @@ def _call_bitwise_or__Tensor(input, other):
     return _tab_bitwise_or__Tensor[_k](input, other)
 
 
-_op_bitwise_or_out = _dispatcher.declare("bitwise_or.out", "bitwise_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_bitwise_or_out = _dispatcher.declare("bitwise_or.out", "bitwise_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_bitwise_or_out = _op_bitwise_or_out.table
 
 
@@ -3417,7 +3417,7 @@ def _call_bitwise_or_out(input, other, out):
     return _tab_bitwise_or_out[_k](input, other, out)
 
 
-_op_bitwise_xor_Tensor = _dispatcher.declare("bitwise_xor.Tensor", "bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_bitwise_xor_Tensor = _dispatcher.declare("bitwise_xor.Tensor", "bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_bitwise_xor_Tensor = _op_bitwise_xor_Tensor.table
 
 
@@ -3429,7 +3429,7 @@ def _call_bitwise_xor_Tensor(input, other):
     return _tab_bitwise_xor_Tensor[_k](input, other)
 
 
-_op_bitwise_xor__Tensor = _dispatcher.declare("bitwise_xor_.Tensor", "bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
+_op_bitwise_xor__Tensor = _dispatcher.declare("bitwise_xor_.Tensor", "bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
 _tab_bitwise_xor__Tensor = _op_bitwise_xor__Tensor.table
 
 
@@ -3442,7 +3442,7 @@ def _call_bitwise_xor__Tensor(input, other):
     return _tab_bitwise_xor__Tensor[_k](input, other)
 
 
-_op_bitwise_xor_out = _dispatcher.declare("bitwise_xor.out", "bitwise_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_bitwise_xor_out = _dispatcher.declare("bitwise_xor.out", "bitwise_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_bitwise_xor_out = _op_bitwise_xor_out.table
 
 
@@ -3455,7 +3455,7 @@ def _call_bitwise_xor_out(input, other, out):
     return _tab_bitwise_xor_out[_k](input, other, out)
 
 
-_op_bitwise_not = _dispatcher.declare("bitwise_not", "bitwise_not(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_bitwise_not = _dispatcher.declare("bitwise_not", "bitwise_not(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_bitwise_not = _op_bitwise_not.table
 
 
@@ -3467,7 +3467,7 @@ def _call_bitwise_not(input):
     return _tab_bitwise_not[_k](input)
 
 
-_op_bitwise_not_ = _dispatcher.declare("bitwise_not_", "bitwise_not_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_bitwise_not_ = _dispatcher.declare("bitwise_not_", "bitwise_not_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_bitwise_not_ = _op_bitwise_not_.table
 
 
@@ -3480,7 +3480,7 @@ def _call_bitwise_not_(input):
     return _tab_bitwise_not_[_k](input)
 
 
-_op_bitwise_not_out = _dispatcher.declare("bitwise_not.out", "bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_bitwise_not_out = _dispatcher.declare("bitwise_not.out", "bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_bitwise_not_out = _op_bitwise_not_out.table
 
 
@@ -3493,7 +3493,7 @@ def _call_bitwise_not_out(input, out):
     return _tab_bitwise_not_out[_k](input, out)
 
 
-_op_isnan = _dispatcher.declare("isnan", "isnan(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_isnan = _dispatcher.declare("isnan", "isnan(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_isnan = _op_isnan.table
 
 
@@ -3505,7 +3505,7 @@ def _call_isnan(input):
     return _tab_isnan[_k](input)
 
 
-_op_isnan_out = _dispatcher.declare("isnan.out", "isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_isnan_out = _dispatcher.declare("isnan.out", "isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_isnan_out = _op_isnan_out.table
 
 
@@ -3518,7 +3518,7 @@ def _call_isnan_out(input, out):
     return _tab_isnan_out[_k](input, out)
 
 
-_op_isinf = _dispatcher.declare("isinf", "isinf(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_isinf = _dispatcher.declare("isinf", "isinf(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_isinf = _op_isinf.table
 
 
@@ -3530,7 +3530,7 @@ def _call_isinf(input):
     return _tab_isinf[_k](input)
 
 
-_op_isinf_out = _dispatcher.declare("isinf.out", "isinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_isinf_out = _dispatcher.declare("isinf.out", "isinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_isinf_out = _op_isinf_out.table
 
 
@@ -3543,7 +3543,7 @@ def _call_isinf_out(input, out):
     return _tab_isinf_out[_k](input, out)
 
 
-_op_isfinite = _dispatcher.declare("isfinite", "isfinite(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_isfinite = _dispatcher.declare("isfinite", "isfinite(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_isfinite = _op_isfinite.table
 
 
@@ -3555,7 +3555,7 @@ def _call_isfinite(input):
     return _tab_isfinite[_k](input)
 
 
-_op_isfinite_out = _dispatcher.declare("isfinite.out", "isfinite.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_isfinite_out = _dispatcher.declare("isfinite.out", "isfinite.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_isfinite_out = _op_isfinite_out.table
 
 
@@ -3568,7 +3568,7 @@ def _call_isfinite_out(input, out):
     return _tab_isfinite_out[_k](input, out)
 
 
-_op_relu6 = _dispatcher.declare("relu6", "relu6(Tensor self) -> Tensor", (0,))
+_op_relu6 = _dispatcher.declare("relu6", "relu6(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_relu6 = _op_relu6.table
 
 
@@ -3580,7 +3580,7 @@ def _call_relu6(input):
     return _tab_relu6[_k](input)
 
 
-_op_leaky_relu = _dispatcher.declare("leaky_relu", "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", (0,), scalar_positions=(0,))
+_op_leaky_relu = _dispatcher.declare("leaky_relu", "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_leaky_relu = _op_leaky_relu.table
 
 
@@ -3592,7 +3592,7 @@ def _call_leaky_relu(input, negative_slope):
     return _tab_leaky_relu[_k](input, negative_slope)
 
 
-_op_leaky_relu_ = _dispatcher.declare("leaky_relu_", "leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)", (0,))
+_op_leaky_relu_ = _dispatcher.declare("leaky_relu_", "leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)", (0,), deferred=True)
 _tab_leaky_relu_ = _op_leaky_relu_.table
 
 
@@ -3605,7 +3605,7 @@ def _call_leaky_relu_(input, negative_slope):
     return _tab_leaky_relu_[_k](input, negative_slope)
 
 
-_op_leaky_relu_out = _dispatcher.declare("leaky_relu.out", "leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,))
+_op_leaky_relu_out = _dispatcher.declare("leaky_relu.out", "leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,), deferred=True)
 _tab_leaky_relu_out = _op_leaky_relu_out.table
 
 
@@ -3618,7 +3618,7 @@ def _call_leaky_relu_out(input, negative_slope, out):
     return _tab_leaky_relu_out[_k](input, negative_slope, out)
 
 
-_op_elu = _dispatcher.declare("elu", "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", (0,), scalar_positions=(0,))
+_op_elu = _dispatcher.declare("elu", "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_elu = _op_elu.table
 
 
@@ -3630,7 +3630,7 @@ def _call_elu(input, alpha, scale, input_scale):
     return _tab_elu[_k](input, alpha, scale, input_scale)
 
 
-_op_elu_ = _dispatcher.declare("elu_", "elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)", (0,))
+_op_elu_ = _dispatcher.declare("elu_", "elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)", (0,), deferred=True)
 _tab_elu_ = _op_elu_.table
 
 
@@ -3643,7 +3643,7 @@ def _call_elu_(input, alpha, scale, input_scale):
     return _tab_elu_[_k](input, alpha, scale, input_scale)
 
 
-_op_elu_out = _dispatcher.declare("elu.out", "elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 4), scalar_positions=(0,))
+_op_elu_out = _dispatcher.declare("elu.out", "elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 4), scalar_positions=(0,), deferred=True)
 _tab_elu_out = _op_elu_out.table
 
 
@@ -3656,7 +3656,7 @@ def _call_elu_out(input, alpha, scale, input_scale, out):
     return _tab_elu_out[_k](input, alpha, scale, input_scale, out)
 
 
-_op_selu = _dispatcher.declare("selu", "selu(Tensor self) -> Tensor", (0,))
+_op_selu = _dispatcher.declare("selu", "selu(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_selu = _op_selu.table
 
 
@@ -3668,7 +3668,7 @@ def _call_selu(input):
     return _tab_selu[_k](input)
 
 
-_op_gelu = _dispatcher.declare("gelu", "gelu(Tensor self, *, str approximate='none') -> Tensor", (0,))
+_op_gelu = _dispatcher.declare("gelu", "gelu(Tensor self, *, str approximate='none') -> Tensor", (0,), deferred=True)
 _tab_gelu = _op_gelu.table
 
 
@@ -3680,7 +3680,7 @@ def _call_gelu(input, approximate):
     return _tab_gelu[_k](input, approximate)
 
 
-_op_silu = _dispatcher.declare("silu", "silu(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_silu = _dispatcher.declare("silu", "silu(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_silu = _op_silu.table
 
 
@@ -3692,7 +3692,7 @@ def _call_silu(input):
     return _tab_silu[_k](input)
 
 
-_op_silu_ = _dispatcher.declare("silu_", "silu_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_silu_ = _dispatcher.declare("silu_", "silu_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_silu_ = _op_silu_.table
 
 
@@ -3705,7 +3705,7 @@ def _call_silu_(input):
     return _tab_silu_[_k](input)
 
 
-_op_silu_out = _dispatcher.declare("silu.out", "silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_silu_out = _dispatcher.declare("silu.out", "silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_silu_out = _op_silu_out.table
 
 
@@ -3718,7 +3718,7 @@ def _call_silu_out(input, out):
     return _tab_silu_out[_k](input, out)
 
 
-_op_mish = _dispatcher.declare("mish", "mish(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_mish = _dispatcher.declare("mish", "mish(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_mish = _op_mish.table
 
 
@@ -3730,7 +3730,7 @@ def _call_mish(input):
     return _tab_mish[_k](input)
 
 
-_op_mish_ = _dispatcher.declare("mish_", "mish_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_mish_ = _dispatcher.declare("mish_", "mish_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_mish_ = _op_mish_.table
 
 
@@ -3743,7 +3743,7 @@ def _call_mish_(input):
     return _tab_mish_[_k](input)
 
 
-_op_mish_out = _dispatcher.declare("mish.out", "mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_mish_out = _dispatcher.declare("mish.out", "mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_mish_out = _op_mish_out.table
 
 
@@ -3756,7 +3756,7 @@ def _call_mish_out(input, out):
     return _tab_mish_out[_k](input, out)
 
 
-_op_sigmoid = _dispatcher.declare("sigmoid", "sigmoid(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_sigmoid = _dispatcher.declare("sigmoid", "sigmoid(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_sigmoid = _op_sigmoid.table
 
 
@@ -3768,7 +3768,7 @@ def _call_sigmoid(input):
     return _tab_sigmoid[_k](input)
 
 
-_op_sigmoid_ = _dispatcher.declare("sigmoid_", "sigmoid_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_sigmoid_ = _dispatcher.declare("sigmoid_", "sigmoid_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_sigmoid_ = _op_sigmoid_.table
 
 
@@ -3781,7 +3781,7 @@ def _call_sigmoid_(input):
     return _tab_sigmoid_[_k](input)
 
 
-_op_sigmoid_out = _dispatcher.declare("sigmoid.out", "sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_sigmoid_out = _dispatcher.declare("sigmoid.out", "sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_sigmoid_out = _op_sigmoid_out.table
 
 
@@ -3794,7 +3794,7 @@ def _call_sigmoid_out(input, out):
     return _tab_sigmoid_out[_k](input, out)
 
 
-_op_log_sigmoid = _dispatcher.declare("log_sigmoid", "log_sigmoid(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_log_sigmoid = _dispatcher.declare("log_sigmoid", "log_sigmoid(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_log_sigmoid = _op_log_sigmoid.table
 
 
@@ -3806,7 +3806,7 @@ def _call_log_sigmoid(input):
     return _tab_log_sigmoid[_k](input)
 
 
-_op_log_sigmoid_ = _dispatcher.declare("log_sigmoid_", "log_sigmoid_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_log_sigmoid_ = _dispatcher.declare("log_sigmoid_", "log_sigmoid_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_log_sigmoid_ = _op_log_sigmoid_.table
 
 
@@ -3819,7 +3819,7 @@ def _call_log_sigmoid_(input):
     return _tab_log_sigmoid_[_k](input)
 
 
-_op_log_sigmoid_out = _dispatcher.declare("log_sigmoid.out", "log_sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_log_sigmoid_out = _dispatcher.declare("log_sigmoid.out", "log_sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_log_sigmoid_out = _op_log_sigmoid_out.table
 
 
@@ -3832,7 +3832,7 @@ def _call_log_sigmoid_out(input, out):
     return _tab_log_sigmoid_out[_k](input, out)
 
 
-_op_softplus = _dispatcher.declare("softplus", "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", (0,), scalar_positions=(0,))
+_op_softplus = _dispatcher.declare("softplus", "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_softplus = _op_softplus.table
 
 
@@ -3844,7 +3844,7 @@ def _call_softplus(input, beta, threshold):
     return _tab_softplus[_k](input, beta, threshold)
 
 
-_op_softplus_ = _dispatcher.declare("softplus_", "softplus_(Tensor(a!) self, Scalar beta=1, Scalar threshold=20) -> Tensor(a!)", (0,))
+_op_softplus_ = _dispatcher.declare("softplus_", "softplus_(Tensor(a!) self, Scalar beta=1, Scalar threshold=20) -> Tensor(a!)", (0,), deferred=True)
 _tab_softplus_ = _op_softplus_.table
 
 
@@ -3857,7 +3857,7 @@ def _call_softplus_(input, beta, threshold):
     return _tab_softplus_[_k](input, beta, threshold)
 
 
-_op_softplus_out = _dispatcher.declare("softplus.out", "softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)", (0, 3), scalar_positions=(0,))
+_op_softplus_out = _dispatcher.declare("softplus.out", "softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)", (0, 3), scalar_positions=(0,), deferred=True)
 _tab_softplus_out = _op_softplus_out.table
 
 
@@ -3870,7 +3870,7 @@ def _call_softplus_out(input, beta, threshold, out):
     return _tab_softplus_out[_k](input, beta, threshold, out)
 
 
-_op_hardtanh = _dispatcher.declare("hardtanh", "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", (0,), scalar_positions=(0,))
+_op_hardtanh = _dispatcher.declare("hardtanh", "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_hardtanh = _op_hardtanh.table
 
 
@@ -3882,7 +3882,7 @@ def _call_hardtanh(input, min_val, max_val):
     return _tab_hardtanh[_k](input, min_val, max_val)
 
 
-_op_hardtanh_ = _dispatcher.declare("hardtanh_", "hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)", (0,))
+_op_hardtanh_ = _dispatcher.declare("hardtanh_", "hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)", (0,), deferred=True)
 _tab_hardtanh_ = _op_hardtanh_.table
 
 
@@ -3895,7 +3895,7 @@ def _call_hardtanh_(input, min_val, max_val):
     return _tab_hardtanh_[_k](input, min_val, max_val)
 
 
-_op_hardtanh_out = _dispatcher.declare("hardtanh.out", "hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 3), scalar_positions=(0,))
+_op_hardtanh_out = _dispatcher.declare("hardtanh.out", "hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)", (0, 3), scalar_positions=(0,), deferred=True)
 _tab_hardtanh_out = _op_hardtanh_out.table
 
 
@@ -3908,7 +3908,7 @@ def _call_hardtanh_out(input, min_val, max_val, out):
     return _tab_hardtanh_out[_k](input, min_val, max_val, out)
 
 
-_op_hardsigmoid = _dispatcher.declare("hardsigmoid", "hardsigmoid(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_hardsigmoid = _dispatcher.declare("hardsigmoid", "hardsigmoid(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_hardsigmoid = _op_hardsigmoid.table
 
 
@@ -3920,7 +3920,7 @@ def _call_hardsigmoid(input):
     return _tab_hardsigmoid[_k](input)
 
 
-_op_hardsigmoid_ = _dispatcher.declare("hardsigmoid_", "hardsigmoid_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_hardsigmoid_ = _dispatcher.declare("hardsigmoid_", "hardsigmoid_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_hardsigmoid_ = _op_hardsigmoid_.table
 
 
@@ -3933,7 +3933,7 @@ def _call_hardsigmoid_(input):
     return _tab_hardsigmoid_[_k](input)
 
 
-_op_hardsigmoid_out = _dispatcher.declare("hardsigmoid.out", "hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_hardsigmoid_out = _dispatcher.declare("hardsigmoid.out", "hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_hardsigmoid_out = _op_hardsigmoid_out.table
 
 
@@ -3946,7 +3946,7 @@ def _call_hardsigmoid_out(input, out):
     return _tab_hardsigmoid_out[_k](input, out)
 
 
-_op_hardswish = _dispatcher.declare("hardswish", "hardswish(Tensor self) -> Tensor", (0,), scalar_positions=(0,))
+_op_hardswish = _dispatcher.declare("hardswish", "hardswish(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
 _tab_hardswish = _op_hardswish.table
 
 
@@ -3958,7 +3958,7 @@ def _call_hardswish(input):
     return _tab_hardswish[_k](input)
 
 
-_op_hardswish_ = _dispatcher.declare("hardswish_", "hardswish_(Tensor(a!) self) -> Tensor(a!)", (0,))
+_op_hardswish_ = _dispatcher.declare("hardswish_", "hardswish_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
 _tab_hardswish_ = _op_hardswish_.table
 
 
@@ -3971,7 +3971,7 @@ def _call_hardswish_(input):
     return _tab_hardswish_[_k](input)
 
 
-_op_hardswish_out = _dispatcher.declare("hardswish.out", "hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,))
+_op_hardswish_out = _dispatcher.declare("hardswish.out", "hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
 _tab_hardswish_out = _op_hardswish_out.table
 
 
@@ -3984,7 +3984,7 @@ def _call_hardswish_out(input, out):
     return _tab_hardswish_out[_k](input, out)
 
 
-_op_prelu = _dispatcher.declare("prelu", "prelu(Tensor self, Tensor weight) -> Tensor", (0, 1))
+_op_prelu = _dispatcher.declare("prelu", "prelu(Tensor self, Tensor weight) -> Tensor", (0, 1), deferred=True)
 _tab_prelu = _op_prelu.table
 
 
@@ -3996,7 +3996,7 @@ def _call_prelu(input, weight):
     return _tab_prelu[_k](input, weight)
 
 
-_op_mean = _dispatcher.declare("mean", "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", (0,))
+_op_mean = _dispatcher.declare("mean", "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
 _tab_mean = _op_mean.table
 
 
@@ -4008,7 +4008,7 @@ def _call_mean(input, dtype):
     return _tab_mean[_k](input, dtype)
 
 
-_op_mean_dim = _dispatcher.declare("mean.dim", "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_op_mean_dim = _dispatcher.declare("mean.dim", "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
 _tab_mean_dim = _op_mean_dim.table
 
 
@@ -4020,7 +4020,7 @@ def _call_mean_dim(input, dim, keepdim, dtype):
     return _tab_mean_dim[_k](input, dim, keepdim, dtype)
 
 
-_op_prod = _dispatcher.declare("prod", "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", (0,))
+_op_prod = _dispatcher.declare("prod", "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
 _tab_prod = _op_prod.table
 
 
@@ -4032,7 +4032,7 @@ def _call_prod(input, dtype):
     return _tab_prod[_k](input, dtype)
 
 
-_op_prod_dim_int = _dispatcher.declare("prod.dim_int", "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_op_prod_dim_int = _dispatcher.declare("prod.dim_int", "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
 _tab_prod_dim_int = _op_prod_dim_int.table
 
 
@@ -4044,7 +4044,7 @@ def _call_prod_dim_int(input, dim, keepdim, dtype):
     return _tab_prod_dim_int[_k](input, dim, keepdim, dtype)
 
 
-_op_amax = _dispatcher.declare("amax", "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", (0,))
+_op_amax = _dispatcher.declare("amax", "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", (0,), deferred=True)
 _tab_amax = _op_amax.table
 
 
@@ -4056,7 +4056,7 @@ def _call_amax(input, dim, keepdim):
     return _tab_amax[_k](input, dim, keepdim)
 
 
-_op_amin = _dispatcher.declare("amin", "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", (0,))
+_op_amin = _dispatcher.declare("amin", "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", (0,), deferred=True)
 _tab_amin = _op_amin.table
 
 
@@ -4068,7 +4068,7 @@ def _call_amin(input, dim, keepdim):
     return _tab_amin[_k](input, dim, keepdim)
 
 
-_op_max = _dispatcher.declare("max", "max(Tensor self) -> Tensor", (0,))
+_op_max = _dispatcher.declare("max", "max(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_max = _op_max.table
 
 
@@ -4080,7 +4080,7 @@ def _call_max(input):
     return _tab_max[_k](input)
 
 
-_op_max_dim = _dispatcher.declare("max.dim", "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,))
+_op_max_dim = _dispatcher.declare("max.dim", "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,), deferred=True)
 _tab_max_dim = _op_max_dim.table
 _rt_max_dim = _return_type(*('max', ('values', 'indices')))
 
@@ -4093,7 +4093,7 @@ def _call_max_dim(input, dim, keepdim):
     return _rt_max_dim._make(_tab_max_dim[_k](input, dim, keepdim))
 
 
-_op_min = _dispatcher.declare("min", "min(Tensor self) -> Tensor", (0,))
+_op_min = _dispatcher.declare("min", "min(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_min = _op_min.table
 
 
@@ -4105,7 +4105,7 @@ def _call_min(input):
     return _tab_min[_k](input)
 
 
-_op_min_dim = _dispatcher.declare("min.dim", "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,))
+_op_min_dim = _dispatcher.declare("min.dim", "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,), deferred=True)
 _tab_min_dim = _op_min_dim.table
 _rt_min_dim = _return_type(*('min', ('values', 'indices')))
 
@@ -4118,7 +4118,7 @@ def _call_min_dim(input, dim, keepdim):
     return _rt_min_dim._make(_tab_min_dim[_k](input, dim, keepdim))
 
 
-_op_argmax = _dispatcher.declare("argmax", "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", (0,))
+_op_argmax = _dispatcher.declare("argmax", "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", (0,), deferred=True)
 _tab_argmax = _op_argmax.table
 
 
@@ -4130,7 +4130,7 @@ def _call_argmax(input, dim, keepdim):
     return _tab_argmax[_k](input, dim, keepdim)
 
 
-_op_argmin = _dispatcher.declare("argmin", "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", (0,))
+_op_argmin = _dispatcher.declare("argmin", "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", (0,), deferred=True)
 _tab_argmin = _op_argmin.table
 
 
@@ -4142,7 +4142,7 @@ def _call_argmin(input, dim, keepdim):
     return _tab_argmin[_k](input, dim, keepdim)
 
 
-_op_any = _dispatcher.declare("any", "any(Tensor self) -> Tensor", (0,))
+_op_any = _dispatcher.declare("any", "any(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_any = _op_any.table
 
 
@@ -4154,7 +4154,7 @@ def _call_any(input):
     return _tab_any[_k](input)
 
 
-_op_any_dim = _dispatcher.declare("any.dim", "any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", (0,))
+_op_any_dim = _dispatcher.declare("any.dim", "any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", (0,), deferred=True)
 _tab_any_dim = _op_any_dim.table
 
 
@@ -4166,7 +4166,7 @@ def _call_any_dim(input, dim, keepdim):
     return _tab_any_dim[_k](input, dim, keepdim)
 
 
-_op_all = _dispatcher.declare("all", "all(Tensor self) -> Tensor", (0,))
+_op_all = _dispatcher.declare("all", "all(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_all = _op_all.table
 
 
@@ -4178,7 +4178,7 @@ def _call_all(input):
     return _tab_all[_k](input)
 
 
-_op_all_dim = _dispatcher.declare("all.dim", "all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", (0,))
+_op_all_dim = _dispatcher.declare("all.dim", "all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", (0,), deferred=True)
 _tab_all_dim = _op_all_dim.table
 
 
@@ -4190,7 +4190,7 @@ def _call_all_dim(input, dim, keepdim):
     return _tab_all_dim[_k](input, dim, keepdim)
 
 
-_op_var_correction = _dispatcher.declare("var.correction", "var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor", (0,))
+_op_var_correction = _dispatcher.declare("var.correction", "var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor", (0,), deferred=True)
 _tab_var_correction = _op_var_correction.table
 
 
@@ -4202,7 +4202,7 @@ def _call_var_correction(input, dim, correction, keepdim):
     return _tab_var_correction[_k](input, dim, correction, keepdim)
 
 
-_op_std_correction = _dispatcher.declare("std.correction", "std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor", (0,))
+_op_std_correction = _dispatcher.declare("std.correction", "std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor", (0,), deferred=True)
 _tab_std_correction = _op_std_correction.table
 
 
@@ -4214,7 +4214,7 @@ def _call_std_correction(input, dim, correction, keepdim):
     return _tab_std_correction[_k](input, dim, correction, keepdim)
 
 
-_op_logsumexp = _dispatcher.declare("logsumexp", "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", (0,))
+_op_logsumexp = _dispatcher.declare("logsumexp", "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", (0,), deferred=True)
 _tab_logsumexp = _op_logsumexp.table
 
 
@@ -4226,7 +4226,7 @@ def _call_logsumexp(input, dim, keepdim):
     return _tab_logsumexp[_k](input, dim, keepdim)
 
 
-_op_linalg_vector_norm = _dispatcher.declare("linalg_vector_norm", "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_op_linalg_vector_norm = _dispatcher.declare("linalg_vector_norm", "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
 _tab_linalg_vector_norm = _op_linalg_vector_norm.table
 
 
@@ -4238,7 +4238,7 @@ def _call_linalg_vector_norm(input, ord, dim, keepdim, dtype):
     return _tab_linalg_vector_norm[_k](input, ord, dim, keepdim, dtype)
 
 
-_op_norm_Scalar = _dispatcher.declare("norm.Scalar", "norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_op_norm_Scalar = _dispatcher.declare("norm.Scalar", "norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
 _tab_norm_Scalar = _op_norm_Scalar.table
 
 
@@ -4250,7 +4250,7 @@ def _call_norm_Scalar(input, p, dim, keepdim, dtype):
     return _tab_norm_Scalar[_k](input, p, dim, keepdim, dtype)
 
 
-_op_norm_str = _dispatcher.declare("norm.str", "norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_op_norm_str = _dispatcher.declare("norm.str", "norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
 _tab_norm_str = _op_norm_str.table
 
 
@@ -4262,7 +4262,7 @@ def _call_norm_str(input, p, dim, keepdim, dtype):
     return _tab_norm_str[_k](input, p, dim, keepdim, dtype)
 
 
-_op_cumsum = _dispatcher.declare("cumsum", "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", (0,))
+_op_cumsum = _dispatcher.declare("cumsum", "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
 _tab_cumsum = _op_cumsum.table
 
 
@@ -4274,7 +4274,7 @@ def _call_cumsum(input, dim, dtype):
     return _tab_cumsum[_k](input, dim, dtype)
 
 
-_op_cat = _dispatcher.declare("cat", "cat(Tensor[] tensors, int dim=0) -> Tensor", (0,))
+_op_cat = _dispatcher.declare("cat", "cat(Tensor[] tensors, int dim=0) -> Tensor", (0,), deferred=True)
 _tab_cat = _op_cat.table
 
 
@@ -4286,7 +4286,7 @@ def _call_cat(tensors, dim):
     return _tab_cat[_k](tensors, dim)
 
 
-_op_stack = _dispatcher.declare("stack", "stack(Tensor[] tensors, int dim=0) -> Tensor", (0,))
+_op_stack = _dispatcher.declare("stack", "stack(Tensor[] tensors, int dim=0) -> Tensor", (0,), deferred=True)
 _tab_stack = _op_stack.table
 
 
@@ -4298,7 +4298,7 @@ def _call_stack(tensors, dim):
     return _tab_stack[_k](tensors, dim)
 
 
-_op_repeat = _dispatcher.declare("repeat", "repeat(Tensor self, SymInt[] repeats) -> Tensor", (0,))
+_op_repeat = _dispatcher.declare("repeat", "repeat(Tensor self, SymInt[] repeats) -> Tensor", (0,), deferred=True)
 _tab_repeat = _op_repeat.table
 
 
@@ -4310,7 +4310,7 @@ def _call_repeat(input, repeats):
     return _tab_repeat[_k](input, repeats)
 
 
-_op_tile = _dispatcher.declare("tile", "tile(Tensor self, SymInt[] dims) -> Tensor", (0,))
+_op_tile = _dispatcher.declare("tile", "tile(Tensor self, SymInt[] dims) -> Tensor", (0,), deferred=True)
 _tab_tile = _op_tile.table
 
 
@@ -4322,7 +4322,7 @@ def _call_tile(input, dims):
     return _tab_tile[_k](input, dims)
 
 
-_op_roll = _dispatcher.declare("roll", "roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", (0,))
+_op_roll = _dispatcher.declare("roll", "roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", (0,), deferred=True)
 _tab_roll = _op_roll.table
 
 
@@ -4334,7 +4334,7 @@ def _call_roll(input, shifts, dims):
     return _tab_roll[_k](input, shifts, dims)
 
 
-_op_flip = _dispatcher.declare("flip", "flip(Tensor self, int[] dims) -> Tensor", (0,))
+_op_flip = _dispatcher.declare("flip", "flip(Tensor self, int[] dims) -> Tensor", (0,), deferred=True)
 _tab_flip = _op_flip.table
 
 
@@ -4346,7 +4346,7 @@ def _call_flip(input, dims):
     return _tab_flip[_k](input, dims)
 
 
-_op_tril = _dispatcher.declare("tril", "tril(Tensor self, int diagonal=0) -> Tensor", (0,))
+_op_tril = _dispatcher.declare("tril", "tril(Tensor self, int diagonal=0) -> Tensor", (0,), deferred=True)
 _tab_tril = _op_tril.table
 
 
@@ -4358,7 +4358,7 @@ def _call_tril(input, diagonal):
     return _tab_tril[_k](input, diagonal)
 
 
-_op_triu = _dispatcher.declare("triu", "triu(Tensor self, int diagonal=0) -> Tensor", (0,))
+_op_triu = _dispatcher.declare("triu", "triu(Tensor self, int diagonal=0) -> Tensor", (0,), deferred=True)
 _tab_triu = _op_triu.table
 
 
@@ -4370,7 +4370,7 @@ def _call_triu(input, diagonal):
     return _tab_triu[_k](input, diagonal)
 
 
-_op_addmm = _dispatcher.declare("addmm", "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (0, 1, 2))
+_op_addmm = _dispatcher.declare("addmm", "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (0, 1, 2), deferred=True)
 _tab_addmm = _op_addmm.table
 
 
@@ -4382,7 +4382,7 @@ def _call_addmm(input, mat1, mat2, beta, alpha):
     return _tab_addmm[_k](input, mat1, mat2, beta, alpha)
 
 
-_op_dot = _dispatcher.declare("dot", "dot(Tensor self, Tensor tensor) -> Tensor", (0, 1))
+_op_dot = _dispatcher.declare("dot", "dot(Tensor self, Tensor tensor) -> Tensor", (0, 1), deferred=True)
 _tab_dot = _op_dot.table
 
 
@@ -4394,7 +4394,7 @@ def _call_dot(input, tensor):
     return _tab_dot[_k](input, tensor)
 
 
-_op_outer = _dispatcher.declare("outer", "outer(Tensor self, Tensor vec2) -> Tensor", (0, 1))
+_op_outer = _dispatcher.declare("outer", "outer(Tensor self, Tensor vec2) -> Tensor", (0, 1), deferred=True)
 _tab_outer = _op_outer.table
 
 
@@ -4406,7 +4406,7 @@ def _call_outer(input, vec2):
     return _tab_outer[_k](input, vec2)
 
 
-_op_linear = _dispatcher.declare("linear", "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", (0, 1, 2))
+_op_linear = _dispatcher.declare("linear", "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", (0, 1, 2), deferred=True)
 _tab_linear = _op_linear.table
 
 
@@ -4418,7 +4418,7 @@ def _call_linear(input, weight, bias):
     return _tab_linear[_k](input, weight, bias)
 
 
-_op_softmax_int = _dispatcher.declare("softmax.int", "softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", (0,))
+_op_softmax_int = _dispatcher.declare("softmax.int", "softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
 _tab_softmax_int = _op_softmax_int.table
 
 
@@ -4430,7 +4430,7 @@ def _call_softmax_int(input, dim, dtype):
     return _tab_softmax_int[_k](input, dim, dtype)
 
 
-_op_log_softmax_int = _dispatcher.declare("log_softmax.int", "log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", (0,))
+_op_log_softmax_int = _dispatcher.declare("log_softmax.int", "log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
 _tab_log_softmax_int = _op_log_softmax_int.table
 
 
@@ -4442,7 +4442,7 @@ def _call_log_softmax_int(input, dim, dtype):
     return _tab_log_softmax_int[_k](input, dim, dtype)
 
 
-_op_mse_loss = _dispatcher.declare("mse_loss", "mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor", (0, 1))
+_op_mse_loss = _dispatcher.declare("mse_loss", "mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor", (0, 1), deferred=True)
 _tab_mse_loss = _op_mse_loss.table
 
 
@@ -4454,7 +4454,7 @@ def _call_mse_loss(input, target, reduction):
     return _tab_mse_loss[_k](input, target, reduction)
 
 
-_op_l1_loss = _dispatcher.declare("l1_loss", "l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor", (0, 1))
+_op_l1_loss = _dispatcher.declare("l1_loss", "l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor", (0, 1), deferred=True)
 _tab_l1_loss = _op_l1_loss.table
 
 
@@ -4466,7 +4466,7 @@ def _call_l1_loss(input, target, reduction):
     return _tab_l1_loss[_k](input, target, reduction)
 
 
-_op_smooth_l1_loss = _dispatcher.declare("smooth_l1_loss", "smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor", (0, 1))
+_op_smooth_l1_loss = _dispatcher.declare("smooth_l1_loss", "smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor", (0, 1), deferred=True)
 _tab_smooth_l1_loss = _op_smooth_l1_loss.table
 
 
@@ -4478,7 +4478,7 @@ def _call_smooth_l1_loss(input, target, reduction, beta):
     return _tab_smooth_l1_loss[_k](input, target, reduction, beta)
 
 
-_op_binary_cross_entropy = _dispatcher.declare("binary_cross_entropy", "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor", (0, 1, 2))
+_op_binary_cross_entropy = _dispatcher.declare("binary_cross_entropy", "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor", (0, 1, 2), deferred=True)
 _tab_binary_cross_entropy = _op_binary_cross_entropy.table
 
 
@@ -4490,7 +4490,7 @@ def _call_binary_cross_entropy(input, target, weight, reduction):
     return _tab_binary_cross_entropy[_k](input, target, weight, reduction)
 
 
-_op_binary_cross_entropy_with_logits = _dispatcher.declare("binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor", (0, 1, 2, 3))
+_op_binary_cross_entropy_with_logits = _dispatcher.declare("binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor", (0, 1, 2, 3), deferred=True)
 _tab_binary_cross_entropy_with_logits = _op_binary_cross_entropy_with_logits.table
 
 
@@ -4502,7 +4502,7 @@ def _call_binary_cross_entropy_with_logits(input, target, weight, pos_weight, re
     return _tab_binary_cross_entropy_with_logits[_k](input, target, weight, pos_weight, reduction)
 
 
-_op_nll_loss = _dispatcher.declare("nll_loss", "nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor", (0, 1, 2))
+_op_nll_loss = _dispatcher.declare("nll_loss", "nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor", (0, 1, 2), deferred=True)
 _tab_nll_loss = _op_nll_loss.table
 
 
@@ -4514,7 +4514,7 @@ def _call_nll_loss(input, target, weight, reduction, ignore_index):
     return _tab_nll_loss[_k](input, target, weight, reduction, ignore_index)
 
 
-_op_cross_entropy_loss = _dispatcher.declare("cross_entropy_loss", "cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor", (0, 1, 2))
+_op_cross_entropy_loss = _dispatcher.declare("cross_entropy_loss", "cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor", (0, 1, 2), deferred=True)
 _tab_cross_entropy_loss = _op_cross_entropy_loss.table
 
 
@@ -4526,7 +4526,7 @@ def _call_cross_entropy_loss(input, target, weight, reduction, ignore_index, lab
     return _tab_cross_entropy_loss[_k](input, target, weight, reduction, ignore_index, label_smoothing)
 
 
-_op__cross_entropy_indices = _dispatcher.declare("_cross_entropy_indices", "_cross_entropy_indices(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor", (0, 1, 2))
+_op__cross_entropy_indices = _dispatcher.declare("_cross_entropy_indices", "_cross_entropy_indices(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor", (0, 1, 2), deferred=True)
 _tab__cross_entropy_indices = _op__cross_entropy_indices.table
 
 
@@ -4538,7 +4538,7 @@ def _call__cross_entropy_indices(input, target, weight, reduction, ignore_index)
     return _tab__cross_entropy_indices[_k](input, target, weight, reduction, ignore_index)
 
 
-_op_index_select = _dispatcher.declare("index_select", "index_select(Tensor self, int dim, Tensor index) -> Tensor", (0, 2))
+_op_index_select = _dispatcher.declare("index_select", "index_select(Tensor self, int dim, Tensor index) -> Tensor", (0, 2), deferred=True)
 _tab_index_select = _op_index_select.table
 
 
@@ -4550,7 +4550,7 @@ def _call_index_select(input, dim, index):
     return _tab_index_select[_k](input, dim, index)
 
 
-_op_index_add = _dispatcher.declare("index_add", "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor", (0, 2, 3))
+_op_index_add = _dispatcher.declare("index_add", "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor", (0, 2, 3), deferred=True)
 _tab_index_add = _op_index_add.table
 
 
@@ -4562,7 +4562,7 @@ def _call_index_add(input, dim, index, source, alpha):
     return _tab_index_add[_k](input, dim, index, source, alpha)
 
 
-_op_gather = _dispatcher.declare("gather", "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", (0, 2))
+_op_gather = _dispatcher.declare("gather", "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", (0, 2), deferred=True)
 _tab_gather = _op_gather.table
 
 
@@ -4574,7 +4574,7 @@ def _call_gather(input, dim, index, sparse_grad):
     return _tab_gather[_k](input, dim, index, sparse_grad)
 
 
-_op_scatter_src = _dispatcher.declare("scatter.src", "scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", (0, 2, 3))
+_op_scatter_src = _dispatcher.declare("scatter.src", "scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", (0, 2, 3), deferred=True)
 _tab_scatter_src = _op_scatter_src.table
 
 
@@ -4586,7 +4586,7 @@ def _call_scatter_src(input, dim, index, src):
     return _tab_scatter_src[_k](input, dim, index, src)
 
 
-_op_scatter_value = _dispatcher.declare("scatter.value", "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", (0, 2))
+_op_scatter_value = _dispatcher.declare("scatter.value", "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", (0, 2), deferred=True)
 _tab_scatter_value = _op_scatter_value.table
 
 
@@ -4598,7 +4598,7 @@ def _call_scatter_value(input, dim, index, value):
     return _tab_scatter_value[_k](input, dim, index, value)
 
 
-_op_scatter_add = _dispatcher.declare("scatter_add", "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", (0, 2, 3))
+_op_scatter_add = _dispatcher.declare("scatter_add", "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", (0, 2, 3), deferred=True)
 _tab_scatter_add = _op_scatter_add.table
 
 
@@ -4610,7 +4610,7 @@ def _call_scatter_add(input, dim, index, src):
     return _tab_scatter_add[_k](input, dim, index, src)
 
 
-_op_masked_fill_Scalar = _dispatcher.declare("masked_fill.Scalar", "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_masked_fill_Scalar = _dispatcher.declare("masked_fill.Scalar", "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_masked_fill_Scalar = _op_masked_fill_Scalar.table
 
 
@@ -4622,7 +4622,7 @@ def _call_masked_fill_Scalar(input, mask, value):
     return _tab_masked_fill_Scalar[_k](input, mask, value)
 
 
-_op_masked_fill__Scalar = _dispatcher.declare("masked_fill_.Scalar", "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
+_op_masked_fill__Scalar = _dispatcher.declare("masked_fill_.Scalar", "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
 _tab_masked_fill__Scalar = _op_masked_fill__Scalar.table
 
 
@@ -4635,7 +4635,7 @@ def _call_masked_fill__Scalar(input, mask, value):
     return _tab_masked_fill__Scalar[_k](input, mask, value)
 
 
-_op_masked_fill_Scalar_out = _dispatcher.declare("masked_fill.Scalar_out", "masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3), scalar_positions=(0, 1))
+_op_masked_fill_Scalar_out = _dispatcher.declare("masked_fill.Scalar_out", "masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 3), scalar_positions=(0, 1), deferred=True)
 _tab_masked_fill_Scalar_out = _op_masked_fill_Scalar_out.table
 
 
@@ -4648,7 +4648,7 @@ def _call_masked_fill_Scalar_out(input, mask, value, out):
     return _tab_masked_fill_Scalar_out[_k](input, mask, value, out)
 
 
-_op_masked_fill_Tensor = _dispatcher.declare("masked_fill.Tensor", "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", (0, 1, 2), scalar_positions=(0, 1, 2))
+_op_masked_fill_Tensor = _dispatcher.declare("masked_fill.Tensor", "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", (0, 1, 2), scalar_positions=(0, 1, 2), deferred=True)
 _tab_masked_fill_Tensor = _op_masked_fill_Tensor.table
 
 
@@ -4660,7 +4660,7 @@ def _call_masked_fill_Tensor(input, mask, value):
     return _tab_masked_fill_Tensor[_k](input, mask, value)
 
 
-_op_masked_fill__Tensor = _dispatcher.declare("masked_fill_.Tensor", "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)", (0, 1, 2), scalar_positions=(1, 2))
+_op_masked_fill__Tensor = _dispatcher.declare("masked_fill_.Tensor", "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)", (0, 1, 2), scalar_positions=(1, 2), deferred=True)
 _tab_masked_fill__Tensor = _op_masked_fill__Tensor.table
 
 
@@ -4673,7 +4673,7 @@ def _call_masked_fill__Tensor(input, mask, value):
     return _tab_masked_fill__Tensor[_k](input, mask, value)
 
 
-_op_masked_fill_out = _dispatcher.declare("masked_fill.out", "masked_fill.out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 3), scalar_positions=(0, 1, 2))
+_op_masked_fill_out = _dispatcher.declare("masked_fill.out", "masked_fill.out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 3), scalar_positions=(0, 1, 2), deferred=True)
 _tab_masked_fill_out = _op_masked_fill_out.table
 
 
@@ -4686,7 +4686,7 @@ def _call_masked_fill_out(input, mask, value, out):
     return _tab_masked_fill_out[_k](input, mask, value, out)
 
 
-_op_embedding = _dispatcher.declare("embedding", "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", (0, 1))
+_op_embedding = _dispatcher.declare("embedding", "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", (0, 1), deferred=True)
 _tab_embedding = _op_embedding.table
 
 
@@ -4698,7 +4698,7 @@ def _call_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
     return _tab_embedding[_k](weight, indices, padding_idx, scale_grad_by_freq, sparse)
 
 
-_op_one_hot = _dispatcher.declare("one_hot", "one_hot(Tensor self, int num_classes=-1) -> Tensor", (0,))
+_op_one_hot = _dispatcher.declare("one_hot", "one_hot(Tensor self, int num_classes=-1) -> Tensor", (0,), deferred=True)
 _tab_one_hot = _op_one_hot.table
 
 
@@ -4710,7 +4710,7 @@ def _call_one_hot(input, num_classes):
     return _tab_one_hot[_k](input, num_classes)
 
 
-_op_sort = _dispatcher.declare("sort", "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", (0,))
+_op_sort = _dispatcher.declare("sort", "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", (0,), deferred=True)
 _tab_sort = _op_sort.table
 _rt_sort = _return_type(*('sort', ('values', 'indices')))
 
@@ -4723,7 +4723,7 @@ def _call_sort(input, dim, descending):
     return _rt_sort._make(_tab_sort[_k](input, dim, descending))
 
 
-_op_sort_stable = _dispatcher.declare("sort.stable", "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", (0,))
+_op_sort_stable = _dispatcher.declare("sort.stable", "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", (0,), deferred=True)
 _tab_sort_stable = _op_sort_stable.table
 _rt_sort_stable = _return_type(*('sort', ('values', 'indices')))
 
@@ -4736,7 +4736,7 @@ def _call_sort_stable(input, stable, dim, descending):
     return _rt_sort_stable._make(_tab_sort_stable[_k](input, stable, dim, descending))
 
 
-_op_argsort = _dispatcher.declare("argsort", "argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor", (0,))
+_op_argsort = _dispatcher.declare("argsort", "argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor", (0,), deferred=True)
 _tab_argsort = _op_argsort.table
 
 
@@ -4748,7 +4748,7 @@ def _call_argsort(input, dim, descending):
     return _tab_argsort[_k](input, dim, descending)
 
 
-_op_argsort_stable = _dispatcher.declare("argsort.stable", "argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor", (0,))
+_op_argsort_stable = _dispatcher.declare("argsort.stable", "argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor", (0,), deferred=True)
 _tab_argsort_stable = _op_argsort_stable.table
 
 
@@ -4760,7 +4760,7 @@ def _call_argsort_stable(input, stable, dim, descending):
     return _tab_argsort_stable[_k](input, stable, dim, descending)
 
 
-_op_topk = _dispatcher.declare("topk", "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)", (0,))
+_op_topk = _dispatcher.declare("topk", "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)", (0,), deferred=True)
 _tab_topk = _op_topk.table
 _rt_topk = _return_type(*('topk', ('values', 'indices')))
 
@@ -4773,7 +4773,7 @@ def _call_topk(input, k, dim, largest, sorted):
     return _rt_topk._make(_tab_topk[_k](input, k, dim, largest, sorted))
 
 
-_op_batch_norm = _dispatcher.declare("batch_norm", "batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor", (0, 1, 2, 3, 4))
+_op_batch_norm = _dispatcher.declare("batch_norm", "batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor", (0, 1, 2, 3, 4), deferred=True)
 _tab_batch_norm = _op_batch_norm.table
 
 
@@ -4785,7 +4785,7 @@ def _call_batch_norm(input, weight, bias, running_mean, running_var, training, m
     return _tab_batch_norm[_k](input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
 
 
-_op_layer_norm = _dispatcher.declare("layer_norm", "layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor", (0, 2, 3))
+_op_layer_norm = _dispatcher.declare("layer_norm", "layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor", (0, 2, 3), deferred=True)
 _tab_layer_norm = _op_layer_norm.table
 
 
@@ -4797,7 +4797,7 @@ def _call_layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable):
     return _tab_layer_norm[_k](input, normalized_shape, weight, bias, eps, cudnn_enable)
 
 
-_op_native_layer_norm = _dispatcher.declare("native_layer_norm", "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)", (0, 2, 3))
+_op_native_layer_norm = _dispatcher.declare("native_layer_norm", "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)", (0, 2, 3), deferred=True)
 _tab_native_layer_norm = _op_native_layer_norm.table
 
 
@@ -4809,7 +4809,7 @@ def _call_native_layer_norm(input, normalized_shape, weight, bias, eps):
     return _tab_native_layer_norm[_k](input, normalized_shape, weight, bias, eps)
 
 
-_op_group_norm = _dispatcher.declare("group_norm", "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor", (0, 2, 3))
+_op_group_norm = _dispatcher.declare("group_norm", "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor", (0, 2, 3), deferred=True)
 _tab_group_norm = _op_group_norm.table
 
 
@@ -4821,7 +4821,7 @@ def _call_group_norm(input, num_groups, weight, bias, eps, cudnn_enabled):
     return _tab_group_norm[_k](input, num_groups, weight, bias, eps, cudnn_enabled)
 
 
-_op_adaptive_avg_pool2d = _dispatcher.declare("adaptive_avg_pool2d", "adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", (0,))
+_op_adaptive_avg_pool2d = _dispatcher.declare("adaptive_avg_pool2d", "adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", (0,), deferred=True)
 _tab_adaptive_avg_pool2d = _op_adaptive_avg_pool2d.table
 
 
@@ -4833,7 +4833,7 @@ def _call_adaptive_avg_pool2d(input, output_size):
     return _tab_adaptive_avg_pool2d[_k](input, output_size)
 
 
-_op_scaled_dot_product_attention = _dispatcher.declare("scaled_dot_product_attention", "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor", (0, 1, 2, 3))
+_op_scaled_dot_product_attention = _dispatcher.declare("scaled_dot_product_attention", "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor", (0, 1, 2, 3), deferred=True)
 _tab_scaled_dot_product_attention = _op_scaled_dot_product_attention.table
 
 
@@ -4845,7 +4845,7 @@ def _call_scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, 
     return _tab_scaled_dot_product_attention[_k](query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
 
 
-_op_huber_loss = _dispatcher.declare("huber_loss", "huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor", (0, 1))
+_op_huber_loss = _dispatcher.declare("huber_loss", "huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor", (0, 1), deferred=True)
 _tab_huber_loss = _op_huber_loss.table
 
 
@@ -4857,7 +4857,7 @@ def _call_huber_loss(input, target, reduction, delta):
     return _tab_huber_loss[_k](input, target, reduction, delta)
 
 
-_op_kl_div = _dispatcher.declare("kl_div", "kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor", (0, 1))
+_op_kl_div = _dispatcher.declare("kl_div", "kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor", (0, 1), deferred=True)
 _tab_kl_div = _op_kl_div.table
 
 
@@ -4869,7 +4869,7 @@ def _call_kl_div(input, target, reduction, log_target):
     return _tab_kl_div[_k](input, target, reduction, log_target)
 
 
-_op_native_dropout = _dispatcher.declare("native_dropout", "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", (0,))
+_op_native_dropout = _dispatcher.declare("native_dropout", "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", (0,), deferred=True)
 _tab_native_dropout = _op_native_dropout.table
 
 
@@ -4881,7 +4881,7 @@ def _call_native_dropout(input, p, train):
     return _tab_native_dropout[_k](input, p, train)
 
 
-_op_dropout = _dispatcher.declare("dropout", "dropout(Tensor input, float p, bool train) -> Tensor", (0,))
+_op_dropout = _dispatcher.declare("dropout", "dropout(Tensor input, float p, bool train) -> Tensor", (0,), deferred=True)
 _tab_dropout = _op_dropout.table
 
 
@@ -4893,7 +4893,7 @@ def _call_dropout(input, p, train):
     return _tab_dropout[_k](input, p, train)
 
 
-_op_im2col = _dispatcher.declare("im2col", "im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor", (0,))
+_op_im2col = _dispatcher.declare("im2col", "im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor", (0,), deferred=True)
 _tab_im2col = _op_im2col.table
 
 
@@ -4905,7 +4905,7 @@ def _call_im2col(input, kernel_size, dilation, padding, stride):
     return _tab_im2col[_k](input, kernel_size, dilation, padding, stride)
 
 
-_op_col2im = _dispatcher.declare("col2im", "col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor", (0,))
+_op_col2im = _dispatcher.declare("col2im", "col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor", (0,), deferred=True)
 _tab_col2im = _op_col2im.table
 
 
@@ -4917,7 +4917,7 @@ def _call_col2im(input, output_size, kernel_size, dilation, padding, stride):
     return _tab_col2im[_k](input, output_size, kernel_size, dilation, padding, stride)
 
 
-_op_conv2d = _dispatcher.declare("conv2d", "conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor", (0, 1, 2))
+_op_conv2d = _dispatcher.declare("conv2d", "conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor", (0, 1, 2), deferred=True)
 _tab_conv2d = _op_conv2d.table
 
 
@@ -4929,7 +4929,7 @@ def _call_conv2d(input, weight, bias, stride, padding, dilation, groups):
     return _tab_conv2d[_k](input, weight, bias, stride, padding, dilation, groups)
 
 
-_op__conv2d_forward = _dispatcher.declare("_conv2d_forward", "_conv2d_forward(Tensor input, Tensor weight, Tensor? bias, int[2] stride, int[2] padding, int[2] dilation, int groups) -> Tensor", (0, 1, 2))
+_op__conv2d_forward = _dispatcher.declare("_conv2d_forward", "_conv2d_forward(Tensor input, Tensor weight, Tensor? bias, int[2] stride, int[2] padding, int[2] dilation, int groups) -> Tensor", (0, 1, 2), deferred=True)
 _tab__conv2d_forward = _op__conv2d_forward.table
 
 
@@ -4941,7 +4941,7 @@ def _call__conv2d_forward(input, weight, bias, stride, padding, dilation, groups
     return _tab__conv2d_forward[_k](input, weight, bias, stride, padding, dilation, groups)
 
 
-_op__conv2d_backward_input = _dispatcher.declare("_conv2d_backward_input", "_conv2d_backward_input(Tensor grad_output, Tensor weight, SymInt[] input_size, int[2] stride, int[2] padding, int[2] dilation, int groups) -> Tensor", (0, 1))
+_op__conv2d_backward_input = _dispatcher.declare("_conv2d_backward_input", "_conv2d_backward_input(Tensor grad_output, Tensor weight, SymInt[] input_size, int[2] stride, int[2] padding, int[2] dilation, int groups) -> Tensor", (0, 1), deferred=True)
 _tab__conv2d_backward_input = _op__conv2d_backward_input.table
 
 
@@ -4953,7 +4953,7 @@ def _call__conv2d_backward_input(grad_output, weight, input_size, stride, paddin
     return _tab__conv2d_backward_input[_k](grad_output, weight, input_size, stride, padding, dilation, groups)
 
 
-_op__conv2d_backward_weight = _dispatcher.declare("_conv2d_backward_weight", "_conv2d_backward_weight(Tensor grad_output, Tensor input, SymInt[] weight_size, int[2] stride, int[2] padding, int[2] dilation, int groups) -> Tensor", (0, 1))
+_op__conv2d_backward_weight = _dispatcher.declare("_conv2d_backward_weight", "_conv2d_backward_weight(Tensor grad_output, Tensor input, SymInt[] weight_size, int[2] stride, int[2] padding, int[2] dilation, int groups) -> Tensor", (0, 1), deferred=True)
 _tab__conv2d_backward_weight = _op__conv2d_backward_weight.table
 
 
@@ -4965,7 +4965,7 @@ def _call__conv2d_backward_weight(grad_output, input, weight_size, stride, paddi
     return _tab__conv2d_backward_weight[_k](grad_output, input, weight_size, stride, padding, dilation, groups)
 
 
-_op_max_pool2d_with_indices = _dispatcher.declare("max_pool2d_with_indices", "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", (0,))
+_op_max_pool2d_with_indices = _dispatcher.declare("max_pool2d_with_indices", "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", (0,), deferred=True)
 _tab_max_pool2d_with_indices = _op_max_pool2d_with_indices.table
 
 
@@ -4977,7 +4977,7 @@ def _call_max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,
     return _tab_max_pool2d_with_indices[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-_op_max_pool2d_with_indices_backward = _dispatcher.declare("max_pool2d_with_indices_backward", "max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor", (0, 1, 7))
+_op_max_pool2d_with_indices_backward = _dispatcher.declare("max_pool2d_with_indices_backward", "max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor", (0, 1, 7), deferred=True)
 _tab_max_pool2d_with_indices_backward = _op_max_pool2d_with_indices_backward.table
 
 
@@ -4989,7 +4989,7 @@ def _call_max_pool2d_with_indices_backward(grad_output, input, kernel_size, stri
     return _tab_max_pool2d_with_indices_backward[_k](grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices)
 
 
-_op_max_pool2d = _dispatcher.declare("max_pool2d", "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor", (0,))
+_op_max_pool2d = _dispatcher.declare("max_pool2d", "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor", (0,), deferred=True)
 _tab_max_pool2d = _op_max_pool2d.table
 
 
@@ -5001,7 +5001,7 @@ def _call_max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode):
     return _tab_max_pool2d[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-_op_avg_pool2d = _dispatcher.declare("avg_pool2d", "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor", (0,))
+_op_avg_pool2d = _dispatcher.declare("avg_pool2d", "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor", (0,), deferred=True)
 _tab_avg_pool2d = _op_avg_pool2d.table
 
 
@@ -5013,7 +5013,7 @@ def _call_avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_inclu
     return _tab_avg_pool2d[_k](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
-_op_addcmul = _dispatcher.declare("addcmul", "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", (0, 1, 2), scalar_positions=(0, 1, 2))
+_op_addcmul = _dispatcher.declare("addcmul", "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", (0, 1, 2), scalar_positions=(0, 1, 2), deferred=True)
 _tab_addcmul = _op_addcmul.table
 
 
@@ -5025,7 +5025,7 @@ def _call_addcmul(input, tensor1, tensor2, value):
     return _tab_addcmul[_k](input, tensor1, tensor2, value)
 
 
-_op_addcmul_ = _dispatcher.declare("addcmul_", "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)", (0, 1, 2), scalar_positions=(1, 2))
+_op_addcmul_ = _dispatcher.declare("addcmul_", "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)", (0, 1, 2), scalar_positions=(1, 2), deferred=True)
 _tab_addcmul_ = _op_addcmul_.table
 
 
@@ -5038,7 +5038,7 @@ def _call_addcmul_(input, tensor1, tensor2, value):
     return _tab_addcmul_[_k](input, tensor1, tensor2, value)
 
 
-_op_addcmul_out = _dispatcher.declare("addcmul.out", "addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 4), scalar_positions=(0, 1, 2))
+_op_addcmul_out = _dispatcher.declare("addcmul.out", "addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 4), scalar_positions=(0, 1, 2), deferred=True)
 _tab_addcmul_out = _op_addcmul_out.table
 
 
@@ -5051,7 +5051,7 @@ def _call_addcmul_out(input, tensor1, tensor2, value, out):
     return _tab_addcmul_out[_k](input, tensor1, tensor2, value, out)
 
 
-_op_addcdiv = _dispatcher.declare("addcdiv", "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", (0, 1, 2), scalar_positions=(0, 1, 2))
+_op_addcdiv = _dispatcher.declare("addcdiv", "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", (0, 1, 2), scalar_positions=(0, 1, 2), deferred=True)
 _tab_addcdiv = _op_addcdiv.table
 
 
@@ -5063,7 +5063,7 @@ def _call_addcdiv(input, tensor1, tensor2, value):
     return _tab_addcdiv[_k](input, tensor1, tensor2, value)
 
 
-_op_addcdiv_ = _dispatcher.declare("addcdiv_", "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)", (0, 1, 2), scalar_positions=(1, 2))
+_op_addcdiv_ = _dispatcher.declare("addcdiv_", "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)", (0, 1, 2), scalar_positions=(1, 2), deferred=True)
 _tab_addcdiv_ = _op_addcdiv_.table
 
 
@@ -5076,7 +5076,7 @@ def _call_addcdiv_(input, tensor1, tensor2, value):
     return _tab_addcdiv_[_k](input, tensor1, tensor2, value)
 
 
-_op_addcdiv_out = _dispatcher.declare("addcdiv.out", "addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 4), scalar_positions=(0, 1, 2))
+_op_addcdiv_out = _dispatcher.declare("addcdiv.out", "addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2, 4), scalar_positions=(0, 1, 2), deferred=True)
 _tab_addcdiv_out = _op_addcdiv_out.table
 
 
@@ -5089,7 +5089,7 @@ def _call_addcdiv_out(input, tensor1, tensor2, value, out):
     return _tab_addcdiv_out[_k](input, tensor1, tensor2, value, out)
 
 
-_op_logaddexp = _dispatcher.declare("logaddexp", "logaddexp(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_logaddexp = _dispatcher.declare("logaddexp", "logaddexp(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_logaddexp = _op_logaddexp.table
 
 
@@ -5101,7 +5101,7 @@ def _call_logaddexp(input, other):
     return _tab_logaddexp[_k](input, other)
 
 
-_op_logaddexp_ = _dispatcher.declare("logaddexp_", "logaddexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
+_op_logaddexp_ = _dispatcher.declare("logaddexp_", "logaddexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
 _tab_logaddexp_ = _op_logaddexp_.table
 
 
@@ -5114,7 +5114,7 @@ def _call_logaddexp_(input, other):
     return _tab_logaddexp_[_k](input, other)
 
 
-_op_logaddexp_out = _dispatcher.declare("logaddexp.out", "logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_logaddexp_out = _dispatcher.declare("logaddexp.out", "logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_logaddexp_out = _op_logaddexp_out.table
 
 
@@ -5127,7 +5127,7 @@ def _call_logaddexp_out(input, other, out):
     return _tab_logaddexp_out[_k](input, other, out)
 
 
-_op_clamp_Tensor = _dispatcher.declare("clamp.Tensor", "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", (0, 1, 2))
+_op_clamp_Tensor = _dispatcher.declare("clamp.Tensor", "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", (0, 1, 2), deferred=True)
 _tab_clamp_Tensor = _op_clamp_Tensor.table
 
 
@@ -5139,7 +5139,7 @@ def _call_clamp_Tensor(input, min, max):
     return _tab_clamp_Tensor[_k](input, min, max)
 
 
-_op_clamp_ = _dispatcher.declare("clamp_", "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)", (0,))
+_op_clamp_ = _dispatcher.declare("clamp_", "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)", (0,), deferred=True)
 _tab_clamp_ = _op_clamp_.table
 
 
@@ -5152,7 +5152,7 @@ def _call_clamp_(input, min, max):
     return _tab_clamp_[_k](input, min, max)
 
 
-_op_clamp__Tensor = _dispatcher.declare("clamp_.Tensor", "clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)", (0, 1, 2))
+_op_clamp__Tensor = _dispatcher.declare("clamp_.Tensor", "clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)", (0, 1, 2), deferred=True)
 _tab_clamp__Tensor = _op_clamp__Tensor.table
 
 
@@ -5165,7 +5165,7 @@ def _call_clamp__Tensor(input, min, max):
     return _tab_clamp__Tensor[_k](input, min, max)
 
 
-_op_clip_Tensor = _dispatcher.declare("clip.Tensor", "clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", (0, 1, 2))
+_op_clip_Tensor = _dispatcher.declare("clip.Tensor", "clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", (0, 1, 2), deferred=True)
 _tab_clip_Tensor = _op_clip_Tensor.table
 
 
@@ -5177,7 +5177,7 @@ def _call_clip_Tensor(input, min, max):
     return _tab_clip_Tensor[_k](input, min, max)
 
 
-_op_var = _dispatcher.declare("var", "var(Tensor self, bool unbiased=True) -> Tensor", (0,))
+_op_var = _dispatcher.declare("var", "var(Tensor self, bool unbiased=True) -> Tensor", (0,), deferred=True)
 _tab_var = _op_var.table
 
 
@@ -5189,7 +5189,7 @@ def _call_var(input, unbiased):
     return _tab_var[_k](input, unbiased)
 
 
-_op_var_dim = _dispatcher.declare("var.dim", "var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor", (0,))
+_op_var_dim = _dispatcher.declare("var.dim", "var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor", (0,), deferred=True)
 _tab_var_dim = _op_var_dim.table
 
 
@@ -5201,7 +5201,7 @@ def _call_var_dim(input, dim, unbiased, keepdim):
     return _tab_var_dim[_k](input, dim, unbiased, keepdim)
 
 
-_op_std = _dispatcher.declare("std", "std(Tensor self, bool unbiased=True) -> Tensor", (0,))
+_op_std = _dispatcher.declare("std", "std(Tensor self, bool unbiased=True) -> Tensor", (0,), deferred=True)
 _tab_std = _op_std.table
 
 
@@ -5213,7 +5213,7 @@ def _call_std(input, unbiased):
     return _tab_std[_k](input, unbiased)
 
 
-_op_std_dim = _dispatcher.declare("std.dim", "std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor", (0,))
+_op_std_dim = _dispatcher.declare("std.dim", "std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor", (0,), deferred=True)
 _tab_std_dim = _op_std_dim.table
 
 
@@ -5225,7 +5225,7 @@ def _call_std_dim(input, dim, unbiased, keepdim):
     return _tab_std_dim[_k](input, dim, unbiased, keepdim)
 
 
-_op_nonzero = _dispatcher.declare("nonzero", "nonzero(Tensor self) -> Tensor", (0,))
+_op_nonzero = _dispatcher.declare("nonzero", "nonzero(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_nonzero = _op_nonzero.table
 
 
@@ -5237,7 +5237,7 @@ def _call_nonzero(input):
     return _tab_nonzero[_k](input)
 
 
-_op_nonzero_as_tuple = _dispatcher.declare("nonzero.as_tuple", "nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]", (0,))
+_op_nonzero_as_tuple = _dispatcher.declare("nonzero.as_tuple", "nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]", (0,), deferred=True)
 _tab_nonzero_as_tuple = _op_nonzero_as_tuple.table
 
 
@@ -5249,7 +5249,7 @@ def _call_nonzero_as_tuple(input, as_tuple):
     return _tab_nonzero_as_tuple[_k](input, as_tuple)
 
 
-_op_count_nonzero = _dispatcher.declare("count_nonzero", "count_nonzero(Tensor self, int[1]? dim=None) -> Tensor", (0,))
+_op_count_nonzero = _dispatcher.declare("count_nonzero", "count_nonzero(Tensor self, int[1]? dim=None) -> Tensor", (0,), deferred=True)
 _tab_count_nonzero = _op_count_nonzero.table
 
 
@@ -5261,7 +5261,7 @@ def _call_count_nonzero(input, dim):
     return _tab_count_nonzero[_k](input, dim)
 
 
-_op_masked_select = _dispatcher.declare("masked_select", "masked_select(Tensor self, Tensor mask) -> Tensor", (0, 1))
+_op_masked_select = _dispatcher.declare("masked_select", "masked_select(Tensor self, Tensor mask) -> Tensor", (0, 1), deferred=True)
 _tab_masked_select = _op_masked_select.table
 
 
@@ -5273,7 +5273,7 @@ def _call_masked_select(input, mask):
     return _tab_masked_select[_k](input, mask)
 
 
-_op_median = _dispatcher.declare("median", "median(Tensor self) -> Tensor", (0,))
+_op_median = _dispatcher.declare("median", "median(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_median = _op_median.table
 
 
@@ -5285,7 +5285,7 @@ def _call_median(input):
     return _tab_median[_k](input)
 
 
-_op_median_dim = _dispatcher.declare("median.dim", "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,))
+_op_median_dim = _dispatcher.declare("median.dim", "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,), deferred=True)
 _tab_median_dim = _op_median_dim.table
 _rt_median_dim = _return_type(*('median', ('values', 'indices')))
 
@@ -5298,7 +5298,7 @@ def _call_median_dim(input, dim, keepdim):
     return _rt_median_dim._make(_tab_median_dim[_k](input, dim, keepdim))
 
 
-_op_kthvalue = _dispatcher.declare("kthvalue", "kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,))
+_op_kthvalue = _dispatcher.declare("kthvalue", "kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,), deferred=True)
 _tab_kthvalue = _op_kthvalue.table
 _rt_kthvalue = _return_type(*('kthvalue', ('values', 'indices')))
 
@@ -5311,7 +5311,7 @@ def _call_kthvalue(input, k, dim, keepdim):
     return _rt_kthvalue._make(_tab_kthvalue[_k](input, k, dim, keepdim))
 
 
-_op_mode = _dispatcher.declare("mode", "mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,))
+_op_mode = _dispatcher.declare("mode", "mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,), deferred=True)
 _tab_mode = _op_mode.table
 _rt_mode = _return_type(*('mode', ('values', 'indices')))
 
@@ -5324,7 +5324,7 @@ def _call_mode(input, dim, keepdim):
     return _rt_mode._make(_tab_mode[_k](input, dim, keepdim))
 
 
-_op_cummax = _dispatcher.declare("cummax", "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", (0,))
+_op_cummax = _dispatcher.declare("cummax", "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", (0,), deferred=True)
 _tab_cummax = _op_cummax.table
 _rt_cummax = _return_type(*('cummax', ('values', 'indices')))
 
@@ -5337,7 +5337,7 @@ def _call_cummax(input, dim):
     return _rt_cummax._make(_tab_cummax[_k](input, dim))
 
 
-_op_cummin = _dispatcher.declare("cummin", "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", (0,))
+_op_cummin = _dispatcher.declare("cummin", "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", (0,), deferred=True)
 _tab_cummin = _op_cummin.table
 _rt_cummin = _return_type(*('cummin', ('values', 'indices')))
 
@@ -5350,7 +5350,7 @@ def _call_cummin(input, dim):
     return _rt_cummin._make(_tab_cummin[_k](input, dim))
 
 
-_op_bucketize_Tensor = _dispatcher.declare("bucketize.Tensor", "bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor", (0, 1))
+_op_bucketize_Tensor = _dispatcher.declare("bucketize.Tensor", "bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor", (0, 1), deferred=True)
 _tab_bucketize_Tensor = _op_bucketize_Tensor.table
 
 
@@ -5362,7 +5362,7 @@ def _call_bucketize_Tensor(input, boundaries, out_int32, right):
     return _tab_bucketize_Tensor[_k](input, boundaries, out_int32, right)
 
 
-_op__unique2 = _dispatcher.declare("_unique2", "_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)", (0,))
+_op__unique2 = _dispatcher.declare("_unique2", "_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)", (0,), deferred=True)
 _tab__unique2 = _op__unique2.table
 
 
@@ -5374,7 +5374,7 @@ def _call__unique2(input, sorted, return_inverse, return_counts, dim):
     return _tab__unique2[_k](input, sorted, return_inverse, return_counts, dim)
 
 
-_op_unique = _dispatcher.declare("unique", "unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor", (0,))
+_op_unique = _dispatcher.declare("unique", "unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor", (0,), deferred=True)
 _tab_unique = _op_unique.table
 
 
@@ -5386,7 +5386,7 @@ def _call_unique(input, sorted, return_inverse, return_counts, dim):
     return _tab_unique[_k](input, sorted, return_inverse, return_counts, dim)
 
 
-_op_repeat_interleave_self_int = _dispatcher.declare("repeat_interleave.self_int", "repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor", (0,))
+_op_repeat_interleave_self_int = _dispatcher.declare("repeat_interleave.self_int", "repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor", (0,), deferred=True)
 _tab_repeat_interleave_self_int = _op_repeat_interleave_self_int.table
 
 
@@ -5398,7 +5398,7 @@ def _call_repeat_interleave_self_int(input, repeats, dim, output_size):
     return _tab_repeat_interleave_self_int[_k](input, repeats, dim, output_size)
 
 
-_op_repeat_interleave_self_Tensor = _dispatcher.declare("repeat_interleave.self_Tensor", "repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor", (0, 1))
+_op_repeat_interleave_self_Tensor = _dispatcher.declare("repeat_interleave.self_Tensor", "repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor", (0, 1), deferred=True)
 _tab_repeat_interleave_self_Tensor = _op_repeat_interleave_self_Tensor.table
 
 
@@ -5410,7 +5410,7 @@ def _call_repeat_interleave_self_Tensor(input, repeats, dim, output_size):
     return _tab_repeat_interleave_self_Tensor[_k](input, repeats, dim, output_size)
 
 
-_op_movedim_intlist = _dispatcher.declare("movedim.intlist", "movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)", (0,))
+_op_movedim_intlist = _dispatcher.declare("movedim.intlist", "movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)", (0,), deferred=True)
 _tab_movedim_intlist = _op_movedim_intlist.table
 
 
@@ -5422,7 +5422,7 @@ def _call_movedim_intlist(input, source, destination):
     return _tab_movedim_intlist[_k](input, source, destination)
 
 
-_op_moveaxis_intlist = _dispatcher.declare("moveaxis.intlist", "moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)", (0,))
+_op_moveaxis_intlist = _dispatcher.declare("moveaxis.intlist", "moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)", (0,), deferred=True)
 _tab_moveaxis_intlist = _op_moveaxis_intlist.table
 
 
@@ -5434,7 +5434,7 @@ def _call_moveaxis_intlist(input, source, destination):
     return _tab_moveaxis_intlist[_k](input, source, destination)
 
 
-_op_diag = _dispatcher.declare("diag", "diag(Tensor self, int diagonal=0) -> Tensor", (0,))
+_op_diag = _dispatcher.declare("diag", "diag(Tensor self, int diagonal=0) -> Tensor", (0,), deferred=True)
 _tab_diag = _op_diag.table
 
 
@@ -5446,7 +5446,7 @@ def _call_diag(input, diagonal):
     return _tab_diag[_k](input, diagonal)
 
 
-_op_cdist = _dispatcher.declare("cdist", "cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor", (0, 1))
+_op_cdist = _dispatcher.declare("cdist", "cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor", (0, 1), deferred=True)
 _tab_cdist = _op_cdist.table
 
 
@@ -5458,7 +5458,7 @@ def _call_cdist(x1, x2, p, compute_mode):
     return _tab_cdist[_k](x1, x2, p, compute_mode)
 
 
-_op_equal = _dispatcher.declare("equal", "equal(Tensor self, Tensor other) -> bool", (0, 1))
+_op_equal = _dispatcher.declare("equal", "equal(Tensor self, Tensor other) -> bool", (0, 1), deferred=True)
 _tab_equal = _op_equal.table
 
 
@@ -5470,7 +5470,7 @@ def _call_equal(input, other):
     return _tab_equal[_k](input, other)
 
 
-_op_isclose = _dispatcher.declare("isclose", "isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor", (0, 1))
+_op_isclose = _dispatcher.declare("isclose", "isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor", (0, 1), deferred=True)
 _tab_isclose = _op_isclose.table
 
 
@@ -5482,7 +5482,7 @@ def _call_isclose(input, other, rtol, atol, equal_nan):
     return _tab_isclose[_k](input, other, rtol, atol, equal_nan)
 
 
-_op_allclose = _dispatcher.declare("allclose", "allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool", (0, 1))
+_op_allclose = _dispatcher.declare("allclose", "allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool", (0, 1), deferred=True)
 _tab_allclose = _op_allclose.table
 
 
@@ -5494,7 +5494,7 @@ def _call_allclose(input, other, rtol, atol, equal_nan):
     return _tab_allclose[_k](input, other, rtol, atol, equal_nan)
 
 
-_op_linalg_inv = _dispatcher.declare("linalg_inv", "linalg_inv(Tensor A) -> Tensor", (0,))
+_op_linalg_inv = _dispatcher.declare("linalg_inv", "linalg_inv(Tensor A) -> Tensor", (0,), deferred=True)
 _tab_linalg_inv = _op_linalg_inv.table
 
 
@@ -5506,7 +5506,7 @@ def _call_linalg_inv(A):
     return _tab_linalg_inv[_k](A)
 
 
-_op_linalg_det = _dispatcher.declare("linalg_det", "linalg_det(Tensor A) -> Tensor", (0,))
+_op_linalg_det = _dispatcher.declare("linalg_det", "linalg_det(Tensor A) -> Tensor", (0,), deferred=True)
 _tab_linalg_det = _op_linalg_det.table
 
 
@@ -5518,7 +5518,7 @@ def _call_linalg_det(A):
     return _tab_linalg_det[_k](A)
 
 
-_op_det = _dispatcher.declare("det", "det(Tensor self) -> Tensor", (0,))
+_op_det = _dispatcher.declare("det", "det(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_det = _op_det.table
 
 
@@ -5530,7 +5530,7 @@ def _call_det(input):
     return _tab_det[_k](input)
 
 
-_op_linalg_solve = _dispatcher.declare("linalg_solve", "linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor", (0, 1))
+_op_linalg_solve = _dispatcher.declare("linalg_solve", "linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor", (0, 1), deferred=True)
 _tab_linalg_solve = _op_linalg_solve.table
 
 
@@ -5542,7 +5542,7 @@ def _call_linalg_solve(A, B, left):
     return _tab_linalg_solve[_k](A, B, left)
 
 
-_op_linalg_cholesky = _dispatcher.declare("linalg_cholesky", "linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor", (0,))
+_op_linalg_cholesky = _dispatcher.declare("linalg_cholesky", "linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor", (0,), deferred=True)
 _tab_linalg_cholesky = _op_linalg_cholesky.table
 
 
@@ -5554,7 +5554,7 @@ def _call_linalg_cholesky(input, upper):
     return _tab_linalg_cholesky[_k](input, upper)
 
 
-_op_linalg_qr = _dispatcher.declare("linalg_qr", "linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", (0,))
+_op_linalg_qr = _dispatcher.declare("linalg_qr", "linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", (0,), deferred=True)
 _tab_linalg_qr = _op_linalg_qr.table
 _rt_linalg_qr = _return_type(*('linalg_qr', ('Q', 'R')))
 
@@ -5567,7 +5567,7 @@ def _call_linalg_qr(A, mode):
     return _rt_linalg_qr._make(_tab_linalg_qr[_k](A, mode))
 
 
-_op_linalg_svd = _dispatcher.declare("linalg_svd", "linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)", (0,))
+_op_linalg_svd = _dispatcher.declare("linalg_svd", "linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)", (0,), deferred=True)
 _tab_linalg_svd = _op_linalg_svd.table
 _rt_linalg_svd = _return_type(*('linalg_svd', ('U', 'S', 'Vh')))
 
@@ -5580,7 +5580,7 @@ def _call_linalg_svd(A, full_matrices, driver):
     return _rt_linalg_svd._make(_tab_linalg_svd[_k](A, full_matrices, driver))
 
 
-_op_linalg_svdvals = _dispatcher.declare("linalg_svdvals", "linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor", (0,))
+_op_linalg_svdvals = _dispatcher.declare("linalg_svdvals", "linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor", (0,), deferred=True)
 _tab_linalg_svdvals = _op_linalg_svdvals.table
 
 
@@ -5592,7 +5592,7 @@ def _call_linalg_svdvals(A, driver):
     return _tab_linalg_svdvals[_k](A, driver)
 
 
-_op_linalg_matrix_norm = _dispatcher.declare("linalg_matrix_norm", "linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_op_linalg_matrix_norm = _dispatcher.declare("linalg_matrix_norm", "linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
 _tab_linalg_matrix_norm = _op_linalg_matrix_norm.table
 
 
@@ -5604,7 +5604,7 @@ def _call_linalg_matrix_norm(input, ord, dim, keepdim, dtype):
     return _tab_linalg_matrix_norm[_k](input, ord, dim, keepdim, dtype)
 
 
-_op_linalg_matrix_norm_str_ord = _dispatcher.declare("linalg_matrix_norm.str_ord", "linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_op_linalg_matrix_norm_str_ord = _dispatcher.declare("linalg_matrix_norm.str_ord", "linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
 _tab_linalg_matrix_norm_str_ord = _op_linalg_matrix_norm_str_ord.table
 
 
@@ -5616,7 +5616,7 @@ def _call_linalg_matrix_norm_str_ord(input, ord, dim, keepdim, dtype):
     return _tab_linalg_matrix_norm_str_ord[_k](input, ord, dim, keepdim, dtype)
 
 
-_op_fliplr = _dispatcher.declare("fliplr", "fliplr(Tensor self) -> Tensor", (0,))
+_op_fliplr = _dispatcher.declare("fliplr", "fliplr(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_fliplr = _op_fliplr.table
 
 
@@ -5628,7 +5628,7 @@ def _call_fliplr(input):
     return _tab_fliplr[_k](input)
 
 
-_op_flipud = _dispatcher.declare("flipud", "flipud(Tensor self) -> Tensor", (0,))
+_op_flipud = _dispatcher.declare("flipud", "flipud(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_flipud = _op_flipud.table
 
 
@@ -5640,7 +5640,7 @@ def _call_flipud(input):
     return _tab_flipud[_k](input)
 
 
-_op_atleast_1d = _dispatcher.declare("atleast_1d", "atleast_1d(Tensor self) -> Tensor", (0,))
+_op_atleast_1d = _dispatcher.declare("atleast_1d", "atleast_1d(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_atleast_1d = _op_atleast_1d.table
 
 
@@ -5652,7 +5652,7 @@ def _call_atleast_1d(input):
     return _tab_atleast_1d[_k](input)
 
 
-_op_atleast_2d = _dispatcher.declare("atleast_2d", "atleast_2d(Tensor self) -> Tensor", (0,))
+_op_atleast_2d = _dispatcher.declare("atleast_2d", "atleast_2d(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_atleast_2d = _op_atleast_2d.table
 
 
@@ -5664,7 +5664,7 @@ def _call_atleast_2d(input):
     return _tab_atleast_2d[_k](input)
 
 
-_op_atleast_3d = _dispatcher.declare("atleast_3d", "atleast_3d(Tensor self) -> Tensor", (0,))
+_op_atleast_3d = _dispatcher.declare("atleast_3d", "atleast_3d(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_atleast_3d = _op_atleast_3d.table
 
 
@@ -5676,7 +5676,7 @@ def _call_atleast_3d(input):
     return _tab_atleast_3d[_k](input)
 
 
-_op_hstack = _dispatcher.declare("hstack", "hstack(Tensor[] tensors) -> Tensor", (0,))
+_op_hstack = _dispatcher.declare("hstack", "hstack(Tensor[] tensors) -> Tensor", (0,), deferred=True)
 _tab_hstack = _op_hstack.table
 
 
@@ -5688,7 +5688,7 @@ def _call_hstack(tensors):
     return _tab_hstack[_k](tensors)
 
 
-_op_vstack = _dispatcher.declare("vstack", "vstack(Tensor[] tensors) -> Tensor", (0,))
+_op_vstack = _dispatcher.declare("vstack", "vstack(Tensor[] tensors) -> Tensor", (0,), deferred=True)
 _tab_vstack = _op_vstack.table
 
 
@@ -5700,7 +5700,7 @@ def _call_vstack(tensors):
     return _tab_vstack[_k](tensors)
 
 
-_op_dstack = _dispatcher.declare("dstack", "dstack(Tensor[] tensors) -> Tensor", (0,))
+_op_dstack = _dispatcher.declare("dstack", "dstack(Tensor[] tensors) -> Tensor", (0,), deferred=True)
 _tab_dstack = _op_dstack.table
 
 
@@ -5712,7 +5712,7 @@ def _call_dstack(tensors):
     return _tab_dstack[_k](tensors)
 
 
-_op_column_stack = _dispatcher.declare("column_stack", "column_stack(Tensor[] tensors) -> Tensor", (0,))
+_op_column_stack = _dispatcher.declare("column_stack", "column_stack(Tensor[] tensors) -> Tensor", (0,), deferred=True)
 _tab_column_stack = _op_column_stack.table
 
 
@@ -5724,7 +5724,7 @@ def _call_column_stack(tensors):
     return _tab_column_stack[_k](tensors)
 
 
-_op_swapaxes = _dispatcher.declare("swapaxes", "swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)", (0,))
+_op_swapaxes = _dispatcher.declare("swapaxes", "swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)", (0,), deferred=True)
 _tab_swapaxes = _op_swapaxes.table
 
 
@@ -5736,7 +5736,7 @@ def _call_swapaxes(input, axis0, axis1):
     return _tab_swapaxes[_k](input, axis0, axis1)
 
 
-_op_swapdims = _dispatcher.declare("swapdims", "swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", (0,))
+_op_swapdims = _dispatcher.declare("swapdims", "swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", (0,), deferred=True)
 _tab_swapdims = _op_swapdims.table
 
 
@@ -5748,7 +5748,7 @@ def _call_swapdims(input, dim0, dim1):
     return _tab_swapdims[_k](input, dim0, dim1)
 
 
-_op_broadcast_to = _dispatcher.declare("broadcast_to", "broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)", (0,))
+_op_broadcast_to = _dispatcher.declare("broadcast_to", "broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)", (0,), deferred=True)
 _tab_broadcast_to = _op_broadcast_to.table
 
 
@@ -5760,7 +5760,7 @@ def _call_broadcast_to(input, size):
     return _tab_broadcast_to[_k](input, size)
 
 
-_op_unfold = _dispatcher.declare("unfold", "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)", (0,))
+_op_unfold = _dispatcher.declare("unfold", "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)", (0,), deferred=True)
 _tab_unfold = _op_unfold.table
 
 
@@ -5772,7 +5772,7 @@ def _call_unfold(input, dimension, size, step):
     return _tab_unfold[_k](input, dimension, size, step)
 
 
-_op_clamp_min = _dispatcher.declare("clamp_min", "clamp_min(Tensor self, Scalar min) -> Tensor", (0,))
+_op_clamp_min = _dispatcher.declare("clamp_min", "clamp_min(Tensor self, Scalar min) -> Tensor", (0,), deferred=True)
 _tab_clamp_min = _op_clamp_min.table
 
 
@@ -5784,7 +5784,7 @@ def _call_clamp_min(input, min):
     return _tab_clamp_min[_k](input, min)
 
 
-_op_clamp_max = _dispatcher.declare("clamp_max", "clamp_max(Tensor self, Scalar max) -> Tensor", (0,))
+_op_clamp_max = _dispatcher.declare("clamp_max", "clamp_max(Tensor self, Scalar max) -> Tensor", (0,), deferred=True)
 _tab_clamp_max = _op_clamp_max.table
 
 
@@ -5796,7 +5796,7 @@ def _call_clamp_max(input, max):
     return _tab_clamp_max[_k](input, max)
 
 
-_op_clamp_min_ = _dispatcher.declare("clamp_min_", "clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)", (0,))
+_op_clamp_min_ = _dispatcher.declare("clamp_min_", "clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)", (0,), deferred=True)
 _tab_clamp_min_ = _op_clamp_min_.table
 
 
@@ -5809,7 +5809,7 @@ def _call_clamp_min_(input, min):
     return _tab_clamp_min_[_k](input, min)
 
 
-_op_clamp_max_ = _dispatcher.declare("clamp_max_", "clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)", (0,))
+_op_clamp_max_ = _dispatcher.declare("clamp_max_", "clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)", (0,), deferred=True)
 _tab_clamp_max_ = _op_clamp_max_.table
 
 
@@ -5822,7 +5822,7 @@ def _call_clamp_max_(input, max):
     return _tab_clamp_max_[_k](input, max)
 
 
-_op_hypot = _dispatcher.declare("hypot", "hypot(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1))
+_op_hypot = _dispatcher.declare("hypot", "hypot(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_hypot = _op_hypot.table
 
 
@@ -5834,7 +5834,7 @@ def _call_hypot(input, other):
     return _tab_hypot[_k](input, other)
 
 
-_op_hypot_ = _dispatcher.declare("hypot_", "hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,))
+_op_hypot_ = _dispatcher.declare("hypot_", "hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
 _tab_hypot_ = _op_hypot_.table
 
 
@@ -5847,7 +5847,7 @@ def _call_hypot_(input, other):
     return _tab_hypot_[_k](input, other)
 
 
-_op_hypot_out = _dispatcher.declare("hypot.out", "hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1))
+_op_hypot_out = _dispatcher.declare("hypot.out", "hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
 _tab_hypot_out = _op_hypot_out.table
 
 
@@ -5860,7 +5860,7 @@ def _call_hypot_out(input, other, out):
     return _tab_hypot_out[_k](input, other, out)
 
 
-_op_cumprod = _dispatcher.declare("cumprod", "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", (0,))
+_op_cumprod = _dispatcher.declare("cumprod", "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
 _tab_cumprod = _op_cumprod.table
 
 
@@ -5872,7 +5872,7 @@ def _call_cumprod(input, dim, dtype):
     return _tab_cumprod[_k](input, dim, dtype)
 
 
-_op_take = _dispatcher.declare("take", "take(Tensor self, Tensor index) -> Tensor", (0, 1))
+_op_take = _dispatcher.declare("take", "take(Tensor self, Tensor index) -> Tensor", (0, 1), deferred=True)
 _tab_take = _op_take.table
 
 
@@ -5884,7 +5884,7 @@ def _call_take(input, index):
     return _tab_take[_k](input, index)
 
 
-_op_argwhere = _dispatcher.declare("argwhere", "argwhere(Tensor self) -> Tensor", (0,))
+_op_argwhere = _dispatcher.declare("argwhere", "argwhere(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_argwhere = _op_argwhere.table
 
 
@@ -5896,7 +5896,7 @@ def _call_argwhere(input):
     return _tab_argwhere[_k](input)
 
 
-_op_nansum = _dispatcher.declare("nansum", "nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,))
+_op_nansum = _dispatcher.declare("nansum", "nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
 _tab_nansum = _op_nansum.table
 
 
@@ -5908,7 +5908,7 @@ def _call_nansum(input, dim, keepdim, dtype):
     return _tab_nansum[_k](input, dim, keepdim, dtype)
 
 
-_op_aminmax = _dispatcher.declare("aminmax", "aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)", (0,))
+_op_aminmax = _dispatcher.declare("aminmax", "aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)", (0,), deferred=True)
 _tab_aminmax = _op_aminmax.table
 _rt_aminmax = _return_type(*('aminmax', ('min', 'max')))
 
@@ -5921,7 +5921,7 @@ def _call_aminmax(input, dim, keepdim):
     return _rt_aminmax._make(_tab_aminmax[_k](input, dim, keepdim))
 
 
-_op_var_mean_correction = _dispatcher.declare("var_mean.correction", "var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)", (0,))
+_op_var_mean_correction = _dispatcher.declare("var_mean.correction", "var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)", (0,), deferred=True)
 _tab_var_mean_correction = _op_var_mean_correction.table
 
 
@@ -5933,7 +5933,7 @@ def _call_var_mean_correction(input, dim, correction, keepdim):
     return _tab_var_mean_correction[_k](input, dim, correction, keepdim)
 
 
-_op_var_mean = _dispatcher.declare("var_mean", "var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)", (0,))
+_op_var_mean = _dispatcher.declare("var_mean", "var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)", (0,), deferred=True)
 _tab_var_mean = _op_var_mean.table
 
 
@@ -5945,7 +5945,7 @@ def _call_var_mean(input, unbiased):
     return _tab_var_mean[_k](input, unbiased)
 
 
-_op_var_mean_dim = _dispatcher.declare("var_mean.dim", "var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)", (0,))
+_op_var_mean_dim = _dispatcher.declare("var_mean.dim", "var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)", (0,), deferred=True)
 _tab_var_mean_dim = _op_var_mean_dim.table
 
 
@@ -5957,7 +5957,7 @@ def _call_var_mean_dim(input, dim, unbiased, keepdim):
     return _tab_var_mean_dim[_k](input, dim, unbiased, keepdim)
 
 
-_op_std_mean_correction = _dispatcher.declare("std_mean.correction", "std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)", (0,))
+_op_std_mean_correction = _dispatcher.declare("std_mean.correction", "std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)", (0,), deferred=True)
 _tab_std_mean_correction = _op_std_mean_correction.table
 
 
@@ -5969,7 +5969,7 @@ def _call_std_mean_correction(input, dim, correction, keepdim):
     return _tab_std_mean_correction[_k](input, dim, correction, keepdim)
 
 
-_op_std_mean = _dispatcher.declare("std_mean", "std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)", (0,))
+_op_std_mean = _dispatcher.declare("std_mean", "std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)", (0,), deferred=True)
 _tab_std_mean = _op_std_mean.table
 
 
@@ -5981,7 +5981,7 @@ def _call_std_mean(input, unbiased):
     return _tab_std_mean[_k](input, unbiased)
 
 
-_op_std_mean_dim = _dispatcher.declare("std_mean.dim", "std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)", (0,))
+_op_std_mean_dim = _dispatcher.declare("std_mean.dim", "std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)", (0,), deferred=True)
 _tab_std_mean_dim = _op_std_mean_dim.table
 
 
@@ -5993,7 +5993,7 @@ def _call_std_mean_dim(input, dim, unbiased, keepdim):
     return _tab_std_mean_dim[_k](input, dim, unbiased, keepdim)
 
 
-_op_scatter__src = _dispatcher.declare("scatter_.src", "scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)", (0, 2, 3))
+_op_scatter__src = _dispatcher.declare("scatter_.src", "scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)", (0, 2, 3), deferred=True)
 _tab_scatter__src = _op_scatter__src.table
 
 
@@ -6006,7 +6006,7 @@ def _call_scatter__src(input, dim, index, src):
     return _tab_scatter__src[_k](input, dim, index, src)
 
 
-_op_scatter__value = _dispatcher.declare("scatter_.value", "scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)", (0, 2))
+_op_scatter__value = _dispatcher.declare("scatter_.value", "scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)", (0, 2), deferred=True)
 _tab_scatter__value = _op_scatter__value.table
 
 
@@ -6019,7 +6019,7 @@ def _call_scatter__value(input, dim, index, value):
     return _tab_scatter__value[_k](input, dim, index, value)
 
 
-_op_scatter_add_ = _dispatcher.declare("scatter_add_", "scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)", (0, 2, 3))
+_op_scatter_add_ = _dispatcher.declare("scatter_add_", "scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)", (0, 2, 3), deferred=True)
 _tab_scatter_add_ = _op_scatter_add_.table
 
 
@@ -6032,7 +6032,7 @@ def _call_scatter_add_(input, dim, index, src):
     return _tab_scatter_add_[_k](input, dim, index, src)
 
 
-_op_index_add_ = _dispatcher.declare("index_add_", "index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)", (0, 2, 3))
+_op_index_add_ = _dispatcher.declare("index_add_", "index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)", (0, 2, 3), deferred=True)
 _tab_index_add_ = _op_index_add_.table
 
 
@@ -6045,7 +6045,7 @@ def _call_index_add_(input, dim, index, source, alpha):
     return _tab_index_add_[_k](input, dim, index, source, alpha)
 
 
-_op_index_fill_int_Scalar = _dispatcher.declare("index_fill.int_Scalar", "index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", (0, 2))
+_op_index_fill_int_Scalar = _dispatcher.declare("index_fill.int_Scalar", "index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", (0, 2), deferred=True)
 _tab_index_fill_int_Scalar = _op_index_fill_int_Scalar.table
 
 
@@ -6057,7 +6057,7 @@ def _call_index_fill_int_Scalar(input, dim, index, value):
     return _tab_index_fill_int_Scalar[_k](input, dim, index, value)
 
 
-_op_index_fill_int_Tensor = _dispatcher.declare("index_fill.int_Tensor", "index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor", (0, 2, 3))
+_op_index_fill_int_Tensor = _dispatcher.declare("index_fill.int_Tensor", "index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor", (0, 2, 3), deferred=True)
 _tab_index_fill_int_Tensor = _op_index_fill_int_Tensor.table
 
 
@@ -6069,7 +6069,7 @@ def _call_index_fill_int_Tensor(input, dim, index, value):
     return _tab_index_fill_int_Tensor[_k](input, dim, index, value)
 
 
-_op_index_fill__int_Scalar = _dispatcher.declare("index_fill_.int_Scalar", "index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)", (0, 2))
+_op_index_fill__int_Scalar = _dispatcher.declare("index_fill_.int_Scalar", "index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)", (0, 2), deferred=True)
 _tab_index_fill__int_Scalar = _op_index_fill__int_Scalar.table
 
 
@@ -6082,7 +6082,7 @@ def _call_index_fill__int_Scalar(input, dim, index, value):
     return _tab_index_fill__int_Scalar[_k](input, dim, index, value)
 
 
-_op_index_fill__int_Tensor = _dispatcher.declare("index_fill_.int_Tensor", "index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)", (0, 2, 3))
+_op_index_fill__int_Tensor = _dispatcher.declare("index_fill_.int_Tensor", "index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)", (0, 2, 3), deferred=True)
 _tab_index_fill__int_Tensor = _op_index_fill__int_Tensor.table
 
 
@@ -6095,7 +6095,7 @@ def _call_index_fill__int_Tensor(input, dim, index, value):
     return _tab_index_fill__int_Tensor[_k](input, dim, index, value)
 
 
-_op_max_other = _dispatcher.declare("max.other", "max.other(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_max_other = _dispatcher.declare("max.other", "max.other(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
 _tab_max_other = _op_max_other.table
 
 
@@ -6107,7 +6107,7 @@ def _call_max_other(input, other):
     return _tab_max_other[_k](input, other)
 
 
-_op_min_other = _dispatcher.declare("min.other", "min.other(Tensor self, Tensor other) -> Tensor", (0, 1))
+_op_min_other = _dispatcher.declare("min.other", "min.other(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
 _tab_min_other = _op_min_other.table
 
 
@@ -6119,7 +6119,7 @@ def _call_min_other(input, other):
     return _tab_min_other[_k](input, other)
 
 
-_op_where = _dispatcher.declare("where", "where(Tensor condition) -> Tensor[]", (0,))
+_op_where = _dispatcher.declare("where", "where(Tensor condition) -> Tensor[]", (0,), deferred=True)
 _tab_where = _op_where.table
 
 
@@ -6131,7 +6131,7 @@ def _call_where(condition):
     return _tab_where[_k](condition)
 
 
-_op_round_decimals = _dispatcher.declare("round.decimals", "round.decimals(Tensor self, *, int decimals) -> Tensor", (0,))
+_op_round_decimals = _dispatcher.declare("round.decimals", "round.decimals(Tensor self, *, int decimals) -> Tensor", (0,), deferred=True)
 _tab_round_decimals = _op_round_decimals.table
 
 
@@ -6143,7 +6143,7 @@ def _call_round_decimals(input, decimals):
     return _tab_round_decimals[_k](input, decimals)
 
 
-_op_cosine_similarity = _dispatcher.declare("cosine_similarity", "cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor", (0, 1))
+_op_cosine_similarity = _dispatcher.declare("cosine_similarity", "cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor", (0, 1), deferred=True)
 _tab_cosine_similarity = _op_cosine_similarity.table
 
 
@@ -6155,7 +6155,7 @@ def _call_cosine_similarity(x1, x2, dim, eps):
     return _tab_cosine_similarity[_k](x1, x2, dim, eps)
 
 
-_op_pairwise_distance = _dispatcher.declare("pairwise_distance", "pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor", (0, 1))
+_op_pairwise_distance = _dispatcher.declare("pairwise_distance", "pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor", (0, 1), deferred=True)
 _tab_pairwise_distance = _op_pairwise_distance.table
 
 
@@ -6167,7 +6167,7 @@ def _call_pairwise_distance(x1, x2, p, eps, keepdim):
     return _tab_pairwise_distance[_k](x1, x2, p, eps, keepdim)
 
 
-_op_glu = _dispatcher.declare("glu", "glu(Tensor self, int dim=-1) -> Tensor", (0,))
+_op_glu = _dispatcher.declare("glu", "glu(Tensor self, int dim=-1) -> Tensor", (0,), deferred=True)
 _tab_glu = _op_glu.table
 
 
@@ -6179,7 +6179,7 @@ def _call_glu(input, dim):
     return _tab_glu[_k](input, dim)
 
 
-_op_threshold = _dispatcher.declare("threshold", "threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", (0,))
+_op_threshold = _dispatcher.declare("threshold", "threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", (0,), deferred=True)
 _tab_threshold = _op_threshold.table
 
 
@@ -6191,7 +6191,7 @@ def _call_threshold(input, threshold, value):
     return _tab_threshold[_k](input, threshold, value)
 
 
-_op_trace = _dispatcher.declare("trace", "trace(Tensor self) -> Tensor", (0,))
+_op_trace = _dispatcher.declare("trace", "trace(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_trace = _op_trace.table
 
 
@@ -6203,7 +6203,7 @@ def _call_trace(input):
     return _tab_trace[_k](input)
 
 
-_op_mv = _dispatcher.declare("mv", "mv(Tensor self, Tensor vec) -> Tensor", (0, 1))
+_op_mv = _dispatcher.declare("mv", "mv(Tensor self, Tensor vec) -> Tensor", (0, 1), deferred=True)
 _tab_mv = _op_mv.table
 
 
@@ -6215,7 +6215,7 @@ def _call_mv(input, vec):
     return _tab_mv[_k](input, vec)
 
 
-_op_inverse = _dispatcher.declare("inverse", "inverse(Tensor self) -> Tensor", (0,))
+_op_inverse = _dispatcher.declare("inverse", "inverse(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_inverse = _op_inverse.table
 
 
@@ -6227,7 +6227,7 @@ def _call_inverse(input):
     return _tab_inverse[_k](input)
 
 
-_op_linalg_cross = _dispatcher.declare("linalg_cross", "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor", (0, 1))
+_op_linalg_cross = _dispatcher.declare("linalg_cross", "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor", (0, 1), deferred=True)
 _tab_linalg_cross = _op_linalg_cross.table
 
 
@@ -6239,7 +6239,7 @@ def _call_linalg_cross(input, other, dim):
     return _tab_linalg_cross[_k](input, other, dim)
 
 
-_op_linalg_matrix_power = _dispatcher.declare("linalg_matrix_power", "linalg_matrix_power(Tensor self, int n) -> Tensor", (0,))
+_op_linalg_matrix_power = _dispatcher.declare("linalg_matrix_power", "linalg_matrix_power(Tensor self, int n) -> Tensor", (0,), deferred=True)
 _tab_linalg_matrix_power = _op_linalg_matrix_power.table
 
 
@@ -6251,7 +6251,7 @@ def _call_linalg_matrix_power(input, n):
     return _tab_linalg_matrix_power[_k](input, n)
 
 
-_op_dist = _dispatcher.declare("dist", "dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", (0, 1))
+_op_dist = _dispatcher.declare("dist", "dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", (0, 1), deferred=True)
 _tab_dist = _op_dist.table
 
 

@@ -31,9 +31,12 @@ in the default state, for which that table is right. A thread that ends with a n
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
+from operator import itemgetter
 from typing import Any
 
 from runtime.vocabulary import ALIAS_KEYS, KEYS_BY_PRIORITY, DispatchKey, resolve
@@ -163,10 +166,10 @@ class Operator:
     """One operator's registrations and its precomputed dispatch table."""
 
     __slots__ = ("name", "schema", "tensor_positions", "kernels", "stacks", "table", "mixed_devices",
-                 "scalar_positions", "_dispatcher")
+                 "scalar_positions", "_dispatcher", "_stubs")
 
     def __init__(self, dispatcher: Dispatcher, name: str, schema: str, tensor_positions: tuple[int, ...],
-                 mixed_devices: bool = False, scalar_positions: tuple[int, ...] = ()) -> None:
+                 mixed_devices: bool = False, scalar_positions: tuple[int, ...] = (), build: bool = True) -> None:
         self.name = name
         self.schema = schema
         self.tensor_positions = tensor_positions  # indices of Tensor / Tensor? / Tensor[] arguments
@@ -180,7 +183,9 @@ class Operator:
         # beside device tensors]); empty for ops that take no such scalars
         self.scalar_positions = scalar_positions
         self._dispatcher = dispatcher
-        self.recompute()
+        self._stubs: dict[int, Kernel] = {}  # choice index -> its error stub, made once (see _missing)
+        if build:
+            self.recompute()
 
     def __repr__(self) -> str:
         return f"Operator({self.name})"
@@ -222,7 +227,7 @@ class Operator:
     def recompute(self) -> None:
         """Rebuild the table from the registrations (Note [Table plans])."""
         fallbacks, guards = self._dispatcher.fallbacks, self._dispatcher.guards
-        names, plan, stubs = _plan(frozenset(self.kernels), frozenset(fallbacks), self.mixed_devices,
+        names, pick, stubs = _plan(frozenset(self.kernels), frozenset(fallbacks), self.mixed_devices,
                                    bool(self.scalar_positions))
         kernels = self.kernels
         # choices[i] for i < NUM_KEYS: the kernel serving key i; then one error stub per key, then the stub
@@ -234,10 +239,14 @@ class Operator:
                 choices[key] = kernels[name] if guard is None else guard(self, kernels[name])
             elif how == "fallback":
                 choices[key] = fallbacks[_KEYS[key]].bind(self)
+        made = self._stubs
         for i in stubs:
-            choices[i] = self._missing(_KEYS[i - NUM_KEYS] if i < _MISSING_NONE else None)
+            stub = made.get(i)
+            if stub is None:
+                stub = made[i] = self._missing(_KEYS[i - NUM_KEYS] if i < _MISSING_NONE else None)
+            choices[i] = stub
         choices[_MISMATCH] = self._moving_cpu_scalars if self.scalar_positions else self._device_mismatch
-        self.table[:] = [choices[i] for i in plan]  # in place: generated modules hold the list itself
+        self.table[:] = pick(choices)  # in place: generated modules hold the list itself
 
     def _moving_cpu_scalars(self, *args: Any) -> Any:
         """Note [CPU scalars beside device tensors]
@@ -273,8 +282,8 @@ class Operator:
                            f"two devices, {found}")
 
     def _missing(self, key: DispatchKey | None) -> Kernel:
-        # the message is built when raised: the table is recomputed whenever `kernels` changes, so the
-        # kernels then are those of the table this stub is in (and ~2,600 stubs are made at import)
+        # the message is built when raised, from the kernels registered then: so one stub per key serves
+        # every recompute of the table (~2,600 stubs are made at import)
         def missing(*args: Any) -> Any:
             name = self.name
             if key is None and any(isinstance(args[i], list | tuple) and not args[i]
@@ -307,7 +316,7 @@ _KEYS = tuple(DispatchKey)  # by value
 _MISSING_NONE = 2 * NUM_KEYS  # choice index of the error stub for an empty key set
 _MISMATCH = _MISSING_NONE + 1   # choice index of the device-mismatch error
 _N_CHOICES = _MISMATCH + 1
-_Plan = tuple[tuple[tuple[int, str | None, str], ...], tuple[int, ...], tuple[int, ...]]
+_Plan = tuple[tuple[tuple[int, str | None, str], ...], Callable[[list[Any]], tuple[Any, ...]], tuple[int, ...]]
 _plans: dict[tuple[frozenset[str], frozenset[DispatchKey], bool, bool], _Plan] = {}
 
 
@@ -321,7 +330,9 @@ def _plan(registered: frozenset[str], fallback_keys: frozenset[DispatchKey], mix
     the 2**NUM_KEYS key sets the index of its entry among an operator's choices (the kernel serving key i
     at i; the error stub of key i at NUM_KEYS + i; then the stub of an empty key set and the device-mismatch
     error), plus the stub indices the plan uses. `Operator.recompute` fills the choices from its own
-    kernels and lists the table from the plan, so registering at import costs no rule evaluation per op."""
+    kernels and lists the table from the plan, so registering at import costs no rule evaluation per op.
+    The plan is kept as an `operator.itemgetter` of those indices: the table is picked from the choices
+    in one C call (~480 tables are built at import, once each: generated ops are declared `deferred`)."""
     cache_key = (registered, fallback_keys, mixed_devices, cpu_scalars)
     cached = _plans.get(cache_key)
     if cached is not None:
@@ -347,7 +358,7 @@ def _plan(registered: frozenset[str], fallback_keys: frozenset[DispatchKey], mix
                     break
         plan.append(choice)
     stubs = tuple(sorted({i for i in plan if NUM_KEYS <= i <= _MISSING_NONE}))
-    cached = _plans[cache_key] = (names, tuple(plan), stubs)
+    cached = _plans[cache_key] = (names, itemgetter(*plan), stubs)
     return cached
 
 
@@ -371,16 +382,23 @@ class Dispatcher:
         self._fallback_stacks: dict[DispatchKey, list[list[Any]]] = {}
         # (runtime key, alias name) -> guard: Note [Backend guards on alias kernels]
         self.guards: dict[tuple[int, str], Callable[[Operator, Kernel], Kernel]] = {}
+        self._unbuilt: list[Operator] = []  # declared with deferred=True, table not built yet
+        self._loaders: dict[str, _ModuleOnFirstCall] = {}  # module -> its kernels' stand-ins (on_first_call)
         self._lock = threading.Lock()
 
     def declare(self, name: str, schema: str, tensor_positions: tuple[int, ...] = (),
-                mixed_devices: bool = False, scalar_positions: tuple[int, ...] = ()) -> Operator:
-        """Declare an operator (idempotent: re-declaring returns the existing one)."""
+                mixed_devices: bool = False, scalar_positions: tuple[int, ...] = (),
+                deferred: bool = False) -> Operator:
+        """Declare an operator (idempotent: re-declaring returns the existing one). `deferred`: its table is
+        built by the next `register_all`, which is about to register its kernels (generated/_ops.py declares
+        every op and generated/_registrations.py registers them next: each table is built once, not twice)."""
         with self._lock:
             op = self.ops.get(name)
             if op is None:
                 op = self.ops[name] = Operator(self, name, schema, tuple(tensor_positions), mixed_devices,
-                                               tuple(scalar_positions))
+                                               tuple(scalar_positions), build=not deferred)
+                if deferred:
+                    self._unbuilt.append(op)
             return op
 
     def find(self, name: str) -> Operator:
@@ -414,6 +432,19 @@ class Dispatcher:
                 touched[name] = op
             for op in touched.values():
                 op.recompute()
+            for op in self._unbuilt:
+                if op.name not in touched:
+                    op.recompute()
+            self._unbuilt.clear()
+
+    def on_first_call(self, module: str, function: str) -> Kernel:
+        """A stand-in for the kernel `function` of `module`, to register as a base entry: its first call
+        imports the module and registers the module's kernels in place of all its stand-ins (Note [Kernels
+        loaded on first call])."""
+        loader = self._loaders.get(module)
+        if loader is None:
+            loader = self._loaders[module] = _ModuleOnFirstCall(self, module)
+        return loader.stub(function)
 
     def guard_alias_kernels(self, key: str, alias: str, guard: Callable[[Operator, Kernel], Kernel],
                             ) -> Callable[[], None]:
@@ -481,6 +512,67 @@ def _push(lock: threading.Lock, stacks: dict[Any, list[list[Any]]], slot: Any, l
                 recompute()
 
     return undo
+
+
+class _ModuleOnFirstCall:
+    """Note [Kernels loaded on first call]
+    Two groups of kernels serve calls that many programs never make: the CUDA backend's (with everything
+    of runtime/cuda/ they import: the compile cache, the allocator, the launch code) and the generated
+    Autograd kernels with their Node classes (generated/_autograd.py, a third of the generated Python,
+    used only once a tensor requires grad). generated/_registrations.py registers them by name, as
+    `dispatcher.on_first_call(module, function)`: a stand-in function named as the kernel it stands for
+    (so `dump()` and `opgen show` print the same names), registered in the same `register_all` and the
+    same order as every other kernel. The first call of any stand-in imports the module and, under the
+    dispatcher's lock, puts the module's real kernels where its stand-ins are (found by identity as the
+    base entry of each stack, so registrations made with `register` on top of one stay on top: Note
+    [Registration stacks]), recomputes those tables, then runs the real kernel. From then on the tables
+    hold the real kernels: no call pays anything after the first. The module is named by the layer that
+    registers it (generated/), so the runtime still imports nothing above itself by its own choice;
+    concurrent first calls both import (the import system serialises them) and the second finds no
+    stand-in left to replace."""
+
+    __slots__ = ("dispatcher", "module", "stubs")
+
+    def __init__(self, dispatcher: Dispatcher, module: str) -> None:
+        self.dispatcher = dispatcher
+        self.module = module
+        self.stubs: dict[int, tuple[Kernel, str]] = {}  # id(stand-in) -> (stand-in, function name)
+
+    def stub(self, function: str) -> Kernel:
+        stub = partial(_first_call, self, function)  # a partial, not a closure: ~900 are made at import
+        stub.__module__ = self.module  # type: ignore[attr-defined]
+        stub.__qualname__ = function  # type: ignore[attr-defined]
+        self.stubs[id(stub)] = (stub, function)
+        return stub
+
+    def load(self) -> Any:
+        """Import the module and register its kernels where its stand-ins are; the module."""
+        module = importlib.import_module(self.module)
+        dispatcher, stubs = self.dispatcher, self.stubs
+        with dispatcher._lock:
+            for op in dispatcher.ops.values():
+                found = False
+                for key in op.kernels.keys() | op.stacks.keys():
+                    stack = op.stacks.get(key)
+                    base = op.kernels.get(key) if stack is None else stack[0][0]
+                    entry = stubs.get(id(base))
+                    if entry is None or entry[0] is not base:
+                        continue
+                    kernel = getattr(module, entry[1])
+                    if stack is None:
+                        op.kernels[key] = kernel
+                    else:
+                        stack[0][0] = kernel
+                        if len(stack) == 1:
+                            op.kernels[key] = kernel
+                    found = True
+                if found:
+                    op.recompute()
+        return module
+
+
+def _first_call(loader: _ModuleOnFirstCall, function: str, *args: Any) -> Any:
+    return getattr(loader.load(), function)(*args)
 
 
 def _remove_entry(stack: list[list[Any]], entry: list[Any]) -> bool:

@@ -14,8 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes, opcall
-from runtime.cuda import require_cupy
+from runtime import cuda, dtypes, opcall
 from runtime.device import Device, as_device
 from runtime.factories import tensor
 from runtime.tensor import Tensor, install_methods
@@ -127,7 +126,7 @@ def from_dlpack(ext: Any) -> Tensor:
     if kind == KDL_CPU:
         array = np.from_dlpack(ext)
     elif kind in (KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED):
-        cp = require_cupy()
+        cp = cuda.require_cupy()
         with cp.cuda.Device(index):
             array = cp.from_dlpack(ext)
     else:

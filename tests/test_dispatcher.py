@@ -249,6 +249,7 @@ def test_a_backend_guards_the_alias_kernels_it_shares() -> None:
     """Note [Backend guards on alias kernels]: the guard wraps the alias kernel at its key only, one guard per
     (key, alias), and removing it restores every table."""
     op = dispatcher.find("linear")  # CompositeExplicitAutograd
+    G.linear(G.ones(1, 2), G.ones(3, 2))  # its module loaded (Note [Kernels loaded on first call])
     plain_cpu, plain_meta = op.table[CPU_BIT], op.table[1 << DispatchKey.Meta]
     seen = []
 

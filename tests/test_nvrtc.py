@@ -8,6 +8,15 @@ check needs; NVVM's optimiser is most of NVRTC's time (about 15x on the pointwis
 is compiled with `-Xnvvm -opt=0` (CHECK_OPTIONS), which still emits each kernel's PTX entry, and the fixed
 kernels (reductions, copies, random, softmax: the hand-written headers' code) are compiled once more with
 the runtime's full options. Where an NVRTC rejects `-Xnvvm -opt=0`, every source gets the full options.
+
+Note [Compile check cache]
+A source that compiled clean (no error, no warning) is recorded under `<kernel cache>/nvrtc-check/`, keyed by
+`runtime.cuda.compile.cache_key` over the source, the options, the architecture, the NVRTC version and the
+contents of opgen's headers: everything the compiler reads. The record holds the PTX entries that compile
+found, and a later run takes them from it instead of compiling again, so only sources (or headers, or an
+NVRTC) that changed since the last clean run are compiled. Nothing else is recorded: a source with an error
+or a warning is compiled again every run, and a record that does not parse is a miss. Records are written
+to a temporary name and renamed into place.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from codegen import gen_cuda
 from codegen.jinja_env import environment
 from codegen.native import load_native_functions
 from runtime.cuda import nvrtc_check
+from runtime.cuda.compile import cache_key, default_cache_dir, headers_digest
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "cuda_corpus.yaml"
@@ -66,6 +76,51 @@ def _compile(item: tuple[str, str, tuple[str, ...]]) -> tuple[str, list[str], li
     return path, declared, entries, "\n".join(warnings) or None
 
 
+_RECORD = "opgen nvrtc-check 1"  # the first line of a record (Note [Compile check cache])
+
+
+def _record_path(job: tuple[str, str, tuple[str, ...]], toolchain: str, headers: str) -> Path:
+    _, source, extra = job
+    key = cache_key(source, nvrtc_check.default_options(extra), nvrtc_check.CI_ARCH, "ptx", toolchain, headers)
+    return default_cache_dir() / "nvrtc-check" / f"{key}.entries"
+
+
+def _read_record(path: Path) -> list[str] | None:
+    try:
+        lines = path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return lines[1:] if lines and lines[0] == _RECORD else None
+
+
+def _write_record(path: Path, entries: list[str]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+        tmp.write_text("\n".join([_RECORD, *entries]) + "\n")
+        os.replace(tmp, path)
+    except OSError:  # a read-only cache only costs the next run its compiles
+        pass
+
+
+def test_compile_check_records_only_clean_compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPGEN_CACHE_DIR", str(tmp_path))
+    job = ("a.cu", 'extern "C" __global__ void k() {}', ())
+    path = _record_path(job, "nvrtc-12.0", "h")
+    assert path.parent == tmp_path / "nvrtc-check"
+    assert _read_record(path) is None
+    _write_record(path, ["k", "k2"])
+    assert _read_record(path) == ["k", "k2"]
+    # every input of the compiler is in the key
+    assert path != _record_path(("a.cu", job[1] + " ", ()), "nvrtc-12.0", "h")
+    assert path != _record_path(job, "nvrtc-12.1", "h")
+    assert path != _record_path(job, "nvrtc-12.0", "h2")
+    assert path != _record_path((*job[:2], CHECK_OPTIONS), "nvrtc-12.0", "h")
+    path.write_text("garbage\nk\n")
+    assert _read_record(path) is None
+    assert list(path.parent.iterdir()) == [path]  # no temporary left behind
+
+
 def test_nvrtc_loads() -> None:
     try:
         major, _ = nvrtc_check.nvrtc_version()
@@ -89,9 +144,25 @@ def test_every_generated_kernel_compiles(capsys: pytest.CaptureFixture[str]) -> 
         jobs += [(path, text, ()) for path, text in sources.items() if not path.startswith(("cuda/pointwise/",
                                                                                               "corpus/"))]
     jobs.sort(key=lambda job: -len(job[1]))  # longest first: the pool finishes together
-    workers = max(1, min(len(jobs), os.cpu_count() or 1))
-    with ProcessPoolExecutor(workers) as pool:
-        results = list(pool.map(_compile, jobs))
+    # Note [Compile check cache]: sources recorded as clean by an earlier run are not compiled again
+    toolchain, headers = "nvrtc-{}.{}".format(*nvrtc_check.nvrtc_version()), headers_digest()
+    records = [_record_path(job, toolchain, headers) for job in jobs]
+    known = [_read_record(path) for path in records]
+    todo = [job for job, entries in zip(jobs, known, strict=True) if entries is None]
+    workers = min(len(todo), os.cpu_count() or 1)
+    compiled = iter([])
+    if todo:
+        with ProcessPoolExecutor(workers) as pool:
+            compiled = iter(list(pool.map(_compile, todo)))
+    results = []
+    for job, path, entries in zip(jobs, records, known, strict=True):
+        if entries is None:
+            result = next(compiled)
+            if result[3] is None and sorted(result[1]) == sorted(result[2]):
+                _write_record(path, result[2])
+        else:
+            result = (job[0], ENTRY.findall(job[1]), entries, None)
+        results.append(result)
     elapsed = time.perf_counter() - start
     problems = [f"{path}:\n{text}" for path, _, _, text in results if text]
     assert not problems, "NVRTC errors or warnings:\n" + "\n".join(problems)
@@ -103,5 +174,6 @@ def test_every_generated_kernel_compiles(capsys: pytest.CaptureFixture[str]) -> 
         version = ".".join(map(str, nvrtc_check.nvrtc_version()))
         print(f"\nNVRTC {version}: compiled {kernels} kernels in {len(sources)} sources "
               f"for compute_{nvrtc_check.CI_ARCH} in {elapsed:.1f}s ({workers} workers, "
-              f"{' '.join(fast) or 'full options'}; fixed kernels also fully optimised)")
+              f"{' '.join(fast) or 'full options'}; fixed kernels also fully optimised; {len(jobs) - len(todo)} of "
+              f"{len(jobs)} compiles recorded clean by an earlier run)")
     assert kernels > 0

@@ -1,5 +1,7 @@
 """Shared helpers for launching the fixed kernels (codegen/gen_cuda.py: `fixed_sources`): where their
-sources are, device arrays in a dtype's storage type, the stream and launch sizes. Importable without CuPy.
+sources are, device arrays in a dtype's storage type, the stream and launch sizes. Importable without CuPy;
+the CPU backend imports it for `storage_np`, so the launch code is imported by the functions that launch
+(Note [The CUDA backend loads on first use] in runtime/cuda/__init__.py).
 """
 
 from __future__ import annotations
@@ -9,8 +11,6 @@ import os
 from typing import Any
 
 import numpy as np
-
-from runtime.cuda import launch as L
 
 
 def source_path(relative: str) -> str:
@@ -51,20 +51,20 @@ def index_np(bits: int) -> type:
 
 def launch_1d(fn: Any, work: int, args: tuple[Any, ...], device: int) -> None:
     """Launch a grid-stride kernel over `work` items on the current stream."""
-    from runtime.cuda.device import require_cupy
+    from runtime.cuda.device import require_cupy, sm_count
+    from runtime.cuda.launch import launch_config
 
     cupy = require_cupy()
-
-    from runtime.cuda.device import sm_count
-
-    cfg = L.launch_config(work, sm_count(device))
+    cfg = launch_config(work, sm_count(device))
     fn((cfg.grid,), (cfg.block,), args, stream=cupy.cuda.get_current_stream())
 
 
 def block_threads(cols: int) -> int:
     """Threads per block for one-block-per-row kernels: a power of two >= 32, at most THREADS * 2."""
+    from runtime.cuda.launch import THREADS
+
     threads = 32
-    while threads < cols and threads < 2 * L.THREADS:
+    while threads < cols and threads < 2 * THREADS:
         threads *= 2
     return threads
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from runtime.cuda import composites  # noqa: F401  (guards the shared composite kernels on CUDA)
 from runtime.cuda import reduce as R
 from runtime.cuda import softmax as SM
 

@@ -24,9 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes
+from runtime import cuda, dtypes
 from runtime import strides as S
-from runtime.cuda import require_device
 from runtime.device import Device, as_device
 from runtime.memory_overlap import check_write
 from runtime.tensor import Tensor
@@ -36,7 +35,7 @@ def array_module(device: Device) -> Any:
     """NumPy for CPU, CuPy for CUDA (with a clear error when CuPy is missing)."""
     if device.type == "cpu":
         return np
-    return require_device()
+    return cuda.require_device()
 
 
 def move(data: Any, device: Device) -> Any:
