@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 import pytest
@@ -95,30 +96,15 @@ def test_broadcast_failure_names_both_shapes() -> None:
 FILL_VALUES = [(2.5, G.float32), (2.5, G.float64), (7, G.int64), (True, G.bool), (-3, G.int8)]
 
 
-def _fill_cases(device: str) -> list[tuple[str, G.Tensor]]:
-    mask = G.tensor([True, False, True], device=device)
-    index = G.tensor([0, 2], device=device)
-    out = []
-    for dt in (G.int64, G.int32, G.uint8, G.bool, G.float32, G.float64):
-        x = G.tensor([1, 0, 3], dtype=dt, device=device)
-        for v, vdt in FILL_VALUES:
-            value = G.tensor(v, dtype=vdt, device=device)
-            out.append((f"{dt.name}<-{vdt.name}", x.masked_fill(mask, value)))
-            out.append((f"{dt.name}<-{vdt.name} index", x.index_fill(0, index, value)))
-            y = x.clone()
-            y.masked_fill_(mask, value)
-            out.append((f"{dt.name}<-{vdt.name} inplace", y))
-    return out
-
-
-def _torch_fill_cases() -> list[tuple[str, object]]:
-    torch = pytest.importorskip("torch")
-    mask, index = torch.tensor([True, False, True]), torch.tensor([0, 2])
+def _fill_cases(lib: Any = G, device: str = "cpu") -> list[tuple[str, Any]]:
+    """masked_fill, index_fill and masked_fill_ of every dtype pair, made with `lib` (opgen or torch)."""
+    mask = lib.tensor([True, False, True], device=device)
+    index = lib.tensor([0, 2], device=device)
     out = []
     for name in ("int64", "int32", "uint8", "bool", "float32", "float64"):
-        x = torch.tensor([1, 0, 3], dtype=getattr(torch, name))
+        x = lib.tensor([1, 0, 3], dtype=getattr(lib, name), device=device)
         for v, vdt in FILL_VALUES:
-            value = torch.tensor(v, dtype=getattr(torch, vdt.name))
+            value = lib.tensor(v, dtype=getattr(lib, vdt.name), device=device)
             out.append((f"{name}<-{vdt.name}", x.masked_fill(mask, value)))
             out.append((f"{name}<-{vdt.name} index", x.index_fill(0, index, value)))
             y = x.clone()
@@ -128,8 +114,8 @@ def _torch_fill_cases() -> list[tuple[str, object]]:
 
 
 def test_fill_value_tensor_keeps_self_dtype_vs_torch() -> None:
-    expected = _torch_fill_cases()
-    got = _fill_cases("cpu")
+    expected = _fill_cases(pytest.importorskip("torch"))
+    got = _fill_cases()
     for (name, ours), (_, theirs) in zip(got, expected, strict=True):
         assert ours.dtype.name == str(theirs.dtype).removeprefix("torch."), name
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=name)
@@ -145,6 +131,6 @@ def test_fill_value_tensor_keeps_self_dtype() -> None:
 @pytest.mark.cuda
 @pytest.mark.skipif(not G.cuda.is_available(), reason="needs a CUDA device")
 def test_fill_value_tensor_keeps_self_dtype_cuda() -> None:
-    for (name, ours), (_, cpu) in zip(_fill_cases("cuda"), _fill_cases("cpu"), strict=True):
+    for (name, ours), (_, cpu) in zip(_fill_cases(G, "cuda"), _fill_cases(), strict=True):
         assert ours.dtype is cpu.dtype, name
         np.testing.assert_array_equal(ours.cpu().numpy(), cpu.numpy(), err_msg=name)
