@@ -93,6 +93,8 @@ def _empty_strided_op() -> Any:
 # checks the sizes; whatever it refuses (a negative or non-integer size, an impossible one) goes the
 # dispatched way, which says what is wrong as PyTorch does.
 PLAIN_CPU = BACKEND_SELECT_BIT | CPU_BIT
+
+
 class _OpTables(dict[str, list[Any]]):
     """Operator name -> its dispatch table (the list itself, which registration updates in place), looked up
     on first use: `OP_TABLES["view"]` is one dict subscript."""
