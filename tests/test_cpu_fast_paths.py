@@ -308,7 +308,10 @@ def test_where_blend_casts_as_numpy_does() -> None:
     cond = rng.random((64, 100)) > 0.5
     for x, y in [(rng.standard_normal((64, 1)), rng.standard_normal((1, 100)).astype(np.float32)),
                  (rng.integers(-9, 9, (64, 100)), rng.integers(-9, 9, 100).astype(np.int8)), (1.5, 2),
-                 (rng.standard_normal(100).astype(np.float16), -0.0), (rng.random(100) > 0.5, False)]:
+                 (rng.standard_normal(100).astype(np.float16), -0.0), (rng.random(100) > 0.5, False),
+                 # y all zero bits: the one-product form (x broadcast, NaN and -0.0 kept where picked)
+                 (np.array([np.nan, -0.0, np.inf, 1.5] * 25, np.float32), 0), (rng.standard_normal((64, 1)), 0.0),
+                 (2.5, 0), (rng.integers(-9, 9, (64, 100)).astype(np.int16), 0)]:
         got, want = where(cond, x, y), np.where(cond, x, y)
         assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
 
