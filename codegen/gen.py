@@ -250,7 +250,7 @@ GENERATED_MODULES = {"_cpu": "generated._cpu_kernels", "_cuda": "generated._cuda
                      "_autograd": "generated._autograd"}
 # The kernel modules generated/_registrations.py imports with the package: the generated CPU kernels, which
 # nearly every program calls. Every other kernel is registered by name and its module imported on the first
-# call of one of its kernels (Note [Kernels loaded on first call] in runtime/dispatcher.py): a CPU-only program
+# call of one of its kernels (Note [Kernels loaded on first call] in runtime/first_call.py): a CPU-only program
 # never loads the CUDA backend, inference never loads the Autograd kernels and nodes, and each family of
 # hand-written kernels (runtime/kernels/*.py) loads when one of its ops is first called.
 IMPORTED_NOW = frozenset({"_cpu"})

@@ -2,7 +2,7 @@
 # Do not edit: change the YAML or the template and run `opgen generate`.
 """Every kernel of every operator, registered into the runtime's dispatcher: the generated CPU kernels as
 functions, every other kernel by name, its module imported on the first call of one of its kernels
-(Note [Kernels loaded on first call] in runtime/dispatcher.py)."""
+(Note [Kernels loaded on first call] in runtime/first_call.py)."""
 # ruff: noqa: E501
 
 from generated import _cpu_kernels as _cpu

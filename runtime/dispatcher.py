@@ -31,14 +31,13 @@ in the default state, for which that table is right. A thread that ends with a n
 
 from __future__ import annotations
 
-import importlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from functools import partial
 from operator import itemgetter
 from typing import Any
 
+from runtime.first_call import ModuleOnFirstCall
 from runtime.vocabulary import ALIAS_KEYS, KEYS_BY_PRIORITY, DispatchKey, resolve
 
 Kernel = Callable[..., Any]
@@ -224,6 +223,22 @@ class Operator:
             return self.kernels[name], how
         return (fallback.bind(self) if fallback is not None else None), how
 
+    def base(self, key: str) -> Kernel | None:
+        """The base registration at `key`: the one below those made with `register` (Note [Registration
+        stacks])."""
+        stack = self.stacks.get(key)
+        return self.kernels.get(key) if stack is None else stack[0][0]
+
+    def set_base(self, key: str, kernel: Kernel) -> None:
+        """Make `kernel` the base registration at `key`, under those made with `register` (the caller holds
+        the dispatcher's lock and recomputes the table)."""
+        stack = self.stacks.get(key)
+        if stack is None:
+            self.kernels[key] = kernel
+        else:
+            stack[0][0] = kernel
+            self.kernels[key] = stack[-1][0]
+
     def recompute(self) -> None:
         """Rebuild the table from the registrations (Note [Table plans])."""
         fallbacks, guards = self._dispatcher.fallbacks, self._dispatcher.guards
@@ -383,7 +398,7 @@ class Dispatcher:
         # (runtime key, alias name) -> guard: Note [Backend guards on alias kernels]
         self.guards: dict[tuple[int, str], Callable[[Operator, Kernel], Kernel]] = {}
         self._unbuilt: list[Operator] = []  # declared with deferred=True, table not built yet
-        self._loaders: dict[str, _ModuleOnFirstCall] = {}  # module -> its kernels' stand-ins (on_first_call)
+        self._loaders: dict[str, ModuleOnFirstCall] = {}  # module -> its kernels' stand-ins (on_first_call)
         self._lock = threading.Lock()
 
     def declare(self, name: str, schema: str, tensor_positions: tuple[int, ...] = (),
@@ -423,12 +438,7 @@ class Dispatcher:
         with self._lock:
             for name, key, kernel in entries:
                 op = self.find(name)
-                stack = op.stacks.get(key)
-                if stack is None:
-                    op.kernels[key] = kernel
-                else:
-                    stack[0][0] = kernel
-                    op.kernels[key] = stack[-1][0]
+                op.set_base(key, kernel)
                 touched[name] = op
             for op in touched.values():
                 op.recompute()
@@ -443,7 +453,7 @@ class Dispatcher:
         loaded on first call])."""
         loader = self._loaders.get(module)
         if loader is None:
-            loader = self._loaders[module] = _ModuleOnFirstCall(self, module)
+            loader = self._loaders[module] = ModuleOnFirstCall(self, module)
         return loader.stub(function)
 
     def guard_alias_kernels(self, key: str, alias: str, guard: Callable[[Operator, Kernel], Kernel],
@@ -512,67 +522,6 @@ def _push(lock: threading.Lock, stacks: dict[Any, list[list[Any]]], slot: Any, l
                 recompute()
 
     return undo
-
-
-class _ModuleOnFirstCall:
-    """Note [Kernels loaded on first call]
-    Two groups of kernels serve calls that many programs never make: the CUDA backend's (with everything
-    of runtime/cuda/ they import: the compile cache, the allocator, the launch code) and the generated
-    Autograd kernels with their Node classes (generated/_autograd.py, a third of the generated Python,
-    used only once a tensor requires grad). generated/_registrations.py registers them by name, as
-    `dispatcher.on_first_call(module, function)`: a stand-in function named as the kernel it stands for
-    (so `dump()` and `opgen show` print the same names), registered in the same `register_all` and the
-    same order as every other kernel. The first call of any stand-in imports the module and, under the
-    dispatcher's lock, puts the module's real kernels where its stand-ins are (found by identity as the
-    base entry of each stack, so registrations made with `register` on top of one stay on top: Note
-    [Registration stacks]), recomputes those tables, then runs the real kernel. From then on the tables
-    hold the real kernels: no call pays anything after the first. The module is named by the layer that
-    registers it (generated/), so the runtime still imports nothing above itself by its own choice;
-    concurrent first calls both import (the import system serialises them) and the second finds no
-    stand-in left to replace."""
-
-    __slots__ = ("dispatcher", "module", "stubs")
-
-    def __init__(self, dispatcher: Dispatcher, module: str) -> None:
-        self.dispatcher = dispatcher
-        self.module = module
-        self.stubs: dict[int, tuple[Kernel, str]] = {}  # id(stand-in) -> (stand-in, function name)
-
-    def stub(self, function: str) -> Kernel:
-        stub = partial(_first_call, self, function)  # a partial, not a closure: ~900 are made at import
-        stub.__module__ = self.module  # type: ignore[attr-defined]
-        stub.__qualname__ = function  # type: ignore[attr-defined]
-        self.stubs[id(stub)] = (stub, function)
-        return stub
-
-    def load(self) -> Any:
-        """Import the module and register its kernels where its stand-ins are; the module."""
-        module = importlib.import_module(self.module)
-        dispatcher, stubs = self.dispatcher, self.stubs
-        with dispatcher._lock:
-            for op in dispatcher.ops.values():
-                found = False
-                for key in op.kernels.keys() | op.stacks.keys():
-                    stack = op.stacks.get(key)
-                    base = op.kernels.get(key) if stack is None else stack[0][0]
-                    entry = stubs.get(id(base))
-                    if entry is None or entry[0] is not base:
-                        continue
-                    kernel = getattr(module, entry[1])
-                    if stack is None:
-                        op.kernels[key] = kernel
-                    else:
-                        stack[0][0] = kernel
-                        if len(stack) == 1:
-                            op.kernels[key] = kernel
-                    found = True
-                if found:
-                    op.recompute()
-        return module
-
-
-def _first_call(loader: _ModuleOnFirstCall, function: str, *args: Any) -> Any:
-    return getattr(loader.load(), function)(*args)
 
 
 def _remove_entry(stack: list[list[Any]], entry: list[Any]) -> bool:

@@ -1,4 +1,4 @@
-"""What `import generated` loads (Note [Kernels loaded on first call] in runtime/dispatcher.py, Note [The CUDA
+"""What `import generated` loads (Note [Kernels loaded on first call] in runtime/first_call.py, Note [The CUDA
 backend loads on first use] in runtime/cuda/__init__.py): no CUDA backend and no Autograd kernels until a
 call needs them, with the same tables, names and results afterwards. The time itself is measured by
 bench/bench_cpu_paths.py (`measure_import`), not here."""
@@ -98,7 +98,7 @@ def test_on_first_call_loads_once_and_keeps_registrations_on_top(monkeypatch: py
         imports.append(name)
         return fake
 
-    monkeypatch.setattr("runtime.dispatcher.importlib.import_module", import_module)
+    monkeypatch.setattr("runtime.first_call.importlib.import_module", import_module)
     d = Dispatcher()
     op = d.declare("f", "f(Tensor self) -> Tensor", (0,), deferred=True)
     assert op.table == []  # built by the register_all that follows
@@ -123,7 +123,7 @@ def test_on_first_call_loads_once_and_keeps_registrations_on_top(monkeypatch: py
 
 def test_on_first_call_from_two_threads_runs_the_real_kernel_in_both(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = _module("fake_kernels", g=lambda x: x + 1)
-    monkeypatch.setattr("runtime.dispatcher.importlib.import_module", lambda name: fake)
+    monkeypatch.setattr("runtime.first_call.importlib.import_module", lambda name: fake)
     d = Dispatcher()
     op = d.declare("g", "g(Tensor self) -> Tensor", (0,))
     d.register_all([("g", "CPU", d.on_first_call("fake_kernels", "g"))])
