@@ -13,11 +13,12 @@ in `torch.add(input, other)`); a Tensor method is the same function, called with
 
 from __future__ import annotations
 
-import keyword
 from dataclasses import dataclass
 
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError
 from codegen.model import Argument, SchemaKind, Symbol
+from codegen.literals import python_value
+from codegen.names import py_name
 from codegen.native import NativeFunction, Variant
 
 NOT_GIVEN = "_NG"   # the sentinel's name in generated code
@@ -52,13 +53,6 @@ DUNDERS = (
 )
 
 
-def py_name(name: str) -> str:
-    """A schema argument name as a Python parameter: `self` is `input`, keywords get a `_`."""
-    if name == "self":
-        return "input"
-    return f"{name}_" if keyword.iskeyword(name) else name
-
-
 def op_id(f: NativeFunction) -> str:
     """An identifier for an overload: `add.Tensor` -> `add_Tensor`, `add_.Tensor` -> `add__Tensor`."""
     return str(f.func.name).replace(".", "_")
@@ -79,10 +73,10 @@ def python_default(arg: Argument) -> str | None:
         return None
     value = arg.default_value()
     if isinstance(value, Symbol):
-        return _SYMBOL_DEFAULTS.get(str(value), repr(str(value)))
+        return _SYMBOL_DEFAULTS.get(str(value), python_value(str(value)))
     if isinstance(value, list | tuple):
-        return repr(tuple(value))
-    return repr(value)
+        return python_value(tuple(value))
+    return python_value(value)
 
 
 def key_expr(arg: Argument) -> str:
@@ -116,6 +110,11 @@ class Binding:
     params: tuple[Param, ...]
     cases: tuple[Case, ...]
     overloads: tuple[str, ...]   # schemas, for error messages and stubs
+
+    @property
+    def overloads_literal(self) -> str:
+        """`overloads` as a Python tuple literal (Note [Text into code only through one door])."""
+        return python_value(self.overloads)
 
     @property
     def signature(self) -> str:
@@ -169,7 +168,7 @@ def _call(f: NativeFunction, union: dict[str, Param], others: list[NativeFunctio
         scalar_elsewhere = any(_type_of(o, a.name) not in (None, "Tensor") for o in others)
         if i > 0 and a.type.is_tensor() and a not in f.func.arguments.out and not scalar_elsewhere:
             # a Python number passed where only a Tensor fits becomes a wrapped-number tensor
-            expr = f"({name} if isinstance({name}, Tensor) else _scalar({name}, op={f.func.name.name!r}, arg={name!r}))"
+            expr = f"({name} if isinstance({name}, Tensor) else _scalar({name}, op={python_value(f.func.name.name)}, arg={python_value(name)}))"
         default = python_default(a)
         if union[name].default == NOT_GIVEN and default is not None:
             expr = f"({default} if {name} is {NOT_GIVEN} else {expr})"

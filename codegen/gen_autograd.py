@@ -65,7 +65,9 @@ def _meta_accesses(tree: ast.AST, name: str) -> set[str] | None:
 
 
 def meta_var(name: str, attr: str) -> str:
-    return f"{py_name(name)}_{attr}"
+    """The local a node's apply() reads saved metadata as: in the reserved namespace (Note [Reserved names in
+    generated code] in codegen/names.py), so `self`'s shape cannot meet an argument named `input_shape`."""
+    return f"_{py_name(name)}_{attr}"
 
 
 class _Rename(ast.NodeTransformer):

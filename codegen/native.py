@@ -24,7 +24,8 @@ from pathlib import Path
 from codegen import disk_cache
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError, SchemaParseError
 from codegen.kernel_spec import PointwiseSpec, SpecError
-from codegen.model import FunctionSchema, SchemaKind
+from codegen.model import Argument, FunctionSchema, SchemaKind, Symbol
+from codegen.names import check_argument_names, check_op_name
 from codegen.yaml_lines import LocatedMap, load_entries, read_source
 from runtime.vocabulary import POINTWISE_KEYS, YAML_DISPATCH_KEYS
 
@@ -147,7 +148,13 @@ def load_native_functions(path: Path, *, root: Path | None = None, text: str | N
         except (OpgenError, SpecError) as e:
             problems.add(_error_line(entry, e), str(e) if not isinstance(e, SchemaParseError) else _schema_msg(e))
             continue
-        group = _derive_forms(f)
+        try:
+            group = _derive_forms(f)
+            for g in group:
+                check_op_name(g.func, Variant.method in g.variants, Variant.function in g.root.variants)
+        except OpgenError as e:
+            problems.add(_error_line(entry, e), str(e) if not isinstance(e, SchemaParseError) else _schema_msg(e))
+            continue
         for g in group:
             object.__setattr__(g, "group", group)  # the forms refer to their root: it cannot be an argument
         for g in group:
@@ -190,6 +197,8 @@ def _load_entry(entry: LocatedMap, file: str, root: Path) -> NativeFunction:
             raise _EntryError(key, f"'{key}' must be {what}, not {_describe(value)}")
     func = FunctionSchema.parse(entry["func"])
     _check_names(func)
+    check_argument_names(func)
+    _check_defaults(func)
     variants = _parse_variants(entry.get("variants", "function"), func)
     dispatch = _parse_dispatch(entry.get("dispatch"), root)
     pointwise = None
@@ -207,6 +216,8 @@ def _load_entry(entry: LocatedMap, file: str, root: Path) -> NativeFunction:
             raise OpgenError(f"'{func.name}' has no kernel: add 'pointwise: <expression>' or "
                              f"'dispatch: {{CPU: module.function}}'")
     doc = entry.get("doc", "")
+    if not all(" " <= c <= "~" for c in doc):
+        raise _EntryError("doc", "'doc' must be one line of printable ASCII text")
     loc = Location(file, entry.line)
     mixed_devices = _parse_device_check(entry.get("device_check", "Check"))
     return NativeFunction(func, loc, variants, dispatch, pointwise, doc, mixed_devices=mixed_devices)
@@ -233,6 +244,28 @@ def _check_names(func: FunctionSchema) -> None:
     if len(str(func.name)) > MAX_NAME_LENGTH:
         raise OpgenError(f"operator name '{str(func.name)[:40]}...' is {len(str(func.name))} characters long; "
                          f"the limit is {MAX_NAME_LENGTH} (names become file names)")
+
+
+# Note [Defaults that mean what they say]
+# A default is printed into the generated Python signature (codegen/literals.py python_value), so it must be
+# a value of its argument's type there: a quoted string only on a `str` argument, an integer within int64
+# (the runtime's widest integer), and inf/-inf/nan/1e400 as the float they are (`float('inf')`).
+_INT64 = range(-(2**63), 2**63)
+
+
+def _check_defaults(func: FunctionSchema) -> None:
+    for a in func.arguments.flat_all:
+        if a.default is not None:
+            _check_default(a, a.default_value())
+
+
+def _check_default(a: Argument, value: object) -> None:
+    base = a.type.base_name()
+    for v in value if isinstance(value, list) else [value]:
+        if isinstance(v, str) and not isinstance(v, Symbol) and base != "str":
+            raise OpgenError(f"argument '{a.name}' of type {a.type} has a string default; only str arguments may")
+        if isinstance(v, int) and not isinstance(v, bool) and v not in _INT64:
+            raise OpgenError(f"default {v} of argument '{a.name}' does not fit in int64")
 
 
 def _parse_variants(value: object, func: FunctionSchema) -> frozenset[Variant]:
@@ -270,30 +303,86 @@ def _parse_dispatch(value: object, root: Path) -> dict[str, str]:
 
 
 def _check_kernel_exists(kernel: str, root: Path) -> None:
-    """A kernel named `pkg.module.fn` must be a top-level function of `root/pkg/module.py`."""
+    """A kernel named `pkg.module.fn` must be a top-level function of `root/pkg/module.py`: a plain `def`
+    (no decorator, not async) that nothing else at the top level of the module binds again (an assignment,
+    an import, a class, a loop variable, a `global` statement). Read with ast, never imported."""
     module, _, fn = kernel.rpartition(".")
-    if not module or not all(p.isidentifier() for p in kernel.split(".")):
-        raise _EntryError("dispatch", f"kernel '{kernel}' must be a dotted path 'package.module.function'")
+    parts = kernel.split(".")
+    if not module or not all(p.isidentifier() and p.isascii() and not keyword.iskeyword(p) for p in parts):
+        raise _EntryError("dispatch", f"kernel '{kernel}' must be a dotted path 'package.module.function' "
+                                      "of ASCII identifiers")
+    if parts[0].startswith("_") or parts[0] == "generated":
+        raise _EntryError("dispatch", f"kernel '{kernel}' must start with a package of the project (not "
+                                      "'generated' or a name starting with '_')")
     path = root.joinpath(*module.split(".")).with_suffix(".py")
     if not path.is_file():
         raise _EntryError("dispatch", f"kernel '{kernel}': no module file {path.relative_to(root)}")
-    if fn not in _module_names(path, path.stat().st_mtime_ns):
-        raise _EntryError("dispatch", f"kernel '{kernel}': {path.relative_to(root)} defines no '{fn}'")
+    stat = path.stat()
+    where = {name: line for name, _, line in
+             (w.partition(":") for w in _module_functions(path, stat.st_mtime_ns, stat.st_size).split())}
+    found = where.get(fn)
+    if found is None:
+        raise _EntryError("dispatch", f"kernel '{kernel}': {path.relative_to(root)} defines no top-level "
+                                      f"function '{fn}'")
+    if not found.isdigit():
+        raise _EntryError("dispatch", f"kernel '{kernel}' is not a plain top-level function: "
+                                      f"{path.relative_to(root)}:{found.split('@')[1]} "
+                                      f"{found.split('@')[0].replace('-', ' ')}")
 
 
 @functools.lru_cache(maxsize=256)
-def _module_names(path: Path, mtime_ns: int) -> frozenset[str]:
-    """Top-level functions, classes and assigned names of a Python file (read with ast, never imported;
-    kept across runs by the file's content, Note [Generator caches] in codegen/disk_cache.py)."""
+def _module_functions(path: Path, mtime_ns: int, size: int) -> str:
+    """`name:line` for every plain top-level function of a Python file, `name:what@line` for a name bound
+    otherwise (read with ast; kept across runs by the file's content, Note [Generator caches] in
+    codegen/disk_cache.py)."""
     text = path.read_text()
+    return disk_cache.memo("names", disk_cache.digest("kernel functions 3", sys.version, text),
+                           lambda: _top_level_bindings(text, str(path)))
 
-    def names() -> str:
-        tree = ast.parse(text, filename=str(path))
-        out = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
-        out |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
-        return " ".join(sorted(out))
 
-    return frozenset(disk_cache.memo("names", disk_cache.digest("module names", sys.version, text), names).split())
+def _top_level_bindings(text: str, filename: str) -> str:
+    tree = ast.parse(text, filename=filename)
+    plain: dict[str, int] = {}
+    other: dict[str, str] = {}
+
+    def bind(name: str, what: str, line: int) -> None:
+        other.setdefault(name, f"{what}@{line}")
+
+    def scope(node: ast.AST, nested: bool) -> None:
+        """The bindings `node` makes in the module's namespace (not inside functions, classes, lambdas or
+        comprehensions, which have their own)."""
+        if isinstance(node, ast.FunctionDef) and not node.decorator_list and not nested:
+            if node.name in plain:
+                bind(node.name, "defines-it-twice", node.lineno)
+            plain.setdefault(node.name, node.lineno)
+            return
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            what = ("decorates-it" if node.decorator_list else "defines-it-inside-a-block" if nested
+                    else "makes-it-a-class" if isinstance(node, ast.ClassDef) else "makes-it-an-async-def")
+            bind(node.name, what, node.lineno)
+            return
+        if isinstance(node, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+            return
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                bind((alias.asname or alias.name).split(".")[0], "binds-it-with-an-import", node.lineno)
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            bind(node.id, "assigns-it", node.lineno)
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            bind(node.name, "assigns-it", node.lineno)
+        for child in ast.iter_child_nodes(node):
+            scope(child, nested or isinstance(node, ast.stmt))
+
+    for statement in tree.body:
+        scope(statement, False)
+    for n in ast.walk(tree):  # `global name` in a function may rebind a top-level name
+        if isinstance(n, ast.Global):
+            for name in n.names:
+                bind(name, "rebinds-it-through-global", n.lineno)
+    out = [f"{name}:{line}" for name, line in plain.items() if name not in other]
+    out += [f"{name}:{what}" for name, what in other.items()]
+    return " ".join(sorted(out))
 
 
 def _parse_pointwise(entry: LocatedMap, func: FunctionSchema) -> PointwiseSpec:
