@@ -288,8 +288,11 @@ class SpecRenderer(ABC):
             return self.call(FUNCTIONS[node.func.id], [r(a) for a in node.args])
         raise SpecError(f"cannot render {ast.dump(node)}")  # unreachable after _validate
 
-    @abstractmethod
-    def constant(self, value: float) -> str: ...
+    def constant(self, value: float) -> str:
+        """A number or bool constant; a backend with its own spelling of non-finite values overrides it."""
+        if isinstance(value, float) and not math.isfinite(value):
+            raise SpecError(f"constant {value!r} is not finite")
+        return repr(value)
 
     @abstractmethod
     def binop(self, op: ast.operator, a: str, b: str) -> str: ...

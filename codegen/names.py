@@ -10,7 +10,11 @@ namespace that an argument may not use, so a user's name can never shadow them:
   - `RESERVED_ARGUMENT_NAMES`: the few non-underscore names that generated function bodies use besides
     their parameters (the CPU kernel's `dt`, `r`, `t` and arrays `a0`, `a1` ..., the Autograd kernel's
     `result` and `node`, `np`, `Tensor`, the builtins the templates call) and `fields`, whose slot
-    `_saved_fields` is the node class's list of saved variables; and `a<digits>` (`is_reserved_argument`).
+    `_saved_fields` is the node class's list of saved variables; `a<digits>` and the backward node classes
+    `<Name>Backward<digits>` (`is_reserved_argument`).
+A backward node's apply() also reads `grad` and the builtins a formula calls: derivatives.yaml refuses a
+derivative for an op with an argument named `grad` or like an output (codegen/derivatives.py), and the
+formula grammar refuses a call of a name that is a value (`max(a, b)` where the op has an argument `max`).
 A Python keyword is renamed with a trailing `_` as PyTorch's bindings do (`from` -> `from_`); two
 arguments whose Python names are the same (`self`, which is `input` in Python, beside `input`; `from`
 beside `from_`) are refused. `tests/test_codegen_names.py` checks the list against the generated package:
@@ -66,8 +70,9 @@ def local_name(name: str) -> str:
 
 def is_reserved_argument(name: str) -> bool:
     """Whether `name` is in the generator's namespace (Note [Reserved names in generated code])."""
-    return (name.startswith("_") or name in RESERVED_ARGUMENT_NAMES
-            or (name[:1] == "a" and name[1:].isdigit() and name[1:].isascii()))
+    digits = name[1:].isdigit() and name[1:].isascii()
+    return (name.startswith("_") or name in RESERVED_ARGUMENT_NAMES or (name[:1] == "a" and digits)
+            or name.rstrip("0123456789").endswith("Backward"))  # the backward node classes
 
 
 def check_argument_names(func: FunctionSchema) -> None:

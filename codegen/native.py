@@ -322,8 +322,7 @@ def _check_kernel_exists(kernel: str, root: Path) -> None:
              (w.partition(":") for w in _module_functions(path, stat.st_mtime_ns, stat.st_size).split())}
     found = where.get(fn)
     if found is None:
-        raise _EntryError("dispatch", f"kernel '{kernel}': {path.relative_to(root)} defines no top-level "
-                                      f"function '{fn}'")
+        raise _EntryError("dispatch", f"kernel '{kernel}': {path.relative_to(root)} defines no '{fn}'")
     if not found.isdigit():
         raise _EntryError("dispatch", f"kernel '{kernel}' is not a plain top-level function: "
                                       f"{path.relative_to(root)}:{found.split('@')[1]} "
