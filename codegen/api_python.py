@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError
-from codegen.model import Argument, SchemaKind, Symbol
 from codegen.literals import python_value
+from codegen.model import Argument, SchemaKind, Symbol
 from codegen.names import py_name
 from codegen.native import NativeFunction, Variant
 
@@ -168,7 +168,8 @@ def _call(f: NativeFunction, union: dict[str, Param], others: list[NativeFunctio
         scalar_elsewhere = any(_type_of(o, a.name) not in (None, "Tensor") for o in others)
         if i > 0 and a.type.is_tensor() and a not in f.func.arguments.out and not scalar_elsewhere:
             # a Python number passed where only a Tensor fits becomes a wrapped-number tensor
-            expr = f"({name} if isinstance({name}, Tensor) else _scalar({name}, op={python_value(f.func.name.name)}, arg={python_value(name)}))"
+            where = f"op={python_value(f.func.name.name)}, arg={python_value(name)}"
+            expr = f"({name} if isinstance({name}, Tensor) else _scalar({name}, {where}))"
         default = python_default(a)
         if union[name].default == NOT_GIVEN and default is not None:
             expr = f"({default} if {name} is {NOT_GIVEN} else {expr})"
