@@ -55,6 +55,14 @@ OPERATOR_DUNDERS: frozenset[str] = frozenset(
 ) - TENSOR_NAMES
 
 
+# Builtins that generated modules call in their own code (formulas call theirs through `builtins`): an op
+# of that name would be a top-level function of those modules and shadow it.
+GENERATED_BUILTINS: frozenset[str] = frozenset({
+    "len", "isinstance", "locals", "globals", "type", "getattr", "setattr", "object", "list", "str", "bool",
+    "int", "AttributeError", "RuntimeError", "ValueError",
+})  # fmt: skip
+
+
 def py_name(name: str) -> str:
     """A schema argument name as a Python parameter: `self` is `input`, keywords get a `_`."""
     if name == "self":
@@ -105,6 +113,9 @@ def check_op_name(func: FunctionSchema, method: bool, function: bool) -> None:
     if name.startswith("__") and name.endswith("__") and name not in OPERATOR_DUNDERS:
         raise OpgenError(f"operator name '{name}' is a dunder that is not one of Python's operators "
                          "(__add__, __iand__, __neg__ ...)")
+    if func.name.functional_name in GENERATED_BUILTINS or name in GENERATED_BUILTINS:
+        raise OpgenError(f"operator name '{name}' would shadow the builtin '{func.name.functional_name}' that "
+                         "generated code calls")
     if method and name in TENSOR_NAMES:
         raise OpgenError(f"a method named '{name}' would replace the runtime's Tensor.{name}; choose another "
                          "name or drop the method variant")

@@ -216,8 +216,8 @@ def _load_entry(entry: LocatedMap, file: str, root: Path) -> NativeFunction:
             raise OpgenError(f"'{func.name}' has no kernel: add 'pointwise: <expression>' or "
                              f"'dispatch: {{CPU: module.function}}'")
     doc = entry.get("doc", "")
-    if not all(" " <= c <= "~" for c in doc):
-        raise _EntryError("doc", "'doc' must be one line of printable ASCII text")
+    if not doc.isprintable():  # no line break, control or format character: it is printed by `opgen show`
+        raise _EntryError("doc", "'doc' must be one line of printable text")
     loc = Location(file, entry.line)
     mixed_devices = _parse_device_check(entry.get("device_check", "Check"))
     return NativeFunction(func, loc, variants, dispatch, pointwise, doc, mixed_devices=mixed_devices)

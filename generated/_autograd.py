@@ -3,6 +3,8 @@
 """Backward nodes (one per derivatives.yaml entry) and the Autograd kernels of every operator."""
 # ruff: noqa: E501, F401, F841
 
+import builtins as _builtins
+
 from generated import _ops
 from generated import _ops as _F
 from runtime.autograd import formulas as _H

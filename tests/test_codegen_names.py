@@ -5,6 +5,7 @@ runtime/vocabulary.py). Each refusal here was a silent wrong result or an import
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 import subprocess
 import sys
@@ -16,7 +17,8 @@ import pytest
 from codegen.derivatives import BUILTINS, load_derivatives, output_names
 from codegen.errors import LoadError
 from codegen.gen import load_model
-from codegen.names import is_reserved_argument, py_name, top_level_names
+from codegen.gen_autograd import render_formula
+from codegen.names import GENERATED_BUILTINS, is_reserved_argument, py_name, top_level_names
 from codegen.native import load_native_functions
 from runtime.vocabulary import API_NAMES, TENSOR_NAMES
 
@@ -93,6 +95,8 @@ def test_derivative_of_an_op_with_an_argument_named_grad_is_refused() -> None:
     ("_ops", "function", "a function named '_ops' would replace the runtime's '_ops'"),
     ("__init__", "method", "operator name '__init__' is a dunder that is not one of Python's operators"),
     ("__getattr__", "function", "operator name '__getattr__' is a dunder"),
+    ("len", "function", "operator name 'len' would shadow the builtin 'len' that generated code calls"),
+    ("isinstance", "method", "operator name 'isinstance' would shadow the builtin"),
 ])
 def test_op_names_that_replace_runtime_names_are_refused(name: str, variants: str, what: str) -> None:
     """`y.backward()` computed no gradients once an op named `backward` had replaced it."""
@@ -169,3 +173,23 @@ def test_names_of_the_real_yaml_pass() -> None:
     assert not [a.name for f in model.functions for a in f.func.arguments.flat_all
                 if is_reserved_argument(a.name) and a.name != "out"]
     assert not {f.func.name.name for f in model.functions} & (TENSOR_NAMES | API_NAMES)
+
+
+def test_builtins_generated_code_calls_are_the_listed_ones() -> None:
+    """An op of one of these names would shadow it in the generated module that defines the op's function."""
+    model = load_model(ROOT)
+    yaml_names = {py_name(a.name) for f in model.functions for a in f.func.arguments.flat_all}
+    used = set()
+    for path in (ROOT / "generated").glob("*.py"):
+        used |= {n.id for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Name)
+                 and n.id in dir(builtins) and n.id not in yaml_names and not n.id.startswith("__")}
+    assert used <= GENERATED_BUILTINS, sorted(used - GENERATED_BUILTINS)
+
+
+def test_formula_builtins_cannot_meet_an_op_of_the_same_name() -> None:
+    """`max(dim, 0)` in a formula called the Autograd kernel of the op `max`, a function of _autograd.py."""
+    functions = load("- func: g(Tensor self, int dim) -> Tensor\n  pointwise: self\n")
+    d = load_derivatives(ROOT / "derivatives.yaml", functions, root=ROOT, file="derivatives.yaml",
+                         text="- name: g(Tensor self, int dim) -> Tensor\n  self: grad * max(dim, 0)\n")[0]
+    code = render_formula(d.formulas[0], {"self", "dim"}, frozenset({"max"}), frozenset())
+    assert code == "grad * _builtins.max(dim, 0)"
