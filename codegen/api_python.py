@@ -16,20 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError
-from codegen.literals import python_value
+from codegen.literals import SYMBOL_DEFAULTS, python_value
 from codegen.model import Argument, SchemaKind, Symbol
 from codegen.names import py_name
 from codegen.native import NativeFunction, Variant
 
 NOT_GIVEN = "_NG"   # the sentinel's name in generated code
 
-# Symbolic defaults of schemas and their Python values in generated code.
-_SYMBOL_DEFAULTS = {
-    "contiguous_format": "'contiguous_format'", "preserve_format": "'preserve_format'",
-    "Mean": "'mean'", "Sum": "'sum'", "None": "'none'",
-    "long": "_dtypes.int64", "int": "_dtypes.int32", "float": "_dtypes.float32", "double": "_dtypes.float64",
-    "bool": "_dtypes.bool_", "half": "_dtypes.float16",
-}
 
 # Python operators as Tensor dunders: (dunder, op name, form). Forms: "binary" calls op(self, other),
 # "reflected" op(other, self) with `other` made a tensor, "unary" op(self), "inplace" self.op_(other).
@@ -73,7 +66,7 @@ def python_default(arg: Argument) -> str | None:
         return None
     value = arg.default_value()
     if isinstance(value, Symbol):
-        return _SYMBOL_DEFAULTS.get(str(value), python_value(str(value)))
+        return SYMBOL_DEFAULTS[str(value)]  # the loader refuses any other symbol
     if isinstance(value, list | tuple):
         return python_value(tuple(value))
     return python_value(value)

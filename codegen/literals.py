@@ -22,6 +22,15 @@ import math
 
 from codegen.errors import OpgenError
 
+# Symbolic defaults of schemas (`memory_format=contiguous_format`, `reduction=Mean`) and their Python source
+# in generated code; a symbol not listed here is refused when the YAML is loaded.
+SYMBOL_DEFAULTS: dict[str, str] = {
+    "contiguous_format": "'contiguous_format'", "preserve_format": "'preserve_format'",
+    "Mean": "'mean'", "Sum": "'sum'", "None": "'none'",
+    "long": "_dtypes.int64", "int": "_dtypes.int32", "float": "_dtypes.float32", "double": "_dtypes.float64",
+    "bool": "_dtypes.bool_", "half": "_dtypes.float16",
+}
+
 _PRINTABLE = frozenset(chr(c) for c in range(0x20, 0x7F))
 _PY_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 

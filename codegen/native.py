@@ -24,6 +24,7 @@ from pathlib import Path
 from codegen import disk_cache
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError, SchemaParseError
 from codegen.kernel_spec import PointwiseSpec, SpecError
+from codegen.literals import SYMBOL_DEFAULTS
 from codegen.model import Argument, FunctionSchema, SchemaKind, Symbol
 from codegen.names import check_argument_names, check_op_name
 from codegen.yaml_lines import LocatedMap, load_entries, read_source
@@ -249,7 +250,8 @@ def _check_names(func: FunctionSchema) -> None:
 # Note [Defaults that mean what they say]
 # A default is printed into the generated Python signature (codegen/literals.py python_value), so it must be
 # a value of its argument's type there: a quoted string only on a `str` argument, an integer within int64
-# (the runtime's widest integer), and inf/-inf/nan/1e400 as the float they are (`float('inf')`).
+# (the runtime's widest integer), inf/-inf/nan/1e400 as the float they are (`float('inf')`), and a bare
+# name only when it is a known symbol (codegen/literals.py SYMBOL_DEFAULTS: `contiguous_format`, `Mean`).
 _INT64 = range(-(2**63), 2**63)
 
 
@@ -262,6 +264,9 @@ def _check_defaults(func: FunctionSchema) -> None:
 def _check_default(a: Argument, value: object) -> None:
     base = a.type.base_name()
     for v in value if isinstance(value, list) else [value]:
+        if isinstance(v, Symbol) and v not in SYMBOL_DEFAULTS:
+            raise OpgenError(f"default '{v}' of argument '{a.name}' is not a number, a string or one of the "
+                             f"known symbols ({', '.join(SYMBOL_DEFAULTS)})")
         if isinstance(v, str) and not isinstance(v, Symbol) and base != "str":
             raise OpgenError(f"argument '{a.name}' of type {a.type} has a string default; only str arguments may")
         if isinstance(v, int) and not isinstance(v, bool) and v not in _INT64:
