@@ -139,7 +139,8 @@ def top_level_names(text: str) -> list[tuple[str, int]]:
             out.append((words[-1] if "as" in words else words[1].split(".")[0], number))
         elif words[0] == "from" and "import" in words and words[-1] != "*":
             out.append((words[-1], number))
-        elif words[0].isidentifier() and len(words) > 1 and words[1] in ("=", ":"):
+        elif (words[0].isidentifier() and not keyword.iskeyword(words[0]) and len(words) > 1
+              and words[1] in ("=", ":")):
             out.append((words[0], number))
     return out
 

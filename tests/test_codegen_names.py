@@ -193,3 +193,21 @@ def test_formula_builtins_cannot_meet_an_op_of_the_same_name() -> None:
                          text="- name: g(Tensor self, int dim) -> Tensor\n  self: grad * max(dim, 0)\n")[0]
     code = render_formula(d.formulas[0], {"self", "dim"}, frozenset({"max"}), frozenset())
     assert code == "grad * _builtins.max(dim, 0)"
+
+
+def test_top_level_names_of_generated_modules() -> None:
+    text = ("import numpy as np\nfrom a.b import c as d\nfrom a import e\nimport os.path\n\nX = 1\nY: int = 2\n"
+            "if X:\n    Z = 3\nelse:\n    pass\n\n\ndef f(a=1):\n    g = 2\n\n\nclass K(object):\n    h = 1\n"
+            "K.__name__ = 'k'\ndel X\n")
+    assert top_level_names(text) == [("np", 1), ("d", 2), ("e", 3), ("os", 4), ("X", 6), ("Y", 7), ("f", 14),
+                                     ("K", 18)]
+
+
+def test_generated_modules_bind_each_name_once() -> None:
+    for path in (ROOT / "generated").glob("*.py"):
+        names = [n for n, _ in top_level_names(path.read_text())]
+        assert len(names) == len(set(names)), path.name
+        tree = ast.parse(path.read_text())
+        bound = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+        bound |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+        assert bound <= set(names), (path.name, sorted(bound - set(names))[:5])  # the scan misses nothing
