@@ -8,13 +8,11 @@ namespace that an argument may not use, so a user's name can never shadow them:
   - every name that starts with `_` (the generator's helpers, tables and locals: `_k`, `_fn`, `_e0`, `_r`,
     `_need`, `_saved_*`, the metadata a node saves, `_{name}_{attr}`);
   - `RESERVED_ARGUMENT_NAMES`: the few non-underscore names that generated function bodies use besides
-    their parameters (the CPU kernel's `dt`, `r`, `t` and arrays `a0`, `a1` ..., the Autograd kernel's
-    `result` and `node`, `np`, `Tensor`, the builtins the templates call) and `fields`, whose slot
-    `_saved_fields` is the node class's list of saved variables; `a<digits>` and the backward node classes
-    `<Name>Backward<digits>` (`is_reserved_argument`).
-A backward node's apply() also reads `grad` and the builtins a formula calls: derivatives.yaml refuses a
-derivative for an op with an argument named `grad` or like an output (codegen/derivatives.py), and the
-formula grammar refuses a call of a name that is a value (`max(a, b)` where the op has an argument `max`).
+    their parameters (the Autograd kernel's `result` and `node`, `Tensor`, the builtins the templates
+    call ...), `fields`, whose slot `_saved_fields` is the node class's list of saved variables, and the
+    backward node classes `<Name>Backward<digits>`;
+  - in an op with `pointwise:`, also `POINTWISE_RESERVED` and `a0`, `a1` ...: the backend kernels' locals
+    (the CPU kernel's `dt`, `r`, `t`, `np` and arrays) and names (`is_reserved_argument`).
 A Python keyword is renamed with a trailing `_` as PyTorch's bindings do (`from` -> `from_`); two
 arguments whose Python names are the same (`self`, which is `input` in Python, beside `input`; `from`
 beside `from_`) are refused. `tests/test_codegen_names.py` checks the list against the generated package:
@@ -34,18 +32,19 @@ from codegen.model import FunctionSchema
 from runtime.vocabulary import API_NAMES, TENSOR_NAMES
 
 RESERVED_ARGUMENT_NAMES: frozenset[str] = frozenset({
-    # generated/_cpu_kernels.py
-    "dt", "r", "t", "np",
     # generated/_autograd.py: the Autograd kernel and a node's apply()
     "result", "node", "grads", "fields", "AUTOGRAD_BIT",
-    # generated/_cuda_kernels.py
-    "launch", "check_condition",
     # generated/_methods.py: a varargs method's `**kwargs`
     "kwargs",
     # names and builtins that generated code reads inside functions with YAML-named parameters
     "Tensor", "isinstance", "locals", "len", "type", "getattr", "setattr", "bool", "int", "object",
     "AttributeError", "RuntimeError", "ValueError", "TypeError",
 })  # fmt: skip
+# Reserved only in ops with `pointwise:`, whose backend kernels use them too (and `a0`, `a1` ...).
+POINTWISE_RESERVED: frozenset[str] = frozenset({
+    "dt", "r", "t", "np",  # generated/_cpu_kernels.py
+    "launch", "check_condition",  # generated/_cuda_kernels.py
+})
 
 # Python's operator dunders an op may be named after (PyTorch declares `__and__`, `__ilshift__` ...).
 _OPERATORS = ("add", "sub", "mul", "matmul", "truediv", "floordiv", "div", "mod", "pow", "lshift", "rshift",
@@ -76,21 +75,23 @@ def local_name(name: str) -> str:
     return f"{name}_" if keyword.iskeyword(name) else name
 
 
-def is_reserved_argument(name: str) -> bool:
-    """Whether `name` is in the generator's namespace (Note [Reserved names in generated code])."""
-    digits = name[1:].isdigit() and name[1:].isascii()
-    return (name.startswith("_") or name in RESERVED_ARGUMENT_NAMES or (name[:1] == "a" and digits)
-            or name.rstrip("0123456789").endswith("Backward"))  # the backward node classes
+def is_reserved_argument(name: str, pointwise: bool = True) -> bool:
+    """Whether `name` is in the generator's namespace (Note [Reserved names in generated code]) for an op
+    with (`pointwise`) or without a kernel spec."""
+    if name.startswith("_") or name in RESERVED_ARGUMENT_NAMES or name.rstrip("0123456789").endswith("Backward"):
+        return True  # the last: the backward node classes
+    return pointwise and (name in POINTWISE_RESERVED or (name[:1] == "a" and name[1:].isdigit()
+                                                         and name[1:].isascii()))
 
 
-def check_argument_names(func: FunctionSchema) -> None:
+def check_argument_names(func: FunctionSchema, pointwise: bool) -> None:
     """Refuse argument names that would shadow the generator's names or each other in Python."""
     seen: dict[str, str] = {}
     for a in func.arguments.flat_all:
-        if is_reserved_argument(a.name) and not (a.name == "out" and a.is_write):
-            raise OpgenError(f"argument name '{a.name}' is reserved: generated code uses it "
-                             "(names starting with '_', a0, a1 ..., and "
-                             f"{', '.join(sorted(RESERVED_ARGUMENT_NAMES))})")
+        if is_reserved_argument(a.name, pointwise):
+            also = f"{', '.join(sorted(POINTWISE_RESERVED))}, a0, a1 ... and " if pointwise else ""
+            raise OpgenError(f"argument name '{a.name}' is reserved: generated code uses it (names starting "
+                             f"with '_', {also}{', '.join(sorted(RESERVED_ARGUMENT_NAMES))})")
         if a.name == "out" and not a.is_write:
             raise OpgenError("argument name 'out' is reserved for out arguments (Tensor(a!) out)")
         p = py_name(a.name)
@@ -98,13 +99,10 @@ def check_argument_names(func: FunctionSchema) -> None:
             raise OpgenError(f"arguments '{seen[p]}' and '{a.name}' are both '{p}' in Python")
         seen[p] = a.name
     for r in func.returns:
-        if r.name is None:
-            continue
-        if keyword.iskeyword(r.name) or (is_reserved_argument(r.name) and r.name != "result") or r.name in (
-                "grad", "self", "out", "input"):
+        # a named output is a field of a named tuple and, read by a formula, a local of the node's apply()
+        if r.name is not None and (r.name.startswith("_") or keyword.iskeyword(r.name)
+                                   or r.name in ("self", "grad", "grads", "out")):
             raise OpgenError(f"return name '{r.name}' is reserved or a Python keyword")
-        if r.name in seen:
-            raise OpgenError(f"return name '{r.name}' is also an argument's name")
 
 
 def check_op_name(func: FunctionSchema, method: bool, function: bool) -> None:

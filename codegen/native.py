@@ -198,7 +198,7 @@ def _load_entry(entry: LocatedMap, file: str, root: Path) -> NativeFunction:
             raise _EntryError(key, f"'{key}' must be {what}, not {_describe(value)}")
     func = FunctionSchema.parse(entry["func"])
     _check_names(func)
-    check_argument_names(func)
+    check_argument_names(func, pointwise="pointwise" in entry)
     _check_defaults(func)
     variants = _parse_variants(entry.get("variants", "function"), func)
     dispatch = _parse_dispatch(entry.get("dispatch"), root)

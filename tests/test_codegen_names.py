@@ -49,9 +49,17 @@ def test_arguments_in_the_generator_namespace_are_refused(name: str) -> None:
     assert refusal(text).startswith(f"{NF}:1: argument name '{name}' is reserved")
 
 
-def test_reserved_names_are_refused_on_dispatch_ops_too() -> None:
-    text = "- func: f(Tensor self, int _k) -> Tensor\n  dispatch:\n    CPU: runtime.kernels.views.clone\n"
-    assert refusal(text).startswith(f"{NF}:1: argument name '_k' is reserved")
+@pytest.mark.parametrize("name", ["_k", "result", "node", "kwargs", "fields", "Tensor", "isinstance"])
+def test_reserved_names_are_refused_on_dispatch_ops_too(name: str) -> None:
+    text = f"- func: f(Tensor self, int {name}) -> Tensor\n  dispatch:\n    CPU: runtime.kernels.views.clone\n"
+    assert refusal(text).startswith(f"{NF}:1: argument name '{name}' is reserved")
+
+
+@pytest.mark.parametrize("name", ["r", "t", "dt", "np", "a0", "launch"])
+def test_names_of_the_backend_kernels_are_free_without_pointwise(name: str) -> None:
+    """PyTorch's `combinations(Tensor self, int r=2)`: only pointwise ops have the kernels that use `r`."""
+    text = f"- func: f(Tensor self, int {name}=2) -> Tensor\n  dispatch:\n    CPU: runtime.kernels.views.clone\n"
+    assert [a.name for a in load(text)[0].func.arguments.flat_all] == ["self", name]
 
 
 @pytest.mark.parametrize("schema, message", [
@@ -155,6 +163,7 @@ def test_every_name_generated_bodies_use_is_reserved() -> None:
     guarded = {"grad"} | set(BUILTINS)  # refused by derivatives.yaml where they would meet
     loose = set()
     for module in ("_ops", "_cpu_kernels", "_cuda_kernels", "_autograd", "_methods"):
+        pointwise = module in ("_cpu_kernels", "_cuda_kernels")  # only pointwise ops have functions there
         tree = ast.parse((ROOT / "generated" / f"{module}.py").read_text())
         for fn in ast.walk(tree):
             if not isinstance(fn, ast.FunctionDef) or fn.name in ("install", "_view"):
@@ -163,7 +172,7 @@ def test_every_name_generated_bodies_use_is_reserved() -> None:
                                     for t in ast.walk(c.target) if isinstance(t, ast.Name)}  # own scope
             for node in ast.walk(fn):
                 if isinstance(node, ast.Name) and node.id not in params and node.id not in yaml_names | guarded:
-                    if not is_reserved_argument(node.id):
+                    if not is_reserved_argument(node.id, pointwise):
                         loose.add(f"{module}.{fn.name}: {node.id}")
     assert not loose, sorted(loose)[:20]
 
@@ -171,7 +180,7 @@ def test_every_name_generated_bodies_use_is_reserved() -> None:
 def test_names_of_the_real_yaml_pass() -> None:
     model = load_model(ROOT)
     assert not [a.name for f in model.functions for a in f.func.arguments.flat_all
-                if is_reserved_argument(a.name) and a.name != "out"]
+                if is_reserved_argument(a.name, f.pointwise is not None)]
     assert not {f.func.name.name for f in model.functions} & (TENSOR_NAMES | API_NAMES)
 
 
@@ -211,3 +220,10 @@ def test_generated_modules_bind_each_name_once() -> None:
         bound = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
         bound |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
         assert bound <= set(names), (path.name, sorted(bound - set(names))[:5])  # the scan misses nothing
+
+
+def test_out_forms_may_name_their_returns_as_their_out_arguments() -> None:
+    """As PyTorch's `sort.values(..., *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, ...)`."""
+    text = ("- func: srt.values(Tensor self, *, Tensor(a!) values, Tensor(b!) indices) -> "
+            "(Tensor(a!) values, Tensor(b!) indices)\n  dispatch:\n    CPU: runtime.kernels.views.clone\n")
+    assert [f.name for f in load(text)] == ["srt.values"]
