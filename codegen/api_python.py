@@ -68,7 +68,8 @@ def python_default(arg: Argument) -> str | None:
     if isinstance(value, Symbol):
         return SYMBOL_DEFAULTS[str(value)]  # the loader refuses any other symbol
     if isinstance(value, list | tuple):
-        return python_value(tuple(value))
+        items = [SYMBOL_DEFAULTS[str(v)] if isinstance(v, Symbol) else python_value(v) for v in value]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     return python_value(value)
 
 

@@ -46,6 +46,11 @@ def test_numeric_defaults_render_as_the_number(args: str, value: float) -> None:
     assert rendered is not None and eval(rendered, {"__builtins__": {"float": float}}) == value
 
 
+def test_symbols_in_list_defaults_render_as_their_values() -> None:
+    arg = load(entry("int[] s=[Mean, 2]"))[0].func.arguments.flat_all[1]
+    assert python_default(arg) == "('mean', 2)"
+
+
 def test_nan_default_renders_as_nan() -> None:
     arg = load(entry("float s=nan"))[0].func.arguments.flat_all[1]
     assert python_default(arg) == "float('nan')"
