@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import json
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import pytest
 
 from codegen.derivatives import BUILTINS, load_derivatives, output_names
 from codegen.errors import LoadError
-from codegen.gen import load_model
+from codegen.gen import Model, load_model
 from codegen.gen_autograd import render_formula
 from codegen.names import GENERATED_BUILTINS, is_reserved_argument, py_name, top_level_names
 from codegen.native import load_native_functions
@@ -149,6 +150,17 @@ def test_vocabulary_lists_are_the_runtimes_names() -> None:
     assert set(names["api"]) | package == API_NAMES
 
 
+@functools.cache
+def generated_tree(module: str) -> ast.Module:
+    """A module of the committed generated package, parsed once for the tests below."""
+    return ast.parse((ROOT / "generated" / f"{module}.py").read_text())
+
+
+@functools.cache
+def real_model() -> Model:
+    return load_model(ROOT)
+
+
 def _params(fn: ast.FunctionDef) -> set[str]:
     a = fn.args
     return {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, [a.vararg, a.kwarg])]}
@@ -157,15 +169,14 @@ def _params(fn: ast.FunctionDef) -> set[str]:
 def test_every_name_generated_bodies_use_is_reserved() -> None:
     """Each name a generated function reads or writes that is not its parameter, not YAML's (an argument or
     output read back by a node) and not guarded by derivatives.yaml's checks, is refused as an argument."""
-    model = load_model(ROOT)
+    model = real_model()
     yaml_names = {py_name(a.name) for f in model.functions for a in f.func.arguments.flat_all}
     yaml_names |= {n for f in model.functions for n in output_names(f)}
     guarded = {"grad"} | set(BUILTINS)  # refused by derivatives.yaml where they would meet
     loose = set()
     for module in ("_ops", "_cpu_kernels", "_cuda_kernels", "_autograd", "_methods"):
         pointwise = module in ("_cpu_kernels", "_cuda_kernels")  # only pointwise ops have functions there
-        tree = ast.parse((ROOT / "generated" / f"{module}.py").read_text())
-        for fn in ast.walk(tree):
+        for fn in ast.walk(generated_tree(module)):
             if not isinstance(fn, ast.FunctionDef) or fn.name in ("install", "_view"):
                 continue
             params = _params(fn) | {t.id for c in ast.walk(fn) if isinstance(c, ast.comprehension)
@@ -178,7 +189,7 @@ def test_every_name_generated_bodies_use_is_reserved() -> None:
 
 
 def test_names_of_the_real_yaml_pass() -> None:
-    model = load_model(ROOT)
+    model = real_model()
     assert not [a.name for f in model.functions for a in f.func.arguments.flat_all
                 if is_reserved_argument(a.name, f.pointwise is not None)]
     assert not {f.func.name.name for f in model.functions} & (TENSOR_NAMES | API_NAMES)
@@ -186,11 +197,11 @@ def test_names_of_the_real_yaml_pass() -> None:
 
 def test_builtins_generated_code_calls_are_the_listed_ones() -> None:
     """An op of one of these names would shadow it in the generated module that defines the op's function."""
-    model = load_model(ROOT)
+    model = real_model()
     yaml_names = {py_name(a.name) for f in model.functions for a in f.func.arguments.flat_all}
     used = set()
     for path in (ROOT / "generated").glob("*.py"):
-        used |= {n.id for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Name)
+        used |= {n.id for n in ast.walk(generated_tree(path.stem)) if isinstance(n, ast.Name)
                  and n.id in dir(builtins) and n.id not in yaml_names and not n.id.startswith("__")}
     assert used <= GENERATED_BUILTINS, sorted(used - GENERATED_BUILTINS)
 
@@ -216,7 +227,7 @@ def test_generated_modules_bind_each_name_once() -> None:
     for path in (ROOT / "generated").glob("*.py"):
         names = [n for n, _ in top_level_names(path.read_text())]
         assert len(names) == len(set(names)), path.name
-        tree = ast.parse(path.read_text())
+        tree = generated_tree(path.stem)
         bound = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
         bound |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
         assert bound <= set(names), (path.name, sorted(bound - set(names))[:5])  # the scan misses nothing
