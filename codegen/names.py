@@ -130,13 +130,16 @@ def top_level_names(text: str) -> list[tuple[str, int]]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line[:1].isidentifier():
             continue
+        if line.startswith(("import ", "from ")):
+            line = line.partition("#")[0]  # a trailing comment
         words = line.replace("(", " ( ").replace(":", " : ").replace(",", " , ").split()
         if words[0] in ("def", "class") and len(words) > 1:
             out.append((words[1], number))
-        elif words[0] == "import":
-            out.append((words[-1] if "as" in words else words[1].split(".")[0], number))
-        elif words[0] == "from" and "import" in words and words[-1] != "*":
-            out.append((words[-1], number))
+        elif words[0] in ("import", "from") and "import" in words:
+            names = " ".join(words[words.index("import") + 1:]).split(",")
+            for name in (n.split() for n in names):  # `a`, `a.b` (binds a), `a as b`
+                if name and name[-1] != "*":
+                    out.append((name[-1] if len(name) > 1 else name[0].split(".")[0], number))
         elif (words[0].isidentifier() and not keyword.iskeyword(words[0]) and len(words) > 1
               and words[1] in ("=", ":")):
             out.append((words[0], number))

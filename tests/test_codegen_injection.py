@@ -315,6 +315,8 @@ def test_accepted_cases_generate_inert_code_that_imports(tmp_path: Path) -> None
     (plain("x", "  pointwise: " + y("(-self" + PAYLOADS["undef"] + "\n)") + "\n"), 2, "one line"),
     ("- func: x(Tensor self) -> Tensor\n  dispatch:\n    CPU: codegen.cli.main\n", 2, "not a plain top-level function"),
     ("- func: np(Tensor self) -> Tensor\n  pointwise: -self\n", 1, "'np' would be bound twice"),
+    ("- func: PointwiseKernel(Tensor self) -> Tensor\n  pointwise: -self\n", 1,
+     "'PointwiseKernel' would be bound twice"),
 ])
 def test_cli_refuses_with_exit_2_and_file_line(tmp_path: Path, entry: str, line: int, words: str) -> None:
     project = scratch_project(tmp_path)

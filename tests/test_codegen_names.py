@@ -216,11 +216,11 @@ def test_formula_builtins_cannot_meet_an_op_of_the_same_name() -> None:
 
 
 def test_top_level_names_of_generated_modules() -> None:
-    text = ("import numpy as np\nfrom a.b import c as d\nfrom a import e\nimport os.path\n\nX = 1\nY: int = 2\n"
+    text = ("import numpy as np\nfrom a.b import c as d, e\nfrom a import e\nimport os.path\n\nX = 1\nY: int = 2\n"
             "if X:\n    Z = 3\nelse:\n    pass\n\n\ndef f(a=1):\n    g = 2\n\n\nclass K(object):\n    h = 1\n"
             "K.__name__ = 'k'\ndel X\n")
-    assert top_level_names(text) == [("np", 1), ("d", 2), ("e", 3), ("os", 4), ("X", 6), ("Y", 7), ("f", 14),
-                                     ("K", 18)]
+    assert top_level_names(text) == [("np", 1), ("d", 2), ("e", 2), ("e", 3), ("os", 4), ("X", 6), ("Y", 7),
+                                     ("f", 14), ("K", 18)]
 
 
 def test_generated_modules_bind_each_name_once() -> None:
@@ -230,6 +230,8 @@ def test_generated_modules_bind_each_name_once() -> None:
         tree = generated_tree(path.stem)
         bound = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
         bound |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+        bound |= {(a.asname or a.name).split(".")[0] for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)
+                  for a in n.names if a.name != "*"}
         assert bound <= set(names), (path.name, sorted(bound - set(names))[:5])  # the scan misses nothing
 
 
