@@ -12,6 +12,7 @@ C++ sources hold it only in `//` comments that cannot end early, and a default m
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import shutil
@@ -26,6 +27,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from codegen import gen_cuda
 from codegen.api_python import python_default
 from codegen.cli import main
 from codegen.derivatives import load_derivatives
@@ -382,3 +384,23 @@ def test_after_every_exit_0_the_package_imports(tmp_path_factory: pytest.TempPat
         assert_python_inert(path)
     got = run_import_check(project, [(f"h{i}", "s") for i in range(len(texts))], [])
     assert got["strings"] == {f"h{i}.s": text for i, text in enumerate(texts)}
+
+
+# -- the comment door, through the real templates of both languages ------------------------------------
+@pytest.mark.parametrize("payload", list(PAYLOADS), ids=list(PAYLOADS))
+def test_comments_of_both_languages_hold_any_payload_inert(payload: str, tmp_path: Path) -> None:
+    """What a schema or spec could carry into the `//` and `#` comments of the CUDA outputs (today only
+    names and numbers reach them; the door must hold whatever comes)."""
+    functions = load_native_functions(ROOT / NF, root=ROOT, text=plain("inj", POINTWISE), file=NF)
+    text = f"inj(Tensor self, str s={PAYLOADS[payload]!r}) -> Tensor {PAYLOADS[payload]}"
+    op = dataclasses.replace(gen_cuda.pointwise_op(functions[0]), schema=comment_text(text),
+                             source=comment_text(PAYLOADS[payload]), yaml_comment=comment_text(PAYLOADS[payload]))
+    env = environment(ROOT)
+    cu = tmp_path / "inj.cu"
+    cu.write_text(env.get_template("cuda/pointwise.cu.j2").render(op=op, paths=gen_cuda.KERNEL_PATHS,
+                                                                   index_types=gen_cuda.INDEX_BITS))
+    assert_cxx_inert(cu, preprocess=True)
+    py = tmp_path / "kernels.py"
+    py.write_text(env.get_template("cuda/cuda_kernels.py.j2").render(ops=[op]))
+    assert_python_inert(py)
+    compile(py.read_text(), str(py), "exec")
