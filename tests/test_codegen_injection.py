@@ -33,6 +33,7 @@ from codegen.cli import main
 from codegen.derivatives import load_derivatives
 from codegen.errors import LoadError
 from codegen.gen import _op_context
+from codegen.jinja_env import environment
 from codegen.kernel_spec import CUDA, NUMPY
 from codegen.literals import comment_text
 from codegen.native import load_native_functions
