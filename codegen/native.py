@@ -12,18 +12,15 @@ remember which entry they came from (`derived_from`).
 
 from __future__ import annotations
 
-import ast
-import functools
 import keyword
-import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from codegen import disk_cache
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError, SchemaParseError
 from codegen.kernel_spec import PointwiseSpec, SpecError
+from codegen.kernel_targets import check_kernel
 from codegen.literals import SYMBOL_DEFAULTS
 from codegen.model import Argument, FunctionSchema, SchemaKind, Symbol
 from codegen.names import check_argument_names, check_op_name
@@ -300,93 +297,14 @@ def _parse_dispatch(value: object, root: Path) -> dict[str, str]:
             if key not in DISPATCH_KEYS:
                 raise _EntryError("dispatch", f"unknown dispatch key '{key}'; known keys: "
                                               f"{', '.join(DISPATCH_KEYS)}")
-            _check_kernel_exists(kernel, root)
+            try:
+                check_kernel(kernel, root)
+            except OpgenError as e:
+                raise _EntryError("dispatch", str(e)) from None
             out[key] = kernel
     if "CompositeImplicitAutograd" in out and len(out) > 1:
         raise _EntryError("dispatch", "a CompositeImplicitAutograd kernel serves every key; give no other key")
     return dict(sorted(out.items(), key=lambda kv: DISPATCH_KEYS.index(kv[0])))
-
-
-def _check_kernel_exists(kernel: str, root: Path) -> None:
-    """A kernel named `pkg.module.fn` must be a top-level function of `root/pkg/module.py`: a plain `def`
-    (no decorator, not async) that nothing else at the top level of the module binds again (an assignment,
-    an import, a class, a loop variable, a `global` statement). Read with ast, never imported."""
-    module, _, fn = kernel.rpartition(".")
-    parts = kernel.split(".")
-    if not module or not all(p.isidentifier() and p.isascii() and not keyword.iskeyword(p) for p in parts):
-        raise _EntryError("dispatch", f"kernel '{kernel}' must be a dotted path 'package.module.function' "
-                                      "of ASCII identifiers")
-    if parts[0].startswith("_") or parts[0] == "generated":
-        raise _EntryError("dispatch", f"kernel '{kernel}' must start with a package of the project (not "
-                                      "'generated' or a name starting with '_')")
-    path = root.joinpath(*module.split(".")).with_suffix(".py")
-    if not path.is_file():
-        raise _EntryError("dispatch", f"kernel '{kernel}': no module file {path.relative_to(root)}")
-    stat = path.stat()
-    where = {name: line for name, _, line in
-             (w.partition(":") for w in _module_functions(path, stat.st_mtime_ns, stat.st_size).split())}
-    found = where.get(fn)
-    if found is None:
-        raise _EntryError("dispatch", f"kernel '{kernel}': {path.relative_to(root)} defines no '{fn}'")
-    if not found.isdigit():
-        raise _EntryError("dispatch", f"kernel '{kernel}' is not a plain top-level function: "
-                                      f"{path.relative_to(root)}:{found.split('@')[1]} "
-                                      f"{found.split('@')[0].replace('-', ' ')}")
-
-
-@functools.lru_cache(maxsize=256)
-def _module_functions(path: Path, mtime_ns: int, size: int) -> str:
-    """`name:line` for every plain top-level function of a Python file, `name:what@line` for a name bound
-    otherwise (read with ast; kept across runs by the file's content, Note [Generator caches] in
-    codegen/disk_cache.py)."""
-    text = path.read_text()
-    return disk_cache.memo("names", disk_cache.digest("kernel functions 3", sys.version, text),
-                           lambda: _top_level_bindings(text, str(path)))
-
-
-def _top_level_bindings(text: str, filename: str) -> str:
-    tree = ast.parse(text, filename=filename)
-    plain: dict[str, int] = {}
-    other: dict[str, str] = {}
-
-    def bind(name: str, what: str, line: int) -> None:
-        other.setdefault(name, f"{what}@{line}")
-
-    def scope(node: ast.AST, nested: bool) -> None:
-        """The bindings `node` makes in the module's namespace (not inside functions, classes, lambdas or
-        comprehensions, which have their own)."""
-        if isinstance(node, ast.FunctionDef) and not node.decorator_list and not nested:
-            if node.name in plain:
-                bind(node.name, "defines-it-twice", node.lineno)
-            plain.setdefault(node.name, node.lineno)
-            return
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            what = ("decorates-it" if node.decorator_list else "defines-it-inside-a-block" if nested
-                    else "makes-it-a-class" if isinstance(node, ast.ClassDef) else "makes-it-an-async-def")
-            bind(node.name, what, node.lineno)
-            return
-        if isinstance(node, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
-            return
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            for alias in node.names:
-                bind((alias.asname or alias.name).split(".")[0], "binds-it-with-an-import", node.lineno)
-            return
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
-            bind(node.id, "assigns-it", node.lineno)
-        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
-            bind(node.name, "assigns-it", node.lineno)
-        for child in ast.iter_child_nodes(node):
-            scope(child, nested or isinstance(node, ast.stmt))
-
-    for statement in tree.body:
-        scope(statement, False)
-    for n in ast.walk(tree):  # `global name` in a function may rebind a top-level name
-        if isinstance(n, ast.Global):
-            for name in n.names:
-                bind(name, "rebinds-it-through-global", n.lineno)
-    out = [f"{name}:{line}" for name, line in plain.items() if name not in other]
-    out += [f"{name}:{what}" for name, what in other.items()]
-    return " ".join(sorted(out))
 
 
 def _parse_pointwise(entry: LocatedMap, func: FunctionSchema) -> PointwiseSpec:
