@@ -3,7 +3,8 @@
 `pkg.module.fn` is looked up in `root/pkg/module.py`, read with `ast` and never imported: `fn` must be bound
 once, by a `def` at the top level with no decorator (a decorator may make it anything: a click command, a
 cached object), and by nothing else (a class, an `async def`, a `def` inside an `if` or `try`, an
-assignment, an import, a loop variable, a `global` statement in a function). Each refusal names the line
+assignment, an import, a loop variable, a `global` statement in a function; a star import may rebind any
+name). Each refusal names the line
 of the module that binds it otherwise. The bindings are kept across runs by the file's content (Note
 [Generator caches] in codegen/disk_cache.py).
 """
@@ -38,6 +39,8 @@ def check_kernel(kernel: str, root: Path) -> None:
     where = {name: line for name, _, line in
              (w.partition(":") for w in _module_functions(path, stat.st_mtime_ns, stat.st_size).split())}
     found = where.get(fn)
+    if found is not None and "*" in where:  # `from m import *` may rebind any name
+        found = where["*"]
     if found is None:
         raise OpgenError(f"kernel '{kernel}': {path.relative_to(root)} defines no '{fn}'")
     if not found.isdigit():
@@ -52,7 +55,7 @@ def _module_functions(path: Path, mtime_ns: int, size: int) -> str:
     otherwise (read with ast; kept across runs by the file's content, Note [Generator caches] in
     codegen/disk_cache.py)."""
     text = path.read_text()
-    return disk_cache.memo("names", disk_cache.digest("kernel functions 3", sys.version, text),
+    return disk_cache.memo("names", disk_cache.digest("kernel functions 4", sys.version, text),
                            lambda: _top_level_bindings(text, str(path)))
 
 
@@ -81,7 +84,8 @@ def _top_level_bindings(text: str, filename: str) -> str:
             return
         if isinstance(node, ast.Import | ast.ImportFrom):
             for alias in node.names:
-                bind((alias.asname or alias.name).split(".")[0], "binds-it-with-an-import", node.lineno)
+                what = "may-rebind-it-with-a-star-import" if alias.name == "*" else "binds-it-with-an-import"
+                bind((alias.asname or alias.name).split(".")[0], what, node.lineno)
             return
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             bind(node.id, "assigns-it", node.lineno)

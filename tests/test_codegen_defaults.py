@@ -156,6 +156,13 @@ def test_dispatch_to_a_plain_function_is_accepted(project: Path) -> None:
     assert load(dispatch("plain"), project)[0].dispatch == {"CPU": "pk.k.plain"}
 
 
+def test_a_star_import_may_rebind_any_function(project: Path) -> None:
+    module = project / "pk" / "k.py"
+    module.write_text(module.read_text() + "from os.path import *\n")
+    assert refusal(dispatch("plain"), project) == (
+        f"{NF}:2: kernel 'pk.k.plain' is not a plain top-level function: pk/k.py:43 may rebind it with a star import")
+
+
 @pytest.mark.parametrize("target, message", [
     ("codegen.cli.main", "is not a plain top-level function: codegen/cli.py"),
     ("_cpu.add_Tensor", "must start with a package of the project"),
