@@ -13,22 +13,16 @@ in `torch.add(input, other)`); a Tensor method is the same function, called with
 
 from __future__ import annotations
 
-import keyword
 from dataclasses import dataclass
 
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError
+from codegen.literals import SYMBOL_DEFAULTS, python_value
 from codegen.model import Argument, SchemaKind, Symbol
+from codegen.names import py_name
 from codegen.native import NativeFunction, Variant
 
 NOT_GIVEN = "_NG"   # the sentinel's name in generated code
 
-# Symbolic defaults of schemas and their Python values in generated code.
-_SYMBOL_DEFAULTS = {
-    "contiguous_format": "'contiguous_format'", "preserve_format": "'preserve_format'",
-    "Mean": "'mean'", "Sum": "'sum'", "None": "'none'",
-    "long": "_dtypes.int64", "int": "_dtypes.int32", "float": "_dtypes.float32", "double": "_dtypes.float64",
-    "bool": "_dtypes.bool_", "half": "_dtypes.float16",
-}
 
 # Python operators as Tensor dunders: (dunder, op name, form). Forms: "binary" calls op(self, other),
 # "reflected" op(other, self) with `other` made a tensor, "unary" op(self), "inplace" self.op_(other).
@@ -52,13 +46,6 @@ DUNDERS = (
 )
 
 
-def py_name(name: str) -> str:
-    """A schema argument name as a Python parameter: `self` is `input`, keywords get a `_`."""
-    if name == "self":
-        return "input"
-    return f"{name}_" if keyword.iskeyword(name) else name
-
-
 def op_id(f: NativeFunction) -> str:
     """An identifier for an overload: `add.Tensor` -> `add_Tensor`, `add_.Tensor` -> `add__Tensor`."""
     return str(f.func.name).replace(".", "_")
@@ -79,10 +66,11 @@ def python_default(arg: Argument) -> str | None:
         return None
     value = arg.default_value()
     if isinstance(value, Symbol):
-        return _SYMBOL_DEFAULTS.get(str(value), repr(str(value)))
+        return SYMBOL_DEFAULTS[str(value)]  # the loader refuses any other symbol
     if isinstance(value, list | tuple):
-        return repr(tuple(value))
-    return repr(value)
+        items = [SYMBOL_DEFAULTS[str(v)] if isinstance(v, Symbol) else python_value(v) for v in value]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    return python_value(value)
 
 
 def key_expr(arg: Argument) -> str:
@@ -116,6 +104,11 @@ class Binding:
     params: tuple[Param, ...]
     cases: tuple[Case, ...]
     overloads: tuple[str, ...]   # schemas, for error messages and stubs
+
+    @property
+    def overloads_literal(self) -> str:
+        """`overloads` as a Python tuple literal (Note [Text into code only through one door])."""
+        return python_value(self.overloads)
 
     @property
     def signature(self) -> str:
@@ -169,7 +162,8 @@ def _call(f: NativeFunction, union: dict[str, Param], others: list[NativeFunctio
         scalar_elsewhere = any(_type_of(o, a.name) not in (None, "Tensor") for o in others)
         if i > 0 and a.type.is_tensor() and a not in f.func.arguments.out and not scalar_elsewhere:
             # a Python number passed where only a Tensor fits becomes a wrapped-number tensor
-            expr = f"({name} if isinstance({name}, Tensor) else _scalar({name}, op={f.func.name.name!r}, arg={name!r}))"
+            where = f"op={python_value(f.func.name.name)}, arg={python_value(name)}"
+            expr = f"({name} if isinstance({name}, Tensor) else _scalar({name}, {where}))"
         default = python_default(a)
         if union[name].default == NOT_GIVEN and default is not None:
             expr = f"({default} if {name} is {NOT_GIVEN} else {expr})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import difflib
 import fnmatch
 import sys
@@ -178,7 +179,8 @@ def show(root: str | None, op: str) -> None:
         if d is not None:
             click.echo(f"  derivative: {d.node_name} ({d.loc})")
             for formula in d.formulas:
-                click.echo(f"    {', '.join(formula.inputs)}: {formula.source}")
+                # printed from its tree: one line, its strings escaped (the YAML text may hold any character)
+                click.echo(f"    {', '.join(formula.inputs)}: {ast.unparse(formula.tree)}")
         click.echo("")
 
 

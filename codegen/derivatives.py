@@ -170,6 +170,12 @@ def _load_entry(entry: LocatedMap, file: str, by_schema: dict[str, NativeFunctio
         return None
     args = {a.name: a for a in f.func.arguments.flat_non_out}
     outputs = output_names(f)
+    clash = sorted(({"grad", "grads"} | set(outputs)) & set(args))
+    if clash:
+        # a formula's `grad` and `result` are the node's own locals (Note [Reserved names in generated code])
+        problem("name", f"{f.name} has an argument named '{clash[0]}', which a formula reads as the incoming "
+                        "gradient or an output; rename the argument to give it a derivative")
+        return None
     variables = {"grad", "grads", *args, *outputs}
     formulas = []
     for key, value in entry.items():

@@ -28,7 +28,8 @@ class SchemaParseError(OpgenError):
         self.column = column
         self.message = message
         caret = " " * (column - 1) + "^"
-        super().__init__(f"{message} (column {column})\n    {schema}\n    {caret}")
+        shown = "".join(c if c.isprintable() else "?" for c in schema)  # one line, the caret still under it
+        super().__init__(f"{message} (column {column})\n    {shown}\n    {caret}")
 
 
 @dataclass(frozen=True)

@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import difflib
 import functools
-import json
+import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 
-from codegen import api_python, gen_autograd, gen_cuda, tree_swap
+from codegen import api_python, gen_autograd, gen_cuda, names, tree_swap
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import Derivative, load_derivatives
-from codegen.errors import OpgenError
+from codegen.errors import Location, OpgenError
 from codegen.jinja_env import environment
 from codegen.kernel_spec import NUMPY, condition_tensors, integer_divisors
+from codegen.literals import python_number, python_str, python_value
 from codegen.model import Argument, BaseType, ListType, OptionalType, Type
 from codegen.native import NativeFunction, Variant, load_native_functions
 from codegen.runtime_ops import check_runtime_ops
@@ -86,7 +87,21 @@ def render_all(root: Path) -> dict[str, str]:
             methods=[_stub(b, by_name[b.name], varargs.get(b.name)) for b in bindings if b.name in method_names]),
     }
     files.update(gen_cuda.generate(functions, env))
+    names.check_module_names(files, _owners(model))
     return dict(sorted(files.items()))
+
+
+def _owners(model: Model) -> dict[str, list[Location]]:
+    """Every top-level name an op gives rise to in a generated module -> the entries that declare it."""
+    owners: dict[str, list[Location]] = {}
+    for f in model.functions:
+        i, k = op_id(f), kernel_name(f)
+        for name in (f.func.name.name, i, f"_op_{i}", f"_tab_{i}", f"_call_{i}", f"_rt_{i}", k, f"{k}_inplace",
+                     f"{k}_out", f"_{k}", f"_FAST_{k}"):
+            owners.setdefault(name, []).append(f.loc)
+    for d in model.derivatives:
+        owners.setdefault(d.class_name, []).append(d.loc)
+    return owners
 
 
 def _varargs_methods(by_name: dict[str, list[NativeFunction]], method_names: list[str]) -> dict[str, str]:
@@ -137,7 +152,7 @@ class OpContext:
 
     id: str
     name: str
-    schema: str  # the body of a "..." literal: a schema's string defaults may hold quotes and backslashes
+    schema: str  # a Python string literal (Note [Text into code only through one door] in codegen/literals.py)
     params: tuple[str, ...]
     tensor_positions: tuple[int, ...]
     mixed_devices: bool
@@ -157,7 +172,7 @@ def _op_context(f: NativeFunction) -> OpContext:
     return OpContext(
         id=op_id(f),
         name=f.name,
-        schema=json.dumps(str(f.func))[1:-1],
+        schema=python_str(str(f.func), '"'),
         params=tuple(py_name(a.name) for a in args),
         tensor_positions=positions,
         mixed_devices=f.mixed_devices,
@@ -174,7 +189,7 @@ def _return_type(f: NativeFunction) -> str:
     rets = f.func.returns
     if len(rets) < 2 or any(r.name is None for r in rets) or f.func.name.name.endswith("_"):
         return ""
-    return repr((f.func.name.name, tuple(r.name for r in rets)))
+    return python_value((f.func.name.name, tuple(r.name for r in rets)))
 
 
 @dataclass(frozen=True)
@@ -219,7 +234,7 @@ def _cpu_kernel_context(f: NativeFunction) -> CpuKernelContext:
         tensors=tensors,
         arrays=arrays,
         expr=expr,
-        fast_condition=" and ".join(f"{py_name(k)} == {v!r}" for k, v in defaults.items()),
+        fast_condition=" and ".join(f"{py_name(k)} == {python_number(v)}" for k, v in defaults.items()),
         fast_expr=fast if fast != expr else None,
         promote=spec.promote,
         promote_scalars=tuple(py_name(x) for x in spec.promote_scalars),
@@ -235,12 +250,12 @@ def _cpu_kernel_context(f: NativeFunction) -> CpuKernelContext:
 
 
 def _numeric_defaults(f: NativeFunction, scalars: tuple[str, ...]) -> dict[str, float]:
-    """Scalar arguments whose default is a number (candidates for the kernel's fast path)."""
+    """Scalar arguments whose default is a finite number (candidates for the kernel's fast path)."""
     out: dict[str, float] = {}
     for a in f.func.arguments.flat_non_out:
         if a.name in scalars and a.default is not None:
             value = a.default_value()
-            if isinstance(value, int | float) and not isinstance(value, bool):
+            if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
                 out[a.name] = value
     return out
 
@@ -280,7 +295,8 @@ def _render_registrations(env: jinja2.Environment, model: Model) -> str:
         for key, kernel in registrations(f):
             if kernel.partition(".")[0] not in IMPORTED_NOW:
                 module, _, function = kernel_path(kernel).rpartition(".")
-                kernel = f'_on_first_call("{module}", "{function}")'
+                where = ", ".join(python_str(part, '"') for part in (module, function))
+                kernel = f"_on_first_call({where})"
             entries.append((f.name, key, kernel))
     return env.get_template("registrations.py.j2").render(
         registrations=entries,

@@ -65,7 +65,9 @@ def _meta_accesses(tree: ast.AST, name: str) -> set[str] | None:
 
 
 def meta_var(name: str, attr: str) -> str:
-    return f"{py_name(name)}_{attr}"
+    """The local a node's apply() reads saved metadata as: in the reserved namespace (Note [Reserved names in
+    generated code] in codegen/names.py), so `self`'s shape cannot meet an argument named `input_shape`."""
+    return f"_{py_name(name)}_{attr}"
 
 
 class _Rename(ast.NodeTransformer):
@@ -90,8 +92,9 @@ class _Rename(ast.NodeTransformer):
             return ast.Name(id=name, ctx=ast.Load())
         self.generic_visit(node)
         func = node.func
-        if isinstance(func, ast.Name) and func.id not in BUILTINS:
-            module = "_H" if func.id in self.helpers else "_F"
+        if isinstance(func, ast.Name):
+            # a builtin through the builtins module: an op named `max` has an Autograd kernel `max` here
+            module = "_builtins" if func.id in BUILTINS else "_H" if func.id in self.helpers else "_F"
             node.func = ast.Attribute(value=ast.Name(id=module, ctx=ast.Load()), attr=func.id, ctx=ast.Load())
         return node
 

@@ -29,7 +29,9 @@ import jinja2
 from codegen import disk_cache
 from codegen.api_python import kernel_name
 from codegen.kernel_spec import CUDA, condition_tensors
+from codegen.literals import comment_text
 from codegen.model import SchemaKind
+from codegen.names import local_name
 
 if TYPE_CHECKING:
     from codegen.native import NativeFunction
@@ -92,14 +94,15 @@ class PointwiseOp:
     """What the templates need to know about one pointwise op."""
 
     kernel: str  # kernel_name(f), e.g. add_Tensor
-    schema: str
+    op: str  # the op's name, for error messages (an identifier)
+    schema: str  # comment text (Note [Text into code only through one door] in codegen/literals.py)
     yaml: str  # the file that declares the op (no line number: adding an op elsewhere changes no file)
-    source: str  # the spec's expression
+    source: str  # the spec printed from its tree, as comment text (never the YAML text)
     promote: str
-    tensors: tuple[str, ...]
-    scalars: tuple[str, ...]
+    tensors: tuple[str, ...]  # Python names of the tensor arguments (names.local_name)
+    scalars: tuple[str, ...]  # Python names of the scalar arguments
     promote_scalars: tuple[int, ...]  # positions in `scalars` of those that take part in type promotion
-    args: tuple[str, ...]  # every schema argument in schema order (the backend kernels' parameters)
+    args: tuple[str, ...]  # every schema argument in schema order, Python names (the backend kernels' parameters)
     params: tuple[str, ...]  # C++ parameter names of the op's device function, tensors then scalars
     expr: str  # the spec as C++ over `params`
     instances: tuple[Instance, ...]
@@ -107,6 +110,7 @@ class PointwiseOp:
     conditions: tuple[str, ...] = ()  # tensors used as a condition: must be bool (kernel_spec.condition_tensors)
     zero_dim: tuple[str, ...] = ()  # tensors that must be 0-dimensional (PointwiseSpec.zero_dim)
     same_dtype: tuple[tuple[str, bool], ...] = ()  # PointwiseSpec.same_dtype
+    yaml_comment: str = ""  # `yaml` as comment text
 
     @property
     def path(self) -> str:
@@ -132,21 +136,23 @@ def pointwise_op(f: NativeFunction) -> PointwiseOp:
                                   CTYPES[comp_d][0], vec_width(in_d, out_d)))
     return PointwiseOp(
         kernel=kernel,
-        schema=str(func),
+        op=func.name.name,
+        schema=comment_text(str(func)),
         yaml=PurePath(f.loc.file).name,
-        source=spec.source,
+        source=comment_text(spec.text),
         promote=spec.promote,
-        tensors=spec.tensors,
-        scalars=spec.scalars,
+        tensors=tuple(local_name(t) for t in spec.tensors),
+        scalars=tuple(local_name(x) for x in spec.scalars),
         promote_scalars=tuple(spec.scalars.index(x) for x in spec.promote_scalars),
-        args=tuple(a.name for a in func.arguments.flat_non_out),
+        args=tuple(local_name(a.name) for a in func.arguments.flat_non_out),
         params=tuple(names[a] for a in (*spec.tensors, *spec.scalars)),
         expr=spec.render(CUDA, names),
         instances=tuple(instances),
         inplace=f.group.inplace is not None,
-        conditions=condition_tensors(spec),
-        zero_dim=spec.zero_dim,
-        same_dtype=spec.same_dtype,
+        conditions=tuple(local_name(t) for t in condition_tensors(spec)),
+        zero_dim=tuple(local_name(t) for t in spec.zero_dim),
+        same_dtype=tuple((local_name(t), always) for t, always in spec.same_dtype),
+        yaml_comment=comment_text(PurePath(f.loc.file).name),
     )
 
 

@@ -20,7 +20,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from codegen.errors import OpgenError
 from codegen.formula_grammar import GrammarError, check_depth
+from codegen.literals import cxx_number, python_number
 from runtime.vocabulary import DTYPE_GROUPS, PROMOTE_KINDS
 
 
@@ -109,6 +111,7 @@ class PointwiseSpec:
         """Parse and validate `source`; `tensors`/`scalars` are the argument names it may use."""
         if promote not in PROMOTIONS:
             raise SpecError(f"unknown promote '{promote}'; expected one of {', '.join(PROMOTIONS)}")
+        _check_one_line(source)
         try:
             tree = ast.parse(source.strip(), mode="eval").body
         except SyntaxError as e:
@@ -133,6 +136,11 @@ class PointwiseSpec:
         """The spec in `renderer`'s language; `names` maps argument names to that language's variables."""
         return renderer.render(self.tree, names)
 
+    @property
+    def text(self) -> str:
+        """The spec printed from its tree (one line, names and numbers only): what generated comments show."""
+        return ast.unparse(self.tree)
+
     def specialize(self, constants: Mapping[str, float]) -> PointwiseSpec:
         """The spec with some scalar arguments fixed to constants and folded (`1 * x` -> `x`).
 
@@ -141,6 +149,17 @@ class PointwiseSpec:
         tree = _Fold(constants).visit(ast.parse(ast.unparse(self.tree), mode="eval").body)
         return PointwiseSpec(ast.unparse(tree), tree, self.promote, self.tensors, self.scalars, self.dtypes,
                              self.promote_scalars, self.zero_dim, self.same_dtype)
+
+
+def _check_one_line(source: str) -> None:
+    """A spec is one logical line of printable ASCII: no line break of any kind, no comment, no line
+    continuation (it is rendered from its tree, but its text is shown by `opgen show`)."""
+    for i, ch in enumerate(source.strip()):
+        if not " " <= ch <= "~":
+            raise SpecError(f"pointwise expression must be one line of printable ASCII; character "
+                            f"U+{ord(ch):04X} at column {i + 1}")
+        if ch in "#\\":
+            raise SpecError(f"pointwise expression may not contain {ch!r} (column {i + 1}): it is one expression")
 
 
 def _dtype_names(dtypes: str | list[str]) -> tuple[str, ...]:
@@ -185,6 +204,8 @@ def _validate(node: ast.expr, allowed: set[str]) -> set[str]:
                 raise SpecError(f"constant {sub.value!r} is not a number or bool")
             if type(sub.value) is float and not math.isfinite(sub.value):
                 raise SpecError(f"constant {sub.value!r} is not finite")
+            if type(sub.value) is int and not -(2**63) <= sub.value < 2**63:
+                raise SpecError(f"constant {sub.value} does not fit in int64")
         elif isinstance(sub, ast.Compare):
             if len(sub.ops) != 1:
                 raise SpecError("chained comparisons are not supported; combine with 'and'")
@@ -268,6 +289,9 @@ class SpecRenderer(ABC):
         raise SpecError(f"cannot render {ast.dump(node)}")  # unreachable after _validate
 
     def constant(self, value: float) -> str:
+        """A number or bool constant; a backend with its own spelling of non-finite values overrides it."""
+        if isinstance(value, float) and not math.isfinite(value):
+            raise SpecError(f"constant {value!r} is not finite")
         return repr(value)
 
     @abstractmethod
@@ -293,6 +317,9 @@ class NumpyRenderer(SpecRenderer):
     _UNARY: dict[type, str] = {ast.USub: "(-{0})", ast.UAdd: "(+{0})", ast.Not: "np.logical_not({0})",
                                ast.Invert: "np.invert({0})"}
     _BOOLOPS: dict[type, str] = {ast.And: "np.logical_and", ast.Or: "np.logical_or"}
+
+    def constant(self, value: float) -> str:
+        return repr(value) if isinstance(value, bool) else python_number(value)
 
     def binop(self, op: ast.operator, a: str, b: str) -> str:
         return f"({a} {_BINOPS[type(op)]} {b})"
@@ -327,9 +354,10 @@ class CudaRenderer(SpecRenderer):
     _BOOLOPS: dict[type, str] = {ast.And: "&&", ast.Or: "||"}
 
     def constant(self, value: float) -> str:
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        return repr(value)
+        try:
+            return cxx_number(value)
+        except OpgenError as e:
+            raise SpecError(str(e)) from None
 
     def binop(self, op: ast.operator, a: str, b: str) -> str:
         return self._BINOPS[type(op)].format(a, b)

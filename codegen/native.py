@@ -12,19 +12,18 @@ remember which entry they came from (`derived_from`).
 
 from __future__ import annotations
 
-import ast
-import functools
 import keyword
-import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from codegen import disk_cache
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError, SchemaParseError
 from codegen.kernel_spec import PointwiseSpec, SpecError
-from codegen.model import FunctionSchema, SchemaKind
+from codegen.kernel_targets import check_kernel
+from codegen.literals import SYMBOL_DEFAULTS
+from codegen.model import Argument, FunctionSchema, SchemaKind, Symbol
+from codegen.names import check_argument_names, check_op_name
 from codegen.yaml_lines import LocatedMap, load_entries, read_source
 from runtime.vocabulary import POINTWISE_KEYS, YAML_DISPATCH_KEYS
 
@@ -147,7 +146,13 @@ def load_native_functions(path: Path, *, root: Path | None = None, text: str | N
         except (OpgenError, SpecError) as e:
             problems.add(_error_line(entry, e), str(e) if not isinstance(e, SchemaParseError) else _schema_msg(e))
             continue
-        group = _derive_forms(f)
+        try:
+            group = _derive_forms(f)
+            for g in group:
+                check_op_name(g.func, Variant.method in g.variants, Variant.function in g.root.variants)
+        except OpgenError as e:
+            problems.add(_error_line(entry, e), str(e) if not isinstance(e, SchemaParseError) else _schema_msg(e))
+            continue
         for g in group:
             object.__setattr__(g, "group", group)  # the forms refer to their root: it cannot be an argument
         for g in group:
@@ -190,6 +195,8 @@ def _load_entry(entry: LocatedMap, file: str, root: Path) -> NativeFunction:
             raise _EntryError(key, f"'{key}' must be {what}, not {_describe(value)}")
     func = FunctionSchema.parse(entry["func"])
     _check_names(func)
+    check_argument_names(func, pointwise="pointwise" in entry)
+    _check_defaults(func)
     variants = _parse_variants(entry.get("variants", "function"), func)
     dispatch = _parse_dispatch(entry.get("dispatch"), root)
     pointwise = None
@@ -207,6 +214,8 @@ def _load_entry(entry: LocatedMap, file: str, root: Path) -> NativeFunction:
             raise OpgenError(f"'{func.name}' has no kernel: add 'pointwise: <expression>' or "
                              f"'dispatch: {{CPU: module.function}}'")
     doc = entry.get("doc", "")
+    if not doc.isprintable():  # no line break, control or format character: it is printed by `opgen show`
+        raise _EntryError("doc", "'doc' must be one line of printable text")
     loc = Location(file, entry.line)
     mixed_devices = _parse_device_check(entry.get("device_check", "Check"))
     return NativeFunction(func, loc, variants, dispatch, pointwise, doc, mixed_devices=mixed_devices)
@@ -233,6 +242,32 @@ def _check_names(func: FunctionSchema) -> None:
     if len(str(func.name)) > MAX_NAME_LENGTH:
         raise OpgenError(f"operator name '{str(func.name)[:40]}...' is {len(str(func.name))} characters long; "
                          f"the limit is {MAX_NAME_LENGTH} (names become file names)")
+
+
+# Note [Defaults that mean what they say]
+# A default is printed into the generated Python signature (codegen/literals.py python_value), so it must be
+# a value of its argument's type there: a quoted string only on a `str` argument, an integer within int64
+# (the runtime's widest integer), inf/-inf/nan/1e400 as the float they are (`float('inf')`), and a bare
+# name only when it is a known symbol (codegen/literals.py SYMBOL_DEFAULTS: `contiguous_format`, `Mean`).
+_INT64 = range(-(2**63), 2**63)
+
+
+def _check_defaults(func: FunctionSchema) -> None:
+    for a in func.arguments.flat_all:
+        if a.default is not None:
+            _check_default(a, a.default_value())
+
+
+def _check_default(a: Argument, value: object) -> None:
+    base = a.type.base_name()
+    for v in value if isinstance(value, list) else [value]:
+        if isinstance(v, Symbol) and v not in SYMBOL_DEFAULTS:
+            raise OpgenError(f"default '{v}' of argument '{a.name}' is not a number, a string or one of the "
+                             f"known symbols ({', '.join(SYMBOL_DEFAULTS)})")
+        if isinstance(v, str) and not isinstance(v, Symbol) and base != "str":
+            raise OpgenError(f"argument '{a.name}' of type {a.type} has a string default; only str arguments may")
+        if isinstance(v, int) and not isinstance(v, bool) and v not in _INT64:
+            raise OpgenError(f"default {v} of argument '{a.name}' does not fit in int64")
 
 
 def _parse_variants(value: object, func: FunctionSchema) -> frozenset[Variant]:
@@ -262,38 +297,14 @@ def _parse_dispatch(value: object, root: Path) -> dict[str, str]:
             if key not in DISPATCH_KEYS:
                 raise _EntryError("dispatch", f"unknown dispatch key '{key}'; known keys: "
                                               f"{', '.join(DISPATCH_KEYS)}")
-            _check_kernel_exists(kernel, root)
+            try:
+                check_kernel(kernel, root)
+            except OpgenError as e:
+                raise _EntryError("dispatch", str(e)) from None
             out[key] = kernel
     if "CompositeImplicitAutograd" in out and len(out) > 1:
         raise _EntryError("dispatch", "a CompositeImplicitAutograd kernel serves every key; give no other key")
     return dict(sorted(out.items(), key=lambda kv: DISPATCH_KEYS.index(kv[0])))
-
-
-def _check_kernel_exists(kernel: str, root: Path) -> None:
-    """A kernel named `pkg.module.fn` must be a top-level function of `root/pkg/module.py`."""
-    module, _, fn = kernel.rpartition(".")
-    if not module or not all(p.isidentifier() for p in kernel.split(".")):
-        raise _EntryError("dispatch", f"kernel '{kernel}' must be a dotted path 'package.module.function'")
-    path = root.joinpath(*module.split(".")).with_suffix(".py")
-    if not path.is_file():
-        raise _EntryError("dispatch", f"kernel '{kernel}': no module file {path.relative_to(root)}")
-    if fn not in _module_names(path, path.stat().st_mtime_ns):
-        raise _EntryError("dispatch", f"kernel '{kernel}': {path.relative_to(root)} defines no '{fn}'")
-
-
-@functools.lru_cache(maxsize=256)
-def _module_names(path: Path, mtime_ns: int) -> frozenset[str]:
-    """Top-level functions, classes and assigned names of a Python file (read with ast, never imported;
-    kept across runs by the file's content, Note [Generator caches] in codegen/disk_cache.py)."""
-    text = path.read_text()
-
-    def names() -> str:
-        tree = ast.parse(text, filename=str(path))
-        out = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
-        out |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
-        return " ".join(sorted(out))
-
-    return frozenset(disk_cache.memo("names", disk_cache.digest("module names", sys.version, text), names).split())
 
 
 def _parse_pointwise(entry: LocatedMap, func: FunctionSchema) -> PointwiseSpec:

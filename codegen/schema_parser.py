@@ -262,6 +262,10 @@ def _check_scalar(s: str, lo: int, hi: int) -> None:
     text = s[lo:hi]
     c = text[0]
     if c == '"' or c == "'":
+        for i, ch in enumerate(text):
+            if not ch.isprintable():  # a raw line break, NUL, U+2028 ...: write it as an escape ('\\n')
+                raise _fail(s, lo + i, f"raw control character U+{ord(ch):04X} in a string default; "
+                                       "write an escape such as \\n")
         _unescape(text, s, lo)
         return
     if _is_name(text) or text in _FLOAT_WORDS:

@@ -3,6 +3,8 @@
 """Backward nodes (one per derivatives.yaml entry) and the Autograd kernels of every operator."""
 # ruff: noqa: E501, F401, F841
 
+import builtins as _builtins
+
 from generated import _ops
 from generated import _ops as _F
 from runtime.autograd import formulas as _H
@@ -267,24 +269,24 @@ class ThresholdBackwardBackward0(_Node):
 class SumBackward0(_Node):
     """Backward of sum."""
 
-    __slots__ = ("_saved_input_shape", )
+    __slots__ = ("_saved__input_shape", )
     fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = grad.expand(input_shape)
+            out[0] = grad.expand(_input_shape)
         return out
 
 
 class SumBackward1(_Node):
     """Backward of sum.dim_IntList."""
 
-    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", )
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved__input_shape", )
     fresh_gradients = True
     _saved_fields = ()
 
@@ -292,11 +294,11 @@ class SumBackward1(_Node):
         grad = grads[0]
         dim = self._saved_dim
         keepdim = self._saved_keepdim
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _H.sum_backward(grad, input_shape, dim, keepdim)
+            out[0] = _H.sum_backward(grad, _input_shape, dim, keepdim)
         return out
 
 
@@ -394,17 +396,17 @@ class PermuteBackward0(_Node):
 class ExpandBackward0(_Node):
     """Backward of expand."""
 
-    __slots__ = ("_saved_input_shape", )
+    __slots__ = ("_saved__input_shape", )
     fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _H.sum_to(grad, input_shape)
+            out[0] = _H.sum_to(grad, _input_shape)
         return out
 
 
@@ -428,51 +430,51 @@ class UnsqueezeBackward0(_Node):
 class SqueezeBackward0(_Node):
     """Backward of squeeze."""
 
-    __slots__ = ("_saved_input_shape", )
+    __slots__ = ("_saved__input_shape", )
     fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = grad.reshape(input_shape)
+            out[0] = grad.reshape(_input_shape)
         return out
 
 
 class SqueezeBackward1(_Node):
     """Backward of squeeze.dim."""
 
-    __slots__ = ("_saved_input_shape", )
+    __slots__ = ("_saved__input_shape", )
     fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = grad.reshape(input_shape)
+            out[0] = grad.reshape(_input_shape)
         return out
 
 
 class ViewBackward0(_Node):
     """Backward of view."""
 
-    __slots__ = ("_saved_input_shape", )
+    __slots__ = ("_saved__input_shape", )
     fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = grad.reshape(input_shape)
+            out[0] = grad.reshape(_input_shape)
         return out
 
 
@@ -495,7 +497,7 @@ class CloneBackward0(_Node):
 class SelectBackward0(_Node):
     """Backward of select.int."""
 
-    __slots__ = ("_saved_dim", "_saved_index", "_saved_input_shape", )
+    __slots__ = ("_saved_dim", "_saved_index", "_saved__input_shape", )
     fresh_gradients = True
     _saved_fields = ()
 
@@ -503,18 +505,18 @@ class SelectBackward0(_Node):
         grad = grads[0]
         dim = self._saved_dim
         index = self._saved_index
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _F.select_backward(grad, input_shape, dim, index)
+            out[0] = _F.select_backward(grad, _input_shape, dim, index)
         return out
 
 
 class SliceBackward0(_Node):
     """Backward of slice.Tensor."""
 
-    __slots__ = ("_saved_dim", "_saved_end", "_saved_input_shape", "_saved_start", "_saved_step", )
+    __slots__ = ("_saved_dim", "_saved_end", "_saved__input_shape", "_saved_start", "_saved_step", )
     fresh_gradients = True
     _saved_fields = ()
 
@@ -522,20 +524,20 @@ class SliceBackward0(_Node):
         grad = grads[0]
         dim = self._saved_dim
         end = self._saved_end
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         start = self._saved_start
         step = self._saved_step
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _F.slice_backward(grad, input_shape, dim, start, end, step)
+            out[0] = _F.slice_backward(grad, _input_shape, dim, start, end, step)
         return out
 
 
 class DiagonalBackward0(_Node):
     """Backward of diagonal."""
 
-    __slots__ = ("_saved_dim1", "_saved_dim2", "_saved_offset", "_saved_input_shape", )
+    __slots__ = ("_saved_dim1", "_saved_dim2", "_saved_offset", "_saved__input_shape", )
     fresh_gradients = True
     _saved_fields = ()
 
@@ -544,33 +546,33 @@ class DiagonalBackward0(_Node):
         dim1 = self._saved_dim1
         dim2 = self._saved_dim2
         offset = self._saved_offset
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _F.diagonal_backward(grad, input_shape, offset, dim1, dim2)
+            out[0] = _F.diagonal_backward(grad, _input_shape, offset, dim1, dim2)
         return out
 
 
 class AsStridedBackward0(_Node):
     """Backward of as_strided."""
 
-    __slots__ = ("_saved_input_shape", "_saved_input_storage_offset", "_saved_input_stride", "_saved_size", "_saved_storage_offset", "_saved_stride", )
+    __slots__ = ("_saved__input_shape", "_saved__input_storage_offset", "_saved__input_stride", "_saved_size", "_saved_storage_offset", "_saved_stride", )
     fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
-        input_shape = self._saved_input_shape
-        input_storage_offset = self._saved_input_storage_offset
-        input_stride = self._saved_input_stride
+        _input_shape = self._saved__input_shape
+        _input_storage_offset = self._saved__input_storage_offset
+        _input_stride = self._saved__input_stride
         size = self._saved_size
         storage_offset = self._saved_storage_offset
         stride = self._saved_stride
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _F.as_strided_backward(grad, input_shape, input_stride, input_storage_offset, size, stride, storage_offset)
+            out[0] = _F.as_strided_backward(grad, _input_shape, _input_stride, _input_storage_offset, size, stride, storage_offset)
         return out
 
 
@@ -634,38 +636,38 @@ class DiagonalBackwardBackward0(_Node):
 class CopyBackward0(_Node):
     """Backward of copy_."""
 
-    __slots__ = ("_saved_src_device", "_saved_src_dtype", )
+    __slots__ = ("_saved__src_device", "_saved__src_dtype", )
     fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
-        src_device = self._saved_src_device
-        src_dtype = self._saved_src_dtype
+        _src_device = self._saved__src_device
+        _src_dtype = self._saved__src_dtype
         out = [None] * 2
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
             out[0] = grad.new_zeros(grad.shape)
         if (1 < len(_edges) and _edges[1] is not None):
-            out[1] = _F._to_copy(grad, dtype=src_dtype, device=src_device)
+            out[1] = _F._to_copy(grad, dtype=_src_dtype, device=_src_device)
         return out
 
 
 class ToCopyBackward0(_Node):
     """Backward of _to_copy."""
 
-    __slots__ = ("_saved_input_device", "_saved_input_dtype", )
+    __slots__ = ("_saved__input_device", "_saved__input_dtype", )
     fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
-        input_device = self._saved_input_device
-        input_dtype = self._saved_input_dtype
+        _input_device = self._saved__input_device
+        _input_dtype = self._saved__input_dtype
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _F._to_copy(grad, dtype=input_dtype, device=input_device)
+            out[0] = _F._to_copy(grad, dtype=_input_dtype, device=_input_device)
         return out
 
 
@@ -704,23 +706,23 @@ class ZeroBackward0(_Node):
 class IndexBackward0(_Node):
     """Backward of index.Tensor."""
 
-    __slots__ = ("_saved_indices", "_saved_input_shape", "_sizes", )
+    __slots__ = ("_saved_indices", "_saved__input_shape", "_sizes", )
     fresh_gradients = True
     _saved_fields = ("_saved_indices", )
 
     def apply(self, grads):
         grad = grads[0]
         indices = [s.unpack(self) for s in self._saved_indices]
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         out = [None] * 2
-        out[0] = _F.index_put(grad.new_zeros(input_shape), indices, grad, True)
+        out[0] = _F.index_put(grad.new_zeros(_input_shape), indices, grad, True)
         return _flatten_grads(out, self._sizes)
 
 
 class IndexPutBackward0(_Node):
     """Backward of index_put."""
 
-    __slots__ = ("_saved_accumulate", "_saved_indices", "_saved_values_shape", "_sizes", )
+    __slots__ = ("_saved_accumulate", "_saved_indices", "_saved__values_shape", "_sizes", )
     fresh_gradients = True
     _saved_fields = ("_saved_indices", )
 
@@ -728,9 +730,9 @@ class IndexPutBackward0(_Node):
         grad = grads[0]
         accumulate = self._saved_accumulate
         indices = [s.unpack(self) for s in self._saved_indices]
-        values_shape = self._saved_values_shape
+        _values_shape = self._saved__values_shape
         out = [None] * 3
-        out[0] = grad if accumulate else _F.index_put(grad, indices, grad.new_zeros(()).expand(values_shape), False)
+        out[0] = grad if accumulate else _F.index_put(grad, indices, grad.new_zeros(()).expand(_values_shape), False)
         out[2] = _F.index(grad, indices)
         return _flatten_grads(out, self._sizes)
 
@@ -738,7 +740,7 @@ class IndexPutBackward0(_Node):
 class IndexPutBackward1(_Node):
     """Backward of index_put_."""
 
-    __slots__ = ("_saved_accumulate", "_saved_indices", "_saved_values_shape", "_sizes", )
+    __slots__ = ("_saved_accumulate", "_saved_indices", "_saved__values_shape", "_sizes", )
     fresh_gradients = True
     _saved_fields = ("_saved_indices", )
 
@@ -746,9 +748,9 @@ class IndexPutBackward1(_Node):
         grad = grads[0]
         accumulate = self._saved_accumulate
         indices = [s.unpack(self) for s in self._saved_indices]
-        values_shape = self._saved_values_shape
+        _values_shape = self._saved__values_shape
         out = [None] * 3
-        out[0] = grad if accumulate else _F.index_put(grad, indices, grad.new_zeros(()).expand(values_shape), False)
+        out[0] = grad if accumulate else _F.index_put(grad, indices, grad.new_zeros(()).expand(_values_shape), False)
         out[2] = _F.index(grad, indices)
         return _flatten_grads(out, self._sizes)
 
@@ -1712,24 +1714,24 @@ class HardswishBackward0(_Node):
 class MeanBackward0(_Node):
     """Backward of mean."""
 
-    __slots__ = ("_saved_input_shape", )
+    __slots__ = ("_saved__input_shape", )
     fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _H.mean_backward(grad, input_shape)
+            out[0] = _H.mean_backward(grad, _input_shape)
         return out
 
 
 class MeanBackward1(_Node):
     """Backward of mean.dim."""
 
-    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", )
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved__input_shape", )
     fresh_gradients = True
     _saved_fields = ()
 
@@ -1737,11 +1739,11 @@ class MeanBackward1(_Node):
         grad = grads[0]
         dim = self._saved_dim
         keepdim = self._saved_keepdim
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _H.mean_backward(grad, input_shape, dim, keepdim)
+            out[0] = _H.mean_backward(grad, _input_shape, dim, keepdim)
         return out
 
 
@@ -1844,7 +1846,7 @@ class MaxBackward0(_Node):
 class MaxBackward1(_Node):
     """Backward of max.dim."""
 
-    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved__input_shape", "_saved_result1", )
     fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
@@ -1852,12 +1854,12 @@ class MaxBackward1(_Node):
         grad = grads[0]
         dim = self._saved_dim
         keepdim = self._saved_keepdim
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, keepdim)
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, _input_shape, keepdim)
         return out
 
 
@@ -1882,7 +1884,7 @@ class MinBackward0(_Node):
 class MinBackward1(_Node):
     """Backward of min.dim."""
 
-    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved__input_shape", "_saved_result1", )
     fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
@@ -1890,12 +1892,12 @@ class MinBackward1(_Node):
         grad = grads[0]
         dim = self._saved_dim
         keepdim = self._saved_keepdim
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, keepdim)
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, _input_shape, keepdim)
         return out
 
 
@@ -2017,18 +2019,18 @@ class CatBackward0(_Node):
 class RepeatBackward0(_Node):
     """Backward of repeat."""
 
-    __slots__ = ("_saved_repeats", "_saved_input_shape", )
+    __slots__ = ("_saved_repeats", "_saved__input_shape", )
     fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
         repeats = self._saved_repeats
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _H.repeat_backward(grad, repeats, input_shape)
+            out[0] = _H.repeat_backward(grad, repeats, _input_shape)
         return out
 
 
@@ -2128,13 +2130,13 @@ class AddmmBackward0(_Node):
 class LinearBackward0(_Node):
     """Backward of linear."""
 
-    __slots__ = ("_saved_bias_shape", "_saved_input", "_saved_weight", )
+    __slots__ = ("_saved__bias_shape", "_saved_input", "_saved_weight", )
     fresh_gradients = True
     _saved_fields = ("_saved_input", "_saved_weight", )
 
     def apply(self, grads):
         grad = grads[0]
-        bias_shape = self._saved_bias_shape
+        _bias_shape = self._saved__bias_shape
         input = self._saved_input.unpack(self)
         weight = self._saved_weight.unpack(self)
         out = [None] * 3
@@ -2144,7 +2146,7 @@ class LinearBackward0(_Node):
         if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _H.linear_weight_backward(grad, input, weight)
         if (2 < len(_edges) and _edges[2] is not None):
-            out[2] = _H.sum_to(grad, bias_shape)
+            out[2] = _H.sum_to(grad, _bias_shape)
         return out
 
 
@@ -2171,13 +2173,13 @@ class DotBackward0(_Node):
 class NativeLayerNormBackward0(_Node):
     """Backward of native_layer_norm."""
 
-    __slots__ = ("_saved_bias_shape", "_saved_eps", "_saved_input", "_saved_normalized_shape", "_saved_weight", "_saved_result1", "_saved_result2", )
+    __slots__ = ("_saved__bias_shape", "_saved_eps", "_saved_input", "_saved_normalized_shape", "_saved_weight", "_saved_result1", "_saved_result2", )
     fresh_gradients = True
     _saved_fields = ("_saved_input", "_saved_weight", "_saved_result1", "_saved_result2", )
 
     def apply(self, grads):
         grad = grads[0]
-        bias_shape = self._saved_bias_shape
+        _bias_shape = self._saved__bias_shape
         eps = self._saved_eps
         input = self._saved_input.unpack(self)
         normalized_shape = self._saved_normalized_shape
@@ -2191,7 +2193,7 @@ class NativeLayerNormBackward0(_Node):
         if (1 < len(_edges) and _edges[1] is not None):
             out[1] = _H.layer_norm_backward_weight(grads[0], input, result1, result2, weight.shape, eps)
         if (2 < len(_edges) and _edges[2] is not None):
-            out[2] = _H.sum_to(grads[0], bias_shape)
+            out[2] = _H.sum_to(grads[0], _bias_shape)
         return out
 
 
@@ -2261,7 +2263,7 @@ class CrossEntropyIndicesBackward0(_Node):
 class IndexSelectBackward0(_Node):
     """Backward of index_select."""
 
-    __slots__ = ("_saved_dim", "_saved_index", "_saved_input_shape", )
+    __slots__ = ("_saved_dim", "_saved_index", "_saved__input_shape", )
     fresh_gradients = True
     _saved_fields = ("_saved_index", )
 
@@ -2269,11 +2271,11 @@ class IndexSelectBackward0(_Node):
         grad = grads[0]
         dim = self._saved_dim
         index = self._saved_index.unpack(self)
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         out = [None] * 2
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _H.index_select_backward(grad, input_shape, dim, index)
+            out[0] = _H.index_select_backward(grad, _input_shape, dim, index)
         if (1 < len(_edges) and _edges[1] is not None):
             _not_implemented_input("index_select", "index")
         return out
@@ -2306,7 +2308,7 @@ class IndexAddBackward0(_Node):
 class GatherBackward0(_Node):
     """Backward of gather."""
 
-    __slots__ = ("_saved_dim", "_saved_index", "_saved_input_shape", )
+    __slots__ = ("_saved_dim", "_saved_index", "_saved__input_shape", )
     fresh_gradients = True
     _saved_fields = ("_saved_index", )
 
@@ -2314,11 +2316,11 @@ class GatherBackward0(_Node):
         grad = grads[0]
         dim = self._saved_dim
         index = self._saved_index.unpack(self)
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         out = [None] * 2
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _H.gather_backward(grad, input_shape, dim, index)
+            out[0] = _H.gather_backward(grad, _input_shape, dim, index)
         if (1 < len(_edges) and _edges[1] is not None):
             _not_implemented_input("gather", "index")
         return out
@@ -2431,7 +2433,7 @@ class MaskedFillBackward1(_Node):
 class EmbeddingBackward0(_Node):
     """Backward of embedding."""
 
-    __slots__ = ("_saved_indices", "_saved_padding_idx", "_saved_scale_grad_by_freq", "_saved_weight_shape", )
+    __slots__ = ("_saved_indices", "_saved_padding_idx", "_saved_scale_grad_by_freq", "_saved__weight_shape", )
     fresh_gradients = True
     _saved_fields = ("_saved_indices", )
 
@@ -2440,11 +2442,11 @@ class EmbeddingBackward0(_Node):
         indices = self._saved_indices.unpack(self)
         padding_idx = self._saved_padding_idx
         scale_grad_by_freq = self._saved_scale_grad_by_freq
-        weight_shape = self._saved_weight_shape
+        _weight_shape = self._saved__weight_shape
         out = [None] * 2
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _H.embedding_backward(grad, indices, weight_shape[0], padding_idx, scale_grad_by_freq)
+            out[0] = _H.embedding_backward(grad, indices, _weight_shape[0], padding_idx, scale_grad_by_freq)
         if (1 < len(_edges) and _edges[1] is not None):
             _not_implemented_input("embedding", "indices")
         return out
@@ -2453,57 +2455,57 @@ class EmbeddingBackward0(_Node):
 class SortBackward0(_Node):
     """Backward of sort."""
 
-    __slots__ = ("_saved_dim", "_saved_input_shape", "_saved_result1", )
+    __slots__ = ("_saved_dim", "_saved__input_shape", "_saved_result1", )
     fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
         grad = grads[0]
         dim = self._saved_dim
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, True)
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, _input_shape, True)
         return out
 
 
 class SortBackward1(_Node):
     """Backward of sort.stable."""
 
-    __slots__ = ("_saved_dim", "_saved_input_shape", "_saved_result1", )
+    __slots__ = ("_saved_dim", "_saved__input_shape", "_saved_result1", )
     fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
         grad = grads[0]
         dim = self._saved_dim
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, True)
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, _input_shape, True)
         return out
 
 
 class TopkBackward0(_Node):
     """Backward of topk."""
 
-    __slots__ = ("_saved_dim", "_saved_input_shape", "_saved_result1", )
+    __slots__ = ("_saved_dim", "_saved__input_shape", "_saved_result1", )
     fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
         grad = grads[0]
         dim = self._saved_dim
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, True)
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, _input_shape, True)
         return out
 
 
@@ -2529,7 +2531,7 @@ class NativeDropoutBackward0(_Node):
 class Im2colBackward0(_Node):
     """Backward of im2col."""
 
-    __slots__ = ("_saved_dilation", "_saved_kernel_size", "_saved_padding", "_saved_input_shape", "_saved_stride", )
+    __slots__ = ("_saved_dilation", "_saved_kernel_size", "_saved_padding", "_saved__input_shape", "_saved_stride", )
     fresh_gradients = True
     _saved_fields = ()
 
@@ -2538,12 +2540,12 @@ class Im2colBackward0(_Node):
         dilation = self._saved_dilation
         kernel_size = self._saved_kernel_size
         padding = self._saved_padding
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         stride = self._saved_stride
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _F.col2im(grad, [input_shape[-2], input_shape[-1]], kernel_size, dilation, padding, stride)
+            out[0] = _F.col2im(grad, [_input_shape[-2], _input_shape[-1]], kernel_size, dilation, padding, stride)
         return out
 
 
@@ -2773,7 +2775,7 @@ class MedianBackward0(_Node):
 class MedianBackward1(_Node):
     """Backward of median.dim."""
 
-    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved__input_shape", "_saved_result1", )
     fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
@@ -2781,19 +2783,19 @@ class MedianBackward1(_Node):
         grad = grads[0]
         dim = self._saved_dim
         keepdim = self._saved_keepdim
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, keepdim)
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, _input_shape, keepdim)
         return out
 
 
 class KthvalueBackward0(_Node):
     """Backward of kthvalue."""
 
-    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved__input_shape", "_saved_result1", )
     fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
@@ -2801,19 +2803,19 @@ class KthvalueBackward0(_Node):
         grad = grads[0]
         dim = self._saved_dim
         keepdim = self._saved_keepdim
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, keepdim)
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, _input_shape, keepdim)
         return out
 
 
 class ModeBackward0(_Node):
     """Backward of mode."""
 
-    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved_input_shape", "_saved_result1", )
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved__input_shape", "_saved_result1", )
     fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
@@ -2821,50 +2823,50 @@ class ModeBackward0(_Node):
         grad = grads[0]
         dim = self._saved_dim
         keepdim = self._saved_keepdim
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, input_shape, keepdim)
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, _input_shape, keepdim)
         return out
 
 
 class CummaxBackward0(_Node):
     """Backward of cummax."""
 
-    __slots__ = ("_saved_dim", "_saved_input_shape", "_saved_result1", )
+    __slots__ = ("_saved_dim", "_saved__input_shape", "_saved_result1", )
     fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
         grad = grads[0]
         dim = self._saved_dim
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = grads[0].new_zeros(input_shape).scatter_add(dim, result1, grads[0])
+            out[0] = grads[0].new_zeros(_input_shape).scatter_add(dim, result1, grads[0])
         return out
 
 
 class CumminBackward0(_Node):
     """Backward of cummin."""
 
-    __slots__ = ("_saved_dim", "_saved_input_shape", "_saved_result1", )
+    __slots__ = ("_saved_dim", "_saved__input_shape", "_saved_result1", )
     fresh_gradients = True
     _saved_fields = ("_saved_result1", )
 
     def apply(self, grads):
         grad = grads[0]
         dim = self._saved_dim
-        input_shape = self._saved_input_shape
+        _input_shape = self._saved__input_shape
         result1 = self._saved_result1.unpack(self)
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            out[0] = grads[0].new_zeros(input_shape).scatter_add(dim, result1, grads[0])
+            out[0] = grads[0].new_zeros(_input_shape).scatter_add(dim, result1, grads[0])
         return out
 
 
@@ -3682,7 +3684,7 @@ def sum(input, dtype):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3702,7 +3704,7 @@ def sum_dim_IntList(input, dim, keepdim, dtype):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3831,7 +3833,7 @@ def expand(input, size, implicit):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3869,7 +3871,7 @@ def squeeze(input):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3888,7 +3890,7 @@ def squeeze_dim(input, dim):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3907,7 +3909,7 @@ def view(input, size):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3945,7 +3947,7 @@ def select_int(input, dim, index):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_index = index
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -3966,7 +3968,7 @@ def slice_Tensor(input, dim, start, end, step):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_end = end
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         node._saved_start = start
         node._saved_step = step
         if result._dtype.is_floating_point:
@@ -3990,7 +3992,7 @@ def diagonal(input, offset, dim1, dim2):
         node._saved_dim1 = dim1
         node._saved_dim2 = dim2
         node._saved_offset = offset
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -4009,9 +4011,9 @@ def as_strided(input, size, stride, storage_offset):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input._data.shape
-        node._saved_input_storage_offset = input.storage_offset()
-        node._saved_input_stride = input.stride()
+        node._saved__input_shape = input._data.shape
+        node._saved__input_storage_offset = input.storage_offset()
+        node._saved__input_stride = input.stride()
         node._saved_size = size
         node._saved_storage_offset = storage_offset
         node._saved_stride = stride
@@ -4117,8 +4119,8 @@ def copy_(input, src, non_blocking):
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
-        node._saved_src_device = src.device
-        node._saved_src_dtype = src.dtype
+        node._saved__src_device = src.device
+        node._saved__src_dtype = src.dtype
     _k = (_shared.remap or _tls.remap)[input._keys | src._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_copy_[_k](input, src, non_blocking)
     if _need:
@@ -4135,8 +4137,8 @@ def _to_copy(input, dtype, layout, device, pin_memory, non_blocking, memory_form
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_device = input.device
-        node._saved_input_dtype = input.dtype
+        node._saved__input_device = input.device
+        node._saved__input_dtype = input.dtype
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -4186,7 +4188,7 @@ def index_Tensor(input, indices):
         node.set_next_edges(input, indices)
         node._sizes = _list_sizes(input, indices)
         node._saved_indices = [_Saved(t, False) for t in indices]
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -4205,7 +4207,7 @@ def index_put(input, indices, values, accumulate):
         node._sizes = _list_sizes(input, indices, values)
         node._saved_accumulate = accumulate
         node._saved_indices = [_Saved(t, False) for t in indices]
-        node._saved_values_shape = values._data.shape
+        node._saved__values_shape = values._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -4224,7 +4226,7 @@ def index_put_(input, indices, values, accumulate):
         node._sizes = _list_sizes(input, indices, values)
         node._saved_accumulate = accumulate
         node._saved_indices = [_Saved(t, False) for t in indices]
-        node._saved_values_shape = values._data.shape
+        node._saved__values_shape = values._data.shape
     _k = (_shared.remap or _tls.remap)[input._keys | _keys_of(indices) | values._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_index_put_[_k](input, indices, values, accumulate)
     if _need:
@@ -7314,7 +7316,7 @@ def mean(input, dtype):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7334,7 +7336,7 @@ def mean_dim(input, dim, keepdim, dtype):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7455,7 +7457,7 @@ def max_dim(input, dim, keepdim):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -7491,7 +7493,7 @@ def min_dim(input, dim, keepdim):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -7725,7 +7727,7 @@ def repeat(input, repeats):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_repeats = repeats
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -7890,7 +7892,7 @@ def linear(input, weight, bias):
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
-        node._saved_bias_shape = None if bias is None else bias._data.shape
+        node._saved__bias_shape = None if bias is None else bias._data.shape
         node._saved_input = _Saved(input, False)
         node._saved_weight = _Saved(weight, False)
         if result._dtype.is_floating_point:
@@ -7995,7 +7997,7 @@ def index_select(input, dim, index):
         node.next_edges = (_e0, _e1)
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -8057,7 +8059,7 @@ def gather(input, dim, index, sparse_grad):
         node.next_edges = (_e0, _e1)
         node._saved_dim = dim
         node._saved_index = _Saved(index, False)
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -8301,7 +8303,7 @@ def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
         node._saved_indices = _Saved(indices, False)
         node._saved_padding_idx = padding_idx
         node._saved_scale_grad_by_freq = scale_grad_by_freq
-        node._saved_weight_shape = weight._data.shape
+        node._saved__weight_shape = weight._data.shape
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -8336,7 +8338,7 @@ def sort(input, dim, descending):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -8352,7 +8354,7 @@ def sort_stable(input, stable, dim, descending):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -8368,7 +8370,7 @@ def topk(input, k, dim, largest, sorted):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -8396,7 +8398,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
-        node._saved_bias_shape = None if bias is None else bias._data.shape
+        node._saved__bias_shape = None if bias is None else bias._data.shape
         node._saved_eps = eps
         node._saved_input = _Saved(input, False)
         node._saved_normalized_shape = normalized_shape
@@ -8435,7 +8437,7 @@ def im2col(input, kernel_size, dilation, padding, stride):
         node._saved_dilation = dilation
         node._saved_kernel_size = kernel_size
         node._saved_padding = padding
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         node._saved_stride = stride
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -8879,7 +8881,7 @@ def median_dim(input, dim, keepdim):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -8896,7 +8898,7 @@ def kthvalue(input, k, dim, keepdim):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -8913,7 +8915,7 @@ def mode(input, dim, keepdim):
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -8929,7 +8931,7 @@ def cummax(input, dim):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result
@@ -8945,7 +8947,7 @@ def cummin(input, dim):
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
-        node._saved_input_shape = input._data.shape
+        node._saved__input_shape = input._data.shape
         _set_history(result, node, (True, False))
         node._saved_result1 = _Saved(result[1], True)
     return result

@@ -81,3 +81,44 @@ def resolve(key: DispatchKey, registered: Collection[str], has_fallback: bool = 
     if has_fallback:
         return None, "fallback"
     return None, "fallthrough" if key in FALLTHROUGH_BY_DEFAULT else "missing"
+
+
+# Note [Names an op may not take]
+# Generated ops are installed on the runtime's Tensor class (method variants) and re-exported by the package
+# `generated` beside the runtime's own API (function variants), so an op named like one of the runtime's
+# own names would silently replace it (`backward`, `numpy`, `to`; `manual_seed`, `no_grad`). The generator
+# refuses such names with file:line (codegen/names.py). These are the runtime's names, listed once here
+# because codegen may import nothing else of runtime/; tests/test_codegen_names.py checks that they are
+# exactly what runtime.tensor.Tensor and runtime.api define, so adding a method or an API name to the
+# runtime fails that test until it is added here.
+TENSOR_NAMES: frozenset[str] = frozenset({
+    "T", "__array__", "__bool__", "__cuda_array_interface__", "__dlpack__", "__dlpack_device__", "__float__",
+    "__format__", "__getitem__", "__hash__", "__index__", "__init__", "__int__", "__iter__", "__len__",
+    "__repr__", "__setitem__", "__str__", "_base", "_bump_version", "_data", "_device", "_dtype", "_grad",
+    "_grad_fn", "_keys", "_leaf_edge", "_output_nr", "_requires_grad", "_retains_grad", "_storage",
+    "_storage_version", "_version", "_view", "_wrap", "_wrapped", "backward", "bool", "byte", "char", "cpu",
+    "cuda", "data", "data_ptr", "detach", "detach_", "device", "dim", "double", "dtype", "element_size",
+    "float", "get_device", "grad", "grad_fn", "half", "int", "is_contiguous", "is_cpu", "is_cuda",
+    "is_floating_point", "is_leaf", "is_set_to", "item", "long", "mT", "ndim", "ndimension", "nelement",
+    "new_tensor", "numel", "numpy", "output_nr", "register_hook", "requires_grad", "requires_grad_",
+    "reshape_as", "retain_grad", "shape", "short", "size", "storage", "storage_offset", "stride", "to",
+    "tolist", "type", "type_as", "untyped_storage", "view_as",
+})  # fmt: skip
+# runtime.api's public names (`__all__`, the lazy names, the public submodules) and the names that the
+# package's own __init__.py binds (templates/init.py.j2).
+API_NAMES: frozenset[str] = frozenset({
+    "DType", "Device", "Generator", "SUBMODULES", "Size", "Storage", "Tensor", "arange", "as_tensor",
+    "autograd", "bfloat16", "bool", "broadcast_shapes", "broadcast_tensors", "can_cast", "cuda", "device",
+    "double", "dtype", "einsum", "empty", "empty_like", "enable_grad", "eye", "finfo", "float", "float16",
+    "float32", "float64", "from_dlpack", "from_numpy", "full", "full_like", "get_default_dtype", "half",
+    "iinfo", "inference_mode", "initial_seed", "int", "int16", "int32", "int64", "int8", "is_floating_point",
+    "is_grad_enabled", "is_nonzero", "is_tensor", "library", "linalg", "linspace", "long", "manual_seed",
+    "meshgrid", "no_grad", "numel", "ones", "ones_like", "promote_types", "rand", "rand_like", "randint",
+    "randint_like", "randn", "randn_like", "randperm", "result_type", "scalar_tensor", "seed",
+    "set_default_dtype", "set_grad_enabled", "set_printoptions", "short", "tensor", "uint8", "zeros",
+    "zeros_like",
+    # lazy names and public submodules (runtime/api.py LAZY, SUBMODULES)
+    "load", "nn", "optim", "save", "testing", "utils",
+    # bound by generated/__init__.py itself
+    "_api", "_methods", "_ops", "_opcall", "_registrations", "_sys",
+})  # fmt: skip

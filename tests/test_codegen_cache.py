@@ -11,7 +11,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from codegen import derivatives, disk_cache, gen, gen_cuda, native
+from codegen import derivatives, disk_cache, gen, gen_cuda, kernel_targets
 from codegen.jinja_env import environment
 from codegen.native import load_native_functions
 
@@ -87,15 +87,20 @@ def test_damaged_render_entries_are_not_trusted(cache_home: Path, damage: str) -
 def test_module_names_cache_follows_the_source(tmp_path: Path, cache_home: Path) -> None:
     module = tmp_path / "kernels.py"
     module.write_text("import os\n\ndef a(x):\n    return x\n\nclass B:\n    pass\n\nc = d = 1\ne: int = 2\n")
-    names = native._module_names(module, module.stat().st_mtime_ns)
-    assert names == {"a", "B", "c", "d"}
+    def names() -> str:
+        stat = module.stat()
+        return kernel_targets._module_functions(module, stat.st_mtime_ns, stat.st_size)
+
+    first = names()
+    assert first == ("B:makes-it-a-class@6 a:3 c:assigns-it@9 d:assigns-it@9 e:assigns-it@10 "
+                     "os:binds-it-with-an-import@1")
     for entry in _entries(cache_home, "names"):
         entry.write_bytes(b"0" * 64 + b"\nos a B c d")  # a body that does not match its digest
-    native._module_names.cache_clear()
-    assert native._module_names(module, module.stat().st_mtime_ns) == names
+    kernel_targets._module_functions.cache_clear()
+    assert names() == first
     module.write_text("def renamed(x):\n    return x\n")
     os.utime(module, ns=(1, 1))  # a different mtime, as an edit gives
-    assert native._module_names(module, module.stat().st_mtime_ns) == {"renamed"}
+    assert names() == "renamed:1"
 
 
 def test_formula_helpers_cache_follows_the_source(tmp_path: Path, cache_home: Path) -> None:

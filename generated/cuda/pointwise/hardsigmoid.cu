@@ -2,7 +2,7 @@
 // Do not edit: change the YAML or the template and run `opgen generate`.
 //
 // hardsigmoid(Tensor self) -> Tensor
-// pointwise: 0.0 if self <= -3 else (1.0 if self >= 3 else self / 6 + 0.5)    (promote: common)
+// pointwise: 0.0 if self <= -3 else 1.0 if self >= 3 else self / 6 + 0.5    (promote: common)
 #include "opgen_math.cuh"
 
 template <typename C>

@@ -2,7 +2,7 @@
 // Do not edit: change the YAML or the template and run `opgen generate`.
 //
 // hardswish(Tensor self) -> Tensor
-// pointwise: 0.0 if self <= -3 else (self if self >= 3 else self * (self + 3) / 6)    (promote: common)
+// pointwise: 0.0 if self <= -3 else self if self >= 3 else self * (self + 3) / 6    (promote: common)
 #include "opgen_math.cuh"
 
 template <typename C>

@@ -2,7 +2,7 @@
 // Do not edit: change the YAML or the template and run `opgen generate`.
 //
 // hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
-// pointwise: min_val if self < min_val else (max_val if self > max_val else self)    (promote: common)
+// pointwise: min_val if self < min_val else max_val if self > max_val else self    (promote: common)
 #include "opgen_math.cuh"
 
 template <typename C>

@@ -2,7 +2,7 @@
 // Do not edit: change the YAML or the template and run `opgen generate`.
 //
 // logical_or(Tensor self, Tensor other) -> Tensor
-// pointwise: (self != 0) or (other != 0)    (promote: bool)
+// pointwise: self != 0 or other != 0    (promote: bool)
 #include "opgen_math.cuh"
 
 template <typename C>
