@@ -77,7 +77,7 @@ class DiskCache:
 
     def get(self, key: str) -> str | None:
         """The value stored under `key`, or None when absent or not intact."""
-        body = verified_cache.read(cache_dir(self.kind), key, self.kind)
+        body = verified_cache.read(cache_dir(self.kind), key, self.kind, root=verified_cache.user_cache_root())
         if body is None:
             return None
         try:
@@ -87,7 +87,8 @@ class DiskCache:
 
     def put(self, key: str, value: str) -> None:
         """Store `value` under `key` (best effort: a failure leaves the cache without it)."""
-        verified_cache.write(cache_dir(self.kind), key, value.encode(), self.kind)
+        verified_cache.write(cache_dir(self.kind), key, value.encode(), self.kind,
+                             root=verified_cache.user_cache_root())
 
 
 def memo(kind: str, key: str, compute: Callable[[], str]) -> str:

@@ -37,15 +37,16 @@ class VerifiedBytecodeCache(jinja2.BytecodeCache):
 
     LABEL = "jinja"
 
-    def __init__(self, directory: Path | None) -> None:
+    def __init__(self, directory: Path | None, root: Path | None = None) -> None:
         self.directory = directory
+        self.root = root  # the top of the cache tree, checked too (Note [Caches that verify])
 
     def _name(self, bucket: Bucket) -> str:
         return disk_cache.digest("jinja bytecode", jinja2.__version__, importlib.util.MAGIC_NUMBER,
                                  _compile_options(bucket.environment), bucket.key, bucket.checksum)
 
     def load_bytecode(self, bucket: Bucket) -> None:
-        body = verified_cache.read(self.directory, self._name(bucket), self.LABEL)
+        body = verified_cache.read(self.directory, self._name(bucket), self.LABEL, root=self.root)
         if body is None:
             return
         try:
@@ -57,7 +58,8 @@ class VerifiedBytecodeCache(jinja2.BytecodeCache):
 
     def dump_bytecode(self, bucket: Bucket) -> None:
         if bucket.code is not None:
-            verified_cache.write(self.directory, self._name(bucket), marshal.dumps(bucket.code), self.LABEL)
+            verified_cache.write(self.directory, self._name(bucket), marshal.dumps(bucket.code), self.LABEL,
+                                 root=self.root)
 
 
 def _compile_options(env: jinja2.Environment) -> str:
@@ -72,4 +74,4 @@ def _compile_options(env: jinja2.Environment) -> str:
 def _template_cache() -> jinja2.BytecodeCache | None:
     """The compiled-template cache, or None without a cache directory."""
     directory = disk_cache.cache_dir("jinja")
-    return None if directory is None else VerifiedBytecodeCache(directory)
+    return None if directory is None else VerifiedBytecodeCache(directory, directory.parent)

@@ -9,10 +9,13 @@ used before it is proven to be what its key names:
   - Where: `user_cache_root()` is `$XDG_CACHE_HOME/opgen` when that variable is an absolute path (the XDG
     rule: a relative one is ignored), else `~/.cache/opgen`; a cache never lands in the current directory.
   - A directory is created with mode 0700 (missing parents too). One that exists is used only when it is a
-    real directory (not a symbolic link) owned by the current user and not writable by group or others;
-    otherwise the process runs without that cache and says why once (`CacheWarning`). It is opened once per
-    operation and every entry is reached through its descriptor (`dir_fd`), so renaming or replacing the
-    directory after the check changes nothing.
+    real directory (not a symbolic link) owned by the current user and not writable by group or others,
+    and so is every directory between it and the root of its cache tree (`<root>/<kind>`: the root is
+    checked too); otherwise the process runs without that cache and says why once (`CacheWarning`). The
+    tree is opened from the root down, each directory through its parent's descriptor (`dir_fd`, no link
+    followed), once per operation, and every entry is reached through the last descriptor, so renaming or
+    replacing a directory after the check changes nothing. Directories above the root (`~/.cache`, or
+    where OPGEN_CACHE_DIR points) are the user's own layout and are resolved as the system does.
   - An entry is one file: a header line `opgen-cache-entry 1 <label> <name> <sha256 of body> <size>`, then
     the body. `read` opens it with O_NOFOLLOW (a symbolic link is never followed) and O_NONBLOCK (a FIFO
     does not hang), requires a regular file of this user not writable by others, reads it whole (at most
@@ -40,7 +43,7 @@ from pathlib import Path
 MAX_ENTRY_BYTES = 1 << 30  # larger files under a cache name are not read (a planted file may be huge)
 _MAGIC = b"opgen-cache-entry 1"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
@@ -103,55 +106,74 @@ def _make_parents(path: Path) -> None:
 def _untrusted(st: os.stat_result) -> str | None:
     """Why a directory or entry with status `st` may not be used, or None."""
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return f"it is owned by uid {st.st_uid}, not by the current user (uid {os.getuid()})"
+        return f"is owned by uid {st.st_uid}, not by the current user (uid {os.getuid()})"
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"it is writable by group or others (mode {stat.S_IMODE(st.st_mode):04o})"
+        return f"is writable by group or others (mode {stat.S_IMODE(st.st_mode):04o})"
     return None
 
 
-def open_dir(directory: Path, create: bool) -> int | None:
+class _Untrusted(Exception):
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(reason)
+        self.path = path
+
+
+def _open_child(parent: int, name: str, path: Path, create: bool) -> int:
+    """The checked descriptor of the directory `name` in the directory `parent` (closed here); `path`
+    names it in messages. FileNotFoundError when missing and not created."""
+    try:
+        created = False
+        if create:
+            try:
+                os.mkdir(name, 0o700, dir_fd=parent)
+                created = True
+            except FileExistsError:
+                pass
+        st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        if stat.S_ISLNK(st.st_mode):
+            raise _Untrusted(path, "is a symbolic link")
+        if not stat.S_ISDIR(st.st_mode):
+            raise _Untrusted(path, "is not a directory")
+        fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=parent)
+    finally:
+        os.close(parent)
+    if created:
+        os.fchmod(fd, 0o700)  # whatever the umask
+    reason = _untrusted(os.fstat(fd))
+    if reason is not None:
+        os.close(fd)
+        raise _Untrusted(path, reason)
+    return fd
+
+
+def open_dir(directory: Path, create: bool, root: Path | None = None) -> int | None:
     """A descriptor of the cache directory `directory` when it may be used (created when `create`); None
-    when it is missing and not created, or cannot be trusted (then warned once)."""
+    when it is missing and not created, or cannot be trusted (then warned once). Every directory from
+    `root` (the top of this cache's tree, default `directory` itself) down to `directory` is checked and
+    opened through its parent's descriptor, so no link inside the tree is followed."""
     path = Path(os.path.abspath(directory))
-    reason = None
+    top = path if root is None else Path(os.path.abspath(root))
+    if top != path and top not in path.parents:
+        raise ValueError(f"cache directory {path} is not inside its root {top}")
     try:
         if create:
-            _make_parents(path)
-        parent = os.open(path.parent, _DIR_FLAGS)
-        try:
-            created = False
-            if create:
-                try:
-                    os.mkdir(path.name, 0o700, dir_fd=parent)
-                    created = True
-                except FileExistsError:
-                    pass
-            try:
-                st = os.stat(path.name, dir_fd=parent, follow_symlinks=False)
-            except FileNotFoundError:
-                return None
-            if stat.S_ISLNK(st.st_mode):
-                reason = "it is a symbolic link"
-            elif not stat.S_ISDIR(st.st_mode):
-                reason = "it is not a directory"
-            else:
-                fd = os.open(path.name, _DIR_FLAGS | _NOFOLLOW, dir_fd=parent)
-        finally:
-            os.close(parent)
+            _make_parents(top)
+        fd = os.open(top.parent, _DIR_FLAGS)
+        fd = _open_child(fd, top.name, top, create)
+        below = top
+        for part in path.relative_to(top).parts:
+            below = below / part
+            fd = _open_child(fd, part, below, create)
+        return fd
     except FileNotFoundError:
         if not create:
             return None
-        reason = "it cannot be created (a parent is missing)"
+        culprit, reason = path, "cannot be created (a parent is missing)"
+    except _Untrusted as e:
+        culprit, reason = e.path, str(e)
     except OSError as e:
-        reason = f"it cannot be {'created or ' if create else ''}opened ({e.strerror or e})"
-    if reason is None:
-        if created:
-            os.fchmod(fd, 0o700)  # whatever the umask
-        reason = _untrusted(os.fstat(fd))
-        if reason is None:
-            return fd
-        os.close(fd)
-    warn_once(f"opgen runs without the cache {path}: {reason}", about=str(path))
+        culprit, reason = path, f"cannot be {'created or ' if create else ''}opened ({e.strerror or e})"
+    warn_once(f"opgen runs without the cache {path}: {culprit} {reason}", about=str(culprit))
     return None
 
 
@@ -167,13 +189,14 @@ def _read_all(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def read(directory: Path | None, name: str, label: str) -> bytes | None:
-    """The body of the entry `name` of the cache `label` in `directory`, or None (a miss) when it is
-    missing or is not exactly an entry of that name and label whose body matches its digest."""
+def read(directory: Path | None, name: str, label: str, root: Path | None = None) -> bytes | None:
+    """The body of the entry `name` of the cache `label` in `directory` (under `root`: `open_dir`), or None
+    (a miss) when it is missing or is not exactly an entry of that name and label whose body matches its
+    digest."""
     _check_name(name, "entry name")
     if directory is None:
         return None
-    dfd = open_dir(directory, create=False)
+    dfd = open_dir(directory, create=False, root=root)
     if dfd is None:
         return None
     try:
@@ -197,13 +220,14 @@ def read(directory: Path | None, name: str, label: str) -> bytes | None:
     return body
 
 
-def write(directory: Path | None, name: str, body: bytes, label: str) -> bool:
-    """Store `body` as the entry `name` of the cache `label` in `directory` (created if missing); False
-    when the cache cannot be used or the write failed (the caller keeps its value either way)."""
+def write(directory: Path | None, name: str, body: bytes, label: str, root: Path | None = None) -> bool:
+    """Store `body` as the entry `name` of the cache `label` in `directory` (created if missing, under
+    `root`: `open_dir`); False when the cache cannot be used or the write failed (the caller keeps its
+    value either way)."""
     entry = header(label, name, body) + body
     if directory is None:
         return False
-    dfd = open_dir(directory, create=True)
+    dfd = open_dir(directory, create=True, root=root)
     if dfd is None:
         return False
     tmp = f".tmp-{os.getpid()}-{secrets.token_hex(8)}"

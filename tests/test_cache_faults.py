@@ -12,6 +12,7 @@ compiled once per module, then loaded and run) and the NVRTC compile check's rec
 
 from __future__ import annotations
 
+import copy
 import multiprocessing
 import os
 import pickle
@@ -46,6 +47,10 @@ class Case:
 
     def directory(self) -> Path:
         raise NotImplementedError
+
+    def root(self) -> Path:
+        """The top of the cache's tree (checked as the directory is)."""
+        return self.tmp / "xdg" / "opgen"
 
     def produce(self, i: int) -> object:
         raise NotImplementedError
@@ -134,8 +139,10 @@ class JinjaCase(Case):
                 case.computed += 1
                 super().dump_bytecode(bucket)
 
+        counting = copy.copy(cache)
+        counting.__class__ = Counting
         env = jinja2.Environment(loader=jinja2.DictLoader({f"t{i}": f"template {i}: {{{{ x * {i + 2} }}}}"}),
-                                 bytecode_cache=Counting(cache.directory))
+                                 bytecode_cache=counting)
         return env.get_template(f"t{i}").render(x=3)
 
     def expected(self, i: int) -> object:
@@ -163,6 +170,9 @@ class NvrtcCase(Case):
     def directory(self) -> Path:
         return self.tmp / "kernels"
 
+    def root(self) -> Path:
+        return self.directory()
+
     def produce(self, i: int) -> object:
         def fake(source: str, name: str, options: tuple[str, ...], arch: int, kind: str) -> CC.CompileResult:
             self.computed += 1
@@ -184,6 +194,9 @@ class CheckRecordCase(Case):
         path = test_nvrtc._record_path(("a.cu", "x", ()), "t", "h")
         assert path is not None
         return path.parent
+
+    def root(self) -> Path:
+        return self.tmp / "kernels"
 
     def produce(self, i: int) -> object:
         path = test_nvrtc._record_path((f"k{i}.cu", f"source {i}", ()), "t", "h")
@@ -229,7 +242,10 @@ class HostCase(Case):
     images: dict[str, bytes | str] = {}
 
     def directory(self) -> Path:
-        return self.tmp / "host"
+        return self.tmp / "kernels" / "host"
+
+    def root(self) -> Path:
+        return self.tmp / "kernels"
 
     def source(self, i: int) -> str:
         path = self.tmp / f"k{i}.cu"
@@ -238,7 +254,8 @@ class HostCase(Case):
         return str(path)
 
     def produce(self, i: int) -> object:
-        libs = E.HostLibraries(self.directory())
+        libs = E.HostLibraries()  # $OPGEN_CACHE_DIR/host
+        assert libs.directory == self.directory()
         by_source = {self.source(j): self.images[str(j)] for j in (0, 1)}
 
         def compile_once(source_path: str) -> bytes:
@@ -375,8 +392,8 @@ def test_symlinked_entry_is_not_followed(case: Case, tmp_path: Path) -> None:
     assert elsewhere.stat().st_mtime_ns == 1, "the entry was written through the link"
 
 
-def _untrusted_dir(case: Case, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
-    directory = case.directory()
+def _untrusted_dir(case: Case, monkeypatch: pytest.MonkeyPatch, how: str, level: str) -> Path:
+    directory = case.directory() if level == "directory" else case.root()
     if how == "mode 0777":
         directory.chmod(0o777)
     elif how == "group-writable":
@@ -388,14 +405,18 @@ def _untrusted_dir(case: Case, monkeypatch: pytest.MonkeyPatch, how: str) -> Non
         real = directory.with_name(directory.name + "-real")
         directory.rename(real)
         directory.symlink_to(real, target_is_directory=True)
+    return directory
 
 
+@pytest.mark.parametrize("level", ["directory", "root"])
 @pytest.mark.parametrize("how", ["mode 0777", "group-writable", "other owner", "symlink"])
 def test_untrusted_directory_is_not_used_and_said_once(case: Case, monkeypatch: pytest.MonkeyPatch,
-                                                        how: str) -> None:
+                                                        how: str, level: str) -> None:
+    if level == "root" and case.root() == case.directory():
+        pytest.skip("this cache's directory is its root")
     entry, _ = _filled(case)
     listing = sorted(os.listdir(entry.parent))
-    _untrusted_dir(case, monkeypatch, how)
+    culprit = _untrusted_dir(case, monkeypatch, how, level)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for _ in range(3):
@@ -404,7 +425,7 @@ def test_untrusted_directory_is_not_used_and_said_once(case: Case, monkeypatch: 
             assert case.computed == before + 1, "an untrusted cache directory was read"
     said = [w for w in caught if issubclass(w.category, VC.CacheWarning)]
     assert len(said) == 1, [str(w.message) for w in caught]
-    assert str(case.directory()) in str(said[0].message)
+    assert str(culprit) in str(said[0].message)
     assert sorted(os.listdir(entry.parent)) == listing, "an untrusted cache directory was written"
 
 

@@ -91,7 +91,7 @@ def _record_path(job: tuple[str, str, tuple[str, ...]], toolchain: str, headers:
 def _read_record(path: Path | None) -> list[str] | None:
     if path is None:
         return None
-    body = verified_cache.read(path.parent, path.name, _LABEL)
+    body = verified_cache.read(path.parent, path.name, _LABEL, root=path.parent.parent)
     if body is None:
         return None
     try:
@@ -102,7 +102,8 @@ def _read_record(path: Path | None) -> list[str] | None:
 
 def _write_record(path: Path | None, entries: list[str]) -> None:
     if path is not None:  # a cache that cannot be written only costs the next run its compiles
-        verified_cache.write(path.parent, path.name, "".join(f"{e}\n" for e in entries).encode(), _LABEL)
+        verified_cache.write(path.parent, path.name, "".join(f"{e}\n" for e in entries).encode(), _LABEL,
+                             root=path.parent.parent)
 
 
 def test_compile_check_records_only_clean_compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

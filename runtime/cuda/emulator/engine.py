@@ -168,10 +168,12 @@ class HostLibraries:
     (`<kernel cache>/host`, or no disk cache when there is no cache root)."""
 
     def __init__(self, directory: Path | None = None) -> None:
+        root = directory
         if directory is None:
-            kernels = CC.default_cache_dir()
-            directory = None if kernels is None else kernels / "host"
+            root = CC.default_cache_dir()
+            directory = None if root is None else root / "host"
         self.directory = directory
+        self._root = root  # the top of the cache tree, checked too (Note [Caches that verify])
         self._loaded: dict[str, ctypes.CDLL] = {}
         self._lock = threading.Lock()
         self._building: dict[str, threading.Lock] = {}
@@ -189,10 +191,10 @@ class HostLibraries:
         with self._lock:
             lock = self._building.setdefault(entry, threading.Lock())
         with lock:
-            image = verified_cache.read(self.directory, entry, _LABEL)
+            image = verified_cache.read(self.directory, entry, _LABEL, root=self._root)
             if image is None:
                 image = self._compile(source_path)
-                verified_cache.write(self.directory, entry, image, _LABEL)
+                verified_cache.write(self.directory, entry, image, _LABEL, root=self._root)
         return image
 
     def _compile(self, source_path: str) -> bytes:
