@@ -18,10 +18,12 @@ used before it is proven to be what its key names:
     where OPGEN_CACHE_DIR points) are the user's own layout and are resolved as the system does.
   - An entry is one file: a header line `opgen-cache-entry 1 <label> <name> <sha256 of body> <size>`, then
     the body. `read` opens it with O_NOFOLLOW (a symbolic link is never followed) and O_NONBLOCK (a FIFO
-    does not hang), requires a regular file of this user not writable by others, reads it whole (at most
-    MAX_ENTRY_BYTES) and returns the body only when the header is exactly the one the body, the label and
-    the name give. So a missing, empty, truncated, corrupted or foreign entry, or one swapped with another
-    entry's file, is a miss (None): the caller computes the value again and `write` replaces the file.
+    does not hang), requires a regular file of this user not writable by others, reads its header, and
+    reads the body only when the header names this label and entry and the file's size (so a foreign or
+    cut file of any size costs one small read); it returns the body only when the header is exactly the
+    one the body, the label and the name give. So a missing, empty, truncated, corrupted or foreign entry,
+    or one swapped with another entry's file, is a miss (None): the caller computes the value again and
+    `write` replaces the file.
   - `write` puts the entry in a new file of the same directory (O_EXCL, mode 0600), fsyncs it and renames
     it over the name (`os.replace`: readers see the old file or the new one, never a part; after a crash
     the name holds the old entry, the new one, or nothing). The directory is not fsynced: that would only
@@ -42,8 +44,9 @@ import stat
 import warnings
 from pathlib import Path
 
-MAX_ENTRY_BYTES = 1 << 30  # larger files under a cache name are not read (a planted file may be huge)
+MAX_ENTRY_BYTES = 1 << 28  # larger files under a cache name are not read (a planted file may be huge)
 _MAGIC = b"opgen-cache-entry 1"
+_MAX_HEADER = 512  # magic, label and name (200 characters at most each), digest, size
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -180,6 +183,7 @@ def open_dir(directory: Path, create: bool, root: Path | None = None) -> int | N
 
 
 def _read_all(fd: int, limit: int) -> bytes:
+    """At most limit + 1 bytes (one more than expected shows a file that grew)."""
     chunks = []
     size = 0
     while size <= limit:
@@ -211,13 +215,19 @@ def read(directory: Path | None, name: str, label: str, root: Path | None = None
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or _untrusted(st) or st.st_size > MAX_ENTRY_BYTES:
             return None
-        raw = _read_all(fd, MAX_ENTRY_BYTES)
+        first = os.read(fd, _MAX_HEADER)
+        head, newline, start = first.partition(b"\n")
+        fields = head.split(b" ")
+        prefix = b" ".join((_MAGIC, label.encode(), name.encode()))
+        if not newline or len(fields) != 6 or not head.startswith(prefix + b" ") or not fields[5].isdigit() \
+                or len(head) + 1 + int(fields[5]) != st.st_size:
+            return None  # not this entry, or not whole: the body is not even read
+        body = start + _read_all(fd, st.st_size - len(first))
     except OSError:
         return None
     finally:
         os.close(fd)
-    head, newline, body = raw.partition(b"\n")
-    if not newline or head + newline != header(label, name, body):
+    if head + newline != header(label, name, body):
         return None
     return body
 

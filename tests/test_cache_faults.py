@@ -355,7 +355,15 @@ def _directory(case: Case, path: Path, other: Path) -> None:
     path.mkdir()
 
 
-FAULTS = [_planted, _truncated, _empty, _corrupted, _header_only, _fifo, _directory]
+def _huge(case: Case, path: Path, other: Path) -> None:
+    os.truncate(path, 8 << 30)  # sparse: 8 GiB that must not be read
+
+
+def _writable_by_others(case: Case, path: Path, other: Path) -> None:
+    path.chmod(0o666)
+
+
+FAULTS = [_planted, _truncated, _empty, _corrupted, _header_only, _fifo, _directory, _huge, _writable_by_others]
 
 
 @pytest.mark.parametrize("fault", FAULTS, ids=[f.__name__.strip("_") for f in FAULTS])
