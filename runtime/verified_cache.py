@@ -142,9 +142,13 @@ def _open_child(parent: int, name: str, path: Path, create: bool) -> int:
         fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=parent)
     finally:
         os.close(parent)
-    if created:
-        os.fchmod(fd, 0o700)  # whatever the umask
-    reason = _untrusted(os.fstat(fd))
+    try:
+        if created:
+            os.fchmod(fd, 0o700)  # whatever the umask
+        reason = _untrusted(os.fstat(fd))
+    except OSError:
+        os.close(fd)
+        raise
     if reason is not None:
         os.close(fd)
         raise _Untrusted(path, reason)
