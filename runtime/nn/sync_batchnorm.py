@@ -40,7 +40,7 @@ class SyncBatchNorm(_BatchNorm):
         count = input.numel() // input.shape[1]
         local = input.sum(dims), (input * input).sum(dims)
         stats = autograd_ops.all_reduce(
-            _cat([local[0], local[1], input.new_full((1,), float(count))]), group=self.process_group)
+            _cat([local[0], local[1], _count(count, input)]), group=self.process_group)
         n = stats[-1]
         mean = stats[:self.num_features] / n
         var = stats[self.num_features:2 * self.num_features] / n - mean * mean
@@ -78,6 +78,12 @@ class SyncBatchNorm(_BatchNorm):
         for name, child in list(module.named_children()):
             setattr(module, name, cls.convert_sync_batchnorm(child, process_group))
         return module
+
+
+def _count(count: int, like: Tensor) -> Tensor:
+    from runtime import opcall
+
+    return opcall.api.full((1,), float(count), dtype=like.dtype, device=like.device)
 
 
 def _cat(parts: list[Tensor]) -> Tensor:
