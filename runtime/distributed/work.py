@@ -50,6 +50,8 @@ class Work:
         self._error: BaseException | None = None
         self._result: list[Any] = []
         self._on_timeout: Callable[[], None] | None = None
+        self.started = time.perf_counter()  # submitted
+        self.completed = 0.0  # when the backend finished it (perf_counter), 0 until then
 
     def wait(self, timeout: Any = None) -> bool:
         limit = self.timeout if timeout is None else _seconds(timeout)
@@ -82,6 +84,7 @@ class Work:
         return self._result
 
     def _complete(self, error: BaseException | None = None) -> None:
+        self.completed = time.perf_counter()
         self._error = error
         self._done.set()
 

@@ -299,3 +299,5 @@ __all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDa
 
 
 from runtime.distributed.sampler import DistributedSampler  # noqa: E402  (torch.utils.data.DistributedSampler)
+
+__all__ += ["DistributedSampler"]

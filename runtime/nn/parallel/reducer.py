@@ -21,6 +21,7 @@ the next forward raises and names the parameters, as PyTorch does.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -72,6 +73,9 @@ class Reducer:
                 self.where[i] = (b, pos)
         self.armed = False
         self.started = 0
+        # seconds the bucket all-reduces took, and the part of it backward() waited for (bench_distributed.py)
+        self.comm_seconds = 0.0
+        self.exposed_seconds = 0.0
         self.handles = [p.register_post_accumulate_grad_hook(self._make_hook(i)) for i, p in enumerate(self.params)]
 
     def _make_buckets(self, cap: int) -> list[_Bucket]:
@@ -165,7 +169,10 @@ class Reducer:
         world = self.group.size()
         G = opcall.api
         for bucket in self.buckets:
+            waited = time.perf_counter()
             bucket.work.wait()
+            self.exposed_seconds += time.perf_counter() - waited
+            self.comm_seconds += bucket.work.completed - bucket.work.started
             flat = bucket.flat
             counts = flat[-len(bucket.indices):] if self.find_unused else None
             offset = 0
