@@ -11,6 +11,7 @@ weights (.npz), reloads them into a fresh model and checks that it scores the sa
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 import time
 from dataclasses import dataclass, field
@@ -84,13 +85,35 @@ class Result:
     device: str
     model: str
     history: list[dict[str, float]] = field(default_factory=list)
+    rank: int = 0
 
 
-def _batches(data: Dataset, batch_size: int, device: str, order: np.ndarray | None = None) -> Any:
+def join_data_parallel(device: str) -> tuple[int, int]:
+    """(rank, world size): when started by `python -m generated.distributed.run` (or another launcher that sets
+    WORLD_SIZE above 1), join the process group: MPI for the CPU and the emulated device, NCCL on a GPU."""
+    import os
+
+    world = int(os.environ.get("WORLD_SIZE", "1") or 1)
+    if world <= 1:
+        return 0, 1
+    dist = G.distributed
+    if not dist.is_initialized():
+        real_gpu = device == "cuda" and not G.cuda.is_emulated()
+        dist.init_process_group("nccl" if real_gpu else "mpi")
+    return dist.get_rank(), dist.get_world_size()
+
+
+def device_label(device: str) -> str:
+    return "cuda (emulated)" if device == "cuda" and G.cuda.is_emulated() else device
+
+
+def _batches(data: Dataset, batch_size: int, device: str, order: np.ndarray | None = None, rank: int = 0,
+             world: int = 1) -> Any:
+    """Batches of `batch_size` in `order`; with several ranks, rank r takes every world-th sample of each."""
     n = len(data.labels)
     idx = np.arange(n) if order is None else order
     for lo in range(0, n, batch_size):
-        take = idx[lo:lo + batch_size]
+        take = idx[lo:lo + batch_size][rank::world]
         yield G.tensor(data.images[take], device=device), G.tensor(data.labels[take], device=device), take
 
 
@@ -112,23 +135,31 @@ def train(epochs: int = 8, seed: int = 0, device: str = "auto", model_kind: str 
     out = stream if stream is not None else sys.stdout
     start = time.perf_counter()
     device = pick_device(device)
+    rank, world = join_data_parallel(device)
+    if rank > 0:
+        out = io.StringIO()  # rank 0 reports for the job
     kind = ("cnn" if has_conv_ops() else "mlp") if model_kind == "auto" else model_kind
     G.manual_seed(seed)  # parameter init and dropout masks
     rng = np.random.default_rng(seed)
     train_set, test_set = train_test_split(train_size, test_size, size=size)
     model = build_model(kind, size).to(device)
-    opt = G.optim.Adam(model.parameters(), lr=lr)
     n_params = sum(p.numel() for p in model.parameters())
+    trained = model
+    if world > 1:  # every rank computes 1/world of each batch; DDP averages the gradients
+        trained = G.nn.parallel.DistributedDataParallel(model)
+    opt = G.optim.Adam(trained.parameters(), lr=lr)
     out.write(f"opgen demo: {NUM_CLASSES}-class stroke digits {size}x{size}, {train_size} train / {test_size} "
-              f"test; {kind} ({n_params:,} parameters) on {device}, seed {seed}\n")
-    result = Result(0.0, 0.0, device, kind)
+              f"test; {kind} ({n_params:,} parameters) on {device_label(device)}, seed {seed}"
+              f"{f', {world} ranks (DistributedDataParallel)' if world > 1 else ''}\n")
+    result = Result(0.0, 0.0, device, kind, rank=rank)
     steps = -(-train_size // batch_size)
     for epoch in range(1, epochs + 1):
         model.train()
         bar = ProgressBar(steps, f"epoch {epoch:>2}/{epochs}", out)
         loss_sum, correct, seen = 0.0, 0, 0
-        for step, (x, y, take) in enumerate(_batches(train_set, batch_size, device, rng.permutation(train_size))):
-            logits = model(x)
+        order = rng.permutation(train_size)
+        for step, (x, y, take) in enumerate(_batches(train_set, batch_size, device, order, rank, world)):
+            logits = trained(x)
             loss = F.cross_entropy(logits, y)
             opt.zero_grad()
             loss.backward()
@@ -143,7 +174,7 @@ def train(epochs: int = 8, seed: int = 0, device: str = "auto", model_kind: str 
         result.history.append({"epoch": epoch, "loss": loss_sum / seen, "train_accuracy": 100.0 * correct / seen,
                                "test_accuracy": test_acc, "seconds": elapsed})
         result.test_accuracy = test_acc
-    if save:
+    if save and rank == 0:
         G.save(model.state_dict(), save)
         fresh = build_model(kind, size).to(device)
         fresh.load_state_dict(G.load(save))
@@ -174,8 +205,9 @@ def main(argv: list[str] | None = None) -> int:
                    args.test_size, save=args.save)
     target = args.target if args.target is not None else TARGET_ACCURACY[result.model]
     ok = result.test_accuracy >= target
-    print(f"test accuracy {result.test_accuracy:.1f}% (target >= {target:.1f}%): "
-          f"{'reached' if ok else 'MISSED'}; {result.seconds:.1f} s on {result.device}")
+    if result.rank == 0:
+        print(f"test accuracy {result.test_accuracy:.1f}% (target >= {target:.1f}%): "
+              f"{'reached' if ok else 'MISSED'}; {result.seconds:.1f} s on {device_label(result.device)}")
     return 0 if ok else 1
 
 

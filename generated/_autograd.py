@@ -3005,6 +3005,70 @@ class HypotBackward0(_Node):
         return out
 
 
+class NewEmptyBackward0(_Node):
+    """Backward of new_empty."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("new_empty", "self")
+        return out
+
+
+class NewZerosBackward0(_Node):
+    """Backward of new_zeros."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("new_zeros", "self")
+        return out
+
+
+class NewOnesBackward0(_Node):
+    """Backward of new_ones."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("new_ones", "self")
+        return out
+
+
+class NewFullBackward0(_Node):
+    """Backward of new_full."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("new_full", "self")
+        return out
+
+
 # Note [Autograd node names] in codegen/derivatives.py: the name a PyTorch user sees, for type() and name().
 AddBackward1.__name__ = AddBackward1.__qualname__ = "AddBackward0"
 SubBackward1.__name__ = SubBackward1.__qualname__ = "SubBackward0"
@@ -4252,15 +4316,12 @@ def new_empty(input, size, dtype, layout, device, pin_memory):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_new_empty[_k](input, size, dtype, layout, device, pin_memory)
     if input._requires_grad:
-        node = _NotImplementedNode("new_empty")
+        node = _new(NewEmptyBackward0)
+        node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= AUTOGRAD_BIT
+        _set_history(result, node, (False,))
     return result
 
 
@@ -4268,15 +4329,12 @@ def new_zeros(input, size, dtype, layout, device, pin_memory):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_new_zeros[_k](input, size, dtype, layout, device, pin_memory)
     if input._requires_grad:
-        node = _NotImplementedNode("new_zeros")
+        node = _new(NewZerosBackward0)
+        node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= AUTOGRAD_BIT
+        _set_history(result, node, (False,))
     return result
 
 
@@ -4284,15 +4342,12 @@ def new_ones(input, size, dtype, layout, device, pin_memory):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_new_ones[_k](input, size, dtype, layout, device, pin_memory)
     if input._requires_grad:
-        node = _NotImplementedNode("new_ones")
+        node = _new(NewOnesBackward0)
+        node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= AUTOGRAD_BIT
+        _set_history(result, node, (False,))
     return result
 
 
@@ -4300,15 +4355,12 @@ def new_full(input, size, fill_value, dtype, layout, device, pin_memory):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_new_full[_k](input, size, fill_value, dtype, layout, device, pin_memory)
     if input._requires_grad:
-        node = _NotImplementedNode("new_full")
+        node = _new(NewFullBackward0)
+        node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= AUTOGRAD_BIT
+        _set_history(result, node, (False,))
     return result
 
 

@@ -6,6 +6,7 @@ Names follow PyTorch's (`G.float32`, `G.zeros`, `G.no_grad` ...). The ops themse
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -119,6 +120,9 @@ SUBMODULES: dict[str, str] = {
     "utils.data": "runtime.utils.data",
     "linalg": "runtime.linalg",
     "testing": "runtime.testing",
+    "distributed": "runtime.distributed",
+    "distributed.run": "runtime.distributed.run",
+    "nn.parallel": "runtime.nn.parallel",
 }
 
 
@@ -142,6 +146,15 @@ class SubmoduleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module = importlib.import_module(SUBMODULES[spec.name[len(self._prefix):]])
         self._own_specs[spec.name] = module.__spec__
         return module
+
+    def get_code(self, fullname: str) -> Any:
+        """The code of the runtime module behind an alias, so that `python -m generated.distributed.run`
+        runs it (runpy asks the loader for code)."""
+        target = SUBMODULES[fullname[len(self._prefix):]]
+        spec = importlib.util.find_spec(target)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"no module named {target!r}")
+        return spec.loader.get_code(target)  # type: ignore[attr-defined]
 
     def exec_module(self, module: ModuleType) -> None:
         # the import system has set `module.__spec__` to the alias's spec: the module keeps its own
@@ -167,6 +180,7 @@ LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it;
     "optim": ("runtime.optim", None),
     "utils": ("runtime.utils", None),
     "testing": ("runtime.testing", None),
+    "distributed": ("runtime.distributed", None),
     "load": ("runtime.nn.serialization", "load"),
     "save": ("runtime.nn.serialization", "save"),
 }

@@ -112,3 +112,15 @@ def test_factories_allocate_through_backend_select() -> None:
     assert len(seen) == 3  # removed again
     t = G.empty_strided((2, 3), (1, 2))
     assert t.stride() == (1, 2) and t.shape == (2, 3)
+
+
+@pytest.mark.parametrize("method", ["new_empty", "new_zeros", "new_ones", "new_full"])
+def test_new_factories_of_a_tensor_that_requires_grad_do_not_require_grad(method: str) -> None:
+    import generated as G
+
+    x = G.randn(3, requires_grad=True)
+    args = ((2,), 1.5) if method == "new_full" else ((2,),)
+    y = getattr(x, method)(*args)
+    assert not y.requires_grad and y.grad_fn is None
+    (y * x[:2]).sum().backward()  # usable as a constant in a graph
+    assert x.grad is not None

@@ -150,6 +150,9 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
                             var._grad = g
                         else:
                             _accumulate(var, g, create_graph)
+                    if hooks is not None and hooks.post_accumulate:
+                        for h in list(hooks.post_accumulate):
+                            h(var)
                 continue
             edges = fn.next_edges
             if hooks is None and len(buf) == 1 and buf[0] is not None:

@@ -47,4 +47,25 @@ def retain_grad(t: Tensor) -> None:
 
 
 # Note [Tensor methods from upper layers] (runtime/tensor.py)
-install_methods(register_hook=register_hook, retain_grad=retain_grad)
+def register_post_accumulate_grad_hook(t: Tensor, hook: Callable[[Tensor], None]) -> RemovableHandle:
+    """Call `hook(t)` after a backward pass has accumulated a gradient into the leaf `t`'s `.grad`
+    (DistributedDataParallel starts a bucket's all-reduce from it). The hook holds `t` weakly, as the
+    leaf's AccumulateGrad does."""
+    if not t._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t._grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    hooks = grad_accumulator(t)._node_hooks().post_accumulate
+    ref = weakref.ref(t)
+
+    def call(_leaf: Tensor) -> None:
+        leaf = ref()
+        if leaf is not None:
+            hook(leaf)
+
+    hooks.append(call)
+    return RemovableHandle(hooks, call)
+
+
+install_methods(register_hook=register_hook, retain_grad=retain_grad,
+                register_post_accumulate_grad_hook=register_post_accumulate_grad_hook)

@@ -58,9 +58,10 @@ Edge = tuple[Any, ...]  # (node, input_nr, shape, dtype, device): Note [Backward
 class _NodeHooks:
     """Hooks of one node, created only when a hook is registered (most nodes have none)."""
 
-    __slots__ = ("pre", "post", "tensor_pre", "retains_grad")
+    __slots__ = ("pre", "post", "tensor_pre", "retains_grad", "post_accumulate")
 
     def __init__(self) -> None:
+        self.post_accumulate: list[Callable[..., Any]] = []  # AccumulateGrad only: fn(leaf) after .grad is set
         self.pre: list[Callable[..., Any]] = []             # fn(grad_outputs) -> new grad_outputs | None
         self.post: list[Callable[..., Any]] = []            # fn(grad_inputs, grad_outputs) -> new | None
         self.tensor_pre: dict[int, list[Callable[..., Any]]] = {}   # input_nr -> [fn(grad) -> grad | None]

@@ -8,7 +8,12 @@ torch.nn.functional's names), init.py (initialisers), utils.py (gradient clippin
 (G.save / G.load as .npz).
 """
 
-from runtime.nn import functional, init, utils
+from runtime.nn import (
+    functional,
+    init,
+    parallel,
+    utils,
+)
 from runtime.nn.activation import (
     ELU,
     GLU,
@@ -63,6 +68,7 @@ from runtime.nn.module import IncompatibleKeys, Module
 from runtime.nn.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from runtime.nn.parameter import Parameter
 from runtime.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
+from runtime.nn.sync_batchnorm import SyncBatchNorm
 
 __all__ = [
     "ELU", "SELU", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid", "Mish", "ReLU6", "Softplus",
@@ -74,3 +80,4 @@ __all__ = [
     "SmoothL1Loss", "Softmax", "Tanh", "Unflatten", "functional", "init", "utils",
 ]
 __all__ += ["GLU", "PReLU", "Softmin", "Softsign", "Tanhshrink", "Threshold"]
+__all__ += ["SyncBatchNorm", "parallel"]

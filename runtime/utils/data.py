@@ -296,3 +296,8 @@ class DataLoader:
 
 __all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler",
            "Sampler", "SequentialSampler", "Subset", "TensorDataset", "default_collate", "random_split"]
+
+
+from runtime.distributed.sampler import DistributedSampler  # noqa: E402  (torch.utils.data.DistributedSampler)
+
+__all__ += ["DistributedSampler"]
