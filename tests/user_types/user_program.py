@@ -1,4 +1,4 @@
-"""A user's program, type-checked strictly in CI (.ci/run: mypy --strict on this file): the generated stubs
+"""A user's program, type-checked strictly in CI (.ci/run runs mypy --strict on this file): the generated stubs
 must type ops, methods, dunders, factories, nn and optim with no error and no `Any` where a Tensor is meant."""
 
 import generated as G
