@@ -14,7 +14,7 @@ from typing import NoReturn
 import click
 
 from codegen import gen
-from codegen.errors import OpgenError
+from codegen.errors import LoadError, OpgenError
 from codegen.model import SchemaKind
 from codegen.native import NativeFunction
 from runtime.vocabulary import KEYS_BY_PRIORITY, DispatchKey, resolve
@@ -40,7 +40,11 @@ def _root(root: str | None) -> Path:
 
 
 def _fail(error: OpgenError) -> NoReturn:
-    click.echo(f"opgen: error:\n{error}" if "\n" in str(error) else f"opgen: error: {error}", err=True)
+    """Exit 2 with the problems: located ones (`file:line: ...`, as compilers print them) as they are, others
+    after `opgen: error:`."""
+    text = str(error)
+    located = isinstance(error, LoadError) and bool(error.diagnostics)
+    click.echo(text if located else f"opgen: error: {text}", err=True)
     sys.exit(2)
 
 
