@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import difflib
 import fnmatch
+import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -13,7 +15,7 @@ from typing import NoReturn
 import click
 
 from codegen import gen
-from codegen.errors import OpgenError
+from codegen.errors import LoadError, OpgenError
 from codegen.model import SchemaKind
 from codegen.native import NativeFunction
 from runtime.vocabulary import KEYS_BY_PRIORITY, DispatchKey, resolve
@@ -39,7 +41,11 @@ def _root(root: str | None) -> Path:
 
 
 def _fail(error: OpgenError) -> NoReturn:
-    click.echo(f"opgen: error:\n{error}" if "\n" in str(error) else f"opgen: error: {error}", err=True)
+    """Exit 2 with the problems: located ones (`file:line: ...`, as compilers print them) as they are, others
+    after `opgen: error:`."""
+    text = str(error)
+    located = isinstance(error, LoadError) and bool(error.diagnostics)
+    click.echo(text if located else f"opgen: error: {text}", err=True)
     sys.exit(2)
 
 
@@ -62,13 +68,17 @@ root_option = click.option("--root", type=click.Path(file_okay=False), default=N
                            help="Project directory (default: the nearest one at or above the current directory).")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="opgen", prog_name="opgen")
-def main() -> None:
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
+@click.version_option(None, "-V", "--version", package_name="opgen", prog_name="opgen")
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """opgen: tensor operators from YAML schemas.
 
-    Edit native_functions.yaml and derivatives.yaml, run `opgen generate`, then `import generated as G`.
+    Edit native_functions.yaml and derivatives.yaml (or start with `opgen new-op NAME`), run
+    `opgen generate`, then `import generated as G`.
     """
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
 
 
 @main.command()
@@ -154,9 +164,15 @@ def static_table(f: NativeFunction, model: gen.Model) -> list[tuple[str, str, st
 
 @main.command()
 @root_option
+@click.option("--all", "show_all", is_flag=True,
+              help="Every form (in-place, out=), every dispatch key and every derivative formula.")
 @click.argument("op")
-def show(root: str | None, op: str) -> None:
-    """Show one operator: schema, dispatch table and derivative formulas (OP like add or add.Tensor)."""
+def show(root: str | None, op: str, show_all: bool) -> None:
+    """Show one operator: schema, kernels and derivative (OP like add or add.Tensor).
+
+    By default one block per overload with the keys that have a kernel; --all adds the in-place and out=
+    forms and the whole dispatch table, keys without a kernel included.
+    """
     model = _model(_root(root))
     matches = [f for f in model.functions if op in (f.name, f.func.name.name, f.func.name.base)]
     if not matches:
@@ -165,23 +181,88 @@ def show(root: str | None, op: str) -> None:
         hint = f"; did you mean {', '.join(close)}?" if close else "; `opgen list` lists them all"
         click.echo(f"opgen: error: no operator '{op}'{hint}", err=True)
         sys.exit(2)
-    for f in matches:
+    shown = matches if show_all else [f for f in matches if f.derived_from is None] or matches
+    for f in shown:
         click.echo(f"{f.name}\n  schema:   {f.func}\n  defined:  {f.loc}"
                    + (f"  (derived from {f.derived_from.name})" if f.derived_from else ""))
         if f.doc:
             click.echo(f"  doc:      {f.doc}")
         if f.pointwise is not None:
             click.echo(f"  pointwise: {f.pointwise.source}  (promote: {f.pointwise.promote})")
-        click.echo("  dispatch table (runtime key -> kernel):")
-        for key, kernel, how in static_table(f, model):
+        rows = static_table(f, model)
+        if not show_all:
+            rows = [r for r in rows if r[1] != "-"]
+        click.echo("  dispatch table (runtime key -> kernel):" if show_all else "  kernels (runtime key -> kernel):")
+        for key, kernel, how in rows:
             click.echo(f"    {key:<14} {kernel}  [{how}]")
         d = model.derivative_of(f)
-        if d is not None:
+        if d is not None and f.kind != SchemaKind.out:
             click.echo(f"  derivative: {d.node_name} ({d.loc})")
             for formula in d.formulas:
                 # printed from its tree: one line, its strings escaped (the YAML text may hold any character)
                 click.echo(f"    {', '.join(formula.inputs)}: {ast.unparse(formula.tree)}")
+        elif f.kind == SchemaKind.out:
+            click.echo("  derivative: none (out= forms are not differentiable)")
         click.echo("")
+    hidden = len(matches) - len(shown)
+    if hidden:
+        click.echo(f"({hidden} derived form{'s' if hidden > 1 else ''}: in-place and out=; `opgen show --all {op}`)")
+
+
+@main.command(name="new-op")
+@root_option
+@click.argument("name")
+@click.option("--pointwise", "spec", default="self", show_default=True,
+              help="The kernel spec: a Python expression over `self` (README: The kernel spec).")
+@click.option("--derivative", default="grad", show_default=True,
+              help="The gradient formula for `self` (derivatives.yaml's language).")
+def new_op(root: str | None, name: str, spec: str, derivative: str) -> None:
+    """Add the skeleton of a pointwise operator NAME(Tensor self) -> Tensor: one entry appended to
+    native_functions.yaml and one to derivatives.yaml, checked by loading the project (both files are left
+    as they were if it does not load). Edit them, then run `opgen generate`."""
+    project = _root(root)
+    if not name.isidentifier() or not name.isascii() or name.startswith("_"):
+        raise click.BadParameter(f"{name!r} is not an operator name (an ASCII identifier not starting with _)",
+                                 param_hint="NAME")
+    model = _model(project)
+    if any(name in (f.name, f.func.name.base) for f in model.functions):
+        click.echo(f"opgen: error: an operator '{name}' exists already (`opgen show {name}`)", err=True)
+        sys.exit(2)
+    schema = f"{name}(Tensor self) -> Tensor"
+    entries = {
+        gen.NATIVE_YAML: f"- func: {schema}\n  variants: function, method\n  pointwise: {json.dumps(spec)}\n",
+        gen.DERIVATIVES_YAML: f"- name: {schema}\n  self: {json.dumps(derivative)}\n",
+    }
+    paths = {file: project / file for file in entries}
+    before = {file: path.read_bytes() for file, path in paths.items()}
+    lines = {}
+    for file, path in paths.items():
+        text = before[file].decode("utf-8")
+        sep = "" if text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+        lines[file] = text.count("\n") + sep.count("\n") + 1
+        _replace(path, (text + sep + entries[file]).encode("utf-8"))
+    try:
+        gen.load_model(project)
+    except OpgenError as e:
+        for file, path in paths.items():
+            _replace(path, before[file])
+        click.echo(f"opgen: error: the new entry does not load, so nothing was added:\n{e}", err=True)
+        sys.exit(2)
+    click.echo(f"opgen: added {name} at {gen.NATIVE_YAML}:{lines[gen.NATIVE_YAML]} and "
+               f"{gen.DERIVATIVES_YAML}:{lines[gen.DERIVATIVES_YAML]}; edit them, then run `opgen generate`")
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write `path` whole or not at all (a temporary file beside it, flushed, then renamed over it)."""
+    tmp = path.with_name(f".{path.name}.new-{os.getpid()}")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

@@ -227,11 +227,11 @@ def _parse_formula(source: str, inputs: tuple[str, ...], line: int, variables: s
     try:
         tree = ast.parse(source.strip(), mode="eval").body
     except SyntaxError as e:
-        return f"formula is not a valid Python expression: {e.msg} (column {e.offset}): {source.strip()}"
+        return f"formula is not a valid Python expression: {e.msg} (column {e.offset})\n  in formula: {source.strip()}"
     except (ValueError, RecursionError, MemoryError) as e:  # NUL bytes, absurd nesting
         return f"formula is not a valid Python expression: {e}"
     try:
         uses = check_formula(tree, variables, callables, methods)
     except GrammarError as e:
-        return f"{e}: {source.strip()}"
+        return f"{e}\n  in formula: {source.strip()}"
     return Formula(inputs, source.strip(), tree, frozenset(uses), line)

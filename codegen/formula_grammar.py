@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import ast
 
+from codegen.errors import did_you_mean
+
 # Builtins a formula may call (never use as values).
 CALLABLE_BUILTINS = frozenset({"len", "range", "tuple", "list", "min", "max", "abs", "int", "float", "bool",
                                "zip", "enumerate", "sorted", "reversed", "any", "all"})
@@ -61,21 +63,24 @@ def check_formula(tree: ast.expr, variables: frozenset[str] | set[str], callable
                 if node.id in variables:
                     raise GrammarError(f"'{node.id}' is a value, not a function; it cannot be called")
                 if node.id not in callables and node.id not in CALLABLE_BUILTINS:
-                    raise GrammarError(f"formula calls unknown function '{node.id}'; use an op of "
-                                       "native_functions.yaml or a helper of runtime/autograd/formulas.py")
+                    hint = did_you_mean(node.id, [*callables, *CALLABLE_BUILTINS]) or (
+                        "; use an op of native_functions.yaml or a helper of runtime/autograd/formulas.py")
+                    raise GrammarError(f"formula calls unknown function '{node.id}'{hint}")
             elif node.id in variables:
                 uses.add(node.id)
             elif node.id in callables or node.id in CALLABLE_BUILTINS:
                 raise GrammarError(f"function '{node.id}' is used as a value; a formula may only call it")
             else:
-                raise GrammarError(f"formula uses undefined name '{node.id}'; available: "
-                                   f"{', '.join(sorted(variables))}")
+                hint = did_you_mean(node.id, variables)
+                raise GrammarError(f"formula uses undefined name '{node.id}'{hint} (the names a formula can "
+                                   f"use here: {', '.join(sorted(variables))})")
         elif isinstance(node, ast.Attribute):
             if node.attr.startswith("_"):
                 raise GrammarError(f"attribute '{node.attr}' is private; a formula may not use it")
             if node.attr not in members:
-                raise GrammarError(f"unknown tensor attribute or method '{node.attr}'; a formula may use the "
-                                   "ops declared as methods and: " + ", ".join(sorted(TENSOR_MEMBERS)))
+                hint = did_you_mean(node.attr, members)
+                raise GrammarError(f"unknown tensor attribute or method '{node.attr}'{hint} (a formula may use "
+                                   "the ops declared as methods and: " + ", ".join(sorted(TENSOR_MEMBERS)) + ")")
         elif isinstance(node, ast.Call):
             if not isinstance(node.func, ast.Name | ast.Attribute):
                 raise GrammarError(f"'{ast.unparse(node.func)}' is not a function name; a formula calls only "

@@ -82,9 +82,11 @@ def render_all(root: Path) -> dict[str, str]:
             methods=[m for m in method_names if m not in varargs], varargs=varargs,
             direct=_direct_methods(bindings, ops_by_id, varargs), dunders=api_python.dunders(bindings)),
         "__init__.py": env.get_template("init.py.j2").render(),
+        "py.typed": "",  # PEP 561: the package ships its types (__init__.pyi)
         "__init__.pyi": env.get_template("init.pyi.j2").render(
             functions=[_stub(b, by_name[b.name]) for b in exported],
-            methods=[_stub(b, by_name[b.name], varargs.get(b.name)) for b in bindings if b.name in method_names]),
+            methods=[_stub(b, by_name[b.name], varargs.get(b.name)) for b in bindings if b.name in method_names],
+            dunders=api_python.dunders(bindings), api_names=_stub_imports(root)),
     }
     files.update(gen_cuda.generate(functions, env))
     names.check_module_names(files, _owners(model))
@@ -303,6 +305,30 @@ def _render_registrations(env: jinja2.Environment, model: Model) -> str:
         imported_now=[(GENERATED_MODULES[a].rpartition(".")[2], a) for a in sorted(IMPORTED_NOW)])
 
 
+# Names the stub defines itself, so that type checkers see them with the generated methods: the Tensor
+# class and the factories that return it (templates/init.pyi.j2).
+STUB_OWN_NAMES = frozenset({
+    "Tensor", "tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "rand", "randn", "full", "arange",
+    "linspace", "eye", "randint", "randperm", "empty_like", "zeros_like", "ones_like", "full_like", "rand_like",
+    "randn_like"})
+
+
+def _stub_imports(root: Path) -> list[str]:
+    """The names of runtime/api.py's `__all__` (read from its source: codegen imports no runtime module)
+    that the stub imports rather than defines."""
+    import ast
+
+    tree = ast.parse((root / "runtime" / "api.py").read_text(encoding="utf-8"))
+    names: list[str] = []
+    for node in ast.walk(tree):
+        target = getattr(node, "target", None) or (node.targets[0] if isinstance(node, ast.Assign) else None)
+        if isinstance(target, ast.Name) and target.id == "__all__" and isinstance(node, ast.Assign | ast.AugAssign):
+            value = node.value
+            if isinstance(value, ast.List):
+                names += [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return sorted(set(names) - STUB_OWN_NAMES)
+
+
 @dataclass(frozen=True)
 class StubContext:
     """One signature of generated/__init__.pyi (templates/init.pyi.j2)."""
@@ -323,7 +349,7 @@ def _stub(binding: api_python.Binding, candidates: list[NativeFunction], varargs
     star = False
     for p in binding.params:
         if p.name == varargs:
-            params.append(f"*{p.name}: int | Sequence[int]")
+            params.append(f"*{p.name}: _int | Sequence[_int]")
             star = True
             continue
         if p.kwonly and not star:
@@ -336,8 +362,10 @@ def _stub(binding: api_python.Binding, candidates: list[NativeFunction], varargs
     return StubContext(binding.name, ", ".join(params), ret)
 
 
-_HINTS = {"Tensor": "Tensor", "Scalar": "Number", "int": "int", "SymInt": "int", "float": "float", "bool": "bool",
-          "str": "str", "ScalarType": "DType", "Device": "Device | str", "Generator": "Generator",
+# The stub imports the builtins as _int, _float, _bool (G.int, G.float, G.bool are dtypes, as in PyTorch) and
+# spells a Scalar _Scalar (int | float | bool).
+_HINTS = {"Tensor": "Tensor", "Scalar": "_Scalar", "int": "_int", "SymInt": "_int", "float": "_float",
+          "bool": "_bool", "str": "str", "ScalarType": "DType", "Device": "Device | str", "Generator": "Generator",
           "Layout": "Any", "MemoryFormat": "Any"}
 
 
@@ -350,7 +378,7 @@ def _hint(t: Type) -> str:
         name = elem.name if isinstance(elem, BaseType) else ""
         # a plain int list also takes one int, as PyTorch's IntArrayRef does
         one_int = isinstance(t.elem, BaseType) and name in ("int", "SymInt")
-        return f"Sequence[{_HINTS.get(name, 'Any')}]" + (" | int" if one_int else "")
+        return f"Sequence[{_HINTS.get(name, 'Any')}]" + (" | _int" if one_int else "")
     return _HINTS.get(t.name, "Any") if isinstance(t, BaseType) else "Any"
 
 

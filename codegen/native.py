@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from codegen.errors import Diagnostic, LoadError, Location, OpgenError, SchemaParseError
+from codegen.errors import Diagnostic, LoadError, Location, OpgenError, SchemaParseError, did_you_mean
 from codegen.kernel_spec import PointwiseSpec, SpecError
 from codegen.kernel_targets import check_kernel
 from codegen.literals import SYMBOL_DEFAULTS
@@ -186,7 +186,8 @@ def _load_entry(entry: LocatedMap, file: str, root: Path) -> NativeFunction:
     unknown = sorted(set(entry) - set(ENTRY_KEYS))
     if unknown:
         known = ", ".join(ENTRY_KEYS)
-        raise _EntryError(unknown[0], f"unknown key '{unknown[0]}'; known keys: {known}")
+        hint = did_you_mean(unknown[0], ENTRY_KEYS) or f"; known keys: {known}"
+        raise _EntryError(unknown[0], f"unknown key '{unknown[0]}'{hint}")
     if "func" not in entry:
         raise OpgenError("entry has no 'func: <schema>' string")
     for key, value in entry.items():

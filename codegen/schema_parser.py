@@ -5,6 +5,7 @@ A small hand-written scanner (no regular expressions). See Note [Parse caches] i
 
 from __future__ import annotations
 
+from codegen.errors import did_you_mean
 from codegen.model import (
     BASE_TYPE_NAMES,
     Annotation,
@@ -84,7 +85,7 @@ def _scan_type(s: str, lo: int, hi: int, ann_lo: int, ann_hi: int, in_argument: 
         raise _fail(s, lo, "expected a type")
     name = s[lo:k]
     if name not in BASE_TYPE_NAMES:
-        raise _fail(s, lo, f"unknown type '{name}'")
+        raise _fail(s, lo, f"unknown type '{name}'{did_you_mean(name, BASE_TYPE_NAMES)}")
     if ann_lo >= 0:
         if k != ann_lo:
             raise _fail(s, k, f"unexpected character '{s[k]}' before the alias annotation")

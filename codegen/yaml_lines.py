@@ -201,10 +201,26 @@ def _parse(text: str, file: str) -> tuple[Any, int, list[int]]:
     return data, line, []
 
 
+# Hints for libyaml's syntax errors, by a phrase of its problem (what a person most often did wrong).
+_YAML_HINTS = (
+    ("mapping values are not allowed",
+     "a key is indented differently from the keys above it, or a value holds ': ' (quote such a value); the keys "
+     "of one entry start in the same column as its 'func:'"),
+    ("did not find expected '-' indicator",
+     "every entry starts with '- ' in the same column as the entries above it; check this line's indentation"),
+    ("did not find expected key",
+     "a line is indented more or less than the keys around it, or a '- ' is missing before a new entry"),
+    ("could not find expected ':'", "a key needs ': ' after it (key: value)"),
+    ("found character '\\t'", "YAML indents with spaces, never tabs"),
+    ("while scanning a quoted scalar", "a quoted value is not closed on this line or a later one"),
+)
+
+
 def _located(e: yaml.YAMLError, text: str, file: str) -> LoadError:
     mark = getattr(e, "problem_mark", None)
+    column = 0
     if mark is not None:
-        line = mark.line + 1
+        line, column = mark.line + 1, mark.column + 1
     elif isinstance(getattr(e, "position", None), int):  # a ReaderError: a character offset
         line = text.count("\n", 0, e.position) + 1  # type: ignore[attr-defined]
     else:
@@ -212,7 +228,13 @@ def _located(e: yaml.YAMLError, text: str, file: str) -> LoadError:
     problem = getattr(e, "problem", None) or getattr(e, "reason", None) or str(e).splitlines()[0]
     if type(e).__name__ == "ReaderError":
         problem = str(e).splitlines()[0]
-    return _error(file, line, f"invalid YAML: {problem}")
+    lines = text.splitlines()
+    source = lines[line - 1] if 0 < line <= len(lines) else None
+    note = next((hint for phrase, hint in _YAML_HINTS if phrase in str(problem) or phrase in str(e)), None)
+    if source is not None and column > len(source) + 1:
+        column = len(source) + 1
+    return LoadError([Diagnostic(Location(file, line), f"invalid YAML: {problem}", column if source else 0, source,
+                                 note)])
 
 
 def load_entries(text: str, file: str) -> list[LocatedMap]:

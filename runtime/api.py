@@ -180,6 +180,7 @@ LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it;
     "optim": ("runtime.optim", None),
     "utils": ("runtime.utils", None),
     "testing": ("runtime.testing", None),
+    "__version__": ("runtime.version", "__version__"),
     "distributed": ("runtime.distributed", None),
     "load": ("runtime.nn.serialization", "load"),
     "save": ("runtime.nn.serialization", "save"),

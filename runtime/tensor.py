@@ -14,7 +14,8 @@ when `generated` is imported; this file holds only what is not an operator.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -337,6 +338,15 @@ class Tensor:
                             "bfloat16 type (its data would be read as uint16); convert it first, e.g. "
                             "tensor.float()")
         return self._data.__cuda_array_interface__
+
+    if TYPE_CHECKING:  # installed by upper layers (Note [Tensor methods from upper layers]); declared for type checkers
+        def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                     create_graph: bool = False, inputs: Any = None) -> None: ...
+        def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> Any: ...
+        def retain_grad(self) -> None: ...
+        def to(self, *args: Any, **kwargs: Any) -> Tensor: ...
+        def __getitem__(self, index: Any) -> Tensor: ...
+        def __setitem__(self, index: Any, value: Any) -> None: ...
 
     # -- conversion ----------------------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:

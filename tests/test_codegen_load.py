@@ -39,7 +39,9 @@ def test_good_entry_derives_inplace_and_out_forms() -> None:
 
 @pytest.mark.parametrize("text, expected", [
     ("- func: f(Tensor self) -> Tensor\n  pointwise: self\n  varients: method\n",
-     "native_functions.yaml:3: unknown key 'varients'; known keys: func, variants, dispatch, pointwise, "
+     "native_functions.yaml:3: unknown key 'varients'; did you mean 'variants'?"),
+    ("- func: f(Tensor self) -> Tensor\n  pointwise: self\n  zzz: method\n",
+     "native_functions.yaml:3: unknown key 'zzz'; known keys: func, variants, dispatch, pointwise, "
      "promote, dtypes, promote_scalars, zero_dim, same_dtype, doc"),
     ("- func: f(Tensor self) -> Tensor\n  pointwise: self\n\n- func: f(Tensor self) -> Tensor\n  pointwise: self\n",
      "native_functions.yaml:4: operator 'f' is defined twice (first on line 1)"),

@@ -314,7 +314,7 @@ ERRORS = [
     ("add.(Tensor self) -> Tensor", 5, "expected an overload name after '.'"),
     ("ad-d(Tensor self) -> Tensor", 3, "unexpected character '-' in operator name"),
     ("add.Ten sor(Tensor self) -> Tensor", 8, "unexpected character ' ' in overload name"),
-    ("add(Tensr self) -> Tensor", 5, "unknown type 'Tensr'"),
+    ("add(Tensr self) -> Tensor", 5, "unknown type 'Tensr'; did you mean 'Tensor'?"),
     ("add(Tensor self -> Tensor", 16, "expected ',' or ')' after argument 'self'"),
     ("add(Tensor self", 16, "expected ')' to close the argument list"),
     ("add(Tensor self, Tensor self) -> Tensor", 25, "duplicate argument name 'self'"),
@@ -361,7 +361,7 @@ ERRORS = [
     ("add(Tensor self) -> (Tensor a, Tensor 2b)", 39, "expected a return name"),
     ("add(Tensor self) -> ()x", 23, "unexpected text after the returns"),
     ("add(Tensor self) -> (Tensor a; Tensor b)", 30, "expected ',' or ')' after the return"),
-    ("add(Tensor self) -> Tensr", 21, "unknown type 'Tensr'"),
+    ("add(Tensor self) -> Tensr", 21, "unknown type 'Tensr'; did you mean 'Tensor'?"),
     ("add(Tensor(a|) self) -> Tensor", 14, "expected an alias name"),
     ("add(Tensor() self) -> Tensor", 12, "expected an alias name"),
     ("add(Tensor  self) -> Tensor", 12, "expected an argument name"),
@@ -381,7 +381,7 @@ def test_schema_errors(schema: str, column: int, message: str) -> None:
 @pytest.mark.parametrize(
     ("cls", "text", "column", "message"),
     [
-        (Type, "Tensr", 1, "unknown type 'Tensr'"),
+        (Type, "Tensr", 1, "unknown type 'Tensr'; did you mean 'Tensor'?"),
         (Type, "Tensor(a)", 7, "unexpected character '(' in type"),
         (Type, "", 1, "expected a type"),
         (Annotation, "", 1, "expected an alias name"),
@@ -407,7 +407,8 @@ def test_type_cache_keeps_the_annotation_place() -> None:
 def test_error_message_shows_a_caret() -> None:
     with pytest.raises(SchemaParseError) as info:
         parse("add(Tensr self) -> Tensor")
-    assert str(info.value) == "unknown type 'Tensr' (column 5)\n    add(Tensr self) -> Tensor\n        ^"
+    assert str(info.value) == ("unknown type 'Tensr'; did you mean 'Tensor'? (column 5)\n    add(Tensr self) -> Tensor\n"
+                               "        ^")
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ KEYS = [b"func", b"variants", b"dispatch", b"pointwise", b"promote", b"dtypes", 
         b"x"]
 JUNK = [b"\xff", b"\x00", b"\x1b[31m", b"&a [1]", b"*a", b"!!python/object:os.system", b"{", b"]", b": :", b"\t",
         b"- ", b"? ", b"'", b'"', b"abs", b"[eval][0]('1')", b"__class__", b"\xe2\x80\xae", b"---\n", b"%YAML 1.1\n"]
-LOCATED = re.compile(r"(native_functions|derivatives)\.yaml:\d+: ")
+LOCATED = re.compile(r"(native_functions|derivatives)\.yaml:\d+(:\d+)?: ")
 MAX_IMPORT_CHECKS = 2
 
 

@@ -18,7 +18,7 @@ from codegen.runtime_ops import RUNTIME_OPS
 
 ROOT = Path(__file__).resolve().parents[1]
 NF, DV = "native_functions.yaml", "derivatives.yaml"
-LOCATED = re.compile(r"(^|error: )(native_functions|derivatives)\.yaml:\d+: ", re.M)
+LOCATED = re.compile(r"(^|error: )(native_functions|derivatives)\.yaml:\d+(:\d+)?: ", re.M)
 
 
 @pytest.fixture(scope="module")
@@ -188,3 +188,36 @@ def test_refused_characters_are_exactly_the_control_and_surrogate_categories() -
     by_category = {c for c in range(0x110000)
                    if chr(c) not in "\n\t" and unicodedata.category(chr(c)) in ("Cc", "Cs")}
     assert refused == by_category
+
+
+@pytest.mark.parametrize(("text", "column", "hint"), [
+    ("- func: f(Tensor self) -> Tensor\n  variants: function\n   pointwise: self\n", 13, "indented"),
+    ("- func: f(Tensor self) -> Tensor\n  variants: function\n - func: g(Tensor self) -> Tensor\n", 2, "'- '"),
+])
+def test_yaml_syntax_errors_point_at_the_line_with_a_caret_and_a_hint(text: str, column: int, hint: str) -> None:
+    from codegen.errors import LoadError
+    from codegen.yaml_lines import load_entries
+
+    with pytest.raises(LoadError) as info:
+        load_entries(text, "native_functions.yaml")
+    first, source, caret, note = str(info.value).splitlines()
+    assert first.startswith(f"native_functions.yaml:3:{column}: error: ")
+    line = text.splitlines()[2]
+    assert source[source.index("|") + 2:] == line  # the offending line, as written
+    assert caret.index("^") - (caret.index("|") + 2) == column - 1  # the caret under its column
+    assert note.lstrip().startswith("note:") and hint in note
+
+
+@pytest.mark.parametrize(("entry", "wanted"), [
+    ("- func: f(Tensr self) -> Tensor\n  pointwise: self\n", "did you mean 'Tensor'?"),
+    ("- func: f(Tensor self) -> Tensor\n  promte: float\n  pointwise: self\n", "did you mean 'promote'?"),
+])
+def test_misspellings_get_a_suggestion(tmp_path: Path, entry: str, wanted: str) -> None:
+    from codegen.errors import LoadError
+    from codegen.native import load_native_functions
+
+    path = tmp_path / "native_functions.yaml"
+    path.write_text(entry)
+    with pytest.raises(LoadError) as info:
+        load_native_functions(path)
+    assert wanted in str(info.value)
