@@ -17,7 +17,7 @@ from pathlib import Path
 
 import jinja2
 
-from codegen import api_python, gen_autograd, gen_cuda, tree_swap
+from codegen import api_python, gen_autograd, gen_cuda, gen_fusion, tree_swap
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import Derivative, load_derivatives
 from codegen.errors import OpgenError
@@ -86,6 +86,7 @@ def render_all(root: Path) -> dict[str, str]:
             methods=[_stub(b, by_name[b.name], varargs.get(b.name)) for b in bindings if b.name in method_names]),
     }
     files.update(gen_cuda.generate(functions, env))
+    files["_fusion_specs.py"] = gen_fusion.render(gen_cuda.pointwise_ops(functions))
     return dict(sorted(files.items()))
 
 

@@ -167,6 +167,7 @@ LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it;
     "optim": ("runtime.optim", None),
     "utils": ("runtime.utils", None),
     "testing": ("runtime.testing", None),
+    "compile": ("runtime.compile", "compile"),
     "load": ("runtime.nn.serialization", "load"),
     "save": ("runtime.nn.serialization", "save"),
 }
