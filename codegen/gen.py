@@ -17,7 +17,7 @@ from pathlib import Path
 
 import jinja2
 
-from codegen import api_python, gen_autograd, gen_cuda, names, tree_swap
+from codegen import api_python, gen_autograd, gen_cuda, gen_fusion, names, tree_swap
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import Derivative, load_derivatives
 from codegen.errors import Location, OpgenError
@@ -89,6 +89,7 @@ def render_all(root: Path) -> dict[str, str]:
             dunders=api_python.dunders(bindings), api_names=_stub_imports(root)),
     }
     files.update(gen_cuda.generate(functions, env))
+    files["_fusion_specs.py"] = gen_fusion.render(gen_cuda.pointwise_ops(functions))
     names.check_module_names(files, _owners(model))
     return dict(sorted(files.items()))
 

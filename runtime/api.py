@@ -182,6 +182,7 @@ LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it;
     "testing": ("runtime.testing", None),
     "__version__": ("runtime.version", "__version__"),
     "distributed": ("runtime.distributed", None),
+    "compile": ("runtime.compile", "compile"),
     "load": ("runtime.nn.serialization", "load"),
     "save": ("runtime.nn.serialization", "save"),
 }

@@ -1,0 +1,178 @@
+"""`G.compile`: capture a function as a graph through the dispatcher, optimise it, fuse its pointwise runs
+into C++ kernels, and run the result (the first slice of torch.compile's design on opgen).
+
+    @G.compile
+    def gelu_residual(x):
+        return 0.5 * x * (1 + G.tanh(0.7978845608 * (x + 0.044715 * x * x * x))) * 1.5 + x
+
+The first call for each input signature (shapes, strides, dtypes, devices, requires_grad, the other
+arguments' values, grad mode) captures and compiles; later calls with the same signature run the compiled
+program. What a graph cannot hold ends capture and the function runs eagerly, with the reason said once
+(`fullgraph=True` raises it instead): reading a tensor's data in Python (`.item()`, `.tolist()`, `bool(t)`),
+returning something other than tensors, and, in this first slice, tensors that require grad (training is
+not compiled yet), tensors on CUDA, and a machine without a C++ compiler. `debug=True` (or
+OPGEN_COMPILE_DEBUG=1) prints each graph and its fused kernels' source when it is compiled.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from runtime.autograd.grad_mode import is_grad_enabled
+from runtime.compile.capture import GraphBreak, capture
+from runtime.compile.cpp_build import find_compiler
+from runtime.compile.graph import Graph
+from runtime.compile.program import Program
+from runtime.tensor import Tensor
+
+__all__ = ["CompiledFunction", "GraphBreak", "compile"]
+
+_EAGER = object()
+
+
+def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def sig(x: Any) -> Any:
+        if isinstance(x, Tensor):
+            return ("T", tuple(x.shape), tuple(x.stride()), x.dtype.name, str(x.device), x.requires_grad)
+        if isinstance(x, list | tuple):
+            return (type(x).__name__, tuple(sig(a) for a in x))
+        if isinstance(x, dict):
+            return ("dict", tuple(sorted((k, sig(v)) for k, v in x.items())))
+        try:
+            hash(x)
+        except TypeError:
+            return ("id", id(x))
+        return (type(x).__name__, x)
+
+    return (sig(args), sig(kwargs), is_grad_enabled())
+
+
+def _flat_tensors(x: Any) -> list[Tensor]:
+    if isinstance(x, Tensor):
+        return [x]
+    if isinstance(x, list | tuple):
+        return [t for a in x for t in _flat_tensors(a)]
+    if isinstance(x, dict):
+        return [t for a in x.values() for t in _flat_tensors(a)]
+    return []
+
+
+class CompiledFunction:
+    """`fn` compiled per input signature (see the module's docstring)."""
+
+    def __init__(self, fn: Callable[..., Any], fullgraph: bool = False, dynamic: bool | None = None,
+                 debug: bool = False) -> None:
+        self.fn = fn
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.debug = debug or os.environ.get("OPGEN_COMPILE_DEBUG", "") not in ("", "0")
+        self.cache: dict[Any, Any] = {}
+        self.reasons: set[str] = set()
+        functools.update_wrapper(self, fn)
+
+    # -- what a user can look at ----------------------------------------------------------------
+    @property
+    def programs(self) -> list[Program]:
+        return [p for p in self.cache.values() if isinstance(p, Program)]
+
+    @property
+    def graphs(self) -> list[Graph]:
+        return [p.graph for p in self.programs]
+
+    # -- calling -----------------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        key = _signature(args, kwargs)
+        program = self.cache.get(key)
+        if program is None:
+            return self._compile(key, args, kwargs)
+        if program is _EAGER:
+            return self.fn(*args, **kwargs)
+        return program.run(_flat_tensors((args, kwargs)))
+
+    def _eager(self, key: Any, reason: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if self.fullgraph:
+            raise GraphBreak(f"G.compile(fullgraph=True): {self._name()} cannot be captured whole: {reason}")
+        if reason not in self.reasons:
+            self.reasons.add(reason)
+            warnings.warn(f"G.compile: {self._name()} runs eagerly: {reason}", RuntimeWarning, stacklevel=3)
+        self.cache[key] = _EAGER
+        return self.fn(*args, **kwargs)
+
+    def _name(self) -> str:
+        return getattr(self.fn, "__qualname__", repr(self.fn))
+
+    def _compile(self, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        tensors = _flat_tensors((args, kwargs))
+        if any(t.requires_grad for t in tensors) and is_grad_enabled():
+            return self._eager(key, "an input requires grad: training graphs are not compiled yet", args, kwargs)
+        if any(t.device.type != "cpu" for t in tensors):
+            return self._eager(key, "an input is not on the CPU: only CPU graphs are compiled yet", args, kwargs)
+        try:
+            graph, result, results = capture(self.fn, args, kwargs)
+        except GraphBreak as e:
+            return self._eager(key, str(e), args, kwargs)
+        if is_grad_enabled() and any(v.external is not None and v.external.requires_grad for v in graph.externals()):
+            self.cache[key] = _EAGER
+            if not self.fullgraph:
+                self._note("it reads tensors that require grad (parameters): training graphs are not compiled yet")
+                return result
+            raise GraphBreak("G.compile(fullgraph=True): the graph reads tensors that require grad")
+        fuse = find_compiler() is not None
+        if not fuse:
+            self._note("no C++ compiler (g++ or clang++ on PATH, or $CXX): the graph runs without fused kernels")
+        program = Program(graph, results, fuse)
+        if not self._agrees(program, tensors, result):
+            self.cache[key] = _EAGER
+            self._note("the compiled graph did not reproduce the eager result (an operation outside the dispatcher?)")
+            return result
+        self.cache[key] = program
+        if self.debug:
+            print(f"G.compile: {self._name()}\n{program.graph}", file=sys.stderr)
+            if program.fused:
+                print(f"fused kernels:\n{program.kernel_source()}", file=sys.stderr)
+        return result
+
+    def _note(self, reason: str) -> None:
+        if reason not in self.reasons:
+            self.reasons.add(reason)
+            warnings.warn(f"G.compile: {self._name()}: {reason}", RuntimeWarning, stacklevel=4)
+
+    @staticmethod
+    def _agrees(program: Program, tensors: list[Tensor], eager: Any) -> bool:
+        """One run of the program on the capture's inputs must give the eager result (a check that the graph
+        holds every operation the function made)."""
+        got = _flat_tensors(program.run(tensors))
+        want = _flat_tensors(eager)
+        if len(got) != len(want):
+            return False
+        for g, w in zip(got, want, strict=True):
+            if tuple(g.shape) != tuple(w.shape) or g.dtype is not w.dtype:
+                return False
+            a, b = g.numpy(force=True), w.numpy(force=True)
+            if a.dtype.kind == "f":
+                if not np.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True):
+                    return False
+            elif not np.array_equal(a, b):
+                return False
+        return True
+
+
+def compile(fn: Callable[..., Any] | None = None, *, fullgraph: bool = False, dynamic: bool | None = None,
+            backend: Any = None, mode: str | None = None, options: dict[str, Any] | None = None,
+            disable: bool = False, debug: bool = False) -> Any:
+    """PyTorch's `torch.compile` signature: `G.compile(fn)` or `@G.compile(fullgraph=True)`."""
+    def wrap(f: Callable[..., Any]) -> Any:
+        if disable:
+            return f
+        if isinstance(f, CompiledFunction):
+            return f
+        return CompiledFunction(f, fullgraph=fullgraph, dynamic=dynamic, debug=debug)
+
+    return wrap if fn is None else wrap(fn)

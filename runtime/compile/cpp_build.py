@@ -1,0 +1,153 @@
+"""Building the fused kernels: one C++ source per compiled graph, compiled by the system C++ compiler into a
+shared library, cached on disk by a digest of everything that goes into it.
+
+Note [The compiled-kernel cache]
+An entry is `<digest>.so` with `<digest>.sha256` beside it, where the digest covers the source, the headers,
+the compiler's version and the flags. Both are written to temporary files in the cache directory, flushed to
+disk and renamed into place, the library first; an entry is used only when the library's bytes hash to the
+recorded digest, so a truncated, planted or swapped file is a miss that is built again. The directory is
+`$XDG_CACHE_HOME/opgen/compile` when XDG_CACHE_HOME is an absolute path, else `~/.cache/opgen/compile`,
+created private to the user; one that another user owns or others may write is not used (the kernels
+are then built in a private temporary directory).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+_INCLUDE = Path(__file__).resolve().parents[1] / "cuda" / "include"
+_EMULATOR = Path(__file__).resolve().parents[1] / "cuda" / "emulator"
+FLAGS = ("-std=c++17", "-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC", "-w")
+PRELUDE = '#include "opgen_emulate.h"\n#include "opgen_math.cuh"\n'
+
+# Note [Vector math without fast-math]
+# A loop that calls tanhf or expf vectorises only if the compiler knows a vector version of the function.
+# glibc's libmvec (2.35 and later) has them, but <math.h> declares them so only under -ffast-math, whose
+# other effects (no NaN or infinity, reassociation) would change results. The prelude declares the
+# functions that opgen_math.cuh calls as `omp declare simd` (with -fopenmp-simd, which enables nothing
+# else), and the library links libmvec: the loops vectorise and keep IEEE semantics. Where libmvec is
+# missing or older, the kernels are built without these declarations.
+_SIMD_FUNCTIONS = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cbrt", "cos", "cosh", "erf", "erfc", "exp",
+                   "exp2", "expm1", "log", "log10", "log1p", "log2", "sin", "sinh", "tan", "tanh")
+_SIMD_BINARY = ("atan2", "pow", "hypot")
+SIMD_PRELUDE = "".join(
+    f'#pragma omp declare simd notinbranch\nextern "C" {t} {name}{suffix}({", ".join([t] * arity)}) noexcept;\n'
+    for t, suffix in (("float", "f"), ("double", ""))
+    for names, arity in ((_SIMD_FUNCTIONS, 1), (_SIMD_BINARY, 2)) for name in names)
+SIMD_FLAGS = ("-fopenmp-simd",)
+
+
+def find_compiler() -> str | None:
+    for candidate in (os.environ.get("CXX"), "g++", "clang++", "c++"):
+        if candidate and shutil.which(candidate):
+            return candidate
+    return None
+
+
+@functools.cache
+def _compiler_version(compiler: str) -> str:
+    out = subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=60)
+    return out.stdout.splitlines()[0] if out.stdout else compiler
+
+
+def _headers_digest() -> str:
+    h = hashlib.sha256()
+    for path in sorted([*_INCLUDE.glob("*.cuh"), _EMULATOR / "opgen_emulate.h"]):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def cache_dir() -> Path | None:
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    path = base / "opgen" / "compile"
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        st = path.lstat()
+    except OSError:
+        return None
+    if path.is_symlink() or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        return None
+    return path
+
+
+def _write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def build(source: str) -> ctypes.CDLL:
+    """The library of `source` (the prelude is added), from the cache or compiled now; with vector math
+    where libmvec allows it (Note [Vector math without fast-math])."""
+    if ctypes.util.find_library("mvec"):
+        try:
+            return _build(SIMD_PRELUDE + PRELUDE + source, (*FLAGS, *SIMD_FLAGS), ("-lmvec",))
+        except (RuntimeError, OSError):
+            pass
+    return _build(PRELUDE + source, FLAGS, ())
+
+
+def _build(text: str, flags: tuple[str, ...], libs: tuple[str, ...]) -> ctypes.CDLL:
+    compiler = find_compiler()
+    if compiler is None:
+        raise RuntimeError("no C++ compiler (g++ or clang++ on PATH, or $CXX)")
+    key = hashlib.sha256("\0".join([text, _headers_digest(), _compiler_version(compiler), *flags, *libs]).encode())
+    digest = key.hexdigest()
+    directory = cache_dir()
+    if directory is not None:
+        lib, mark = directory / f"{digest}.so", directory / f"{digest}.sha256"
+        try:
+            data = lib.read_bytes()
+            if not lib.is_symlink() and mark.read_text() == hashlib.sha256(data).hexdigest():
+                return load_bytes(data)
+        except OSError:
+            pass
+    with tempfile.TemporaryDirectory(prefix="opgen-compile-") as tmp:
+        src, out = Path(tmp) / "fused.cpp", Path(tmp) / "fused.so"
+        src.write_text(text)
+        proc = subprocess.run([compiler, *flags, f"-I{_INCLUDE}", f"-I{_EMULATOR}", str(src), "-o", str(out), *libs],
+                              capture_output=True, text=True, timeout=600)
+        if proc.returncode != 0:
+            raise RuntimeError(f"the C++ compiler failed on a fused kernel:\n{proc.stderr[-4000:]}")
+        data = out.read_bytes()
+    if directory is not None:
+        _write(directory / f"{digest}.so", data)
+        _write(directory / f"{digest}.sha256", hashlib.sha256(data).hexdigest().encode())
+    return load_bytes(data)
+
+
+_OPEN_LIBRARIES: list[int] = []
+
+
+def load_bytes(data: bytes) -> ctypes.CDLL:
+    """Load a library from a private copy of `data` (an anonymous memory file where the system has them):
+    what runs is exactly the bytes that were checked, and no later change to the cache file (a truncation
+    would be a SIGBUS in a mapped library) reaches this process."""
+    memfd_create = getattr(os, "memfd_create", None)
+    if memfd_create is not None:
+        # The descriptor stays open with the library: the loader knows a library by its path, and a closed
+        # descriptor's number (so its /proc path) would be reused by the next library, which would then be
+        # taken for this one.
+        fd = memfd_create("opgen-fused-kernels", getattr(os, "MFD_CLOEXEC", 0))
+        os.write(fd, data)
+        _OPEN_LIBRARIES.append(fd)
+        return ctypes.CDLL(f"/proc/self/fd/{fd}")
+    keep = Path(tempfile.mkdtemp(prefix="opgen-compile-lib-")) / "fused.so"
+    keep.write_bytes(data)
+    return ctypes.CDLL(str(keep))

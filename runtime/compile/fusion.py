@@ -1,0 +1,185 @@
+"""Fusion: runs of consecutive pointwise nodes of one shape and floating dtype become one C++ loop.
+
+Note [Fused pointwise kernels]
+A node is fusible when its operator has a kernel spec (generated/_fusion_specs.py: the spec rendered to C++
+by the generator's CUDA renderer), its output is float32 or float64 on the CPU, every tensor it reads has
+that dtype and broadcasts to its output's shape, and its scalar arguments are numbers. A group is a
+maximal run of consecutive fusible nodes (in execution order) with one output shape and dtype, so that no
+other node can sit between two of its members. The group's kernel loops once over the output's elements:
+each input is read at its own (compile-time constant) offset for the element, the members' expressions are
+evaluated in order into locals of the dtype (rounded at every step, as eager execution rounds, and with
+contraction into fused multiply-adds off), and only the values used after the group are stored. Scalars
+are cast to the dtype, as the eager kernels treat a Python number.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime.compile.graph import Node, Value
+
+CTYPE = {"float32": "float", "float64": "double"}
+
+
+@dataclass(eq=False)
+class FusedGroup:
+    nodes: list[Node]
+    shape: tuple[int, ...]
+    dtype: Any
+    inputs: list[Value] = field(default_factory=list)
+    outputs: list[Value] = field(default_factory=list)
+    entry: str = ""
+    source: str = ""
+
+
+def _broadcasts(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
+    if len(shape) > len(to):
+        return False
+    return all(a in (1, b) for a, b in zip(shape[::-1], to[::-1], strict=False))
+
+
+def fusible(node: Node, specs: dict[str, Any]) -> bool:
+    spec = specs.get(node.name)
+    if spec is None or len(node.outputs) != 1:
+        return False
+    out = node.outputs[0]
+    if out.dtype.name not in CTYPE or str(out.device) != "cpu":
+        return False
+    tensors, scalars = spec[0], spec[1]
+    names = _arg_names(node)
+    if names is None:
+        return False
+    for name, arg in zip(names, node.args, strict=False):
+        if name in tensors:
+            if not isinstance(arg, Value) or arg.dtype is not out.dtype or str(arg.device) != "cpu" \
+                    or not _broadcasts(arg.shape, out.shape):
+                return False
+        elif name in scalars and not isinstance(arg, bool | int | float):
+            return False
+    return True
+
+
+def _arg_names(node: Node) -> list[str] | None:
+    schema = str(node.op.schema)
+    inner = schema[schema.index("(") + 1:schema.rindex(")", 0, schema.index("->"))]
+    names = []
+    for part in inner.split(","):
+        part = part.strip()
+        if not part or part == "*":
+            continue
+        names.append(part.split("=")[0].split()[-1])
+    return names if len(names) >= len(node.args) else None
+
+
+def groups(nodes: list[Node], specs: dict[str, Any]) -> list[Node | FusedGroup]:
+    """The nodes with each run of fusible ones replaced by a FusedGroup (runs of one node stay nodes)."""
+    out: list[Node | FusedGroup] = []
+    run: list[Node] = []
+
+    def close() -> None:
+        if len(run) >= 2:
+            out.append(FusedGroup(list(run), run[0].outputs[0].shape, run[0].outputs[0].dtype))
+        else:
+            out.extend(run)
+        run.clear()
+
+    for node in nodes:
+        if fusible(node, specs):
+            o = node.outputs[0]
+            if run and (o.shape != run[0].outputs[0].shape or o.dtype is not run[0].outputs[0].dtype):
+                close()
+            run.append(node)
+        else:
+            close()
+            out.append(node)
+    close()
+    return out
+
+
+def _literal(x: Any, ctype: str) -> str:
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        return f"static_cast<{ctype}>({x}LL)"
+    return f"static_cast<{ctype}>({float(x).hex()})" if x == x and abs(x) != float("inf") else \
+        (f"static_cast<{ctype}>(NAN)" if x != x else f"static_cast<{ctype}>({'-' if x < 0 else ''}INFINITY)")
+
+
+def _offset(value: Value, shape: tuple[int, ...]) -> str:
+    """C++ for the element offset of `value` at output element `i` (broadcast dims stride 0)."""
+    numel = 1
+    for s in value.shape:
+        numel *= s
+    if numel == 1:
+        return "0"
+    contiguous = []
+    acc = 1
+    for s in reversed(value.shape):
+        contiguous.append(acc)
+        acc *= s
+    if value.shape == shape and tuple(contiguous[::-1]) == value.strides:
+        return "i"
+    pad = len(shape) - len(value.shape)
+    strides = [0] * pad + [st if sz != 1 else 0 for sz, st in zip(value.shape, value.strides, strict=True)]
+    terms = []
+    inner = 1
+    for dim in reversed(range(len(shape))):
+        if strides[dim] and shape[dim] != 1:
+            index = f"(i / {inner}LL)" if inner != 1 else "i"
+            index = f"({index} % {shape[dim]}LL)" if dim > 0 else index
+            terms.append(f"{index} * {strides[dim]}LL")
+        inner *= shape[dim]
+    return " + ".join(terms) or "0"
+
+
+_ARG = re.compile(r"\ba_(\w+)\b")
+
+
+def render(group: FusedGroup, entry: str, specs: dict[str, Any], used_later: set[int]) -> None:
+    """Fill in the group's inputs, outputs, entry point and C++ source (Note [Fused pointwise kernels])."""
+    ctype = CTYPE[group.dtype.name]
+    produced = {v.id for n in group.nodes for v in n.outputs}
+    inputs: list[Value] = []
+    for n in group.nodes:
+        for v in n.inputs():
+            if v.id not in produced and all(v.id != w.id for w in inputs):
+                inputs.append(v)
+    outputs = [v for n in group.nodes for v in n.outputs if v.id in used_later]
+    numel = 1
+    for s in group.shape:
+        numel *= s
+    params = [f"const {ctype}* __restrict in{k}" for k in range(len(inputs))]
+    params += [f"{ctype}* __restrict out{k}" for k in range(len(outputs))]
+    body = []
+    local = {}
+    for k, v in enumerate(inputs):
+        local[v.id] = f"x{k}"
+        body.append(f"    const {ctype} x{k} = in{k}[{_offset(v, group.shape)}];")
+    for n in group.nodes:
+        tensors, scalars, expr, _ = specs[n.name]
+        names = _arg_names(n) or []
+        values = dict(zip(names, n.args, strict=False))
+        for name in (*tensors, *scalars):
+            values.setdefault(name, None)
+
+        def sub(m: re.Match[str], values: dict[str, Any] = values) -> str:
+            arg = values.get(m.group(1))
+            if isinstance(arg, Value):
+                return local[arg.id]
+            if arg is None:
+                raise ValueError(f"argument {m.group(1)} has no value")
+            return _literal(arg, ctype)
+
+        out = n.outputs[0]
+        local[out.id] = f"v{out.id}"
+        body.append(f"    const {ctype} v{out.id} = static_cast<{ctype}>({_ARG.sub(sub, expr)});")
+    for k, v in enumerate(outputs):
+        body.append(f"    out{k}[i] = {local[v.id]};")
+    group.inputs, group.outputs, group.entry = inputs, outputs, entry
+    ops = ", ".join(n.name for n in group.nodes)
+    group.source = (f"// {ops}\n"
+                    f'extern "C" void {entry}({", ".join(params)}) {{\n'
+                    f"  for (long long i = 0; i < {numel}LL; ++i) {{\n"
+                    + "\n".join("  " + line for line in body) + "\n  }\n}\n")

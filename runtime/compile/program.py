@@ -1,0 +1,119 @@
+"""A compiled graph ready to run: its steps (eager operator calls and fused kernels) in execution order."""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+from typing import Any
+
+import numpy as np
+
+from runtime import opcall
+from runtime.compile import fusion, passes
+from runtime.compile.cpp_build import build
+from runtime.compile.graph import Graph, Node, Value
+from runtime.tensor import Tensor
+
+
+def fusion_specs() -> dict[str, Any]:
+    """generated/_fusion_specs.py's table, imported from the package that installed the op API (runtime
+    code never names generated/: the package is the one `runtime.opcall` was given)."""
+    package = opcall.api.__name__
+    return importlib.import_module(f"{package}._fusion_specs").SPECS  # type: ignore[no-any-return]
+
+
+class Program:
+    """The optimised graph and how to run it."""
+
+    def __init__(self, graph: Graph, results: dict[int, Any], fuse: bool) -> None:
+        self.graph = graph
+        self.stats = {"dead": passes.dead_code_elimination(graph), "merged": passes.common_subexpressions(graph),
+                      "folded": passes.fold_constants(graph, results)}
+        passes.dead_code_elimination(graph)
+        passes.execution_order(graph)
+        self.steps: list[Node | fusion.FusedGroup] = fusion.groups(graph.nodes, fusion_specs()) if fuse \
+            else list(graph.nodes)
+        self.fused = [s for s in self.steps if isinstance(s, fusion.FusedGroup)]
+        self.library: Any = None
+        self._calls: dict[int, Any] = {}
+        if self.fused:
+            self._build()
+
+    def _build(self) -> None:
+        later = self._used_after()
+        specs = fusion_specs()
+        for k, group in enumerate(self.fused):
+            fusion.render(group, f"opgen_fused_{k}", specs, later[id(group)])
+        self.library = build("\n".join(g.source for g in self.fused))
+        for group in self.fused:
+            fn = getattr(self.library, group.entry)
+            fn.restype = None
+            fn.argtypes = [ctypes.c_void_p] * (len(group.inputs) + len(group.outputs))
+            self._calls[id(group)] = fn
+
+    def _used_after(self) -> dict[int, set[int]]:
+        """For each fused group, the ids of its values read by a later step or returned."""
+        out: dict[int, set[int]] = {}
+        needed = {v.id for v in self.graph.output_values()}
+        for step in reversed(self.steps):
+            if isinstance(step, fusion.FusedGroup):
+                out[id(step)] = {v.id for n in step.nodes for v in n.outputs} & needed
+                inside = {v.id for n in step.nodes for v in n.outputs}
+                needed |= {v.id for n in step.nodes for v in n.inputs() if v.id not in inside}
+            else:
+                needed |= {v.id for v in step.inputs()}
+        return out
+
+    def kernel_source(self) -> str:
+        return "\n".join(g.source for g in self.fused)
+
+    # -- running ------------------------------------------------------------------------------------
+    def run(self, inputs: list[Tensor]) -> Any:
+        env: dict[int, Any] = {v.id: t for v, t in zip(self.graph.inputs, inputs, strict=True)}
+        for step in self.steps:
+            if isinstance(step, fusion.FusedGroup):
+                self._run_group(step, env)
+            else:
+                _run_node(step, env)
+        return _materialize(self.graph.output, env)
+
+    def _run_group(self, group: fusion.FusedGroup, env: dict[int, Any]) -> None:
+        ins = [_get(v, env) for v in group.inputs]
+        if not all(tuple(t.shape) == v.shape and (t.numel() <= 1 or tuple(t.stride()) == v.strides)
+                   and t._data.dtype == t.dtype.np for t, v in zip(ins, group.inputs, strict=True)):
+            for node in group.nodes:  # another layout than at capture: the eager kernels
+                _run_node(node, env)
+            return
+        outs = [np.empty(group.shape, dtype=group.dtype.np) for _ in group.outputs]
+        pointers = [t._data.__array_interface__["data"][0] for t in ins] + \
+            [a.__array_interface__["data"][0] for a in outs]
+        self._calls[id(group)](*pointers)
+        for v, a in zip(group.outputs, outs, strict=True):
+            env[v.id] = Tensor._wrap(a, group.dtype)
+
+
+def _get(v: Value, env: dict[int, Any]) -> Any:
+    if v.external is not None:
+        return v.external
+    return env[v.id]
+
+
+def _resolve(x: Any, env: dict[int, Any]) -> Any:
+    if isinstance(x, Value):
+        return _get(x, env)
+    if isinstance(x, list | tuple):
+        return type(x)(_resolve(a, env) for a in x)
+    if isinstance(x, dict):
+        return {k: _resolve(v, env) for k, v in x.items()}
+    return x
+
+
+def _run_node(node: Node, env: dict[int, Any]) -> None:
+    result = node.op.call(*_resolve(node.args, env))
+    outs = [result] if node.result_kind == "tensor" else list(result)
+    for v, t in zip(node.outputs, outs, strict=True):
+        env[v.id] = t
+
+
+def _materialize(x: Any, env: dict[int, Any]) -> Any:
+    return _resolve(x, env)
