@@ -26,7 +26,7 @@ def render(ops: Sequence[PointwiseOp]) -> str:
         "as C++ over `a_<argument>`, promotion kind), for the fused kernels of G.compile.",
         '"""',
         "",
-        "SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...], str, str]] = {",
+        "SPECS = {",
     ]
     for op in ops:
         name = op.schema.split("(", 1)[0]

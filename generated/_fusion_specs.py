@@ -4,7 +4,7 @@ Do not edit: run `opgen generate`. Operator name -> (tensor arguments, scalar ar
 as C++ over `a_<argument>`, promotion kind), for the fused kernels of G.compile.
 """
 
-SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...], str, str]] = {
+SPECS = {
     'abs': (('self',), (), 'op_abs(a_self)', 'common'),
     'acos': (('self',), (), 'op_acos(a_self)', 'float'),
     'add.Scalar': (('self',), ('other', 'alpha',), '(a_self + (a_alpha * a_other))', 'common'),
