@@ -63,6 +63,13 @@ from runtime.nn.module import IncompatibleKeys, Module
 from runtime.nn.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from runtime.nn.parameter import Parameter
 from runtime.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
+from runtime.nn.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "ELU", "SELU", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid", "Mish", "ReLU6", "Softplus",
@@ -74,3 +81,5 @@ __all__ = [
     "SmoothL1Loss", "Softmax", "Tanh", "Unflatten", "functional", "init", "utils",
 ]
 __all__ += ["GLU", "PReLU", "Softmin", "Softsign", "Tanhshrink", "Threshold"]
+__all__ += ["Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+            "TransformerEncoderLayer"]

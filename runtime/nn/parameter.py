@@ -52,5 +52,22 @@ class Parameter(Tensor):
 
     __str__ = __repr__
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
+        """A new Parameter with copied data (and grad), same requires_grad: what copy.deepcopy(module) needs."""
+        if id(self) in memo:
+            return memo[id(self)]
+        import copy
+
+        from runtime.autograd.grad_mode import no_grad
+        with no_grad():
+            result = Parameter(self.detach().clone(), self.requires_grad)
+            if self.grad is not None:
+                result.grad = self.grad.detach().clone()
+        fields = getattr(self, "__dict__", None)
+        if fields:
+            result.__dict__.update(copy.deepcopy(fields, memo))
+        memo[id(self)] = result
+        return result
+
     def __reduce_ex__(self, protocol: Any) -> Any:
         raise TypeError("Parameters are saved through state_dict(): use G.save(module.state_dict(), path)")
