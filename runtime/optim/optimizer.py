@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from runtime.autograd.grad_mode import no_grad
+from runtime.autograd.node import RemovableHandle
 from runtime.nn.init import zero_grad_in_place
 from runtime.tensor import Tensor
 
@@ -58,6 +59,31 @@ def advance_step(state: dict[str, Any]) -> int:
     return step + 1
 
 
+def check_non_negative(name: str, value: float) -> None:
+    """PyTorch's check of a hyper-parameter that must be >= 0 (`Invalid learning rate: -1`)."""
+    if not value >= 0.0:
+        raise ValueError(f"Invalid {name}: {value}")
+
+
+def impl_flags(**flags: Any) -> dict[str, Any]:
+    """PyTorch's implementation switches (`foreach`, `fused`, `capturable`, `differentiable`: the ones an
+    optimizer has), kept in its param groups as PyTorch keeps them.
+
+    opgen has one implementation of each update rule and it serves every setting of `foreach`, `fused` and
+    `capturable` (in PyTorch they choose between kernels, not between results); `differentiable=True`, an
+    update that autograd records, is refused.
+    """
+    unknown = set(flags) - {"foreach", "fused", "capturable", "differentiable"}
+    if unknown:
+        raise TypeError(f"unknown implementation flag(s): {sorted(unknown)}")
+    if flags.get("differentiable"):
+        raise NotImplementedError("differentiable=True (an optimizer step recorded by autograd) is not supported "
+                                  "by opgen")
+    if flags.get("foreach") and flags.get("fused"):
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    return dict(flags)
+
+
 class Optimizer:
     """Holds `param_groups` (dicts with "params" and the hyper-parameters) and `state` (per parameter)."""
 
@@ -73,13 +99,21 @@ class Optimizer:
             raise ValueError("optimizer got an empty parameter list")
         if not isinstance(groups[0], dict):
             groups = [{"params": groups}]
+        self._step_pre_hooks: list[Callable[..., Any]] = []
+        self._step_post_hooks: list[Callable[..., Any]] = []
         for group in groups:
             self.add_param_group(group)
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
         group = dict(param_group)
         params = group["params"]
         group["params"] = [params] if isinstance(params, Tensor) else list(params)
+        if group["params"] and all(isinstance(p, tuple) and len(p) == 2 for p in group["params"]):
+            # named parameters, as model.named_parameters() gives them: PyTorch keeps the names in "param_names"
+            group["param_names"] = [name for name, _ in group["params"]]
+            group["params"] = [p for _, p in group["params"]]
         for p in group["params"]:
             if not isinstance(p, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
@@ -108,6 +142,27 @@ class Optimizer:
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns closure() when one is given."""
+        for hook in list(self._step_pre_hooks):
+            result = hook(self, (), {})
+            if result is not None:
+                raise RuntimeError("optimizer step pre-hooks must return None here (argument replacement is not "
+                                   "supported)")
+        loss = self._step(closure)
+        for hook in list(self._step_post_hooks):
+            hook(self, (), {})
+        return loss
+
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """`hook(optimizer, args, kwargs)` before every step()."""
+        self._step_pre_hooks.append(hook)
+        return RemovableHandle(self._step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """`hook(optimizer, args, kwargs)` after every step()."""
+        self._step_post_hooks.append(hook)
+        return RemovableHandle(self._step_post_hooks, hook)
+
+    def _step(self, closure: Callable[[], Any] | None) -> Any:
         loss = None
         if closure is not None:
             from runtime.autograd.grad_mode import enable_grad
