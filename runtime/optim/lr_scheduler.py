@@ -67,8 +67,12 @@ class LRScheduler:
             self.last_epoch += 1
             values = self.get_lr()
         else:
+            # an explicit epoch: the closed form where the schedule has one, else get_lr(), as PyTorch
             self.last_epoch = int(epoch)
-            values = [self._lr(base, self.last_epoch) for base in self.base_lrs]
+            if type(self)._lr is LRScheduler._lr:
+                values = self.get_lr()
+            else:
+                values = [self._lr(base, self.last_epoch) for base in self.base_lrs]
         for group, lr in zip(self.optimizer.param_groups, values, strict=True):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
@@ -195,7 +199,7 @@ class CosineAnnealingLR(LRScheduler):
         return ratio * (lr - self.eta_min) + self.eta_min
 
 
-class ReduceLROnPlateau:
+class ReduceLROnPlateau(LRScheduler):
     """Multiply the lr by `factor` once the metric passed to step() stops improving for `patience` epochs."""
 
     def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
@@ -263,5 +267,70 @@ class ReduceLROnPlateau:
         self.__dict__.update(state_dict)
 
 
-__all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR",
-           "ReduceLROnPlateau", "StepLR"]
+class MultiplicativeLR(LRScheduler):
+    """lr = lr * lr_lambda(epoch) at every step after the first (one function, or one per group)."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+                 last_epoch: int = -1) -> None:
+        _check_optimizer(optimizer)
+        n = len(optimizer.param_groups)
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != n:
+                raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * n
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        groups = self.optimizer.param_groups
+        if self.last_epoch > 0:
+            return [g["lr"] * fn(self.last_epoch) for fn, g in zip(self.lr_lambdas, groups, strict=True)]
+        return [g["lr"] for g in groups]
+
+
+class ConstantLR(LRScheduler):
+    """lr = base_lr * factor until total_iters steps, then base_lr."""
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
+        if not 0 <= factor <= 1:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def _lr(self, base_lr: float, epoch: int) -> float:
+        return base_lr * (self.factor + (epoch >= self.total_iters) * (1 - self.factor))
+
+    def _chained(self, lr: float, base_lr: float, epoch: int) -> float:
+        if epoch == 0:
+            return lr * self.factor
+        if epoch != self.total_iters:
+            return lr
+        return lr * (1.0 / self.factor)
+
+
+class PolynomialLR(LRScheduler):
+    """lr = base_lr * (1 - min(epoch, total_iters) / total_iters) ** power."""
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1) -> None:
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def _lr(self, base_lr: float, epoch: int) -> float:
+        return base_lr * (1.0 - min(self.total_iters, epoch) / self.total_iters) ** self.power
+
+    def _chained(self, lr: float, base_lr: float, epoch: int) -> float:
+        if epoch == 0 or epoch > self.total_iters:
+            return lr
+        decay = ((1.0 - epoch / self.total_iters) / (1.0 - (epoch - 1) / self.total_iters)) ** self.power
+        return lr * decay
+
+
+# the schedules that span restarts, cycles or other schedulers (they subclass LRScheduler above)
+from runtime.optim.lr_composite import ChainedScheduler, SequentialLR  # noqa: E402
+from runtime.optim.lr_cycles import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR  # noqa: E402
+
+__all__ = ["ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "CyclicLR",
+           "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR", "MultiplicativeLR", "OneCycleLR",
+           "PolynomialLR", "ReduceLROnPlateau", "SequentialLR", "StepLR"]
