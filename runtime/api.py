@@ -112,6 +112,7 @@ SUBMODULES: dict[str, str] = {
     "nn.utils": "runtime.nn.utils",
     "optim": "runtime.optim",
     "optim.lr_scheduler": "runtime.optim.lr_scheduler",
+    "optim.swa_utils": "runtime.optim.swa_utils",
     "autograd": "runtime.autograd",
     "autograd.functional": "runtime.autograd.functional",
     "cuda": "runtime.cuda",

@@ -1,7 +1,7 @@
 """`G.optim`: optimizers that update parameters in place with ops (so they run on any device), `lr_scheduler`
 and `swa_utils`."""
 
-from runtime.optim import lr_scheduler
+from runtime.optim import lr_scheduler, swa_utils
 from runtime.optim.adadelta import Adadelta
 from runtime.optim.adafactor import Adafactor
 from runtime.optim.adam import Adam, AdamW
@@ -15,4 +15,4 @@ from runtime.optim.sgd import SGD
 from runtime.optim.sparse_adam import SparseAdam
 
 __all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam",
-           "Optimizer", "RAdam", "RMSprop", "Rprop", "SparseAdam", "lr_scheduler"]
+           "Optimizer", "RAdam", "RMSprop", "Rprop", "SparseAdam", "lr_scheduler", "swa_utils"]
