@@ -10,9 +10,11 @@ torch.nn.functional's names), init.py (initialisers), utils.py (gradient clippin
 
 from runtime.nn import functional, init, utils
 from runtime.nn.activation import (
+    CELU,
     ELU,
     GLU,
     SELU,
+    Hardshrink,
     Hardsigmoid,
     Hardswish,
     Hardtanh,
@@ -21,13 +23,17 @@ from runtime.nn.activation import (
     Mish,
     PReLU,
     ReLU6,
+    RReLU,
+    Softmax2d,
     Softmin,
     Softplus,
+    Softshrink,
     Softsign,
     Tanhshrink,
     Threshold,
 )
 from runtime.nn.attention import MultiheadAttention
+from runtime.nn.bilinear import Bilinear
 from runtime.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from runtime.nn.layers import (
     GELU,
@@ -48,6 +54,7 @@ from runtime.nn.layers import (
     Tanh,
     Unflatten,
 )
+from runtime.nn.lazy import LazyLinear, UninitializedBuffer, UninitializedParameter
 from runtime.nn.loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -61,8 +68,8 @@ from runtime.nn.loss import (
 )
 from runtime.nn.module import IncompatibleKeys, Module
 from runtime.nn.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
-from runtime.nn.parameter import Parameter
-from runtime.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
+from runtime.nn.parameter import Buffer, Parameter
+from runtime.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from runtime.nn.transformer import (
     Transformer,
     TransformerDecoder,
@@ -83,3 +90,5 @@ __all__ = [
 __all__ += ["GLU", "PReLU", "Softmin", "Softsign", "Tanhshrink", "Threshold"]
 __all__ += ["Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
             "TransformerEncoderLayer"]
+__all__ += ["CELU", "Hardshrink", "RReLU", "Softmax2d", "Softshrink", "Bilinear", "LazyLinear", "UninitializedBuffer",
+            "UninitializedParameter", "Buffer", "RNNCellBase"]

@@ -19,7 +19,7 @@ from runtime.dtypes import as_dtype
 from runtime.nn.hooks import add_hook, call_with_hooks
 from runtime.nn.init import zero_grad_in_place
 from runtime.nn.module_state import IncompatibleKeys, StateDictMixin
-from runtime.nn.parameter import Parameter
+from runtime.nn.parameter import Buffer, Parameter
 from runtime.tensor import Tensor
 
 
@@ -158,7 +158,11 @@ class Module(StateDictMixin):
         # holds replaces the entry in place (an OrderedDict keeps the key's position), so named_children(),
         # parameters() and state_dict() keep their order; it is only removed from the *other* tables.
         d = self.__dict__
-        if isinstance(value, Parameter):
+        if isinstance(value, Buffer):
+            self._check_ready()
+            self._forget(name, keep=d["_buffers"])
+            self.register_buffer(name, value.data, persistent=value.persistent)
+        elif isinstance(value, Parameter):
             self._check_ready()
             self._forget(name, keep=d["_parameters"])
             self.register_parameter(name, value)

@@ -71,3 +71,17 @@ class Parameter(Tensor):
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         raise TypeError("Parameters are saved through state_dict(): use G.save(module.state_dict(), path)")
+
+
+class Buffer:
+    """`nn.Buffer(tensor, persistent=True)`: assigned to a Module attribute, registers `tensor` as a buffer
+    (the attribute then holds the tensor itself, as PyTorch's)."""
+
+    def __init__(self, data: Tensor | None = None, *, persistent: bool = True) -> None:
+        if data is None:
+            from runtime.factories import empty
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Buffer data must be a Tensor, not {type(data).__name__}")
+        self.data = data
+        self.persistent = persistent

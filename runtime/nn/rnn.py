@@ -46,7 +46,9 @@ def _cell_step(mode: str, gi: Tensor, h: Tensor, c: Tensor | None, w_hh: Tensor,
     return (G.tanh(pre) if mode == "RNN_TANH" else G.relu(pre)), None
 
 
-class _CellBase(Module):
+class RNNCellBase(Module):
+    """The base of RNNCell, LSTMCell and GRUCell (torch.nn.RNNCellBase): weights, biases and their init."""
+
     mode = ""
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
@@ -96,7 +98,7 @@ class _CellBase(Module):
         return s
 
 
-class RNNCell(_CellBase):
+class RNNCell(RNNCellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
                  device: Any = None, dtype: Any = None) -> None:
         if nonlinearity not in ("tanh", "relu"):
@@ -112,7 +114,7 @@ class RNNCell(_CellBase):
         return h if batched else h.squeeze(0)
 
 
-class GRUCell(_CellBase):
+class GRUCell(RNNCellBase):
     mode = "GRU"
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
@@ -121,7 +123,7 @@ class GRUCell(_CellBase):
         return h if batched else h.squeeze(0)
 
 
-class LSTMCell(_CellBase):
+class LSTMCell(RNNCellBase):
     mode = "LSTM"
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:

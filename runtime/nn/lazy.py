@@ -1,0 +1,146 @@
+"""Lazy modules: parameters whose shape is inferred from the first input (torch.nn's LazyLinear and the
+machinery under it).
+
+An `UninitializedParameter` (or `UninitializedBuffer`) holds no data until `materialize(shape)`, which fills
+it in place and turns it into an ordinary Parameter (Tensor): the object stays the same, so an optimizer or a
+hook holding it keeps working. A module using `LazyModuleMixin` registers a forward pre-hook that, on the
+first call, runs `initialize_parameters(*inputs)` (which materialises and re-initialises) and then becomes
+`cls_to_become` (LazyLinear becomes Linear). Loading a state_dict into a lazy module materialises each
+uninitialised tensor with the shape of its entry, as PyTorch does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime import opcall
+from runtime.autograd.grad_mode import no_grad
+from runtime.nn.layers import Linear
+from runtime.nn.module import _replace_data
+from runtime.nn.parameter import Parameter
+from runtime.tensor import Tensor
+
+
+class UninitializedTensorMixin:
+    """`materialize(shape, device=None, dtype=None)`: allocate (uninitialised) data and become the plain kind."""
+
+    cls_to_become: type = Parameter
+
+    def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        G = opcall.api
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        new = G.empty(shape, device=device if device is not None else self.device,  # type: ignore[attr-defined]
+                      dtype=dtype if dtype is not None else self.dtype)  # type: ignore[attr-defined]
+        _replace_data(self, new)  # type: ignore[arg-type]
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self) -> Any:
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. This error usually "
+                           "happens in `load_state_dict` when trying to load an uninitialized parameter into an "
+                           "initialized one. Call `forward` to initialize the parameters before accessing their "
+                           "attributes.")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> UninitializedParameter:
+        G = opcall.api
+        p = Parameter.__new__(cls, G.empty(0, device=device, dtype=dtype), requires_grad)
+        return p  # type: ignore[return-value]
+
+    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> None:
+        pass
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad: bool = False, device: Any = None, dtype: Any = None) -> UninitializedBuffer:
+        from runtime.nn.parameter import _copy_fields
+        G = opcall.api
+        b = object.__new__(cls)
+        _copy_fields(b, G.empty(0, device=device, dtype=dtype))
+        return b
+
+    def __init__(self, requires_grad: bool = False, device: Any = None, dtype: Any = None) -> None:
+        pass
+
+
+def is_lazy(t: Any) -> bool:
+    return isinstance(t, UninitializedTensorMixin)
+
+
+class LazyModuleMixin:
+    """Infers parameter shapes on the first forward (see the module docstring)."""
+
+    cls_to_become: type | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        self._initialize_hook = self.register_forward_pre_hook(  # type: ignore[attr-defined]
+            LazyModuleMixin._infer_parameters)
+        self._load_hook = self._register_load_state_dict_pre_hook(  # type: ignore[attr-defined]
+            self._lazy_load_hook)
+
+    def has_uninitialized_params(self) -> bool:
+        tables = (self._parameters.values(), self._buffers.values())  # type: ignore[attr-defined]
+        return any(is_lazy(t) for table in tables for t in table)
+
+    def initialize_parameters(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError(f"initialize_parameters is not implemented for {type(self).__name__}")
+
+    @staticmethod
+    def _infer_parameters(module: Any, args: tuple[Any, ...]) -> None:
+        module.initialize_parameters(*args)
+        if module.has_uninitialized_params():
+            raise RuntimeError(f"module {module._get_name()} has not been fully initialized")
+        module._initialize_hook.remove()
+        module._load_hook.remove()
+        del module._initialize_hook
+        del module._load_hook
+        if module.cls_to_become is not None:
+            module.__class__ = module.cls_to_become
+
+    def _lazy_load_hook(self, state_dict: dict[str, Any], prefix: str, local_metadata: Any, strict: bool,
+                        missing_keys: list[str], unexpected_keys: list[str], error_msgs: list[str]) -> None:
+        for table in (self._parameters, self._buffers):  # type: ignore[attr-defined]
+            for name, t in table.items():
+                key = prefix + name
+                if key in state_dict and t is not None and is_lazy(t):
+                    value = state_dict[key]
+                    if not is_lazy(value):
+                        with no_grad():
+                            t.materialize(tuple(value.shape))
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A Linear whose in_features is the last dim of the first input."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__(0, 0, False)
+        self.out_features = out_features
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor, *args: Any) -> None:
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
