@@ -18,6 +18,7 @@ import runtime.nn.init as init
 from runtime import opcall
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
+from runtime.nn.utils.rnn import PackedSequence, packed_steps
 from runtime.tensor import Tensor
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
@@ -182,6 +183,13 @@ class RNNBase(Module):
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
 
+    def flatten_parameters(self) -> None:
+        """PyTorch packs the weights into one cuDNN buffer here; opgen keeps them apart, so nothing to do."""
+
+    @property
+    def _flat_weights(self) -> list[Tensor | None]:
+        return [self._parameters.get(n) for n in self._flat_weights_names]
+
     @property
     def all_weights(self) -> list[list[Tensor]]:
         per = 4 if self.bias else 2
@@ -252,6 +260,68 @@ class RNNBase(Module):
             c_out = c_out.squeeze(1) if c_out is not None else None
         return output, h_out, c_out
 
+    def _run_packed(self, packed: PackedSequence, hx: Tensor | None,
+                    cx: Tensor | None) -> tuple[PackedSequence, Tensor, Tensor | None]:
+        """The layers over a PackedSequence: at step t only its first batch_sizes[t] (sorted) sequences move;
+        a sequence's final state is the one it had at its own last step (Note in runtime/nn/utils/rnn.py)."""
+        G = _G()
+        data = packed.data
+        if data.dim() != 2 or data.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
+                               f"{data.shape[-1]}")
+        steps = list(packed_steps(packed))
+        batch = steps[0][2] if steps else 0
+        directions = 2 if self.bidirectional else 1
+        state_shape = (self.num_layers * directions, batch, self.hidden_size)
+
+        def state(t: Tensor | None, what: str) -> Tensor:
+            if t is None:
+                return G.zeros(*state_shape, dtype=data.dtype, device=data.device)
+            if tuple(t.shape) != state_shape:
+                raise RuntimeError(f"Expected {what} size {state_shape}, got {list(t.shape)}")
+            # the caller's batch order -> the packed (sorted) order
+            return t if packed.sorted_indices is None else t.index_select(1, packed.sorted_indices)
+
+        h0 = state(hx, "hidden")
+        c0 = state(cx, "hidden[1]") if self.mode == "LSTM" else None
+        h_n, c_n = [], []
+        layer_in = data
+        for layer in range(self.num_layers):
+            outs = []
+            for direction in range(directions):
+                w_ih, w_hh, b_ih, b_hh = self._layer_params(layer, direction)
+                k = layer * directions + direction
+                h, c = h0[k], (c0[k] if c0 is not None else None)
+                proj = F.linear(layer_in, w_ih, b_ih)
+                pieces: list[Tensor] = [None] * len(steps)  # type: ignore[list-item]
+                for t, offset, bs in (reversed(steps) if direction == 1 else steps):
+                    h_t, c_t = _cell_step(self.mode, proj[offset:offset + bs], h[:bs],
+                                          c[:bs] if c is not None else None, w_hh, b_hh)
+                    pieces[t] = h_t
+                    # rows past bs keep their state: finished (forward) or not yet started (reverse)
+                    h = G.cat([h_t, h[bs:]], 0) if bs < batch else h_t
+                    if c is not None:
+                        c = G.cat([c_t, c[bs:]], 0) if bs < batch else c_t
+                outs.append(G.cat(pieces, 0))
+                h_n.append(h)
+                if c is not None:
+                    c_n.append(c)
+            layer_in = outs[0] if directions == 1 else G.cat(outs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                layer_in = F.dropout(layer_in, self.dropout, True)
+        h_out = G.stack(h_n, 0)
+        c_out = G.stack(c_n, 0) if c_n else None
+        if packed.unsorted_indices is not None:
+            h_out = h_out.index_select(1, packed.unsorted_indices)
+            c_out = c_out.index_select(1, packed.unsorted_indices) if c_out is not None else None
+        out = PackedSequence(layer_in, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+        return out, h_out, c_out
+
+    def _dispatch(self, input: Any, hx: Tensor | None, cx: Tensor | None) -> tuple[Any, Tensor, Tensor | None]:
+        if isinstance(input, PackedSequence):
+            return self._run_packed(input, hx, cx)
+        return self._run(input, hx, cx)
+
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
         if self.proj_size != 0:
@@ -280,7 +350,7 @@ class RNN(RNNBase):
                          num_layers, bias, batch_first, dropout, bidirectional, device=device, dtype=dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        output, h, _ = self._run(input, hx, None)
+        output, h, _ = self._dispatch(input, hx, None)
         return output, h
 
 
@@ -292,7 +362,7 @@ class GRU(RNNBase):
                          device=device, dtype=dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        output, h, _ = self._run(input, hx, None)
+        output, h, _ = self._dispatch(input, hx, None)
         return output, h
 
 
@@ -305,6 +375,6 @@ class LSTM(RNNBase):
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         h0, c0 = (None, None) if hx is None else hx
-        output, h, c = self._run(input, h0, c0)
+        output, h, c = self._dispatch(input, h0, c0)
         assert c is not None
         return output, (h, c)
