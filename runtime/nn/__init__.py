@@ -54,7 +54,7 @@ from runtime.nn.layers import (
     Tanh,
     Unflatten,
 )
-from runtime.nn.lazy import LazyLinear, UninitializedBuffer, UninitializedParameter
+from runtime.nn.lazy import LazyLinear
 from runtime.nn.loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -68,7 +68,7 @@ from runtime.nn.loss import (
 )
 from runtime.nn.module import IncompatibleKeys, Module
 from runtime.nn.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
-from runtime.nn.parameter import Buffer, Parameter
+from runtime.nn.parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 from runtime.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from runtime.nn.transformer import (
     Transformer,

@@ -1,80 +1,23 @@
 """Lazy modules: parameters whose shape is inferred from the first input (torch.nn's LazyLinear and the
 machinery under it).
 
-An `UninitializedParameter` (or `UninitializedBuffer`) holds no data until `materialize(shape)`, which fills
-it in place and turns it into an ordinary Parameter (Tensor): the object stays the same, so an optimizer or a
-hook holding it keeps working. A module using `LazyModuleMixin` registers a forward pre-hook that, on the
-first call, runs `initialize_parameters(*inputs)` (which materialises and re-initialises) and then becomes
-`cls_to_become` (LazyLinear becomes Linear). Loading a state_dict into a lazy module materialises each
-uninitialised tensor with the shape of its entry, as PyTorch does.
+An `UninitializedParameter` (or `UninitializedBuffer`, runtime/nn/parameter.py) holds no data until
+`materialize(shape)`, which fills it in place and turns it into an ordinary Parameter (Tensor): the object
+stays the same, so an optimizer or a hook holding it keeps working. A module using `LazyModuleMixin`
+registers a forward pre-hook that, on the first call, runs `initialize_parameters(*inputs)` (which
+materialises and re-initialises) and then becomes `cls_to_become` (LazyLinear becomes Linear). Loading a
+state_dict into a lazy module materialises each uninitialised tensor with the shape of its entry, as
+PyTorch does.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from runtime import opcall
 from runtime.autograd.grad_mode import no_grad
 from runtime.nn.layers import Linear
-from runtime.nn.module import _replace_data
-from runtime.nn.parameter import Parameter
+from runtime.nn.parameter import UninitializedParameter, is_lazy
 from runtime.tensor import Tensor
-
-
-class UninitializedTensorMixin:
-    """`materialize(shape, device=None, dtype=None)`: allocate (uninitialised) data and become the plain kind."""
-
-    cls_to_become: type = Parameter
-
-    def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
-        G = opcall.api
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        new = G.empty(shape, device=device if device is not None else self.device,  # type: ignore[attr-defined]
-                      dtype=dtype if dtype is not None else self.dtype)  # type: ignore[attr-defined]
-        _replace_data(self, new)  # type: ignore[arg-type]
-        self.__class__ = self.cls_to_become
-
-    @property
-    def shape(self) -> Any:
-        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. This error usually "
-                           "happens in `load_state_dict` when trying to load an uninitialized parameter into an "
-                           "initialized one. Call `forward` to initialize the parameters before accessing their "
-                           "attributes.")
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__}>"
-
-
-class UninitializedParameter(UninitializedTensorMixin, Parameter):
-    __slots__ = ()
-    cls_to_become = Parameter
-
-    def __new__(cls, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> UninitializedParameter:
-        G = opcall.api
-        p = Parameter.__new__(cls, G.empty(0, device=device, dtype=dtype), requires_grad)
-        return p  # type: ignore[return-value]
-
-    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> None:
-        pass
-
-
-class UninitializedBuffer(UninitializedTensorMixin, Tensor):
-    __slots__ = ()
-    cls_to_become = Tensor
-
-    def __new__(cls, requires_grad: bool = False, device: Any = None, dtype: Any = None) -> UninitializedBuffer:
-        from runtime.nn.parameter import _copy_fields
-        G = opcall.api
-        b = object.__new__(cls)
-        _copy_fields(b, G.empty(0, device=device, dtype=dtype))
-        return b
-
-    def __init__(self, requires_grad: bool = False, device: Any = None, dtype: Any = None) -> None:
-        pass
-
-
-def is_lazy(t: Any) -> bool:
-    return isinstance(t, UninitializedTensorMixin)
 
 
 class LazyModuleMixin:

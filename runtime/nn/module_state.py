@@ -18,16 +18,17 @@ from __future__ import annotations
 import contextvars
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from runtime.autograd.grad_mode import no_grad
 from runtime.autograd.node import RemovableHandle
 from runtime.nn.hooks import add_hook
 from runtime.nn.init import copy_into
+from runtime.nn.parameter import Parameter
+from runtime.nn.tensor_data import convert_tensor
 from runtime.tensor import Tensor
 
-if TYPE_CHECKING:
-    from runtime.nn.module import Module
+Module = Any  # the class this mixes into (runtime/nn/module.py imports this module)
 
 EXTRA_STATE = "_extra_state"
 # The copies a running load_state_dict has recorded (Note [Loading is all or nothing]); None outside a load.
@@ -235,9 +236,6 @@ class StateDictMixin:
 
 def _copy_action(module: Any, table: str, name: str, target: Tensor, value: Tensor,
                  assign: bool) -> Callable[[], None]:
-    from runtime.nn.module import convert_tensor
-    from runtime.nn.parameter import Parameter
-
     def run() -> None:
         if not assign:
             copy_into(target, convert_tensor(value, target.device, target.dtype))

@@ -7,7 +7,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
 
-from runtime.optim.lr_scheduler import LRScheduler, _check_optimizer
+from runtime.optim.lr_base import LRScheduler, _check_optimizer
 from runtime.optim.optimizer import Optimizer
 
 

@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from runtime.optim.lr_scheduler import LRScheduler, _check_optimizer
+from runtime.optim.lr_base import LRScheduler, _check_optimizer
 from runtime.optim.optimizer import Optimizer
 
 

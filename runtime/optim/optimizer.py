@@ -203,7 +203,7 @@ class Optimizer:
                 raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
                                  "optimizer's group")
             by_index.update(zip((int(i) for i in saved["params"]), mine["params"], strict=True))
-        from runtime.nn.module import convert_tensor
+        from runtime.nn.tensor_data import convert_tensor
         self.state = {}
         for key, values in state_dict["state"].items():
             p = by_index[int(key)]

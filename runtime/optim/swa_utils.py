@@ -25,7 +25,7 @@ from runtime import opcall
 from runtime.autograd.grad_mode import no_grad
 from runtime.nn.module import Module
 from runtime.nn.normalization import _BatchNorm
-from runtime.optim.lr_scheduler import LRScheduler
+from runtime.optim.lr_base import LRScheduler
 from runtime.optim.optimizer import Optimizer
 from runtime.tensor import Tensor
 

@@ -9,8 +9,8 @@ registration). See runtime/nn/utils/norms.py for the arithmetic.
 
 from __future__ import annotations
 
+import runtime.nn.utils.norms as norms
 from runtime.nn.module import Module
-from runtime.nn.utils import norms
 from runtime.nn.utils.parametrize import register_parametrization
 from runtime.tensor import Tensor
 

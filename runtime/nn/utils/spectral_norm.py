@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import runtime.nn.utils.norms as norms
 from runtime.autograd.grad_mode import no_grad
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
-from runtime.nn.utils import norms
 
 
 class SpectralNorm:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import runtime.nn.utils.norms as norms
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
-from runtime.nn.utils import norms
 
 
 class WeightNorm:
