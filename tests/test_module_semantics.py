@@ -213,3 +213,11 @@ def test_assignment_drops_the_values_leading_unit_dims() -> None:
     assert a.tolist() == [[1.0] * 4, [2.0] * 4, [3.0] * 4]
     with pytest.raises(RuntimeError):
         a[0] = G.ones(2, 4)
+
+
+def test_data_parallel_on_one_device_calls_the_module() -> None:
+    inner = G.nn.Linear(2, 1)
+    wrapped = G.nn.DataParallel(inner)
+    x = G.ones(3, 2)
+    assert wrapped(x).tolist() == inner(x).tolist()
+    assert list(wrapped.state_dict()) == ["module.weight", "module.bias"] and wrapped.module is inner

@@ -8,7 +8,7 @@ torch.nn.functional's names), init.py (initialisers), utils.py (gradient clippin
 (G.save / G.load as .npz).
 """
 
-from runtime.nn import functional, init, utils
+from runtime.nn import functional, init, modules, parameter, utils
 from runtime.nn.activation import (
     CELU,
     ELU,
@@ -68,6 +68,7 @@ from runtime.nn.loss import (
 )
 from runtime.nn.module import IncompatibleKeys, Module
 from runtime.nn.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from runtime.nn.parallel import Container, DataParallel, factory_kwargs
 from runtime.nn.parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 from runtime.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from runtime.nn.transformer import (
@@ -92,3 +93,4 @@ __all__ += ["Transformer", "TransformerDecoder", "TransformerDecoderLayer", "Tra
             "TransformerEncoderLayer"]
 __all__ += ["CELU", "Hardshrink", "RReLU", "Softmax2d", "Softshrink", "Bilinear", "LazyLinear", "UninitializedBuffer",
             "UninitializedParameter", "Buffer", "RNNCellBase"]
+__all__ += ["Container", "DataParallel", "factory_kwargs", "modules", "parameter"]

@@ -22,6 +22,7 @@ from typing import Any
 
 PATHS: dict[str, tuple[str, ...]] = {
     "module": ("Module",),
+    "parallel": ("DataParallel",),
     "container": ("Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"),
     "linear": ("Identity", "Linear", "Bilinear", "LazyLinear", "NonDynamicallyQuantizableLinear"),
     "conv": ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
@@ -83,7 +84,7 @@ _HELPERS: dict[str, Any] = {"_single": _ntuple(1, "_single"), "_pair": _ntuple(2
 
 def resolve(name: str) -> Any:
     """The class (or helper) that `name` means under torch.nn.modules (Note [torch.nn.modules paths])."""
-    import runtime.nn as nn
+    nn = sys.modules["runtime.nn"]  # loaded before its subpackage; not imported here (no import cycle)
     if name in _HELPERS:
         return _HELPERS[name]
     if not name.startswith("_") and hasattr(nn, name):
