@@ -9,6 +9,7 @@ the host arrays under the tensors (Note [One update rule, two kinds of operand])
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -89,7 +90,8 @@ class Optimizer:
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
-        self.state: dict[Tensor, dict[str, Any]] = {}
+        # a defaultdict, as PyTorch's: `opt.state[p]` of a parameter without state is an empty dict
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
@@ -204,7 +206,7 @@ class Optimizer:
                                  "optimizer's group")
             by_index.update(zip((int(i) for i in saved["params"]), mine["params"], strict=True))
         from runtime.nn.tensor_data import convert_tensor
-        self.state = {}
+        self.state = defaultdict(dict)
         for key, values in state_dict["state"].items():
             p = by_index[int(key)]
             # As PyTorch: a state tensor already on the parameter's device and dtype is taken as is, not
