@@ -172,3 +172,23 @@ def test_lazy_linear_infers_in_features_and_becomes_linear() -> None:
 def test_rnn_cell_base_and_flatten_parameters_exist() -> None:
     assert issubclass(G.nn.GRUCell, G.nn.RNNCellBase)
     assert G.nn.LSTM(2, 3).flatten_parameters() is None
+
+
+@pytest.mark.parametrize("kwargs", [{"add_bias_kv": True}, {"add_zero_attn": True},
+                                    {"add_bias_kv": True, "add_zero_attn": True, "kdim": 5, "vdim": 3}])
+def test_multihead_attention_extra_keys_match_torch(kwargs: dict) -> None:
+    tm, gm = torch.nn.MultiheadAttention(8, 2, **kwargs), G.nn.MultiheadAttention(8, 2, **kwargs)
+    _same_weights(tm, gm)
+    q = RNG.standard_normal((4, 3, 8)).astype("f4")
+    k = RNG.standard_normal((5, 3, kwargs.get("kdim", 8))).astype("f4")
+    v = RNG.standard_normal((5, 3, kwargs.get("vdim", 8))).astype("f4")
+    pad = np.zeros((3, 5), bool)
+    pad[1, 3:] = True
+    mask = np.triu(np.ones((4, 5), bool), 2)
+    outs = []
+    for lib, m in ((torch, tm), (G, gm)):
+        out, weights = m(lib.tensor(q), lib.tensor(k), lib.tensor(v), key_padding_mask=lib.tensor(pad),
+                         attn_mask=lib.tensor(mask), average_attn_weights=False)
+        outs.append((out, weights))
+    for a, b in zip(*outs, strict=True):
+        _close(b, a)
