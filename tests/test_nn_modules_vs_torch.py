@@ -192,3 +192,29 @@ def test_multihead_attention_extra_keys_match_torch(kwargs: dict) -> None:
         outs.append((out, weights))
     for a, b in zip(*outs, strict=True):
         _close(b, a)
+
+
+@pytest.mark.parametrize("kwargs", [{"proj_size": 3, "num_layers": 2, "bidirectional": True},
+                                    {"proj_size": 2, "batch_first": True}])
+def test_lstm_with_projections_matches_torch(kwargs: dict) -> None:
+    tm, gm = torch.nn.LSTM(4, 5, **kwargs), G.nn.LSTM(4, 5, **kwargs)
+    _same_weights(tm, gm)
+    assert repr(gm) == repr(tm)
+    x = RNG.standard_normal((3, 6, 4)).astype("f4")
+    lengths = [6, 2, 4] if kwargs.get("batch_first") else [3, 3, 2, 2, 1, 1]
+    results = []
+    for lib, m in ((torch, tm), (G, gm)):
+        xx = lib.tensor(x, requires_grad=True)
+        out, (h, c) = m(xx)
+        packed = lib.nn.utils.rnn.pack_padded_sequence(xx, lengths, batch_first=kwargs.get("batch_first", False),
+                                                       enforce_sorted=False)
+        p_out, (p_h, p_c) = m(packed)
+        (out.sum() + p_h.pow(2).sum()).backward()
+        results.append((out, h, c, lib.nn.utils.rnn.pad_packed_sequence(p_out)[0], p_h, p_c, xx.grad,
+                        m.weight_hr_l0.grad))
+    for a, b in zip(*results, strict=True):
+        _close(b, a)
+    with pytest.raises(ValueError):
+        G.nn.LSTM(4, 5, proj_size=5)
+    with pytest.raises(ValueError):
+        G.nn.RNNBase("GRU", 4, 5, proj_size=2)
