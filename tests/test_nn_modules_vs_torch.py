@@ -218,3 +218,17 @@ def test_lstm_with_projections_matches_torch(kwargs: dict) -> None:
         G.nn.LSTM(4, 5, proj_size=5)
     with pytest.raises(ValueError):
         G.nn.RNNBase("GRU", 4, 5, proj_size=2)
+
+
+def test_lazy_conv_and_batchnorm_infer_their_sizes() -> None:
+    x = RNG.standard_normal((2, 3, 5, 5)).astype("f4")
+    t_bn, g_bn = torch.nn.LazyBatchNorm2d(momentum=0.3), G.nn.LazyBatchNorm2d(momentum=0.3)
+    _close(g_bn(G.tensor(x)), t_bn(torch.tensor(x)))
+    assert type(g_bn) is G.nn.BatchNorm2d and list(g_bn.state_dict()) == list(t_bn.state_dict())
+    for k, v in t_bn.state_dict().items():
+        _close(g_bn.state_dict()[k], v)
+    conv = G.nn.LazyConv2d(4, 3, padding=1, groups=1)
+    y = conv(G.tensor(x))
+    assert type(conv) is G.nn.Conv2d and conv.in_channels == 3 and tuple(conv.weight.shape) == (4, 3, 3, 3)
+    assert tuple(y.shape) == (2, 4, 5, 5)
+    assert repr(conv) == repr(torch.nn.Conv2d(3, 4, 3, padding=1))

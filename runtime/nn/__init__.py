@@ -54,7 +54,7 @@ from runtime.nn.layers import (
     Tanh,
     Unflatten,
 )
-from runtime.nn.lazy import LazyLinear
+from runtime.nn.lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyConv2d, LazyLinear
 from runtime.nn.loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -94,3 +94,4 @@ __all__ += ["Transformer", "TransformerDecoder", "TransformerDecoderLayer", "Tra
 __all__ += ["CELU", "Hardshrink", "RReLU", "Softmax2d", "Softshrink", "Bilinear", "LazyLinear", "UninitializedBuffer",
             "UninitializedParameter", "Buffer", "RNNCellBase"]
 __all__ += ["Container", "DataParallel", "factory_kwargs", "modules", "parameter"]
+__all__ += ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyConv2d"]

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from runtime import opcall
 from runtime.autograd.grad_mode import no_grad
-from runtime.nn.layers import Linear
-from runtime.nn.parameter import UninitializedParameter, is_lazy
+from runtime.nn.layers import Conv2d, Linear
+from runtime.nn.normalization import BatchNorm1d, BatchNorm2d
+from runtime.nn.parameter import UninitializedBuffer, UninitializedParameter, is_lazy
 from runtime.tensor import Tensor
 
 
@@ -87,3 +89,74 @@ class LazyLinear(LazyModuleMixin, Linear):
                 if self.bias is not None:
                     self.bias.materialize((self.out_features,))
                 self.reset_parameters()
+
+
+class LazyConv2d(LazyModuleMixin, Conv2d):
+    """A Conv2d whose in_channels is dim 1 of the first input."""
+
+    cls_to_become = Conv2d
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"LazyConv2d(padding_mode={padding_mode!r}) is not supported by opgen")
+        super().__init__(0, out_channels, kernel_size, stride, padding, dilation, groups, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor, *args: Any) -> None:
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_channels = input.shape[1] if input.dim() == 4 else input.shape[0]
+                if self.in_channels % self.groups != 0:
+                    raise ValueError("in_channels must be divisible by groups")
+                self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_channels,))
+                self.reset_parameters()
+
+
+class _LazyNormBase(LazyModuleMixin):
+    """A BatchNorm whose num_features is dim 1 of the first input (weight, bias and running statistics
+    uninitialised until then)."""
+
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__(0, eps, momentum, False, False)  # type: ignore[call-arg]
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            G = opcall.api
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = G.tensor(0, dtype=G.int64, device=device)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()  # type: ignore[misc]
+
+    def initialize_parameters(self, input: Tensor, *args: Any) -> None:
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            with no_grad():
+                for t in (self._parameters.get("weight"), self._parameters.get("bias"),
+                          self._buffers.get("running_mean"), self._buffers.get("running_var")):
+                    if t is not None and is_lazy(t):
+                        t.materialize((self.num_features,))
+                self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
+    cls_to_become = BatchNorm2d
