@@ -194,3 +194,44 @@ def test_new_initialisers() -> None:
         G.nn.init.eye_(G.empty(2, 2, 2))
     with pytest.warns(FutureWarning):
         G.nn.init.xavier_uniform(G.empty(2, 2))
+
+
+@pytest.mark.parametrize("orthogonal_map", [None, "cayley", "householder"])
+def test_orthogonal_parametrization_matches_torch(orthogonal_map: str | None) -> None:
+    w = RNG.standard_normal((4, 4)).astype("f4")
+    x = np.arange(8, dtype="f4").reshape(2, 4) / 5
+    weights = []
+    for lib in (torch, G):
+        m = lib.nn.Linear(4, 4)
+        with lib.no_grad():
+            m.weight.copy_(lib.tensor(w))
+            m.bias.zero_()
+        lib.nn.utils.parametrizations.orthogonal(m, orthogonal_map=orthogonal_map)
+        first = m.weight.detach().clone()
+        opt = lib.optim.SGD(m.parameters(), lr=0.1)
+        for _ in range(3):
+            opt.zero_grad()
+            m(lib.tensor(x)).pow(3).sum().backward()
+            opt.step()
+        weights.append((first, m.weight.detach(), list(m.state_dict())))
+    (t_first, t_w, t_keys), (g_first, g_w, g_keys) = weights
+    assert g_keys == t_keys
+    _close(g_first, t_first)
+    _close(g_w, t_w, 1e-4)
+    np.testing.assert_allclose(g_w.numpy().T @ g_w.numpy(), np.eye(4), atol=1e-5)
+
+
+def test_orthogonal_wide_and_tall_matrices_and_assignment() -> None:
+    for shape in ((6, 3), (3, 6)):
+        m = G.nn.Linear(shape[1], shape[0])
+        G.nn.utils.parametrizations.orthogonal(m)
+        q = m.weight.detach().numpy()
+        gram = q.T @ q if shape[0] > shape[1] else q @ q.T
+        np.testing.assert_allclose(gram, np.eye(3), atol=1e-5)
+    m = G.nn.Linear(3, 3)
+    G.nn.utils.parametrizations.orthogonal(m, orthogonal_map="cayley")
+    target = np.linalg.qr(RNG.standard_normal((3, 3)))[0].astype("f4")
+    m.weight = G.tensor(target)
+    np.testing.assert_allclose(m.weight.detach().numpy(), target, atol=1e-5)
+    with pytest.raises(ValueError):
+        G.nn.utils.parametrizations.orthogonal(G.nn.Linear(2, 2), orthogonal_map="exp")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import runtime.nn.utils.norms as norms
 from runtime.nn.module import Module
+from runtime.nn.utils.orthogonal import orthogonal
 from runtime.nn.utils.parametrize import register_parametrization
 from runtime.tensor import Tensor
 
@@ -76,4 +77,4 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     return module
 
 
-__all__ = ["spectral_norm", "weight_norm"]
+__all__ = ["orthogonal", "spectral_norm", "weight_norm"]
