@@ -19,6 +19,10 @@ from runtime.nn.utils.fusion import (
     fuse_linear_bn_eval,
     fuse_linear_bn_weights,
 )
+from runtime.nn.utils.memory_format import (
+    convert_conv2d_weight_memory_format,
+    convert_conv3d_weight_memory_format,
+)
 from runtime.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from runtime.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
@@ -31,7 +35,8 @@ def skip_init(module_cls: type, *args: Any, **kwargs: Any) -> Any:
     return module_cls(*args, **kwargs)
 
 
-__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "fuse_conv_bn_eval",
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
+           "convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format", "fuse_conv_bn_eval",
            "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights", "fusion", "get_total_norm",
            "parameters_to_vector", "parametrizations", "parametrize", "remove_spectral_norm", "remove_weight_norm",
            "rnn", "skip_init", "spectral_norm", "stateless", "vector_to_parameters", "weight_norm"]
