@@ -61,7 +61,7 @@ optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
 scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 2, gamma=0.5)
 losses, norms, lrs = [], [], []
 model.train()
-for step in range(5):
+for _ in range(5):
     inputs, targets = data[:-1], data[1:]
     optimizer.zero_grad()
     output = model(inputs, padding)

@@ -73,7 +73,7 @@ enc_opt = torch.optim.SGD(encoder.parameters(), lr=0.5, momentum=0.5)
 dec_opt = torch.optim.SGD(decoder.parameters(), lr=0.5, momentum=0.5)
 criterion = nn.NLLLoss()
 losses = []
-for epoch in range(6):
+for _ in range(6):
     enc_opt.zero_grad()
     dec_opt.zero_grad()
     enc_out, enc_hidden = encoder(src)

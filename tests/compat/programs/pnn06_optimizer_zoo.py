@@ -16,7 +16,7 @@ W0 = [rng.uniform(-0.5, 0.5, size=s).astype(np.float32) for s in ((8, 4), (8,), 
 def make_model():
     model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Tanh(), nn.Linear(8, 1))
     with torch.no_grad():
-        for p, w in zip(model.parameters(), W0):
+        for p, w in zip(model.parameters(), W0, strict=True):
             p.copy_(torch.tensor(w))
     return model
 
