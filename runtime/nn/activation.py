@@ -124,13 +124,15 @@ class Threshold(_Pointwise):
     fn, _args = "threshold", ("threshold", "value")
 
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
-        if inplace:
-            raise NotImplementedError("Threshold(inplace=True) is not supported by opgen")
-        super().__init__(False)
+        super().__init__(inplace)
         self.threshold, self.value = threshold, value
 
+    def forward(self, input: Tensor) -> Tensor:
+        out = _G().threshold(input, self.threshold, self.value)
+        return input.copy_(out) if self.inplace else out  # no threshold_ op: write the result back
+
     def extra_repr(self) -> str:
-        return f"threshold={self.threshold}, value={self.value}"
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
 
 
 class GLU(Module):
