@@ -171,3 +171,24 @@ def test_step_hooks_run_around_step() -> None:
     handle.remove()
     opt.step()
     assert seen == [("pre", 1.0), ("post", 0.5), ("pre", 0.5)]
+
+
+def test_state_dict_hooks() -> None:
+    p = G.nn.Parameter(G.ones(2))
+    opt = G.optim.SGD([p], lr=0.5, momentum=0.9)
+    calls = []
+    opt.register_state_dict_pre_hook(lambda o: calls.append("pre"))
+    opt.register_state_dict_post_hook(lambda o, sd: {**sd, "extra": 1})
+    sd = opt.state_dict()
+    assert calls == ["pre"] and sd["extra"] == 1
+
+    def drop_extra(o, sd):
+        sd = dict(sd)
+        sd.pop("extra")
+        sd["param_groups"] = [{**g, "lr": 0.25} for g in sd["param_groups"]]
+        return sd
+    opt.register_load_state_dict_pre_hook(drop_extra)
+    opt.register_load_state_dict_post_hook(lambda o: calls.append("loaded"))
+    opt.load_state_dict(sd)
+    assert opt.param_groups[0]["lr"] == 0.25 and calls == ["pre", "loaded"]
+    assert opt.state[G.nn.Parameter(G.zeros(1))] == {}  # a defaultdict, as PyTorch's

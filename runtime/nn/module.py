@@ -379,6 +379,14 @@ class Module(StateDictMixin):
     def share_memory(self) -> Module:
         return self
 
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Every parameter and buffer replaced by an uninitialised tensor of its shape on `device`."""
+        G = opcall.api
+        return self._apply(lambda t: G.empty_like(t, device=device), recurse)
+
+    call_super_init = False
+    dump_patches = False
+
     def save(self, path: Any) -> None:
         """Write state_dict() to `path` as .npz (G.save)."""
         from runtime.nn.serialization import save

@@ -181,8 +181,43 @@ class Optimizer:
         raise NotImplementedError
 
     # -- state ---------------------------------------------------------------------------------------
+    # -- state-dict hooks (PyTorch's four kinds) ------------------------------------------------------
+    def _state_hooks(self, kind: str) -> list[Callable[..., Any]]:
+        return self.__dict__.setdefault(f"_{kind}_hooks", [])
+
+    def _add_state_hook(self, kind: str, hook: Callable[..., Any], prepend: bool) -> RemovableHandle:
+        hooks = self._state_hooks(kind)
+        hooks.insert(0, hook) if prepend else hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """`hook(optimizer)` before state_dict() builds its result."""
+        return self._add_state_hook("state_dict_pre", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """`hook(optimizer, state_dict)` after; a non-None result replaces the state_dict."""
+        return self._add_state_hook("state_dict_post", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """`hook(optimizer, state_dict)` before loading; a non-None result is loaded instead."""
+        return self._add_state_hook("load_state_dict_pre", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """`hook(optimizer)` after loading."""
+        return self._add_state_hook("load_state_dict_post", hook, prepend)
+
     def state_dict(self) -> dict[str, Any]:
         """{"state": {index: {...}}, "param_groups": [{..., "params": [index, ...]}]}, as in PyTorch."""
+        for hook in self._state_hooks("state_dict_pre"):
+            hook(self)
+        result = self._build_state_dict()
+        for hook in self._state_hooks("state_dict_post"):
+            new = hook(self, result)
+            if new is not None:
+                result = new
+        return result
+
+    def _build_state_dict(self) -> dict[str, Any]:
         index: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
@@ -195,6 +230,15 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        for hook in self._state_hooks("load_state_dict_pre"):
+            new = hook(self, state_dict)
+            if new is not None:
+                state_dict = new
+        self._load(state_dict)
+        for hook in self._state_hooks("load_state_dict_post"):
+            hook(self)
+
+    def _load(self, state_dict: Mapping[str, Any]) -> None:
         groups = list(state_dict["param_groups"])
         if len(groups) != len(self.param_groups):
             raise ValueError(f"loaded state dict has {len(groups)} parameter groups, the optimizer has "
