@@ -221,3 +221,19 @@ def test_data_parallel_on_one_device_calls_the_module() -> None:
     x = G.ones(3, 2)
     assert wrapped(x).tolist() == inner(x).tolist()
     assert list(wrapped.state_dict()) == ["module.weight", "module.bias"] and wrapped.module is inner
+
+
+def test_full_backward_pre_hook_replaces_grad_output_as_torch() -> None:
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (torch, G):
+        m = lib.nn.Linear(2, 2)
+        with lib.no_grad():
+            m.weight.copy_(lib.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        seen = []
+        m.register_full_backward_pre_hook(lambda mod, grad_output: (grad_output[0] * 2,))
+        m.register_full_backward_hook(lambda mod, gi, go: seen.append((gi[0].tolist(), go[0].tolist())))
+        x = lib.ones(1, 2, requires_grad=True)
+        m(x).sum().backward()
+        results.append((x.grad.tolist(), m.weight.grad.tolist(), seen))
+    assert results[0] == results[1]

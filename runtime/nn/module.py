@@ -64,7 +64,8 @@ class Module(StateDictMixin):
         raise NotImplementedError(f'Module [{name}] is missing the required "forward" function')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks:
+        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self.__dict__.get(
+                "_backward_pre_hooks"):
             return call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
@@ -80,6 +81,11 @@ class Module(StateDictMixin):
         """`hook(module, args, output)` (or `(module, args, kwargs, output)`) after forward; a non-None result
         replaces the output."""
         return add_hook(self._forward_hooks, hook, prepend, with_kwargs)
+
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """`hook(module, grad_output)` when the gradients w.r.t. the module's outputs are computed; a non-None
+        result replaces grad_output."""
+        return add_hook(self.__dict__.setdefault("_backward_pre_hooks", []), hook, prepend, False)
 
     def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """`hook(module, grad_input, grad_output)` once the gradients w.r.t. the module's tensor inputs are
