@@ -232,7 +232,7 @@ def test_full_backward_pre_hook_replaces_grad_output_as_torch() -> None:
             m.weight.copy_(lib.tensor([[1.0, 2.0], [3.0, 4.0]]))
         seen = []
         m.register_full_backward_pre_hook(lambda mod, grad_output: (grad_output[0] * 2,))
-        m.register_full_backward_hook(lambda mod, gi, go: seen.append((gi[0].tolist(), go[0].tolist())))
+        m.register_full_backward_hook(lambda mod, gi, go, seen=seen: seen.append((gi[0].tolist(), go[0].tolist())))
         x = lib.ones(1, 2, requires_grad=True)
         m(x).sum().backward()
         results.append((x.grad.tolist(), m.weight.grad.tolist(), seen))
