@@ -213,6 +213,16 @@ def getitem(t: Tensor, key: Any) -> Tensor:
     return opcall.ops.index(view, advanced)
 
 
+def _strip_leading_ones(src: Tensor) -> Tensor:
+    """`src` without its leading size-1 dims, as PyTorch assigns: `a[0] = ones(1, 4)` on a (3, 4) tensor
+    writes the row (the value broadcasts to the target afterwards, so nothing else changes)."""
+    shape = src.shape
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    return opcall.ops.reshape(src, tuple(shape[k:])) if k else src
+
+
 def setitem(t: Tensor, key: Any, value: Any) -> None:
     if key.__class__ is Tensor and _one_tensor(t, key):
         number = value.__class__
@@ -238,6 +248,8 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
     else:
         src = ops._to_copy(Tensor._wrap(np.asarray(value)), dtype=t.dtype, device=t.device) \
             if not isinstance(value, bool | int | float) else None
+    if src is not None:
+        src = _strip_leading_ones(src)
     if advanced is None:
         if src is None:
             view.fill_(value)

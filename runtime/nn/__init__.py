@@ -8,16 +8,13 @@ torch.nn.functional's names), init.py (initialisers), utils.py (gradient clippin
 (G.save / G.load as .npz).
 """
 
-from runtime.nn import (
-    functional,
-    init,
-    parallel,
-    utils,
-)
+from runtime.nn import functional, init, modules, parallel, parameter, utils
 from runtime.nn.activation import (
+    CELU,
     ELU,
     GLU,
     SELU,
+    Hardshrink,
     Hardsigmoid,
     Hardswish,
     Hardtanh,
@@ -26,13 +23,17 @@ from runtime.nn.activation import (
     Mish,
     PReLU,
     ReLU6,
+    RReLU,
+    Softmax2d,
     Softmin,
     Softplus,
+    Softshrink,
     Softsign,
     Tanhshrink,
     Threshold,
 )
 from runtime.nn.attention import MultiheadAttention
+from runtime.nn.bilinear import Bilinear
 from runtime.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from runtime.nn.layers import (
     GELU,
@@ -53,6 +54,7 @@ from runtime.nn.layers import (
     Tanh,
     Unflatten,
 )
+from runtime.nn.lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyConv2d, LazyLinear
 from runtime.nn.loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -66,9 +68,17 @@ from runtime.nn.loss import (
 )
 from runtime.nn.module import IncompatibleKeys, Module
 from runtime.nn.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
-from runtime.nn.parameter import Parameter
-from runtime.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
+from runtime.nn.parallel import Container, DataParallel, factory_kwargs
+from runtime.nn.parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
+from runtime.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from runtime.nn.sync_batchnorm import SyncBatchNorm
+from runtime.nn.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "ELU", "SELU", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid", "Mish", "ReLU6", "Softplus",
@@ -81,3 +91,9 @@ __all__ = [
 ]
 __all__ += ["GLU", "PReLU", "Softmin", "Softsign", "Tanhshrink", "Threshold"]
 __all__ += ["SyncBatchNorm", "parallel"]
+__all__ += ["Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+            "TransformerEncoderLayer"]
+__all__ += ["CELU", "Hardshrink", "RReLU", "Softmax2d", "Softshrink", "Bilinear", "LazyLinear", "UninitializedBuffer",
+            "UninitializedParameter", "Buffer", "RNNCellBase"]
+__all__ += ["Container", "DataParallel", "factory_kwargs", "modules", "parameter"]
+__all__ += ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyConv2d"]

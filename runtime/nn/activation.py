@@ -124,13 +124,15 @@ class Threshold(_Pointwise):
     fn, _args = "threshold", ("threshold", "value")
 
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
-        if inplace:
-            raise NotImplementedError("Threshold(inplace=True) is not supported by opgen")
-        super().__init__(False)
+        super().__init__(inplace)
         self.threshold, self.value = threshold, value
 
+    def forward(self, input: Tensor) -> Tensor:
+        out = _G().threshold(input, self.threshold, self.value)
+        return input.copy_(out) if self.inplace else out  # no threshold_ op: write the result back
+
     def extra_repr(self) -> str:
-        return f"threshold={self.threshold}, value={self.value}"
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
 
 
 class GLU(Module):
@@ -170,3 +172,83 @@ class PReLU(Module):
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
+
+
+class CELU(Module):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), computed as alpha * elu(x / alpha)."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        if alpha == 0:
+            raise ValueError("ZeroDivisionError: alpha cannot be 0 for CELU")
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        out = _G().elu(input / self.alpha) * self.alpha
+        return input.copy_(out) if self.inplace else out
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class Hardshrink(Module):
+    """x where |x| > lambd, else 0."""
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        G = _G()
+        return G.where(input.abs() > self.lambd, input, G.zeros_like(input))
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Softshrink(Module):
+    """x - lambd above lambd, x + lambd below -lambd, 0 between: x - clamp(x, -lambd, lambd)."""
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        if lambd < 0:
+            raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input - _G().clamp(input, -self.lambd, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class RReLU(Module):
+    """Randomised leaky ReLU (Xu et al., 2015): in training each negative element gets a slope drawn from
+    U(lower, upper); in eval the slope is (lower + upper) / 2."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        if not 0 <= lower <= upper:
+            raise ValueError(f"RReLU: expected 0 <= lower <= upper, got lower={lower}, upper={upper}")
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        G = _G()
+        if self.training:
+            slope = G.empty_like(input).uniform_(self.lower, self.upper)
+            out = G.where(input >= 0, input, input * slope)
+        else:
+            out = G.leaky_relu(input, (self.lower + self.upper) / 2)
+        return input.copy_(out) if self.inplace else out
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of a (C, H, W) or (N, C, H, W) input."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return _G().softmax(input, -3)

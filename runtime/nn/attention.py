@@ -37,6 +37,15 @@ def _as_float_mask(mask: Tensor | None, dtype: Any) -> Tensor | None:
     return mask.to(dtype)
 
 
+def _pad_keys(mask: Tensor | None, extra: int) -> Tensor | None:
+    """A float mask with `extra` zero columns after its last (the keys added by bias_kv / zero_attn may be
+    attended to)."""
+    if mask is None or extra == 0:
+        return mask
+    G = _G()
+    return G.cat([mask, G.zeros(*mask.shape[:-1], extra, dtype=mask.dtype, device=mask.device)], -1)
+
+
 class MultiheadAttention(Module):
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
@@ -45,8 +54,6 @@ class MultiheadAttention(Module):
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
                              f"num_heads={num_heads} instead")
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("MultiheadAttention(add_bias_kv/add_zero_attn) is not supported by opgen")
         G = _G()
         self.embed_dim = embed_dim
         self.kdim = kdim if kdim is not None else embed_dim
@@ -72,7 +79,11 @@ class MultiheadAttention(Module):
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
-        self.bias_k = self.bias_v = None
+        if add_bias_kv:
+            self.bias_k = Parameter(G.empty(1, 1, embed_dim, **kw))
+            self.bias_v = Parameter(G.empty(1, 1, embed_dim, **kw))
+        else:
+            self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
@@ -86,6 +97,9 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
                 need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
@@ -116,30 +130,41 @@ class MultiheadAttention(Module):
         b_q = b_k = b_v = None
         if self.in_proj_bias is not None:
             b_q, b_k, b_v = G.chunk(self.in_proj_bias, 3, 0)
+        k_in, v_in = F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)          # (S, N, E)
+        extra = 0  # key positions added after the inputs': bias_k/bias_v, then a zero key/value
+        if self.bias_k is not None:
+            k_in = G.cat([k_in, self.bias_k.expand(1, N, E)], 0)
+            v_in = G.cat([v_in, self.bias_v.expand(1, N, E)], 0)
+            extra += 1
         # (L, N, E) -> (N, h, L, d)
         q = F.linear(query, w_q, b_q).reshape(L, N * h, d).transpose(0, 1).reshape(N, h, L, d)
-        k = F.linear(key, w_k, b_k).reshape(S, N * h, d).transpose(0, 1).reshape(N, h, S, d)
-        v = F.linear(value, w_v, b_v).reshape(S, N * h, d).transpose(0, 1).reshape(N, h, S, d)
+        k = k_in.reshape(S + extra, N * h, d).transpose(0, 1).reshape(N, h, S + extra, d)
+        v = v_in.reshape(S + extra, N * h, d).transpose(0, 1).reshape(N, h, S + extra, d)
+        if self.add_zero_attn:
+            k = G.cat([k, G.zeros(N, h, 1, d, dtype=k.dtype, device=k.device)], 2)
+            v = G.cat([v, G.zeros(N, h, 1, d, dtype=v.dtype, device=v.device)], 2)
+            extra += 1
         scores = G.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(d))
-        mask = _as_float_mask(attn_mask, scores.dtype)
+        mask = _pad_keys(_as_float_mask(attn_mask, scores.dtype), extra)
         if mask is not None:
             if mask.dim() == 2:
-                if tuple(mask.shape) != (L, S):
+                if tuple(mask.shape) != (L, S + extra):
                     raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(mask.shape)}, but should be "
                                        f"{(L, S)}.")
                 scores = scores + mask
             elif mask.dim() == 3:
-                if tuple(mask.shape) != (N * h, L, S):
+                if tuple(mask.shape) != (N * h, L, S + extra):
                     raise RuntimeError(f"The shape of the 3D attn_mask is {tuple(mask.shape)}, but should be "
                                        f"{(N * h, L, S)}.")
-                scores = scores + mask.reshape(N, h, L, S)
+                scores = scores + mask.reshape(N, h, L, S + extra)
             else:
                 raise RuntimeError(f"attn_mask's dimension {mask.dim()} is not supported")
-        pad = _as_float_mask(key_padding_mask, scores.dtype)
+        if key_padding_mask is not None and tuple(key_padding_mask.shape) != (N, S):
+            raise AssertionError(f"expecting key_padding_mask shape of {(N, S)}, but got "
+                                 f"{tuple(key_padding_mask.shape)}")
+        pad = _pad_keys(_as_float_mask(key_padding_mask, scores.dtype), extra)
         if pad is not None:
-            if tuple(pad.shape) != (N, S):
-                raise AssertionError(f"expecting key_padding_mask shape of {(N, S)}, but got {tuple(pad.shape)}")
-            scores = scores + pad.reshape(N, 1, 1, S)
+            scores = scores + pad.reshape(N, 1, 1, S + extra)
         weights = G.softmax(scores, -1)
         if self.dropout > 0.0 and self.training:
             weights = F.dropout(weights, self.dropout, True)

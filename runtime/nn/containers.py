@@ -48,6 +48,20 @@ class Sequential(Module):
             raise IndexError(f"index {idx} is out of range")
         return items[idx][1]
 
+    def __setitem__(self, idx: int, module: Module) -> None:
+        key = list(self._modules)[_index(idx, len(self))]
+        setattr(self, key, module)
+
+    def __delitem__(self, idx: int | slice) -> None:
+        keys = list(self._modules)
+        for key in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(keys))]]):
+            del self._modules[key]
+        # PyTorch renumbers the remaining modules "0", "1", ... to keep indexing working
+        items = list(self._modules.values())
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self._modules[str(i)] = m
+
     def append(self, module: Module) -> Sequential:
         self.add_module(str(len(self)), module)
         return self
@@ -56,6 +70,42 @@ class Sequential(Module):
         for m in modules:
             self.append(m)
         return self
+
+    def insert(self, index: int, module: Module) -> Sequential:
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        items = list(self._modules.values())
+        items.insert(index + n if index < 0 else index, module)
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self._modules[str(i)] = m
+        return self
+
+    def pop(self, key: int | slice) -> Module:
+        v = self[key]
+        del self[key]
+        return v
+
+    def __add__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        return self.extend(list(other))
+
+    def __mul__(self, other: int) -> Sequential:
+        if not isinstance(other, int) or other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for Sequential")
+        return Sequential(*(list(self) * other))
+
+    def __dir__(self) -> list[str]:
+        return [k for k in super().__dir__() if not k.isdigit()]
 
 
 class ModuleList(Module):
@@ -110,6 +160,14 @@ class ModuleList(Module):
     def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
         return self.extend(modules)
 
+    def __add__(self, other: Iterable[Module]) -> ModuleList:
+        return ModuleList([*self, *other])
+
+    def pop(self, key: int | slice) -> Module:
+        v = self[key]
+        del self[key]
+        return v
+
     def __repr__(self) -> str:
         """PyTorch's: runs of equal child reprs print once, as `(first-last): n x Child(...)`."""
         reprs = [repr(m) for m in self]
@@ -162,6 +220,9 @@ class ModuleDict(Module):
 
     def pop(self, key: str) -> Module:
         return self._modules.pop(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._modules.get(key, default)
 
     def clear(self) -> None:
         self._modules.clear()
@@ -271,6 +332,23 @@ class ParameterDict(Module):
 
     def keys(self) -> Iterable[str]:
         return self._parameters.keys()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._parameters.get(key, default)
+
+    def pop(self, key: str) -> Any:
+        return self._parameters.pop(key)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self._parameters:
+            self[key] = default
+        return self._parameters[key]
+
+    def clear(self) -> None:
+        self._parameters.clear()
+
+    def copy(self) -> ParameterDict:
+        return ParameterDict(list(self.items()))
 
     def values(self) -> Iterable[Any]:
         return self._parameters.values()

@@ -83,7 +83,8 @@ def call_with_hooks(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) 
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
     backward_hooks = module._backward_hooks
-    state: dict[str, Any] = {}
+    pre_hooks = module.__dict__.get("_backward_pre_hooks", ())
+    state: dict[str, Any] = {"n_inputs": 0}
     if backward_hooks:
         def on_input_grads(grad_input: tuple[Any, ...]) -> Any:
             return _run_backward_hooks(module, grad_input, state.get("grad_output", ()))
@@ -93,19 +94,37 @@ def call_with_hooks(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) 
         result = hook.fn(module, args, kwargs, output) if isinstance(hook, _KwargsHook) else hook(module, args, output)
         if result is not None:
             output = result
-    if backward_hooks:
-        def on_output_grads(grad_output: tuple[Any, ...]) -> None:
+    if backward_hooks or pre_hooks:
+        def on_output_grads(grad_output: tuple[Any, ...]) -> Any:
+            replaced = _run_backward_pre_hooks(module, grad_output)
+            if replaced is not None:
+                grad_output = replaced
             state["grad_output"] = grad_output
-            if not state["n_inputs"]:
+            if backward_hooks and not state["n_inputs"]:
                 import warnings
                 warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
                               "outputs since no inputs require gradients.", UserWarning, stacklevel=2)
                 _run_backward_hooks(module, (None,) * max(1, len(args)), grad_output)
+            return replaced
         if isinstance(output, Tensor):
             output = _route((output,), on_output_grads)[0][0]
         elif isinstance(output, tuple):
             output = _route(output, on_output_grads)[0]
     return output
+
+
+def _run_backward_pre_hooks(module: Any, grad_output: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """`hook(module, grad_output)` for each full backward pre-hook; a non-None result replaces grad_output."""
+    replaced = None
+    for hook in list(module.__dict__.get("_backward_pre_hooks", ())):
+        result = hook(module, grad_output if replaced is None else replaced)
+        if result is not None:
+            result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+            if len(result) != len(grad_output):
+                raise RuntimeError(f"Backward pre hook returned an invalid number of grad_output, got {len(result)}, "
+                                   f"but expected {len(grad_output)}")
+            replaced = result
+    return replaced
 
 
 def _run_backward_hooks(module: Any, grad_input: tuple[Any, ...], grad_output: tuple[Any, ...]) -> Any:

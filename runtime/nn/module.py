@@ -9,45 +9,43 @@ parameters keeps working after a load.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from runtime import opcall
 from runtime.autograd.node import RemovableHandle
-from runtime.dispatcher import AUTOGRAD_BIT
 from runtime.dtypes import as_dtype
 from runtime.nn.hooks import add_hook, call_with_hooks
-from runtime.nn.init import copy_into, zero_grad_in_place
-from runtime.nn.parameter import Parameter
+from runtime.nn.init import zero_grad_in_place
+from runtime.nn.module_state import IncompatibleKeys, StateDictMixin
+from runtime.nn.parameter import Buffer, Parameter
+from runtime.nn.tensor_data import _replace_data, convert_tensor
 from runtime.tensor import Tensor
 
 
-class IncompatibleKeys(NamedTuple):
-    missing_keys: list[str]
-    unexpected_keys: list[str]
-
-
-def convert_tensor(t: Tensor, device: Any = None, dtype: Any = None) -> Tensor:
-    """`t` on `device` with `dtype` (either None: unchanged); `t` itself when nothing changes."""
+def _to_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """(device, dtype) of Module.to's argument forms (either may be None)."""
     G = opcall.api
-    target_device = G.device(device) if device is not None else t.device
-    if target_device.type == "cuda" and target_device.index is None:
-        target_device = G.device("cuda", 0)
-    target_dtype = as_dtype(dtype) if dtype is not None else t.dtype
-    if target_device == t.device and target_dtype is t.dtype:
-        return t
-    return t.detach().to(target_device, target_dtype)
+    kwargs = dict(kwargs)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    rest = [a for a in args if not isinstance(a, bool)]  # a positional non_blocking
+    if len(rest) > 2:
+        raise TypeError(f"to() takes at most 2 positional arguments ({len(rest)} given)")
+    for a in rest:
+        if isinstance(a, Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, G.DType):
+            dtype = a
+        else:
+            device = a
+    return device, (as_dtype(dtype) if dtype is not None else None)
 
 
-def _replace_data(p: Tensor, new: Tensor) -> None:
-    """Point the existing tensor `p` at `new`'s data (as PyTorch's `p.data = new`), keeping its identity."""
-    requires_grad = p._requires_grad
-    for name in ("_data", "_storage", "_dtype", "_device", "_base"):
-        object.__setattr__(p, name, getattr(new, name))
-    p._keys = new._keys & ~AUTOGRAD_BIT | (AUTOGRAD_BIT if requires_grad else 0)
-
-
-class Module:
+class Module(StateDictMixin):
     """Base class of every layer: subclasses set attributes in __init__ and define forward()."""
 
     training: bool
@@ -66,7 +64,8 @@ class Module:
         raise NotImplementedError(f'Module [{name}] is missing the required "forward" function')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks:
+        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self.__dict__.get(
+                "_backward_pre_hooks"):
             return call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
@@ -82,6 +81,11 @@ class Module:
         """`hook(module, args, output)` (or `(module, args, kwargs, output)`) after forward; a non-None result
         replaces the output."""
         return add_hook(self._forward_hooks, hook, prepend, with_kwargs)
+
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """`hook(module, grad_output)` when the gradients w.r.t. the module's outputs are computed; a non-None
+        result replaces grad_output."""
+        return add_hook(self.__dict__.setdefault("_backward_pre_hooks", []), hook, prepend, False)
 
     def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """`hook(module, grad_input, grad_output)` once the gradients w.r.t. the module's tensor inputs are
@@ -136,14 +140,21 @@ class Module:
                 raise KeyError(f"attribute '{name}' already exists")
 
     def __setattr__(self, name: str, value: Any) -> None:
+        # Note [Reassignment keeps the position]: a Parameter or Module assigned to a name its own table already
+        # holds replaces the entry in place (an OrderedDict keeps the key's position), so named_children(),
+        # parameters() and state_dict() keep their order; it is only removed from the *other* tables.
         d = self.__dict__
-        if isinstance(value, Parameter):
+        if isinstance(value, Buffer):
             self._check_ready()
-            self._forget(name)
+            self._forget(name, keep=d["_buffers"])
+            self.register_buffer(name, value.data, persistent=value.persistent)
+        elif isinstance(value, Parameter):
+            self._check_ready()
+            self._forget(name, keep=d["_parameters"])
             self.register_parameter(name, value)
         elif isinstance(value, Module):
             self._check_ready()
-            self._forget(name)
+            self._forget(name, keep=d["_modules"])
             self.add_module(name, value)
         elif "_parameters" in d and name in d["_parameters"]:
             if value is not None:
@@ -163,10 +174,13 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name: str) -> None:
+    def _forget(self, name: str, keep: dict[str, Any] | None = None) -> None:
         self.__dict__.pop(name, None)
         for table in (self._parameters, self._buffers, self._modules):
-            table.pop(name, None)
+            if table is not keep:
+                table.pop(name, None)
+        if keep is not self._buffers:
+            self.__dict__.get("_non_persistent", set()).discard(name)
 
     def __getattr__(self, name: str) -> Any:
         d = self.__dict__
@@ -183,15 +197,20 @@ class Module:
         object.__delattr__(self, name)
 
     # -- traversal --------------------------------------------------------------------------------
-    def named_modules(self, memo: set[int] | None = None, prefix: str = "") -> Iterator[tuple[str, Module]]:
-        memo = set() if memo is None else memo
-        if id(self) in memo:
-            return
-        memo.add(id(self))
+    def named_modules(self, memo: set[Module] | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """This module and every descendant with its dotted name; one visit each unless remove_duplicate=False.
+        `memo` (a set of modules, as PyTorch's) collects the visited ones across calls."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if self in memo:
+                return
+            memo.add(self)
         yield prefix, self
         for name, child in self._modules.items():
             if child is not None:
-                yield from child.named_modules(memo, f"{prefix}.{name}" if prefix else name)
+                yield from child.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
 
     def modules(self) -> Iterator[Module]:
         for _, m in self.named_modules():
@@ -208,25 +227,29 @@ class Module:
         for _, child in self.named_children():
             yield child
 
-    def _named_members(self, table: str, prefix: str, recurse: bool) -> Iterator[tuple[str, Tensor]]:
+    def _named_members(self, table: str, prefix: str, recurse: bool,
+                       remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
         seen: set[int] = set()
-        mods = self.named_modules(prefix=prefix) if recurse else iter([(prefix, self)])
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse \
+            else iter([(prefix, self)])
         for mod_prefix, mod in mods:
             for name, t in getattr(mod, table).items():
-                if t is None or id(t) in seen:
+                if t is None or (remove_duplicate and id(t) in seen):
                     continue
                 seen.add(id(t))
                 yield (f"{mod_prefix}.{name}" if mod_prefix else name), t
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Parameter]]:
-        yield from self._named_members("_parameters", prefix, recurse)  # type: ignore[misc]
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)  # type: ignore[misc]
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Tensor]]:
-        yield from self._named_members("_buffers", prefix, recurse)
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         for _, b in self.named_buffers(recurse=recurse):
@@ -237,6 +260,46 @@ class Module:
             child.apply(fn)
         fn(self)
         return self
+
+    def get_submodule(self, target: str) -> Module:
+        """The descendant at dotted path `target` ("" is this module)."""
+        if target == "":
+            return self
+        mod: Module = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return mod
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Replace (or, unless strict, add) the descendant at dotted path `target`."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        *path, name = target.split(".")
+        parent = self.get_submodule(".".join(path))
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if not isinstance(module, Module):
+            raise TypeError(f"`module` is not an nn.Module, found {type(module).__name__}")
+        setattr(parent, name, module)
+
+    def _get_member(self, target: str, table: str, what: str) -> Tensor:
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        if name not in getattr(mod, table):
+            raise AttributeError(f"`{name}` is not {what}")
+        return getattr(mod, name)
+
+    def get_parameter(self, target: str) -> Parameter:
+        return self._get_member(target, "_parameters", "an nn.Parameter")  # type: ignore[return-value]
+
+    def get_buffer(self, target: str) -> Tensor:
+        return self._get_member(target, "_buffers", "a buffer")
 
     # -- modes and gradients ------------------------------------------------------------------------
     def train(self, mode: bool = True) -> Module:
@@ -264,85 +327,71 @@ class Module:
                 zero_grad_in_place(p)
 
     # -- devices and dtypes ---------------------------------------------------------------------------
-    def to(self, device: Any = None, dtype: Any = None) -> Module:
-        """Move every parameter and buffer in place (the Parameter objects stay the same)."""
-        G = opcall.api
-        if isinstance(device, G.DType):
-            device, dtype = None, device
-        for m in self.modules():
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
+        """Replace every parameter's data (in place: the Parameter objects stay), its grad, and every buffer
+        by `fn` of them."""
+        mods = self.modules() if recurse else iter([self])
+        for m in mods:
             for p in m._parameters.values():
                 if p is None:
                     continue
-                new_dtype = dtype if dtype is not None and p.is_floating_point() else None
-                _replace_data(p, convert_tensor(p, device, new_dtype))
+                _replace_data(p, fn(p))
                 if p.grad is not None:
-                    p._grad = convert_tensor(p.grad, device, new_dtype)
+                    p._grad = fn(p.grad)
             for name, b in m._buffers.items():
                 if b is not None:
-                    new_dtype = dtype if dtype is not None and b.is_floating_point() else None
-                    m._buffers[name] = convert_tensor(b, device, new_dtype)
+                    m._buffers[name] = fn(b)
         return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """`to(device)`, `to(dtype)`, `to(device, dtype)`, `to(tensor)` (its device and dtype), with
+        `non_blocking` accepted; a dtype applies to floating-point parameters and buffers only."""
+        device, dtype = _to_args(args, kwargs)
+        if dtype is not None and not (dtype.is_floating_point or getattr(dtype, "is_complex", False)):
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                            f"dtype={dtype}")
+
+        def convert(t: Tensor) -> Tensor:
+            return convert_tensor(t, device, dtype if dtype is not None and t.is_floating_point() else None)
+        return self._apply(convert)
 
     def cpu(self) -> Module:
         return self.to("cpu")
 
-    def cuda(self, device: int | None = None) -> Module:
-        return self.to("cuda" if device is None else f"cuda:{device}")
+    def cuda(self, device: Any = None) -> Module:
+        if device is None:
+            return self.to("cuda")
+        return self.to(device if not isinstance(device, int) else f"cuda:{device}")
+
+    def type(self, dst_type: Any) -> Module:
+        return self._apply(lambda t: t.type(dst_type))
+
+    def _cast(self, dtype_name: str) -> Module:
+        dtype = getattr(opcall.api, dtype_name)
+        return self._apply(lambda t: convert_tensor(t, None, dtype) if t.is_floating_point() else t)
 
     def float(self) -> Module:
-        G = opcall.api
-        return self.to(dtype=G.float32)
+        return self._cast("float32")
 
     def double(self) -> Module:
+        return self._cast("float64")
+
+    def half(self) -> Module:
+        return self._cast("float16")
+
+    def bfloat16(self) -> Module:
+        return self._cast("bfloat16")
+
+    def share_memory(self) -> Module:
+        return self
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Every parameter and buffer replaced by an uninitialised tensor of its shape on `device`."""
         G = opcall.api
-        return self.to(dtype=G.float64)
+        return self._apply(lambda t: G.empty_like(t, device=device), recurse)
 
-    # -- state -----------------------------------------------------------------------------------------
-    def state_dict(self, prefix: str = "", keep_vars: bool = False) -> OrderedDict[str, Tensor]:
-        """Every parameter and persistent buffer by dotted name (detached unless keep_vars)."""
-        out: OrderedDict[str, Tensor] = OrderedDict()
-        for mod_prefix, m in self.named_modules(prefix=prefix.rstrip(".")):
-            skip = m.__dict__.get("_non_persistent", set())
-            for table in (m._parameters, m._buffers):
-                for name, t in table.items():
-                    if t is None or (table is m._buffers and name in skip):
-                        continue
-                    out[f"{mod_prefix}.{name}" if mod_prefix else name] = t if keep_vars else t.detach()
-        return out
-
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> IncompatibleKeys:
-        """Copy `state_dict`'s values into this module's tensors (same names, same shapes)."""
-        if not isinstance(state_dict, Mapping):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
-        own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        errors = []
-        for key, target in own.items():
-            if key not in state_dict:
-                continue
-            value = state_dict[key]
-            shape = tuple(value.shape) if hasattr(value, "shape") else ()
-            if shape != tuple(target.shape):
-                errors.append(f"size mismatch for {key}: copying a param with shape {list(shape)} from "
-                              f"checkpoint, the shape in current model is {list(target.shape)}.")
-        if strict:
-            if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected)
-                              + ". ")
-            if missing:
-                errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing)
-                              + ". ")
-        if errors:
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
-                               + "\n\t".join(errors))
-        for key, target in own.items():
-            if key in state_dict:
-                value = state_dict[key]
-                if isinstance(value, Tensor):
-                    value = convert_tensor(value, target.device, target.dtype)
-                copy_into(target, value)
-        return IncompatibleKeys(missing, unexpected)
+    call_super_init = False
+    dump_patches = False
 
     def save(self, path: Any) -> None:
         """Write state_dict() to `path` as .npz (G.save)."""

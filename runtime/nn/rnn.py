@@ -18,6 +18,7 @@ import runtime.nn.init as init
 from runtime import opcall
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
+from runtime.nn.utils.rnn import PackedSequence, packed_steps
 from runtime.tensor import Tensor
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
@@ -28,14 +29,16 @@ def _G() -> Any:
 
 
 def _cell_step(mode: str, gi: Tensor, h: Tensor, c: Tensor | None, w_hh: Tensor,
-               b_hh: Tensor | None) -> tuple[Tensor, Tensor | None]:
-    """One time step from the input projection `gi` (x W_ih^T + b_ih) and the previous state."""
+               b_hh: Tensor | None, w_hr: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+    """One time step from the input projection `gi` (x W_ih^T + b_ih) and the previous state; an LSTM with
+    projections (`w_hr`, proj_size) maps its new hidden state through W_hr."""
     G = _G()
     gh = F.linear(h, w_hh, b_hh)
     if mode == "LSTM":
         i, f, g, o = G.chunk(gi + gh, 4, -1)
         c = G.sigmoid(f) * c + G.sigmoid(i) * G.tanh(g)
-        return G.sigmoid(o) * G.tanh(c), c
+        h = G.sigmoid(o) * G.tanh(c)
+        return (h if w_hr is None else F.linear(h, w_hr)), c
     if mode == "GRU":
         ir, iz, in_ = G.chunk(gi, 3, -1)
         hr, hz, hn = G.chunk(gh, 3, -1)
@@ -46,7 +49,9 @@ def _cell_step(mode: str, gi: Tensor, h: Tensor, c: Tensor | None, w_hh: Tensor,
     return (G.tanh(pre) if mode == "RNN_TANH" else G.relu(pre)), None
 
 
-class _CellBase(Module):
+class RNNCellBase(Module):
+    """The base of RNNCell, LSTMCell and GRUCell (torch.nn.RNNCellBase): weights, biases and their init."""
+
     mode = ""
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
@@ -96,7 +101,7 @@ class _CellBase(Module):
         return s
 
 
-class RNNCell(_CellBase):
+class RNNCell(RNNCellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
                  device: Any = None, dtype: Any = None) -> None:
         if nonlinearity not in ("tanh", "relu"):
@@ -112,7 +117,7 @@ class RNNCell(_CellBase):
         return h if batched else h.squeeze(0)
 
 
-class GRUCell(_CellBase):
+class GRUCell(RNNCellBase):
     mode = "GRU"
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
@@ -121,7 +126,7 @@ class GRUCell(_CellBase):
         return h if batched else h.squeeze(0)
 
 
-class LSTMCell(_CellBase):
+class LSTMCell(RNNCellBase):
     mode = "LSTM"
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
@@ -151,24 +156,31 @@ class RNNBase(Module):
             raise ValueError("hidden_size must be greater than 0")
         if not isinstance(num_layers, int) or num_layers <= 0:
             raise ValueError("num_layers must be greater than 0")
-        if proj_size:
-            raise NotImplementedError("LSTM(proj_size=...) is not supported by opgen")
+        if not isinstance(proj_size, int) or proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         G = _G()
         self.mode = mode
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
         self.bidirectional, self.proj_size = bidirectional, proj_size
+        self._real_hidden = proj_size if proj_size > 0 else hidden_size  # the size of h (c keeps hidden_size)
         gates = _GATES[mode]
         directions = 2 if bidirectional else 1
         self._flat_weights_names: list[str] = []
         for layer in range(num_layers):
             for direction in range(directions):
-                layer_input = input_size if layer == 0 else hidden_size * directions
+                layer_input = input_size if layer == 0 else self._real_hidden * directions
                 suffix = "_reverse" if direction == 1 else ""
                 shapes = [("weight_ih", (gates * hidden_size, layer_input)),
-                          ("weight_hh", (gates * hidden_size, hidden_size))]
+                          ("weight_hh", (gates * hidden_size, self._real_hidden))]
                 if bias:
                     shapes += [("bias_ih", (gates * hidden_size,)), ("bias_hh", (gates * hidden_size,))]
+                if proj_size:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
                 for kind, shape in shapes:
                     name = f"{kind}_l{layer}{suffix}"
                     setattr(self, name, Parameter(G.empty(*shape, device=device, dtype=dtype)))
@@ -180,9 +192,16 @@ class RNNBase(Module):
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
 
+    def flatten_parameters(self) -> None:
+        """PyTorch packs the weights into one cuDNN buffer here; opgen keeps them apart, so nothing to do."""
+
+    @property
+    def _flat_weights(self) -> list[Tensor | None]:
+        return [self._parameters.get(n) for n in self._flat_weights_names]
+
     @property
     def all_weights(self) -> list[list[Tensor]]:
-        per = 4 if self.bias else 2
+        per = (4 if self.bias else 2) + (1 if self.proj_size else 0)
         names = self._flat_weights_names
         return [[getattr(self, n) for n in names[i:i + per]] for i in range(0, len(names), per)]
 
@@ -191,6 +210,9 @@ class RNNBase(Module):
         get = self._parameters.get
         return (get(f"weight_ih_l{layer}{suffix}"), get(f"weight_hh_l{layer}{suffix}"),  # type: ignore[return-value]
                 get(f"bias_ih_l{layer}{suffix}"), get(f"bias_hh_l{layer}{suffix}"))
+
+    def _projection(self, layer: int, direction: int) -> Tensor | None:
+        return self._parameters.get(f"weight_hr_l{layer}{'_reverse' if direction == 1 else ''}")
 
     def _run(self, input: Tensor, hx: Tensor | None, cx: Tensor | None) -> tuple[Tensor, Tensor, Tensor | None]:
         G = _G()
@@ -205,9 +227,8 @@ class RNNBase(Module):
             x = x.transpose(0, 1)
         seq_len, batch = x.shape[0], x.shape[1]
         directions = 2 if self.bidirectional else 1
-        state_shape = (self.num_layers * directions, batch, self.hidden_size)
-
-        def state(t: Tensor | None, what: str) -> Tensor:
+        def state(t: Tensor | None, what: str, size: int) -> Tensor:
+            state_shape = (self.num_layers * directions, batch, size)
             if t is None:
                 return G.zeros(*state_shape, dtype=input.dtype, device=input.device)
             s = t if batched else t.unsqueeze(1)
@@ -216,14 +237,15 @@ class RNNBase(Module):
                 raise RuntimeError(f"Expected {what} size {tuple(shown)}, got {list(t.shape)}")
             return s
 
-        h0 = state(hx, "hidden")
-        c0 = state(cx, "hidden[1]") if self.mode == "LSTM" else None
+        h0 = state(hx, "hidden", self._real_hidden)
+        c0 = state(cx, "hidden[1]", self.hidden_size) if self.mode == "LSTM" else None
         h_n, c_n = [], []
         layer_in = x
         for layer in range(self.num_layers):
             outs = []
             for direction in range(directions):
                 w_ih, w_hh, b_ih, b_hh = self._layer_params(layer, direction)
+                w_hr = self._projection(layer, direction)
                 k = layer * directions + direction
                 h = h0[k]
                 c = c0[k] if c0 is not None else None
@@ -231,9 +253,9 @@ class RNNBase(Module):
                 steps = range(seq_len - 1, -1, -1) if direction == 1 else range(seq_len)
                 hs: list[Tensor] = [None] * seq_len  # type: ignore[list-item]
                 for t in steps:
-                    h, c = _cell_step(self.mode, proj[t], h, c, w_hh, b_hh)
+                    h, c = _cell_step(self.mode, proj[t], h, c, w_hh, b_hh, w_hr)
                     hs[t] = h
-                outs.append(G.stack(hs, 0) if seq_len else G.zeros(0, batch, self.hidden_size, dtype=x.dtype))
+                outs.append(G.stack(hs, 0) if seq_len else G.zeros(0, batch, self._real_hidden, dtype=x.dtype))
                 h_n.append(h)
                 if c is not None:
                     c_n.append(c)
@@ -249,6 +271,68 @@ class RNNBase(Module):
             output, h_out = output.squeeze(1), h_out.squeeze(1)
             c_out = c_out.squeeze(1) if c_out is not None else None
         return output, h_out, c_out
+
+    def _run_packed(self, packed: PackedSequence, hx: Tensor | None,
+                    cx: Tensor | None) -> tuple[PackedSequence, Tensor, Tensor | None]:
+        """The layers over a PackedSequence: at step t only its first batch_sizes[t] (sorted) sequences move;
+        a sequence's final state is the one it had at its own last step (Note in runtime/nn/utils/rnn.py)."""
+        G = _G()
+        data = packed.data
+        if data.dim() != 2 or data.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
+                               f"{data.shape[-1]}")
+        steps = list(packed_steps(packed))
+        batch = steps[0][2] if steps else 0
+        directions = 2 if self.bidirectional else 1
+        def state(t: Tensor | None, what: str, size: int) -> Tensor:
+            state_shape = (self.num_layers * directions, batch, size)
+            if t is None:
+                return G.zeros(*state_shape, dtype=data.dtype, device=data.device)
+            if tuple(t.shape) != state_shape:
+                raise RuntimeError(f"Expected {what} size {state_shape}, got {list(t.shape)}")
+            # the caller's batch order -> the packed (sorted) order
+            return t if packed.sorted_indices is None else t.index_select(1, packed.sorted_indices)
+
+        h0 = state(hx, "hidden", self._real_hidden)
+        c0 = state(cx, "hidden[1]", self.hidden_size) if self.mode == "LSTM" else None
+        h_n, c_n = [], []
+        layer_in = data
+        for layer in range(self.num_layers):
+            outs = []
+            for direction in range(directions):
+                w_ih, w_hh, b_ih, b_hh = self._layer_params(layer, direction)
+                w_hr = self._projection(layer, direction)
+                k = layer * directions + direction
+                h, c = h0[k], (c0[k] if c0 is not None else None)
+                proj = F.linear(layer_in, w_ih, b_ih)
+                pieces: list[Tensor] = [None] * len(steps)  # type: ignore[list-item]
+                for t, offset, bs in (reversed(steps) if direction == 1 else steps):
+                    h_t, c_t = _cell_step(self.mode, proj[offset:offset + bs], h[:bs],
+                                          c[:bs] if c is not None else None, w_hh, b_hh, w_hr)
+                    pieces[t] = h_t
+                    # rows past bs keep their state: finished (forward) or not yet started (reverse)
+                    h = G.cat([h_t, h[bs:]], 0) if bs < batch else h_t
+                    if c is not None:
+                        c = G.cat([c_t, c[bs:]], 0) if bs < batch else c_t
+                outs.append(G.cat(pieces, 0))
+                h_n.append(h)
+                if c is not None:
+                    c_n.append(c)
+            layer_in = outs[0] if directions == 1 else G.cat(outs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                layer_in = F.dropout(layer_in, self.dropout, True)
+        h_out = G.stack(h_n, 0)
+        c_out = G.stack(c_n, 0) if c_n else None
+        if packed.unsorted_indices is not None:
+            h_out = h_out.index_select(1, packed.unsorted_indices)
+            c_out = c_out.index_select(1, packed.unsorted_indices) if c_out is not None else None
+        out = PackedSequence(layer_in, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+        return out, h_out, c_out
+
+    def _dispatch(self, input: Any, hx: Tensor | None, cx: Tensor | None) -> tuple[Any, Tensor, Tensor | None]:
+        if isinstance(input, PackedSequence):
+            return self._run_packed(input, hx, cx)
+        return self._run(input, hx, cx)
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
@@ -278,7 +362,7 @@ class RNN(RNNBase):
                          num_layers, bias, batch_first, dropout, bidirectional, device=device, dtype=dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        output, h, _ = self._run(input, hx, None)
+        output, h, _ = self._dispatch(input, hx, None)
         return output, h
 
 
@@ -290,7 +374,7 @@ class GRU(RNNBase):
                          device=device, dtype=dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        output, h, _ = self._run(input, hx, None)
+        output, h, _ = self._dispatch(input, hx, None)
         return output, h
 
 
@@ -303,6 +387,6 @@ class LSTM(RNNBase):
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         h0, c0 = (None, None) if hx is None else hx
-        output, h, c = self._run(input, h0, c0)
+        output, h, c = self._dispatch(input, h0, c0)
         assert c is not None
         return output, (h, c)

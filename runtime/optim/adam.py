@@ -16,7 +16,7 @@ from typing import Any
 
 from runtime import opcall
 from runtime.optim.arith import arith_for
-from runtime.optim.optimizer import Optimizer, ParamsT, advance_step, new_step
+from runtime.optim.optimizer import Optimizer, ParamsT, advance_step, impl_flags, new_step
 from runtime.tensor import Tensor
 
 
@@ -25,7 +25,10 @@ class Adam(Optimizer):
 
     def __init__(self, params: ParamsT, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
+        if decoupled_weight_decay:
+            self.decoupled_weight_decay = True
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if eps < 0.0:
@@ -36,7 +39,10 @@ class Adam(Optimizer):
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
-                                  "amsgrad": amsgrad, "maximize": maximize})
+                                  "amsgrad": amsgrad, "maximize": maximize,
+                                  **impl_flags(foreach=foreach, capturable=capturable,
+                                               differentiable=differentiable, fused=fused),
+                                  "decoupled_weight_decay": self.decoupled_weight_decay})
 
     def _update(self, group: dict[str, Any], params: list[Tensor]) -> None:
         G = opcall.api
@@ -59,7 +65,7 @@ class Adam(Optimizer):
             state = self.state[p]
             step = advance_step(state)
             if weight_decay != 0:
-                if self.decoupled_weight_decay:
+                if group.get("decoupled_weight_decay", self.decoupled_weight_decay):
                     arith.mul_(p, 1 - lr * weight_decay)
                 else:
                     g = arith.add(g, arith.value(p), weight_decay)
@@ -83,5 +89,7 @@ class AdamW(Adam):
 
     def __init__(self, params: ParamsT, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+                 maximize: bool = False, foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize, foreach=foreach,
+                         capturable=capturable, differentiable=differentiable, fused=fused)

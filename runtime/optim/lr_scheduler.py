@@ -20,68 +20,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from runtime.optim.lr_base import LRScheduler, _check_optimizer, _LRScheduler  # noqa: F401  (re-exported)
 from runtime.optim.optimizer import Optimizer
-
-
-def _check_optimizer(optimizer: Any) -> None:
-    if not isinstance(optimizer, Optimizer):
-        raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
-
-
-class LRScheduler:
-    """The base: subclasses define `_lr(base_lr, epoch)` (or override `get_lr`)."""
-
-    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
-        _check_optimizer(optimizer)
-        self.optimizer = optimizer
-        if last_epoch == -1:
-            for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
-        else:
-            for i, group in enumerate(optimizer.param_groups):
-                if "initial_lr" not in group:
-                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] when resuming an "
-                                   "optimizer")
-        self.base_lrs: list[float] = [group["initial_lr"] for group in optimizer.param_groups]
-        self.last_epoch = last_epoch
-        self._step_count = 0
-        self.step()
-
-    def get_lr(self) -> list[float]:
-        """The new lr of each group from its current lr (Note [Chainable schedules])."""
-        return [self._chained(group["lr"], base, self.last_epoch)
-                for group, base in zip(self.optimizer.param_groups, self.base_lrs, strict=True)]
-
-    def _chained(self, lr: float, base_lr: float, epoch: int) -> float:
-        return self._lr(base_lr, epoch)
-
-    def _lr(self, base_lr: float, epoch: int) -> float:
-        raise NotImplementedError
-
-    def get_last_lr(self) -> list[float]:
-        return self._last_lr
-
-    def step(self, epoch: int | None = None) -> None:
-        self._step_count += 1
-        if epoch is None:
-            self.last_epoch += 1
-            values = self.get_lr()
-        else:
-            self.last_epoch = int(epoch)
-            values = [self._lr(base, self.last_epoch) for base in self.base_lrs]
-        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
-            group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
-
-    def state_dict(self) -> dict[str, Any]:
-        """Every attribute but the optimizer (and, for LambdaLR, the functions), as PyTorch."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        self.__dict__.update(state_dict)
-
-
-_LRScheduler = LRScheduler
 
 
 class LambdaLR(LRScheduler):
@@ -195,7 +135,7 @@ class CosineAnnealingLR(LRScheduler):
         return ratio * (lr - self.eta_min) + self.eta_min
 
 
-class ReduceLROnPlateau:
+class ReduceLROnPlateau(LRScheduler):
     """Multiply the lr by `factor` once the metric passed to step() stops improving for `patience` epochs."""
 
     def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
@@ -263,5 +203,70 @@ class ReduceLROnPlateau:
         self.__dict__.update(state_dict)
 
 
-__all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR",
-           "ReduceLROnPlateau", "StepLR"]
+class MultiplicativeLR(LRScheduler):
+    """lr = lr * lr_lambda(epoch) at every step after the first (one function, or one per group)."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+                 last_epoch: int = -1) -> None:
+        _check_optimizer(optimizer)
+        n = len(optimizer.param_groups)
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != n:
+                raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * n
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        groups = self.optimizer.param_groups
+        if self.last_epoch > 0:
+            return [g["lr"] * fn(self.last_epoch) for fn, g in zip(self.lr_lambdas, groups, strict=True)]
+        return [g["lr"] for g in groups]
+
+
+class ConstantLR(LRScheduler):
+    """lr = base_lr * factor until total_iters steps, then base_lr."""
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
+        if not 0 <= factor <= 1:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def _lr(self, base_lr: float, epoch: int) -> float:
+        return base_lr * (self.factor + (epoch >= self.total_iters) * (1 - self.factor))
+
+    def _chained(self, lr: float, base_lr: float, epoch: int) -> float:
+        if epoch == 0:
+            return lr * self.factor
+        if epoch != self.total_iters:
+            return lr
+        return lr * (1.0 / self.factor)
+
+
+class PolynomialLR(LRScheduler):
+    """lr = base_lr * (1 - min(epoch, total_iters) / total_iters) ** power."""
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1) -> None:
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def _lr(self, base_lr: float, epoch: int) -> float:
+        return base_lr * (1.0 - min(self.total_iters, epoch) / self.total_iters) ** self.power
+
+    def _chained(self, lr: float, base_lr: float, epoch: int) -> float:
+        if epoch == 0 or epoch > self.total_iters:
+            return lr
+        decay = ((1.0 - epoch / self.total_iters) / (1.0 - (epoch - 1) / self.total_iters)) ** self.power
+        return lr * decay
+
+
+# the schedules that span restarts, cycles or other schedulers (they subclass LRScheduler above)
+from runtime.optim.lr_composite import ChainedScheduler, SequentialLR  # noqa: E402
+from runtime.optim.lr_cycles import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR  # noqa: E402
+
+__all__ = ["ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "CyclicLR",
+           "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR", "MultiplicativeLR", "OneCycleLR",
+           "PolynomialLR", "ReduceLROnPlateau", "SequentialLR", "StepLR"]

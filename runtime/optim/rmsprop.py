@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from runtime import opcall
-from runtime.optim.optimizer import Optimizer, ParamsT, advance_step, new_step
+from runtime.optim.optimizer import Optimizer, ParamsT, advance_step, impl_flags, new_step
 from runtime.tensor import Tensor
 
 
@@ -25,15 +25,17 @@ def _check(name: str, value: float) -> None:
 
 class RMSprop(Optimizer):
     def __init__(self, params: ParamsT, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
-                 weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False, *,
-                 maximize: bool = False) -> None:
+                 weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False, capturable: bool = False,
+                 foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:
         _check("learning rate", lr)
         _check("epsilon value", eps)
         _check("momentum value", momentum)
         _check("weight_decay value", weight_decay)
         _check("alpha value", alpha)
         super().__init__(params, {"lr": lr, "alpha": alpha, "eps": eps, "weight_decay": weight_decay,
-                                  "momentum": momentum, "centered": centered, "maximize": maximize})
+                                  "momentum": momentum, "centered": centered, "maximize": maximize,
+                                  **impl_flags(foreach=foreach, capturable=capturable,
+                                               differentiable=differentiable)})
 
     def _update(self, group: dict[str, Any], params: list[Tensor]) -> None:
         G = opcall.api
@@ -66,14 +68,16 @@ class RMSprop(Optimizer):
 
 class Adagrad(Optimizer):
     def __init__(self, params: ParamsT, lr: float = 1e-2, lr_decay: float = 0.0, weight_decay: float = 0.0,
-                 initial_accumulator_value: float = 0.0, eps: float = 1e-10, *, maximize: bool = False) -> None:
+                 initial_accumulator_value: float = 0.0, eps: float = 1e-10, foreach: bool | None = None, *,
+                 maximize: bool = False, differentiable: bool = False, fused: bool | None = None) -> None:
         _check("learning rate", lr)
         _check("lr_decay value", lr_decay)
         _check("weight_decay value", weight_decay)
         _check("initial_accumulator_value value", initial_accumulator_value)
         _check("epsilon value", eps)
         super().__init__(params, {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
-                                  "initial_accumulator_value": initial_accumulator_value, "maximize": maximize})
+                                  "initial_accumulator_value": initial_accumulator_value, "maximize": maximize,
+                                  **impl_flags(foreach=foreach, differentiable=differentiable, fused=fused)})
         G = opcall.api
         for group in self.param_groups:  # PyTorch fills the accumulators at construction
             for p in group["params"]:

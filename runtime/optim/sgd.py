@@ -13,15 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from runtime.optim.arith import arith_for
-from runtime.optim.optimizer import Optimizer, ParamsT, required
+from runtime.optim.optimizer import Optimizer, ParamsT, impl_flags
 from runtime.tensor import Tensor
 
 
 class SGD(Optimizer):
-    def __init__(self, params: ParamsT, lr: float = required, momentum: float = 0.0,  # type: ignore[assignment]
-                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *,
-                 maximize: bool = False) -> None:
-        if lr is not required and lr < 0.0:
+    def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
+                 weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None) -> None:
+        if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
@@ -30,7 +30,8 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
-                                  "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize})
+                                  "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
+                                  **impl_flags(foreach=foreach, differentiable=differentiable, fused=fused)})
 
     def _update(self, group: dict[str, Any], params: list[Tensor]) -> None:
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
