@@ -25,6 +25,7 @@ def render(ops: Sequence[PointwiseOp]) -> str:
         "Do not edit: run `opgen generate`. Operator name -> (tensor arguments, scalar arguments, the kernel spec",
         "as C++ over `a_<argument>`, promotion kind), for the fused kernels of G.compile.",
         '"""',
+        "# ruff: noqa: E501",
         "",
         "SPECS = {",
     ]

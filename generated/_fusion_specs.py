@@ -3,6 +3,7 @@
 Do not edit: run `opgen generate`. Operator name -> (tensor arguments, scalar arguments, the kernel spec
 as C++ over `a_<argument>`, promotion kind), for the fused kernels of G.compile.
 """
+# ruff: noqa: E501
 
 SPECS = {
     'abs': (('self',), (), 'op_abs(a_self)', 'common'),

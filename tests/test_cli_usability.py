@@ -85,7 +85,7 @@ def test_opgen_alone_prints_help_and_succeeds() -> None:
 
 
 @pytest.mark.parametrize("flag", ["-V", "--version"])
-def test_version(flag: str) -> None:
+def test_version_flags_name_the_installed_version(flag: str) -> None:
     import generated as G
 
     result = CliRunner().invoke(main, [flag])

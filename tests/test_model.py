@@ -407,8 +407,8 @@ def test_type_cache_keeps_the_annotation_place() -> None:
 def test_error_message_shows_a_caret() -> None:
     with pytest.raises(SchemaParseError) as info:
         parse("add(Tensr self) -> Tensor")
-    assert str(info.value) == ("unknown type 'Tensr'; did you mean 'Tensor'? (column 5)\n    add(Tensr self) -> Tensor\n"
-                               "        ^")
+    assert str(info.value) == ("unknown type 'Tensr'; did you mean 'Tensor'? (column 5)\n"
+                               "    add(Tensr self) -> Tensor\n        ^")
 
 
 # ---------------------------------------------------------------------------------------------------------
