@@ -78,6 +78,26 @@ from runtime.formatting import set_printoptions  # noqa: E402
 from runtime.functional import broadcast_shapes, broadcast_tensors, einsum, meshgrid  # noqa: E402
 from runtime.interop import as_tensor, from_dlpack  # noqa: E402
 from runtime.random import Generator, initial_seed, manual_seed, seed  # noqa: E402
+
+# -- devices, threads and seeding (runtime/device.py, threads.py, random.py) ------------------------------
+from runtime import random as _random  # noqa: E402
+from runtime.amp import get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: E402
+from runtime.device import get_default_device, set_default_device  # noqa: E402
+from runtime.random import get_rng_state, set_rng_state  # noqa: E402
+from runtime.threads import (  # noqa: E402
+    get_num_interop_threads,
+    get_num_threads,
+    set_num_interop_threads,
+    set_num_threads,
+)
+
+# G.cuda's seeding functions live with the generators they seed (runtime/random.py, a layer runtime.cuda
+# cannot import); they are installed on the G.cuda package here, as the upper layers install Tensor methods.
+cuda.manual_seed = _random.cuda_manual_seed  # type: ignore[attr-defined]
+cuda.manual_seed_all = _random.cuda_manual_seed_all  # type: ignore[attr-defined]
+cuda.seed = _random.cuda_seed  # type: ignore[attr-defined]
+cuda.seed_all = _random.cuda_seed_all  # type: ignore[attr-defined]
+cuda.initial_seed = _random.cuda_initial_seed  # type: ignore[attr-defined]
 from runtime.storage import Storage  # noqa: E402
 from runtime.tensor import Size, is_floating_point, is_nonzero, is_tensor, numel  # noqa: E402
 
@@ -97,6 +117,9 @@ __all__ += [
     "set_printoptions",
 ]
 __all__ += ["is_floating_point", "is_nonzero", "is_tensor", "numel"]
+__all__ += ["get_autocast_dtype", "get_default_device", "get_num_interop_threads", "get_num_threads",
+            "get_rng_state", "is_autocast_enabled", "set_autocast_enabled", "set_default_device",
+            "set_num_interop_threads", "set_num_threads", "set_rng_state"]
 
 # Note [Submodules of the public API]
 # `import generated.nn as nn`, `from generated.nn import functional as F` and
@@ -119,6 +142,30 @@ SUBMODULES: dict[str, str] = {
     "utils.data": "runtime.utils.data",
     "linalg": "runtime.linalg",
     "testing": "runtime.testing",
+    # torch.distributions, torch.utils.data's modules, torch.amp, torch.backends, torch.accelerator,
+    # torch.autograd.graph, torch.random (issue 22)
+    "distributions": "runtime.distributions",
+    "distributions.constraints": "runtime.distributions.constraints",
+    "distributions.transforms": "runtime.distributions.transforms",
+    "distributions.kl": "runtime.distributions.kl",
+    "utils.data.dataset": "runtime.utils.data.dataset",
+    "utils.data.dataloader": "runtime.utils.data.dataloader",
+    "utils.data.sampler": "runtime.utils.data.sampler",
+    "utils.data._utils": "runtime.utils.data._utils",
+    "utils.data._utils.collate": "runtime.utils.data._utils.collate",
+    "amp": "runtime.amp",
+    "cuda.amp": "runtime.cuda.amp",
+    "backends": "runtime.backends",
+    "backends.cudnn": "runtime.backends.cudnn",
+    "backends.cuda": "runtime.backends.cuda",
+    "backends.mps": "runtime.backends.mps",
+    "backends.mkldnn": "runtime.backends.mkldnn",
+    "backends.mkl": "runtime.backends.mkl",
+    "backends.openmp": "runtime.backends.openmp",
+    "backends.cpu": "runtime.backends.cpu",
+    "accelerator": "runtime.accelerator",
+    "autograd.graph": "runtime.autograd.graph",
+    "random": "runtime.random",
 }
 
 
@@ -167,15 +214,21 @@ LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it;
     "optim": ("runtime.optim", None),
     "utils": ("runtime.utils", None),
     "testing": ("runtime.testing", None),
+    "distributions": ("runtime.distributions", None),
+    "amp": ("runtime.amp", None),
+    "backends": ("runtime.backends", None),
+    "accelerator": ("runtime.accelerator", None),
+    "random": ("runtime.random", None),
     "load": ("runtime.nn.serialization", "load"),
     "save": ("runtime.nn.serialization", "save"),
 }
 
 if TYPE_CHECKING:
-    from runtime import nn, optim, testing, utils
+    from runtime import accelerator, amp, backends, distributions, nn, optim, testing, utils
     from runtime.nn.serialization import load, save
 
-    __all__ += ["load", "nn", "optim", "save", "testing", "utils"]
+    __all__ += ["accelerator", "amp", "backends", "distributions", "load", "nn", "optim", "save", "testing",
+                "utils"]
 
 
 def lazy_attribute(package: ModuleType, name: str) -> Any:

@@ -19,7 +19,7 @@ import numpy as np
 from runtime import dtypes, opcall
 from runtime import strides as S
 from runtime.cuda.fixed import storage_np
-from runtime.device import CPU, Device, as_device
+from runtime.device import CPU, Device, as_device, default_device
 from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, dispatcher, shared, tls
 from runtime.kernels.copy import array_module, fill_, move, store, zero_
 from runtime.storage import empty_array
@@ -109,7 +109,10 @@ OP_TABLES = _OpTables()
 
 def _plain_cpu(device: Any, fill: str | None, default_fill: Any = None) -> bool:
     """Whether a factory on `device` may skip dispatch (Note [Factory fast path])."""
-    if device is not None and device is not CPU and device != "cpu":
+    if device is None:
+        if default_device() is not CPU:  # Note [The default device] (device.py)
+            return False
+    elif device is not CPU and device != "cpu":
         return False
     if (shared.remap or tls.remap)[CPU_BIT] != PLAIN_CPU:
         return False
@@ -153,7 +156,7 @@ def _ones(shape: Any, dtype: Any) -> Any:
 
 # -- argument helpers ----------------------------------------------------------------------------------
 def _device(device: Any) -> Device:
-    return CPU if device is None else as_device(device)
+    return default_device() if device is None else as_device(device)
 
 
 def _dtype(dtype: Any) -> dtypes.DType:

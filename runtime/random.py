@@ -79,13 +79,14 @@ class Generator:
 
 _default_seed = DEFAULT_SEED
 _defaults: dict[Device, Generator] = {}
+_type_seeds: dict[str, int] = {}  # seeds given by G.cuda.manual_seed_all for generators made later
 
 
 def default_generator(device: Device = CPU) -> Generator:
     """The default generator of a device (Note [One generator per device])."""
     g = _defaults.get(device)
     if g is None:
-        g = _defaults[device] = Generator(device).manual_seed(_default_seed)
+        g = _defaults[device] = Generator(device).manual_seed(_type_seeds.get(device.type, _default_seed))
     return g
 
 
@@ -93,6 +94,7 @@ def manual_seed(seed: int) -> Generator:
     """Seed the default generator of every device; returns the CPU one (as torch.manual_seed)."""
     global _default_seed
     _default_seed = int(seed) & _SEED_MASK
+    _type_seeds.clear()
     for g in list(_defaults.values()):
         g.manual_seed(seed)
     return default_generator(CPU).manual_seed(seed)
@@ -109,73 +111,65 @@ def initial_seed() -> int:
     return default_generator(CPU).initial_seed()
 
 
-def _engine(self: Tensor, generator: Generator | None) -> Any:
-    device = self._device if self._device.index is not None or self._device.type == "cpu" else \
-        Device("cuda", 0)
-    g = default_generator(device) if generator is None else generator
-    if g.device.type != device.type or (device.type == "cuda" and (g.device.index or 0) != device.index):
-        raise RuntimeError(f"Expected a '{device}' device type for generator but found '{g.device}'")
-    return g.engine()
+def get_rng_state() -> Any:
+    """The state of the default CPU generator (an opaque value for set_rng_state)."""
+    return default_generator(CPU).get_state()
 
 
-def _float_np(dt: dtypes.DType, op: str) -> Any:
-    if not dt.is_floating_point:
-        raise NotImplementedError(f"\"{op}\" not implemented for '{dt.name}'")
-    return np.float64 if dt is dtypes.float64 else np.float32
+def set_rng_state(new_state: Any) -> None:
+    default_generator(CPU).set_state(new_state)
 
 
-def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, generator: Generator | None = None) -> Tensor:
-    ct = _float_np(self._dtype, "uniform_")
-    check_write(self)
-    if from_ > to:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
-    engine = _engine(self, generator)
-    shape = self._data.shape
-    if self._device.type == "cpu":
-        values = engine.random(shape, dtype=ct)
+# -- G.cuda's seeding functions (installed on G.cuda by runtime/api.py) ----------------------------------
+# CUDA generators are made on first use, as PyTorch's are; a seed given before one exists is kept for it, so
+# seeding works (and costs nothing) on a machine without a GPU.
+def cuda_manual_seed_all(seed: int) -> None:
+    """Seed the default generator of every CUDA device, present or made later."""
+    seed = int(seed) & _SEED_MASK
+    _type_seeds["cuda"] = seed
+    for device, g in list(_defaults.items()):
+        if device.type == "cuda":
+            g.manual_seed(seed)
+
+
+def cuda_manual_seed(seed: int) -> None:
+    """Seed the default generator of the current CUDA device (cuda:0 if none was made current)."""
+    seed = int(seed) & _SEED_MASK
+    device = Device("cuda", 0)
+    g = _defaults.get(device)
+    if g is None:
+        _defaults[device] = Generator(device).manual_seed(seed)
     else:
-        values = engine.random_sample(shape, dtype=ct)
-    store(self, values * (to - from_) + from_)  # bfloat16: rounded by the cast kernel
-    return self
+        g.manual_seed(seed)
 
 
-def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
-    ct = _float_np(self._dtype, "normal_")
-    check_write(self)
-    if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    engine = _engine(self, generator)
-    values = engine.standard_normal(self._data.shape, dtype=ct)  # NumPy Generator and CuPy RandomState alike
-    store(self, values * std + mean)
-    return self
+def cuda_seed_all() -> None:
+    cuda_manual_seed_all(int.from_bytes(os.urandom(8), "little") >> 1)
 
 
-def _dtype_range(dt: dtypes.DType) -> tuple[int, int]:
-    if dt is dtypes.bool_:
-        return 0, 2
-    if dt.is_floating_point:
-        digits = {dtypes.float16: 11, dtypes.float32: 24, dtypes.float64: 53}.get(dt, 8)
-        return 0, (1 << digits) + 1
-    info = np.iinfo(dt.np)
-    return int(info.min), int(info.max) + 1
+def cuda_seed() -> None:
+    cuda_manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
 
 
-def random_(self: Tensor, from_: int = 0, to: int | None = None, generator: Generator | None = None) -> Tensor:
-    """Integers uniform in [from, to); `to=None` means the dtype's largest value + 1."""
-    check_write(self)
-    lo, hi = _dtype_range(self._dtype)
-    if to is None:
-        to = hi
-    if from_ >= to:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
-    if from_ < lo or to > hi:
-        raise RuntimeError(f"random_ expects 'from' and 'to' within the range of {self._dtype.name} "
-                           f"[{lo}, {hi}), got from={from_} to={to}")
-    engine = _engine(self, generator)
-    shape = self._data.shape
-    if self._device.type == "cpu":
-        values = engine.integers(from_, to, size=shape, dtype=np.int64)
-    else:
-        values = engine.randint(from_, to, size=shape, dtype=np.int64)
-    store(self, values if self._dtype.np is None else values.astype(self._data.dtype))
-    return self
+def cuda_initial_seed() -> int:
+    return default_generator(Device("cuda", 0)).initial_seed()
+
+
+class fork_rng:  # noqa: N801 (PyTorch's name)
+    """Context manager: the default CPU generator's state is restored on exit, so random draws inside the
+    block leave the stream outside unchanged. CUDA generators are not forked (their CuPy state cannot be
+    read back): `devices` other than an empty list are refused where a CUDA generator exists."""
+
+    def __init__(self, devices: Any = None, enabled: bool = True, _caller: str = "fork_rng",
+                 _devices_kw: str = "devices", device_type: str = "cuda") -> None:
+        self.enabled = enabled
+        if devices and any(d.type == "cuda" for d in _defaults):
+            raise NotImplementedError("fork_rng of CUDA generators is not supported by opgen (pass devices=[])")
+
+    def __enter__(self) -> None:
+        if self.enabled:
+            self._cpu = default_generator(CPU).get_state()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            default_generator(CPU).set_state(self._cpu)
