@@ -173,3 +173,75 @@ class fork_rng:  # noqa: N801 (PyTorch's name)
     def __exit__(self, *exc: object) -> None:
         if self.enabled:
             default_generator(CPU).set_state(self._cpu)
+
+
+def _engine(self: Tensor, generator: Generator | None) -> Any:
+    device = self._device if self._device.index is not None or self._device.type == "cpu" else \
+        Device("cuda", 0)
+    g = default_generator(device) if generator is None else generator
+    if g.device.type != device.type or (device.type == "cuda" and (g.device.index or 0) != device.index):
+        raise RuntimeError(f"Expected a '{device}' device type for generator but found '{g.device}'")
+    return g.engine()
+
+
+def _float_np(dt: dtypes.DType, op: str) -> Any:
+    if not dt.is_floating_point:
+        raise NotImplementedError(f"\"{op}\" not implemented for '{dt.name}'")
+    return np.float64 if dt is dtypes.float64 else np.float32
+
+
+def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, generator: Generator | None = None) -> Tensor:
+    ct = _float_np(self._dtype, "uniform_")
+    check_write(self)
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
+    engine = _engine(self, generator)
+    shape = self._data.shape
+    if self._device.type == "cpu":
+        values = engine.random(shape, dtype=ct)
+    else:
+        values = engine.random_sample(shape, dtype=ct)
+    store(self, values * (to - from_) + from_)  # bfloat16: rounded by the cast kernel
+    return self
+
+
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
+    ct = _float_np(self._dtype, "normal_")
+    check_write(self)
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    engine = _engine(self, generator)
+    values = engine.standard_normal(self._data.shape, dtype=ct)  # NumPy Generator and CuPy RandomState alike
+    store(self, values * std + mean)
+    return self
+
+
+def _dtype_range(dt: dtypes.DType) -> tuple[int, int]:
+    if dt is dtypes.bool_:
+        return 0, 2
+    if dt.is_floating_point:
+        digits = {dtypes.float16: 11, dtypes.float32: 24, dtypes.float64: 53}.get(dt, 8)
+        return 0, (1 << digits) + 1
+    info = np.iinfo(dt.np)
+    return int(info.min), int(info.max) + 1
+
+
+def random_(self: Tensor, from_: int = 0, to: int | None = None, generator: Generator | None = None) -> Tensor:
+    """Integers uniform in [from, to); `to=None` means the dtype's largest value + 1."""
+    check_write(self)
+    lo, hi = _dtype_range(self._dtype)
+    if to is None:
+        to = hi
+    if from_ >= to:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+    if from_ < lo or to > hi:
+        raise RuntimeError(f"random_ expects 'from' and 'to' within the range of {self._dtype.name} "
+                           f"[{lo}, {hi}), got from={from_} to={to}")
+    engine = _engine(self, generator)
+    shape = self._data.shape
+    if self._device.type == "cpu":
+        values = engine.integers(from_, to, size=shape, dtype=np.int64)
+    else:
+        values = engine.randint(from_, to, size=shape, dtype=np.int64)
+    store(self, values if self._dtype.np is None else values.astype(self._data.dtype))
+    return self
