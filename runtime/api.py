@@ -165,6 +165,9 @@ SUBMODULES: dict[str, str] = {
     "backends.cpu": "runtime.backends.cpu",
     "accelerator": "runtime.accelerator",
     "autograd.graph": "runtime.autograd.graph",
+    "autograd.function": "runtime.autograd.function",
+    "autograd.anomaly_mode": "runtime.autograd.anomaly_mode",
+    "autograd.grad_mode": "runtime.autograd.grad_mode",
     "random": "runtime.random",
 }
 
