@@ -1,0 +1,51 @@
+"""`G.distributions` (torch.distributions): probability distributions built from opgen's ops, so log_prob,
+entropy and reparameterised samples are differentiable (Note [Distribution shapes and validation],
+distribution.py; Note [KL dispatch], kl.py).
+
+Sampling: Normal, Uniform, Exponential, Laplace, LogNormal, MultivariateNormal (and Independent or
+TransformedDistribution over them) have `rsample` with gradients to their parameters. Gamma, Beta,
+Dirichlet, Poisson, Binomial and Multinomial sample with NumPy's samplers on the default CPU generator (so
+`G.manual_seed` fixes them) and have no rsample; Bernoulli and Categorical sample with opgen's `rand`.
+The streams are not PyTorch's: the same seed gives other draws of the same distribution.
+"""
+
+from runtime.distributions import constraints, kl, transforms
+from runtime.distributions.bernoulli import Bernoulli
+from runtime.distributions.beta import Beta
+from runtime.distributions.binomial import Binomial
+from runtime.distributions.categorical import Categorical
+from runtime.distributions.dirichlet import Dirichlet
+from runtime.distributions.distribution import Distribution
+from runtime.distributions.exponential import Exponential
+from runtime.distributions.gamma import Gamma
+from runtime.distributions.independent import Independent
+from runtime.distributions.kl import kl_divergence, register_kl
+from runtime.distributions.laplace import Laplace
+from runtime.distributions.log_normal import LogNormal
+from runtime.distributions.multinomial import Multinomial
+from runtime.distributions.multivariate_normal import MultivariateNormal
+from runtime.distributions.normal import Normal
+from runtime.distributions.one_hot_categorical import OneHotCategorical
+from runtime.distributions.poisson import Poisson
+from runtime.distributions.transformed_distribution import TransformedDistribution
+from runtime.distributions.transforms import (
+    AbsTransform,
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    PowerTransform,
+    SigmoidTransform,
+    SoftmaxTransform,
+    StickBreakingTransform,
+    TanhTransform,
+    Transform,
+    identity_transform,
+)
+from runtime.distributions.uniform import Uniform
+
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "ComposeTransform",
+           "Dirichlet", "Distribution", "ExpTransform", "Exponential", "Gamma", "Independent", "Laplace",
+           "LogNormal", "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
+           "PowerTransform", "SigmoidTransform", "SoftmaxTransform", "StickBreakingTransform", "TanhTransform",
+           "Transform", "TransformedDistribution", "Uniform", "constraints", "identity_transform", "kl",
+           "kl_divergence", "register_kl", "transforms"]
