@@ -201,7 +201,7 @@ def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
     half_term1 = q._half_log_det() - p._half_log_det()
     k = p.event_shape[0]
     shape = G.broadcast_shapes(tuple(p.batch_shape), tuple(q.batch_shape))
-    qL = q._unbroadcasted_scale_tril.expand(*shape, k, k)
+    qL = q._unbroadcasted_scale_tril.tril().expand(*shape, k, k)
     pL = p._unbroadcasted_scale_tril.expand(*shape, k, k)
     term2 = G.linalg.solve(qL, pL).pow(2).reshape(*shape, -1).sum(-1)  # tr(Sq^-1 Sp)
     term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)

@@ -18,7 +18,7 @@ def _batch_mahalanobis(scale_tril: Tensor, diff: Tensor) -> Tensor:
     G = opcall.api
     shape = G.broadcast_shapes(tuple(scale_tril.shape[:-2]), tuple(diff.shape[:-1]))
     n = diff.shape[-1]
-    lower = scale_tril.expand(*shape, n, n)
+    lower = scale_tril.tril().expand(*shape, n, n)  # only the lower triangle is read, as a triangular solve does
     solved = G.linalg.solve(lower, diff.expand(*shape, n).unsqueeze(-1)).squeeze(-1)
     return solved.pow(2).sum(-1)
 
