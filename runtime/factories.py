@@ -455,6 +455,10 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """A CPU tensor sharing memory with a NumPy array."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    if array.__class__ is not np.ndarray:
+        # a subclass (np.memmap, np.matrix): a plain view of the same memory, since the tensor core tells
+        # NumPy arrays from CuPy ones by exact class
+        array = array.view(np.ndarray)
     return Tensor._wrap(array, dtypes.from_numpy(array.dtype))
 
 
