@@ -81,7 +81,7 @@ from runtime.random import Generator, initial_seed, manual_seed, seed  # noqa: E
 
 # -- devices, threads and seeding (runtime/device.py, threads.py, random.py) ------------------------------
 from runtime import random as _random  # noqa: E402
-from runtime.amp import get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: E402
+from runtime.amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: E402
 from runtime.device import get_default_device, set_default_device  # noqa: E402
 from runtime.random import get_rng_state, set_rng_state  # noqa: E402
 from runtime.threads import (  # noqa: E402
@@ -117,7 +117,7 @@ __all__ += [
     "set_printoptions",
 ]
 __all__ += ["is_floating_point", "is_nonzero", "is_tensor", "numel"]
-__all__ += ["get_autocast_dtype", "get_default_device", "get_num_interop_threads", "get_num_threads",
+__all__ += ["autocast", "get_autocast_dtype", "get_default_device", "get_num_interop_threads", "get_num_threads",
             "get_rng_state", "is_autocast_enabled", "set_autocast_enabled", "set_default_device",
             "set_num_interop_threads", "set_num_threads", "set_rng_state"]
 
