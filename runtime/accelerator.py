@@ -14,12 +14,9 @@ def is_available() -> bool:
 
 
 def current_accelerator(check_available: bool = False) -> Device | None:
-    """`device('cuda')` where opgen's CUDA backend can load (and, with `check_available`, a device is
-    present); None otherwise."""
-    if check_available:
-        return Device("cuda") if cuda.is_available() else None
-    from runtime.backends.cuda import is_built
-    return Device("cuda") if is_built() and cuda.is_available() else None
+    """`device('cuda')` where a CUDA device can run opgen's kernels; None otherwise (also with
+    `check_available`: opgen has no accelerator that is built but absent)."""
+    return Device("cuda") if cuda.is_available() else None
 
 
 def device_count() -> int:
@@ -47,7 +44,7 @@ def _index(device: Any) -> int:
     return d.index or 0
 
 
-class device_index:  # noqa: N801 (PyTorch's name)
+class device_index:
     """Context manager: run the block with `device` as the current accelerator device (None: unchanged)."""
 
     def __init__(self, device: Any) -> None:

@@ -64,7 +64,7 @@ def set_autocast_dtype(device_type: str, dtype: Any) -> None:
     _state.dtype[device_type] = dtype
 
 
-class autocast:  # noqa: N801 (PyTorch's name)
+class autocast:
     """A region (or decorated function) run under autocast on `device_type` (Note [Autocast in opgen])."""
 
     def __init__(self, device_type: str | Device = "cuda", dtype: Any = None, enabled: bool = True,

@@ -58,7 +58,12 @@ dtype = DType
 # indexing, interop, autograd.function and autograd.hooks install Tensor methods when imported
 # (Note [Tensor methods from upper layers], tensor.py).
 from runtime import indexing, library  # noqa: E402, F401
+
+# -- devices, threads and seeding (runtime/device.py, threads.py, random.py) ------------------------------
+from runtime import random as _random  # noqa: E402
+from runtime.amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: E402
 from runtime.autograd import function, hooks  # noqa: E402, F401
+from runtime.device import get_default_device, set_default_device  # noqa: E402
 
 # -- PyTorch compatibility: numeric limits, printing, Size, the wrappers of runtime/functional.py ---------
 from runtime.dtypes import finfo, iinfo  # noqa: E402
@@ -77,13 +82,7 @@ from runtime.factories import (  # noqa: E402
 from runtime.formatting import set_printoptions  # noqa: E402
 from runtime.functional import broadcast_shapes, broadcast_tensors, einsum, meshgrid  # noqa: E402
 from runtime.interop import as_tensor, from_dlpack  # noqa: E402
-from runtime.random import Generator, initial_seed, manual_seed, seed  # noqa: E402
-
-# -- devices, threads and seeding (runtime/device.py, threads.py, random.py) ------------------------------
-from runtime import random as _random  # noqa: E402
-from runtime.amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: E402
-from runtime.device import get_default_device, set_default_device  # noqa: E402
-from runtime.random import get_rng_state, set_rng_state  # noqa: E402
+from runtime.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402  # noqa: E402
 from runtime.threads import (  # noqa: E402
     get_num_interop_threads,
     get_num_threads,

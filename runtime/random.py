@@ -155,7 +155,7 @@ def cuda_initial_seed() -> int:
     return default_generator(Device("cuda", 0)).initial_seed()
 
 
-class fork_rng:  # noqa: N801 (PyTorch's name)
+class fork_rng:
     """Context manager: the default CPU generator's state is restored on exit, so random draws inside the
     block leave the stream outside unchanged. CUDA generators are not forked (their CuPy state cannot be
     read back): `devices` other than an empty list are refused where a CUDA generator exists."""

@@ -10,8 +10,6 @@ import os
 
 import numpy as np
 import pytest
-
-import generated as G
 from generated.utils.data import (
     BatchSampler,
     ChainDataset,
@@ -31,6 +29,8 @@ from generated.utils.data import (
     get_worker_info,
     random_split,
 )
+
+import generated as G
 
 
 def test_pytorch_module_paths_import() -> None:

@@ -140,7 +140,7 @@ def test_default_device() -> None:
     if not G.cuda.is_available():
         G.set_default_device("cuda")
         try:
-            with pytest.raises(Exception):
+            with pytest.raises(RuntimeError):
                 G.zeros(2)  # factories now ask for the CUDA device, which this machine lacks
         finally:
             G.set_default_device(None)

@@ -1,6 +1,7 @@
 """Autograd: the backward graph, the engine, grad mode and gradcheck (the G.autograd namespace).
 
-Modules: custom_function.py (autograd.Function), anomaly_mode.py, graph.py (saved-tensor hooks), node.py (Node, Edge, recording history, leaf-gradient accumulation), saved.py (SavedVariable),
+Modules: custom_function.py (autograd.Function), anomaly_mode.py, graph.py (saved-tensor hooks),
+node.py (Node, Edge, recording history, leaf-gradient accumulation), saved.py (SavedVariable),
 engine.py (run_backward), function.py (backward, grad, Tensor.backward), hooks.py (tensor hooks,
 retain_grad), grad_mode.py, gradcheck.py, formulas.py (helpers callable from derivatives.yaml), kernels.py
 (the autograd kernel of ops with no derivative), copy_slices.py (in-place ops on views, rebase_history).

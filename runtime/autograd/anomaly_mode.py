@@ -35,7 +35,7 @@ def _set(mode: bool, check_nan: bool) -> None:
     _state["check_nan"] = bool(check_nan)
 
 
-class detect_anomaly:  # noqa: N801 (PyTorch's name)
+class detect_anomaly:
     """Context manager (or decorator) that turns anomaly detection on for its block (Note [Anomaly mode])."""
 
     def __init__(self, check_nan: bool = True) -> None:
@@ -59,7 +59,7 @@ class detect_anomaly:  # noqa: N801 (PyTorch's name)
         return run
 
 
-class set_detect_anomaly:  # noqa: N801 (PyTorch's name)
+class set_detect_anomaly:
     """Turn anomaly detection on or off: at once, and back as it was at the end of a `with` block."""
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:

@@ -11,7 +11,7 @@ from runtime.autograd.node import Node
 Tensor = Any
 
 
-class saved_tensors_hooks:  # noqa: N801 (PyTorch's name)
+class saved_tensors_hooks:
     """Within the block, every tensor a backward node saves is kept as `pack_hook(tensor)` and given back as
     `unpack_hook(packed)` when backward needs it (Note [Saved tensor hooks], saved.py)."""
 
@@ -28,7 +28,7 @@ class saved_tensors_hooks:  # noqa: N801 (PyTorch's name)
         saved._hooks_in_use[0] -= 1
 
 
-class save_on_cpu(saved_tensors_hooks):  # noqa: N801 (PyTorch's name)
+class save_on_cpu(saved_tensors_hooks):
     """Saved tensors are moved to the CPU when saved and back to their device when backward uses them
     (for CPU tensors, a copy is kept). `pin_memory` is accepted (opgen needs no pinned buffers)."""
 
@@ -43,7 +43,7 @@ class save_on_cpu(saved_tensors_hooks):  # noqa: N801 (PyTorch's name)
         super().__init__(pack, unpack)
 
 
-class disable_saved_tensors_hooks:  # noqa: N801 (PyTorch's name)
+class disable_saved_tensors_hooks:
     """Within the block, saving a tensor while saved_tensors_hooks are active raises `error_message`."""
 
     def __init__(self, error_message: str) -> None:

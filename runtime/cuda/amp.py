@@ -9,7 +9,7 @@ from runtime.amp import GradScaler as _GradScaler
 from runtime.amp import custom_bwd, custom_fwd
 
 
-class autocast(_amp.autocast):  # noqa: N801 (PyTorch's name)
+class autocast(_amp.autocast):
     """`G.amp.autocast("cuda", ...)` (Note [Autocast in opgen], runtime/amp.py)."""
 
     def __init__(self, enabled: bool = True, dtype: Any = None, cache_enabled: bool = True) -> None:

@@ -66,7 +66,7 @@ def sum_rightmost(value: Tensor, dim: int) -> Tensor:
     return value.reshape(*value.shape[:value.dim() - dim], -1).sum(-1)
 
 
-class lazy_property:  # noqa: N801 (PyTorch's name)
+class lazy_property:
     """A parameter computed from another on first read and kept (`probs` of a distribution given `logits`)."""
 
     def __init__(self, wrapped: Callable[[Any], Any]) -> None:

@@ -21,7 +21,6 @@ its columns again. Temporaries live in per-thread scratch buffers (Note [Convolu
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections.abc import Sequence
 from typing import Any

@@ -55,7 +55,7 @@ for episode in range(3):
         returns.insert(0, R)
     returns = torch.tensor(returns)
     returns = (returns - returns.mean()) / (returns.std() + eps)
-    policy_loss = [-log_prob * R for log_prob, R in zip(policy.saved_log_probs, returns)]
+    policy_loss = [-log_prob * R for log_prob, R in zip(policy.saved_log_probs, returns, strict=True)]
     optimizer.zero_grad()
     policy_loss = torch.cat(policy_loss).sum()
     policy_loss.backward()

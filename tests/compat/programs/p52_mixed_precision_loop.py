@@ -23,8 +23,8 @@ opt = torch.optim.SGD(net.parameters(), lr=0.05)
 scaler = torch.cuda.amp.GradScaler(enabled=use_amp)
 loss_fn = nn.MSELoss()
 losses = []
-for epoch in range(2):
-    for inp, tgt in zip(data, targets):
+for _epoch in range(2):
+    for inp, tgt in zip(data, targets, strict=True):
         with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=use_amp):
             output = net(inp)
             loss = loss_fn(output, tgt)
@@ -36,7 +36,7 @@ for epoch in range(2):
 
 scaler2 = torch.amp.GradScaler("cpu", init_scale=1024.0, growth_interval=2)
 scales, steps = [], []
-for i, (inp, tgt) in enumerate(zip(data, targets)):
+for i, (inp, tgt) in enumerate(zip(data, targets, strict=True)):
     loss = loss_fn(net(inp), tgt)
     if i == 2:
         loss = loss * float("inf")
