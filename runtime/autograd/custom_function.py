@@ -20,7 +20,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from runtime.autograd import anomaly_mode
+import runtime.autograd.anomaly_mode as anomaly_mode
 from runtime.autograd.grad_mode import is_grad_enabled, no_grad
 from runtime.autograd.node import Node, collect_next_edges, record_output
 from runtime.autograd.saved import SavedVariable

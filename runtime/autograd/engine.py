@@ -46,8 +46,8 @@ from typing import Any
 
 import numpy as np
 
+import runtime.autograd.anomaly_mode as anomaly_mode
 from runtime import opcall
-from runtime.autograd import anomaly_mode
 from runtime.autograd.formulas import sum_to
 from runtime.autograd.node import (
     _GRAD_LOCKS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from runtime.autograd import saved
+import runtime.autograd.saved as saved
 from runtime.autograd.node import Node
 
 Tensor = Any

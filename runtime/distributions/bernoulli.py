@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import runtime.distributions.constraints as constraints
 from runtime import opcall
-from runtime.distributions import constraints
 from runtime.distributions.distribution import Distribution
 from runtime.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 

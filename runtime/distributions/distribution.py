@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import runtime.distributions.constraints as constraints
 from runtime import opcall
-from runtime.distributions import constraints
 from runtime.distributions.utils import lazy_property
 
 Tensor = Any

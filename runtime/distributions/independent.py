@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.distributions import constraints
+import runtime.distributions.constraints as constraints
 from runtime.distributions.distribution import Distribution
 from runtime.distributions.utils import sum_rightmost
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.distributions import constraints
+import runtime.distributions.constraints as constraints
 from runtime.distributions.normal import Normal
 from runtime.distributions.transformed_distribution import TransformedDistribution
 from runtime.distributions.transforms import ExpTransform

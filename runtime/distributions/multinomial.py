@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
+import runtime.distributions.constraints as constraints
 from runtime import opcall
-from runtime.distributions import constraints
 from runtime.distributions.categorical import Categorical
 from runtime.distributions.distribution import Distribution
 from runtime.distributions.special import lgamma

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import runtime.distributions.constraints as constraints
 from runtime import opcall
-from runtime.distributions import constraints
 from runtime.distributions.distribution import Distribution
 from runtime.distributions.special import erfinv
 from runtime.distributions.utils import broadcast_all

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import runtime.distributions.constraints as constraints
 from runtime import opcall
-from runtime.distributions import constraints
 from runtime.distributions.categorical import Categorical
 from runtime.distributions.distribution import Distribution
 

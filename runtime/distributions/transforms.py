@@ -8,8 +8,8 @@ import numbers
 from collections.abc import Sequence
 from typing import Any
 
+import runtime.distributions.constraints as constraints
 from runtime import opcall
-from runtime.distributions import constraints
 from runtime.distributions.utils import sum_rightmost
 
 Tensor = Any
