@@ -257,6 +257,70 @@ class _Stack(Constraint):
         return G.stack([c.check(v) for c, v in zip(self.cseq, value.unbind(self.dim), strict=True)], self.dim)
 
 
+class _Multinomial(Constraint):
+    """Non-negative integer vectors whose sum is at most `upper_bound`."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound: Any) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        G = _G()
+        ok = value.dim() >= 2 and value.shape[-2] == value.shape[-1]
+        return G.full(tuple(value.shape[:-2]), ok, dtype=G.bool, device=value.device)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value: Tensor) -> Tensor:
+        G = _G()
+        sym = super().check(value)
+        eig = np.linalg.eigvalsh(value.detach().cpu().numpy())
+        return sym & G.from_numpy(np.ascontiguousarray((eig >= 0).all(-1))).to(value.device)
+
+
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: positive diagonal, rows of unit norm."""
+
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        tol = _G().finfo(value.dtype).eps * value.shape[-1] * 10
+        row_norm = value.pow(2).sum(-1).sqrt()
+        unit = ((row_norm - 1.0).abs() <= tol).all(-1)
+        return _LowerCholesky().check(value) & unit
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The support of a MixtureSameFamily: `base_constraint` checked against every component."""
+
+    def __init__(self, base_constraint: Constraint) -> None:
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return self.base_constraint.event_dim
+
+    def check(self, value: Tensor) -> Tensor:
+        unsqueezed = value.unsqueeze(-1 - self.event_dim)
+        result = self.base_constraint.check(unsqueezed)
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        return result.all(-1)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -282,9 +346,14 @@ symmetric = _Symmetric()
 positive_definite = _PositiveDefinite()
 cat = _Cat
 stack = _Stack
+multinomial = _Multinomial
+square = _Square()
+positive_semidefinite = _PositiveSemidefinite()
+corr_cholesky = _CorrCholesky()
 
-__all__ = ["Constraint", "boolean", "cat", "dependent", "dependent_property", "greater_than", "greater_than_eq",
-           "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",
-           "lower_cholesky", "lower_triangular", "nonnegative", "nonnegative_integer", "one_hot", "positive",
-           "positive_definite", "positive_integer", "real", "real_vector", "simplex", "stack", "symmetric",
-           "unit_interval"]
+__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent",
+           "dependent_property", "greater_than", "greater_than_eq", "half_open_interval", "independent",
+           "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
+           "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
+           "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex", "square", "stack",
+           "symmetric", "unit_interval"]
