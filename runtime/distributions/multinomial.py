@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 import runtime.distributions.constraints as constraints
 from runtime import opcall
+from runtime.distributions.binomial import Binomial
 from runtime.distributions.categorical import Categorical
 from runtime.distributions.distribution import Distribution
 from runtime.distributions.special import lgamma
@@ -74,6 +76,19 @@ class Multinomial(Distribution):
         counts = np.stack([engine.multinomial(self.total_count, p) for p in flat]).reshape(shape)
         t = G.from_numpy(np.ascontiguousarray(counts).astype(self.probs.dtype.np))
         return t.to(self.probs.device) if self.probs.device.type != "cpu" else t
+
+    def entropy(self) -> Tensor:
+        """n H(categorical) - log n! + sum_i E[log x_i!], each x_i ~ Binomial(n, p_i)."""
+        G = opcall.api
+        probs = self.probs
+        n = float(self.total_count)
+        term1 = n * self._categorical.entropy() - math.lgamma(n + 1)
+        binomial = Binomial(G.full_like(probs, n), probs=probs, validate_args=False)
+        support = G.arange(1, self.total_count + 1, dtype=probs.dtype, device=probs.device)
+        support = support.reshape(-1, *([1] * probs.dim()))
+        weights = lgamma(support + 1)
+        term2 = (binomial.log_prob(support).exp() * weights).sum(0).sum(-1)
+        return term1 + term2
 
     def log_prob(self, value: Tensor) -> Tensor:
         G = opcall.api

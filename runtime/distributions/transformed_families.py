@@ -106,7 +106,7 @@ class Weibull(TransformedDistribution):
     @property
     def mode(self) -> Tensor:
         c = self.concentration
-        return self.scale * ((c - 1) / c).clamp(min=0) ** c.reciprocal()
+        return self.scale * ((c - 1) / c) ** c.reciprocal()  # NaN for concentration < 1, as PyTorch
 
     @property
     def variance(self) -> Tensor:
