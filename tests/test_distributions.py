@@ -201,8 +201,8 @@ MOMENTS = [("Normal", {"loc": 1.5, "scale": 2.0}), ("Uniform", {"low": -1.0, "hi
            ("StudentT", {"df": 6.0, "loc": 1.0, "scale": 2.0}), ("Gumbel", {"loc": 1.0, "scale": 2.0}),
            ("Weibull", {"scale": 2.0, "concentration": 1.5}), ("Pareto", {"scale": 1.0, "alpha": 6.0}),
            ("Kumaraswamy", {"concentration1": 2.0, "concentration0": 3.0}), ("Geometric", {"probs": 0.3}),
-           ("NegativeBinomial", {"total_count": 4.0, "probs": 0.4}), ("InverseGamma", {"concentration": 6.0, "rate": 2.0}),
-           ("FisherSnedecor", {"df1": 6.0, "df2": 12.0})]
+           ("NegativeBinomial", {"total_count": 4.0, "probs": 0.4}),
+           ("InverseGamma", {"concentration": 6.0, "rate": 2.0}), ("FisherSnedecor", {"df1": 6.0, "df2": 12.0})]
 
 
 @pytest.mark.parametrize("family,kwargs", MOMENTS, ids=[m[0] for m in MOMENTS])
