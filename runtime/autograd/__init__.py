@@ -16,14 +16,21 @@ from runtime.autograd.anomaly_mode import (
 )
 from runtime.autograd.custom_function import Function, FunctionCtx, InplaceFunction, once_differentiable
 from runtime.autograd.function import backward, grad
-from runtime.autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from runtime.autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+    set_multithreading_enabled,
+)
 from runtime.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from runtime.autograd.node import AccumulateGrad, Edge, Node, NotImplementedNode, RemovableHandle
 from runtime.autograd.saved import SavedVariable
 from runtime.autograd.variable import Variable
 
 __all__ = ["Function", "FunctionCtx", "InplaceFunction", "detect_anomaly", "graph", "is_anomaly_check_nan_enabled",
-           "is_anomaly_enabled", "once_differentiable", "set_detect_anomaly"]
+           "is_anomaly_enabled", "once_differentiable", "set_detect_anomaly", "set_multithreading_enabled"]
 __all__ += ["AccumulateGrad", "Edge", "GradcheckError", "Node", "NotImplementedNode", "RemovableHandle",
            "SavedVariable", "Variable", "backward", "enable_grad", "functional", "gradcheck", "gradgradcheck", "grad",
            "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled"]

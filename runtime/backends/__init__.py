@@ -7,6 +7,22 @@ module attributes: they are kept and read back, and change nothing in opgen's ke
 TF32 and pick no algorithms by benchmarking).
 """
 
-from runtime.backends import cpu, cuda, cudnn, mkl, mkldnn, mps, openmp
+from runtime.backends import (
+    cpu,
+    cuda,
+    cudnn,
+    cusparselt,
+    kleidiai,
+    mha,
+    miopen,
+    mkl,
+    mkldnn,
+    mps,
+    nnpack,
+    openmp,
+    opt_einsum,
+    quantized,
+)
 
-__all__ = ["cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp"]
+__all__ = ["cpu", "cuda", "cudnn", "cusparselt", "kleidiai", "mha", "miopen", "mkl", "mkldnn", "mps", "nnpack",
+           "openmp", "opt_einsum", "quantized"]

@@ -2,11 +2,15 @@
 entropy and reparameterised samples are differentiable (Note [Distribution shapes and validation],
 distribution.py; Note [KL dispatch], kl.py).
 
-Sampling: Normal, Uniform, Exponential, Laplace, LogNormal, MultivariateNormal (and Independent or
-TransformedDistribution over them) have `rsample` with gradients to their parameters. Gamma, Beta,
-Dirichlet, Poisson, Binomial and Multinomial sample with NumPy's samplers on the default CPU generator (so
-`G.manual_seed` fixes them) and have no rsample; Bernoulli and Categorical sample with opgen's `rand`.
-The streams are not PyTorch's: the same seed gives other draws of the same distribution.
+Sampling: Normal, Uniform, Exponential, Laplace, Cauchy, LogNormal, the half and transformed families
+(Gumbel, Weibull, Pareto, Kumaraswamy, LogisticNormal), the relaxed ones, MultivariateNormal and its low-rank
+form (and Independent or TransformedDistribution over them) have `rsample` with gradients to their
+parameters; StudentT's reaches loc and scale, not df. Gamma, Beta, Dirichlet, Chi2, InverseGamma,
+FisherSnedecor, Poisson, Binomial, NegativeBinomial and Multinomial sample with NumPy's samplers on the
+default CPU generator (so `G.manual_seed` fixes them) and have no rsample (opgen has no implicit
+reparameterisation); Bernoulli, Categorical and Geometric sample with opgen's `rand`. The streams are not
+PyTorch's: the same seed gives other draws of the same distribution. Not provided: ContinuousBernoulli,
+GeneralizedPareto, LKJCholesky, VonMises, Wishart, CorrCholeskyTransform.
 """
 
 from runtime.distributions import constraint_registry, constraints, kl, transforms
