@@ -253,3 +253,13 @@ def test_saved_tensors_hooks_pack_and_unpack() -> None:
         with G.autograd.graph.saved_tensors_hooks(pack, unpack):
             with pytest.raises(RuntimeError, match="no hooks here"):
                 x * x
+
+
+def test_set_multithreading_enabled_is_kept_and_restored() -> None:
+    assert G.autograd.set_multithreading_enabled.is_enabled()
+    with G.autograd.set_multithreading_enabled(False):
+        assert not G.autograd.set_multithreading_enabled.is_enabled()
+        x = G.tensor([2.0], requires_grad=True)
+        (x * x).sum().backward()
+        assert x.grad.tolist() == [4.0]
+    assert G.autograd.set_multithreading_enabled.is_enabled()

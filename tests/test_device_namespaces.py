@@ -12,11 +12,17 @@ import generated as G
 
 
 def test_backends_report_what_opgen_uses() -> None:
-    for name in ("cudnn", "cuda", "mps", "mkldnn", "mkl", "openmp", "cpu"):
+    for name in ("cudnn", "cuda", "mps", "mkldnn", "mkl", "openmp", "cpu", "opt_einsum", "nnpack", "mha",
+                 "cusparselt", "kleidiai", "quantized", "miopen"):
         assert importlib.import_module(f"generated.backends.{name}") is getattr(G.backends, name)
     assert G.backends.mps.is_available() is False and G.backends.mps.is_built() is False
     assert G.backends.cudnn.is_available() is False and G.backends.cudnn.version() is None
     assert G.backends.mkldnn.is_available() is False and G.backends.openmp.is_available() is False
+    assert not any(getattr(G.backends, n).is_available() for n in ("opt_einsum", "nnpack", "cusparselt", "kleidiai",
+                                                                   "miopen"))
+    G.backends.mha.set_fastpath_enabled(False)
+    assert G.backends.mha.get_fastpath_enabled() is False
+    G.backends.mha.set_fastpath_enabled(True)
     assert isinstance(G.backends.mkl.is_available(), bool)
     assert G.backends.cpu.get_cpu_capability() in {"AVX512", "AVX2", "DEFAULT"}
     old = G.backends.cudnn.benchmark
