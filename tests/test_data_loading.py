@@ -195,7 +195,7 @@ def test_timeout_raises() -> None:
 
         def __getitem__(self, i: int):
             import time
-            time.sleep(5)
+            time.sleep(2)
             return G.tensor([i])
     with pytest.raises(RuntimeError, match="timed out"):
         list(DataLoader(Slow(), num_workers=1, timeout=0.5))

@@ -222,8 +222,7 @@ def _next_iterable(iterator: Any, auto_batch: bool, batch_size: int | None, drop
     if not auto_batch:
         return collate_fn(next(iterator))
     items = []
-    assert batch_size is not None
-    for _ in range(batch_size):
+    for _ in range(batch_size or 1):
         try:
             items.append(next(iterator))
         except StopIteration:
