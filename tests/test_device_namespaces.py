@@ -186,3 +186,21 @@ def test_from_numpy_of_memmap_shares_memory(tmp_path) -> None:
     assert m[0, 0] == 5.0  # shared, not copied
     assert G.as_tensor(m).sum().item() == 16.0
     assert G.from_numpy(np.matrix([[1, 2]])).tolist() == [[1, 2]]
+
+
+def test_numerics_switches_are_kept() -> None:
+    assert G.get_float32_matmul_precision() == "highest"
+    G.set_float32_matmul_precision("high")
+    try:
+        assert G.get_float32_matmul_precision() == "high"
+        with pytest.raises(RuntimeError):
+            G.set_float32_matmul_precision("fast")
+    finally:
+        G.set_float32_matmul_precision("highest")
+    G.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        assert G.are_deterministic_algorithms_enabled() and G.is_deterministic_algorithms_warn_only_enabled()
+    finally:
+        G.use_deterministic_algorithms(False)
+    assert not G.are_deterministic_algorithms_enabled()
+    assert G.is_anomaly_enabled() is False
