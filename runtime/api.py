@@ -65,13 +65,6 @@ from runtime.amp import autocast, get_autocast_dtype, is_autocast_enabled, set_a
 from runtime.autograd import function, hooks  # noqa: E402, F401
 from runtime.autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
 from runtime.device import get_default_device, set_default_device  # noqa: E402
-from runtime.numerics_flags import (  # noqa: E402
-    are_deterministic_algorithms_enabled,
-    get_float32_matmul_precision,
-    is_deterministic_algorithms_warn_only_enabled,
-    set_float32_matmul_precision,
-    use_deterministic_algorithms,
-)
 
 # -- PyTorch compatibility: numeric limits, printing, Size, the wrappers of runtime/functional.py ---------
 from runtime.dtypes import finfo, iinfo  # noqa: E402
@@ -90,6 +83,13 @@ from runtime.factories import (  # noqa: E402
 from runtime.formatting import set_printoptions  # noqa: E402
 from runtime.functional import broadcast_shapes, broadcast_tensors, einsum, meshgrid  # noqa: E402
 from runtime.interop import as_tensor, from_dlpack  # noqa: E402
+from runtime.numerics_flags import (  # noqa: E402
+    are_deterministic_algorithms_enabled,
+    get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_float32_matmul_precision,
+    use_deterministic_algorithms,
+)
 from runtime.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402  # noqa: E402
 from runtime.threads import (  # noqa: E402
     get_num_interop_threads,
