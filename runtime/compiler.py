@@ -12,7 +12,7 @@ from typing import Any
 _KNOWN = frozenset({"fullgraph", "dynamic", "backend", "mode", "options", "disable"})
 
 
-def compile(model: Any = None, **kwargs: Any) -> Any:  # noqa: A001 (PyTorch's name)
+def compile(model: Any = None, **kwargs: Any) -> Any:
     """The module or function unchanged (used as `compile(m)`, `@compile` or `@compile(mode=...)`)."""
     unknown = set(kwargs) - _KNOWN
     if unknown:
