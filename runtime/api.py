@@ -129,8 +129,8 @@ __all__ += ["autocast", "get_autocast_dtype", "get_default_device", "get_num_int
             "get_rng_state", "is_autocast_enabled", "set_autocast_enabled", "set_default_device",
             "set_num_interop_threads", "set_num_threads", "set_rng_state"]
 __all__ += ["are_deterministic_algorithms_enabled", "compile", "get_float32_matmul_precision",
-            "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_deterministic_algorithms_warn_only_enabled", "set_float32_matmul_precision",
-            "use_deterministic_algorithms"]
+            "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_deterministic_algorithms_warn_only_enabled",
+            "set_float32_matmul_precision", "use_deterministic_algorithms"]
 
 # Note [Submodules of the public API]
 # `import generated.nn as nn`, `from generated.nn import functional as F` and
