@@ -11,13 +11,15 @@ dispatch key above Autograd (PyTorch's Autocast keys); opgen's dispatcher has no
 GradScaler does real loss scaling: `scale(loss)` multiplies by the scale, `unscale_(optimizer)` divides the
 gradients and records whether any is inf/NaN, `step` skips the optimizer step when one was, and `update`
 backs the scale off after an overflow and grows it after `growth_interval` clean steps. With
-`enabled=False` every method passes its input through, as PyTorch's does.
+`enabled=False` every method passes its input through, as PyTorch's does; a scaler for "cuda" on a machine
+without a CUDA device disables itself with a warning, as PyTorch's does.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -144,6 +146,9 @@ class GradScaler:
         if backoff_factor >= 1.0:
             raise ValueError("The backoff factor must be < 1.0.")
         self._device = device
+        if enabled and device == "cuda" and not opcall.api.cuda.is_available():
+            warnings.warn("GradScaler is enabled, but CUDA is not available. Disabling.", stacklevel=2)
+            enabled = False  # as PyTorch: a CUDA scaler on a machine without CUDA passes everything through
         self._enabled = bool(enabled)
         self._init_scale = float(init_scale)
         self._scale = float(init_scale)

@@ -217,3 +217,12 @@ def test_compile_returns_the_model_itself() -> None:
     assert f(G.ones(2)).tolist() == [2.0, 2.0]
     with pytest.raises(TypeError):
         G.compile(model, speed="ludicrous")
+
+
+def test_cuda_grad_scaler_without_cuda_disables_itself() -> None:
+    if G.cuda.is_available():
+        assert G.amp.GradScaler("cuda").is_enabled()
+        return
+    with pytest.warns(UserWarning):
+        scaler = G.cuda.amp.GradScaler()
+    assert not scaler.is_enabled() and scaler.get_scale() == 1.0
