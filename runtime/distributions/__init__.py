@@ -9,8 +9,8 @@ parameters; StudentT's reaches loc and scale, not df. Gamma, Beta, Dirichlet, Ch
 FisherSnedecor, Poisson, Binomial, NegativeBinomial and Multinomial sample with NumPy's samplers on the
 default CPU generator (so `G.manual_seed` fixes them) and have no rsample (opgen has no implicit
 reparameterisation); Bernoulli, Categorical and Geometric sample with opgen's `rand`. The streams are not
-PyTorch's: the same seed gives other draws of the same distribution. Not provided: ContinuousBernoulli,
-GeneralizedPareto, LKJCholesky, VonMises, Wishart, CorrCholeskyTransform.
+PyTorch's: the same seed gives other draws of the same distribution. Not provided: LKJCholesky, VonMises,
+Wishart, CorrCholeskyTransform.
 """
 
 from runtime.distributions import constraint_registry, constraints, kl, transforms
@@ -20,6 +20,7 @@ from runtime.distributions.binomial import Binomial
 from runtime.distributions.categorical import Categorical
 from runtime.distributions.cauchy import Cauchy, HalfCauchy, HalfNormal
 from runtime.distributions.constraint_registry import biject_to, transform_to
+from runtime.distributions.continuous_bernoulli import ContinuousBernoulli
 from runtime.distributions.counts import Geometric, NegativeBinomial
 from runtime.distributions.dirichlet import Dirichlet
 from runtime.distributions.distribution import Distribution
@@ -27,6 +28,7 @@ from runtime.distributions.exp_family import ExponentialFamily
 from runtime.distributions.exponential import Exponential
 from runtime.distributions.gamma import Gamma
 from runtime.distributions.gamma_derived import Chi2, FisherSnedecor, InverseGamma, StudentT
+from runtime.distributions.generalized_pareto import GeneralizedPareto
 from runtime.distributions.independent import Independent
 from runtime.distributions.kl import kl_divergence, register_kl
 from runtime.distributions.laplace import Laplace
@@ -71,14 +73,15 @@ from runtime.distributions.transforms import (
 from runtime.distributions.uniform import Uniform
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical",
-           "Cauchy", "Chi2", "ComposeTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution",
-           "ExpRelaxedCategorical", "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
-           "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform", "InverseGamma",
-           "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli",
-           "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial",
-           "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-           "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
-           "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
-           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
-           "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraint_registry", "constraints",
-           "identity_transform", "kl", "kl_divergence", "register_kl", "transform_to", "transforms"]
+           "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli", "CumulativeDistributionTransform",
+           "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential", "ExponentialFamily",
+           "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+           "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal",
+           "LogisticNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "LowerCholeskyTransform",
+           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
+           "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform",
+           "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform",
+           "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
+           "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "Weibull", "biject_to",
+           "constraint_registry", "constraints", "identity_transform", "kl", "kl_divergence", "register_kl",
+           "transform_to", "transforms"]
