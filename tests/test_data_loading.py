@@ -240,3 +240,10 @@ def test_loader_argument_errors() -> None:
     with pytest.raises(ValueError):
         DataLoader(Squares(3), timeout=-1)
     DataLoader(Squares(3), pin_memory=True)  # accepted
+
+
+def test_spawned_workers_load_the_same_batches() -> None:
+    # a start method that pickles the dataset and imports opgen afresh in each worker
+    ds = TensorDataset(G.arange(10.0).reshape(5, 2), G.arange(5))
+    batches = [b[1].tolist() for b in DataLoader(ds, batch_size=2, num_workers=2, multiprocessing_context="spawn")]
+    assert batches == [[0, 1], [2, 3], [4]]
