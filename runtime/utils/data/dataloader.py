@@ -11,6 +11,8 @@ shared memory (Note [Batches through shared memory]). An exception in a worker c
 ExceptionWrapper and is raised by the main process with the worker's traceback; a worker that dies is
 reported by pid; `timeout` bounds the wait for one batch. Workers end when the pass ends (or, with
 `persistent_workers`, when the loader is collected), are joined, and are terminated if they do not exit.
+A worker started by spawn or forkserver has no ops installed: it imports the package that installed the main
+process's (`opcall.api.__name__`, handed over by name, as first_call.py's loaders get theirs).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from runtime import opcall
 from runtime.utils.data._utils.collate import default_collate, default_convert
 from runtime.utils.data._utils.worker import (
     RESET,
@@ -189,7 +192,7 @@ class _MultiProcessingIter:
             w = ctx.Process(target=worker_loop, daemon=True, args=(
                 loader.dataset, loader._is_iterable, loader._auto_collation, loader.collate_fn, loader.drop_last,
                 loader.batch_size, index_queue, self._result_queue, worker_id, n, base_seed + worker_id,
-                loader.worker_init_fn))
+                loader.worker_init_fn, opcall.api.__name__))
             w.start()
             self._index_queues.append(index_queue)
             self._workers.append(w)

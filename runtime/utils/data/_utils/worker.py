@@ -13,6 +13,7 @@ the main process drains the queue at shutdown.
 
 from __future__ import annotations
 
+import importlib
 import mmap
 import os
 import queue
@@ -166,10 +167,13 @@ def _seed_worker(seed: int) -> None:
 
 def worker_loop(dataset: Any, is_iterable: bool, auto_batch: bool, collate_fn: Callable[[Any], Any],
                 drop_last: bool, batch_size: int | None, index_queue: Any, result_queue: Any, worker_id: int,
-                num_workers: int, seed: int, init_fn: Callable[[int], None] | None) -> None:
+                num_workers: int, seed: int, init_fn: Callable[[int], None] | None, api_module: str) -> None:
     """Run in a worker process: answer each task `(i, indices)` from `index_queue` with `(i, batch)` (or an
-    ExceptionWrapper) on `result_queue`, until the task None."""
+    ExceptionWrapper) on `result_queue`, until the task None. `api_module` is the package that installs the
+    ops (the main process's `opcall.api`): a worker started by spawn or forkserver imports it first."""
     global _worker_info
+    if api_module not in sys.modules:
+        importlib.import_module(api_module)
     _seed_worker(seed)
     _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
     init_error = None
