@@ -153,20 +153,27 @@ def test_default_device() -> None:
     assert G.ones(1).device.type == "cpu"
 
 
-def test_thread_count() -> None:
+def test_thread_count(monkeypatch) -> None:
     pytest.importorskip("threadpoolctl")
+    from threadpoolctl import threadpool_info
+
+    from runtime import threads
+    monkeypatch.setattr(threads, "_requested", [None])  # the process's setting comes back after the test
+    monkeypatch.setattr(threads, "_limiter", [None])
     before = G.get_num_threads()
     assert before >= 1
     G.set_num_threads(1)
-    from threadpoolctl import threadpool_info
-    assert all(i["num_threads"] == 1 for i in threadpool_info() if i["user_api"] == "blas")
-    assert G.get_num_threads() == 1
-    from runtime.threads import one_blas_thread
-    assert one_blas_thread()
-    with pytest.raises(RuntimeError):
-        G.set_num_threads(0)
+    try:
+        assert all(i["num_threads"] == 1 for i in threadpool_info() if i["user_api"] == "blas")
+        assert G.get_num_threads() == 1
+        assert threads.one_blas_thread()
+        with pytest.raises(RuntimeError):
+            G.set_num_threads(0)
+    finally:
+        threads._limiter[0].restore_original_limits()
     G.set_num_interop_threads(2)
     assert G.get_num_interop_threads() == 2
+    G.set_num_interop_threads(1)
 
 
 def test_tensor_device_flags() -> None:
