@@ -64,7 +64,6 @@ from runtime import random as _random  # noqa: E402
 from runtime.amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: E402
 from runtime.autograd import function, hooks  # noqa: E402, F401
 from runtime.autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
-from runtime.compiler import compile  # noqa: E402
 from runtime.device import get_default_device, set_default_device  # noqa: E402
 
 # -- PyTorch compatibility: numeric limits, printing, Size, the wrappers of runtime/functional.py ---------
@@ -128,7 +127,7 @@ __all__ += ["is_floating_point", "is_nonzero", "is_tensor", "numel"]
 __all__ += ["autocast", "get_autocast_dtype", "get_default_device", "get_num_interop_threads", "get_num_threads",
             "get_rng_state", "is_autocast_enabled", "set_autocast_enabled", "set_default_device",
             "set_num_interop_threads", "set_num_threads", "set_rng_state"]
-__all__ += ["are_deterministic_algorithms_enabled", "compile", "get_float32_matmul_precision",
+__all__ += ["are_deterministic_algorithms_enabled", "get_float32_matmul_precision",
             "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_deterministic_algorithms_warn_only_enabled",
             "set_float32_matmul_precision", "use_deterministic_algorithms"]
 

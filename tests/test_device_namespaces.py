@@ -213,19 +213,6 @@ def test_numerics_switches_are_kept() -> None:
     assert G.is_anomaly_enabled() is False
 
 
-def test_compile_returns_the_model_itself() -> None:
-    model = G.nn.Linear(2, 1)
-    assert G.compile(model) is model
-    assert G.compile(model, mode="max-autotune", fullgraph=True) is model
-
-    @G.compile(dynamic=True)
-    def f(x):
-        return x * 2
-    assert f(G.ones(2)).tolist() == [2.0, 2.0]
-    with pytest.raises(TypeError):
-        G.compile(model, speed="ludicrous")
-
-
 def test_cuda_grad_scaler_without_cuda_disables_itself() -> None:
     if G.cuda.is_available():
         assert G.amp.GradScaler("cuda").is_enabled()
