@@ -59,7 +59,13 @@ dtype = DType
 # indexing, interop, autograd.function and autograd.hooks install Tensor methods when imported
 # (Note [Tensor methods from upper layers], tensor.py).
 from runtime import indexing, library  # noqa: E402, F401
+
+# -- devices, threads and seeding (runtime/device.py, threads.py, random.py) ------------------------------
+from runtime import random as _random  # noqa: E402
+from runtime.amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: E402
 from runtime.autograd import function, hooks  # noqa: E402, F401
+from runtime.autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
+from runtime.device import get_default_device, set_default_device  # noqa: E402
 
 # -- PyTorch compatibility: numeric limits, printing, Size, the wrappers of runtime/functional.py ---------
 from runtime.dtypes import finfo, iinfo  # noqa: E402
@@ -78,7 +84,28 @@ from runtime.factories import (  # noqa: E402
 from runtime.formatting import set_printoptions  # noqa: E402
 from runtime.functional import broadcast_shapes, broadcast_tensors, einsum, meshgrid  # noqa: E402
 from runtime.interop import as_tensor, from_dlpack  # noqa: E402
-from runtime.random import Generator, initial_seed, manual_seed, seed  # noqa: E402
+from runtime.numerics_flags import (  # noqa: E402
+    are_deterministic_algorithms_enabled,
+    get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_float32_matmul_precision,
+    use_deterministic_algorithms,
+)
+from runtime.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402  # noqa: E402
+from runtime.threads import (  # noqa: E402
+    get_num_interop_threads,
+    get_num_threads,
+    set_num_interop_threads,
+    set_num_threads,
+)
+
+# G.cuda's seeding functions live with the generators they seed (runtime/random.py, a layer runtime.cuda
+# cannot import); they are installed on the G.cuda package here, as the upper layers install Tensor methods.
+cuda.manual_seed = _random.cuda_manual_seed  # type: ignore[attr-defined]
+cuda.manual_seed_all = _random.cuda_manual_seed_all  # type: ignore[attr-defined]
+cuda.seed = _random.cuda_seed  # type: ignore[attr-defined]
+cuda.seed_all = _random.cuda_seed_all  # type: ignore[attr-defined]
+cuda.initial_seed = _random.cuda_initial_seed  # type: ignore[attr-defined]
 from runtime.storage import Storage  # noqa: E402
 from runtime.tensor import Size, is_floating_point, is_nonzero, is_tensor, numel  # noqa: E402
 
@@ -98,6 +125,12 @@ __all__ += [
     "set_printoptions",
 ]
 __all__ += ["is_floating_point", "is_nonzero", "is_tensor", "numel"]
+__all__ += ["autocast", "get_autocast_dtype", "get_default_device", "get_num_interop_threads", "get_num_threads",
+            "get_rng_state", "is_autocast_enabled", "set_autocast_enabled", "set_default_device",
+            "set_num_interop_threads", "set_num_threads", "set_rng_state"]
+__all__ += ["are_deterministic_algorithms_enabled", "get_float32_matmul_precision",
+            "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_deterministic_algorithms_warn_only_enabled",
+            "set_float32_matmul_precision", "use_deterministic_algorithms"]
 
 # Note [Submodules of the public API]
 # `import generated.nn as nn`, `from generated.nn import functional as F` and
@@ -158,6 +191,46 @@ SUBMODULES: dict[str, str] = {
     "distributed": "runtime.distributed",
     "distributed.run": "runtime.distributed.run",
     "nn.parallel": "runtime.nn.parallel",
+    # torch.distributions, torch.utils.data's modules, torch.amp, torch.backends, torch.accelerator,
+    # torch.autograd.graph, torch.random (issue 22)
+    "distributions": "runtime.distributions",
+    "distributions.constraints": "runtime.distributions.constraints",
+    "distributions.transforms": "runtime.distributions.transforms",
+    "distributions.kl": "runtime.distributions.kl",
+    "distributions.constraint_registry": "runtime.distributions.constraint_registry",
+    "distributions.distribution": "runtime.distributions.distribution",
+    "distributions.normal": "runtime.distributions.normal",
+    "distributions.categorical": "runtime.distributions.categorical",
+    "distributions.utils": "runtime.distributions.utils",
+    "utils.data.dataset": "runtime.utils.data.dataset",
+    "utils.data.dataloader": "runtime.utils.data.dataloader",
+    "utils.data.sampler": "runtime.utils.data.sampler",
+    "utils.data.distributed": "runtime.distributed.sampler",
+    "utils.data._utils": "runtime.utils.data._utils",
+    "utils.data._utils.collate": "runtime.utils.data._utils.collate",
+    "amp": "runtime.amp",
+    "cuda.amp": "runtime.cuda.amp",
+    "backends": "runtime.backends",
+    "backends.cudnn": "runtime.backends.cudnn",
+    "backends.cuda": "runtime.backends.cuda",
+    "backends.mps": "runtime.backends.mps",
+    "backends.mkldnn": "runtime.backends.mkldnn",
+    "backends.mkl": "runtime.backends.mkl",
+    "backends.openmp": "runtime.backends.openmp",
+    "backends.cpu": "runtime.backends.cpu",
+    "backends.opt_einsum": "runtime.backends.opt_einsum",
+    "backends.nnpack": "runtime.backends.nnpack",
+    "backends.mha": "runtime.backends.mha",
+    "backends.cusparselt": "runtime.backends.cusparselt",
+    "backends.kleidiai": "runtime.backends.kleidiai",
+    "backends.quantized": "runtime.backends.quantized",
+    "backends.miopen": "runtime.backends.miopen",
+    "accelerator": "runtime.accelerator",
+    "autograd.graph": "runtime.autograd.graph",
+    "autograd.function": "runtime.autograd.function",
+    "autograd.anomaly_mode": "runtime.autograd.anomaly_mode",
+    "autograd.grad_mode": "runtime.autograd.grad_mode",
+    "random": "runtime.random",
 }
 
 
@@ -218,15 +291,21 @@ LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it;
     "__version__": ("runtime.version", "__version__"),
     "distributed": ("runtime.distributed", None),
     "compile": ("runtime.compile", "compile"),
+    "distributions": ("runtime.distributions", None),
+    "amp": ("runtime.amp", None),
+    "backends": ("runtime.backends", None),
+    "accelerator": ("runtime.accelerator", None),
+    "random": ("runtime.random", None),
     "load": ("runtime.nn.serialization", "load"),
     "save": ("runtime.nn.serialization", "save"),
 }
 
 if TYPE_CHECKING:
-    from runtime import nn, optim, testing, utils
+    from runtime import accelerator, amp, backends, distributions, nn, optim, testing, utils
     from runtime.nn.serialization import load, save
 
-    __all__ += ["load", "nn", "optim", "save", "testing", "utils"]
+    __all__ += ["accelerator", "amp", "backends", "distributions", "load", "nn", "optim", "save", "testing",
+                "utils"]
 
 
 def lazy_attribute(package: ModuleType, name: str) -> Any:

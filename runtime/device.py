@@ -63,3 +63,26 @@ def as_device(spec: Any) -> Device:
     if d.type == "cuda" and d.index is None:
         return Device("cuda", 0)
     return d
+
+
+# Note [The default device]
+# `G.set_default_device(d)` names the device that factories use when given no `device=` (process-wide, as
+# PyTorch's torch.set_default_device is global to the thread that sets it; opgen keeps one for the process).
+# runtime/factories.py resolves `device=None` through `default_device()`; the CPU fast paths apply only
+# while it is the CPU.
+_default_device: list[Device] = [CPU]
+
+
+def set_default_device(device: Any) -> None:
+    """Make `device` (None: the CPU) the device of tensors built without `device=`."""
+    d = CPU if device is None else as_device(device)
+    _default_device[0] = CPU if d == CPU else d
+
+
+def get_default_device() -> Device:
+    """The device of tensors built without `device=` (`cpu` unless set_default_device changed it)."""
+    return _default_device[0]
+
+
+def default_device() -> Device:
+    return _default_device[0]

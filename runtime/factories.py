@@ -19,7 +19,7 @@ import numpy as np
 from runtime import dtypes, opcall
 from runtime import strides as S
 from runtime.cuda.fixed import storage_np
-from runtime.device import CPU, Device, as_device
+from runtime.device import CPU, Device, as_device, default_device
 from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, dispatcher, shared, tls
 from runtime.kernels.copy import array_module, fill_, move, store, zero_
 from runtime.storage import empty_array
@@ -109,7 +109,10 @@ OP_TABLES = _OpTables()
 
 def _plain_cpu(device: Any, fill: str | None, default_fill: Any = None) -> bool:
     """Whether a factory on `device` may skip dispatch (Note [Factory fast path])."""
-    if device is not None and device is not CPU and device != "cpu":
+    if device is None:
+        if default_device() is not CPU:  # Note [The default device] (device.py)
+            return False
+    elif device is not CPU and device != "cpu":
         return False
     if (shared.remap or tls.remap)[CPU_BIT] != PLAIN_CPU:
         return False
@@ -153,7 +156,7 @@ def _ones(shape: Any, dtype: Any) -> Any:
 
 # -- argument helpers ----------------------------------------------------------------------------------
 def _device(device: Any) -> Device:
-    return CPU if device is None else as_device(device)
+    return default_device() if device is None else as_device(device)
 
 
 def _dtype(dtype: Any) -> dtypes.DType:
@@ -452,6 +455,10 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """A CPU tensor sharing memory with a NumPy array."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    if array.__class__ is not np.ndarray:
+        # a subclass (np.memmap, np.matrix): a plain view of the same memory, since the tensor core tells
+        # NumPy arrays from CuPy ones by exact class
+        array = array.view(np.ndarray)
     return Tensor._wrap(array, dtypes.from_numpy(array.dtype))
 
 

@@ -139,6 +139,8 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     if isinstance(data, Tensor):
         return data.to(dtype=dtype, device=device)
     if isinstance(data, np.ndarray):
+        if data.__class__ is not np.ndarray:
+            data = data.view(np.ndarray)  # np.memmap, np.matrix: _wrap tells NumPy from CuPy by exact class
         t = Tensor._wrap(data, dtypes.from_numpy(data.dtype))
         return t.to(dtype=dtype, device=device)
     if hasattr(data, "__cuda_array_interface__") or hasattr(data, "__dlpack_device__"):

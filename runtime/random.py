@@ -79,13 +79,14 @@ class Generator:
 
 _default_seed = DEFAULT_SEED
 _defaults: dict[Device, Generator] = {}
+_type_seeds: dict[str, int] = {}  # seeds given by G.cuda.manual_seed_all for generators made later
 
 
 def default_generator(device: Device = CPU) -> Generator:
     """The default generator of a device (Note [One generator per device])."""
     g = _defaults.get(device)
     if g is None:
-        g = _defaults[device] = Generator(device).manual_seed(_default_seed)
+        g = _defaults[device] = Generator(device).manual_seed(_type_seeds.get(device.type, _default_seed))
     return g
 
 
@@ -93,6 +94,7 @@ def manual_seed(seed: int) -> Generator:
     """Seed the default generator of every device; returns the CPU one (as torch.manual_seed)."""
     global _default_seed
     _default_seed = int(seed) & _SEED_MASK
+    _type_seeds.clear()
     for g in list(_defaults.values()):
         g.manual_seed(seed)
     return default_generator(CPU).manual_seed(seed)
@@ -107,6 +109,70 @@ def seed() -> int:
 
 def initial_seed() -> int:
     return default_generator(CPU).initial_seed()
+
+
+def get_rng_state() -> Any:
+    """The state of the default CPU generator (an opaque value for set_rng_state)."""
+    return default_generator(CPU).get_state()
+
+
+def set_rng_state(new_state: Any) -> None:
+    default_generator(CPU).set_state(new_state)
+
+
+# -- G.cuda's seeding functions (installed on G.cuda by runtime/api.py) ----------------------------------
+# CUDA generators are made on first use, as PyTorch's are; a seed given before one exists is kept for it, so
+# seeding works (and costs nothing) on a machine without a GPU.
+def cuda_manual_seed_all(seed: int) -> None:
+    """Seed the default generator of every CUDA device, present or made later."""
+    seed = int(seed) & _SEED_MASK
+    _type_seeds["cuda"] = seed
+    for device, g in list(_defaults.items()):
+        if device.type == "cuda":
+            g.manual_seed(seed)
+
+
+def cuda_manual_seed(seed: int) -> None:
+    """Seed the default generator of the current CUDA device (cuda:0 if none was made current)."""
+    seed = int(seed) & _SEED_MASK
+    device = Device("cuda", 0)
+    g = _defaults.get(device)
+    if g is None:
+        _defaults[device] = Generator(device).manual_seed(seed)
+    else:
+        g.manual_seed(seed)
+
+
+def cuda_seed_all() -> None:
+    cuda_manual_seed_all(int.from_bytes(os.urandom(8), "little") >> 1)
+
+
+def cuda_seed() -> None:
+    cuda_manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
+
+
+def cuda_initial_seed() -> int:
+    return default_generator(Device("cuda", 0)).initial_seed()
+
+
+class fork_rng:
+    """Context manager: the default CPU generator's state is restored on exit, so random draws inside the
+    block leave the stream outside unchanged. CUDA generators are not forked (their CuPy state cannot be
+    read back): `devices` other than an empty list are refused where a CUDA generator exists."""
+
+    def __init__(self, devices: Any = None, enabled: bool = True, _caller: str = "fork_rng",
+                 _devices_kw: str = "devices", device_type: str = "cuda") -> None:
+        self.enabled = enabled
+        if devices and any(d.type == "cuda" for d in _defaults):
+            raise NotImplementedError("fork_rng of CUDA generators is not supported by opgen (pass devices=[])")
+
+    def __enter__(self) -> None:
+        if self.enabled:
+            self._cpu = default_generator(CPU).get_state()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            default_generator(CPU).set_state(self._cpu)
 
 
 def _engine(self: Tensor, generator: Generator | None) -> Any:

@@ -184,6 +184,29 @@ class Tensor:
     def is_cpu(self) -> bool:
         return self._device.type == "cpu"
 
+    @property
+    def is_meta(self) -> bool:
+        return self._device.type == "meta"
+
+    # Devices, layouts and encodings opgen has no tensors of (PyTorch's flags, all False here).
+    is_xpu = is_mps = is_xla = is_ipu = is_mtia = is_maia = is_vulkan = is_mkldnn = property(lambda self: False)
+    is_quantized = is_sparse = is_sparse_csr = is_nested = property(lambda self: False)
+
+    def is_complex(self) -> bool:
+        return False  # opgen has no complex dtypes
+
+    def is_conj(self) -> bool:
+        return False
+
+    def is_neg(self) -> bool:
+        return False
+
+    def is_signed(self) -> bool:
+        return bool(self._dtype.is_signed)
+
+    def is_same_size(self, other: Tensor) -> bool:
+        return tuple(self.shape) == tuple(other.shape)
+
     def is_floating_point(self) -> bool:
         return self._dtype.is_floating_point
 

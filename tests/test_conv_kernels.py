@@ -80,7 +80,7 @@ def test_conv2d_matches_torch(case: tuple, dtype: Any, transposed: bool) -> None
 def test_conv2d_batch_gemm_and_per_sample_gemms_agree(case: tuple, one_thread: bool, monkeypatch: Any) -> None:
     # Note [One GEMM or one per sample]: both forms of each product, whatever this process's BLAS threads.
     from runtime.kernels import conv_ops
-    monkeypatch.setattr(conv_ops, "_ONE_THREAD", one_thread)
+    monkeypatch.setattr(conv_ops, "one_blas_thread", lambda: one_thread)
     _conv_case(case, np.float64, "cpu", False)
 
 
@@ -99,7 +99,7 @@ def test_conv2d_results_are_not_scratch_buffers(one_thread: bool, monkeypatch: A
     # Note [Convolution scratch buffers]: what the kernels return shares no memory with the buffers they reuse,
     # and a later call (which rewrites them) leaves earlier results as they were.
     from runtime.kernels import conv_ops
-    monkeypatch.setattr(conv_ops, "_ONE_THREAD", one_thread)
+    monkeypatch.setattr(conv_ops, "one_blas_thread", lambda: one_thread)
     for case in (CONV_CASES[0], CONV_CASES[1], CONV_CASES[8], CONV_CASES[-2]):
         first = _conv_results(case, 0)
         kept = [a.copy() for a in first]

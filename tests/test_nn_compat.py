@@ -199,8 +199,8 @@ def test_dataloader_errors_and_len() -> None:
     assert len(DataLoader(ds, batch_size=3)) == 4 and len(DataLoader(ds, batch_size=3, drop_last=True)) == 3
     with pytest.raises(ValueError, match="batch_size should be a positive integer"):
         DataLoader(ds, batch_size=0)
-    with pytest.raises(NotImplementedError, match="num_workers=0"):
-        DataLoader(ds, num_workers=2)
+    with pytest.raises(ValueError, match="num_workers option should be non-negative"):
+        DataLoader(ds, num_workers=-1)
     with pytest.raises(AssertionError, match="Size mismatch between tensors"):
         TensorDataset(G.zeros(3), G.zeros(4))
 

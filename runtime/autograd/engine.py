@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+import runtime.autograd.anomaly_mode as anomaly_mode
 from runtime import opcall
 from runtime.autograd.formulas import sum_to
 from runtime.autograd.node import (
@@ -159,6 +160,8 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
                 outputs = fn.apply(buf)  # the common case; `_call` runs every other (Note [One routing rule])
             else:
                 outputs = _call(fn, buf)
+            if anomaly_mode.enabled:
+                anomaly_mode.check_gradients(fn, outputs)  # Note [Anomaly mode]
             if len(outputs) != len(edges):
                 raise RuntimeError(f"function {fn.name()} returned an incorrect number of gradients "
                                    f"(expected {len(edges)}, got {len(outputs)})")

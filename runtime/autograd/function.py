@@ -8,6 +8,14 @@ from typing import Any
 import numpy as np
 
 from runtime import opcall
+from runtime.autograd.custom_function import (  # noqa: F401 (torch.autograd.function's names)
+    BackwardCFunction,
+    Function,
+    FunctionCtx,
+    InplaceFunction,
+    NestedIOFunction,
+    once_differentiable,
+)
 from runtime.autograd.engine import run_backward
 from runtime.tensor import Tensor, install_methods
 

@@ -111,3 +111,24 @@ class inference_mode(_GradModeContext):
 
     def _fresh(self) -> _GradModeContext:
         return inference_mode(self.mode)
+
+
+class set_multithreading_enabled:
+    """Whether backward may run device threads (PyTorch's flag). opgen's engine runs every backward on the
+    calling thread, so the flag is kept and read back and changes nothing."""
+
+    _enabled = True
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = set_multithreading_enabled._enabled
+        set_multithreading_enabled._enabled = bool(mode)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        set_multithreading_enabled._enabled = self.prev
+
+    @staticmethod
+    def is_enabled() -> bool:
+        return set_multithreading_enabled._enabled

@@ -161,6 +161,7 @@ class Node:
             saved = getattr(self, field, None)
             if saved.__class__ is SavedVariable:
                 saved._data = None
+                saved._packed = None  # Note [Saved tensor hooks] (saved.py)
                 saved._grad_fn = None
                 saved._released = True
             elif isinstance(saved, list | tuple):

@@ -9,12 +9,30 @@ saved without their grad_fn (Note [Saved tensors and reference cycles], node.py)
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from runtime.autograd.grad_mode import is_grad_enabled
 from runtime.dispatcher import AUTOGRAD_BIT
 
 Tensor = Any
+
+
+# Note [Saved tensor hooks]
+# `G.autograd.graph.saved_tensors_hooks(pack, unpack)` (graph.py) pushes a pair on this thread's stack; while
+# a pair is on it, every SavedVariable made (by any node: they are all made here) keeps `pack(tensor)`
+# instead of the tensor, and `unpack` returns `unpack(packed)`. The version check does not apply to a
+# packed tensor (the hook owns what it keeps). `_hooks_in_use` counts pairs pushed on any thread, so
+# saving costs one global read when no hooks are in use.
+class _HookStack(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[tuple[Any, Any]] = []
+        self.disabled: str | None = None
+
+
+saved_hooks = _HookStack()
+_hooks_in_use = [0]
+_PACKED = object()  # `_data` of a SavedVariable whose tensor a pack hook holds
 
 ERR_BACKWARD_TWICE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -26,7 +44,8 @@ ERR_BACKWARD_TWICE = (
 class SavedVariable:
     """A tensor saved for backward (None is allowed: an absent optional argument)."""
 
-    __slots__ = ("_data", "_version", "_is_output", "_output_nr", "_grad_fn", "_requires_grad", "_released")
+    __slots__ = ("_data", "_version", "_is_output", "_output_nr", "_grad_fn", "_requires_grad", "_released",
+                 "_packed", "_unpack_hook")
 
     def __init__(self, tensor: Tensor | None, is_output: bool = False) -> None:
         self._released = False
@@ -41,6 +60,9 @@ class SavedVariable:
         self._version = tensor._storage_version()
         self._output_nr = tensor._output_nr
         self._requires_grad = tensor._requires_grad
+        if _hooks_in_use[0] and saved_hooks.stack:
+            self._pack(tensor, is_output)
+            return
         if is_output:
             # Without grad_fn (no cycle); unpack(node) re-attaches node as the grad_fn.
             self._data = tensor.detach()
@@ -49,6 +71,16 @@ class SavedVariable:
             self._data = tensor
             self._grad_fn = tensor._grad_fn
 
+    def _pack(self, tensor: Tensor, is_output: bool) -> None:
+        """Keep `pack(tensor)` (Note [Saved tensor hooks])."""
+        if saved_hooks.disabled is not None:
+            raise RuntimeError(saved_hooks.disabled)
+        pack, unpack = saved_hooks.stack[-1]
+        self._grad_fn = None if is_output else tensor._grad_fn
+        self._packed = pack(tensor.detach() if is_output else tensor)
+        self._unpack_hook = unpack
+        self._data = _PACKED
+
     def unpack(self, node: Any = None) -> Tensor | None:
         """The saved tensor; raises if it was freed or modified in place since it was saved."""
         data = self._data
@@ -56,9 +88,15 @@ class SavedVariable:
             if self._released:
                 raise RuntimeError(ERR_BACKWARD_TWICE)
             return None
-        version = data._storage_version()
-        if version != self._version:
-            raise RuntimeError(self._modified_message(data, version, node))
+        if data is _PACKED:
+            data = self._unpack_hook(self._packed)
+            if not hasattr(data, "_storage_version"):
+                raise TypeError(f"the unpack hook of saved_tensors_hooks must return a Tensor, not "
+                                f"{type(data).__name__}")
+        else:
+            version = data._storage_version()
+            if version != self._version:
+                raise RuntimeError(self._modified_message(data, version, node))
         if not self._is_output or not self._requires_grad or node is None:
             return data
         if not is_grad_enabled():
@@ -86,6 +124,7 @@ class SavedVariable:
 
     def release(self) -> None:
         self._data = None
+        self._packed = None
         self._grad_fn = None
         self._released = True
 

@@ -9,9 +9,15 @@ from typing import Any
 import numpy as np
 
 from runtime import opcall
-from runtime.compile import fusion, passes
 from runtime.compile.cpp_build import build
+from runtime.compile.fusion import FusedGroup, groups, render
 from runtime.compile.graph import Graph, Node, Value
+from runtime.compile.passes import (
+    common_subexpressions,
+    dead_code_elimination,
+    execution_order,
+    fold_constants,
+)
 from runtime.tensor import Tensor
 
 
@@ -27,13 +33,13 @@ class Program:
 
     def __init__(self, graph: Graph, results: dict[int, Any], fuse: bool) -> None:
         self.graph = graph
-        self.stats = {"dead": passes.dead_code_elimination(graph), "merged": passes.common_subexpressions(graph),
-                      "folded": passes.fold_constants(graph, results)}
-        passes.dead_code_elimination(graph)
-        passes.execution_order(graph)
-        self.steps: list[Node | fusion.FusedGroup] = fusion.groups(graph.nodes, fusion_specs()) if fuse \
+        self.stats = {"dead": dead_code_elimination(graph), "merged": common_subexpressions(graph),
+                      "folded": fold_constants(graph, results)}
+        dead_code_elimination(graph)
+        execution_order(graph)
+        self.steps: list[Node | FusedGroup] = groups(graph.nodes, fusion_specs()) if fuse \
             else list(graph.nodes)
-        self.fused = [s for s in self.steps if isinstance(s, fusion.FusedGroup)]
+        self.fused = [s for s in self.steps if isinstance(s, FusedGroup)]
         self.library: Any = None
         self._calls: dict[int, Any] = {}
         if self.fused:
@@ -43,7 +49,7 @@ class Program:
         later = self._used_after()
         specs = fusion_specs()
         for k, group in enumerate(self.fused):
-            fusion.render(group, f"opgen_fused_{k}", specs, later[id(group)])
+            render(group, f"opgen_fused_{k}", specs, later[id(group)])
         self.library = build("\n".join(g.source for g in self.fused))
         for group in self.fused:
             fn = getattr(self.library, group.entry)
@@ -56,7 +62,7 @@ class Program:
         out: dict[int, set[int]] = {}
         needed = {v.id for v in self.graph.output_values()}
         for step in reversed(self.steps):
-            if isinstance(step, fusion.FusedGroup):
+            if isinstance(step, FusedGroup):
                 out[id(step)] = {v.id for n in step.nodes for v in n.outputs} & needed
                 inside = {v.id for n in step.nodes for v in n.outputs}
                 needed |= {v.id for n in step.nodes for v in n.inputs() if v.id not in inside}
@@ -71,13 +77,13 @@ class Program:
     def run(self, inputs: list[Tensor]) -> Any:
         env: dict[int, Any] = {v.id: t for v, t in zip(self.graph.inputs, inputs, strict=True)}
         for step in self.steps:
-            if isinstance(step, fusion.FusedGroup):
+            if isinstance(step, FusedGroup):
                 self._run_group(step, env)
             else:
                 _run_node(step, env)
         return _materialize(self.graph.output, env)
 
-    def _run_group(self, group: fusion.FusedGroup, env: dict[int, Any]) -> None:
+    def _run_group(self, group: FusedGroup, env: dict[int, Any]) -> None:
         ins = [_get(v, env) for v in group.inputs]
         if not all(tuple(t.shape) == v.shape and (t.numel() <= 1 or tuple(t.stride()) == v.strides)
                    and t._data.dtype == t.dtype.np for t, v in zip(ins, group.inputs, strict=True)):

@@ -73,6 +73,8 @@ _DEFINED_IN = {**dict.fromkeys(_DEVICE_NAMES, "runtime.cuda.device"),
 def __getattr__(name: str) -> Any:
     """A public name, imported from its module on first use and kept (Note [The CUDA backend loads on first
     use])."""
+    if name == "amp":  # the submodule G.cuda.amp, loaded on first use
+        return importlib.import_module("runtime.cuda.amp")
     module = _DEFINED_IN.get(name)
     if module is None:
         raise AttributeError(f"module 'runtime.cuda' has no attribute '{name}'")

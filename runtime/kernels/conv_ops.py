@@ -21,7 +21,6 @@ its columns again. Temporaries live in per-thread scratch buffers (Note [Convolu
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -31,6 +30,7 @@ import numpy as np
 from runtime import dtypes
 from runtime.kernels._xp import as_tuple, strided_view, wrap, xp_of
 from runtime.tensor import Tensor
+from runtime.threads import one_blas_thread
 
 # Note [Convolution scratch buffers]
 # The padded copies, columns and GEMM products that a convolution kernel makes and drops before it returns
@@ -211,23 +211,12 @@ _CL_MIN_RUN = 16
 # A GEMM over the whole batch is ~1.5x faster than N per-sample ones when OpenBLAS runs one thread, but it is
 # large enough for OpenBLAS to thread it (the per-sample ones are not), and on a shared machine its spinning
 # threads made a demo step 4-6x slower (bench/bench_training.py with OPENBLAS_NUM_THREADS=2 under load). So
-# the batch-wide forms are taken when OpenBLAS is configured for one thread (its environment variables, read
-# once; OpenBLAS itself read them when NumPy loaded) or the arrays are CuPy's; otherwise stacks of
-# per-sample GEMMs.
-def _blas_one_thread() -> bool:
-    for var in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
-        value = os.environ.get(var, "").strip()
-        if value:
-            return value == "1"
-    return (os.cpu_count() or 1) == 1
-
-
-_ONE_THREAD = _blas_one_thread()
-
-
+# the batch-wide forms are taken when OpenBLAS runs one thread (its environment variables, read once, or
+# G.set_num_threads(1): Note [Thread count], runtime/threads.py) or the arrays are CuPy's; otherwise stacks
+# of per-sample GEMMs.
 def _batch_gemm(a: Any) -> bool:
     """Whether products over the batch of `a`'s kind are one GEMM: Note [One GEMM or one per sample]."""
-    return _ONE_THREAD or a.__class__ is not np.ndarray
+    return one_blas_thread() or a.__class__ is not np.ndarray
 
 
 def _channels_last(c: int, kw: int, groups: int) -> bool:

@@ -1,0 +1,31 @@
+"""`G.utils.data` (torch.utils.data): datasets, samplers, collation and the DataLoader, in PyTorch's modules:
+dataset.py, sampler.py, dataloader.py (Note [DataLoader workers]), _utils/collate.py, _utils/worker.py."""
+
+from runtime.distributed.sampler import DistributedSampler
+from runtime.utils.data._utils.collate import default_collate, default_convert
+from runtime.utils.data._utils.worker import WorkerInfo, get_worker_info
+from runtime.utils.data.dataloader import DataLoader
+from runtime.utils.data.dataset import (
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    StackDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)
+from runtime.utils.data.sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
+
+__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
+           "RandomSampler", "Sampler", "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler",
+           "TensorDataset", "WeightedRandomSampler", "WorkerInfo", "default_collate", "default_convert",
+           "get_worker_info", "random_split"]
+__all__ += ["DistributedSampler"]
