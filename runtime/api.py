@@ -119,6 +119,7 @@ SUBMODULES: dict[str, str] = {
     "utils.data": "runtime.utils.data",
     "linalg": "runtime.linalg",
     "testing": "runtime.testing",
+    "serialization": "runtime.nn.serialization",
 }
 
 
@@ -167,15 +168,17 @@ LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it;
     "optim": ("runtime.optim", None),
     "utils": ("runtime.utils", None),
     "testing": ("runtime.testing", None),
+    "serialization": ("runtime.nn.serialization", None),
     "load": ("runtime.nn.serialization", "load"),
     "save": ("runtime.nn.serialization", "save"),
 }
 
 if TYPE_CHECKING:
     from runtime import nn, optim, testing, utils
+    from runtime.nn import serialization
     from runtime.nn.serialization import load, save
 
-    __all__ += ["load", "nn", "optim", "save", "testing", "utils"]
+    __all__ += ["load", "nn", "optim", "save", "serialization", "testing", "utils"]
 
 
 def lazy_attribute(package: ModuleType, name: str) -> Any:

@@ -345,7 +345,7 @@ class Module:
         return IncompatibleKeys(missing, unexpected)
 
     def save(self, path: Any) -> None:
-        """Write state_dict() to `path` as .npz (G.save)."""
+        """Write state_dict() to `path` in PyTorch's checkpoint format (G.save)."""
         from runtime.nn.serialization import save
         save(self.state_dict(), path)
 
