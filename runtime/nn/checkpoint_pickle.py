@@ -64,7 +64,8 @@ class _Name:
         raise TypeError(f"{self.module}.{self.name} is a name written into a checkpoint, not callable here")
 
 
-STORAGE_NAMES: dict[dtypes.DType, str] = {d: n.replace("Tensor", "Storage") for d, n in dtypes.TENSOR_TYPE_NAMES.items()}
+STORAGE_NAMES: dict[dtypes.DType, str] = {
+    d: n.replace("Tensor", "Storage") for d, n in dtypes.TENSOR_TYPE_NAMES.items()}
 _DTYPE_BY_STORAGE = {n: d for d, n in STORAGE_NAMES.items()}
 _UNTYPED = None  # the dtype a `torch.UntypedStorage` stands for: bytes, typed later by _rebuild_tensor_v3
 
@@ -411,6 +412,12 @@ class _CheckpointUnpickler(pickle.Unpickler):
         return storage
 
 
+def _refuse_other_torch_names(module: str, name: str) -> None:
+    if module == "torch" or module.startswith("torch."):
+        raise CheckpointError(f"the checkpoint needs {module}.{name}, which opgen does not have (opgen reads "
+                              "tensors of its dtypes, parameters, dtypes, devices and Size of PyTorch's names)")
+
+
 class WeightsOnlyUnpickler(_CheckpointUnpickler):
     """Admits only tensors, storages, dtypes, devices, Size, containers, primitive values and the user's
     allow-list (Note [Checkpoints in PyTorch's format])."""
@@ -424,6 +431,7 @@ class WeightsOnlyUnpickler(_CheckpointUnpickler):
             allowed = _safe_globals.get(f"{module}.{name}")
         if allowed is not None:
             return allowed
+        _refuse_other_torch_names(module, name)
         raise UnsafeGlobalError(
             f"Weights only load failed: unsupported global {module}.{name}. weights_only=True loads only "
             "tensors, containers and primitive values; if you trust this global, allow it with "
@@ -440,8 +448,7 @@ class FullUnpickler(_CheckpointUnpickler):
         found = TORCH_NAMES.get((module, name), _SAFE_BUILTINS.get((module, name)))
         if found is not None:
             return found
-        if module == "torch" or module.startswith("torch."):
-            raise pickle.UnpicklingError(f"the checkpoint needs {module}.{name}, which opgen does not have")
+        _refuse_other_torch_names(module, name)
         return super().find_class(module, name)
 
 
