@@ -27,6 +27,7 @@ import numpy as np
 from runtime import cuda, dtypes
 from runtime import strides as S
 from runtime.device import Device, as_device
+from runtime.kernels.checks import checked_fill_value
 from runtime.memory_overlap import check_write
 from runtime.tensor import Tensor
 
@@ -134,6 +135,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._data.ndim} dimensions.")
         value = value.item()
+    value = checked_fill_value(self._dtype, value)
     self._data.fill(value)
     return self
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -245,6 +246,22 @@ def default_collate(batch: Sequence[Any]) -> Any:
                     f"found {type(elem)}")
 
 
+class _SharedIterator:
+    """A DataLoader's iterator, which threads may share: each `next` takes a lock, so every batch goes to
+    exactly one caller (a bare generator raises "generator already executing" when two threads step it)."""
+
+    def __init__(self, batches: Iterator[Any]) -> None:
+        self._batches = batches
+        self._lock = threading.Lock()
+
+    def __iter__(self) -> _SharedIterator:
+        return self
+
+    def __next__(self) -> Any:
+        with self._lock:
+            return next(self._batches)
+
+
 class DataLoader:
     """Batches of a dataset: `batch_size` samples collated by `collate_fn`, optionally shuffled."""
 
@@ -282,6 +299,9 @@ class DataLoader:
             default_collate if batch_sampler is not None else (lambda x: x))
 
     def __iter__(self) -> Iterator[Any]:
+        return _SharedIterator(self._batches())
+
+    def _batches(self) -> Iterator[Any]:
         if self.batch_sampler is None:
             for i in self.sampler:
                 yield self.collate_fn(self.dataset[i])
