@@ -74,7 +74,7 @@ def test_one_dataloader_iterator_shared_by_threads() -> None:
             for (batch,) in it:
                 with lock:
                     seen.extend(batch.tolist())
-        except BaseException as e:  # noqa: BLE001 - the test reports whatever a thread raised
+        except BaseException as e:  # the test reports whatever a thread raised
             errors.append(e)
 
     threads = [threading.Thread(target=work) for _ in range(8)]

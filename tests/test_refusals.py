@@ -395,7 +395,8 @@ def test_like_factories_need_a_tensor(factory: str) -> None:
 @pytest.mark.parametrize("args, kwargs, message", [
     ((0,), {}, "stride should not be zero"), ((2, 0), {}, "stride should not be zero"),
     ((-1,), {}, "kernel size should be greater than zero"), ((0, 1), {}, "kernel size should be greater than zero"),
-    ((2,), {"dilation": 0}, "dilation should be greater than zero"), ((2,), {"padding": -1}, "pad must be non-negative"),
+    ((2,), {"dilation": 0}, "dilation should be greater than zero"),
+    ((2,), {"padding": -1}, "pad must be non-negative"),
 ])
 def test_pooling_geometry_is_checked(args, kwargs, message) -> None:  # type: ignore[no-untyped-def]
     F = G.nn.functional
