@@ -83,3 +83,17 @@ def test_one_dataloader_iterator_shared_by_threads() -> None:
     for t in threads:
         t.join()
     assert errors == [] and sorted(seen) == list(range(200))
+
+
+@pytest.mark.cuda
+def test_rnn_over_an_empty_sequence_stays_on_its_device() -> None:
+    rnn = G.nn.GRU(3, 4).to("cuda")
+    out, h = rnn(G.zeros(0, 2, 3, device="cuda"))
+    assert out.shape == (0, 2, 4) and out.device.type == "cuda" and h.device.type == "cuda"
+
+
+@pytest.mark.cuda
+def test_jacobian_of_an_empty_output_stays_on_its_device() -> None:
+    x = G.ones(3, device="cuda")
+    jac = G.autograd.functional.jacobian(lambda t: t[:0] * 2, x)
+    assert jac.shape == (0, 3) and jac.device.type == "cuda"

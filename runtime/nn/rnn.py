@@ -233,7 +233,8 @@ class RNNBase(Module):
                 for t in steps:
                     h, c = _cell_step(self.mode, proj[t], h, c, w_hh, b_hh)
                     hs[t] = h
-                outs.append(G.stack(hs, 0) if seq_len else G.zeros(0, batch, self.hidden_size, dtype=x.dtype))
+                outs.append(G.stack(hs, 0) if seq_len else
+                            G.zeros(0, batch, self.hidden_size, dtype=x.dtype, device=x.device))
                 h_n.append(h)
                 if c is not None:
                     c_n.append(c)
