@@ -339,6 +339,14 @@ def test_fill_values_that_overflow_are_refused(value, dtype, ctype) -> None:  # 
         G.full((2,), value, dtype=dtype)
     with pytest.raises(RuntimeError, match=message):
         G.zeros(2, dtype=dtype).fill_(value)
+    with pytest.raises(RuntimeError, match=message):
+        G.zeros(1).new_full((2,), value, dtype=dtype)
+
+
+@pytest.mark.parametrize("value", ["a", None, [1.0], object()])
+def test_fill_values_must_be_numbers(value) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(TypeError, match="fill value must be a number"):
+        G.ones(2).fill_(value)
 
 
 def test_fill_values_that_fit_or_wrap() -> None:

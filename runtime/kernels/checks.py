@@ -95,9 +95,9 @@ def checked_fill_value(dt: dtypes.DType, value: Any) -> Any:
     where it does not fit. Floating: a finite value beyond the largest finite one (inf and nan are kept).
     Integral: outside the range, except that an unsigned type takes an integer down to minus its maximum,
     which wraps around (-1 is 255 in uint8); bool takes anything."""
-    if dt is dtypes.bool_ or isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
-        return value
-    if isinstance(value, complex | np.complexfloating):
+    if not isinstance(value, int | float | complex | np.number | np.bool_):
+        raise TypeError(f"a fill value must be a number or a 0-dim tensor, not {type(value).__name__}")
+    if dt is dtypes.bool_ or isinstance(value, bool | np.bool_ | complex | np.complexfloating):
         return value
     if dt.is_floating_point:
         fits = not math.isfinite(value) or abs(value) <= dtypes.finfo(dt).max

@@ -152,6 +152,8 @@ def _new(self: Tensor, size: Sequence[int] | int, dtype: Any, device: Any, fill:
     if any(s < 0 for s in shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
     xp = array_module(dev)
+    if fill is not None:
+        fill = checked_fill_value(dt, fill)
     if dt.np is None:  # Note [bfloat16 on the CUDA backend]
         _check_bfloat16_device(dt, dev)
         from runtime.cuda import fixed as F
