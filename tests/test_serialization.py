@@ -261,6 +261,20 @@ def test_safe_globals_allow_listed_classes() -> None:
         G.load(io.BytesIO(data.getvalue()))
 
 
+def test_unsafe_globals_are_listed_without_loading(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "mixed.pt"
+    G.save({"cfg": Config(1), "w": G.ones(2), "m": nn.Linear(2, 2)}, path)
+    found = G.serialization.get_unsafe_globals_in_checkpoint(path)
+    assert f"{Config.__module__}.Config" in found and "runtime.nn.layers.Linear" in found
+    assert not any(name.startswith(("torch.", "collections.")) for name in found)
+    evil = tmp_path / "evil.pt"
+    evil.write_bytes(_archive_of(pickle.dumps(_Evil(), protocol=4)))  # protocol 4: STACK_GLOBAL
+    assert [n.rsplit(".", 1)[1] for n in G.serialization.get_unsafe_globals_in_checkpoint(evil)] == ["system"]
+    assert not (tmp_path / "PWNED").exists()
+    assert G.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(_archive_of(pickle.dumps([1], 2)))) == []
+
+
 def _pickled_tensor(offset, size, stride, numel=4, dtype_name="FloatStorage"):  # type: ignore[no-untyped-def]
     """A data.pkl of one tensor with the given geometry, written opcode by opcode."""
     class Pickler(checkpoint_pickle.CheckpointPickler):

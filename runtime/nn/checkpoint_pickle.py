@@ -386,6 +386,41 @@ def safe_globals(safe_globals: Iterable[Any]) -> Iterator[None]:
             _safe_globals.update(before)
 
 
+def unsafe_globals(pickled: bytes) -> list[str]:
+    """The globals a pickle names that a weights-only load would refuse, read from its opcodes (nothing is
+    unpickled): GLOBAL and INST name theirs; STACK_GLOBAL takes the two strings pushed last."""
+    import pickletools
+
+    found: list[str] = []
+    pushed: list[Any] = []  # the values pushed so far where they are strings (None otherwise), enough for
+    memo: dict[int, Any] = {}  # STACK_GLOBAL's two operands, which may come back from the memo
+    for op, arg, _ in pickletools.genops(pickled):
+        if op.name in ("GLOBAL", "INST"):
+            module, _, name = str(arg).partition(" ")
+        elif op.name == "STACK_GLOBAL" and len(pushed) >= 2 and all(isinstance(v, str) for v in pushed[-2:]):
+            module, name = pushed[-2], pushed[-1]
+        else:
+            if op.name == "MEMOIZE":
+                memo[len(memo)] = pushed[-1] if pushed else None
+            elif op.name in ("PUT", "BINPUT", "LONG_BINPUT"):
+                memo[int(arg)] = pushed[-1] if pushed else None
+            elif op.name in ("GET", "BINGET", "LONG_BINGET"):
+                pushed.append(memo.get(int(arg)))
+            else:
+                pushed.append(arg if isinstance(arg, str) and ("UNICODE" in op.name or "STRING" in op.name)
+                              else None)
+            continue
+        module = _PY2_MODULES.get(module, module)
+        if (module, name) in TORCH_NAMES or (module, name) in _SAFE_BUILTINS:
+            continue
+        with _safe_lock:
+            if f"{module}.{name}" in _safe_globals:
+                continue
+        if f"{module}.{name}" not in found:
+            found.append(f"{module}.{name}")
+    return found
+
+
 # -- the unpicklers --------------------------------------------------------------------------------------
 
 StorageLoader = Callable[[_StorageType, str, str, int], LoadedStorage]

@@ -11,6 +11,7 @@ anywhere runs none of its code. `weights_only=False` unpickles anything: only fo
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -41,11 +42,12 @@ from runtime.nn.checkpoint_pickle import (
     clear_safe_globals,
     get_safe_globals,
     safe_globals,
+    unsafe_globals,
 )
 from runtime.tensor import Tensor
 
-__all__ = ["DEFAULT_PROTOCOL", "CheckpointError", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
-           "load", "safe_globals", "save", "UnsafeGlobalError"]
+__all__ = ["DEFAULT_PROTOCOL", "CheckpointError", "UnsafeGlobalError", "add_safe_globals", "clear_safe_globals",
+           "get_safe_globals", "get_unsafe_globals_in_checkpoint", "load", "safe_globals", "save"]
 
 FileLike = str | os.PathLike[str] | IO[bytes]
 MapLocation = None | str | Device | Mapping[str, Any] | Callable[[Tensor, str], Any]
@@ -240,6 +242,27 @@ class _Restorer:
                 raise RuntimeError(f"the checkpoint holds a tensor saved on {location}, but CUDA is not "
                                    "available here: load it with map_location='cpu'")
         return move(host, device)
+
+
+def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:
+    """The "module.name" of every global in the checkpoint `f` that `load(weights_only=True)` would refuse
+    (not allowed by default nor by `add_safe_globals`); the file's pickle is read, never run."""
+    name = _name_of(f)
+    fh: Any
+    with contextlib.ExitStack() as stack:
+        if isinstance(f, str | os.PathLike):
+            fh = stack.enter_context(open(f, "rb"))
+        else:
+            fh = f if getattr(f, "seekable", lambda: False)() else io.BytesIO(f.read())
+        try:
+            with zipfile.ZipFile(fh) as zf:
+                if not is_checkpoint_archive(zf):
+                    return []  # an .npz: no pickle
+                data = ArchiveReader(zf).read("data.pkl")
+                assert data is not None
+                return unsafe_globals(data)
+        except (zipfile.BadZipFile, ValueError, EOFError, struct.error) as e:
+            raise CheckpointError(f"{name}: not a readable checkpoint: {e}") from e
 
 
 # -- the .npz files of opgen's first format ----------------------------------------------------------------
