@@ -39,6 +39,7 @@ from runtime.device import Device
 from runtime.kernels.copy import move
 from runtime.nn.parameter import Parameter
 from runtime.storage import Storage
+from runtime.strides import contiguous_strides
 from runtime.tensor import Size, Tensor
 
 DEFAULT_PROTOCOL = 2  # PyTorch's: files stay readable by every Python 3
@@ -171,10 +172,11 @@ class CheckpointPickler(pickle._Pickler):
         start = t.data_ptr() - storage.data_ptr()
         usable = (t.numel() > 0 and root.flags.c_contiguous and start >= 0 and start % item == 0
                   and all(s >= 0 and s % item == 0 for s in byte_strides))
-        if not usable:  # empty, or a layout PyTorch has no word for (negative strides): a compact copy
-            t = t.detach().contiguous()
-            nbytes = t.numel() * item
-            return self._new_record(t, t.storage, t.data_ptr() - t.storage.data_ptr(), nbytes), 0, t.stride()
+        if not usable:  # empty, or a layout PyTorch has no word for (negative strides): a compact host copy
+            host = np.ascontiguousarray(move(t._data, Device("cpu"))).reshape(-1).view(np.uint8)
+            record = StorageRecord(str(len(self.records)), t.dtype, _location(t.device), host)
+            self.records.append(record)
+            return record, 0, tuple(contiguous_strides(tuple(t.shape)))
         stride = tuple(s // item for s in byte_strides)
         end = start + item * (1 + sum((n - 1) * s for n, s in zip(t.shape, stride, strict=True)))
         for first, last, record in self._regions.get(id(storage), ()):
