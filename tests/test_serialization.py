@@ -199,6 +199,19 @@ def test_save_keeps_mode_and_follows_symlinks(tmp_path) -> None:
     _same(G.load(real), G.zeros(2))
 
 
+def test_new_file_gets_the_mode_open_would_give(tmp_path) -> None:
+    (tmp_path / "plain").write_bytes(b"")
+    G.save(G.ones(1), tmp_path / "new.pt")
+    assert stat.S_IMODE(os.stat(tmp_path / "new.pt").st_mode) == stat.S_IMODE(os.stat(tmp_path / "plain").st_mode)
+
+
+def test_save_to_a_folder_is_refused_and_writes_nothing(tmp_path) -> None:
+    (tmp_path / "d").mkdir()
+    with pytest.raises(IsADirectoryError):
+        G.save(G.ones(1), tmp_path / "d")
+    assert _leftovers(tmp_path) == [] and list((tmp_path / "d").iterdir()) == []
+
+
 def test_save_to_missing_folder_names_the_path(tmp_path) -> None:
     with pytest.raises(FileNotFoundError, match="missing"):
         G.save(G.ones(1), tmp_path / "missing" / "x.pt")
