@@ -59,7 +59,8 @@ def root_array(array: Any) -> Any:
 # allocated (empty_strided); the CUDA caching allocator path (runtime/cuda/fixed.empty) sizes its
 # requests with `checked_nbytes`. Sizes are multiplied as Python ints, which do not wrap around.
 MAX_NBYTES = (1 << 63) - 1
-MAX_DIMS = 64  # NumPy's (and CuPy's) most dimensions of an array
+# the most dimensions of a NumPy (and CuPy) array: 64 since NumPy 2.0, 32 before
+MAX_DIMS = 64 if int(np.__version__.split(".")[0]) >= 2 else 32
 
 
 def checked_nbytes(shape: Sequence[int], itemsize: int, device: object) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import generated as G
+from runtime.storage import MAX_DIMS
 
 torch = pytest.importorskip("torch")
 
@@ -461,8 +462,8 @@ CASES.update({
     "index_fill dim 1": "T.zeros(3, 2).index_fill(1, T.tensor([2]), 1.0)",
     "index_fill float index": "T.zeros(3).index_fill_(0, T.tensor([1.0]), 1.0)",
     "index_fill 0-d": "T.zeros(()).index_fill_(0, T.tensor([1]), 1.0)",
-    "ones 64 dims ok": "T.ones([1] * 64)",
-    "ones 65 dims": "T.ones([1] * 65)",
+    "ones most dims ok": f"T.ones([1] * {MAX_DIMS})",
+    "ones past the most dims": f"T.ones([1] * {MAX_DIMS + 1})",
 })
 
 # Cases where opgen deliberately differs, with the reason.
@@ -471,8 +472,8 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "pow int tensor neg exp": "PyTorch truncates integer powers with negative exponents to 0; opgen's NumPy "
                               "kernel refuses them (RuntimeError)",
     "type str": "opgen accepts dtype names as strings wherever a dtype is taken (a documented convenience)",
-    "ones 65 dims": "PyTorch has no limit on dimensions; opgen's NumPy and CuPy arrays have at most 64, which "
-                    "opgen names (RuntimeError)",
+    "ones past the most dims": "PyTorch has no limit on dimensions; opgen's NumPy and CuPy arrays have at most 64 "
+                               "(32 before NumPy 2), which opgen names (RuntimeError)",
     "~ float": "PyTorch's Python binding raises TypeError for ~ on floats; opgen's __invert__ is bitwise_not, "
                "which raises NotImplementedError (the kernel's dtype check)",
 }
