@@ -207,7 +207,6 @@ class LoadedStorage:
     def typed(self, dtype: dtypes.DType) -> tuple[Any, Storage]:
         """The storage's bytes as a 1-D array of `dtype`, and the one runtime Storage its tensors share."""
         if dtype not in self._typed:
-            from runtime.cuda.fixed import storage_np
             if self.data.nbytes % dtype.itemsize:
                 raise CheckpointError(f"a storage of {self.data.nbytes} bytes does not hold whole {dtype.name} "
                                       "elements")
@@ -215,7 +214,7 @@ class LoadedStorage:
             if dtype is dtypes.bfloat16 and on_cpu:
                 raise CheckpointError("the checkpoint holds bfloat16 tensors, which opgen has on CUDA only: "
                                       "load it with map_location='cuda'")
-            array = self.data.view(storage_np(dtype))
+            array = self.data.view(np.uint16 if dtype.np is None else dtype.np)  # bfloat16's bits: uint16
             device = Device("cpu") if on_cpu else Device("cuda", int(array.device.id))
             self._typed[dtype] = (array, Storage(array, device))
         return self._typed[dtype]
