@@ -5,7 +5,7 @@
 Prints one progress bar per epoch (loss and accuracy on the training batches so far), the test
 accuracy after each epoch, and exits with status 1 when the final test accuracy misses the target
 (`--target`; by default 98% for the CNN, 94% for the MLP). `--save PATH` writes the trained
-weights (.npz), reloads them into a fresh model and checks that it scores the same.
+weights (PyTorch's checkpoint format), reloads them into a fresh model and checks that it scores the same.
 """
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train-size", type=int, default=6000)
     parser.add_argument("--test-size", type=int, default=2000)
     parser.add_argument("--target", type=float, help="test accuracy to reach in %% (default: the model's own)")
-    parser.add_argument("--save", metavar="PATH", help="write the trained weights here (.npz)")
+    parser.add_argument("--save", metavar="PATH", help="write the trained weights here (PyTorch's checkpoint format)")
     args = parser.parse_args(argv)
     if args.model == "cnn" and not has_conv_ops():
         parser.error("--model cnn needs the conv2d and max_pool2d ops")

@@ -80,6 +80,7 @@ from runtime.api import (
     save as save,
     scalar_tensor as scalar_tensor,
     seed as seed,
+    serialization as serialization,
     set_autocast_enabled as set_autocast_enabled,
     set_default_device as set_default_device,
     set_default_dtype as set_default_dtype,

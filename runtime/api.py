@@ -231,6 +231,7 @@ SUBMODULES: dict[str, str] = {
     "autograd.anomaly_mode": "runtime.autograd.anomaly_mode",
     "autograd.grad_mode": "runtime.autograd.grad_mode",
     "random": "runtime.random",
+    "serialization": "runtime.nn.serialization",
 }
 
 
@@ -296,16 +297,18 @@ LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it;
     "backends": ("runtime.backends", None),
     "accelerator": ("runtime.accelerator", None),
     "random": ("runtime.random", None),
+    "serialization": ("runtime.nn.serialization", None),
     "load": ("runtime.nn.serialization", "load"),
     "save": ("runtime.nn.serialization", "save"),
 }
 
 if TYPE_CHECKING:
     from runtime import accelerator, amp, backends, distributions, nn, optim, testing, utils
+    from runtime.nn import serialization
     from runtime.nn.serialization import load, save
 
-    __all__ += ["accelerator", "amp", "backends", "distributions", "load", "nn", "optim", "save", "testing",
-                "utils"]
+    __all__ += ["accelerator", "amp", "backends", "distributions", "load", "nn", "optim", "save",
+                "serialization", "testing", "utils"]
 
 
 def lazy_attribute(package: ModuleType, name: str) -> Any:

@@ -11,6 +11,7 @@ for CPU or CUDA (runtime.library) serves every factory.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,8 +22,9 @@ from runtime import strides as S
 from runtime.cuda.fixed import storage_np
 from runtime.device import CPU, Device, as_device, default_device
 from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, dispatcher, shared, tls
+from runtime.kernels.checks import checked_fill_value
 from runtime.kernels.copy import array_module, fill_, move, store, zero_
-from runtime.storage import empty_array
+from runtime.storage import MAX_DIMS, empty_array
 from runtime.tensor import Size, Tensor, fresh_tensor, install_methods
 
 __all__ = [
@@ -142,6 +144,8 @@ def _fast_array(make: Any, size: tuple[Any, ...], dt: dtypes.DType, device: Any,
 def _fast_like(make: Any, t: Tensor, fill: str | None, default_fill: Any) -> Tensor | None:
     """`make(t.shape, t's dtype)` as a new CPU tensor for a `*_like` factory of a CPU tensor `t`, or None
     where the factory must dispatch (Note [Factory fast path]); `t`'s shape needs no checking."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"argument 'input' (position 1) must be Tensor, not {type(t).__name__}")
     dt = t._dtype
     if dt.np is None or not _plain_cpu(t._device, fill, default_fill):
         return None
@@ -165,9 +169,13 @@ def _dtype(dtype: Any) -> dtypes.DType:
 
 def _check_size(size: Sequence[Any]) -> tuple[int, ...]:
     try:
-        out = tuple(map(int, size))
-    except (TypeError, ValueError):
-        raise TypeError(f"size must be a sequence of ints, not {list(size)!r}") from None
+        out = tuple(map(operator.index, size))
+    except TypeError:
+        odd = next(type(s).__name__ for s in size if not hasattr(s, "__index__"))
+        raise TypeError(f"size must be a tuple of ints, but found element of type {odd}") from None
+    if len(out) > MAX_DIMS:
+        raise RuntimeError(f"a tensor of {len(out)} dimensions was requested: opgen tensors have at most {MAX_DIMS} "
+                           "(NumPy's limit)")
     if out and min(out) < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {list(out)}")
     return out
@@ -179,6 +187,8 @@ _INTS = (int, np.integer)
 def _size(size: Sequence[Any]) -> tuple[int, ...]:
     """Varargs sizes: `(2, 3)`, `((2, 3),)` and `([2, 3],)` all mean [2, 3]."""
     if len(size) == 1 and not isinstance(size[0], _INTS):
+        if isinstance(size[0], str | bytes) or not isinstance(size[0], Sequence | Size | Tensor):
+            raise TypeError(f"size must be a tuple of ints, not {type(size[0]).__name__}")
         size = tuple(size[0])
     return _check_size(size)
 
@@ -271,7 +281,7 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any
     array = None if isinstance(fill_value, Tensor) else _fast_array(np.empty, (size,), dt, device, "fill_.Scalar",
                                                                     fill_)
     if array is not None:
-        array.fill(fill_value)  # as the fill_ kernel does
+        array.fill(checked_fill_value(dt, fill_value))  # as the fill_ kernel does
         t = Tensor._wrap(array, dt)
         return t.requires_grad_() if requires_grad else t
     t = _alloc(_size((size,)), dt, device)
@@ -302,6 +312,8 @@ def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
 
 
 def _like(t: Tensor, dtype: Any, device: Any) -> tuple[tuple[int, ...], dtypes.DType, Any]:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"argument 'input' (position 1) must be Tensor, not {type(t).__name__}")
     return t._data.shape, (t._dtype if dtype is None else dtypes.as_dtype(dtype)), \
         (t._device if device is None else device)
 
@@ -455,6 +467,12 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """A CPU tensor sharing memory with a NumPy array."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    if any(s < 0 for s in array.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "
+                         "strides are not supported: make a copy of the array first (array.copy())")
+    if any(s % array.itemsize for s in array.strides):
+        raise ValueError("given numpy array strides are not a multiple of the element byte size: copy the "
+                         "array first (np.ascontiguousarray)")
     if array.__class__ is not np.ndarray:
         # a subclass (np.memmap, np.matrix): a plain view of the same memory, since the tensor core tells
         # NumPy arrays from CuPy ones by exact class

@@ -223,6 +223,25 @@ def _strip_leading_ones(src: Tensor) -> Tensor:
     return opcall.ops.reshape(src, tuple(shape[k:])) if k else src
 
 
+def _numeric_array(t: Tensor, value: Any) -> np.ndarray:
+    """`value` (a NumPy number or array, or nested lists of numbers) as an array; TypeError for anything
+    else, as PyTorch refuses a str or an object."""
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError):
+        array = None
+    if array is None or array.dtype.kind not in "biuf":
+        raise TypeError(f"can't assign a {type(value).__name__} to a "
+                        f"{dtypes.tensor_type_name(t.dtype, t.device.type)}")
+    if array.dtype not in _ASSIGNABLE:  # uint16/32/64, long double: through the widest type opgen has
+        array = array.astype(np.float64 if array.dtype.kind == "f" else np.int64)
+    return array
+
+
+_ASSIGNABLE = {np.dtype(d) for d in (np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16,
+                                     np.float32, np.float64)}
+
+
 def setitem(t: Tensor, key: Any, value: Any) -> None:
     if key.__class__ is Tensor and _one_tensor(t, key):
         number = value.__class__
@@ -245,9 +264,10 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
     if isinstance(value, Tensor):
         # cast where `t` lives: a CPU value for a bfloat16 CUDA `t` cannot be bfloat16 on the CPU
         src = value if value.dtype is t.dtype else value.to(dtype=t.dtype, device=t.device)
+    elif isinstance(value, bool | int | float):
+        src = None
     else:
-        src = ops._to_copy(Tensor._wrap(np.asarray(value)), dtype=t.dtype, device=t.device) \
-            if not isinstance(value, bool | int | float) else None
+        src = ops._to_copy(Tensor._wrap(_numeric_array(t, value)), dtype=t.dtype, device=t.device)
     if src is not None:
         src = _strip_leading_ones(src)
     if advanced is None:

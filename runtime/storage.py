@@ -59,6 +59,8 @@ def root_array(array: Any) -> Any:
 # allocated (empty_strided); the CUDA caching allocator path (runtime/cuda/fixed.empty) sizes its
 # requests with `checked_nbytes`. Sizes are multiplied as Python ints, which do not wrap around.
 MAX_NBYTES = (1 << 63) - 1
+# the most dimensions of a NumPy (and CuPy) array: 64 since NumPy 2.0, 32 before
+MAX_DIMS = 64 if int(np.__version__.split(".")[0]) >= 2 else 32
 
 
 def checked_nbytes(shape: Sequence[int], itemsize: int, device: object) -> int:
@@ -74,6 +76,9 @@ def checked_nbytes(shape: Sequence[int], itemsize: int, device: object) -> int:
 
 def empty_array(xp: Any, shape: tuple[int, ...], np_dtype: Any, device: object) -> Any:
     """`xp.empty(shape, np_dtype)` with Note [Impossible allocation sizes]: the error names bytes and device."""
+    if len(shape) > MAX_DIMS:
+        raise RuntimeError(f"a tensor of {len(shape)} dimensions was requested: opgen tensors have at most "
+                           f"{MAX_DIMS} (NumPy's limit)")
     try:
         return xp.empty(shape, dtype=np_dtype)
     except (MemoryError, ValueError, OverflowError):  # the sizes are checked non-negative ints before

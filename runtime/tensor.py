@@ -241,9 +241,19 @@ class Tensor:
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
-        if value is not None and value.shape != self.shape:
-            raise RuntimeError(f"assigned grad has shape {list(value.shape)} but the tensor has shape "
-                               f"{list(self.shape)}")
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value._dtype is not self._dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: the gradient is {value._dtype} "
+                                   f"and the tensor {self._dtype}")
+            if value._device != self._device:
+                raise RuntimeError(f"assigned grad has data located on a different device: the gradient is on "
+                                   f"{value._device} and the tensor on {self._device}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has shape {list(value.shape)} but the tensor has shape "
+                                   f"{list(self.shape)}")
         self._grad = value
 
     @property

@@ -120,9 +120,9 @@ API_NAMES: frozenset[str] = frozenset({
     "is_deterministic_algorithms_warn_only_enabled", "is_floating_point", "is_grad_enabled", "is_nonzero",
     "is_tensor", "library", "linalg", "linspace", "long", "manual_seed", "meshgrid", "no_grad", "numel", "ones",
     "ones_like", "promote_types", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "random",
-    "randperm", "result_type", "scalar_tensor", "seed", "set_autocast_enabled", "set_default_device",
-    "set_default_dtype", "set_float32_matmul_precision", "set_grad_enabled", "set_num_interop_threads",
-    "set_num_threads", "set_printoptions", "set_rng_state", "short", "tensor", "uint8",
+    "randperm", "result_type", "scalar_tensor", "seed", "serialization", "set_autocast_enabled",
+    "set_default_device", "set_default_dtype", "set_float32_matmul_precision", "set_grad_enabled",
+    "set_num_interop_threads", "set_num_threads", "set_printoptions", "set_rng_state", "short", "tensor", "uint8",
     "use_deterministic_algorithms", "zeros", "zeros_like",
     # lazy names and public submodules (runtime/api.py LAZY, SUBMODULES)
     "load", "nn", "optim", "save", "testing", "utils",

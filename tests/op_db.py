@@ -184,7 +184,9 @@ OPS: list[OpSpec] = [
     unary("frac", lambda x: x - np.trunc(x), FLOAT),
     unary("clamp", lambda x: np.clip(x, -0.5, 0.7), NUMERIC, op=lambda G, x: G.clamp(x, -0.5, 0.7)),
     unary("clamp_min", lambda x: np.maximum(x, 0.5), NUMERIC, op=lambda G, x: G.clamp(x, min=0.5)),
-    unary("clip", lambda x: np.clip(x, -1, 1), NUMERIC, op=lambda G, x: G.clip(x, -1, 1)),
+    # the bound -1 is 0 for unsigned inputs (NumPy 2.0 refuses a -1 bound for uint8; later NumPy takes it)
+    unary("clip", lambda x: np.clip(x, 0 if x.dtype.kind == "u" else -1, 1), NUMERIC,
+          op=lambda G, x: G.clip(x, -1, 1)),
     OpSpec("nan_to_num", lambda G, x: G.nan_to_num(x, posinf=9.0), lambda x: np.nan_to_num(x, posinf=9.0), 1, ALL,
            make=lambda rng, dt, layout: None if layout not in ("contiguous", "transposed") else
            [np.array([[np.nan, np.inf, -1.5], [2.0, -np.inf, 0.5]], dtype=dt) if dt in FLOAT

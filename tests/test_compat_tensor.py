@@ -78,7 +78,7 @@ def test_finfo_matches_torch(name: str) -> None:
     f, o = torch.finfo(getattr(torch, name)), G.finfo(getattr(G, name))
     for attr in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution"):
         assert getattr(o, attr) == pytest.approx(getattr(f, attr), rel=1e-6), attr
-    assert o.dtype == f.dtype  # the dtype's name, a string in both
+    assert o.dtype == f.dtype  # a string: pytest.approx takes numbers only (pytest 9 refuses a str)
     assert repr(o) == repr(f)
     assert G.finfo().dtype == "float32"
 

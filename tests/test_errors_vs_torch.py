@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import generated as G
+from runtime.storage import MAX_DIMS
 
 torch = pytest.importorskip("torch")
 
@@ -383,12 +384,96 @@ for _m in DIM_METHODS:
         CASES[f"{_m} dim 5"] = f"T.ones(2, 3).{_m}(5)"
         CASES[f"{_m} dim -4 of 0-d"] = f"T.tensor(1.0).{_m}(-4)"
 
+
+
+def _grad_other_dtype(T: Any) -> None:
+    T.ones(2, requires_grad=True).grad = T.tensor([1, 2])
+
+
+def _grad_not_a_tensor(T: Any) -> None:
+    T.ones(2, requires_grad=True).grad = [1.0, 2.0]
+
+
+def _setitem_str(T: Any) -> None:
+    T.zeros(3)[0] = "a"
+
+
+def _setitem_none(T: Any) -> None:
+    T.zeros(3)[0] = None
+
+
+def _setitem_list_of_str(T: Any) -> None:
+    T.zeros(3)[0] = ["a"]
+
+
+def _from_numpy_negative_strides(T: Any) -> None:
+    import numpy as np
+    T.from_numpy(np.arange(4)[::-1])
+
+
+def _from_numpy_reversed_2d(T: Any) -> None:
+    import numpy as np
+    T.from_numpy(np.ones((3, 4))[:, ::-2])
+
+
+# runtime bad calls (issue 20): sizes, fill values, *_like inputs, pooling geometry, index_fill
+CASES.update({
+    "ones str size": "T.ones('3')",
+    "ones list of str": "T.ones(['3'])",
+    "zeros float size": "T.zeros(2.0)",
+    "empty tuple of float": "T.empty((2.0, 3))",
+    "full float overflow": "T.full((2,), 1e40, dtype=T.float32)",
+    "full half overflow": "T.full((2,), 65520.0, dtype=T.float16)",
+    "full int8 overflow": "T.full((2,), 300, dtype=T.int8)",
+    "full int32 overflow": "T.full((2,), 2**31, dtype=T.int32)",
+    "full uint8 below -255": "T.full((2,), -256, dtype=T.uint8)",
+    "full uint8 -1 wraps": "T.full((2,), -1, dtype=T.uint8)",
+    "full uint8 negative float": "T.full((2,), -1.5, dtype=T.uint8)",
+    "full inf ok": "T.full((2,), float('inf'))",
+    "full bool big ok": "T.full((2,), 1e40, dtype=T.bool)",
+    "fill_ overflow": "T.zeros(2).fill_(1e40)",
+    "fill_ int16 overflow": "T.zeros(2, dtype=T.int16).fill_(70000)",
+    "fill_ str": "T.ones(2).fill_('a')",
+    "fill_ None": "T.ones(2).fill_(None)",
+    "new_full overflow": "T.zeros(2, 3).new_full((2,), 1e40)",
+    "new_full int8 overflow": "T.zeros(2, 3).new_full((2,), 300, dtype=T.int8)",
+    "grad other dtype": _grad_other_dtype,
+    "grad not a tensor": _grad_not_a_tensor,
+    "setitem str": _setitem_str,
+    "setitem None": _setitem_none,
+    "setitem list of str": _setitem_list_of_str,
+    "from_numpy negative strides": _from_numpy_negative_strides,
+    "from_numpy reversed 2d": _from_numpy_reversed_2d,
+    "zeros_like list": "T.zeros_like([1, 2])",
+    "ones_like tuple": "T.ones_like((1, 2))",
+    "empty_like list": "T.empty_like([1.0])",
+    "full_like list": "T.full_like([1.0], 2.0)",
+    "rand_like list": "T.rand_like([1.0])",
+    "max_pool2d kernel 0": "T.nn.functional.max_pool2d(T.ones(1, 1, 4, 4), 0)",
+    "max_pool2d kernel -1": "T.nn.functional.max_pool2d(T.ones(1, 1, 4, 4), -1)",
+    "max_pool2d stride 0": "T.nn.functional.max_pool2d(T.ones(1, 1, 4, 4), 2, 0)",
+    "max_pool2d dilation 0": "T.nn.functional.max_pool2d(T.ones(1, 1, 4, 4), 2, dilation=0)",
+    "max_pool2d padding -1": "T.nn.functional.max_pool2d(T.ones(1, 1, 4, 4), 2, padding=-1)",
+    "avg_pool2d kernel 0": "T.nn.functional.avg_pool2d(T.ones(1, 1, 4, 4), 0)",
+    "avg_pool2d stride 0": "T.nn.functional.avg_pool2d(T.ones(1, 1, 4, 4), 2, 0)",
+    "index_fill_ past the end": "T.zeros(3).index_fill_(0, T.tensor([5]), 1.0)",
+    "index_fill_ below -size": "T.zeros(3).index_fill_(0, T.tensor([-4]), 1.0)",
+    "index_fill_ negative ok": "T.zeros(3).index_fill_(0, T.tensor([-1]), 1.0)",
+    "index_fill dim 1": "T.zeros(3, 2).index_fill(1, T.tensor([2]), 1.0)",
+    "index_fill float index": "T.zeros(3).index_fill_(0, T.tensor([1.0]), 1.0)",
+    "index_fill 0-d": "T.zeros(()).index_fill_(0, T.tensor([1]), 1.0)",
+    "ones most dims ok": f"T.ones([1] * {MAX_DIMS})",
+    "ones past the most dims": f"T.ones([1] * {MAX_DIMS + 1})",
+})
+
 # Cases where opgen deliberately differs, with the reason.
 KNOWN_DIFFERENCES: dict[str, str] = {
     "index two ellipsis": "PyTorch accepts x[..., ...]; opgen keeps Python's and NumPy's one-ellipsis rule",
     "pow int tensor neg exp": "PyTorch truncates integer powers with negative exponents to 0; opgen's NumPy "
                               "kernel refuses them (RuntimeError)",
     "type str": "opgen accepts dtype names as strings wherever a dtype is taken (a documented convenience)",
+    "ones past the most dims": "PyTorch has no limit on dimensions; opgen's NumPy and CuPy arrays have at most 64 "
+                               "(32 before NumPy 2), which opgen names (RuntimeError)",
     "~ float": "PyTorch's Python binding raises TypeError for ~ on floats; opgen's __invert__ is bitwise_not, "
                "which raises NotImplementedError (the kernel's dtype check)",
 }

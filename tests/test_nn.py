@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import pickle
+import zipfile
 
 import numpy as np
 import pytest
@@ -216,7 +218,8 @@ def test_save_load_file_round_trip(tmp_path) -> None:
     a, b = Net(), Net()
     path = tmp_path / "net.npz"
     G.save(a.state_dict(), path)
-    assert set(np.load(path).files) == {"body.0.weight", "body.0.bias", "head.weight", "steps", "__opgen__"}
+    with zipfile.ZipFile(path) as zf:  # PyTorch's checkpoint format: data.pkl and one record per storage
+        assert "archive/data.pkl" in zf.namelist() and len([n for n in zf.namelist() if "/data/" in n]) == 4
     loaded = G.load(path)
     assert list(loaded) == list(a.state_dict()) and loaded["steps"].dtype == G.float32
     b.load_state_dict(loaded)
@@ -238,8 +241,13 @@ def test_save_nested_and_plain_npz(tmp_path) -> None:
     assert back["a"][1] == {"b": 3.5, "c": None} and back["d"] == (1, "x")
     np.savez(tmp_path / "plain.npz", w=np.ones(3, np.float32))
     assert G.load(tmp_path / "plain.npz")["w"].tolist() == [1.0, 1.0, 1.0]
-    with pytest.raises(TypeError, match="cannot save an object of type object"):
-        G.save({"x": object()}, tmp_path / "bad.npz")
+    G.save({"x": Net}, tmp_path / "code.pt")  # a class: saved by name, loaded only when trusted
+    with pytest.raises(pickle.UnpicklingError, match=r"Net"):
+        G.load(tmp_path / "code.pt")
+    assert G.load(tmp_path / "code.pt", weights_only=False)["x"] is Net
+    with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
+        G.save({"x": lambda: 1}, tmp_path / "bad.pt")
+    assert not (tmp_path / "bad.pt").exists()
 
 
 def test_module_to_cpu_keeps_parameter_identity() -> None:

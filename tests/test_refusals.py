@@ -305,3 +305,127 @@ def test_random_fills_refuse_an_expanded_tensor_and_draw_nothing(fill: str) -> N
     drawn = getattr(base.expand(1, 3), fill)(*args, generator=gen).clone()  # no dimension > 1 at stride 0
     fresh = getattr(G.zeros_like(base), fill)(*args, generator=G.Generator().manual_seed(0))
     assert G.equal(drawn, fresh)  # the refused call drew nothing
+
+
+# -- bad calls of the factories, grad assignment, indexing, interop, pooling (issue 20) ----------------------
+@pytest.mark.parametrize("call", [lambda: G.ones("3"), lambda: G.zeros(["3"]), lambda: G.empty(2.0),
+                                  lambda: G.ones((2.0, 3)), lambda: G.full("ab", 1.0)])
+def test_sizes_must_be_ints(call) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(TypeError, match="size must be a tuple of ints"):
+        call()
+
+
+def test_sizes_that_are_ints_in_disguise_still_work() -> None:
+    assert G.ones(np.int64(2), 3).shape == (2, 3) and G.zeros(G.Size([4])).shape == (4,)
+    assert G.empty([]).shape == () and G.ones(()).shape == ()
+
+
+def test_too_many_dimensions_are_named() -> None:
+    most = storage.MAX_DIMS
+    assert G.ones([1] * most).dim() == most
+    for call in (lambda: G.ones([1] * (most + 1)), lambda: G.zeros(*([1] * (most + 6))),
+                 lambda: G.empty([1] * (most + 1))):
+        with pytest.raises(RuntimeError, match=rf"({most + 1}|{most + 6}) dimensions") as info:
+            call()
+        assert f"at most {most}" in str(info.value) and "memory" not in str(info.value)
+
+
+@pytest.mark.parametrize("value, dtype, ctype", [
+    (1e40, G.float32, "float"), (-1e39, G.float32, "float"), (65520.0, G.float16, "c10::Half"),
+    (300, G.int8, "int8_t"), (-129, G.int8, "int8_t"), (2**31, G.int32, "int"), (70000.0, G.int16, "int16_t"),
+    (-256, G.uint8, "uint8_t"), (-1.5, G.uint8, "uint8_t"), (2**63, G.int64, "int64_t"),
+])
+def test_fill_values_that_overflow_are_refused(value, dtype, ctype) -> None:  # type: ignore[no-untyped-def]
+    message = f"value cannot be converted to type {ctype} without overflow"
+    with pytest.raises(RuntimeError, match=message):
+        G.full((2,), value, dtype=dtype)
+    with pytest.raises(RuntimeError, match=message):
+        G.zeros(2, dtype=dtype).fill_(value)
+    with pytest.raises(RuntimeError, match=message):
+        G.zeros(1).new_full((2,), value, dtype=dtype)
+
+
+@pytest.mark.parametrize("value", ["a", None, [1.0], object()])
+def test_fill_values_must_be_numbers(value) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(TypeError, match="fill value must be a number"):
+        G.ones(2).fill_(value)
+
+
+def test_fill_values_that_fit_or_wrap() -> None:
+    assert G.full((2,), -1, dtype=G.uint8).tolist() == [255, 255]  # unsigned wraps from -max, as PyTorch
+    assert G.full((1,), -255, dtype=G.uint8).tolist() == [1]
+    assert G.full((1,), float("inf")).tolist() == [math.inf] and math.isnan(G.full((1,), math.nan).item())
+    assert G.full((1,), 1e40, dtype=G.bool).tolist() == [True]
+    assert G.full((1,), 1e300, dtype=G.float64).item() == 1e300
+    assert G.full((1,), 127, dtype=G.int8).item() == 127 and G.full((1,), -(2**63)).item() == -(2**63)
+
+
+def test_assigned_grad_must_match_the_tensor() -> None:
+    leaf = G.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="assigned grad has data of a different type"):
+        leaf.grad = G.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="assigned grad has data of a different type"):
+        leaf.grad = G.ones(2, dtype=G.float64)
+    with pytest.raises(TypeError, match="assigned grad expected to be a Tensor or None"):
+        leaf.grad = [1.0, 2.0]
+    assert leaf.grad is None
+    leaf.grad = G.full((2,), 3.0)
+    (leaf * 2).sum().backward()  # accumulates into the assigned grad
+    assert leaf.grad.tolist() == [5.0, 5.0]
+
+
+def test_from_numpy_refuses_negative_strides() -> None:
+    for array in (np.arange(4)[::-1], np.ones((3, 4))[:, ::-2], np.ones((2, 2))[::-1, :]):
+        with pytest.raises(ValueError, match="negative"):
+            G.from_numpy(array)
+    assert G.from_numpy(np.arange(6)[::2]).tolist() == [0, 2, 4]  # positive strides still share memory
+    assert G.from_numpy(np.arange(4)[::-1].copy()).tolist() == [3, 2, 1, 0]
+
+
+@pytest.mark.parametrize("value", ["a", b"a", None, object(), ["a"], {"a": 1}, 1 + 2j])
+def test_setitem_refuses_values_that_are_not_numbers(value) -> None:  # type: ignore[no-untyped-def]
+    x = G.zeros(3)
+    with pytest.raises(TypeError, match=f"can't assign a {type(value).__name__} to a torch.FloatTensor"):
+        x[0] = value
+    with pytest.raises(TypeError):
+        x[G.tensor([0, 1])] = value
+    assert x.tolist() == [0.0, 0.0, 0.0]
+    x[0], x[1:] = np.float32(2.0), [3, np.uint64(4)]
+    assert x.tolist() == [2.0, 3.0, 4.0]
+
+
+@pytest.mark.parametrize("factory", ["zeros_like", "ones_like", "empty_like", "rand_like", "randn_like"])
+def test_like_factories_need_a_tensor(factory: str) -> None:
+    with pytest.raises(TypeError, match="must be Tensor, not list"):
+        getattr(G, factory)([1.0, 2.0])
+    with pytest.raises(TypeError, match="must be Tensor, not list"):
+        G.full_like([1.0], 2.0)
+
+
+@pytest.mark.parametrize("args, kwargs, message", [
+    ((0,), {}, "stride should not be zero"), ((2, 0), {}, "stride should not be zero"),
+    ((-1,), {}, "kernel size should be greater than zero"), ((0, 1), {}, "kernel size should be greater than zero"),
+    ((2,), {"dilation": 0}, "dilation should be greater than zero"),
+    ((2,), {"padding": -1}, "pad must be non-negative"),
+])
+def test_pooling_geometry_is_checked(args, kwargs, message) -> None:  # type: ignore[no-untyped-def]
+    F = G.nn.functional
+    x = G.ones(1, 1, 4, 4)
+    with pytest.raises(RuntimeError, match=message):
+        F.max_pool2d(x, *args, **kwargs)
+    if "dilation" not in kwargs:
+        with pytest.raises(RuntimeError, match=message):
+            F.avg_pool2d(x, *args, **kwargs)
+
+
+def test_index_fill_names_itself_and_wraps_negative_indices() -> None:
+    for index in ([5], [3], [-4], [0, 7]):
+        with pytest.raises(IndexError, match=r"index -?\d+ is out of bounds for dimension 0 with size 3") as info:
+            G.zeros(3).index_fill_(0, G.tensor(index), 1.0)
+        assert "index_add" not in str(info.value)
+    with pytest.raises(IndexError, match="dimension 1 with size 2"):
+        G.zeros(3, 2).index_fill(1, G.tensor([2]), 1.0)
+    with pytest.raises(IndexError, match="index_fill_.*int64"):
+        G.zeros(3).index_fill_(0, G.tensor([1.0]), 1.0)
+    assert G.zeros(3).index_fill_(0, G.tensor([-1, 0]), 1.0).tolist() == [1.0, 0.0, 1.0]
+    assert G.zeros(()).index_fill_(0, G.tensor([0]), 2.0).item() == 2.0

@@ -62,11 +62,24 @@ def _drop_entry(func_prefix: bytes) -> dict[str, bytes]:
 BOMB = b"doc: &a [" + b"x, " * 9 + b"x]\n" + b"".join(
     f"  p{i}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n".encode() for i in range(9))
 
-CASES: dict[str, tuple[dict[str, bytes], str]] = {
+def appended_line(offset: int) -> int:
+    """The line of the `offset`-th line (1: the first) of an entry appended by `with_entry`."""
+    return real(NF).count(b"\n") + 1 + offset
+
+
+def located(line: int, problem: str) -> re.Pattern[str]:
+    """opgen's answer where a YAML library may answer first, in its own words that differ between versions:
+    the file and line of the problem and what it is about (`problem`, a regex), not the library's wording."""
+    return re.compile(rf"native_functions\.yaml:{line}: (invalid YAML: )?.*{problem}", re.I)
+
+
+# the expected text of each case's error: opgen's own wording (a string), or `located(...)` where the YAML
+# library reports the problem (PyYAML's messages and the checks it does first change between releases)
+CASES: dict[str, tuple[dict[str, bytes], str | re.Pattern[str]]] = {
     "non-utf8 byte": ({NF: real(NF).replace(b"pointwise: self + alpha", b"pointwise: self \xff+ alpha", 1)},
                       "not UTF-8: byte 0xff"),
     "raw control character": (with_entry("- func: f(Tensor self) -> Tensor\n  doc: a\x01b\n  pointwise: self\n"),
-                              "invalid YAML: unacceptable character #x0001"),
+                              located(appended_line(2), "character.*0001")),
     "escaped control character": (with_entry('- func: f(Tensor self) -> Tensor\n  doc: "a\\x1bb"\n'
                                              "  pointwise: self\n"), "control character U+001B in a string"),
     "list as key": (with_entry("- func: f(Tensor self) -> Tensor\n  ? [a, b]\n  : c\n"),
@@ -82,9 +95,9 @@ CASES: dict[str, tuple[dict[str, bytes], str]] = {
     "variants a mapping": (with_entry("- func: f(Tensor self) -> Tensor\n  pointwise: self\n  variants: {a: 1}\n"),
                            "'variants' must be a string"),
     "deep nesting": (with_entry("- func: f(Tensor self) -> Tensor\n  doc: " + "[" * 1000 + "]" * 1000 + "\n"),
-                     "nesting is deeper than"),
+                     located(appended_line(2), "nesting")),
     "very deep nesting": (with_entry("- func: f(Tensor self) -> Tensor\n  doc: " + "[" * 200000 + "]" * 200000),
-                          "nesting is deeper than"),
+                          located(appended_line(2), "nesting")),
     "function as a value": (with_entry("- func: f(Tensor self) -> Tensor\n  pointwise: abs(self) + abs\n"),
                             "function 'abs' is used as a value"),
     "long op name": (with_entry(f"- func: {'x' * 300}(Tensor self) -> Tensor\n  pointwise: self\n"),
@@ -130,7 +143,10 @@ def test_malformed_input_exits_2_with_location_and_writes_nothing(project: Path,
     assert time.perf_counter() - start < 10
     assert code == 2, out
     assert LOCATED.search(out), out
-    assert expected in out, out
+    if isinstance(expected, str):
+        assert expected in out, out
+    else:
+        assert expected.search(out), out
     assert "Traceback" not in out
     assert snapshot(project) == before
     assert [p.name for p in project.iterdir() if p.name.startswith("generated.")] == []

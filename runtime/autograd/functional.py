@@ -155,7 +155,8 @@ def jacobian(func: Callable[..., Any], inputs: Inputs, create_graph: bool = Fals
                     rows[j].append(G.reshape(g, (-1,)))
             per_input = []
             for j, inp in enumerate(ins):
-                mat = G.stack(rows[j], 0) if rows[j] else G.zeros((0, inp.numel()), dtype=inp.dtype)
+                mat = G.stack(rows[j], 0) if rows[j] else G.zeros((0, inp.numel()), dtype=inp.dtype,
+                                                                   device=inp.device)
                 per_input.append(G.reshape(mat, (*out.shape, *inp.shape)))
             blocks.append(tuple(per_input))
     result = tuple(_finish(b, create_graph) for b in blocks)

@@ -43,9 +43,12 @@ def _array(t: Tensor) -> np.ndarray:
 def _numerical(fn: Callable[..., Any], inputs: Sequence[Any], i: int, n_out: list[int],
                eps: float) -> list[np.ndarray]:
     """d(out_k)/d(input_i) by central differences: one (numel(in), numel(out_k)) matrix per output."""
-    x = _array(inputs[i])
-    cols = [np.zeros((x.size, n)) for n in n_out]
-    for j, idx in enumerate(np.ndindex(*x.shape)):
+    t = inputs[i]
+    # perturbed in place, where it lives: a CPU tensor's array, else the tensor itself (a device tensor's
+    # host copy would not reach `fn`)
+    x = _array(t) if t.device.type == "cpu" else t.detach()
+    cols = [np.zeros((t.numel(), n)) for n in n_out]
+    for j, idx in enumerate(np.ndindex(*t.shape)):
         orig = x[idx].item()
         x[idx] = orig + eps
         plus = [_array(o).astype(np.float64).ravel().copy() for o in _outputs(fn(*inputs))]
@@ -68,7 +71,7 @@ def _analytical(outputs: list[Tensor], diff_inputs: list[Tensor]) -> list[list[n
         for m in range(n):
             onehot = np.zeros(n, dtype=_array(o).dtype)
             onehot[m] = 1.0
-            go = G.tensor(onehot.reshape(o.shape), dtype=o.dtype)
+            go = G.tensor(onehot.reshape(o.shape), dtype=o.dtype, device=o.device)
             grads = autograd_grad([o], diff_inputs, [go], retain_graph=True, allow_unused=True)
             for i, g in enumerate(grads):
                 if g is not None:
@@ -127,8 +130,8 @@ def gradgradcheck(fn: Callable[..., Any], inputs: Any, grad_outputs: Any = None,
     outputs = [o for o in _outputs(fn(*inputs)) if o._requires_grad]
     if grad_outputs is None:
         rng = np.random.default_rng(seed)
-        grad_outputs = tuple(G.tensor(rng.standard_normal(o.shape), dtype=o.dtype, requires_grad=True)
-                             for o in outputs)
+        grad_outputs = tuple(G.tensor(rng.standard_normal(o.shape), dtype=o.dtype, device=o.device,
+                                      requires_grad=True) for o in outputs)
     else:
         grad_outputs = tuple(grad_outputs) if isinstance(grad_outputs, list | tuple) else (grad_outputs,)
     n_in = len(inputs)

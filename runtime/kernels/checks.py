@@ -12,8 +12,8 @@ import numpy as np
 
 from runtime import dtypes
 
-__all__ = ["check_alpha", "check_bias_dtype", "check_condition", "check_divisor", "check_same_dtype",
-           "check_weight_dtype", "check_zero_dim"]
+__all__ = ["check_alpha", "check_bias_dtype", "check_condition", "check_divisor", "checked_fill_value",
+           "check_same_dtype", "check_weight_dtype", "check_zero_dim"]
 
 
 def check_condition(op: str, name: str, t: Any) -> None:
@@ -82,6 +82,38 @@ def check_alpha(dt: dtypes.DType, alpha: Any) -> None:
             raise RuntimeError("Boolean alpha only supported for Boolean results.")
     elif not dt.is_floating_point and not isinstance(alpha, int | np.integer):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
+# PyTorch's C++ names of the dtypes, as its overflow message spells them
+_CTYPES = {dtypes.float32: "float", dtypes.float64: "double", dtypes.float16: "c10::Half",
+           dtypes.bfloat16: "c10::BFloat16", dtypes.int8: "int8_t", dtypes.uint8: "uint8_t", dtypes.int16: "int16_t",
+           dtypes.int32: "int", dtypes.int64: "int64_t"}
+
+
+def checked_fill_value(dt: dtypes.DType, value: Any) -> Any:
+    """PyTorch's checked conversion of a Scalar to `dt` (fill_, full): the value to fill, or RuntimeError
+    where it does not fit. Floating: a finite value beyond the largest finite one (inf and nan are kept).
+    Integral: outside the range, except that an unsigned type takes an integer down to minus its maximum,
+    which wraps around (-1 is 255 in uint8); bool takes anything."""
+    if not isinstance(value, int | float | complex | np.number | np.bool_):
+        raise TypeError(f"a fill value must be a number or a 0-dim tensor, not {type(value).__name__}")
+    if dt is dtypes.bool_ or isinstance(value, bool | np.bool_ | complex | np.complexfloating):
+        return value
+    if dt.is_floating_point:
+        fits = not math.isfinite(value) or abs(value) <= dtypes.finfo(dt).max
+    else:
+        info = dtypes.iinfo(dt)
+        if isinstance(value, float | np.floating):
+            fits = math.isfinite(value) and info.min <= value <= info.max
+        elif info.min == 0:
+            fits = -info.max <= value <= info.max
+        else:
+            fits = info.min <= value <= info.max
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_CTYPES[dt]} without overflow")
+    if value < 0 and not dt.is_signed and not isinstance(value, float | np.floating):
+        return int(value) + dtypes.iinfo(dt).max + 1
+    return value
 
 
 # Note [Integer division by zero]

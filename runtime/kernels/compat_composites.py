@@ -223,8 +223,17 @@ def index_fill(self: Any, dim: int, index: Any, value: Any) -> Any:
         raise RuntimeError("Index has to be a vector/scalar")
     if isinstance(value, G.Tensor):
         check_zero_dim("index_fill", value)
+    if index.dtype is not dtypes.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    size = self.shape[d] if self.dim() else 1
+    if index.numel():
+        low, high = int(index.min()), int(index.max())
+        if low < -size or high >= size:
+            raise IndexError(f"index {low if low < -size else high} is out of bounds for dimension {d} with size "
+                             f"{size}")
+        index = G.where(index < 0, index + size, index)
     if self.dim() == 0:
-        return G.where(G.tensor(index.numel() > 0), G.as_tensor(value, dtype=self.dtype), self)
+        return G.where(G.tensor(index.numel() > 0, device=self.device), G.as_tensor(value, dtype=self.dtype), self)
     hit = G.zeros(self.shape[d], device=self.device).index_add(0, index, G.ones(index.numel(), device=self.device)) > 0
     shape = [1] * self.dim()
     shape[d] = self.shape[d]

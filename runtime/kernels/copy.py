@@ -27,6 +27,7 @@ import numpy as np
 from runtime import cuda, dtypes
 from runtime import strides as S
 from runtime.device import Device, as_device
+from runtime.kernels.checks import checked_fill_value
 from runtime.memory_overlap import check_write
 from runtime.tensor import Tensor
 
@@ -134,6 +135,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._data.ndim} dimensions.")
         value = value.item()
+    value = checked_fill_value(self._dtype, value)
     self._data.fill(value)
     return self
 
@@ -150,6 +152,8 @@ def _new(self: Tensor, size: Sequence[int] | int, dtype: Any, device: Any, fill:
     if any(s < 0 for s in shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
     xp = array_module(dev)
+    if fill is not None:
+        fill = checked_fill_value(dt, fill)
     if dt.np is None:  # Note [bfloat16 on the CUDA backend]
         _check_bfloat16_device(dt, dev)
         from runtime.cuda import fixed as F

@@ -290,6 +290,17 @@ def _pool_args(self: Tensor, kernel_size: Any, stride: Any, padding: Any, dilati
     k = as_tuple(kernel_size, 2)
     st = as_tuple(stride, 2) if stride is not None and len(stride if not isinstance(stride, int) else [1]) else k
     pad, dil = as_tuple(padding, 2), as_tuple(dilation, 2)
+    # PyTorch's checks, in its order (a kernel of 0 is also a stride of 0 when the stride defaults to it)
+    if 0 in st:
+        raise RuntimeError("stride should not be zero")
+    if min(k) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {k[0]} kW: {k[1]}")
+    if min(st) < 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {st[0]} dW: {st[1]}")
+    if min(dil) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {dil[0]} dilationW: {dil[1]}")
+    if min(pad) < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(pad)}")
     if self.dim() not in (3, 4):
         raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input, but got {list(self.shape)}")
     if pad[0] > k[0] // 2 or pad[1] > k[1] // 2:

@@ -5,7 +5,7 @@ Conv2d, activations, pooling, Embedding ...), containers.py (Sequential, ModuleL
 loss.py (the losses), normalization.py (BatchNorm, LayerNorm, GroupNorm), rnn.py (RNN/LSTM/GRU and cells),
 activation.py (more activations), attention.py (MultiheadAttention), functional.py (the ops under
 torch.nn.functional's names), init.py (initialisers), utils.py (gradient clipping), serialization.py
-(G.save / G.load as .npz).
+(G.save / G.load in PyTorch's checkpoint format; checkpoint_archive.py and checkpoint_pickle.py).
 """
 
 from runtime.nn import functional, init, modules, parallel, parameter, utils

@@ -394,7 +394,7 @@ class Module(StateDictMixin):
     dump_patches = False
 
     def save(self, path: Any) -> None:
-        """Write state_dict() to `path` as .npz (G.save)."""
+        """Write state_dict() to `path` in PyTorch's checkpoint format (G.save)."""
         from runtime.nn.serialization import save
         save(self.state_dict(), path)
 

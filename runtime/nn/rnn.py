@@ -255,7 +255,8 @@ class RNNBase(Module):
                 for t in steps:
                     h, c = _cell_step(self.mode, proj[t], h, c, w_hh, b_hh, w_hr)
                     hs[t] = h
-                outs.append(G.stack(hs, 0) if seq_len else G.zeros(0, batch, self._real_hidden, dtype=x.dtype))
+                outs.append(G.stack(hs, 0) if seq_len else
+                            G.zeros(0, batch, self._real_hidden, dtype=x.dtype, device=x.device))
                 h_n.append(h)
                 if c is not None:
                     c_n.append(c)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import queue
+import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator
@@ -48,6 +49,25 @@ class _InfiniteConstantSampler:
     def __iter__(self) -> Iterator[None]:
         while True:
             yield None
+
+
+class _SharedIterator:
+    """A DataLoader's iterator, which threads may share: each `next` takes a lock, so every batch goes to
+    exactly one caller (a bare generator raises "generator already executing" when two threads step it)."""
+
+    def __init__(self, batches: Iterator[Any]) -> None:
+        self._batches = batches
+        self._lock = threading.Lock()
+
+    def __iter__(self) -> _SharedIterator:
+        return self
+
+    def __next__(self) -> Any:
+        with self._lock:
+            return next(self._batches)
+
+    def __getattr__(self, name: str) -> Any:  # the worker iterator's own attributes (tests, shutdown)
+        return getattr(self._batches, name)
 
 
 class DataLoader:
@@ -123,14 +143,14 @@ class DataLoader:
 
     def __iter__(self) -> Iterator[Any]:
         if self.num_workers == 0:
-            return self._single_process_batches()
+            return _SharedIterator(self._single_process_batches())
         if self.persistent_workers:
             if self._persistent_iter is None:
                 self._persistent_iter = _MultiProcessingIter(self)
             else:
                 self._persistent_iter.reset()
-            return self._persistent_iter
-        return _MultiProcessingIter(self)
+            return _SharedIterator(self._persistent_iter)
+        return _SharedIterator(_MultiProcessingIter(self))
 
     def _single_process_batches(self) -> Iterator[Any]:
         if self._is_iterable:
