@@ -17,7 +17,7 @@ from pathlib import Path
 
 import jinja2
 
-from codegen import api_python, docstrings, gen_autograd, gen_cuda, tree_swap
+from codegen import api_python, differentiable, docstrings, gen_autograd, gen_cuda, tree_swap
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import Derivative, load_derivatives
 from codegen.errors import OpgenError
@@ -52,6 +52,7 @@ def load_model(root: Path) -> Model:
     functions = load_native_functions(root / NATIVE_YAML, root=root)
     check_runtime_ops((f.func.name.name for f in functions), NATIVE_YAML)
     derivatives = load_derivatives(root / DERIVATIVES_YAML, functions, root=root)
+    differentiable.check(functions, derivatives, DERIVATIVES_YAML)  # Note [A differentiable op needs a derivative]
     return Model(functions, derivatives)
 
 

@@ -102,7 +102,7 @@ METHODS = {
         (('self', False, _REQ), ('mat1', False, _REQ), ('mat2', False, _REQ), ('beta', True, 1), ('alpha', True, 1), ),
     ),
     "all": (
-        'Tensor.all(self, dim, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only all.dim takes it)\n    keepdim (bool, default False; taken by all.dim)\n\nForms: functional: opgen.all and Tensor.all\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    all(Tensor self) -> Tensor\n    all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',
+        'Tensor.all(self, dim, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only all.dim takes it)\n    keepdim (bool, default False; taken by all.dim)\n\nForms: functional: opgen.all and Tensor.all\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    all(Tensor self) -> Tensor\n    all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',
         (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ),
     ),
     "allclose": (
@@ -122,15 +122,15 @@ METHODS = {
         (('self', False, _REQ), ('dim', True, None), ('keepdim', True, False), ),
     ),
     "any": (
-        'Tensor.any(self, dim, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only any.dim takes it)\n    keepdim (bool, default False; taken by any.dim)\n\nForms: functional: opgen.any and Tensor.any\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    any(Tensor self) -> Tensor\n    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',
+        'Tensor.any(self, dim, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only any.dim takes it)\n    keepdim (bool, default False; taken by any.dim)\n\nForms: functional: opgen.any and Tensor.any\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    any(Tensor self) -> Tensor\n    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',
         (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ),
     ),
     "argmax": (
-        'Tensor.argmax(self, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n\nForms: functional: opgen.argmax and Tensor.argmax\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor',
+        'Tensor.argmax(self, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n\nForms: functional: opgen.argmax and Tensor.argmax\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor',
         (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ),
     ),
     "argmin": (
-        'Tensor.argmin(self, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n\nForms: functional: opgen.argmin and Tensor.argmin\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor',
+        'Tensor.argmin(self, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n\nForms: functional: opgen.argmin and Tensor.argmin\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor',
         (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ),
     ),
     "argsort": (
@@ -274,7 +274,7 @@ METHODS = {
         (('self', False, _REQ), ),
     ),
     "count_nonzero": (
-        'Tensor.count_nonzero(self, dim=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None)\n\nForms: functional: opgen.count_nonzero and Tensor.count_nonzero\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    count_nonzero(Tensor self, int[1]? dim=None) -> Tensor',
+        'Tensor.count_nonzero(self, dim=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None)\n\nForms: functional: opgen.count_nonzero and Tensor.count_nonzero\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    count_nonzero(Tensor self, int[1]? dim=None) -> Tensor',
         (('self', False, _REQ), ('dim', False, None), ),
     ),
     "cummax": (
@@ -694,11 +694,11 @@ METHODS = {
         (('self', False, _REQ), ),
     ),
     "new_full": (
-        'Tensor.new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    fill_value (number)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_full\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+        'Tensor.new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    fill_value (number)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_full\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
         (('self', False, _REQ), ('size', False, _REQ), ('fill_value', False, _REQ), ('dtype', True, None), ('layout', True, None), ('device', True, None), ('pin_memory', True, None), ),
     ),
     "nonzero": (
-        'Tensor.nonzero(self, *, as_tuple) -> Tensor or list of Tensors\n\nArguments:\n    self (Tensor)\n    as_tuple (bool; may be left out: only nonzero.as_tuple takes it)\n\nForms: functional: opgen.nonzero and Tensor.nonzero\nDifferentiable: nonzero: no; nonzero.as_tuple: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero(Tensor self) -> Tensor\n    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]',
+        'Tensor.nonzero(self, *, as_tuple) -> Tensor or list of Tensors\n\nArguments:\n    self (Tensor)\n    as_tuple (bool; may be left out: only nonzero.as_tuple takes it)\n\nForms: functional: opgen.nonzero and Tensor.nonzero\nDifferentiable: nonzero: no (derivatives.yaml marks its outputs not differentiable); nonzero.as_tuple: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero(Tensor self) -> Tensor\n    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]',
         (('self', False, _REQ), ('as_tuple', True, _NG), ),
     ),
     "norm": (
@@ -706,7 +706,7 @@ METHODS = {
         (('self', False, _REQ), ('p', False, _NG), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ),
     ),
     "normal_": (
-        'Tensor.normal_(self, mean=0, std=1, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    mean (float, default 0)\n    std (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.normal_\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)',
+        'Tensor.normal_(self, mean=0, std=1, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    mean (float, default 0)\n    std (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.normal_\nDifferentiable: yes, for input (derivatives.yaml; backward node NormalBackward0)\n\nSchemas (native_functions.yaml):\n    normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)',
         (('self', False, _REQ), ('mean', False, 0), ('std', False, 1), ('generator', True, None), ),
     ),
     "outer": (
@@ -734,7 +734,7 @@ METHODS = {
         (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('dtype', True, None), ),
     ),
     "random_": (
-        'Tensor.random_(self, from_, to, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    from_ (int)\n    to (int, optional)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.random_\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)',
+        'Tensor.random_(self, from_, to, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    from_ (int)\n    to (int, optional)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.random_\nDifferentiable: yes, for input (derivatives.yaml; backward node RandomBackward0)\n\nSchemas (native_functions.yaml):\n    random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)',
         (('self', False, _REQ), ('from_', False, _REQ), ('to', False, _REQ), ('generator', True, None), ),
     ),
     "reciprocal": (
@@ -966,7 +966,7 @@ METHODS = {
         (('self', False, _REQ), ('dimension', False, _REQ), ('size', False, _REQ), ('step', False, _REQ), ),
     ),
     "uniform_": (
-        'Tensor.uniform_(self, from_=0, to=1, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    from_ (float, default 0)\n    to (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.uniform_\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)',
+        'Tensor.uniform_(self, from_=0, to=1, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    from_ (float, default 0)\n    to (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.uniform_\nDifferentiable: yes, for input (derivatives.yaml; backward node UniformBackward0)\n\nSchemas (native_functions.yaml):\n    uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)',
         (('self', False, _REQ), ('from_', False, 0), ('to', False, 1), ('generator', True, None), ),
     ),
     "unique": (
@@ -1026,7 +1026,7 @@ def flip(self, *dims, **kwargs):
 
 
 def new_empty(self, *size, **kwargs):
-    'Tensor.new_empty(self, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_empty\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor\n\nThe sizes may also be given one by one: `t.new_empty(2, 3)` is `t.new_empty((2, 3))`.'
+    'Tensor.new_empty(self, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_empty\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor\n\nThe sizes may also be given one by one: `t.new_empty(2, 3)` is `t.new_empty((2, 3))`.'
     if kwargs or not size:
         return _ops.new_empty(self, *[_varargs(size)] if size else [], **kwargs)
     try:
@@ -1037,7 +1037,7 @@ def new_empty(self, *size, **kwargs):
 
 
 def new_ones(self, *size, **kwargs):
-    'Tensor.new_ones(self, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_ones\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor\n\nThe sizes may also be given one by one: `t.new_ones(2, 3)` is `t.new_ones((2, 3))`.'
+    'Tensor.new_ones(self, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_ones\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor\n\nThe sizes may also be given one by one: `t.new_ones(2, 3)` is `t.new_ones((2, 3))`.'
     if kwargs or not size:
         return _ops.new_ones(self, *[_varargs(size)] if size else [], **kwargs)
     try:
@@ -1048,7 +1048,7 @@ def new_ones(self, *size, **kwargs):
 
 
 def new_zeros(self, *size, **kwargs):
-    'Tensor.new_zeros(self, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_zeros\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor\n\nThe sizes may also be given one by one: `t.new_zeros(2, 3)` is `t.new_zeros((2, 3))`.'
+    'Tensor.new_zeros(self, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_zeros\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor\n\nThe sizes may also be given one by one: `t.new_zeros(2, 3)` is `t.new_zeros((2, 3))`.'
     if kwargs or not size:
         return _ops.new_zeros(self, *[_varargs(size)] if size else [], **kwargs)
     try:

@@ -6298,7 +6298,7 @@ def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, no
 
 
 def _unique2(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    '_unique2(input, sorted=True, return_inverse=False, return_counts=False, dim=None) -> (Tensor, Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    sorted (bool, default True)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n\nForms: functional: opgen._unique2\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)'
+    '_unique2(input, sorted=True, return_inverse=False, return_counts=False, dim=None) -> (Tensor, Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    sorted (bool, default True)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n\nForms: functional: opgen._unique2\nDifferentiable: yes, for  (derivatives.yaml; backward node Unique2Backward0)\n\nSchemas (native_functions.yaml):\n    _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6430,7 +6430,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 
 def all(input, dim=_NG, keepdim=_NG):
-    'all(input, dim, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only all.dim takes it)\n    keepdim (bool, default False; taken by all.dim)\n\nForms: functional: opgen.all and Tensor.all\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    all(Tensor self) -> Tensor\n    all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'
+    'all(input, dim, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only all.dim takes it)\n    keepdim (bool, default False; taken by all.dim)\n\nForms: functional: opgen.all and Tensor.all\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    all(Tensor self) -> Tensor\n    all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6478,7 +6478,7 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 
 def any(input, dim=_NG, keepdim=_NG):
-    'any(input, dim, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only any.dim takes it)\n    keepdim (bool, default False; taken by any.dim)\n\nForms: functional: opgen.any and Tensor.any\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    any(Tensor self) -> Tensor\n    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'
+    'any(input, dim, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only any.dim takes it)\n    keepdim (bool, default False; taken by any.dim)\n\nForms: functional: opgen.any and Tensor.any\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    any(Tensor self) -> Tensor\n    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6494,7 +6494,7 @@ _show(any, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, Fals
 
 
 def argmax(input, dim=None, keepdim=False):
-    'argmax(input, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n\nForms: functional: opgen.argmax and Tensor.argmax\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor'
+    'argmax(input, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n\nForms: functional: opgen.argmax and Tensor.argmax\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6503,7 +6503,7 @@ def argmax(input, dim=None, keepdim=False):
 
 
 def argmin(input, dim=None, keepdim=False):
-    'argmin(input, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n\nForms: functional: opgen.argmin and Tensor.argmin\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor'
+    'argmin(input, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n\nForms: functional: opgen.argmin and Tensor.argmin\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6550,7 +6550,7 @@ def as_strided(input, size, stride, storage_offset=None):
 
 
 def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset=None):
-    'as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset=None) -> Tensor\n\nArguments:\n    grad (Tensor)\n    input_sizes (int or sequence of ints)\n    input_strides (int or sequence of ints)\n    input_offset (int)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n\nForms: functional: opgen.as_strided_backward\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    as_strided_backward(Tensor grad, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor'
+    'as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset=None) -> Tensor\n\nArguments:\n    grad (Tensor)\n    input_sizes (int or sequence of ints)\n    input_strides (int or sequence of ints)\n    input_offset (int)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n\nForms: functional: opgen.as_strided_backward\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    as_strided_backward(Tensor grad, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[grad._keys]
     except AttributeError:
@@ -6753,7 +6753,7 @@ def broadcast_to(input, size):
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
-    'bucketize(input, boundaries, *, out_int32=False, right=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    boundaries (Tensor)\n    out_int32 (bool, default False)\n    right (bool, default False)\n\nForms: functional: opgen.bucketize\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor'
+    'bucketize(input, boundaries, *, out_int32=False, right=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    boundaries (Tensor)\n    out_int32 (bool, default False)\n    right (bool, default False)\n\nForms: functional: opgen.bucketize\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor'
     return _call_bucketize_Tensor(input, (boundaries if isinstance(boundaries, Tensor) else _scalar(boundaries, op='bucketize', arg='boundaries')), out_int32, right)
 
 
@@ -6987,7 +6987,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-08):
 
 
 def count_nonzero(input, dim=None):
-    'count_nonzero(input, dim=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None)\n\nForms: functional: opgen.count_nonzero and Tensor.count_nonzero\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    count_nonzero(Tensor self, int[1]? dim=None) -> Tensor'
+    'count_nonzero(input, dim=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None)\n\nForms: functional: opgen.count_nonzero and Tensor.count_nonzero\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    count_nonzero(Tensor self, int[1]? dim=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8509,7 +8509,7 @@ def neg_(input):
 
 
 def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    'new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_empty\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+    'new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_empty\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8518,7 +8518,7 @@ def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=N
 
 
 def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
-    'new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    fill_value (number)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_full\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+    'new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    fill_value (number)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_full\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8527,7 +8527,7 @@ def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, p
 
 
 def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    'new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_ones\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+    'new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_ones\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8536,7 +8536,7 @@ def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=No
 
 
 def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    'new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_zeros\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+    'new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_zeros\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8550,7 +8550,7 @@ def nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100):
 
 
 def nonzero(input, *, as_tuple=_NG):
-    'nonzero(input, *, as_tuple) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor)\n    as_tuple (bool; may be left out: only nonzero.as_tuple takes it)\n\nForms: functional: opgen.nonzero and Tensor.nonzero\nDifferentiable: nonzero: no; nonzero.as_tuple: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero(Tensor self) -> Tensor\n    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]'
+    'nonzero(input, *, as_tuple) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor)\n    as_tuple (bool; may be left out: only nonzero.as_tuple takes it)\n\nForms: functional: opgen.nonzero and Tensor.nonzero\nDifferentiable: nonzero: no (derivatives.yaml marks its outputs not differentiable); nonzero.as_tuple: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero(Tensor self) -> Tensor\n    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]'
     if as_tuple is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8586,7 +8586,7 @@ _show(norm, (('input', False, _REQ), ('p', False, _NG), ('dim', False, None), ('
 
 
 def normal_(input, mean=0, std=1, *, generator=None):
-    'normal_(input, mean=0, std=1, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mean (float, default 0)\n    std (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.normal_\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)'
+    'normal_(input, mean=0, std=1, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mean (float, default 0)\n    std (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.normal_\nDifferentiable: yes, for input (derivatives.yaml; backward node NormalBackward0)\n\nSchemas (native_functions.yaml):\n    normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8596,7 +8596,7 @@ def normal_(input, mean=0, std=1, *, generator=None):
 
 
 def one_hot(input, num_classes=-1):
-    'one_hot(input, num_classes=-1) -> Tensor\n\nArguments:\n    input (Tensor)\n    num_classes (int, default -1)\n\nForms: functional: opgen.one_hot\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    one_hot(Tensor self, int num_classes=-1) -> Tensor'
+    'one_hot(input, num_classes=-1) -> Tensor\n\nArguments:\n    input (Tensor)\n    num_classes (int, default -1)\n\nForms: functional: opgen.one_hot\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    one_hot(Tensor self, int num_classes=-1) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8689,7 +8689,7 @@ _show(prod, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, Fal
 
 
 def random_(input, from_, to, *, generator=None):
-    'random_(input, from_, to, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    from_ (int)\n    to (int, optional)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.random_\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)'
+    'random_(input, from_, to, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    from_ (int)\n    to (int, optional)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.random_\nDifferentiable: yes, for input (derivatives.yaml; backward node RandomBackward0)\n\nSchemas (native_functions.yaml):\n    random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -9507,7 +9507,7 @@ def unfold(input, dimension, size, step):
 
 
 def uniform_(input, from_=0, to=1, *, generator=None):
-    'uniform_(input, from_=0, to=1, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    from_ (float, default 0)\n    to (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.uniform_\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)'
+    'uniform_(input, from_=0, to=1, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    from_ (float, default 0)\n    to (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.uniform_\nDifferentiable: yes, for input (derivatives.yaml; backward node UniformBackward0)\n\nSchemas (native_functions.yaml):\n    uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
