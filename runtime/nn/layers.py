@@ -61,6 +61,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-initialize weight and bias as PyTorch does (uniform, bound from the fan-in)."""
         _reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
@@ -93,6 +94,7 @@ class Conv2d(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-initialize weight and bias as PyTorch does (uniform, bound from the fan-in)."""
         _reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
@@ -288,6 +290,7 @@ class Embedding(Module):
             self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self) -> None:
+        """Re-initialize the weight from N(0, 1), the padding_idx row to zero."""
         init.normal_(self.weight)
         if self.padding_idx is not None:
             with no_grad():
@@ -301,6 +304,8 @@ class Embedding(Module):
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None,
                         max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
                         sparse: bool = False) -> Embedding:
+        """An Embedding whose weight is `embeddings` (a 2-d tensor, rows are the vectors); `freeze` keeps it out of
+        training."""
         if embeddings.dim() != 2:
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape

@@ -62,6 +62,7 @@ class Module:
         object.__setattr__(self, "_backward_hooks", [])
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """The computation of the module: subclasses define it; calling the module (`m(x)`) runs it with the hooks."""
         name = type(self).__name__
         raise NotImplementedError(f'Module [{name}] is missing the required "forward" function')
 
@@ -95,6 +96,7 @@ class Module:
                                  "calls super().__init__()")
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register `param` (a Parameter, or None for an absent one) under `name`."""
         self._check_ready()
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
@@ -103,6 +105,8 @@ class Module:
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Register a tensor that is state but not a parameter (running statistics); `persistent=False` keeps it out of
+        state_dict()."""
         self._check_ready()
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
@@ -116,6 +120,7 @@ class Module:
             non_persistent.add(name)
 
     def add_module(self, name: str, module: Module | None) -> None:
+        """Register `module` (or None) as a submodule under `name`."""
         self._check_ready()
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
@@ -184,6 +189,7 @@ class Module:
 
     # -- traversal --------------------------------------------------------------------------------
     def named_modules(self, memo: set[int] | None = None, prefix: str = "") -> Iterator[tuple[str, Module]]:
+        """Yield (qualified name, module) for this module and every submodule, each once."""
         memo = set() if memo is None else memo
         if id(self) in memo:
             return
@@ -194,10 +200,12 @@ class Module:
                 yield from child.named_modules(memo, f"{prefix}.{name}" if prefix else name)
 
     def modules(self) -> Iterator[Module]:
+        """Yield this module and every submodule, each once."""
         for _, m in self.named_modules():
             yield m
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
+        """Yield (name, module) for the direct submodules."""
         seen: set[int] = set()
         for name, child in self._modules.items():
             if child is not None and id(child) not in seen:
@@ -205,6 +213,7 @@ class Module:
                 yield name, child
 
     def children(self) -> Iterator[Module]:
+        """Yield the direct submodules."""
         for _, child in self.named_children():
             yield child
 
@@ -219,20 +228,26 @@ class Module:
                 yield (f"{mod_prefix}.{name}" if mod_prefix else name), t
 
     def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """Yield (qualified name, parameter) for the parameters of this module (and, with `recurse`, of its
+        submodules)."""
         yield from self._named_members("_parameters", prefix, recurse)  # type: ignore[misc]
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Yield the parameters of this module (and, with `recurse`, of its submodules), each once."""
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
     def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """Yield (qualified name, buffer) for the buffers of this module (and, with `recurse`, of its submodules)."""
         yield from self._named_members("_buffers", prefix, recurse)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Yield the buffers of this module (and, with `recurse`, of its submodules)."""
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
     def apply(self, fn: Callable[[Module], None]) -> Module:
+        """Call `fn` on every submodule and then on this module; returns self."""
         for child in self.children():
             child.apply(fn)
         fn(self)
@@ -240,6 +255,7 @@ class Module:
 
     # -- modes and gradients ------------------------------------------------------------------------
     def train(self, mode: bool = True) -> Module:
+        """Set training mode (`mode=True`) or evaluation mode on this module and its submodules; returns self."""
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         for m in self.modules():
@@ -247,14 +263,17 @@ class Module:
         return self
 
     def eval(self) -> Module:
+        """Set evaluation mode (dropout off, batch norm uses running statistics); same as train(False)."""
         return self.train(False)
 
     def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Set requires_grad of every parameter; returns self."""
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of every parameter: to None (`set_to_none=True`) or to zeros."""
         for p in self.parameters():
             if p.grad is None:
                 continue
@@ -284,16 +303,20 @@ class Module:
         return self
 
     def cpu(self) -> Module:
+        """Move the parameters and buffers to the CPU; returns self."""
         return self.to("cpu")
 
     def cuda(self, device: int | None = None) -> Module:
+        """Move the parameters and buffers to a CUDA device (the current one, or `device`); returns self."""
         return self.to("cuda" if device is None else f"cuda:{device}")
 
     def float(self) -> Module:
+        """Cast the floating parameters and buffers to float32; returns self."""
         G = opcall.api
         return self.to(dtype=G.float32)
 
     def double(self) -> Module:
+        """Cast the floating parameters and buffers to float64; returns self."""
         G = opcall.api
         return self.to(dtype=G.float64)
 
@@ -356,6 +379,7 @@ class Module:
 
     # -- printing ----------------------------------------------------------------------------------------
     def extra_repr(self) -> str:
+        """The module's own settings as shown inside its repr (`in_features=4, ...`); '' by default."""
         return ""
 
     def _get_name(self) -> str:

@@ -53,6 +53,7 @@ class _BatchNorm(Module):
             self.register_buffer("num_batches_tracked", None)
 
     def reset_running_stats(self) -> None:
+        """Reset the running mean to 0, the running variance to 1 and the batch count to 0."""
         if self.track_running_stats:
             with no_grad():
                 self.running_mean.zero_()
@@ -60,6 +61,7 @@ class _BatchNorm(Module):
                 self.num_batches_tracked.zero_()
 
     def reset_parameters(self) -> None:
+        """Reset the running statistics, and the affine weight to 1 and bias to 0."""
         self.reset_running_stats()
         if self.affine:
             with no_grad():

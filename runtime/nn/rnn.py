@@ -66,6 +66,7 @@ class _CellBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-initialize every parameter uniformly in [-1/sqrt(hidden_size), 1/sqrt(hidden_size)]."""
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
@@ -176,6 +177,7 @@ class RNNBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-initialize every parameter uniformly in [-1/sqrt(hidden_size), 1/sqrt(hidden_size)]."""
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
         for p in self.parameters():
             init.uniform_(p, -bound, bound)

@@ -77,6 +77,7 @@ class Optimizer:
             self.add_param_group(group)
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own options (missing options take the optimizer's defaults)."""
         group = dict(param_group)
         params = group["params"]
         group["params"] = [params] if isinstance(params, Tensor) else list(params)
@@ -97,6 +98,7 @@ class Optimizer:
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of every optimized parameter: to None (`set_to_none=True`) or to zeros."""
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:
@@ -138,6 +140,7 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore the state and parameter-group options saved by state_dict()."""
         groups = list(state_dict["param_groups"])
         if len(groups) != len(self.param_groups):
             raise ValueError(f"loaded state dict has {len(groups)} parameter groups, the optimizer has "
