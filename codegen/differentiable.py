@@ -19,7 +19,7 @@ An op needs one when autograd could reach it and its output could be floating:
 from __future__ import annotations
 
 from codegen.derivatives import Derivative
-from codegen.errors import Diagnostic, LoadError
+from codegen.errors import Diagnostic
 from codegen.model import SchemaKind
 from codegen.native import NativeFunction
 from runtime.vocabulary import DTYPE_GROUPS
@@ -39,21 +39,18 @@ def needs_derivative(f: NativeFunction) -> bool:
     return not (spec is not None and (spec.promote == "bool" or not _FLOATING & set(spec.dtypes)))
 
 
-def check(functions: list[NativeFunction], derivatives: list[Derivative], derivatives_file: str) -> None:
-    """Raise a LoadError at each op that needs a derivative and has none, saying what to add."""
+def problems(functions: list[NativeFunction], derivatives: list[Derivative],
+             derivatives_file: str) -> list[Diagnostic]:
+    """A diagnostic at each op that needs a derivative and has none, saying what to add."""
     have = {id(d.function) for d in derivatives}
-    problems = []
-    for f in functions:
-        if needs_derivative(f) and id(f) not in have:
-            problems.append(Diagnostic(f.loc, _message(f, derivatives_file)))
-    if problems:
-        raise LoadError(problems)
+    return [Diagnostic(f.loc, _message(f, derivatives_file))
+            for f in functions if needs_derivative(f) and id(f) not in have]
 
 
 def _message(f: NativeFunction, derivatives_file: str) -> str:
     inputs = ", ".join(a.name for a in f.func.differentiable_arguments())
     flags = ", ".join("False" for _ in f.func.returns)
-    formulas = "\n".join(f"        {a.name}: <the gradient of {a.name}, a formula over grad and the arguments>"
+    formulas = "\n".join(f"        {a.name}: <the gradient for {a.name}: an expression over grad and the arguments>"
                          for a in f.func.differentiable_arguments())
     return (f"'{f.name}' is differentiable (it takes {inputs} and may return a floating tensor) but has no "
             f"derivative: add a {derivatives_file} entry or mark it `output_differentiability: [{flags}]`:\n"

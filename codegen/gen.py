@@ -20,7 +20,7 @@ import jinja2
 from codegen import api_python, differentiable, docstrings, gen_autograd, gen_cuda, tree_swap
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import Derivative, load_derivatives
-from codegen.errors import OpgenError
+from codegen.errors import LoadError, OpgenError
 from codegen.jinja_env import environment
 from codegen.kernel_spec import NUMPY, condition_tensors, integer_divisors
 from codegen.model import Argument, BaseType, ListType, OptionalType, Type
@@ -52,7 +52,6 @@ def load_model(root: Path) -> Model:
     functions = load_native_functions(root / NATIVE_YAML, root=root)
     check_runtime_ops((f.func.name.name for f in functions), NATIVE_YAML)
     derivatives = load_derivatives(root / DERIVATIVES_YAML, functions, root=root)
-    differentiable.check(functions, derivatives, DERIVATIVES_YAML)  # Note [A differentiable op needs a derivative]
     return Model(functions, derivatives)
 
 
@@ -61,7 +60,13 @@ def render_all(root: Path) -> dict[str, str]:
     model = load_model(root)
     env = environment(root)
     functions = model.functions
-    bindings = api_python.group_bindings(functions)  # LoadError at each clashing entry's file:line
+    problems = differentiable.problems(functions, model.derivatives, DERIVATIVES_YAML)
+    try:
+        bindings = api_python.group_bindings(functions)  # LoadError at each clashing entry's file:line
+    except LoadError as e:
+        raise LoadError(e.diagnostics + problems) from None
+    if problems:  # Note [A differentiable op needs a derivative]
+        raise LoadError(problems)
     by_name: dict[str, list[NativeFunction]] = {}
     for f in functions:
         by_name.setdefault(f.func.name.name, []).append(f)
