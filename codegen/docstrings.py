@@ -109,7 +109,26 @@ def _signature_line(binding: Binding, overloads: list[NativeFunction], method: b
         default = real_default(p, overloads)
         parts.append(name if default in (REQUIRED, NOT_GIVEN) else f"{name}={_shown(default)}")
     prefix = "Tensor." if method else ""
+    if any(real_default(p, overloads) == NOT_GIVEN for p in binding.params):
+        # no one line says which arguments go together (`max(input)`, `max(input, dim, keepdim=False)`):
+        # one line per overload, as PyTorch documents such functions
+        return "\n".join(_overload_line(prefix + binding.name, f, method)
+                         for f in overloads if f.kind != SchemaKind.out)
     return f"{prefix}{binding.name}({', '.join(parts)}) -> {_returns(overloads)}"
+
+
+def _overload_line(name: str, f: NativeFunction, method: bool) -> str:
+    args = f.func.arguments
+    parts: list[str] = []
+    for i, a in enumerate(args.flat_all):
+        if a in args.out:
+            continue
+        if a in args.kwarg_only and "*" not in parts:
+            parts.append("*")
+        pname = "self" if method and i == 0 else py_name(a.name)
+        default = python_default(a)
+        parts.append(pname if default is None else f"{pname}={_shown(default)}")
+    return f"{name}({', '.join(parts)}) -> {_returns([f])}"
 
 
 def _returns(overloads: list[NativeFunction]) -> str:

@@ -102,7 +102,7 @@ METHODS = {
         (('self', False, _REQ), ('mat1', False, _REQ), ('mat2', False, _REQ), ('beta', True, 1), ('alpha', True, 1), ),
     ),
     "all": (
-        'Tensor.all(self, dim, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only all.dim takes it)\n    keepdim (bool, default False; taken by all.dim)\n\nForms: functional: opgen.all and Tensor.all\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    all(Tensor self) -> Tensor\n    all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',
+        'Tensor.all(self) -> Tensor\nTensor.all(self, dim, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only all.dim takes it)\n    keepdim (bool, default False; taken by all.dim)\n\nForms: functional: opgen.all and Tensor.all\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    all(Tensor self) -> Tensor\n    all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',
         (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ),
     ),
     "allclose": (
@@ -122,7 +122,7 @@ METHODS = {
         (('self', False, _REQ), ('dim', True, None), ('keepdim', True, False), ),
     ),
     "any": (
-        'Tensor.any(self, dim, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only any.dim takes it)\n    keepdim (bool, default False; taken by any.dim)\n\nForms: functional: opgen.any and Tensor.any\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    any(Tensor self) -> Tensor\n    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',
+        'Tensor.any(self) -> Tensor\nTensor.any(self, dim, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only any.dim takes it)\n    keepdim (bool, default False; taken by any.dim)\n\nForms: functional: opgen.any and Tensor.any\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    any(Tensor self) -> Tensor\n    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',
         (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ),
     ),
     "argmax": (
@@ -134,7 +134,7 @@ METHODS = {
         (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ),
     ),
     "argsort": (
-        'Tensor.argsort(self, dim=-1, descending=False, *, stable) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int, default -1)\n    descending (bool, default False)\n    stable (bool; may be left out: only argsort.stable takes it)\n\nForms: functional: opgen.argsort and Tensor.argsort\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor\n    argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor',
+        'Tensor.argsort(self, dim=-1, descending=False) -> Tensor\nTensor.argsort(self, *, stable, dim=-1, descending=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int, default -1)\n    descending (bool, default False)\n    stable (bool; may be left out: only argsort.stable takes it)\n\nForms: functional: opgen.argsort and Tensor.argsort\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor\n    argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor',
         (('self', False, _REQ), ('dim', False, -1), ('descending', False, False), ('stable', True, _NG), ),
     ),
     "argwhere": (
@@ -606,7 +606,7 @@ METHODS = {
         (('self', False, _REQ), ('other', False, _REQ), ),
     ),
     "max": (
-        'Tensor.max(self, dim, keepdim=False, other) -> Tensor or (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only max.dim takes it)\n    keepdim (bool, default False; taken by max.dim)\n    other (Tensor; may be left out: only max.other takes it)\n\nForms: functional: opgen.max and Tensor.max\nDifferentiable: max: yes, for input (derivatives.yaml; backward node MaxBackward1); max.dim: yes, for input (derivatives.yaml; backward node MaxBackward0); max.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    max(Tensor self) -> Tensor\n    max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    max.other(Tensor self, Tensor other) -> Tensor',
+        'Tensor.max(self) -> Tensor\nTensor.max(self, dim, keepdim=False) -> (Tensor values, Tensor indices)\nTensor.max(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only max.dim takes it)\n    keepdim (bool, default False; taken by max.dim)\n    other (Tensor; may be left out: only max.other takes it)\n\nForms: functional: opgen.max and Tensor.max\nDifferentiable: max: yes, for input (derivatives.yaml; backward node MaxBackward1); max.dim: yes, for input (derivatives.yaml; backward node MaxBackward0); max.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    max(Tensor self) -> Tensor\n    max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    max.other(Tensor self, Tensor other) -> Tensor',
         (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('other', False, _NG), ),
     ),
     "maximum": (
@@ -622,11 +622,11 @@ METHODS = {
         (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ),
     ),
     "median": (
-        'Tensor.median(self, dim, keepdim=False) -> Tensor or (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only median.dim takes it)\n    keepdim (bool, default False; taken by median.dim)\n\nForms: functional: opgen.median and Tensor.median\nDifferentiable: median: yes, for input (derivatives.yaml; backward node MedianBackward0); median.dim: yes, for input (derivatives.yaml; backward node MedianBackward1)\n\nSchemas (native_functions.yaml):\n    median(Tensor self) -> Tensor\n    median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+        'Tensor.median(self) -> Tensor\nTensor.median(self, dim, keepdim=False) -> (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only median.dim takes it)\n    keepdim (bool, default False; taken by median.dim)\n\nForms: functional: opgen.median and Tensor.median\nDifferentiable: median: yes, for input (derivatives.yaml; backward node MedianBackward0); median.dim: yes, for input (derivatives.yaml; backward node MedianBackward1)\n\nSchemas (native_functions.yaml):\n    median(Tensor self) -> Tensor\n    median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
         (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ),
     ),
     "min": (
-        'Tensor.min(self, dim, keepdim=False, other) -> Tensor or (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only min.dim takes it)\n    keepdim (bool, default False; taken by min.dim)\n    other (Tensor; may be left out: only min.other takes it)\n\nForms: functional: opgen.min and Tensor.min\nDifferentiable: min: yes, for input (derivatives.yaml; backward node MinBackward1); min.dim: yes, for input (derivatives.yaml; backward node MinBackward0); min.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    min(Tensor self) -> Tensor\n    min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    min.other(Tensor self, Tensor other) -> Tensor',
+        'Tensor.min(self) -> Tensor\nTensor.min(self, dim, keepdim=False) -> (Tensor values, Tensor indices)\nTensor.min(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only min.dim takes it)\n    keepdim (bool, default False; taken by min.dim)\n    other (Tensor; may be left out: only min.other takes it)\n\nForms: functional: opgen.min and Tensor.min\nDifferentiable: min: yes, for input (derivatives.yaml; backward node MinBackward1); min.dim: yes, for input (derivatives.yaml; backward node MinBackward0); min.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    min(Tensor self) -> Tensor\n    min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    min.other(Tensor self, Tensor other) -> Tensor',
         (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('other', False, _NG), ),
     ),
     "minimum": (
@@ -698,11 +698,11 @@ METHODS = {
         (('self', False, _REQ), ('size', False, _REQ), ('fill_value', False, _REQ), ('dtype', True, None), ('layout', True, None), ('device', True, None), ('pin_memory', True, None), ),
     ),
     "nonzero": (
-        'Tensor.nonzero(self, *, as_tuple) -> Tensor or list of Tensors\n\nArguments:\n    self (Tensor)\n    as_tuple (bool; may be left out: only nonzero.as_tuple takes it)\n\nForms: functional: opgen.nonzero and Tensor.nonzero\nDifferentiable: nonzero: no (derivatives.yaml marks its outputs not differentiable); nonzero.as_tuple: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero(Tensor self) -> Tensor\n    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]',
+        'Tensor.nonzero(self) -> Tensor\nTensor.nonzero(self, *, as_tuple) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    as_tuple (bool; may be left out: only nonzero.as_tuple takes it)\n\nForms: functional: opgen.nonzero and Tensor.nonzero\nDifferentiable: nonzero: no (derivatives.yaml marks its outputs not differentiable); nonzero.as_tuple: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero(Tensor self) -> Tensor\n    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]',
         (('self', False, _REQ), ('as_tuple', True, _NG), ),
     ),
     "norm": (
-        'Tensor.norm(self, p, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    p (number, optional or str; may be left out: only norm.Scalar, norm.str take it)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.norm and Tensor.norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+        'Tensor.norm(self, p=2, dim=None, keepdim=False, *, dtype=None) -> Tensor\nTensor.norm(self, p, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    p (number, optional or str; may be left out: only norm.Scalar, norm.str take it)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.norm and Tensor.norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
         (('self', False, _REQ), ('p', False, _NG), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ),
     ),
     "normal_": (
@@ -730,7 +730,7 @@ METHODS = {
         (('self', False, _REQ), ('weight', False, _REQ), ),
     ),
     "prod": (
-        'Tensor.prod(self, dim, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only prod.dim_int takes it)\n    keepdim (bool, default False; taken by prod.dim_int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.prod and Tensor.prod\nDifferentiable: prod: yes, for input (derivatives.yaml; backward node ProdBackward0); prod.dim_int: yes, for input (derivatives.yaml; backward node ProdBackward1)\n\nSchemas (native_functions.yaml):\n    prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+        'Tensor.prod(self, *, dtype=None) -> Tensor\nTensor.prod(self, dim, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only prod.dim_int takes it)\n    keepdim (bool, default False; taken by prod.dim_int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.prod and Tensor.prod\nDifferentiable: prod: yes, for input (derivatives.yaml; backward node ProdBackward0); prod.dim_int: yes, for input (derivatives.yaml; backward node ProdBackward1)\n\nSchemas (native_functions.yaml):\n    prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
         (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('dtype', True, None), ),
     ),
     "random_": (
@@ -770,7 +770,7 @@ METHODS = {
         (('self', False, _REQ), ('shifts', False, _REQ), ('dims', False, ()), ),
     ),
     "round": (
-        'Tensor.round(self, *, decimals, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    decimals (int; may be left out: only round.decimals takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.round and Tensor.round; in-place: Tensor.round_; out=: opgen.round(..., out=t)\nDifferentiable: round: yes, for input (derivatives.yaml; backward node RoundBackward0); round.decimals: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    round(Tensor self) -> Tensor\n    round.decimals(Tensor self, *, int decimals) -> Tensor\n    round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
+        'Tensor.round(self) -> Tensor\nTensor.round(self, *, decimals) -> Tensor\n\nArguments:\n    self (Tensor)\n    decimals (int; may be left out: only round.decimals takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.round and Tensor.round; in-place: Tensor.round_; out=: opgen.round(..., out=t)\nDifferentiable: round: yes, for input (derivatives.yaml; backward node RoundBackward0); round.decimals: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    round(Tensor self) -> Tensor\n    round.decimals(Tensor self, *, int decimals) -> Tensor\n    round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
         (('self', False, _REQ), ('decimals', True, _NG), ('out', True, None), ),
     ),
     "round_": (
@@ -786,11 +786,11 @@ METHODS = {
         (('self', False, _REQ), ),
     ),
     "scatter": (
-        'Tensor.scatter(self, dim, index, src, value) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter.src takes it)\n    value (number; may be left out: only scatter.value takes it)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: scatter.src: yes, for input, src (derivatives.yaml; backward node ScatterBackward0); scatter.value: yes, for input (derivatives.yaml; backward node ScatterBackward1)\n\nSchemas (native_functions.yaml):\n    scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n    scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor',
+        'Tensor.scatter(self, dim, index, src) -> Tensor\nTensor.scatter(self, dim, index, value) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter.src takes it)\n    value (number; may be left out: only scatter.value takes it)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: scatter.src: yes, for input, src (derivatives.yaml; backward node ScatterBackward0); scatter.value: yes, for input (derivatives.yaml; backward node ScatterBackward1)\n\nSchemas (native_functions.yaml):\n    scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n    scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor',
         (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('src', False, _NG), ('value', False, _NG), ),
     ),
     "scatter_": (
-        'Tensor.scatter_(self, dim, index, src, value) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter_.src takes it)\n    value (number; may be left out: only scatter_.value takes it)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)\n    scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)',
+        'Tensor.scatter_(self, dim, index, src) -> Tensor\nTensor.scatter_(self, dim, index, value) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter_.src takes it)\n    value (number; may be left out: only scatter_.value takes it)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)\n    scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)',
         (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('src', False, _NG), ('value', False, _NG), ),
     ),
     "scatter_add": (
@@ -874,7 +874,7 @@ METHODS = {
         (('self', False, _REQ), ),
     ),
     "squeeze": (
-        'Tensor.squeeze(self, dim) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only squeeze.dim takes it)\n\nForms: functional: opgen.squeeze and Tensor.squeeze\nDifferentiable: squeeze: yes, for input (derivatives.yaml; backward node SqueezeBackward0); squeeze.dim: yes, for input (derivatives.yaml; backward node SqueezeBackward1)\n\nSchemas (native_functions.yaml):\n    squeeze(Tensor(a) self) -> Tensor(a)\n    squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)',
+        'Tensor.squeeze(self) -> Tensor\nTensor.squeeze(self, dim) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only squeeze.dim takes it)\n\nForms: functional: opgen.squeeze and Tensor.squeeze\nDifferentiable: squeeze: yes, for input (derivatives.yaml; backward node SqueezeBackward0); squeeze.dim: yes, for input (derivatives.yaml; backward node SqueezeBackward1)\n\nSchemas (native_functions.yaml):\n    squeeze(Tensor(a) self) -> Tensor(a)\n    squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)',
         (('self', False, _REQ), ('dim', False, _NG), ),
     ),
     "std": (
@@ -982,7 +982,7 @@ METHODS = {
         (('self', False, _REQ), ('dim', False, None), ('unbiased', False, True), ('keepdim', False, False), ('correction', True, None), ),
     ),
     "where": (
-        'Tensor.where(self, input, other, *, out=None) -> Tensor or list of Tensors\n\nArguments:\n    self (Tensor)\n    input (Tensor; may be left out: only where.self, where.self_out take it)\n    other (Tensor; may be left out: only where.self, where.self_out take it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.where and Tensor.where; out=: opgen.where(..., out=t)\nDifferentiable: where.self: yes, for input, other (derivatives.yaml; backward node WhereBackward0); where: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    where.self(Tensor condition, Tensor self, Tensor other) -> Tensor\n    where(Tensor condition) -> Tensor[]\n    where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
+        'Tensor.where(self, input, other) -> Tensor\nTensor.where(self) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    input (Tensor; may be left out: only where.self, where.self_out take it)\n    other (Tensor; may be left out: only where.self, where.self_out take it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.where and Tensor.where; out=: opgen.where(..., out=t)\nDifferentiable: where.self: yes, for input, other (derivatives.yaml; backward node WhereBackward0); where: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    where.self(Tensor condition, Tensor self, Tensor other) -> Tensor\n    where(Tensor condition) -> Tensor[]\n    where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
         (('self', False, _REQ), ('input', False, _NG), ('other', False, _NG), ('out', True, None), ),
     ),
     "zero_": (

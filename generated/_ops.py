@@ -6430,7 +6430,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 
 def all(input, dim=_NG, keepdim=_NG):
-    'all(input, dim, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only all.dim takes it)\n    keepdim (bool, default False; taken by all.dim)\n\nForms: functional: opgen.all and Tensor.all\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    all(Tensor self) -> Tensor\n    all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'
+    'all(input) -> Tensor\nall(input, dim, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only all.dim takes it)\n    keepdim (bool, default False; taken by all.dim)\n\nForms: functional: opgen.all and Tensor.all\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    all(Tensor self) -> Tensor\n    all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6478,7 +6478,7 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 
 def any(input, dim=_NG, keepdim=_NG):
-    'any(input, dim, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only any.dim takes it)\n    keepdim (bool, default False; taken by any.dim)\n\nForms: functional: opgen.any and Tensor.any\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    any(Tensor self) -> Tensor\n    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'
+    'any(input) -> Tensor\nany(input, dim, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only any.dim takes it)\n    keepdim (bool, default False; taken by any.dim)\n\nForms: functional: opgen.any and Tensor.any\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    any(Tensor self) -> Tensor\n    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6512,7 +6512,7 @@ def argmin(input, dim=None, keepdim=False):
 
 
 def argsort(input, dim=-1, descending=False, *, stable=_NG):
-    'argsort(input, dim=-1, descending=False, *, stable) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n    descending (bool, default False)\n    stable (bool; may be left out: only argsort.stable takes it)\n\nForms: functional: opgen.argsort and Tensor.argsort\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor\n    argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor'
+    'argsort(input, dim=-1, descending=False) -> Tensor\nargsort(input, *, stable, dim=-1, descending=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n    descending (bool, default False)\n    stable (bool; may be left out: only argsort.stable takes it)\n\nForms: functional: opgen.argsort and Tensor.argsort\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor\n    argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor'
     if stable is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7890,7 +7890,7 @@ def linalg_inv(A):
 
 
 def linalg_matrix_norm(input, ord=_NG, dim=(-2, -1), keepdim=False, *, dtype=None):
-    "linalg_matrix_norm(input, ord, dim=(-2, -1), keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    ord (number or str; may be left out: only linalg_matrix_norm, linalg_matrix_norm.str_ord take it)\n    dim (int or sequence of ints, default (-2, -1))\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.linalg_matrix_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
+    "linalg_matrix_norm(input, ord, dim=(-2, -1), keepdim=False, *, dtype=None) -> Tensor\nlinalg_matrix_norm(input, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    ord (number or str; may be left out: only linalg_matrix_norm, linalg_matrix_norm.str_ord take it)\n    dim (int or sequence of ints, default (-2, -1))\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.linalg_matrix_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
     if ord is not _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8201,7 +8201,7 @@ def matmul(input, other):
 
 
 def max(input, dim=_NG, keepdim=_NG, other=_NG):
-    'max(input, dim, keepdim=False, other) -> Tensor or (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only max.dim takes it)\n    keepdim (bool, default False; taken by max.dim)\n    other (Tensor; may be left out: only max.other takes it)\n\nForms: functional: opgen.max and Tensor.max\nDifferentiable: max: yes, for input (derivatives.yaml; backward node MaxBackward1); max.dim: yes, for input (derivatives.yaml; backward node MaxBackward0); max.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    max(Tensor self) -> Tensor\n    max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    max.other(Tensor self, Tensor other) -> Tensor'
+    'max(input) -> Tensor\nmax(input, dim, keepdim=False) -> (Tensor values, Tensor indices)\nmax(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only max.dim takes it)\n    keepdim (bool, default False; taken by max.dim)\n    other (Tensor; may be left out: only max.other takes it)\n\nForms: functional: opgen.max and Tensor.max\nDifferentiable: max: yes, for input (derivatives.yaml; backward node MaxBackward1); max.dim: yes, for input (derivatives.yaml; backward node MaxBackward0); max.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    max(Tensor self) -> Tensor\n    max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    max.other(Tensor self, Tensor other) -> Tensor'
     if (other is not _NG and dim is _NG or isinstance(dim, Tensor) and other is _NG):
         return _call_max_other(input, (other if other is not _NG else dim))
     if dim is _NG and keepdim is _NG and other is _NG:
@@ -8272,7 +8272,7 @@ _show(mean, (('input', False, _REQ), ('dim', False, None), ('keepdim', False, Fa
 
 
 def median(input, dim=_NG, keepdim=_NG):
-    'median(input, dim, keepdim=False) -> Tensor or (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only median.dim takes it)\n    keepdim (bool, default False; taken by median.dim)\n\nForms: functional: opgen.median and Tensor.median\nDifferentiable: median: yes, for input (derivatives.yaml; backward node MedianBackward0); median.dim: yes, for input (derivatives.yaml; backward node MedianBackward1)\n\nSchemas (native_functions.yaml):\n    median(Tensor self) -> Tensor\n    median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'
+    'median(input) -> Tensor\nmedian(input, dim, keepdim=False) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only median.dim takes it)\n    keepdim (bool, default False; taken by median.dim)\n\nForms: functional: opgen.median and Tensor.median\nDifferentiable: median: yes, for input (derivatives.yaml; backward node MedianBackward0); median.dim: yes, for input (derivatives.yaml; backward node MedianBackward1)\n\nSchemas (native_functions.yaml):\n    median(Tensor self) -> Tensor\n    median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8288,7 +8288,7 @@ _show(median, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, F
 
 
 def min(input, dim=_NG, keepdim=_NG, other=_NG):
-    'min(input, dim, keepdim=False, other) -> Tensor or (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only min.dim takes it)\n    keepdim (bool, default False; taken by min.dim)\n    other (Tensor; may be left out: only min.other takes it)\n\nForms: functional: opgen.min and Tensor.min\nDifferentiable: min: yes, for input (derivatives.yaml; backward node MinBackward1); min.dim: yes, for input (derivatives.yaml; backward node MinBackward0); min.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    min(Tensor self) -> Tensor\n    min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    min.other(Tensor self, Tensor other) -> Tensor'
+    'min(input) -> Tensor\nmin(input, dim, keepdim=False) -> (Tensor values, Tensor indices)\nmin(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only min.dim takes it)\n    keepdim (bool, default False; taken by min.dim)\n    other (Tensor; may be left out: only min.other takes it)\n\nForms: functional: opgen.min and Tensor.min\nDifferentiable: min: yes, for input (derivatives.yaml; backward node MinBackward1); min.dim: yes, for input (derivatives.yaml; backward node MinBackward0); min.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    min(Tensor self) -> Tensor\n    min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    min.other(Tensor self, Tensor other) -> Tensor'
     if (other is not _NG and dim is _NG or isinstance(dim, Tensor) and other is _NG):
         return _call_min_other(input, (other if other is not _NG else dim))
     if dim is _NG and keepdim is _NG and other is _NG:
@@ -8550,7 +8550,7 @@ def nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100):
 
 
 def nonzero(input, *, as_tuple=_NG):
-    'nonzero(input, *, as_tuple) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor)\n    as_tuple (bool; may be left out: only nonzero.as_tuple takes it)\n\nForms: functional: opgen.nonzero and Tensor.nonzero\nDifferentiable: nonzero: no (derivatives.yaml marks its outputs not differentiable); nonzero.as_tuple: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero(Tensor self) -> Tensor\n    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]'
+    'nonzero(input) -> Tensor\nnonzero(input, *, as_tuple) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    as_tuple (bool; may be left out: only nonzero.as_tuple takes it)\n\nForms: functional: opgen.nonzero and Tensor.nonzero\nDifferentiable: nonzero: no (derivatives.yaml marks its outputs not differentiable); nonzero.as_tuple: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero(Tensor self) -> Tensor\n    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]'
     if as_tuple is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8570,7 +8570,7 @@ _show(nonzero, (('input', False, _REQ), ('as_tuple', True, _NG), ))
 
 
 def norm(input, p=_NG, dim=None, keepdim=False, *, dtype=None):
-    'norm(input, p, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (number, optional or str; may be left out: only norm.Scalar, norm.str take it)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.norm and Tensor.norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
+    'norm(input, p=2, dim=None, keepdim=False, *, dtype=None) -> Tensor\nnorm(input, p, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (number, optional or str; may be left out: only norm.Scalar, norm.str take it)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.norm and Tensor.norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     if True:
         return _call_norm_Scalar(input, (2 if p is _NG else p), dim, keepdim, dtype)
     if p is not _NG:
@@ -8673,7 +8673,7 @@ def prelu(input, weight):
 
 
 def prod(input, dim=_NG, keepdim=_NG, *, dtype=None):
-    'prod(input, dim, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only prod.dim_int takes it)\n    keepdim (bool, default False; taken by prod.dim_int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.prod and Tensor.prod\nDifferentiable: prod: yes, for input (derivatives.yaml; backward node ProdBackward0); prod.dim_int: yes, for input (derivatives.yaml; backward node ProdBackward1)\n\nSchemas (native_functions.yaml):\n    prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
+    'prod(input, *, dtype=None) -> Tensor\nprod(input, dim, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only prod.dim_int takes it)\n    keepdim (bool, default False; taken by prod.dim_int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.prod and Tensor.prod\nDifferentiable: prod: yes, for input (derivatives.yaml; backward node ProdBackward0); prod.dim_int: yes, for input (derivatives.yaml; backward node ProdBackward1)\n\nSchemas (native_functions.yaml):\n    prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8833,7 +8833,7 @@ def roll(input, shifts, dims=()):
 
 
 def round(input, *, decimals=_NG, out=None):
-    'round(input, *, decimals, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    decimals (int; may be left out: only round.decimals takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.round and Tensor.round; in-place: Tensor.round_; out=: opgen.round(..., out=t)\nDifferentiable: round: yes, for input (derivatives.yaml; backward node RoundBackward0); round.decimals: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    round(Tensor self) -> Tensor\n    round.decimals(Tensor self, *, int decimals) -> Tensor\n    round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
+    'round(input) -> Tensor\nround(input, *, decimals) -> Tensor\n\nArguments:\n    input (Tensor)\n    decimals (int; may be left out: only round.decimals takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.round and Tensor.round; in-place: Tensor.round_; out=: opgen.round(..., out=t)\nDifferentiable: round: yes, for input (derivatives.yaml; backward node RoundBackward0); round.decimals: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    round(Tensor self) -> Tensor\n    round.decimals(Tensor self, *, int decimals) -> Tensor\n    round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and decimals is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8893,7 +8893,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 
 def scatter(input, dim, index, src=_NG, value=_NG):
-    'scatter(input, dim, index, src, value) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter.src takes it)\n    value (number; may be left out: only scatter.value takes it)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: scatter.src: yes, for input, src (derivatives.yaml; backward node ScatterBackward0); scatter.value: yes, for input (derivatives.yaml; backward node ScatterBackward1)\n\nSchemas (native_functions.yaml):\n    scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n    scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor'
+    'scatter(input, dim, index, src) -> Tensor\nscatter(input, dim, index, value) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter.src takes it)\n    value (number; may be left out: only scatter.value takes it)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: scatter.src: yes, for input, src (derivatives.yaml; backward node ScatterBackward0); scatter.value: yes, for input (derivatives.yaml; backward node ScatterBackward1)\n\nSchemas (native_functions.yaml):\n    scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n    scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor'
     if src is not _NG and value is _NG:
         return _call_scatter_src(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter', arg='src')))
     if src is _NG and value is not _NG:
@@ -8905,7 +8905,7 @@ _show(scatter, (('input', False, _REQ), ('dim', False, _REQ), ('index', False, _
 
 
 def scatter_(input, dim, index, src=_NG, value=_NG):
-    'scatter_(input, dim, index, src, value) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter_.src takes it)\n    value (number; may be left out: only scatter_.value takes it)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)\n    scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)'
+    'scatter_(input, dim, index, src) -> Tensor\nscatter_(input, dim, index, value) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter_.src takes it)\n    value (number; may be left out: only scatter_.value takes it)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)\n    scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)'
     if src is not _NG and value is _NG:
         return _call_scatter__src(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_', arg='src')))
     if src is _NG and value is not _NG:
@@ -9199,7 +9199,7 @@ def square_(input):
 
 
 def squeeze(input, dim=_NG):
-    'squeeze(input, dim) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only squeeze.dim takes it)\n\nForms: functional: opgen.squeeze and Tensor.squeeze\nDifferentiable: squeeze: yes, for input (derivatives.yaml; backward node SqueezeBackward0); squeeze.dim: yes, for input (derivatives.yaml; backward node SqueezeBackward1)\n\nSchemas (native_functions.yaml):\n    squeeze(Tensor(a) self) -> Tensor(a)\n    squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)'
+    'squeeze(input) -> Tensor\nsqueeze(input, dim) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only squeeze.dim takes it)\n\nForms: functional: opgen.squeeze and Tensor.squeeze\nDifferentiable: squeeze: yes, for input (derivatives.yaml; backward node SqueezeBackward0); squeeze.dim: yes, for input (derivatives.yaml; backward node SqueezeBackward1)\n\nSchemas (native_functions.yaml):\n    squeeze(Tensor(a) self) -> Tensor(a)\n    squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)'
     if dim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9581,7 +9581,7 @@ def vstack(tensors):
 
 
 def where(condition, input=_NG, other=_NG, *, out=None):
-    'where(condition, input, other, *, out=None) -> Tensor or list of Tensors\n\nArguments:\n    condition (Tensor)\n    input (Tensor; may be left out: only where.self, where.self_out take it)\n    other (Tensor; may be left out: only where.self, where.self_out take it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.where and Tensor.where; out=: opgen.where(..., out=t)\nDifferentiable: where.self: yes, for input, other (derivatives.yaml; backward node WhereBackward0); where: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    where.self(Tensor condition, Tensor self, Tensor other) -> Tensor\n    where(Tensor condition) -> Tensor[]\n    where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
+    'where(condition, input, other) -> Tensor\nwhere(condition) -> list of Tensors\n\nArguments:\n    condition (Tensor)\n    input (Tensor; may be left out: only where.self, where.self_out take it)\n    other (Tensor; may be left out: only where.self, where.self_out take it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.where and Tensor.where; out=: opgen.where(..., out=t)\nDifferentiable: where.self: yes, for input, other (derivatives.yaml; backward node WhereBackward0); where: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    where.self(Tensor condition, Tensor self, Tensor other) -> Tensor\n    where(Tensor condition) -> Tensor[]\n    where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and input is not _NG and other is not _NG:
         return _call_where_self(condition, (input if isinstance(input, Tensor) else _scalar(input, op='where', arg='input')), (other if isinstance(other, Tensor) else _scalar(other, op='where', arg='other')))
     if out is None and input is _NG and other is _NG:

@@ -53,7 +53,10 @@ def _public_callables() -> list[tuple[str, object]]:
 def test_every_public_callable_has_a_docstring() -> None:
     found = _public_callables()
     assert len(found) > 400  # the walk reaches the ops, the methods and the classes
-    missing = [name for name, value in found if not (inspect.getdoc(value) or "").strip()]
+    # a class needs its own docstring (inspect.getdoc would lend it its base class's); a method may
+    # inherit the one of the method it overrides, as help() shows it
+    missing = [name for name, value in found
+               if not ((vars(value).get("__doc__") if inspect.isclass(value) else inspect.getdoc(value)) or "").strip()]
     assert not missing, f"{len(missing)} public callables without a docstring: {', '.join(missing)}"
 
 

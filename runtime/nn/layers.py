@@ -122,6 +122,7 @@ class _Activation(Module):
 
 
 class ReLU(_Activation):
+    """Applies max(x, 0) elementwise (`inplace=True` overwrites the input)."""
     fn = "relu"
 
     def __init__(self, inplace: bool = False) -> None:
@@ -136,14 +137,17 @@ class ReLU(_Activation):
 
 
 class Sigmoid(_Activation):
+    """Applies 1 / (1 + exp(-x)) elementwise."""
     fn = "sigmoid"
 
 
 class Tanh(_Activation):
+    """Applies tanh(x) elementwise."""
     fn = "tanh"
 
 
 class GELU(Module):
+    """Applies the Gaussian error linear unit x * Phi(x) elementwise (`approximate='tanh'` for the tanh form)."""
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         self.approximate = approximate
@@ -156,10 +160,12 @@ class GELU(Module):
 
 
 class SiLU(_Activation):
+    """Applies x * sigmoid(x) elementwise."""
     fn = "silu"
 
 
 class Softmax(Module):
+    """Applies softmax along dimension `dim`: exp(x) divided by its sum over that dimension."""
     def __init__(self, dim: int | None = None) -> None:
         super().__init__()
         self.dim = dim
@@ -172,6 +178,7 @@ class Softmax(Module):
 
 
 class LogSoftmax(Softmax):
+    """Applies log(softmax(x)) along dimension `dim`, computed stably."""
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, -1 if self.dim is None else self.dim)
 
@@ -193,6 +200,7 @@ class Dropout(Module):
 
 
 class Flatten(Module):
+    """Flattens dimensions start_dim..end_dim (default 1..-1) into one."""
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()
         self.start_dim, self.end_dim = start_dim, end_dim
@@ -205,6 +213,7 @@ class Flatten(Module):
 
 
 class Unflatten(Module):
+    """Splits dimension `dim` into the sizes `unflattened_size`."""
     def __init__(self, dim: int, unflattened_size: tuple[int, ...] | list[int]) -> None:
         super().__init__()
         self.dim, self.unflattened_size = dim, unflattened_size
@@ -217,6 +226,7 @@ class Unflatten(Module):
 
 
 class MaxPool2d(Module):
+    """2-d max pooling over (N, C, H, W) or (C, H, W) input with the given window, stride, padding and dilation."""
     def __init__(self, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None,
                  padding: int | tuple[int, int] = 0, dilation: int | tuple[int, int] = 1,
                  return_indices: bool = False, ceil_mode: bool = False) -> None:
@@ -236,6 +246,7 @@ class MaxPool2d(Module):
 
 
 class AvgPool2d(Module):
+    """2-d average pooling over (N, C, H, W) or (C, H, W) input with the given window, stride and padding."""
     def __init__(self, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None,
                  padding: int | tuple[int, int] = 0, ceil_mode: bool = False, count_include_pad: bool = True,
                  divisor_override: int | None = None) -> None:
@@ -254,6 +265,7 @@ class AvgPool2d(Module):
 
 
 class AdaptiveAvgPool2d(Module):
+    """2-d average pooling to a fixed output size (H_out, W_out), whatever the input size."""
     def __init__(self, output_size: int | None | tuple[int | None, int | None]) -> None:
         super().__init__()
         self.output_size = output_size

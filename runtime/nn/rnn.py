@@ -98,6 +98,7 @@ class _CellBase(Module):
 
 
 class RNNCell(_CellBase):
+    """One step of an Elman RNN: h' = tanh (or relu) of (W_ih x + b_ih + W_hh h + b_hh)."""
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
                  device: Any = None, dtype: Any = None) -> None:
         if nonlinearity not in ("tanh", "relu"):
@@ -114,6 +115,7 @@ class RNNCell(_CellBase):
 
 
 class GRUCell(_CellBase):
+    """One step of a gated recurrent unit (reset and update gates, PyTorch's formulation)."""
     mode = "GRU"
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
@@ -123,6 +125,7 @@ class GRUCell(_CellBase):
 
 
 class LSTMCell(_CellBase):
+    """One step of an LSTM: input, forget, cell and output gates; returns (h', c')."""
     mode = "LSTM"
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
@@ -270,6 +273,7 @@ class RNNBase(Module):
 
 
 class RNN(RNNBase):
+    """A multi-layer Elman RNN over a sequence (tanh or relu); returns (output, h_n)."""
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
                  device: Any = None, dtype: Any = None) -> None:
@@ -285,6 +289,7 @@ class RNN(RNNBase):
 
 
 class GRU(RNNBase):
+    """A multi-layer gated recurrent unit over a sequence; returns (output, h_n)."""
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
                  dtype: Any = None) -> None:
@@ -297,6 +302,7 @@ class GRU(RNNBase):
 
 
 class LSTM(RNNBase):
+    """A multi-layer LSTM over a sequence; returns (output, (h_n, c_n))."""
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
                  device: Any = None, dtype: Any = None) -> None:

@@ -18,6 +18,7 @@ from runtime.tensor import Tensor
 
 
 class SGD(Optimizer):
+    """Stochastic gradient descent, with optional momentum, dampening, Nesterov and weight decay."""
     def __init__(self, params: ParamsT, lr: float = required, momentum: float = 0.0,  # type: ignore[assignment]
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *,
                  maximize: bool = False) -> None:
