@@ -3054,16 +3054,22 @@ class RandomBackward0(_Node):
 class AsStridedBackwardBackward0(_Node):
     """Backward of as_strided_backward."""
 
-    __slots__ = ()
+    __slots__ = ("_saved_input_offset", "_saved_input_sizes", "_saved_input_strides", "_saved_size", "_saved_storage_offset", "_saved_stride", )
     fresh_gradients = True
     _saved_fields = ()
 
     def apply(self, grads):
         grad = grads[0]
+        input_offset = self._saved_input_offset
+        input_sizes = self._saved_input_sizes
+        input_strides = self._saved_input_strides
+        size = self._saved_size
+        storage_offset = self._saved_storage_offset
+        stride = self._saved_stride
         out = [None] * 1
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            _not_implemented_input("as_strided_backward", "grad")
+            out[0] = _F.as_strided_backward(grad, size, stride, input_offset if storage_offset is None else storage_offset, input_sizes, input_strides, input_offset)
         return out
 
 
@@ -4390,16 +4396,26 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     return result
 
 
-def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset):
-    _k = (_shared.remap or _tls.remap)[grad._keys] & _BELOW_AUTOGRAD
-    result = _ops._tab_as_strided_backward[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
-    if grad._requires_grad:
+def as_strided_backward(grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset):
+    _k = (_shared.remap or _tls.remap)[grad_output._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_as_strided_backward[_k](grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset)
+    if grad_output._requires_grad:
         node = _new(AsStridedBackwardBackward0)
         node.sequence_nr = _next_seq()
-        _fn = grad._grad_fn
-        _e0 = (_fn, grad._output_nr, grad._data.shape, grad._dtype, grad._device) if _fn is not None else (grad._leaf_edge or _leaf_edge(grad))
+        _fn = grad_output._grad_fn
+        _e0 = (_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
         node.next_edges = (_e0,)
-        _set_history(result, node, (False,))
+        node._saved_input_offset = input_offset
+        node._saved_input_sizes = input_sizes
+        node._saved_input_strides = input_strides
+        node._saved_size = size
+        node._saved_storage_offset = storage_offset
+        node._saved_stride = stride
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
     return result
 
 

@@ -1218,16 +1218,16 @@ def _call_diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     return _tab_diagonal_backward[_k](grad_output, input_sizes, offset, dim1, dim2)
 
 
-_op_as_strided_backward = _dispatcher.declare("as_strided_backward", "as_strided_backward(Tensor grad, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", (0,), deferred=True)
+_op_as_strided_backward = _dispatcher.declare("as_strided_backward", "as_strided_backward(Tensor grad_output, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", (0,), deferred=True)
 _tab_as_strided_backward = _op_as_strided_backward.table
 
 
-def _call_as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset):
+def _call_as_strided_backward(grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset):
     try:
-        _k = (_shared.remap or _tls.remap)[grad._keys]
+        _k = (_shared.remap or _tls.remap)[grad_output._keys]
     except AttributeError:
-        _k = _bad_arguments(_op_as_strided_backward, (grad, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
-    return _tab_as_strided_backward[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
+        _k = _bad_arguments(_op_as_strided_backward, (grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
+    return _tab_as_strided_backward[_k](grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset)
 
 
 _op_copy_ = _dispatcher.declare("copy_", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", (0, 1), mixed_devices=True, deferred=True)
@@ -6549,13 +6549,13 @@ def as_strided(input, size, stride, storage_offset=None):
     return _tab_as_strided[_k](input, size, stride, storage_offset)
 
 
-def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset=None):
-    'as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset=None) -> Tensor\n\nArguments:\n    grad (Tensor)\n    input_sizes (int or sequence of ints)\n    input_strides (int or sequence of ints)\n    input_offset (int)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n\nForms: functional: opgen.as_strided_backward\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    as_strided_backward(Tensor grad, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor'
+def as_strided_backward(grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset=None):
+    'as_strided_backward(grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset=None) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input_sizes (int or sequence of ints)\n    input_strides (int or sequence of ints)\n    input_offset (int)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n\nForms: functional: opgen.as_strided_backward\nDifferentiable: yes, for grad_output (derivatives.yaml; backward node AsStridedBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    as_strided_backward(Tensor grad_output, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor'
     try:
-        _k = (_shared.remap or _tls.remap)[grad._keys]
+        _k = (_shared.remap or _tls.remap)[grad_output._keys]
     except AttributeError:
-        _k = _bad_arguments(_op_as_strided_backward, (grad, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
-    return _tab_as_strided_backward[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
+        _k = _bad_arguments(_op_as_strided_backward, (grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
+    return _tab_as_strided_backward[_k](grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset)
 
 
 def asin(input, *, out=None):
