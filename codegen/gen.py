@@ -138,7 +138,7 @@ def _autograd_words(model: Model, f: NativeFunction) -> str:
     d = model.derivative_of(f)
     if d is None:
         return "no"
-    if d.output_differentiability is not None and not any(d.output_differentiability):
+    if not d.differentiable:
         return "no (derivatives.yaml marks its outputs not differentiable)"
     inputs = [py_name(i) for formula in d.formulas for i in formula.inputs]
     return f"yes, for {', '.join(inputs)} (derivatives.yaml; backward node {d.node_name})"

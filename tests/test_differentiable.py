@@ -148,3 +148,14 @@ def test_as_strided_double_backward_matches_torch_on_overlapping_views() -> None
     theirs = second(torch, torch.tensor(data, dtype=torch.float64, requires_grad=True),
                     torch.tensor(weights, dtype=torch.float64))
     assert ours.tolist() == pytest.approx(theirs.tolist())
+
+
+def test_cli_says_marked_ops_are_not_differentiable() -> None:
+    from click.testing import CliRunner
+
+    from codegen.cli import main
+
+    listed = CliRunner().invoke(main, ["list", "--root", str(ROOT), "argmax"])
+    assert listed.exit_code == 0 and listed.output.split("\n")[1].split()[-1] == "no", listed.output
+    shown = CliRunner().invoke(main, ["show", "--root", str(ROOT), "argmax"])
+    assert "not differentiable" in shown.output and "ArgmaxBackward" not in shown.output
