@@ -132,7 +132,7 @@ def list_ops(root: str | None, patterns: tuple[str, ...]) -> None:
         if "CompositeImplicitAutograd" in f.root.dispatch:
             grad = "composite"
         elif d is not None and f.kind.value != "out":
-            grad = d.node_name
+            grad = d.node_name if d.differentiable else "no"
         else:
             grad = "no"
         rows.append((f.name + (" (derived)" if f.derived_from else ""), variants, keys, grad))
@@ -157,7 +157,8 @@ def static_table(f: NativeFunction, model: gen.Model) -> list[tuple[str, str, st
         name, how = resolve(key, registered)
         kernel = gen.kernel_path(registered[name]) if name is not None else "-"
         if key == DispatchKey.Autograd and how == "kernel" and f.has_autograd_kernel:
-            how = f"records {d.node_name}" if d is not None and f.kind != SchemaKind.out else "no derivative"
+            how = (f"records {d.node_name}" if d is not None and d.differentiable and f.kind != SchemaKind.out
+                   else "not differentiable" if d is not None and f.kind != SchemaKind.out else "no derivative")
         rows.append((key.name, kernel, how))
     return rows
 
@@ -196,7 +197,9 @@ def show(root: str | None, op: str, show_all: bool) -> None:
         for key, kernel, how in rows:
             click.echo(f"    {key:<14} {kernel}  [{how}]")
         d = model.derivative_of(f)
-        if d is not None and f.kind != SchemaKind.out:
+        if d is not None and f.kind != SchemaKind.out and not d.differentiable:
+            click.echo(f"  derivative: none, outputs marked not differentiable ({d.loc})")
+        elif d is not None and f.kind != SchemaKind.out:
             click.echo(f"  derivative: {d.node_name} ({d.loc})")
             for formula in d.formulas:
                 # printed from its tree: one line, its strings escaped (the YAML text may hold any character)

@@ -46,6 +46,11 @@ class Derivative:
     forward: str | None = None                       # the `result:` formula (forward mode), kept as text
 
     @property
+    def differentiable(self) -> bool:
+        """False for an entry that marks every output not differentiable (argmax, nonzero ...)."""
+        return self.output_differentiability is None or any(self.output_differentiability)
+
+    @property
     def node_name(self) -> str:
         """The name the node reports (`grad_fn.name()`), PyTorch's: Note [Autograd node names]."""
         return PYTORCH_NODE_NAMES.get(self.function.name, self.class_name)

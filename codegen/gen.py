@@ -17,10 +17,10 @@ from pathlib import Path
 
 import jinja2
 
-from codegen import api_python, gen_autograd, gen_cuda, gen_fusion, names, tree_swap
+from codegen import api_python, differentiable, docstrings, gen_autograd, gen_cuda, gen_fusion, names, tree_swap
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import Derivative, load_derivatives
-from codegen.errors import Location, OpgenError
+from codegen.errors import LoadError, Location, OpgenError
 from codegen.jinja_env import environment
 from codegen.kernel_spec import NUMPY, condition_tensors, integer_divisors
 from codegen.literals import python_number, python_str, python_value
@@ -61,7 +61,13 @@ def render_all(root: Path) -> dict[str, str]:
     model = load_model(root)
     env = environment(root)
     functions = model.functions
-    bindings = api_python.group_bindings(functions)  # LoadError at each clashing entry's file:line
+    problems = differentiable.problems(functions, model.derivatives, DERIVATIVES_YAML)
+    try:
+        bindings = api_python.group_bindings(functions)  # LoadError at each clashing entry's file:line
+    except LoadError as e:
+        raise LoadError(e.diagnostics + problems) from None
+    if problems:  # Note [A differentiable op needs a derivative]
+        raise LoadError(problems)
     by_name: dict[str, list[NativeFunction]] = {}
     for f in functions:
         by_name.setdefault(f.func.name.name, []).append(f)
@@ -70,9 +76,10 @@ def render_all(root: Path) -> dict[str, str]:
     varargs = _varargs_methods(by_name, method_names)
     ops = [_op_context(f) for f in functions]
     ops_by_id = {op.id: op for op in ops}
+    docs = _docs(model, bindings, by_name, method_names, varargs)
     files = {
         "_ops.py": env.get_template("ops.py.j2").render(
-            ops=ops, ops_by_id=ops_by_id, bindings=bindings, exported=exported),
+            ops=ops, ops_by_id=ops_by_id, bindings=bindings, exported=exported, docs=docs),
         "_cpu_kernels.py": env.get_template("cpu_kernels.py.j2").render(
             kernels=[_cpu_kernel_context(f) for f in functions
                      if f.pointwise is not None and f.derived_from is None]),
@@ -80,7 +87,8 @@ def render_all(root: Path) -> dict[str, str]:
         "_registrations.py": _render_registrations(env, model),
         "_methods.py": env.get_template("methods.py.j2").render(
             methods=[m for m in method_names if m not in varargs], varargs=varargs,
-            direct=_direct_methods(bindings, ops_by_id, varargs), dunders=api_python.dunders(bindings)),
+            direct=_direct_methods(bindings, ops_by_id, varargs), dunders=api_python.dunders(bindings),
+            docs=docs),
         "__init__.py": env.get_template("init.py.j2").render(),
         "py.typed": "",  # PEP 561: the package ships its types (__init__.pyi)
         "__init__.pyi": env.get_template("init.pyi.j2").render(
@@ -105,6 +113,51 @@ def _owners(model: Model) -> dict[str, list[Location]]:
     for d in model.derivatives:
         owners.setdefault(d.class_name, []).append(d.loc)
     return owners
+
+
+@dataclass(frozen=True)
+class Docs:
+    """The docstrings and shown signatures of generated/_ops.py and _methods.py, as Python source
+    (codegen/docstrings.py): name -> literal, name -> ParamSpec source."""
+
+    functions: dict[str, str]
+    shown: dict[str, str]           # op functions whose `def` line has a sentinel default
+    methods: dict[str, str]
+    method_params: dict[str, str]
+
+
+def _docs(model: Model, bindings: list[api_python.Binding], by_name: dict[str, list[NativeFunction]],
+          method_names: list[str], varargs: dict[str, str]) -> Docs:
+    ctx = docstrings.DocContext(by_name, lambda f: _autograd_words(model, f))
+    functions, shown, methods, method_params = {}, {}, {}, {}
+    for b in bindings:
+        overloads = [f for f in by_name[b.name] if str(f.func) in b.overloads]
+        overloads.sort(key=lambda f: b.overloads.index(str(f.func)))
+        functions[b.name] = docstrings.literal(docstrings.docstring(b, overloads, ctx))
+        if docstrings.needs_shown_signature(b):
+            shown[b.name] = docstrings.param_spec(b, overloads)
+        if b.name in method_names:
+            text = docstrings.docstring(b, overloads, ctx, method=True)
+            if b.name in varargs:
+                text += f"\n\nThe sizes may also be given one by one: `t.{b.name}(2, 3)` is `t.{b.name}((2, 3))`."
+            methods[b.name] = docstrings.literal(text)
+            method_params[b.name] = docstrings.param_spec(b, overloads, method=True)
+    return Docs(functions, shown, methods, method_params)
+
+
+def _autograd_words(model: Model, f: NativeFunction) -> str:
+    """How one (functional or in-place) op is differentiated, for its docstring."""
+    if "CompositeImplicitAutograd" in f.root.dispatch:
+        return "yes (composite: autograd records the ops it calls)"
+    if "Autograd" in f.dispatch:
+        return "yes (its own Autograd kernel)"
+    d = model.derivative_of(f)
+    if d is None:
+        return "no"
+    if not d.differentiable:
+        return "no (derivatives.yaml marks its outputs not differentiable)"
+    inputs = [py_name(i) for formula in d.formulas for i in formula.inputs]
+    return f"yes, for {', '.join(inputs)} (derivatives.yaml; backward node {d.node_name})"
 
 
 def _varargs_methods(by_name: dict[str, list[NativeFunction]], method_names: list[str]) -> dict[str, str]:

@@ -47,7 +47,7 @@ ENTRY_KEYS = {
     "promote_scalars": "scalar arguments that take part in type promotion as wrapped numbers: [other]",
     "zero_dim": "tensor arguments that must be 0-dimensional (a value tensor standing for a scalar): [value]",
     "same_dtype": "tensor arguments that must have the first tensor's dtype: [end, weight unless 0-d]",
-    "doc": "one line shown by 'opgen show' and in the stubs",
+    "doc": "text shown by 'opgen show' and in the docstring of the op (help(G.op))",
     "device_check": "NoCheck: the op takes tensors on different devices (copies, CPU index tensors for CUDA)",
 }
 

@@ -3005,6 +3005,76 @@ class HypotBackward0(_Node):
         return out
 
 
+class UniformBackward0(_Node):
+    """Backward of uniform_."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _H.zeros_like_grad(grad)
+        return out
+
+
+class NormalBackward0(_Node):
+    """Backward of normal_."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _H.zeros_like_grad(grad)
+        return out
+
+
+class RandomBackward0(_Node):
+    """Backward of random_.from."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _H.zeros_like_grad(grad)
+        return out
+
+
+class AsStridedBackwardBackward0(_Node):
+    """Backward of as_strided_backward."""
+
+    __slots__ = ("_saved_input_offset", "_saved_input_sizes", "_saved_input_strides", "_saved_size", "_saved_storage_offset", "_saved_stride", )
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        input_offset = self._saved_input_offset
+        input_sizes = self._saved_input_sizes
+        input_strides = self._saved_input_strides
+        size = self._saved_size
+        storage_offset = self._saved_storage_offset
+        stride = self._saved_stride
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _F.as_strided_backward(grad, size, stride, input_offset if storage_offset is None else storage_offset, input_sizes, input_strides, input_offset)
+        return out
+
+
 class NewEmptyBackward0(_Node):
     """Backward of new_empty."""
 
@@ -3066,6 +3136,184 @@ class NewFullBackward0(_Node):
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
             _not_implemented_input("new_full", "self")
+        return out
+
+
+class ArgmaxBackward0(_Node):
+    """Backward of argmax."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("argmax", "self")
+        return out
+
+
+class ArgminBackward0(_Node):
+    """Backward of argmin."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("argmin", "self")
+        return out
+
+
+class AnyBackward0(_Node):
+    """Backward of any."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("any", "self")
+        return out
+
+
+class AnyBackward1(_Node):
+    """Backward of any.dim."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("any.dim", "self")
+        return out
+
+
+class AllBackward0(_Node):
+    """Backward of all."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("all", "self")
+        return out
+
+
+class AllBackward1(_Node):
+    """Backward of all.dim."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("all.dim", "self")
+        return out
+
+
+class OneHotBackward0(_Node):
+    """Backward of one_hot."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("one_hot", "self")
+        return out
+
+
+class NonzeroBackward0(_Node):
+    """Backward of nonzero."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("nonzero", "self")
+        return out
+
+
+class CountNonzeroBackward0(_Node):
+    """Backward of count_nonzero."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("count_nonzero", "self")
+        return out
+
+
+class BucketizeBackward0(_Node):
+    """Backward of bucketize.Tensor."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("bucketize.Tensor", "self")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("bucketize.Tensor", "boundaries")
+        return out
+
+
+class Unique2Backward0(_Node):
+    """Backward of _unique2."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("_unique2", "self")
         return out
 
 
@@ -4150,14 +4398,21 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     return result
 
 
-def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset):
-    _k = (_shared.remap or _tls.remap)[grad._keys] & _BELOW_AUTOGRAD
-    result = _ops._tab_as_strided_backward[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
-    if grad._requires_grad:
-        node = _NotImplementedNode("as_strided_backward")
-        _fn = grad._grad_fn
-        _e0 = (_fn, grad._output_nr, grad._data.shape, grad._dtype, grad._device) if _fn is not None else (grad._leaf_edge or _leaf_edge(grad))
+def as_strided_backward(grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset):
+    _k = (_shared.remap or _tls.remap)[grad_output._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_as_strided_backward[_k](grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset)
+    if grad_output._requires_grad:
+        node = _new(AsStridedBackwardBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = grad_output._grad_fn
+        _e0 = (_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
         node.next_edges = (_e0,)
+        node._saved_input_offset = input_offset
+        node._saved_input_sizes = input_sizes
+        node._saved_input_strides = input_strides
+        node._saved_size = size
+        node._saved_storage_offset = storage_offset
+        node._saved_stride = stride
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0
@@ -4368,7 +4623,8 @@ def uniform_(input, from_, to, generator):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _NotImplementedNode("uniform_")
+        node = _new(UniformBackward0)
+        node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
@@ -4383,7 +4639,8 @@ def normal_(input, mean, std, generator):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _NotImplementedNode("normal_")
+        node = _new(NormalBackward0)
+        node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
@@ -4398,7 +4655,8 @@ def random__from(input, from_, to, generator):
     _need = input._requires_grad
     if _need:
         _check_inplace(input)
-        node = _NotImplementedNode("random_.from")
+        node = _new(RandomBackward0)
+        node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
@@ -7555,15 +7813,12 @@ def argmax(input, dim, keepdim):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_argmax[_k](input, dim, keepdim)
     if input._requires_grad:
-        node = _NotImplementedNode("argmax")
+        node = _new(ArgmaxBackward0)
+        node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= AUTOGRAD_BIT
+        _set_history(result, node, (False,))
     return result
 
 
@@ -7571,15 +7826,12 @@ def argmin(input, dim, keepdim):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_argmin[_k](input, dim, keepdim)
     if input._requires_grad:
-        node = _NotImplementedNode("argmin")
+        node = _new(ArgminBackward0)
+        node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= AUTOGRAD_BIT
+        _set_history(result, node, (False,))
     return result
 
 
@@ -7587,15 +7839,12 @@ def any(input):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_any[_k](input)
     if input._requires_grad:
-        node = _NotImplementedNode("any")
+        node = _new(AnyBackward0)
+        node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= AUTOGRAD_BIT
+        _set_history(result, node, (False,))
     return result
 
 
@@ -7603,15 +7852,12 @@ def any_dim(input, dim, keepdim):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_any_dim[_k](input, dim, keepdim)
     if input._requires_grad:
-        node = _NotImplementedNode("any.dim")
+        node = _new(AnyBackward1)
+        node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= AUTOGRAD_BIT
+        _set_history(result, node, (False,))
     return result
 
 
@@ -7619,15 +7865,12 @@ def all(input):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_all[_k](input)
     if input._requires_grad:
-        node = _NotImplementedNode("all")
+        node = _new(AllBackward0)
+        node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= AUTOGRAD_BIT
+        _set_history(result, node, (False,))
     return result
 
 
@@ -7635,15 +7878,12 @@ def all_dim(input, dim, keepdim):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_all_dim[_k](input, dim, keepdim)
     if input._requires_grad:
-        node = _NotImplementedNode("all.dim")
+        node = _new(AllBackward1)
+        node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= AUTOGRAD_BIT
+        _set_history(result, node, (False,))
     return result
 
 
@@ -8368,15 +8608,12 @@ def one_hot(input, num_classes):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_one_hot[_k](input, num_classes)
     if input._requires_grad:
-        node = _NotImplementedNode("one_hot")
+        node = _new(OneHotBackward0)
+        node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= AUTOGRAD_BIT
+        _set_history(result, node, (False,))
     return result
 
 
@@ -8875,15 +9112,12 @@ def nonzero(input):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_nonzero[_k](input)
     if input._requires_grad:
-        node = _NotImplementedNode("nonzero")
+        node = _new(NonzeroBackward0)
+        node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= AUTOGRAD_BIT
+        _set_history(result, node, (False,))
     return result
 
 
@@ -8891,15 +9125,12 @@ def count_nonzero(input, dim):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_count_nonzero[_k](input, dim)
     if input._requires_grad:
-        node = _NotImplementedNode("count_nonzero")
+        node = _new(CountNonzeroBackward0)
+        node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= AUTOGRAD_BIT
+        _set_history(result, node, (False,))
     return result
 
 
@@ -9009,7 +9240,8 @@ def bucketize_Tensor(input, boundaries, out_int32, right):
     _k = (_shared.remap or _tls.remap)[input._keys | boundaries._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_bucketize_Tensor[_k](input, boundaries, out_int32, right)
     if input._requires_grad or boundaries._requires_grad:
-        node = _NotImplementedNode("bucketize.Tensor")
+        node = _new(BucketizeBackward0)
+        node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
             _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
@@ -9021,11 +9253,7 @@ def bucketize_Tensor(input, boundaries, out_int32, right):
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
-        if result._dtype.is_floating_point:
-            result._grad_fn = node
-            result._output_nr = 0
-            result._requires_grad = True
-            result._keys |= AUTOGRAD_BIT
+        _set_history(result, node, (False,))
     return result
 
 
@@ -9033,11 +9261,12 @@ def _unique2(input, sorted, return_inverse, return_counts, dim):
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab__unique2[_k](input, sorted, return_inverse, return_counts, dim)
     if input._requires_grad:
-        node = _NotImplementedNode("_unique2")
+        node = _new(Unique2Backward0)
+        node.sequence_nr = _next_seq()
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
-        _set_history(result, node)
+        _set_history(result, node, (True, False, False))
     return result
 
 

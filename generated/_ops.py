@@ -13,6 +13,8 @@ from runtime.opcall import NOT_GIVEN as _NG
 from runtime.opcall import bad_arguments as _bad_arguments
 from runtime.opcall import no_overload as _no_overload
 from runtime.return_types import make as _return_type
+from runtime.signatures import REQUIRED as _REQ
+from runtime.signatures import show as _show
 from runtime.tensor import Tensor
 
 __all__ = [
@@ -1216,16 +1218,16 @@ def _call_diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     return _tab_diagonal_backward[_k](grad_output, input_sizes, offset, dim1, dim2)
 
 
-_op_as_strided_backward = _dispatcher.declare("as_strided_backward", "as_strided_backward(Tensor grad, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", (0,), deferred=True)
+_op_as_strided_backward = _dispatcher.declare("as_strided_backward", "as_strided_backward(Tensor grad_output, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", (0,), deferred=True)
 _tab_as_strided_backward = _op_as_strided_backward.table
 
 
-def _call_as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset):
+def _call_as_strided_backward(grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset):
     try:
-        _k = (_shared.remap or _tls.remap)[grad._keys]
+        _k = (_shared.remap or _tls.remap)[grad_output._keys]
     except AttributeError:
-        _k = _bad_arguments(_op_as_strided_backward, (grad, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
-    return _tab_as_strided_backward[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
+        _k = _bad_arguments(_op_as_strided_backward, (grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
+    return _tab_as_strided_backward[_k](grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset)
 
 
 _op_copy_ = _dispatcher.declare("copy_", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", (0, 1), mixed_devices=True, deferred=True)
@@ -6267,22 +6269,27 @@ def _call_dist(input, other, p):
 
 
 def _conv2d_backward_input(grad_output, weight, input_size, stride, padding, dilation, groups):
+    '_conv2d_backward_input(grad_output, weight, input_size, stride, padding, dilation, groups) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    weight (Tensor)\n    input_size (int or sequence of ints)\n    stride (int or sequence of ints)\n    padding (int or sequence of ints)\n    dilation (int or sequence of ints)\n    groups (int)\n\nForms: functional: opgen._conv2d_backward_input\nDifferentiable: yes, for grad_output, weight (derivatives.yaml; backward node Conv2dBackwardInputBackward0)\n\nSchemas (native_functions.yaml):\n    _conv2d_backward_input(Tensor grad_output, Tensor weight, SymInt[] input_size, int[2] stride, int[2] padding, int[2] dilation, int groups) -> Tensor'
     return _call__conv2d_backward_input(grad_output, (weight if isinstance(weight, Tensor) else _scalar(weight, op='_conv2d_backward_input', arg='weight')), input_size, stride, padding, dilation, groups)
 
 
 def _conv2d_backward_weight(grad_output, input, weight_size, stride, padding, dilation, groups):
+    '_conv2d_backward_weight(grad_output, input, weight_size, stride, padding, dilation, groups) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input (Tensor)\n    weight_size (int or sequence of ints)\n    stride (int or sequence of ints)\n    padding (int or sequence of ints)\n    dilation (int or sequence of ints)\n    groups (int)\n\nForms: functional: opgen._conv2d_backward_weight\nDifferentiable: yes, for grad_output, input (derivatives.yaml; backward node Conv2dBackwardWeightBackward0)\n\nSchemas (native_functions.yaml):\n    _conv2d_backward_weight(Tensor grad_output, Tensor input, SymInt[] weight_size, int[2] stride, int[2] padding, int[2] dilation, int groups) -> Tensor'
     return _call__conv2d_backward_weight(grad_output, (input if isinstance(input, Tensor) else _scalar(input, op='_conv2d_backward_weight', arg='input')), weight_size, stride, padding, dilation, groups)
 
 
 def _conv2d_forward(input, weight, bias, stride, padding, dilation, groups):
+    '_conv2d_forward(input, weight, bias, stride, padding, dilation, groups) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor)\n    bias (Tensor, optional)\n    stride (int or sequence of ints)\n    padding (int or sequence of ints)\n    dilation (int or sequence of ints)\n    groups (int)\n\nForms: functional: opgen._conv2d_forward\nDifferentiable: yes, for input, weight, bias (derivatives.yaml; backward node Conv2dForwardBackward0)\n\nSchemas (native_functions.yaml):\n    _conv2d_forward(Tensor input, Tensor weight, Tensor? bias, int[2] stride, int[2] padding, int[2] dilation, int groups) -> Tensor'
     return _call__conv2d_forward(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='_conv2d_forward', arg='weight')), bias, stride, padding, dilation, groups)
 
 
 def _cross_entropy_indices(input, target, weight=None, reduction='mean', ignore_index=-100):
+    "_cross_entropy_indices(input, target, weight=None, reduction='mean', ignore_index=-100) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n    ignore_index (int, default -100)\n\nForms: functional: opgen._cross_entropy_indices\nDifferentiable: yes, for input (derivatives.yaml; backward node CrossEntropyIndicesBackward0)\n\nSchemas (native_functions.yaml):\n    _cross_entropy_indices(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor"
     return _call__cross_entropy_indices(input, (target if isinstance(target, Tensor) else _scalar(target, op='_cross_entropy_indices', arg='target')), weight, reduction, ignore_index)
 
 
 def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
+    '_to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None) -> Tensor\n\nwhat Tensor.to calls when the dtype or device changes\n\nArguments:\n    input (Tensor)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    non_blocking (bool, default False)\n    memory_format (memory format, optional, default None)\n\nForms: functional: opgen._to_copy\nDifferentiable: yes, for input (derivatives.yaml; backward node ToCopyBackward0)\n\nSchemas (native_functions.yaml):\n    _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6291,6 +6298,7 @@ def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, no
 
 
 def _unique2(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    '_unique2(input, sorted=True, return_inverse=False, return_counts=False, dim=None) -> (Tensor, Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    sorted (bool, default True)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n\nForms: functional: opgen._unique2\nDifferentiable: yes, for  (derivatives.yaml; backward node Unique2Backward0)\n\nSchemas (native_functions.yaml):\n    _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6299,6 +6307,7 @@ def _unique2(input, sorted=True, return_inverse=False, return_counts=False, dim=
 
 
 def abs(input, *, out=None):
+    'abs(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.abs and Tensor.abs; in-place: Tensor.abs_; out=: opgen.abs(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AbsBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    abs(Tensor self) -> Tensor\n    abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6311,6 +6320,7 @@ def abs(input, *, out=None):
 
 
 def abs_(input):
+    'abs_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.abs and Tensor.abs; in-place: Tensor.abs_; out=: opgen.abs(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AbsBackward0)\n\nSchemas (native_functions.yaml):\n    abs_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6320,6 +6330,7 @@ def abs_(input):
 
 
 def acos(input, *, out=None):
+    'acos(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.acos and Tensor.acos; in-place: Tensor.acos_; out=: opgen.acos(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AcosBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    acos(Tensor self) -> Tensor\n    acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6332,6 +6343,7 @@ def acos(input, *, out=None):
 
 
 def acos_(input):
+    'acos_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.acos and Tensor.acos; in-place: Tensor.acos_; out=: opgen.acos(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AcosBackward0)\n\nSchemas (native_functions.yaml):\n    acos_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6341,6 +6353,7 @@ def acos_(input):
 
 
 def adaptive_avg_pool2d(input, output_size):
+    'adaptive_avg_pool2d(input, output_size) -> Tensor\n\nArguments:\n    input (Tensor)\n    output_size (int or sequence of ints)\n\nForms: functional: opgen.adaptive_avg_pool2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6349,6 +6362,7 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 def add(input, other, *, alpha=1, out=None):
+    'add(input, other, *, alpha=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.add and Tensor.add; in-place: Tensor.add_; out=: opgen.add(..., out=t)\nDifferentiable: add.Tensor: yes, for input, other (derivatives.yaml; backward node AddBackward0); add.Scalar: yes, for input (derivatives.yaml; backward node AddBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n    add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n    add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)\n    add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -6369,6 +6383,7 @@ def add(input, other, *, alpha=1, out=None):
 
 
 def add_(input, other, *, alpha=1):
+    'add_(input, other, *, alpha=1) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    alpha (number, default 1)\n\nForms: functional: opgen.add and Tensor.add; in-place: Tensor.add_; out=: opgen.add(..., out=t)\nDifferentiable: add_.Tensor: yes, for input, other (derivatives.yaml; backward node AddBackward0); add_.Scalar: yes, for input (derivatives.yaml; backward node AddBackward0)\n\nSchemas (native_functions.yaml):\n    add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)\n    add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'
     if isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -6382,6 +6397,7 @@ def add_(input, other, *, alpha=1):
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    'addcdiv(input, tensor1, tensor2, *, value=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    tensor1 (Tensor)\n    tensor2 (Tensor)\n    value (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.addcdiv and Tensor.addcdiv; in-place: Tensor.addcdiv_; out=: opgen.addcdiv(..., out=t)\nDifferentiable: yes, for input, tensor1, tensor2 (derivatives.yaml; backward node AddcdivBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor\n    addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         return _call_addcdiv(input, (tensor1 if isinstance(tensor1, Tensor) else _scalar(tensor1, op='addcdiv', arg='tensor1')), (tensor2 if isinstance(tensor2, Tensor) else _scalar(tensor2, op='addcdiv', arg='tensor2')), value)
     if out is not None:
@@ -6390,10 +6406,12 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
 
 
 def addcdiv_(input, tensor1, tensor2, *, value=1):
+    'addcdiv_(input, tensor1, tensor2, *, value=1) -> Tensor\n\nArguments:\n    input (Tensor)\n    tensor1 (Tensor)\n    tensor2 (Tensor)\n    value (number, default 1)\n\nForms: functional: opgen.addcdiv and Tensor.addcdiv; in-place: Tensor.addcdiv_; out=: opgen.addcdiv(..., out=t)\nDifferentiable: yes, for input, tensor1, tensor2 (derivatives.yaml; backward node AddcdivBackward0)\n\nSchemas (native_functions.yaml):\n    addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)'
     return _call_addcdiv_(input, (tensor1 if isinstance(tensor1, Tensor) else _scalar(tensor1, op='addcdiv_', arg='tensor1')), (tensor2 if isinstance(tensor2, Tensor) else _scalar(tensor2, op='addcdiv_', arg='tensor2')), value)
 
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    'addcmul(input, tensor1, tensor2, *, value=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    tensor1 (Tensor)\n    tensor2 (Tensor)\n    value (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.addcmul and Tensor.addcmul; in-place: Tensor.addcmul_; out=: opgen.addcmul(..., out=t)\nDifferentiable: yes, for input, tensor1, tensor2 (derivatives.yaml; backward node AddcmulBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor\n    addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         return _call_addcmul(input, (tensor1 if isinstance(tensor1, Tensor) else _scalar(tensor1, op='addcmul', arg='tensor1')), (tensor2 if isinstance(tensor2, Tensor) else _scalar(tensor2, op='addcmul', arg='tensor2')), value)
     if out is not None:
@@ -6402,14 +6420,17 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
 
 
 def addcmul_(input, tensor1, tensor2, *, value=1):
+    'addcmul_(input, tensor1, tensor2, *, value=1) -> Tensor\n\nArguments:\n    input (Tensor)\n    tensor1 (Tensor)\n    tensor2 (Tensor)\n    value (number, default 1)\n\nForms: functional: opgen.addcmul and Tensor.addcmul; in-place: Tensor.addcmul_; out=: opgen.addcmul(..., out=t)\nDifferentiable: yes, for input, tensor1, tensor2 (derivatives.yaml; backward node AddcmulBackward0)\n\nSchemas (native_functions.yaml):\n    addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)'
     return _call_addcmul_(input, (tensor1 if isinstance(tensor1, Tensor) else _scalar(tensor1, op='addcmul_', arg='tensor1')), (tensor2 if isinstance(tensor2, Tensor) else _scalar(tensor2, op='addcmul_', arg='tensor2')), value)
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    'addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor\n\nArguments:\n    input (Tensor)\n    mat1 (Tensor)\n    mat2 (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n\nForms: functional: opgen.addmm and Tensor.addmm\nDifferentiable: yes, for input, mat1, mat2 (derivatives.yaml; backward node AddmmBackward0)\n\nSchemas (native_functions.yaml):\n    addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
     return _call_addmm(input, (mat1 if isinstance(mat1, Tensor) else _scalar(mat1, op='addmm', arg='mat1')), (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='addmm', arg='mat2')), beta, alpha)
 
 
 def all(input, dim=_NG, keepdim=_NG):
+    'all(input) -> Tensor\nall(input, dim, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only all.dim takes it)\n    keepdim (bool, default False; taken by all.dim)\n\nForms: functional: opgen.all and Tensor.all\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    all(Tensor self) -> Tensor\n    all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6421,11 +6442,16 @@ def all(input, dim=_NG, keepdim=_NG):
     return _no_overload("all", locals(), ('all(Tensor self) -> Tensor', 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'))
 
 
+_show(all, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ))
+
+
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    'allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    rtol (float, default 1e-05)\n    atol (float, default 1e-08)\n    equal_nan (bool, default False)\n\nForms: functional: opgen.allclose and Tensor.allclose\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool'
     return _call_allclose(input, (other if isinstance(other, Tensor) else _scalar(other, op='allclose', arg='other')), rtol, atol, equal_nan)
 
 
 def amax(input, dim=(), keepdim=False):
+    'amax(input, dim=(), keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, default ())\n    keepdim (bool, default False)\n\nForms: functional: opgen.amax and Tensor.amax\nDifferentiable: yes, for input (derivatives.yaml; backward node AmaxBackward0)\n\nSchemas (native_functions.yaml):\n    amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6434,6 +6460,7 @@ def amax(input, dim=(), keepdim=False):
 
 
 def amin(input, dim=(), keepdim=False):
+    'amin(input, dim=(), keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, default ())\n    keepdim (bool, default False)\n\nForms: functional: opgen.amin and Tensor.amin\nDifferentiable: yes, for input (derivatives.yaml; backward node AminBackward0)\n\nSchemas (native_functions.yaml):\n    amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6442,6 +6469,7 @@ def amin(input, dim=(), keepdim=False):
 
 
 def aminmax(input, *, dim=None, keepdim=False):
+    'aminmax(input, *, dim=None, keepdim=False) -> (Tensor min, Tensor max)\n\nArguments:\n    input (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n\nForms: functional: opgen.aminmax and Tensor.aminmax\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6450,6 +6478,7 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 
 def any(input, dim=_NG, keepdim=_NG):
+    'any(input) -> Tensor\nany(input, dim, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only any.dim takes it)\n    keepdim (bool, default False; taken by any.dim)\n\nForms: functional: opgen.any and Tensor.any\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    any(Tensor self) -> Tensor\n    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6461,7 +6490,11 @@ def any(input, dim=_NG, keepdim=_NG):
     return _no_overload("any", locals(), ('any(Tensor self) -> Tensor', 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'))
 
 
+_show(any, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ))
+
+
 def argmax(input, dim=None, keepdim=False):
+    'argmax(input, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n\nForms: functional: opgen.argmax and Tensor.argmax\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6470,6 +6503,7 @@ def argmax(input, dim=None, keepdim=False):
 
 
 def argmin(input, dim=None, keepdim=False):
+    'argmin(input, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n\nForms: functional: opgen.argmin and Tensor.argmin\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6478,6 +6512,7 @@ def argmin(input, dim=None, keepdim=False):
 
 
 def argsort(input, dim=-1, descending=False, *, stable=_NG):
+    'argsort(input, dim=-1, descending=False) -> Tensor\nargsort(input, *, stable, dim=-1, descending=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n    descending (bool, default False)\n    stable (bool; may be left out: only argsort.stable takes it)\n\nForms: functional: opgen.argsort and Tensor.argsort\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor\n    argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor'
     if stable is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6493,7 +6528,11 @@ def argsort(input, dim=-1, descending=False, *, stable=_NG):
     return _no_overload("argsort", locals(), ('argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor', 'argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor'))
 
 
+_show(argsort, (('input', False, _REQ), ('dim', False, -1), ('descending', False, False), ('stable', True, _NG), ))
+
+
 def argwhere(input):
+    'argwhere(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.argwhere and Tensor.argwhere\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argwhere(Tensor self) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6502,6 +6541,7 @@ def argwhere(input):
 
 
 def as_strided(input, size, stride, storage_offset=None):
+    'as_strided(input, size, stride, storage_offset=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n\nForms: functional: opgen.as_strided and Tensor.as_strided\nDifferentiable: yes, for input (derivatives.yaml; backward node AsStridedBackward0)\n\nSchemas (native_functions.yaml):\n    as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6509,15 +6549,17 @@ def as_strided(input, size, stride, storage_offset=None):
     return _tab_as_strided[_k](input, size, stride, storage_offset)
 
 
-def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset=None):
+def as_strided_backward(grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset=None):
+    'as_strided_backward(grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset=None) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input_sizes (int or sequence of ints)\n    input_strides (int or sequence of ints)\n    input_offset (int)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n\nForms: functional: opgen.as_strided_backward\nDifferentiable: yes, for grad_output (derivatives.yaml; backward node AsStridedBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    as_strided_backward(Tensor grad_output, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor'
     try:
-        _k = (_shared.remap or _tls.remap)[grad._keys]
+        _k = (_shared.remap or _tls.remap)[grad_output._keys]
     except AttributeError:
-        _k = _bad_arguments(_op_as_strided_backward, (grad, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
-    return _tab_as_strided_backward[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
+        _k = _bad_arguments(_op_as_strided_backward, (grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
+    return _tab_as_strided_backward[_k](grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset)
 
 
 def asin(input, *, out=None):
+    'asin(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.asin and Tensor.asin; in-place: Tensor.asin_; out=: opgen.asin(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AsinBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    asin(Tensor self) -> Tensor\n    asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6530,6 +6572,7 @@ def asin(input, *, out=None):
 
 
 def asin_(input):
+    'asin_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.asin and Tensor.asin; in-place: Tensor.asin_; out=: opgen.asin(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AsinBackward0)\n\nSchemas (native_functions.yaml):\n    asin_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6539,6 +6582,7 @@ def asin_(input):
 
 
 def atan(input, *, out=None):
+    'atan(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atan and Tensor.atan; in-place: Tensor.atan_; out=: opgen.atan(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AtanBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    atan(Tensor self) -> Tensor\n    atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6551,6 +6595,7 @@ def atan(input, *, out=None):
 
 
 def atan2(input, other, *, out=None):
+    'atan2(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atan2 and Tensor.atan2; in-place: Tensor.atan2_; out=: opgen.atan2(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node Atan2Backward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    atan2(Tensor self, Tensor other) -> Tensor\n    atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         return _call_atan2(input, (other if isinstance(other, Tensor) else _scalar(other, op='atan2', arg='other')))
     if out is not None:
@@ -6559,10 +6604,12 @@ def atan2(input, other, *, out=None):
 
 
 def atan2_(input, other):
+    'atan2_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.atan2 and Tensor.atan2; in-place: Tensor.atan2_; out=: opgen.atan2(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node Atan2Backward0)\n\nSchemas (native_functions.yaml):\n    atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
     return _call_atan2_(input, (other if isinstance(other, Tensor) else _scalar(other, op='atan2_', arg='other')))
 
 
 def atan_(input):
+    'atan_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.atan and Tensor.atan; in-place: Tensor.atan_; out=: opgen.atan(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AtanBackward0)\n\nSchemas (native_functions.yaml):\n    atan_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6572,6 +6619,7 @@ def atan_(input):
 
 
 def atleast_1d(input):
+    'atleast_1d(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.atleast_1d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_1d(Tensor self) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6580,6 +6628,7 @@ def atleast_1d(input):
 
 
 def atleast_2d(input):
+    'atleast_2d(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.atleast_2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_2d(Tensor self) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6588,6 +6637,7 @@ def atleast_2d(input):
 
 
 def atleast_3d(input):
+    'atleast_3d(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.atleast_3d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_3d(Tensor self) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6596,6 +6646,7 @@ def atleast_3d(input):
 
 
 def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    'avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    stride (int or sequence of ints, default ())\n    padding (int or sequence of ints, default 0)\n    ceil_mode (bool, default False)\n    count_include_pad (bool, default True)\n    divisor_override (int, optional, default None)\n\nForms: functional: opgen.avg_pool2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6604,6 +6655,7 @@ def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_
 
 
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    'batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor, optional)\n    bias (Tensor, optional)\n    running_mean (Tensor, optional)\n    running_var (Tensor, optional)\n    training (bool)\n    momentum (float)\n    eps (float)\n    cudnn_enabled (bool)\n\nForms: functional: opgen.batch_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0) | (running_mean._keys if running_mean is not None else 0) | (running_var._keys if running_var is not None else 0)]
     except AttributeError:
@@ -6612,14 +6664,17 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
 
 
 def binary_cross_entropy(input, target, weight=None, reduction='mean'):
+    "binary_cross_entropy(input, target, weight=None, reduction='mean') -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n\nForms: functional: opgen.binary_cross_entropy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"
     return _call_binary_cross_entropy(input, (target if isinstance(target, Tensor) else _scalar(target, op='binary_cross_entropy', arg='target')), weight, reduction)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction='mean'):
+    "binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction='mean') -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    pos_weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n\nForms: functional: opgen.binary_cross_entropy_with_logits\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor"
     return _call_binary_cross_entropy_with_logits(input, (target if isinstance(target, Tensor) else _scalar(target, op='binary_cross_entropy_with_logits', arg='target')), weight, pos_weight, reduction)
 
 
 def bitwise_and(input, other, *, out=None):
+    'bitwise_and(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_and and Tensor.bitwise_and; in-place: Tensor.bitwise_and_; out=: opgen.bitwise_and(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor\n    bitwise_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         return _call_bitwise_and_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_and', arg='other')))
     if out is not None:
@@ -6628,10 +6683,12 @@ def bitwise_and(input, other, *, out=None):
 
 
 def bitwise_and_(input, other):
+    'bitwise_and_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.bitwise_and and Tensor.bitwise_and; in-place: Tensor.bitwise_and_; out=: opgen.bitwise_and(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'
     return _call_bitwise_and__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_and_', arg='other')))
 
 
 def bitwise_not(input, *, out=None):
+    'bitwise_not(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_not and Tensor.bitwise_not; in-place: Tensor.bitwise_not_; out=: opgen.bitwise_not(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_not(Tensor self) -> Tensor\n    bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6644,6 +6701,7 @@ def bitwise_not(input, *, out=None):
 
 
 def bitwise_not_(input):
+    'bitwise_not_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.bitwise_not and Tensor.bitwise_not; in-place: Tensor.bitwise_not_; out=: opgen.bitwise_not(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    bitwise_not_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6653,6 +6711,7 @@ def bitwise_not_(input):
 
 
 def bitwise_or(input, other, *, out=None):
+    'bitwise_or(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_or and Tensor.bitwise_or; in-place: Tensor.bitwise_or_; out=: opgen.bitwise_or(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor\n    bitwise_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         return _call_bitwise_or_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_or', arg='other')))
     if out is not None:
@@ -6661,10 +6720,12 @@ def bitwise_or(input, other, *, out=None):
 
 
 def bitwise_or_(input, other):
+    'bitwise_or_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.bitwise_or and Tensor.bitwise_or; in-place: Tensor.bitwise_or_; out=: opgen.bitwise_or(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'
     return _call_bitwise_or__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_or_', arg='other')))
 
 
 def bitwise_xor(input, other, *, out=None):
+    'bitwise_xor(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_xor and Tensor.bitwise_xor; in-place: Tensor.bitwise_xor_; out=: opgen.bitwise_xor(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor\n    bitwise_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         return _call_bitwise_xor_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_xor', arg='other')))
     if out is not None:
@@ -6673,14 +6734,17 @@ def bitwise_xor(input, other, *, out=None):
 
 
 def bitwise_xor_(input, other):
+    'bitwise_xor_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.bitwise_xor and Tensor.bitwise_xor; in-place: Tensor.bitwise_xor_; out=: opgen.bitwise_xor(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'
     return _call_bitwise_xor__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_xor_', arg='other')))
 
 
 def bmm(input, mat2):
+    'bmm(input, mat2) -> Tensor\n\nArguments:\n    input (Tensor)\n    mat2 (Tensor)\n\nForms: functional: opgen.bmm and Tensor.bmm\nDifferentiable: yes, for input, mat2 (derivatives.yaml; backward node BmmBackward0)\n\nSchemas (native_functions.yaml):\n    bmm(Tensor self, Tensor mat2) -> Tensor'
     return _call_bmm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='bmm', arg='mat2')))
 
 
 def broadcast_to(input, size):
+    'broadcast_to(input, size) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n\nForms: functional: opgen.broadcast_to and Tensor.broadcast_to\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6689,10 +6753,12 @@ def broadcast_to(input, size):
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
+    'bucketize(input, boundaries, *, out_int32=False, right=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    boundaries (Tensor)\n    out_int32 (bool, default False)\n    right (bool, default False)\n\nForms: functional: opgen.bucketize\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor'
     return _call_bucketize_Tensor(input, (boundaries if isinstance(boundaries, Tensor) else _scalar(boundaries, op='bucketize', arg='boundaries')), out_int32, right)
 
 
 def cat(tensors, dim=0):
+    'cat(tensors, dim=0) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    dim (int, default 0)\n\nForms: functional: opgen.cat\nDifferentiable: yes, for tensors (derivatives.yaml; backward node CatBackward0)\n\nSchemas (native_functions.yaml):\n    cat(Tensor[] tensors, int dim=0) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
     except AttributeError:
@@ -6701,10 +6767,12 @@ def cat(tensors, dim=0):
 
 
 def cdist(x1, x2, p=2, compute_mode=None):
+    'cdist(x1, x2, p=2, compute_mode=None) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    p (float, default 2)\n    compute_mode (int, optional, default None)\n\nForms: functional: opgen.cdist\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor'
     return _call_cdist(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cdist', arg='x2')), p, compute_mode)
 
 
 def ceil(input, *, out=None):
+    'ceil(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ceil and Tensor.ceil; in-place: Tensor.ceil_; out=: opgen.ceil(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node CeilBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    ceil(Tensor self) -> Tensor\n    ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6717,6 +6785,7 @@ def ceil(input, *, out=None):
 
 
 def ceil_(input):
+    'ceil_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.ceil and Tensor.ceil; in-place: Tensor.ceil_; out=: opgen.ceil(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node CeilBackward0)\n\nSchemas (native_functions.yaml):\n    ceil_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6726,6 +6795,7 @@ def ceil_(input):
 
 
 def chunk(input, chunks, dim=0):
+    'chunk(input, chunks, dim=0) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    chunks (int)\n    dim (int, default 0)\n\nForms: functional: opgen.chunk and Tensor.chunk\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6734,6 +6804,7 @@ def chunk(input, chunks, dim=0):
 
 
 def clamp(input, min=None, max=None):
+    'clamp(input, min=None, max=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n\nForms: functional: opgen.clamp and Tensor.clamp; in-place: opgen.clamp_ and Tensor.clamp_\nDifferentiable: clamp: yes, for input (derivatives.yaml; backward node ClampBackward1); clamp.Tensor: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n    clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6750,6 +6821,7 @@ def clamp(input, min=None, max=None):
 
 
 def clamp_(input, min=None, max=None):
+    'clamp_(input, min=None, max=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n\nForms: functional: opgen.clamp and Tensor.clamp; in-place: opgen.clamp_ and Tensor.clamp_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)\n    clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)'
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6763,6 +6835,7 @@ def clamp_(input, min=None, max=None):
 
 
 def clamp_max(input, max):
+    'clamp_max(input, max) -> Tensor\n\nArguments:\n    input (Tensor)\n    max (number)\n\nForms: functional: opgen.clamp_max and Tensor.clamp_max; in-place: opgen.clamp_max_ and Tensor.clamp_max_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp_max(Tensor self, Scalar max) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6771,6 +6844,7 @@ def clamp_max(input, max):
 
 
 def clamp_max_(input, max):
+    'clamp_max_(input, max) -> Tensor\n\nArguments:\n    input (Tensor)\n    max (number)\n\nForms: functional: opgen.clamp_max and Tensor.clamp_max; in-place: opgen.clamp_max_ and Tensor.clamp_max_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6780,6 +6854,7 @@ def clamp_max_(input, max):
 
 
 def clamp_min(input, min):
+    'clamp_min(input, min) -> Tensor\n\nArguments:\n    input (Tensor)\n    min (number)\n\nForms: functional: opgen.clamp_min and Tensor.clamp_min; in-place: opgen.clamp_min_ and Tensor.clamp_min_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp_min(Tensor self, Scalar min) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6788,6 +6863,7 @@ def clamp_min(input, min):
 
 
 def clamp_min_(input, min):
+    'clamp_min_(input, min) -> Tensor\n\nArguments:\n    input (Tensor)\n    min (number)\n\nForms: functional: opgen.clamp_min and Tensor.clamp_min; in-place: opgen.clamp_min_ and Tensor.clamp_min_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6797,6 +6873,7 @@ def clamp_min_(input, min):
 
 
 def clip(input, min=None, max=None):
+    'clip(input, min=None, max=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n\nForms: functional: opgen.clip and Tensor.clip\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n    clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6813,6 +6890,7 @@ def clip(input, min=None, max=None):
 
 
 def clone(input, *, memory_format=None):
+    'clone(input, *, memory_format=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    memory_format (memory format, optional, default None)\n\nForms: functional: opgen.clone and Tensor.clone\nDifferentiable: yes, for input (derivatives.yaml; backward node CloneBackward0)\n\nSchemas (native_functions.yaml):\n    clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6821,6 +6899,7 @@ def clone(input, *, memory_format=None):
 
 
 def col2im(input, output_size, kernel_size, dilation, padding, stride):
+    'col2im(input, output_size, kernel_size, dilation, padding, stride) -> Tensor\n\nArguments:\n    input (Tensor)\n    output_size (int or sequence of ints)\n    kernel_size (int or sequence of ints)\n    dilation (int or sequence of ints)\n    padding (int or sequence of ints)\n    stride (int or sequence of ints)\n\nForms: functional: opgen.col2im\nDifferentiable: yes, for input (derivatives.yaml; backward node Col2imBackward0)\n\nSchemas (native_functions.yaml):\n    col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6829,6 +6908,7 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride):
 
 
 def column_stack(tensors):
+    'column_stack(tensors) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n\nForms: functional: opgen.column_stack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    column_stack(Tensor[] tensors) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
     except AttributeError:
@@ -6837,6 +6917,7 @@ def column_stack(tensors):
 
 
 def contiguous(input, *, memory_format='contiguous_format'):
+    "contiguous(input, *, memory_format='contiguous_format') -> Tensor\n\nArguments:\n    input (Tensor)\n    memory_format (memory format, default 'contiguous_format')\n\nForms: functional: Tensor.contiguous\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)"
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6845,14 +6926,17 @@ def contiguous(input, *, memory_format='contiguous_format'):
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    'conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor)\n    bias (Tensor, optional, default None)\n    stride (int or sequence of ints, default 1)\n    padding (int or sequence of ints, default 0)\n    dilation (int or sequence of ints, default 1)\n    groups (int, default 1)\n\nForms: functional: opgen.conv2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor'
     return _call_conv2d(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='conv2d', arg='weight')), bias, stride, padding, dilation, groups)
 
 
 def copy_(input, src, non_blocking=False):
+    'copy_(input, src, non_blocking=False) -> Tensor\n\nany dtype, any device, src broadcast to self\n\nArguments:\n    input (Tensor)\n    src (Tensor)\n    non_blocking (bool, default False)\n\nForms: in-place: Tensor.copy_\nDifferentiable: yes, for input, src (derivatives.yaml; backward node CopyBackwards)\n\nSchemas (native_functions.yaml):\n    copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)'
     return _call_copy_(input, (src if isinstance(src, Tensor) else _scalar(src, op='copy_', arg='src')), non_blocking)
 
 
 def cos(input, *, out=None):
+    'cos(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cos and Tensor.cos; in-place: Tensor.cos_; out=: opgen.cos(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node CosBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    cos(Tensor self) -> Tensor\n    cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6865,6 +6949,7 @@ def cos(input, *, out=None):
 
 
 def cos_(input):
+    'cos_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.cos and Tensor.cos; in-place: Tensor.cos_; out=: opgen.cos(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node CosBackward0)\n\nSchemas (native_functions.yaml):\n    cos_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6874,6 +6959,7 @@ def cos_(input):
 
 
 def cosh(input, *, out=None):
+    'cosh(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cosh and Tensor.cosh; in-place: Tensor.cosh_; out=: opgen.cosh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node CoshBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    cosh(Tensor self) -> Tensor\n    cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6886,6 +6972,7 @@ def cosh(input, *, out=None):
 
 
 def cosh_(input):
+    'cosh_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.cosh and Tensor.cosh; in-place: Tensor.cosh_; out=: opgen.cosh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node CoshBackward0)\n\nSchemas (native_functions.yaml):\n    cosh_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6895,10 +6982,12 @@ def cosh_(input):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-08):
+    'cosine_similarity(x1, x2, dim=1, eps=1e-08) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    dim (int, default 1)\n    eps (float, default 1e-08)\n\nForms: functional: opgen.cosine_similarity\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor'
     return _call_cosine_similarity(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cosine_similarity', arg='x2')), dim, eps)
 
 
 def count_nonzero(input, dim=None):
+    'count_nonzero(input, dim=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None)\n\nForms: functional: opgen.count_nonzero and Tensor.count_nonzero\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    count_nonzero(Tensor self, int[1]? dim=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6907,10 +6996,12 @@ def count_nonzero(input, dim=None):
 
 
 def cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_index=-100, label_smoothing=0.0):
+    "cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_index=-100, label_smoothing=0.0) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n    ignore_index (int, default -100)\n    label_smoothing (float, default 0.0)\n\nForms: functional: opgen.cross_entropy_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor"
     return _call_cross_entropy_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='cross_entropy_loss', arg='target')), weight, reduction, ignore_index, label_smoothing)
 
 
 def cummax(input, dim):
+    'cummax(input, dim) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int)\n\nForms: functional: opgen.cummax and Tensor.cummax\nDifferentiable: yes, for input (derivatives.yaml; backward node CummaxBackward0)\n\nSchemas (native_functions.yaml):\n    cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6919,6 +7010,7 @@ def cummax(input, dim):
 
 
 def cummin(input, dim):
+    'cummin(input, dim) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int)\n\nForms: functional: opgen.cummin and Tensor.cummin\nDifferentiable: yes, for input (derivatives.yaml; backward node CumminBackward0)\n\nSchemas (native_functions.yaml):\n    cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6927,6 +7019,7 @@ def cummin(input, dim):
 
 
 def cumprod(input, dim, *, dtype=None):
+    'cumprod(input, dim, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.cumprod and Tensor.cumprod\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6935,6 +7028,7 @@ def cumprod(input, dim, *, dtype=None):
 
 
 def cumsum(input, dim, *, dtype=None):
+    'cumsum(input, dim, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.cumsum and Tensor.cumsum\nDifferentiable: yes, for input (derivatives.yaml; backward node CumsumBackward0)\n\nSchemas (native_functions.yaml):\n    cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6943,6 +7037,7 @@ def cumsum(input, dim, *, dtype=None):
 
 
 def det(input):
+    'det(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.det and Tensor.det\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    det(Tensor self) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6951,6 +7046,7 @@ def det(input):
 
 
 def diag(input, diagonal=0):
+    'diag(input, diagonal=0) -> Tensor\n\nArguments:\n    input (Tensor)\n    diagonal (int, default 0)\n\nForms: functional: opgen.diag and Tensor.diag\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diag(Tensor self, int diagonal=0) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6959,6 +7055,7 @@ def diag(input, diagonal=0):
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
+    'diagonal(input, offset=0, dim1=0, dim2=1) -> Tensor\n\nArguments:\n    input (Tensor)\n    offset (int, default 0)\n    dim1 (int, default 0)\n    dim2 (int, default 1)\n\nForms: functional: opgen.diagonal and Tensor.diagonal\nDifferentiable: yes, for input (derivatives.yaml; backward node DiagonalBackward0)\n\nSchemas (native_functions.yaml):\n    diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -6967,6 +7064,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 
 
 def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
+    'diagonal_backward(grad_output, input_sizes, offset, dim1, dim2) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input_sizes (int or sequence of ints)\n    offset (int)\n    dim1 (int)\n    dim2 (int)\n\nForms: functional: opgen.diagonal_backward\nDifferentiable: yes, for grad_output (derivatives.yaml; backward node DiagonalBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[grad_output._keys]
     except AttributeError:
@@ -6975,10 +7073,12 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
 
 
 def dist(input, other, p=2):
+    'dist(input, other, p=2) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    p (number, default 2)\n\nForms: functional: opgen.dist and Tensor.dist\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dist(Tensor self, Tensor other, Scalar p=2) -> Tensor'
     return _call_dist(input, (other if isinstance(other, Tensor) else _scalar(other, op='dist', arg='other')), p)
 
 
 def div(input, other, *, rounding_mode=_NG, out=None):
+    'div(input, other, *, rounding_mode=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    rounding_mode (str, optional, default None; taken by div.Scalar_mode, div.Tensor_mode)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.div and Tensor.div; in-place: Tensor.div_; out=: opgen.div(..., out=t)\nDifferentiable: div.Tensor: yes, for input, other (derivatives.yaml; backward node DivBackward0); div.Scalar: yes, for input (derivatives.yaml; backward node DivBackward0); div.Tensor_mode: yes, for input, other (derivatives.yaml; backward node DivBackward2); div.Scalar_mode: yes, for input (derivatives.yaml; backward node DivBackward2) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    div.Tensor(Tensor self, Tensor other) -> Tensor\n    div.Scalar(Tensor self, Scalar other) -> Tensor\n    div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor\n    div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor\n    div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and isinstance(other, Tensor) and rounding_mode is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -7010,7 +7110,11 @@ def div(input, other, *, rounding_mode=_NG, out=None):
     return _no_overload("div", locals(), ('div.Tensor(Tensor self, Tensor other) -> Tensor', 'div.Scalar(Tensor self, Scalar other) -> Tensor', 'div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor', 'div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor', 'div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
+_show(div, (('input', False, _REQ), ('other', False, _REQ), ('rounding_mode', True, None), ('out', True, None), ))
+
+
 def div_(input, other):
+    'div_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.div and Tensor.div; in-place: Tensor.div_; out=: opgen.div(..., out=t)\nDifferentiable: div_.Tensor: yes, for input, other (derivatives.yaml; backward node DivBackward0); div_.Scalar: yes, for input (derivatives.yaml; backward node DivBackward0)\n\nSchemas (native_functions.yaml):\n    div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'
     if isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -7024,10 +7128,12 @@ def div_(input, other):
 
 
 def dot(input, tensor):
+    'dot(input, tensor) -> Tensor\n\nArguments:\n    input (Tensor)\n    tensor (Tensor)\n\nForms: functional: opgen.dot and Tensor.dot\nDifferentiable: yes, for input, tensor (derivatives.yaml; backward node DotBackward0)\n\nSchemas (native_functions.yaml):\n    dot(Tensor self, Tensor tensor) -> Tensor'
     return _call_dot(input, (tensor if isinstance(tensor, Tensor) else _scalar(tensor, op='dot', arg='tensor')))
 
 
 def dropout(input, p, train):
+    'dropout(input, p, train) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (float)\n    train (bool)\n\nForms: functional: opgen.dropout\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dropout(Tensor input, float p, bool train) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7036,6 +7142,7 @@ def dropout(input, p, train):
 
 
 def dstack(tensors):
+    'dstack(tensors) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n\nForms: functional: opgen.dstack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dstack(Tensor[] tensors) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
     except AttributeError:
@@ -7044,6 +7151,7 @@ def dstack(tensors):
 
 
 def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
+    'elu(input, alpha=1, scale=1, input_scale=1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    alpha (number, default 1)\n    scale (number, default 1)\n    input_scale (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.elu; in-place: Tensor.elu_; out=: opgen.elu(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node EluBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor\n    elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7056,6 +7164,7 @@ def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
 
 
 def elu_(input, alpha=1, scale=1, input_scale=1):
+    'elu_(input, alpha=1, scale=1, input_scale=1) -> Tensor\n\nArguments:\n    input (Tensor)\n    alpha (number, default 1)\n    scale (number, default 1)\n    input_scale (number, default 1)\n\nForms: functional: opgen.elu; in-place: Tensor.elu_; out=: opgen.elu(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node EluBackward0)\n\nSchemas (native_functions.yaml):\n    elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7065,15 +7174,18 @@ def elu_(input, alpha=1, scale=1, input_scale=1):
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    'embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False) -> Tensor\n\nArguments:\n    weight (Tensor)\n    indices (Tensor)\n    padding_idx (int, default -1)\n    scale_grad_by_freq (bool, default False)\n    sparse (bool, default False)\n\nForms: functional: opgen.embedding\nDifferentiable: yes, for weight (derivatives.yaml; backward node EmbeddingBackward0)\n\nSchemas (native_functions.yaml):\n    embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor'
     return _call_embedding(weight, (indices if isinstance(indices, Tensor) else _scalar(indices, op='embedding', arg='indices')), padding_idx, scale_grad_by_freq, sparse)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
+    'empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nevery factory allocates through this op (BackendSelect picks CPU or CUDA from device=)\n\nArguments:\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: opgen.empty_strided\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     _k = (_shared.remap or _tls.remap)[0]
     return _tab_empty_strided[_k](size, stride, dtype, layout, device, pin_memory)
 
 
 def eq(input, other, *, out=None):
+    'eq(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.eq and Tensor.eq; out=: opgen.eq(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    eq.Tensor(Tensor self, Tensor other) -> Tensor\n    eq.Scalar(Tensor self, Scalar other) -> Tensor\n    eq.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -7094,10 +7206,12 @@ def eq(input, other, *, out=None):
 
 
 def equal(input, other):
+    'equal(input, other) -> bool\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.equal and Tensor.equal\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    equal(Tensor self, Tensor other) -> bool'
     return _call_equal(input, (other if isinstance(other, Tensor) else _scalar(other, op='equal', arg='other')))
 
 
 def erf(input, *, out=None):
+    'erf(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.erf and Tensor.erf; in-place: Tensor.erf_; out=: opgen.erf(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ErfBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    erf(Tensor self) -> Tensor\n    erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7110,6 +7224,7 @@ def erf(input, *, out=None):
 
 
 def erf_(input):
+    'erf_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.erf and Tensor.erf; in-place: Tensor.erf_; out=: opgen.erf(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ErfBackward0)\n\nSchemas (native_functions.yaml):\n    erf_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7119,6 +7234,7 @@ def erf_(input):
 
 
 def exp(input, *, out=None):
+    'exp(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.exp and Tensor.exp; in-place: Tensor.exp_; out=: opgen.exp(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ExpBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    exp(Tensor self) -> Tensor\n    exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7131,6 +7247,7 @@ def exp(input, *, out=None):
 
 
 def exp2(input, *, out=None):
+    'exp2(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.exp2 and Tensor.exp2; in-place: Tensor.exp2_; out=: opgen.exp2(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Exp2Backward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    exp2(Tensor self) -> Tensor\n    exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7143,6 +7260,7 @@ def exp2(input, *, out=None):
 
 
 def exp2_(input):
+    'exp2_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.exp2 and Tensor.exp2; in-place: Tensor.exp2_; out=: opgen.exp2(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Exp2Backward0)\n\nSchemas (native_functions.yaml):\n    exp2_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7152,6 +7270,7 @@ def exp2_(input):
 
 
 def exp_(input):
+    'exp_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.exp and Tensor.exp; in-place: Tensor.exp_; out=: opgen.exp(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ExpBackward0)\n\nSchemas (native_functions.yaml):\n    exp_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7161,6 +7280,7 @@ def exp_(input):
 
 
 def expand(input, size, *, implicit=False):
+    'expand(input, size, *, implicit=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    implicit (bool, default False)\n\nForms: functional: opgen.expand and Tensor.expand\nDifferentiable: yes, for input (derivatives.yaml; backward node ExpandBackward0)\n\nSchemas (native_functions.yaml):\n    expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7169,10 +7289,12 @@ def expand(input, size, *, implicit=False):
 
 
 def expand_as(input, other):
+    'expand_as(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: Tensor.expand_as\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    expand_as(Tensor(a) self, Tensor other) -> Tensor(a)'
     return _call_expand_as(input, (other if isinstance(other, Tensor) else _scalar(other, op='expand_as', arg='other')))
 
 
 def expm1(input, *, out=None):
+    'expm1(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.expm1 and Tensor.expm1; in-place: Tensor.expm1_; out=: opgen.expm1(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Expm1Backward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    expm1(Tensor self) -> Tensor\n    expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7185,6 +7307,7 @@ def expm1(input, *, out=None):
 
 
 def expm1_(input):
+    'expm1_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.expm1 and Tensor.expm1; in-place: Tensor.expm1_; out=: opgen.expm1(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Expm1Backward0)\n\nSchemas (native_functions.yaml):\n    expm1_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7194,6 +7317,7 @@ def expm1_(input):
 
 
 def fill_(input, value):
+    'fill_(input, value) -> Tensor\n\nArguments:\n    input (Tensor)\n    value (number)\n\nForms: in-place: Tensor.fill_\nDifferentiable: yes, for input (derivatives.yaml; backward node FillBackward2)\n\nSchemas (native_functions.yaml):\n    fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7203,6 +7327,7 @@ def fill_(input, value):
 
 
 def flatten(input, start_dim=0, end_dim=-1):
+    'flatten(input, start_dim=0, end_dim=-1) -> Tensor\n\nArguments:\n    input (Tensor)\n    start_dim (int, default 0)\n    end_dim (int, default -1)\n\nForms: functional: opgen.flatten and Tensor.flatten\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7211,6 +7336,7 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 
 def flip(input, dims):
+    'flip(input, dims) -> Tensor\n\nArguments:\n    input (Tensor)\n    dims (int or sequence of ints)\n\nForms: functional: opgen.flip and Tensor.flip\nDifferentiable: yes, for input (derivatives.yaml; backward node FlipBackward0)\n\nSchemas (native_functions.yaml):\n    flip(Tensor self, int[] dims) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7219,6 +7345,7 @@ def flip(input, dims):
 
 
 def fliplr(input):
+    'fliplr(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.fliplr and Tensor.fliplr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fliplr(Tensor self) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7227,6 +7354,7 @@ def fliplr(input):
 
 
 def flipud(input):
+    'flipud(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.flipud and Tensor.flipud\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    flipud(Tensor self) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7235,6 +7363,7 @@ def flipud(input):
 
 
 def floor(input, *, out=None):
+    'floor(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.floor and Tensor.floor; in-place: Tensor.floor_; out=: opgen.floor(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node FloorBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    floor(Tensor self) -> Tensor\n    floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7247,6 +7376,7 @@ def floor(input, *, out=None):
 
 
 def floor_(input):
+    'floor_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.floor and Tensor.floor; in-place: Tensor.floor_; out=: opgen.floor(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node FloorBackward0)\n\nSchemas (native_functions.yaml):\n    floor_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7256,6 +7386,7 @@ def floor_(input):
 
 
 def floor_divide(input, other, *, out=None):
+    'floor_divide(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.floor_divide and Tensor.floor_divide; in-place: Tensor.floor_divide_; out=: opgen.floor_divide(..., out=t)\nDifferentiable: floor_divide: yes, for input, other (derivatives.yaml; backward node FloorDivideBackward0); floor_divide.Scalar: yes, for input (derivatives.yaml; backward node FloorDivideBackward1) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    floor_divide(Tensor self, Tensor other) -> Tensor\n    floor_divide.Scalar(Tensor self, Scalar other) -> Tensor\n    floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    floor_divide.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -7276,6 +7407,7 @@ def floor_divide(input, other, *, out=None):
 
 
 def floor_divide_(input, other):
+    'floor_divide_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.floor_divide and Tensor.floor_divide; in-place: Tensor.floor_divide_; out=: opgen.floor_divide(..., out=t)\nDifferentiable: floor_divide_: yes, for input, other (derivatives.yaml; backward node FloorDivideBackward0); floor_divide_.Scalar: yes, for input (derivatives.yaml; backward node FloorDivideBackward1)\n\nSchemas (native_functions.yaml):\n    floor_divide_(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'
     if isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -7289,6 +7421,7 @@ def floor_divide_(input, other):
 
 
 def fmod(input, other, *, out=None):
+    'fmod(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fmod and Tensor.fmod; in-place: Tensor.fmod_; out=: opgen.fmod(..., out=t)\nDifferentiable: fmod.Tensor: yes, for input, other (derivatives.yaml; backward node FmodBackward1); fmod.Scalar: yes, for input (derivatives.yaml; backward node FmodBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    fmod.Tensor(Tensor self, Tensor other) -> Tensor\n    fmod.Scalar(Tensor self, Scalar other) -> Tensor\n    fmod.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -7309,6 +7442,7 @@ def fmod(input, other, *, out=None):
 
 
 def fmod_(input, other):
+    'fmod_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.fmod and Tensor.fmod; in-place: Tensor.fmod_; out=: opgen.fmod(..., out=t)\nDifferentiable: fmod_.Tensor: yes, for input, other (derivatives.yaml; backward node FmodBackward1); fmod_.Scalar: yes, for input (derivatives.yaml; backward node FmodBackward0)\n\nSchemas (native_functions.yaml):\n    fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'
     if isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -7322,6 +7456,7 @@ def fmod_(input, other):
 
 
 def frac(input, *, out=None):
+    'frac(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.frac and Tensor.frac; in-place: Tensor.frac_; out=: opgen.frac(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node FracBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    frac(Tensor self) -> Tensor\n    frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7334,6 +7469,7 @@ def frac(input, *, out=None):
 
 
 def frac_(input):
+    'frac_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.frac and Tensor.frac; in-place: Tensor.frac_; out=: opgen.frac(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node FracBackward0)\n\nSchemas (native_functions.yaml):\n    frac_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7343,10 +7479,12 @@ def frac_(input):
 
 
 def gather(input, dim, index, *, sparse_grad=False):
+    'gather(input, dim, index, *, sparse_grad=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    sparse_grad (bool, default False)\n\nForms: functional: opgen.gather and Tensor.gather\nDifferentiable: yes, for input (derivatives.yaml; backward node GatherBackward0)\n\nSchemas (native_functions.yaml):\n    gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor'
     return _call_gather(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='gather', arg='index')), sparse_grad)
 
 
 def ge(input, other, *, out=None):
+    'ge(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ge and Tensor.ge; out=: opgen.ge(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    ge.Tensor(Tensor self, Tensor other) -> Tensor\n    ge.Scalar(Tensor self, Scalar other) -> Tensor\n    ge.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -7367,6 +7505,7 @@ def ge(input, other, *, out=None):
 
 
 def gelu(input, *, approximate='none'):
+    "gelu(input, *, approximate='none') -> Tensor\n\nArguments:\n    input (Tensor)\n    approximate (str, default 'none')\n\nForms: functional: opgen.gelu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    gelu(Tensor self, *, str approximate='none') -> Tensor"
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7375,6 +7514,7 @@ def gelu(input, *, approximate='none'):
 
 
 def glu(input, dim=-1):
+    'glu(input, dim=-1) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n\nForms: functional: opgen.glu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    glu(Tensor self, int dim=-1) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7383,6 +7523,7 @@ def glu(input, dim=-1):
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    'group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True) -> Tensor\n\nArguments:\n    input (Tensor)\n    num_groups (int)\n    weight (Tensor, optional, default None)\n    bias (Tensor, optional, default None)\n    eps (float, default 1e-05)\n    cudnn_enabled (bool, default True)\n\nForms: functional: opgen.group_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
     except AttributeError:
@@ -7391,6 +7532,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
 
 
 def gt(input, other, *, out=None):
+    'gt(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.gt and Tensor.gt; out=: opgen.gt(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    gt.Tensor(Tensor self, Tensor other) -> Tensor\n    gt.Scalar(Tensor self, Scalar other) -> Tensor\n    gt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -7411,6 +7553,7 @@ def gt(input, other, *, out=None):
 
 
 def hardsigmoid(input, *, out=None):
+    'hardsigmoid(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.hardsigmoid; in-place: Tensor.hardsigmoid_; out=: opgen.hardsigmoid(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node HardsigmoidBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    hardsigmoid(Tensor self) -> Tensor\n    hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7423,6 +7566,7 @@ def hardsigmoid(input, *, out=None):
 
 
 def hardsigmoid_(input):
+    'hardsigmoid_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.hardsigmoid; in-place: Tensor.hardsigmoid_; out=: opgen.hardsigmoid(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node HardsigmoidBackward0)\n\nSchemas (native_functions.yaml):\n    hardsigmoid_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7432,6 +7576,7 @@ def hardsigmoid_(input):
 
 
 def hardswish(input, *, out=None):
+    'hardswish(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.hardswish; in-place: Tensor.hardswish_; out=: opgen.hardswish(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node HardswishBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    hardswish(Tensor self) -> Tensor\n    hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7444,6 +7589,7 @@ def hardswish(input, *, out=None):
 
 
 def hardswish_(input):
+    'hardswish_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.hardswish; in-place: Tensor.hardswish_; out=: opgen.hardswish(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node HardswishBackward0)\n\nSchemas (native_functions.yaml):\n    hardswish_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7453,6 +7599,7 @@ def hardswish_(input):
 
 
 def hardtanh(input, min_val=-1, max_val=1, *, out=None):
+    'hardtanh(input, min_val=-1, max_val=1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    min_val (number, default -1)\n    max_val (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.hardtanh; in-place: Tensor.hardtanh_; out=: opgen.hardtanh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node HardtanhBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor\n    hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7465,6 +7612,7 @@ def hardtanh(input, min_val=-1, max_val=1, *, out=None):
 
 
 def hardtanh_(input, min_val=-1, max_val=1):
+    'hardtanh_(input, min_val=-1, max_val=1) -> Tensor\n\nArguments:\n    input (Tensor)\n    min_val (number, default -1)\n    max_val (number, default 1)\n\nForms: functional: opgen.hardtanh; in-place: Tensor.hardtanh_; out=: opgen.hardtanh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node HardtanhBackward0)\n\nSchemas (native_functions.yaml):\n    hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7474,6 +7622,7 @@ def hardtanh_(input, min_val=-1, max_val=1):
 
 
 def hstack(tensors):
+    'hstack(tensors) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n\nForms: functional: opgen.hstack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    hstack(Tensor[] tensors) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
     except AttributeError:
@@ -7482,10 +7631,12 @@ def hstack(tensors):
 
 
 def huber_loss(input, target, reduction='mean', delta=1.0):
+    "huber_loss(input, target, reduction='mean', delta=1.0) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    delta (float, default 1.0)\n\nForms: functional: opgen.huber_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor"
     return _call_huber_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='huber_loss', arg='target')), reduction, delta)
 
 
 def hypot(input, other, *, out=None):
+    'hypot(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.hypot and Tensor.hypot; in-place: Tensor.hypot_; out=: opgen.hypot(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node HypotBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    hypot(Tensor self, Tensor other) -> Tensor\n    hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         return _call_hypot(input, (other if isinstance(other, Tensor) else _scalar(other, op='hypot', arg='other')))
     if out is not None:
@@ -7494,10 +7645,12 @@ def hypot(input, other, *, out=None):
 
 
 def hypot_(input, other):
+    'hypot_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.hypot and Tensor.hypot; in-place: Tensor.hypot_; out=: opgen.hypot(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node HypotBackward0)\n\nSchemas (native_functions.yaml):\n    hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
     return _call_hypot_(input, (other if isinstance(other, Tensor) else _scalar(other, op='hypot_', arg='other')))
 
 
 def im2col(input, kernel_size, dilation, padding, stride):
+    'im2col(input, kernel_size, dilation, padding, stride) -> Tensor\n\nArguments:\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    dilation (int or sequence of ints)\n    padding (int or sequence of ints)\n    stride (int or sequence of ints)\n\nForms: functional: opgen.im2col\nDifferentiable: yes, for input (derivatives.yaml; backward node Im2colBackward0)\n\nSchemas (native_functions.yaml):\n    im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7506,6 +7659,7 @@ def im2col(input, kernel_size, dilation, padding, stride):
 
 
 def index(input, indices):
+    'index(input, indices) -> Tensor\n\nadvanced indexing (what t[idx] calls for tensor indices)\n\nArguments:\n    input (Tensor)\n    indices (sequence of Tensors (None allowed))\n\nForms: functional: opgen.index\nDifferentiable: yes, for input (derivatives.yaml; backward node IndexBackward0)\n\nSchemas (native_functions.yaml):\n    index.Tensor(Tensor self, Tensor?[] indices) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | _keys_of(indices)]
     except AttributeError:
@@ -7514,14 +7668,17 @@ def index(input, indices):
 
 
 def index_add(input, dim, index, source, *, alpha=1):
+    'index_add(input, dim, index, source, *, alpha=1) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    source (Tensor)\n    alpha (number, default 1)\n\nForms: functional: opgen.index_add and Tensor.index_add; in-place: Tensor.index_add_\nDifferentiable: yes, for input, source (derivatives.yaml; backward node IndexAddBackward0)\n\nSchemas (native_functions.yaml):\n    index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor'
     return _call_index_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_add', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_add', arg='source')), alpha)
 
 
 def index_add_(input, dim, index, source, *, alpha=1):
+    'index_add_(input, dim, index, source, *, alpha=1) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    source (Tensor)\n    alpha (number, default 1)\n\nForms: functional: opgen.index_add and Tensor.index_add; in-place: Tensor.index_add_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)'
     return _call_index_add_(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_add_', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_add_', arg='source')), alpha)
 
 
 def index_fill(input, dim, index, value):
+    'index_fill(input, dim, index, value) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    value (number or Tensor)\n\nForms: functional: opgen.index_fill and Tensor.index_fill; in-place: Tensor.index_fill_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor\n    index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor'
     if not isinstance(value, Tensor):
         return _call_index_fill_int_Scalar(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_fill', arg='index')), value)
     if isinstance(value, Tensor):
@@ -7530,6 +7687,7 @@ def index_fill(input, dim, index, value):
 
 
 def index_fill_(input, dim, index, value):
+    'index_fill_(input, dim, index, value) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    value (number or Tensor)\n\nForms: functional: opgen.index_fill and Tensor.index_fill; in-place: Tensor.index_fill_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)\n    index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)'
     if not isinstance(value, Tensor):
         return _call_index_fill__int_Scalar(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_fill_', arg='index')), value)
     if isinstance(value, Tensor):
@@ -7538,18 +7696,22 @@ def index_fill_(input, dim, index, value):
 
 
 def index_put(input, indices, values, accumulate=False):
+    'index_put(input, indices, values, accumulate=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    indices (sequence of Tensors (None allowed))\n    values (Tensor)\n    accumulate (bool, default False)\n\nForms: functional: opgen.index_put and Tensor.index_put; in-place: opgen.index_put_ and Tensor.index_put_\nDifferentiable: yes, for input, values (derivatives.yaml; backward node IndexPutBackward0)\n\nSchemas (native_functions.yaml):\n    index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor'
     return _call_index_put(input, indices, (values if isinstance(values, Tensor) else _scalar(values, op='index_put', arg='values')), accumulate)
 
 
 def index_put_(input, indices, values, accumulate=False):
+    'index_put_(input, indices, values, accumulate=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    indices (sequence of Tensors (None allowed))\n    values (Tensor)\n    accumulate (bool, default False)\n\nForms: functional: opgen.index_put and Tensor.index_put; in-place: opgen.index_put_ and Tensor.index_put_\nDifferentiable: yes, for input, values (derivatives.yaml; backward node IndexPutBackward0)\n\nSchemas (native_functions.yaml):\n    index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)'
     return _call_index_put_(input, indices, (values if isinstance(values, Tensor) else _scalar(values, op='index_put_', arg='values')), accumulate)
 
 
 def index_select(input, dim, index):
+    'index_select(input, dim, index) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n\nForms: functional: opgen.index_select and Tensor.index_select\nDifferentiable: yes, for input (derivatives.yaml; backward node IndexSelectBackward0)\n\nSchemas (native_functions.yaml):\n    index_select(Tensor self, int dim, Tensor index) -> Tensor'
     return _call_index_select(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_select', arg='index')))
 
 
 def inverse(input):
+    'inverse(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.inverse and Tensor.inverse\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    inverse(Tensor self) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7558,10 +7720,12 @@ def inverse(input):
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    'isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    rtol (float, default 1e-05)\n    atol (float, default 1e-08)\n    equal_nan (bool, default False)\n\nForms: functional: opgen.isclose and Tensor.isclose\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor'
     return _call_isclose(input, (other if isinstance(other, Tensor) else _scalar(other, op='isclose', arg='other')), rtol, atol, equal_nan)
 
 
 def isfinite(input, *, out=None):
+    'isfinite(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isfinite and Tensor.isfinite; out=: opgen.isfinite(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    isfinite(Tensor self) -> Tensor\n    isfinite.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7574,6 +7738,7 @@ def isfinite(input, *, out=None):
 
 
 def isinf(input, *, out=None):
+    'isinf(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isinf and Tensor.isinf; out=: opgen.isinf(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    isinf(Tensor self) -> Tensor\n    isinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7586,6 +7751,7 @@ def isinf(input, *, out=None):
 
 
 def isnan(input, *, out=None):
+    'isnan(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isnan and Tensor.isnan; out=: opgen.isnan(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    isnan(Tensor self) -> Tensor\n    isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7598,10 +7764,12 @@ def isnan(input, *, out=None):
 
 
 def kl_div(input, target, reduction='mean', *, log_target=False):
+    "kl_div(input, target, reduction='mean', *, log_target=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    log_target (bool, default False)\n\nForms: functional: opgen.kl_div\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor"
     return _call_kl_div(input, (target if isinstance(target, Tensor) else _scalar(target, op='kl_div', arg='target')), reduction, log_target)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
+    'kthvalue(input, k, dim=-1, keepdim=False) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    k (int)\n    dim (int, default -1)\n    keepdim (bool, default False)\n\nForms: functional: opgen.kthvalue and Tensor.kthvalue\nDifferentiable: yes, for input (derivatives.yaml; backward node KthvalueBackward0)\n\nSchemas (native_functions.yaml):\n    kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7610,10 +7778,12 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 
 def l1_loss(input, target, reduction='mean'):
+    "l1_loss(input, target, reduction='mean') -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n\nForms: functional: opgen.l1_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
     return _call_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='l1_loss', arg='target')), reduction)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    'layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True) -> Tensor\n\nArguments:\n    input (Tensor)\n    normalized_shape (int or sequence of ints)\n    weight (Tensor, optional, default None)\n    bias (Tensor, optional, default None)\n    eps (float, default 1e-05)\n    cudnn_enable (bool, default True)\n\nForms: functional: opgen.layer_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
     except AttributeError:
@@ -7622,6 +7792,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
 
 
 def le(input, other, *, out=None):
+    'le(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.le and Tensor.le; out=: opgen.le(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    le.Tensor(Tensor self, Tensor other) -> Tensor\n    le.Scalar(Tensor self, Scalar other) -> Tensor\n    le.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -7642,6 +7813,7 @@ def le(input, other, *, out=None):
 
 
 def leaky_relu(input, negative_slope=0.01, *, out=None):
+    'leaky_relu(input, negative_slope=0.01, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    negative_slope (number, default 0.01)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.leaky_relu; in-place: Tensor.leaky_relu_; out=: opgen.leaky_relu(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node LeakyReluBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor\n    leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7654,6 +7826,7 @@ def leaky_relu(input, negative_slope=0.01, *, out=None):
 
 
 def leaky_relu_(input, negative_slope=0.01):
+    'leaky_relu_(input, negative_slope=0.01) -> Tensor\n\nArguments:\n    input (Tensor)\n    negative_slope (number, default 0.01)\n\nForms: functional: opgen.leaky_relu; in-place: Tensor.leaky_relu_; out=: opgen.leaky_relu(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node LeakyReluBackward0)\n\nSchemas (native_functions.yaml):\n    leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7663,6 +7836,7 @@ def leaky_relu_(input, negative_slope=0.01):
 
 
 def lerp(input, end, weight, *, out=None):
+    'lerp(input, end, weight, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    end (Tensor)\n    weight (number or Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.lerp and Tensor.lerp; in-place: Tensor.lerp_; out=: opgen.lerp(..., out=t)\nDifferentiable: lerp.Scalar: yes, for input, end (derivatives.yaml; backward node LerpBackward0); lerp.Tensor: yes, for input, end, weight (derivatives.yaml; backward node LerpBackward1) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor\n    lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor\n    lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)\n    lerp.out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and not isinstance(weight, Tensor):
         return _call_lerp_Scalar(input, (end if isinstance(end, Tensor) else _scalar(end, op='lerp', arg='end')), weight)
     if out is None and isinstance(weight, Tensor):
@@ -7675,6 +7849,7 @@ def lerp(input, end, weight, *, out=None):
 
 
 def lerp_(input, end, weight):
+    'lerp_(input, end, weight) -> Tensor\n\nArguments:\n    input (Tensor)\n    end (Tensor)\n    weight (number or Tensor)\n\nForms: functional: opgen.lerp and Tensor.lerp; in-place: Tensor.lerp_; out=: opgen.lerp(..., out=t)\nDifferentiable: lerp_.Scalar: yes, for input, end (derivatives.yaml; backward node LerpBackward0); lerp_.Tensor: yes, for input, end, weight (derivatives.yaml; backward node LerpBackward1)\n\nSchemas (native_functions.yaml):\n    lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)\n    lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)'
     if not isinstance(weight, Tensor):
         return _call_lerp__Scalar(input, (end if isinstance(end, Tensor) else _scalar(end, op='lerp_', arg='end')), weight)
     if isinstance(weight, Tensor):
@@ -7683,6 +7858,7 @@ def lerp_(input, end, weight):
 
 
 def linalg_cholesky(input, *, upper=False):
+    'linalg_cholesky(input, *, upper=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    upper (bool, default False)\n\nForms: functional: opgen.linalg_cholesky\nDifferentiable: yes, for input (derivatives.yaml; backward node LinalgCholeskyExBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7691,10 +7867,12 @@ def linalg_cholesky(input, *, upper=False):
 
 
 def linalg_cross(input, other, *, dim=-1):
+    'linalg_cross(input, other, *, dim=-1) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    dim (int, default -1)\n\nForms: functional: opgen.linalg_cross\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor'
     return _call_linalg_cross(input, (other if isinstance(other, Tensor) else _scalar(other, op='linalg_cross', arg='other')), dim)
 
 
 def linalg_det(A):
+    'linalg_det(A) -> Tensor\n\nArguments:\n    A (Tensor)\n\nForms: functional: opgen.linalg_det\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgDetBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_det(Tensor A) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[A._keys]
     except AttributeError:
@@ -7703,6 +7881,7 @@ def linalg_det(A):
 
 
 def linalg_inv(A):
+    'linalg_inv(A) -> Tensor\n\nArguments:\n    A (Tensor)\n\nForms: functional: opgen.linalg_inv\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgInvExBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_inv(Tensor A) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[A._keys]
     except AttributeError:
@@ -7711,6 +7890,7 @@ def linalg_inv(A):
 
 
 def linalg_matrix_norm(input, ord=_NG, dim=(-2, -1), keepdim=False, *, dtype=None):
+    "linalg_matrix_norm(input, ord, dim=(-2, -1), keepdim=False, *, dtype=None) -> Tensor\nlinalg_matrix_norm(input, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    ord (number or str; may be left out: only linalg_matrix_norm, linalg_matrix_norm.str_ord take it)\n    dim (int or sequence of ints, default (-2, -1))\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.linalg_matrix_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
     if ord is not _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7722,7 +7902,11 @@ def linalg_matrix_norm(input, ord=_NG, dim=(-2, -1), keepdim=False, *, dtype=Non
     return _no_overload("linalg_matrix_norm", locals(), ('linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', "linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"))
 
 
+_show(linalg_matrix_norm, (('input', False, _REQ), ('ord', False, _NG), ('dim', False, (-2, -1)), ('keepdim', False, False), ('dtype', True, None), ))
+
+
 def linalg_matrix_power(input, n):
+    'linalg_matrix_power(input, n) -> Tensor\n\nArguments:\n    input (Tensor)\n    n (int)\n\nForms: functional: opgen.linalg_matrix_power\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    linalg_matrix_power(Tensor self, int n) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7731,6 +7915,7 @@ def linalg_matrix_power(input, n):
 
 
 def linalg_qr(A, mode='reduced'):
+    "linalg_qr(A, mode='reduced') -> (Tensor Q, Tensor R)\n\nArguments:\n    A (Tensor)\n    mode (str, default 'reduced')\n\nForms: functional: opgen.linalg_qr\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgQrBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)"
     try:
         _k = (_shared.remap or _tls.remap)[A._keys]
     except AttributeError:
@@ -7739,10 +7924,12 @@ def linalg_qr(A, mode='reduced'):
 
 
 def linalg_solve(A, B, *, left=True):
+    'linalg_solve(A, B, *, left=True) -> Tensor\n\nArguments:\n    A (Tensor)\n    B (Tensor)\n    left (bool, default True)\n\nForms: functional: opgen.linalg_solve\nDifferentiable: yes, for A, B (derivatives.yaml; backward node LinalgSolveExBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor'
     return _call_linalg_solve(A, (B if isinstance(B, Tensor) else _scalar(B, op='linalg_solve', arg='B')), left)
 
 
 def linalg_svd(A, full_matrices=True, *, driver=None):
+    'linalg_svd(A, full_matrices=True, *, driver=None) -> (Tensor U, Tensor S, Tensor Vh)\n\nArguments:\n    A (Tensor)\n    full_matrices (bool, default True)\n    driver (str, optional, default None)\n\nForms: functional: opgen.linalg_svd\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgSvdBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)'
     try:
         _k = (_shared.remap or _tls.remap)[A._keys]
     except AttributeError:
@@ -7751,6 +7938,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
 
 
 def linalg_svdvals(A, *, driver=None):
+    'linalg_svdvals(A, *, driver=None) -> Tensor\n\nArguments:\n    A (Tensor)\n    driver (str, optional, default None)\n\nForms: functional: opgen.linalg_svdvals\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[A._keys]
     except AttributeError:
@@ -7759,6 +7947,7 @@ def linalg_svdvals(A, *, driver=None):
 
 
 def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
+    'linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    ord (number, default 2)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.linalg_vector_norm\nDifferentiable: yes, for input (derivatives.yaml; backward node LinalgVectorNormBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7767,10 +7956,12 @@ def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 
 def linear(input, weight, bias=None):
+    'linear(input, weight, bias=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor)\n    bias (Tensor, optional, default None)\n\nForms: functional: opgen.linear\nDifferentiable: yes, for input, weight, bias (derivatives.yaml; backward node LinearBackward0)\n\nSchemas (native_functions.yaml):\n    linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor'
     return _call_linear(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='linear', arg='weight')), bias)
 
 
 def log(input, *, out=None):
+    'log(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.log and Tensor.log; in-place: Tensor.log_; out=: opgen.log(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node LogBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    log(Tensor self) -> Tensor\n    log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7783,6 +7974,7 @@ def log(input, *, out=None):
 
 
 def log10(input, *, out=None):
+    'log10(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.log10 and Tensor.log10; in-place: Tensor.log10_; out=: opgen.log10(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Log10Backward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    log10(Tensor self) -> Tensor\n    log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7795,6 +7987,7 @@ def log10(input, *, out=None):
 
 
 def log10_(input):
+    'log10_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.log10 and Tensor.log10; in-place: Tensor.log10_; out=: opgen.log10(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Log10Backward0)\n\nSchemas (native_functions.yaml):\n    log10_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7804,6 +7997,7 @@ def log10_(input):
 
 
 def log1p(input, *, out=None):
+    'log1p(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.log1p and Tensor.log1p; in-place: Tensor.log1p_; out=: opgen.log1p(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Log1pBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    log1p(Tensor self) -> Tensor\n    log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7816,6 +8010,7 @@ def log1p(input, *, out=None):
 
 
 def log1p_(input):
+    'log1p_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.log1p and Tensor.log1p; in-place: Tensor.log1p_; out=: opgen.log1p(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Log1pBackward0)\n\nSchemas (native_functions.yaml):\n    log1p_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7825,6 +8020,7 @@ def log1p_(input):
 
 
 def log2(input, *, out=None):
+    'log2(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.log2 and Tensor.log2; in-place: Tensor.log2_; out=: opgen.log2(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Log2Backward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    log2(Tensor self) -> Tensor\n    log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7837,6 +8033,7 @@ def log2(input, *, out=None):
 
 
 def log2_(input):
+    'log2_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.log2 and Tensor.log2; in-place: Tensor.log2_; out=: opgen.log2(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Log2Backward0)\n\nSchemas (native_functions.yaml):\n    log2_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7846,6 +8043,7 @@ def log2_(input):
 
 
 def log_(input):
+    'log_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.log and Tensor.log; in-place: Tensor.log_; out=: opgen.log(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node LogBackward0)\n\nSchemas (native_functions.yaml):\n    log_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7855,6 +8053,7 @@ def log_(input):
 
 
 def log_sigmoid(input, *, out=None):
+    'log_sigmoid(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.log_sigmoid; in-place: Tensor.log_sigmoid_; out=: opgen.log_sigmoid(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node LogSigmoidBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    log_sigmoid(Tensor self) -> Tensor\n    log_sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7867,6 +8066,7 @@ def log_sigmoid(input, *, out=None):
 
 
 def log_sigmoid_(input):
+    'log_sigmoid_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.log_sigmoid; in-place: Tensor.log_sigmoid_; out=: opgen.log_sigmoid(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node LogSigmoidBackward0)\n\nSchemas (native_functions.yaml):\n    log_sigmoid_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7876,6 +8076,7 @@ def log_sigmoid_(input):
 
 
 def log_softmax(input, dim, dtype=None):
+    'log_softmax(input, dim, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.log_softmax and Tensor.log_softmax\nDifferentiable: yes, for input (derivatives.yaml; backward node LogSoftmaxBackward0)\n\nSchemas (native_functions.yaml):\n    log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7884,6 +8085,7 @@ def log_softmax(input, dim, dtype=None):
 
 
 def logaddexp(input, other, *, out=None):
+    'logaddexp(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logaddexp and Tensor.logaddexp; in-place: Tensor.logaddexp_; out=: opgen.logaddexp(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node LogaddexpBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    logaddexp(Tensor self, Tensor other) -> Tensor\n    logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         return _call_logaddexp(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp', arg='other')))
     if out is not None:
@@ -7892,10 +8094,12 @@ def logaddexp(input, other, *, out=None):
 
 
 def logaddexp_(input, other):
+    'logaddexp_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.logaddexp and Tensor.logaddexp; in-place: Tensor.logaddexp_; out=: opgen.logaddexp(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node LogaddexpBackward0)\n\nSchemas (native_functions.yaml):\n    logaddexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
     return _call_logaddexp_(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp_', arg='other')))
 
 
 def logical_and(input, other, *, out=None):
+    'logical_and(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logical_and and Tensor.logical_and; out=: opgen.logical_and(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    logical_and(Tensor self, Tensor other) -> Tensor\n    logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         return _call_logical_and(input, (other if isinstance(other, Tensor) else _scalar(other, op='logical_and', arg='other')))
     if out is not None:
@@ -7904,6 +8108,7 @@ def logical_and(input, other, *, out=None):
 
 
 def logical_not(input, *, out=None):
+    'logical_not(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logical_not and Tensor.logical_not; out=: opgen.logical_not(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    logical_not(Tensor self) -> Tensor\n    logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7916,6 +8121,7 @@ def logical_not(input, *, out=None):
 
 
 def logical_or(input, other, *, out=None):
+    'logical_or(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logical_or and Tensor.logical_or; out=: opgen.logical_or(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    logical_or(Tensor self, Tensor other) -> Tensor\n    logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         return _call_logical_or(input, (other if isinstance(other, Tensor) else _scalar(other, op='logical_or', arg='other')))
     if out is not None:
@@ -7924,6 +8130,7 @@ def logical_or(input, other, *, out=None):
 
 
 def logical_xor(input, other, *, out=None):
+    'logical_xor(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logical_xor and Tensor.logical_xor; out=: opgen.logical_xor(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    logical_xor(Tensor self, Tensor other) -> Tensor\n    logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         return _call_logical_xor(input, (other if isinstance(other, Tensor) else _scalar(other, op='logical_xor', arg='other')))
     if out is not None:
@@ -7932,6 +8139,7 @@ def logical_xor(input, other, *, out=None):
 
 
 def logsumexp(input, dim, keepdim=False):
+    'logsumexp(input, dim, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints)\n    keepdim (bool, default False)\n\nForms: functional: opgen.logsumexp and Tensor.logsumexp\nDifferentiable: yes, for input (derivatives.yaml; backward node LogsumexpBackward0)\n\nSchemas (native_functions.yaml):\n    logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7940,6 +8148,7 @@ def logsumexp(input, dim, keepdim=False):
 
 
 def lt(input, other, *, out=None):
+    'lt(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.lt and Tensor.lt; out=: opgen.lt(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    lt.Tensor(Tensor self, Tensor other) -> Tensor\n    lt.Scalar(Tensor self, Scalar other) -> Tensor\n    lt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -7960,6 +8169,7 @@ def lt(input, other, *, out=None):
 
 
 def masked_fill(input, mask, value, *, out=None):
+    'masked_fill(input, mask, value, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mask (Tensor)\n    value (number or Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.masked_fill and Tensor.masked_fill; in-place: Tensor.masked_fill_; out=: opgen.masked_fill(..., out=t)\nDifferentiable: masked_fill.Scalar: yes, for input (derivatives.yaml; backward node MaskedFillBackward0); masked_fill.Tensor: yes, for input, value (derivatives.yaml; backward node MaskedFillBackward1) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor\n    masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor\n    masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)\n    masked_fill.out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and not isinstance(value, Tensor):
         return _call_masked_fill_Scalar(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='masked_fill', arg='mask')), value)
     if out is None and isinstance(value, Tensor):
@@ -7972,6 +8182,7 @@ def masked_fill(input, mask, value, *, out=None):
 
 
 def masked_fill_(input, mask, value):
+    'masked_fill_(input, mask, value) -> Tensor\n\nArguments:\n    input (Tensor)\n    mask (Tensor)\n    value (number or Tensor)\n\nForms: functional: opgen.masked_fill and Tensor.masked_fill; in-place: Tensor.masked_fill_; out=: opgen.masked_fill(..., out=t)\nDifferentiable: masked_fill_.Scalar: yes, for input (derivatives.yaml; backward node MaskedFillBackward0); masked_fill_.Tensor: yes, for input, value (derivatives.yaml; backward node MaskedFillBackward1)\n\nSchemas (native_functions.yaml):\n    masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)\n    masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)'
     if not isinstance(value, Tensor):
         return _call_masked_fill__Scalar(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='masked_fill_', arg='mask')), value)
     if isinstance(value, Tensor):
@@ -7980,14 +8191,17 @@ def masked_fill_(input, mask, value):
 
 
 def masked_select(input, mask):
+    'masked_select(input, mask) -> Tensor\n\nArguments:\n    input (Tensor)\n    mask (Tensor)\n\nForms: functional: opgen.masked_select and Tensor.masked_select\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    masked_select(Tensor self, Tensor mask) -> Tensor'
     return _call_masked_select(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='masked_select', arg='mask')))
 
 
 def matmul(input, other):
+    'matmul(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.matmul and Tensor.matmul\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matmul(Tensor self, Tensor other) -> Tensor'
     return _call_matmul(input, (other if isinstance(other, Tensor) else _scalar(other, op='matmul', arg='other')))
 
 
 def max(input, dim=_NG, keepdim=_NG, other=_NG):
+    'max(input) -> Tensor\nmax(input, dim, keepdim=False) -> (Tensor values, Tensor indices)\nmax(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only max.dim takes it)\n    keepdim (bool, default False; taken by max.dim)\n    other (Tensor; may be left out: only max.other takes it)\n\nForms: functional: opgen.max and Tensor.max\nDifferentiable: max: yes, for input (derivatives.yaml; backward node MaxBackward1); max.dim: yes, for input (derivatives.yaml; backward node MaxBackward0); max.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    max(Tensor self) -> Tensor\n    max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    max.other(Tensor self, Tensor other) -> Tensor'
     if (other is not _NG and dim is _NG or isinstance(dim, Tensor) and other is _NG):
         return _call_max_other(input, (other if other is not _NG else dim))
     if dim is _NG and keepdim is _NG and other is _NG:
@@ -8001,7 +8215,11 @@ def max(input, dim=_NG, keepdim=_NG, other=_NG):
     return _no_overload("max", locals(), ('max(Tensor self) -> Tensor', 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', 'max.other(Tensor self, Tensor other) -> Tensor'))
 
 
+_show(max, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('other', False, _NG), ))
+
+
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    'max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    stride (int or sequence of ints, default ())\n    padding (int or sequence of ints, default 0)\n    dilation (int or sequence of ints, default 1)\n    ceil_mode (bool, default False)\n\nForms: functional: opgen.max_pool2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8010,6 +8228,7 @@ def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    'max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False) -> (Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    stride (int or sequence of ints, default ())\n    padding (int or sequence of ints, default 0)\n    dilation (int or sequence of ints, default 1)\n    ceil_mode (bool, default False)\n\nForms: functional: opgen.max_pool2d_with_indices\nDifferentiable: yes, for input (derivatives.yaml; backward node MaxPool2dWithIndicesBackward0)\n\nSchemas (native_functions.yaml):\n    max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8018,10 +8237,12 @@ def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
 
 
 def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    'max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    stride (int or sequence of ints)\n    padding (int or sequence of ints)\n    dilation (int or sequence of ints)\n    ceil_mode (bool)\n    indices (Tensor)\n\nForms: functional: opgen.max_pool2d_with_indices_backward\nDifferentiable: yes, for grad_output, input (derivatives.yaml; backward node MaxPool2dWithIndicesBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor'
     return _call_max_pool2d_with_indices_backward(grad_output, (input if isinstance(input, Tensor) else _scalar(input, op='max_pool2d_with_indices_backward', arg='input')), kernel_size, stride, padding, dilation, ceil_mode, (indices if isinstance(indices, Tensor) else _scalar(indices, op='max_pool2d_with_indices_backward', arg='indices')))
 
 
 def maximum(input, other, *, out=None):
+    'maximum(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.maximum and Tensor.maximum; in-place: Tensor.maximum_; out=: opgen.maximum(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node MaximumBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    maximum(Tensor self, Tensor other) -> Tensor\n    maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         return _call_maximum(input, (other if isinstance(other, Tensor) else _scalar(other, op='maximum', arg='other')))
     if out is not None:
@@ -8030,10 +8251,12 @@ def maximum(input, other, *, out=None):
 
 
 def maximum_(input, other):
+    'maximum_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.maximum and Tensor.maximum; in-place: Tensor.maximum_; out=: opgen.maximum(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node MaximumBackward0)\n\nSchemas (native_functions.yaml):\n    maximum_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
     return _call_maximum_(input, (other if isinstance(other, Tensor) else _scalar(other, op='maximum_', arg='other')))
 
 
 def mean(input, dim=_NG, keepdim=_NG, *, dtype=None):
+    'mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by mean.dim)\n    keepdim (bool, default False; taken by mean.dim)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.mean and Tensor.mean\nDifferentiable: mean: yes, for input (derivatives.yaml; backward node MeanBackward0); mean.dim: yes, for input (derivatives.yaml; backward node MeanBackward1)\n\nSchemas (native_functions.yaml):\n    mean(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8045,7 +8268,11 @@ def mean(input, dim=_NG, keepdim=_NG, *, dtype=None):
     return _no_overload("mean", locals(), ('mean(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
+_show(mean, (('input', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ))
+
+
 def median(input, dim=_NG, keepdim=_NG):
+    'median(input) -> Tensor\nmedian(input, dim, keepdim=False) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only median.dim takes it)\n    keepdim (bool, default False; taken by median.dim)\n\nForms: functional: opgen.median and Tensor.median\nDifferentiable: median: yes, for input (derivatives.yaml; backward node MedianBackward0); median.dim: yes, for input (derivatives.yaml; backward node MedianBackward1)\n\nSchemas (native_functions.yaml):\n    median(Tensor self) -> Tensor\n    median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8057,7 +8284,11 @@ def median(input, dim=_NG, keepdim=_NG):
     return _no_overload("median", locals(), ('median(Tensor self) -> Tensor', 'median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
 
 
+_show(median, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ))
+
+
 def min(input, dim=_NG, keepdim=_NG, other=_NG):
+    'min(input) -> Tensor\nmin(input, dim, keepdim=False) -> (Tensor values, Tensor indices)\nmin(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only min.dim takes it)\n    keepdim (bool, default False; taken by min.dim)\n    other (Tensor; may be left out: only min.other takes it)\n\nForms: functional: opgen.min and Tensor.min\nDifferentiable: min: yes, for input (derivatives.yaml; backward node MinBackward1); min.dim: yes, for input (derivatives.yaml; backward node MinBackward0); min.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    min(Tensor self) -> Tensor\n    min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    min.other(Tensor self, Tensor other) -> Tensor'
     if (other is not _NG and dim is _NG or isinstance(dim, Tensor) and other is _NG):
         return _call_min_other(input, (other if other is not _NG else dim))
     if dim is _NG and keepdim is _NG and other is _NG:
@@ -8071,7 +8302,11 @@ def min(input, dim=_NG, keepdim=_NG, other=_NG):
     return _no_overload("min", locals(), ('min(Tensor self) -> Tensor', 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', 'min.other(Tensor self, Tensor other) -> Tensor'))
 
 
+_show(min, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('other', False, _NG), ))
+
+
 def minimum(input, other, *, out=None):
+    'minimum(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.minimum and Tensor.minimum; in-place: Tensor.minimum_; out=: opgen.minimum(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node MinimumBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    minimum(Tensor self, Tensor other) -> Tensor\n    minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         return _call_minimum(input, (other if isinstance(other, Tensor) else _scalar(other, op='minimum', arg='other')))
     if out is not None:
@@ -8080,10 +8315,12 @@ def minimum(input, other, *, out=None):
 
 
 def minimum_(input, other):
+    'minimum_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.minimum and Tensor.minimum; in-place: Tensor.minimum_; out=: opgen.minimum(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node MinimumBackward0)\n\nSchemas (native_functions.yaml):\n    minimum_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
     return _call_minimum_(input, (other if isinstance(other, Tensor) else _scalar(other, op='minimum_', arg='other')))
 
 
 def mish(input, *, out=None):
+    'mish(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mish; in-place: Tensor.mish_; out=: opgen.mish(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node MishBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    mish(Tensor self) -> Tensor\n    mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8096,6 +8333,7 @@ def mish(input, *, out=None):
 
 
 def mish_(input):
+    'mish_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.mish; in-place: Tensor.mish_; out=: opgen.mish(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node MishBackward0)\n\nSchemas (native_functions.yaml):\n    mish_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8105,10 +8343,12 @@ def mish_(input):
 
 
 def mm(input, mat2):
+    'mm(input, mat2) -> Tensor\n\nArguments:\n    input (Tensor)\n    mat2 (Tensor)\n\nForms: functional: opgen.mm and Tensor.mm\nDifferentiable: yes, for input, mat2 (derivatives.yaml; backward node MmBackward0)\n\nSchemas (native_functions.yaml):\n    mm(Tensor self, Tensor mat2) -> Tensor'
     return _call_mm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='mm', arg='mat2')))
 
 
 def mode(input, dim=-1, keepdim=False):
+    'mode(input, dim=-1, keepdim=False) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n    keepdim (bool, default False)\n\nForms: functional: opgen.mode and Tensor.mode\nDifferentiable: yes, for input (derivatives.yaml; backward node ModeBackward0)\n\nSchemas (native_functions.yaml):\n    mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8117,6 +8357,7 @@ def mode(input, dim=-1, keepdim=False):
 
 
 def moveaxis(input, source, destination):
+    'moveaxis(input, source, destination) -> Tensor\n\nArguments:\n    input (Tensor)\n    source (int or sequence of ints)\n    destination (int or sequence of ints)\n\nForms: functional: opgen.moveaxis and Tensor.moveaxis\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8125,6 +8366,7 @@ def moveaxis(input, source, destination):
 
 
 def movedim(input, source, destination):
+    'movedim(input, source, destination) -> Tensor\n\nArguments:\n    input (Tensor)\n    source (int or sequence of ints)\n    destination (int or sequence of ints)\n\nForms: functional: opgen.movedim and Tensor.movedim\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8133,10 +8375,12 @@ def movedim(input, source, destination):
 
 
 def mse_loss(input, target, reduction='mean'):
+    "mse_loss(input, target, reduction='mean') -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n\nForms: functional: opgen.mse_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
     return _call_mse_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='mse_loss', arg='target')), reduction)
 
 
 def mul(input, other, *, out=None):
+    'mul(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mul and Tensor.mul; in-place: Tensor.mul_; out=: opgen.mul(..., out=t)\nDifferentiable: mul.Tensor: yes, for input, other (derivatives.yaml; backward node MulBackward0); mul.Scalar: yes, for input (derivatives.yaml; backward node MulBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    mul.Tensor(Tensor self, Tensor other) -> Tensor\n    mul.Scalar(Tensor self, Scalar other) -> Tensor\n    mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -8157,6 +8401,7 @@ def mul(input, other, *, out=None):
 
 
 def mul_(input, other):
+    'mul_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.mul and Tensor.mul; in-place: Tensor.mul_; out=: opgen.mul(..., out=t)\nDifferentiable: mul_.Tensor: yes, for input, other (derivatives.yaml; backward node MulBackward0); mul_.Scalar: yes, for input (derivatives.yaml; backward node MulBackward0)\n\nSchemas (native_functions.yaml):\n    mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'
     if isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -8170,10 +8415,12 @@ def mul_(input, other):
 
 
 def mv(input, vec):
+    'mv(input, vec) -> Tensor\n\nArguments:\n    input (Tensor)\n    vec (Tensor)\n\nForms: functional: opgen.mv and Tensor.mv\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    mv(Tensor self, Tensor vec) -> Tensor'
     return _call_mv(input, (vec if isinstance(vec, Tensor) else _scalar(vec, op='mv', arg='vec')))
 
 
 def nan_to_num(input, nan=None, posinf=None, neginf=None):
+    'nan_to_num(input, nan=None, posinf=None, neginf=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    nan (float, optional, default None)\n    posinf (float, optional, default None)\n    neginf (float, optional, default None)\n\nForms: functional: opgen.nan_to_num and Tensor.nan_to_num\nDifferentiable: yes, for input (derivatives.yaml; backward node NanToNumBackward0)\n\nSchemas (native_functions.yaml):\n    nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8182,6 +8429,7 @@ def nan_to_num(input, nan=None, posinf=None, neginf=None):
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    'nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.nansum and Tensor.nansum\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8190,6 +8438,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def narrow(input, dim, start, length):
+    'narrow(input, dim, start, length) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    start (int)\n    length (int)\n\nForms: functional: opgen.narrow and Tensor.narrow\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8198,6 +8447,7 @@ def narrow(input, dim, start, length):
 
 
 def native_dropout(input, p, train):
+    'native_dropout(input, p, train) -> (Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    p (float)\n    train (bool, optional)\n\nForms: functional: opgen.native_dropout\nDifferentiable: yes, for input (derivatives.yaml; backward node NativeDropoutBackward0)\n\nSchemas (native_functions.yaml):\n    native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8206,6 +8456,7 @@ def native_dropout(input, p, train):
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    'native_layer_norm(input, normalized_shape, weight, bias, eps) -> (Tensor, Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    normalized_shape (int or sequence of ints)\n    weight (Tensor, optional)\n    bias (Tensor, optional)\n    eps (float)\n\nForms: functional: opgen.native_layer_norm\nDifferentiable: yes, for input, weight, bias (derivatives.yaml; backward node NativeLayerNormBackward0)\n\nSchemas (native_functions.yaml):\n    native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
     except AttributeError:
@@ -8214,6 +8465,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 
 
 def ne(input, other, *, out=None):
+    'ne(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ne and Tensor.ne; out=: opgen.ne(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    ne.Tensor(Tensor self, Tensor other) -> Tensor\n    ne.Scalar(Tensor self, Scalar other) -> Tensor\n    ne.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -8234,6 +8486,7 @@ def ne(input, other, *, out=None):
 
 
 def neg(input, *, out=None):
+    'neg(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.neg and Tensor.neg; in-place: Tensor.neg_; out=: opgen.neg(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node NegBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    neg(Tensor self) -> Tensor\n    neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8246,6 +8499,7 @@ def neg(input, *, out=None):
 
 
 def neg_(input):
+    'neg_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.neg and Tensor.neg; in-place: Tensor.neg_; out=: opgen.neg(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node NegBackward0)\n\nSchemas (native_functions.yaml):\n    neg_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8255,6 +8509,7 @@ def neg_(input):
 
 
 def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    'new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_empty\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8263,6 +8518,7 @@ def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=N
 
 
 def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+    'new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    fill_value (number)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_full\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8271,6 +8527,7 @@ def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, p
 
 
 def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    'new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_ones\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8279,6 +8536,7 @@ def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=No
 
 
 def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    'new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_zeros\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8287,10 +8545,12 @@ def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=N
 
 
 def nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100):
+    "nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n    ignore_index (int, default -100)\n\nForms: functional: opgen.nll_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor"
     return _call_nll_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='nll_loss', arg='target')), weight, reduction, ignore_index)
 
 
 def nonzero(input, *, as_tuple=_NG):
+    'nonzero(input) -> Tensor\nnonzero(input, *, as_tuple) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    as_tuple (bool; may be left out: only nonzero.as_tuple takes it)\n\nForms: functional: opgen.nonzero and Tensor.nonzero\nDifferentiable: nonzero: no (derivatives.yaml marks its outputs not differentiable); nonzero.as_tuple: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero(Tensor self) -> Tensor\n    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]'
     if as_tuple is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8306,7 +8566,11 @@ def nonzero(input, *, as_tuple=_NG):
     return _no_overload("nonzero", locals(), ('nonzero(Tensor self) -> Tensor', 'nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]'))
 
 
+_show(nonzero, (('input', False, _REQ), ('as_tuple', True, _NG), ))
+
+
 def norm(input, p=_NG, dim=None, keepdim=False, *, dtype=None):
+    'norm(input, p=2, dim=None, keepdim=False, *, dtype=None) -> Tensor\nnorm(input, p, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (number, optional or str; may be left out: only norm.Scalar, norm.str take it)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.norm and Tensor.norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     if True:
         return _call_norm_Scalar(input, (2 if p is _NG else p), dim, keepdim, dtype)
     if p is not _NG:
@@ -8318,7 +8582,11 @@ def norm(input, p=_NG, dim=None, keepdim=False, *, dtype=None):
     return _no_overload("norm", locals(), ('norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', 'norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
+_show(norm, (('input', False, _REQ), ('p', False, _NG), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ))
+
+
 def normal_(input, mean=0, std=1, *, generator=None):
+    'normal_(input, mean=0, std=1, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mean (float, default 0)\n    std (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.normal_\nDifferentiable: yes, for input (derivatives.yaml; backward node NormalBackward0)\n\nSchemas (native_functions.yaml):\n    normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8328,6 +8596,7 @@ def normal_(input, mean=0, std=1, *, generator=None):
 
 
 def one_hot(input, num_classes=-1):
+    'one_hot(input, num_classes=-1) -> Tensor\n\nArguments:\n    input (Tensor)\n    num_classes (int, default -1)\n\nForms: functional: opgen.one_hot\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    one_hot(Tensor self, int num_classes=-1) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8336,14 +8605,17 @@ def one_hot(input, num_classes=-1):
 
 
 def outer(input, vec2):
+    'outer(input, vec2) -> Tensor\n\nArguments:\n    input (Tensor)\n    vec2 (Tensor)\n\nForms: functional: opgen.outer and Tensor.outer\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    outer(Tensor self, Tensor vec2) -> Tensor'
     return _call_outer(input, (vec2 if isinstance(vec2, Tensor) else _scalar(vec2, op='outer', arg='vec2')))
 
 
 def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False):
+    'pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    p (float, default 2)\n    eps (float, default 1e-06)\n    keepdim (bool, default False)\n\nForms: functional: opgen.pairwise_distance\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor'
     return _call_pairwise_distance(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='pairwise_distance', arg='x2')), p, eps, keepdim)
 
 
 def permute(input, dims):
+    'permute(input, dims) -> Tensor\n\nArguments:\n    input (Tensor)\n    dims (int or sequence of ints)\n\nForms: functional: opgen.permute and Tensor.permute\nDifferentiable: yes, for input (derivatives.yaml; backward node PermuteBackward0)\n\nSchemas (native_functions.yaml):\n    permute(Tensor(a) self, int[] dims) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8352,6 +8624,7 @@ def permute(input, dims):
 
 
 def positive(input):
+    'positive(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.positive and Tensor.positive\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    positive(Tensor(a) self) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8360,6 +8633,7 @@ def positive(input):
 
 
 def pow(input, exponent, *, out=None):
+    'pow(input, exponent, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    exponent (number or Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.pow and Tensor.pow; in-place: Tensor.pow_; out=: opgen.pow(..., out=t)\nDifferentiable: pow.Tensor_Scalar: yes, for input (derivatives.yaml; backward node PowBackward0); pow.Tensor_Tensor: yes, for input, exponent (derivatives.yaml; backward node PowBackward1) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor\n    pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor\n    pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)\n    pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and not isinstance(exponent, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8380,6 +8654,7 @@ def pow(input, exponent, *, out=None):
 
 
 def pow_(input, exponent):
+    'pow_(input, exponent) -> Tensor\n\nArguments:\n    input (Tensor)\n    exponent (number or Tensor)\n\nForms: functional: opgen.pow and Tensor.pow; in-place: Tensor.pow_; out=: opgen.pow(..., out=t)\nDifferentiable: pow_.Tensor_Scalar: yes, for input (derivatives.yaml; backward node PowBackward0); pow_.Tensor_Tensor: yes, for input, exponent (derivatives.yaml; backward node PowBackward1)\n\nSchemas (native_functions.yaml):\n    pow_.Tensor_Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)\n    pow_.Tensor_Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)'
     if not isinstance(exponent, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8393,10 +8668,12 @@ def pow_(input, exponent):
 
 
 def prelu(input, weight):
+    'prelu(input, weight) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor)\n\nForms: functional: opgen.prelu and Tensor.prelu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    prelu(Tensor self, Tensor weight) -> Tensor'
     return _call_prelu(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='prelu', arg='weight')))
 
 
 def prod(input, dim=_NG, keepdim=_NG, *, dtype=None):
+    'prod(input, *, dtype=None) -> Tensor\nprod(input, dim, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only prod.dim_int takes it)\n    keepdim (bool, default False; taken by prod.dim_int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.prod and Tensor.prod\nDifferentiable: prod: yes, for input (derivatives.yaml; backward node ProdBackward0); prod.dim_int: yes, for input (derivatives.yaml; backward node ProdBackward1)\n\nSchemas (native_functions.yaml):\n    prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8408,7 +8685,11 @@ def prod(input, dim=_NG, keepdim=_NG, *, dtype=None):
     return _no_overload("prod", locals(), ('prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
+_show(prod, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('dtype', True, None), ))
+
+
 def random_(input, from_, to, *, generator=None):
+    'random_(input, from_, to, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    from_ (int)\n    to (int, optional)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.random_\nDifferentiable: yes, for input (derivatives.yaml; backward node RandomBackward0)\n\nSchemas (native_functions.yaml):\n    random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8418,6 +8699,7 @@ def random_(input, from_, to, *, generator=None):
 
 
 def reciprocal(input, *, out=None):
+    'reciprocal(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.reciprocal and Tensor.reciprocal; in-place: Tensor.reciprocal_; out=: opgen.reciprocal(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ReciprocalBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    reciprocal(Tensor self) -> Tensor\n    reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8430,6 +8712,7 @@ def reciprocal(input, *, out=None):
 
 
 def reciprocal_(input):
+    'reciprocal_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.reciprocal and Tensor.reciprocal; in-place: Tensor.reciprocal_; out=: opgen.reciprocal(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ReciprocalBackward0)\n\nSchemas (native_functions.yaml):\n    reciprocal_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8439,6 +8722,7 @@ def reciprocal_(input):
 
 
 def relu(input, *, out=None):
+    'relu(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.relu and Tensor.relu; in-place: Tensor.relu_; out=: opgen.relu(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ReluBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    relu(Tensor self) -> Tensor\n    relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8451,6 +8735,7 @@ def relu(input, *, out=None):
 
 
 def relu6(input):
+    'relu6(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.relu6\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    relu6(Tensor self) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8459,6 +8744,7 @@ def relu6(input):
 
 
 def relu_(input):
+    'relu_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.relu and Tensor.relu; in-place: Tensor.relu_; out=: opgen.relu(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ReluBackward0)\n\nSchemas (native_functions.yaml):\n    relu_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8468,6 +8754,7 @@ def relu_(input):
 
 
 def remainder(input, other, *, out=None):
+    'remainder(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.remainder and Tensor.remainder; in-place: Tensor.remainder_; out=: opgen.remainder(..., out=t)\nDifferentiable: remainder.Tensor: yes, for input, other (derivatives.yaml; backward node RemainderBackward1); remainder.Scalar: yes, for input (derivatives.yaml; backward node RemainderBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    remainder.Tensor(Tensor self, Tensor other) -> Tensor\n    remainder.Scalar(Tensor self, Scalar other) -> Tensor\n    remainder.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -8488,6 +8775,7 @@ def remainder(input, other, *, out=None):
 
 
 def remainder_(input, other):
+    'remainder_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.remainder and Tensor.remainder; in-place: Tensor.remainder_; out=: opgen.remainder(..., out=t)\nDifferentiable: remainder_.Tensor: yes, for input, other (derivatives.yaml; backward node RemainderBackward1); remainder_.Scalar: yes, for input (derivatives.yaml; backward node RemainderBackward0)\n\nSchemas (native_functions.yaml):\n    remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'
     if isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -8501,6 +8789,7 @@ def remainder_(input, other):
 
 
 def repeat(input, repeats):
+    'repeat(input, repeats) -> Tensor\n\nArguments:\n    input (Tensor)\n    repeats (int or sequence of ints)\n\nForms: functional: Tensor.repeat\nDifferentiable: yes, for input (derivatives.yaml; backward node RepeatBackward0)\n\nSchemas (native_functions.yaml):\n    repeat(Tensor self, SymInt[] repeats) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8509,6 +8798,7 @@ def repeat(input, repeats):
 
 
 def repeat_interleave(input, repeats, dim=None, *, output_size=None):
+    'repeat_interleave(input, repeats, dim=None, *, output_size=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    repeats (int or Tensor)\n    dim (int, optional, default None)\n    output_size (int, optional, default None)\n\nForms: functional: opgen.repeat_interleave and Tensor.repeat_interleave\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor'
     if not isinstance(repeats, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8525,6 +8815,7 @@ def repeat_interleave(input, repeats, dim=None, *, output_size=None):
 
 
 def reshape(input, shape):
+    'reshape(input, shape) -> Tensor\n\nArguments:\n    input (Tensor)\n    shape (int or sequence of ints)\n\nForms: functional: opgen.reshape and Tensor.reshape\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8533,6 +8824,7 @@ def reshape(input, shape):
 
 
 def roll(input, shifts, dims=()):
+    'roll(input, shifts, dims=()) -> Tensor\n\nArguments:\n    input (Tensor)\n    shifts (int or sequence of ints)\n    dims (int or sequence of ints, default ())\n\nForms: functional: opgen.roll and Tensor.roll\nDifferentiable: yes, for input (derivatives.yaml; backward node RollBackward0)\n\nSchemas (native_functions.yaml):\n    roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8541,6 +8833,7 @@ def roll(input, shifts, dims=()):
 
 
 def round(input, *, decimals=_NG, out=None):
+    'round(input) -> Tensor\nround(input, *, decimals) -> Tensor\n\nArguments:\n    input (Tensor)\n    decimals (int; may be left out: only round.decimals takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.round and Tensor.round; in-place: Tensor.round_; out=: opgen.round(..., out=t)\nDifferentiable: round: yes, for input (derivatives.yaml; backward node RoundBackward0); round.decimals: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    round(Tensor self) -> Tensor\n    round.decimals(Tensor self, *, int decimals) -> Tensor\n    round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and decimals is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8558,7 +8851,11 @@ def round(input, *, decimals=_NG, out=None):
     return _no_overload("round", locals(), ('round(Tensor self) -> Tensor', 'round.decimals(Tensor self, *, int decimals) -> Tensor', 'round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
+_show(round, (('input', False, _REQ), ('decimals', True, _NG), ('out', True, None), ))
+
+
 def round_(input):
+    'round_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.round and Tensor.round; in-place: Tensor.round_; out=: opgen.round(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node RoundBackward0)\n\nSchemas (native_functions.yaml):\n    round_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8568,6 +8865,7 @@ def round_(input):
 
 
 def rsqrt(input, *, out=None):
+    'rsqrt(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.rsqrt and Tensor.rsqrt; in-place: Tensor.rsqrt_; out=: opgen.rsqrt(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node RsqrtBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    rsqrt(Tensor self) -> Tensor\n    rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8580,6 +8878,7 @@ def rsqrt(input, *, out=None):
 
 
 def rsqrt_(input):
+    'rsqrt_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.rsqrt and Tensor.rsqrt; in-place: Tensor.rsqrt_; out=: opgen.rsqrt(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node RsqrtBackward0)\n\nSchemas (native_functions.yaml):\n    rsqrt_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8589,10 +8888,12 @@ def rsqrt_(input):
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False):
+    'scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False) -> Tensor\n\nArguments:\n    query (Tensor)\n    key (Tensor)\n    value (Tensor)\n    attn_mask (Tensor, optional, default None)\n    dropout_p (float, default 0.0)\n    is_causal (bool, default False)\n    scale (float, optional, default None)\n    enable_gqa (bool, default False)\n\nForms: functional: opgen.scaled_dot_product_attention\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor'
     return _call_scaled_dot_product_attention(query, (key if isinstance(key, Tensor) else _scalar(key, op='scaled_dot_product_attention', arg='key')), (value if isinstance(value, Tensor) else _scalar(value, op='scaled_dot_product_attention', arg='value')), attn_mask, dropout_p, is_causal, scale, enable_gqa)
 
 
 def scatter(input, dim, index, src=_NG, value=_NG):
+    'scatter(input, dim, index, src) -> Tensor\nscatter(input, dim, index, value) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter.src takes it)\n    value (number; may be left out: only scatter.value takes it)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: scatter.src: yes, for input, src (derivatives.yaml; backward node ScatterBackward0); scatter.value: yes, for input (derivatives.yaml; backward node ScatterBackward1)\n\nSchemas (native_functions.yaml):\n    scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n    scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor'
     if src is not _NG and value is _NG:
         return _call_scatter_src(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter', arg='src')))
     if src is _NG and value is not _NG:
@@ -8600,7 +8901,11 @@ def scatter(input, dim, index, src=_NG, value=_NG):
     return _no_overload("scatter", locals(), ('scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', 'scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor'))
 
 
+_show(scatter, (('input', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('src', False, _NG), ('value', False, _NG), ))
+
+
 def scatter_(input, dim, index, src=_NG, value=_NG):
+    'scatter_(input, dim, index, src) -> Tensor\nscatter_(input, dim, index, value) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter_.src takes it)\n    value (number; may be left out: only scatter_.value takes it)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)\n    scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)'
     if src is not _NG and value is _NG:
         return _call_scatter__src(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_', arg='src')))
     if src is _NG and value is not _NG:
@@ -8608,15 +8913,21 @@ def scatter_(input, dim, index, src=_NG, value=_NG):
     return _no_overload("scatter_", locals(), ('scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)', 'scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)'))
 
 
+_show(scatter_, (('input', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('src', False, _NG), ('value', False, _NG), ))
+
+
 def scatter_add(input, dim, index, src):
+    'scatter_add(input, dim, index, src) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor)\n\nForms: functional: opgen.scatter_add and Tensor.scatter_add; in-place: Tensor.scatter_add_\nDifferentiable: yes, for input, src (derivatives.yaml; backward node ScatterAddBackward0)\n\nSchemas (native_functions.yaml):\n    scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor'
     return _call_scatter_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_add', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_add', arg='src')))
 
 
 def scatter_add_(input, dim, index, src):
+    'scatter_add_(input, dim, index, src) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor)\n\nForms: functional: opgen.scatter_add and Tensor.scatter_add; in-place: Tensor.scatter_add_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)'
     return _call_scatter_add_(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_add_', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_add_', arg='src')))
 
 
 def select(input, dim, index):
+    'select(input, dim, index) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (int)\n\nForms: functional: opgen.select and Tensor.select\nDifferentiable: yes, for input (derivatives.yaml; backward node SelectBackward0)\n\nSchemas (native_functions.yaml):\n    select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8625,6 +8936,7 @@ def select(input, dim, index):
 
 
 def select_backward(grad_output, input_sizes, dim, index):
+    'select_backward(grad_output, input_sizes, dim, index) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input_sizes (int or sequence of ints)\n    dim (int)\n    index (int)\n\nForms: functional: opgen.select_backward\nDifferentiable: yes, for grad_output (derivatives.yaml; backward node SelectBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[grad_output._keys]
     except AttributeError:
@@ -8633,6 +8945,7 @@ def select_backward(grad_output, input_sizes, dim, index):
 
 
 def selu(input):
+    'selu(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.selu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    selu(Tensor self) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8641,6 +8954,7 @@ def selu(input):
 
 
 def sigmoid(input, *, out=None):
+    'sigmoid(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sigmoid and Tensor.sigmoid; in-place: Tensor.sigmoid_; out=: opgen.sigmoid(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SigmoidBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    sigmoid(Tensor self) -> Tensor\n    sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8653,6 +8967,7 @@ def sigmoid(input, *, out=None):
 
 
 def sigmoid_(input):
+    'sigmoid_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.sigmoid and Tensor.sigmoid; in-place: Tensor.sigmoid_; out=: opgen.sigmoid(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SigmoidBackward0)\n\nSchemas (native_functions.yaml):\n    sigmoid_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8662,6 +8977,7 @@ def sigmoid_(input):
 
 
 def sign(input, *, out=None):
+    'sign(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sign and Tensor.sign; in-place: Tensor.sign_; out=: opgen.sign(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SignBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    sign(Tensor self) -> Tensor\n    sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8674,6 +8990,7 @@ def sign(input, *, out=None):
 
 
 def sign_(input):
+    'sign_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.sign and Tensor.sign; in-place: Tensor.sign_; out=: opgen.sign(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SignBackward0)\n\nSchemas (native_functions.yaml):\n    sign_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8683,6 +9000,7 @@ def sign_(input):
 
 
 def silu(input, *, out=None):
+    'silu(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.silu; in-place: Tensor.silu_; out=: opgen.silu(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SiluBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    silu(Tensor self) -> Tensor\n    silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8695,6 +9013,7 @@ def silu(input, *, out=None):
 
 
 def silu_(input):
+    'silu_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.silu; in-place: Tensor.silu_; out=: opgen.silu(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SiluBackward0)\n\nSchemas (native_functions.yaml):\n    silu_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8704,6 +9023,7 @@ def silu_(input):
 
 
 def sin(input, *, out=None):
+    'sin(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sin and Tensor.sin; in-place: Tensor.sin_; out=: opgen.sin(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SinBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    sin(Tensor self) -> Tensor\n    sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8716,6 +9036,7 @@ def sin(input, *, out=None):
 
 
 def sin_(input):
+    'sin_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.sin and Tensor.sin; in-place: Tensor.sin_; out=: opgen.sin(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SinBackward0)\n\nSchemas (native_functions.yaml):\n    sin_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8725,6 +9046,7 @@ def sin_(input):
 
 
 def sinh(input, *, out=None):
+    'sinh(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sinh and Tensor.sinh; in-place: Tensor.sinh_; out=: opgen.sinh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SinhBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    sinh(Tensor self) -> Tensor\n    sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8737,6 +9059,7 @@ def sinh(input, *, out=None):
 
 
 def sinh_(input):
+    'sinh_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.sinh and Tensor.sinh; in-place: Tensor.sinh_; out=: opgen.sinh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SinhBackward0)\n\nSchemas (native_functions.yaml):\n    sinh_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8746,6 +9069,7 @@ def sinh_(input):
 
 
 def slice(input, dim=0, start=None, end=None, step=1):
+    'slice(input, dim=0, start=None, end=None, step=1) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, default 0)\n    start (int, optional, default None)\n    end (int, optional, default None)\n    step (int, default 1)\n\nForms: functional: opgen.slice\nDifferentiable: yes, for input (derivatives.yaml; backward node SliceBackward0)\n\nSchemas (native_functions.yaml):\n    slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8754,6 +9078,7 @@ def slice(input, dim=0, start=None, end=None, step=1):
 
 
 def slice_backward(grad_output, input_sizes, dim, start, end, step):
+    'slice_backward(grad_output, input_sizes, dim, start, end, step) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input_sizes (int or sequence of ints)\n    dim (int)\n    start (int, optional)\n    end (int, optional)\n    step (int)\n\nForms: functional: opgen.slice_backward\nDifferentiable: yes, for grad_output (derivatives.yaml; backward node SliceBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[grad_output._keys]
     except AttributeError:
@@ -8762,10 +9087,12 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
 
 
 def smooth_l1_loss(input, target, reduction='mean', beta=1.0):
+    "smooth_l1_loss(input, target, reduction='mean', beta=1.0) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    beta (float, default 1.0)\n\nForms: functional: opgen.smooth_l1_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"
     return _call_smooth_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='smooth_l1_loss', arg='target')), reduction, beta)
 
 
 def softmax(input, dim, dtype=None):
+    'softmax(input, dim, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.softmax and Tensor.softmax\nDifferentiable: yes, for input (derivatives.yaml; backward node SoftmaxBackward0)\n\nSchemas (native_functions.yaml):\n    softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8774,6 +9101,7 @@ def softmax(input, dim, dtype=None):
 
 
 def softplus(input, beta=1, threshold=20, *, out=None):
+    'softplus(input, beta=1, threshold=20, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    beta (number, default 1)\n    threshold (number, default 20)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.softplus; in-place: Tensor.softplus_; out=: opgen.softplus(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SoftplusBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor\n    softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8786,6 +9114,7 @@ def softplus(input, beta=1, threshold=20, *, out=None):
 
 
 def softplus_(input, beta=1, threshold=20):
+    'softplus_(input, beta=1, threshold=20) -> Tensor\n\nArguments:\n    input (Tensor)\n    beta (number, default 1)\n    threshold (number, default 20)\n\nForms: functional: opgen.softplus; in-place: Tensor.softplus_; out=: opgen.softplus(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SoftplusBackward0)\n\nSchemas (native_functions.yaml):\n    softplus_(Tensor(a!) self, Scalar beta=1, Scalar threshold=20) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8795,6 +9124,7 @@ def softplus_(input, beta=1, threshold=20):
 
 
 def sort(input, dim=-1, descending=False, *, stable=_NG):
+    'sort(input, dim=-1, descending=False, *, stable=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n    descending (bool, default False)\n    stable (bool, optional, default None; taken by sort.stable)\n\nForms: functional: opgen.sort and Tensor.sort\nDifferentiable: sort: yes, for input (derivatives.yaml; backward node SortBackward0); sort.stable: yes, for input (derivatives.yaml; backward node SortBackward1)\n\nSchemas (native_functions.yaml):\n    sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)\n    sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'
     if stable is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8810,7 +9140,11 @@ def sort(input, dim=-1, descending=False, *, stable=_NG):
     return _no_overload("sort", locals(), ('sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'))
 
 
+_show(sort, (('input', False, _REQ), ('dim', False, -1), ('descending', False, False), ('stable', True, None), ))
+
+
 def split(input, split_size, dim=0):
+    'split(input, split_size, dim=0) -> list of Tensors\n\nsplit_size is an int (equal pieces) or a list of sizes\n\nArguments:\n    input (Tensor)\n    split_size (int)\n    dim (int, default 0)\n\nForms: functional: opgen.split and Tensor.split\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8819,6 +9153,7 @@ def split(input, split_size, dim=0):
 
 
 def sqrt(input, *, out=None):
+    'sqrt(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sqrt and Tensor.sqrt; in-place: Tensor.sqrt_; out=: opgen.sqrt(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SqrtBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    sqrt(Tensor self) -> Tensor\n    sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8831,6 +9166,7 @@ def sqrt(input, *, out=None):
 
 
 def sqrt_(input):
+    'sqrt_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.sqrt and Tensor.sqrt; in-place: Tensor.sqrt_; out=: opgen.sqrt(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SqrtBackward0)\n\nSchemas (native_functions.yaml):\n    sqrt_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8840,6 +9176,7 @@ def sqrt_(input):
 
 
 def square(input, *, out=None):
+    'square(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.square and Tensor.square; in-place: Tensor.square_; out=: opgen.square(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node PowBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    square(Tensor self) -> Tensor\n    square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8852,6 +9189,7 @@ def square(input, *, out=None):
 
 
 def square_(input):
+    'square_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.square and Tensor.square; in-place: Tensor.square_; out=: opgen.square(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node PowBackward0)\n\nSchemas (native_functions.yaml):\n    square_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8861,6 +9199,7 @@ def square_(input):
 
 
 def squeeze(input, dim=_NG):
+    'squeeze(input) -> Tensor\nsqueeze(input, dim) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only squeeze.dim takes it)\n\nForms: functional: opgen.squeeze and Tensor.squeeze\nDifferentiable: squeeze: yes, for input (derivatives.yaml; backward node SqueezeBackward0); squeeze.dim: yes, for input (derivatives.yaml; backward node SqueezeBackward1)\n\nSchemas (native_functions.yaml):\n    squeeze(Tensor(a) self) -> Tensor(a)\n    squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)'
     if dim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8876,7 +9215,11 @@ def squeeze(input, dim=_NG):
     return _no_overload("squeeze", locals(), ('squeeze(Tensor(a) self) -> Tensor(a)', 'squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)'))
 
 
+_show(squeeze, (('input', False, _REQ), ('dim', False, _NG), ))
+
+
 def stack(tensors, dim=0):
+    'stack(tensors, dim=0) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    dim (int, default 0)\n\nForms: functional: opgen.stack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    stack(Tensor[] tensors, int dim=0) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
     except AttributeError:
@@ -8885,6 +9228,7 @@ def stack(tensors, dim=0):
 
 
 def std(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
+    'std(input, dim=None, unbiased=True, keepdim=False, *, correction=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by std.correction, std.dim)\n    unbiased (bool, default True; taken by std, std.dim)\n    keepdim (bool, default False; taken by std.correction, std.dim)\n    correction (number, optional, default None; taken by std.correction)\n\nForms: functional: opgen.std and Tensor.std\nDifferentiable: std.correction: yes, for input (derivatives.yaml; backward node StdBackward0); std, std.dim: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n    std(Tensor self, bool unbiased=True) -> Tensor\n    std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'
     if unbiased is _NG:
         return _call_std_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
     if dim is _NG and keepdim is _NG and correction is _NG:
@@ -8894,7 +9238,11 @@ def std(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
     return _no_overload("std", locals(), ('std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'std(Tensor self, bool unbiased=True) -> Tensor', 'std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'))
 
 
+_show(std, (('input', False, _REQ), ('dim', False, None), ('unbiased', False, True), ('keepdim', False, False), ('correction', True, None), ))
+
+
 def std_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
+    'std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None) -> (Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by std_mean.correction, std_mean.dim)\n    unbiased (bool, default True; taken by std_mean, std_mean.dim)\n    keepdim (bool, default False; taken by std_mean.correction, std_mean.dim)\n    correction (number, optional, default None; taken by std_mean.correction)\n\nForms: functional: opgen.std_mean\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)\n    std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)\n    std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'
     if unbiased is _NG:
         return _call_std_mean_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
     if dim is _NG and keepdim is _NG and correction is _NG:
@@ -8904,7 +9252,11 @@ def std_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
     return _no_overload("std_mean", locals(), ('std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)', 'std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)', 'std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'))
 
 
+_show(std_mean, (('input', False, _REQ), ('dim', False, None), ('unbiased', False, True), ('keepdim', False, False), ('correction', True, None), ))
+
+
 def sub(input, other, *, alpha=1, out=None):
+    'sub(input, other, *, alpha=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sub and Tensor.sub; in-place: Tensor.sub_; out=: opgen.sub(..., out=t)\nDifferentiable: sub.Tensor: yes, for input, other (derivatives.yaml; backward node SubBackward0); sub.Scalar: yes, for input (derivatives.yaml; backward node SubBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n    sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n    sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)\n    sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -8925,6 +9277,7 @@ def sub(input, other, *, alpha=1, out=None):
 
 
 def sub_(input, other, *, alpha=1):
+    'sub_(input, other, *, alpha=1) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    alpha (number, default 1)\n\nForms: functional: opgen.sub and Tensor.sub; in-place: Tensor.sub_; out=: opgen.sub(..., out=t)\nDifferentiable: sub_.Tensor: yes, for input, other (derivatives.yaml; backward node SubBackward0); sub_.Scalar: yes, for input (derivatives.yaml; backward node SubBackward0)\n\nSchemas (native_functions.yaml):\n    sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)\n    sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'
     if isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
@@ -8938,6 +9291,7 @@ def sub_(input, other, *, alpha=1):
 
 
 def sum(input, dim=_NG, keepdim=_NG, *, dtype=None):
+    'sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by sum.dim_IntList)\n    keepdim (bool, default False; taken by sum.dim_IntList)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.sum and Tensor.sum\nDifferentiable: sum: yes, for input (derivatives.yaml; backward node SumBackward0); sum.dim_IntList: yes, for input (derivatives.yaml; backward node SumBackward1)\n\nSchemas (native_functions.yaml):\n    sum(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8949,7 +9303,11 @@ def sum(input, dim=_NG, keepdim=_NG, *, dtype=None):
     return _no_overload("sum", locals(), ('sum(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
+_show(sum, (('input', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ))
+
+
 def swapaxes(input, axis0, axis1):
+    'swapaxes(input, axis0, axis1) -> Tensor\n\nArguments:\n    input (Tensor)\n    axis0 (int)\n    axis1 (int)\n\nForms: functional: opgen.swapaxes and Tensor.swapaxes\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8958,6 +9316,7 @@ def swapaxes(input, axis0, axis1):
 
 
 def swapdims(input, dim0, dim1):
+    'swapdims(input, dim0, dim1) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim0 (int)\n    dim1 (int)\n\nForms: functional: opgen.swapdims and Tensor.swapdims\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8966,6 +9325,7 @@ def swapdims(input, dim0, dim1):
 
 
 def t(input):
+    't(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.t and Tensor.t\nDifferentiable: yes, for input (derivatives.yaml; backward node TBackward0)\n\nSchemas (native_functions.yaml):\n    t(Tensor(a) self) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8974,10 +9334,12 @@ def t(input):
 
 
 def take(input, index):
+    'take(input, index) -> Tensor\n\nArguments:\n    input (Tensor)\n    index (Tensor)\n\nForms: functional: opgen.take and Tensor.take\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    take(Tensor self, Tensor index) -> Tensor'
     return _call_take(input, (index if isinstance(index, Tensor) else _scalar(index, op='take', arg='index')))
 
 
 def tan(input, *, out=None):
+    'tan(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.tan and Tensor.tan; in-place: Tensor.tan_; out=: opgen.tan(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node TanBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    tan(Tensor self) -> Tensor\n    tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8990,6 +9352,7 @@ def tan(input, *, out=None):
 
 
 def tan_(input):
+    'tan_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.tan and Tensor.tan; in-place: Tensor.tan_; out=: opgen.tan(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node TanBackward0)\n\nSchemas (native_functions.yaml):\n    tan_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8999,6 +9362,7 @@ def tan_(input):
 
 
 def tanh(input, *, out=None):
+    'tanh(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.tanh and Tensor.tanh; in-place: Tensor.tanh_; out=: opgen.tanh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node TanhBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    tanh(Tensor self) -> Tensor\n    tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9011,6 +9375,7 @@ def tanh(input, *, out=None):
 
 
 def tanh_(input):
+    'tanh_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.tanh and Tensor.tanh; in-place: Tensor.tanh_; out=: opgen.tanh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node TanhBackward0)\n\nSchemas (native_functions.yaml):\n    tanh_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -9020,6 +9385,7 @@ def tanh_(input):
 
 
 def threshold(input, threshold, value):
+    'threshold(input, threshold, value) -> Tensor\n\nArguments:\n    input (Tensor)\n    threshold (number)\n    value (number)\n\nForms: functional: opgen.threshold\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -9028,6 +9394,7 @@ def threshold(input, threshold, value):
 
 
 def threshold_backward(grad_output, input, threshold, *, out=None):
+    "threshold_backward(grad_output, input, threshold, *, out=None) -> Tensor\n\nrelu's backward in one kernel; 0 where self <= threshold, even for an inf or NaN gradient\n\nArguments:\n    grad_output (Tensor)\n    input (Tensor)\n    threshold (number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.threshold_backward; out=: opgen.threshold_backward(..., out=t)\nDifferentiable: yes, for grad_output, input (derivatives.yaml; backward node ThresholdBackwardBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor\n    threshold_backward.out(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) out) -> Tensor(a!)"
     if out is None:
         return _call_threshold_backward(grad_output, (input if isinstance(input, Tensor) else _scalar(input, op='threshold_backward', arg='input')), threshold)
     if out is not None:
@@ -9036,6 +9403,7 @@ def threshold_backward(grad_output, input, threshold, *, out=None):
 
 
 def tile(input, dims):
+    'tile(input, dims) -> Tensor\n\nArguments:\n    input (Tensor)\n    dims (int or sequence of ints)\n\nForms: functional: opgen.tile and Tensor.tile\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    tile(Tensor self, SymInt[] dims) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -9044,6 +9412,7 @@ def tile(input, dims):
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
+    'topk(input, k, dim=-1, largest=True, sorted=True) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    k (int)\n    dim (int, default -1)\n    largest (bool, default True)\n    sorted (bool, default True)\n\nForms: functional: opgen.topk and Tensor.topk\nDifferentiable: yes, for input (derivatives.yaml; backward node TopkBackward0)\n\nSchemas (native_functions.yaml):\n    topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -9052,6 +9421,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 
 
 def trace(input):
+    'trace(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.trace and Tensor.trace\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    trace(Tensor self) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -9060,6 +9430,7 @@ def trace(input):
 
 
 def transpose(input, dim0, dim1):
+    'transpose(input, dim0, dim1) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim0 (int)\n    dim1 (int)\n\nForms: functional: opgen.transpose and Tensor.transpose\nDifferentiable: yes, for input (derivatives.yaml; backward node TransposeBackward0)\n\nSchemas (native_functions.yaml):\n    transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -9068,6 +9439,7 @@ def transpose(input, dim0, dim1):
 
 
 def tril(input, diagonal=0):
+    'tril(input, diagonal=0) -> Tensor\n\nArguments:\n    input (Tensor)\n    diagonal (int, default 0)\n\nForms: functional: opgen.tril and Tensor.tril\nDifferentiable: yes, for input (derivatives.yaml; backward node TrilBackward0)\n\nSchemas (native_functions.yaml):\n    tril(Tensor self, int diagonal=0) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -9076,6 +9448,7 @@ def tril(input, diagonal=0):
 
 
 def triu(input, diagonal=0):
+    'triu(input, diagonal=0) -> Tensor\n\nArguments:\n    input (Tensor)\n    diagonal (int, default 0)\n\nForms: functional: opgen.triu and Tensor.triu\nDifferentiable: yes, for input (derivatives.yaml; backward node TriuBackward0)\n\nSchemas (native_functions.yaml):\n    triu(Tensor self, int diagonal=0) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -9084,6 +9457,7 @@ def triu(input, diagonal=0):
 
 
 def trunc(input, *, out=None):
+    'trunc(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.trunc and Tensor.trunc; in-place: Tensor.trunc_; out=: opgen.trunc(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node TruncBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    trunc(Tensor self) -> Tensor\n    trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9096,6 +9470,7 @@ def trunc(input, *, out=None):
 
 
 def trunc_(input):
+    'trunc_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.trunc and Tensor.trunc; in-place: Tensor.trunc_; out=: opgen.trunc(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node TruncBackward0)\n\nSchemas (native_functions.yaml):\n    trunc_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -9105,6 +9480,7 @@ def trunc_(input):
 
 
 def unbind(input, dim=0):
+    'unbind(input, dim=0) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    dim (int, default 0)\n\nForms: functional: opgen.unbind and Tensor.unbind\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -9113,6 +9489,7 @@ def unbind(input, dim=0):
 
 
 def unflatten(input, dim, sizes):
+    'unflatten(input, dim, sizes) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    sizes (int or sequence of ints)\n\nForms: functional: opgen.unflatten and Tensor.unflatten\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -9121,6 +9498,7 @@ def unflatten(input, dim, sizes):
 
 
 def unfold(input, dimension, size, step):
+    'unfold(input, dimension, size, step) -> Tensor\n\nArguments:\n    input (Tensor)\n    dimension (int)\n    size (int)\n    step (int)\n\nForms: functional: Tensor.unfold\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -9129,6 +9507,7 @@ def unfold(input, dimension, size, step):
 
 
 def uniform_(input, from_=0, to=1, *, generator=None):
+    'uniform_(input, from_=0, to=1, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    from_ (float, default 0)\n    to (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.uniform_\nDifferentiable: yes, for input (derivatives.yaml; backward node UniformBackward0)\n\nSchemas (native_functions.yaml):\n    uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -9138,6 +9517,7 @@ def uniform_(input, from_=0, to=1, *, generator=None):
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    'unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique\n\nArguments:\n    input (Tensor)\n    sorted (bool, default True)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n\nForms: functional: opgen.unique and Tensor.unique\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -9146,6 +9526,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 def unsqueeze(input, dim):
+    'unsqueeze(input, dim) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n\nForms: functional: opgen.unsqueeze and Tensor.unsqueeze\nDifferentiable: yes, for input (derivatives.yaml; backward node UnsqueezeBackward0)\n\nSchemas (native_functions.yaml):\n    unsqueeze(Tensor(a) self, int dim) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -9154,6 +9535,7 @@ def unsqueeze(input, dim):
 
 
 def var(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
+    'var(input, dim=None, unbiased=True, keepdim=False, *, correction=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by var.correction, var.dim)\n    unbiased (bool, default True; taken by var, var.dim)\n    keepdim (bool, default False; taken by var.correction, var.dim)\n    correction (number, optional, default None; taken by var.correction)\n\nForms: functional: opgen.var and Tensor.var\nDifferentiable: var.correction: yes, for input (derivatives.yaml; backward node VarBackward0); var, var.dim: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n    var(Tensor self, bool unbiased=True) -> Tensor\n    var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'
     if unbiased is _NG:
         return _call_var_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
     if dim is _NG and keepdim is _NG and correction is _NG:
@@ -9163,7 +9545,11 @@ def var(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
     return _no_overload("var", locals(), ('var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'var(Tensor self, bool unbiased=True) -> Tensor', 'var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'))
 
 
+_show(var, (('input', False, _REQ), ('dim', False, None), ('unbiased', False, True), ('keepdim', False, False), ('correction', True, None), ))
+
+
 def var_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
+    'var_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None) -> (Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by var_mean.correction, var_mean.dim)\n    unbiased (bool, default True; taken by var_mean, var_mean.dim)\n    keepdim (bool, default False; taken by var_mean.correction, var_mean.dim)\n    correction (number, optional, default None; taken by var_mean.correction)\n\nForms: functional: opgen.var_mean\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)\n    var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)\n    var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'
     if unbiased is _NG:
         return _call_var_mean_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
     if dim is _NG and keepdim is _NG and correction is _NG:
@@ -9173,7 +9559,11 @@ def var_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
     return _no_overload("var_mean", locals(), ('var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)', 'var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)', 'var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'))
 
 
+_show(var_mean, (('input', False, _REQ), ('dim', False, None), ('unbiased', False, True), ('keepdim', False, False), ('correction', True, None), ))
+
+
 def view(input, size):
+    'view(input, size) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n\nForms: functional: opgen.view and Tensor.view\nDifferentiable: yes, for input (derivatives.yaml; backward node ViewBackward0)\n\nSchemas (native_functions.yaml):\n    view(Tensor(a) self, SymInt[] size) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -9182,6 +9572,7 @@ def view(input, size):
 
 
 def vstack(tensors):
+    'vstack(tensors) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n\nForms: functional: opgen.vstack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    vstack(Tensor[] tensors) -> Tensor'
     try:
         _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
     except AttributeError:
@@ -9190,6 +9581,7 @@ def vstack(tensors):
 
 
 def where(condition, input=_NG, other=_NG, *, out=None):
+    'where(condition, input, other) -> Tensor\nwhere(condition) -> list of Tensors\n\nArguments:\n    condition (Tensor)\n    input (Tensor; may be left out: only where.self, where.self_out take it)\n    other (Tensor; may be left out: only where.self, where.self_out take it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.where and Tensor.where; out=: opgen.where(..., out=t)\nDifferentiable: where.self: yes, for input, other (derivatives.yaml; backward node WhereBackward0); where: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    where.self(Tensor condition, Tensor self, Tensor other) -> Tensor\n    where(Tensor condition) -> Tensor[]\n    where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and input is not _NG and other is not _NG:
         return _call_where_self(condition, (input if isinstance(input, Tensor) else _scalar(input, op='where', arg='input')), (other if isinstance(other, Tensor) else _scalar(other, op='where', arg='other')))
     if out is None and input is _NG and other is _NG:
@@ -9203,7 +9595,11 @@ def where(condition, input=_NG, other=_NG, *, out=None):
     return _no_overload("where", locals(), ('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', 'where(Tensor condition) -> Tensor[]', 'where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
+_show(where, (('condition', False, _REQ), ('input', False, _NG), ('other', False, _NG), ('out', True, None), ))
+
+
 def zero_(input):
+    'zero_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: in-place: Tensor.zero_\nDifferentiable: yes, for input (derivatives.yaml; backward node ZeroBackward0)\n\nSchemas (native_functions.yaml):\n    zero_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:

@@ -264,6 +264,8 @@ def _odd_element(data: Any) -> str:
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
           memory_format: Any = None) -> Tensor:
+    """A tensor of the given size with uninitialized values (`empty(2, 3)` or `empty((2, 3))`); float32 unless `dtype`.
+    A tensor of the given size with uninitialized values (`empty(2, 3)` or `empty((2, 3))`); float32 unless `dtype`."""
     dt = _dtype(dtype)
     array = _fast_array(np.empty, size, dt, device, None, None)
     if array is not None:
@@ -274,6 +276,7 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 
 def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
+    """A tensor of shape `size` filled with `fill_value`; its dtype is inferred from the value unless `dtype`."""
     if dtype is None:
         dt = dtypes.result_type(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
     else:
@@ -290,6 +293,7 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of the given size filled with 0 (`zeros(2, 3)` or `zeros((2, 3))`); float32 unless `dtype`."""
     dt = _dtype(dtype)
     array = _fast_array(np.zeros, size, dt, device, "zero_", zero_)
     if array is not None:
@@ -301,6 +305,7 @@ def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of the given size filled with 1 (`ones(2, 3)` or `ones((2, 3))`); float32 unless `dtype`."""
     dt = _dtype(dtype)
     array = _fast_array(_ones, size, dt, device, "fill_.Scalar", fill_)
     if array is not None:
@@ -320,6 +325,7 @@ def _like(t: Tensor, dtype: Any, device: Any) -> tuple[tuple[int, ...], dtypes.D
 
 def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                memory_format: Any = None) -> Tensor:
+    """An uninitialized tensor with t's shape (and dtype and device, unless given)."""
     if dtype is None and device is None:
         r = _fast_like(np.empty, t, None, None)
         if r is not None:
@@ -330,6 +336,7 @@ def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_gra
 
 def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                memory_format: Any = None) -> Tensor:
+    """A tensor of zeros with t's shape (and dtype and device, unless given)."""
     if dtype is None and device is None:
         r = _fast_like(np.zeros, t, "zero_", zero_)
         if r is not None:
@@ -340,6 +347,7 @@ def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_gra
 
 def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
               memory_format: Any = None) -> Tensor:
+    """A tensor of ones with t's shape (and dtype and device, unless given)."""
     if dtype is None and device is None:
         r = _fast_like(_ones, t, "fill_.Scalar", fill_)
         if r is not None:
@@ -350,6 +358,7 @@ def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad
 
 def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """A tensor filled with `fill_value` with t's shape (and dtype and device, unless given)."""
     shape, dt, dev = _like(t, dtype, device)
     return full(shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
 
@@ -392,6 +401,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
+    """`steps` values evenly spaced from `start` to `end`, both included."""
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     t = _alloc((int(steps),), _dtype(dtype), device)
@@ -403,6 +413,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
+    """An n x m (m defaults to n) tensor with ones on the diagonal and zeros elsewhere."""
     m = n if m is None else m
     if n < 0 or m < 0:
         raise RuntimeError(f"n and m must be non-negative, got n={n}, m={m}")
@@ -445,18 +456,22 @@ def randint(*args: Any, size: Any = None, generator: Any = None, dtype: Any = No
 
 def rand_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
               generator: Any = None) -> Tensor:
+    """Uniform values on [0, 1) with t's shape (and dtype and device, unless given)."""
     shape, dt, dev = _like(t, dtype, device)
     return rand(shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def randn_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                generator: Any = None) -> Tensor:
+    """Standard normal values with t's shape (and dtype and device, unless given)."""
     shape, dt, dev = _like(t, dtype, device)
     return randn(shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def randint_like(t: Tensor, low: int, high: int | None = None, *, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False, generator: Any = None) -> Tensor:
+    """Random integers in [low, high) (in [0, low) when high is not given) with t's shape (and dtype and device, unless
+    given)."""
     if high is None:
         low, high = 0, low
     shape, dt, dev = _like(t, dtype, device)

@@ -25,10 +25,12 @@ def _tensors(args: Sequence[Any]) -> list[Any]:
 
 
 def broadcast_shapes(*shapes: Any) -> Size:
+    """The shape that the given shapes broadcast to (a Size); an error when they do not broadcast."""
     return Size(S.broadcast_shapes(*((s,) if isinstance(s, int) else tuple(s) for s in shapes)))
 
 
 def broadcast_tensors(*tensors: Any) -> tuple[Any, ...]:
+    """The tensors expanded to their common broadcast shape (views; a tensor of that shape is returned as is)."""
     ts = _tensors(tensors)
     shape = S.broadcast_shapes(*(t.shape for t in ts))
     return tuple(t if tuple(t.shape) == shape else t.expand(shape) for t in ts)

@@ -34,6 +34,7 @@ class Generator:
         self._engine: Any = None
 
     def manual_seed(self, seed: int) -> Generator:
+        """Seed the generator; returns it."""
         seed = int(seed)
         if not -(1 << 63) <= seed <= _SEED_MASK:
             raise RuntimeError(f"Overflow when unpacking long long: seed {seed} is out of range")
@@ -47,15 +48,18 @@ class Generator:
         return self._seed
 
     def initial_seed(self) -> int:
+        """The seed the generator was last seeded with."""
         return self._seed
 
     def get_state(self) -> Any:
+        """The generator's state (CPU generators only), for set_state()."""
         engine = self.engine()
         if self.device.type == "cpu":
             return dict(engine.bit_generator.state)
         raise NotImplementedError("get_state() of a CUDA generator is not supported by opgen")
 
     def set_state(self, state: Any) -> Generator:
+        """Restore a state from get_state(); returns the generator."""
         if self.device.type != "cpu":
             raise NotImplementedError("set_state() of a CUDA generator is not supported by opgen")
         self.engine().bit_generator.state = state
@@ -108,6 +112,7 @@ def seed() -> int:
 
 
 def initial_seed() -> int:
+    """The seed of the default CPU generator."""
     return default_generator(CPU).initial_seed()
 
 

@@ -28,6 +28,7 @@ class Storage:
         self.version = 0
 
     def data_ptr(self) -> int:
+        """The address of the storage's first byte (host memory for CPU, device memory for CUDA)."""
         if isinstance(self.data, np.ndarray):
             return int(self.data.__array_interface__["data"][0])
         return int(self.data.data.ptr)

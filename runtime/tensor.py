@@ -60,6 +60,8 @@ class Tensor:
     # `fresh_tensor` (below the class) is the one definition of a new tensor's slots: `_wrap` and `_view`
     # call it (Parameter copies the slots of a tensor made so), and the generated pointwise kernels carry
     # its body, rendered from its source (Note [Generated, not copied, fast paths] in codegen/inline.py).
+    """A multi-dimensional array of one dtype on one device, a view (shape, strides, offset) of a Storage, with
+    autograd; the ops are its methods (`t.add(u)`, `t + u`)."""
     __slots__ = ("_data", "_dtype", "_device", "_keys", "_requires_grad", "_grad_fn", "_output_nr", "_base",
                  "__dict__", "__weakref__")
 
@@ -103,11 +105,13 @@ class Tensor:
         return Size(self._data.shape)
 
     def size(self, dim: int | None = None) -> Any:
+        """The shape (a Size), or the size of dimension `dim`."""
         if dim is None:
             return Size(self._data.shape)
         return self._data.shape[wrap_dim(dim, self._data.ndim)]
 
     def stride(self, dim: int | None = None) -> Any:
+        """The strides in elements (a tuple), or the stride of dimension `dim`."""
         item = self._dtype.itemsize
         strides = tuple([s // item for s in self._data.strides])
         if dim is None:
@@ -119,29 +123,37 @@ class Tensor:
         return self._data.ndim
 
     def dim(self) -> int:
+        """The number of dimensions."""
         return self._data.ndim
 
     def numel(self) -> int:
+        """The number of elements."""
         return int(self._data.size)
 
     def nelement(self) -> int:
+        """The number of elements (same as numel())."""
         return int(self._data.size)
 
     def ndimension(self) -> int:
+        """The number of dimensions (same as dim())."""
         return self._data.ndim
 
     def element_size(self) -> int:
+        """The size of one element in bytes."""
         return self._dtype.itemsize
 
     def data_ptr(self) -> int:
+        """The address of the tensor's first element."""
         if self._device.type == "cpu":
             return int(self._data.__array_interface__["data"][0])
         return int(self._data.data.ptr)
 
     def storage_offset(self) -> int:
+        """The offset of the first element in the storage, in elements."""
         return (self.data_ptr() - self.storage.data_ptr()) // self._dtype.itemsize
 
     def is_contiguous(self) -> bool:
+        """Whether the elements are laid out in row-major order without gaps."""
         return is_contiguous(self.shape, self.stride())
 
     @property
@@ -155,6 +167,7 @@ class Tensor:
         return s
 
     def untyped_storage(self) -> Storage:
+        """The Storage this tensor views."""
         return self.storage
 
     def _storage_version(self) -> int:
@@ -208,9 +221,11 @@ class Tensor:
         return tuple(self.shape) == tuple(other.shape)
 
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating dtype (float16, bfloat16, float32, float64)."""
         return self._dtype.is_floating_point
 
     def get_device(self) -> int:
+        """The CUDA device index of the tensor, or -1 for a CPU tensor."""
         return -1 if self._device.type == "cpu" else int(self._device.index or 0)
 
     # -- autograd surface (the engine is runtime.autograd) -----------------------------------------
@@ -223,6 +238,7 @@ class Tensor:
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set whether autograd records operations on this (leaf) tensor; returns self."""
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to "
@@ -279,6 +295,7 @@ class Tensor:
         return t
 
     def detach_(self) -> Tensor:
+        """Detach this tensor from the autograd graph in place (no grad_fn, requires_grad False); returns self."""
         if self._base is not None and self._base._requires_grad:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self._grad_fn = None
@@ -289,9 +306,11 @@ class Tensor:
 
     # -- hand-written methods over the ops (properties, indexing; the varargs ones are generated) -------
     def view_as(self, other: Tensor) -> Tensor:
+        """A view of this tensor with other's shape."""
         return opcall.ops.view(self, other.shape)
 
     def reshape_as(self, other: Tensor) -> Tensor:
+        """This tensor reshaped to other's shape."""
         return opcall.ops.reshape(self, other.shape)
 
     @property
@@ -306,9 +325,11 @@ class Tensor:
         return opcall.ops.transpose(self, -2, -1)
 
     def cpu(self) -> Tensor:
+        """This tensor on the CPU (self when it is there already)."""
         return self.to("cpu")
 
     def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
+        """This tensor on a CUDA device (the current one, or `device`); self when it is there already."""
         return self.to("cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}")
 
     def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
@@ -327,33 +348,43 @@ class Tensor:
         return self.to(other.dtype)
 
     def float(self) -> Tensor:
+        """This tensor as float32 (self when it is float32 already)."""
         return self.to(dtypes.float32)
 
     def double(self) -> Tensor:
+        """This tensor as float64 (self when it is float64 already)."""
         return self.to(dtypes.float64)
 
     def half(self) -> Tensor:
+        """This tensor as float16 (self when it is float16 already)."""
         return self.to(dtypes.float16)
 
     def int(self) -> Tensor:
+        """This tensor as int32 (self when it is int32 already)."""
         return self.to(dtypes.int32)
 
     def long(self) -> Tensor:
+        """This tensor as int64 (self when it is int64 already)."""
         return self.to(dtypes.int64)
 
     def short(self) -> Tensor:
+        """This tensor as int16 (self when it is int16 already)."""
         return self.to(dtypes.int16)
 
     def char(self) -> Tensor:
+        """This tensor as int8 (self when it is int8 already)."""
         return self.to(dtypes.int8)
 
     def byte(self) -> Tensor:
+        """This tensor as uint8 (self when it is uint8 already)."""
         return self.to(dtypes.uint8)
 
     def bool(self) -> Tensor:
+        """This tensor as bool (self when it is bool already)."""
         return self.to(dtypes.bool_)
 
     def is_set_to(self, other: Tensor) -> bool:
+        """Whether both tensors view the same storage with the same offset, shape and strides."""
         return (self.storage is other.storage and self.storage_offset() == other.storage_offset()
                 and self.shape == other.shape and self.stride() == other.stride())
 
@@ -406,6 +437,7 @@ class Tensor:
         return array.copy() if copy else array
 
     def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
         if self._dtype.np is None:  # bfloat16: its value, exactly, through float32
@@ -413,6 +445,7 @@ class Tensor:
         return self._data.reshape(()).item() if self._device.type == "cpu" else self._data.get().item()
 
     def tolist(self) -> Any:
+        """The tensor as nested Python lists of Python numbers (a number for a 0-d tensor)."""
         if self._dtype.np is None:  # bfloat16: its values, exactly, through float32
             return self.detach().float().tolist()
         return self.numpy(force=True).tolist()
@@ -525,6 +558,7 @@ def numel(input: Tensor) -> int:
 
 
 def is_floating_point(input: Tensor) -> bool:
+    """Whether `input`'s dtype is a floating dtype."""
     if not isinstance(input, Tensor):
         raise TypeError(f"is_floating_point(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")

@@ -132,7 +132,7 @@ ROWS: dict[str, Row] = {
                           values={"input_sizes": [3, 4], "dim": 1, "start": 1, "end": 3, "step": 1}),
     "diagonal_backward": Row(shapes={"grad_output": (3,)},
                              values={"input_sizes": [3, 4], "offset": 0, "dim1": 0, "dim2": 1}),
-    "as_strided_backward": Row(shapes={"grad": (2, 2)}, values={
+    "as_strided_backward": Row(shapes={"grad_output": (2, 2)}, values={
         "input_sizes": [3, 4], "input_strides": [4, 1], "input_offset": 0, "size": [2, 2], "stride": [1, 2],
         "storage_offset": 1},
         torch_ref=lambda torch, g, *a: torch.as_strided_scatter(torch.zeros(12, dtype=g.dtype), g, a[3], a[4],

@@ -187,7 +187,8 @@ def test_generate_reports_an_overload_clash_at_its_line(tmp_path: Path) -> None:
     line = yaml.count("\n") + 1 + 5  # the second added entry
     with pytest.raises(LoadError) as info:
         gen.render_all(tmp_path)
-    assert [str(d).split(": ")[0] for d in info.value.diagnostics] == [f"{NF}:{line}"], str(info.value)
+    clashes = [d for d in info.value.diagnostics if "can't be told apart" in d.message]
+    assert [str(d).split(": ")[0] for d in clashes] == [f"{NF}:{line}"], str(info.value)
 
 
 def test_op_group_is_computed_by_the_loader() -> None:

@@ -125,6 +125,8 @@ def test_a_failed_write_exits_2_and_leaves_the_old_tree(tmp_path: Path, monkeypa
     root = project_copy(tmp_path)
     (root / "native_functions.yaml").write_text((root / "native_functions.yaml").read_text()
                                                 + "\n- func: extra_op(Tensor self) -> Tensor\n  pointwise: self\n")
+    (root / "derivatives.yaml").write_text((root / "derivatives.yaml").read_text()
+                                           + "\n- name: extra_op(Tensor self) -> Tensor\n  self: grad\n")
     before = snapshot(root / gen.GENERATED)
 
     def full_disk(*_: object) -> None:

@@ -38,6 +38,7 @@ class _Pointwise(Module):
 
 
 class LeakyReLU(_Pointwise):
+    """Applies x where x > 0, negative_slope * x elsewhere."""
     fn, _args = "leaky_relu", ("negative_slope",)
 
     def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
@@ -49,6 +50,7 @@ class LeakyReLU(_Pointwise):
 
 
 class ELU(_Pointwise):
+    """Applies x where x > 0, alpha * (exp(x) - 1) elsewhere."""
     fn, _args = "elu", ("alpha",)
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
@@ -60,26 +62,32 @@ class ELU(_Pointwise):
 
 
 class SELU(_Pointwise):
+    """Applies the scaled ELU, scale * elu(x, alpha), with the self-normalizing constants."""
     fn = "selu"
 
 
 class ReLU6(_Pointwise):
+    """Applies min(max(x, 0), 6) elementwise."""
     fn = "relu6"
 
 
 class Mish(_Pointwise):
+    """Applies x * tanh(softplus(x)) elementwise."""
     fn = "mish"
 
 
 class Hardswish(_Pointwise):
+    """Applies x * relu6(x + 3) / 6 elementwise."""
     fn = "hardswish"
 
 
 class Hardsigmoid(_Pointwise):
+    """Applies relu6(x + 3) / 6 elementwise."""
     fn = "hardsigmoid"
 
 
 class Hardtanh(_Pointwise):
+    """Clamps x to [min_val, max_val] (default [-1, 1])."""
     fn, _args = "hardtanh", ("min_val", "max_val")
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
@@ -93,6 +101,7 @@ class Hardtanh(_Pointwise):
 
 
 class Softplus(_Pointwise):
+    """Applies log(1 + exp(beta * x)) / beta, linear above `threshold`."""
     fn, _args = "softplus", ("beta", "threshold")
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
@@ -104,6 +113,7 @@ class Softplus(_Pointwise):
 
 
 class LogSigmoid(_Pointwise):
+    """Applies log(sigmoid(x)) elementwise, computed stably."""
     fn = "log_sigmoid"
 
     def __init__(self) -> None:
@@ -111,16 +121,19 @@ class LogSigmoid(_Pointwise):
 
 
 class Softsign(Module):
+    """Applies x / (1 + abs(x)) elementwise."""
     def forward(self, input: Tensor) -> Tensor:
         return F.softsign(input)
 
 
 class Tanhshrink(Module):
+    """Applies x - tanh(x) elementwise."""
     def forward(self, input: Tensor) -> Tensor:
         return F.tanhshrink(input)
 
 
 class Threshold(_Pointwise):
+    """Replaces x by `value` where x <= threshold."""
     fn, _args = "threshold", ("threshold", "value")
 
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
@@ -136,6 +149,7 @@ class Threshold(_Pointwise):
 
 
 class GLU(Module):
+    """Gated linear unit: splits dimension `dim` in halves a, b and returns a * sigmoid(b)."""
     def __init__(self, dim: int = -1) -> None:
         super().__init__()
         self.dim = dim
@@ -148,6 +162,7 @@ class GLU(Module):
 
 
 class Softmin(Module):
+    """Applies softmax(-x) along dimension `dim`."""
     def __init__(self, dim: int | None = None) -> None:
         super().__init__()
         self.dim = dim

@@ -47,6 +47,7 @@ def _pad_keys(mask: Tensor | None, extra: int) -> Tensor | None:
 
 
 class MultiheadAttention(Module):
+    """Multi-head scaled dot-product attention with input and output projections; returns (output, weights)."""
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
                  vdim: int | None = None, batch_first: bool = False, device: Any = None, dtype: Any = None) -> None:

@@ -63,10 +63,12 @@ class Sequential(Module):
             self._modules[str(i)] = m
 
     def append(self, module: Module) -> Sequential:
+        """Add a module at the end; returns self."""
         self.add_module(str(len(self)), module)
         return self
 
     def extend(self, modules: Iterable[Module]) -> Sequential:
+        """Add modules at the end; returns self."""
         for m in modules:
             self.append(m)
         return self
@@ -117,10 +119,12 @@ class ModuleList(Module):
             self.extend(modules)
 
     def append(self, module: Module) -> ModuleList:
+        """Add a module at the end; returns self."""
         self.add_module(str(len(self)), module)
         return self
 
     def extend(self, modules: Iterable[Module]) -> ModuleList:
+        """Add modules at the end; returns self."""
         if not isinstance(modules, Iterable):
             raise TypeError("ModuleList.extend should be called with an iterable, but got "
                             f"{type(modules).__name__}")
@@ -129,6 +133,7 @@ class ModuleList(Module):
         return self
 
     def insert(self, index: int, module: Module) -> None:
+        """Insert a module before position `index`."""
         items = list(self._modules.values())
         items.insert(index, module)
         self._modules.clear()
@@ -210,24 +215,30 @@ class ModuleDict(Module):
         return key in self._modules
 
     def keys(self) -> Iterable[str]:
+        """The names, in insertion order."""
         return self._modules.keys()
 
     def values(self) -> Iterable[Module]:
+        """The modules, in insertion order."""
         return self._modules.values()
 
     def items(self) -> Iterable[tuple[str, Module]]:
+        """The (name, module) pairs, in insertion order."""
         return self._modules.items()
 
     def pop(self, key: str) -> Module:
+        """Remove the module named `key` and return it."""
         return self._modules.pop(key)
 
     def get(self, key: str, default: Any = None) -> Any:
         return self._modules.get(key, default)
 
     def clear(self) -> None:
+        """Remove every module."""
         self._modules.clear()
 
     def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
+        """Add or replace modules from a mapping or (name, module) pairs."""
         pairs = modules.items() if isinstance(modules, Mapping) else modules
         for j, pair in enumerate(pairs):
             if isinstance(modules, Mapping):
@@ -272,11 +283,13 @@ class ParameterList(Module):
         return self._parameters[name] if name in self._parameters else self.__dict__[f"_obj_{name}"]
 
     def append(self, value: Any) -> ParameterList:
+        """Add a parameter at the end (a tensor becomes a Parameter); returns self."""
         object.__setattr__(self, "_size", self._size + 1)
         self._set(self._size - 1, value)
         return self
 
     def extend(self, values: Iterable[Any]) -> ParameterList:
+        """Add parameters at the end; returns self."""
         for v in values:
             self.append(v)
         return self
@@ -331,6 +344,7 @@ class ParameterDict(Module):
         return key in self._parameters
 
     def keys(self) -> Iterable[str]:
+        """The names, in insertion order."""
         return self._parameters.keys()
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -351,12 +365,15 @@ class ParameterDict(Module):
         return ParameterDict(list(self.items()))
 
     def values(self) -> Iterable[Any]:
+        """The parameters, in insertion order."""
         return self._parameters.values()
 
     def items(self) -> Iterable[tuple[str, Any]]:
+        """The (name, parameter) pairs, in insertion order."""
         return self._parameters.items()
 
     def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
+        """Add or replace parameters from a mapping or (name, parameter) pairs."""
         pairs = parameters.items() if isinstance(parameters, Mapping) else parameters
         for key, value in pairs:
             self[key] = value

@@ -51,10 +51,12 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
 
 
 def softsign(input: Tensor) -> Tensor:
+    """input / (1 + abs(input)) elementwise."""
     return input / (input.abs() + 1)
 
 
 def tanhshrink(input: Tensor) -> Tensor:
+    """input - tanh(input) elementwise."""
     return input - input.tanh()
 
 
@@ -102,6 +104,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
 
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
              reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """The mean squared error between input and target, reduced by `reduction` ('mean', 'sum' or 'none')."""
     _check_same_size(input, target, "mse_loss")
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     if weight is not None:
@@ -112,18 +115,21 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
 
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
             reduction: str = "mean") -> Tensor:
+    """The mean absolute error between input and target, reduced by `reduction` ('mean', 'sum' or 'none')."""
     _check_same_size(input, target, "l1_loss")
     return _G().l1_loss(input, target, _check_reduction(_legacy_reduction(size_average, reduce, reduction)))
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """The smooth L1 loss: squared below `beta` (halved, divided by beta), absolute above; reduced by `reduction`."""
     _check_same_size(input, target, "smooth_l1_loss")
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     return _G().smooth_l1_loss(input, target, reduction, beta)
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
+    """The Huber loss: squared below `delta` (halved), linear above; reduced by `reduction`."""
     _check_same_size(input, target, "huber_loss")
     return _G().huber_loss(input, target, _check_reduction(reduction), delta)
 
@@ -145,6 +151,8 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, redu
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          size_average: bool | None = None, reduce: bool | None = None,
                          reduction: str = "mean") -> Tensor:
+    """The binary cross entropy between probabilities `input` and `target`, optionally weighted; reduced by
+    `reduction`."""
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     return _G().binary_cross_entropy(input, target, weight, reduction)
 
@@ -152,6 +160,8 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average: bool | None = None, reduce: bool | None = None,
                                      reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
+    """The binary cross entropy of sigmoid(input) and `target`, computed stably from the logits; `pos_weight` weighs
+    the positives."""
     reduction = _check_reduction(_legacy_reduction(size_average, reduce, reduction))
     return _G().binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
 
@@ -177,11 +187,15 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
 
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
+    """Normalize over the last dimensions (`normalized_shape`) to mean 0 and variance 1, then scale by weight and add
+    bias."""
     return _G().layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
+    """Normalize each group of `num_groups` channel groups to mean 0 and variance 1, then scale and shift per channel.
+    Normalize each group of `num_groups` channel groups to mean 0 and variance 1, then scale and shift per channel."""
     return _G().group_norm(input, num_groups, weight, bias, eps)
 
 
@@ -216,12 +230,14 @@ def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type
 
 def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """2-d average pooling over the last two dimensions (N, C, H, W or C, H, W)."""
     return _G().avg_pool2d(input, kernel_size, [] if stride is None else stride, padding, ceil_mode,
                            count_include_pad, divisor_override)
 
 
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """2-d max pooling over the last two dimensions; with `return_indices` also the indices of the maxima."""
     G = _G()
     stride = [] if stride is None else stride
     if return_indices:
@@ -237,10 +253,12 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(input, 0) elementwise; in place on input with `inplace=True`."""
     return _G().relu_(input) if inplace else _G().relu(input)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """input where positive, negative_slope * input elsewhere; in place with `inplace=True`."""
     return input.leaky_relu_(negative_slope) if inplace else _G().leaky_relu(input, negative_slope)
 
 

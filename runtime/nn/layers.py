@@ -61,6 +61,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-initialize weight and bias as PyTorch does (uniform, bound from the fan-in)."""
         _reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
@@ -93,6 +94,7 @@ class Conv2d(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-initialize weight and bias as PyTorch does (uniform, bound from the fan-in)."""
         _reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
@@ -120,6 +122,7 @@ class _Activation(Module):
 
 
 class ReLU(_Activation):
+    """Applies max(x, 0) elementwise (`inplace=True` overwrites the input)."""
     fn = "relu"
 
     def __init__(self, inplace: bool = False) -> None:
@@ -134,14 +137,17 @@ class ReLU(_Activation):
 
 
 class Sigmoid(_Activation):
+    """Applies 1 / (1 + exp(-x)) elementwise."""
     fn = "sigmoid"
 
 
 class Tanh(_Activation):
+    """Applies tanh(x) elementwise."""
     fn = "tanh"
 
 
 class GELU(Module):
+    """Applies the Gaussian error linear unit x * Phi(x) elementwise (`approximate='tanh'` for the tanh form)."""
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         self.approximate = approximate
@@ -154,10 +160,12 @@ class GELU(Module):
 
 
 class SiLU(_Activation):
+    """Applies x * sigmoid(x) elementwise."""
     fn = "silu"
 
 
 class Softmax(Module):
+    """Applies softmax along dimension `dim`: exp(x) divided by its sum over that dimension."""
     def __init__(self, dim: int | None = None) -> None:
         super().__init__()
         self.dim = dim
@@ -170,6 +178,7 @@ class Softmax(Module):
 
 
 class LogSoftmax(Softmax):
+    """Applies log(softmax(x)) along dimension `dim`, computed stably."""
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, -1 if self.dim is None else self.dim)
 
@@ -191,6 +200,7 @@ class Dropout(Module):
 
 
 class Flatten(Module):
+    """Flattens dimensions start_dim..end_dim (default 1..-1) into one."""
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()
         self.start_dim, self.end_dim = start_dim, end_dim
@@ -203,6 +213,7 @@ class Flatten(Module):
 
 
 class Unflatten(Module):
+    """Splits dimension `dim` into the sizes `unflattened_size`."""
     def __init__(self, dim: int, unflattened_size: tuple[int, ...] | list[int]) -> None:
         super().__init__()
         self.dim, self.unflattened_size = dim, unflattened_size
@@ -215,6 +226,7 @@ class Unflatten(Module):
 
 
 class MaxPool2d(Module):
+    """2-d max pooling over (N, C, H, W) or (C, H, W) input with the given window, stride, padding and dilation."""
     def __init__(self, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None,
                  padding: int | tuple[int, int] = 0, dilation: int | tuple[int, int] = 1,
                  return_indices: bool = False, ceil_mode: bool = False) -> None:
@@ -234,6 +246,7 @@ class MaxPool2d(Module):
 
 
 class AvgPool2d(Module):
+    """2-d average pooling over (N, C, H, W) or (C, H, W) input with the given window, stride and padding."""
     def __init__(self, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None,
                  padding: int | tuple[int, int] = 0, ceil_mode: bool = False, count_include_pad: bool = True,
                  divisor_override: int | None = None) -> None:
@@ -252,6 +265,7 @@ class AvgPool2d(Module):
 
 
 class AdaptiveAvgPool2d(Module):
+    """2-d average pooling to a fixed output size (H_out, W_out), whatever the input size."""
     def __init__(self, output_size: int | None | tuple[int | None, int | None]) -> None:
         super().__init__()
         self.output_size = output_size
@@ -288,6 +302,7 @@ class Embedding(Module):
             self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self) -> None:
+        """Re-initialize the weight from N(0, 1), the padding_idx row to zero."""
         init.normal_(self.weight)
         if self.padding_idx is not None:
             with no_grad():
@@ -301,6 +316,8 @@ class Embedding(Module):
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None,
                         max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
                         sparse: bool = False) -> Embedding:
+        """An Embedding whose weight is `embeddings` (a 2-d tensor, rows are the vectors); `freeze` keeps it out of
+        training."""
         if embeddings.dim() != 2:
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape

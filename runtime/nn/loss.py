@@ -25,16 +25,19 @@ class _WeightedLoss(_Loss):
 
 
 class L1Loss(_Loss):
+    """Mean absolute error between input and target (`reduction`: 'mean', 'sum' or 'none')."""
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
 class MSELoss(_Loss):
+    """Mean squared error between input and target (`reduction`: 'mean', 'sum' or 'none')."""
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class SmoothL1Loss(_Loss):
+    """Squared error below `beta` (halved, divided by beta), absolute error above."""
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
                  beta: float = 1.0) -> None:
         super().__init__(size_average, reduce, reduction)
@@ -45,6 +48,7 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
+    """Squared error below `delta` (halved), delta-scaled absolute error above."""
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
         super().__init__(reduction=reduction)
         self.delta = delta
@@ -54,6 +58,7 @@ class HuberLoss(_Loss):
 
 
 class KLDivLoss(_Loss):
+    """Kullback-Leibler divergence of target from exp(input) (input holds log-probabilities)."""
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
                  log_target: bool = False) -> None:
         super().__init__(size_average, reduce, reduction)
@@ -64,11 +69,13 @@ class KLDivLoss(_Loss):
 
 
 class BCELoss(_WeightedLoss):
+    """Binary cross entropy between probabilities and targets, optionally weighted."""
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
+    """Binary cross entropy of sigmoid(input) and targets, computed stably from logits."""
     def __init__(self, weight: Tensor | None = None, size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean", pos_weight: Tensor | None = None) -> None:
         super().__init__(size_average, reduce, reduction)
@@ -81,6 +88,7 @@ class BCEWithLogitsLoss(_Loss):
 
 
 class NLLLoss(_WeightedLoss):
+    """Negative log likelihood of class indices given log-probabilities (weight, ignore_index)."""
     def __init__(self, weight: Tensor | None = None, size_average: bool | None = None, ignore_index: int = -100,
                  reduce: bool | None = None, reduction: str = "mean") -> None:
         super().__init__(weight, size_average, reduce, reduction)
@@ -92,6 +100,7 @@ class NLLLoss(_WeightedLoss):
 
 
 class CrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of logits and target classes: log_softmax then nll_loss (weight, ignore_index, label_smoothing)."""
     def __init__(self, weight: Tensor | None = None, size_average: bool | None = None, ignore_index: int = -100,
                  reduce: bool | None = None, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
         super().__init__(weight, size_average, reduce, reduction)

@@ -60,6 +60,7 @@ class Module(StateDictMixin):
         object.__setattr__(self, "_backward_hooks", [])
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """The computation of the module: subclasses define it; calling the module (`m(x)`) runs it with the hooks."""
         name = type(self).__name__
         raise NotImplementedError(f'Module [{name}] is missing the required "forward" function')
 
@@ -99,6 +100,7 @@ class Module(StateDictMixin):
                                  "calls super().__init__()")
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register `param` (a Parameter, or None for an absent one) under `name`."""
         self._check_ready()
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
@@ -107,6 +109,8 @@ class Module(StateDictMixin):
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Register a tensor that is state but not a parameter (running statistics); `persistent=False` keeps it out of
+        state_dict()."""
         self._check_ready()
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
@@ -120,6 +124,7 @@ class Module(StateDictMixin):
             non_persistent.add(name)
 
     def add_module(self, name: str, module: Module | None) -> None:
+        """Register `module` (or None) as a submodule under `name`."""
         self._check_ready()
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
@@ -213,10 +218,12 @@ class Module(StateDictMixin):
                 yield from child.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
 
     def modules(self) -> Iterator[Module]:
+        """Yield this module and every submodule, each once."""
         for _, m in self.named_modules():
             yield m
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
+        """Yield (name, module) for the direct submodules."""
         seen: set[int] = set()
         for name, child in self._modules.items():
             if child is not None and id(child) not in seen:
@@ -224,6 +231,7 @@ class Module(StateDictMixin):
                 yield name, child
 
     def children(self) -> Iterator[Module]:
+        """Yield the direct submodules."""
         for _, child in self.named_children():
             yield child
 
@@ -244,6 +252,7 @@ class Module(StateDictMixin):
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)  # type: ignore[misc]
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Yield the parameters of this module (and, with `recurse`, of its submodules), each once."""
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
@@ -252,10 +261,12 @@ class Module(StateDictMixin):
         yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Yield the buffers of this module (and, with `recurse`, of its submodules)."""
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
     def apply(self, fn: Callable[[Module], None]) -> Module:
+        """Call `fn` on every submodule and then on this module; returns self."""
         for child in self.children():
             child.apply(fn)
         fn(self)
@@ -303,6 +314,7 @@ class Module(StateDictMixin):
 
     # -- modes and gradients ------------------------------------------------------------------------
     def train(self, mode: bool = True) -> Module:
+        """Set training mode (`mode=True`) or evaluation mode on this module and its submodules; returns self."""
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         for m in self.modules():
@@ -310,14 +322,17 @@ class Module(StateDictMixin):
         return self
 
     def eval(self) -> Module:
+        """Set evaluation mode (dropout off, batch norm uses running statistics); same as train(False)."""
         return self.train(False)
 
     def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Set requires_grad of every parameter; returns self."""
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of every parameter: to None (`set_to_none=True`) or to zeros."""
         for p in self.parameters():
             if p.grad is None:
                 continue
@@ -356,6 +371,7 @@ class Module(StateDictMixin):
         return self._apply(convert)
 
     def cpu(self) -> Module:
+        """Move the parameters and buffers to the CPU; returns self."""
         return self.to("cpu")
 
     def cuda(self, device: Any = None) -> Module:
@@ -405,6 +421,7 @@ class Module(StateDictMixin):
 
     # -- printing ----------------------------------------------------------------------------------------
     def extra_repr(self) -> str:
+        """The module's own settings as shown inside its repr (`in_features=4, ...`); '' by default."""
         return ""
 
     def _get_name(self) -> str:

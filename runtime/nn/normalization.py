@@ -53,6 +53,7 @@ class _BatchNorm(Module):
             self.register_buffer("num_batches_tracked", None)
 
     def reset_running_stats(self) -> None:
+        """Reset the running mean to 0, the running variance to 1 and the batch count to 0."""
         if self.track_running_stats:
             with no_grad():
                 self.running_mean.zero_()
@@ -60,6 +61,7 @@ class _BatchNorm(Module):
                 self.num_batches_tracked.zero_()
 
     def reset_parameters(self) -> None:
+        """Reset the running statistics, and the affine weight to 1 and bias to 0."""
         self.reset_running_stats()
         if self.affine:
             with no_grad():
@@ -91,14 +93,18 @@ class _BatchNorm(Module):
 
 
 class BatchNorm1d(_BatchNorm):
+    """Batch normalization over (N, C) or (N, C, L) input: per-channel batch statistics in training, running ones in
+    eval."""
     _dims = (2, 3)
 
 
 class BatchNorm2d(_BatchNorm):
+    """Batch normalization over (N, C, H, W) input: per-channel batch statistics in training, running ones in eval."""
     _dims = (4,)
 
 
 class LayerNorm(Module):
+    """Normalizes over the last dimensions (`normalized_shape`) to mean 0 and variance 1, with an optional affine."""
     def __init__(self, normalized_shape: int | tuple[int, ...] | list[int], eps: float = 1e-5,
                  elementwise_affine: bool = True, bias: bool = True, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
@@ -124,6 +130,7 @@ class LayerNorm(Module):
 
 
 class GroupNorm(Module):
+    """Normalizes each of `num_groups` groups of channels to mean 0 and variance 1, with a per-channel affine."""
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
                  device: Any = None, dtype: Any = None, *, bias: bool = True) -> None:
         super().__init__()

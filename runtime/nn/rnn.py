@@ -71,6 +71,7 @@ class RNNCellBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-initialize every parameter uniformly in [-1/sqrt(hidden_size), 1/sqrt(hidden_size)]."""
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
@@ -188,6 +189,7 @@ class RNNBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-initialize every parameter uniformly in [-1/sqrt(hidden_size), 1/sqrt(hidden_size)]."""
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
@@ -353,6 +355,7 @@ class RNNBase(Module):
 
 
 class RNN(RNNBase):
+    """A multi-layer Elman RNN over a sequence (tanh or relu); returns (output, h_n)."""
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
                  device: Any = None, dtype: Any = None) -> None:
@@ -368,6 +371,7 @@ class RNN(RNNBase):
 
 
 class GRU(RNNBase):
+    """A multi-layer gated recurrent unit over a sequence; returns (output, h_n)."""
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
                  dtype: Any = None) -> None:
@@ -380,6 +384,7 @@ class GRU(RNNBase):
 
 
 class LSTM(RNNBase):
+    """A multi-layer LSTM over a sequence; returns (output, (h_n, c_n))."""
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
                  device: Any = None, dtype: Any = None) -> None:

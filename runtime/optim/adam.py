@@ -21,6 +21,7 @@ from runtime.tensor import Tensor
 
 
 class Adam(Optimizer):
+    """The Adam optimizer (moment estimates with bias correction; `amsgrad`, L2 `weight_decay`)."""
     decoupled_weight_decay = False
 
     def __init__(self, params: ParamsT, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),

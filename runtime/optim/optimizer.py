@@ -133,6 +133,7 @@ class Optimizer:
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of every optimized parameter: to None (`set_to_none=True`) or to zeros."""
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:

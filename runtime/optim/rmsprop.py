@@ -24,6 +24,7 @@ def _check(name: str, value: float) -> None:
 
 
 class RMSprop(Optimizer):
+    """The RMSprop optimizer: steps scaled by a running average of squared gradients."""
     def __init__(self, params: ParamsT, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:
@@ -67,6 +68,7 @@ class RMSprop(Optimizer):
 
 
 class Adagrad(Optimizer):
+    """The Adagrad optimizer: steps scaled by the accumulated sum of squared gradients."""
     def __init__(self, params: ParamsT, lr: float = 1e-2, lr_decay: float = 0.0, weight_decay: float = 0.0,
                  initial_accumulator_value: float = 0.0, eps: float = 1e-10, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False, fused: bool | None = None) -> None:
