@@ -47,11 +47,12 @@ def test_every_context_is_a_frozen_dataclass(model: gen.Model) -> None:
 @pytest.mark.parametrize(("schema_type", "hint"), [
     ("Tensor", "Tensor"),
     ("Tensor?", "Tensor | None"),
-    ("Scalar", "Number"),
-    ("int[]", "Sequence[int] | int"),
-    ("SymInt[2]", "Sequence[int] | int"),
-    ("int[]?", "Sequence[int] | int | None"),
-    ("int?[]", "Sequence[int]"),
+    # the stub spells the builtins _int/_float/_bool (G.int is a dtype) and a Scalar _Scalar (int | float | bool)
+    ("Scalar", "_Scalar"),
+    ("int[]", "Sequence[_int] | _int"),
+    ("SymInt[2]", "Sequence[_int] | _int"),
+    ("int[]?", "Sequence[_int] | _int | None"),
+    ("int?[]", "Sequence[_int]"),
     ("Tensor?[]", "Sequence[Tensor]"),
     ("Tensor[]", "Sequence[Tensor]"),
     ("ScalarType?", "DType | None"),
