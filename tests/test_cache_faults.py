@@ -26,7 +26,7 @@ import jinja2
 import numpy as np
 import pytest
 
-from codegen import disk_cache, jinja_env, native
+from codegen import disk_cache, jinja_env, kernel_targets
 from runtime import verified_cache as VC
 from runtime.cuda import compile as CC
 from runtime.cuda.emulator import engine as E
@@ -85,7 +85,7 @@ class RenderCase(Case):
 
 
 class NamesCase(Case):
-    """codegen/native.py: the top-level names of a runtime module (the `dispatch:` check)."""
+    """codegen/kernel_targets.py: the top-level functions of a runtime module (the `dispatch:` check)."""
 
     name = "names"
 
@@ -101,7 +101,7 @@ class NamesCase(Case):
 
     def produce(self, i: int) -> object:
         module = self.tmp / f"kernels{i}.py"
-        native._module_names.cache_clear()
+        kernel_targets._module_functions.cache_clear()
         before = disk_cache.DiskCache.get
 
         def counting_get(cache: disk_cache.DiskCache, key: str) -> str | None:
@@ -111,12 +111,13 @@ class NamesCase(Case):
 
         disk_cache.DiskCache.get = counting_get  # type: ignore[method-assign]
         try:
-            return native._module_names(module, module.stat().st_mtime_ns)
+            stat = module.stat()
+            return kernel_targets._module_functions(module, stat.st_mtime_ns, stat.st_size)
         finally:
             disk_cache.DiskCache.get = before  # type: ignore[method-assign]
 
     def expected(self, i: int) -> object:
-        return frozenset({f"kernel_{i}"})
+        return f"kernel_{i}:1"
 
 
 class JinjaCase(Case):
