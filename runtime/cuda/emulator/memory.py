@@ -10,13 +10,23 @@ Fresh memory up to POISON_LIMIT bytes is filled with 0xFF bytes (NaN in every fl
 integer type) so a kernel that reads memory it never wrote shows garbage, as on a GPU; larger blocks are
 left as the zero pages the kernel maps on first touch, so a view with strides past 2**32 costs only the
 pages it touches. Work runs at launch, so every event is complete when recorded.
+
+Note [Repeated pages]: a kernel over 2**31 elements, emulated, strides each thread through the whole buffer
+(a grid-stride loop), so nearly every access misses the CPU's caches: about 25 s a pass over 2 GiB. Inside
+`repeated_pages()`, a new raw block is one PERIOD-byte page set mapped again and again over its length,
+except its last TAIL bytes, which are its own: the kernels still index every element of a 2**31-element
+tensor (every index path and offset is the real one), but the data fits in the cache, and an element
+near the end is distinct memory, so a kernel that stops short of the end or wraps an index is still seen.
+Only for data whose values repeat with the period (a constant tensor, an output checked near its end).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import mmap
 import os
+from collections.abc import Iterator
 
 from runtime.cuda.simulated import SimulatedDevice
 
@@ -32,6 +42,7 @@ _libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 _libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
 _MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)
 _PROT_NONE = 0
+_MAP_FIXED = getattr(mmap, "MAP_FIXED", 0x10)
 
 
 def map_guarded(nbytes: int, alignment: int) -> tuple[int, int, int]:
@@ -64,6 +75,35 @@ def capacity_from_env() -> int:
     return value
 
 
+PERIOD = 2 << 20
+TAIL = 16 << 20
+_repeat = [False]
+
+
+@contextlib.contextmanager
+def repeated_pages() -> Iterator[None]:
+    """Raw blocks of at least 4 * PERIOD + TAIL bytes made inside are repeated pages (Note [Repeated pages])."""
+    previous, _repeat[0] = _repeat[0], True
+    try:
+        yield
+    finally:
+        _repeat[0] = previous
+
+
+def _map_repeated(base: int, addr: int, nbytes: int) -> None:
+    """Maps one PERIOD-byte memory file over [addr, addr + nbytes - TAIL) (page-aligned addr)."""
+    fd = os.memfd_create("opgen-repeated")
+    try:
+        os.ftruncate(fd, PERIOD)
+        end = addr + (nbytes - TAIL) // PERIOD * PERIOD
+        for at in range(addr, end, PERIOD):
+            got = _libc.mmap(at, PERIOD, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED | _MAP_FIXED, fd, 0)
+            if got != at:
+                raise MemoryError(f"cannot map repeated pages at {at:#x} (errno {ctypes.get_errno()})")
+    finally:
+        os.close(fd)
+
+
 class HostBackedDevice(SimulatedDevice):
     """The raw memory of the emulated device (`SimulatedDevice` accounting, real bytes)."""
 
@@ -75,6 +115,8 @@ class HostBackedDevice(SimulatedDevice):
     def _place(self, nbytes: int) -> int:
         """Host memory behind the new block's address (SimulatedDevice.malloc checks room and counts)."""
         base, length, addr = map_guarded(nbytes, self.ALIGNMENT)
+        if _repeat[0] and nbytes >= 4 * PERIOD + TAIL and addr % PAGE == 0:
+            _map_repeated(base, addr, nbytes)
         if nbytes <= POISON_LIMIT:
             ctypes.memset(addr, 0xFF, nbytes)
         self._mappings[addr] = (base, length)
