@@ -20,6 +20,7 @@ from runtime.cuda import launch as L
 from runtime.cuda.pointwise import PointwiseKernel
 from runtime.kernels import checks
 from runtime.tensor import Tensor
+from tests.launched_kernels import launched, named
 
 pytestmark = pytest.mark.cuda
 
@@ -123,9 +124,10 @@ def test_every_pointwise_instance_agrees_with_the_cpu_backend(var: str, monkeypa
                         with pytest.raises(type(e)):
                             getattr(CUDA, name)(*device, *scalars)
                         continue
-                    got = getattr(CUDA, name)(*device, *scalars)
+                    with launched() as kernels:
+                        got = getattr(CUDA, name)(*device, *scalars)
                     assert got.device.type == "cuda"
-                    _check(kernel, dtype, layout, got, ref)
+                    _check(kernel, dtype, layout + named(kernels), got, ref)
     if emulator.active():
         from runtime.cuda.emulator import engine
 
