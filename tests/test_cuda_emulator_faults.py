@@ -220,6 +220,22 @@ def test_an_invalid_address_is_an_error_not_a_crash(lib) -> None:
     _fn(lib, "nothing")((1,), (1,), (_Arr(np.zeros(1, np.int32)),))  # usable after a fault
 
 
+def test_raw_blocks_of_the_emulated_device_sit_between_guard_pages(lib) -> None:
+    from runtime.cuda.emulator import memory
+
+    device = memory.HostBackedDevice(1 << 30)
+    size = 4 * memory.PAGE  # a whole number of pages: guarded at both ends (else at the upper one)
+    addr = device.malloc(size)
+    out = np.zeros(1, np.float32)
+    fn = _fn(lib, "read_address")
+    fn((1,), (1,), (_Arr(out), np.uint64(addr + size - 4), _Arr(out)))  # the last float: poisoned
+    assert np.isnan(out[0])
+    for outside in (addr + size, addr - 4):  # just past either end
+        with pytest.raises(E.EmulationError, match="invalid memory access at address"):
+            fn((1,), (1,), (_Arr(out), np.uint64(outside), _Arr(out)))
+    device.free(addr)
+
+
 def test_dynamic_shared_memory(lib) -> None:
     x = np.arange(3 * 64, dtype=np.float32)
     out, seen = np.zeros_like(x), np.zeros_like(x)
