@@ -1,7 +1,8 @@
 """Every generated pointwise kernel instance (op x dtype x path: vec, contig, strided; 32- and 64-bit
 index) runs and agrees with the CPU backend, on contiguous, misaligned (offset), transposed, broadcast, 0-d
-and empty inputs. Under OPGEN_EMULATE_CUDA=1 the test also checks, from the host engine's launch counts,
-that every instance of the op's source was launched."""
+and empty inputs, the first four both within one block and across several blocks. Under OPGEN_EMULATE_CUDA=1
+the test also checks, from the host engine's launch counts, that every instance of the op's source was
+launched."""
 
 from __future__ import annotations
 
@@ -19,11 +20,15 @@ from runtime.cuda import launch as L
 from runtime.cuda.pointwise import PointwiseKernel
 from runtime.kernels import checks
 from runtime.tensor import Tensor
+from tests.launched_kernels import launched, named
 
 pytestmark = pytest.mark.cuda
 
 KERNELS = sorted(name for name, v in vars(CUDA).items() if isinstance(v, PointwiseKernel))
 ROWS, COLS = 5, 23  # 115 elements: a vector tail for every pack width
+# Several blocks on every path (L.THREADS threads a block): 4,847 elements are 19 blocks contiguous or
+# strided and at least 2 on the vector path at its widest pack (16 one-byte elements), with a vector tail.
+BIG_ROWS, BIG_COLS = 37, 131
 
 
 def _values(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
@@ -45,23 +50,32 @@ def _to_cuda(a: np.ndarray, dtype: str) -> Tensor:
 
 def _layouts(dtypes: list[str], rng: np.random.Generator) -> list[tuple[str, list[Any], list[Tensor]]]:
     """(name, host arrays, device tensors) per input layout, one tensor per entry of `dtypes`; host arrays
-    are what the CPU backend gets."""
+    are what the CPU backend gets. Dense, offset, transposed and broadcast layouts come in two sizes: one
+    block, and several blocks (BIG_ROWS x BIG_COLS)."""
     out = []
-    n_tensors = len(dtypes)
-    host = [_values(d, (ROWS, COLS), rng) for d in dtypes]
-    out.append(("contiguous", host, [_to_cuda(a, d) for a, d in zip(host, dtypes, strict=True)]))
-    flat = [_values(d, (ROWS * COLS + 1,), rng) for d in dtypes]
-    out.append(("offset", [a[1:] for a in flat], [_to_cuda(a, d)[1:] for a, d in zip(flat, dtypes, strict=True)]))
-    out.append(("transposed", [a.T for a in host], [_to_cuda(a, d).t() for a, d in zip(host, dtypes, strict=True)]))
-    if n_tensors > 1:
-        row = _values(dtypes[1], (1, COLS), rng)
-        out.append(("broadcast", [host[0], row] + host[2:],
-                    [_to_cuda(host[0], dtypes[0]), _to_cuda(row, dtypes[1])]
-                    + [_to_cuda(a, d) for a, d in zip(host[2:], dtypes[2:], strict=True)]))
+    for rows, cols, size in ((ROWS, COLS, ""), (BIG_ROWS, BIG_COLS, " (several blocks)")):
+        out += [(name + size, host, device) for name, host, device in _sized_layouts(dtypes, rows, cols, rng)]
     zero = [_values(d, (), rng) for d in dtypes]
     out.append(("0-d", zero, [_to_cuda(np.asarray(a), d).reshape(()) for a, d in zip(zero, dtypes, strict=True)]))
     empty = [_values(d, (0, 3), rng) for d in dtypes]
     out.append(("empty", empty, [_to_cuda(a, d) for a, d in zip(empty, dtypes, strict=True)]))
+    return out
+
+
+def _sized_layouts(dtypes: list[str], rows: int, cols: int,
+                   rng: np.random.Generator) -> list[tuple[str, list[Any], list[Tensor]]]:
+    out = []
+    n_tensors = len(dtypes)
+    host = [_values(d, (rows, cols), rng) for d in dtypes]
+    out.append(("contiguous", host, [_to_cuda(a, d) for a, d in zip(host, dtypes, strict=True)]))
+    flat = [_values(d, (rows * cols + 1,), rng) for d in dtypes]
+    out.append(("offset", [a[1:] for a in flat], [_to_cuda(a, d)[1:] for a, d in zip(flat, dtypes, strict=True)]))
+    out.append(("transposed", [a.T for a in host], [_to_cuda(a, d).t() for a, d in zip(host, dtypes, strict=True)]))
+    if n_tensors > 1:
+        row = _values(dtypes[1], (1, cols), rng)
+        out.append(("broadcast", [host[0], row] + host[2:],
+                    [_to_cuda(host[0], dtypes[0]), _to_cuda(row, dtypes[1])]
+                    + [_to_cuda(a, d) for a, d in zip(host[2:], dtypes[2:], strict=True)]))
     return out
 
 
@@ -110,9 +124,10 @@ def test_every_pointwise_instance_agrees_with_the_cpu_backend(var: str, monkeypa
                         with pytest.raises(type(e)):
                             getattr(CUDA, name)(*device, *scalars)
                         continue
-                    got = getattr(CUDA, name)(*device, *scalars)
+                    with launched() as kernels:
+                        got = getattr(CUDA, name)(*device, *scalars)
                     assert got.device.type == "cuda"
-                    _check(kernel, dtype, layout, got, ref)
+                    _check(kernel, dtype, layout + named(kernels), got, ref)
     if emulator.active():
         from runtime.cuda.emulator import engine
 

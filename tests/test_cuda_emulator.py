@@ -132,7 +132,7 @@ def test_block_sum_with_shuffles_and_shared_memory(lib, threads: int) -> None:
 
 def test_a_full_mask_in_a_partial_warp_is_reported(lib) -> None:
     x = np.ones((1, 100), np.float32)
-    with pytest.raises(E.EmulationError, match="mask names lanes"):
+    with pytest.raises(E.EmulationError, match="names lanes that do not exist"):
         _fn(lib, "block_sum")((1,), (48,), (_Arr(x), _Arr(np.zeros(1, np.float32)), np.uint32(100)))
 
 

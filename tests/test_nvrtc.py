@@ -1,13 +1,19 @@
 """CI check without a GPU: NVRTC compiles every generated CUDA kernel (every op x dtype x path x index width)
-for compute_90 and every fixed kernel, with no error and no warning. Never skipped: a machine without NVRTC
-fails here with what to install (CI installs the `cuda12` extra).
+and every fixed kernel to a cubin for sm_90, with no error and no warning. A cubin, not only PTX: ptxas
+applies what a GPU's loader would refuse (shared memory and registers past the architecture's limits, an
+extern function no one defines), which PTX generation lets through. The PTX of the half and bfloat16
+conversions is checked for round-to-nearest-even (emulation runs a software twin of them, so it cannot see
+the inline PTX). Never skipped: a machine without NVRTC fails here with what to install (CI installs the
+`cuda12` extra).
 
 Note [Fast compile check]
 The front end (parsing, template instantiation, every error and warning) and PTX generation are what the
-check needs; NVVM's optimiser is most of NVRTC's time (about 15x on the pointwise files). So every source
-is compiled with `-Xnvvm -opt=0` (CHECK_OPTIONS), which still emits each kernel's PTX entry, and the fixed
-kernels (reductions, copies, random, softmax: the hand-written headers' code) are compiled once more with
-the runtime's full options. Where an NVRTC rejects `-Xnvvm -opt=0`, every source gets the full options.
+check needs; NVVM's optimiser is most of NVRTC's time (about 15x on the pointwise files), and ptxas's
+optimiser most of the rest. So every source is compiled with `-Xnvvm -opt=0 -Xptxas -O0` (CHECK_OPTIONS),
+which still emits each kernel's entry and applies ptxas's limits (about 0.6 s a pointwise source to a
+cubin, against 0.4 s to PTX), and the fixed kernels (reductions, copies, random, softmax: the hand-written
+headers' code) are compiled once more with the runtime's full options, so their register and shared
+memory use is what a GPU would load. Where an NVRTC rejects these options, every source gets the full ones.
 
 Note [Compile check cache]
 A source that compiled clean (no error, no warning) is recorded under `<kernel cache>/nvrtc-check/`, keyed by
@@ -40,7 +46,8 @@ from runtime.cuda.compile import cache_key, default_cache_dir, headers_digest
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "cuda_corpus.yaml"
 ENTRY = re.compile(r'extern "C" __global__ void (\w+)\(')
-CHECK_OPTIONS = ("-Xnvvm", "-opt=0")
+CUBIN_ENTRY = re.compile(rb"\.text\.(\w+)\x00")
+CHECK_OPTIONS = ("-Xnvvm", "-opt=0", "-Xptxas", "-O0")
 
 
 def _check_options() -> tuple[str, ...]:
@@ -69,21 +76,21 @@ def _compile(item: tuple[str, str, tuple[str, ...]]) -> tuple[str, list[str], li
     path, source, extra = item
     declared = ENTRY.findall(source)
     try:
-        result = nvrtc_check.nvrtc_compile(source, path, nvrtc_check.default_options(extra), nvrtc_check.CI_ARCH)
+        result = nvrtc_check.nvrtc_compile(source, path, nvrtc_check.default_options(extra), nvrtc_check.CI_ARCH,
+                                           kind="cubin")
     except nvrtc_check.NvrtcCompileError as e:
         return path, declared, [], e.log
-    ptx = result.binary.decode()
-    entries = re.findall(r"\.entry (\w+)\(", ptx)
+    entries = sorted({name.decode() for name in CUBIN_ENTRY.findall(result.binary)})
     warnings = nvrtc_check.warnings_in(result.log)
     return path, declared, entries, "\n".join(warnings) or None
 
 
-_LABEL = "nvrtc-check"  # the cache label of a record (Note [Compile check cache])
+_LABEL = "nvrtc-check 2"  # the cache label of a record (Note [Compile check cache]); 2: cubin entries
 
 
 def _record_path(job: tuple[str, str, tuple[str, ...]], toolchain: str, headers: str) -> Path | None:
     _, source, extra = job
-    key = cache_key(source, nvrtc_check.default_options(extra), nvrtc_check.CI_ARCH, "ptx", toolchain, headers)
+    key = cache_key(source, nvrtc_check.default_options(extra), nvrtc_check.CI_ARCH, "cubin", toolchain, headers)
     root = default_cache_dir()
     return None if root is None else root / "nvrtc-check" / f"{key}.entries"
 
@@ -176,7 +183,70 @@ def test_every_generated_kernel_compiles(capsys: pytest.CaptureFixture[str]) -> 
     with capsys.disabled():
         version = ".".join(map(str, nvrtc_check.nvrtc_version()))
         print(f"\nNVRTC {version}: compiled {kernels} kernels in {len(sources)} sources "
-              f"for compute_{nvrtc_check.CI_ARCH} in {elapsed:.1f}s ({workers} workers, "
+              f"to cubins for sm_{nvrtc_check.CI_ARCH} in {elapsed:.1f}s ({workers} workers, "
               f"{' '.join(fast) or 'full options'}; fixed kernels also fully optimised; {len(jobs) - len(todo)} of "
               f"{len(jobs)} compiles recorded clean by an earlier run)")
     assert kernels > 0
+
+
+def test_the_cubin_check_applies_the_limits_ptx_lets_through() -> None:
+    """64 KiB of static shared memory and an undefined extern function compile to PTX, not to a cubin."""
+    too_much_shared = ('extern "C" __global__ void k(int* o) {\n  __shared__ int s[16384];\n'
+                       '  s[threadIdx.x] = 1;\n  __syncthreads();\n  o[threadIdx.x] = s[threadIdx.x + 1];\n}\n')
+    unresolved = ('extern __device__ int helper(int);\n'
+                  'extern "C" __global__ void k(int* o) { o[threadIdx.x] = helper(threadIdx.x); }\n')
+    for source, problem in ((too_much_shared, "too much shared data"), (unresolved, "Unresolved extern function")):
+        nvrtc_check.nvrtc_compile(source, "probe.cu", nvrtc_check.default_options(), nvrtc_check.CI_ARCH)
+        with pytest.raises(nvrtc_check.NvrtcCompileError) as info:
+            nvrtc_check.nvrtc_compile(source, "probe.cu", nvrtc_check.default_options(CHECK_OPTIONS),
+                                      nvrtc_check.CI_ARCH, kind="cubin")
+        assert problem in info.value.log
+
+
+ROUNDING_PROBE = r"""
+#include "opgen_types.cuh"
+extern "C" __global__ void narrow(const float* f, const double* d, const int* i, const long long* l,
+                                  opgen::half* h, opgen::bfloat16* b) {
+  const int t = threadIdx.x;
+  h[4 * t] = opgen::cast<opgen::half>(f[t]);
+  h[4 * t + 1] = opgen::cast<opgen::half>(d[t]);
+  h[4 * t + 2] = opgen::cast<opgen::half>(i[t]);
+  h[4 * t + 3] = opgen::cast<opgen::half>(l[t]);
+  b[4 * t] = opgen::cast<opgen::bfloat16>(f[t]);
+  b[4 * t + 1] = opgen::cast<opgen::bfloat16>(d[t]);
+  b[4 * t + 2] = opgen::cast<opgen::bfloat16>(i[t]);
+  b[4 * t + 3] = opgen::cast<opgen::bfloat16>(l[t]);
+}
+"""
+CVT = re.compile(r"\bcvt((?:\.\w+)+)\s")
+FLOATS = {"f16", "bf16", "f32", "f64"}
+
+
+def _narrowing_conversions(ptx: str) -> list[tuple[str, set[str]]]:
+    """(instruction, modifiers) of every cvt to a 16-bit float, or between float types narrowing."""
+    found = []
+    for m in CVT.finditer(ptx):
+        parts = m.group(1).strip(".").split(".")
+        types = [p for p in parts if p in FLOATS or p[:1] in "su" and p[1:].isdigit()]
+        if len(types) < 2 or types[0] not in FLOATS:
+            continue
+        width = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
+        source_bits = width.get(types[1], int(types[1][1:]) if types[1][1:].isdigit() else 0)
+        if types[0] in ("f16", "bf16") or source_bits > width[types[0]]:
+            found.append((m.group(0).strip(), set(parts)))
+    return found
+
+
+def test_half_and_bfloat16_conversions_round_to_nearest_even_in_ptx() -> None:
+    """Every conversion to half or bfloat16 (and every narrowing float conversion) that the headers or the
+    copy kernels emit as a cvt instruction rounds to nearest even (`.rn`); truncating (`.rz`) or directed
+    (`.rm`, `.rp`) rounding would go unseen by the emulated suite."""
+    sources = {"probe.cu": ROUNDING_PROBE}
+    sources.update({path: text for path, text in _sources().items() if path.startswith("cuda/copy/")})
+    seen = 0
+    for name, source in sources.items():
+        ptx = nvrtc_check.nvrtc_compile(source, name, nvrtc_check.default_options(), nvrtc_check.CI_ARCH).binary
+        for instruction, modifiers in _narrowing_conversions(ptx.decode()):
+            seen += 1
+            assert "rn" in modifiers, f"{name}: {instruction} does not round to nearest even"
+    assert seen > 0, "no narrowing conversion found: the probe no longer reaches the cvt instructions"

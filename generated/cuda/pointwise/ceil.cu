@@ -22,11 +22,11 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void ceil__uint8__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(ceil_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -51,11 +51,11 @@ extern "C" __global__ void ceil__uint8__strided32(const unsigned int n, const op
 extern "C" __global__ void ceil__uint8__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(ceil_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -90,11 +90,11 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void ceil__int8__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(ceil_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -119,11 +119,11 @@ extern "C" __global__ void ceil__int8__strided32(const unsigned int n, const opg
 extern "C" __global__ void ceil__int8__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(ceil_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -158,11 +158,11 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void ceil__int16__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(ceil_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -187,11 +187,11 @@ extern "C" __global__ void ceil__int16__strided32(const unsigned int n, const op
 extern "C" __global__ void ceil__int16__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(ceil_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -226,11 +226,11 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void ceil__int32__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(ceil_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -255,11 +255,11 @@ extern "C" __global__ void ceil__int32__strided32(const unsigned int n, const op
 extern "C" __global__ void ceil__int32__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(ceil_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -294,11 +294,11 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void ceil__int64__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(ceil_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -323,11 +323,11 @@ extern "C" __global__ void ceil__int64__strided32(const unsigned int n, const op
 extern "C" __global__ void ceil__int64__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(ceil_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -362,11 +362,11 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void ceil__float16__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(ceil_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -391,11 +391,11 @@ extern "C" __global__ void ceil__float16__strided32(const unsigned int n, const 
 extern "C" __global__ void ceil__float16__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(ceil_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -430,11 +430,11 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void ceil__bfloat16__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(ceil_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -459,11 +459,11 @@ extern "C" __global__ void ceil__bfloat16__strided32(const unsigned int n, const
 extern "C" __global__ void ceil__bfloat16__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(ceil_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -498,11 +498,11 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void ceil__float32__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(ceil_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -527,11 +527,11 @@ extern "C" __global__ void ceil__float32__strided32(const unsigned int n, const 
 extern "C" __global__ void ceil__float32__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(ceil_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -566,11 +566,11 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void ceil__float64__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(ceil_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -595,11 +595,11 @@ extern "C" __global__ void ceil__float64__strided32(const unsigned int n, const 
 extern "C" __global__ void ceil__float64__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(ceil_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {

@@ -22,12 +22,12 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void fmod_Tensor__uint8__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(fmod_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -52,12 +52,12 @@ extern "C" __global__ void fmod_Tensor__uint8__strided32(const unsigned int n, c
 extern "C" __global__ void fmod_Tensor__uint8__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(fmod_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -92,12 +92,12 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void fmod_Tensor__int8__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(fmod_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -122,12 +122,12 @@ extern "C" __global__ void fmod_Tensor__int8__strided32(const unsigned int n, co
 extern "C" __global__ void fmod_Tensor__int8__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(fmod_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -162,12 +162,12 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void fmod_Tensor__int16__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(fmod_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -192,12 +192,12 @@ extern "C" __global__ void fmod_Tensor__int16__strided32(const unsigned int n, c
 extern "C" __global__ void fmod_Tensor__int16__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(fmod_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -232,12 +232,12 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void fmod_Tensor__int32__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(fmod_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -262,12 +262,12 @@ extern "C" __global__ void fmod_Tensor__int32__strided32(const unsigned int n, c
 extern "C" __global__ void fmod_Tensor__int32__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(fmod_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -302,12 +302,12 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void fmod_Tensor__int64__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(fmod_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -332,12 +332,12 @@ extern "C" __global__ void fmod_Tensor__int64__strided32(const unsigned int n, c
 extern "C" __global__ void fmod_Tensor__int64__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(fmod_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -372,12 +372,12 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void fmod_Tensor__float16__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(fmod_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -402,12 +402,12 @@ extern "C" __global__ void fmod_Tensor__float16__strided32(const unsigned int n,
 extern "C" __global__ void fmod_Tensor__float16__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(fmod_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -442,12 +442,12 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void fmod_Tensor__bfloat16__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(fmod_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -472,12 +472,12 @@ extern "C" __global__ void fmod_Tensor__bfloat16__strided32(const unsigned int n
 extern "C" __global__ void fmod_Tensor__bfloat16__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(fmod_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -512,12 +512,12 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void fmod_Tensor__float32__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(fmod_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -542,12 +542,12 @@ extern "C" __global__ void fmod_Tensor__float32__strided32(const unsigned int n,
 extern "C" __global__ void fmod_Tensor__float32__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(fmod_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -582,12 +582,12 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void fmod_Tensor__float64__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(fmod_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -612,12 +612,12 @@ extern "C" __global__ void fmod_Tensor__float64__strided32(const unsigned int n,
 extern "C" __global__ void fmod_Tensor__float64__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(fmod_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {

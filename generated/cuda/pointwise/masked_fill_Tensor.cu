@@ -22,13 +22,13 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void masked_fill_Tensor__bool__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -53,13 +53,13 @@ extern "C" __global__ void masked_fill_Tensor__bool__strided32(const unsigned in
 extern "C" __global__ void masked_fill_Tensor__bool__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -94,13 +94,13 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void masked_fill_Tensor__uint8__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -125,13 +125,13 @@ extern "C" __global__ void masked_fill_Tensor__uint8__strided32(const unsigned i
 extern "C" __global__ void masked_fill_Tensor__uint8__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -166,13 +166,13 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void masked_fill_Tensor__int8__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -197,13 +197,13 @@ extern "C" __global__ void masked_fill_Tensor__int8__strided32(const unsigned in
 extern "C" __global__ void masked_fill_Tensor__int8__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -238,13 +238,13 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void masked_fill_Tensor__int16__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -269,13 +269,13 @@ extern "C" __global__ void masked_fill_Tensor__int16__strided32(const unsigned i
 extern "C" __global__ void masked_fill_Tensor__int16__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -310,13 +310,13 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void masked_fill_Tensor__int32__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -341,13 +341,13 @@ extern "C" __global__ void masked_fill_Tensor__int32__strided32(const unsigned i
 extern "C" __global__ void masked_fill_Tensor__int32__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -382,13 +382,13 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void masked_fill_Tensor__int64__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -413,13 +413,13 @@ extern "C" __global__ void masked_fill_Tensor__int64__strided32(const unsigned i
 extern "C" __global__ void masked_fill_Tensor__int64__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -454,13 +454,13 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void masked_fill_Tensor__float16__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -485,13 +485,13 @@ extern "C" __global__ void masked_fill_Tensor__float16__strided32(const unsigned
 extern "C" __global__ void masked_fill_Tensor__float16__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -526,13 +526,13 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void masked_fill_Tensor__bfloat16__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -557,13 +557,13 @@ extern "C" __global__ void masked_fill_Tensor__bfloat16__strided32(const unsigne
 extern "C" __global__ void masked_fill_Tensor__bfloat16__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -598,13 +598,13 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void masked_fill_Tensor__float32__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -629,13 +629,13 @@ extern "C" __global__ void masked_fill_Tensor__float32__strided32(const unsigned
 extern "C" __global__ void masked_fill_Tensor__float32__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
@@ -670,13 +670,13 @@ typedef opgen::Pack<V, out_t> out_pack;
 extern "C" __global__ void masked_fill_Tensor__float64__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned int packs = n / V;
   OPGEN_GRID_STRIDE(unsigned int, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
@@ -701,13 +701,13 @@ extern "C" __global__ void masked_fill_Tensor__float64__strided32(const unsigned
 extern "C" __global__ void masked_fill_Tensor__float64__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1, const in_t* __restrict__ in2) {
   const unsigned long long packs = n / V;
   OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
-    const in_pack p0 = reinterpret_cast<const in_pack*>(in0)[j];
-    const in_pack p1 = reinterpret_cast<const in_pack*>(in1)[j];
-    const in_pack p2 = reinterpret_cast<const in_pack*>(in2)[j];
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    const in_pack p2 = opgen::load_pack<V>(in2, j);
     out_pack r;
 #pragma unroll
     for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(masked_fill_Tensor_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k]), opgen::cast<comp_t>(p2.v[k])));
-    reinterpret_cast<out_pack*>(out)[j] = r;
+    opgen::store_pack<V>(out, j, r);
   }
   for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {

@@ -29,6 +29,7 @@ A compile writes its library into such a directory too, never into the cache dir
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import fcntl
 import functools
@@ -39,7 +40,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -55,11 +56,15 @@ OPT_LEVEL = os.environ.get("OPGEN_EMULATE_OPT", "-O1")
 FLAGS = ("-std=c++17", "-shared", "-fPIC", "-fno-strict-aliasing", "-fwrapv", "-w", "-pipe")
 KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(')
 NAMESPACE = re.compile(r"namespace\s+(\w+)\s*$")
+EXTERN_SHARED = re.compile(r"extern\s+__shared__\s+(?P<type>[^;\[\]{}()]*?(?:\([^;()]*\)[^;\[\]{}()]*?)*)\s*"
+                           r"\b(?P<name>\w+)\s*\[\s*\]\s*;")
+ALIGN = re.compile(r"(?:__align__|alignas)\s*\([^()]*\)")
 _GCC_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?P<what>error|fatal error|warning): ")
 
 
 class EmulationError(RuntimeError):
-    """A kernel failed on the host engine: a deadlock, a divergent barrier or an invalid launch."""
+    """A kernel failed on the host engine: a deadlock, a divergent barrier, an invalid launch, or a fault a
+    GPU raises (Note [Faults] in opgen_emulate.h), or a race racecheck found."""
 
 
 @functools.cache
@@ -95,9 +100,17 @@ def kernel_entries(source: str) -> list[tuple[str, str]]:
     return found
 
 
+def _dynamic_shared(m: re.Match[str]) -> str:
+    kind = ALIGN.sub("", m.group("type")).strip()
+    return f"{kind}* const {m.group('name')} = reinterpret_cast<{kind}*>(opgen_emu::dynamic_shared());"
+
+
 def host_source(source: str, name: str) -> str:
-    """The translation unit compiled for the host: header, the unchanged source, the entry points."""
+    """The translation unit compiled for the host: header, the source, the entry points. The source is
+    unchanged but for `extern __shared__ T name[];` (dynamic shared memory, which C++ has no form for):
+    it becomes, on the same line, a pointer `T* const name` to the engine's dynamic shared buffer."""
     entries = "\n".join(f"OPGEN_EMU_ENTRY({q}, {n})" for q, n in kernel_entries(source))
+    source = EXTERN_SHARED.sub(_dynamic_shared, source)
     return (f'#include "{HEADER}"\n#line 1 "{name}"\n{source}\n'
             f'#line 1 "<opgen emulation entry points>"\n{entries}\n')
 
@@ -238,6 +251,7 @@ class HostLibraries:
 _DEFAULT: HostLibraries | None = None
 _LAUNCH_LOCK = threading.Lock()  # one kernel at a time (the engine's state is per library, not per thread)
 _seed = [int(os.environ.get("OPGEN_EMULATE_SEED", "0"))]
+_racecheck = [os.environ.get("OPGEN_EMULATE_RACECHECK", "") == "1"]
 
 
 def default_libraries() -> HostLibraries:
@@ -248,8 +262,36 @@ def default_libraries() -> HostLibraries:
 
 
 def set_block_order_seed(seed: int) -> None:
-    """The seed of the shuffled block order of the following launches."""
+    """The seed of the shuffled block order (and of the warp and lane schedule) of the following launches."""
     _seed[0] = int(seed)
+
+
+def set_racecheck(on: bool) -> bool:
+    """Racecheck for the following launches (Note [Schedules that expose races] in opgen_emulate.h): shared
+    memory races within a block and global writes of two blocks to one address are errors. Gives the
+    previous setting; `$OPGEN_EMULATE_RACECHECK=1` turns it on from the start."""
+    previous, _racecheck[0] = _racecheck[0], bool(on)
+    return previous
+
+
+@contextlib.contextmanager
+def racecheck(on: bool = True) -> Iterator[None]:
+    """Racecheck on (or off) inside the block."""
+    previous = set_racecheck(on)
+    try:
+        yield
+    finally:
+        set_racecheck(previous)
+
+
+def _extent(arg: Any) -> tuple[int, int] | None:
+    """(first byte, byte count) an array argument may touch: its elements' span, from shape and strides."""
+    ptr = getattr(getattr(arg, "data", None), "ptr", None)
+    if ptr is None or not isinstance(arg, np.ndarray) or arg.size == 0:
+        return None
+    lo = sum((n - 1) * s for n, s in zip(arg.shape, arg.strides, strict=True) if s < 0)
+    hi = sum((n - 1) * s for n, s in zip(arg.shape, arg.strides, strict=True) if s > 0)
+    return int(ptr) + lo, hi - lo + arg.itemsize
 
 
 _DIM = ctypes.c_uint * 3
@@ -283,6 +325,8 @@ class HostFunction:
             raise RuntimeError(f"no kernel '{kernel}' in {os.path.basename(source_path)}") from None
         self._fn.restype = ctypes.c_int
         self._fn.argtypes = [_DIM, _DIM, ctypes.c_uint, ctypes.c_void_p]
+        lib.opgen_emu_set_racecheck.argtypes = [ctypes.c_int]
+        lib.opgen_emu_set_ranges.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
         self._lib = lib
         self.kernel = kernel
         self.source_path = source_path
@@ -293,7 +337,12 @@ class HostFunction:
         buffers = [ctypes.create_string_buffer(_arg_bytes(a) + bytes(8), 8 * (len(_arg_bytes(a)) // 8 + 2))
                    for a in args]
         argv = (ctypes.c_void_p * max(1, len(buffers)))(*[ctypes.addressof(b) for b in buffers])
+        extents = [e for e in map(_extent, args) if e is not None]
+        lo = np.array([e[0] for e in extents], dtype=np.uint64)
+        size = np.array([e[1] for e in extents], dtype=np.uint64)
         with _LAUNCH_LOCK:
+            self._lib.opgen_emu_set_ranges(len(extents), lo.ctypes.data, size.ctypes.data)
+            self._lib.opgen_emu_set_racecheck(int(_racecheck[0]))
             self._lib.opgen_emu_set_seed(_seed[0] + self.launches)
             self.launches += 1
             rc = self._fn(_dims(grid), _dims(block), int(shared_mem), argv)

@@ -186,7 +186,7 @@ template <typename T> __device__ __forceinline__ T shuffle_down(T v, int delta) 
 // The block's combined accumulator, valid in thread 0. blockDim.x must be a multiple of 32.
 template <typename R> __device__ __forceinline__ typename R::acc_t block_combine(typename R::acc_t acc) {
   typedef typename R::acc_t A;
-  __shared__ A warp_results[32];
+  OPGEN_SHARED_ARRAY(A, warp_results, 32);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
   for (int d = 16; d > 0; d >>= 1) acc = R::combine(acc, shuffle_down(acc, d));
@@ -204,7 +204,7 @@ template <typename R> __device__ __forceinline__ typename R::acc_t block_combine
 
 // The block's combined accumulator, valid in every thread.
 template <typename R> __device__ __forceinline__ typename R::acc_t block_all(typename R::acc_t acc) {
-  __shared__ typename R::acc_t result;
+  OPGEN_SHARED_VAR(typename R::acc_t, result);
   acc = block_combine<R>(acc);
   if (threadIdx.x == 0) result = acc;
   __syncthreads();

@@ -4,6 +4,14 @@
 // in runtime/cuda/nvrtc_check.py).
 #pragma once
 
+// Shared memory of opgen's kernels is declared with these: plain `__shared__` on a GPU; under emulation
+// (runtime/cuda/emulator/opgen_emulate.h) arrays that are poisoned per block, bounds-checked and
+// race-checked (Note [Schedules that expose races]).
+#ifndef OPGEN_SHARED_ARRAY
+#define OPGEN_SHARED_ARRAY(T, name, n) __shared__ T name[n]
+#define OPGEN_SHARED_VAR(T, name) __shared__ T name
+#endif
+
 namespace opgen {
 
 // ---- half and bfloat16 as raw 16-bit storage; arithmetic happens in float ----------------------
@@ -83,6 +91,24 @@ template <typename To, typename From> __device__ __forceinline__ To cast(From v)
 
 // ---- vectorised access: V elements of T moved as one aligned load/store -------------------------
 template <int V, typename T> struct alignas(sizeof(T) * V) Pack { T v[V]; };
+
+// Pack j of `base` (elements j*V .. j*V+V-1), loaded or stored as one access. A GPU faults on a misaligned
+// vector access; the emulator checks the alignment and that the pack lies inside an array argument.
+template <int V, typename T, typename I> __device__ __forceinline__ Pack<V, T> load_pack(const T* base, I j) {
+  const Pack<V, T>* p = reinterpret_cast<const Pack<V, T>*>(base) + j;
+#ifdef OPGEN_HOST_EMULATION
+  opgen_emu::check_vector_access(p, sizeof(Pack<V, T>), alignof(Pack<V, T>), "load");
+#endif
+  return *p;
+}
+template <int V, typename T, typename I>
+__device__ __forceinline__ void store_pack(T* base, I j, const Pack<V, T>& value) {
+  Pack<V, T>* p = reinterpret_cast<Pack<V, T>*>(base) + j;
+#ifdef OPGEN_HOST_EMULATION
+  opgen_emu::check_vector_access(p, sizeof(Pack<V, T>), alignof(Pack<V, T>), "store");
+#endif
+  *p = value;
+}
 
 // ---- Note [Fast division] ----------------------------------------------------------------------
 // Sizes of the iteration space are passed as IntDivider constants (THC's IntDivider): for a
