@@ -13,7 +13,21 @@ from __future__ import annotations
 from typing import Any
 
 from runtime import opcall
+from runtime.nn.functional_conv import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    fold,
+    unfold,
+)
+from runtime.nn.functional_pad import pad
 from runtime.tensor import Tensor
+
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "fold",
+           "pad", "unfold"]
 
 
 def _G() -> Any:
@@ -242,41 +256,6 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     return input.leaky_relu_(negative_slope) if inplace else _G().leaky_relu(input, negative_slope)
-
-
-def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:
-    """Pad the last len(pad) // 2 dims, PyTorch's order: (last_left, last_right, 2nd_last_left, ...).
-
-    Only mode="constant" is supported; a negative amount crops. The result is a new tensor whose interior is
-    written with an in-place copy, so gradients flow back to `input`.
-    """
-    G = _G()
-    pads = [int(p) for p in pad]
-    if len(pads) % 2 or len(pads) // 2 > input.dim():
-        raise RuntimeError(f"Padding length must be divisible by 2 and at most twice the number of dimensions of "
-                           f"the input, but got padding length {len(pads)} for a {input.dim()}-D input")
-    if mode != "constant":
-        raise NotImplementedError(f"F.pad(mode={mode!r}) is not supported by opgen (only 'constant')")
-    src = input
-    out_shape = list(input.shape)
-    starts = [0] * input.dim()
-    for i in range(len(pads) // 2):
-        d = input.dim() - 1 - i
-        left, right = pads[2 * i], pads[2 * i + 1]
-        if left < 0:
-            src = G.narrow(src, d, -left, src.shape[d] + left)
-            left = 0
-        if right < 0:
-            src = G.narrow(src, d, 0, src.shape[d] + right)
-            right = 0
-        out_shape[d] = src.shape[d] + left + right
-        starts[d] = left
-    out = G.full(out_shape, 0.0 if value is None else value, dtype=input.dtype, device=input.device)
-    region = out
-    for d in range(input.dim()):
-        region = G.narrow(region, d, starts[d], src.shape[d])
-    region.copy_(src)
-    return out
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
