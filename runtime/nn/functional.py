@@ -24,10 +24,36 @@ from runtime.nn.functional_conv import (
     unfold,
 )
 from runtime.nn.functional_pad import pad
+from runtime.nn.functional_pool import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    adaptive_max_pool3d,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+)
 from runtime.tensor import Tensor
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "fold",
-           "pad", "unfold"]
+# the functions of the modules above, re-exported as F.<name>
+__all__ = [
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+    "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "conv1d", "conv2d",
+    "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "fold", "lp_pool1d", "lp_pool2d",
+    "lp_pool3d", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "pad",
+    "unfold"
+]
 
 
 def _G() -> Any:
@@ -226,28 +252,6 @@ def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type
         norms = G.linalg_vector_norm(picked, norm_type, [1], True)
         scale = G.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
         weight[rows] = picked * scale
-
-
-def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
-    return _G().avg_pool2d(input, kernel_size, [] if stride is None else stride, padding, ceil_mode,
-                           count_include_pad, divisor_override)
-
-
-def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
-               ceil_mode: bool = False, return_indices: bool = False) -> Any:
-    G = _G()
-    stride = [] if stride is None else stride
-    if return_indices:
-        return G.max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
-    return G.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
-
-
-def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
-    """Average pooling to `output_size` (an int or a pair; None keeps that input dim)."""
-    size = (output_size, output_size) if isinstance(output_size, int) or output_size is None else output_size
-    size = [input.shape[-2 + i] if s is None else int(s) for i, s in enumerate(size)]
-    return _G().adaptive_avg_pool2d(input, size)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
