@@ -44,15 +44,26 @@ from runtime.nn.functional_pool import (
     max_unpool2d,
     max_unpool3d,
 )
+from runtime.nn.functional_sampling import (
+    affine_grid,
+    grid_sample,
+    interpolate,
+    pixel_shuffle,
+    pixel_unshuffle,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
 from runtime.tensor import Tensor
 
 # the functions of the modules above, re-exported as F.<name>
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
-    "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "conv1d", "conv2d",
-    "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "fold", "lp_pool1d", "lp_pool2d",
-    "lp_pool3d", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "pad",
-    "unfold"
+    "adaptive_max_pool2d", "adaptive_max_pool3d", "affine_grid", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "fold",
+    "grid_sample", "interpolate", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d", "max_pool2d", "max_pool3d",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d", "pad", "pixel_shuffle", "pixel_unshuffle", "unfold",
+    "upsample", "upsample_bilinear", "upsample_nearest"
 ]
 
 
