@@ -13,6 +13,20 @@ from __future__ import annotations
 from typing import Any
 
 from runtime import opcall
+from runtime.nn.functional_activation import (
+    bilinear,
+    celu,
+    celu_,
+    channel_shuffle,
+    gumbel_softmax,
+    hardshrink,
+    native_channel_shuffle,
+    rrelu,
+    rrelu_,
+    selu_,
+    softshrink,
+    threshold_,
+)
 from runtime.nn.functional_conv import (
     conv1d,
     conv2d,
@@ -22,6 +36,36 @@ from runtime.nn.functional_conv import (
     conv_transpose3d,
     fold,
     unfold,
+)
+from runtime.nn.functional_dropout import (
+    alpha_dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
+from runtime.nn.functional_embedding import (
+    _embedding_renorm_,
+    embedding_bag,
+)
+from runtime.nn.functional_loss import (
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
+    pdist,
+    poisson_nll_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
+from runtime.nn.functional_norm import (
+    instance_norm,
+    local_response_norm,
+    rms_norm,
 )
 from runtime.nn.functional_pad import pad
 from runtime.nn.functional_pool import (
@@ -59,11 +103,17 @@ from runtime.tensor import Tensor
 # the functions of the modules above, re-exported as F.<name>
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
-    "adaptive_max_pool2d", "adaptive_max_pool3d", "affine_grid", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "fold",
-    "grid_sample", "interpolate", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d", "max_pool2d", "max_pool3d",
-    "max_unpool1d", "max_unpool2d", "max_unpool3d", "pad", "pixel_shuffle", "pixel_unshuffle", "unfold",
-    "upsample", "upsample_bilinear", "upsample_nearest"
+    "adaptive_max_pool2d", "adaptive_max_pool3d", "affine_grid", "alpha_dropout", "avg_pool1d", "avg_pool2d",
+    "avg_pool3d", "bilinear", "celu", "celu_", "channel_shuffle", "conv1d", "conv2d", "conv3d",
+    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "dropout1d", "dropout2d",
+    "dropout3d", "embedding_bag", "feature_alpha_dropout", "fold", "gaussian_nll_loss", "grid_sample",
+    "gumbel_softmax", "hardshrink", "hinge_embedding_loss", "instance_norm", "interpolate", "local_response_norm",
+    "lp_pool1d", "lp_pool2d", "lp_pool3d", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d", "multi_margin_loss", "multilabel_margin_loss",
+    "multilabel_soft_margin_loss", "native_channel_shuffle", "pad", "pdist", "pixel_shuffle", "pixel_unshuffle",
+    "poisson_nll_loss", "rms_norm", "rrelu", "rrelu_", "selu_", "soft_margin_loss", "softshrink", "threshold_",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss", "unfold", "upsample", "upsample_bilinear",
+    "upsample_nearest"
 ]
 
 
@@ -217,7 +267,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalise per channel (dim 1): batch statistics when training (updating the running ones), else the
-    running statistics."""
+    running statistics. An empty 1-D input gives an empty result, as PyTorch's."""
+    if input.dim() == 1 and input.numel() == 0:
+        return input.clone()
     if training:
         size = input.shape
         n = size[0] * (input.numel() // (size[0] * size[1]) if input.numel() else 0) if input.dim() > 1 else 0
@@ -251,20 +303,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     return _G().embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
-def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:
-    """Scale, in place and untracked, the rows of `weight` used by `input` whose norm exceeds max_norm."""
-    import numpy as np
-
-    from runtime.autograd.grad_mode import no_grad
-    G = _G()
-    rows = G.tensor(np.unique(input.detach().cpu().numpy().reshape(-1)), dtype=G.int64, device=weight.device)
-    with no_grad():
-        picked = G.index_select(weight, 0, rows)
-        norms = G.linalg_vector_norm(picked, norm_type, [1], True)
-        scale = G.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-        weight[rows] = picked * scale
-
-
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return _G().relu_(input) if inplace else _G().relu(input)
 
@@ -279,3 +317,30 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     denom = G.clamp(G.linalg_vector_norm(input, p, [dim], True), eps)
     result = input / denom
     return result if out is None else out.copy_(result)
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+                            ceil_mode: bool = False, return_indices: bool = True) -> Any:
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+                            ceil_mode: bool = False, return_indices: bool = True) -> Any:
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+                            ceil_mode: bool = False, return_indices: bool = True) -> Any:
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any, return_indices: bool = True) -> Any:
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any, return_indices: bool = True) -> Any:
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any, return_indices: bool = True) -> Any:
+    return adaptive_max_pool3d(input, output_size, True)
