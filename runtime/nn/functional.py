@@ -37,6 +37,7 @@ from runtime.nn.functional_conv import (
     fold,
     unfold,
 )
+from runtime.nn.functional_ctc import ctc_loss
 from runtime.nn.functional_dropout import (
     alpha_dropout,
     dropout1d,
@@ -105,15 +106,15 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
     "adaptive_max_pool2d", "adaptive_max_pool3d", "affine_grid", "alpha_dropout", "avg_pool1d", "avg_pool2d",
     "avg_pool3d", "bilinear", "celu", "celu_", "channel_shuffle", "conv1d", "conv2d", "conv3d",
-    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "dropout1d", "dropout2d",
-    "dropout3d", "embedding_bag", "feature_alpha_dropout", "fold", "gaussian_nll_loss", "grid_sample",
-    "gumbel_softmax", "hardshrink", "hinge_embedding_loss", "instance_norm", "interpolate", "local_response_norm",
-    "lp_pool1d", "lp_pool2d", "lp_pool3d", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d",
-    "max_unpool1d", "max_unpool2d", "max_unpool3d", "multi_margin_loss", "multilabel_margin_loss",
-    "multilabel_soft_margin_loss", "native_channel_shuffle", "pad", "pdist", "pixel_shuffle", "pixel_unshuffle",
-    "poisson_nll_loss", "rms_norm", "rrelu", "rrelu_", "selu_", "soft_margin_loss", "softshrink", "threshold_",
-    "triplet_margin_loss", "triplet_margin_with_distance_loss", "unfold", "upsample", "upsample_bilinear",
-    "upsample_nearest"
+    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "ctc_loss", "dropout1d",
+    "dropout2d", "dropout3d", "embedding_bag", "feature_alpha_dropout", "fold", "gaussian_nll_loss",
+    "grid_sample", "gumbel_softmax", "hardshrink", "hinge_embedding_loss", "instance_norm", "interpolate",
+    "local_response_norm", "lp_pool1d", "lp_pool2d", "lp_pool3d", "margin_ranking_loss", "max_pool1d",
+    "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "multi_margin_loss",
+    "multilabel_margin_loss", "multilabel_soft_margin_loss", "native_channel_shuffle", "pad", "pdist",
+    "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "rms_norm", "rrelu", "rrelu_", "selu_",
+    "soft_margin_loss", "softshrink", "threshold_", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+    "unfold", "upsample", "upsample_bilinear", "upsample_nearest"
 ]
 
 
