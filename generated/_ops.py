@@ -20,6 +20,8 @@ __all__ = [
     "_conv2d_backward_weight",
     "_conv2d_forward",
     "_cross_entropy_indices",
+    "_linalg_lu",
+    "_linalg_svdvals",
     "_to_copy",
     "_unique2",
     "abs",
@@ -174,10 +176,12 @@ __all__ = [
     "linalg_cholesky",
     "linalg_cross",
     "linalg_det",
+    "linalg_eigh",
     "linalg_inv",
     "linalg_matrix_norm",
     "linalg_matrix_power",
     "linalg_qr",
+    "linalg_slogdet",
     "linalg_solve",
     "linalg_svd",
     "linalg_svdvals",
@@ -6263,6 +6267,57 @@ def _call_dist(input, other, p):
     return _tab_dist[_k](input, other, p)
 
 
+_op_linalg_eigh = _dispatcher.declare("linalg_eigh", "linalg_eigh(Tensor A, str UPLO=\"L\") -> (Tensor eigenvalues, Tensor eigenvectors)", (0,), deferred=True)
+_tab_linalg_eigh = _op_linalg_eigh.table
+_rt_linalg_eigh = _return_type(*('linalg_eigh', ('eigenvalues', 'eigenvectors')))
+
+
+def _call_linalg_eigh(A, UPLO):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_eigh, (A, UPLO,))
+    return _rt_linalg_eigh._make(_tab_linalg_eigh[_k](A, UPLO))
+
+
+_op__linalg_svdvals = _dispatcher.declare("_linalg_svdvals", "_linalg_svdvals(Tensor A) -> Tensor", (0,), deferred=True)
+_tab__linalg_svdvals = _op__linalg_svdvals.table
+
+
+def _call__linalg_svdvals(A):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__linalg_svdvals, (A,))
+    return _tab__linalg_svdvals[_k](A)
+
+
+_op_linalg_slogdet = _dispatcher.declare("linalg_slogdet", "linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)", (0,), deferred=True)
+_tab_linalg_slogdet = _op_linalg_slogdet.table
+_rt_linalg_slogdet = _return_type(*('linalg_slogdet', ('sign', 'logabsdet')))
+
+
+def _call_linalg_slogdet(A):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_slogdet, (A,))
+    return _rt_linalg_slogdet._make(_tab_linalg_slogdet[_k](A))
+
+
+_op__linalg_lu = _dispatcher.declare("_linalg_lu", "_linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U, Tensor pivots)", (0,), deferred=True)
+_tab__linalg_lu = _op__linalg_lu.table
+_rt__linalg_lu = _return_type(*('_linalg_lu', ('P', 'L', 'U', 'pivots')))
+
+
+def _call__linalg_lu(A, pivot):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__linalg_lu, (A, pivot,))
+    return _rt__linalg_lu._make(_tab__linalg_lu[_k](A, pivot))
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -6280,6 +6335,22 @@ def _conv2d_forward(input, weight, bias, stride, padding, dilation, groups):
 
 def _cross_entropy_indices(input, target, weight=None, reduction='mean', ignore_index=-100):
     return _call__cross_entropy_indices(input, (target if isinstance(target, Tensor) else _scalar(target, op='_cross_entropy_indices', arg='target')), weight, reduction, ignore_index)
+
+
+def _linalg_lu(A, *, pivot=True):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__linalg_lu, (A, pivot,))
+    return _rt__linalg_lu._make(_tab__linalg_lu[_k](A, pivot))
+
+
+def _linalg_svdvals(A):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__linalg_svdvals, (A,))
+    return _tab__linalg_svdvals[_k](A)
 
 
 def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
@@ -7702,6 +7773,14 @@ def linalg_det(A):
     return _tab_linalg_det[_k](A)
 
 
+def linalg_eigh(A, UPLO='L'):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_eigh, (A, UPLO,))
+    return _rt_linalg_eigh._make(_tab_linalg_eigh[_k](A, UPLO))
+
+
 def linalg_inv(A):
     try:
         _k = (_shared.remap or _tls.remap)[A._keys]
@@ -7736,6 +7815,14 @@ def linalg_qr(A, mode='reduced'):
     except AttributeError:
         _k = _bad_arguments(_op_linalg_qr, (A, mode,))
     return _rt_linalg_qr._make(_tab_linalg_qr[_k](A, mode))
+
+
+def linalg_slogdet(A):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_slogdet, (A,))
+    return _rt_linalg_slogdet._make(_tab_linalg_slogdet[_k](A))
 
 
 def linalg_solve(A, B, *, left=True):

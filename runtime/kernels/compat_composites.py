@@ -337,9 +337,9 @@ def linalg_matrix_power(self: Any, n: int) -> Any:
         rows, cols = (self.shape[-2] if self.dim() > 1 else 1), (self.shape[-1] if self.dim() else 1)
         raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they are "
                            f"{rows} by {cols} matrices")
-    if n == 0:
+    if n == 0:  # the identity, written over a copy of A so that it stays in A's graph (zero gradient)
         eye = G.eye(self.shape[-1], dtype=self.dtype, device=self.device)
-        return eye.expand(self.shape).clone()
+        return self.clone().copy_(eye.expand(self.shape))
     base = G.linalg_inv(self) if n < 0 else self
     n = abs(n)
     result = None
