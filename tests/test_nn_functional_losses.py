@@ -80,8 +80,8 @@ def test_multilabel_margin_loss() -> None:
     F, G = _F(), _G()
     target = np.array([[3, 0, -1, 1, 2], [1, 1, 2, -1, 0], [-1, 0, 0, 0, 0], [0, 1, 2, 3, 4]])
     for reduction in ("none", "mean"):
-        compare(lambda a: F.multilabel_margin_loss(a, G.tensor(target), reduction=reduction),
-                lambda a: TF.multilabel_margin_loss(a, torch.tensor(target), reduction=reduction), r(4, 5))
+        compare(lambda a, red=reduction: F.multilabel_margin_loss(a, G.tensor(target), reduction=red),
+                lambda a, red=reduction: TF.multilabel_margin_loss(a, torch.tensor(target), reduction=red), r(4, 5))
 
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
@@ -108,8 +108,8 @@ def test_ctc_loss_infeasible_and_zero_infinity() -> None:
     log_probs = np.log(rng.dirichlet(np.ones(5), (8, 2)))
     targets, in_len, tgt_len = rng.integers(1, 5, (2, 4)), np.array([3, 8]), np.array([4, 2])
     for zero_infinity in (False, True):
-        compare(lambda x: F.ctc_loss(x, G.tensor(targets), G.tensor(in_len), G.tensor(tgt_len), reduction="none",
-                                     zero_infinity=zero_infinity),
-                lambda x: TF.ctc_loss(x, torch.tensor(targets), torch.tensor(in_len), torch.tensor(tgt_len),
-                                      reduction="none", zero_infinity=zero_infinity),
+        compare(lambda x, z=zero_infinity: F.ctc_loss(x, G.tensor(targets), G.tensor(in_len), G.tensor(tgt_len),
+                                                      reduction="none", zero_infinity=z),
+                lambda x, z=zero_infinity: TF.ctc_loss(x, torch.tensor(targets), torch.tensor(in_len),
+                                                       torch.tensor(tgt_len), reduction="none", zero_infinity=z),
                 log_probs, grad=zero_infinity)

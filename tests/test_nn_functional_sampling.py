@@ -35,8 +35,8 @@ def test_interpolate(mode: str, nd: int, how: int) -> None:
     corners = [None] if mode in ("nearest", "nearest-exact", "area") else [False, True]
     x = r(*((2, 3) + (5, 7, 4)[:nd]))
     for ac in corners:
-        compare(lambda t: F.interpolate(t, mode=mode, align_corners=ac, **kwargs),
-                lambda t: TF.interpolate(t, mode=mode, align_corners=ac, **kwargs), x)
+        compare(lambda t, a=ac: F.interpolate(t, mode=mode, align_corners=a, **kwargs),
+                lambda t, a=ac: TF.interpolate(t, mode=mode, align_corners=a, **kwargs), x)
 
 
 def test_upsample_aliases_and_errors() -> None:
