@@ -9237,14 +9237,14 @@ def hypot_out(input, other, out):
     return _ops._tab_hypot_out[_k](input, other, out)
 
 
-def linalg_eigh(A, UPLO):
-    _k = (_shared.remap or _tls.remap)[A._keys] & _BELOW_AUTOGRAD
-    result = _ops._tab_linalg_eigh[_k](A, UPLO)
-    if A._requires_grad:
+def linalg_eigh(input, UPLO):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_linalg_eigh[_k](input, UPLO)
+    if input._requires_grad:
         node = _new(LinalgEighBackward0)
         node.sequence_nr = _next_seq()
-        _fn = A._grad_fn
-        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node)
         node._saved_result0 = _Saved(result[0], True)

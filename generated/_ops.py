@@ -6267,17 +6267,17 @@ def _call_dist(input, other, p):
     return _tab_dist[_k](input, other, p)
 
 
-_op_linalg_eigh = _dispatcher.declare("linalg_eigh", "linalg_eigh(Tensor A, str UPLO=\"L\") -> (Tensor eigenvalues, Tensor eigenvectors)", (0,), deferred=True)
+_op_linalg_eigh = _dispatcher.declare("linalg_eigh", "linalg_eigh(Tensor self, str UPLO=\"L\") -> (Tensor eigenvalues, Tensor eigenvectors)", (0,), deferred=True)
 _tab_linalg_eigh = _op_linalg_eigh.table
 _rt_linalg_eigh = _return_type(*('linalg_eigh', ('eigenvalues', 'eigenvectors')))
 
 
-def _call_linalg_eigh(A, UPLO):
+def _call_linalg_eigh(input, UPLO):
     try:
-        _k = (_shared.remap or _tls.remap)[A._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
-        _k = _bad_arguments(_op_linalg_eigh, (A, UPLO,))
-    return _rt_linalg_eigh._make(_tab_linalg_eigh[_k](A, UPLO))
+        _k = _bad_arguments(_op_linalg_eigh, (input, UPLO,))
+    return _rt_linalg_eigh._make(_tab_linalg_eigh[_k](input, UPLO))
 
 
 _op__linalg_svdvals = _dispatcher.declare("_linalg_svdvals", "_linalg_svdvals(Tensor A) -> Tensor", (0,), deferred=True)
@@ -7773,12 +7773,12 @@ def linalg_det(A):
     return _tab_linalg_det[_k](A)
 
 
-def linalg_eigh(A, UPLO='L'):
+def linalg_eigh(input, UPLO='L'):
     try:
-        _k = (_shared.remap or _tls.remap)[A._keys]
+        _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
-        _k = _bad_arguments(_op_linalg_eigh, (A, UPLO,))
-    return _rt_linalg_eigh._make(_tab_linalg_eigh[_k](A, UPLO))
+        _k = _bad_arguments(_op_linalg_eigh, (input, UPLO,))
+    return _rt_linalg_eigh._make(_tab_linalg_eigh[_k](input, UPLO))
 
 
 def linalg_inv(A):

@@ -1,11 +1,13 @@
 """`G.nn.functional` (`F`): the neural-network ops under torch.nn.functional's names and signatures.
 
 The ops are generated from native_functions.yaml; this module re-exports them (`F.relu is G.relu`,
-`F.conv2d is G.conv2d`): any name not defined here is looked up in the generated API, so a newly
+`F.linear is G.linear`): any name not defined here is looked up in the generated API, so a newly
 added op is `F.<name>` without editing this file. The functions below only adapt a call where
 torch.nn.functional's signature differs from the ATen schema: `training=`/`inplace=` for dropout,
 `F.cross_entropy` for the op `cross_entropy_loss`, keyword order of `nll_loss`, argument order of
-`embedding`.
+`embedding`. The functions that are compositions of ops (convolutions in 1-3 dims, pooling, padding,
+resampling, the newer losses, normalizations and dropouts) live in the `functional_*.py` modules named by
+their idea and are imported here.
 """
 
 from __future__ import annotations
