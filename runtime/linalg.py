@@ -16,7 +16,7 @@ __all__ = ["LinAlgError", "cholesky", "cross", "det", "inv", "matrix_norm", "mat
            "svd", "svdvals", "vector_norm"]
 __all__ += ["cholesky_ex", "cond", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "householder_product", "inv_ex",
             "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_rank", "multi_dot", "pinv",
-            "slogdet", "solve_ex", "solve_triangular", "vander", "vecdot"]
+            "slogdet", "solve_ex", "solve_triangular", "tensorinv", "tensorsolve", "vander", "vecdot"]
 
 
 def _G() -> Any:
@@ -186,6 +186,12 @@ def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False,
     G = _G()
     if rcond is not None:
         rtol = rcond
+    if hermitian:  # from eigh of the lower triangle: V diag(1 / w) V^T over |w| above the tolerance
+        w, V = G.linalg_eigh(A)
+        tol = _tolerance(w.detach().abs(), A, atol, rtol)
+        keep = w.abs() > tol
+        inverse = G.where(keep, 1 / G.where(keep, w, 1), 0)
+        return (V * inverse.unsqueeze(-2)).matmul(V.transpose(-2, -1))
     U, S, Vh = G.linalg_svd(A, False)
     tol = _tolerance(S.detach(), A, atol, rtol)
     keep = S > tol
@@ -444,3 +450,27 @@ def matmul(input: Any, other: Any) -> Any:
 
 def diagonal(A: Any, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:
     return _G().diagonal(A, offset, dim1, dim2)
+
+
+def tensorinv(A: Any, ind: int = 2) -> Any:
+    """The inverse of A read as a matrix of its first `ind` dims by the rest: shape A.shape[ind:] + A.shape[:ind]."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = list(A.shape[:ind]), list(A.shape[ind:])
+    if math.prod(rows) != math.prod(cols):
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {math.prod(cols)} != {math.prod(rows)}")
+    return inv(A.reshape([math.prod(rows), math.prod(cols)])).reshape(cols + rows)
+
+
+def tensorsolve(A: Any, B: Any, dims: Sequence[int] | None = None) -> Any:
+    """X with tensordot(A, X, X.dim()) = B; `dims` of A are moved to the end first."""
+    G = _G()
+    if dims is not None:
+        moved = [S.wrap_dim(d, A.dim()) for d in dims]
+        A = G.movedim(A, moved, list(range(A.dim() - len(moved), A.dim())))
+    rest = list(A.shape[B.dim():])
+    if math.prod(rest) != B.numel():
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {math.prod(rest)} != {B.numel()}")
+    return solve(A.reshape([B.numel(), math.prod(rest)]), B.reshape([B.numel()])).reshape(rest)

@@ -162,8 +162,7 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: 
         raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input "
                            f"{list(x.shape)} to have {weight.shape[0]} channels, but got {x.shape[1]} channels "
                            f"instead")
-    G = _G()
-    n, out_c = x.shape[0], weight.shape[1] * groups
+    out_c = weight.shape[1] * groups
     if nd == 3:
         out = _conv_transpose3d_batched(x, weight, st, pad, opad, dil, groups)
     else:
@@ -171,14 +170,29 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None, stride: 
         w2 = weight.unsqueeze(2) if nd == 1 else weight
         st2, pad2 = ((1,) + st, (0,) + pad) if nd == 1 else (st, pad)
         opad2, dil2 = ((0,) + opad, (1,) + dil) if nd == 1 else (opad, dil)
-        sizes = [_transposed_size(x2.shape[2 + i], st2[i], pad2[i], dil2[i], w2.shape[2 + i], opad2[i])
-                 for i in range(2)]
-        if min(sizes) <= 0:
-            raise RuntimeError(f"{name}: the output size {sizes} is not positive")
-        out = G._conv2d_backward_input(x2, w2, [n, out_c] + sizes, list(st2), list(pad2), list(dil2), groups)
+        out = _transposed_planes(x2, w2, st2, pad2, opad2, dil2, groups, out_c, name)
         out = out.squeeze(2) if nd == 1 else out
     out = _add_bias(out, bias, nd)
     return out.squeeze(0) if added else out
+
+
+def _transposed_planes(x: Tensor, weight: Tensor, stride: Sequence[int], padding: Sequence[int],
+                       output_padding: Sequence[int], dilation: Sequence[int], groups: int, out_channels: int,
+                       name: str) -> Tensor:
+    """2-D transposed convolution of (N, C, H, W): the whole (uncropped) result as the input gradient of a
+    convolution, then the padding cropped from each side and output_padding added as zeros on the right. (An
+    output_padding of at least the stride, allowed below the dilation, has no convolution it inverts.)"""
+    G = _G()
+    full = [(x.shape[2 + i] - 1) * stride[i] + dilation[i] * (weight.shape[2 + i] - 1) + 1 for i in range(2)]
+    final = [full[i] - 2 * padding[i] + output_padding[i] for i in range(2)]
+    if min(final) <= 0:
+        raise RuntimeError(f"{name}: the output size {final} is not positive")
+    out = G._conv2d_backward_input(x, weight, [x.shape[0], out_channels] + full, list(stride), [0, 0],
+                                   list(dilation), groups)
+    if any(padding) or any(output_padding):
+        pads = [-padding[1], final[1] - (full[1] - padding[1]), -padding[0], final[0] - (full[0] - padding[0])]
+        out = _pad(out, pads)
+    return out
 
 
 def _conv_transpose3d_batched(x: Tensor, weight: Tensor, stride: tuple[int, ...], padding: tuple[int, ...],
@@ -191,13 +205,12 @@ def _conv_transpose3d_batched(x: Tensor, weight: Tensor, stride: tuple[int, ...]
     out_c = per_group * groups
     w2 = weight.permute([0, 1, 2, 3, 4]).reshape([c, per_group * kd, kh, kw])
     planes = x.permute([0, 2, 1, 3, 4]).reshape([n * depth, c, h, w])
-    sizes = [_transposed_size(dim, s, p, d, k, o) for dim, s, p, d, k, o in
-             zip((h, w), stride[1:], padding[1:], dilation[1:], (kh, kw), output_padding[1:], strict=True)]
     full = _transposed_size(depth, stride[0], 0, dilation[0], kd, output_padding[0])
-    if min(sizes) <= 0 or full - 2 * padding[0] <= 0:
-        raise RuntimeError(f"conv_transpose3d: the output size {[full - 2 * padding[0]] + sizes} is not positive")
-    taps = G._conv2d_backward_input(planes, w2, [n * depth, out_c * kd] + sizes, list(stride[1:]),
-                                    list(padding[1:]), list(dilation[1:]), groups)
+    if full - 2 * padding[0] <= 0:
+        raise RuntimeError(f"conv_transpose3d: the output depth {full - 2 * padding[0]} is not positive")
+    taps = _transposed_planes(planes, w2, stride[1:], padding[1:], output_padding[1:], dilation[1:], groups,
+                              out_c * kd, "conv_transpose3d")
+    sizes = list(taps.shape[2:])
     taps = taps.reshape([n, depth, out_c, kd] + sizes).permute([0, 1, 3, 2, 4, 5]).reshape(
         [n, depth * kd, out_c] + sizes)
     where = (np.arange(depth)[:, None] * stride[0] + np.arange(kd)[None, :] * dilation[0]).reshape(-1)

@@ -84,6 +84,6 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
 
 def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """alpha_dropout of whole channels (dim 1)."""
-    if input.dim() < 2:
+    if training and input.dim() < 2:
         raise RuntimeError(f"feature_alpha_dropout: expected an input of at least 2 dims, got {input.dim()}")
-    return _alpha(input, p, training, inplace, _channel_shape(input, True))
+    return _alpha(input, p, training, inplace, _channel_shape(input, True) if input.dim() >= 2 else [])

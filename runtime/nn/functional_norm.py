@@ -60,7 +60,9 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     if input.numel() == 0:
         return input.clone()
     squares = (input * input).movedim(1, -1)
-    window = pad(squares, [size // 2, (size - 1) // 2]).unfold(-1, size, 1).mean(-1).movedim(-1, 1)
+    sums = pad(squares, [size // 2, (size - 1) // 2]).unfold(-1, size, 1).sum(-1).movedim(-1, 1)
+    # PyTorch averages with an average pool: an integer input averages with truncating division
+    window = sums / size if input.is_floating_point() else _G().div(sums, size, rounding_mode="trunc")
     return input / (window * alpha + k).pow(beta)
 
 

@@ -53,7 +53,8 @@ def _check_modes(input: Tensor, pads: list[int], mode: str) -> None:
         if mode == "circular" and (left > size or right > size):
             raise RuntimeError(f"F.pad(mode='circular'): padding ({left}, {right}) at dim {d} must not exceed that "
                                f"dim's size {size}")
-        if size + min(left, 0) + min(right, 0) <= 0 or size == 0:
+        cropped = size + min(left, 0) + min(right, 0)
+        if size == 0 or (mode != "replicate" and cropped <= 0) or size + left + right < 0:
             raise RuntimeError(f"F.pad(mode={mode!r}): dim {d} of size {size} is empty or cropped away by padding "
                                f"({left}, {right})")
 

@@ -96,7 +96,7 @@ def _gather(x: Tensor, tables: Sequence[Table]) -> tuple[Tensor, np.ndarray]:
     order = list(range(base)) + [base + 2 * i for i in range(nd)] + [base + 2 * i + 1 for i in range(nd)]
     x = x.permute(order)
     outs = [t[0].shape[0] for t in tables]
-    x = x.reshape(list(x.shape[:base]) + outs + [-1])
+    x = x.reshape(list(x.shape[:base]) + outs + [int(np.prod([t[0].shape[1] for t in tables]))])
     mask = np.ones([1] * (2 * nd), dtype=bool)
     for i, (_, valid) in enumerate(tables):
         shape = [1] * (2 * nd)
