@@ -428,10 +428,9 @@ def householder_product(A: Any, tau: Any) -> Any:
 def vander(x: Any, N: int | None = None) -> Any:
     """Columns x^0, x^1, ..., x^(N-1) (N defaults to x's last dim)."""
     G = _G()
-    if x.dim() < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension.")
+    x = x.reshape([1]) if x.dim() == 0 else x
     N = x.shape[-1] if N is None else N
-    if N <= 0:
+    if N <= 1:
         raise RuntimeError(f"N must be greater than 1, got {N}")
     columns = [G.ones_like(x)]
     for _ in range(N - 1):

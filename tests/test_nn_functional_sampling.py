@@ -66,10 +66,18 @@ def test_affine_grid(align_corners: bool) -> None:
             lambda t: TF.affine_grid(t, (2, 3, 4, 5, 3), align_corners), r(2, 3, 4))
 
 
-@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align_corners", [False, True])
 def test_grid_sample(mode: str, padding_mode: str, align_corners: bool) -> None:
     F = _F()
     compare(lambda x, g: F.grid_sample(x, g, mode, padding_mode, align_corners),
             lambda x, g: TF.grid_sample(x, g, mode, padding_mode, align_corners), r(2, 3, 4, 5), r(2, 3, 6, 2) * 1.3)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_3d(mode: str, padding_mode: str) -> None:
+    F = _F()
+    compare(lambda x, g: F.grid_sample(x, g, mode, padding_mode, False),
+            lambda x, g: TF.grid_sample(x, g, mode, padding_mode, False), r(2, 2, 3, 4, 5), r(2, 2, 3, 2, 3) * 1.2)

@@ -275,36 +275,98 @@ def _source_coord(coord: Tensor, size: int, padding_mode: str, align_corners: bo
     return c
 
 
+def _pad_tap(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    """A bicubic tap's coordinate under the padding mode (PyTorch applies it to each tap)."""
+    if padding_mode == "border":
+        return coord.clamp(0, size - 1)
+    if padding_mode == "reflection":
+        c = _reflect(coord, 0.0, 2.0 * (size - 1)) if align_corners else _reflect(coord, -1.0, 2.0 * size - 1)
+        return c.clamp(0, size - 1)
+    return coord
+
+
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:
-    """Sample the (N, C, H, W) input at the grid's (x, y) points in [-1, 1] (bilinear or nearest); 4-D only."""
+    """Sample the input (N, C, H, W) or (N, C, D, H, W) at the grid's points (x, y[, z]) in [-1, 1]:
+    bilinear (trilinear in 3-D), nearest, or bicubic (4-D)."""
     G = _G()
-    if mode not in ("bilinear", "nearest"):
-        raise NotImplementedError(f"grid_sample: mode {mode!r} is not supported by opgen (bilinear, nearest)")
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
     if padding_mode not in _PAD_MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
-    if input.dim() != 4 or grid.dim() != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
-        raise NotImplementedError(f"grid_sample: opgen supports 4-D input (N, C, H, W) with a grid (N, H_out, W_out, "
-                                  f"2) of the same N, got input {list(input.shape)} and grid {list(grid.shape)}")
+    nd = input.dim() - 2
+    if nd not in (2, 3) or grid.dim() != nd + 2 or grid.shape[-1] != nd or grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sample(): expected a 4-D or 5-D input and a grid (N, *out, {nd}) of the same N and "
+                           f"rank, got input {list(input.shape)} and grid {list(grid.shape)}")
+    if mode == "bicubic" and nd != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     corners = bool(align_corners)
-    n, c, h, w = input.shape
-    ho, wo = grid.shape[1], grid.shape[2]
-    x = _source_coord(grid[..., 0], w, padding_mode, corners)
-    y = _source_coord(grid[..., 1], h, padding_mode, corners)
-    flat = input.reshape([n, c, h * w])
+    n, c = input.shape[0], input.shape[1]
+    sizes = list(input.shape[2:])[::-1]  # (W, H[, D]): the order of the grid's coordinates
+    out_shape = list(grid.shape[1:-1])
+    points = math.prod(out_shape)
+    flat = input.reshape([n, c, -1])
 
-    def pick(ix: Tensor, iy: Tensor) -> Tensor:
-        """input at integer points (ix, iy) (N, Ho, Wo), zero outside."""
-        inside = (ix >= 0) & (ix <= w - 1) & (iy >= 0) & (iy <= h - 1)
-        index = (iy.clamp(0, h - 1) * w + ix.clamp(0, w - 1)).to(G.int64).reshape([n, 1, ho * wo])
-        values = G.gather(flat, 2, index.expand([n, c, ho * wo])).reshape([n, c, ho, wo])
+    def pick(coords: list[Tensor]) -> Tensor:
+        """input at integer points (one coordinate tensor per dim, x first), zero outside."""
+        inside: Any = None
+        index: Any = None
+        stride = 1
+        for coord, size in zip(coords, sizes, strict=True):
+            ok = (coord >= 0) & (coord <= size - 1)
+            inside = ok if inside is None else inside & ok
+            term = coord.clamp(0, size - 1) * stride
+            index = term if index is None else index + term
+            stride *= size
+        index = index.to(G.int64).reshape([n, 1, points]).expand([n, c, points])
+        values = G.gather(flat, 2, index).reshape([n, c] + out_shape)
         return G.where(inside.unsqueeze(1), values, 0.0)
 
+    raw = [grid[..., i] for i in range(nd)]
+    if mode == "bicubic":
+        x, y = (_unnormalize(raw[i], sizes[i], corners) for i in range(2))
+        x0, y0 = G.floor(x).detach(), G.floor(y).detach()
+        wx, wy = _cubic_tensor_weights(x - x0), _cubic_tensor_weights(y - y0)
+        out = None
+        for j in range(4):
+            ty = _pad_tap(y0 + (j - 1), sizes[1], padding_mode, corners)
+            row = None
+            for i in range(4):
+                tx = _pad_tap(x0 + (i - 1), sizes[0], padding_mode, corners)
+                term = pick([tx, ty]) * wx[i].unsqueeze(1)
+                row = term if row is None else row + term
+            term = row * wy[j].unsqueeze(1)
+            out = term if out is None else out + term
+        return out
+    coords = [_source_coord(raw[i], sizes[i], padding_mode, corners) for i in range(nd)]
     if mode == "nearest":
         # the grid gets a zero gradient, as PyTorch's (not none)
-        return pick(G.round(x).detach(), G.round(y).detach()) + 0 * (x + y).unsqueeze(1)
-    x0, y0 = G.floor(x).detach(), G.floor(y).detach()
-    wx, wy = (x - x0).unsqueeze(1), (y - y0).unsqueeze(1)
-    return (pick(x0, y0) * (1 - wx) * (1 - wy) + pick(x0 + 1, y0) * wx * (1 - wy)
-            + pick(x0, y0 + 1) * (1 - wx) * wy + pick(x0 + 1, y0 + 1) * wx * wy)
+        zero = sum(coords[1:], coords[0]) * 0
+        return pick([G.round(v).detach() for v in coords]) + zero.unsqueeze(1)
+    lows = [G.floor(v).detach() for v in coords]
+    fracs = [(v - lo).unsqueeze(1) for v, lo in zip(coords, lows, strict=True)]
+    out = None
+    for corner in range(2 ** nd):
+        bits = [(corner >> i) & 1 for i in range(nd)]
+        weight = None
+        for bit, f in zip(bits, fracs, strict=True):
+            w = f if bit else 1 - f
+            weight = w if weight is None else weight * w
+        term = pick([lo + bit for lo, bit in zip(lows, bits, strict=True)]) * weight
+        out = term if out is None else out + term
+    return out
+
+
+def _cubic_tensor_weights(t: Tensor) -> list[Tensor]:
+    """Keys' cubic convolution weights (a = -0.75) of the 4 taps around a fractional offset t, as tensors."""
+    a = -0.75
+
+    def near(x: Tensor) -> Tensor:
+        return ((x * (a + 2) - (a + 3)) * x) * x + 1
+
+    def far(x: Tensor) -> Tensor:
+        return ((x * a - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
