@@ -414,7 +414,8 @@ def householder_product(A: Any, tau: Any) -> Any:
         raise RuntimeError(f"torch.linalg.householder_product: input.shape[-2] must be greater than or equal to "
                            f"input.shape[-1] and input.shape[-1] must be greater than or equal to tau.shape[-1], "
                            f"got {m}, {n}, {k}")
-    Q = G.eye(m, n, dtype=A.dtype, device=A.device).expand(list(A.shape))
+    # the identity written over a copy of A, so that the result stays in A's graph even when tau is empty
+    Q = A.clone().copy_(G.eye(m, n, dtype=A.dtype, device=A.device).expand(list(A.shape)))
     for i in reversed(range(k)):
         below = A.narrow(-1, i, 1).narrow(-2, i + 1, m - i - 1)
         head = G.ones(list(A.shape[:-2]) + [1, 1], dtype=A.dtype, device=A.device)

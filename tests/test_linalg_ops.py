@@ -122,11 +122,15 @@ def test_lu_family() -> None:
     L = _L()
     for i in range(3):
         compare(lambda a, i=i: L.lu(a)[i], lambda a, i=i: TL.lu(a)[i], r(2, 4, 4))
-    compare(lambda a: L.lu(a).L, lambda a: TL.lu(a).L, r(5, 3), grad=False)
-    compare(lambda a: L.lu(a).U, lambda a: TL.lu(a).U, r(3, 5), grad=False)
+    for shape in ((5, 3), (3, 5), (2, 4, 6)):
+        compare(lambda a: L.lu(a).L, lambda a: TL.lu(a).L, r(*shape))
+        compare(lambda a: L.lu(a).U, lambda a: TL.lu(a).U, r(*shape))
+        compare(lambda a: L.lu(a).L.sum(-1).unsqueeze(-1) * L.lu(a).U.sum(-2).unsqueeze(-2),
+                lambda a: TL.lu(a).L.sum(-1).unsqueeze(-1) * TL.lu(a).U.sum(-2).unsqueeze(-2), r(*shape))
     compare(lambda a: L.lu_factor(a).LU, lambda a: TL.lu_factor(a).LU, r(2, 4, 4))
     compare(lambda a: L.lu_factor(a).pivots, lambda a: TL.lu_factor(a).pivots, r(2, 4, 4), grad=False)
-    compare(lambda a: L.lu_factor(a).LU, lambda a: TL.lu_factor(a).LU, r(3, 5), grad=False)
+    compare(lambda a: L.lu_factor(a).LU, lambda a: TL.lu_factor(a).LU, r(3, 5))
+    compare(lambda a: L.lu_factor(a).LU, lambda a: TL.lu_factor(a).LU, r(5, 3))
 
 
 @pytest.mark.parametrize("left", [True, False])
@@ -165,6 +169,7 @@ def test_products_and_helpers() -> None:
     compare(lambda a, b, c: L.multi_dot([a, b, c]), lambda a, b, c: TL.multi_dot([a, b, c]), r(2, 3), r(3, 4),
             r(4, 5))
     compare(lambda a, t: L.householder_product(a, t), lambda a, t: TL.householder_product(a, t), r(2, 5, 3), r(2, 2))
+    compare(lambda a, t: L.householder_product(a, t), lambda a, t: TL.householder_product(a, t), r(4, 3), r(0))
     compare(lambda x: L.vander(x), lambda x: TL.vander(x), r(2, 4))
     compare(lambda x: L.vander(x, N=3), lambda x: TL.vander(x, N=3), np.array([0.0, 1.0, 2.0]))
     compare(lambda x, y: L.vecdot(x, y, dim=0), lambda x, y: TL.vecdot(x, y, dim=0), r(3, 4), r(3, 1))

@@ -552,10 +552,28 @@ def linalg_slogdet_backward(grad: Tensor, A: Tensor) -> Tensor:
 
 
 def linalg_lu_backward(gL: Tensor, gU: Tensor, P: Tensor, L: Tensor, U: Tensor) -> Tensor:
-    """A = P L U (square): gA = P L^{-T} (tril(L^T gL, -1) + triu(gU U^T)) U^{-T}."""
+    """A = P L U. Square: gA = P L^{-T} (tril(L^T gL, -1) + triu(gU U^T)) U^{-T}. Wide (m < n): the square
+    block's formula with L's extra gradient -L^{-T} gU2 U2^T (U2 = L^{-1} A2), and gA2 = L^{-T} gU2. Tall
+    (m > n): with U's extra gradient -L2^T gL2 U^{-T} (L2 = A2 U^{-1}), and gA2 = gL2 U^{-T}."""
     G = _ops()
-    if L.shape[-2] != U.shape[-1]:
-        raise NotImplementedError("The derivative of linalg.lu is implemented for square matrices only")
-    inner = _mT(L).matmul(gL).tril(-1) + gU.matmul(_mT(U)).triu()
-    left = G.linalg_solve(_mT(L), inner)
-    return P.matmul(_mT(G.linalg_solve(U, _mT(left))))
+    m, n = L.shape[-2], U.shape[-1]
+    k = min(m, n)
+
+    def square(gl: Tensor, gu: Tensor, lower: Tensor, upper: Tensor) -> Tensor:
+        inner = _mT(lower).matmul(gl).tril(-1) + gu.matmul(_mT(upper)).triu()
+        left = G.linalg_solve(_mT(lower), inner)
+        return _mT(G.linalg_solve(upper, _mT(left)))
+
+    if m == n:
+        return P.matmul(square(gL, gU, L, U))
+    if m < n:
+        U1, U2 = U.narrow(-1, 0, k), U.narrow(-1, k, n - k)
+        gU1, gU2 = gU.narrow(-1, 0, k), gU.narrow(-1, k, n - k)
+        g2 = G.linalg_solve(_mT(L), gU2)  # L^{-T} gU2
+        gA1 = square(gL - g2.matmul(_mT(U2)), gU1, L, U1)
+        return P.matmul(G.cat([gA1, g2], -1))
+    L1, L2 = L.narrow(-2, 0, k), L.narrow(-2, k, m - k)
+    gL1, gL2 = gL.narrow(-2, 0, k), gL.narrow(-2, k, m - k)
+    g2 = _mT(G.linalg_solve(U, _mT(gL2)))  # gL2 U^{-T}
+    gA1 = square(gL1, gU - _mT(L2).matmul(g2), L1, U)
+    return P.matmul(G.cat([gA1, g2], -2))
