@@ -10,7 +10,7 @@ import numpy as np
 
 from runtime import dtypes
 from runtime.kernels._xp import wrap, xp_of
-from runtime.kernels.linalg_lapack import _matrices
+from runtime.kernels.linalg_lapack import _matrices, _out
 from runtime.tensor import Tensor
 
 
@@ -22,14 +22,14 @@ def linalg_eigh(A: Tensor, UPLO: str = "L") -> tuple[Tensor, Tensor]:
     a = _matrices("linalg.eigh", A)
     xp = xp_of(a)
     w, v = xp.linalg.eigh(a, UPLO=UPLO)
-    return wrap(w, a, A._dtype), wrap(xp.ascontiguousarray(v), a, A._dtype)
+    return _out(w, a, A), _out(xp.ascontiguousarray(v), a, A)
 
 
 def linalg_slogdet(A: Tensor) -> tuple[Tensor, Tensor]:
     """The sign and log|det| of square matrices."""
     a = _matrices("linalg.slogdet", A)
     sign, logabs = xp_of(a).linalg.slogdet(a)
-    return wrap(sign, a, A._dtype), wrap(logabs, a, A._dtype)
+    return _out(sign, a, A), _out(logabs, a, A)
 
 
 def _lu_packed(a: Any) -> tuple[Any, Any]:
@@ -85,5 +85,5 @@ def _linalg_lu(A: Tensor, pivot: bool = True) -> tuple[Tensor, Tensor, Tensor, T
     L = xp.tril(lu[..., :, :k], -1) + xp.eye(m, k, dtype=a.dtype)
     U = xp.triu(lu[..., :k, :])
     P = _permutation(pivots, m).astype(a.dtype)
-    return (wrap(P, a, A._dtype), wrap(xp.ascontiguousarray(L), a, A._dtype),
-            wrap(xp.ascontiguousarray(U), a, A._dtype), wrap(pivots, pivots, dtypes.int32))
+    return (_out(P, a, A), _out(xp.ascontiguousarray(L), a, A), _out(xp.ascontiguousarray(U), a, A),
+            wrap(xp.asarray(pivots), a, dtypes.int32))
