@@ -153,9 +153,21 @@ def _max_pool(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None,
     return (values, indices) if return_indices else values
 
 
+def _as_2d(values: tuple[int, ...], fill: int) -> list[int]:
+    return [fill, values[0]]
+
+
 def max_pool1d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None, padding: IntOrTuple = 0,
                dilation: IntOrTuple = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
-    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1)
+    """The 2-D max-pool kernel over a height of one (its flat index is the index along L)."""
+    _check_input(input, 1, "max_pool1d")
+    k = _tuple(kernel_size, 1, "kernel_size")
+    s, p, d = _tuple(stride, 1, "stride", k), _tuple(padding, 1, "padding"), _tuple(dilation, 1, "dilation")
+    _pool_out_size(input.shape[-1], k[0], s[0], p[0], d[0], ceil_mode, "max_pool1d")  # PyTorch's checks
+    values, indices = _G().max_pool2d_with_indices(input.unsqueeze(-2), _as_2d(k, 1), _as_2d(s, 1), _as_2d(p, 0),
+                                                   _as_2d(d, 1), ceil_mode)
+    values, indices = values.squeeze(-2), indices.squeeze(-2)
+    return (values, indices) if return_indices else values
 
 
 def max_pool2d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None, padding: IntOrTuple = 0,
@@ -216,7 +228,16 @@ def _avg_pool(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None,
 
 def avg_pool1d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None, padding: IntOrTuple = 0,
                ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
-    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
+    """Floating inputs: the 2-D average-pool kernel over a height of one."""
+    if not input.is_floating_point() or input.numel() == 0:
+        return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
+    _check_input(input, 1, "avg_pool1d")
+    k = _tuple(kernel_size, 1, "kernel_size")
+    s, p = _tuple(stride, 1, "stride", k), _tuple(padding, 1, "padding")
+    _pool_out_size(input.shape[-1], k[0], s[0], p[0], 1, ceil_mode, "avg_pool1d")
+    out = _G().avg_pool2d(input.unsqueeze(-2), _as_2d(k, 1), _as_2d(s, 1), _as_2d(p, 0), ceil_mode,
+                          count_include_pad, None)
+    return out.squeeze(-2)
 
 
 def avg_pool2d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None, padding: IntOrTuple = 0,
