@@ -174,7 +174,15 @@ def _tolerance(S: Any, A: Any, atol: Any, rtol: Any) -> Any:
     G = _G()
     if rtol is None:
         rtol = _eps(A) * max(A.shape[-2], A.shape[-1]) if atol is None else 0.0
-    largest = S.amax(-1, keepdim=True) if S.shape[-1] else G.zeros(list(S.shape[:-1]) + [1], dtype=S.dtype)
+    # a tensor tolerance has one value per matrix of the batch
+    if not isinstance(rtol, (int, float)):
+        rtol = rtol.unsqueeze(-1)
+    if atol is not None and not isinstance(atol, (int, float)):
+        atol = atol.unsqueeze(-1)
+    if S.numel():
+        largest = S.amax(-1, keepdim=True)
+    else:
+        largest = G.zeros(list(S.shape[:-1]) + [1], dtype=S.dtype, device=S.device)
     tol = largest * rtol
     if atol is not None:
         tol = G.maximum(tol, atol if not isinstance(atol, (int, float)) else G.full_like(tol, float(atol)))
