@@ -98,3 +98,31 @@ def test_pool_errors() -> None:
         F.max_pool1d(G.zeros(1, 1, 5), 2, padding=2)
     with pytest.raises(RuntimeError, match="invalid max index"):
         F.max_unpool1d(G.zeros(1, 1, 2), G.tensor([[[0, 9]]]), 2)
+
+
+@pytest.mark.parametrize("nd,shape,kernel,kwargs,dtype", [
+    (2, (2, 3, 9, 11), (2, 3), dict(output_size=(4, 5)), np.float64),
+    (2, (3, 10, 10), 2, dict(output_ratio=(0.5, 0.5)), np.float32),
+    (3, (2, 2, 7, 8, 9), 2, dict(output_size=(3, 4, 5)), np.float64),
+    (3, (2, 7, 8, 9), (2, 3, 2), dict(output_size=(3, 4, 5)), np.float32),
+])
+def test_fractional_max_pool_with_given_samples(nd: int, shape: tuple, kernel: object, kwargs: dict,
+                                                dtype: type) -> None:
+    import generated as G
+    F = _F()
+    planes = (shape[0] if len(shape) == nd + 2 else 1, shape[-nd - 1], nd)
+    samples = np.random.default_rng(5).random(planes).astype(dtype)
+    name = f"fractional_max_pool{nd}d"
+    for output in (0, 1):
+        compare(lambda x, i=output: getattr(F, name)(x, kernel, return_indices=True,
+                                                    _random_samples=G.tensor(samples), **kwargs)[i],
+                lambda x, i=output: getattr(TF, name)(x, kernel, return_indices=True,
+                                                     _random_samples=torch.tensor(samples), **kwargs)[i],
+                r(*shape).astype(dtype), grad=dtype == np.float64, atol=1e-6)
+
+
+def test_fractional_max_pool_draws_samples() -> None:
+    import generated as G
+    layer = G.nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.5))
+    out = layer(G.randn(2, 3, 12, 12))
+    assert tuple(out.shape) == (2, 3, 6, 6)

@@ -143,6 +143,8 @@ from runtime.nn.pooling import (  # noqa: E402
     AdaptiveMaxPool3d,
     AvgPool1d,
     AvgPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
     LPPool1d,
     LPPool2d,
     LPPool3d,
@@ -173,7 +175,8 @@ __all__ += [
     "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
     "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-    "AvgPool1d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d", "MaxPool3d", "MaxUnpool1d",
+    "AvgPool1d", "AvgPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d", "LPPool1d", "LPPool2d",
+    "LPPool3d", "MaxPool1d", "MaxPool3d", "MaxUnpool1d",
     "MaxUnpool2d", "MaxUnpool3d", "ChannelShuffle", "Fold", "PixelShuffle", "PixelUnshuffle", "Unfold",
     "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"
 ]

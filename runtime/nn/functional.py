@@ -81,6 +81,8 @@ from runtime.nn.functional_pool import (
     avg_pool1d,
     avg_pool2d,
     avg_pool3d,
+    fractional_max_pool2d,
+    fractional_max_pool3d,
     lp_pool1d,
     lp_pool2d,
     lp_pool3d,
@@ -109,14 +111,14 @@ __all__ = [
     "adaptive_max_pool2d", "adaptive_max_pool3d", "affine_grid", "alpha_dropout", "avg_pool1d", "avg_pool2d",
     "avg_pool3d", "bilinear", "celu", "celu_", "channel_shuffle", "conv1d", "conv2d", "conv3d",
     "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "ctc_loss", "dropout1d",
-    "dropout2d", "dropout3d", "embedding_bag", "feature_alpha_dropout", "fold", "gaussian_nll_loss",
-    "grid_sample", "gumbel_softmax", "hardshrink", "hinge_embedding_loss", "instance_norm", "interpolate",
-    "local_response_norm", "lp_pool1d", "lp_pool2d", "lp_pool3d", "margin_ranking_loss", "max_pool1d",
-    "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "multi_margin_loss",
-    "multilabel_margin_loss", "multilabel_soft_margin_loss", "native_channel_shuffle", "pad", "pdist",
-    "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "rms_norm", "rrelu", "rrelu_", "selu_",
-    "soft_margin_loss", "softshrink", "threshold_", "triplet_margin_loss", "triplet_margin_with_distance_loss",
-    "unfold", "upsample", "upsample_bilinear", "upsample_nearest"
+    "dropout2d", "dropout3d", "embedding_bag", "feature_alpha_dropout", "fold", "fractional_max_pool2d",
+    "fractional_max_pool3d", "gaussian_nll_loss", "grid_sample", "gumbel_softmax", "hardshrink",
+    "hinge_embedding_loss", "instance_norm", "interpolate", "local_response_norm", "lp_pool1d", "lp_pool2d",
+    "lp_pool3d", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d",
+    "max_unpool3d", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
+    "native_channel_shuffle", "pad", "pdist", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "rms_norm",
+    "rrelu", "rrelu_", "selu_", "soft_margin_loss", "softshrink", "threshold_", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss", "unfold", "upsample", "upsample_bilinear", "upsample_nearest"
 ]
 
 
@@ -347,3 +349,15 @@ def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any, return_ind
 
 def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any, return_indices: bool = True) -> Any:
     return adaptive_max_pool3d(input, output_size, True)
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = True,
+                                       _random_samples: Tensor | None = None) -> Any:
+    return fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = True,
+                                       _random_samples: Tensor | None = None) -> Any:
+    return fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)

@@ -387,3 +387,84 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: IntOrTuple, stride
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None,
                  padding: IntOrTuple = 0, output_size: Any = None) -> Tensor:
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3)
+
+
+def _fractional_starts(samples: np.ndarray, size: int, out: int, k: int, dtype: Any) -> np.ndarray:
+    """PyTorch's pseudo-random window starts (..., out) from one uniform sample per plane."""
+    u = samples.astype(dtype)
+    starts = np.empty(u.shape + (out,), dtype=np.int64)
+    if out > 1:
+        alpha = dtype(size - k) / dtype(out - 1)
+        i = np.arange(out - 1, dtype=dtype)
+        starts[..., :-1] = ((i + u[..., None]) * alpha).astype(np.int64) - (u[..., None] * alpha).astype(np.int64)
+    starts[..., -1] = size - k
+    return starts
+
+
+def _fractional_max_pool(input: Tensor, kernel_size: IntOrTuple, output_size: Any, output_ratio: Any,
+                         return_indices: bool, random_samples: Tensor | None, nd: int) -> Any:
+    """Max over windows of size `kernel_size` at pseudo-random starts, one random sequence per plane (taken
+    from `_random_samples` (N, C, nd) when given, else drawn): one gather of all windows and a max."""
+    name = f"fractional_max_pool{nd}d"
+    G = _G()
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D tensor, but got {list(input.shape)}")
+    unbatched = input.dim() == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    k = _tuple(kernel_size, nd, "kernel_size")
+    sizes = list(x.shape[2:])
+    if output_size is None:
+        if output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+        ratio = _tuple_float(output_ratio, nd)
+        outs = [int(sizes[i] * ratio[i]) for i in range(nd)]
+    else:
+        outs = list(_tuple(output_size, nd, "output_size"))
+    for i in range(nd):
+        if outs[i] + k[i] - 1 > sizes[i]:
+            raise RuntimeError(f"{name}(): pool size {k[i]} too large relative to input size {sizes[i]} and "
+                               f"output size {outs[i]}")
+    n, c = x.shape[0], x.shape[1]
+    if random_samples is None:
+        random_samples = G.rand([n, c, nd], dtype=x.dtype, device=x.device)
+    samples = random_samples.detach().cpu().numpy().reshape(n, c, nd)
+    dtype = np.float32 if x.dtype == G.float32 else np.float64
+    # which sample drives which dim, as PyTorch: in 2-D sample 0 is the width's (W, H); in 3-D (T, H, W)
+    flat_index = np.zeros((n, c) + (1,) * (2 * nd), dtype=np.int64)
+    stride = 1
+    for i in reversed(range(nd)):
+        which = nd - 1 - i if nd == 2 else i
+        starts = _fractional_starts(samples[:, :, which], sizes[i], outs[i], k[i], dtype)
+        window = starts[..., None] + np.arange(k[i])  # (n, c, out, k)
+        shape = [n, c] + [1] * (2 * nd)
+        shape[2 + i], shape[2 + nd + i] = outs[i], k[i]
+        flat_index = flat_index + window.reshape(shape) * stride
+        stride *= sizes[i]
+    total = int(np.prod(outs)) * int(np.prod(k))
+    index = G.tensor(flat_index.reshape(n, c, total), dtype=G.int64, device=x.device)
+    windows = G.gather(x.reshape([n, c, -1]), 2, index).reshape([n, c] + outs + [int(np.prod(k))])
+    values, arg = G.max(windows, -1)
+    positions = index.reshape([n, c] + outs + [int(np.prod(k))])
+    indices = G.gather(positions, -1, arg.unsqueeze(-1)).squeeze(-1)
+    if unbatched:
+        values, indices = values.squeeze(0), indices.squeeze(0)
+    return (values, indices) if return_indices else values
+
+
+def _tuple_float(value: Any, n: int) -> tuple[float, ...]:
+    if isinstance(value, (int, float)):
+        return (float(value),) * n
+    out = tuple(float(v) for v in value)
+    return out * n if len(out) == 1 else out
+
+
+def fractional_max_pool2d(input: Tensor, kernel_size: IntOrTuple, output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Tensor | None = None) -> Any:
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 2)
+
+
+def fractional_max_pool3d(input: Tensor, kernel_size: IntOrTuple, output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Tensor | None = None) -> Any:
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 3)
