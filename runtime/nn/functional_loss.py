@@ -106,7 +106,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise RuntimeError(f"multi_margin_loss: expected input (N, C) or (C,) and target (N,) or (), got "
                            f"{list(input.shape)} and {list(target.shape)}")
     G = _G()
-    x = input.reshape([1, -1]) if input.dim() < 2 else input
+    x = input.reshape([1, input.numel()]) if input.dim() < 2 else input
     t = target.reshape([-1, 1])
     c = x.shape[1]
     picked = G.gather(x, 1, t)
@@ -130,7 +130,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
         raise RuntimeError(f"multilabel_margin_loss: expected input (N, C) or (C,) and a target of the same shape, "
                            f"got {list(input.shape)} and {list(target.shape)}")
     G = _G()
-    x = input.reshape([1, -1]) if input.dim() < 2 else input
+    x = input.reshape([1, input.numel()]) if input.dim() < 2 else input
     t = target.detach().cpu().numpy().reshape(x.shape)
     n, c = x.shape
     counts = np.zeros((n, c))

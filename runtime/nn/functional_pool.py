@@ -442,7 +442,7 @@ def _fractional_max_pool(input: Tensor, kernel_size: IntOrTuple, output_size: An
         stride *= sizes[i]
     total = int(np.prod(outs)) * int(np.prod(k))
     index = G.tensor(flat_index.reshape(n, c, total), dtype=G.int64, device=x.device)
-    windows = G.gather(x.reshape([n, c, -1]), 2, index).reshape([n, c] + outs + [int(np.prod(k))])
+    windows = G.gather(x.reshape([n, c, int(np.prod(sizes))]), 2, index).reshape([n, c] + outs + [int(np.prod(k))])
     values, arg = G.max(windows, -1)
     positions = index.reshape([n, c] + outs + [int(np.prod(k))])
     indices = G.gather(positions, -1, arg.unsqueeze(-1)).squeeze(-1)

@@ -307,7 +307,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     sizes = list(input.shape[2:])[::-1]  # (W, H[, D]): the order of the grid's coordinates
     out_shape = list(grid.shape[1:-1])
     points = math.prod(out_shape)
-    flat = input.reshape([n, c, -1])
+    flat = input.reshape([n, c, math.prod(input.shape[2:])])
 
     def pick(coords: list[Tensor]) -> Tensor:
         """input at integer points (one coordinate tensor per dim, x first), zero outside."""
