@@ -3317,6 +3317,77 @@ class Unique2Backward0(_Node):
         return out
 
 
+class LinalgEighBackward0(_Node):
+    """Backward of linalg_eigh."""
+
+    __slots__ = ("_saved_result0", "_saved_result1", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_result0", "_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        result0 = self._saved_result0.unpack(self)
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _H.linalg_eigh_backward(grads[0], grads[1], result0, result1)
+        return out
+
+
+class LinalgSvdvalsBackward0(_Node):
+    """Backward of _linalg_svdvals."""
+
+    __slots__ = ("_saved_A", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_A", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        A = self._saved_A.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _H.linalg_svdvals_backward(grad, A)
+        return out
+
+
+class LinalgSlogdetBackward0(_Node):
+    """Backward of linalg_slogdet."""
+
+    __slots__ = ("_saved_A", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_A", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        A = self._saved_A.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _H.linalg_slogdet_backward(grads[1], A)
+        return out
+
+
+class LinalgLuBackward0(_Node):
+    """Backward of _linalg_lu."""
+
+    __slots__ = ("_saved_result0", "_saved_result1", "_saved_result2", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_result0", "_saved_result1", "_saved_result2", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        result0 = self._saved_result0.unpack(self)
+        result1 = self._saved_result1.unpack(self)
+        result2 = self._saved_result2.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _H.linalg_lu_backward(grads[1], grads[2], result0, result1, result2)
+        return out
+
+
 # Note [Autograd node names] in codegen/derivatives.py: the name a PyTorch user sees, for type() and name().
 AddBackward1.__name__ = AddBackward1.__qualname__ = "AddBackward0"
 SubBackward1.__name__ = SubBackward1.__qualname__ = "SubBackward0"
@@ -9447,3 +9518,66 @@ def hypot_out(input, other, out):
         raise RuntimeError("hypot(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_hypot_out[_k](input, other, out)
+
+
+def linalg_eigh(input, UPLO):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_linalg_eigh[_k](input, UPLO)
+    if input._requires_grad:
+        node = _new(LinalgEighBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        _set_history(result, node)
+        node._saved_result0 = _Saved(result[0], True)
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def _linalg_svdvals(A):
+    _k = (_shared.remap or _tls.remap)[A._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab__linalg_svdvals[_k](A)
+    if A._requires_grad:
+        node = _new(LinalgSvdvalsBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = A._grad_fn
+        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        node.next_edges = (_e0,)
+        node._saved_A = _Saved(A, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def linalg_slogdet(A):
+    _k = (_shared.remap or _tls.remap)[A._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_linalg_slogdet[_k](A)
+    if A._requires_grad:
+        node = _new(LinalgSlogdetBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = A._grad_fn
+        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        node.next_edges = (_e0,)
+        node._saved_A = _Saved(A, False)
+        _set_history(result, node, (False, True))
+    return result
+
+
+def _linalg_lu(A, pivot):
+    _k = (_shared.remap or _tls.remap)[A._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab__linalg_lu[_k](A, pivot)
+    if A._requires_grad:
+        node = _new(LinalgLuBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = A._grad_fn
+        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        node.next_edges = (_e0,)
+        _set_history(result, node, (False, True, True, False))
+        node._saved_result0 = _Saved(result[0], True)
+        node._saved_result1 = _Saved(result[1], True)
+        node._saved_result2 = _Saved(result[2], True)
+    return result

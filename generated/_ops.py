@@ -22,6 +22,8 @@ __all__ = [
     "_conv2d_backward_weight",
     "_conv2d_forward",
     "_cross_entropy_indices",
+    "_linalg_lu",
+    "_linalg_svdvals",
     "_to_copy",
     "_unique2",
     "abs",
@@ -176,10 +178,12 @@ __all__ = [
     "linalg_cholesky",
     "linalg_cross",
     "linalg_det",
+    "linalg_eigh",
     "linalg_inv",
     "linalg_matrix_norm",
     "linalg_matrix_power",
     "linalg_qr",
+    "linalg_slogdet",
     "linalg_solve",
     "linalg_svd",
     "linalg_svdvals",
@@ -6265,6 +6269,57 @@ def _call_dist(input, other, p):
     return _tab_dist[_k](input, other, p)
 
 
+_op_linalg_eigh = _dispatcher.declare("linalg_eigh", "linalg_eigh(Tensor self, str UPLO=\"L\") -> (Tensor eigenvalues, Tensor eigenvectors)", (0,), deferred=True)
+_tab_linalg_eigh = _op_linalg_eigh.table
+_rt_linalg_eigh = _return_type(*('linalg_eigh', ('eigenvalues', 'eigenvectors')))
+
+
+def _call_linalg_eigh(input, UPLO):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_eigh, (input, UPLO,))
+    return _rt_linalg_eigh._make(_tab_linalg_eigh[_k](input, UPLO))
+
+
+_op__linalg_svdvals = _dispatcher.declare("_linalg_svdvals", "_linalg_svdvals(Tensor A) -> Tensor", (0,), deferred=True)
+_tab__linalg_svdvals = _op__linalg_svdvals.table
+
+
+def _call__linalg_svdvals(A):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__linalg_svdvals, (A,))
+    return _tab__linalg_svdvals[_k](A)
+
+
+_op_linalg_slogdet = _dispatcher.declare("linalg_slogdet", "linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)", (0,), deferred=True)
+_tab_linalg_slogdet = _op_linalg_slogdet.table
+_rt_linalg_slogdet = _return_type(*('linalg_slogdet', ('sign', 'logabsdet')))
+
+
+def _call_linalg_slogdet(A):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_slogdet, (A,))
+    return _rt_linalg_slogdet._make(_tab_linalg_slogdet[_k](A))
+
+
+_op__linalg_lu = _dispatcher.declare("_linalg_lu", "_linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U, Tensor pivots)", (0,), deferred=True)
+_tab__linalg_lu = _op__linalg_lu.table
+_rt__linalg_lu = _return_type(*('_linalg_lu', ('P', 'L', 'U', 'pivots')))
+
+
+def _call__linalg_lu(A, pivot):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__linalg_lu, (A, pivot,))
+    return _rt__linalg_lu._make(_tab__linalg_lu[_k](A, pivot))
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -6286,6 +6341,24 @@ def _conv2d_forward(input, weight, bias, stride, padding, dilation, groups):
 def _cross_entropy_indices(input, target, weight=None, reduction='mean', ignore_index=-100):
     "_cross_entropy_indices(input, target, weight=None, reduction='mean', ignore_index=-100) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n    ignore_index (int, default -100)\n\nForms: functional: opgen._cross_entropy_indices\nDifferentiable: yes, for input (derivatives.yaml; backward node CrossEntropyIndicesBackward0)\n\nSchemas (native_functions.yaml):\n    _cross_entropy_indices(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor"
     return _call__cross_entropy_indices(input, (target if isinstance(target, Tensor) else _scalar(target, op='_cross_entropy_indices', arg='target')), weight, reduction, ignore_index)
+
+
+def _linalg_lu(A, *, pivot=True):
+    '_linalg_lu(A, *, pivot=True) -> (Tensor P, Tensor L, Tensor U, Tensor pivots)\n\nArguments:\n    A (Tensor)\n    pivot (bool, default True)\n\nForms: functional: opgen._linalg_lu\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgLuBackward0)\n\nSchemas (native_functions.yaml):\n    _linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U, Tensor pivots)'
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__linalg_lu, (A, pivot,))
+    return _rt__linalg_lu._make(_tab__linalg_lu[_k](A, pivot))
+
+
+def _linalg_svdvals(A):
+    '_linalg_svdvals(A) -> Tensor\n\nArguments:\n    A (Tensor)\n\nForms: functional: opgen._linalg_svdvals\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgSvdvalsBackward0)\n\nSchemas (native_functions.yaml):\n    _linalg_svdvals(Tensor A) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__linalg_svdvals, (A,))
+    return _tab__linalg_svdvals[_k](A)
 
 
 def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
@@ -7880,6 +7953,15 @@ def linalg_det(A):
     return _tab_linalg_det[_k](A)
 
 
+def linalg_eigh(input, UPLO='L'):
+    'linalg_eigh(input, UPLO=\'L\') -> (Tensor eigenvalues, Tensor eigenvectors)\n\nArguments:\n    input (Tensor)\n    UPLO (str, default \'L\')\n\nForms: functional: opgen.linalg_eigh\nDifferentiable: yes, for input (derivatives.yaml; backward node LinalgEighBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_eigh, (input, UPLO,))
+    return _rt_linalg_eigh._make(_tab_linalg_eigh[_k](input, UPLO))
+
+
 def linalg_inv(A):
     'linalg_inv(A) -> Tensor\n\nArguments:\n    A (Tensor)\n\nForms: functional: opgen.linalg_inv\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgInvExBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_inv(Tensor A) -> Tensor'
     try:
@@ -7921,6 +8003,15 @@ def linalg_qr(A, mode='reduced'):
     except AttributeError:
         _k = _bad_arguments(_op_linalg_qr, (A, mode,))
     return _rt_linalg_qr._make(_tab_linalg_qr[_k](A, mode))
+
+
+def linalg_slogdet(A):
+    'linalg_slogdet(A) -> (Tensor sign, Tensor logabsdet)\n\nArguments:\n    A (Tensor)\n\nForms: functional: opgen.linalg_slogdet\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgSlogdetBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)'
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_linalg_slogdet, (A,))
+    return _rt_linalg_slogdet._make(_tab_linalg_slogdet[_k](A))
 
 
 def linalg_solve(A, B, *, left=True):

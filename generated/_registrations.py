@@ -1133,4 +1133,12 @@ _dispatcher.register_all([
     ("linalg_cross", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.compat_composites", "linalg_cross")),
     ("linalg_matrix_power", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.compat_composites", "linalg_matrix_power")),
     ("dist", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.compat_composites", "dist")),
+    ("linalg_eigh", "CompositeExplicitAutograd", _on_first_call("runtime.kernels.linalg_decomp", "linalg_eigh")),
+    ("linalg_eigh", "Autograd", _on_first_call("generated._autograd", "linalg_eigh")),
+    ("_linalg_svdvals", "CompositeExplicitAutograd", _on_first_call("runtime.kernels.linalg_lapack", "linalg_svdvals")),
+    ("_linalg_svdvals", "Autograd", _on_first_call("generated._autograd", "_linalg_svdvals")),
+    ("linalg_slogdet", "CompositeExplicitAutograd", _on_first_call("runtime.kernels.linalg_decomp", "linalg_slogdet")),
+    ("linalg_slogdet", "Autograd", _on_first_call("generated._autograd", "linalg_slogdet")),
+    ("_linalg_lu", "CompositeExplicitAutograd", _on_first_call("runtime.kernels.linalg_decomp", "_linalg_lu")),
+    ("_linalg_lu", "Autograd", _on_first_call("generated._autograd", "_linalg_lu")),
 ])

@@ -8,12 +8,15 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from runtime import opcall
+from runtime import opcall, return_types
 from runtime import strides as S
 from runtime.kernels.linalg_lapack import LinAlgError
 
 __all__ = ["LinAlgError", "cholesky", "cross", "det", "inv", "matrix_norm", "matrix_power", "norm", "qr", "solve",
            "svd", "svdvals", "vector_norm"]
+__all__ += ["cholesky_ex", "cond", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "householder_product", "inv_ex",
+            "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_rank", "multi_dot", "pinv",
+            "slogdet", "solve_ex", "solve_triangular", "tensorinv", "tensorsolve", "vander", "vecdot"]
 
 
 def _G() -> Any:
@@ -54,8 +57,8 @@ def svd(A: Any, full_matrices: bool = True, *, driver: str | None = None) -> Any
 
 
 def svdvals(A: Any, driver: str | None = None) -> Any:
-    """The singular values, descending (differentiable through `svd`)."""
-    return _G().linalg_svd(A, False)[1]
+    """The singular values, descending; their gradient U diag(grad) Vh needs no gaps between them."""
+    return _G()._linalg_svdvals(A)
 
 
 def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
@@ -120,3 +123,362 @@ def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dty
     if isinstance(ord, str) or len(dim) == 2:
         return matrix_norm(A, ord, dim, keepdim, dtype=dtype)
     return vector_norm(A, ord, dim, keepdim, dtype=dtype)
+
+
+# --- issue 21: decompositions, solvers and helpers ------------------------------------------------------------
+# eigh, slogdet and LU are ops with their own kernels and gradients (runtime/kernels/linalg_decomp.py); the rest
+# are compositions of ops, so their gradients are those ops'.
+
+def _eps(A: Any) -> float:
+    import numpy as np
+
+    return float(np.finfo(np.dtype(A.dtype.name)).eps)
+
+
+def _check_square(A: Any, op: str) -> None:
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.{op}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.{op}: A must be batches of square matrices, but they are {A.shape[-2]} by "
+                           f"{A.shape[-1]} matrices")
+
+
+def eigh(A: Any, UPLO: str = "L") -> Any:
+    """Eigenvalues (ascending) and eigenvectors of symmetric matrices, from the triangle UPLO."""
+    w, v = _G().linalg_eigh(A, UPLO)
+    return return_types.make("linalg_eigh", ("eigenvalues", "eigenvectors"))(w, v)
+
+
+def eigvalsh(A: Any, UPLO: str = "L") -> Any:
+    return _G().linalg_eigh(A, UPLO)[0]
+
+
+def eig(A: Any) -> Any:
+    raise NotImplementedError("linalg.eig returns complex eigenvalues and eigenvectors; opgen has no complex "
+                              "dtypes (use linalg.eigh for symmetric matrices)")
+
+
+def eigvals(A: Any) -> Any:
+    raise NotImplementedError("linalg.eigvals returns complex eigenvalues; opgen has no complex dtypes (use "
+                              "linalg.eigvalsh for symmetric matrices)")
+
+
+def slogdet(A: Any) -> Any:
+    sign, logabsdet = _G().linalg_slogdet(A)
+    return return_types.make("linalg_slogdet", ("sign", "logabsdet"))(sign, logabsdet)
+
+
+def _tolerance(S: Any, A: Any, atol: Any, rtol: Any) -> Any:
+    """max(atol, rtol * largest singular value) per matrix (PyTorch's defaults: rtol = eps * max(m, n) when
+    neither is given, 0 when only atol is)."""
+    G = _G()
+    if rtol is None:
+        rtol = _eps(A) * max(A.shape[-2], A.shape[-1]) if atol is None else 0.0
+    # a tensor tolerance has one value per matrix of the batch
+    if not isinstance(rtol, (int, float)):
+        rtol = rtol.unsqueeze(-1)
+    if atol is not None and not isinstance(atol, (int, float)):
+        atol = atol.unsqueeze(-1)
+    if S.numel():
+        largest = S.amax(-1, keepdim=True)
+    else:
+        largest = G.zeros(list(S.shape[:-1]) + [1], dtype=S.dtype, device=S.device)
+    tol = largest * rtol
+    if atol is not None:
+        tol = G.maximum(tol, atol if not isinstance(atol, (int, float)) else G.full_like(tol, float(atol)))
+    return tol
+
+
+def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False, rcond: Any = None) -> Any:
+    """The Moore-Penrose pseudo-inverse V diag(1/s) U^T, singular values at or below the tolerance dropped."""
+    G = _G()
+    if rcond is not None:
+        rtol = rcond
+    if hermitian:  # from eigh of the lower triangle: V diag(1 / w) V^T over |w| above the tolerance
+        w, V = G.linalg_eigh(A)
+        tol = _tolerance(w.detach().abs(), A, atol, rtol)
+        keep = w.abs() > tol
+        inverse = G.where(keep, 1 / G.where(keep, w, 1), 0)
+        return (V * inverse.unsqueeze(-2)).matmul(V.transpose(-2, -1))
+    U, S, Vh = G.linalg_svd(A, False)
+    tol = _tolerance(S.detach(), A, atol, rtol)
+    keep = S > tol
+    inverse = G.where(keep, 1 / G.where(keep, S, 1), 0)
+    return (Vh.transpose(-2, -1) * inverse.unsqueeze(-2)).matmul(U.transpose(-2, -1))
+
+
+def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False, tol: Any = None) -> Any:
+    """The number of singular values above the tolerance (int64)."""
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    S = svdvals(A.detach())
+    return (S > _tolerance(S, A, atol, rtol)).sum(-1)
+
+
+def lstsq(A: Any, B: Any, rcond: Any = None, *, driver: str | None = None) -> Any:
+    """The least-squares solution of A X = B, as PyTorch's CPU drivers: (solution, residuals, rank,
+    singular_values); residuals when m > n and A has full rank (not for 'gelsy'), singular values for
+    'gelsd'/'gelss'."""
+    G = _G()
+    driver = driver or "gelsy"
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss), "
+                           f"got {driver}")
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    vector = B.dim() == A.dim() - 1
+    rhs = B.unsqueeze(-1) if vector else B
+    if rhs.shape[-2] != A.shape[-2]:
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2), got {A.shape[-2]} and "
+                           f"{rhs.shape[-2]}")
+    m, n = A.shape[-2], A.shape[-1]
+    rtol = rcond if rcond is not None and rcond > 0 else _eps(A) * max(m, n)
+    X = pinv(A, rtol=rtol).matmul(rhs)
+    S = svdvals(A.detach())
+    rank = (S > _tolerance(S, A, None, rtol)).sum(-1)
+    full = bool((rank == min(m, n)).all()) if rank.numel() else True
+    empty = A.reshape([-1]).narrow(0, 0, 0)  # empty, and in A's graph as PyTorch's
+    residuals = empty
+    if m > n and full and driver != "gelsy":
+        residuals = ((A.matmul(X) - rhs) ** 2).sum(-2)
+        residuals = residuals.squeeze(-1) if vector else residuals
+    rank_out = rank if driver != "gels" else G.zeros([0], dtype=G.int64, device=A.device)
+    singular = S if driver in ("gelsd", "gelss") else empty
+    X = X.squeeze(-1) if vector else X
+    return return_types.make("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))(
+        X, residuals, rank_out, singular)
+
+
+def cond(A: Any, p: Any = None) -> Any:
+    """The condition number: s_max / s_min for p None, 2 (-2: the inverse), else norm(A, p) * norm(A^-1, p)."""
+    if p is None or p in (2, -2):
+        S = svdvals(A)
+        big, small = S.narrow(-1, 0, 1).squeeze(-1), S.narrow(-1, S.shape[-1] - 1, 1).squeeze(-1)
+        return small / big if p == -2 else big / small
+    _check_square(A, "cond")
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def _ex_info(A: Any, ok: Any) -> Any:
+    G = _G()
+    return G.where(ok, 0, 1).to(G.int32)
+
+
+def inv_ex(A: Any, *, check_errors: bool = False) -> Any:
+    """(inverse, info): info 0 where A is invertible; otherwise raises with check_errors, else the inverse of a
+    singular matrix is left as NaN and its info is positive."""
+    G = _G()
+    make = return_types.make("linalg_inv_ex", ("inverse", "info"))
+    try:
+        return make(G.linalg_inv(A), G.zeros(list(A.shape[:-2]), dtype=G.int32, device=A.device))
+    except LinAlgError:
+        if check_errors:
+            raise
+    singular = G.linalg_det(A.detach()) == 0
+    safe = G.where(singular.unsqueeze(-1).unsqueeze(-1), G.eye(A.shape[-1], dtype=A.dtype, device=A.device), A)
+    out = G.where(singular.unsqueeze(-1).unsqueeze(-1), math.nan, G.linalg_inv(safe))
+    return make(out, _ex_info(A, ~singular))
+
+
+def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False) -> Any:
+    """(L, info): info 0 where A is positive-definite, else positive (and L of that matrix zero)."""
+    G = _G()
+    make = return_types.make("linalg_cholesky_ex", ("L", "info"))
+    try:
+        return make(G.linalg_cholesky(A, upper=upper), G.zeros(list(A.shape[:-2]), dtype=G.int32, device=A.device))
+    except LinAlgError:
+        if check_errors:
+            raise
+    import numpy as np
+
+    a = A.detach().cpu().numpy()
+    ok = np.ones(a.shape[:-2], dtype=bool)
+    for index in np.ndindex(*a.shape[:-2]):
+        try:
+            np.linalg.cholesky(a[index])
+        except np.linalg.LinAlgError:
+            ok[index] = False
+    good = G.tensor(ok, device=A.device)
+    eye = G.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+    L = G.linalg_cholesky(G.where(good.unsqueeze(-1).unsqueeze(-1), A, eye), upper=upper)
+    return make(G.where(good.unsqueeze(-1).unsqueeze(-1), L, 0), _ex_info(A, good))
+
+
+def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False) -> Any:
+    G = _G()
+    make = return_types.make("linalg_solve_ex", ("result", "info"))
+    try:
+        return make(G.linalg_solve(A, B, left=left), G.zeros(list(A.shape[:-2]), dtype=G.int32, device=A.device))
+    except LinAlgError:
+        if check_errors:
+            raise
+        raise LinAlgError("linalg.solve_ex: the matrix is singular (opgen reports it instead of returning "
+                          "info)") from None
+
+
+def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Any:
+    """X with A X = B (X A = B when not left), reading only A's upper or lower triangle (and a unit diagonal
+    when unitriangular), so the gradient of A lies in that triangle."""
+    G = _G()
+    T = A.triu() if upper else A.tril()
+    if unitriangular:
+        eye = G.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+        T = G.where(eye.bool(), eye, T)
+    if B.dim() < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
+    return G.linalg_solve(T, B, left=left)
+
+
+def lu_factor(A: Any, *, pivot: bool = True) -> Any:
+    """The packed LU factors (L below the diagonal, U on and above) and the 1-based pivots (int32)."""
+    LU, pivots = _packed_lu(A, pivot)
+    return return_types.make("linalg_lu_factor", ("LU", "pivots"))(LU, pivots)
+
+
+def lu_factor_ex(A: Any, *, pivot: bool = True, check_errors: bool = False) -> Any:
+    G = _G()
+    LU, pivots = _packed_lu(A, pivot)
+    singular = (LU.diagonal(0, -2, -1) == 0).any(-1)
+    if check_errors and bool(singular.any()):
+        raise LinAlgError("linalg.lu_factor_ex: The factorization could not be completed because the input is "
+                          "singular.")
+    info = _ex_info(A, ~singular)
+    return return_types.make("linalg_lu_factor_ex", ("LU", "pivots", "info"))(LU, pivots, info.to(G.int32))
+
+
+def _packed_lu(A: Any, pivot: bool) -> tuple[Any, Any]:
+    G = _G()
+    _, L, U, pivots = G._linalg_lu(A, pivot=pivot)
+    m, n = A.shape[-2], A.shape[-1]
+    k = min(m, n)
+    lower = L.tril(-1)
+    if n > k:
+        lower = G.cat([lower, G.zeros(list(lower.shape[:-1]) + [n - k], dtype=A.dtype, device=A.device)], -1)
+    upper = U
+    if m > k:
+        upper = G.cat([upper, G.zeros(list(U.shape[:-2]) + [m - k, n], dtype=A.dtype, device=A.device)], -2)
+    return lower + upper, pivots
+
+
+def lu(A: Any, *, pivot: bool = True) -> Any:
+    """(P, L, U) with A = P L U."""
+    P, L, U, _ = _G()._linalg_lu(A, pivot=pivot)
+    return return_types.make("linalg_lu", ("P", "L", "U"))(P, L, U)
+
+
+def lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True, adjoint: bool = False) -> Any:
+    """Solve A X = B (X A = B when not left; with A^T when adjoint) from A's packed LU factors."""
+    import numpy as np
+
+    G = _G()
+    _check_square(LU, "lu_solve")
+    n = LU.shape[-1]
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return lu_solve(LU, pivots, B.transpose(-2, -1), left=True, adjoint=not adjoint).transpose(-2, -1)
+    piv = pivots.detach().cpu().numpy().astype(np.int64) - 1
+    perm = np.broadcast_to(np.arange(n), piv.shape[:-1] + (n,)).copy()
+    for index in np.ndindex(*piv.shape[:-1]):
+        row = perm[index]
+        for j, p in enumerate(piv[index]):
+            row[j], row[p] = row[p], row[j]
+    eye = np.eye(n)
+    P = G.tensor(eye[perm].swapaxes(-1, -2), dtype=LU.dtype, device=LU.device)  # A = P L U
+    if adjoint:  # A^T X = B:  U^T L^T P^T X = B
+        Y = solve_triangular(LU.transpose(-2, -1), B, upper=False)
+        Z = solve_triangular(LU.transpose(-2, -1), Y, upper=True, unitriangular=True)
+        return P.matmul(Z)
+    Y = solve_triangular(LU, P.transpose(-2, -1).matmul(B), upper=False, unitriangular=True)
+    return solve_triangular(LU, Y, upper=True)
+
+
+def multi_dot(tensors: Sequence[Any]) -> Any:
+    """The product of a chain of matrices; the first may be a row vector and the last a column vector."""
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for i, t in enumerate(tensors):
+        edge = i in (0, len(tensors) - 1)
+        if t.dim() != 2 and not (edge and t.dim() == 1):
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D{' or 1D' if edge else ''} but got "
+                               f"{t.dim()}D")
+    first, last = tensors[0], tensors[-1]
+    items = [first.unsqueeze(0) if first.dim() == 1 else first] + list(tensors[1:-1]) + \
+        [last.unsqueeze(-1) if last.dim() == 1 else last]
+    out = items[0]
+    for t in items[1:]:
+        out = out.matmul(t)
+    if last.dim() == 1:
+        out = out.squeeze(-1)
+    if first.dim() == 1:
+        out = out.squeeze(0)
+    return out
+
+
+def householder_product(A: Any, tau: Any) -> Any:
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T with v_i = (0, .., 1, A[i+1:, i])."""
+    G = _G()
+    m, n = A.shape[-2], A.shape[-1]
+    k = tau.shape[-1]
+    if m < n or k > n:
+        raise RuntimeError(f"torch.linalg.householder_product: input.shape[-2] must be greater than or equal to "
+                           f"input.shape[-1] and input.shape[-1] must be greater than or equal to tau.shape[-1], "
+                           f"got {m}, {n}, {k}")
+    # the identity written over a copy of A, so that the result stays in A's graph even when tau is empty
+    Q = A.clone().copy_(G.eye(m, n, dtype=A.dtype, device=A.device).expand(list(A.shape)))
+    for i in reversed(range(k)):
+        below = A.narrow(-1, i, 1).narrow(-2, i + 1, m - i - 1)
+        head = G.ones(list(A.shape[:-2]) + [1, 1], dtype=A.dtype, device=A.device)
+        zeros = G.zeros(list(A.shape[:-2]) + [i, 1], dtype=A.dtype, device=A.device)
+        v = G.cat([zeros, head, below], -2)  # (*, m, 1)
+        t = tau.narrow(-1, i, 1).unsqueeze(-1)
+        Q = Q - v.matmul(v.transpose(-2, -1).matmul(Q)) * t
+    return Q
+
+
+def vander(x: Any, N: int | None = None) -> Any:
+    """Columns x^0, x^1, ..., x^(N-1) (N defaults to x's last dim)."""
+    G = _G()
+    x = x.reshape([1]) if x.dim() == 0 else x
+    N = x.shape[-1] if N is None else N
+    if N <= 1:
+        raise RuntimeError(f"N must be greater than 1, got {N}")
+    columns = [G.ones_like(x)]
+    for _ in range(N - 1):
+        columns.append(columns[-1] * x)
+    return G.stack(columns, -1)
+
+
+def vecdot(x: Any, y: Any, *, dim: int = -1) -> Any:
+    """sum(x * y) along `dim` (real inputs)."""
+    return (x * y).sum(dim)
+
+
+def matmul(input: Any, other: Any) -> Any:
+    return _G().matmul(input, other)
+
+
+def diagonal(A: Any, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:
+    return _G().diagonal(A, offset, dim1, dim2)
+
+
+def tensorinv(A: Any, ind: int = 2) -> Any:
+    """The inverse of A read as a matrix of its first `ind` dims by the rest: shape A.shape[ind:] + A.shape[:ind]."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = list(A.shape[:ind]), list(A.shape[ind:])
+    if math.prod(rows) != math.prod(cols):
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {math.prod(cols)} != {math.prod(rows)}")
+    return inv(A.reshape([math.prod(rows), math.prod(cols)])).reshape(cols + rows)
+
+
+def tensorsolve(A: Any, B: Any, dims: Sequence[int] | None = None) -> Any:
+    """X with tensordot(A, X, X.dim()) = B; `dims` of A are moved to the end first."""
+    G = _G()
+    if dims is not None:
+        moved = [S.wrap_dim(d, A.dim()) for d in dims]
+        A = G.movedim(A, moved, list(range(A.dim() - len(moved), A.dim())))
+    rest = list(A.shape[B.dim():])
+    if math.prod(rest) != B.numel():
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {math.prod(rest)} != {B.numel()}")
+    return solve(A.reshape([B.numel(), math.prod(rest)]), B.reshape([B.numel()])).reshape(rest)

@@ -203,6 +203,8 @@ ROWS: dict[str, Row] = {
     "linalg_qr": Row(dtypes=FLOAT, shapes={"A": (4, 3)}),
     "linalg_svd": Row(dtypes=FLOAT, shapes={"A": (4, 3)}, values={"full_matrices": False}, outputs=(1,)),
     "linalg_svdvals": Row(dtypes=FLOAT, shapes={"A": (4, 3)}),
+    "linalg_eigh": Row(dtypes=FLOAT, tensors={"self": _spd}, outputs=(0,)),  # eigenvectors: up to sign
+    "linalg_slogdet": Row(dtypes=FLOAT, tensors={"A": _well_conditioned}),
     "cdist": Row(shapes={"x1": (3, 4), "x2": (5, 4)}),
     "prelu": Row(shapes={"self": (2, 4, 3), "weight": (4,)}),  # channels on dim 1, not the last
     # normalization: the parameters are per channel (dim 1) or per normalized trailing dims

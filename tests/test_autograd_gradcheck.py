@@ -49,6 +49,9 @@ SHAPES: dict[str, list[tuple[int, ...]]] = {
     "linalg_cholesky": [(3, 3)],
     "linalg_qr": [(4, 3)],
     "linalg_svd": [(4, 3)],
+    "linalg_eigh": [(3, 3)],
+    "linalg_slogdet": [(2, 3, 3)],
+    "_linalg_lu": [(3, 3)],
     "kthvalue": [(2, 3)],
     "cummax": [(2, 3)],
     "native_layer_norm": [(2, 3), (3,), (3,)],
@@ -68,6 +71,8 @@ def _positive_definite(a: Any) -> Any:
 PREPARE: dict[str, dict[int, Any]] = {
     "linalg_inv": {0: _well_conditioned}, "linalg_det": {0: _well_conditioned},
     "linalg_solve": {0: _well_conditioned}, "linalg_cholesky": {0: _positive_definite},
+    "linalg_eigh": {0: _positive_definite}, "linalg_slogdet": {0: _well_conditioned},
+    "_linalg_lu": {0: _well_conditioned},
 }
 # Value domains (low, high) of Tensor arguments; the default keeps |x| in [0.2, 0.9] with random signs,
 # away from kinks at 0 (abs, relu) and inside [-1, 1] (asin, acos).

@@ -446,9 +446,14 @@ def linalg_qr_backward(gQ: Tensor, gR: Tensor, Q: Tensor, R: Tensor, mode: str) 
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
                            "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
                            "linalg.qr.")
-    if m < n or (mode == "complete" and m > n):
-        raise NotImplementedError("The derivative of linalg.qr is implemented when A is tall (m >= n) and Q "
-                                  "is square only for square A (mode='reduced')")
+    if mode == "complete" and m > n:
+        raise NotImplementedError("The QR decomposition is not differentiable when mode='complete' and "
+                                  "nrows > ncols.")
+    if m < n:  # A = [X | Y] with X square: X = Q R[:, :m] is a square QR, and Y = Q R[:, m:]
+        U, V = R.narrow(-1, 0, m), R.narrow(-1, m, n - m)
+        gU, gV = gR.narrow(-1, 0, m), gR.narrow(-1, m, n - m)
+        gX = linalg_qr_backward(gQ + Q.matmul(V).matmul(_mT(gV)), gU, Q, U, "reduced")
+        return G.cat([gX, Q.matmul(gV)], -1)
     M = R.matmul(_mT(gR)) - _mT(gQ).matmul(Q)
     low = M.tril(-1)
     copyltu = low + _mT(low) + (M - M.tril(-1) - M.triu(1))
@@ -515,3 +520,60 @@ def layer_norm_backward_weight(grad: Tensor, input: Tensor, mean: Tensor, rstd: 
     dims = list(range(input.dim() - len(shape), input.dim()))
     mean, rstd = _layer_norm_stats(input, mean, rstd, dims, eps)
     return sum_to(grad * ((input - mean) * rstd), shape)
+
+
+# --- issue 21: linalg gradients (eigh, svdvals, slogdet, lu) ------------------------------------------------
+
+def linalg_eigh_backward(gL: Tensor, gV: Tensor, L: Tensor, V: Tensor) -> Tensor:
+    """V (skew(V^T gV) / (L_j - L_i) off the diagonal, gL on it) V^T. A zero off-diagonal entry (no gradient
+    for those eigenvectors) stays zero even where eigenvalues repeat."""
+    G = _ops()
+    VtgV = _mT(V).matmul(gV)
+    skew = (VtgV - _mT(VtgV)) * 0.5
+    gaps = L.unsqueeze(-2) - L.unsqueeze(-1)  # [i, j] = L_j - L_i
+    eye = G.eye(L.shape[-1], dtype=L.dtype, device=L.device)
+    off = eye == 0
+    inner = G.where(off & (skew != 0), skew / G.where(off & (gaps != 0), gaps, 1), 0) + eye * gL.unsqueeze(-2)
+    return V.matmul(inner).matmul(_mT(V))
+
+
+def linalg_svdvals_backward(grad: Tensor, A: Tensor) -> Tensor:
+    """U diag(grad) Vh, from a thin SVD of A: the singular values' gradient needs no division by their gaps
+    (so a zero or repeated singular value gives no NaN)."""
+    G = _ops()
+    U, _, Vh = G.linalg_svd(A, False)
+    return (U * grad.unsqueeze(-2)).matmul(Vh)
+
+
+def linalg_slogdet_backward(grad: Tensor, A: Tensor) -> Tensor:
+    """d log|det A| = A^{-T}, scaled by each matrix's grad."""
+    G = _ops()
+    return _mT(G.linalg_inv(A)) * grad.unsqueeze(-1).unsqueeze(-1)
+
+
+def linalg_lu_backward(gL: Tensor, gU: Tensor, P: Tensor, L: Tensor, U: Tensor) -> Tensor:
+    """A = P L U. Square: gA = P L^{-T} (tril(L^T gL, -1) + triu(gU U^T)) U^{-T}. Wide (m < n): the square
+    block's formula with L's extra gradient -L^{-T} gU2 U2^T (U2 = L^{-1} A2), and gA2 = L^{-T} gU2. Tall
+    (m > n): with U's extra gradient -L2^T gL2 U^{-T} (L2 = A2 U^{-1}), and gA2 = gL2 U^{-T}."""
+    G = _ops()
+    m, n = L.shape[-2], U.shape[-1]
+    k = min(m, n)
+
+    def square(gl: Tensor, gu: Tensor, lower: Tensor, upper: Tensor) -> Tensor:
+        inner = _mT(lower).matmul(gl).tril(-1) + gu.matmul(_mT(upper)).triu()
+        left = G.linalg_solve(_mT(lower), inner)
+        return _mT(G.linalg_solve(upper, _mT(left)))
+
+    if m == n:
+        return P.matmul(square(gL, gU, L, U))
+    if m < n:
+        U1, U2 = U.narrow(-1, 0, k), U.narrow(-1, k, n - k)
+        gU1, gU2 = gU.narrow(-1, 0, k), gU.narrow(-1, k, n - k)
+        g2 = G.linalg_solve(_mT(L), gU2)  # L^{-T} gU2
+        gA1 = square(gL - g2.matmul(_mT(U2)), gU1, L, U1)
+        return P.matmul(G.cat([gA1, g2], -1))
+    L1, L2 = L.narrow(-2, 0, k), L.narrow(-2, k, m - k)
+    gL1, gL2 = gL.narrow(-2, 0, k), gL.narrow(-2, k, m - k)
+    g2 = _mT(G.linalg_solve(U, _mT(gL2)))  # gL2 U^{-T}
+    gA1 = square(gL1, gU - _mT(L2).matmul(g2), L1, U)
+    return P.matmul(G.cat([gA1, g2], -2))

@@ -276,11 +276,16 @@ def round_decimals(self: Any, decimals: int) -> Any:
 # -- nn.functional ops that are ATen ops in PyTorch ----------------------------------------------------
 
 def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-08) -> Any:
-    """x1·x2 / max(|x1| |x2|, eps) along `dim` (inputs broadcast)."""
+    """sum((x1 / max(|x1|, eps)) * (x2 / max(|x2|, eps))) along `dim`, after broadcasting x1 and x2 (so a dim
+    of size 1 broadcast along `dim` counts every copy in the norm). As PyTorch, the clamp to eps changes the
+    value only: the gradient flows as through the unclamped norm."""
     G = _G()
-    dot = (x1 * x2).sum(dim)
-    denom = (G.linalg_vector_norm(x1, 2, [dim]) * G.linalg_vector_norm(x2, 2, [dim])).clamp_min(eps)
-    return dot / denom
+    x1, x2 = G.broadcast_tensors(x1, x2)
+    n1 = G.linalg_vector_norm(x1, 2, [dim], True)
+    n2 = G.linalg_vector_norm(x2, 2, [dim], True)
+    n1 = n1 + (n1.clamp_min(eps) - n1).detach()
+    n2 = n2 + (n2.clamp_min(eps) - n2).detach()
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
 def pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-06, keepdim: bool = False) -> Any:
@@ -341,9 +346,9 @@ def linalg_matrix_power(self: Any, n: int) -> Any:
         rows, cols = (self.shape[-2] if self.dim() > 1 else 1), (self.shape[-1] if self.dim() else 1)
         raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they are "
                            f"{rows} by {cols} matrices")
-    if n == 0:
+    if n == 0:  # the identity, written over a copy of A so that it stays in A's graph (zero gradient)
         eye = G.eye(self.shape[-1], dtype=self.dtype, device=self.device)
-        return eye.expand(self.shape).clone()
+        return self.clone().copy_(eye.expand(self.shape))
     base = G.linalg_inv(self) if n < 0 else self
     n = abs(n)
     result = None

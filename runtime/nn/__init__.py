@@ -97,3 +97,109 @@ __all__ += ["CELU", "Hardshrink", "RReLU", "Softmax2d", "Softshrink", "Bilinear"
             "UninitializedParameter", "Buffer", "RNNCellBase"]
 __all__ += ["Container", "DataParallel", "factory_kwargs", "modules", "parameter"]
 __all__ += ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyConv2d"]
+
+# --- issue 21: conv, pooling, padding, norm, sampling, dropout, embedding-bag, distance and loss layers ---
+from runtime.nn.conv import (  # noqa: E402
+    Conv1d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
+from runtime.nn.distance import (  # noqa: E402
+    CosineSimilarity,
+    PairwiseDistance,
+)
+from runtime.nn.dropout import (  # noqa: E402
+    AlphaDropout,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    FeatureAlphaDropout,
+)
+from runtime.nn.embedding_bag import (  # noqa: E402
+    EmbeddingBag,
+)
+from runtime.nn.loss import (  # noqa: E402
+    CosineEmbeddingLoss,
+    CTCLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    PoissonNLLLoss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
+from runtime.nn.norm_layers import (  # noqa: E402
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LocalResponseNorm,
+    RMSNorm,
+)
+from runtime.nn.padding import (  # noqa: E402
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
+from runtime.nn.pooling import (  # noqa: E402
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
+    AvgPool1d,
+    AvgPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool1d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
+from runtime.nn.sampling import (  # noqa: E402
+    ChannelShuffle,
+    Fold,
+    PixelShuffle,
+    PixelUnshuffle,
+    Unfold,
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
+
+__all__ += [
+    "Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "CosineSimilarity",
+    "PairwiseDistance", "AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
+    "EmbeddingBag", "CTCLoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
+    "MarginRankingLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss",
+    "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", "LocalResponseNorm", "RMSNorm", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+    "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+    "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+    "AvgPool1d", "AvgPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d", "LPPool1d", "LPPool2d",
+    "LPPool3d", "MaxPool1d", "MaxPool3d", "MaxUnpool1d",
+    "MaxUnpool2d", "MaxUnpool3d", "ChannelShuffle", "Fold", "PixelShuffle", "PixelUnshuffle", "Unfold",
+    "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"
+]

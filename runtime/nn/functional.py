@@ -1,11 +1,13 @@
 """`G.nn.functional` (`F`): the neural-network ops under torch.nn.functional's names and signatures.
 
 The ops are generated from native_functions.yaml; this module re-exports them (`F.relu is G.relu`,
-`F.conv2d is G.conv2d`): any name not defined here is looked up in the generated API, so a newly
+`F.linear is G.linear`): any name not defined here is looked up in the generated API, so a newly
 added op is `F.<name>` without editing this file. The functions below only adapt a call where
 torch.nn.functional's signature differs from the ATen schema: `training=`/`inplace=` for dropout,
 `F.cross_entropy` for the op `cross_entropy_loss`, keyword order of `nll_loss`, argument order of
-`embedding`.
+`embedding`. The functions that are compositions of ops (convolutions in 1-3 dims, pooling, padding,
+resampling, the newer losses, normalizations and dropouts) live in the `functional_*.py` modules named by
+their idea and are imported here.
 """
 
 from __future__ import annotations
@@ -13,7 +15,111 @@ from __future__ import annotations
 from typing import Any
 
 from runtime import opcall
+from runtime.nn.functional_activation import (
+    bilinear,
+    celu,
+    celu_,
+    channel_shuffle,
+    gumbel_softmax,
+    hardshrink,
+    native_channel_shuffle,
+    rrelu,
+    rrelu_,
+    selu_,
+    softshrink,
+    threshold_,
+)
+from runtime.nn.functional_conv import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    fold,
+    unfold,
+)
+from runtime.nn.functional_ctc import ctc_loss
+from runtime.nn.functional_dropout import (
+    alpha_dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
+from runtime.nn.functional_embedding import (
+    _embedding_renorm_,
+    embedding_bag,
+)
+from runtime.nn.functional_loss import (
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
+    pdist,
+    poisson_nll_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
+from runtime.nn.functional_norm import (
+    instance_norm,
+    local_response_norm,
+    rms_norm,
+)
+from runtime.nn.functional_pad import pad
+from runtime.nn.functional_pool import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    adaptive_max_pool3d,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    fractional_max_pool2d,
+    fractional_max_pool3d,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+)
+from runtime.nn.functional_sampling import (
+    affine_grid,
+    grid_sample,
+    interpolate,
+    pixel_shuffle,
+    pixel_unshuffle,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
 from runtime.tensor import Tensor
+
+# the functions of the modules above, re-exported as F.<name>
+__all__ = [
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+    "adaptive_max_pool2d", "adaptive_max_pool3d", "affine_grid", "alpha_dropout", "avg_pool1d", "avg_pool2d",
+    "avg_pool3d", "bilinear", "celu", "celu_", "channel_shuffle", "conv1d", "conv2d", "conv3d",
+    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "ctc_loss", "dropout1d",
+    "dropout2d", "dropout3d", "embedding_bag", "feature_alpha_dropout", "fold", "fractional_max_pool2d",
+    "fractional_max_pool3d", "gaussian_nll_loss", "grid_sample", "gumbel_softmax", "hardshrink",
+    "hinge_embedding_loss", "instance_norm", "interpolate", "local_response_norm", "lp_pool1d", "lp_pool2d",
+    "lp_pool3d", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d",
+    "max_unpool3d", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
+    "native_channel_shuffle", "pad", "pdist", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "rms_norm",
+    "rrelu", "rrelu_", "selu_", "soft_margin_loss", "softshrink", "threshold_", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss", "unfold", "upsample", "upsample_bilinear", "upsample_nearest"
+]
 
 
 def _G() -> Any:
@@ -176,7 +282,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalise per channel (dim 1): batch statistics when training (updating the running ones), else the
-    running statistics."""
+    running statistics. An empty 1-D input gives an empty result, as PyTorch's."""
+    if input.dim() == 1 and input.numel() == 0:
+        return input.clone()
     if training:
         size = input.shape
         n = size[0] * (input.numel() // (size[0] * size[1]) if input.numel() else 0) if input.dim() > 1 else 0
@@ -214,44 +322,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     return _G().embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
-def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:
-    """Scale, in place and untracked, the rows of `weight` used by `input` whose norm exceeds max_norm."""
-    import numpy as np
-
-    from runtime.autograd.grad_mode import no_grad
-    G = _G()
-    rows = G.tensor(np.unique(input.detach().cpu().numpy().reshape(-1)), dtype=G.int64, device=weight.device)
-    with no_grad():
-        picked = G.index_select(weight, 0, rows)
-        norms = G.linalg_vector_norm(picked, norm_type, [1], True)
-        scale = G.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-        weight[rows] = picked * scale
-
-
-def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
-    """2-d average pooling over the last two dimensions (N, C, H, W or C, H, W)."""
-    return _G().avg_pool2d(input, kernel_size, [] if stride is None else stride, padding, ceil_mode,
-                           count_include_pad, divisor_override)
-
-
-def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
-               ceil_mode: bool = False, return_indices: bool = False) -> Any:
-    """2-d max pooling over the last two dimensions; with `return_indices` also the indices of the maxima."""
-    G = _G()
-    stride = [] if stride is None else stride
-    if return_indices:
-        return G.max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
-    return G.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
-
-
-def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
-    """Average pooling to `output_size` (an int or a pair; None keeps that input dim)."""
-    size = (output_size, output_size) if isinstance(output_size, int) or output_size is None else output_size
-    size = [input.shape[-2 + i] if s is None else int(s) for i, s in enumerate(size)]
-    return _G().adaptive_avg_pool2d(input, size)
-
-
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(input, 0) elementwise; in place on input with `inplace=True`."""
     return _G().relu_(input) if inplace else _G().relu(input)
@@ -262,44 +332,48 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return input.leaky_relu_(negative_slope) if inplace else _G().leaky_relu(input, negative_slope)
 
 
-def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:
-    """Pad the last len(pad) // 2 dims, PyTorch's order: (last_left, last_right, 2nd_last_left, ...).
-
-    Only mode="constant" is supported; a negative amount crops. The result is a new tensor whose interior is
-    written with an in-place copy, so gradients flow back to `input`.
-    """
-    G = _G()
-    pads = [int(p) for p in pad]
-    if len(pads) % 2 or len(pads) // 2 > input.dim():
-        raise RuntimeError(f"Padding length must be divisible by 2 and at most twice the number of dimensions of "
-                           f"the input, but got padding length {len(pads)} for a {input.dim()}-D input")
-    if mode != "constant":
-        raise NotImplementedError(f"F.pad(mode={mode!r}) is not supported by opgen (only 'constant')")
-    src = input
-    out_shape = list(input.shape)
-    starts = [0] * input.dim()
-    for i in range(len(pads) // 2):
-        d = input.dim() - 1 - i
-        left, right = pads[2 * i], pads[2 * i + 1]
-        if left < 0:
-            src = G.narrow(src, d, -left, src.shape[d] + left)
-            left = 0
-        if right < 0:
-            src = G.narrow(src, d, 0, src.shape[d] + right)
-            right = 0
-        out_shape[d] = src.shape[d] + left + right
-        starts[d] = left
-    out = G.full(out_shape, 0.0 if value is None else value, dtype=input.dtype, device=input.device)
-    region = out
-    for d in range(input.dim()):
-        region = G.narrow(region, d, starts[d], src.shape[d])
-    region.copy_(src)
-    return out
-
-
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
     """input / max(||input||_p along dim, eps)."""
     G = _G()
     denom = G.clamp(G.linalg_vector_norm(input, p, [dim], True), eps)
     result = input / denom
     return result if out is None else out.copy_(result)
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+                            ceil_mode: bool = False, return_indices: bool = True) -> Any:
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+                            ceil_mode: bool = False, return_indices: bool = True) -> Any:
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+                            ceil_mode: bool = False, return_indices: bool = True) -> Any:
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any, return_indices: bool = True) -> Any:
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any, return_indices: bool = True) -> Any:
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any, return_indices: bool = True) -> Any:
+    return adaptive_max_pool3d(input, output_size, True)
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = True,
+                                       _random_samples: Tensor | None = None) -> Any:
+    return fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = True,
+                                       _random_samples: Tensor | None = None) -> Any:
+    return fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)

@@ -14,6 +14,7 @@ import runtime.nn.functional as F
 import runtime.nn.init as init
 from runtime.autograd.grad_mode import no_grad
 from runtime.factories import empty
+from runtime.nn.conv import Conv2d  # noqa: F401  (its home is runtime/nn/conv.py)
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
 from runtime.tensor import Tensor
@@ -70,46 +71,6 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
-
-
-class Conv2d(Module):
-    """2-D convolution over (N, C, H, W) input; weight (out_channels, in_channels // groups, kH, kW)."""
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int, int],
-                 stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0,
-                 dilation: int | tuple[int, int] = 1, groups: int = 1, bias: bool = True,
-                 device: Any = None, dtype: Any = None) -> None:
-        super().__init__()
-        if in_channels % groups or out_channels % groups:
-            raise ValueError("in_channels and out_channels must be divisible by groups")
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
-        self.padding, self.dilation = _pair(padding), _pair(dilation)
-        self.weight = Parameter(_empty(out_channels, in_channels // groups, *self.kernel_size, device=device,
-                                       dtype=dtype))
-        if bias:
-            self.bias = Parameter(_empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        """Re-initialize weight and bias as PyTorch does (uniform, bound from the fan-in)."""
-        _reset_weight_and_bias(self.weight, self.bias)
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
-
-    def extra_repr(self) -> str:
-        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-             f"stride={self.stride}")
-        if self.padding != (0, 0):
-            s += f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            s += f", dilation={self.dilation}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        return s + ("" if self.bias is not None else ", bias=False")
 
 
 class _Activation(Module):

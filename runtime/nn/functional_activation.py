@@ -1,0 +1,110 @@
+"""Activations and small layers of torch.nn.functional that are compositions of ops: celu, hardshrink,
+softshrink, rrelu, gumbel_softmax, channel_shuffle, bilinear, and the in-place forms selu_/celu_/threshold_."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime import opcall
+from runtime.tensor import Tensor
+
+
+def _G() -> Any:
+    return opcall.api
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: celu's alpha must not be 0")
+    G = _G()
+    # the exponential sees only the non-positive part, so the unused branch can't overflow into a NaN gradient
+    out = G.where(input > 0, input, G.expm1(input.clamp_max(0) / alpha) * alpha)
+    return input.copy_(out) if inplace else out
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return celu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return input.copy_(_G().selu(input))
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return input.copy_(_G().threshold(input, threshold, value))
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, else 0."""
+    return _G().where((input > lambd) | (input < -lambd), input, 0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    G = _G()
+    return G.where(input > lambd, input - lambd, G.where(input < -lambd, input + lambd, 0))
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Leaky ReLU whose negative slope is drawn uniformly from [lower, upper] per element when training,
+    (lower + upper) / 2 otherwise."""
+    G = _G()
+    if not training:
+        out = G.leaky_relu(input, (lower + upper) / 2)
+    else:
+        slope = G.rand(list(input.shape), dtype=input.dtype, device=input.device) * (upper - lower) + lower
+        out = G.where(input >= 0, input, input * slope)
+    return input.copy_(out) if inplace else out
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """softmax((logits + Gumbel noise) / tau); `hard` returns the one-hot argmax with the soft sample's gradient."""
+    G = _G()
+    uniform = G.rand(list(logits.shape), dtype=logits.dtype, device=logits.device)
+    gumbels = -G.log(-G.log(uniform.clamp_min(1e-20)).clamp_min(1e-20))
+    soft = G.softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return soft
+    index = soft.argmax(dim, keepdim=True)
+    one_hot = G.zeros_like(soft).scatter(dim, index, 1.0)
+    return one_hot - soft.detach() + soft
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Interleave the channels (dim 1) of `groups` groups: (N, g * k, *) -> channel order k-major."""
+    if input.dim() < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    n, c = input.shape[0], input.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    rest = list(input.shape[2:])
+    x = input.reshape([n, groups, c // groups] + rest).transpose(1, 2)
+    return x.reshape([n, c] + rest)
+
+
+native_channel_shuffle = channel_shuffle
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]."""
+    if weight.dim() != 3:
+        raise RuntimeError(f"bilinear(): weight must be 3-D (out, in1, in2), got {list(weight.shape)}")
+    out, in1, in2 = weight.shape
+    if input1.shape[-1] != in1 or input2.shape[-1] != in2:
+        raise RuntimeError(f"bilinear(): input sizes {list(input1.shape)} and {list(input2.shape)} don't match the "
+                           f"weight {list(weight.shape)}")
+    G = _G()
+    mixed = G.matmul(input1, weight.permute([1, 0, 2]).reshape([in1, out * in2]))
+    y = (mixed.reshape(list(mixed.shape[:-1]) + [out, in2]) * input2.unsqueeze(-2)).sum(-1)
+    return y if bias is None else y + bias
