@@ -216,7 +216,7 @@ def show(root: str | None, op: str, show_all: bool) -> None:
 @root_option
 @click.argument("name")
 @click.option("--pointwise", "spec", default="self", show_default=True,
-              help="The kernel spec: a Python expression over `self` (README: The kernel spec).")
+              help="The kernel spec: a Python expression over `self` (docs/GUIDE.md: The kernel spec).")
 @click.option("--derivative", default="grad", show_default=True,
               help="The gradient formula for `self` (derivatives.yaml's language).")
 def new_op(root: str | None, name: str, spec: str, derivative: str) -> None:
