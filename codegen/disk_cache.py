@@ -1,10 +1,12 @@
-"""Caches of the generator kept across runs, outside the project: `$XDG_CACHE_HOME/opgen/<kind>/` (by
-default `~/.cache/opgen/<kind>/`).
+"""Caches of the generator kept across runs, outside the project: `<cache root>/<kind>/`, where the root is
+`$XDG_CACHE_HOME/opgen` when that is an absolute path, else `~/.cache/opgen` (runtime/verified_cache.py).
 
 Note [Generator caches]
 A no-op `opgen generate` must stay fast, and its output must never depend on what a cache holds. So
 every cache maps a key that is a digest of *all* the inputs of one value to that value alone:
-  - `jinja/`: compiled templates (Jinja's own bytecode cache, keyed by template name and source);
+  - `jinja/`: compiled templates (codegen/jinja_env.py: a bytecode cache of our own, keyed by the template's
+    name, file and source, Jinja's version and Python's bytecode magic; no pickle, and the marshalled code
+    is loaded only after its entry is verified);
   - `names/`: the top-level names of a runtime module that `dispatch:` kernels are checked against
     (codegen/native.py) and the formula helpers of runtime/autograd/formulas.py (codegen/derivatives.py),
     keyed by the module's source;
@@ -12,33 +14,31 @@ every cache maps a key that is a digest of *all* the inputs of one value to that
     every codegen/*.py file, every file under the project's templates/ and the Jinja version) and the
     `repr` of the template's context (frozen dataclasses of strings, numbers and tuples, whose repr
     holds every field).
-Editing a template, the generator or the YAML therefore changes the key, never a stored value. An
-entry holds a digest of its own body and is used only when the two agree, so a truncated, corrupt or
-foreign file is a miss (the value is computed again and the entry rewritten), not output. Entries are
-written to a temporary name and renamed into place, so a killed run leaves no half-written entry
-under a real key. Any OSError (no home directory, read-only disk) turns the cache off for that value.
+Editing a template, the generator or the YAML therefore changes the key, never a stored value. Entries
+are read and written by runtime/verified_cache.py (Note [Caches that verify]): each records its name (the
+key) and the digest of its body, both checked before use, so a truncated, corrupt, foreign or swapped
+file is a miss (the value is computed again and the entry rewritten), never output; writes are fsynced
+and renamed into place; an untrusted directory (a symbolic link, another user's, writable by others) is
+not used. The generator imports that module, a leaf of runtime/ that imports nothing of opgen, rather
+than keeping a second copy of the checks (pyproject.toml's `codegen-vocabulary-only` contract names it).
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import os
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
+
+from runtime import verified_cache
 
 _CODEGEN = Path(__file__).resolve().parent
 
 
-def cache_dir(kind: str) -> Path:
-    """Where the `kind` cache lives (it may not exist yet); the environment is read at each call."""
-    return _base_dir(os.environ.get("XDG_CACHE_HOME"), os.environ.get("HOME")) / "opgen" / kind
-
-
-@functools.cache
-def _base_dir(xdg_cache_home: str | None, home: str | None) -> Path:
-    return Path(xdg_cache_home or os.path.join(os.path.expanduser("~"), ".cache"))
+def cache_dir(kind: str) -> Path | None:
+    """Where the `kind` cache lives (it may not exist yet; None without a home directory); the environment
+    is read at each call."""
+    root = verified_cache.user_cache_root()
+    return None if root is None else root / kind
 
 
 def digest(*parts: str | bytes) -> str:
@@ -70,22 +70,15 @@ def generator_digest(templates: Path) -> str:
 
 
 class DiskCache:
-    """Text values under hex-digest keys, each entry checked against its own digest when read."""
+    """Text values under hex-digest keys, each entry verified when read (Note [Caches that verify])."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
 
-    def _path(self, key: str) -> Path:
-        return cache_dir(self.kind) / key[:2] / key
-
     def get(self, key: str) -> str | None:
         """The value stored under `key`, or None when absent or not intact."""
-        try:
-            raw = self._path(key).read_bytes()
-        except OSError:
-            return None
-        check, newline, body = raw.partition(b"\n")
-        if not newline or check.decode("ascii", "replace") != digest(body):
+        body = verified_cache.read(cache_dir(self.kind), key, self.kind, root=verified_cache.user_cache_root())
+        if body is None:
             return None
         try:
             return body.decode()
@@ -94,20 +87,8 @@ class DiskCache:
 
     def put(self, key: str, value: str) -> None:
         """Store `value` under `key` (best effort: a failure leaves the cache without it)."""
-        body = value.encode()
-        path = self._path(key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(digest(body).encode() + b"\n" + body)
-                os.replace(tmp, path)
-            except BaseException:
-                os.unlink(tmp)
-                raise
-        except OSError:
-            return
+        verified_cache.write(cache_dir(self.kind), key, value.encode(), self.kind,
+                             root=verified_cache.user_cache_root())
 
 
 def memo(kind: str, key: str, compute: Callable[[], str]) -> str:

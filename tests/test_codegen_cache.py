@@ -14,6 +14,7 @@ import pytest
 from codegen import derivatives, disk_cache, gen, gen_cuda, kernel_targets
 from codegen.jinja_env import environment
 from codegen.native import load_native_functions
+from runtime import verified_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "cuda_corpus.yaml"
@@ -120,7 +121,22 @@ def test_unwritable_cache_still_generates(tmp_path: Path, monkeypatch: pytest.Mo
     blocker.write_text("")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))  # cache_dir lies under a file: every write fails
     functions = load_native_functions(CORPUS, root=ROOT)
-    assert gen_cuda.generate(functions, environment(ROOT)) == gen_cuda.generate(functions, _uncached(ROOT))
+    with pytest.warns(verified_cache.CacheWarning, match="runs without the cache"):
+        cached = gen_cuda.generate(functions, environment(ROOT))
+    assert cached == gen_cuda.generate(functions, _uncached(ROOT))
+
+
+def test_swapped_render_entries_do_not_swap_sources(cache_home: Path) -> None:
+    """Two entries' files exchanged: each is another key's entry now, so both are misses, and no op's
+    source is written under another's name."""
+    functions = load_native_functions(CORPUS, root=ROOT)
+    good = gen_cuda.generate(functions, environment(ROOT))
+    entries = _entries(cache_home, "render")
+    assert len(entries) >= 2
+    a, b = entries[0].read_bytes(), entries[1].read_bytes()
+    entries[0].write_bytes(b)
+    entries[1].write_bytes(a)
+    assert gen_cuda.generate(functions, environment(ROOT)) == good
 
 
 def test_cuda_templates_read_only_their_context() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -87,4 +88,7 @@ def test_default_cache_dir_honours_env(monkeypatch: pytest.MonkeyPatch, tmp_path
     monkeypatch.setenv("OPGEN_CACHE_DIR", str(tmp_path))
     assert C.default_cache_dir() == tmp_path
     monkeypatch.delenv("OPGEN_CACHE_DIR")
-    assert C.default_cache_dir() == Path.home() / ".cache" / "opgen" / "kernels"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert C.default_cache_dir() == tmp_path / "xdg" / "opgen" / "kernels"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert C.default_cache_dir() == Path(os.path.expanduser("~")) / ".cache" / "opgen" / "kernels"

@@ -15,8 +15,9 @@ A source that compiled clean (no error, no warning) is recorded under `<kernel c
 contents of opgen's headers: everything the compiler reads. The record holds the PTX entries that compile
 found, and a later run takes them from it instead of compiling again, so only sources (or headers, or an
 NVRTC) that changed since the last clean run are compiled. Nothing else is recorded: a source with an error
-or a warning is compiled again every run, and a record that does not parse is a miss. Records are written
-to a temporary name and renamed into place.
+or a warning is compiled again every run. Records are read and written by runtime/verified_cache.py (Note
+[Caches that verify]): a record that is not exactly the one written under its key (truncated, foreign,
+swapped, a symbolic link) is a miss, and a directory that cannot be trusted is not used.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import pytest
 from codegen import gen_cuda
 from codegen.jinja_env import environment
 from codegen.native import load_native_functions
+from runtime import verified_cache
 from runtime.cuda import nvrtc_check
 from runtime.cuda.compile import cache_key, default_cache_dir, headers_digest
 
@@ -76,38 +78,39 @@ def _compile(item: tuple[str, str, tuple[str, ...]]) -> tuple[str, list[str], li
     return path, declared, entries, "\n".join(warnings) or None
 
 
-_RECORD = "opgen nvrtc-check 1"  # the first line of a record (Note [Compile check cache])
+_LABEL = "nvrtc-check"  # the cache label of a record (Note [Compile check cache])
 
 
-def _record_path(job: tuple[str, str, tuple[str, ...]], toolchain: str, headers: str) -> Path:
+def _record_path(job: tuple[str, str, tuple[str, ...]], toolchain: str, headers: str) -> Path | None:
     _, source, extra = job
     key = cache_key(source, nvrtc_check.default_options(extra), nvrtc_check.CI_ARCH, "ptx", toolchain, headers)
-    return default_cache_dir() / "nvrtc-check" / f"{key}.entries"
+    root = default_cache_dir()
+    return None if root is None else root / "nvrtc-check" / f"{key}.entries"
 
 
-def _read_record(path: Path) -> list[str] | None:
-    try:
-        lines = path.read_text().splitlines()
-    except (OSError, UnicodeDecodeError):
+def _read_record(path: Path | None) -> list[str] | None:
+    if path is None:
         return None
-    return lines[1:] if lines and lines[0] == _RECORD else None
-
-
-def _write_record(path: Path, entries: list[str]) -> None:
+    body = verified_cache.read(path.parent, path.name, _LABEL, root=path.parent.parent)
+    if body is None:
+        return None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
-        tmp.write_text("\n".join([_RECORD, *entries]) + "\n")
-        os.replace(tmp, path)
-    except OSError:  # a read-only cache only costs the next run its compiles
-        pass
+        return body.decode().splitlines()
+    except UnicodeDecodeError:
+        return None
+
+
+def _write_record(path: Path | None, entries: list[str]) -> None:
+    if path is not None:  # a cache that cannot be written only costs the next run its compiles
+        verified_cache.write(path.parent, path.name, "".join(f"{e}\n" for e in entries).encode(), _LABEL,
+                             root=path.parent.parent)
 
 
 def test_compile_check_records_only_clean_compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPGEN_CACHE_DIR", str(tmp_path))
     job = ("a.cu", 'extern "C" __global__ void k() {}', ())
     path = _record_path(job, "nvrtc-12.0", "h")
-    assert path.parent == tmp_path / "nvrtc-check"
+    assert path is not None and path.parent == tmp_path / "nvrtc-check"
     assert _read_record(path) is None
     _write_record(path, ["k", "k2"])
     assert _read_record(path) == ["k", "k2"]

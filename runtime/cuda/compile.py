@@ -5,7 +5,8 @@
            (Note [NVRTC without a device] in nvrtc_check.py); memoised in memory per (key)
   cache    a disk cache of the binaries keyed by `cache_key`: a hash of everything that changes the
            binary: source, options, architecture, output kind, NVRTC and CuPy versions and the contents
-           of opgen's headers. Files are written atomically, so concurrent processes are safe.
+           of opgen's headers. Entries are verified before use and written atomically
+           (runtime/verified_cache.py, Note [Caches that verify]): a damaged or foreign one is compiled again.
 Loading a binary into a device (`load_function`) is the only step that needs CuPy's driver API.
 
 A compile error raises `CudaCompileError` naming the kernel and file, the options, and each error with the
@@ -17,13 +18,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import runtime.cuda.nvrtc_check as nvrtc_check
+from runtime import verified_cache
 from runtime.cuda.nvrtc_check import CompileResult, NvrtcCompileError
 
 CONTEXT_LINES = 3
@@ -41,10 +42,19 @@ class CudaCompileError(RuntimeError):
         self.log = log
 
 
-def default_cache_dir() -> Path:
-    """`$OPGEN_CACHE_DIR` or `~/.cache/opgen/kernels`. Read once, by `KernelCache()`, never deeper."""
-    env = os.environ.get("OPGEN_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "opgen" / "kernels"
+def default_cache_dir() -> Path | None:
+    """`$OPGEN_CACHE_DIR` when it is an absolute path, else `<user cache root>/kernels` (`$XDG_CACHE_HOME/opgen`
+    or `~/.cache/opgen`: runtime/verified_cache.py); None without a home directory. A relative
+    OPGEN_CACHE_DIR is ignored with a warning, as XDG ignores a relative XDG_CACHE_HOME: a cache that moves
+    with the current directory would be a new, unchecked one in every directory a program runs in.
+    Read once, by `KernelCache()` and `HostLibraries()`, never deeper."""
+    env = os.environ.get("OPGEN_CACHE_DIR", "")
+    if os.path.isabs(env):
+        return Path(env)
+    if env:
+        verified_cache.warn_once(f"OPGEN_CACHE_DIR={env!r} is not an absolute path: ignored")
+    root = verified_cache.user_cache_root()
+    return None if root is None else root / "kernels"
 
 
 def headers_digest(include_dir: str = nvrtc_check.INCLUDE_DIR) -> str:
@@ -111,7 +121,7 @@ class KernelCache:
     def __init__(self, directory: Path | None = None,
                  compiler: Callable[[str, str, tuple[str, ...], int, str], CompileResult] | None = None,
                  toolchain: str | None = None) -> None:
-        self.directory = directory if directory is not None else default_cache_dir()
+        self.directory = directory if directory is not None else default_cache_dir()  # None: no disk cache
         self._compiler = compiler or nvrtc_check.nvrtc_compile
         self._toolchain = toolchain
         self._headers: str | None = None
@@ -134,14 +144,11 @@ class KernelCache:
             binary = self._memory.get(key)
         if binary is not None:
             return binary
-        path = self.directory / f"{key}.{kind}"
-        try:
-            binary = path.read_bytes()
-        except OSError:
-            binary = None
+        entry = f"{key}.{kind}"
+        binary = verified_cache.read(self.directory, entry, f"nvrtc-{kind}")
         if binary is None:
             binary = self._compile(source, name, options, arch, kind, kernel)
-            self._store(path, binary)
+            verified_cache.write(self.directory, entry, binary, f"nvrtc-{kind}")
         with self._lock:
             self._memory[key] = binary
         return binary
@@ -156,16 +163,6 @@ class KernelCache:
             message = format_compile_error(source, name, full, e.log, kernel)
             raise CudaCompileError(message, name=name, kernel=kernel, options=full, log=e.log) from None
         return result.binary
-
-    def _store(self, path: Path, binary: bytes) -> None:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as f:
-                f.write(binary)
-            os.replace(tmp, path)
-        except OSError:  # a read-only home must not break compilation
-            pass
 
 
 _DEFAULT_CACHE: KernelCache | None = None

@@ -6,16 +6,31 @@
   compile  the system compiler into one shared library per source; errors raise CudaCompileError with the
            numbered source, as NVRTC errors do (runtime/cuda/compile.py: format_compile_error)
   cache    libraries on disk under `<kernel cache>/host/`, keyed like the NVRTC cache (source, headers,
-           compiler, flags: runtime/cuda/compile.py: cache_key); written atomically
+           compiler, flags: runtime/cuda/compile.py: cache_key), verified before they are loaded
+           (Note [Loading a verified host library])
   launch   `HostFunction(grid, block, args, stream=..., shared_mem=...)`, called as a `cupy.cuda.Function`:
            device arrays become their addresses, NumPy scalars and packed structs their bytes
 
 Sources are compiled when a kernel of them is first launched; `build_all` compiles many in parallel.
+
+Note [Loading a verified host library]
+A shared library runs code as soon as it is loaded (its constructors), and a mapped file cut short kills the
+process with SIGBUS when a page past its end is touched. So a library is never loaded from the cache's file:
+`build` returns the bytes of an entry that runtime/verified_cache.py checked (its key, which covers the
+source, headers, compiler and flags, and the digest of those bytes; Note [Caches that verify]), or of a
+fresh compile, and `load` writes exactly those bytes into a private, sealed memory file (`memfd_create`
+with write, grow and shrink sealed) and loads it by `/proc/self/fd/N`. Nobody can change what was checked
+between the check and the load, and nothing outside the process can truncate it. That descriptor stays
+open for the life of the process: the dynamic loader knows a library by its path name, and a reused
+descriptor number would hand back the library loaded before under the same name. Where memfd or /proc is
+missing, the bytes go to a new file of a private temporary directory (mode 0700), loaded and then removed.
+A compile writes its library into such a directory too, never into the cache directory.
 """
 
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import functools
 import hashlib
 import os
@@ -33,6 +48,7 @@ import numpy as np
 
 import runtime.cuda.compile as CC
 import runtime.cuda.nvrtc_check as nvrtc_check
+from runtime import verified_cache
 
 HEADER = str(Path(__file__).with_name("opgen_emulate.h"))
 OPT_LEVEL = os.environ.get("OPGEN_EMULATE_OPT", "-O1")
@@ -107,41 +123,87 @@ def _gcc_log_as_nvrtc(log: str, name: str) -> str:
     return "\n".join(out)
 
 
+_LABEL = "host-library"
+_SEALS = ("F_SEAL_SEAL", "F_SEAL_SHRINK", "F_SEAL_GROW", "F_SEAL_WRITE")
+_open_images: list[int] = []  # memfds of loaded libraries, kept open (Note [Loading a verified host library])
+
+
+def _load_from_memfd(image: bytes, name: str) -> ctypes.CDLL | None:
+    if not hasattr(os, "memfd_create") or not all(hasattr(fcntl, seal) for seal in _SEALS):
+        return None
+    fd = os.memfd_create(f"opgen-{name}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        view = memoryview(image)
+        while view:
+            view = view[os.write(fd, view):]
+        seals = 0
+        for seal in _SEALS:
+            seals |= getattr(fcntl, seal)
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+        lib = ctypes.CDLL(f"/proc/self/fd/{fd}")
+    except OSError:
+        os.close(fd)
+        return None
+    _open_images.append(fd)
+    return lib
+
+
+def _load_from_private_file(image: bytes, name: str) -> ctypes.CDLL:
+    with tempfile.TemporaryDirectory(prefix="opgen-host-") as private:  # mode 0700
+        path = os.path.join(private, f"{name}.so")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o500)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(image)
+        return ctypes.CDLL(path)
+
+
+def load_image(image: bytes, name: str) -> ctypes.CDLL:
+    """The shared library whose bytes are `image`, loaded from a private copy of them (Note [Loading a
+    verified host library]); `name` only names the copy."""
+    return _load_from_memfd(image, name) or _load_from_private_file(image, name)
+
+
 class HostLibraries:
-    """Compiled host libraries in memory and on disk (one per source file)."""
+    """Compiled host libraries in memory and on disk (one per source file). `directory` None: the default
+    (`<kernel cache>/host`, or no disk cache when there is no cache root)."""
 
     def __init__(self, directory: Path | None = None) -> None:
-        self.directory = directory if directory is not None else CC.default_cache_dir() / "host"
+        root = directory
+        if directory is None:
+            root = CC.default_cache_dir()
+            directory = None if root is None else root / "host"
+        self.directory = directory
+        self._root = root  # the top of the cache tree, checked too (Note [Caches that verify])
         self._loaded: dict[str, ctypes.CDLL] = {}
         self._lock = threading.Lock()
         self._building: dict[str, threading.Lock] = {}
         self.compiles = 0
 
-    def library_path(self, source_path: str) -> Path:
+    def entry_name(self, source_path: str) -> str:
+        """The cache entry of the library of `source_path`: its key and a suffix."""
         source = CC.read_source(source_path)
         compiler = find_compiler()
-        key = library_key(source, compile_options(), compiler)
-        return self.directory / f"{key}.so"
+        return f"{library_key(source, compile_options(), compiler)}.so"
 
-    def build(self, source_path: str) -> Path:
-        """The library of one source, compiled now unless the disk cache has it."""
-        path = self.library_path(source_path)
+    def build(self, source_path: str) -> bytes:
+        """The bytes of the library of one source: a verified disk-cache entry, else compiled now and stored."""
+        entry = self.entry_name(source_path)
         with self._lock:
-            lock = self._building.setdefault(str(path), threading.Lock())
+            lock = self._building.setdefault(entry, threading.Lock())
         with lock:
-            if not path.exists():
-                self._compile(source_path, path)
-        return path
+            image = verified_cache.read(self.directory, entry, _LABEL, root=self._root)
+            if image is None:
+                image = self._compile(source_path)
+                verified_cache.write(self.directory, entry, image, _LABEL, root=self._root)
+        return image
 
-    def _compile(self, source_path: str, path: Path) -> None:
+    def _compile(self, source_path: str) -> bytes:
         name = os.path.basename(source_path)
         source = CC.read_source(source_path)
         compiler, options = find_compiler(), compile_options()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".so")
-        os.close(fd)
-        try:
-            proc = subprocess.run([compiler, *options, "-x", "c++", "-", "-o", tmp],
+        with tempfile.TemporaryDirectory(prefix="opgen-build-") as private:
+            out = os.path.join(private, "lib.so")
+            proc = subprocess.run([compiler, *options, "-x", "c++", "-", "-o", out],
                                   input=host_source(source, name), capture_output=True, text=True,
                                   check=False)
             self.compiles += 1
@@ -151,27 +213,26 @@ class HostLibraries:
                 message = CC.format_compile_error(source, name, full, log).replace(
                     "CUDA compilation", "Host (emulated CUDA) compilation", 1)
                 raise CC.CudaCompileError(message, name=name, kernel=None, options=full, log=proc.stderr)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+            return Path(out).read_bytes()
 
     def load(self, source_path: str) -> ctypes.CDLL:
         with self._lock:
             lib = self._loaded.get(source_path)
         if lib is None:
-            lib = ctypes.CDLL(str(self.build(source_path)))
+            stem = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(source_path))
+            lib = load_image(self.build(source_path), stem)
             lib.opgen_emu_last_error.restype = ctypes.c_char_p
             lib.opgen_emu_set_seed.argtypes = [ctypes.c_ulonglong]
             with self._lock:
                 lib = self._loaded.setdefault(source_path, lib)
         return lib
 
-    def build_all(self, source_paths: Iterable[str], jobs: int | None = None) -> list[Path]:
-        """Compile many sources in parallel (`jobs` compilers at once; default: one per CPU)."""
+    def build_all(self, source_paths: Iterable[str], jobs: int | None = None) -> int:
+        """Compile many sources in parallel (`jobs` compilers at once; default: one per CPU) into the disk
+        cache; how many libraries are ready."""
         paths = list(source_paths)
         with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-            return list(pool.map(self.build, paths))
+            return sum(1 for _ in pool.map(self.build, paths))
 
 
 _DEFAULT: HostLibraries | None = None
