@@ -12,7 +12,7 @@ from typing import NoReturn
 
 import click
 
-from codegen import gen
+from codegen import gen, loading
 from codegen.errors import OpgenError
 from codegen.model import SchemaKind
 from codegen.native import NativeFunction
@@ -22,18 +22,18 @@ from runtime.vocabulary import KEYS_BY_PRIORITY, DispatchKey, resolve
 def find_project(start: Path) -> Path | None:
     """The nearest directory at or above `start` that holds native_functions.yaml (as git finds its repo)."""
     start = start.resolve()
-    return next((d for d in (start, *start.parents) if (d / gen.NATIVE_YAML).is_file()), None)
+    return next((d for d in (start, *start.parents) if (d / loading.NATIVE_YAML).is_file()), None)
 
 
 def _root(root: str | None) -> Path:
     if root:
         path = Path(root).resolve()
-        if not (path / gen.NATIVE_YAML).is_file():
-            raise click.UsageError(f"no {gen.NATIVE_YAML} in {path}: pass the project directory to --root")
+        if not (path / loading.NATIVE_YAML).is_file():
+            raise click.UsageError(f"no {loading.NATIVE_YAML} in {path}: pass the project directory to --root")
         return path
     found = find_project(Path.cwd())
     if found is None:
-        raise click.UsageError(f"no {gen.NATIVE_YAML} in {Path.cwd().resolve()} or any parent directory: "
+        raise click.UsageError(f"no {loading.NATIVE_YAML} in {Path.cwd().resolve()} or any parent directory: "
                                "run opgen inside a project, or pass --root DIR")
     return found
 
@@ -51,9 +51,9 @@ def _render(project: Path) -> dict[str, str]:
         _fail(e)
 
 
-def _model(project: Path) -> gen.Model:
+def _model(project: Path) -> loading.Model:
     try:
-        return gen.load_model(project)
+        return loading.load_model(project)
     except OpgenError as e:
         _fail(e)
 
@@ -136,7 +136,7 @@ def _matches(f: NativeFunction, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns for name in names)
 
 
-def static_table(f: NativeFunction, model: gen.Model) -> list[tuple[str, str, str]]:
+def static_table(f: NativeFunction, model: loading.Model) -> list[tuple[str, str, str]]:
     """What serves each runtime dispatch key of an op, with no fallback registered: the rule of
     `runtime.vocabulary.resolve`, which the runtime's dispatcher uses too, over the kernels that the
     generated package registers. Rows are (key, kernel path or '-', how)."""

@@ -9,7 +9,6 @@ generator (sorted iteration everywhere, no timestamps), so `opgen check` can dif
 from __future__ import annotations
 
 import difflib
-import functools
 import math
 import warnings
 from dataclasses import dataclass
@@ -19,41 +18,17 @@ import jinja2
 
 from codegen import api_python, gen_autograd, gen_cuda, names, tree_swap
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
-from codegen.derivatives import Derivative, load_derivatives
 from codegen.errors import Location, OpgenError
 from codegen.jinja_env import environment
 from codegen.kernel_spec import NUMPY, condition_tensors, integer_divisors
 from codegen.literals import python_number, python_str, python_value
+from codegen.loading import Model, load_model
 from codegen.model import Argument, BaseType, ListType, OptionalType, Type
-from codegen.native import NativeFunction, Variant, load_native_functions
-from codegen.runtime_ops import check_runtime_ops
+from codegen.native import NativeFunction, Variant
+from codegen.schema_parser import default_value
 from runtime.vocabulary import DTYPE_GROUPS, POINTWISE_KEYS
 
 GENERATED = "generated"
-NATIVE_YAML = "native_functions.yaml"
-DERIVATIVES_YAML = "derivatives.yaml"
-
-
-@dataclass(frozen=True)
-class Model:
-    functions: list[NativeFunction]
-    derivatives: list[Derivative]
-
-    @functools.cached_property
-    def _derivative_by_function(self) -> dict[int, Derivative]:
-        return {id(d.function): d for d in self.derivatives}
-
-    def derivative_of(self, f: NativeFunction) -> Derivative | None:
-        """The derivatives.yaml entry of `f` (derived in-place/out forms share their root's)."""
-        return self._derivative_by_function.get(id(f.root))
-
-
-def load_model(root: Path) -> Model:
-    """Load and validate both YAML files of the project at `root`."""
-    functions = load_native_functions(root / NATIVE_YAML, root=root)
-    check_runtime_ops((f.func.name.name for f in functions), NATIVE_YAML)
-    derivatives = load_derivatives(root / DERIVATIVES_YAML, functions, root=root)
-    return Model(functions, derivatives)
 
 
 def render_all(root: Path) -> dict[str, str]:
@@ -254,7 +229,7 @@ def _numeric_defaults(f: NativeFunction, scalars: tuple[str, ...]) -> dict[str, 
     out: dict[str, float] = {}
     for a in f.func.arguments.flat_non_out:
         if a.name in scalars and a.default is not None:
-            value = a.default_value()
+            value = default_value(a)
             if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
                 out[a.name] = value
     return out

@@ -34,7 +34,7 @@ from codegen.model import Argument, SchemaKind
 from codegen.native import NativeFunction
 
 if TYPE_CHECKING:
-    from codegen.gen import Model
+    from codegen.loading import Model
 
 # Note [Saving metadata instead of tensors]
 # A formula that reads only an input's metadata (`self.shape`, `self.stride()` ...) gets those values saved

@@ -24,6 +24,7 @@ from codegen.kernel_targets import check_kernel
 from codegen.literals import SYMBOL_DEFAULTS
 from codegen.model import Argument, FunctionSchema, SchemaKind, Symbol
 from codegen.names import check_argument_names, check_op_name
+from codegen.schema_parser import default_value, parse_schema
 from codegen.yaml_lines import LocatedMap, load_entries, read_source
 from runtime.vocabulary import POINTWISE_KEYS, YAML_DISPATCH_KEYS
 
@@ -193,7 +194,7 @@ def _load_entry(entry: LocatedMap, file: str, root: Path) -> NativeFunction:
         types, what = ENTRY_TYPES[key]
         if not isinstance(value, types) or (isinstance(value, list) and not all(isinstance(v, str) for v in value)):
             raise _EntryError(key, f"'{key}' must be {what}, not {_describe(value)}")
-    func = FunctionSchema.parse(entry["func"])
+    func = parse_schema(entry["func"])
     _check_names(func)
     check_argument_names(func, pointwise="pointwise" in entry)
     _check_defaults(func)
@@ -255,7 +256,7 @@ _INT64 = range(-(2**63), 2**63)
 def _check_defaults(func: FunctionSchema) -> None:
     for a in func.arguments.flat_all:
         if a.default is not None:
-            _check_default(a, a.default_value())
+            _check_default(a, default_value(a))
 
 
 def _check_default(a: Argument, value: object) -> None:
@@ -372,10 +373,10 @@ def _derive_forms(f: NativeFunction) -> OpGroup:
         overload = f".{name.overload}" if name.overload else ""
         inplace_args = ["Tensor(a!) self", *args[1:]] + (["*", *kwargs] if kwargs else [])
         text = f"{name.base}_{overload}({', '.join(inplace_args)}) -> Tensor(a!)"
-        inplace = NativeFunction(FunctionSchema.parse(text), f.loc, frozenset({Variant.method}),
+        inplace = NativeFunction(parse_schema(text), f.loc, frozenset({Variant.method}),
                                  {}, f.pointwise, f.doc, derived_from=f)
     out_overload = "out" if name.overload in ("", "Tensor") else f"{name.overload}_out"
     out_args = [*args, "*", *kwargs, "Tensor(a!) out"]
     text = f"{name.base}.{out_overload}({', '.join(out_args)}) -> Tensor(a!)"
-    out = NativeFunction(FunctionSchema.parse(text), f.loc, frozenset(), {}, f.pointwise, f.doc, derived_from=f)
+    out = NativeFunction(parse_schema(text), f.loc, frozenset(), {}, f.pointwise, f.doc, derived_from=f)
     return OpGroup(f, inplace, out)
