@@ -25,6 +25,7 @@ from codegen.literals import python_number, python_str, python_value
 from codegen.loading import Model, load_model
 from codegen.model import Argument, BaseType, ListType, OptionalType, Type
 from codegen.native import NativeFunction, Variant
+from codegen.render_errors import owned, rendering
 from codegen.schema_parser import default_value
 from runtime.vocabulary import DTYPE_GROUPS, POINTWISE_KEYS
 
@@ -32,7 +33,13 @@ GENERATED = "generated"
 
 
 def render_all(root: Path) -> dict[str, str]:
-    """Every file of `generated/`, as {relative path: content}."""
+    """Every file of `generated/`, as {relative path: content}; any failure of a template or a context
+    builder is a RenderError naming the op (Note [Render errors name their op])."""
+    with rendering():
+        return _render_all(root)
+
+
+def _render_all(root: Path) -> dict[str, str]:
     model = load_model(root)
     env = environment(root)
     functions = model.functions
@@ -40,16 +47,18 @@ def render_all(root: Path) -> dict[str, str]:
     by_name: dict[str, list[NativeFunction]] = {}
     for f in functions:
         by_name.setdefault(f.func.name.name, []).append(f)
+    for b in bindings:
+        owned(b, by_name[b.name][0])
     exported = [b for b in bindings if any(Variant.function in f.root.variants for f in by_name.get(b.name, ()))]
     method_names = sorted({f.func.name.name for f in functions if Variant.method in f.variants})
     varargs = _varargs_methods(by_name, method_names)
-    ops = [_op_context(f) for f in functions]
+    ops = [owned(_op_context(f), f) for f in functions]
     ops_by_id = {op.id: op for op in ops}
     files = {
         "_ops.py": env.get_template("ops.py.j2").render(
             ops=ops, ops_by_id=ops_by_id, bindings=bindings, exported=exported),
         "_cpu_kernels.py": env.get_template("cpu_kernels.py.j2").render(
-            kernels=[_cpu_kernel_context(f) for f in functions
+            kernels=[owned(_cpu_kernel_context(f), f) for f in functions
                      if f.pointwise is not None and f.derived_from is None]),
         "_autograd.py": gen_autograd.render(env, model, root),
         "_registrations.py": _render_registrations(env, model),
@@ -58,8 +67,9 @@ def render_all(root: Path) -> dict[str, str]:
             direct=_direct_methods(bindings, ops_by_id, varargs), dunders=api_python.dunders(bindings)),
         "__init__.py": env.get_template("init.py.j2").render(),
         "__init__.pyi": env.get_template("init.pyi.j2").render(
-            functions=[_stub(b, by_name[b.name]) for b in exported],
-            methods=[_stub(b, by_name[b.name], varargs.get(b.name)) for b in bindings if b.name in method_names]),
+            functions=[owned(_stub(b, by_name[b.name]), by_name[b.name][0]) for b in exported],
+            methods=[owned(_stub(b, by_name[b.name], varargs.get(b.name)), by_name[b.name][0])
+                     for b in bindings if b.name in method_names]),
     }
     files.update(gen_cuda.generate(functions, env))
     names.check_module_names(files, _owners(model))

@@ -32,6 +32,7 @@ from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import BUILTINS, Derivative, Formula, helper_names, op_function_names, output_names
 from codegen.model import Argument, SchemaKind
 from codegen.native import NativeFunction
+from codegen.render_errors import owned
 
 if TYPE_CHECKING:
     from codegen.loading import Model
@@ -305,11 +306,11 @@ def render(env: jinja2.Environment, model: Model, root: Path) -> str:
     """generated/_autograd.py: the nodes of every derivative and the Autograd kernel of every op."""
     ops = op_function_names(model.functions)
     helpers = helper_names(root)
-    nodes = {id(d): _node_context(d, ops, helpers) for d in model.derivatives}
+    nodes = {id(d): owned(_node_context(d, ops, helpers), d) for d in model.derivatives}
     kernels = []
     for f in model.functions:
         if not f.has_autograd_kernel:
             continue
         d = model.derivative_of(f)
-        kernels.append(_kernel_context(f, d, nodes[id(d)] if d is not None else None))
+        kernels.append(owned(_kernel_context(f, d, nodes[id(d)] if d is not None else None), f))
     return env.get_template("autograd.py.j2").render(nodes=list(nodes.values()), kernels=kernels)

@@ -32,6 +32,7 @@ from codegen.kernel_spec import CUDA, condition_tensors
 from codegen.literals import comment_text
 from codegen.model import SchemaKind
 from codegen.names import local_name
+from codegen.render_errors import owned
 
 if TYPE_CHECKING:
     from codegen.native import NativeFunction
@@ -158,7 +159,8 @@ def pointwise_op(f: NativeFunction) -> PointwiseOp:
 
 def pointwise_ops(functions: Sequence[NativeFunction]) -> list[PointwiseOp]:
     """Every functional op with a pointwise spec, sorted by kernel name (derived forms share its kernels)."""
-    ops = [pointwise_op(f) for f in functions if f.pointwise is not None and f.func.kind() == SchemaKind.functional]
+    ops = [owned(pointwise_op(f), f) for f in functions
+           if f.pointwise is not None and f.func.kind() == SchemaKind.functional]
     return sorted(ops, key=lambda op: op.kernel)
 
 
