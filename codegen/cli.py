@@ -152,13 +152,23 @@ def static_table(f: NativeFunction, model: loading.Model) -> list[tuple[str, str
     return rows
 
 
+def shown_ops(model: loading.Model, op: str) -> list[NativeFunction]:
+    """The operators `opgen show OP` prints: the one whose full name is OP (`std` is an operator of its own,
+    the table `dispatcher.find("std")` holds), else every overload and derived form named OP (`add`:
+    add.Tensor, add.Scalar, add.out ...; `add_`), else those whose base name is OP."""
+    exact = [f for f in model.functions if f.name == op]
+    if exact:
+        return exact
+    return [f for f in model.functions if op in (f.func.name.name, f.func.name.base)]
+
+
 @main.command()
 @root_option
 @click.argument("op")
 def show(root: str | None, op: str) -> None:
     """Show one operator: schema, dispatch table and derivative formulas (OP like add or add.Tensor)."""
     model = _model(_root(root))
-    matches = [f for f in model.functions if op in (f.name, f.func.name.name, f.func.name.base)]
+    matches = shown_ops(model, op)
     if not matches:
         names = sorted({n for f in model.functions for n in (f.name, f.func.name.name)})
         close = difflib.get_close_matches(op, names, n=5, cutoff=0.6)
@@ -182,6 +192,9 @@ def show(root: str | None, op: str) -> None:
                 # printed from its tree: one line, its strings escaped (the YAML text may hold any character)
                 click.echo(f"    {', '.join(formula.inputs)}: {ast.unparse(formula.tree)}")
         click.echo("")
+    others = [f.name for f in model.functions if f.func.name.name == op and f not in matches]
+    if others:
+        click.echo(f"other overloads: {', '.join(others)}")
 
 
 if __name__ == "__main__":

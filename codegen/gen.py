@@ -27,7 +27,7 @@ from codegen.model import Argument, BaseType, ListType, OptionalType, Type
 from codegen.native import NativeFunction, Variant
 from codegen.render_errors import owned, rendering
 from codegen.schema_parser import default_value
-from runtime.vocabulary import DTYPE_GROUPS, POINTWISE_KEYS
+from runtime.vocabulary import DTYPE_GROUPS, POINTWISE_KEYS, PromoteKind
 
 GENERATED = "generated"
 
@@ -224,7 +224,7 @@ def _cpu_kernel_context(f: NativeFunction) -> CpuKernelContext:
         promote=spec.promote,
         promote_scalars=tuple(py_name(x) for x in spec.promote_scalars),
         dtypes=None if all_dtypes else tuple(spec.dtypes),
-        fast_set="_NATIVE" if all_dtypes and spec.promote != "float" else f"_FAST_{kernel_name(f)}",
+        fast_set="_NATIVE" if all_dtypes and spec.promote != PromoteKind.float else f"_FAST_{kernel_name(f)}",
         inplace=f.group.inplace is not None,
         conditions=tuple(py_name(t) for t in condition_tensors(spec)),
         zero_dim=tuple(py_name(t) for t in spec.zero_dim),

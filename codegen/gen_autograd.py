@@ -33,6 +33,7 @@ from codegen.derivatives import BUILTINS, Derivative, Formula, helper_names, op_
 from codegen.model import Argument, SchemaKind
 from codegen.native import NativeFunction
 from codegen.render_errors import owned
+from runtime.vocabulary import PromoteKind
 
 if TYPE_CHECKING:
     from codegen.loading import Model
@@ -288,7 +289,7 @@ def _kernel_context(f: NativeFunction, d: Derivative | None, node: NodeContext |
         if not any(a.type.is_list() for a in diff_args) else None,
         one_output=diff_flags is None and len(returns) == 1 and returns[0].type.is_tensor(),
         view=form == "functional" and any(r.annotation is not None and not r.annotation.is_write for r in returns),
-        float_output=f.pointwise is not None and f.pointwise.promote in ("common", "float"),
+        float_output=f.pointwise is not None and f.pointwise.promote != PromoteKind.bool,
     )
 
 

@@ -26,7 +26,7 @@ from codegen.model import Argument, FunctionSchema, SchemaKind, Symbol
 from codegen.names import check_argument_names, check_op_name
 from codegen.schema_parser import default_value, parse_schema
 from codegen.yaml_lines import LocatedMap, load_entries, read_source
-from runtime.vocabulary import POINTWISE_KEYS, YAML_DISPATCH_KEYS
+from runtime.vocabulary import POINTWISE_KEYS, YAML_DISPATCH_KEYS, PromoteKind
 
 
 class Variant(Enum):
@@ -43,7 +43,7 @@ ENTRY_KEYS = {
     "variants": "'function', 'method' or 'function, method' (default: function)",
     "dispatch": "a mapping from dispatch keys to kernel functions named by module path",
     "pointwise": "a pointwise expression over the arguments (generates CPU and CUDA kernels)",
-    "promote": "how a pointwise op finds its output dtype: common, float or bool",
+    "promote": f"how a pointwise op finds its output dtype: {', '.join(PromoteKind)}",
     "dtypes": "dtypes a pointwise op accepts: all, floating, integral, numeric, or a list",
     "promote_scalars": "scalar arguments that take part in type promotion as wrapped numbers: [other]",
     "zero_dim": "tensor arguments that must be 0-dimensional (a value tensor standing for a scalar): [value]",
@@ -58,7 +58,7 @@ ENTRY_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "variants": ((str,), "a string like 'function, method'"),
     "dispatch": ((dict,), "a mapping like 'CPU: module.function'"),
     "pointwise": ((str,), "an expression string"),
-    "promote": ((str,), "one of common, float, bool"),
+    "promote": ((str,), f"one of {', '.join(PromoteKind)}"),
     "dtypes": ((str, list), "a dtype group or a list of dtypes"),
     "promote_scalars": ((list,), "a list of scalar argument names"),
     "zero_dim": ((list,), "a list of tensor argument names"),
@@ -369,7 +369,7 @@ def _derive_forms(f: NativeFunction) -> OpGroup:
     args = [str(a) for a in schema.arguments.positional]
     kwargs = [str(a) for a in schema.arguments.kwarg_only]
     inplace = None
-    if args and args[0] == "Tensor self" and f.pointwise.promote != "bool":
+    if args and args[0] == "Tensor self" and f.pointwise.promote != PromoteKind.bool:
         overload = f".{name.overload}" if name.overload else ""
         inplace_args = ["Tensor(a!) self", *args[1:]] + (["*", *kwargs] if kwargs else [])
         text = f"{name.base}_{overload}({', '.join(inplace_args)}) -> Tensor(a!)"
