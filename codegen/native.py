@@ -15,7 +15,6 @@ from __future__ import annotations
 import keyword
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError, SchemaParseError
@@ -26,13 +25,7 @@ from codegen.model import Argument, FunctionSchema, SchemaKind, Symbol
 from codegen.names import check_argument_names, check_op_name
 from codegen.schema_parser import default_value, parse_schema
 from codegen.yaml_lines import LocatedMap, load_entries, read_source
-from runtime.vocabulary import POINTWISE_KEYS, YAML_DISPATCH_KEYS, PromoteKind
-
-
-class Variant(Enum):
-    function = "function"
-    method = "method"
-
+from runtime.vocabulary import DTYPE_GROUPS, POINTWISE_KEYS, VARIANTS, YAML_DISPATCH_KEYS, PromoteKind, Variant
 
 # Dispatch keys an entry may name, in priority order (highest first); the last two are alias keys.
 DISPATCH_KEYS = YAML_DISPATCH_KEYS
@@ -44,7 +37,7 @@ ENTRY_KEYS = {
     "dispatch": "a mapping from dispatch keys to kernel functions named by module path",
     "pointwise": "a pointwise expression over the arguments (generates CPU and CUDA kernels)",
     "promote": f"how a pointwise op finds its output dtype: {', '.join(PromoteKind)}",
-    "dtypes": "dtypes a pointwise op accepts: all, floating, integral, numeric, or a list",
+    "dtypes": f"dtypes a pointwise op accepts: {', '.join(DTYPE_GROUPS)}, or a list",
     "promote_scalars": "scalar arguments that take part in type promotion as wrapped numbers: [other]",
     "zero_dim": "tensor arguments that must be 0-dimensional (a value tensor standing for a scalar): [value]",
     "same_dtype": "tensor arguments that must have the first tensor's dtype: [end, weight unless 0-d]",
@@ -279,7 +272,7 @@ def _parse_variants(value: object, func: FunctionSchema) -> frozenset[Variant]:
         try:
             out.add(Variant(word))
         except ValueError:
-            raise _EntryError("variants", f"unknown variant '{word}'; expected function or method") from None
+            raise _EntryError("variants", f"unknown variant '{word}'; expected {' or '.join(VARIANTS)}") from None
     if Variant.method in out and func.arguments.self_arg is None:
         raise _EntryError("variants", "a method variant needs an argument named 'self'")
     return frozenset(out)

@@ -11,7 +11,7 @@ nothing else of `runtime/` (DESIGN.md, "Layers").
 from __future__ import annotations
 
 from collections.abc import Collection
-from enum import IntEnum, StrEnum
+from enum import Enum, IntEnum, StrEnum
 
 
 class DispatchKey(IntEnum):
@@ -48,8 +48,16 @@ YAML_DISPATCH_KEYS: tuple[str, ...] = ("Autograd", "BackendSelect", *(k.name for
 # Keys whose kernel the generator writes for a `pointwise:` op.
 POINTWISE_KEYS: tuple[str, ...] = ("CPU", "CUDA")
 
-# `variants:` of an entry.
-VARIANTS: tuple[str, ...] = ("function", "method")
+
+
+class Variant(Enum):
+    """`variants:` of an entry: a function of the package, a Tensor method, or both."""
+
+    function = "function"
+    method = "method"
+
+
+VARIANTS: tuple[str, ...] = tuple(v.value for v in Variant)
 
 
 class PromoteKind(StrEnum):
