@@ -20,6 +20,7 @@ from codegen.literals import SYMBOL_DEFAULTS, python_value
 from codegen.model import Argument, SchemaKind, Symbol
 from codegen.names import py_name
 from codegen.native import NativeFunction, Variant
+from codegen.schema_parser import default_value
 
 NOT_GIVEN = "_NG"   # the sentinel's name in generated code
 
@@ -64,7 +65,7 @@ def python_default(arg: Argument) -> str | None:
     """The default of an argument as Python source, or None when it has none."""
     if arg.default is None:
         return None
-    value = arg.default_value()
+    value = default_value(arg)
     if isinstance(value, Symbol):
         return SYMBOL_DEFAULTS[str(value)]  # the loader refuses any other symbol
     if isinstance(value, list | tuple):

@@ -14,7 +14,7 @@ from typing import NoReturn
 
 import click
 
-from codegen import gen
+from codegen import gen, loading
 from codegen.errors import LoadError, OpgenError
 from codegen.model import SchemaKind
 from codegen.native import NativeFunction
@@ -24,18 +24,18 @@ from runtime.vocabulary import KEYS_BY_PRIORITY, DispatchKey, resolve
 def find_project(start: Path) -> Path | None:
     """The nearest directory at or above `start` that holds native_functions.yaml (as git finds its repo)."""
     start = start.resolve()
-    return next((d for d in (start, *start.parents) if (d / gen.NATIVE_YAML).is_file()), None)
+    return next((d for d in (start, *start.parents) if (d / loading.NATIVE_YAML).is_file()), None)
 
 
 def _root(root: str | None) -> Path:
     if root:
         path = Path(root).resolve()
-        if not (path / gen.NATIVE_YAML).is_file():
-            raise click.UsageError(f"no {gen.NATIVE_YAML} in {path}: pass the project directory to --root")
+        if not (path / loading.NATIVE_YAML).is_file():
+            raise click.UsageError(f"no {loading.NATIVE_YAML} in {path}: pass the project directory to --root")
         return path
     found = find_project(Path.cwd())
     if found is None:
-        raise click.UsageError(f"no {gen.NATIVE_YAML} in {Path.cwd().resolve()} or any parent directory: "
+        raise click.UsageError(f"no {loading.NATIVE_YAML} in {Path.cwd().resolve()} or any parent directory: "
                                "run opgen inside a project, or pass --root DIR")
     return found
 
@@ -57,9 +57,9 @@ def _render(project: Path) -> dict[str, str]:
         _fail(e)
 
 
-def _model(project: Path) -> gen.Model:
+def _model(project: Path) -> loading.Model:
     try:
-        return gen.load_model(project)
+        return loading.load_model(project)
     except OpgenError as e:
         _fail(e)
 
@@ -146,7 +146,7 @@ def _matches(f: NativeFunction, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns for name in names)
 
 
-def static_table(f: NativeFunction, model: gen.Model) -> list[tuple[str, str, str]]:
+def static_table(f: NativeFunction, model: loading.Model) -> list[tuple[str, str, str]]:
     """What serves each runtime dispatch key of an op, with no fallback registered: the rule of
     `runtime.vocabulary.resolve`, which the runtime's dispatcher uses too, over the kernels that the
     generated package registers. Rows are (key, kernel path or '-', how)."""
@@ -163,6 +163,16 @@ def static_table(f: NativeFunction, model: gen.Model) -> list[tuple[str, str, st
     return rows
 
 
+def shown_ops(model: loading.Model, op: str) -> list[NativeFunction]:
+    """The operators `opgen show OP` prints: the one whose full name is OP (`std` is an operator of its own,
+    the table `dispatcher.find("std")` holds), else every overload and derived form named OP (`add`:
+    add.Tensor, add.Scalar, add.out ...; `add_`), else those whose base name is OP."""
+    exact = [f for f in model.functions if f.name == op]
+    if exact:
+        return exact
+    return [f for f in model.functions if op in (f.func.name.name, f.func.name.base)]
+
+
 @main.command()
 @root_option
 @click.option("--all", "show_all", is_flag=True,
@@ -175,7 +185,7 @@ def show(root: str | None, op: str, show_all: bool) -> None:
     forms and the whole dispatch table, keys without a kernel included.
     """
     model = _model(_root(root))
-    matches = [f for f in model.functions if op in (f.name, f.func.name.name, f.func.name.base)]
+    matches = shown_ops(model, op)
     if not matches:
         names = sorted({n for f in model.functions for n in (f.name, f.func.name.name)})
         close = difflib.get_close_matches(op, names, n=5, cutoff=0.6)
@@ -207,6 +217,9 @@ def show(root: str | None, op: str, show_all: bool) -> None:
         elif f.kind == SchemaKind.out:
             click.echo("  derivative: none (out= forms are not differentiable)")
         click.echo("")
+    others = [f.name for f in model.functions if f.func.name.name == op and f not in matches]
+    if others:
+        click.echo(f"other overloads: {', '.join(others)}")
     hidden = len(matches) - len(shown)
     if hidden:
         click.echo(f"({hidden} derived form{'s' if hidden > 1 else ''}: in-place and out=; `opgen show --all {op}`)")
@@ -233,8 +246,8 @@ def new_op(root: str | None, name: str, spec: str, derivative: str) -> None:
         sys.exit(2)
     schema = f"{name}(Tensor self) -> Tensor"
     entries = {
-        gen.NATIVE_YAML: f"- func: {schema}\n  variants: function, method\n  pointwise: {json.dumps(spec)}\n",
-        gen.DERIVATIVES_YAML: f"- name: {schema}\n  self: {json.dumps(derivative)}\n",
+        loading.NATIVE_YAML: f"- func: {schema}\n  variants: function, method\n  pointwise: {json.dumps(spec)}\n",
+        loading.DERIVATIVES_YAML: f"- name: {schema}\n  self: {json.dumps(derivative)}\n",
     }
     paths = {file: project / file for file in entries}
     before = {file: path.read_bytes() for file, path in paths.items()}
@@ -251,8 +264,8 @@ def new_op(root: str | None, name: str, spec: str, derivative: str) -> None:
             _replace(path, before[file])
         click.echo(f"opgen: error: the new entry does not load, so nothing was added:\n{e}", err=True)
         sys.exit(2)
-    click.echo(f"opgen: added {name} at {gen.NATIVE_YAML}:{lines[gen.NATIVE_YAML]} and "
-               f"{gen.DERIVATIVES_YAML}:{lines[gen.DERIVATIVES_YAML]}; edit them, then run `opgen generate`")
+    click.echo(f"opgen: added {name} at {loading.NATIVE_YAML}:{lines[loading.NATIVE_YAML]} and "
+               f"{loading.DERIVATIVES_YAML}:{lines[loading.DERIVATIVES_YAML]}; edit them, then run `opgen generate`")
 
 
 def _replace(path: Path, data: bytes) -> None:

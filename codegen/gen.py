@@ -9,7 +9,6 @@ generator (sorted iteration everywhere, no timestamps), so `opgen check` can dif
 from __future__ import annotations
 
 import difflib
-import functools
 import math
 import warnings
 from dataclasses import dataclass
@@ -19,45 +18,28 @@ import jinja2
 
 from codegen import api_python, differentiable, docstrings, gen_autograd, gen_cuda, gen_fusion, names, tree_swap
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
-from codegen.derivatives import Derivative, load_derivatives
 from codegen.errors import LoadError, Location, OpgenError
 from codegen.jinja_env import environment
 from codegen.kernel_spec import NUMPY, condition_tensors, integer_divisors
 from codegen.literals import python_number, python_str, python_value
+from codegen.loading import DERIVATIVES_YAML, Model, load_model
 from codegen.model import Argument, BaseType, ListType, OptionalType, Type
-from codegen.native import NativeFunction, Variant, load_native_functions
-from codegen.runtime_ops import check_runtime_ops
-from runtime.vocabulary import DTYPE_GROUPS, POINTWISE_KEYS
+from codegen.native import NativeFunction, Variant
+from codegen.render_errors import owned, rendering
+from codegen.schema_parser import default_value
+from runtime.vocabulary import DTYPE_GROUPS, POINTWISE_KEYS, PromoteKind
 
 GENERATED = "generated"
-NATIVE_YAML = "native_functions.yaml"
-DERIVATIVES_YAML = "derivatives.yaml"
-
-
-@dataclass(frozen=True)
-class Model:
-    functions: list[NativeFunction]
-    derivatives: list[Derivative]
-
-    @functools.cached_property
-    def _derivative_by_function(self) -> dict[int, Derivative]:
-        return {id(d.function): d for d in self.derivatives}
-
-    def derivative_of(self, f: NativeFunction) -> Derivative | None:
-        """The derivatives.yaml entry of `f` (derived in-place/out forms share their root's)."""
-        return self._derivative_by_function.get(id(f.root))
-
-
-def load_model(root: Path) -> Model:
-    """Load and validate both YAML files of the project at `root`."""
-    functions = load_native_functions(root / NATIVE_YAML, root=root)
-    check_runtime_ops((f.func.name.name for f in functions), NATIVE_YAML)
-    derivatives = load_derivatives(root / DERIVATIVES_YAML, functions, root=root)
-    return Model(functions, derivatives)
 
 
 def render_all(root: Path) -> dict[str, str]:
-    """Every file of `generated/`, as {relative path: content}."""
+    """Every file of `generated/`, as {relative path: content}; any failure of a template or a context
+    builder is a RenderError naming the op (Note [Render errors name their op])."""
+    with rendering():
+        return _render_all(root)
+
+
+def _render_all(root: Path) -> dict[str, str]:
     model = load_model(root)
     env = environment(root)
     functions = model.functions
@@ -71,17 +53,19 @@ def render_all(root: Path) -> dict[str, str]:
     by_name: dict[str, list[NativeFunction]] = {}
     for f in functions:
         by_name.setdefault(f.func.name.name, []).append(f)
+    for b in bindings:
+        owned(b, by_name[b.name][0])
     exported = [b for b in bindings if any(Variant.function in f.root.variants for f in by_name.get(b.name, ()))]
     method_names = sorted({f.func.name.name for f in functions if Variant.method in f.variants})
     varargs = _varargs_methods(by_name, method_names)
-    ops = [_op_context(f) for f in functions]
+    ops = [owned(_op_context(f), f) for f in functions]
     ops_by_id = {op.id: op for op in ops}
     docs = _docs(model, bindings, by_name, method_names, varargs)
     files = {
         "_ops.py": env.get_template("ops.py.j2").render(
             ops=ops, ops_by_id=ops_by_id, bindings=bindings, exported=exported, docs=docs),
         "_cpu_kernels.py": env.get_template("cpu_kernels.py.j2").render(
-            kernels=[_cpu_kernel_context(f) for f in functions
+            kernels=[owned(_cpu_kernel_context(f), f) for f in functions
                      if f.pointwise is not None and f.derived_from is None]),
         "_autograd.py": gen_autograd.render(env, model, root),
         "_registrations.py": _render_registrations(env, model),
@@ -92,8 +76,9 @@ def render_all(root: Path) -> dict[str, str]:
         "__init__.py": env.get_template("init.py.j2").render(),
         "py.typed": "",  # PEP 561: the package ships its types (__init__.pyi)
         "__init__.pyi": env.get_template("init.pyi.j2").render(
-            functions=[_stub(b, by_name[b.name]) for b in exported],
-            methods=[_stub(b, by_name[b.name], varargs.get(b.name)) for b in bindings if b.name in method_names],
+            functions=[owned(_stub(b, by_name[b.name]), by_name[b.name][0]) for b in exported],
+            methods=[owned(_stub(b, by_name[b.name], varargs.get(b.name)), by_name[b.name][0])
+                     for b in bindings if b.name in method_names],
             dunders=api_python.dunders(bindings), api_names=_stub_imports(root)),
     }
     files.update(gen_cuda.generate(functions, env))
@@ -295,7 +280,7 @@ def _cpu_kernel_context(f: NativeFunction) -> CpuKernelContext:
         promote=spec.promote,
         promote_scalars=tuple(py_name(x) for x in spec.promote_scalars),
         dtypes=None if all_dtypes else tuple(spec.dtypes),
-        fast_set="_NATIVE" if all_dtypes and spec.promote != "float" else f"_FAST_{kernel_name(f)}",
+        fast_set="_NATIVE" if all_dtypes and spec.promote != PromoteKind.float else f"_FAST_{kernel_name(f)}",
         inplace=f.group.inplace is not None,
         conditions=tuple(py_name(t) for t in condition_tensors(spec)),
         zero_dim=tuple(py_name(t) for t in spec.zero_dim),
@@ -310,7 +295,7 @@ def _numeric_defaults(f: NativeFunction, scalars: tuple[str, ...]) -> dict[str, 
     out: dict[str, float] = {}
     for a in f.func.arguments.flat_non_out:
         if a.name in scalars and a.default is not None:
-            value = a.default_value()
+            value = default_value(a)
             if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
                 out[a.name] = value
     return out

@@ -32,9 +32,11 @@ from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import BUILTINS, Derivative, Formula, helper_names, op_function_names, output_names
 from codegen.model import Argument, SchemaKind
 from codegen.native import NativeFunction
+from codegen.render_errors import owned
+from runtime.vocabulary import PromoteKind
 
 if TYPE_CHECKING:
-    from codegen.gen import Model
+    from codegen.loading import Model
 
 # Note [Saving metadata instead of tensors]
 # A formula that reads only an input's metadata (`self.shape`, `self.stride()` ...) gets those values saved
@@ -287,7 +289,7 @@ def _kernel_context(f: NativeFunction, d: Derivative | None, node: NodeContext |
         if not any(a.type.is_list() for a in diff_args) else None,
         one_output=diff_flags is None and len(returns) == 1 and returns[0].type.is_tensor(),
         view=form == "functional" and any(r.annotation is not None and not r.annotation.is_write for r in returns),
-        float_output=f.pointwise is not None and f.pointwise.promote in ("common", "float"),
+        float_output=f.pointwise is not None and f.pointwise.promote != PromoteKind.bool,
     )
 
 
@@ -305,11 +307,11 @@ def render(env: jinja2.Environment, model: Model, root: Path) -> str:
     """generated/_autograd.py: the nodes of every derivative and the Autograd kernel of every op."""
     ops = op_function_names(model.functions)
     helpers = helper_names(root)
-    nodes = {id(d): _node_context(d, ops, helpers) for d in model.derivatives}
+    nodes = {id(d): owned(_node_context(d, ops, helpers), d) for d in model.derivatives}
     kernels = []
     for f in model.functions:
         if not f.has_autograd_kernel:
             continue
         d = model.derivative_of(f)
-        kernels.append(_kernel_context(f, d, nodes[id(d)] if d is not None else None))
+        kernels.append(owned(_kernel_context(f, d, nodes[id(d)] if d is not None else None), f))
     return env.get_template("autograd.py.j2").render(nodes=list(nodes.values()), kernels=kernels)

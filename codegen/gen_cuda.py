@@ -32,6 +32,8 @@ from codegen.kernel_spec import CUDA, condition_tensors
 from codegen.literals import comment_text
 from codegen.model import SchemaKind
 from codegen.names import local_name
+from codegen.render_errors import owned
+from runtime.vocabulary import FLOATING_DTYPES, HALF_DTYPES, compute_dtype, opmath_dtype, promoted_dtype
 
 if TYPE_CHECKING:
     from codegen.native import NativeFunction
@@ -50,25 +52,19 @@ CTYPES: dict[str, tuple[str, int]] = {
     "float32": ("float", 4),
     "float64": ("double", 8),
 }
-FLOATING = ("float16", "bfloat16", "float32", "float64")
+FLOATING = FLOATING_DTYPES
 DEFAULT_FLOAT = "float32"
 KERNEL_PATHS: tuple[str, ...] = ("vec", "contig", "strided")
 INDEX_BITS: dict[int, str] = {32: "unsigned int", 64: "unsigned long long"}
 VEC_BYTES = 16  # one 128-bit load per operand in the vectorised path
 
 
-def opmath(dtype: str) -> str:
-    """The dtype arithmetic happens in: float for half precision (PyTorch's opmath_type)."""
-    return "float32" if dtype in ("float16", "bfloat16") else dtype
+opmath = opmath_dtype  # Note [Floating dtypes and opmath] (runtime/vocabulary.py)
 
 
 def instance_dtypes(promote: str, dtype: str) -> tuple[str, str, str]:
     """(input, output, compute) dtypes of the instance for inputs of `dtype` (Note [Kernel instances])."""
-    if promote == "bool":
-        return dtype, "bool", opmath(dtype)
-    if promote == "float" and dtype not in FLOATING:
-        return dtype, DEFAULT_FLOAT, DEFAULT_FLOAT
-    return dtype, dtype, opmath(dtype)
+    return dtype, promoted_dtype(promote, dtype, DEFAULT_FLOAT), compute_dtype(promote, dtype, DEFAULT_FLOAT)
 
 
 def vec_width(in_dtype: str, out_dtype: str) -> int:
@@ -158,7 +154,8 @@ def pointwise_op(f: NativeFunction) -> PointwiseOp:
 
 def pointwise_ops(functions: Sequence[NativeFunction]) -> list[PointwiseOp]:
     """Every functional op with a pointwise spec, sorted by kernel name (derived forms share its kernels)."""
-    ops = [pointwise_op(f) for f in functions if f.pointwise is not None and f.func.kind() == SchemaKind.functional]
+    ops = [owned(pointwise_op(f), f) for f in functions
+           if f.pointwise is not None and f.func.kind() == SchemaKind.functional]
     return sorted(ops, key=lambda op: op.kernel)
 
 
@@ -278,7 +275,7 @@ class SoftmaxInstance:
 
 # softmax input -> output dtypes: the same dtype, or half precision to float (`_softmax(half_to_float)`).
 SOFTMAX_PAIRS: tuple[tuple[str, str], ...] = (
-    *((d, d) for d in FLOATING), ("float16", "float32"), ("bfloat16", "float32"))
+    *((d, d) for d in FLOATING), *((d, opmath(d)) for d in HALF_DTYPES))
 
 
 def copy_pairs(src: str) -> list[CopyPair]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from codegen.errors import OpgenError
 from codegen.formula_grammar import GrammarError, check_depth
 from codegen.literals import cxx_number, python_number
-from runtime.vocabulary import DTYPE_GROUPS, PROMOTE_KINDS
+from runtime.vocabulary import DTYPE_GROUPS, PROMOTE_KINDS, PromoteKind
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class PointwiseSpec:
 
     source: str
     tree: ast.expr
-    promote: str
+    promote: PromoteKind
     tensors: tuple[str, ...]
     scalars: tuple[str, ...]
     dtypes: tuple[str, ...]
@@ -129,7 +129,7 @@ class PointwiseSpec:
         if unknown:
             raise SpecError(f"promote_scalars names '{unknown[0]}', which is not a scalar argument of the op; "
                             f"its scalar arguments are: {', '.join(scalars) or 'none'}")
-        return PointwiseSpec(source.strip(), tree, promote, tensors, scalars, _dtype_names(dtypes),
+        return PointwiseSpec(source.strip(), tree, PromoteKind(promote), tensors, scalars, _dtype_names(dtypes),
                              tuple(promote_scalars), tuple(zero_dim), tuple(same_dtype))
 
     def render(self, renderer: SpecRenderer, names: Mapping[str, str]) -> str:

@@ -1,7 +1,8 @@
 """The function-schema model: PyTorch's schema language as frozen dataclasses.
 
-Every class has a `parse()` and a `__str__` that gives back the parsed text exactly, so a schema read from
-YAML can be printed into generated code unchanged. The parser is a small hand-written scanner (no regular
+Every class has a `__str__` that gives back the parsed text exactly, so a schema read from YAML can be
+printed into generated code unchanged. The parser (codegen/schema_parser.py: `parse_schema`, `parse_type`, ...,
+which imports this module; this module imports nothing of it) is a small hand-written scanner (no regular
 expressions); it accepts only the canonical spelling (", " between items, " -> " before the returns), which is
 what makes the round-trip exact. A malformed schema raises `SchemaParseError` whose column (from 1) points at
 the offending character.
@@ -13,7 +14,6 @@ immutable, so sharing them is safe; `clear_caches()` empties them (the benchmark
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from enum import Enum
 
@@ -33,7 +33,10 @@ __all__ = [
     "SchemaKind",
     "Symbol",
     "Type",
-    "clear_caches",
+    "annotated",
+    "bad_name_char",
+    "is_name",
+    "schema_error",
 ]
 
 # Every base type of PyTorch's schema language (torchgen's BaseTy), which covers native_functions.yaml.
@@ -47,15 +50,15 @@ BASE_TYPE_NAMES: frozenset[str] = frozenset(
 
 
 
-def _fail(s: str, pos: int, message: str) -> SchemaParseError:
+def schema_error(s: str, pos: int, message: str) -> SchemaParseError:
     return SchemaParseError(s, pos + 1, message)
 
 
-def _is_name(text: str) -> bool:
+def is_name(text: str) -> bool:
     return text.isidentifier() and text.isascii()
 
 
-def _bad_name_char(text: str) -> int:
+def bad_name_char(text: str) -> int:
     """Index of the first character that keeps `text` from being an ASCII identifier (len if empty)."""
     for i, c in enumerate(text):
         if not (c == "_" or (c.isascii() and (c.isalpha() or (i and c.isdigit())))):
@@ -85,10 +88,6 @@ class OperatorName:
     dunder: bool
     overload: str
 
-    @staticmethod
-    def parse(s: str) -> OperatorName:
-        return _scan_operator_name(s, 0, len(s))
-
     @property
     def name(self) -> str:
         """The name without the overload: `add_`, `__iand__`."""
@@ -113,14 +112,6 @@ class Type:
     """A schema type: `BaseType`, `OptionalType` (`T?`) or `ListType` (`T[]`, `T[2]`)."""
 
     __slots__ = ()
-
-    @staticmethod
-    def parse(s: str) -> Type:
-        t = _TYPE_CACHE.get(s)
-        if t is None:
-            t = _scan_type(s, 0, len(s), -1, -1, False)
-            _TYPE_CACHE[s] = t
-        return t
 
     def base_name(self) -> str:
         """The innermost base type name: `Tensor` for `Tensor?[]`."""
@@ -186,10 +177,6 @@ class Annotation:
     is_write: bool
     alias_set_after: tuple[str, ...]
 
-    @staticmethod
-    def parse(s: str) -> Annotation:
-        return _scan_annotation(s, 0, len(s))
-
     def __str__(self) -> str:
         text = "|".join(self.alias_set) + ("!" if self.is_write else "")
         if self.alias_set_after:
@@ -197,7 +184,7 @@ class Annotation:
         return text
 
 
-def _annotated(t: Type, annotation: Annotation | None) -> str:
+def annotated(t: Type, annotation: Annotation | None) -> str:
     """The type's text with the annotation right after the base name: `Tensor(a!)[]`."""
     text = str(t)
     if annotation is None:
@@ -224,25 +211,12 @@ class Argument:
     default: str | None
     annotation: Annotation | None
 
-    @staticmethod
-    def parse(s: str) -> Argument:
-        arg, end = _scan_argument(s, 0)
-        if end != len(s):
-            raise _fail(s, end, f"unexpected text after argument '{arg.name}'")
-        return arg
-
     @property
     def is_write(self) -> bool:
         return self.annotation is not None and self.annotation.is_write
 
-    def default_value(self) -> object:
-        """The default as a Python value: None, bool, int, float, str, `Symbol` or a list of these."""
-        if self.default is None:
-            return None
-        return _default_value(self.default)
-
     def __str__(self) -> str:
-        text = f"{_annotated(self.type, self.annotation)} {self.name}"
+        text = f"{annotated(self.type, self.annotation)} {self.name}"
         return text if self.default is None else f"{text}={self.default}"
 
 
@@ -254,15 +228,8 @@ class Return:
     type: Type
     annotation: Annotation | None
 
-    @staticmethod
-    def parse(s: str) -> Return:
-        ret, end = _scan_return(s, 0)
-        if end != len(s):
-            raise _fail(s, end, "unexpected text after the return")
-        return ret
-
     def __str__(self) -> str:
-        text = _annotated(self.type, self.annotation)
+        text = annotated(self.type, self.annotation)
         return text if self.name is None else f"{text} {self.name}"
 
 
@@ -273,10 +240,6 @@ class Arguments:
     positional: tuple[Argument, ...]
     kwarg_only: tuple[Argument, ...]  # after `*`, not written
     out: tuple[Argument, ...]  # after `*`, written: torchgen's rule for out arguments
-
-    @staticmethod
-    def parse(s: str) -> Arguments:
-        return _scan_arguments(s, 0, True)[0]
 
     @property
     def self_arg(self) -> Argument | None:
@@ -314,19 +277,6 @@ class FunctionSchema:
     arguments: Arguments
     returns: tuple[Return, ...]
 
-    @staticmethod
-    def parse(s: str) -> FunctionSchema:
-        """Parse `s`; the result always prints back as `s` (checked, as torchgen does)."""
-        schema = _scan_schema(s)
-        text = str(schema)
-        if text != s:  # a safety net: the scanner should never get here
-            raise _fail(
-                s,
-                len(os.path.commonprefix([text, s])),
-                f"schema is not in canonical form (it prints as {text!r})",
-            )
-        return schema
-
     def kind(self) -> SchemaKind:
         if self.name.inplace:
             return SchemaKind.inplace
@@ -363,21 +313,3 @@ class FunctionSchema:
         else:
             returns = "(" + ", ".join(str(r) for r in rets) + ")"
         return f"{self.name}({self.arguments}) -> {returns}"
-
-
-# ---------------------------------------------------------------------------------------------------------
-
-
-# The scanner lives in codegen/schema_parser.py; imported last because it builds the classes above.
-from codegen.schema_parser import (  # noqa: E402
-    _TYPE_CACHE,
-    _default_value,
-    _scan_annotation,
-    _scan_argument,
-    _scan_arguments,
-    _scan_operator_name,
-    _scan_return,
-    _scan_schema,
-    _scan_type,
-    clear_caches,
-)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import keyword
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError, SchemaParseError, did_you_mean
@@ -24,14 +23,9 @@ from codegen.kernel_targets import check_kernel
 from codegen.literals import SYMBOL_DEFAULTS
 from codegen.model import Argument, FunctionSchema, SchemaKind, Symbol
 from codegen.names import check_argument_names, check_op_name
+from codegen.schema_parser import default_value, parse_schema
 from codegen.yaml_lines import LocatedMap, load_entries, read_source
-from runtime.vocabulary import POINTWISE_KEYS, YAML_DISPATCH_KEYS
-
-
-class Variant(Enum):
-    function = "function"
-    method = "method"
-
+from runtime.vocabulary import DTYPE_GROUPS, POINTWISE_KEYS, VARIANTS, YAML_DISPATCH_KEYS, PromoteKind, Variant
 
 # Dispatch keys an entry may name, in priority order (highest first); the last two are alias keys.
 DISPATCH_KEYS = YAML_DISPATCH_KEYS
@@ -42,8 +36,8 @@ ENTRY_KEYS = {
     "variants": "'function', 'method' or 'function, method' (default: function)",
     "dispatch": "a mapping from dispatch keys to kernel functions named by module path",
     "pointwise": "a pointwise expression over the arguments (generates CPU and CUDA kernels)",
-    "promote": "how a pointwise op finds its output dtype: common, float or bool",
-    "dtypes": "dtypes a pointwise op accepts: all, floating, integral, numeric, or a list",
+    "promote": f"how a pointwise op finds its output dtype: {', '.join(PromoteKind)}",
+    "dtypes": f"dtypes a pointwise op accepts: {', '.join(DTYPE_GROUPS)}, or a list",
     "promote_scalars": "scalar arguments that take part in type promotion as wrapped numbers: [other]",
     "zero_dim": "tensor arguments that must be 0-dimensional (a value tensor standing for a scalar): [value]",
     "same_dtype": "tensor arguments that must have the first tensor's dtype: [end, weight unless 0-d]",
@@ -57,7 +51,7 @@ ENTRY_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "variants": ((str,), "a string like 'function, method'"),
     "dispatch": ((dict,), "a mapping like 'CPU: module.function'"),
     "pointwise": ((str,), "an expression string"),
-    "promote": ((str,), "one of common, float, bool"),
+    "promote": ((str,), f"one of {', '.join(PromoteKind)}"),
     "dtypes": ((str, list), "a dtype group or a list of dtypes"),
     "promote_scalars": ((list,), "a list of scalar argument names"),
     "zero_dim": ((list,), "a list of tensor argument names"),
@@ -194,7 +188,7 @@ def _load_entry(entry: LocatedMap, file: str, root: Path) -> NativeFunction:
         types, what = ENTRY_TYPES[key]
         if not isinstance(value, types) or (isinstance(value, list) and not all(isinstance(v, str) for v in value)):
             raise _EntryError(key, f"'{key}' must be {what}, not {_describe(value)}")
-    func = FunctionSchema.parse(entry["func"])
+    func = parse_schema(entry["func"])
     _check_names(func)
     check_argument_names(func, pointwise="pointwise" in entry)
     _check_defaults(func)
@@ -256,7 +250,7 @@ _INT64 = range(-(2**63), 2**63)
 def _check_defaults(func: FunctionSchema) -> None:
     for a in func.arguments.flat_all:
         if a.default is not None:
-            _check_default(a, a.default_value())
+            _check_default(a, default_value(a))
 
 
 def _check_default(a: Argument, value: object) -> None:
@@ -279,7 +273,7 @@ def _parse_variants(value: object, func: FunctionSchema) -> frozenset[Variant]:
         try:
             out.add(Variant(word))
         except ValueError:
-            raise _EntryError("variants", f"unknown variant '{word}'; expected function or method") from None
+            raise _EntryError("variants", f"unknown variant '{word}'; expected {' or '.join(VARIANTS)}") from None
     if Variant.method in out and func.arguments.self_arg is None:
         raise _EntryError("variants", "a method variant needs an argument named 'self'")
     return frozenset(out)
@@ -369,14 +363,14 @@ def _derive_forms(f: NativeFunction) -> OpGroup:
     args = [str(a) for a in schema.arguments.positional]
     kwargs = [str(a) for a in schema.arguments.kwarg_only]
     inplace = None
-    if args and args[0] == "Tensor self" and f.pointwise.promote != "bool":
+    if args and args[0] == "Tensor self" and f.pointwise.promote != PromoteKind.bool:
         overload = f".{name.overload}" if name.overload else ""
         inplace_args = ["Tensor(a!) self", *args[1:]] + (["*", *kwargs] if kwargs else [])
         text = f"{name.base}_{overload}({', '.join(inplace_args)}) -> Tensor(a!)"
-        inplace = NativeFunction(FunctionSchema.parse(text), f.loc, frozenset({Variant.method}),
+        inplace = NativeFunction(parse_schema(text), f.loc, frozenset({Variant.method}),
                                  {}, f.pointwise, f.doc, derived_from=f)
     out_overload = "out" if name.overload in ("", "Tensor") else f"{name.overload}_out"
     out_args = [*args, "*", *kwargs, "Tensor(a!) out"]
     text = f"{name.base}.{out_overload}({', '.join(out_args)}) -> Tensor(a!)"
-    out = NativeFunction(FunctionSchema.parse(text), f.loc, frozenset(), {}, f.pointwise, f.doc, derived_from=f)
+    out = NativeFunction(parse_schema(text), f.loc, frozenset(), {}, f.pointwise, f.doc, derived_from=f)
     return OpGroup(f, inplace, out)

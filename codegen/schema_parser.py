@@ -1,9 +1,15 @@
 """The scanner of PyTorch's function-schema language: text -> the frozen dataclasses of codegen/model.py.
 
+The public entry points are `parse_schema`, `parse_operator_name`, `parse_type`, `parse_annotation`,
+`parse_argument`, `parse_return`, `parse_arguments`, `default_value` and `clear_caches`. This module imports
+codegen/model.py; the model imports nothing of it (no import circle).
+
 A small hand-written scanner (no regular expressions). See Note [Parse caches] in codegen/model.py.
 """
 
 from __future__ import annotations
+
+import os
 
 from codegen.errors import did_you_mean
 from codegen.model import (
@@ -19,10 +25,10 @@ from codegen.model import (
     Return,
     Symbol,
     Type,
-    _annotated,
-    _bad_name_char,
-    _fail,
-    _is_name,
+    annotated,
+    bad_name_char,
+    is_name,
+    schema_error,
 )
 
 # `__iXX__` dunders that are in-place forms of `__XX__` (Python's augmented assignments).
@@ -34,6 +40,60 @@ _DIGITS = frozenset("0123456789")
 _ESCAPES = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 _KEYWORD_VALUES: dict[str, object] = {"None": None, "True": True, "False": False}
 _FLOAT_WORDS = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}
+
+
+def parse_operator_name(s: str) -> OperatorName:
+    return _scan_operator_name(s, 0, len(s))
+
+
+def parse_type(s: str) -> Type:
+    t = _TYPE_CACHE.get(s)
+    if t is None:
+        t = _scan_type(s, 0, len(s), -1, -1, False)
+        _TYPE_CACHE[s] = t
+    return t
+
+
+def parse_annotation(s: str) -> Annotation:
+    return _scan_annotation(s, 0, len(s))
+
+
+def parse_argument(s: str) -> Argument:
+    arg, end = _scan_argument(s, 0)
+    if end != len(s):
+        raise schema_error(s, end, f"unexpected text after argument '{arg.name}'")
+    return arg
+
+
+def parse_return(s: str) -> Return:
+    ret, end = _scan_return(s, 0)
+    if end != len(s):
+        raise schema_error(s, end, "unexpected text after the return")
+    return ret
+
+
+def parse_arguments(s: str) -> Arguments:
+    return _scan_arguments(s, 0, True)[0]
+
+
+def parse_schema(s: str) -> FunctionSchema:
+    """Parse `s`; the result always prints back as `s` (checked, as torchgen does)."""
+    schema = _scan_schema(s)
+    text = str(schema)
+    if text != s:  # a safety net: the scanner should never get here
+        raise schema_error(
+            s,
+            len(os.path.commonprefix([text, s])),
+            f"schema is not in canonical form (it prints as {text!r})",
+        )
+    return schema
+
+
+def default_value(arg: Argument) -> object:
+    """`arg`'s default as a Python value: None, bool, int, float, str, `Symbol` or a list of these."""
+    if arg.default is None:
+        return None
+    return _default_value(arg.default)
 
 
 # The scanner. Each `_scan_*` reads from `s` at an index and raises SchemaParseError on `s` itself, so
@@ -56,17 +116,17 @@ def clear_caches() -> None:
 def _scan_operator_name(s: str, lo: int, hi: int) -> OperatorName:
     text = s[lo:hi]
     full, dot, overload = text.partition(".")
-    if not _is_name(full):
-        i = _bad_name_char(full)
+    if not is_name(full):
+        i = bad_name_char(full)
         if i == len(full):
-            raise _fail(s, lo + i, "expected an operator name")
-        raise _fail(s, lo + i, f"unexpected character '{full[i]}' in operator name")
-    if dot and not _is_name(overload):
-        i = _bad_name_char(overload)
+            raise schema_error(s, lo + i, "expected an operator name")
+        raise schema_error(s, lo + i, f"unexpected character '{full[i]}' in operator name")
+    if dot and not is_name(overload):
+        i = bad_name_char(overload)
         pos = lo + len(full) + 1 + i
         if i == len(overload) and i == 0:
-            raise _fail(s, pos, "expected an overload name after '.'")
-        raise _fail(s, pos, f"unexpected character '{s[pos]}' in overload name")
+            raise schema_error(s, pos, "expected an overload name after '.'")
+        raise schema_error(s, pos, f"unexpected character '{s[pos]}' in overload name")
     if len(full) > 4 and full.startswith("__") and full.endswith("__"):
         inplace = full[2] == "i" and full[3:-2] in _AUGMENTED
         return OperatorName(full, inplace, True, overload)
@@ -82,13 +142,13 @@ def _scan_type(s: str, lo: int, hi: int, ann_lo: int, ann_hi: int, in_argument: 
     while k < hi and (s[k].isalnum() or s[k] == "_") and s[k].isascii():
         k += 1
     if k == lo:
-        raise _fail(s, lo, "expected a type")
+        raise schema_error(s, lo, "expected a type")
     name = s[lo:k]
     if name not in BASE_TYPE_NAMES:
-        raise _fail(s, lo, f"unknown type '{name}'{did_you_mean(name, BASE_TYPE_NAMES)}")
+        raise schema_error(s, lo, f"unknown type '{name}'{did_you_mean(name, BASE_TYPE_NAMES)}")
     if ann_lo >= 0:
         if k != ann_lo:
-            raise _fail(s, k, f"unexpected character '{s[k]}' before the alias annotation")
+            raise schema_error(s, k, f"unexpected character '{s[k]}' before the alias annotation")
         k = ann_hi
     t: Type = BaseType(name)
     while k < hi:
@@ -100,15 +160,15 @@ def _scan_type(s: str, lo: int, hi: int, ann_lo: int, ann_hi: int, in_argument: 
             close = s.find("]", k, hi)
             size = s[k + 1 : close] if close >= 0 else ""
             if size and not (size.isdigit() and size.isascii() and str(int(size)) == size):
-                raise _fail(s, k + 1, f"invalid list size '{size}'")
+                raise schema_error(s, k + 1, f"invalid list size '{size}'")
             if close < 0:
-                raise _fail(s, hi, "expected ']' to close the list type")
+                raise schema_error(s, hi, "expected ']' to close the list type")
             t = ListType(t, int(size) if size else None)
             k = close + 1
         elif in_argument and c in ",)":
-            raise _fail(s, k, f"expected an argument name after type '{s[lo:k]}'")
+            raise schema_error(s, k, f"expected an argument name after type '{s[lo:k]}'")
         else:
-            raise _fail(s, k, f"unexpected character '{c}' in type")
+            raise schema_error(s, k, f"unexpected character '{c}' in type")
     return t
 
 
@@ -122,7 +182,7 @@ def _scan_alias_set(s: str, k: int, hi: int) -> tuple[tuple[str, ...], int]:
             while end < hi and (s[end].isalnum() or s[end] == "_") and s[end].isascii():
                 end += 1
             if end == k or s[k].isdigit():
-                raise _fail(s, k, "expected an alias name")
+                raise schema_error(s, k, "expected an alias name")
         names.append(s[k:end])
         if end < hi and s[end] == "|":
             k = end + 1
@@ -140,7 +200,7 @@ def _scan_annotation(s: str, lo: int, hi: int) -> Annotation:
     if s.startswith(" -> ", k) and k + 4 <= hi:
         after, k = _scan_alias_set(s, k + 4, hi)
     if k != hi:
-        raise _fail(s, k, "expected ')' to close the alias annotation")
+        raise schema_error(s, k, "expected ')' to close the alias annotation")
     return Annotation(before, is_write, after)
 
 
@@ -148,7 +208,7 @@ def _annotation_at(s: str, par: int) -> tuple[Annotation, int]:
     """The annotation whose '(' is at `par`, and the index of its ')'."""
     rp = s.find(")", par)
     if rp < 0:
-        raise _fail(s, len(s), "expected ')' to close the alias annotation")
+        raise schema_error(s, len(s), "expected ')' to close the alias annotation")
     text = s[par + 1 : rp]
     ann = _ANNOTATION_CACHE.get(text)
     if ann is None:
@@ -179,9 +239,9 @@ def _scan_argument(s: str, p: int) -> tuple[Argument, int]:
         t = _scan_type(s, p, sp, par, rp + 1, True)
         _TYPE_CACHE[type_text] = t
     if ann is not None and t.base_name() != "Tensor":
-        raise _fail(s, par, f"alias annotation on non-tensor type '{t}'")
+        raise schema_error(s, par, f"alias annotation on non-tensor type '{t}'")
     if sp >= n:
-        raise _fail(s, n, f"expected an argument name after type '{s[p:n]}'")
+        raise schema_error(s, n, f"expected an argument name after type '{s[p:n]}'")
     q = sp + 1
     comma = s.find(",", q)
     if comma < 0:
@@ -193,10 +253,10 @@ def _scan_argument(s: str, p: int) -> tuple[Argument, int]:
     end = close if eq < 0 else eq
     name = s[q:end]
     if not (name.isidentifier() and name.isascii()):
-        i = _bad_name_char(name)
+        i = bad_name_char(name)
         if i == 0:
-            raise _fail(s, q, "expected an argument name")
-        raise _fail(s, q + i, f"expected ',' or ')' after argument '{name[:i]}'")
+            raise schema_error(s, q, "expected an argument name")
+        raise schema_error(s, q + i, f"expected ',' or ')' after argument '{name[:i]}'")
     if eq < 0:
         return Argument(name, t, None, ann), end
     d = eq + 1
@@ -220,7 +280,7 @@ def _skip_literal(s: str, d: int) -> int:
         while k < len(s) and s[k] != "]":
             k = _skip_literal(s, k) if s[k] in "\"'" else k + 1
         if k >= len(s):
-            raise _fail(s, len(s), "expected ']' to close the list default")
+            raise schema_error(s, len(s), "expected ']' to close the list default")
         return k + 1
     k = d + 1
     while k < len(s):
@@ -228,13 +288,13 @@ def _skip_literal(s: str, d: int) -> int:
         if ch == c:
             return k + 1
         k += 2 if ch == "\\" else 1
-    raise _fail(s, d, "unterminated string in default value")
+    raise schema_error(s, d, "unterminated string in default value")
 
 
 def _check_default(s: str, lo: int, hi: int) -> None:
     """Check that `s[lo:hi]` is a default literal: a scalar or a list of scalars."""
     if lo == hi:
-        raise _fail(s, lo, "expected a default value after '='")
+        raise schema_error(s, lo, "expected a default value after '='")
     if s[lo] != "[":
         _check_scalar(s, lo, hi)
         return
@@ -247,36 +307,36 @@ def _check_default(s: str, lo: int, hi: int) -> None:
         _check_scalar(s, k, end)
         if end < last:
             if s[end] != ",":
-                raise _fail(s, end, "expected ',' or ']' in the list default")
+                raise schema_error(s, end, "expected ',' or ']' in the list default")
             k = end + 1
             if s.startswith(" ", k):
                 k += 1
             if k == last:
-                raise _fail(s, k, "expected a list element after ','")
+                raise schema_error(s, k, "expected a list element after ','")
         else:
             k = end
 
 
 def _check_scalar(s: str, lo: int, hi: int) -> None:
     if lo == hi:
-        raise _fail(s, lo, "expected a list element")
+        raise schema_error(s, lo, "expected a list element")
     text = s[lo:hi]
     c = text[0]
     if c == '"' or c == "'":
         for i, ch in enumerate(text):
             if not ch.isprintable():  # a raw line break, NUL, U+2028 ...: write it as an escape ('\\n')
-                raise _fail(s, lo + i, f"raw control character U+{ord(ch):04X} in a string default; "
+                raise schema_error(s, lo + i, f"raw control character U+{ord(ch):04X} in a string default; "
                                        "write an escape such as \\n")
         _unescape(text, s, lo)
         return
-    if _is_name(text) or text in _FLOAT_WORDS:
+    if is_name(text) or text in _FLOAT_WORDS:
         return
     try:
         float(text)
     except ValueError:
-        raise _fail(s, lo, f"invalid default value '{text}'") from None
+        raise schema_error(s, lo, f"invalid default value '{text}'") from None
     if "_" in text or not text.isascii() or text.strip() != text:
-        raise _fail(s, lo, f"invalid default value '{text}'")
+        raise schema_error(s, lo, f"invalid default value '{text}'")
 
 
 def _unescape(text: str, s: str = "", lo: int = 0) -> str:
@@ -291,7 +351,7 @@ def _unescape(text: str, s: str = "", lo: int = 0) -> str:
         if ch == "\\":
             esc = _ESCAPES.get(body[k + 1 : k + 2])
             if esc is None:
-                raise _fail(s or text, lo + 1 + k, f"unknown escape sequence '{body[k : k + 2]}'")
+                raise schema_error(s or text, lo + 1 + k, f"unknown escape sequence '{body[k : k + 2]}'")
             out.append(esc)
             k += 2
         else:
@@ -313,7 +373,7 @@ def _default_value(text: str) -> object:
         return _unescape(text)
     if text in _FLOAT_WORDS:
         return _FLOAT_WORDS[text]
-    if _is_name(text):
+    if is_name(text):
         return Symbol(text)
     try:
         return int(text)
@@ -351,46 +411,46 @@ def _scan_arguments(s: str, p: int, standalone: bool) -> tuple[Arguments, int]:
     while True:
         if p < n and s[p] == "*":
             if acc is not positional:
-                raise _fail(s, p, "'*' may appear only once")
+                raise schema_error(s, p, "'*' may appear only once")
             acc = kwarg_only
             end = p + 1
             if end >= n or s[end] != ",":
-                raise _fail(s, end, "expected a keyword-only argument after '*'")
+                raise schema_error(s, end, "expected a keyword-only argument after '*'")
         else:
             arg, end = _scan_argument(s, p)
             name = arg.name
             ann = arg.annotation
             if name in names:
-                raise _fail(s, p + len(_annotated(arg.type, ann)) + 1, f"duplicate argument name '{name}'")
+                raise schema_error(s, p + len(annotated(arg.type, ann)) + 1, f"duplicate argument name '{name}'")
             names.add(name)
             if acc is positional:
                 if arg.default is not None:
                     after_default = name
                 elif after_default is not None:
                     message = f"positional argument '{name}' needs a default: it follows '{after_default}'"
-                    raise _fail(s, p, message)
+                    raise schema_error(s, p, message)
             elif ann is not None and ann.is_write:
                 if arg.default is not None:
-                    eq = p + len(_annotated(arg.type, ann)) + 1 + len(name)
-                    raise _fail(s, eq, f"out argument '{name}' cannot have a default")
+                    eq = p + len(annotated(arg.type, ann)) + 1 + len(name)
+                    raise schema_error(s, eq, f"out argument '{name}' cannot have a default")
                 acc = out
             elif acc is out:
-                raise _fail(s, p, f"keyword-only argument '{name}' follows the out arguments")
+                raise schema_error(s, p, f"keyword-only argument '{name}' follows the out arguments")
             acc.append(arg)
         if end < n and s[end] == ",":
             if not s.startswith(" ", end + 1):
-                raise _fail(s, end + 1, "expected a space after ','")
+                raise schema_error(s, end + 1, "expected a space after ','")
             p = end + 2
             continue
         if standalone:
             if end == n:
                 break
-            raise _fail(s, end, "expected ', ' between arguments")
+            raise schema_error(s, end, "expected ', ' between arguments")
         if end < n and s[end] == ")":
             break
         if end >= n:
-            raise _fail(s, end, "expected ')' to close the argument list")
-        raise _fail(s, end, "expected ',' or ')' after the argument")
+            raise schema_error(s, end, "expected ')' to close the argument list")
+        raise schema_error(s, end, "expected ',' or ')' after the argument")
     return Arguments(tuple(positional), tuple(kwarg_only), tuple(out)), end
 
 
@@ -411,14 +471,14 @@ def _scan_return(s: str, p: int) -> tuple[Return, int]:
         k += 1
     t = _scan_type(s, p, k, par, rp + 1, False)
     if ann is not None and t.base_name() != "Tensor":
-        raise _fail(s, par, f"alias annotation on non-tensor type '{t}'")
+        raise schema_error(s, par, f"alias annotation on non-tensor type '{t}'")
     if k < n and s[k] == " ":
         q = k + 1
         end = q
         while end < n and (s[end].isalnum() or s[end] == "_") and s[end].isascii():
             end += 1
         if end == q or s[q].isdigit():
-            raise _fail(s, q, "expected a return name")
+            raise schema_error(s, q, "expected a return name")
         return Return(s[q:end], t, ann), end
     return Return(None, t, ann), k
 
@@ -427,15 +487,15 @@ def _scan_returns(s: str, p: int) -> tuple[Return, ...]:
     """Parse the returns, which run from `p` to the end of `s`."""
     n = len(s)
     if p >= n:
-        raise _fail(s, p, "expected a return type")
+        raise schema_error(s, p, "expected a return type")
     if s[p] != "(":
         ret, end = _scan_return(s, p)
         if end != n:
-            raise _fail(s, end, "unexpected text after the returns")
+            raise schema_error(s, end, "unexpected text after the returns")
         return (ret,)
     if s.startswith(")", p + 1):
         if p + 2 != n:
-            raise _fail(s, p + 2, "unexpected text after the returns")
+            raise schema_error(s, p + 2, "unexpected text after the returns")
         return ()
     returns = []
     k = p + 1
@@ -443,18 +503,18 @@ def _scan_returns(s: str, p: int) -> tuple[Return, ...]:
         ret, end = _scan_return(s, k)
         returns.append(ret)
         if end >= n:
-            raise _fail(s, end, "expected ')' to close the return list")
+            raise schema_error(s, end, "expected ')' to close the return list")
         if s[end] == ")":
             break
         if s[end] != ",":
-            raise _fail(s, end, "expected ',' or ')' after the return")
+            raise schema_error(s, end, "expected ',' or ')' after the return")
         if not s.startswith(" ", end + 1):
-            raise _fail(s, end + 1, "expected a space after ','")
+            raise schema_error(s, end + 1, "expected a space after ','")
         k = end + 2
     if end + 1 != n:
-        raise _fail(s, end + 1, "unexpected text after the returns")
+        raise schema_error(s, end + 1, "unexpected text after the returns")
     if len(returns) == 1:
-        raise _fail(s, p, "a single return is written without parentheses")
+        raise schema_error(s, p, "a single return is written without parentheses")
     return tuple(returns)
 
 
@@ -462,10 +522,10 @@ def _scan_schema(s: str) -> FunctionSchema:
     lp = s.find("(")
     name = _scan_operator_name(s, 0, len(s) if lp < 0 else lp)
     if lp < 0:
-        raise _fail(s, len(s), "expected '(' to open the argument list")
+        raise schema_error(s, len(s), "expected '(' to open the argument list")
     arguments, rp = _scan_arguments(s, lp + 1, False)
     if not s.startswith(" -> ", rp + 1):
-        raise _fail(s, rp + 1, "expected ' -> ' after the argument list")
+        raise schema_error(s, rp + 1, "expected ' -> ' after the argument list")
     p = rp + 5
     key = s[p:]
     returns = _RETURNS_CACHE.get(key)

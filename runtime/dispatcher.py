@@ -541,6 +541,19 @@ def _remove_entry(stack: list[list[Any]], entry: list[Any]) -> bool:
 dispatcher = Dispatcher()
 
 
+class _OpTables(dict[str, list[Any]]):
+    """Operator name -> its dispatch table (the list itself, which registration updates in place), looked up
+    on first use: `OP_TABLES["view"]` is one dict subscript. For the runtime's own calls that index a table
+    themselves (factories, indexing, composites: Note [Factory fast path])."""
+
+    def __missing__(self, name: str) -> list[Any]:
+        table = self[name] = dispatcher.find(name).table
+        return table
+
+
+OP_TABLES = _OpTables()
+
+
 def keys_of(value: Any) -> int:
     """Key set of one argument: a tensor, None, or a list/tuple of tensors."""
     if value is None:

@@ -21,7 +21,7 @@ from runtime import dtypes, opcall
 from runtime import strides as S
 from runtime.cuda.fixed import storage_np
 from runtime.device import CPU, Device, as_device, default_device
-from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, dispatcher, shared, tls
+from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, OP_TABLES, dispatcher, shared, tls
 from runtime.kernels.checks import checked_fill_value
 from runtime.kernels.copy import array_module, fill_, move, store, zero_
 from runtime.storage import MAX_DIMS, empty_array
@@ -95,18 +95,6 @@ def _empty_strided_op() -> Any:
 # checks the sizes; whatever it refuses (a negative or non-integer size, an impossible one) goes the
 # dispatched way, which says what is wrong as PyTorch does.
 PLAIN_CPU = BACKEND_SELECT_BIT | CPU_BIT
-
-
-class _OpTables(dict[str, list[Any]]):
-    """Operator name -> its dispatch table (the list itself, which registration updates in place), looked up
-    on first use: `OP_TABLES["view"]` is one dict subscript."""
-
-    def __missing__(self, name: str) -> list[Any]:
-        table = self[name] = dispatcher.find(name).table
-        return table
-
-
-OP_TABLES = _OpTables()
 
 
 def _plain_cpu(device: Any, fill: str | None, default_fill: Any = None) -> bool:

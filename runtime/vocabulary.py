@@ -11,7 +11,7 @@ nothing else of `runtime/` (DESIGN.md, "Layers").
 from __future__ import annotations
 
 from collections.abc import Collection
-from enum import IntEnum
+from enum import Enum, IntEnum, StrEnum
 
 
 class DispatchKey(IntEnum):
@@ -48,18 +48,72 @@ YAML_DISPATCH_KEYS: tuple[str, ...] = ("Autograd", "BackendSelect", *(k.name for
 # Keys whose kernel the generator writes for a `pointwise:` op.
 POINTWISE_KEYS: tuple[str, ...] = ("CPU", "CUDA")
 
-# `variants:` of an entry.
-VARIANTS: tuple[str, ...] = ("function", "method")
-# `promote:` of a pointwise op: how its output dtype is found from its inputs (runtime.dtypes.result_type).
+
+
+class Variant(Enum):
+    """`variants:` of an entry: a function of the package, a Tensor method, or both."""
+
+    function = "function"
+    method = "method"
+
+
+VARIANTS: tuple[str, ...] = tuple(v.value for v in Variant)
+
+
+class PromoteKind(StrEnum):
+    """`promote:` of a pointwise op: how its output dtype is found from its inputs' common dtype
+    (runtime.dtypes.result_type). A member equals its YAML spelling, which generated code passes on."""
+
+    common = "common"
+    float = "float"
+    bool = "bool"
+
+
 PROMOTE_KINDS: dict[str, str] = {
-    "common": "the common dtype of the inputs (PyTorch's promotion)",
-    "float": "the common dtype, integer and bool inputs promoted to the default float dtype",
-    "bool": "bool output; computed in the common dtype",
+    PromoteKind.common: "the common dtype of the inputs (PyTorch's promotion)",
+    PromoteKind.float: "the common dtype, integer and bool inputs promoted to the default float dtype",
+    PromoteKind.bool: "bool output; computed in the common dtype",
 }
 
-# `dtypes:` groups of a pointwise op ("all" is the default), by dtype name.
+# Note [Floating dtypes and opmath]
+# Which dtypes are floating, and the dtype arithmetic happens in (PyTorch's opmath_type: half precision
+# computes in float32), are one rule for the generator's CUDA instances (codegen/gen_cuda.py), the CUDA
+# backend's scalar packing (runtime/cuda/pointwise.py) and the NumPy kernels (runtime/kernels/cpu_pointwise.py).
+# Two copies of it drifted once: a `promote: float` kernel's scalar was packed in the input's type, so
+# `uint8 x / 2` gave inf. By dtype name, so that codegen can use it.
 _INTEGRAL = ("uint8", "int8", "int16", "int32", "int64")
 _FLOATING = ("float16", "bfloat16", "float32", "float64")
+FLOATING_DTYPES: tuple[str, ...] = _FLOATING
+HALF_DTYPES: tuple[str, ...] = ("float16", "bfloat16")  # computed in float32
+
+
+def is_floating(dtype: str) -> bool:
+    return dtype in _FLOATING
+
+
+def opmath_dtype(dtype: str) -> str:
+    """The dtype arithmetic on `dtype` values happens in: float32 for half precision, else `dtype`."""
+    return "float32" if dtype in HALF_DTYPES else dtype
+
+
+def promoted_dtype(kind: str, common: str, default_float: str) -> str:
+    """The output dtype of a pointwise op of promote `kind` whose inputs' common dtype is `common`."""
+    if kind == PromoteKind.bool:
+        return "bool"
+    if kind == PromoteKind.float and not is_floating(common):
+        return default_float
+    return common
+
+
+def compute_dtype(kind: str, common: str, default_float: str) -> str:
+    """The dtype a pointwise op of promote `kind` computes in, for inputs of common dtype `common`: a
+    `promote: float` op computes integer and bool inputs in the default float dtype."""
+    if kind == PromoteKind.float and not is_floating(common):
+        return opmath_dtype(default_float)
+    return opmath_dtype(common)
+
+
+# `dtypes:` groups of a pointwise op ("all" is the default), by dtype name.
 DTYPE_GROUPS: dict[str, tuple[str, ...]] = {
     "floating": _FLOATING,
     "integral": _INTEGRAL,

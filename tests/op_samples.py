@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from codegen.schema_parser import default_value
 from tests.op_db import ALL, FLOAT, NUMERIC, rand
 
 SHAPE = (3, 4)
@@ -366,7 +367,7 @@ def make_sample(f: Any, dtype: str, layout: str, seed: int = 0) -> Sample:
                       for _ in range(2 if t.is_list() else 1)]
             args.append(values if t.is_list() else values[0])
         elif a.default is not None:
-            args.append(a.default_value())
+            args.append(default_value(a))
             defaults.add(i)
         elif t.is_optional():
             args.append(None)

@@ -6,11 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-try:
-    import generated as G
-    G.tensor([1.0])
-except (ImportError, AttributeError):  # the generated package is not built yet
-    pytest.skip("the generated package is not built yet", allow_module_level=True)
+import generated as G  # a broken generated/ fails these tests: it never skips them
 
 
 def leaf(values, dtype=None) -> G.Tensor:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from codegen import gen, gen_autograd
-from codegen.model import FunctionSchema
+from codegen.schema_parser import parse_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,5 +60,5 @@ def test_every_context_is_a_frozen_dataclass(model: gen.Model) -> None:
     ("Layout", "Any"),
 ])
 def test_hint_reads_the_type_structure(schema_type: str, hint: str) -> None:
-    arg = FunctionSchema.parse(f"f({schema_type} x) -> Tensor").arguments.flat_all[0]
+    arg = parse_schema(f"f({schema_type} x) -> Tensor").arguments.flat_all[0]
     assert gen._hint(arg.type) == hint

@@ -209,7 +209,8 @@ def run_backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Tensor | None
 
 def _dependencies(root: Node, captures: dict[Node, Any] | None,
                   exec_targets: set[Node]) -> tuple[dict[Node, int], set[Node] | None]:
-    """In-degree of every node reachable from `root` (over needed nodes, Note [Partial execution])."""
+    """In-degree of every node reachable from `root` (over needed nodes, Note [Partial execution for
+    autograd.grad])."""
     deps: dict[Node, int] = {}
     seen = {root}
     stack = list(seen)

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# The one contiguity rule, PyTorch's (an empty tensor is contiguous), shared with the Tensor's is_contiguous.
+from runtime.strides import is_contiguous as is_contiguous
+
 Shape = tuple[int, ...]
 Strides = tuple[int, ...]
 
@@ -138,16 +141,6 @@ def offsets(linear: int, packed: np.void) -> list[int]:
         for k in range(nargs):
             out[k] += coord * flat[1 + 3 * MAX_DIMS + d * nargs + k]
     return out
-
-
-def is_contiguous(shape: Shape, strides: Strides) -> bool:
-    """Row-major dense (size-1 dims may have any stride)."""
-    expected = 1
-    for n, s in zip(reversed(shape), reversed(strides), strict=True):
-        if n != 1 and s != expected:
-            return False
-        expected *= n
-    return True
 
 
 @dataclass(frozen=True)

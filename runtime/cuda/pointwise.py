@@ -17,8 +17,7 @@ import numpy as np
 from runtime.cuda import fixed as F
 from runtime.cuda import launch as L
 from runtime.cuda.launch import broadcast_strides
-
-FLOATING = ("float16", "bfloat16", "float32", "float64")
+from runtime.vocabulary import PromoteKind, compute_dtype, is_floating
 
 
 @dataclass(frozen=True)
@@ -37,18 +36,13 @@ class PointwiseKernel:
     follow: tuple[int, ...] = ()  # positions of zero_dim tensors: they take the common dtype, not part of promotion
 
 
-def compute_dtype_name(dtype: str) -> str:
-    """The dtype scalars are passed in: float for half precision (opmath, as in the kernels)."""
-    return "float32" if dtype in ("float16", "bfloat16") else dtype
-
-
 def select_instance(kernel: PointwiseKernel, common: str, default_float: str) -> str:
     """The instance (input dtype) for inputs whose common dtype is `common`.
 
     `promote: float` instances for integer inputs produce float32; with another default float dtype the
     inputs are cast to it first. Raises NotImplementedError, as PyTorch, for an unsupported dtype.
     """
-    if kernel.promote == "float" and common not in FLOATING and default_float != "float32":
+    if kernel.promote == PromoteKind.float and not is_floating(common) and default_float != "float32":
         common = default_float
     if common not in kernel.instances:
         raise NotImplementedError(f'"{kernel.name}_cuda" not implemented for \'{common}\'')
@@ -56,15 +50,17 @@ def select_instance(kernel: PointwiseKernel, common: str, default_float: str) ->
 
 
 def plan(shape: Sequence[int], strides: Sequence[Sequence[int]], pointers: Sequence[int],
-         itemsizes: Sequence[int], vec: int) -> tuple[str, int, tuple[int, ...], list[tuple[int, ...]]]:
-    """(path, index bits, merged shape, merged strides) for operands already broadcast to `shape`.
+         itemsizes: Sequence[int], vec: int,
+         shapes_equal: bool = True) -> tuple[str, int, tuple[int, ...], list[tuple[int, ...]]]:
+    """(path, index bits, merged shape, merged strides) for operands already broadcast to `shape`;
+    `shapes_equal`: no input was broadcast (otherwise the strided path runs).
 
     Operand 0 is the output. Pure: the whole decision of which kernel runs, tested without a GPU.
     """
     shape = tuple(shape)
     numel = int(np.prod(shape, dtype=np.int64)) if shape else 1
     dense = [L.is_contiguous(shape, tuple(st)) for st in strides]
-    path = L.choose_path(True, dense, pointers, itemsizes, vec)
+    path = L.choose_path(shapes_equal, dense, pointers, itemsizes, vec)
     mshape, mstrides = L.coalesce(shape, [tuple(st) for st in strides])
     bits = L.index_bits(numel, mshape, mstrides)
     return path, bits, mshape, mstrides
@@ -143,16 +139,13 @@ def _run(cupy: Any, kernel: PointwiseKernel, key: str, vec: int, shape: tuple[in
     pointers = [a.data.ptr for a in operands]
     itemsizes = [a.itemsize for a in operands]
     same_shape = all(a.shape == shape for a in arrays)
-    path, bits, mshape, mstrides = plan(shape, strides, pointers, itemsizes, vec)
-    if not same_shape:
-        path = "strided"
+    path, bits, mshape, mstrides = plan(shape, strides, pointers, itemsizes, vec, same_shape)
     numel = int(result.size)
     index_np = np.uint32 if bits == 32 else np.uint64
     # The kernel's comp_t: bool and integer inputs of a `promote: float` op compute in float (found by the
     # emulator: packing the scalar in the input's type made the kernel read a float from a 1-byte argument,
-    # so uint8 x / 2 gave inf).
-    comp_key = kernel.instances[key][0] if kernel.promote == "float" else key
-    comp_np = np.dtype(compute_dtype_name(comp_key)) if comp_key != "bool" else np.dtype(np.bool_)
+    # so uint8 x / 2 gave inf): Note [Floating dtypes and opmath]. Such an instance outputs that float dtype.
+    comp_np = np.dtype(compute_dtype(kernel.promote, key, kernel.instances[key][0]))
     scalar_args = [comp_np.type(s) for s in scalars]
     fn = load_function(kernel.source, f"{kernel.name}__{key}__{path}{bits}", result.device.id)
     if path == "strided":

@@ -8,6 +8,7 @@ from typing import Any
 
 from runtime.cuda import fixed as F
 from runtime.cuda import launch as L
+from runtime.vocabulary import HALF_DTYPES
 
 
 def softmax(t: Any, dim: int, dtype: Any = None, half_to_float: bool = False, log: bool = False) -> Any:
@@ -30,7 +31,7 @@ def softmax(t: Any, dim: int, dtype: Any = None, half_to_float: bool = False, lo
         raise NotImplementedError(f"\"{name}_cuda\" not implemented for '{t.dtype.name}'")
     out_dtype = t.dtype
     if half_to_float:
-        if t.dtype.name not in ("float16", "bfloat16"):
+        if t.dtype.name not in HALF_DTYPES:
             raise RuntimeError("conversion of half to float is supported only for half precision input")
         out_dtype = dtypes.float32
     (d,) = normalize_dims(dim, t.ndim) or (0,)

@@ -9,10 +9,12 @@ import numpy as np
 from runtime import dtypes
 from runtime.memory_overlap import check_write
 from runtime.tensor import Tensor
+from runtime.vocabulary import PromoteKind, opmath_dtype
 
-# The NumPy dtype a pointwise kernel computes in: half precision computes in float32, as on CUDA.
-COMPUTE_NP: dict[dtypes.DType, np.dtype] = {d: d.np for d in dtypes.ALL_DTYPES if d.np is not None}
-COMPUTE_NP[dtypes.float16] = np.dtype(np.float32)
+# The NumPy dtype a pointwise kernel computes in: half precision computes in float32, as on CUDA (Note
+# [Floating dtypes and opmath] in runtime/vocabulary.py).
+COMPUTE_NP: dict[dtypes.DType, np.dtype] = {d: np.dtype(opmath_dtype(d.name)) for d in dtypes.ALL_DTYPES
+                                            if d.np is not None}
 
 # Note [Pointwise fast path]
 # A generated kernel whose tensors all have one dtype `dt` needs no type promotion: the result type is
@@ -61,7 +63,7 @@ def operands(op: str, promote: str, allowed: tuple[str, ...] | None, tensors: tu
         dt = promoting[0]._dtype
     else:
         dt = result_type(*promoting, *scalars)
-    if promote == "float" and not dt.is_floating_point:
+    if promote == PromoteKind.float and not dt.is_floating_point:
         dt = float_result_type(*tensors, *scalars)
     if allowed is not None and dt.name not in allowed:
         unsupported(op, dt)
