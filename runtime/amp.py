@@ -49,16 +49,20 @@ def is_autocast_available(device_type: str) -> bool:
 
 
 def is_autocast_enabled(device_type: str = "cuda") -> bool:
+    """Whether autocast is on for `device_type` (default "cuda") in the calling thread."""
     return _state.enabled.get(device_type, False)
 
 
 def get_autocast_dtype(device_type: str) -> Any:
+    """The dtype autocast uses on `device_type`: the one set by set_autocast_dtype, else the device's default
+    (RuntimeError for a device type autocast does not know)."""
     if device_type not in _DEFAULT_DTYPES:
         raise RuntimeError(f"unsupported autocast device_type '{device_type}'")
     return _state.dtype.get(device_type) or _dtype_named(_DEFAULT_DTYPES[device_type])
 
 
 def set_autocast_enabled(device_type: str, enabled: bool) -> None:
+    """Turn autocast on or off for `device_type` in the calling thread."""
     _state.enabled[device_type] = bool(enabled)
 
 

@@ -19,6 +19,7 @@ def set_float32_matmul_precision(precision: str) -> None:
 
 
 def get_float32_matmul_precision() -> str:
+    """The precision last given to set_float32_matmul_precision ("highest" until set)."""
     return str(_state["precision"])
 
 
@@ -31,10 +32,12 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
 
 
 def are_deterministic_algorithms_enabled() -> bool:
+    """The mode last given to use_deterministic_algorithms (False until set)."""
     return bool(_state["deterministic"])
 
 
 def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    """The warn_only flag last given to use_deterministic_algorithms (False until set)."""
     return bool(_state["warn_only"])
 
 

@@ -122,6 +122,7 @@ def get_rng_state() -> Any:
 
 
 def set_rng_state(new_state: Any) -> None:
+    """Restore the default CPU generator to a state returned by get_rng_state."""
     default_generator(CPU).set_state(new_state)
 
 

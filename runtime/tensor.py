@@ -206,18 +206,23 @@ class Tensor:
     is_quantized = is_sparse = is_sparse_csr = is_nested = property(lambda self: False)
 
     def is_complex(self) -> bool:
+        """Always False: opgen has no complex dtypes."""
         return False  # opgen has no complex dtypes
 
     def is_conj(self) -> bool:
+        """Always False: opgen has no complex dtypes, so no lazily conjugated tensors."""
         return False
 
     def is_neg(self) -> bool:
+        """Always False: opgen keeps no lazy negation bit on tensors."""
         return False
 
     def is_signed(self) -> bool:
+        """Whether the dtype holds negative values (the floating dtypes and the signed integers)."""
         return bool(self._dtype.is_signed)
 
     def is_same_size(self, other: Tensor) -> bool:
+        """Whether `other` has the same shape as this tensor."""
         return tuple(self.shape) == tuple(other.shape)
 
     def is_floating_point(self) -> bool:

@@ -54,12 +54,14 @@ def get_num_threads() -> int:
 
 
 def set_num_interop_threads(num: int) -> None:
+    """Record `num` (a positive int) as the inter-op thread count; RuntimeError otherwise."""
     if isinstance(num, bool) or not isinstance(num, int) or num <= 0:
         raise RuntimeError(f"set_num_interop_threads expects a positive integer, but got {num!r}")
     _interop[0] = num
 
 
 def get_num_interop_threads() -> int:
+    """The count last given to set_num_interop_threads (1 until set)."""
     return _interop[0]
 
 

@@ -22,10 +22,12 @@ enabled = False  # read by the engine on every node: a module attribute, kept eq
 
 
 def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection (detect_anomaly / set_detect_anomaly) is on."""
     return _state["enabled"]
 
 
 def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection, when on, also checks backward's results for NaN (True unless check_nan=False)."""
     return _state["check_nan"]
 
 

@@ -27,6 +27,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 
 
 class Bilinear(Module):
+    """y = x1^T W x2 + b per output feature: (*, in1_features), (*, in2_features) -> (*, out_features)."""
     def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
                  device: Any = None, dtype: Any = None) -> None:
         super().__init__()
@@ -40,6 +41,7 @@ class Bilinear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Draw weight and bias uniform in +-1/sqrt(in1_features)."""
         bound = 1 / math.sqrt(self.weight.shape[1]) if self.weight.shape[1] else 0.0
         uniform_(self.weight, -bound, bound)
         if self.bias is not None:

@@ -74,6 +74,7 @@ class Sequential(Module):
         return self
 
     def insert(self, index: int, module: Module) -> Sequential:
+        """Insert `module` before position `index` (negative counts from the end); returns self."""
         if not isinstance(module, Module):
             raise AssertionError(f"module should be of type: {Module}")
         n = len(self)
@@ -87,6 +88,7 @@ class Sequential(Module):
         return self
 
     def pop(self, key: int | slice) -> Module:
+        """Remove the module (or, for a slice, modules) at `key` and return what self[key] gave."""
         v = self[key]
         del self[key]
         return v
@@ -169,6 +171,7 @@ class ModuleList(Module):
         return ModuleList([*self, *other])
 
     def pop(self, key: int | slice) -> Module:
+        """Remove the module (or, for a slice, modules) at `key` and return what self[key] gave."""
         v = self[key]
         del self[key]
         return v
@@ -231,6 +234,7 @@ class ModuleDict(Module):
         return self._modules.pop(key)
 
     def get(self, key: str, default: Any = None) -> Any:
+        """The module named `key`, or `default` if there is none."""
         return self._modules.get(key, default)
 
     def clear(self) -> None:
@@ -348,20 +352,25 @@ class ParameterDict(Module):
         return self._parameters.keys()
 
     def get(self, key: str, default: Any = None) -> Any:
+        """The entry named `key`, or `default` if there is none."""
         return self._parameters.get(key, default)
 
     def pop(self, key: str) -> Any:
+        """Remove the entry named `key` and return it."""
         return self._parameters.pop(key)
 
     def setdefault(self, key: str, default: Any = None) -> Any:
+        """The entry named `key`, set to `default` first if there is none."""
         if key not in self._parameters:
             self[key] = default
         return self._parameters[key]
 
     def clear(self) -> None:
+        """Remove every entry."""
         self._parameters.clear()
 
     def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same entries (the parameters are not copied)."""
         return ParameterDict(list(self.items()))
 
     def values(self) -> Iterable[Any]:

@@ -74,6 +74,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Draw the weight Kaiming-uniform (a=sqrt(5)) and the bias uniform in +-1/sqrt(fan_in)."""
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
             fan_in, _ = init.calculate_fan_in_and_fan_out(self.weight)
@@ -172,12 +173,18 @@ class _ConvTranspose(_ConvNd):
 
 
 class ConvTranspose1d(_ConvTranspose):
+    """Transposed 1-D convolution (the input-gradient of Conv1d) over (N, C_in, L); forward's output_size picks among
+    the valid output lengths."""
     nd = 1
 
 
 class ConvTranspose2d(_ConvTranspose):
+    """Transposed 2-D convolution (the input-gradient of Conv2d) over (N, C_in, H, W); forward's output_size picks
+    among the valid output sizes."""
     nd = 2
 
 
 class ConvTranspose3d(_ConvTranspose):
+    """Transposed 3-D convolution (the input-gradient of Conv3d) over (N, C_in, D, H, W); forward's output_size picks
+    among the valid output sizes."""
     nd = 3

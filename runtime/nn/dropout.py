@@ -25,20 +25,29 @@ class _DropoutNd(Module):
 
 
 class Dropout1d(_DropoutNd):
+    """In training, zero whole channels of a (N, C, L) or (C, L) input with probability p and scale the rest by 1 /
+    (1 - p)."""
     fn = "dropout1d"
 
 
 class Dropout2d(_DropoutNd):
+    """In training, zero whole channels of a (N, C, H, W) or (C, H, W) input with probability p and scale the rest by
+    1 / (1 - p)."""
     fn = "dropout2d"
 
 
 class Dropout3d(_DropoutNd):
+    """In training, zero whole channels of a (N, C, D, H, W) or (C, D, H, W) input with probability p and scale the
+    rest by 1 / (1 - p)."""
     fn = "dropout3d"
 
 
 class AlphaDropout(_DropoutNd):
+    """In training, dropout that keeps SELU's self-normalising mean and variance: dropped elements get SELU's
+    negative limit, then an affine correction."""
     fn = "alpha_dropout"
 
 
 class FeatureAlphaDropout(_DropoutNd):
+    """AlphaDropout of whole channels (N, C, *) rather than single elements."""
     fn = "feature_alpha_dropout"

@@ -15,6 +15,8 @@ from runtime.tensor import Tensor
 
 
 class EmbeddingBag(Module):
+    """Sum, mean or max (`mode`) of the embeddings of each bag of indices: one bag per row of a 2-D input, or a 1-D
+    input cut into bags at `offsets`."""
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
                  _weight: Tensor | None = None, include_last_offset: bool = False, padding_idx: int | None = None,
@@ -37,6 +39,7 @@ class EmbeddingBag(Module):
             self.weight = Parameter(_weight)
 
     def reset_parameters(self) -> None:
+        """Draw the weight from N(0, 1) and zero the padding_idx row."""
         init.normal_(self.weight)
         if self.padding_idx is not None:
             with no_grad():
@@ -53,6 +56,8 @@ class EmbeddingBag(Module):
                         norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
                         sparse: bool = False, include_last_offset: bool = False,
                         padding_idx: int | None = None) -> EmbeddingBag:
+        """An EmbeddingBag whose weight is `embeddings` (num_embeddings, embedding_dim); `freeze` turns off its
+        requires_grad."""
         if embeddings.dim() != 2:
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape

@@ -342,38 +342,46 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
 
 def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                             ceil_mode: bool = False, return_indices: bool = True) -> Any:
+    """max_pool1d with return_indices=True: returns (values, indices)."""
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                             ceil_mode: bool = False, return_indices: bool = True) -> Any:
+    """max_pool2d with return_indices=True: returns (values, indices)."""
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                             ceil_mode: bool = False, return_indices: bool = True) -> Any:
+    """max_pool3d with return_indices=True: returns (values, indices)."""
     return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any, return_indices: bool = True) -> Any:
+    """adaptive_max_pool1d with return_indices=True: returns (values, indices)."""
     return adaptive_max_pool1d(input, output_size, True)
 
 
 def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any, return_indices: bool = True) -> Any:
+    """adaptive_max_pool2d with return_indices=True: returns (values, indices)."""
     return adaptive_max_pool2d(input, output_size, True)
 
 
 def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any, return_indices: bool = True) -> Any:
+    """adaptive_max_pool3d with return_indices=True: returns (values, indices)."""
     return adaptive_max_pool3d(input, output_size, True)
 
 
 def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
                                        output_ratio: Any = None, return_indices: bool = True,
                                        _random_samples: Tensor | None = None) -> Any:
+    """fractional_max_pool2d with return_indices=True: returns (values, indices)."""
     return fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True, _random_samples)
 
 
 def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
                                        output_ratio: Any = None, return_indices: bool = True,
                                        _random_samples: Tensor | None = None) -> Any:
+    """fractional_max_pool3d with return_indices=True: returns (values, indices)."""
     return fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)

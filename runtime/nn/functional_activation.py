@@ -24,14 +24,17 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place celu: max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) written into input."""
     return celu(input, alpha, inplace=True)
 
 
 def selu_(input: Tensor) -> Tensor:
+    """In-place selu: selu(input) written into input, which is returned."""
     return input.copy_(_G().selu(input))
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place threshold: x where x > threshold, else `value`, written into input."""
     return input.copy_(_G().threshold(input, threshold, value))
 
 
@@ -62,6 +65,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    """In-place rrelu: leaky ReLU with a random negative slope in [lower, upper] when training, their mean otherwise."""
     return rrelu(input, lower, upper, training, inplace=True)
 
 

@@ -172,6 +172,8 @@ def max_pool1d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None
 
 def max_pool2d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None, padding: IntOrTuple = 0,
                dilation: IntOrTuple = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """Max over sliding windows of a (N, C, H, W) or (C, H, W) input; stride defaults to kernel_size, return_indices
+    also returns the argmax positions."""
     G = _G()
     st = [] if stride is None else stride
     if return_indices:
@@ -181,6 +183,8 @@ def max_pool2d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None
 
 def max_pool3d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None, padding: IntOrTuple = 0,
                dilation: IntOrTuple = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """Max over sliding windows of a (N, C, D, H, W) or (C, D, H, W) input; stride defaults to kernel_size,
+    return_indices also returns the argmax positions."""
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
 
 
@@ -242,6 +246,8 @@ def avg_pool1d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None
 
 def avg_pool2d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None, padding: IntOrTuple = 0,
                ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """Average over sliding windows of a (N, C, H, W) or (C, H, W) input; stride defaults to kernel_size,
+    divisor_override replaces the window size as divisor."""
     if input.dtype.is_floating_point:
         return _G().avg_pool2d(input, kernel_size, [] if stride is None else stride, padding, ceil_mode,
                                count_include_pad, divisor_override)
@@ -250,6 +256,8 @@ def avg_pool2d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None
 
 def avg_pool3d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None, padding: IntOrTuple = 0,
                ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """Average over sliding windows of a (N, C, D, H, W) or (C, D, H, W) input; stride defaults to kernel_size,
+    divisor_override replaces the window size as divisor."""
     return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
 
 
@@ -264,16 +272,22 @@ def _lp_pool(input: Tensor, norm_type: float, kernel_size: IntOrTuple, stride: I
 
 def lp_pool1d(input: Tensor, norm_type: float, kernel_size: IntOrTuple, stride: IntOrTuple | None = None,
               ceil_mode: bool = False) -> Tensor:
+    """(sum of x ** norm_type over each window) ** (1 / norm_type) of a (N, C, L) or (C, L) input; stride defaults to
+    kernel_size."""
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
 
 
 def lp_pool2d(input: Tensor, norm_type: float, kernel_size: IntOrTuple, stride: IntOrTuple | None = None,
               ceil_mode: bool = False) -> Tensor:
+    """(sum of x ** norm_type over each window) ** (1 / norm_type) of a (N, C, H, W) or (C, H, W) input; stride
+    defaults to kernel_size."""
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
 
 
 def lp_pool3d(input: Tensor, norm_type: float, kernel_size: IntOrTuple, stride: IntOrTuple | None = None,
               ceil_mode: bool = False) -> Tensor:
+    """(sum of x ** norm_type over each window) ** (1 / norm_type) of a (N, C, D, H, W) or (C, D, H, W) input; stride
+    defaults to kernel_size."""
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)
 
 
@@ -302,14 +316,20 @@ def _adaptive_max(input: Tensor, output_size: Any, return_indices: bool, nd: int
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Max pool of a (N, C, L) or (C, L) input into `output_size` near-equal windows per dim; return_indices also
+    returns the argmax positions."""
     return _adaptive_max(input, output_size, return_indices, 1)
 
 
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Max pool of a (N, C, H, W) or (C, H, W) input into `output_size` near-equal windows per dim; return_indices
+    also returns the argmax positions."""
     return _adaptive_max(input, output_size, return_indices, 2)
 
 
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Max pool of a (N, C, D, H, W) or (C, D, H, W) input into `output_size` near-equal windows per dim;
+    return_indices also returns the argmax positions."""
     return _adaptive_max(input, output_size, return_indices, 3)
 
 
@@ -330,15 +350,18 @@ def _adaptive_avg(input: Tensor, output_size: Any, nd: int) -> Tensor:
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pool of a (N, C, L) or (C, L) input into `output_size` near-equal windows per dim."""
     return _adaptive_avg(input, output_size, 1)
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pool of a (N, C, H, W) or (C, H, W) input into `output_size` near-equal windows per dim."""
     size = _adaptive_sizes(input, output_size, 2, "adaptive_avg_pool2d")
     return _G().adaptive_avg_pool2d(input, size)
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pool of a (N, C, D, H, W) or (C, D, H, W) input into `output_size` near-equal windows per dim."""
     return _adaptive_avg(input, output_size, 3)
 
 
@@ -376,16 +399,22 @@ def _max_unpool(input: Tensor, indices: Tensor, kernel_size: IntOrTuple, stride:
 
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None,
                  padding: IntOrTuple = 0, output_size: Any = None) -> Tensor:
+    """Undo max_pool1d: each value of `input` goes to its position in `indices` in a zero output (of output_size,
+    else the size the pool came from)."""
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1)
 
 
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None,
                  padding: IntOrTuple = 0, output_size: Any = None) -> Tensor:
+    """Undo max_pool2d: each value of `input` goes to its position in `indices` in a zero output (of output_size,
+    else the size the pool came from)."""
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
 
 
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None,
                  padding: IntOrTuple = 0, output_size: Any = None) -> Tensor:
+    """Undo max_pool3d: each value of `input` goes to its position in `indices` in a zero output (of output_size,
+    else the size the pool came from)."""
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3)
 
 
@@ -461,10 +490,14 @@ def _tuple_float(value: Any, n: int) -> tuple[float, ...]:
 def fractional_max_pool2d(input: Tensor, kernel_size: IntOrTuple, output_size: Any = None,
                           output_ratio: Any = None, return_indices: bool = False,
                           _random_samples: Tensor | None = None) -> Any:
+    """Max over pseudo-random kernel_size windows of a (N, C, H, W) or (C, H, W) input, to output_size or
+    output_ratio times the input size; return_indices also returns the argmax positions."""
     return _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 2)
 
 
 def fractional_max_pool3d(input: Tensor, kernel_size: IntOrTuple, output_size: Any = None,
                           output_ratio: Any = None, return_indices: bool = False,
                           _random_samples: Tensor | None = None) -> Any:
+    """Max over pseudo-random kernel_size windows of a (N, C, D, H, W) or (C, D, H, W) input, to output_size or
+    output_ratio times the input size; return_indices also returns the argmax positions."""
     return _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 3)

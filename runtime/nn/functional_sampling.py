@@ -169,14 +169,17 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
 
 def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
              align_corners: bool | None = None) -> Tensor:
+    """The older name of interpolate (without recompute_scale_factor)."""
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """interpolate(input, size, scale_factor, mode="nearest")."""
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)."""
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 

@@ -35,10 +35,12 @@ class LazyModuleMixin:
             self._lazy_load_hook)
 
     def has_uninitialized_params(self) -> bool:
+        """Whether any parameter or buffer is still uninitialised."""
         tables = (self._parameters.values(), self._buffers.values())  # type: ignore[attr-defined]
         return any(is_lazy(t) for table in tables for t in table)
 
     def initialize_parameters(self, *args: Any, **kwargs: Any) -> None:
+        """Materialise the parameters from the first input (each lazy module defines it; this base raises)."""
         raise NotImplementedError(f"initialize_parameters is not implemented for {type(self).__name__}")
 
     @staticmethod
@@ -82,6 +84,7 @@ class LazyLinear(LazyModuleMixin, Linear):
             super().reset_parameters()
 
     def initialize_parameters(self, input: Tensor, *args: Any) -> None:
+        """Take in_features from the input's last dim, materialise weight and bias and initialise them."""
         if self.has_uninitialized_params():
             with no_grad():
                 self.in_features = input.shape[-1]
@@ -107,10 +110,13 @@ class LazyConv2d(LazyModuleMixin, Conv2d):
             self.bias = UninitializedParameter(device=device, dtype=dtype)
 
     def reset_parameters(self) -> None:
+        """Conv2d's initialisation, once in_channels is known (no-op before)."""
         if not self.has_uninitialized_params() and self.in_channels != 0:
             super().reset_parameters()
 
     def initialize_parameters(self, input: Tensor, *args: Any) -> None:
+        """Take in_channels from the input (dim 1 of a 4-D, dim 0 of a 3-D one), materialise weight and bias and
+        initialise them."""
         if self.has_uninitialized_params():
             with no_grad():
                 self.in_channels = input.shape[1] if input.dim() == 4 else input.shape[0]
@@ -140,10 +146,12 @@ class _LazyNormBase(LazyModuleMixin):
             self.num_batches_tracked = G.tensor(0, dtype=G.int64, device=device)
 
     def reset_parameters(self) -> None:
+        """BatchNorm's reset, once num_features is known (no-op before)."""
         if not self.has_uninitialized_params() and self.num_features != 0:
             super().reset_parameters()  # type: ignore[misc]
 
     def initialize_parameters(self, input: Tensor, *args: Any) -> None:
+        """Take num_features from the input's dim 1, materialise weight, bias and running statistics and reset them."""
         if self.has_uninitialized_params():
             self.num_features = input.shape[1]
             with no_grad():
@@ -155,8 +163,10 @@ class _LazyNormBase(LazyModuleMixin):
 
 
 class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
+    """A BatchNorm1d whose num_features is dim 1 of the first input; it becomes a BatchNorm1d then."""
     cls_to_become = BatchNorm1d
 
 
 class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
+    """A BatchNorm2d whose num_features is dim 1 of the first input; it becomes a BatchNorm2d then."""
     cls_to_become = BatchNorm2d

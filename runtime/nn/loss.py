@@ -114,6 +114,7 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 class MarginRankingLoss(_Loss):
+    """max(0, -target * (input1 - input2) + margin), target 1 or -1 saying which input should rank higher."""
     def __init__(self, margin: float = 0.0, size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
@@ -124,6 +125,7 @@ class MarginRankingLoss(_Loss):
 
 
 class HingeEmbeddingLoss(_Loss):
+    """input where target is 1, max(0, margin - input) where target is -1."""
     def __init__(self, margin: float = 1.0, size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
@@ -134,6 +136,7 @@ class HingeEmbeddingLoss(_Loss):
 
 
 class CosineEmbeddingLoss(_Loss):
+    """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1 (cosine over the last dim)."""
     def __init__(self, margin: float = 0.0, size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
@@ -144,21 +147,25 @@ class CosineEmbeddingLoss(_Loss):
 
 
 class SoftMarginLoss(_Loss):
+    """log(1 + exp(-target * input)) for targets 1 or -1."""
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
 class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge loss; each row of `target` lists the sample's classes, ended by the first -1."""
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Binary cross entropy of sigmoid(input) against 0/1 labels, averaged over the classes (optional weight)."""
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
 
 
 class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss: sum over j != y of max(0, margin - x[y] + x[j]) ** p over the class count (p 1 or 2)."""
     def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
                  size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean") -> None:
         super().__init__(weight, size_average, reduce, reduction)
@@ -174,6 +181,8 @@ class MultiMarginLoss(_WeightedLoss):
 
 
 class GaussianNLLLoss(_Loss):
+    """Gaussian negative log-likelihood of target given mean input and variance var (clamped to eps); `full` adds 0.5
+    * log(2 pi)."""
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
         super().__init__(None, None, reduction)
         self.full, self.eps = full, eps
@@ -183,6 +192,8 @@ class GaussianNLLLoss(_Loss):
 
 
 class PoissonNLLLoss(_Loss):
+    """Poisson negative log-likelihood: exp(input) - target * input with log_input, else input - target * log(input +
+    eps)."""
     def __init__(self, log_input: bool = True, full: bool = False, size_average: bool | None = None,
                  eps: float = 1e-8, reduce: bool | None = None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
@@ -194,6 +205,8 @@ class PoissonNLLLoss(_Loss):
 
 
 class TripletMarginLoss(_Loss):
+    """max(d(anchor, positive) - d(anchor, negative) + margin, 0), d the p-norm distance; `swap` also tries
+    d(positive, negative)."""
     def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
                  size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
@@ -207,6 +220,7 @@ class TripletMarginLoss(_Loss):
 
 
 class TripletMarginWithDistanceLoss(_Loss):
+    """TripletMarginLoss with any `distance_function` (pairwise_distance if None)."""
     def __init__(self, *, distance_function: Any = None, margin: float = 1.0, swap: bool = False,
                  reduction: str = "mean") -> None:
         super().__init__(None, None, reduction)
@@ -222,6 +236,8 @@ class TripletMarginWithDistanceLoss(_Loss):
 
 
 class CTCLoss(_Loss):
+    """Connectionist temporal classification loss of (T, N, C) log-probabilities against target sequences; `blank` is
+    the blank class, zero_infinity zeroes infinite losses."""
     def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
         super().__init__(None, None, reduction)
         self.blank, self.zero_infinity = blank, zero_infinity

@@ -249,6 +249,8 @@ class Module(StateDictMixin):
 
     def named_parameters(self, prefix: str = "", recurse: bool = True,
                          remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """Yield (dotted name, parameter) pairs of this module and, with `recurse`, its submodules; names start with
+        `prefix`, and a shared parameter comes once unless remove_duplicate=False."""
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)  # type: ignore[misc]
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
@@ -258,6 +260,8 @@ class Module(StateDictMixin):
 
     def named_buffers(self, prefix: str = "", recurse: bool = True,
                       remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """Yield (dotted name, buffer) pairs of this module and, with `recurse`, its submodules; names start with
+        `prefix`, and a shared buffer comes once unless remove_duplicate=False."""
         yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
@@ -307,9 +311,11 @@ class Module(StateDictMixin):
         return getattr(mod, name)
 
     def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path `target` (AttributeError if there is none)."""
         return self._get_member(target, "_parameters", "an nn.Parameter")  # type: ignore[return-value]
 
     def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path `target` (AttributeError if there is none)."""
         return self._get_member(target, "_buffers", "a buffer")
 
     # -- modes and gradients ------------------------------------------------------------------------
@@ -375,11 +381,14 @@ class Module(StateDictMixin):
         return self.to("cpu")
 
     def cuda(self, device: Any = None) -> Module:
+        """Move the parameters and buffers to CUDA device `device` (an index or a device; the default CUDA device if
+        None); returns self."""
         if device is None:
             return self.to("cuda")
         return self.to(device if not isinstance(device, int) else f"cuda:{device}")
 
     def type(self, dst_type: Any) -> Module:
+        """Convert every parameter and buffer with Tensor.type(dst_type); returns self."""
         return self._apply(lambda t: t.type(dst_type))
 
     def _cast(self, dtype_name: str) -> Module:
@@ -387,18 +396,23 @@ class Module(StateDictMixin):
         return self._apply(lambda t: convert_tensor(t, None, dtype) if t.is_floating_point() else t)
 
     def float(self) -> Module:
+        """Cast the floating-point parameters and buffers to float32; returns self."""
         return self._cast("float32")
 
     def double(self) -> Module:
+        """Cast the floating-point parameters and buffers to float64; returns self."""
         return self._cast("float64")
 
     def half(self) -> Module:
+        """Cast the floating-point parameters and buffers to float16; returns self."""
         return self._cast("float16")
 
     def bfloat16(self) -> Module:
+        """Cast the floating-point parameters and buffers to bfloat16; returns self."""
         return self._cast("bfloat16")
 
     def share_memory(self) -> Module:
+        """Return self unchanged: opgen has no shared-memory tensors to move the parameters to."""
         return self
 
     def to_empty(self, *, device: Any, recurse: bool = True) -> Module:

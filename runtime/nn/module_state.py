@@ -58,9 +58,12 @@ class StateDictMixin:
 
     # -- extra state -------------------------------------------------------------------------------------
     def get_extra_state(self) -> Any:
+        """Override to return extra state for state_dict; a module that does not override it saves none (this base
+        raises RuntimeError)."""
         raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called.")
 
     def set_extra_state(self, state: Any) -> None:
+        """Override to restore, at load_state_dict, what get_extra_state returned (this base raises RuntimeError)."""
         raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called.")
 
     def _has_extra_state(self) -> bool:

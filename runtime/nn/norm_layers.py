@@ -47,6 +47,7 @@ class _InstanceNorm(Module):
             self.register_buffer("num_batches_tracked", None)
 
     def reset_running_stats(self) -> None:
+        """Set running_mean to 0, running_var to 1 and num_batches_tracked to 0 (when tracked)."""
         if self.track_running_stats:
             with no_grad():
                 self.running_mean.zero_()
@@ -54,6 +55,7 @@ class _InstanceNorm(Module):
                 self.num_batches_tracked.zero_()
 
     def reset_parameters(self) -> None:
+        """Reset the running statistics, and weight to 1 and bias to 0 when affine."""
         self.reset_running_stats()
         if self.affine:
             with no_grad():
@@ -85,18 +87,25 @@ class _InstanceNorm(Module):
 
 
 class InstanceNorm1d(_InstanceNorm):
+    """Normalise each channel of each sample of a (N, C, L) or (C, L) input over L; `affine` adds a per-channel
+    weight and bias, track_running_stats keeps running statistics for eval."""
     nd = 1
 
 
 class InstanceNorm2d(_InstanceNorm):
+    """Normalise each channel of each sample of a (N, C, H, W) or (C, H, W) input over (H, W); `affine` adds a
+    per-channel weight and bias, track_running_stats keeps running statistics for eval."""
     nd = 2
 
 
 class InstanceNorm3d(_InstanceNorm):
+    """Normalise each channel of each sample of a (N, C, D, H, W) or (C, D, H, W) input over (D, H, W); `affine` adds
+    a per-channel weight and bias, track_running_stats keeps running statistics for eval."""
     nd = 3
 
 
 class LocalResponseNorm(Module):
+    """input / (k + alpha * mean of input^2 over `size` neighbouring channels) ** beta, for (N, C, *) inputs."""
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
         super().__init__()
         self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
@@ -109,6 +118,7 @@ class LocalResponseNorm(Module):
 
 
 class RMSNorm(Module):
+    """input / sqrt(mean(input^2 over the normalized_shape dims) + eps) * weight; eps None is the dtype's epsilon."""
     def __init__(self, normalized_shape: int | tuple[int, ...] | list[int], eps: float | None = None,
                  elementwise_affine: bool = True, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
@@ -120,6 +130,7 @@ class RMSNorm(Module):
             self.register_parameter("weight", None)
 
     def reset_parameters(self) -> None:
+        """Set the weight (when elementwise_affine) back to ones."""
         if self.weight is not None:
             with no_grad():
                 self.weight.fill_(1)

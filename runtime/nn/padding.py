@@ -37,42 +37,58 @@ class _PadNd(Module):
 
 
 class ReflectionPad1d(_PadNd):
+    """Pad the last dim with the input reflected at its edges (edge not repeated); `padding` is an int or (left,
+    right)."""
     nd, mode = 1, "reflect"
 
 
 class ReflectionPad2d(_PadNd):
+    """Pad the last 2 dims with the input reflected at its edges (edge not repeated); `padding` is an int or (left,
+    right, top, bottom)."""
     nd, mode = 2, "reflect"
 
 
 class ReflectionPad3d(_PadNd):
+    """Pad the last 3 dims with the input reflected at its edges (edge not repeated); `padding` is an int or (left,
+    right, top, bottom, front, back)."""
     nd, mode = 3, "reflect"
 
 
 class ReplicationPad1d(_PadNd):
+    """Pad the last dim by repeating the edge values; `padding` is an int or (left, right)."""
     nd, mode = 1, "replicate"
 
 
 class ReplicationPad2d(_PadNd):
+    """Pad the last 2 dims by repeating the edge values; `padding` is an int or (left, right, top, bottom)."""
     nd, mode = 2, "replicate"
 
 
 class ReplicationPad3d(_PadNd):
+    """Pad the last 3 dims by repeating the edge values; `padding` is an int or (left, right, top, bottom, front,
+    back)."""
     nd, mode = 3, "replicate"
 
 
 class CircularPad1d(_PadNd):
+    """Pad the last dim by wrapping around (values from the opposite end); `padding` is an int or (left, right)."""
     nd, mode = 1, "circular"
 
 
 class CircularPad2d(_PadNd):
+    """Pad the last 2 dims by wrapping around (values from the opposite end); `padding` is an int or (left, right,
+    top, bottom)."""
     nd, mode = 2, "circular"
 
 
 class CircularPad3d(_PadNd):
+    """Pad the last 3 dims by wrapping around (values from the opposite end); `padding` is an int or (left, right,
+    top, bottom, front, back)."""
     nd, mode = 3, "circular"
 
 
 class ZeroPad1d(_PadNd):
+    """Pad the last dim with zeros; `padding` is an int or (left, right)."""
     nd = 1
 
     def __init__(self, padding: Any) -> None:
@@ -80,6 +96,7 @@ class ZeroPad1d(_PadNd):
 
 
 class ZeroPad2d(_PadNd):
+    """Pad the last 2 dims with zeros; `padding` is an int or (left, right, top, bottom)."""
     nd = 2
 
     def __init__(self, padding: Any) -> None:
@@ -87,6 +104,7 @@ class ZeroPad2d(_PadNd):
 
 
 class ZeroPad3d(_PadNd):
+    """Pad the last 3 dims with zeros; `padding` is an int or (left, right, top, bottom, front, back)."""
     nd = 3
 
     def __init__(self, padding: Any) -> None:
@@ -94,6 +112,7 @@ class ZeroPad3d(_PadNd):
 
 
 class ConstantPad1d(_PadNd):
+    """Pad the last dim with `value`; `padding` is an int or (left, right)."""
     nd = 1
 
     def __init__(self, padding: Any, value: float) -> None:
@@ -101,6 +120,7 @@ class ConstantPad1d(_PadNd):
 
 
 class ConstantPad2d(_PadNd):
+    """Pad the last 2 dims with `value`; `padding` is an int or (left, right, top, bottom)."""
     nd = 2
 
     def __init__(self, padding: Any, value: float) -> None:
@@ -108,6 +128,7 @@ class ConstantPad2d(_PadNd):
 
 
 class ConstantPad3d(_PadNd):
+    """Pad the last 3 dims with `value`; `padding` is an int or (left, right, top, bottom, front, back)."""
     nd = 3
 
     def __init__(self, padding: Any, value: float) -> None:

@@ -95,6 +95,8 @@ class UninitializedTensorMixin:
     cls_to_become: type = Parameter
 
     def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        """Allocate uninitialised data of `shape` (on `device`, as `dtype`, else the current ones) in place and
+        become cls_to_become."""
         G = opcall.api
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         new = G.empty(shape, device=device if device is not None else self.device,  # type: ignore[attr-defined]
@@ -114,6 +116,7 @@ class UninitializedTensorMixin:
 
 
 class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A Parameter with no data yet (lazy modules); materialize(shape) makes it a Parameter in place."""
     __slots__ = ()
     cls_to_become = Parameter
 
@@ -127,6 +130,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 
 
 class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer with no data yet (lazy modules); materialize(shape) makes it a Tensor in place."""
     __slots__ = ()
     cls_to_become = Tensor
 

@@ -40,14 +40,20 @@ class _MaxPoolNd(Module):
 
 
 class MaxPool1d(_MaxPoolNd):
+    """Max over sliding windows of the last dim of a (N, C, L) or (C, L) input; return_indices also gives the argmax
+    positions. stride defaults to kernel_size."""
     nd = 1
 
 
 class MaxPool3d(_MaxPoolNd):
+    """Max over sliding 3-D windows of a (N, C, D, H, W) or (C, D, H, W) input; return_indices also gives the argmax
+    positions. stride defaults to kernel_size."""
     nd = 3
 
 
 class AvgPool1d(Module):
+    """Average over sliding windows of the last dim of a (N, C, L) or (C, L) input; count_include_pad counts the
+    padding in the divisor. stride defaults to kernel_size."""
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:
         super().__init__()
@@ -63,6 +69,8 @@ class AvgPool1d(Module):
 
 
 class AvgPool3d(Module):
+    """Average over sliding 3-D windows of a (N, C, D, H, W) or (C, D, H, W) input; divisor_override replaces the
+    window size as divisor. stride defaults to kernel_size."""
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: int | None = None) -> None:
         super().__init__()
@@ -96,14 +104,17 @@ class _LPPoolNd(Module):
 
 
 class LPPool1d(_LPPoolNd):
+    """Power-average pool over windows of the last dim: (sum of x ** norm_type over the window) ** (1 / norm_type)."""
     nd = 1
 
 
 class LPPool2d(_LPPoolNd):
+    """Power-average pool over 2-D windows: (sum of x ** norm_type over the window) ** (1 / norm_type)."""
     nd = 2
 
 
 class LPPool3d(_LPPoolNd):
+    """Power-average pool over 3-D windows: (sum of x ** norm_type over the window) ** (1 / norm_type)."""
     nd = 3
 
 
@@ -123,14 +134,20 @@ class _AdaptiveMaxPoolNd(Module):
 
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Max pool of a (N, C, L) or (C, L) input into `output_size` near-equal windows; return_indices also gives the
+    argmax positions."""
     nd = 1
 
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """Max pool of a (N, C, H, W) or (C, H, W) input into an `output_size` grid of near-equal windows (None keeps
+    that input size); return_indices also gives the argmax positions."""
     nd = 2
 
 
 class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Max pool of a (N, C, D, H, W) or (C, D, H, W) input into an `output_size` grid of near-equal windows (None
+    keeps that input size); return_indices also gives the argmax positions."""
     nd = 3
 
 
@@ -150,10 +167,13 @@ class _AdaptiveAvgPoolNd(Module):
 
 
 class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    """Average pool of a (N, C, L) or (C, L) input into `output_size` near-equal windows."""
     nd = 1
 
 
 class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """Average pool of a (N, C, D, H, W) or (C, D, H, W) input into an `output_size` grid of near-equal windows (None
+    keeps that input size)."""
     nd = 3
 
 
@@ -175,14 +195,17 @@ class _MaxUnpoolNd(Module):
 
 
 class MaxUnpool1d(_MaxUnpoolNd):
+    """Undo MaxPool1d: forward(input, indices, output_size=None) puts each value at its index in a zero output."""
     nd = 1
 
 
 class MaxUnpool2d(_MaxUnpoolNd):
+    """Undo MaxPool2d: forward(input, indices, output_size=None) puts each value at its index in a zero output."""
     nd = 2
 
 
 class MaxUnpool3d(_MaxUnpoolNd):
+    """Undo MaxPool3d: forward(input, indices, output_size=None) puts each value at its index in a zero output."""
     nd = 3
 
 
@@ -211,8 +234,12 @@ class _FractionalMaxPoolNd(Module):
 
 
 class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Max over pseudo-random kernel_size windows of a (N, C, H, W) or (C, H, W) input, to output_size or to
+    output_ratio (in (0, 1)) times the input size; give exactly one of the two."""
     nd = 2
 
 
 class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Max over pseudo-random kernel_size windows of a (N, C, D, H, W) or (C, D, H, W) input, to output_size or to
+    output_ratio (in (0, 1)) times the input size; give exactly one of the two."""
     nd = 3

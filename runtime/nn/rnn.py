@@ -103,6 +103,8 @@ class RNNCellBase(Module):
 
 
 class RNNCell(RNNCellBase):
+    """One Elman RNN step h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh), act tanh or relu; forward(input, hx=None) ->
+    h'."""
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
                  device: Any = None, dtype: Any = None) -> None:
         if nonlinearity not in ("tanh", "relu"):
@@ -119,6 +121,7 @@ class RNNCell(RNNCellBase):
 
 
 class GRUCell(RNNCellBase):
+    """One GRU step (reset, update and new gates); forward(input, hx=None) -> h', hx zeros if None."""
     mode = "GRU"
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
@@ -128,6 +131,7 @@ class GRUCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
+    """One LSTM step (input, forget, cell and output gates); forward(input, (h, c)=None) -> (h', c')."""
     mode = "LSTM"
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:

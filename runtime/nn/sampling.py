@@ -11,6 +11,7 @@ from runtime.tensor import Tensor
 
 
 class Upsample(Module):
+    """Resize a (N, C, *spatial) input to `size` or by `scale_factor` with F.interpolate's `mode` (default nearest)."""
     def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
                  align_corners: bool | None = None, recompute_scale_factor: bool | None = None) -> None:
         super().__init__()
@@ -30,16 +31,19 @@ class Upsample(Module):
 
 
 class UpsamplingNearest2d(Upsample):
+    """Nearest-neighbour Upsample of a (N, C, H, W) input to `size` or by `scale_factor`."""
     def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
         super().__init__(size, scale_factor, mode="nearest")
 
 
 class UpsamplingBilinear2d(Upsample):
+    """Bilinear Upsample (align_corners=True) of a (N, C, H, W) input to `size` or by `scale_factor`."""
     def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
 class PixelShuffle(Module):
+    """(*, C * r^2, H, W) -> (*, C, H * r, W * r), r being upscale_factor."""
     def __init__(self, upscale_factor: int) -> None:
         super().__init__()
         self.upscale_factor = upscale_factor
@@ -52,6 +56,7 @@ class PixelShuffle(Module):
 
 
 class PixelUnshuffle(Module):
+    """(*, C, H * r, W * r) -> (*, C * r^2, H, W), r being downscale_factor."""
     def __init__(self, downscale_factor: int) -> None:
         super().__init__()
         self.downscale_factor = downscale_factor
@@ -64,6 +69,7 @@ class PixelUnshuffle(Module):
 
 
 class ChannelShuffle(Module):
+    """Interleave the channels of a (N, C, *) input from `groups` groups of C / groups."""
     def __init__(self, groups: int) -> None:
         super().__init__()
         self.groups = groups
@@ -76,6 +82,8 @@ class ChannelShuffle(Module):
 
 
 class Fold(Module):
+    """Sum sliding-block columns (N, C * prod(kernel_size), L) into a (N, C, *output_size) tensor (the inverse layout
+    of Unfold)."""
     def __init__(self, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
                  stride: Any = 1) -> None:
         super().__init__()
@@ -91,6 +99,7 @@ class Fold(Module):
 
 
 class Unfold(Module):
+    """Extract the sliding blocks of a (N, C, *spatial) input as columns (N, C * prod(kernel_size), L)."""
     def __init__(self, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> None:
         super().__init__()
         self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride

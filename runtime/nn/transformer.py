@@ -58,6 +58,8 @@ def _check_causal_mask(is_causal: bool | None, mask: Tensor | None) -> bool:
 
 
 class TransformerEncoderLayer(Module):
+    """Self-attention then a feed-forward block, each with dropout, a residual and LayerNorm (norm_first puts the
+    norm before each block)."""
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: Activation = "relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device: Any = None, dtype: Any = None) -> None:
@@ -97,6 +99,8 @@ class TransformerEncoderLayer(Module):
 
 
 class TransformerDecoderLayer(Module):
+    """Self-attention on tgt, attention to memory, then a feed-forward block, each with dropout, a residual and
+    LayerNorm (norm_first puts the norm before each block)."""
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: Activation = "relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device: Any = None, dtype: Any = None) -> None:

@@ -17,6 +17,8 @@ from runtime.tensor import Tensor
 
 
 class Adadelta(Optimizer):
+    """Adadelta: steps lr * sqrt(avg of squared updates + eps) / sqrt(avg of squared grads + eps) * grad, rho the
+    averages' decay."""
     def __init__(self, params: ParamsT, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0.0, foreach: bool | None = None, *, capturable: bool = False,
                  maximize: bool = False, differentiable: bool = False) -> None:

@@ -21,6 +21,8 @@ from runtime.tensor import Tensor
 
 
 class Adafactor(Optimizer):
+    """Adafactor: second moment factored into row and column averages for 2+-dim parameters, relative step size
+    min(lr, 1 / sqrt(t)) scaled by the parameter's RMS, updates clipped by d."""
     def __init__(self, params: ParamsT, lr: float = 1e-2, beta2_decay: float = -0.8,
                  eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0, weight_decay: float = 0.0, *,
                  foreach: bool | None = None, maximize: bool = False) -> None:

@@ -53,6 +53,7 @@ def _decay(group: dict[str, Any], p: Tensor, g: Tensor) -> Tensor:
 
 
 class Adamax(Optimizer):
+    """Adamax: Adam with an infinity-norm second moment u = max(beta2 * u, |g| + eps)."""
     def __init__(self, params: ParamsT, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False, capturable: bool = False) -> None:
@@ -76,6 +77,8 @@ class Adamax(Optimizer):
 
 
 class NAdam(Optimizer):
+    """NAdam: Adam with Nesterov momentum, the momentum schedule set by momentum_decay (decoupled_weight_decay:
+    AdamW-style)."""
     def __init__(self, params: ParamsT, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum_decay: float = 4e-3,
                  decoupled_weight_decay: bool = False, *, foreach: bool | None = None, maximize: bool = False,
@@ -112,6 +115,8 @@ class NAdam(Optimizer):
 
 
 class RAdam(Optimizer):
+    """RAdam: Adam with the variance rectification once rho_t > 5, momentum SGD steps before (decoupled_weight_decay:
+    AdamW-style)."""
     def __init__(self, params: ParamsT, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, decoupled_weight_decay: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,

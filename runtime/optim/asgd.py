@@ -19,6 +19,8 @@ from runtime.tensor import Tensor
 
 
 class ASGD(Optimizer):
+    """Averaged SGD: SGD steps with a rate decaying as lr / (1 + lambd * lr * t) ** alpha and a running average `ax`
+    of the parameters, begun after t0 steps."""
     def __init__(self, params: ParamsT, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
                  t0: float = 1e6, weight_decay: float = 0.0, foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:

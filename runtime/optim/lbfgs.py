@@ -112,6 +112,8 @@ def strong_wolfe(evaluate: Evaluate, t: float, d: Tensor, f: float, g: Tensor, g
 
 
 class LBFGS(Optimizer):
+    """L-BFGS: step(closure) runs up to max_iter quasi-Newton iterations with history_size curvature pairs;
+    line_search_fn None or "strong_wolfe"; a single parameter group."""
     def __init__(self, params: ParamsT, lr: float = 1, max_iter: int = 20, max_eval: int | None = None,
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9, history_size: int = 100,
                  line_search_fn: str | None = None) -> None:

@@ -107,6 +107,8 @@ class Optimizer:
             self.add_param_group(group)
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a dict of params (and options; missing ones from the defaults) as a new parameter group; a parameter
+        may be in one group only."""
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
         group = dict(param_group)
@@ -231,6 +233,8 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore the state and the group options from a state_dict() result (parameters matched by position),
+        running the load hooks around it."""
         for hook in self._state_hooks("load_state_dict_pre"):
             new = hook(self, state_dict)
             if new is not None:

@@ -17,6 +17,8 @@ from runtime.tensor import Tensor
 
 
 class Rprop(Optimizer):
+    """Rprop: a step size per element, grown by etas[1] while the gradient's sign holds and shrunk by etas[0] when it
+    flips (within step_sizes); steps by the sign only."""
     def __init__(self, params: ParamsT, lr: float = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
                  step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:

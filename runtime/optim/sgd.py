@@ -18,6 +18,7 @@ from runtime.tensor import Tensor
 
 
 class SGD(Optimizer):
+    """Stochastic gradient descent p -= lr * g, with optional momentum (dampening, nesterov) and weight decay."""
     def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
                  weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False,
                  foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None) -> None:

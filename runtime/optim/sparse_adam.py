@@ -19,6 +19,7 @@ from runtime.tensor import Tensor
 
 
 class SparseAdam(Optimizer):
+    """Adam that moves the moments and the parameter only where the gradient is nonzero."""
     def __init__(self, params: ParamsT, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, maximize: bool = False) -> None:
         check_non_negative("learning rate", lr)

@@ -14,6 +14,8 @@ from runtime.nn.module import Module
 
 
 class DataParallel(Module):
+    """Calls the wrapped `module` as is: opgen runs on one device, so no batch is split (state_dict keys gain
+    "module.")."""
     def __init__(self, module: Module, device_ids: Any = None, output_device: Any = None, dim: int = 0) -> None:
         super().__init__()
         if not isinstance(module, Module):
