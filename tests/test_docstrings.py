@@ -135,7 +135,9 @@ def project(tmp_path: Path) -> Path:
 
 
 # YAML text that would end or change a docstring pasted into triple quotes.
-HOSTILE_DOC = 'ends """ here, a \\ backslash \\n not a newline\nreal newline \u2028 line separator \'\'\' done'
+# One printable line (a doc: with a line break is refused at generate time: tests/test_codegen_injection.py),
+# holding everything that could end a Python string or docstring.
+HOSTILE_DOC = 'ends """ here, a \\ backslash \\n not a newline, \'\'\' and "quotes" done'
 
 
 def test_yaml_doc_text_reaches_generated_code_only_as_a_literal(project: Path) -> None:
