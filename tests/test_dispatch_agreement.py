@@ -24,7 +24,7 @@ KEYS = list(reversed(DispatchKey))  # highest priority first, as `opgen show` pr
 
 
 def _shown(f: NativeFunction) -> list[tuple[str, str, str]]:
-    return [(key, kernel, "kernel" if how.startswith(("records ", "no derivative")) else how)
+    return [(key, kernel, "kernel" if how.startswith(("records ", "no derivative", "not differentiable")) else how)
             for key, kernel, how in static_table(f, MODEL)]
 
 
@@ -72,7 +72,7 @@ def test_show_of_an_op_name_is_that_op() -> None:
     """`opgen show NAME` prints NAME's own table first and alone when NAME is an operator (`std` is one,
     beside std.correction and std.dim)."""
     assert all(shown_ops(MODEL, f.name) == [f] for f in MODEL.functions)
-    out = CliRunner().invoke(main, ["show", "--root", str(ROOT), "std"], catch_exceptions=False).output
+    out = CliRunner().invoke(main, ["show", "--all", "--root", str(ROOT), "std"], catch_exceptions=False).output
     rows = [line.split() for line in out.splitlines() if line.startswith("    ") and "[" in line]
     assert [(r[0], r[1], r[2].strip("[]")) for r in rows] == _resolved("std")
     assert "other overloads: std.correction, std.dim" in out
