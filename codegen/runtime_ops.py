@@ -14,18 +14,23 @@ from collections.abc import Iterable
 from codegen.errors import Diagnostic, LoadError, Location
 
 RUNTIME_OPS: frozenset[str] = frozenset({
-    "_conv2d_forward", "_cross_entropy_indices", "_to_copy", "abs", "add", "add_", "addmm", "all", "amax", "amin",
-    "any", "argmax", "argsort", "as_strided", "as_strided_backward", "bmm", "cat", "ceil", "chunk", "clamp",
-    "clone", "contiguous", "copy_", "cos", "cumsum", "diagonal", "div", "dropout", "empty_strided", "eq", "erf",
-    "exp", "expand", "fill_", "flatten", "flip", "floor", "gather", "im2col", "index", "index_add", "index_put",
-    "index_put_", "index_select", "isclose", "isfinite", "isinf", "isnan", "leaky_relu_", "linalg_inv",
-    "linalg_solve", "linalg_vector_norm", "log", "log_sigmoid", "log_softmax", "logical_and", "logical_not",
-    "masked_fill", "matmul", "max", "max_pool2d", "max_pool2d_with_indices", "maximum", "mean", "min", "mm",
-    "movedim", "mul", "mul_", "nan_to_num", "narrow", "neg", "nonzero", "normal_", "one_hot", "permute", "prelu",
-    "prod", "random_", "relu", "relu_", "repeat_interleave", "reshape", "roll", "round", "rsqrt", "scatter",
-    "scatter_add", "select", "sigmoid", "sign", "slice", "softmax", "softplus", "sort", "sqrt", "squeeze", "stack",
-    "std", "sub", "sum", "t", "take", "tanh", "transpose", "tril", "triu", "trunc", "unbind", "unflatten",
-    "uniform_", "unique", "unsqueeze", "var", "view", "where", "zero_"
+    "_conv2d_backward_input", "_conv2d_forward", "_cross_entropy_indices", "_linalg_lu", "_to_copy", "abs", "add",
+    "add_", "addcdiv_", "addcmul_", "addmm", "all", "allclose", "amax", "amin", "any", "argmax", "argsort",
+    "as_strided", "as_strided_backward", "atan", "bmm", "broadcast_to", "cat", "ceil", "chunk", "clamp", "clamp_",
+    "clamp_max", "clamp_min", "clip", "clone", "col2im", "contiguous", "conv2d", "copy_", "cos", "count_nonzero",
+    "cumprod", "cumsum", "diagonal", "div", "div_", "dot", "dropout", "empty_strided", "eq", "erf", "exp", "expand",
+    "expm1", "fill_", "flatten", "flip", "floor", "gather", "im2col", "index", "index_add", "index_put",
+    "index_put_", "index_select", "isclose", "isfinite", "isinf", "isnan", "leaky_relu", "leaky_relu_", "lerp_",
+    "linalg_cholesky", "linalg_det", "linalg_eigh", "linalg_inv", "linalg_solve", "linalg_svd",
+    "linalg_vector_norm", "log", "log1p", "log2", "log_sigmoid", "log_softmax", "logical_and", "logical_not",
+    "logsumexp", "masked_fill", "matmul", "max", "max_pool2d", "max_pool2d_with_indices", "maximum", "mean", "min",
+    "minimum", "mm", "movedim", "mul", "mul_", "mv", "nan_to_num", "narrow", "native_dropout", "neg", "nonzero",
+    "norm", "normal_", "one_hot", "outer", "pairwise_distance", "permute", "pow", "prelu", "prod", "random_",
+    "reciprocal", "relu", "relu_", "remainder", "repeat", "repeat_interleave", "reshape", "roll", "round", "rsqrt",
+    "rsqrt_", "scatter", "scatter_add", "select", "sigmoid", "sign", "sin", "slice", "softmax", "softplus", "sort",
+    "sqrt", "sqrt_", "square_", "squeeze", "stack", "std", "sub", "sum", "swapaxes", "t", "take", "tan", "tanh",
+    "transpose", "tril", "triu", "trunc", "unbind", "unflatten", "unfold", "uniform_", "unique", "unsqueeze", "var",
+    "view", "where", "zero_"
 })  # fmt: skip
 
 

@@ -177,7 +177,8 @@ def test_arguments_after_star_are_keyword_only() -> None:
                      (lambda: G.add(a, a, 2, out=G.empty(2)), "add"),
                      (lambda: G.addmm(m, m, m, 1, 1), "addmm"),
                      (lambda: G.index_add(a, 0, G.tensor([0]), G.ones(1), 2), "index_add")):
-        with pytest.raises(TypeError, match=f"^{op}\\(\\) takes \\d positional arguments? but \\d .*were given"):
+        takes = f"^(Tensor\\.)?{op}\\(\\) takes \\d positional arguments? but \\d .*were given"
+        with pytest.raises(TypeError, match=takes):
             call()
     assert G.add(a, a, alpha=2).tolist() == [3.0, 3.0] and G.sub(a, 1, alpha=2).tolist() == [-1.0, -1.0]
     assert a.clone().add_(2, alpha=3).tolist() == [7.0, 7.0]

@@ -70,7 +70,7 @@ def appended_line(offset: int) -> int:
 def located(line: int, problem: str) -> re.Pattern[str]:
     """opgen's answer where a YAML library may answer first, in its own words that differ between versions:
     the file and line of the problem and what it is about (`problem`, a regex), not the library's wording."""
-    return re.compile(rf"native_functions\.yaml:{line}: (invalid YAML: )?.*{problem}", re.I)
+    return re.compile(rf"native_functions\.yaml:{line}(:\d+)?: (error: )?(invalid YAML: )?.*{problem}", re.I)
 
 
 # the expected text of each case's error: opgen's own wording (a string), or `located(...)` where the YAML
