@@ -3,9 +3,10 @@ operator call reaches the Tracer fallback first; the fallback computes the call 
 kernels, autograd included) and records it as a node of the graph.
 
 Note [Capture through the dispatcher]
-The Tracer key sits above every other, and no kernel is registered for it: one boxed fallback serves
-every operator. It records the call, then makes it again below Tracer with Tracer excluded, so that the
-operators a composite kernel calls inside are not recorded (the graph holds what the program called).
+The Tracer key sits above every other, and no kernel is registered for it: one boxed fallback, registered
+for the duration of a capture, serves every operator. It records the call, then makes it again below
+Tracer with Tracer excluded, so that the operators a composite kernel calls inside are not recorded (the
+graph holds what the program called).
 Values come from real execution on the first call's inputs; a tensor the function reads without having
 made it (a parameter, a global) is a free value, held by the graph and read again at every run. Python
 that needs a tensor's data (`.item()`, `.tolist()`, `.numpy()`, `bool(t)`, `float(t)`, `int(t)`) ends
@@ -33,8 +34,6 @@ class _State(threading.local):
 
 
 _state = _State()
-_install_lock = threading.Lock()
-_installed = False
 # One capture at a time: breaking on data access patches Tensor's methods for its duration.
 _capture_lock = threading.Lock()
 
@@ -150,12 +149,14 @@ def _tracer_fallback(op: Any, args: list[Any]) -> Any:
     return result
 
 
-def _install() -> None:
-    global _installed
-    with _install_lock:
-        if not _installed:
-            dispatcher.register_fallback("Tracer", _tracer_fallback)
-            _installed = True
+@contextmanager
+def _tracer_installed() -> Iterator[None]:
+    """The Tracer fallback, registered for the capture only (other code sees the dispatcher as it was)."""
+    remove = dispatcher.register_fallback("Tracer", _tracer_fallback)
+    try:
+        yield
+    finally:
+        remove()
 
 
 _DATA_ACCESS = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__", "__array__")
@@ -188,14 +189,13 @@ def _breaking_on_data_access() -> Iterator[None]:
 def capture(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Graph, Any, dict[int, Any]]:
     """Run `fn(*args, **kwargs)` once, recording its operator calls: (the graph, the eager result, the values
     of the nodes that read no input of the function, by node id)."""
-    _install()
     trace = _Trace()
     for a in _tensors((args, kwargs)):
         if id(a) not in trace.values:
             trace.add_input(a)
     from runtime import opcall
 
-    with _capture_lock, _breaking_on_data_access(), _recording_factories(opcall.api):
+    with _capture_lock, _tracer_installed(), _breaking_on_data_access(), _recording_factories(opcall.api):
         _state.trace = trace
         try:
             with include_keys("Tracer"):
