@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -281,6 +282,10 @@ def test_accepted_cases_generate_inert_code_that_imports(tmp_path: Path) -> None
         native.append(case.native.replace(f"{NAME}(", f"{name}(", 1).replace(f"{NAME}.", f"{name}.", 1))
         if case.derivative:
             derivatives.append(case.derivative.replace(f"{NAME}(", f"{name}(", 1))
+        else:  # a differentiable op needs an entry (Note [A differentiable op needs a derivative])
+            (f,) = [f for f in load_native_functions(ROOT / NF, root=ROOT, text=native[-1], file=NF)
+                    if f.derived_from is None]
+            derivatives.append("- name: " + y(str(f.func)) + "\n  output_differentiability: [False]\n")
         if case.route.startswith("str"):
             defaults.append((name, "s"))
             value = PAYLOADS[case.payload]
@@ -290,8 +295,11 @@ def test_accepted_cases_generate_inert_code_that_imports(tmp_path: Path) -> None
     # numeric defaults that mean what they say (the parser accepts inf, nan and 1e400)
     native.append("- func: numeric_defaults(Tensor self, float a=inf, float b=-inf, float c=nan, float d=1e400, "
                   f"float e=-1e400, float f=1e-300, float g=2.5) -> Tensor\n  dispatch:\n    CPU: {KERNEL}\n")
+    derivatives.append("- name: numeric_defaults(Tensor self, float a=inf, float b=-inf, float c=nan, float d=1e400, "
+                       "float e=-1e400, float f=1e-300, float g=2.5) -> Tensor\n  output_differentiability: [False]\n")
     defaults += [("numeric_defaults", a) for a in "abcdefg"]
     native.append("- func: scaled(Tensor self, Scalar alpha=inf) -> Tensor\n  pointwise: self * alpha\n")
+    derivatives.append("- name: scaled(Tensor self, Scalar alpha=inf) -> Tensor\n  self: grad * alpha\n")
     result = generate(project, "".join(native), "".join(derivatives))
     assert result.exit_code == 0, result.output
     out = project / "generated"
@@ -299,7 +307,8 @@ def test_accepted_cases_generate_inert_code_that_imports(tmp_path: Path) -> None
         assert_python_inert(path)
     new = [p for p in (out / "cuda" / "pointwise").glob("*.cu")
            if not (ROOT / "generated" / "cuda" / "pointwise" / p.name).exists()]
-    assert len(new) > len(derivatives)  # each formula case's op and `scaled`
+    formulas = [d for d in derivatives if "output_differentiability" not in d]
+    assert len(new) >= len(formulas)  # each formula case's op and `scaled`
     for path in (out / "cuda" / "pointwise").glob("*.cu"):
         assert_cxx_inert(path, preprocess=path in new)
     got = run_import_check(project, defaults, grads)
@@ -325,7 +334,8 @@ def test_cli_refuses_with_exit_2_and_file_line(tmp_path: Path, entry: str, line:
     project = scratch_project(tmp_path)
     before = (project / "generated" / "_ops.py").read_bytes()
     first = _lines((ROOT / NF).read_text()) + line
-    result = generate(project, entry)
+    schema = entry.split("\n", 1)[0].removeprefix("- func: ")
+    result = generate(project, entry, f"- name: {schema}\n  self: -grad\n" if "pointwise" in entry else "")
     assert result.exit_code == 2
     assert f"{NF}:{first}:" in result.output and words in result.output, result.output
     assert (project / "generated" / "_ops.py").read_bytes() == before
@@ -342,7 +352,7 @@ def test_any_accepted_str_default_renders_as_its_value(text: str, how: str) -> N
     try:
         f = load_native_functions(ROOT / NF, root=ROOT, text=entry, file=NF)[0]
     except LoadError as e:
-        assert all(str(d).startswith(f"{NF}:1: ") for d in e.diagnostics)
+        assert all(re.match(rf"{NF}:1(:\d+)?: ", str(d)) for d in e.diagnostics)
         return
     default = python_default(f.func.arguments.flat_all[1])
     assert default is not None and all(" " <= c <= "~" for c in default)
