@@ -213,7 +213,9 @@ class CheckRecordCase(Case):
 
 
 HOST_SOURCE = 'extern "C" __global__ void k(int* out) {{ out[threadIdx.x] = {value} + threadIdx.x; }}\n'
-EVIL_SOURCE = ('#include <cstdio>\n__attribute__((constructor)) static void planted() {{\n'
+# (the emulation header refuses host-only calls such as fopen in kernel code: the plant undoes that for itself)
+EVIL_SOURCE = ('#include <cstdio>\n#undef fopen\n#undef fclose\n'
+               '__attribute__((constructor)) static void planted() {{\n'
                '  FILE* f = fopen("{marker}", "w"); if (f) fclose(f);\n}}\n' + HOST_SOURCE)
 
 

@@ -85,7 +85,7 @@ def _compile(item: tuple[str, str, tuple[str, ...]]) -> tuple[str, list[str], li
     return path, declared, entries, "\n".join(warnings) or None
 
 
-_LABEL = "nvrtc-check 2"  # the cache label of a record (Note [Compile check cache]); 2: cubin entries
+_LABEL = "nvrtc-check-2"  # the cache label of a record (Note [Compile check cache]); 2: cubin entries
 
 
 def _record_path(job: tuple[str, str, tuple[str, ...]], toolchain: str, headers: str) -> Path | None:
