@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from codegen import disk_cache
-from codegen.errors import OpgenError
+from codegen.errors import OpgenError, did_you_mean
 
 
 def check_kernel(kernel: str, root: Path) -> None:
@@ -34,7 +34,9 @@ def check_kernel(kernel: str, root: Path) -> None:
                          "'generated' or a name starting with '_')")
     path = root.joinpath(*module.split(".")).with_suffix(".py")
     if not path.is_file():
-        raise OpgenError(f"kernel '{kernel}': no module file {path.relative_to(root)}")
+        siblings = [p.stem for p in path.parent.glob("*.py")] if path.parent.is_dir() else []
+        raise OpgenError(f"kernel '{kernel}': no module file {path.relative_to(root)}"
+                         f"{did_you_mean(path.stem, siblings)}")
     stat = path.stat()
     where = {name: line for name, _, line in
              (w.partition(":") for w in _module_functions(path, stat.st_mtime_ns, stat.st_size).split())}
@@ -42,7 +44,8 @@ def check_kernel(kernel: str, root: Path) -> None:
     if found is not None and "*" in where:  # `from m import *` may rebind any name
         found = where["*"]
     if found is None:
-        raise OpgenError(f"kernel '{kernel}': {path.relative_to(root)} defines no '{fn}'")
+        plain = [name for name, line in where.items() if line.isdigit()]
+        raise OpgenError(f"kernel '{kernel}': {path.relative_to(root)} defines no '{fn}'{did_you_mean(fn, plain)}")
     if not found.isdigit():
         raise OpgenError(f"kernel '{kernel}' is not a plain top-level function: "
                          f"{path.relative_to(root)}:{found.split('@')[1]} "

@@ -237,3 +237,19 @@ def test_misspellings_get_a_suggestion(tmp_path: Path, entry: str, wanted: str) 
     with pytest.raises(LoadError) as info:
         load_native_functions(path)
     assert wanted in str(info.value)
+
+
+@pytest.mark.parametrize(("target", "wanted"), [
+    ("runtime.kernels.linalg.mmm", "did you mean 'mm'"),
+    ("runtime.kernels.linalgg.mm", "did you mean 'linalg'"),
+])
+def test_misspelt_dispatch_targets_get_a_suggestion(tmp_path: Path, target: str, wanted: str) -> None:
+    from codegen.errors import LoadError
+    from codegen.native import load_native_functions
+
+    path = tmp_path / "native_functions.yaml"
+    path.write_text(f"- func: f(Tensor self) -> Tensor\n  dispatch:\n    CPU: {target}\n")
+    root = Path(__file__).resolve().parents[1]
+    with pytest.raises(LoadError) as info:
+        load_native_functions(path, root=root)
+    assert wanted in str(info.value)
