@@ -14,6 +14,7 @@ in `torch.add(input, other)`); a Tensor method is the same function, called with
 from __future__ import annotations
 
 import keyword
+import re
 from dataclasses import dataclass
 
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError
@@ -255,6 +256,17 @@ def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
             elif mine_t != "Tensor" and "Tensor" in other_ts:
                 conds.append(f"not isinstance({p.name}, Tensor)")
         call = _call(f, union, others)
+        flag = _positional_bool(f, params, others)
+        if flag is not None:
+            # `x.var(True)`: a bool passed where the merged signature has another overload's `dim` is
+            # this overload's bool (PyTorch's parser never binds a bool to an int list)
+            name_, other_ = flag
+            conds = [c for c in conds if not re.search(rf"\b({name_}|{other_})\b", c)]
+            conds += [f"{other_}.__class__ is bool", f"{name_} is {NOT_GIVEN}"]
+            call = _call(f, union, others, {name_: other_})
+            cases.insert(0, Case(" and ".join(conds), call))
+            owners.insert(0, f)
+            continue
         alias = _positional_alias(f, params)
         if alias is not None:
             # Note [Python bindings and overloads]: `G.max(a, b)` passes b where max.dim has `dim`
@@ -292,6 +304,24 @@ def _positional_alias(f: NativeFunction, params: list[Param]) -> tuple[str, str]
         name = py_name(a.name)
         if (a.type.is_tensor() and a.default is None and i < len(positional) and positional[i] != name
                 and positional[i] not in names):
+            return name, positional[i]
+    return None
+
+
+def _positional_bool(f: NativeFunction, params: list[Param], others: list[NativeFunction]) -> tuple[str, str] | None:
+    """(name, alias) when a positional `bool` parameter of `f` sits at a position the merged signature
+    gives to an int-list parameter of other overloads (`var(Tensor self, bool unbiased)` beside
+    `var.correction(Tensor self, int[1]? dim)`): a bool passed there positionally is taken as `name`."""
+    positional = [p.name for p in params if not p.kwonly]
+    mine = [a for a in f.func.arguments.flat_all
+            if a not in f.func.arguments.kwarg_only and a not in f.func.arguments.out]
+    names = {py_name(a.name) for a in f.func.arguments.flat_all}
+    for i, a in enumerate(mine[1:], start=1):
+        name = py_name(a.name)
+        if str(a.type) != "bool" or i >= len(positional) or positional[i] == name or positional[i] in names:
+            continue
+        theirs = {_type_of(o, positional[i]) for o in others} - {None}
+        if theirs and all(t is not None and t.startswith("int[") for t in theirs):
             return name, positional[i]
     return None
 

@@ -9164,3 +9164,35 @@ def hypot_out(input, other, out):
         raise RuntimeError("hypot(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
     _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
     return _ops._tab_hypot_out[_k](input, other, out)
+
+
+def all_dims(input, dim, keepdim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_all_dims[_k](input, dim, keepdim)
+    if input._requires_grad:
+        node = _NotImplementedNode("all.dims")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def any_dims(input, dim, keepdim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_any_dims[_k](input, dim, keepdim)
+    if input._requires_grad:
+        node = _NotImplementedNode("any.dims")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result

@@ -613,7 +613,7 @@ def pow_Tensor_Scalar(input, exponent):
     else:
         dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (exponent,))
     try:
-        r = (a0 ** exponent)
+        r = _k.power(a0, exponent)
     except ValueError:
         _k.broadcast_error("pow", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -637,7 +637,7 @@ def pow_Tensor_Scalar_inplace(input, exponent):
     else:
         dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (exponent,))
     try:
-        r = (a0 ** exponent)
+        r = _k.power(a0, exponent)
     except ValueError:
         _k.broadcast_error("pow", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -652,7 +652,7 @@ def pow_Tensor_Scalar_out(input, exponent, out):
     else:
         dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (exponent,))
     try:
-        r = (a0 ** exponent)
+        r = _k.power(a0, exponent)
     except ValueError:
         _k.broadcast_error("pow", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -1042,7 +1042,7 @@ def pow_Tensor_Tensor(input, exponent):
     else:
         dt, a0, a1 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, exponent))
     try:
-        r = (a0 ** a1)
+        r = _k.power(a0, a1)
     except ValueError:
         _k.broadcast_error("pow", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -1067,7 +1067,7 @@ def pow_Tensor_Tensor_inplace(input, exponent):
     else:
         dt, a0, a1 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, exponent))
     try:
-        r = (a0 ** a1)
+        r = _k.power(a0, a1)
     except ValueError:
         _k.broadcast_error("pow", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -1083,7 +1083,7 @@ def pow_Tensor_Tensor_out(input, exponent, out):
     else:
         dt, a0, a1 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, exponent))
     try:
-        r = (a0 ** a1)
+        r = _k.power(a0, a1)
     except ValueError:
         _k.broadcast_error("pow", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -1406,17 +1406,14 @@ def abs_out(input, out):
     return _k.store_out("abs", out, r, dt, (input,))
 
 
-_FAST_sign = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
-
-
 def sign(input):
     dt = input._dtype
-    if dt in _FAST_sign:
+    if dt in _NATIVE:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("sign", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("sign", "common", None, (input,))
     try:
-        r = np.sign(a0)
+        r = _k.sign(a0)
     except ValueError:
         _k.broadcast_error("sign", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -1435,12 +1432,12 @@ def sign(input):
 
 def sign_inplace(input):
     dt = input._dtype
-    if dt in _FAST_sign:
+    if dt in _NATIVE:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("sign", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("sign", "common", None, (input,))
     try:
-        r = np.sign(a0)
+        r = _k.sign(a0)
     except ValueError:
         _k.broadcast_error("sign", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -1450,12 +1447,12 @@ def sign_inplace(input):
 
 def sign_out(input, out):
     dt = input._dtype
-    if dt in _FAST_sign:
+    if dt in _NATIVE:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("sign", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("sign", "common", None, (input,))
     try:
-        r = np.sign(a0)
+        r = _k.sign(a0)
     except ValueError:
         _k.broadcast_error("sign", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:

@@ -2907,6 +2907,7 @@ _sign = PointwiseKernel(
     conditions=(),
     alpha=None,
     instances={
+        "bool": ("bool", 16),
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
         "int16": ("int16", 8),

@@ -6263,6 +6263,30 @@ def _call_dist(input, other, p):
     return _tab_dist[_k](input, other, p)
 
 
+_op_all_dims = _dispatcher.declare("all.dims", "all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", (0,), deferred=True)
+_tab_all_dims = _op_all_dims.table
+
+
+def _call_all_dims(input, dim, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_all_dims, (input, dim, keepdim,))
+    return _tab_all_dims[_k](input, dim, keepdim)
+
+
+_op_any_dims = _dispatcher.declare("any.dims", "any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", (0,), deferred=True)
+_tab_any_dims = _op_any_dims.table
+
+
+def _call_any_dims(input, dim, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_any_dims, (input, dim, keepdim,))
+    return _tab_any_dims[_k](input, dim, keepdim)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -6418,7 +6442,9 @@ def all(input, dim=_NG, keepdim=_NG):
         return _tab_all[_k](input)
     if dim is not _NG:
         return _call_all_dim(input, dim, (False if keepdim is _NG else keepdim))
-    return _no_overload("all", locals(), ('all(Tensor self) -> Tensor', 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'))
+    if True:
+        return _call_all_dims(input, (None if dim is _NG else dim), (False if keepdim is _NG else keepdim))
+    return _no_overload("all", locals(), ('all(Tensor self) -> Tensor', 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor', 'all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor'))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -6458,7 +6484,9 @@ def any(input, dim=_NG, keepdim=_NG):
         return _tab_any[_k](input)
     if dim is not _NG:
         return _call_any_dim(input, dim, (False if keepdim is _NG else keepdim))
-    return _no_overload("any", locals(), ('any(Tensor self) -> Tensor', 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'))
+    if True:
+        return _call_any_dims(input, (None if dim is _NG else dim), (False if keepdim is _NG else keepdim))
+    return _no_overload("any", locals(), ('any(Tensor self) -> Tensor', 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor', 'any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor'))
 
 
 def argmax(input, dim=None, keepdim=False):
@@ -8885,20 +8913,20 @@ def stack(tensors, dim=0):
 
 
 def std(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
+    if keepdim is _NG and correction is _NG and dim.__class__ is bool and unbiased is _NG:
+        return _call_std(input, dim)
     if unbiased is _NG:
         return _call_std_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
-    if dim is _NG and keepdim is _NG and correction is _NG:
-        return _call_std(input, (True if unbiased is _NG else unbiased))
     if dim is not _NG and correction is _NG:
         return _call_std_dim(input, dim, (True if unbiased is _NG else unbiased), (False if keepdim is _NG else keepdim))
     return _no_overload("std", locals(), ('std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'std(Tensor self, bool unbiased=True) -> Tensor', 'std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'))
 
 
 def std_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
+    if keepdim is _NG and correction is _NG and dim.__class__ is bool and unbiased is _NG:
+        return _call_std_mean(input, dim)
     if unbiased is _NG:
         return _call_std_mean_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
-    if dim is _NG and keepdim is _NG and correction is _NG:
-        return _call_std_mean(input, (True if unbiased is _NG else unbiased))
     if dim is not _NG and correction is _NG:
         return _call_std_mean_dim(input, dim, (True if unbiased is _NG else unbiased), (False if keepdim is _NG else keepdim))
     return _no_overload("std_mean", locals(), ('std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)', 'std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)', 'std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'))
@@ -9154,20 +9182,20 @@ def unsqueeze(input, dim):
 
 
 def var(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
+    if keepdim is _NG and correction is _NG and dim.__class__ is bool and unbiased is _NG:
+        return _call_var(input, dim)
     if unbiased is _NG:
         return _call_var_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
-    if dim is _NG and keepdim is _NG and correction is _NG:
-        return _call_var(input, (True if unbiased is _NG else unbiased))
     if dim is not _NG and correction is _NG:
         return _call_var_dim(input, dim, (True if unbiased is _NG else unbiased), (False if keepdim is _NG else keepdim))
     return _no_overload("var", locals(), ('var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'var(Tensor self, bool unbiased=True) -> Tensor', 'var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'))
 
 
 def var_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
+    if keepdim is _NG and correction is _NG and dim.__class__ is bool and unbiased is _NG:
+        return _call_var_mean(input, dim)
     if unbiased is _NG:
         return _call_var_mean_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
-    if dim is _NG and keepdim is _NG and correction is _NG:
-        return _call_var_mean(input, (True if unbiased is _NG else unbiased))
     if dim is not _NG and correction is _NG:
         return _call_var_mean_dim(input, dim, (True if unbiased is _NG else unbiased), (False if keepdim is _NG else keepdim))
     return _no_overload("var_mean", locals(), ('var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)', 'var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)', 'var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'))

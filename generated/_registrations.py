@@ -1133,4 +1133,10 @@ _dispatcher.register_all([
     ("linalg_cross", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.compat_composites", "linalg_cross")),
     ("linalg_matrix_power", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.compat_composites", "linalg_matrix_power")),
     ("dist", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.compat_composites", "dist")),
+    ("all.dims", "CUDA", _on_first_call("runtime.cuda.ops", "all_dims")),
+    ("all.dims", "CompositeExplicitAutograd", _on_first_call("runtime.kernels.reduce", "all_dims")),
+    ("all.dims", "Autograd", _on_first_call("generated._autograd", "all_dims")),
+    ("any.dims", "CUDA", _on_first_call("runtime.cuda.ops", "any_dims")),
+    ("any.dims", "CompositeExplicitAutograd", _on_first_call("runtime.kernels.reduce", "any_dims")),
+    ("any.dims", "Autograd", _on_first_call("generated._autograd", "any_dims")),
 ])
