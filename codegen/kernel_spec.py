@@ -60,10 +60,13 @@ FUNCTIONS: dict[str, FunctionRule] = {
         "round": "np.round({0})", "trunc": "np.trunc({0})", "sigmoid": "_k.sigmoid({0})",
         "isnan": "np.isnan({0})", "isinf": "np.isinf({0})", "isfinite": "np.isfinite({0})",
         "log_sigmoid": "_k.log_sigmoid({0})", "softplus": "np.logaddexp(0, {0})",
+        "acosh": "np.arccosh({0})", "asinh": "np.arcsinh({0})", "atanh": "np.arctanh({0})",
+        "erfc": "_k.erfc({0})", "lgamma": "_k.lgamma({0})", "signbit": "np.signbit({0})",
     }),
     **_rules(2, {
         "atan2": "np.arctan2({0}, {1})", "maximum": "np.maximum({0}, {1})",
         "minimum": "np.minimum({0}, {1})", "fmod": "np.fmod({0}, {1})", "pow": "_k.power({0}, {1})",
+        "copysign": "np.copysign({0}, {1})", "nextafter": "np.nextafter({0}, {1})",
     }),
     **_rules(3, {"where": "_k.where({0}, {1}, {2})"}),  # Note [Branch-free where] (cpu_pointwise.py)
 }

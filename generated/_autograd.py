@@ -3003,6 +3003,532 @@ class HypotBackward0(_Node):
         return out
 
 
+class AcoshBackward0(_Node):
+    """Backward of acosh."""
+
+    __slots__ = ("_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * (input * input - 1).rsqrt()
+        return out
+
+
+class AsinhBackward0(_Node):
+    """Backward of asinh."""
+
+    __slots__ = ("_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * (input * input + 1).rsqrt()
+        return out
+
+
+class AtanhBackward0(_Node):
+    """Backward of atanh."""
+
+    __slots__ = ("_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * (1 - input * input).reciprocal()
+        return out
+
+
+class ErfcBackward0(_Node):
+    """Backward of erfc."""
+
+    __slots__ = ("_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * -1.1283791670955126 * (-input * input).exp()
+        return out
+
+
+class LgammaBackward0(_Node):
+    """Backward of lgamma."""
+
+    __slots__ = ("_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * _F.digamma(input)
+        return out
+
+
+class Deg2radBackward0(_Node):
+    """Backward of deg2rad."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * 0.017453292519943295
+        return out
+
+
+class Rad2degBackward0(_Node):
+    """Backward of rad2deg."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * 57.29577951308232
+        return out
+
+
+class XlogyBackward0(_Node):
+    """Backward of xlogy.Tensor."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * _F.xlogy((input != 0).to(grad.dtype), other)
+        if (1 < len(_edges) and _edges[1] is not None):
+            out[1] = grad * input / other
+        return out
+
+
+class SpecialXlog1pyBackward0(_Node):
+    """Backward of special_xlog1py."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * _F.special_xlog1py((input != 0).to(grad.dtype), other)
+        if (1 < len(_edges) and _edges[1] is not None):
+            out[1] = grad * input / (other + 1)
+        return out
+
+
+class SpecialNdtrBackward0(_Node):
+    """Backward of special_ndtr."""
+
+    __slots__ = ("_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * 0.3989422804014327 * (input * input * -0.5).exp()
+        return out
+
+
+class SincBackward0(_Node):
+    """Backward of sinc."""
+
+    __slots__ = ("_saved_input", "_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * ((input * 3.141592653589793).cos() - result).div(input).masked_fill(input == 0, 0)
+        return out
+
+
+class FmaxBackward0(_Node):
+    """Backward of fmax."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad.masked_fill((input >= other).logical_or(other.isnan()).logical_not(), 0)
+        if (1 < len(_edges) and _edges[1] is not None):
+            out[1] = grad.masked_fill((input >= other).logical_or(other.isnan()), 0)
+        return out
+
+
+class FminBackward0(_Node):
+    """Backward of fmin."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad.masked_fill((input <= other).logical_or(other.isnan()).logical_not(), 0)
+        if (1 < len(_edges) and _edges[1] is not None):
+            out[1] = grad.masked_fill((input <= other).logical_or(other.isnan()), 0)
+        return out
+
+
+class CopysignBackward0(_Node):
+    """Backward of copysign.Tensor."""
+
+    __slots__ = ("_saved_other", "_saved_input", "_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_other", "_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * result.sign() * input.sign()
+        if (1 < len(_edges) and _edges[1] is not None):
+            out[1] = other.mul(0)
+        return out
+
+
+class Logaddexp2Backward0(_Node):
+    """Backward of logaddexp2."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad / (1 + (other - input).exp2())
+        if (1 < len(_edges) and _edges[1] is not None):
+            out[1] = grad / (1 + (input - other).exp2())
+        return out
+
+
+class ErfinvBackward0(_Node):
+    """Backward of erfinv."""
+
+    __slots__ = ("_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * 0.886226925452758 * (result * result).exp()
+        return out
+
+
+class DigammaBackward0(_Node):
+    """Backward of digamma."""
+
+    __slots__ = ("_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * _F.polygamma(1, input)
+        return out
+
+
+class PolygammaBackward0(_Node):
+    """Backward of polygamma."""
+
+    __slots__ = ("_saved_n", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        n = self._saved_n
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * _F.polygamma(n + 1, input)
+        return out
+
+
+class I0Backward0(_Node):
+    """Backward of i0."""
+
+    __slots__ = ("_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * _F.special_i1(input)
+        return out
+
+
+class SpecialI0eBackward0(_Node):
+    """Backward of special_i0e."""
+
+    __slots__ = ("_saved_input", "_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * (_F.special_i1e(input) - input.sign() * result)
+        return out
+
+
+class SpecialI1Backward0(_Node):
+    """Backward of special_i1."""
+
+    __slots__ = ("_saved_input", "_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * (_F.i0(input) - result / input).masked_fill(input == 0, 0.5)
+        return out
+
+
+class SpecialI1eBackward0(_Node):
+    """Backward of special_i1e."""
+
+    __slots__ = ("_saved_input", "_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * (_F.special_i0e(input) - result * (input.sign() + input.reciprocal())).masked_fill(input == 0, 0.5)
+        return out
+
+
+class SpecialNdtriBackward0(_Node):
+    """Backward of special_ndtri."""
+
+    __slots__ = ("_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * 2.5066282746310002 * (result * result * 0.5).exp()
+        return out
+
+
+class SpecialLogNdtrBackward0(_Node):
+    """Backward of special_log_ndtr."""
+
+    __slots__ = ("_saved_input", "_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * 0.3989422804014327 * (input * input * -0.5 - result).exp()
+        return out
+
+
+class SpecialErfcxBackward0(_Node):
+    """Backward of special_erfcx."""
+
+    __slots__ = ("_saved_input", "_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * (2 * input * result - 1.1283791670955126)
+        return out
+
+
+class SpecialEntrBackward0(_Node):
+    """Backward of special_entr."""
+
+    __slots__ = ("_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * -(1 + input.log())
+        return out
+
+
+class SpecialZetaBackward0(_Node):
+    """Backward of special_zeta."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        _edges = self.next_edges
+        if (1 < len(_edges) and _edges[1] is not None):
+            out[1] = grad * -input * _F.special_zeta(input + 1, other)
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_zeta", "self")
+        return out
+
+
+class IgammaBackward0(_Node):
+    """Backward of igamma."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        _edges = self.next_edges
+        if (1 < len(_edges) and _edges[1] is not None):
+            out[1] = grad * ((input - 1) * other.log() - other - input.lgamma()).exp()
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("igamma", "self")
+        return out
+
+
+class IgammacBackward0(_Node):
+    """Backward of igammac."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        _edges = self.next_edges
+        if (1 < len(_edges) and _edges[1] is not None):
+            out[1] = -grad * ((input - 1) * other.log() - other - input.lgamma()).exp()
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("igammac", "self")
+        return out
+
+
 # Note [Autograd node names] in codegen/derivatives.py: the name a PyTorch user sees, for type() and name().
 AddBackward1.__name__ = AddBackward1.__qualname__ = "AddBackward0"
 SubBackward1.__name__ = SubBackward1.__qualname__ = "SubBackward0"
@@ -9190,6 +9716,1637 @@ def any_dims(input, dim, keepdim):
         _fn = input._grad_fn
         _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def acosh(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_acosh[_k](input)
+    if input._requires_grad:
+        node = _new(AcoshBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def acosh_inplace(input):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(AcoshBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_acosh_[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def acosh_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("acosh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_acosh_out[_k](input, out)
+
+
+def asinh(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_asinh[_k](input)
+    if input._requires_grad:
+        node = _new(AsinhBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def asinh_inplace(input):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(AsinhBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_asinh_[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def asinh_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("asinh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_asinh_out[_k](input, out)
+
+
+def atanh(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_atanh[_k](input)
+    if input._requires_grad:
+        node = _new(AtanhBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def atanh_inplace(input):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(AtanhBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_atanh_[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def atanh_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("atanh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_atanh_out[_k](input, out)
+
+
+def erfc(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_erfc[_k](input)
+    if input._requires_grad:
+        node = _new(ErfcBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def erfc_inplace(input):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(ErfcBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_erfc_[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def erfc_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("erfc(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_erfc_out[_k](input, out)
+
+
+def lgamma(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_lgamma[_k](input)
+    if input._requires_grad:
+        node = _new(LgammaBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def lgamma_inplace(input):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(LgammaBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_lgamma_[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def lgamma_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("lgamma(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_lgamma_out[_k](input, out)
+
+
+def deg2rad(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_deg2rad[_k](input)
+    if input._requires_grad:
+        node = _new(Deg2radBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def deg2rad_inplace(input):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(Deg2radBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_deg2rad_[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def deg2rad_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("deg2rad(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_deg2rad_out[_k](input, out)
+
+
+def rad2deg(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_rad2deg[_k](input)
+    if input._requires_grad:
+        node = _new(Rad2degBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def rad2deg_inplace(input):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(Rad2degBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_rad2deg_[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def rad2deg_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("rad2deg(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_rad2deg_out[_k](input, out)
+
+
+def xlogy_Tensor(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_xlogy_Tensor[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(XlogyBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def xlogy_Tensor_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(XlogyBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _save_before_write(_Saved, other, input)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_xlogy__Tensor[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def xlogy_Tensor_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("xlogy(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_xlogy_out[_k](input, other, out)
+
+
+def special_xlog1py(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_xlog1py[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(SpecialXlog1pyBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_xlog1py_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(SpecialXlog1pyBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _save_before_write(_Saved, other, input)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_xlog1py_[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def special_xlog1py_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("special_xlog1py(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_special_xlog1py_out[_k](input, other, out)
+
+
+def special_ndtr(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_ndtr[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialNdtrBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_ndtr_inplace(input):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(SpecialNdtrBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_ndtr_[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def special_ndtr_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("special_ndtr(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_special_ndtr_out[_k](input, out)
+
+
+def sinc(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sinc[_k](input)
+    if input._requires_grad:
+        node = _new(SincBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def sinc_inplace(input):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(SincBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sinc_[_k](input)
+    if _need:
+        _rebase_history(input, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def sinc_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("sinc(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_sinc_out[_k](input, out)
+
+
+def fmax(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_fmax[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(FmaxBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def fmax_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(FmaxBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _save_before_write(_Saved, other, input)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_fmax_[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def fmax_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("fmax(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_fmax_out[_k](input, other, out)
+
+
+def fmin(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_fmin[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(FminBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def fmin_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(FminBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _save_before_write(_Saved, other, input)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_fmin_[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def fmin_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("fmin(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_fmin_out[_k](input, other, out)
+
+
+def heaviside(input, values):
+    _k = (_shared.remap or _tls.remap)[input._keys | values._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_heaviside[_k](input, values)
+    if input._requires_grad or values._requires_grad:
+        node = _NotImplementedNode("heaviside")
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if values._requires_grad:
+            _fn = values._grad_fn
+            _e1 = (_fn, values._output_nr, values._data.shape, values._dtype, values._device) if _fn is not None else (values._leaf_edge or _leaf_edge(values))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def heaviside_inplace(input, values):
+    _need = input._requires_grad or values._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _NotImplementedNode("heaviside_")
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if values._requires_grad:
+            _fn = values._grad_fn
+            _e1 = (_fn, values._output_nr, values._data.shape, values._dtype, values._device) if _fn is not None else (values._leaf_edge or _leaf_edge(values))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+    _k = (_shared.remap or _tls.remap)[input._keys | values._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_heaviside_[_k](input, values)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def heaviside_out(input, values, out):
+    if _any_requires_grad(input, values, out):
+        raise RuntimeError("heaviside(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | values._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_heaviside_out[_k](input, values, out)
+
+
+def isposinf(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_isposinf[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("isposinf")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def isposinf_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("isposinf(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_isposinf_out[_k](input, out)
+
+
+def isneginf(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_isneginf[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("isneginf")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def isneginf_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("isneginf(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_isneginf_out[_k](input, out)
+
+
+def signbit(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_signbit[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("signbit")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def signbit_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("signbit(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_signbit_out[_k](input, out)
+
+
+def copysign_Tensor(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_copysign_Tensor[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(CopysignBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def copysign_Tensor_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(CopysignBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _save_before_write(_Saved, other, input)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_copysign__Tensor[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def copysign_Tensor_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("copysign(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_copysign_out[_k](input, other, out)
+
+
+def nextafter(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_nextafter[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _NotImplementedNode("nextafter")
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def nextafter_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _NotImplementedNode("nextafter_")
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_nextafter_[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def nextafter_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("nextafter(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_nextafter_out[_k](input, other, out)
+
+
+def logaddexp2(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_logaddexp2[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(Logaddexp2Backward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def logaddexp2_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(Logaddexp2Backward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _save_before_write(_Saved, other, input)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_logaddexp2_[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def logaddexp2_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("logaddexp2(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_logaddexp2_out[_k](input, other, out)
+
+
+def erfinv(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_erfinv[_k](input)
+    if input._requires_grad:
+        node = _new(ErfinvBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def digamma(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_digamma[_k](input)
+    if input._requires_grad:
+        node = _new(DigammaBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def polygamma(n, input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_polygamma[_k](n, input)
+    if input._requires_grad:
+        node = _new(PolygammaBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_n = n
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def igamma(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_igamma[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(IgammaBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def igammac(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_igammac[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(IgammacBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_zeta(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_zeta[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(SpecialZetaBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def i0(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_i0[_k](input)
+    if input._requires_grad:
+        node = _new(I0Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_erfcx(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_erfcx[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialErfcxBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def special_ndtri(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_ndtri[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialNdtriBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def special_log_ndtr(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_log_ndtr[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialLogNdtrBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def special_entr(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_entr[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialEntrBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_i0e(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_i0e[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialI0eBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def special_i1(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_i1[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialI1Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def special_i1e(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_i1e[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialI1eBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def special_bessel_j0(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_bessel_j0[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("special_bessel_j0")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_bessel_j1(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_bessel_j1[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("special_bessel_j1")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_bessel_y0(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_bessel_y0[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("special_bessel_y0")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_bessel_y1(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_bessel_y1[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("special_bessel_y1")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_modified_bessel_k0(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_modified_bessel_k0[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("special_modified_bessel_k0")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_modified_bessel_k1(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_modified_bessel_k1[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("special_modified_bessel_k1")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_scaled_modified_bessel_k0(x):
+    _k = (_shared.remap or _tls.remap)[x._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_scaled_modified_bessel_k0[_k](x)
+    if x._requires_grad:
+        node = _NotImplementedNode("special_scaled_modified_bessel_k0")
+        _fn = x._grad_fn
+        _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_scaled_modified_bessel_k1(x):
+    _k = (_shared.remap or _tls.remap)[x._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_scaled_modified_bessel_k1[_k](x)
+    if x._requires_grad:
+        node = _NotImplementedNode("special_scaled_modified_bessel_k1")
+        _fn = x._grad_fn
+        _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_spherical_bessel_j0(x):
+    _k = (_shared.remap or _tls.remap)[x._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_spherical_bessel_j0[_k](x)
+    if x._requires_grad:
+        node = _NotImplementedNode("special_spherical_bessel_j0")
+        _fn = x._grad_fn
+        _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_airy_ai(x):
+    _k = (_shared.remap or _tls.remap)[x._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_airy_ai[_k](x)
+    if x._requires_grad:
+        node = _NotImplementedNode("special_airy_ai")
+        _fn = x._grad_fn
+        _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_chebyshev_polynomial_t(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_chebyshev_polynomial_t[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _NotImplementedNode("special_chebyshev_polynomial_t")
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_chebyshev_polynomial_u(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_chebyshev_polynomial_u[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _NotImplementedNode("special_chebyshev_polynomial_u")
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_chebyshev_polynomial_v(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_chebyshev_polynomial_v[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _NotImplementedNode("special_chebyshev_polynomial_v")
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_chebyshev_polynomial_w(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_chebyshev_polynomial_w[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _NotImplementedNode("special_chebyshev_polynomial_w")
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_shifted_chebyshev_polynomial_t[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _NotImplementedNode("special_shifted_chebyshev_polynomial_t")
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_shifted_chebyshev_polynomial_u[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _NotImplementedNode("special_shifted_chebyshev_polynomial_u")
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_shifted_chebyshev_polynomial_v[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _NotImplementedNode("special_shifted_chebyshev_polynomial_v")
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_shifted_chebyshev_polynomial_w[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _NotImplementedNode("special_shifted_chebyshev_polynomial_w")
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_hermite_polynomial_h(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_hermite_polynomial_h[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _NotImplementedNode("special_hermite_polynomial_h")
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_hermite_polynomial_he(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_hermite_polynomial_he[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _NotImplementedNode("special_hermite_polynomial_he")
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_laguerre_polynomial_l(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_laguerre_polynomial_l[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _NotImplementedNode("special_laguerre_polynomial_l")
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_legendre_polynomial_p(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_legendre_polynomial_p[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _NotImplementedNode("special_legendre_polynomial_p")
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0

@@ -26,14 +26,19 @@ __all__ = [
     "abs_",
     "acos",
     "acos_",
+    "acosh",
+    "acosh_",
     "adaptive_avg_pool2d",
     "add",
     "add_",
+    "addbmm",
     "addcdiv",
     "addcdiv_",
     "addcmul",
     "addcmul_",
     "addmm",
+    "addmv",
+    "addr",
     "all",
     "allclose",
     "amax",
@@ -48,14 +53,19 @@ __all__ = [
     "as_strided_backward",
     "asin",
     "asin_",
+    "asinh",
+    "asinh_",
     "atan",
     "atan2",
     "atan2_",
     "atan_",
+    "atanh",
+    "atanh_",
     "atleast_1d",
     "atleast_2d",
     "atleast_3d",
     "avg_pool2d",
+    "baddbmm",
     "batch_norm",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
@@ -85,27 +95,42 @@ __all__ = [
     "clone",
     "col2im",
     "column_stack",
+    "conj",
+    "conj_physical",
     "conv2d",
+    "copysign",
+    "copysign_",
+    "corrcoef",
     "cos",
     "cos_",
     "cosh",
     "cosh_",
     "cosine_similarity",
     "count_nonzero",
+    "cov",
+    "cross",
     "cross_entropy_loss",
     "cummax",
     "cummin",
     "cumprod",
     "cumsum",
+    "cumulative_trapezoid",
+    "deg2rad",
+    "deg2rad_",
     "det",
     "diag",
+    "diag_embed",
+    "diagflat",
     "diagonal",
     "diagonal_backward",
+    "diff",
+    "digamma",
     "dist",
     "div",
     "div_",
     "dot",
     "dropout",
+    "dsplit",
     "dstack",
     "elu",
     "elu_",
@@ -115,6 +140,9 @@ __all__ = [
     "equal",
     "erf",
     "erf_",
+    "erfc",
+    "erfc_",
+    "erfinv",
     "exp",
     "exp2",
     "exp2_",
@@ -122,14 +150,20 @@ __all__ = [
     "expand",
     "expm1",
     "expm1_",
+    "fill",
     "flatten",
     "flip",
     "fliplr",
     "flipud",
+    "float_power",
     "floor",
     "floor_",
     "floor_divide",
     "floor_divide_",
+    "fmax",
+    "fmax_",
+    "fmin",
+    "fmin_",
     "fmod",
     "fmod_",
     "frac",
@@ -146,10 +180,16 @@ __all__ = [
     "hardswish_",
     "hardtanh",
     "hardtanh_",
+    "heaviside",
+    "heaviside_",
+    "hsplit",
     "hstack",
     "huber_loss",
     "hypot",
     "hypot_",
+    "i0",
+    "igamma",
+    "igammac",
     "im2col",
     "index",
     "index_add",
@@ -157,20 +197,27 @@ __all__ = [
     "index_put",
     "index_put_",
     "index_select",
+    "inner",
     "inverse",
     "isclose",
     "isfinite",
     "isinf",
     "isnan",
+    "isneginf",
+    "isposinf",
     "kl_div",
+    "kron",
     "kthvalue",
     "l1_loss",
     "layer_norm",
+    "ldexp",
     "le",
     "leaky_relu",
     "leaky_relu_",
     "lerp",
     "lerp_",
+    "lgamma",
+    "lgamma_",
     "linalg_cholesky",
     "linalg_cross",
     "linalg_det",
@@ -195,11 +242,16 @@ __all__ = [
     "log_sigmoid_",
     "log_softmax",
     "logaddexp",
+    "logaddexp2",
+    "logaddexp2_",
     "logaddexp_",
+    "logcumsumexp",
+    "logdet",
     "logical_and",
     "logical_not",
     "logical_or",
     "logical_xor",
+    "logit",
     "logsumexp",
     "lt",
     "masked_fill",
@@ -224,10 +276,13 @@ __all__ = [
     "moveaxis",
     "movedim",
     "mse_loss",
+    "msort",
     "mul",
     "mul_",
     "mv",
+    "mvlgamma",
     "nan_to_num",
+    "nanmean",
     "nansum",
     "narrow",
     "native_dropout",
@@ -235,6 +290,8 @@ __all__ = [
     "ne",
     "neg",
     "neg_",
+    "nextafter",
+    "nextafter_",
     "nll_loss",
     "nonzero",
     "norm",
@@ -242,11 +299,15 @@ __all__ = [
     "outer",
     "pairwise_distance",
     "permute",
+    "polygamma",
     "positive",
     "pow",
     "pow_",
     "prelu",
     "prod",
+    "rad2deg",
+    "rad2deg_",
+    "ravel",
     "reciprocal",
     "reciprocal_",
     "relu",
@@ -254,27 +315,36 @@ __all__ = [
     "relu_",
     "remainder",
     "remainder_",
+    "renorm",
     "repeat_interleave",
     "reshape",
+    "resolve_conj",
+    "resolve_neg",
     "roll",
+    "rot90",
     "round",
     "round_",
     "rsqrt",
     "rsqrt_",
+    "rsub",
     "scaled_dot_product_attention",
     "scatter",
     "scatter_add",
     "select",
     "select_backward",
     "selu",
+    "sgn",
     "sigmoid",
     "sigmoid_",
     "sign",
     "sign_",
+    "signbit",
     "silu",
     "silu_",
     "sin",
     "sin_",
+    "sinc",
+    "sinc_",
     "sinh",
     "sinh_",
     "slice",
@@ -284,7 +354,42 @@ __all__ = [
     "softplus",
     "softplus_",
     "sort",
+    "special_airy_ai",
+    "special_bessel_j0",
+    "special_bessel_j1",
+    "special_bessel_y0",
+    "special_bessel_y1",
+    "special_chebyshev_polynomial_t",
+    "special_chebyshev_polynomial_u",
+    "special_chebyshev_polynomial_v",
+    "special_chebyshev_polynomial_w",
+    "special_entr",
+    "special_erfcx",
+    "special_hermite_polynomial_h",
+    "special_hermite_polynomial_he",
+    "special_i0e",
+    "special_i1",
+    "special_i1e",
+    "special_laguerre_polynomial_l",
+    "special_legendre_polynomial_p",
+    "special_log_ndtr",
+    "special_modified_bessel_k0",
+    "special_modified_bessel_k1",
+    "special_ndtr",
+    "special_ndtr_",
+    "special_ndtri",
+    "special_scaled_modified_bessel_k0",
+    "special_scaled_modified_bessel_k1",
+    "special_shifted_chebyshev_polynomial_t",
+    "special_shifted_chebyshev_polynomial_u",
+    "special_shifted_chebyshev_polynomial_v",
+    "special_shifted_chebyshev_polynomial_w",
+    "special_spherical_bessel_j0",
+    "special_xlog1py",
+    "special_xlog1py_",
+    "special_zeta",
     "split",
+    "split_with_sizes",
     "sqrt",
     "sqrt_",
     "square",
@@ -300,29 +405,40 @@ __all__ = [
     "swapdims",
     "t",
     "take",
+    "take_along_dim",
     "tan",
     "tan_",
     "tanh",
     "tanh_",
+    "tensor_split",
     "threshold",
     "threshold_backward",
     "tile",
     "topk",
     "trace",
     "transpose",
+    "trapezoid",
+    "trapz",
     "tril",
     "triu",
+    "true_divide",
     "trunc",
     "trunc_",
     "unbind",
     "unflatten",
     "unique",
+    "unsafe_chunk",
+    "unsafe_split",
     "unsqueeze",
     "var",
     "var_mean",
+    "vdot",
     "view",
+    "vsplit",
     "vstack",
     "where",
+    "xlogy",
+    "xlogy_",
 ]
 
 _op_add_Tensor = _dispatcher.declare("add.Tensor", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
@@ -6287,6 +6403,1819 @@ def _call_any_dims(input, dim, keepdim):
     return _tab_any_dims[_k](input, dim, keepdim)
 
 
+_op_acosh = _dispatcher.declare("acosh", "acosh(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_acosh = _op_acosh.table
+
+
+def _call_acosh(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_acosh, (input,))
+    return _tab_acosh[_k](input)
+
+
+_op_acosh_ = _dispatcher.declare("acosh_", "acosh_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_acosh_ = _op_acosh_.table
+
+
+def _call_acosh_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_acosh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_acosh_[_k](input)
+
+
+_op_acosh_out = _dispatcher.declare("acosh.out", "acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_acosh_out = _op_acosh_out.table
+
+
+def _call_acosh_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_acosh_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_acosh_out[_k](input, out)
+
+
+_op_asinh = _dispatcher.declare("asinh", "asinh(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_asinh = _op_asinh.table
+
+
+def _call_asinh(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_asinh, (input,))
+    return _tab_asinh[_k](input)
+
+
+_op_asinh_ = _dispatcher.declare("asinh_", "asinh_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_asinh_ = _op_asinh_.table
+
+
+def _call_asinh_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_asinh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_asinh_[_k](input)
+
+
+_op_asinh_out = _dispatcher.declare("asinh.out", "asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_asinh_out = _op_asinh_out.table
+
+
+def _call_asinh_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_asinh_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_asinh_out[_k](input, out)
+
+
+_op_atanh = _dispatcher.declare("atanh", "atanh(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_atanh = _op_atanh.table
+
+
+def _call_atanh(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atanh, (input,))
+    return _tab_atanh[_k](input)
+
+
+_op_atanh_ = _dispatcher.declare("atanh_", "atanh_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_atanh_ = _op_atanh_.table
+
+
+def _call_atanh_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atanh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_atanh_[_k](input)
+
+
+_op_atanh_out = _dispatcher.declare("atanh.out", "atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_atanh_out = _op_atanh_out.table
+
+
+def _call_atanh_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atanh_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_atanh_out[_k](input, out)
+
+
+_op_erfc = _dispatcher.declare("erfc", "erfc(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_erfc = _op_erfc.table
+
+
+def _call_erfc(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_erfc, (input,))
+    return _tab_erfc[_k](input)
+
+
+_op_erfc_ = _dispatcher.declare("erfc_", "erfc_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_erfc_ = _op_erfc_.table
+
+
+def _call_erfc_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_erfc_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_erfc_[_k](input)
+
+
+_op_erfc_out = _dispatcher.declare("erfc.out", "erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_erfc_out = _op_erfc_out.table
+
+
+def _call_erfc_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_erfc_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_erfc_out[_k](input, out)
+
+
+_op_lgamma = _dispatcher.declare("lgamma", "lgamma(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_lgamma = _op_lgamma.table
+
+
+def _call_lgamma(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_lgamma, (input,))
+    return _tab_lgamma[_k](input)
+
+
+_op_lgamma_ = _dispatcher.declare("lgamma_", "lgamma_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_lgamma_ = _op_lgamma_.table
+
+
+def _call_lgamma_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_lgamma_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_lgamma_[_k](input)
+
+
+_op_lgamma_out = _dispatcher.declare("lgamma.out", "lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_lgamma_out = _op_lgamma_out.table
+
+
+def _call_lgamma_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_lgamma_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_lgamma_out[_k](input, out)
+
+
+_op_deg2rad = _dispatcher.declare("deg2rad", "deg2rad(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_deg2rad = _op_deg2rad.table
+
+
+def _call_deg2rad(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_deg2rad, (input,))
+    return _tab_deg2rad[_k](input)
+
+
+_op_deg2rad_ = _dispatcher.declare("deg2rad_", "deg2rad_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_deg2rad_ = _op_deg2rad_.table
+
+
+def _call_deg2rad_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_deg2rad_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_deg2rad_[_k](input)
+
+
+_op_deg2rad_out = _dispatcher.declare("deg2rad.out", "deg2rad.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_deg2rad_out = _op_deg2rad_out.table
+
+
+def _call_deg2rad_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_deg2rad_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_deg2rad_out[_k](input, out)
+
+
+_op_rad2deg = _dispatcher.declare("rad2deg", "rad2deg(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_rad2deg = _op_rad2deg.table
+
+
+def _call_rad2deg(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_rad2deg, (input,))
+    return _tab_rad2deg[_k](input)
+
+
+_op_rad2deg_ = _dispatcher.declare("rad2deg_", "rad2deg_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_rad2deg_ = _op_rad2deg_.table
+
+
+def _call_rad2deg_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_rad2deg_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_rad2deg_[_k](input)
+
+
+_op_rad2deg_out = _dispatcher.declare("rad2deg.out", "rad2deg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_rad2deg_out = _op_rad2deg_out.table
+
+
+def _call_rad2deg_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_rad2deg_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_rad2deg_out[_k](input, out)
+
+
+_op_xlogy_Tensor = _dispatcher.declare("xlogy.Tensor", "xlogy.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_xlogy_Tensor = _op_xlogy_Tensor.table
+
+
+def _call_xlogy_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_xlogy_Tensor, (input, other,))
+    return _tab_xlogy_Tensor[_k](input, other)
+
+
+_op_xlogy__Tensor = _dispatcher.declare("xlogy_.Tensor", "xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_xlogy__Tensor = _op_xlogy__Tensor.table
+
+
+def _call_xlogy__Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_xlogy__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_xlogy__Tensor[_k](input, other)
+
+
+_op_xlogy_out = _dispatcher.declare("xlogy.out", "xlogy.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_xlogy_out = _op_xlogy_out.table
+
+
+def _call_xlogy_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_xlogy_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_xlogy_out[_k](input, other, out)
+
+
+_op_special_xlog1py = _dispatcher.declare("special_xlog1py", "special_xlog1py(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_special_xlog1py = _op_special_xlog1py.table
+
+
+def _call_special_xlog1py(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_xlog1py, (input, other,))
+    return _tab_special_xlog1py[_k](input, other)
+
+
+_op_special_xlog1py_ = _dispatcher.declare("special_xlog1py_", "special_xlog1py_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_special_xlog1py_ = _op_special_xlog1py_.table
+
+
+def _call_special_xlog1py_(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_xlog1py_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_special_xlog1py_[_k](input, other)
+
+
+_op_special_xlog1py_out = _dispatcher.declare("special_xlog1py.out", "special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_special_xlog1py_out = _op_special_xlog1py_out.table
+
+
+def _call_special_xlog1py_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_xlog1py_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_special_xlog1py_out[_k](input, other, out)
+
+
+_op_special_ndtr = _dispatcher.declare("special_ndtr", "special_ndtr(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_special_ndtr = _op_special_ndtr.table
+
+
+def _call_special_ndtr(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_ndtr, (input,))
+    return _tab_special_ndtr[_k](input)
+
+
+_op_special_ndtr_ = _dispatcher.declare("special_ndtr_", "special_ndtr_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_special_ndtr_ = _op_special_ndtr_.table
+
+
+def _call_special_ndtr_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_ndtr_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_special_ndtr_[_k](input)
+
+
+_op_special_ndtr_out = _dispatcher.declare("special_ndtr.out", "special_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_special_ndtr_out = _op_special_ndtr_out.table
+
+
+def _call_special_ndtr_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_ndtr_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_special_ndtr_out[_k](input, out)
+
+
+_op_sinc = _dispatcher.declare("sinc", "sinc(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_sinc = _op_sinc.table
+
+
+def _call_sinc(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_sinc, (input,))
+    return _tab_sinc[_k](input)
+
+
+_op_sinc_ = _dispatcher.declare("sinc_", "sinc_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_sinc_ = _op_sinc_.table
+
+
+def _call_sinc_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_sinc_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_sinc_[_k](input)
+
+
+_op_sinc_out = _dispatcher.declare("sinc.out", "sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_sinc_out = _op_sinc_out.table
+
+
+def _call_sinc_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_sinc_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_sinc_out[_k](input, out)
+
+
+_op_fmax = _dispatcher.declare("fmax", "fmax(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_fmax = _op_fmax.table
+
+
+def _call_fmax(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fmax, (input, other,))
+    return _tab_fmax[_k](input, other)
+
+
+_op_fmax_ = _dispatcher.declare("fmax_", "fmax_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_fmax_ = _op_fmax_.table
+
+
+def _call_fmax_(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fmax_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_fmax_[_k](input, other)
+
+
+_op_fmax_out = _dispatcher.declare("fmax.out", "fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_fmax_out = _op_fmax_out.table
+
+
+def _call_fmax_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fmax_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_fmax_out[_k](input, other, out)
+
+
+_op_fmin = _dispatcher.declare("fmin", "fmin(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_fmin = _op_fmin.table
+
+
+def _call_fmin(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fmin, (input, other,))
+    return _tab_fmin[_k](input, other)
+
+
+_op_fmin_ = _dispatcher.declare("fmin_", "fmin_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_fmin_ = _op_fmin_.table
+
+
+def _call_fmin_(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fmin_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_fmin_[_k](input, other)
+
+
+_op_fmin_out = _dispatcher.declare("fmin.out", "fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_fmin_out = _op_fmin_out.table
+
+
+def _call_fmin_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fmin_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_fmin_out[_k](input, other, out)
+
+
+_op_heaviside = _dispatcher.declare("heaviside", "heaviside(Tensor self, Tensor values) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_heaviside = _op_heaviside.table
+
+
+def _call_heaviside(input, values):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | values._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_heaviside, (input, values,))
+    return _tab_heaviside[_k](input, values)
+
+
+_op_heaviside_ = _dispatcher.declare("heaviside_", "heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_heaviside_ = _op_heaviside_.table
+
+
+def _call_heaviside_(input, values):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | values._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_heaviside_, (input, values,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_heaviside_[_k](input, values)
+
+
+_op_heaviside_out = _dispatcher.declare("heaviside.out", "heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_heaviside_out = _op_heaviside_out.table
+
+
+def _call_heaviside_out(input, values, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | values._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_heaviside_out, (input, values, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_heaviside_out[_k](input, values, out)
+
+
+_op_isposinf = _dispatcher.declare("isposinf", "isposinf(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_isposinf = _op_isposinf.table
+
+
+def _call_isposinf(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isposinf, (input,))
+    return _tab_isposinf[_k](input)
+
+
+_op_isposinf_out = _dispatcher.declare("isposinf.out", "isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_isposinf_out = _op_isposinf_out.table
+
+
+def _call_isposinf_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isposinf_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_isposinf_out[_k](input, out)
+
+
+_op_isneginf = _dispatcher.declare("isneginf", "isneginf(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_isneginf = _op_isneginf.table
+
+
+def _call_isneginf(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isneginf, (input,))
+    return _tab_isneginf[_k](input)
+
+
+_op_isneginf_out = _dispatcher.declare("isneginf.out", "isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_isneginf_out = _op_isneginf_out.table
+
+
+def _call_isneginf_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isneginf_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_isneginf_out[_k](input, out)
+
+
+_op_signbit = _dispatcher.declare("signbit", "signbit(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_signbit = _op_signbit.table
+
+
+def _call_signbit(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_signbit, (input,))
+    return _tab_signbit[_k](input)
+
+
+_op_signbit_out = _dispatcher.declare("signbit.out", "signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_signbit_out = _op_signbit_out.table
+
+
+def _call_signbit_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_signbit_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_signbit_out[_k](input, out)
+
+
+_op_copysign_Tensor = _dispatcher.declare("copysign.Tensor", "copysign.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_copysign_Tensor = _op_copysign_Tensor.table
+
+
+def _call_copysign_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_copysign_Tensor, (input, other,))
+    return _tab_copysign_Tensor[_k](input, other)
+
+
+_op_copysign__Tensor = _dispatcher.declare("copysign_.Tensor", "copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_copysign__Tensor = _op_copysign__Tensor.table
+
+
+def _call_copysign__Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_copysign__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_copysign__Tensor[_k](input, other)
+
+
+_op_copysign_out = _dispatcher.declare("copysign.out", "copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_copysign_out = _op_copysign_out.table
+
+
+def _call_copysign_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_copysign_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_copysign_out[_k](input, other, out)
+
+
+_op_nextafter = _dispatcher.declare("nextafter", "nextafter(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_nextafter = _op_nextafter.table
+
+
+def _call_nextafter(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nextafter, (input, other,))
+    return _tab_nextafter[_k](input, other)
+
+
+_op_nextafter_ = _dispatcher.declare("nextafter_", "nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_nextafter_ = _op_nextafter_.table
+
+
+def _call_nextafter_(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nextafter_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_nextafter_[_k](input, other)
+
+
+_op_nextafter_out = _dispatcher.declare("nextafter.out", "nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_nextafter_out = _op_nextafter_out.table
+
+
+def _call_nextafter_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nextafter_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_nextafter_out[_k](input, other, out)
+
+
+_op_logaddexp2 = _dispatcher.declare("logaddexp2", "logaddexp2(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_logaddexp2 = _op_logaddexp2.table
+
+
+def _call_logaddexp2(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logaddexp2, (input, other,))
+    return _tab_logaddexp2[_k](input, other)
+
+
+_op_logaddexp2_ = _dispatcher.declare("logaddexp2_", "logaddexp2_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_logaddexp2_ = _op_logaddexp2_.table
+
+
+def _call_logaddexp2_(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logaddexp2_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_logaddexp2_[_k](input, other)
+
+
+_op_logaddexp2_out = _dispatcher.declare("logaddexp2.out", "logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_logaddexp2_out = _op_logaddexp2_out.table
+
+
+def _call_logaddexp2_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logaddexp2_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_logaddexp2_out[_k](input, other, out)
+
+
+_op_erfinv = _dispatcher.declare("erfinv", "erfinv(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_erfinv = _op_erfinv.table
+
+
+def _call_erfinv(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_erfinv, (input,))
+    return _tab_erfinv[_k](input)
+
+
+_op_digamma = _dispatcher.declare("digamma", "digamma(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_digamma = _op_digamma.table
+
+
+def _call_digamma(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_digamma, (input,))
+    return _tab_digamma[_k](input)
+
+
+_op_polygamma = _dispatcher.declare("polygamma", "polygamma(int n, Tensor self) -> Tensor", (1,), deferred=True)
+_tab_polygamma = _op_polygamma.table
+
+
+def _call_polygamma(n, input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_polygamma, (n, input,))
+    return _tab_polygamma[_k](n, input)
+
+
+_op_mvlgamma = _dispatcher.declare("mvlgamma", "mvlgamma(Tensor self, int p) -> Tensor", (0,), deferred=True)
+_tab_mvlgamma = _op_mvlgamma.table
+
+
+def _call_mvlgamma(input, p):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_mvlgamma, (input, p,))
+    return _tab_mvlgamma[_k](input, p)
+
+
+_op_igamma = _dispatcher.declare("igamma", "igamma(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_igamma = _op_igamma.table
+
+
+def _call_igamma(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_igamma, (input, other,))
+    return _tab_igamma[_k](input, other)
+
+
+_op_igammac = _dispatcher.declare("igammac", "igammac(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_igammac = _op_igammac.table
+
+
+def _call_igammac(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_igammac, (input, other,))
+    return _tab_igammac[_k](input, other)
+
+
+_op_special_zeta = _dispatcher.declare("special_zeta", "special_zeta(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_special_zeta = _op_special_zeta.table
+
+
+def _call_special_zeta(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_zeta, (input, other,))
+    return _tab_special_zeta[_k](input, other)
+
+
+_op_i0 = _dispatcher.declare("i0", "i0(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_i0 = _op_i0.table
+
+
+def _call_i0(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_i0, (input,))
+    return _tab_i0[_k](input)
+
+
+_op_special_erfcx = _dispatcher.declare("special_erfcx", "special_erfcx(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_erfcx = _op_special_erfcx.table
+
+
+def _call_special_erfcx(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_erfcx, (input,))
+    return _tab_special_erfcx[_k](input)
+
+
+_op_special_ndtri = _dispatcher.declare("special_ndtri", "special_ndtri(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_ndtri = _op_special_ndtri.table
+
+
+def _call_special_ndtri(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_ndtri, (input,))
+    return _tab_special_ndtri[_k](input)
+
+
+_op_special_log_ndtr = _dispatcher.declare("special_log_ndtr", "special_log_ndtr(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_log_ndtr = _op_special_log_ndtr.table
+
+
+def _call_special_log_ndtr(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_log_ndtr, (input,))
+    return _tab_special_log_ndtr[_k](input)
+
+
+_op_special_entr = _dispatcher.declare("special_entr", "special_entr(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_entr = _op_special_entr.table
+
+
+def _call_special_entr(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_entr, (input,))
+    return _tab_special_entr[_k](input)
+
+
+_op_special_i0e = _dispatcher.declare("special_i0e", "special_i0e(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_i0e = _op_special_i0e.table
+
+
+def _call_special_i0e(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_i0e, (input,))
+    return _tab_special_i0e[_k](input)
+
+
+_op_special_i1 = _dispatcher.declare("special_i1", "special_i1(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_i1 = _op_special_i1.table
+
+
+def _call_special_i1(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_i1, (input,))
+    return _tab_special_i1[_k](input)
+
+
+_op_special_i1e = _dispatcher.declare("special_i1e", "special_i1e(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_i1e = _op_special_i1e.table
+
+
+def _call_special_i1e(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_i1e, (input,))
+    return _tab_special_i1e[_k](input)
+
+
+_op_special_bessel_j0 = _dispatcher.declare("special_bessel_j0", "special_bessel_j0(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_bessel_j0 = _op_special_bessel_j0.table
+
+
+def _call_special_bessel_j0(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_bessel_j0, (input,))
+    return _tab_special_bessel_j0[_k](input)
+
+
+_op_special_bessel_j1 = _dispatcher.declare("special_bessel_j1", "special_bessel_j1(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_bessel_j1 = _op_special_bessel_j1.table
+
+
+def _call_special_bessel_j1(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_bessel_j1, (input,))
+    return _tab_special_bessel_j1[_k](input)
+
+
+_op_special_bessel_y0 = _dispatcher.declare("special_bessel_y0", "special_bessel_y0(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_bessel_y0 = _op_special_bessel_y0.table
+
+
+def _call_special_bessel_y0(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_bessel_y0, (input,))
+    return _tab_special_bessel_y0[_k](input)
+
+
+_op_special_bessel_y1 = _dispatcher.declare("special_bessel_y1", "special_bessel_y1(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_bessel_y1 = _op_special_bessel_y1.table
+
+
+def _call_special_bessel_y1(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_bessel_y1, (input,))
+    return _tab_special_bessel_y1[_k](input)
+
+
+_op_special_modified_bessel_k0 = _dispatcher.declare("special_modified_bessel_k0", "special_modified_bessel_k0(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_modified_bessel_k0 = _op_special_modified_bessel_k0.table
+
+
+def _call_special_modified_bessel_k0(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_modified_bessel_k0, (input,))
+    return _tab_special_modified_bessel_k0[_k](input)
+
+
+_op_special_modified_bessel_k1 = _dispatcher.declare("special_modified_bessel_k1", "special_modified_bessel_k1(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_modified_bessel_k1 = _op_special_modified_bessel_k1.table
+
+
+def _call_special_modified_bessel_k1(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_modified_bessel_k1, (input,))
+    return _tab_special_modified_bessel_k1[_k](input)
+
+
+_op_special_scaled_modified_bessel_k0 = _dispatcher.declare("special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k0(Tensor x) -> Tensor", (0,), deferred=True)
+_tab_special_scaled_modified_bessel_k0 = _op_special_scaled_modified_bessel_k0.table
+
+
+def _call_special_scaled_modified_bessel_k0(x):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_scaled_modified_bessel_k0, (x,))
+    return _tab_special_scaled_modified_bessel_k0[_k](x)
+
+
+_op_special_scaled_modified_bessel_k1 = _dispatcher.declare("special_scaled_modified_bessel_k1", "special_scaled_modified_bessel_k1(Tensor x) -> Tensor", (0,), deferred=True)
+_tab_special_scaled_modified_bessel_k1 = _op_special_scaled_modified_bessel_k1.table
+
+
+def _call_special_scaled_modified_bessel_k1(x):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_scaled_modified_bessel_k1, (x,))
+    return _tab_special_scaled_modified_bessel_k1[_k](x)
+
+
+_op_special_spherical_bessel_j0 = _dispatcher.declare("special_spherical_bessel_j0", "special_spherical_bessel_j0(Tensor x) -> Tensor", (0,), deferred=True)
+_tab_special_spherical_bessel_j0 = _op_special_spherical_bessel_j0.table
+
+
+def _call_special_spherical_bessel_j0(x):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_spherical_bessel_j0, (x,))
+    return _tab_special_spherical_bessel_j0[_k](x)
+
+
+_op_special_airy_ai = _dispatcher.declare("special_airy_ai", "special_airy_ai(Tensor x) -> Tensor", (0,), deferred=True)
+_tab_special_airy_ai = _op_special_airy_ai.table
+
+
+def _call_special_airy_ai(x):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_airy_ai, (x,))
+    return _tab_special_airy_ai[_k](x)
+
+
+_op_special_chebyshev_polynomial_t = _dispatcher.declare("special_chebyshev_polynomial_t", "special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_chebyshev_polynomial_t = _op_special_chebyshev_polynomial_t.table
+
+
+def _call_special_chebyshev_polynomial_t(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_chebyshev_polynomial_t, (x, n,))
+    return _tab_special_chebyshev_polynomial_t[_k](x, n)
+
+
+_op_special_chebyshev_polynomial_u = _dispatcher.declare("special_chebyshev_polynomial_u", "special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_chebyshev_polynomial_u = _op_special_chebyshev_polynomial_u.table
+
+
+def _call_special_chebyshev_polynomial_u(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_chebyshev_polynomial_u, (x, n,))
+    return _tab_special_chebyshev_polynomial_u[_k](x, n)
+
+
+_op_special_chebyshev_polynomial_v = _dispatcher.declare("special_chebyshev_polynomial_v", "special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_chebyshev_polynomial_v = _op_special_chebyshev_polynomial_v.table
+
+
+def _call_special_chebyshev_polynomial_v(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_chebyshev_polynomial_v, (x, n,))
+    return _tab_special_chebyshev_polynomial_v[_k](x, n)
+
+
+_op_special_chebyshev_polynomial_w = _dispatcher.declare("special_chebyshev_polynomial_w", "special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_chebyshev_polynomial_w = _op_special_chebyshev_polynomial_w.table
+
+
+def _call_special_chebyshev_polynomial_w(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_chebyshev_polynomial_w, (x, n,))
+    return _tab_special_chebyshev_polynomial_w[_k](x, n)
+
+
+_op_special_shifted_chebyshev_polynomial_t = _dispatcher.declare("special_shifted_chebyshev_polynomial_t", "special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_shifted_chebyshev_polynomial_t = _op_special_shifted_chebyshev_polynomial_t.table
+
+
+def _call_special_shifted_chebyshev_polynomial_t(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_shifted_chebyshev_polynomial_t, (x, n,))
+    return _tab_special_shifted_chebyshev_polynomial_t[_k](x, n)
+
+
+_op_special_shifted_chebyshev_polynomial_u = _dispatcher.declare("special_shifted_chebyshev_polynomial_u", "special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_shifted_chebyshev_polynomial_u = _op_special_shifted_chebyshev_polynomial_u.table
+
+
+def _call_special_shifted_chebyshev_polynomial_u(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_shifted_chebyshev_polynomial_u, (x, n,))
+    return _tab_special_shifted_chebyshev_polynomial_u[_k](x, n)
+
+
+_op_special_shifted_chebyshev_polynomial_v = _dispatcher.declare("special_shifted_chebyshev_polynomial_v", "special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_shifted_chebyshev_polynomial_v = _op_special_shifted_chebyshev_polynomial_v.table
+
+
+def _call_special_shifted_chebyshev_polynomial_v(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_shifted_chebyshev_polynomial_v, (x, n,))
+    return _tab_special_shifted_chebyshev_polynomial_v[_k](x, n)
+
+
+_op_special_shifted_chebyshev_polynomial_w = _dispatcher.declare("special_shifted_chebyshev_polynomial_w", "special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_shifted_chebyshev_polynomial_w = _op_special_shifted_chebyshev_polynomial_w.table
+
+
+def _call_special_shifted_chebyshev_polynomial_w(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_shifted_chebyshev_polynomial_w, (x, n,))
+    return _tab_special_shifted_chebyshev_polynomial_w[_k](x, n)
+
+
+_op_special_hermite_polynomial_h = _dispatcher.declare("special_hermite_polynomial_h", "special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_hermite_polynomial_h = _op_special_hermite_polynomial_h.table
+
+
+def _call_special_hermite_polynomial_h(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_hermite_polynomial_h, (x, n,))
+    return _tab_special_hermite_polynomial_h[_k](x, n)
+
+
+_op_special_hermite_polynomial_he = _dispatcher.declare("special_hermite_polynomial_he", "special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_hermite_polynomial_he = _op_special_hermite_polynomial_he.table
+
+
+def _call_special_hermite_polynomial_he(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_hermite_polynomial_he, (x, n,))
+    return _tab_special_hermite_polynomial_he[_k](x, n)
+
+
+_op_special_laguerre_polynomial_l = _dispatcher.declare("special_laguerre_polynomial_l", "special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_laguerre_polynomial_l = _op_special_laguerre_polynomial_l.table
+
+
+def _call_special_laguerre_polynomial_l(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_laguerre_polynomial_l, (x, n,))
+    return _tab_special_laguerre_polynomial_l[_k](x, n)
+
+
+_op_special_legendre_polynomial_p = _dispatcher.declare("special_legendre_polynomial_p", "special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_legendre_polynomial_p = _op_special_legendre_polynomial_p.table
+
+
+def _call_special_legendre_polynomial_p(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_legendre_polynomial_p, (x, n,))
+    return _tab_special_legendre_polynomial_p[_k](x, n)
+
+
+_op_logit = _dispatcher.declare("logit", "logit(Tensor self, float? eps=None) -> Tensor", (0,), deferred=True)
+_tab_logit = _op_logit.table
+
+
+def _call_logit(input, eps):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logit, (input, eps,))
+    return _tab_logit[_k](input, eps)
+
+
+_op_float_power_Tensor_Tensor = _dispatcher.declare("float_power.Tensor_Tensor", "float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", (0, 1), deferred=True)
+_tab_float_power_Tensor_Tensor = _op_float_power_Tensor_Tensor.table
+
+
+def _call_float_power_Tensor_Tensor(input, exponent):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_float_power_Tensor_Tensor, (input, exponent,))
+    return _tab_float_power_Tensor_Tensor[_k](input, exponent)
+
+
+_op_float_power_Tensor_Scalar = _dispatcher.declare("float_power.Tensor_Scalar", "float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", (0,), deferred=True)
+_tab_float_power_Tensor_Scalar = _op_float_power_Tensor_Scalar.table
+
+
+def _call_float_power_Tensor_Scalar(input, exponent):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_float_power_Tensor_Scalar, (input, exponent,))
+    return _tab_float_power_Tensor_Scalar[_k](input, exponent)
+
+
+_op_float_power_Scalar = _dispatcher.declare("float_power.Scalar", "float_power.Scalar(Scalar self, Tensor exponent) -> Tensor", (1,), deferred=True)
+_tab_float_power_Scalar = _op_float_power_Scalar.table
+
+
+def _call_float_power_Scalar(input, exponent):
+    try:
+        _k = (_shared.remap or _tls.remap)[exponent._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_float_power_Scalar, (input, exponent,))
+    return _tab_float_power_Scalar[_k](input, exponent)
+
+
+_op_true_divide_Tensor = _dispatcher.declare("true_divide.Tensor", "true_divide.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_true_divide_Tensor = _op_true_divide_Tensor.table
+
+
+def _call_true_divide_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_true_divide_Tensor, (input, other,))
+    return _tab_true_divide_Tensor[_k](input, other)
+
+
+_op_rsub_Tensor = _dispatcher.declare("rsub.Tensor", "rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (0, 1), deferred=True)
+_tab_rsub_Tensor = _op_rsub_Tensor.table
+
+
+def _call_rsub_Tensor(input, other, alpha):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_rsub_Tensor, (input, other, alpha,))
+    return _tab_rsub_Tensor[_k](input, other, alpha)
+
+
+_op_cross = _dispatcher.declare("cross", "cross(Tensor self, Tensor other, int? dim=None) -> Tensor", (0, 1), deferred=True)
+_tab_cross = _op_cross.table
+
+
+def _call_cross(input, other, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cross, (input, other, dim,))
+    return _tab_cross[_k](input, other, dim)
+
+
+_op_ravel = _dispatcher.declare("ravel", "ravel(Tensor(a) self) -> Tensor(a)", (0,), deferred=True)
+_tab_ravel = _op_ravel.table
+
+
+def _call_ravel(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_ravel, (input,))
+    return _tab_ravel[_k](input)
+
+
+_op_rot90 = _dispatcher.declare("rot90", "rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor", (0,), deferred=True)
+_tab_rot90 = _op_rot90.table
+
+
+def _call_rot90(input, k, dims):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_rot90, (input, k, dims,))
+    return _tab_rot90[_k](input, k, dims)
+
+
+_op_diff = _dispatcher.declare("diff", "diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor", (0, 3, 4), deferred=True)
+_tab_diff = _op_diff.table
+
+
+def _call_diff(input, n, dim, prepend, append):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (prepend._keys if prepend is not None else 0) | (append._keys if append is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_diff, (input, n, dim, prepend, append,))
+    return _tab_diff[_k](input, n, dim, prepend, append)
+
+
+_op_kron = _dispatcher.declare("kron", "kron(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_kron = _op_kron.table
+
+
+def _call_kron(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_kron, (input, other,))
+    return _tab_kron[_k](input, other)
+
+
+_op_inner = _dispatcher.declare("inner", "inner(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_inner = _op_inner.table
+
+
+def _call_inner(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_inner, (input, other,))
+    return _tab_inner[_k](input, other)
+
+
+_op_vdot = _dispatcher.declare("vdot", "vdot(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_vdot = _op_vdot.table
+
+
+def _call_vdot(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_vdot, (input, other,))
+    return _tab_vdot[_k](input, other)
+
+
+_op_baddbmm = _dispatcher.declare("baddbmm", "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (0, 1, 2), deferred=True)
+_tab_baddbmm = _op_baddbmm.table
+
+
+def _call_baddbmm(input, batch1, batch2, beta, alpha):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | batch1._keys | batch2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_baddbmm, (input, batch1, batch2, beta, alpha,))
+    return _tab_baddbmm[_k](input, batch1, batch2, beta, alpha)
+
+
+_op_addbmm = _dispatcher.declare("addbmm", "addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (0, 1, 2), deferred=True)
+_tab_addbmm = _op_addbmm.table
+
+
+def _call_addbmm(input, batch1, batch2, beta, alpha):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | batch1._keys | batch2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_addbmm, (input, batch1, batch2, beta, alpha,))
+    return _tab_addbmm[_k](input, batch1, batch2, beta, alpha)
+
+
+_op_addmv = _dispatcher.declare("addmv", "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (0, 1, 2), deferred=True)
+_tab_addmv = _op_addmv.table
+
+
+def _call_addmv(input, mat, vec, beta, alpha):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | mat._keys | vec._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_addmv, (input, mat, vec, beta, alpha,))
+    return _tab_addmv[_k](input, mat, vec, beta, alpha)
+
+
+_op_addr = _dispatcher.declare("addr", "addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (0, 1, 2), deferred=True)
+_tab_addr = _op_addr.table
+
+
+def _call_addr(input, vec1, vec2, beta, alpha):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | vec1._keys | vec2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_addr, (input, vec1, vec2, beta, alpha,))
+    return _tab_addr[_k](input, vec1, vec2, beta, alpha)
+
+
+_op_take_along_dim = _dispatcher.declare("take_along_dim", "take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor", (0, 1), deferred=True)
+_tab_take_along_dim = _op_take_along_dim.table
+
+
+def _call_take_along_dim(input, indices, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | indices._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_take_along_dim, (input, indices, dim,))
+    return _tab_take_along_dim[_k](input, indices, dim)
+
+
+_op_diag_embed = _dispatcher.declare("diag_embed", "diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor", (0,), deferred=True)
+_tab_diag_embed = _op_diag_embed.table
+
+
+def _call_diag_embed(input, offset, dim1, dim2):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_diag_embed, (input, offset, dim1, dim2,))
+    return _tab_diag_embed[_k](input, offset, dim1, dim2)
+
+
+_op_nanmean = _dispatcher.declare("nanmean", "nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
+_tab_nanmean = _op_nanmean.table
+
+
+def _call_nanmean(input, dim, keepdim, dtype):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nanmean, (input, dim, keepdim, dtype,))
+    return _tab_nanmean[_k](input, dim, keepdim, dtype)
+
+
+_op_logcumsumexp = _dispatcher.declare("logcumsumexp", "logcumsumexp(Tensor self, int dim) -> Tensor", (0,), deferred=True)
+_tab_logcumsumexp = _op_logcumsumexp.table
+
+
+def _call_logcumsumexp(input, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logcumsumexp, (input, dim,))
+    return _tab_logcumsumexp[_k](input, dim)
+
+
+_op_msort = _dispatcher.declare("msort", "msort(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_msort = _op_msort.table
+
+
+def _call_msort(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_msort, (input,))
+    return _tab_msort[_k](input)
+
+
+_op_trapezoid_x = _dispatcher.declare("trapezoid.x", "trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor", (0, 1), deferred=True)
+_tab_trapezoid_x = _op_trapezoid_x.table
+
+
+def _call_trapezoid_x(y, x, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[y._keys | x._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_trapezoid_x, (y, x, dim,))
+    return _tab_trapezoid_x[_k](y, x, dim)
+
+
+_op_trapezoid_dx = _dispatcher.declare("trapezoid.dx", "trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor", (0,), deferred=True)
+_tab_trapezoid_dx = _op_trapezoid_dx.table
+
+
+def _call_trapezoid_dx(y, dx, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[y._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_trapezoid_dx, (y, dx, dim,))
+    return _tab_trapezoid_dx[_k](y, dx, dim)
+
+
+_op_trapz_x = _dispatcher.declare("trapz.x", "trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor", (0, 1), deferred=True)
+_tab_trapz_x = _op_trapz_x.table
+
+
+def _call_trapz_x(y, x, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[y._keys | x._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_trapz_x, (y, x, dim,))
+    return _tab_trapz_x[_k](y, x, dim)
+
+
+_op_trapz_dx = _dispatcher.declare("trapz.dx", "trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor", (0,), deferred=True)
+_tab_trapz_dx = _op_trapz_dx.table
+
+
+def _call_trapz_dx(y, dx, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[y._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_trapz_dx, (y, dx, dim,))
+    return _tab_trapz_dx[_k](y, dx, dim)
+
+
+_op_cumulative_trapezoid_x = _dispatcher.declare("cumulative_trapezoid.x", "cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor", (0, 1), deferred=True)
+_tab_cumulative_trapezoid_x = _op_cumulative_trapezoid_x.table
+
+
+def _call_cumulative_trapezoid_x(y, x, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[y._keys | x._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cumulative_trapezoid_x, (y, x, dim,))
+    return _tab_cumulative_trapezoid_x[_k](y, x, dim)
+
+
+_op_cumulative_trapezoid_dx = _dispatcher.declare("cumulative_trapezoid.dx", "cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor", (0,), deferred=True)
+_tab_cumulative_trapezoid_dx = _op_cumulative_trapezoid_dx.table
+
+
+def _call_cumulative_trapezoid_dx(y, dx, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[y._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cumulative_trapezoid_dx, (y, dx, dim,))
+    return _tab_cumulative_trapezoid_dx[_k](y, dx, dim)
+
+
+_op_diagflat = _dispatcher.declare("diagflat", "diagflat(Tensor self, int offset=0) -> Tensor", (0,), deferred=True)
+_tab_diagflat = _op_diagflat.table
+
+
+def _call_diagflat(input, offset):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_diagflat, (input, offset,))
+    return _tab_diagflat[_k](input, offset)
+
+
+_op_logdet = _dispatcher.declare("logdet", "logdet(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_logdet = _op_logdet.table
+
+
+def _call_logdet(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logdet, (input,))
+    return _tab_logdet[_k](input)
+
+
+_op_sgn = _dispatcher.declare("sgn", "sgn(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_sgn = _op_sgn.table
+
+
+def _call_sgn(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_sgn, (input,))
+    return _tab_sgn[_k](input)
+
+
+_op_conj = _dispatcher.declare("conj", "conj(Tensor(a) self) -> Tensor(a)", (0,), deferred=True)
+_tab_conj = _op_conj.table
+
+
+def _call_conj(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_conj, (input,))
+    return _tab_conj[_k](input)
+
+
+_op_resolve_conj = _dispatcher.declare("resolve_conj", "resolve_conj(Tensor(a) self) -> Tensor(a)", (0,), deferred=True)
+_tab_resolve_conj = _op_resolve_conj.table
+
+
+def _call_resolve_conj(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_resolve_conj, (input,))
+    return _tab_resolve_conj[_k](input)
+
+
+_op_resolve_neg = _dispatcher.declare("resolve_neg", "resolve_neg(Tensor(a) self) -> Tensor(a)", (0,), deferred=True)
+_tab_resolve_neg = _op_resolve_neg.table
+
+
+def _call_resolve_neg(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_resolve_neg, (input,))
+    return _tab_resolve_neg[_k](input)
+
+
+_op_conj_physical = _dispatcher.declare("conj_physical", "conj_physical(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_conj_physical = _op_conj_physical.table
+
+
+def _call_conj_physical(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_conj_physical, (input,))
+    return _tab_conj_physical[_k](input)
+
+
+_op_sum_to_size = _dispatcher.declare("sum_to_size", "sum_to_size(Tensor self, SymInt[] size) -> Tensor", (0,), deferred=True)
+_tab_sum_to_size = _op_sum_to_size.table
+
+
+def _call_sum_to_size(input, size):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_sum_to_size, (input, size,))
+    return _tab_sum_to_size[_k](input, size)
+
+
+_op_ldexp_Tensor = _dispatcher.declare("ldexp.Tensor", "ldexp.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_ldexp_Tensor = _op_ldexp_Tensor.table
+
+
+def _call_ldexp_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_ldexp_Tensor, (input, other,))
+    return _tab_ldexp_Tensor[_k](input, other)
+
+
+_op_fill_Scalar = _dispatcher.declare("fill.Scalar", "fill.Scalar(Tensor self, Scalar value) -> Tensor", (0,), deferred=True)
+_tab_fill_Scalar = _op_fill_Scalar.table
+
+
+def _call_fill_Scalar(input, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fill_Scalar, (input, value,))
+    return _tab_fill_Scalar[_k](input, value)
+
+
+_op_fill_Tensor = _dispatcher.declare("fill.Tensor", "fill.Tensor(Tensor self, Tensor value) -> Tensor", (0, 1), deferred=True)
+_tab_fill_Tensor = _op_fill_Tensor.table
+
+
+def _call_fill_Tensor(input, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | value._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fill_Tensor, (input, value,))
+    return _tab_fill_Tensor[_k](input, value)
+
+
+_op_split_with_sizes = _dispatcher.declare("split_with_sizes", "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]", (0,), deferred=True)
+_tab_split_with_sizes = _op_split_with_sizes.table
+
+
+def _call_split_with_sizes(input, split_sizes, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_split_with_sizes, (input, split_sizes, dim,))
+    return _tab_split_with_sizes[_k](input, split_sizes, dim)
+
+
+_op_tensor_split_sections = _dispatcher.declare("tensor_split.sections", "tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]", (0,), deferred=True)
+_tab_tensor_split_sections = _op_tensor_split_sections.table
+
+
+def _call_tensor_split_sections(input, sections, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_tensor_split_sections, (input, sections, dim,))
+    return _tab_tensor_split_sections[_k](input, sections, dim)
+
+
+_op_tensor_split_indices = _dispatcher.declare("tensor_split.indices", "tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]", (0,), deferred=True)
+_tab_tensor_split_indices = _op_tensor_split_indices.table
+
+
+def _call_tensor_split_indices(input, indices, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_tensor_split_indices, (input, indices, dim,))
+    return _tab_tensor_split_indices[_k](input, indices, dim)
+
+
+_op_tensor_split_tensor_indices_or_sections = _dispatcher.declare("tensor_split.tensor_indices_or_sections", "tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]", (0, 1), deferred=True)
+_tab_tensor_split_tensor_indices_or_sections = _op_tensor_split_tensor_indices_or_sections.table
+
+
+def _call_tensor_split_tensor_indices_or_sections(input, tensor_indices_or_sections, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | tensor_indices_or_sections._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_tensor_split_tensor_indices_or_sections, (input, tensor_indices_or_sections, dim,))
+    return _tab_tensor_split_tensor_indices_or_sections[_k](input, tensor_indices_or_sections, dim)
+
+
+_op_hsplit_int = _dispatcher.declare("hsplit.int", "hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]", (0,), deferred=True)
+_tab_hsplit_int = _op_hsplit_int.table
+
+
+def _call_hsplit_int(input, sections):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_hsplit_int, (input, sections,))
+    return _tab_hsplit_int[_k](input, sections)
+
+
+_op_hsplit_array = _dispatcher.declare("hsplit.array", "hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]", (0,), deferred=True)
+_tab_hsplit_array = _op_hsplit_array.table
+
+
+def _call_hsplit_array(input, indices):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_hsplit_array, (input, indices,))
+    return _tab_hsplit_array[_k](input, indices)
+
+
+_op_vsplit_int = _dispatcher.declare("vsplit.int", "vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]", (0,), deferred=True)
+_tab_vsplit_int = _op_vsplit_int.table
+
+
+def _call_vsplit_int(input, sections):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_vsplit_int, (input, sections,))
+    return _tab_vsplit_int[_k](input, sections)
+
+
+_op_vsplit_array = _dispatcher.declare("vsplit.array", "vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]", (0,), deferred=True)
+_tab_vsplit_array = _op_vsplit_array.table
+
+
+def _call_vsplit_array(input, indices):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_vsplit_array, (input, indices,))
+    return _tab_vsplit_array[_k](input, indices)
+
+
+_op_dsplit_int = _dispatcher.declare("dsplit.int", "dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]", (0,), deferred=True)
+_tab_dsplit_int = _op_dsplit_int.table
+
+
+def _call_dsplit_int(input, sections):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_dsplit_int, (input, sections,))
+    return _tab_dsplit_int[_k](input, sections)
+
+
+_op_dsplit_array = _dispatcher.declare("dsplit.array", "dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]", (0,), deferred=True)
+_tab_dsplit_array = _op_dsplit_array.table
+
+
+def _call_dsplit_array(input, indices):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_dsplit_array, (input, indices,))
+    return _tab_dsplit_array[_k](input, indices)
+
+
+_op_unsafe_chunk = _dispatcher.declare("unsafe_chunk", "unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]", (0,), deferred=True)
+_tab_unsafe_chunk = _op_unsafe_chunk.table
+
+
+def _call_unsafe_chunk(input, chunks, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unsafe_chunk, (input, chunks, dim,))
+    return _tab_unsafe_chunk[_k](input, chunks, dim)
+
+
+_op_unsafe_split_Tensor = _dispatcher.declare("unsafe_split.Tensor", "unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]", (0,), deferred=True)
+_tab_unsafe_split_Tensor = _op_unsafe_split_Tensor.table
+
+
+def _call_unsafe_split_Tensor(input, split_size, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unsafe_split_Tensor, (input, split_size, dim,))
+    return _tab_unsafe_split_Tensor[_k](input, split_size, dim)
+
+
+_op_cov = _dispatcher.declare("cov", "cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor", (0, 2, 3), deferred=True)
+_tab_cov = _op_cov.table
+
+
+def _call_cov(input, correction, fweights, aweights):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (fweights._keys if fweights is not None else 0) | (aweights._keys if aweights is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_cov, (input, correction, fweights, aweights,))
+    return _tab_cov[_k](input, correction, fweights, aweights)
+
+
+_op_corrcoef = _dispatcher.declare("corrcoef", "corrcoef(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_corrcoef = _op_corrcoef.table
+
+
+def _call_corrcoef(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_corrcoef, (input,))
+    return _tab_corrcoef[_k](input)
+
+
+_op_renorm = _dispatcher.declare("renorm", "renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor", (0,), deferred=True)
+_tab_renorm = _op_renorm.table
+
+
+def _call_renorm(input, p, dim, maxnorm):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_renorm, (input, p, dim, maxnorm,))
+    return _tab_renorm[_k](input, p, dim, maxnorm)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -6364,6 +8293,27 @@ def acos_(input):
     return _tab_acos_[_k](input)
 
 
+def acosh(input, *, out=None):
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_acosh, (input,))
+        return _tab_acosh[_k](input)
+    if out is not None:
+        return _call_acosh_out(input, out)
+    return _no_overload("acosh", locals(), ('acosh(Tensor self) -> Tensor', 'acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def acosh_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_acosh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_acosh_[_k](input)
+
+
 def adaptive_avg_pool2d(input, output_size):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6405,6 +8355,10 @@ def add_(input, other, *, alpha=1):
     return _no_overload("add_", locals(), ('add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', 'add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'))
 
 
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    return _call_addbmm(input, (batch1 if isinstance(batch1, Tensor) else _scalar(batch1, op='addbmm', arg='batch1')), (batch2 if isinstance(batch2, Tensor) else _scalar(batch2, op='addbmm', arg='batch2')), beta, alpha)
+
+
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     if out is None:
         return _call_addcdiv(input, (tensor1 if isinstance(tensor1, Tensor) else _scalar(tensor1, op='addcdiv', arg='tensor1')), (tensor2 if isinstance(tensor2, Tensor) else _scalar(tensor2, op='addcdiv', arg='tensor2')), value)
@@ -6431,6 +8385,14 @@ def addcmul_(input, tensor1, tensor2, *, value=1):
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _call_addmm(input, (mat1 if isinstance(mat1, Tensor) else _scalar(mat1, op='addmm', arg='mat1')), (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='addmm', arg='mat2')), beta, alpha)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    return _call_addmv(input, (mat if isinstance(mat, Tensor) else _scalar(mat, op='addmv', arg='mat')), (vec if isinstance(vec, Tensor) else _scalar(vec, op='addmv', arg='vec')), beta, alpha)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    return _call_addr(input, (vec1 if isinstance(vec1, Tensor) else _scalar(vec1, op='addr', arg='vec1')), (vec2 if isinstance(vec2, Tensor) else _scalar(vec2, op='addr', arg='vec2')), beta, alpha)
 
 
 def all(input, dim=_NG, keepdim=_NG):
@@ -6566,6 +8528,27 @@ def asin_(input):
     return _tab_asin_[_k](input)
 
 
+def asinh(input, *, out=None):
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_asinh, (input,))
+        return _tab_asinh[_k](input)
+    if out is not None:
+        return _call_asinh_out(input, out)
+    return _no_overload("asinh", locals(), ('asinh(Tensor self) -> Tensor', 'asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def asinh_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_asinh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_asinh_[_k](input)
+
+
 def atan(input, *, out=None):
     if out is None:
         try:
@@ -6599,6 +8582,27 @@ def atan_(input):
     return _tab_atan_[_k](input)
 
 
+def atanh(input, *, out=None):
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_atanh, (input,))
+        return _tab_atanh[_k](input)
+    if out is not None:
+        return _call_atanh_out(input, out)
+    return _no_overload("atanh", locals(), ('atanh(Tensor self) -> Tensor', 'atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def atanh_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atanh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_atanh_[_k](input)
+
+
 def atleast_1d(input):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6629,6 +8633,10 @@ def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_
     except AttributeError:
         _k = _bad_arguments(_op_avg_pool2d, (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,))
     return _tab_avg_pool2d[_k](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    return _call_baddbmm(input, (batch1 if isinstance(batch1, Tensor) else _scalar(batch1, op='baddbmm', arg='batch1')), (batch2 if isinstance(batch2, Tensor) else _scalar(batch2, op='baddbmm', arg='batch2')), beta, alpha)
 
 
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
@@ -6864,6 +8872,22 @@ def column_stack(tensors):
     return _tab_column_stack[_k](tensors)
 
 
+def conj(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_conj, (input,))
+    return _tab_conj[_k](input)
+
+
+def conj_physical(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_conj_physical, (input,))
+    return _tab_conj_physical[_k](input)
+
+
 def contiguous(input, *, memory_format='contiguous_format'):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6878,6 +8902,26 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def copy_(input, src, non_blocking=False):
     return _call_copy_(input, (src if isinstance(src, Tensor) else _scalar(src, op='copy_', arg='src')), non_blocking)
+
+
+def copysign(input, other, *, out=None):
+    if out is None:
+        return _call_copysign_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='copysign', arg='other')))
+    if out is not None:
+        return _call_copysign_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='copysign', arg='other')), out)
+    return _no_overload("copysign", locals(), ('copysign.Tensor(Tensor self, Tensor other) -> Tensor', 'copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def copysign_(input, other):
+    return _call_copysign__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='copysign_', arg='other')))
+
+
+def corrcoef(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_corrcoef, (input,))
+    return _tab_corrcoef[_k](input)
 
 
 def cos(input, *, out=None):
@@ -6934,6 +8978,18 @@ def count_nonzero(input, dim=None):
     return _tab_count_nonzero[_k](input, dim)
 
 
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (fweights._keys if fweights is not None else 0) | (aweights._keys if aweights is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_cov, (input, correction, fweights, aweights,))
+    return _tab_cov[_k](input, correction, fweights, aweights)
+
+
+def cross(input, other, dim=None):
+    return _call_cross(input, (other if isinstance(other, Tensor) else _scalar(other, op='cross', arg='other')), dim)
+
+
 def cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_index=-100, label_smoothing=0.0):
     return _call_cross_entropy_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='cross_entropy_loss', arg='target')), weight, reduction, ignore_index, label_smoothing)
 
@@ -6970,6 +9026,35 @@ def cumsum(input, dim, *, dtype=None):
     return _tab_cumsum[_k](input, dim, dtype)
 
 
+def cumulative_trapezoid(y, x=_NG, *, dim=-1, dx=_NG):
+    if x is not _NG and dx is _NG:
+        return _call_cumulative_trapezoid_x(y, (x if isinstance(x, Tensor) else _scalar(x, op='cumulative_trapezoid', arg='x')), dim)
+    if x is _NG:
+        return _call_cumulative_trapezoid_dx(y, (1 if dx is _NG else dx), dim)
+    return _no_overload("cumulative_trapezoid", locals(), ('cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor', 'cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor'))
+
+
+def deg2rad(input, *, out=None):
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_deg2rad, (input,))
+        return _tab_deg2rad[_k](input)
+    if out is not None:
+        return _call_deg2rad_out(input, out)
+    return _no_overload("deg2rad", locals(), ('deg2rad(Tensor self) -> Tensor', 'deg2rad.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def deg2rad_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_deg2rad_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_deg2rad_[_k](input)
+
+
 def det(input):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6986,6 +9071,22 @@ def diag(input, diagonal=0):
     return _tab_diag[_k](input, diagonal)
 
 
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_diag_embed, (input, offset, dim1, dim2,))
+    return _tab_diag_embed[_k](input, offset, dim1, dim2)
+
+
+def diagflat(input, offset=0):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_diagflat, (input, offset,))
+    return _tab_diagflat[_k](input, offset)
+
+
 def diagonal(input, offset=0, dim1=0, dim2=1):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7000,6 +9101,22 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     except AttributeError:
         _k = _bad_arguments(_op_diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2,))
     return _tab_diagonal_backward[_k](grad_output, input_sizes, offset, dim1, dim2)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (prepend._keys if prepend is not None else 0) | (append._keys if append is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_diff, (input, n, dim, prepend, append,))
+    return _tab_diff[_k](input, n, dim, prepend, append)
+
+
+def digamma(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_digamma, (input,))
+    return _tab_digamma[_k](input)
 
 
 def dist(input, other, p=2):
@@ -7061,6 +9178,22 @@ def dropout(input, p, train):
     except AttributeError:
         _k = _bad_arguments(_op_dropout, (input, p, train,))
     return _tab_dropout[_k](input, p, train)
+
+
+def dsplit(input, sections=_NG, indices=_NG):
+    if sections is not _NG and indices is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_dsplit_int, (input, sections,))
+        return _tab_dsplit_int[_k](input, sections)
+    if sections is _NG and indices is not _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_dsplit_array, (input, indices,))
+        return _tab_dsplit_array[_k](input, indices)
+    return _no_overload("dsplit", locals(), ('dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]', 'dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]'))
 
 
 def dstack(tensors):
@@ -7146,6 +9279,35 @@ def erf_(input):
     return _tab_erf_[_k](input)
 
 
+def erfc(input, *, out=None):
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_erfc, (input,))
+        return _tab_erfc[_k](input)
+    if out is not None:
+        return _call_erfc_out(input, out)
+    return _no_overload("erfc", locals(), ('erfc(Tensor self) -> Tensor', 'erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def erfc_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_erfc_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_erfc_[_k](input)
+
+
+def erfinv(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_erfinv, (input,))
+    return _tab_erfinv[_k](input)
+
+
 def exp(input, *, out=None):
     if out is None:
         try:
@@ -7221,6 +9383,22 @@ def expm1_(input):
     return _tab_expm1_[_k](input)
 
 
+def fill(input, value):
+    if not isinstance(value, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_fill_Scalar, (input, value,))
+        return _tab_fill_Scalar[_k](input, value)
+    if isinstance(value, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | value._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_fill_Tensor, (input, value,))
+        return _tab_fill_Tensor[_k](input, value)
+    return _no_overload("fill", locals(), ('fill.Scalar(Tensor self, Scalar value) -> Tensor', 'fill.Tensor(Tensor self, Tensor value) -> Tensor'))
+
+
 def fill_(input, value):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7260,6 +9438,28 @@ def flipud(input):
     except AttributeError:
         _k = _bad_arguments(_op_flipud, (input,))
     return _tab_flipud[_k](input)
+
+
+def float_power(input, exponent):
+    if isinstance(input, Tensor) and isinstance(exponent, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_float_power_Tensor_Tensor, (input, exponent,))
+        return _tab_float_power_Tensor_Tensor[_k](input, exponent)
+    if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_float_power_Tensor_Scalar, (input, exponent,))
+        return _tab_float_power_Tensor_Scalar[_k](input, exponent)
+    if not isinstance(input, Tensor) and isinstance(exponent, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[exponent._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_float_power_Scalar, (input, exponent,))
+        return _tab_float_power_Scalar[_k](input, exponent)
+    return _no_overload("float_power", locals(), ('float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor', 'float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor', 'float_power.Scalar(Scalar self, Tensor exponent) -> Tensor'))
 
 
 def floor(input, *, out=None):
@@ -7314,6 +9514,30 @@ def floor_divide_(input, other):
     if not isinstance(other, Tensor):
         return _call_floor_divide__Scalar(input, other)
     return _no_overload("floor_divide_", locals(), ('floor_divide_(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
+
+
+def fmax(input, other, *, out=None):
+    if out is None:
+        return _call_fmax(input, (other if isinstance(other, Tensor) else _scalar(other, op='fmax', arg='other')))
+    if out is not None:
+        return _call_fmax_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='fmax', arg='other')), out)
+    return _no_overload("fmax", locals(), ('fmax(Tensor self, Tensor other) -> Tensor', 'fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def fmax_(input, other):
+    return _call_fmax_(input, (other if isinstance(other, Tensor) else _scalar(other, op='fmax_', arg='other')))
+
+
+def fmin(input, other, *, out=None):
+    if out is None:
+        return _call_fmin(input, (other if isinstance(other, Tensor) else _scalar(other, op='fmin', arg='other')))
+    if out is not None:
+        return _call_fmin_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='fmin', arg='other')), out)
+    return _no_overload("fmin", locals(), ('fmin(Tensor self, Tensor other) -> Tensor', 'fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def fmin_(input, other):
+    return _call_fmin_(input, (other if isinstance(other, Tensor) else _scalar(other, op='fmin_', arg='other')))
 
 
 def fmod(input, other, *, out=None):
@@ -7501,6 +9725,34 @@ def hardtanh_(input, min_val=-1, max_val=1):
     return _tab_hardtanh_[_k](input, min_val, max_val)
 
 
+def heaviside(input, values, *, out=None):
+    if out is None:
+        return _call_heaviside(input, (values if isinstance(values, Tensor) else _scalar(values, op='heaviside', arg='values')))
+    if out is not None:
+        return _call_heaviside_out(input, (values if isinstance(values, Tensor) else _scalar(values, op='heaviside', arg='values')), out)
+    return _no_overload("heaviside", locals(), ('heaviside(Tensor self, Tensor values) -> Tensor', 'heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def heaviside_(input, values):
+    return _call_heaviside_(input, (values if isinstance(values, Tensor) else _scalar(values, op='heaviside_', arg='values')))
+
+
+def hsplit(input, sections=_NG, indices=_NG):
+    if sections is not _NG and indices is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_hsplit_int, (input, sections,))
+        return _tab_hsplit_int[_k](input, sections)
+    if sections is _NG and indices is not _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_hsplit_array, (input, indices,))
+        return _tab_hsplit_array[_k](input, indices)
+    return _no_overload("hsplit", locals(), ('hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]', 'hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]'))
+
+
 def hstack(tensors):
     try:
         _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
@@ -7523,6 +9775,22 @@ def hypot(input, other, *, out=None):
 
 def hypot_(input, other):
     return _call_hypot_(input, (other if isinstance(other, Tensor) else _scalar(other, op='hypot_', arg='other')))
+
+
+def i0(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_i0, (input,))
+    return _tab_i0[_k](input)
+
+
+def igamma(input, other):
+    return _call_igamma(input, (other if isinstance(other, Tensor) else _scalar(other, op='igamma', arg='other')))
+
+
+def igammac(input, other):
+    return _call_igammac(input, (other if isinstance(other, Tensor) else _scalar(other, op='igammac', arg='other')))
 
 
 def im2col(input, kernel_size, dilation, padding, stride):
@@ -7577,6 +9845,10 @@ def index_select(input, dim, index):
     return _call_index_select(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_select', arg='index')))
 
 
+def inner(input, other):
+    return _call_inner(input, (other if isinstance(other, Tensor) else _scalar(other, op='inner', arg='other')))
+
+
 def inverse(input):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7625,8 +9897,36 @@ def isnan(input, *, out=None):
     return _no_overload("isnan", locals(), ('isnan(Tensor self) -> Tensor', 'isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
+def isneginf(input, *, out=None):
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_isneginf, (input,))
+        return _tab_isneginf[_k](input)
+    if out is not None:
+        return _call_isneginf_out(input, out)
+    return _no_overload("isneginf", locals(), ('isneginf(Tensor self) -> Tensor', 'isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def isposinf(input, *, out=None):
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_isposinf, (input,))
+        return _tab_isposinf[_k](input)
+    if out is not None:
+        return _call_isposinf_out(input, out)
+    return _no_overload("isposinf", locals(), ('isposinf(Tensor self) -> Tensor', 'isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
 def kl_div(input, target, reduction='mean', *, log_target=False):
     return _call_kl_div(input, (target if isinstance(target, Tensor) else _scalar(target, op='kl_div', arg='target')), reduction, log_target)
+
+
+def kron(input, other):
+    return _call_kron(input, (other if isinstance(other, Tensor) else _scalar(other, op='kron', arg='other')))
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
@@ -7647,6 +9947,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
     except AttributeError:
         _k = _bad_arguments(_op_layer_norm, (input, normalized_shape, weight, bias, eps, cudnn_enable,))
     return _tab_layer_norm[_k](input, normalized_shape, weight, bias, eps, cudnn_enable)
+
+
+def ldexp(input, other):
+    return _call_ldexp_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='ldexp', arg='other')))
 
 
 def le(input, other, *, out=None):
@@ -7708,6 +10012,27 @@ def lerp_(input, end, weight):
     if isinstance(weight, Tensor):
         return _call_lerp__Tensor(input, (end if isinstance(end, Tensor) else _scalar(end, op='lerp_', arg='end')), weight)
     return _no_overload("lerp_", locals(), ('lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)', 'lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)'))
+
+
+def lgamma(input, *, out=None):
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_lgamma, (input,))
+        return _tab_lgamma[_k](input)
+    if out is not None:
+        return _call_lgamma_out(input, out)
+    return _no_overload("lgamma", locals(), ('lgamma(Tensor self) -> Tensor', 'lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def lgamma_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_lgamma_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_lgamma_[_k](input)
 
 
 def linalg_cholesky(input, *, upper=False):
@@ -7919,8 +10244,36 @@ def logaddexp(input, other, *, out=None):
     return _no_overload("logaddexp", locals(), ('logaddexp(Tensor self, Tensor other) -> Tensor', 'logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
+def logaddexp2(input, other, *, out=None):
+    if out is None:
+        return _call_logaddexp2(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp2', arg='other')))
+    if out is not None:
+        return _call_logaddexp2_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp2', arg='other')), out)
+    return _no_overload("logaddexp2", locals(), ('logaddexp2(Tensor self, Tensor other) -> Tensor', 'logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def logaddexp2_(input, other):
+    return _call_logaddexp2_(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp2_', arg='other')))
+
+
 def logaddexp_(input, other):
     return _call_logaddexp_(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp_', arg='other')))
+
+
+def logcumsumexp(input, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logcumsumexp, (input, dim,))
+    return _tab_logcumsumexp[_k](input, dim)
+
+
+def logdet(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logdet, (input,))
+    return _tab_logdet[_k](input)
 
 
 def logical_and(input, other, *, out=None):
@@ -7957,6 +10310,14 @@ def logical_xor(input, other, *, out=None):
     if out is not None:
         return _call_logical_xor_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='logical_xor', arg='other')), out)
     return _no_overload("logical_xor", locals(), ('logical_xor(Tensor self, Tensor other) -> Tensor', 'logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def logit(input, eps=None):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logit, (input, eps,))
+    return _tab_logit[_k](input, eps)
 
 
 def logsumexp(input, dim, keepdim=False):
@@ -8164,6 +10525,14 @@ def mse_loss(input, target, reduction='mean'):
     return _call_mse_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='mse_loss', arg='target')), reduction)
 
 
+def msort(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_msort, (input,))
+    return _tab_msort[_k](input)
+
+
 def mul(input, other, *, out=None):
     if out is None and isinstance(other, Tensor):
         try:
@@ -8201,12 +10570,28 @@ def mv(input, vec):
     return _call_mv(input, (vec if isinstance(vec, Tensor) else _scalar(vec, op='mv', arg='vec')))
 
 
+def mvlgamma(input, p):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_mvlgamma, (input, p,))
+    return _tab_mvlgamma[_k](input, p)
+
+
 def nan_to_num(input, nan=None, posinf=None, neginf=None):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_nan_to_num, (input, nan, posinf, neginf,))
     return _tab_nan_to_num[_k](input, nan, posinf, neginf)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nanmean, (input, dim, keepdim, dtype,))
+    return _tab_nanmean[_k](input, dim, keepdim, dtype)
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
@@ -8314,6 +10699,18 @@ def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=N
     return _tab_new_zeros[_k](input, size, dtype, layout, device, pin_memory)
 
 
+def nextafter(input, other, *, out=None):
+    if out is None:
+        return _call_nextafter(input, (other if isinstance(other, Tensor) else _scalar(other, op='nextafter', arg='other')))
+    if out is not None:
+        return _call_nextafter_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='nextafter', arg='other')), out)
+    return _no_overload("nextafter", locals(), ('nextafter(Tensor self, Tensor other) -> Tensor', 'nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def nextafter_(input, other):
+    return _call_nextafter_(input, (other if isinstance(other, Tensor) else _scalar(other, op='nextafter_', arg='other')))
+
+
 def nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100):
     return _call_nll_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='nll_loss', arg='target')), weight, reduction, ignore_index)
 
@@ -8379,6 +10776,10 @@ def permute(input, dims):
     return _tab_permute[_k](input, dims)
 
 
+def polygamma(n, input):
+    return _call_polygamma(n, (input if isinstance(input, Tensor) else _scalar(input, op='polygamma', arg='input')))
+
+
 def positive(input):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8436,6 +10837,27 @@ def prod(input, dim=_NG, keepdim=_NG, *, dtype=None):
     return _no_overload("prod", locals(), ('prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
+def rad2deg(input, *, out=None):
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_rad2deg, (input,))
+        return _tab_rad2deg[_k](input)
+    if out is not None:
+        return _call_rad2deg_out(input, out)
+    return _no_overload("rad2deg", locals(), ('rad2deg(Tensor self) -> Tensor', 'rad2deg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def rad2deg_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_rad2deg_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_rad2deg_[_k](input)
+
+
 def random_(input, from_, to, *, generator=None):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8443,6 +10865,14 @@ def random_(input, from_, to, *, generator=None):
         _k = _bad_arguments(_op_random__from, (input, from_, to, generator,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_random__from[_k](input, from_, to, generator)
+
+
+def ravel(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_ravel, (input,))
+    return _tab_ravel[_k](input)
 
 
 def reciprocal(input, *, out=None):
@@ -8528,6 +10958,14 @@ def remainder_(input, other):
     return _no_overload("remainder_", locals(), ('remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
+def renorm(input, p, dim, maxnorm):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_renorm, (input, p, dim, maxnorm,))
+    return _tab_renorm[_k](input, p, dim, maxnorm)
+
+
 def repeat(input, repeats):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8560,12 +10998,36 @@ def reshape(input, shape):
     return _tab_reshape[_k](input, shape)
 
 
+def resolve_conj(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_resolve_conj, (input,))
+    return _tab_resolve_conj[_k](input)
+
+
+def resolve_neg(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_resolve_neg, (input,))
+    return _tab_resolve_neg[_k](input)
+
+
 def roll(input, shifts, dims=()):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_roll, (input, shifts, dims,))
     return _tab_roll[_k](input, shifts, dims)
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_rot90, (input, k, dims,))
+    return _tab_rot90[_k](input, k, dims)
 
 
 def round(input, *, decimals=_NG, out=None):
@@ -8614,6 +11076,10 @@ def rsqrt_(input):
         _k = _bad_arguments(_op_rsqrt_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_rsqrt_[_k](input)
+
+
+def rsub(input, other, *, alpha=1):
+    return _call_rsub_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='rsub', arg='other')), alpha)
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False):
@@ -8668,6 +11134,14 @@ def selu(input):
     return _tab_selu[_k](input)
 
 
+def sgn(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_sgn, (input,))
+    return _tab_sgn[_k](input)
+
+
 def sigmoid(input, *, out=None):
     if out is None:
         try:
@@ -8710,6 +11184,18 @@ def sign_(input):
     return _tab_sign_[_k](input)
 
 
+def signbit(input, *, out=None):
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_signbit, (input,))
+        return _tab_signbit[_k](input)
+    if out is not None:
+        return _call_signbit_out(input, out)
+    return _no_overload("signbit", locals(), ('signbit(Tensor self) -> Tensor', 'signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
 def silu(input, *, out=None):
     if out is None:
         try:
@@ -8750,6 +11236,27 @@ def sin_(input):
         _k = _bad_arguments(_op_sin_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_sin_[_k](input)
+
+
+def sinc(input, *, out=None):
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_sinc, (input,))
+        return _tab_sinc[_k](input)
+    if out is not None:
+        return _call_sinc_out(input, out)
+    return _no_overload("sinc", locals(), ('sinc(Tensor self) -> Tensor', 'sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def sinc_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_sinc_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_sinc_[_k](input)
 
 
 def sinh(input, *, out=None):
@@ -8838,12 +11345,241 @@ def sort(input, dim=-1, descending=False, *, stable=_NG):
     return _no_overload("sort", locals(), ('sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'))
 
 
+def special_airy_ai(x):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_airy_ai, (x,))
+    return _tab_special_airy_ai[_k](x)
+
+
+def special_bessel_j0(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_bessel_j0, (input,))
+    return _tab_special_bessel_j0[_k](input)
+
+
+def special_bessel_j1(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_bessel_j1, (input,))
+    return _tab_special_bessel_j1[_k](input)
+
+
+def special_bessel_y0(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_bessel_y0, (input,))
+    return _tab_special_bessel_y0[_k](input)
+
+
+def special_bessel_y1(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_bessel_y1, (input,))
+    return _tab_special_bessel_y1[_k](input)
+
+
+def special_chebyshev_polynomial_t(x, n):
+    return _call_special_chebyshev_polynomial_t(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_t', arg='n')))
+
+
+def special_chebyshev_polynomial_u(x, n):
+    return _call_special_chebyshev_polynomial_u(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_u', arg='n')))
+
+
+def special_chebyshev_polynomial_v(x, n):
+    return _call_special_chebyshev_polynomial_v(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_v', arg='n')))
+
+
+def special_chebyshev_polynomial_w(x, n):
+    return _call_special_chebyshev_polynomial_w(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_w', arg='n')))
+
+
+def special_entr(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_entr, (input,))
+    return _tab_special_entr[_k](input)
+
+
+def special_erfcx(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_erfcx, (input,))
+    return _tab_special_erfcx[_k](input)
+
+
+def special_hermite_polynomial_h(x, n):
+    return _call_special_hermite_polynomial_h(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_hermite_polynomial_h', arg='n')))
+
+
+def special_hermite_polynomial_he(x, n):
+    return _call_special_hermite_polynomial_he(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_hermite_polynomial_he', arg='n')))
+
+
+def special_i0e(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_i0e, (input,))
+    return _tab_special_i0e[_k](input)
+
+
+def special_i1(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_i1, (input,))
+    return _tab_special_i1[_k](input)
+
+
+def special_i1e(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_i1e, (input,))
+    return _tab_special_i1e[_k](input)
+
+
+def special_laguerre_polynomial_l(x, n):
+    return _call_special_laguerre_polynomial_l(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_laguerre_polynomial_l', arg='n')))
+
+
+def special_legendre_polynomial_p(x, n):
+    return _call_special_legendre_polynomial_p(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_legendre_polynomial_p', arg='n')))
+
+
+def special_log_ndtr(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_log_ndtr, (input,))
+    return _tab_special_log_ndtr[_k](input)
+
+
+def special_modified_bessel_k0(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_modified_bessel_k0, (input,))
+    return _tab_special_modified_bessel_k0[_k](input)
+
+
+def special_modified_bessel_k1(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_modified_bessel_k1, (input,))
+    return _tab_special_modified_bessel_k1[_k](input)
+
+
+def special_ndtr(input, *, out=None):
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_ndtr, (input,))
+        return _tab_special_ndtr[_k](input)
+    if out is not None:
+        return _call_special_ndtr_out(input, out)
+    return _no_overload("special_ndtr", locals(), ('special_ndtr(Tensor self) -> Tensor', 'special_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def special_ndtr_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_ndtr_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_special_ndtr_[_k](input)
+
+
+def special_ndtri(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_ndtri, (input,))
+    return _tab_special_ndtri[_k](input)
+
+
+def special_scaled_modified_bessel_k0(x):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_scaled_modified_bessel_k0, (x,))
+    return _tab_special_scaled_modified_bessel_k0[_k](x)
+
+
+def special_scaled_modified_bessel_k1(x):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_scaled_modified_bessel_k1, (x,))
+    return _tab_special_scaled_modified_bessel_k1[_k](x)
+
+
+def special_shifted_chebyshev_polynomial_t(x, n):
+    return _call_special_shifted_chebyshev_polynomial_t(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_t', arg='n')))
+
+
+def special_shifted_chebyshev_polynomial_u(x, n):
+    return _call_special_shifted_chebyshev_polynomial_u(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_u', arg='n')))
+
+
+def special_shifted_chebyshev_polynomial_v(x, n):
+    return _call_special_shifted_chebyshev_polynomial_v(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_v', arg='n')))
+
+
+def special_shifted_chebyshev_polynomial_w(x, n):
+    return _call_special_shifted_chebyshev_polynomial_w(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_w', arg='n')))
+
+
+def special_spherical_bessel_j0(x):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_spherical_bessel_j0, (x,))
+    return _tab_special_spherical_bessel_j0[_k](x)
+
+
+def special_xlog1py(input, other, *, out=None):
+    if out is None:
+        return _call_special_xlog1py(input, (other if isinstance(other, Tensor) else _scalar(other, op='special_xlog1py', arg='other')))
+    if out is not None:
+        return _call_special_xlog1py_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='special_xlog1py', arg='other')), out)
+    return _no_overload("special_xlog1py", locals(), ('special_xlog1py(Tensor self, Tensor other) -> Tensor', 'special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def special_xlog1py_(input, other):
+    return _call_special_xlog1py_(input, (other if isinstance(other, Tensor) else _scalar(other, op='special_xlog1py_', arg='other')))
+
+
+def special_zeta(input, other):
+    return _call_special_zeta(input, (other if isinstance(other, Tensor) else _scalar(other, op='special_zeta', arg='other')))
+
+
 def split(input, split_size, dim=0):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_split_Tensor, (input, split_size, dim,))
     return _tab_split_Tensor[_k](input, split_size, dim)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_split_with_sizes, (input, split_sizes, dim,))
+    return _tab_split_with_sizes[_k](input, split_sizes, dim)
 
 
 def sqrt(input, *, out=None):
@@ -8977,6 +11713,14 @@ def sum(input, dim=_NG, keepdim=_NG, *, dtype=None):
     return _no_overload("sum", locals(), ('sum(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
+def sum_to_size(input, size):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_sum_to_size, (input, size,))
+    return _tab_sum_to_size[_k](input, size)
+
+
 def swapaxes(input, axis0, axis1):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9003,6 +11747,10 @@ def t(input):
 
 def take(input, index):
     return _call_take(input, (index if isinstance(index, Tensor) else _scalar(index, op='take', arg='index')))
+
+
+def take_along_dim(input, indices, dim=None):
+    return _call_take_along_dim(input, (indices if isinstance(indices, Tensor) else _scalar(indices, op='take_along_dim', arg='indices')), dim)
 
 
 def tan(input, *, out=None):
@@ -9045,6 +11793,24 @@ def tanh_(input):
         _k = _bad_arguments(_op_tanh_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_tanh_[_k](input)
+
+
+def tensor_split(input, sections=_NG, dim=0, indices=_NG, tensor_indices_or_sections=_NG):
+    if indices is _NG and (tensor_indices_or_sections is not _NG and sections is _NG or isinstance(sections, Tensor) and tensor_indices_or_sections is _NG):
+        return _call_tensor_split_tensor_indices_or_sections(input, (tensor_indices_or_sections if tensor_indices_or_sections is not _NG else sections), dim)
+    if sections is not _NG and indices is _NG and tensor_indices_or_sections is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_tensor_split_sections, (input, sections, dim,))
+        return _tab_tensor_split_sections[_k](input, sections, dim)
+    if sections is _NG and indices is not _NG and tensor_indices_or_sections is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_tensor_split_indices, (input, indices, dim,))
+        return _tab_tensor_split_indices[_k](input, indices, dim)
+    return _no_overload("tensor_split", locals(), ('tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]', 'tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]', 'tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]'))
 
 
 def threshold(input, threshold, value):
@@ -9095,6 +11861,22 @@ def transpose(input, dim0, dim1):
     return _tab_transpose_int[_k](input, dim0, dim1)
 
 
+def trapezoid(y, x=_NG, *, dim=-1, dx=_NG):
+    if x is not _NG and dx is _NG:
+        return _call_trapezoid_x(y, (x if isinstance(x, Tensor) else _scalar(x, op='trapezoid', arg='x')), dim)
+    if x is _NG:
+        return _call_trapezoid_dx(y, (1 if dx is _NG else dx), dim)
+    return _no_overload("trapezoid", locals(), ('trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor', 'trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor'))
+
+
+def trapz(y, x=_NG, *, dim=-1, dx=_NG):
+    if x is not _NG and dx is _NG:
+        return _call_trapz_x(y, (x if isinstance(x, Tensor) else _scalar(x, op='trapz', arg='x')), dim)
+    if x is _NG:
+        return _call_trapz_dx(y, (1 if dx is _NG else dx), dim)
+    return _no_overload("trapz", locals(), ('trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor', 'trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor'))
+
+
 def tril(input, diagonal=0):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9109,6 +11891,10 @@ def triu(input, diagonal=0):
     except AttributeError:
         _k = _bad_arguments(_op_triu, (input, diagonal,))
     return _tab_triu[_k](input, diagonal)
+
+
+def true_divide(input, other):
+    return _call_true_divide_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='true_divide', arg='other')))
 
 
 def trunc(input, *, out=None):
@@ -9173,6 +11959,22 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return _tab_unique[_k](input, sorted, return_inverse, return_counts, dim)
 
 
+def unsafe_chunk(input, chunks, dim=0):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unsafe_chunk, (input, chunks, dim,))
+    return _tab_unsafe_chunk[_k](input, chunks, dim)
+
+
+def unsafe_split(input, split_size, dim=0):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unsafe_split_Tensor, (input, split_size, dim,))
+    return _tab_unsafe_split_Tensor[_k](input, split_size, dim)
+
+
 def unsqueeze(input, dim):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9201,12 +12003,32 @@ def var_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
     return _no_overload("var_mean", locals(), ('var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)', 'var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)', 'var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'))
 
 
+def vdot(input, other):
+    return _call_vdot(input, (other if isinstance(other, Tensor) else _scalar(other, op='vdot', arg='other')))
+
+
 def view(input, size):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_view, (input, size,))
     return _tab_view[_k](input, size)
+
+
+def vsplit(input, sections=_NG, indices=_NG):
+    if sections is not _NG and indices is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_vsplit_int, (input, sections,))
+        return _tab_vsplit_int[_k](input, sections)
+    if sections is _NG and indices is not _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_vsplit_array, (input, indices,))
+        return _tab_vsplit_array[_k](input, indices)
+    return _no_overload("vsplit", locals(), ('vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]', 'vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]'))
 
 
 def vstack(tensors):
@@ -9229,6 +12051,18 @@ def where(condition, input=_NG, other=_NG, *, out=None):
     if input is not _NG and other is not _NG and out is not None:
         return _call_where_self_out(condition, (input if isinstance(input, Tensor) else _scalar(input, op='where', arg='input')), (other if isinstance(other, Tensor) else _scalar(other, op='where', arg='other')), out)
     return _no_overload("where", locals(), ('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', 'where(Tensor condition) -> Tensor[]', 'where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def xlogy(input, other, *, out=None):
+    if out is None:
+        return _call_xlogy_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='xlogy', arg='other')))
+    if out is not None:
+        return _call_xlogy_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='xlogy', arg='other')), out)
+    return _no_overload("xlogy", locals(), ('xlogy.Tensor(Tensor self, Tensor other) -> Tensor', 'xlogy.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def xlogy_(input, other):
+    return _call_xlogy__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='xlogy_', arg='other')))
 
 
 def zero_(input):

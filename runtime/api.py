@@ -45,7 +45,6 @@ from runtime.factories import (
     full_like,
     ones,
     ones_like,
-    scalar_tensor,
     tensor,
     zeros,
     zeros_like,
@@ -75,7 +74,18 @@ from runtime.factories import (  # noqa: E402
     randperm,
 )
 from runtime.formatting import set_printoptions  # noqa: E402
-from runtime.functional import broadcast_shapes, broadcast_tensors, einsum, meshgrid  # noqa: E402
+from runtime.functional import (  # noqa: E402
+    block_diag,
+    broadcast_shapes,
+    broadcast_tensors,
+    cartesian_prod,
+    einsum,
+    meshgrid,
+    scalar_tensor,
+    tensordot,
+    tril_indices,
+    triu_indices,
+)
 from runtime.interop import as_tensor, from_dlpack  # noqa: E402
 from runtime.random import Generator, initial_seed, manual_seed, seed  # noqa: E402
 from runtime.storage import Storage  # noqa: E402
@@ -97,6 +107,7 @@ __all__ += [
     "set_printoptions",
 ]
 __all__ += ["is_floating_point", "is_nonzero", "is_tensor", "numel"]
+__all__ += ["block_diag", "cartesian_prod", "tensordot", "tril_indices", "triu_indices"]
 
 # Note [Submodules of the public API]
 # `import generated.nn as nn`, `from generated.nn import functional as F` and
@@ -118,6 +129,7 @@ SUBMODULES: dict[str, str] = {
     "utils": "runtime.utils",
     "utils.data": "runtime.utils.data",
     "linalg": "runtime.linalg",
+    "special": "runtime.special",
     "testing": "runtime.testing",
 }
 
@@ -167,15 +179,16 @@ LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it;
     "optim": ("runtime.optim", None),
     "utils": ("runtime.utils", None),
     "testing": ("runtime.testing", None),
+    "special": ("runtime.special", None),
     "load": ("runtime.nn.serialization", "load"),
     "save": ("runtime.nn.serialization", "save"),
 }
 
 if TYPE_CHECKING:
-    from runtime import nn, optim, testing, utils
+    from runtime import nn, optim, special, testing, utils
     from runtime.nn.serialization import load, save
 
-    __all__ += ["load", "nn", "optim", "save", "testing", "utils"]
+    __all__ += ["load", "nn", "optim", "save", "special", "testing", "utils"]
 
 
 def lazy_attribute(package: ModuleType, name: str) -> Any:

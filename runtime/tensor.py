@@ -271,6 +271,17 @@ class Tensor:
                                f"{self._data.ndim}-D tensor.")
         return opcall.ops.transpose(self, -2, -1)
 
+    @property
+    def mH(self) -> Tensor:
+        """The conjugate transpose of the last two dims: mT for the real dtypes opgen has."""
+        return self.mT
+
+    @property
+    def H(self) -> Tensor:
+        if self._data.ndim not in (0, 2):
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self._data.ndim}-D tensor.")
+        return self.T
+
     def cpu(self) -> Tensor:
         return self.to("cpu")
 
@@ -292,31 +303,31 @@ class Tensor:
         """This tensor in `other`'s dtype (itself when it already has it)."""
         return self.to(other.dtype)
 
-    def float(self) -> Tensor:
+    def float(self, memory_format: Any = None) -> Tensor:
         return self.to(dtypes.float32)
 
-    def double(self) -> Tensor:
+    def double(self, memory_format: Any = None) -> Tensor:
         return self.to(dtypes.float64)
 
-    def half(self) -> Tensor:
+    def half(self, memory_format: Any = None) -> Tensor:
         return self.to(dtypes.float16)
 
-    def int(self) -> Tensor:
+    def int(self, memory_format: Any = None) -> Tensor:
         return self.to(dtypes.int32)
 
-    def long(self) -> Tensor:
+    def long(self, memory_format: Any = None) -> Tensor:
         return self.to(dtypes.int64)
 
-    def short(self) -> Tensor:
+    def short(self, memory_format: Any = None) -> Tensor:
         return self.to(dtypes.int16)
 
-    def char(self) -> Tensor:
+    def char(self, memory_format: Any = None) -> Tensor:
         return self.to(dtypes.int8)
 
-    def byte(self) -> Tensor:
+    def byte(self, memory_format: Any = None) -> Tensor:
         return self.to(dtypes.uint8)
 
-    def bool(self) -> Tensor:
+    def bool(self, memory_format: Any = None) -> Tensor:
         return self.to(dtypes.bool_)
 
     def is_set_to(self, other: Tensor) -> bool:

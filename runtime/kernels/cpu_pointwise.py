@@ -185,6 +185,16 @@ def erf(x: Any) -> Any:
         np.asarray(_erf(float(x)), dtype=x.dtype)
 
 
+def erfc(x: Any) -> Any:
+    from scipy.special import erfc as _erfc
+    return _erfc(x)
+
+
+def lgamma(x: Any) -> Any:
+    from scipy.special import gammaln
+    return gammaln(x)
+
+
 def sign(x: Any) -> Any:
     """np.sign, and a bool array's own values (PyTorch's sign of bool; NumPy has no bool loop)."""
     return x.copy() if x.dtype.kind == "b" else np.sign(x)
