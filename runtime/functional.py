@@ -10,8 +10,8 @@ from runtime import opcall
 from runtime import strides as S
 from runtime.tensor import Size, Tensor
 
-__all__ = ["block_diag", "broadcast_shapes", "broadcast_tensors", "cartesian_prod", "einsum", "meshgrid", "scalar_tensor",
-           "tensordot", "tril_indices", "triu_indices"]
+__all__ = ["block_diag", "broadcast_shapes", "broadcast_tensors", "cartesian_prod", "einsum", "meshgrid",
+           "scalar_tensor", "tensordot", "tril_indices", "triu_indices"]
 
 
 def _G() -> Any:
