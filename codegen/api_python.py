@@ -281,6 +281,7 @@ def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
         plain = call == f"_call_{op_id(f)}({', '.join(py_name(a.name) for a in f.func.arguments.flat_all)})"
         cases.append(Case(" and ".join(conds), call, op_id(f) if plain else ""))
         owners.append(f)
+    params, cases, owners = _out_fallback(name, overloads, params, cases, owners)
     first: dict[str, NativeFunction] = {}
     for case, f in zip(cases, owners, strict=True):
         other = first.setdefault(case.condition, f)
@@ -306,6 +307,24 @@ def _positional_alias(f: NativeFunction, params: list[Param]) -> tuple[str, str]
                 and positional[i] not in names):
             return name, positional[i]
     return None
+
+
+def _out_fallback(name: str, overloads: list[NativeFunction], params: list[Param], cases: list[Case],
+                  owners: list[NativeFunction]) -> tuple[list[Param], list[Case], list[NativeFunction]]:
+    """Note [out= for ops without an out overload]: a functional op whose every overload returns one new
+    Tensor, and that declares no `.out` overload, still takes `out=` as PyTorch's ops do: the binding
+    computes the result and `runtime.opcall.store_out` writes it into `out` (resized, cast when the
+    result's dtype can be cast to out's, refused when an input requires grad)."""
+    if name.endswith("_") or name.startswith("_") or any(p.name == "out" for p in params):
+        return params, cases, owners
+    for f in overloads:
+        rets = f.func.returns
+        if f.kind == SchemaKind.out or len(rets) != 1 or str(rets[0].type) != "Tensor" or rets[0].annotation:
+            return params, cases, owners
+    args = ", ".join(p.name if not p.kwonly else f"{p.name}={p.name}" for p in params)
+    call = f"_store_out({name!r}, {name}({args}), out)"
+    return ([*params, Param("out", True, "None")], [Case("out is not None", call), *cases],
+            [overloads[0], *owners])
 
 
 def _positional_bool(f: NativeFunction, params: list[Param], others: list[NativeFunction]) -> tuple[str, str] | None:

@@ -3529,6 +3529,33 @@ class IgammacBackward0(_Node):
         return out
 
 
+class ScatterReduceBackward0(_Node):
+    """Backward of scatter_reduce.two."""
+
+    __slots__ = ("_saved_dim", "_saved_include_self", "_saved_index", "_saved_reduce", "_saved_input", "_saved_src", "_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_index", "_saved_input", "_saved_src", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        include_self = self._saved_include_self
+        index = self._saved_index.unpack(self)
+        reduce = self._saved_reduce
+        input = self._saved_input.unpack(self)
+        src = self._saved_src.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 3
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None) or (2 < len(_edges) and _edges[2] is not None):
+            _r = _F.scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, result)
+            out[0] = _r[0]
+            out[2] = _r[1]
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("scatter_reduce.two", "index")
+        return out
+
+
 # Note [Autograd node names] in codegen/derivatives.py: the name a PyTorch user sees, for type() and name().
 AddBackward1.__name__ = AddBackward1.__qualname__ = "AddBackward0"
 SubBackward1.__name__ = SubBackward1.__qualname__ = "SubBackward0"
@@ -11347,6 +11374,192 @@ def special_legendre_polynomial_p(x, n):
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def scatter_reduce_two(input, dim, index, src, reduce, include_self):
+    _k = (_shared.remap or _tls.remap)[input._keys | index._keys | src._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_scatter_reduce_two[_k](input, dim, index, src, reduce, include_self)
+    if input._requires_grad or index._requires_grad or src._requires_grad:
+        node = _new(ScatterReduceBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if index._requires_grad:
+            _fn = index._grad_fn
+            _e1 = (_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
+        else:
+            _e1 = None
+        if src._requires_grad:
+            _fn = src._grad_fn
+            _e2 = (_fn, src._output_nr, src._data.shape, src._dtype, src._device) if _fn is not None else (src._leaf_edge or _leaf_edge(src))
+        else:
+            _e2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node._saved_dim = dim
+        node._saved_include_self = include_self
+        node._saved_index = _Saved(index, False)
+        node._saved_reduce = reduce
+        node._saved_input = _Saved(input, False)
+        node._saved_src = _Saved(src, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def searchsorted_Tensor(sorted_sequence, input, out_int32, right, side, sorter):
+    _k = (_shared.remap or _tls.remap)[sorted_sequence._keys | input._keys | (sorter._keys if sorter is not None else 0)] & _BELOW_AUTOGRAD
+    result = _ops._tab_searchsorted_Tensor[_k](sorted_sequence, input, out_int32, right, side, sorter)
+    if sorted_sequence._requires_grad or input._requires_grad or (sorter is not None and sorter._requires_grad):
+        node = _NotImplementedNode("searchsorted.Tensor")
+        if sorted_sequence._requires_grad:
+            _fn = sorted_sequence._grad_fn
+            _e0 = (_fn, sorted_sequence._output_nr, sorted_sequence._data.shape, sorted_sequence._dtype, sorted_sequence._device) if _fn is not None else (sorted_sequence._leaf_edge or _leaf_edge(sorted_sequence))
+        else:
+            _e0 = None
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e1 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e1 = None
+        if sorter is not None and sorter._requires_grad:
+            _fn = sorter._grad_fn
+            _e2 = (_fn, sorter._output_nr, sorter._data.shape, sorter._dtype, sorter._device) if _fn is not None else (sorter._leaf_edge or _leaf_edge(sorter))
+        else:
+            _e2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def searchsorted_Scalar(sorted_sequence, input, out_int32, right, side, sorter):
+    _k = (_shared.remap or _tls.remap)[sorted_sequence._keys | (sorter._keys if sorter is not None else 0)] & _BELOW_AUTOGRAD
+    result = _ops._tab_searchsorted_Scalar[_k](sorted_sequence, input, out_int32, right, side, sorter)
+    if sorted_sequence._requires_grad or (sorter is not None and sorter._requires_grad):
+        node = _NotImplementedNode("searchsorted.Scalar")
+        if sorted_sequence._requires_grad:
+            _fn = sorted_sequence._grad_fn
+            _e0 = (_fn, sorted_sequence._output_nr, sorted_sequence._data.shape, sorted_sequence._dtype, sorted_sequence._device) if _fn is not None else (sorted_sequence._leaf_edge or _leaf_edge(sorted_sequence))
+        else:
+            _e0 = None
+        if sorter is not None and sorter._requires_grad:
+            _fn = sorter._grad_fn
+            _e1 = (_fn, sorter._output_nr, sorter._data.shape, sorter._dtype, sorter._device) if _fn is not None else (sorter._leaf_edge or _leaf_edge(sorter))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def bincount(input, weights, minlength):
+    _k = (_shared.remap or _tls.remap)[input._keys | (weights._keys if weights is not None else 0)] & _BELOW_AUTOGRAD
+    result = _ops._tab_bincount[_k](input, weights, minlength)
+    if input._requires_grad or (weights is not None and weights._requires_grad):
+        node = _NotImplementedNode("bincount")
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if weights is not None and weights._requires_grad:
+            _fn = weights._grad_fn
+            _e1 = (_fn, weights._output_nr, weights._data.shape, weights._dtype, weights._device) if _fn is not None else (weights._leaf_edge or _leaf_edge(weights))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def histc(input, bins, min, max):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_histc[_k](input, bins, min, max)
+    if input._requires_grad:
+        node = _NotImplementedNode("histc")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def isin_Tensor_Tensor(elements, test_elements, assume_unique, invert):
+    _k = (_shared.remap or _tls.remap)[elements._keys | test_elements._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_isin_Tensor_Tensor[_k](elements, test_elements, assume_unique, invert)
+    if elements._requires_grad or test_elements._requires_grad:
+        node = _NotImplementedNode("isin.Tensor_Tensor")
+        if elements._requires_grad:
+            _fn = elements._grad_fn
+            _e0 = (_fn, elements._output_nr, elements._data.shape, elements._dtype, elements._device) if _fn is not None else (elements._leaf_edge or _leaf_edge(elements))
+        else:
+            _e0 = None
+        if test_elements._requires_grad:
+            _fn = test_elements._grad_fn
+            _e1 = (_fn, test_elements._output_nr, test_elements._data.shape, test_elements._dtype, test_elements._device) if _fn is not None else (test_elements._leaf_edge or _leaf_edge(test_elements))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def isin_Tensor_Scalar(elements, test_element, assume_unique, invert):
+    _k = (_shared.remap or _tls.remap)[elements._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_isin_Tensor_Scalar[_k](elements, test_element, assume_unique, invert)
+    if elements._requires_grad:
+        node = _NotImplementedNode("isin.Tensor_Scalar")
+        _fn = elements._grad_fn
+        _e0 = (_fn, elements._output_nr, elements._data.shape, elements._dtype, elements._device) if _fn is not None else (elements._leaf_edge or _leaf_edge(elements))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def isin_Scalar_Tensor(element, test_elements, assume_unique, invert):
+    _k = (_shared.remap or _tls.remap)[test_elements._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_isin_Scalar_Tensor[_k](element, test_elements, assume_unique, invert)
+    if test_elements._requires_grad:
+        node = _NotImplementedNode("isin.Scalar_Tensor")
+        _fn = test_elements._grad_fn
+        _e0 = (_fn, test_elements._output_nr, test_elements._data.shape, test_elements._dtype, test_elements._device) if _fn is not None else (test_elements._leaf_edge or _leaf_edge(test_elements))
+        node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0

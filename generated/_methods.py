@@ -20,15 +20,8 @@ _new = object.__new__
 # through the op function, which says what is wrong.
 _tab_broadcast_to = _ops._tab_broadcast_to
 _tab_expand = _ops._tab_expand
-_tab_flip = _ops._tab_flip
-_tab_new_empty = _ops._tab_new_empty
-_tab_new_ones = _ops._tab_new_ones
-_tab_new_zeros = _ops._tab_new_zeros
 _tab_permute = _ops._tab_permute
-_tab_repeat = _ops._tab_repeat
 _tab_reshape = _ops._tab_reshape
-_tab_sum_to_size = _ops._tab_sum_to_size
-_tab_tile = _ops._tab_tile
 _tab_view = _ops._tab_view
 
 
@@ -91,6 +84,7 @@ METHODS = (
     "atanh",
     "atanh_",
     "baddbmm",
+    "bincount",
     "bitwise_and",
     "bitwise_and_",
     "bitwise_not",
@@ -183,6 +177,7 @@ METHODS = (
     "hardtanh_",
     "heaviside",
     "heaviside_",
+    "histc",
     "hsplit",
     "hypot",
     "hypot_",
@@ -191,10 +186,12 @@ METHODS = (
     "igammac",
     "index_add",
     "index_add_",
+    "index_copy",
     "index_fill",
     "index_fill_",
     "index_put",
     "index_put_",
+    "index_reduce",
     "index_select",
     "inner",
     "inverse",
@@ -260,6 +257,7 @@ METHODS = (
     "mvlgamma",
     "nan_to_num",
     "nanmean",
+    "nanquantile",
     "nansum",
     "narrow",
     "ne",
@@ -277,6 +275,7 @@ METHODS = (
     "pow_",
     "prelu",
     "prod",
+    "quantile",
     "rad2deg",
     "rad2deg_",
     "random_",
@@ -301,6 +300,8 @@ METHODS = (
     "scatter_",
     "scatter_add",
     "scatter_add_",
+    "scatter_reduce",
+    "scatter_reduce_",
     "select",
     "sgn",
     "sigmoid",
@@ -360,7 +361,6 @@ METHODS = (
     "var",
     "vdot",
     "vsplit",
-    "where",
     "xlogy",
     "xlogy_",
     "zero_",
@@ -393,44 +393,28 @@ def flip(self, *dims, **kwargs):
     """PyTorch's varargs form: `t.flip(2, 3)` is `t.flip((2, 3))`."""
     if kwargs or not dims:
         return _ops.flip(self, *[_varargs(dims)] if dims else [], **kwargs)
-    try:
-        _k = (_shared.remap or _tls.remap)[self._keys]
-    except AttributeError:
-        return _ops.flip(self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
-    return _tab_flip[_k](self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
+    return _ops.flip(self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
 
 
 def new_empty(self, *size, **kwargs):
     """PyTorch's varargs form: `t.new_empty(2, 3)` is `t.new_empty((2, 3))`."""
     if kwargs or not size:
         return _ops.new_empty(self, *[_varargs(size)] if size else [], **kwargs)
-    try:
-        _k = (_shared.remap or _tls.remap)[self._keys]
-    except AttributeError:
-        return _ops.new_empty(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
-    return _tab_new_empty[_k](self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size), None, None, None, None)
+    return _ops.new_empty(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
 
 
 def new_ones(self, *size, **kwargs):
     """PyTorch's varargs form: `t.new_ones(2, 3)` is `t.new_ones((2, 3))`."""
     if kwargs or not size:
         return _ops.new_ones(self, *[_varargs(size)] if size else [], **kwargs)
-    try:
-        _k = (_shared.remap or _tls.remap)[self._keys]
-    except AttributeError:
-        return _ops.new_ones(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
-    return _tab_new_ones[_k](self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size), None, None, None, None)
+    return _ops.new_ones(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
 
 
 def new_zeros(self, *size, **kwargs):
     """PyTorch's varargs form: `t.new_zeros(2, 3)` is `t.new_zeros((2, 3))`."""
     if kwargs or not size:
         return _ops.new_zeros(self, *[_varargs(size)] if size else [], **kwargs)
-    try:
-        _k = (_shared.remap or _tls.remap)[self._keys]
-    except AttributeError:
-        return _ops.new_zeros(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
-    return _tab_new_zeros[_k](self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size), None, None, None, None)
+    return _ops.new_zeros(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
 
 
 def permute(self, *dims, **kwargs):
@@ -448,11 +432,7 @@ def repeat(self, *repeats, **kwargs):
     """PyTorch's varargs form: `t.repeat(2, 3)` is `t.repeat((2, 3))`."""
     if kwargs or not repeats:
         return _ops.repeat(self, *[_varargs(repeats)] if repeats else [], **kwargs)
-    try:
-        _k = (_shared.remap or _tls.remap)[self._keys]
-    except AttributeError:
-        return _ops.repeat(self, (repeats[0] if len(repeats) == 1 and (not isinstance(repeats[0], int)) else repeats))
-    return _tab_repeat[_k](self, (repeats[0] if len(repeats) == 1 and (not isinstance(repeats[0], int)) else repeats))
+    return _ops.repeat(self, (repeats[0] if len(repeats) == 1 and (not isinstance(repeats[0], int)) else repeats))
 
 
 def reshape(self, *shape, **kwargs):
@@ -470,22 +450,14 @@ def sum_to_size(self, *size, **kwargs):
     """PyTorch's varargs form: `t.sum_to_size(2, 3)` is `t.sum_to_size((2, 3))`."""
     if kwargs or not size:
         return _ops.sum_to_size(self, *[_varargs(size)] if size else [], **kwargs)
-    try:
-        _k = (_shared.remap or _tls.remap)[self._keys]
-    except AttributeError:
-        return _ops.sum_to_size(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
-    return _tab_sum_to_size[_k](self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
+    return _ops.sum_to_size(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
 
 
 def tile(self, *dims, **kwargs):
     """PyTorch's varargs form: `t.tile(2, 3)` is `t.tile((2, 3))`."""
     if kwargs or not dims:
         return _ops.tile(self, *[_varargs(dims)] if dims else [], **kwargs)
-    try:
-        _k = (_shared.remap or _tls.remap)[self._keys]
-    except AttributeError:
-        return _ops.tile(self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
-    return _tab_tile[_k](self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
+    return _ops.tile(self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
 
 
 def view(self, *size, **kwargs):

@@ -12,6 +12,7 @@ from runtime.factories import scalar_tensor as _scalar
 from runtime.opcall import NOT_GIVEN as _NG
 from runtime.opcall import bad_arguments as _bad_arguments
 from runtime.opcall import no_overload as _no_overload
+from runtime.opcall import store_out as _store_out
 from runtime.return_types import make as _return_type
 from runtime.tensor import Tensor
 
@@ -69,6 +70,7 @@ __all__ = [
     "batch_norm",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
+    "bincount",
     "bitwise_and",
     "bitwise_and_",
     "bitwise_not",
@@ -182,6 +184,7 @@ __all__ = [
     "hardtanh_",
     "heaviside",
     "heaviside_",
+    "histc",
     "hsplit",
     "hstack",
     "huber_loss",
@@ -193,14 +196,17 @@ __all__ = [
     "im2col",
     "index",
     "index_add",
+    "index_copy",
     "index_fill",
     "index_put",
     "index_put_",
+    "index_reduce",
     "index_select",
     "inner",
     "inverse",
     "isclose",
     "isfinite",
+    "isin",
     "isinf",
     "isnan",
     "isneginf",
@@ -283,6 +289,7 @@ __all__ = [
     "mvlgamma",
     "nan_to_num",
     "nanmean",
+    "nanquantile",
     "nansum",
     "narrow",
     "native_dropout",
@@ -305,6 +312,7 @@ __all__ = [
     "pow_",
     "prelu",
     "prod",
+    "quantile",
     "rad2deg",
     "rad2deg_",
     "ravel",
@@ -330,6 +338,9 @@ __all__ = [
     "scaled_dot_product_attention",
     "scatter",
     "scatter_add",
+    "scatter_reduce",
+    "scatter_reduce_backward",
+    "searchsorted",
     "select",
     "select_backward",
     "selu",
@@ -8216,6 +8227,249 @@ def _call_renorm(input, p, dim, maxnorm):
     return _tab_renorm[_k](input, p, dim, maxnorm)
 
 
+_op_scatter_reduce_two = _dispatcher.declare("scatter_reduce.two", "scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor", (0, 2, 3), deferred=True)
+_tab_scatter_reduce_two = _op_scatter_reduce_two.table
+
+
+def _call_scatter_reduce_two(input, dim, index, src, reduce, include_self):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter_reduce_two, (input, dim, index, src, reduce, include_self,))
+    return _tab_scatter_reduce_two[_k](input, dim, index, src, reduce, include_self)
+
+
+_op_scatter_reduce__two = _dispatcher.declare("scatter_reduce_.two", "scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)", (0, 2, 3), deferred=True)
+_tab_scatter_reduce__two = _op_scatter_reduce__two.table
+
+
+def _call_scatter_reduce__two(input, dim, index, src, reduce, include_self):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter_reduce__two, (input, dim, index, src, reduce, include_self,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_scatter_reduce__two[_k](input, dim, index, src, reduce, include_self)
+
+
+_op_scatter_reduce_backward = _dispatcher.declare("scatter_reduce_backward", "scatter_reduce_backward(Tensor grad, Tensor self, int dim, Tensor index, Tensor src, str reduce, bool include_self, Tensor result) -> (Tensor, Tensor)", (0, 1, 3, 4, 7), deferred=True)
+_tab_scatter_reduce_backward = _op_scatter_reduce_backward.table
+
+
+def _call_scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, result):
+    try:
+        _k = (_shared.remap or _tls.remap)[grad._keys | input._keys | index._keys | src._keys | result._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter_reduce_backward, (grad, input, dim, index, src, reduce, include_self, result,))
+    return _tab_scatter_reduce_backward[_k](grad, input, dim, index, src, reduce, include_self, result)
+
+
+_op_scatter_reduce = _dispatcher.declare("scatter.reduce", "scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor", (0, 2, 3), deferred=True)
+_tab_scatter_reduce = _op_scatter_reduce.table
+
+
+def _call_scatter_reduce(input, dim, index, src, reduce):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter_reduce, (input, dim, index, src, reduce,))
+    return _tab_scatter_reduce[_k](input, dim, index, src, reduce)
+
+
+_op_scatter_value_reduce = _dispatcher.declare("scatter.value_reduce", "scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor", (0, 2), deferred=True)
+_tab_scatter_value_reduce = _op_scatter_value_reduce.table
+
+
+def _call_scatter_value_reduce(input, dim, index, value, reduce):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter_value_reduce, (input, dim, index, value, reduce,))
+    return _tab_scatter_value_reduce[_k](input, dim, index, value, reduce)
+
+
+_op_scatter__reduce = _dispatcher.declare("scatter_.reduce", "scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)", (0, 2, 3), deferred=True)
+_tab_scatter__reduce = _op_scatter__reduce.table
+
+
+def _call_scatter__reduce(input, dim, index, src, reduce):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter__reduce, (input, dim, index, src, reduce,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_scatter__reduce[_k](input, dim, index, src, reduce)
+
+
+_op_scatter__value_reduce = _dispatcher.declare("scatter_.value_reduce", "scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)", (0, 2), deferred=True)
+_tab_scatter__value_reduce = _op_scatter__value_reduce.table
+
+
+def _call_scatter__value_reduce(input, dim, index, value, reduce):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter__value_reduce, (input, dim, index, value, reduce,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_scatter__value_reduce[_k](input, dim, index, value, reduce)
+
+
+_op_index_copy = _dispatcher.declare("index_copy", "index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor", (0, 2, 3), deferred=True)
+_tab_index_copy = _op_index_copy.table
+
+
+def _call_index_copy(input, dim, index, source):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | source._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_index_copy, (input, dim, index, source,))
+    return _tab_index_copy[_k](input, dim, index, source)
+
+
+_op_index_reduce = _dispatcher.declare("index_reduce", "index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor", (0, 2, 3), deferred=True)
+_tab_index_reduce = _op_index_reduce.table
+
+
+def _call_index_reduce(input, dim, index, source, reduce, include_self):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | source._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_index_reduce, (input, dim, index, source, reduce, include_self,))
+    return _tab_index_reduce[_k](input, dim, index, source, reduce, include_self)
+
+
+_op_searchsorted_Tensor = _dispatcher.declare("searchsorted.Tensor", "searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor", (0, 1, 5), deferred=True)
+_tab_searchsorted_Tensor = _op_searchsorted_Tensor.table
+
+
+def _call_searchsorted_Tensor(sorted_sequence, input, out_int32, right, side, sorter):
+    try:
+        _k = (_shared.remap or _tls.remap)[sorted_sequence._keys | input._keys | (sorter._keys if sorter is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_searchsorted_Tensor, (sorted_sequence, input, out_int32, right, side, sorter,))
+    return _tab_searchsorted_Tensor[_k](sorted_sequence, input, out_int32, right, side, sorter)
+
+
+_op_searchsorted_Scalar = _dispatcher.declare("searchsorted.Scalar", "searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor", (0, 5), deferred=True)
+_tab_searchsorted_Scalar = _op_searchsorted_Scalar.table
+
+
+def _call_searchsorted_Scalar(sorted_sequence, input, out_int32, right, side, sorter):
+    try:
+        _k = (_shared.remap or _tls.remap)[sorted_sequence._keys | (sorter._keys if sorter is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_searchsorted_Scalar, (sorted_sequence, input, out_int32, right, side, sorter,))
+    return _tab_searchsorted_Scalar[_k](sorted_sequence, input, out_int32, right, side, sorter)
+
+
+_op_bincount = _dispatcher.declare("bincount", "bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor", (0, 1), deferred=True)
+_tab_bincount = _op_bincount.table
+
+
+def _call_bincount(input, weights, minlength):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weights._keys if weights is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_bincount, (input, weights, minlength,))
+    return _tab_bincount[_k](input, weights, minlength)
+
+
+_op_histc = _dispatcher.declare("histc", "histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor", (0,), deferred=True)
+_tab_histc = _op_histc.table
+
+
+def _call_histc(input, bins, min, max):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_histc, (input, bins, min, max,))
+    return _tab_histc[_k](input, bins, min, max)
+
+
+_op_isin_Tensor_Tensor = _dispatcher.declare("isin.Tensor_Tensor", "isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor", (0, 1), deferred=True)
+_tab_isin_Tensor_Tensor = _op_isin_Tensor_Tensor.table
+
+
+def _call_isin_Tensor_Tensor(elements, test_elements, assume_unique, invert):
+    try:
+        _k = (_shared.remap or _tls.remap)[elements._keys | test_elements._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isin_Tensor_Tensor, (elements, test_elements, assume_unique, invert,))
+    return _tab_isin_Tensor_Tensor[_k](elements, test_elements, assume_unique, invert)
+
+
+_op_isin_Tensor_Scalar = _dispatcher.declare("isin.Tensor_Scalar", "isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor", (0,), deferred=True)
+_tab_isin_Tensor_Scalar = _op_isin_Tensor_Scalar.table
+
+
+def _call_isin_Tensor_Scalar(elements, test_element, assume_unique, invert):
+    try:
+        _k = (_shared.remap or _tls.remap)[elements._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isin_Tensor_Scalar, (elements, test_element, assume_unique, invert,))
+    return _tab_isin_Tensor_Scalar[_k](elements, test_element, assume_unique, invert)
+
+
+_op_isin_Scalar_Tensor = _dispatcher.declare("isin.Scalar_Tensor", "isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor", (1,), deferred=True)
+_tab_isin_Scalar_Tensor = _op_isin_Scalar_Tensor.table
+
+
+def _call_isin_Scalar_Tensor(element, test_elements, assume_unique, invert):
+    try:
+        _k = (_shared.remap or _tls.remap)[test_elements._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isin_Scalar_Tensor, (element, test_elements, assume_unique, invert,))
+    return _tab_isin_Scalar_Tensor[_k](element, test_elements, assume_unique, invert)
+
+
+_op_quantile = _dispatcher.declare("quantile", "quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor", (0, 1), deferred=True)
+_tab_quantile = _op_quantile.table
+
+
+def _call_quantile(input, q, dim, keepdim, interpolation):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | q._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_quantile, (input, q, dim, keepdim, interpolation,))
+    return _tab_quantile[_k](input, q, dim, keepdim, interpolation)
+
+
+_op_quantile_scalar = _dispatcher.declare("quantile.scalar", "quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor", (0,), deferred=True)
+_tab_quantile_scalar = _op_quantile_scalar.table
+
+
+def _call_quantile_scalar(input, q, dim, keepdim, interpolation):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_quantile_scalar, (input, q, dim, keepdim, interpolation,))
+    return _tab_quantile_scalar[_k](input, q, dim, keepdim, interpolation)
+
+
+_op_nanquantile = _dispatcher.declare("nanquantile", "nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor", (0, 1), deferred=True)
+_tab_nanquantile = _op_nanquantile.table
+
+
+def _call_nanquantile(input, q, dim, keepdim, interpolation):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | q._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nanquantile, (input, q, dim, keepdim, interpolation,))
+    return _tab_nanquantile[_k](input, q, dim, keepdim, interpolation)
+
+
+_op_nanquantile_scalar = _dispatcher.declare("nanquantile.scalar", "nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor", (0,), deferred=True)
+_tab_nanquantile_scalar = _op_nanquantile_scalar.table
+
+
+def _call_nanquantile_scalar(input, q, dim, keepdim, interpolation):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nanquantile_scalar, (input, q, dim, keepdim, interpolation,))
+    return _tab_nanquantile_scalar[_k](input, q, dim, keepdim, interpolation)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -8314,12 +8568,16 @@ def acosh_(input):
     return _tab_acosh_[_k](input)
 
 
-def adaptive_avg_pool2d(input, output_size):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_adaptive_avg_pool2d, (input, output_size,))
-    return _tab_adaptive_avg_pool2d[_k](input, output_size)
+def adaptive_avg_pool2d(input, output_size, *, out=None):
+    if out is not None:
+        return _store_out('adaptive_avg_pool2d', adaptive_avg_pool2d(input, output_size), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_adaptive_avg_pool2d, (input, output_size,))
+        return _tab_adaptive_avg_pool2d[_k](input, output_size)
+    return _no_overload("adaptive_avg_pool2d", locals(), ('adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor',))
 
 
 def add(input, other, *, alpha=1, out=None):
@@ -8355,8 +8613,12 @@ def add_(input, other, *, alpha=1):
     return _no_overload("add_", locals(), ('add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', 'add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'))
 
 
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    return _call_addbmm(input, (batch1 if isinstance(batch1, Tensor) else _scalar(batch1, op='addbmm', arg='batch1')), (batch2 if isinstance(batch2, Tensor) else _scalar(batch2, op='addbmm', arg='batch2')), beta, alpha)
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    if out is not None:
+        return _store_out('addbmm', addbmm(input, batch1, batch2, beta=beta, alpha=alpha), out)
+    if True:
+        return _call_addbmm(input, (batch1 if isinstance(batch1, Tensor) else _scalar(batch1, op='addbmm', arg='batch1')), (batch2 if isinstance(batch2, Tensor) else _scalar(batch2, op='addbmm', arg='batch2')), beta, alpha)
+    return _no_overload("addbmm", locals(), ('addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',))
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
@@ -8383,19 +8645,33 @@ def addcmul_(input, tensor1, tensor2, *, value=1):
     return _call_addcmul_(input, (tensor1 if isinstance(tensor1, Tensor) else _scalar(tensor1, op='addcmul_', arg='tensor1')), (tensor2 if isinstance(tensor2, Tensor) else _scalar(tensor2, op='addcmul_', arg='tensor2')), value)
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    return _call_addmm(input, (mat1 if isinstance(mat1, Tensor) else _scalar(mat1, op='addmm', arg='mat1')), (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='addmm', arg='mat2')), beta, alpha)
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    if out is not None:
+        return _store_out('addmm', addmm(input, mat1, mat2, beta=beta, alpha=alpha), out)
+    if True:
+        return _call_addmm(input, (mat1 if isinstance(mat1, Tensor) else _scalar(mat1, op='addmm', arg='mat1')), (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='addmm', arg='mat2')), beta, alpha)
+    return _no_overload("addmm", locals(), ('addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',))
 
 
-def addmv(input, mat, vec, *, beta=1, alpha=1):
-    return _call_addmv(input, (mat if isinstance(mat, Tensor) else _scalar(mat, op='addmv', arg='mat')), (vec if isinstance(vec, Tensor) else _scalar(vec, op='addmv', arg='vec')), beta, alpha)
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    if out is not None:
+        return _store_out('addmv', addmv(input, mat, vec, beta=beta, alpha=alpha), out)
+    if True:
+        return _call_addmv(input, (mat if isinstance(mat, Tensor) else _scalar(mat, op='addmv', arg='mat')), (vec if isinstance(vec, Tensor) else _scalar(vec, op='addmv', arg='vec')), beta, alpha)
+    return _no_overload("addmv", locals(), ('addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor',))
 
 
-def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    return _call_addr(input, (vec1 if isinstance(vec1, Tensor) else _scalar(vec1, op='addr', arg='vec1')), (vec2 if isinstance(vec2, Tensor) else _scalar(vec2, op='addr', arg='vec2')), beta, alpha)
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    if out is not None:
+        return _store_out('addr', addr(input, vec1, vec2, beta=beta, alpha=alpha), out)
+    if True:
+        return _call_addr(input, (vec1 if isinstance(vec1, Tensor) else _scalar(vec1, op='addr', arg='vec1')), (vec2 if isinstance(vec2, Tensor) else _scalar(vec2, op='addr', arg='vec2')), beta, alpha)
+    return _no_overload("addr", locals(), ('addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',))
 
 
-def all(input, dim=_NG, keepdim=_NG):
+def all(input, dim=_NG, keepdim=_NG, *, out=None):
+    if out is not None:
+        return _store_out('all', all(input, dim, keepdim), out)
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8413,20 +8689,28 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _call_allclose(input, (other if isinstance(other, Tensor) else _scalar(other, op='allclose', arg='other')), rtol, atol, equal_nan)
 
 
-def amax(input, dim=(), keepdim=False):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_amax, (input, dim, keepdim,))
-    return _tab_amax[_k](input, dim, keepdim)
+def amax(input, dim=(), keepdim=False, *, out=None):
+    if out is not None:
+        return _store_out('amax', amax(input, dim, keepdim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_amax, (input, dim, keepdim,))
+        return _tab_amax[_k](input, dim, keepdim)
+    return _no_overload("amax", locals(), ('amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor',))
 
 
-def amin(input, dim=(), keepdim=False):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_amin, (input, dim, keepdim,))
-    return _tab_amin[_k](input, dim, keepdim)
+def amin(input, dim=(), keepdim=False, *, out=None):
+    if out is not None:
+        return _store_out('amin', amin(input, dim, keepdim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_amin, (input, dim, keepdim,))
+        return _tab_amin[_k](input, dim, keepdim)
+    return _no_overload("amin", locals(), ('amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor',))
 
 
 def aminmax(input, *, dim=None, keepdim=False):
@@ -8437,7 +8721,9 @@ def aminmax(input, *, dim=None, keepdim=False):
     return _rt_aminmax._make(_tab_aminmax[_k](input, dim, keepdim))
 
 
-def any(input, dim=_NG, keepdim=_NG):
+def any(input, dim=_NG, keepdim=_NG, *, out=None):
+    if out is not None:
+        return _store_out('any', any(input, dim, keepdim), out)
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8451,23 +8737,33 @@ def any(input, dim=_NG, keepdim=_NG):
     return _no_overload("any", locals(), ('any(Tensor self) -> Tensor', 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor', 'any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor'))
 
 
-def argmax(input, dim=None, keepdim=False):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_argmax, (input, dim, keepdim,))
-    return _tab_argmax[_k](input, dim, keepdim)
+def argmax(input, dim=None, keepdim=False, *, out=None):
+    if out is not None:
+        return _store_out('argmax', argmax(input, dim, keepdim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_argmax, (input, dim, keepdim,))
+        return _tab_argmax[_k](input, dim, keepdim)
+    return _no_overload("argmax", locals(), ('argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor',))
 
 
-def argmin(input, dim=None, keepdim=False):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_argmin, (input, dim, keepdim,))
-    return _tab_argmin[_k](input, dim, keepdim)
+def argmin(input, dim=None, keepdim=False, *, out=None):
+    if out is not None:
+        return _store_out('argmin', argmin(input, dim, keepdim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_argmin, (input, dim, keepdim,))
+        return _tab_argmin[_k](input, dim, keepdim)
+    return _no_overload("argmin", locals(), ('argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor',))
 
 
-def argsort(input, dim=-1, descending=False, *, stable=_NG):
+def argsort(input, dim=-1, descending=False, *, stable=_NG, out=None):
+    if out is not None:
+        return _store_out('argsort', argsort(input, dim, descending, stable=stable), out)
     if stable is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8483,12 +8779,16 @@ def argsort(input, dim=-1, descending=False, *, stable=_NG):
     return _no_overload("argsort", locals(), ('argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor', 'argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor'))
 
 
-def argwhere(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_argwhere, (input,))
-    return _tab_argwhere[_k](input)
+def argwhere(input, *, out=None):
+    if out is not None:
+        return _store_out('argwhere', argwhere(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_argwhere, (input,))
+        return _tab_argwhere[_k](input)
+    return _no_overload("argwhere", locals(), ('argwhere(Tensor self) -> Tensor',))
 
 
 def as_strided(input, size, stride, storage_offset=None):
@@ -8499,12 +8799,16 @@ def as_strided(input, size, stride, storage_offset=None):
     return _tab_as_strided[_k](input, size, stride, storage_offset)
 
 
-def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[grad._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_as_strided_backward, (grad, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
-    return _tab_as_strided_backward[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
+def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset=None, *, out=None):
+    if out is not None:
+        return _store_out('as_strided_backward', as_strided_backward(grad, input_sizes, input_strides, input_offset, size, stride, storage_offset), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[grad._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_as_strided_backward, (grad, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
+        return _tab_as_strided_backward[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
+    return _no_overload("as_strided_backward", locals(), ('as_strided_backward(Tensor grad, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor',))
 
 
 def asin(input, *, out=None):
@@ -8603,56 +8907,100 @@ def atanh_(input):
     return _tab_atanh_[_k](input)
 
 
-def atleast_1d(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_atleast_1d, (input,))
-    return _tab_atleast_1d[_k](input)
+def atleast_1d(input, *, out=None):
+    if out is not None:
+        return _store_out('atleast_1d', atleast_1d(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_atleast_1d, (input,))
+        return _tab_atleast_1d[_k](input)
+    return _no_overload("atleast_1d", locals(), ('atleast_1d(Tensor self) -> Tensor',))
 
 
-def atleast_2d(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_atleast_2d, (input,))
-    return _tab_atleast_2d[_k](input)
+def atleast_2d(input, *, out=None):
+    if out is not None:
+        return _store_out('atleast_2d', atleast_2d(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_atleast_2d, (input,))
+        return _tab_atleast_2d[_k](input)
+    return _no_overload("atleast_2d", locals(), ('atleast_2d(Tensor self) -> Tensor',))
 
 
-def atleast_3d(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_atleast_3d, (input,))
-    return _tab_atleast_3d[_k](input)
+def atleast_3d(input, *, out=None):
+    if out is not None:
+        return _store_out('atleast_3d', atleast_3d(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_atleast_3d, (input,))
+        return _tab_atleast_3d[_k](input)
+    return _no_overload("atleast_3d", locals(), ('atleast_3d(Tensor self) -> Tensor',))
 
 
-def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_avg_pool2d, (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,))
-    return _tab_avg_pool2d[_k](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, *, out=None):
+    if out is not None:
+        return _store_out('avg_pool2d', avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_avg_pool2d, (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,))
+        return _tab_avg_pool2d[_k](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return _no_overload("avg_pool2d", locals(), ('avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor',))
 
 
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    return _call_baddbmm(input, (batch1 if isinstance(batch1, Tensor) else _scalar(batch1, op='baddbmm', arg='batch1')), (batch2 if isinstance(batch2, Tensor) else _scalar(batch2, op='baddbmm', arg='batch2')), beta, alpha)
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    if out is not None:
+        return _store_out('baddbmm', baddbmm(input, batch1, batch2, beta=beta, alpha=alpha), out)
+    if True:
+        return _call_baddbmm(input, (batch1 if isinstance(batch1, Tensor) else _scalar(batch1, op='baddbmm', arg='batch1')), (batch2 if isinstance(batch2, Tensor) else _scalar(batch2, op='baddbmm', arg='batch2')), beta, alpha)
+    return _no_overload("baddbmm", locals(), ('baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',))
 
 
-def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0) | (running_mean._keys if running_mean is not None else 0) | (running_var._keys if running_var is not None else 0)]
-    except AttributeError:
-        _k = _bad_arguments(_op_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled,))
-    return _tab_batch_norm[_k](input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled, *, out=None):
+    if out is not None:
+        return _store_out('batch_norm', batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0) | (running_mean._keys if running_mean is not None else 0) | (running_var._keys if running_var is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled,))
+        return _tab_batch_norm[_k](input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
+    return _no_overload("batch_norm", locals(), ('batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor',))
 
 
-def binary_cross_entropy(input, target, weight=None, reduction='mean'):
-    return _call_binary_cross_entropy(input, (target if isinstance(target, Tensor) else _scalar(target, op='binary_cross_entropy', arg='target')), weight, reduction)
+def binary_cross_entropy(input, target, weight=None, reduction='mean', *, out=None):
+    if out is not None:
+        return _store_out('binary_cross_entropy', binary_cross_entropy(input, target, weight, reduction), out)
+    if True:
+        return _call_binary_cross_entropy(input, (target if isinstance(target, Tensor) else _scalar(target, op='binary_cross_entropy', arg='target')), weight, reduction)
+    return _no_overload("binary_cross_entropy", locals(), ('binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor',))
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction='mean'):
-    return _call_binary_cross_entropy_with_logits(input, (target if isinstance(target, Tensor) else _scalar(target, op='binary_cross_entropy_with_logits', arg='target')), weight, pos_weight, reduction)
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction='mean', *, out=None):
+    if out is not None:
+        return _store_out('binary_cross_entropy_with_logits', binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction), out)
+    if True:
+        return _call_binary_cross_entropy_with_logits(input, (target if isinstance(target, Tensor) else _scalar(target, op='binary_cross_entropy_with_logits', arg='target')), weight, pos_weight, reduction)
+    return _no_overload("binary_cross_entropy_with_logits", locals(), ('binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor',))
+
+
+def bincount(input, weights=None, minlength=0, *, out=None):
+    if out is not None:
+        return _store_out('bincount', bincount(input, weights, minlength), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (weights._keys if weights is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_bincount, (input, weights, minlength,))
+        return _tab_bincount[_k](input, weights, minlength)
+    return _no_overload("bincount", locals(), ('bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor',))
 
 
 def bitwise_and(input, other, *, out=None):
@@ -8712,8 +9060,12 @@ def bitwise_xor_(input, other):
     return _call_bitwise_xor__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_xor_', arg='other')))
 
 
-def bmm(input, mat2):
-    return _call_bmm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='bmm', arg='mat2')))
+def bmm(input, mat2, *, out=None):
+    if out is not None:
+        return _store_out('bmm', bmm(input, mat2), out)
+    if True:
+        return _call_bmm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='bmm', arg='mat2')))
+    return _no_overload("bmm", locals(), ('bmm(Tensor self, Tensor mat2) -> Tensor',))
 
 
 def broadcast_to(input, size):
@@ -8724,20 +9076,32 @@ def broadcast_to(input, size):
     return _tab_broadcast_to[_k](input, size)
 
 
-def bucketize(input, boundaries, *, out_int32=False, right=False):
-    return _call_bucketize_Tensor(input, (boundaries if isinstance(boundaries, Tensor) else _scalar(boundaries, op='bucketize', arg='boundaries')), out_int32, right)
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+    if out is not None:
+        return _store_out('bucketize', bucketize(input, boundaries, out_int32=out_int32, right=right), out)
+    if True:
+        return _call_bucketize_Tensor(input, (boundaries if isinstance(boundaries, Tensor) else _scalar(boundaries, op='bucketize', arg='boundaries')), out_int32, right)
+    return _no_overload("bucketize", locals(), ('bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor',))
 
 
-def cat(tensors, dim=0):
-    try:
-        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
-    except AttributeError:
-        _k = _bad_arguments(_op_cat, (tensors, dim,))
-    return _tab_cat[_k](tensors, dim)
+def cat(tensors, dim=0, *, out=None):
+    if out is not None:
+        return _store_out('cat', cat(tensors, dim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+        except AttributeError:
+            _k = _bad_arguments(_op_cat, (tensors, dim,))
+        return _tab_cat[_k](tensors, dim)
+    return _no_overload("cat", locals(), ('cat(Tensor[] tensors, int dim=0) -> Tensor',))
 
 
-def cdist(x1, x2, p=2, compute_mode=None):
-    return _call_cdist(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cdist', arg='x2')), p, compute_mode)
+def cdist(x1, x2, p=2, compute_mode=None, *, out=None):
+    if out is not None:
+        return _store_out('cdist', cdist(x1, x2, p, compute_mode), out)
+    if True:
+        return _call_cdist(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cdist', arg='x2')), p, compute_mode)
+    return _no_overload("cdist", locals(), ('cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor',))
 
 
 def ceil(input, *, out=None):
@@ -8769,7 +9133,9 @@ def chunk(input, chunks, dim=0):
     return _tab_chunk[_k](input, chunks, dim)
 
 
-def clamp(input, min=None, max=None):
+def clamp(input, min=None, max=None, *, out=None):
+    if out is not None:
+        return _store_out('clamp', clamp(input, min, max), out)
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8798,12 +9164,16 @@ def clamp_(input, min=None, max=None):
     return _no_overload("clamp_", locals(), ('clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)', 'clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)'))
 
 
-def clamp_max(input, max):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_clamp_max, (input, max,))
-    return _tab_clamp_max[_k](input, max)
+def clamp_max(input, max, *, out=None):
+    if out is not None:
+        return _store_out('clamp_max', clamp_max(input, max), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_clamp_max, (input, max,))
+        return _tab_clamp_max[_k](input, max)
+    return _no_overload("clamp_max", locals(), ('clamp_max(Tensor self, Scalar max) -> Tensor',))
 
 
 def clamp_max_(input, max):
@@ -8815,12 +9185,16 @@ def clamp_max_(input, max):
     return _tab_clamp_max_[_k](input, max)
 
 
-def clamp_min(input, min):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_clamp_min, (input, min,))
-    return _tab_clamp_min[_k](input, min)
+def clamp_min(input, min, *, out=None):
+    if out is not None:
+        return _store_out('clamp_min', clamp_min(input, min), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_clamp_min, (input, min,))
+        return _tab_clamp_min[_k](input, min)
+    return _no_overload("clamp_min", locals(), ('clamp_min(Tensor self, Scalar min) -> Tensor',))
 
 
 def clamp_min_(input, min):
@@ -8832,7 +9206,9 @@ def clamp_min_(input, min):
     return _tab_clamp_min_[_k](input, min)
 
 
-def clip(input, min=None, max=None):
+def clip(input, min=None, max=None, *, out=None):
+    if out is not None:
+        return _store_out('clip', clip(input, min, max), out)
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8848,28 +9224,40 @@ def clip(input, min=None, max=None):
     return _no_overload("clip", locals(), ('clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor', 'clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'))
 
 
-def clone(input, *, memory_format=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_clone, (input, memory_format,))
-    return _tab_clone[_k](input, memory_format)
+def clone(input, *, memory_format=None, out=None):
+    if out is not None:
+        return _store_out('clone', clone(input, memory_format=memory_format), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_clone, (input, memory_format,))
+        return _tab_clone[_k](input, memory_format)
+    return _no_overload("clone", locals(), ('clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor',))
 
 
-def col2im(input, output_size, kernel_size, dilation, padding, stride):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_col2im, (input, output_size, kernel_size, dilation, padding, stride,))
-    return _tab_col2im[_k](input, output_size, kernel_size, dilation, padding, stride)
+def col2im(input, output_size, kernel_size, dilation, padding, stride, *, out=None):
+    if out is not None:
+        return _store_out('col2im', col2im(input, output_size, kernel_size, dilation, padding, stride), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_col2im, (input, output_size, kernel_size, dilation, padding, stride,))
+        return _tab_col2im[_k](input, output_size, kernel_size, dilation, padding, stride)
+    return _no_overload("col2im", locals(), ('col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor',))
 
 
-def column_stack(tensors):
-    try:
-        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
-    except AttributeError:
-        _k = _bad_arguments(_op_column_stack, (tensors,))
-    return _tab_column_stack[_k](tensors)
+def column_stack(tensors, *, out=None):
+    if out is not None:
+        return _store_out('column_stack', column_stack(tensors), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+        except AttributeError:
+            _k = _bad_arguments(_op_column_stack, (tensors,))
+        return _tab_column_stack[_k](tensors)
+    return _no_overload("column_stack", locals(), ('column_stack(Tensor[] tensors) -> Tensor',))
 
 
 def conj(input):
@@ -8880,12 +9268,16 @@ def conj(input):
     return _tab_conj[_k](input)
 
 
-def conj_physical(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_conj_physical, (input,))
-    return _tab_conj_physical[_k](input)
+def conj_physical(input, *, out=None):
+    if out is not None:
+        return _store_out('conj_physical', conj_physical(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_conj_physical, (input,))
+        return _tab_conj_physical[_k](input)
+    return _no_overload("conj_physical", locals(), ('conj_physical(Tensor self) -> Tensor',))
 
 
 def contiguous(input, *, memory_format='contiguous_format'):
@@ -8896,8 +9288,12 @@ def contiguous(input, *, memory_format='contiguous_format'):
     return _tab_contiguous[_k](input, memory_format)
 
 
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    return _call_conv2d(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='conv2d', arg='weight')), bias, stride, padding, dilation, groups)
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, out=None):
+    if out is not None:
+        return _store_out('conv2d', conv2d(input, weight, bias, stride, padding, dilation, groups), out)
+    if True:
+        return _call_conv2d(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='conv2d', arg='weight')), bias, stride, padding, dilation, groups)
+    return _no_overload("conv2d", locals(), ('conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor',))
 
 
 def copy_(input, src, non_blocking=False):
@@ -8916,12 +9312,16 @@ def copysign_(input, other):
     return _call_copysign__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='copysign_', arg='other')))
 
 
-def corrcoef(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_corrcoef, (input,))
-    return _tab_corrcoef[_k](input)
+def corrcoef(input, *, out=None):
+    if out is not None:
+        return _store_out('corrcoef', corrcoef(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_corrcoef, (input,))
+        return _tab_corrcoef[_k](input)
+    return _no_overload("corrcoef", locals(), ('corrcoef(Tensor self) -> Tensor',))
 
 
 def cos(input, *, out=None):
@@ -8966,32 +9366,52 @@ def cosh_(input):
     return _tab_cosh_[_k](input)
 
 
-def cosine_similarity(x1, x2, dim=1, eps=1e-08):
-    return _call_cosine_similarity(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cosine_similarity', arg='x2')), dim, eps)
+def cosine_similarity(x1, x2, dim=1, eps=1e-08, *, out=None):
+    if out is not None:
+        return _store_out('cosine_similarity', cosine_similarity(x1, x2, dim, eps), out)
+    if True:
+        return _call_cosine_similarity(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cosine_similarity', arg='x2')), dim, eps)
+    return _no_overload("cosine_similarity", locals(), ('cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor',))
 
 
-def count_nonzero(input, dim=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_count_nonzero, (input, dim,))
-    return _tab_count_nonzero[_k](input, dim)
+def count_nonzero(input, dim=None, *, out=None):
+    if out is not None:
+        return _store_out('count_nonzero', count_nonzero(input, dim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_count_nonzero, (input, dim,))
+        return _tab_count_nonzero[_k](input, dim)
+    return _no_overload("count_nonzero", locals(), ('count_nonzero(Tensor self, int[1]? dim=None) -> Tensor',))
 
 
-def cov(input, *, correction=1, fweights=None, aweights=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys | (fweights._keys if fweights is not None else 0) | (aweights._keys if aweights is not None else 0)]
-    except AttributeError:
-        _k = _bad_arguments(_op_cov, (input, correction, fweights, aweights,))
-    return _tab_cov[_k](input, correction, fweights, aweights)
+def cov(input, *, correction=1, fweights=None, aweights=None, out=None):
+    if out is not None:
+        return _store_out('cov', cov(input, correction=correction, fweights=fweights, aweights=aweights), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (fweights._keys if fweights is not None else 0) | (aweights._keys if aweights is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_cov, (input, correction, fweights, aweights,))
+        return _tab_cov[_k](input, correction, fweights, aweights)
+    return _no_overload("cov", locals(), ('cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor',))
 
 
-def cross(input, other, dim=None):
-    return _call_cross(input, (other if isinstance(other, Tensor) else _scalar(other, op='cross', arg='other')), dim)
+def cross(input, other, dim=None, *, out=None):
+    if out is not None:
+        return _store_out('cross', cross(input, other, dim), out)
+    if True:
+        return _call_cross(input, (other if isinstance(other, Tensor) else _scalar(other, op='cross', arg='other')), dim)
+    return _no_overload("cross", locals(), ('cross(Tensor self, Tensor other, int? dim=None) -> Tensor',))
 
 
-def cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_index=-100, label_smoothing=0.0):
-    return _call_cross_entropy_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='cross_entropy_loss', arg='target')), weight, reduction, ignore_index, label_smoothing)
+def cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_index=-100, label_smoothing=0.0, *, out=None):
+    if out is not None:
+        return _store_out('cross_entropy_loss', cross_entropy_loss(input, target, weight, reduction, ignore_index, label_smoothing), out)
+    if True:
+        return _call_cross_entropy_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='cross_entropy_loss', arg='target')), weight, reduction, ignore_index, label_smoothing)
+    return _no_overload("cross_entropy_loss", locals(), ('cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor',))
 
 
 def cummax(input, dim):
@@ -9010,23 +9430,33 @@ def cummin(input, dim):
     return _rt_cummin._make(_tab_cummin[_k](input, dim))
 
 
-def cumprod(input, dim, *, dtype=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_cumprod, (input, dim, dtype,))
-    return _tab_cumprod[_k](input, dim, dtype)
+def cumprod(input, dim, *, dtype=None, out=None):
+    if out is not None:
+        return _store_out('cumprod', cumprod(input, dim, dtype=dtype), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_cumprod, (input, dim, dtype,))
+        return _tab_cumprod[_k](input, dim, dtype)
+    return _no_overload("cumprod", locals(), ('cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor',))
 
 
-def cumsum(input, dim, *, dtype=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_cumsum, (input, dim, dtype,))
-    return _tab_cumsum[_k](input, dim, dtype)
+def cumsum(input, dim, *, dtype=None, out=None):
+    if out is not None:
+        return _store_out('cumsum', cumsum(input, dim, dtype=dtype), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_cumsum, (input, dim, dtype,))
+        return _tab_cumsum[_k](input, dim, dtype)
+    return _no_overload("cumsum", locals(), ('cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor',))
 
 
-def cumulative_trapezoid(y, x=_NG, *, dim=-1, dx=_NG):
+def cumulative_trapezoid(y, x=_NG, *, dim=-1, dx=_NG, out=None):
+    if out is not None:
+        return _store_out('cumulative_trapezoid', cumulative_trapezoid(y, x, dim=dim, dx=dx), out)
     if x is not _NG and dx is _NG:
         return _call_cumulative_trapezoid_x(y, (x if isinstance(x, Tensor) else _scalar(x, op='cumulative_trapezoid', arg='x')), dim)
     if x is _NG:
@@ -9055,36 +9485,52 @@ def deg2rad_(input):
     return _tab_deg2rad_[_k](input)
 
 
-def det(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_det, (input,))
-    return _tab_det[_k](input)
+def det(input, *, out=None):
+    if out is not None:
+        return _store_out('det', det(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_det, (input,))
+        return _tab_det[_k](input)
+    return _no_overload("det", locals(), ('det(Tensor self) -> Tensor',))
 
 
-def diag(input, diagonal=0):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_diag, (input, diagonal,))
-    return _tab_diag[_k](input, diagonal)
+def diag(input, diagonal=0, *, out=None):
+    if out is not None:
+        return _store_out('diag', diag(input, diagonal), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_diag, (input, diagonal,))
+        return _tab_diag[_k](input, diagonal)
+    return _no_overload("diag", locals(), ('diag(Tensor self, int diagonal=0) -> Tensor',))
 
 
-def diag_embed(input, offset=0, dim1=-2, dim2=-1):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_diag_embed, (input, offset, dim1, dim2,))
-    return _tab_diag_embed[_k](input, offset, dim1, dim2)
+def diag_embed(input, offset=0, dim1=-2, dim2=-1, *, out=None):
+    if out is not None:
+        return _store_out('diag_embed', diag_embed(input, offset, dim1, dim2), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_diag_embed, (input, offset, dim1, dim2,))
+        return _tab_diag_embed[_k](input, offset, dim1, dim2)
+    return _no_overload("diag_embed", locals(), ('diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor',))
 
 
-def diagflat(input, offset=0):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_diagflat, (input, offset,))
-    return _tab_diagflat[_k](input, offset)
+def diagflat(input, offset=0, *, out=None):
+    if out is not None:
+        return _store_out('diagflat', diagflat(input, offset), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_diagflat, (input, offset,))
+        return _tab_diagflat[_k](input, offset)
+    return _no_overload("diagflat", locals(), ('diagflat(Tensor self, int offset=0) -> Tensor',))
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
@@ -9095,32 +9541,48 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return _tab_diagonal[_k](input, offset, dim1, dim2)
 
 
-def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
-    try:
-        _k = (_shared.remap or _tls.remap)[grad_output._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2,))
-    return _tab_diagonal_backward[_k](grad_output, input_sizes, offset, dim1, dim2)
+def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2, *, out=None):
+    if out is not None:
+        return _store_out('diagonal_backward', diagonal_backward(grad_output, input_sizes, offset, dim1, dim2), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[grad_output._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2,))
+        return _tab_diagonal_backward[_k](grad_output, input_sizes, offset, dim1, dim2)
+    return _no_overload("diagonal_backward", locals(), ('diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor',))
 
 
-def diff(input, n=1, dim=-1, prepend=None, append=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys | (prepend._keys if prepend is not None else 0) | (append._keys if append is not None else 0)]
-    except AttributeError:
-        _k = _bad_arguments(_op_diff, (input, n, dim, prepend, append,))
-    return _tab_diff[_k](input, n, dim, prepend, append)
+def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
+    if out is not None:
+        return _store_out('diff', diff(input, n, dim, prepend, append), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (prepend._keys if prepend is not None else 0) | (append._keys if append is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_diff, (input, n, dim, prepend, append,))
+        return _tab_diff[_k](input, n, dim, prepend, append)
+    return _no_overload("diff", locals(), ('diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor',))
 
 
-def digamma(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_digamma, (input,))
-    return _tab_digamma[_k](input)
+def digamma(input, *, out=None):
+    if out is not None:
+        return _store_out('digamma', digamma(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_digamma, (input,))
+        return _tab_digamma[_k](input)
+    return _no_overload("digamma", locals(), ('digamma(Tensor self) -> Tensor',))
 
 
-def dist(input, other, p=2):
-    return _call_dist(input, (other if isinstance(other, Tensor) else _scalar(other, op='dist', arg='other')), p)
+def dist(input, other, p=2, *, out=None):
+    if out is not None:
+        return _store_out('dist', dist(input, other, p), out)
+    if True:
+        return _call_dist(input, (other if isinstance(other, Tensor) else _scalar(other, op='dist', arg='other')), p)
+    return _no_overload("dist", locals(), ('dist(Tensor self, Tensor other, Scalar p=2) -> Tensor',))
 
 
 def div(input, other, *, rounding_mode=_NG, out=None):
@@ -9168,16 +9630,24 @@ def div_(input, other):
     return _no_overload("div_", locals(), ('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
-def dot(input, tensor):
-    return _call_dot(input, (tensor if isinstance(tensor, Tensor) else _scalar(tensor, op='dot', arg='tensor')))
+def dot(input, tensor, *, out=None):
+    if out is not None:
+        return _store_out('dot', dot(input, tensor), out)
+    if True:
+        return _call_dot(input, (tensor if isinstance(tensor, Tensor) else _scalar(tensor, op='dot', arg='tensor')))
+    return _no_overload("dot", locals(), ('dot(Tensor self, Tensor tensor) -> Tensor',))
 
 
-def dropout(input, p, train):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_dropout, (input, p, train,))
-    return _tab_dropout[_k](input, p, train)
+def dropout(input, p, train, *, out=None):
+    if out is not None:
+        return _store_out('dropout', dropout(input, p, train), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_dropout, (input, p, train,))
+        return _tab_dropout[_k](input, p, train)
+    return _no_overload("dropout", locals(), ('dropout(Tensor input, float p, bool train) -> Tensor',))
 
 
 def dsplit(input, sections=_NG, indices=_NG):
@@ -9196,12 +9666,16 @@ def dsplit(input, sections=_NG, indices=_NG):
     return _no_overload("dsplit", locals(), ('dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]', 'dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]'))
 
 
-def dstack(tensors):
-    try:
-        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
-    except AttributeError:
-        _k = _bad_arguments(_op_dstack, (tensors,))
-    return _tab_dstack[_k](tensors)
+def dstack(tensors, *, out=None):
+    if out is not None:
+        return _store_out('dstack', dstack(tensors), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+        except AttributeError:
+            _k = _bad_arguments(_op_dstack, (tensors,))
+        return _tab_dstack[_k](tensors)
+    return _no_overload("dstack", locals(), ('dstack(Tensor[] tensors) -> Tensor',))
 
 
 def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
@@ -9225,13 +9699,21 @@ def elu_(input, alpha=1, scale=1, input_scale=1):
     return _tab_elu_[_k](input, alpha, scale, input_scale)
 
 
-def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    return _call_embedding(weight, (indices if isinstance(indices, Tensor) else _scalar(indices, op='embedding', arg='indices')), padding_idx, scale_grad_by_freq, sparse)
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False, *, out=None):
+    if out is not None:
+        return _store_out('embedding', embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse), out)
+    if True:
+        return _call_embedding(weight, (indices if isinstance(indices, Tensor) else _scalar(indices, op='embedding', arg='indices')), padding_idx, scale_grad_by_freq, sparse)
+    return _no_overload("embedding", locals(), ('embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor',))
 
 
-def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _k = (_shared.remap or _tls.remap)[0]
-    return _tab_empty_strided[_k](size, stride, dtype, layout, device, pin_memory)
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
+    if out is not None:
+        return _store_out('empty_strided', empty_strided(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory), out)
+    if True:
+        _k = (_shared.remap or _tls.remap)[0]
+        return _tab_empty_strided[_k](size, stride, dtype, layout, device, pin_memory)
+    return _no_overload("empty_strided", locals(), ('empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
 def eq(input, other, *, out=None):
@@ -9300,12 +9782,16 @@ def erfc_(input):
     return _tab_erfc_[_k](input)
 
 
-def erfinv(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_erfinv, (input,))
-    return _tab_erfinv[_k](input)
+def erfinv(input, *, out=None):
+    if out is not None:
+        return _store_out('erfinv', erfinv(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_erfinv, (input,))
+        return _tab_erfinv[_k](input)
+    return _no_overload("erfinv", locals(), ('erfinv(Tensor self) -> Tensor',))
 
 
 def exp(input, *, out=None):
@@ -9383,7 +9869,9 @@ def expm1_(input):
     return _tab_expm1_[_k](input)
 
 
-def fill(input, value):
+def fill(input, value, *, out=None):
+    if out is not None:
+        return _store_out('fill', fill(input, value), out)
     if not isinstance(value, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9416,31 +9904,45 @@ def flatten(input, start_dim=0, end_dim=-1):
     return _tab_flatten_using_ints[_k](input, start_dim, end_dim)
 
 
-def flip(input, dims):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_flip, (input, dims,))
-    return _tab_flip[_k](input, dims)
+def flip(input, dims, *, out=None):
+    if out is not None:
+        return _store_out('flip', flip(input, dims), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_flip, (input, dims,))
+        return _tab_flip[_k](input, dims)
+    return _no_overload("flip", locals(), ('flip(Tensor self, int[] dims) -> Tensor',))
 
 
-def fliplr(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_fliplr, (input,))
-    return _tab_fliplr[_k](input)
+def fliplr(input, *, out=None):
+    if out is not None:
+        return _store_out('fliplr', fliplr(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_fliplr, (input,))
+        return _tab_fliplr[_k](input)
+    return _no_overload("fliplr", locals(), ('fliplr(Tensor self) -> Tensor',))
 
 
-def flipud(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_flipud, (input,))
-    return _tab_flipud[_k](input)
+def flipud(input, *, out=None):
+    if out is not None:
+        return _store_out('flipud', flipud(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_flipud, (input,))
+        return _tab_flipud[_k](input)
+    return _no_overload("flipud", locals(), ('flipud(Tensor self) -> Tensor',))
 
 
-def float_power(input, exponent):
+def float_power(input, exponent, *, out=None):
+    if out is not None:
+        return _store_out('float_power', float_power(input, exponent), out)
     if isinstance(input, Tensor) and isinstance(exponent, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys]
@@ -9594,8 +10096,12 @@ def frac_(input):
     return _tab_frac_[_k](input)
 
 
-def gather(input, dim, index, *, sparse_grad=False):
-    return _call_gather(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='gather', arg='index')), sparse_grad)
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    if out is not None:
+        return _store_out('gather', gather(input, dim, index, sparse_grad=sparse_grad), out)
+    if True:
+        return _call_gather(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='gather', arg='index')), sparse_grad)
+    return _no_overload("gather", locals(), ('gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor',))
 
 
 def ge(input, other, *, out=None):
@@ -9618,28 +10124,40 @@ def ge(input, other, *, out=None):
     return _no_overload("ge", locals(), ('ge.Tensor(Tensor self, Tensor other) -> Tensor', 'ge.Scalar(Tensor self, Scalar other) -> Tensor', 'ge.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def gelu(input, *, approximate='none'):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_gelu, (input, approximate,))
-    return _tab_gelu[_k](input, approximate)
+def gelu(input, *, approximate='none', out=None):
+    if out is not None:
+        return _store_out('gelu', gelu(input, approximate=approximate), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_gelu, (input, approximate,))
+        return _tab_gelu[_k](input, approximate)
+    return _no_overload("gelu", locals(), ("gelu(Tensor self, *, str approximate='none') -> Tensor",))
 
 
-def glu(input, dim=-1):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_glu, (input, dim,))
-    return _tab_glu[_k](input, dim)
+def glu(input, dim=-1, *, out=None):
+    if out is not None:
+        return _store_out('glu', glu(input, dim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_glu, (input, dim,))
+        return _tab_glu[_k](input, dim)
+    return _no_overload("glu", locals(), ('glu(Tensor self, int dim=-1) -> Tensor',))
 
 
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
-    except AttributeError:
-        _k = _bad_arguments(_op_group_norm, (input, num_groups, weight, bias, eps, cudnn_enabled,))
-    return _tab_group_norm[_k](input, num_groups, weight, bias, eps, cudnn_enabled)
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True, *, out=None):
+    if out is not None:
+        return _store_out('group_norm', group_norm(input, num_groups, weight, bias, eps, cudnn_enabled), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_group_norm, (input, num_groups, weight, bias, eps, cudnn_enabled,))
+        return _tab_group_norm[_k](input, num_groups, weight, bias, eps, cudnn_enabled)
+    return _no_overload("group_norm", locals(), ('group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor',))
 
 
 def gt(input, other, *, out=None):
@@ -9737,6 +10255,18 @@ def heaviside_(input, values):
     return _call_heaviside_(input, (values if isinstance(values, Tensor) else _scalar(values, op='heaviside_', arg='values')))
 
 
+def histc(input, bins=100, min=0, max=0, *, out=None):
+    if out is not None:
+        return _store_out('histc', histc(input, bins, min, max), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_histc, (input, bins, min, max,))
+        return _tab_histc[_k](input, bins, min, max)
+    return _no_overload("histc", locals(), ('histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor',))
+
+
 def hsplit(input, sections=_NG, indices=_NG):
     if sections is not _NG and indices is _NG:
         try:
@@ -9753,16 +10283,24 @@ def hsplit(input, sections=_NG, indices=_NG):
     return _no_overload("hsplit", locals(), ('hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]', 'hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]'))
 
 
-def hstack(tensors):
-    try:
-        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
-    except AttributeError:
-        _k = _bad_arguments(_op_hstack, (tensors,))
-    return _tab_hstack[_k](tensors)
+def hstack(tensors, *, out=None):
+    if out is not None:
+        return _store_out('hstack', hstack(tensors), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+        except AttributeError:
+            _k = _bad_arguments(_op_hstack, (tensors,))
+        return _tab_hstack[_k](tensors)
+    return _no_overload("hstack", locals(), ('hstack(Tensor[] tensors) -> Tensor',))
 
 
-def huber_loss(input, target, reduction='mean', delta=1.0):
-    return _call_huber_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='huber_loss', arg='target')), reduction, delta)
+def huber_loss(input, target, reduction='mean', delta=1.0, *, out=None):
+    if out is not None:
+        return _store_out('huber_loss', huber_loss(input, target, reduction, delta), out)
+    if True:
+        return _call_huber_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='huber_loss', arg='target')), reduction, delta)
+    return _no_overload("huber_loss", locals(), ('huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor',))
 
 
 def hypot(input, other, *, out=None):
@@ -9777,47 +10315,81 @@ def hypot_(input, other):
     return _call_hypot_(input, (other if isinstance(other, Tensor) else _scalar(other, op='hypot_', arg='other')))
 
 
-def i0(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_i0, (input,))
-    return _tab_i0[_k](input)
+def i0(input, *, out=None):
+    if out is not None:
+        return _store_out('i0', i0(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_i0, (input,))
+        return _tab_i0[_k](input)
+    return _no_overload("i0", locals(), ('i0(Tensor self) -> Tensor',))
 
 
-def igamma(input, other):
-    return _call_igamma(input, (other if isinstance(other, Tensor) else _scalar(other, op='igamma', arg='other')))
+def igamma(input, other, *, out=None):
+    if out is not None:
+        return _store_out('igamma', igamma(input, other), out)
+    if True:
+        return _call_igamma(input, (other if isinstance(other, Tensor) else _scalar(other, op='igamma', arg='other')))
+    return _no_overload("igamma", locals(), ('igamma(Tensor self, Tensor other) -> Tensor',))
 
 
-def igammac(input, other):
-    return _call_igammac(input, (other if isinstance(other, Tensor) else _scalar(other, op='igammac', arg='other')))
+def igammac(input, other, *, out=None):
+    if out is not None:
+        return _store_out('igammac', igammac(input, other), out)
+    if True:
+        return _call_igammac(input, (other if isinstance(other, Tensor) else _scalar(other, op='igammac', arg='other')))
+    return _no_overload("igammac", locals(), ('igammac(Tensor self, Tensor other) -> Tensor',))
 
 
-def im2col(input, kernel_size, dilation, padding, stride):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_im2col, (input, kernel_size, dilation, padding, stride,))
-    return _tab_im2col[_k](input, kernel_size, dilation, padding, stride)
+def im2col(input, kernel_size, dilation, padding, stride, *, out=None):
+    if out is not None:
+        return _store_out('im2col', im2col(input, kernel_size, dilation, padding, stride), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_im2col, (input, kernel_size, dilation, padding, stride,))
+        return _tab_im2col[_k](input, kernel_size, dilation, padding, stride)
+    return _no_overload("im2col", locals(), ('im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor',))
 
 
-def index(input, indices):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys | _keys_of(indices)]
-    except AttributeError:
-        _k = _bad_arguments(_op_index_Tensor, (input, indices,))
-    return _tab_index_Tensor[_k](input, indices)
+def index(input, indices, *, out=None):
+    if out is not None:
+        return _store_out('index', index(input, indices), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | _keys_of(indices)]
+        except AttributeError:
+            _k = _bad_arguments(_op_index_Tensor, (input, indices,))
+        return _tab_index_Tensor[_k](input, indices)
+    return _no_overload("index", locals(), ('index.Tensor(Tensor self, Tensor?[] indices) -> Tensor',))
 
 
-def index_add(input, dim, index, source, *, alpha=1):
-    return _call_index_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_add', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_add', arg='source')), alpha)
+def index_add(input, dim, index, source, *, alpha=1, out=None):
+    if out is not None:
+        return _store_out('index_add', index_add(input, dim, index, source, alpha=alpha), out)
+    if True:
+        return _call_index_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_add', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_add', arg='source')), alpha)
+    return _no_overload("index_add", locals(), ('index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor',))
 
 
 def index_add_(input, dim, index, source, *, alpha=1):
     return _call_index_add_(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_add_', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_add_', arg='source')), alpha)
 
 
-def index_fill(input, dim, index, value):
+def index_copy(input, dim, index, source, *, out=None):
+    if out is not None:
+        return _store_out('index_copy', index_copy(input, dim, index, source), out)
+    if True:
+        return _call_index_copy(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_copy', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_copy', arg='source')))
+    return _no_overload("index_copy", locals(), ('index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor',))
+
+
+def index_fill(input, dim, index, value, *, out=None):
+    if out is not None:
+        return _store_out('index_fill', index_fill(input, dim, index, value), out)
     if not isinstance(value, Tensor):
         return _call_index_fill_int_Scalar(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_fill', arg='index')), value)
     if isinstance(value, Tensor):
@@ -9833,32 +10405,60 @@ def index_fill_(input, dim, index, value):
     return _no_overload("index_fill_", locals(), ('index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)', 'index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)'))
 
 
-def index_put(input, indices, values, accumulate=False):
-    return _call_index_put(input, indices, (values if isinstance(values, Tensor) else _scalar(values, op='index_put', arg='values')), accumulate)
+def index_put(input, indices, values, accumulate=False, *, out=None):
+    if out is not None:
+        return _store_out('index_put', index_put(input, indices, values, accumulate), out)
+    if True:
+        return _call_index_put(input, indices, (values if isinstance(values, Tensor) else _scalar(values, op='index_put', arg='values')), accumulate)
+    return _no_overload("index_put", locals(), ('index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor',))
 
 
 def index_put_(input, indices, values, accumulate=False):
     return _call_index_put_(input, indices, (values if isinstance(values, Tensor) else _scalar(values, op='index_put_', arg='values')), accumulate)
 
 
-def index_select(input, dim, index):
-    return _call_index_select(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_select', arg='index')))
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
+    if out is not None:
+        return _store_out('index_reduce', index_reduce(input, dim, index, source, reduce, include_self=include_self), out)
+    if True:
+        return _call_index_reduce(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_reduce', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_reduce', arg='source')), reduce, include_self)
+    return _no_overload("index_reduce", locals(), ('index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor',))
 
 
-def inner(input, other):
-    return _call_inner(input, (other if isinstance(other, Tensor) else _scalar(other, op='inner', arg='other')))
+def index_select(input, dim, index, *, out=None):
+    if out is not None:
+        return _store_out('index_select', index_select(input, dim, index), out)
+    if True:
+        return _call_index_select(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_select', arg='index')))
+    return _no_overload("index_select", locals(), ('index_select(Tensor self, int dim, Tensor index) -> Tensor',))
 
 
-def inverse(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_inverse, (input,))
-    return _tab_inverse[_k](input)
+def inner(input, other, *, out=None):
+    if out is not None:
+        return _store_out('inner', inner(input, other), out)
+    if True:
+        return _call_inner(input, (other if isinstance(other, Tensor) else _scalar(other, op='inner', arg='other')))
+    return _no_overload("inner", locals(), ('inner(Tensor self, Tensor other) -> Tensor',))
 
 
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return _call_isclose(input, (other if isinstance(other, Tensor) else _scalar(other, op='isclose', arg='other')), rtol, atol, equal_nan)
+def inverse(input, *, out=None):
+    if out is not None:
+        return _store_out('inverse', inverse(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_inverse, (input,))
+        return _tab_inverse[_k](input)
+    return _no_overload("inverse", locals(), ('inverse(Tensor self) -> Tensor',))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False, *, out=None):
+    if out is not None:
+        return _store_out('isclose', isclose(input, other, rtol, atol, equal_nan), out)
+    if True:
+        return _call_isclose(input, (other if isinstance(other, Tensor) else _scalar(other, op='isclose', arg='other')), rtol, atol, equal_nan)
+    return _no_overload("isclose", locals(), ('isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor',))
 
 
 def isfinite(input, *, out=None):
@@ -9871,6 +10471,22 @@ def isfinite(input, *, out=None):
     if out is not None:
         return _call_isfinite_out(input, out)
     return _no_overload("isfinite", locals(), ('isfinite(Tensor self) -> Tensor', 'isfinite.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def isin(elements=_NG, test_elements=_NG, test_element=_NG, element=_NG, *, assume_unique=False, invert=False, out=None):
+    if out is not None:
+        return _store_out('isin', isin(elements, test_elements, test_element, element, assume_unique=assume_unique, invert=invert), out)
+    if elements is not _NG and test_elements is not _NG and test_element is _NG and element is _NG:
+        return _call_isin_Tensor_Tensor(elements, (test_elements if isinstance(test_elements, Tensor) else _scalar(test_elements, op='isin', arg='test_elements')), assume_unique, invert)
+    if elements is not _NG and test_elements is _NG and test_element is not _NG and element is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[elements._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_isin_Tensor_Scalar, (elements, test_element, assume_unique, invert,))
+        return _tab_isin_Tensor_Scalar[_k](elements, test_element, assume_unique, invert)
+    if elements is _NG and test_elements is not _NG and test_element is _NG and element is not _NG:
+        return _call_isin_Scalar_Tensor(element, (test_elements if isinstance(test_elements, Tensor) else _scalar(test_elements, op='isin', arg='test_elements')), assume_unique, invert)
+    return _no_overload("isin", locals(), ('isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor', 'isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor', 'isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor'))
 
 
 def isinf(input, *, out=None):
@@ -9921,12 +10537,20 @@ def isposinf(input, *, out=None):
     return _no_overload("isposinf", locals(), ('isposinf(Tensor self) -> Tensor', 'isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def kl_div(input, target, reduction='mean', *, log_target=False):
-    return _call_kl_div(input, (target if isinstance(target, Tensor) else _scalar(target, op='kl_div', arg='target')), reduction, log_target)
+def kl_div(input, target, reduction='mean', *, log_target=False, out=None):
+    if out is not None:
+        return _store_out('kl_div', kl_div(input, target, reduction, log_target=log_target), out)
+    if True:
+        return _call_kl_div(input, (target if isinstance(target, Tensor) else _scalar(target, op='kl_div', arg='target')), reduction, log_target)
+    return _no_overload("kl_div", locals(), ('kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor',))
 
 
-def kron(input, other):
-    return _call_kron(input, (other if isinstance(other, Tensor) else _scalar(other, op='kron', arg='other')))
+def kron(input, other, *, out=None):
+    if out is not None:
+        return _store_out('kron', kron(input, other), out)
+    if True:
+        return _call_kron(input, (other if isinstance(other, Tensor) else _scalar(other, op='kron', arg='other')))
+    return _no_overload("kron", locals(), ('kron(Tensor self, Tensor other) -> Tensor',))
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
@@ -9937,20 +10561,32 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     return _rt_kthvalue._make(_tab_kthvalue[_k](input, k, dim, keepdim))
 
 
-def l1_loss(input, target, reduction='mean'):
-    return _call_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='l1_loss', arg='target')), reduction)
+def l1_loss(input, target, reduction='mean', *, out=None):
+    if out is not None:
+        return _store_out('l1_loss', l1_loss(input, target, reduction), out)
+    if True:
+        return _call_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='l1_loss', arg='target')), reduction)
+    return _no_overload("l1_loss", locals(), ('l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor',))
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
-    except AttributeError:
-        _k = _bad_arguments(_op_layer_norm, (input, normalized_shape, weight, bias, eps, cudnn_enable,))
-    return _tab_layer_norm[_k](input, normalized_shape, weight, bias, eps, cudnn_enable)
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True, *, out=None):
+    if out is not None:
+        return _store_out('layer_norm', layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_layer_norm, (input, normalized_shape, weight, bias, eps, cudnn_enable,))
+        return _tab_layer_norm[_k](input, normalized_shape, weight, bias, eps, cudnn_enable)
+    return _no_overload("layer_norm", locals(), ('layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor',))
 
 
-def ldexp(input, other):
-    return _call_ldexp_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='ldexp', arg='other')))
+def ldexp(input, other, *, out=None):
+    if out is not None:
+        return _store_out('ldexp', ldexp(input, other), out)
+    if True:
+        return _call_ldexp_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='ldexp', arg='other')))
+    return _no_overload("ldexp", locals(), ('ldexp.Tensor(Tensor self, Tensor other) -> Tensor',))
 
 
 def le(input, other, *, out=None):
@@ -10035,35 +10671,53 @@ def lgamma_(input):
     return _tab_lgamma_[_k](input)
 
 
-def linalg_cholesky(input, *, upper=False):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_linalg_cholesky, (input, upper,))
-    return _tab_linalg_cholesky[_k](input, upper)
+def linalg_cholesky(input, *, upper=False, out=None):
+    if out is not None:
+        return _store_out('linalg_cholesky', linalg_cholesky(input, upper=upper), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_cholesky, (input, upper,))
+        return _tab_linalg_cholesky[_k](input, upper)
+    return _no_overload("linalg_cholesky", locals(), ('linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor',))
 
 
-def linalg_cross(input, other, *, dim=-1):
-    return _call_linalg_cross(input, (other if isinstance(other, Tensor) else _scalar(other, op='linalg_cross', arg='other')), dim)
+def linalg_cross(input, other, *, dim=-1, out=None):
+    if out is not None:
+        return _store_out('linalg_cross', linalg_cross(input, other, dim=dim), out)
+    if True:
+        return _call_linalg_cross(input, (other if isinstance(other, Tensor) else _scalar(other, op='linalg_cross', arg='other')), dim)
+    return _no_overload("linalg_cross", locals(), ('linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor',))
 
 
-def linalg_det(A):
-    try:
-        _k = (_shared.remap or _tls.remap)[A._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_linalg_det, (A,))
-    return _tab_linalg_det[_k](A)
+def linalg_det(A, *, out=None):
+    if out is not None:
+        return _store_out('linalg_det', linalg_det(A), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[A._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_det, (A,))
+        return _tab_linalg_det[_k](A)
+    return _no_overload("linalg_det", locals(), ('linalg_det(Tensor A) -> Tensor',))
 
 
-def linalg_inv(A):
-    try:
-        _k = (_shared.remap or _tls.remap)[A._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_linalg_inv, (A,))
-    return _tab_linalg_inv[_k](A)
+def linalg_inv(A, *, out=None):
+    if out is not None:
+        return _store_out('linalg_inv', linalg_inv(A), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[A._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_inv, (A,))
+        return _tab_linalg_inv[_k](A)
+    return _no_overload("linalg_inv", locals(), ('linalg_inv(Tensor A) -> Tensor',))
 
 
-def linalg_matrix_norm(input, ord=_NG, dim=(-2, -1), keepdim=False, *, dtype=None):
+def linalg_matrix_norm(input, ord=_NG, dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    if out is not None:
+        return _store_out('linalg_matrix_norm', linalg_matrix_norm(input, ord, dim, keepdim, dtype=dtype), out)
     if ord is not _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10075,12 +10729,16 @@ def linalg_matrix_norm(input, ord=_NG, dim=(-2, -1), keepdim=False, *, dtype=Non
     return _no_overload("linalg_matrix_norm", locals(), ('linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', "linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"))
 
 
-def linalg_matrix_power(input, n):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_linalg_matrix_power, (input, n,))
-    return _tab_linalg_matrix_power[_k](input, n)
+def linalg_matrix_power(input, n, *, out=None):
+    if out is not None:
+        return _store_out('linalg_matrix_power', linalg_matrix_power(input, n), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_matrix_power, (input, n,))
+        return _tab_linalg_matrix_power[_k](input, n)
+    return _no_overload("linalg_matrix_power", locals(), ('linalg_matrix_power(Tensor self, int n) -> Tensor',))
 
 
 def linalg_qr(A, mode='reduced'):
@@ -10091,8 +10749,12 @@ def linalg_qr(A, mode='reduced'):
     return _rt_linalg_qr._make(_tab_linalg_qr[_k](A, mode))
 
 
-def linalg_solve(A, B, *, left=True):
-    return _call_linalg_solve(A, (B if isinstance(B, Tensor) else _scalar(B, op='linalg_solve', arg='B')), left)
+def linalg_solve(A, B, *, left=True, out=None):
+    if out is not None:
+        return _store_out('linalg_solve', linalg_solve(A, B, left=left), out)
+    if True:
+        return _call_linalg_solve(A, (B if isinstance(B, Tensor) else _scalar(B, op='linalg_solve', arg='B')), left)
+    return _no_overload("linalg_solve", locals(), ('linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor',))
 
 
 def linalg_svd(A, full_matrices=True, *, driver=None):
@@ -10103,24 +10765,36 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
     return _rt_linalg_svd._make(_tab_linalg_svd[_k](A, full_matrices, driver))
 
 
-def linalg_svdvals(A, *, driver=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[A._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_linalg_svdvals, (A, driver,))
-    return _tab_linalg_svdvals[_k](A, driver)
+def linalg_svdvals(A, *, driver=None, out=None):
+    if out is not None:
+        return _store_out('linalg_svdvals', linalg_svdvals(A, driver=driver), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[A._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_svdvals, (A, driver,))
+        return _tab_linalg_svdvals[_k](A, driver)
+    return _no_overload("linalg_svdvals", locals(), ('linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor',))
 
 
-def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_linalg_vector_norm, (input, ord, dim, keepdim, dtype,))
-    return _tab_linalg_vector_norm[_k](input, ord, dim, keepdim, dtype)
+def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    if out is not None:
+        return _store_out('linalg_vector_norm', linalg_vector_norm(input, ord, dim, keepdim, dtype=dtype), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_vector_norm, (input, ord, dim, keepdim, dtype,))
+        return _tab_linalg_vector_norm[_k](input, ord, dim, keepdim, dtype)
+    return _no_overload("linalg_vector_norm", locals(), ('linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',))
 
 
-def linear(input, weight, bias=None):
-    return _call_linear(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='linear', arg='weight')), bias)
+def linear(input, weight, bias=None, *, out=None):
+    if out is not None:
+        return _store_out('linear', linear(input, weight, bias), out)
+    if True:
+        return _call_linear(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='linear', arg='weight')), bias)
+    return _no_overload("linear", locals(), ('linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor',))
 
 
 def log(input, *, out=None):
@@ -10228,12 +10902,16 @@ def log_sigmoid_(input):
     return _tab_log_sigmoid_[_k](input)
 
 
-def log_softmax(input, dim, dtype=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_log_softmax_int, (input, dim, dtype,))
-    return _tab_log_softmax_int[_k](input, dim, dtype)
+def log_softmax(input, dim, dtype=None, *, out=None):
+    if out is not None:
+        return _store_out('log_softmax', log_softmax(input, dim, dtype), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_log_softmax_int, (input, dim, dtype,))
+        return _tab_log_softmax_int[_k](input, dim, dtype)
+    return _no_overload("log_softmax", locals(), ('log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor',))
 
 
 def logaddexp(input, other, *, out=None):
@@ -10260,20 +10938,28 @@ def logaddexp_(input, other):
     return _call_logaddexp_(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp_', arg='other')))
 
 
-def logcumsumexp(input, dim):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_logcumsumexp, (input, dim,))
-    return _tab_logcumsumexp[_k](input, dim)
+def logcumsumexp(input, dim, *, out=None):
+    if out is not None:
+        return _store_out('logcumsumexp', logcumsumexp(input, dim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_logcumsumexp, (input, dim,))
+        return _tab_logcumsumexp[_k](input, dim)
+    return _no_overload("logcumsumexp", locals(), ('logcumsumexp(Tensor self, int dim) -> Tensor',))
 
 
-def logdet(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_logdet, (input,))
-    return _tab_logdet[_k](input)
+def logdet(input, *, out=None):
+    if out is not None:
+        return _store_out('logdet', logdet(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_logdet, (input,))
+        return _tab_logdet[_k](input)
+    return _no_overload("logdet", locals(), ('logdet(Tensor self) -> Tensor',))
 
 
 def logical_and(input, other, *, out=None):
@@ -10312,20 +10998,28 @@ def logical_xor(input, other, *, out=None):
     return _no_overload("logical_xor", locals(), ('logical_xor(Tensor self, Tensor other) -> Tensor', 'logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def logit(input, eps=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_logit, (input, eps,))
-    return _tab_logit[_k](input, eps)
+def logit(input, eps=None, *, out=None):
+    if out is not None:
+        return _store_out('logit', logit(input, eps), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_logit, (input, eps,))
+        return _tab_logit[_k](input, eps)
+    return _no_overload("logit", locals(), ('logit(Tensor self, float? eps=None) -> Tensor',))
 
 
-def logsumexp(input, dim, keepdim=False):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_logsumexp, (input, dim, keepdim,))
-    return _tab_logsumexp[_k](input, dim, keepdim)
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    if out is not None:
+        return _store_out('logsumexp', logsumexp(input, dim, keepdim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_logsumexp, (input, dim, keepdim,))
+        return _tab_logsumexp[_k](input, dim, keepdim)
+    return _no_overload("logsumexp", locals(), ('logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor',))
 
 
 def lt(input, other, *, out=None):
@@ -10368,12 +11062,20 @@ def masked_fill_(input, mask, value):
     return _no_overload("masked_fill_", locals(), ('masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)', 'masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)'))
 
 
-def masked_select(input, mask):
-    return _call_masked_select(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='masked_select', arg='mask')))
+def masked_select(input, mask, *, out=None):
+    if out is not None:
+        return _store_out('masked_select', masked_select(input, mask), out)
+    if True:
+        return _call_masked_select(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='masked_select', arg='mask')))
+    return _no_overload("masked_select", locals(), ('masked_select(Tensor self, Tensor mask) -> Tensor',))
 
 
-def matmul(input, other):
-    return _call_matmul(input, (other if isinstance(other, Tensor) else _scalar(other, op='matmul', arg='other')))
+def matmul(input, other, *, out=None):
+    if out is not None:
+        return _store_out('matmul', matmul(input, other), out)
+    if True:
+        return _call_matmul(input, (other if isinstance(other, Tensor) else _scalar(other, op='matmul', arg='other')))
+    return _no_overload("matmul", locals(), ('matmul(Tensor self, Tensor other) -> Tensor',))
 
 
 def max(input, dim=_NG, keepdim=_NG, other=_NG):
@@ -10390,12 +11092,16 @@ def max(input, dim=_NG, keepdim=_NG, other=_NG):
     return _no_overload("max", locals(), ('max(Tensor self) -> Tensor', 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', 'max.other(Tensor self, Tensor other) -> Tensor'))
 
 
-def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_max_pool2d, (input, kernel_size, stride, padding, dilation, ceil_mode,))
-    return _tab_max_pool2d[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None):
+    if out is not None:
+        return _store_out('max_pool2d', max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_max_pool2d, (input, kernel_size, stride, padding, dilation, ceil_mode,))
+        return _tab_max_pool2d[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _no_overload("max_pool2d", locals(), ('max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor',))
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
@@ -10406,8 +11112,12 @@ def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
     return _tab_max_pool2d_with_indices[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    return _call_max_pool2d_with_indices_backward(grad_output, (input if isinstance(input, Tensor) else _scalar(input, op='max_pool2d_with_indices_backward', arg='input')), kernel_size, stride, padding, dilation, ceil_mode, (indices if isinstance(indices, Tensor) else _scalar(indices, op='max_pool2d_with_indices_backward', arg='indices')))
+def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices, *, out=None):
+    if out is not None:
+        return _store_out('max_pool2d_with_indices_backward', max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices), out)
+    if True:
+        return _call_max_pool2d_with_indices_backward(grad_output, (input if isinstance(input, Tensor) else _scalar(input, op='max_pool2d_with_indices_backward', arg='input')), kernel_size, stride, padding, dilation, ceil_mode, (indices if isinstance(indices, Tensor) else _scalar(indices, op='max_pool2d_with_indices_backward', arg='indices')))
+    return _no_overload("max_pool2d_with_indices_backward", locals(), ('max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor',))
 
 
 def maximum(input, other, *, out=None):
@@ -10422,7 +11132,9 @@ def maximum_(input, other):
     return _call_maximum_(input, (other if isinstance(other, Tensor) else _scalar(other, op='maximum_', arg='other')))
 
 
-def mean(input, dim=_NG, keepdim=_NG, *, dtype=None):
+def mean(input, dim=_NG, keepdim=_NG, *, dtype=None, out=None):
+    if out is not None:
+        return _store_out('mean', mean(input, dim, keepdim, dtype=dtype), out)
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10493,8 +11205,12 @@ def mish_(input):
     return _tab_mish_[_k](input)
 
 
-def mm(input, mat2):
-    return _call_mm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='mm', arg='mat2')))
+def mm(input, mat2, *, out=None):
+    if out is not None:
+        return _store_out('mm', mm(input, mat2), out)
+    if True:
+        return _call_mm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='mm', arg='mat2')))
+    return _no_overload("mm", locals(), ('mm(Tensor self, Tensor mat2) -> Tensor',))
 
 
 def mode(input, dim=-1, keepdim=False):
@@ -10521,16 +11237,24 @@ def movedim(input, source, destination):
     return _tab_movedim_intlist[_k](input, source, destination)
 
 
-def mse_loss(input, target, reduction='mean'):
-    return _call_mse_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='mse_loss', arg='target')), reduction)
+def mse_loss(input, target, reduction='mean', *, out=None):
+    if out is not None:
+        return _store_out('mse_loss', mse_loss(input, target, reduction), out)
+    if True:
+        return _call_mse_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='mse_loss', arg='target')), reduction)
+    return _no_overload("mse_loss", locals(), ('mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor',))
 
 
-def msort(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_msort, (input,))
-    return _tab_msort[_k](input)
+def msort(input, *, out=None):
+    if out is not None:
+        return _store_out('msort', msort(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_msort, (input,))
+        return _tab_msort[_k](input)
+    return _no_overload("msort", locals(), ('msort(Tensor self) -> Tensor',))
 
 
 def mul(input, other, *, out=None):
@@ -10566,40 +11290,78 @@ def mul_(input, other):
     return _no_overload("mul_", locals(), ('mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
-def mv(input, vec):
-    return _call_mv(input, (vec if isinstance(vec, Tensor) else _scalar(vec, op='mv', arg='vec')))
+def mv(input, vec, *, out=None):
+    if out is not None:
+        return _store_out('mv', mv(input, vec), out)
+    if True:
+        return _call_mv(input, (vec if isinstance(vec, Tensor) else _scalar(vec, op='mv', arg='vec')))
+    return _no_overload("mv", locals(), ('mv(Tensor self, Tensor vec) -> Tensor',))
 
 
-def mvlgamma(input, p):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_mvlgamma, (input, p,))
-    return _tab_mvlgamma[_k](input, p)
+def mvlgamma(input, p, *, out=None):
+    if out is not None:
+        return _store_out('mvlgamma', mvlgamma(input, p), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_mvlgamma, (input, p,))
+        return _tab_mvlgamma[_k](input, p)
+    return _no_overload("mvlgamma", locals(), ('mvlgamma(Tensor self, int p) -> Tensor',))
 
 
-def nan_to_num(input, nan=None, posinf=None, neginf=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_nan_to_num, (input, nan, posinf, neginf,))
-    return _tab_nan_to_num[_k](input, nan, posinf, neginf)
+def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
+    if out is not None:
+        return _store_out('nan_to_num', nan_to_num(input, nan, posinf, neginf), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_nan_to_num, (input, nan, posinf, neginf,))
+        return _tab_nan_to_num[_k](input, nan, posinf, neginf)
+    return _no_overload("nan_to_num", locals(), ('nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor',))
 
 
-def nanmean(input, dim=None, keepdim=False, *, dtype=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_nanmean, (input, dim, keepdim, dtype,))
-    return _tab_nanmean[_k](input, dim, keepdim, dtype)
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    if out is not None:
+        return _store_out('nanmean', nanmean(input, dim, keepdim, dtype=dtype), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_nanmean, (input, dim, keepdim, dtype,))
+        return _tab_nanmean[_k](input, dim, keepdim, dtype)
+    return _no_overload("nanmean", locals(), ('nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',))
 
 
-def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_nansum, (input, dim, keepdim, dtype,))
-    return _tab_nansum[_k](input, dim, keepdim, dtype)
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
+    if out is not None:
+        return _store_out('nanquantile', nanquantile(input, q, dim, keepdim, interpolation=interpolation), out)
+    if isinstance(q, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | q._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_nanquantile, (input, q, dim, keepdim, interpolation,))
+        return _tab_nanquantile[_k](input, q, dim, keepdim, interpolation)
+    if not isinstance(q, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_nanquantile_scalar, (input, q, dim, keepdim, interpolation,))
+        return _tab_nanquantile_scalar[_k](input, q, dim, keepdim, interpolation)
+    return _no_overload("nanquantile", locals(), ("nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor", "nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor"))
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    if out is not None:
+        return _store_out('nansum', nansum(input, dim, keepdim, dtype=dtype), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_nansum, (input, dim, keepdim, dtype,))
+        return _tab_nansum[_k](input, dim, keepdim, dtype)
+    return _no_overload("nansum", locals(), ('nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',))
 
 
 def narrow(input, dim, start, length):
@@ -10667,36 +11429,52 @@ def neg_(input):
     return _tab_neg_[_k](input)
 
 
-def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_new_empty, (input, size, dtype, layout, device, pin_memory,))
-    return _tab_new_empty[_k](input, size, dtype, layout, device, pin_memory)
+def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
+    if out is not None:
+        return _store_out('new_empty', new_empty(input, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_new_empty, (input, size, dtype, layout, device, pin_memory,))
+        return _tab_new_empty[_k](input, size, dtype, layout, device, pin_memory)
+    return _no_overload("new_empty", locals(), ('new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
-def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_new_full, (input, size, fill_value, dtype, layout, device, pin_memory,))
-    return _tab_new_full[_k](input, size, fill_value, dtype, layout, device, pin_memory)
+def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
+    if out is not None:
+        return _store_out('new_full', new_full(input, size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_new_full, (input, size, fill_value, dtype, layout, device, pin_memory,))
+        return _tab_new_full[_k](input, size, fill_value, dtype, layout, device, pin_memory)
+    return _no_overload("new_full", locals(), ('new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
-def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_new_ones, (input, size, dtype, layout, device, pin_memory,))
-    return _tab_new_ones[_k](input, size, dtype, layout, device, pin_memory)
+def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
+    if out is not None:
+        return _store_out('new_ones', new_ones(input, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_new_ones, (input, size, dtype, layout, device, pin_memory,))
+        return _tab_new_ones[_k](input, size, dtype, layout, device, pin_memory)
+    return _no_overload("new_ones", locals(), ('new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
-def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_new_zeros, (input, size, dtype, layout, device, pin_memory,))
-    return _tab_new_zeros[_k](input, size, dtype, layout, device, pin_memory)
+def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
+    if out is not None:
+        return _store_out('new_zeros', new_zeros(input, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_new_zeros, (input, size, dtype, layout, device, pin_memory,))
+        return _tab_new_zeros[_k](input, size, dtype, layout, device, pin_memory)
+    return _no_overload("new_zeros", locals(), ('new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
 def nextafter(input, other, *, out=None):
@@ -10711,8 +11489,12 @@ def nextafter_(input, other):
     return _call_nextafter_(input, (other if isinstance(other, Tensor) else _scalar(other, op='nextafter_', arg='other')))
 
 
-def nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100):
-    return _call_nll_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='nll_loss', arg='target')), weight, reduction, ignore_index)
+def nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100, *, out=None):
+    if out is not None:
+        return _store_out('nll_loss', nll_loss(input, target, weight, reduction, ignore_index), out)
+    if True:
+        return _call_nll_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='nll_loss', arg='target')), weight, reduction, ignore_index)
+    return _no_overload("nll_loss", locals(), ('nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor',))
 
 
 def nonzero(input, *, as_tuple=_NG):
@@ -10731,7 +11513,9 @@ def nonzero(input, *, as_tuple=_NG):
     return _no_overload("nonzero", locals(), ('nonzero(Tensor self) -> Tensor', 'nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]'))
 
 
-def norm(input, p=_NG, dim=None, keepdim=False, *, dtype=None):
+def norm(input, p=_NG, dim=None, keepdim=False, *, dtype=None, out=None):
+    if out is not None:
+        return _store_out('norm', norm(input, p, dim, keepdim, dtype=dtype), out)
     if True:
         return _call_norm_Scalar(input, (2 if p is _NG else p), dim, keepdim, dtype)
     if p is not _NG:
@@ -10752,20 +11536,32 @@ def normal_(input, mean=0, std=1, *, generator=None):
     return _tab_normal_[_k](input, mean, std, generator)
 
 
-def one_hot(input, num_classes=-1):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_one_hot, (input, num_classes,))
-    return _tab_one_hot[_k](input, num_classes)
+def one_hot(input, num_classes=-1, *, out=None):
+    if out is not None:
+        return _store_out('one_hot', one_hot(input, num_classes), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_one_hot, (input, num_classes,))
+        return _tab_one_hot[_k](input, num_classes)
+    return _no_overload("one_hot", locals(), ('one_hot(Tensor self, int num_classes=-1) -> Tensor',))
 
 
-def outer(input, vec2):
-    return _call_outer(input, (vec2 if isinstance(vec2, Tensor) else _scalar(vec2, op='outer', arg='vec2')))
+def outer(input, vec2, *, out=None):
+    if out is not None:
+        return _store_out('outer', outer(input, vec2), out)
+    if True:
+        return _call_outer(input, (vec2 if isinstance(vec2, Tensor) else _scalar(vec2, op='outer', arg='vec2')))
+    return _no_overload("outer", locals(), ('outer(Tensor self, Tensor vec2) -> Tensor',))
 
 
-def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False):
-    return _call_pairwise_distance(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='pairwise_distance', arg='x2')), p, eps, keepdim)
+def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False, *, out=None):
+    if out is not None:
+        return _store_out('pairwise_distance', pairwise_distance(x1, x2, p, eps, keepdim), out)
+    if True:
+        return _call_pairwise_distance(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='pairwise_distance', arg='x2')), p, eps, keepdim)
+    return _no_overload("pairwise_distance", locals(), ('pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor',))
 
 
 def permute(input, dims):
@@ -10776,8 +11572,12 @@ def permute(input, dims):
     return _tab_permute[_k](input, dims)
 
 
-def polygamma(n, input):
-    return _call_polygamma(n, (input if isinstance(input, Tensor) else _scalar(input, op='polygamma', arg='input')))
+def polygamma(n, input, *, out=None):
+    if out is not None:
+        return _store_out('polygamma', polygamma(n, input), out)
+    if True:
+        return _call_polygamma(n, (input if isinstance(input, Tensor) else _scalar(input, op='polygamma', arg='input')))
+    return _no_overload("polygamma", locals(), ('polygamma(int n, Tensor self) -> Tensor',))
 
 
 def positive(input):
@@ -10821,11 +11621,17 @@ def pow_(input, exponent):
     return _no_overload("pow_", locals(), ('pow_.Tensor_Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)', 'pow_.Tensor_Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)'))
 
 
-def prelu(input, weight):
-    return _call_prelu(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='prelu', arg='weight')))
+def prelu(input, weight, *, out=None):
+    if out is not None:
+        return _store_out('prelu', prelu(input, weight), out)
+    if True:
+        return _call_prelu(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='prelu', arg='weight')))
+    return _no_overload("prelu", locals(), ('prelu(Tensor self, Tensor weight) -> Tensor',))
 
 
-def prod(input, dim=_NG, keepdim=_NG, *, dtype=None):
+def prod(input, dim=_NG, keepdim=_NG, *, dtype=None, out=None):
+    if out is not None:
+        return _store_out('prod', prod(input, dim, keepdim, dtype=dtype), out)
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10835,6 +11641,24 @@ def prod(input, dim=_NG, keepdim=_NG, *, dtype=None):
     if dim is not _NG:
         return _call_prod_dim_int(input, dim, (False if keepdim is _NG else keepdim), dtype)
     return _no_overload("prod", locals(), ('prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
+    if out is not None:
+        return _store_out('quantile', quantile(input, q, dim, keepdim, interpolation=interpolation), out)
+    if isinstance(q, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | q._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_quantile, (input, q, dim, keepdim, interpolation,))
+        return _tab_quantile[_k](input, q, dim, keepdim, interpolation)
+    if not isinstance(q, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_quantile_scalar, (input, q, dim, keepdim, interpolation,))
+        return _tab_quantile_scalar[_k](input, q, dim, keepdim, interpolation)
+    return _no_overload("quantile", locals(), ("quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor", "quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor"))
 
 
 def rad2deg(input, *, out=None):
@@ -10908,12 +11732,16 @@ def relu(input, *, out=None):
     return _no_overload("relu", locals(), ('relu(Tensor self) -> Tensor', 'relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def relu6(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_relu6, (input,))
-    return _tab_relu6[_k](input)
+def relu6(input, *, out=None):
+    if out is not None:
+        return _store_out('relu6', relu6(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_relu6, (input,))
+        return _tab_relu6[_k](input)
+    return _no_overload("relu6", locals(), ('relu6(Tensor self) -> Tensor',))
 
 
 def relu_(input):
@@ -10958,23 +11786,33 @@ def remainder_(input, other):
     return _no_overload("remainder_", locals(), ('remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
-def renorm(input, p, dim, maxnorm):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_renorm, (input, p, dim, maxnorm,))
-    return _tab_renorm[_k](input, p, dim, maxnorm)
+def renorm(input, p, dim, maxnorm, *, out=None):
+    if out is not None:
+        return _store_out('renorm', renorm(input, p, dim, maxnorm), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_renorm, (input, p, dim, maxnorm,))
+        return _tab_renorm[_k](input, p, dim, maxnorm)
+    return _no_overload("renorm", locals(), ('renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor',))
 
 
-def repeat(input, repeats):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_repeat, (input, repeats,))
-    return _tab_repeat[_k](input, repeats)
+def repeat(input, repeats, *, out=None):
+    if out is not None:
+        return _store_out('repeat', repeat(input, repeats), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_repeat, (input, repeats,))
+        return _tab_repeat[_k](input, repeats)
+    return _no_overload("repeat", locals(), ('repeat(Tensor self, SymInt[] repeats) -> Tensor',))
 
 
-def repeat_interleave(input, repeats, dim=None, *, output_size=None):
+def repeat_interleave(input, repeats, dim=None, *, output_size=None, out=None):
+    if out is not None:
+        return _store_out('repeat_interleave', repeat_interleave(input, repeats, dim, output_size=output_size), out)
     if not isinstance(repeats, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11014,20 +11852,28 @@ def resolve_neg(input):
     return _tab_resolve_neg[_k](input)
 
 
-def roll(input, shifts, dims=()):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_roll, (input, shifts, dims,))
-    return _tab_roll[_k](input, shifts, dims)
+def roll(input, shifts, dims=(), *, out=None):
+    if out is not None:
+        return _store_out('roll', roll(input, shifts, dims), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_roll, (input, shifts, dims,))
+        return _tab_roll[_k](input, shifts, dims)
+    return _no_overload("roll", locals(), ('roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor',))
 
 
-def rot90(input, k=1, dims=(0, 1)):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_rot90, (input, k, dims,))
-    return _tab_rot90[_k](input, k, dims)
+def rot90(input, k=1, dims=(0, 1), *, out=None):
+    if out is not None:
+        return _store_out('rot90', rot90(input, k, dims), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_rot90, (input, k, dims,))
+        return _tab_rot90[_k](input, k, dims)
+    return _no_overload("rot90", locals(), ('rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor',))
 
 
 def round(input, *, decimals=_NG, out=None):
@@ -11078,36 +11924,92 @@ def rsqrt_(input):
     return _tab_rsqrt_[_k](input)
 
 
-def rsub(input, other, *, alpha=1):
-    return _call_rsub_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='rsub', arg='other')), alpha)
+def rsub(input, other, *, alpha=1, out=None):
+    if out is not None:
+        return _store_out('rsub', rsub(input, other, alpha=alpha), out)
+    if True:
+        return _call_rsub_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='rsub', arg='other')), alpha)
+    return _no_overload("rsub", locals(), ('rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor',))
 
 
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False):
-    return _call_scaled_dot_product_attention(query, (key if isinstance(key, Tensor) else _scalar(key, op='scaled_dot_product_attention', arg='key')), (value if isinstance(value, Tensor) else _scalar(value, op='scaled_dot_product_attention', arg='value')), attn_mask, dropout_p, is_causal, scale, enable_gqa)
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False, out=None):
+    if out is not None:
+        return _store_out('scaled_dot_product_attention', scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa), out)
+    if True:
+        return _call_scaled_dot_product_attention(query, (key if isinstance(key, Tensor) else _scalar(key, op='scaled_dot_product_attention', arg='key')), (value if isinstance(value, Tensor) else _scalar(value, op='scaled_dot_product_attention', arg='value')), attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    return _no_overload("scaled_dot_product_attention", locals(), ('scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor',))
 
 
-def scatter(input, dim, index, src=_NG, value=_NG):
-    if src is not _NG and value is _NG:
+def scatter(input, dim, index, src=_NG, value=_NG, *, reduce=_NG, out=None):
+    if out is not None:
+        return _store_out('scatter', scatter(input, dim, index, src, value, reduce=reduce), out)
+    if src is not _NG and value is _NG and reduce is _NG:
         return _call_scatter_src(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter', arg='src')))
-    if src is _NG and value is not _NG:
+    if src is _NG and value is not _NG and reduce is _NG:
         return _call_scatter_value(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter', arg='index')), value)
-    return _no_overload("scatter", locals(), ('scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', 'scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor'))
+    if src is not _NG and value is _NG and reduce is not _NG:
+        return _call_scatter_reduce(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter', arg='src')), reduce)
+    if src is _NG and value is not _NG and reduce is not _NG:
+        return _call_scatter_value_reduce(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter', arg='index')), value, reduce)
+    return _no_overload("scatter", locals(), ('scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', 'scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor', 'scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor', 'scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor'))
 
 
-def scatter_(input, dim, index, src=_NG, value=_NG):
-    if src is not _NG and value is _NG:
+def scatter_(input, dim, index, src=_NG, value=_NG, *, reduce=_NG):
+    if src is not _NG and value is _NG and reduce is _NG:
         return _call_scatter__src(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_', arg='src')))
-    if src is _NG and value is not _NG:
+    if src is _NG and value is not _NG and reduce is _NG:
         return _call_scatter__value(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_', arg='index')), value)
-    return _no_overload("scatter_", locals(), ('scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)', 'scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)'))
+    if src is not _NG and value is _NG and reduce is not _NG:
+        return _call_scatter__reduce(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_', arg='src')), reduce)
+    if src is _NG and value is not _NG and reduce is not _NG:
+        return _call_scatter__value_reduce(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_', arg='index')), value, reduce)
+    return _no_overload("scatter_", locals(), ('scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)', 'scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)', 'scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)', 'scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)'))
 
 
-def scatter_add(input, dim, index, src):
-    return _call_scatter_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_add', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_add', arg='src')))
+def scatter_add(input, dim, index, src, *, out=None):
+    if out is not None:
+        return _store_out('scatter_add', scatter_add(input, dim, index, src), out)
+    if True:
+        return _call_scatter_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_add', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_add', arg='src')))
+    return _no_overload("scatter_add", locals(), ('scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor',))
 
 
 def scatter_add_(input, dim, index, src):
     return _call_scatter_add_(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_add_', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_add_', arg='src')))
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
+    if out is not None:
+        return _store_out('scatter_reduce', scatter_reduce(input, dim, index, src, reduce, include_self=include_self), out)
+    if True:
+        return _call_scatter_reduce_two(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_reduce', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_reduce', arg='src')), reduce, include_self)
+    return _no_overload("scatter_reduce", locals(), ('scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor',))
+
+
+def scatter_reduce_(input, dim, index, src, reduce, *, include_self=True):
+    return _call_scatter_reduce__two(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_reduce_', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_reduce_', arg='src')), reduce, include_self)
+
+
+def scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, result):
+    return _call_scatter_reduce_backward(grad, (input if isinstance(input, Tensor) else _scalar(input, op='scatter_reduce_backward', arg='input')), dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_reduce_backward', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_reduce_backward', arg='src')), reduce, include_self, (result if isinstance(result, Tensor) else _scalar(result, op='scatter_reduce_backward', arg='result')))
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
+    if out is not None:
+        return _store_out('searchsorted', searchsorted(sorted_sequence, input, out_int32=out_int32, right=right, side=side, sorter=sorter), out)
+    if isinstance(input, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[sorted_sequence._keys | input._keys | (sorter._keys if sorter is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_searchsorted_Tensor, (sorted_sequence, input, out_int32, right, side, sorter,))
+        return _tab_searchsorted_Tensor[_k](sorted_sequence, input, out_int32, right, side, sorter)
+    if not isinstance(input, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[sorted_sequence._keys | (sorter._keys if sorter is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_searchsorted_Scalar, (sorted_sequence, input, out_int32, right, side, sorter,))
+        return _tab_searchsorted_Scalar[_k](sorted_sequence, input, out_int32, right, side, sorter)
+    return _no_overload("searchsorted", locals(), ('searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor', 'searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor'))
 
 
 def select(input, dim, index):
@@ -11118,28 +12020,40 @@ def select(input, dim, index):
     return _tab_select_int[_k](input, dim, index)
 
 
-def select_backward(grad_output, input_sizes, dim, index):
-    try:
-        _k = (_shared.remap or _tls.remap)[grad_output._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_select_backward, (grad_output, input_sizes, dim, index,))
-    return _tab_select_backward[_k](grad_output, input_sizes, dim, index)
+def select_backward(grad_output, input_sizes, dim, index, *, out=None):
+    if out is not None:
+        return _store_out('select_backward', select_backward(grad_output, input_sizes, dim, index), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[grad_output._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_select_backward, (grad_output, input_sizes, dim, index,))
+        return _tab_select_backward[_k](grad_output, input_sizes, dim, index)
+    return _no_overload("select_backward", locals(), ('select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor',))
 
 
-def selu(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_selu, (input,))
-    return _tab_selu[_k](input)
+def selu(input, *, out=None):
+    if out is not None:
+        return _store_out('selu', selu(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_selu, (input,))
+        return _tab_selu[_k](input)
+    return _no_overload("selu", locals(), ('selu(Tensor self) -> Tensor',))
 
 
-def sgn(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_sgn, (input,))
-    return _tab_sgn[_k](input)
+def sgn(input, *, out=None):
+    if out is not None:
+        return _store_out('sgn', sgn(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_sgn, (input,))
+        return _tab_sgn[_k](input)
+    return _no_overload("sgn", locals(), ('sgn(Tensor self) -> Tensor',))
 
 
 def sigmoid(input, *, out=None):
@@ -11288,24 +12202,36 @@ def slice(input, dim=0, start=None, end=None, step=1):
     return _tab_slice_Tensor[_k](input, dim, start, end, step)
 
 
-def slice_backward(grad_output, input_sizes, dim, start, end, step):
-    try:
-        _k = (_shared.remap or _tls.remap)[grad_output._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_slice_backward, (grad_output, input_sizes, dim, start, end, step,))
-    return _tab_slice_backward[_k](grad_output, input_sizes, dim, start, end, step)
+def slice_backward(grad_output, input_sizes, dim, start, end, step, *, out=None):
+    if out is not None:
+        return _store_out('slice_backward', slice_backward(grad_output, input_sizes, dim, start, end, step), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[grad_output._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_slice_backward, (grad_output, input_sizes, dim, start, end, step,))
+        return _tab_slice_backward[_k](grad_output, input_sizes, dim, start, end, step)
+    return _no_overload("slice_backward", locals(), ('slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor',))
 
 
-def smooth_l1_loss(input, target, reduction='mean', beta=1.0):
-    return _call_smooth_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='smooth_l1_loss', arg='target')), reduction, beta)
+def smooth_l1_loss(input, target, reduction='mean', beta=1.0, *, out=None):
+    if out is not None:
+        return _store_out('smooth_l1_loss', smooth_l1_loss(input, target, reduction, beta), out)
+    if True:
+        return _call_smooth_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='smooth_l1_loss', arg='target')), reduction, beta)
+    return _no_overload("smooth_l1_loss", locals(), ('smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor',))
 
 
-def softmax(input, dim, dtype=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_softmax_int, (input, dim, dtype,))
-    return _tab_softmax_int[_k](input, dim, dtype)
+def softmax(input, dim, dtype=None, *, out=None):
+    if out is not None:
+        return _store_out('softmax', softmax(input, dim, dtype), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_softmax_int, (input, dim, dtype,))
+        return _tab_softmax_int[_k](input, dim, dtype)
+    return _no_overload("softmax", locals(), ('softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor',))
 
 
 def softplus(input, beta=1, threshold=20, *, out=None):
@@ -11345,140 +12271,224 @@ def sort(input, dim=-1, descending=False, *, stable=_NG):
     return _no_overload("sort", locals(), ('sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'))
 
 
-def special_airy_ai(x):
-    try:
-        _k = (_shared.remap or _tls.remap)[x._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_special_airy_ai, (x,))
-    return _tab_special_airy_ai[_k](x)
+def special_airy_ai(x, *, out=None):
+    if out is not None:
+        return _store_out('special_airy_ai', special_airy_ai(x), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[x._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_airy_ai, (x,))
+        return _tab_special_airy_ai[_k](x)
+    return _no_overload("special_airy_ai", locals(), ('special_airy_ai(Tensor x) -> Tensor',))
 
 
-def special_bessel_j0(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_special_bessel_j0, (input,))
-    return _tab_special_bessel_j0[_k](input)
+def special_bessel_j0(input, *, out=None):
+    if out is not None:
+        return _store_out('special_bessel_j0', special_bessel_j0(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_bessel_j0, (input,))
+        return _tab_special_bessel_j0[_k](input)
+    return _no_overload("special_bessel_j0", locals(), ('special_bessel_j0(Tensor self) -> Tensor',))
 
 
-def special_bessel_j1(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_special_bessel_j1, (input,))
-    return _tab_special_bessel_j1[_k](input)
+def special_bessel_j1(input, *, out=None):
+    if out is not None:
+        return _store_out('special_bessel_j1', special_bessel_j1(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_bessel_j1, (input,))
+        return _tab_special_bessel_j1[_k](input)
+    return _no_overload("special_bessel_j1", locals(), ('special_bessel_j1(Tensor self) -> Tensor',))
 
 
-def special_bessel_y0(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_special_bessel_y0, (input,))
-    return _tab_special_bessel_y0[_k](input)
+def special_bessel_y0(input, *, out=None):
+    if out is not None:
+        return _store_out('special_bessel_y0', special_bessel_y0(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_bessel_y0, (input,))
+        return _tab_special_bessel_y0[_k](input)
+    return _no_overload("special_bessel_y0", locals(), ('special_bessel_y0(Tensor self) -> Tensor',))
 
 
-def special_bessel_y1(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_special_bessel_y1, (input,))
-    return _tab_special_bessel_y1[_k](input)
+def special_bessel_y1(input, *, out=None):
+    if out is not None:
+        return _store_out('special_bessel_y1', special_bessel_y1(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_bessel_y1, (input,))
+        return _tab_special_bessel_y1[_k](input)
+    return _no_overload("special_bessel_y1", locals(), ('special_bessel_y1(Tensor self) -> Tensor',))
 
 
-def special_chebyshev_polynomial_t(x, n):
-    return _call_special_chebyshev_polynomial_t(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_t', arg='n')))
+def special_chebyshev_polynomial_t(x, n, *, out=None):
+    if out is not None:
+        return _store_out('special_chebyshev_polynomial_t', special_chebyshev_polynomial_t(x, n), out)
+    if True:
+        return _call_special_chebyshev_polynomial_t(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_t', arg='n')))
+    return _no_overload("special_chebyshev_polynomial_t", locals(), ('special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor',))
 
 
-def special_chebyshev_polynomial_u(x, n):
-    return _call_special_chebyshev_polynomial_u(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_u', arg='n')))
+def special_chebyshev_polynomial_u(x, n, *, out=None):
+    if out is not None:
+        return _store_out('special_chebyshev_polynomial_u', special_chebyshev_polynomial_u(x, n), out)
+    if True:
+        return _call_special_chebyshev_polynomial_u(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_u', arg='n')))
+    return _no_overload("special_chebyshev_polynomial_u", locals(), ('special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor',))
 
 
-def special_chebyshev_polynomial_v(x, n):
-    return _call_special_chebyshev_polynomial_v(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_v', arg='n')))
+def special_chebyshev_polynomial_v(x, n, *, out=None):
+    if out is not None:
+        return _store_out('special_chebyshev_polynomial_v', special_chebyshev_polynomial_v(x, n), out)
+    if True:
+        return _call_special_chebyshev_polynomial_v(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_v', arg='n')))
+    return _no_overload("special_chebyshev_polynomial_v", locals(), ('special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor',))
 
 
-def special_chebyshev_polynomial_w(x, n):
-    return _call_special_chebyshev_polynomial_w(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_w', arg='n')))
+def special_chebyshev_polynomial_w(x, n, *, out=None):
+    if out is not None:
+        return _store_out('special_chebyshev_polynomial_w', special_chebyshev_polynomial_w(x, n), out)
+    if True:
+        return _call_special_chebyshev_polynomial_w(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_w', arg='n')))
+    return _no_overload("special_chebyshev_polynomial_w", locals(), ('special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor',))
 
 
-def special_entr(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_special_entr, (input,))
-    return _tab_special_entr[_k](input)
+def special_entr(input, *, out=None):
+    if out is not None:
+        return _store_out('special_entr', special_entr(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_entr, (input,))
+        return _tab_special_entr[_k](input)
+    return _no_overload("special_entr", locals(), ('special_entr(Tensor self) -> Tensor',))
 
 
-def special_erfcx(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_special_erfcx, (input,))
-    return _tab_special_erfcx[_k](input)
+def special_erfcx(input, *, out=None):
+    if out is not None:
+        return _store_out('special_erfcx', special_erfcx(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_erfcx, (input,))
+        return _tab_special_erfcx[_k](input)
+    return _no_overload("special_erfcx", locals(), ('special_erfcx(Tensor self) -> Tensor',))
 
 
-def special_hermite_polynomial_h(x, n):
-    return _call_special_hermite_polynomial_h(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_hermite_polynomial_h', arg='n')))
+def special_hermite_polynomial_h(x, n, *, out=None):
+    if out is not None:
+        return _store_out('special_hermite_polynomial_h', special_hermite_polynomial_h(x, n), out)
+    if True:
+        return _call_special_hermite_polynomial_h(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_hermite_polynomial_h', arg='n')))
+    return _no_overload("special_hermite_polynomial_h", locals(), ('special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor',))
 
 
-def special_hermite_polynomial_he(x, n):
-    return _call_special_hermite_polynomial_he(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_hermite_polynomial_he', arg='n')))
+def special_hermite_polynomial_he(x, n, *, out=None):
+    if out is not None:
+        return _store_out('special_hermite_polynomial_he', special_hermite_polynomial_he(x, n), out)
+    if True:
+        return _call_special_hermite_polynomial_he(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_hermite_polynomial_he', arg='n')))
+    return _no_overload("special_hermite_polynomial_he", locals(), ('special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor',))
 
 
-def special_i0e(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_special_i0e, (input,))
-    return _tab_special_i0e[_k](input)
+def special_i0e(input, *, out=None):
+    if out is not None:
+        return _store_out('special_i0e', special_i0e(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_i0e, (input,))
+        return _tab_special_i0e[_k](input)
+    return _no_overload("special_i0e", locals(), ('special_i0e(Tensor self) -> Tensor',))
 
 
-def special_i1(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_special_i1, (input,))
-    return _tab_special_i1[_k](input)
+def special_i1(input, *, out=None):
+    if out is not None:
+        return _store_out('special_i1', special_i1(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_i1, (input,))
+        return _tab_special_i1[_k](input)
+    return _no_overload("special_i1", locals(), ('special_i1(Tensor self) -> Tensor',))
 
 
-def special_i1e(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_special_i1e, (input,))
-    return _tab_special_i1e[_k](input)
+def special_i1e(input, *, out=None):
+    if out is not None:
+        return _store_out('special_i1e', special_i1e(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_i1e, (input,))
+        return _tab_special_i1e[_k](input)
+    return _no_overload("special_i1e", locals(), ('special_i1e(Tensor self) -> Tensor',))
 
 
-def special_laguerre_polynomial_l(x, n):
-    return _call_special_laguerre_polynomial_l(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_laguerre_polynomial_l', arg='n')))
+def special_laguerre_polynomial_l(x, n, *, out=None):
+    if out is not None:
+        return _store_out('special_laguerre_polynomial_l', special_laguerre_polynomial_l(x, n), out)
+    if True:
+        return _call_special_laguerre_polynomial_l(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_laguerre_polynomial_l', arg='n')))
+    return _no_overload("special_laguerre_polynomial_l", locals(), ('special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor',))
 
 
-def special_legendre_polynomial_p(x, n):
-    return _call_special_legendre_polynomial_p(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_legendre_polynomial_p', arg='n')))
+def special_legendre_polynomial_p(x, n, *, out=None):
+    if out is not None:
+        return _store_out('special_legendre_polynomial_p', special_legendre_polynomial_p(x, n), out)
+    if True:
+        return _call_special_legendre_polynomial_p(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_legendre_polynomial_p', arg='n')))
+    return _no_overload("special_legendre_polynomial_p", locals(), ('special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor',))
 
 
-def special_log_ndtr(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_special_log_ndtr, (input,))
-    return _tab_special_log_ndtr[_k](input)
+def special_log_ndtr(input, *, out=None):
+    if out is not None:
+        return _store_out('special_log_ndtr', special_log_ndtr(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_log_ndtr, (input,))
+        return _tab_special_log_ndtr[_k](input)
+    return _no_overload("special_log_ndtr", locals(), ('special_log_ndtr(Tensor self) -> Tensor',))
 
 
-def special_modified_bessel_k0(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_special_modified_bessel_k0, (input,))
-    return _tab_special_modified_bessel_k0[_k](input)
+def special_modified_bessel_k0(input, *, out=None):
+    if out is not None:
+        return _store_out('special_modified_bessel_k0', special_modified_bessel_k0(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_modified_bessel_k0, (input,))
+        return _tab_special_modified_bessel_k0[_k](input)
+    return _no_overload("special_modified_bessel_k0", locals(), ('special_modified_bessel_k0(Tensor self) -> Tensor',))
 
 
-def special_modified_bessel_k1(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_special_modified_bessel_k1, (input,))
-    return _tab_special_modified_bessel_k1[_k](input)
+def special_modified_bessel_k1(input, *, out=None):
+    if out is not None:
+        return _store_out('special_modified_bessel_k1', special_modified_bessel_k1(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_modified_bessel_k1, (input,))
+        return _tab_special_modified_bessel_k1[_k](input)
+    return _no_overload("special_modified_bessel_k1", locals(), ('special_modified_bessel_k1(Tensor self) -> Tensor',))
 
 
 def special_ndtr(input, *, out=None):
@@ -11502,52 +12512,84 @@ def special_ndtr_(input):
     return _tab_special_ndtr_[_k](input)
 
 
-def special_ndtri(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_special_ndtri, (input,))
-    return _tab_special_ndtri[_k](input)
+def special_ndtri(input, *, out=None):
+    if out is not None:
+        return _store_out('special_ndtri', special_ndtri(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_ndtri, (input,))
+        return _tab_special_ndtri[_k](input)
+    return _no_overload("special_ndtri", locals(), ('special_ndtri(Tensor self) -> Tensor',))
 
 
-def special_scaled_modified_bessel_k0(x):
-    try:
-        _k = (_shared.remap or _tls.remap)[x._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_special_scaled_modified_bessel_k0, (x,))
-    return _tab_special_scaled_modified_bessel_k0[_k](x)
+def special_scaled_modified_bessel_k0(x, *, out=None):
+    if out is not None:
+        return _store_out('special_scaled_modified_bessel_k0', special_scaled_modified_bessel_k0(x), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[x._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_scaled_modified_bessel_k0, (x,))
+        return _tab_special_scaled_modified_bessel_k0[_k](x)
+    return _no_overload("special_scaled_modified_bessel_k0", locals(), ('special_scaled_modified_bessel_k0(Tensor x) -> Tensor',))
 
 
-def special_scaled_modified_bessel_k1(x):
-    try:
-        _k = (_shared.remap or _tls.remap)[x._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_special_scaled_modified_bessel_k1, (x,))
-    return _tab_special_scaled_modified_bessel_k1[_k](x)
+def special_scaled_modified_bessel_k1(x, *, out=None):
+    if out is not None:
+        return _store_out('special_scaled_modified_bessel_k1', special_scaled_modified_bessel_k1(x), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[x._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_scaled_modified_bessel_k1, (x,))
+        return _tab_special_scaled_modified_bessel_k1[_k](x)
+    return _no_overload("special_scaled_modified_bessel_k1", locals(), ('special_scaled_modified_bessel_k1(Tensor x) -> Tensor',))
 
 
-def special_shifted_chebyshev_polynomial_t(x, n):
-    return _call_special_shifted_chebyshev_polynomial_t(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_t', arg='n')))
+def special_shifted_chebyshev_polynomial_t(x, n, *, out=None):
+    if out is not None:
+        return _store_out('special_shifted_chebyshev_polynomial_t', special_shifted_chebyshev_polynomial_t(x, n), out)
+    if True:
+        return _call_special_shifted_chebyshev_polynomial_t(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_t', arg='n')))
+    return _no_overload("special_shifted_chebyshev_polynomial_t", locals(), ('special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor',))
 
 
-def special_shifted_chebyshev_polynomial_u(x, n):
-    return _call_special_shifted_chebyshev_polynomial_u(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_u', arg='n')))
+def special_shifted_chebyshev_polynomial_u(x, n, *, out=None):
+    if out is not None:
+        return _store_out('special_shifted_chebyshev_polynomial_u', special_shifted_chebyshev_polynomial_u(x, n), out)
+    if True:
+        return _call_special_shifted_chebyshev_polynomial_u(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_u', arg='n')))
+    return _no_overload("special_shifted_chebyshev_polynomial_u", locals(), ('special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor',))
 
 
-def special_shifted_chebyshev_polynomial_v(x, n):
-    return _call_special_shifted_chebyshev_polynomial_v(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_v', arg='n')))
+def special_shifted_chebyshev_polynomial_v(x, n, *, out=None):
+    if out is not None:
+        return _store_out('special_shifted_chebyshev_polynomial_v', special_shifted_chebyshev_polynomial_v(x, n), out)
+    if True:
+        return _call_special_shifted_chebyshev_polynomial_v(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_v', arg='n')))
+    return _no_overload("special_shifted_chebyshev_polynomial_v", locals(), ('special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor',))
 
 
-def special_shifted_chebyshev_polynomial_w(x, n):
-    return _call_special_shifted_chebyshev_polynomial_w(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_w', arg='n')))
+def special_shifted_chebyshev_polynomial_w(x, n, *, out=None):
+    if out is not None:
+        return _store_out('special_shifted_chebyshev_polynomial_w', special_shifted_chebyshev_polynomial_w(x, n), out)
+    if True:
+        return _call_special_shifted_chebyshev_polynomial_w(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_w', arg='n')))
+    return _no_overload("special_shifted_chebyshev_polynomial_w", locals(), ('special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor',))
 
 
-def special_spherical_bessel_j0(x):
-    try:
-        _k = (_shared.remap or _tls.remap)[x._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_special_spherical_bessel_j0, (x,))
-    return _tab_special_spherical_bessel_j0[_k](x)
+def special_spherical_bessel_j0(x, *, out=None):
+    if out is not None:
+        return _store_out('special_spherical_bessel_j0', special_spherical_bessel_j0(x), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[x._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_spherical_bessel_j0, (x,))
+        return _tab_special_spherical_bessel_j0[_k](x)
+    return _no_overload("special_spherical_bessel_j0", locals(), ('special_spherical_bessel_j0(Tensor x) -> Tensor',))
 
 
 def special_xlog1py(input, other, *, out=None):
@@ -11562,8 +12604,12 @@ def special_xlog1py_(input, other):
     return _call_special_xlog1py_(input, (other if isinstance(other, Tensor) else _scalar(other, op='special_xlog1py_', arg='other')))
 
 
-def special_zeta(input, other):
-    return _call_special_zeta(input, (other if isinstance(other, Tensor) else _scalar(other, op='special_zeta', arg='other')))
+def special_zeta(input, other, *, out=None):
+    if out is not None:
+        return _store_out('special_zeta', special_zeta(input, other), out)
+    if True:
+        return _call_special_zeta(input, (other if isinstance(other, Tensor) else _scalar(other, op='special_zeta', arg='other')))
+    return _no_overload("special_zeta", locals(), ('special_zeta(Tensor self, Tensor other) -> Tensor',))
 
 
 def split(input, split_size, dim=0):
@@ -11640,15 +12686,21 @@ def squeeze(input, dim=_NG):
     return _no_overload("squeeze", locals(), ('squeeze(Tensor(a) self) -> Tensor(a)', 'squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)'))
 
 
-def stack(tensors, dim=0):
-    try:
-        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
-    except AttributeError:
-        _k = _bad_arguments(_op_stack, (tensors, dim,))
-    return _tab_stack[_k](tensors, dim)
+def stack(tensors, dim=0, *, out=None):
+    if out is not None:
+        return _store_out('stack', stack(tensors, dim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+        except AttributeError:
+            _k = _bad_arguments(_op_stack, (tensors, dim,))
+        return _tab_stack[_k](tensors, dim)
+    return _no_overload("stack", locals(), ('stack(Tensor[] tensors, int dim=0) -> Tensor',))
 
 
-def std(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
+def std(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=None):
+    if out is not None:
+        return _store_out('std', std(input, dim, unbiased, keepdim, correction=correction), out)
     if keepdim is _NG and correction is _NG and dim.__class__ is bool and unbiased is _NG:
         return _call_std(input, dim)
     if unbiased is _NG:
@@ -11701,7 +12753,9 @@ def sub_(input, other, *, alpha=1):
     return _no_overload("sub_", locals(), ('sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', 'sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'))
 
 
-def sum(input, dim=_NG, keepdim=_NG, *, dtype=None):
+def sum(input, dim=_NG, keepdim=_NG, *, dtype=None, out=None):
+    if out is not None:
+        return _store_out('sum', sum(input, dim, keepdim, dtype=dtype), out)
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11713,12 +12767,16 @@ def sum(input, dim=_NG, keepdim=_NG, *, dtype=None):
     return _no_overload("sum", locals(), ('sum(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
-def sum_to_size(input, size):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_sum_to_size, (input, size,))
-    return _tab_sum_to_size[_k](input, size)
+def sum_to_size(input, size, *, out=None):
+    if out is not None:
+        return _store_out('sum_to_size', sum_to_size(input, size), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_sum_to_size, (input, size,))
+        return _tab_sum_to_size[_k](input, size)
+    return _no_overload("sum_to_size", locals(), ('sum_to_size(Tensor self, SymInt[] size) -> Tensor',))
 
 
 def swapaxes(input, axis0, axis1):
@@ -11745,12 +12803,20 @@ def t(input):
     return _tab_t[_k](input)
 
 
-def take(input, index):
-    return _call_take(input, (index if isinstance(index, Tensor) else _scalar(index, op='take', arg='index')))
+def take(input, index, *, out=None):
+    if out is not None:
+        return _store_out('take', take(input, index), out)
+    if True:
+        return _call_take(input, (index if isinstance(index, Tensor) else _scalar(index, op='take', arg='index')))
+    return _no_overload("take", locals(), ('take(Tensor self, Tensor index) -> Tensor',))
 
 
-def take_along_dim(input, indices, dim=None):
-    return _call_take_along_dim(input, (indices if isinstance(indices, Tensor) else _scalar(indices, op='take_along_dim', arg='indices')), dim)
+def take_along_dim(input, indices, dim=None, *, out=None):
+    if out is not None:
+        return _store_out('take_along_dim', take_along_dim(input, indices, dim), out)
+    if True:
+        return _call_take_along_dim(input, (indices if isinstance(indices, Tensor) else _scalar(indices, op='take_along_dim', arg='indices')), dim)
+    return _no_overload("take_along_dim", locals(), ('take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor',))
 
 
 def tan(input, *, out=None):
@@ -11813,12 +12879,16 @@ def tensor_split(input, sections=_NG, dim=0, indices=_NG, tensor_indices_or_sect
     return _no_overload("tensor_split", locals(), ('tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]', 'tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]', 'tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]'))
 
 
-def threshold(input, threshold, value):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_threshold, (input, threshold, value,))
-    return _tab_threshold[_k](input, threshold, value)
+def threshold(input, threshold, value, *, out=None):
+    if out is not None:
+        return _store_out('threshold', threshold(input, threshold, value), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_threshold, (input, threshold, value,))
+        return _tab_threshold[_k](input, threshold, value)
+    return _no_overload("threshold", locals(), ('threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor',))
 
 
 def threshold_backward(grad_output, input, threshold, *, out=None):
@@ -11829,12 +12899,16 @@ def threshold_backward(grad_output, input, threshold, *, out=None):
     return _no_overload("threshold_backward", locals(), ('threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor', 'threshold_backward.out(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def tile(input, dims):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_tile, (input, dims,))
-    return _tab_tile[_k](input, dims)
+def tile(input, dims, *, out=None):
+    if out is not None:
+        return _store_out('tile', tile(input, dims), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_tile, (input, dims,))
+        return _tab_tile[_k](input, dims)
+    return _no_overload("tile", locals(), ('tile(Tensor self, SymInt[] dims) -> Tensor',))
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
@@ -11845,12 +12919,16 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return _rt_topk._make(_tab_topk[_k](input, k, dim, largest, sorted))
 
 
-def trace(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_trace, (input,))
-    return _tab_trace[_k](input)
+def trace(input, *, out=None):
+    if out is not None:
+        return _store_out('trace', trace(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_trace, (input,))
+        return _tab_trace[_k](input)
+    return _no_overload("trace", locals(), ('trace(Tensor self) -> Tensor',))
 
 
 def transpose(input, dim0, dim1):
@@ -11861,7 +12939,9 @@ def transpose(input, dim0, dim1):
     return _tab_transpose_int[_k](input, dim0, dim1)
 
 
-def trapezoid(y, x=_NG, *, dim=-1, dx=_NG):
+def trapezoid(y, x=_NG, *, dim=-1, dx=_NG, out=None):
+    if out is not None:
+        return _store_out('trapezoid', trapezoid(y, x, dim=dim, dx=dx), out)
     if x is not _NG and dx is _NG:
         return _call_trapezoid_x(y, (x if isinstance(x, Tensor) else _scalar(x, op='trapezoid', arg='x')), dim)
     if x is _NG:
@@ -11869,7 +12949,9 @@ def trapezoid(y, x=_NG, *, dim=-1, dx=_NG):
     return _no_overload("trapezoid", locals(), ('trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor', 'trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor'))
 
 
-def trapz(y, x=_NG, *, dim=-1, dx=_NG):
+def trapz(y, x=_NG, *, dim=-1, dx=_NG, out=None):
+    if out is not None:
+        return _store_out('trapz', trapz(y, x, dim=dim, dx=dx), out)
     if x is not _NG and dx is _NG:
         return _call_trapz_x(y, (x if isinstance(x, Tensor) else _scalar(x, op='trapz', arg='x')), dim)
     if x is _NG:
@@ -11877,24 +12959,36 @@ def trapz(y, x=_NG, *, dim=-1, dx=_NG):
     return _no_overload("trapz", locals(), ('trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor', 'trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor'))
 
 
-def tril(input, diagonal=0):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_tril, (input, diagonal,))
-    return _tab_tril[_k](input, diagonal)
+def tril(input, diagonal=0, *, out=None):
+    if out is not None:
+        return _store_out('tril', tril(input, diagonal), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_tril, (input, diagonal,))
+        return _tab_tril[_k](input, diagonal)
+    return _no_overload("tril", locals(), ('tril(Tensor self, int diagonal=0) -> Tensor',))
 
 
-def triu(input, diagonal=0):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_triu, (input, diagonal,))
-    return _tab_triu[_k](input, diagonal)
+def triu(input, diagonal=0, *, out=None):
+    if out is not None:
+        return _store_out('triu', triu(input, diagonal), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_triu, (input, diagonal,))
+        return _tab_triu[_k](input, diagonal)
+    return _no_overload("triu", locals(), ('triu(Tensor self, int diagonal=0) -> Tensor',))
 
 
-def true_divide(input, other):
-    return _call_true_divide_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='true_divide', arg='other')))
+def true_divide(input, other, *, out=None):
+    if out is not None:
+        return _store_out('true_divide', true_divide(input, other), out)
+    if True:
+        return _call_true_divide_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='true_divide', arg='other')))
+    return _no_overload("true_divide", locals(), ('true_divide.Tensor(Tensor self, Tensor other) -> Tensor',))
 
 
 def trunc(input, *, out=None):
@@ -11951,12 +13045,16 @@ def uniform_(input, from_=0, to=1, *, generator=None):
     return _tab_uniform_[_k](input, from_, to, generator)
 
 
-def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_unique, (input, sorted, return_inverse, return_counts, dim,))
-    return _tab_unique[_k](input, sorted, return_inverse, return_counts, dim)
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None, *, out=None):
+    if out is not None:
+        return _store_out('unique', unique(input, sorted, return_inverse, return_counts, dim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_unique, (input, sorted, return_inverse, return_counts, dim,))
+        return _tab_unique[_k](input, sorted, return_inverse, return_counts, dim)
+    return _no_overload("unique", locals(), ('unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor',))
 
 
 def unsafe_chunk(input, chunks, dim=0):
@@ -11983,7 +13081,9 @@ def unsqueeze(input, dim):
     return _tab_unsqueeze[_k](input, dim)
 
 
-def var(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
+def var(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=None):
+    if out is not None:
+        return _store_out('var', var(input, dim, unbiased, keepdim, correction=correction), out)
     if keepdim is _NG and correction is _NG and dim.__class__ is bool and unbiased is _NG:
         return _call_var(input, dim)
     if unbiased is _NG:
@@ -12003,8 +13103,12 @@ def var_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
     return _no_overload("var_mean", locals(), ('var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)', 'var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)', 'var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'))
 
 
-def vdot(input, other):
-    return _call_vdot(input, (other if isinstance(other, Tensor) else _scalar(other, op='vdot', arg='other')))
+def vdot(input, other, *, out=None):
+    if out is not None:
+        return _store_out('vdot', vdot(input, other), out)
+    if True:
+        return _call_vdot(input, (other if isinstance(other, Tensor) else _scalar(other, op='vdot', arg='other')))
+    return _no_overload("vdot", locals(), ('vdot(Tensor self, Tensor other) -> Tensor',))
 
 
 def view(input, size):
@@ -12031,12 +13135,16 @@ def vsplit(input, sections=_NG, indices=_NG):
     return _no_overload("vsplit", locals(), ('vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]', 'vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]'))
 
 
-def vstack(tensors):
-    try:
-        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
-    except AttributeError:
-        _k = _bad_arguments(_op_vstack, (tensors,))
-    return _tab_vstack[_k](tensors)
+def vstack(tensors, *, out=None):
+    if out is not None:
+        return _store_out('vstack', vstack(tensors), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+        except AttributeError:
+            _k = _bad_arguments(_op_vstack, (tensors,))
+        return _tab_vstack[_k](tensors)
+    return _no_overload("vstack", locals(), ('vstack(Tensor[] tensors) -> Tensor',))
 
 
 def where(condition, input=_NG, other=_NG, *, out=None):

@@ -57,6 +57,9 @@ dtype = DType
 # indexing, interop, autograd.function and autograd.hooks install Tensor methods when imported
 # (Note [Tensor methods from upper layers], tensor.py).
 from runtime import indexing, library  # noqa: E402, F401
+from runtime import inplace_variants  # noqa: E402
+
+inplace_variants.install()
 from runtime.autograd import function, hooks  # noqa: E402, F401
 
 # -- PyTorch compatibility: numeric limits, printing, Size, the wrappers of runtime/functional.py ---------

@@ -268,12 +268,19 @@ def conj_physical(self: Any) -> Any:
 
 
 def sum_to_size(self: Any, size: Any) -> Any:
-    from runtime.autograd.formulas import sum_to
-    return sum_to(self, tuple(size))
+    size = tuple(size)
+    lead = self.dim() - len(size)
+    if lead < 0 or any(n != 1 and n != m for n, m in zip(size, self.shape[lead:], strict=True)):
+        raise RuntimeError(f"size {list(size)} is not expandable to size {list(self.shape)}.")
+    dims = list(range(lead)) + [lead + i for i, n in enumerate(size) if n == 1 and self.shape[lead + i] != 1]
+    if not dims:  # nothing to sum: the values, in the dtype a sum gives (integers and bool: int64)
+        return self if self.dtype.is_floating_point else self.to(dtypes.int64)
+    return self.sum(dims, keepdim=True).reshape(size)
 
 
 def ldexp(self: Any, other: Any) -> Any:
-    return self * _G().pow(2.0, other)
+    return self * _G().pow(_G().full_like(other, 2.0, dtype=dtypes.float64 if self.dtype is dtypes.float64
+                                          else dtypes.get_default_dtype()), other)
 
 
 def fill_Scalar(self: Any, value: Any) -> Any:
