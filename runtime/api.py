@@ -56,8 +56,7 @@ dtype = DType
 # -- tensors, factories, random, interop, indexing, dispatcher registration (runtime/*.py) ---------------
 # indexing, interop, autograd.function and autograd.hooks install Tensor methods when imported
 # (Note [Tensor methods from upper layers], tensor.py).
-from runtime import indexing, library  # noqa: E402, F401
-from runtime import inplace_variants  # noqa: E402
+from runtime import indexing, inplace_variants, library  # noqa: E402, F401
 
 inplace_variants.install()
 from runtime.autograd import function, hooks  # noqa: E402, F401

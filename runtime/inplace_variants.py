@@ -3,8 +3,8 @@ into `self` with `copy_`, so autograd records the op's own nodes and a CopyBackw
 dtype `self` cannot hold is refused as PyTorch refuses it (`int_tensor.logit_()`).
 
 Methods whose argument order differs from the function's (`t.polygamma(n)` is `polygamma(n, t)`,
-`t.where(c, y)` is `where(c, t, y)`) are set here too. Installed onto Tensor when runtime/api.py imports this module (Note [Tensor methods from
-upper layers] in runtime/tensor.py)."""
+`t.where(c, y)` is `where(c, t, y)`) are set here too. runtime/api.py installs them onto Tensor (Note
+[Tensor methods from upper layers] in runtime/tensor.py)."""
 
 from __future__ import annotations
 
