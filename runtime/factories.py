@@ -354,6 +354,11 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
         dt = dtypes.get_default_dtype() if floats else dtypes.int64
     else:
         dt = dtypes.as_dtype(dtype)
+    if floats and not dt.is_floating_point and all(np.isfinite(v) for v in (start, end, step)):
+        # an integral dtype takes the bounds and step in that type first (truncated), as PyTorch does:
+        # arange(1.0, 5.000001, 2.0, dtype=int64) is [1, 3]
+        start, end, step = int(start), int(end), int(step)
+        exact, floats = True, False
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if floats and not all(np.isfinite(v) for v in (start, end, step)):
@@ -381,8 +386,16 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     t = _alloc((int(steps),), _dtype(dtype), device)
     xp = array_module(t.device)
-    values = xp.linspace(float(start), float(end), int(steps), dtype=np.float64)
-    store(t, values if t.dtype.is_floating_point else xp.trunc(values))
+    if t.dtype.is_floating_point:
+        values = xp.linspace(float(start), float(end), int(steps), dtype=np.float64)
+    else:
+        # integral: the bounds truncated to integers first, then each half stepped from its own end (PyTorch)
+        a, b = float(int(start)), float(int(end))
+        n = int(steps)
+        step = (b - a) / (n - 1) if n > 1 else 0.0
+        i = xp.arange(n, dtype=np.float64)
+        values = xp.trunc(xp.where(i < n // 2, a + step * i, b - step * (n - 1 - i)))
+    store(t, values)
     return _finish(t, requires_grad)
 
 

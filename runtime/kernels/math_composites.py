@@ -422,3 +422,4 @@ def renorm(self: Any, p: Any, dim: int, maxnorm: Any) -> Any:
     norms = self.norm(p, others, keepdim=True) if others else self.abs()
     factor = _G().where(norms > maxnorm, maxnorm / (norms + 1e-7), _G().ones_like(norms))
     return self * factor
+
