@@ -11566,3 +11566,17 @@ def isin_Scalar_Tensor(element, test_elements, assume_unique, invert):
             result._requires_grad = True
             result._keys |= AUTOGRAD_BIT
     return result
+
+
+def normal_float_float(mean, std, size, generator, dtype, layout, device, pin_memory):
+    _k = (_shared.remap or _tls.remap)[0] & _BELOW_AUTOGRAD
+    result = _ops._tab_normal_float_float[_k](mean, std, size, generator, dtype, layout, device, pin_memory)
+    if False:
+        node = _NotImplementedNode("normal.float_float")
+        node.next_edges = ()
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result

@@ -68,6 +68,7 @@ __all__ = [
     "avg_pool2d",
     "baddbmm",
     "batch_norm",
+    "bernoulli",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "bincount",
@@ -285,6 +286,7 @@ __all__ = [
     "msort",
     "mul",
     "mul_",
+    "multinomial",
     "mv",
     "mvlgamma",
     "nan_to_num",
@@ -302,6 +304,7 @@ __all__ = [
     "nll_loss",
     "nonzero",
     "norm",
+    "normal",
     "one_hot",
     "outer",
     "pairwise_distance",
@@ -8470,6 +8473,87 @@ def _call_nanquantile_scalar(input, q, dim, keepdim, interpolation):
     return _tab_nanquantile_scalar[_k](input, q, dim, keepdim, interpolation)
 
 
+_op_bernoulli = _dispatcher.declare("bernoulli", "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", (0,), deferred=True)
+_tab_bernoulli = _op_bernoulli.table
+
+
+def _call_bernoulli(input, generator):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bernoulli, (input, generator,))
+    return _tab_bernoulli[_k](input, generator)
+
+
+_op_bernoulli_p = _dispatcher.declare("bernoulli.p", "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor", (0,), deferred=True)
+_tab_bernoulli_p = _op_bernoulli_p.table
+
+
+def _call_bernoulli_p(input, p, generator):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bernoulli_p, (input, p, generator,))
+    return _tab_bernoulli_p[_k](input, p, generator)
+
+
+_op_normal_Tensor_float = _dispatcher.declare("normal.Tensor_float", "normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor", (0,), deferred=True)
+_tab_normal_Tensor_float = _op_normal_Tensor_float.table
+
+
+def _call_normal_Tensor_float(mean, std, generator):
+    try:
+        _k = (_shared.remap or _tls.remap)[mean._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_normal_Tensor_float, (mean, std, generator,))
+    return _tab_normal_Tensor_float[_k](mean, std, generator)
+
+
+_op_normal_float_Tensor = _dispatcher.declare("normal.float_Tensor", "normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor", (1,), deferred=True)
+_tab_normal_float_Tensor = _op_normal_float_Tensor.table
+
+
+def _call_normal_float_Tensor(mean, std, generator):
+    try:
+        _k = (_shared.remap or _tls.remap)[std._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_normal_float_Tensor, (mean, std, generator,))
+    return _tab_normal_float_Tensor[_k](mean, std, generator)
+
+
+_op_normal_Tensor_Tensor = _dispatcher.declare("normal.Tensor_Tensor", "normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor", (0, 1), deferred=True)
+_tab_normal_Tensor_Tensor = _op_normal_Tensor_Tensor.table
+
+
+def _call_normal_Tensor_Tensor(mean, std, generator):
+    try:
+        _k = (_shared.remap or _tls.remap)[mean._keys | std._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_normal_Tensor_Tensor, (mean, std, generator,))
+    return _tab_normal_Tensor_Tensor[_k](mean, std, generator)
+
+
+_op_normal_float_float = _dispatcher.declare("normal.float_float", "normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (), deferred=True)
+_tab_normal_float_float = _op_normal_float_float.table
+
+
+def _call_normal_float_float(mean, std, size, generator, dtype, layout, device, pin_memory):
+    _k = (_shared.remap or _tls.remap)[0]
+    return _tab_normal_float_float[_k](mean, std, size, generator, dtype, layout, device, pin_memory)
+
+
+_op_multinomial = _dispatcher.declare("multinomial", "multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor", (0,), deferred=True)
+_tab_multinomial = _op_multinomial.table
+
+
+def _call_multinomial(input, num_samples, replacement, generator):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_multinomial, (input, num_samples, replacement, generator,))
+    return _tab_multinomial[_k](input, num_samples, replacement, generator)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -8973,6 +9057,24 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
             _k = _bad_arguments(_op_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled,))
         return _tab_batch_norm[_k](input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
     return _no_overload("batch_norm", locals(), ('batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor',))
+
+
+def bernoulli(input, p=_NG, *, generator=None, out=None):
+    if out is not None:
+        return _store_out('bernoulli', bernoulli(input, p, generator=generator), out)
+    if p is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bernoulli, (input, generator,))
+        return _tab_bernoulli[_k](input, generator)
+    if p is not _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bernoulli_p, (input, p, generator,))
+        return _tab_bernoulli_p[_k](input, p, generator)
+    return _no_overload("bernoulli", locals(), ('bernoulli(Tensor self, *, Generator? generator=None) -> Tensor', 'bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor'))
 
 
 def binary_cross_entropy(input, target, weight=None, reduction='mean', *, out=None):
@@ -11290,6 +11392,18 @@ def mul_(input, other):
     return _no_overload("mul_", locals(), ('mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    if out is not None:
+        return _store_out('multinomial', multinomial(input, num_samples, replacement, generator=generator), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_multinomial, (input, num_samples, replacement, generator,))
+        return _tab_multinomial[_k](input, num_samples, replacement, generator)
+    return _no_overload("multinomial", locals(), ('multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor',))
+
+
 def mv(input, vec, *, out=None):
     if out is not None:
         return _store_out('mv', mv(input, vec), out)
@@ -11525,6 +11639,28 @@ def norm(input, p=_NG, dim=None, keepdim=False, *, dtype=None, out=None):
             _k = _bad_arguments(_op_norm_str, (input, p, dim, keepdim, dtype,))
         return _tab_norm_str[_k](input, p, dim, keepdim, dtype)
     return _no_overload("norm", locals(), ('norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', 'norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
+
+
+def normal(mean, std=_NG, size=_NG, *, generator=None, dtype=_NG, layout=_NG, device=_NG, pin_memory=_NG, out=None):
+    if out is not None:
+        return _store_out('normal', normal(mean, std, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory), out)
+    if isinstance(mean, Tensor) and not isinstance(std, Tensor) and size is _NG and dtype is _NG and layout is _NG and device is _NG and pin_memory is _NG:
+        return _call_normal_Tensor_float(mean, (1 if std is _NG else std), generator)
+    if not isinstance(mean, Tensor) and std is not _NG and isinstance(std, Tensor) and size is _NG and dtype is _NG and layout is _NG and device is _NG and pin_memory is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[std._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_normal_float_Tensor, (mean, std, generator,))
+        return _tab_normal_float_Tensor[_k](mean, std, generator)
+    if isinstance(mean, Tensor) and std is not _NG and isinstance(std, Tensor) and size is _NG and dtype is _NG and layout is _NG and device is _NG and pin_memory is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[mean._keys | std._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_normal_Tensor_Tensor, (mean, std, generator,))
+        return _tab_normal_Tensor_Tensor[_k](mean, std, generator)
+    if not isinstance(mean, Tensor) and std is not _NG and not isinstance(std, Tensor) and size is not _NG:
+        return _call_normal_float_float(mean, std, size, generator, (None if dtype is _NG else dtype), (None if layout is _NG else layout), (None if device is _NG else device), (None if pin_memory is _NG else pin_memory))
+    return _no_overload("normal", locals(), ('normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor', 'normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor', 'normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor', 'normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'))
 
 
 def normal_(input, mean=0, std=1, *, generator=None):

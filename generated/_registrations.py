@@ -1465,4 +1465,12 @@ _dispatcher.register_all([
     ("quantile.scalar", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.statistics", "quantile")),
     ("nanquantile", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.statistics", "nanquantile")),
     ("nanquantile.scalar", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.statistics", "nanquantile")),
+    ("bernoulli", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.sampling", "bernoulli")),
+    ("bernoulli.p", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.sampling", "bernoulli_p")),
+    ("normal.Tensor_float", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.sampling", "normal_Tensor_float")),
+    ("normal.float_Tensor", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.sampling", "normal_float_Tensor")),
+    ("normal.Tensor_Tensor", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.sampling", "normal_Tensor_Tensor")),
+    ("normal.float_float", "BackendSelect", _on_first_call("runtime.kernels.sampling", "normal_float_float")),
+    ("normal.float_float", "Autograd", _on_first_call("generated._autograd", "normal_float_float")),
+    ("multinomial", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.sampling", "multinomial")),
 ])
