@@ -40,6 +40,7 @@ __all__ = [
     "addmm",
     "addmv",
     "addr",
+    "alias_copy",
     "all",
     "allclose",
     "amax",
@@ -52,6 +53,8 @@ __all__ = [
     "argwhere",
     "as_strided",
     "as_strided_backward",
+    "as_strided_copy",
+    "as_strided_scatter",
     "asin",
     "asin_",
     "asinh",
@@ -126,6 +129,8 @@ __all__ = [
     "diagflat",
     "diagonal",
     "diagonal_backward",
+    "diagonal_copy",
+    "diagonal_scatter",
     "diff",
     "digamma",
     "dist",
@@ -151,6 +156,7 @@ __all__ = [
     "exp2_",
     "exp_",
     "expand",
+    "expand_copy",
     "expm1",
     "expm1_",
     "fill",
@@ -294,6 +300,7 @@ __all__ = [
     "nanquantile",
     "nansum",
     "narrow",
+    "narrow_copy",
     "native_dropout",
     "native_layer_norm",
     "ne",
@@ -309,6 +316,7 @@ __all__ = [
     "outer",
     "pairwise_distance",
     "permute",
+    "permute_copy",
     "polygamma",
     "positive",
     "pow",
@@ -346,6 +354,7 @@ __all__ = [
     "searchsorted",
     "select",
     "select_backward",
+    "select_scatter",
     "selu",
     "sgn",
     "sigmoid",
@@ -363,6 +372,7 @@ __all__ = [
     "sinh_",
     "slice",
     "slice_backward",
+    "slice_scatter",
     "smooth_l1_loss",
     "softmax",
     "softplus",
@@ -404,11 +414,13 @@ __all__ = [
     "special_zeta",
     "split",
     "split_with_sizes",
+    "split_with_sizes_copy",
     "sqrt",
     "sqrt_",
     "square",
     "square_",
     "squeeze",
+    "squeeze_copy",
     "stack",
     "std",
     "std_mean",
@@ -418,6 +430,7 @@ __all__ = [
     "swapaxes",
     "swapdims",
     "t",
+    "t_copy",
     "take",
     "take_along_dim",
     "tan",
@@ -431,6 +444,7 @@ __all__ = [
     "topk",
     "trace",
     "transpose",
+    "transpose_copy",
     "trapezoid",
     "trapz",
     "tril",
@@ -439,15 +453,19 @@ __all__ = [
     "trunc",
     "trunc_",
     "unbind",
+    "unbind_copy",
     "unflatten",
+    "unfold_copy",
     "unique",
     "unsafe_chunk",
     "unsafe_split",
     "unsqueeze",
+    "unsqueeze_copy",
     "var",
     "var_mean",
     "vdot",
     "view",
+    "view_copy",
     "vsplit",
     "vstack",
     "where",
@@ -8554,6 +8572,234 @@ def _call_multinomial(input, num_samples, replacement, generator):
     return _tab_multinomial[_k](input, num_samples, replacement, generator)
 
 
+_op_expand_copy = _dispatcher.declare("expand_copy", "expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor", (0,), deferred=True)
+_tab_expand_copy = _op_expand_copy.table
+
+
+def _call_expand_copy(input, size, implicit):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_expand_copy, (input, size, implicit,))
+    return _tab_expand_copy[_k](input, size, implicit)
+
+
+_op_diagonal_copy = _dispatcher.declare("diagonal_copy", "diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor", (0,), deferred=True)
+_tab_diagonal_copy = _op_diagonal_copy.table
+
+
+def _call_diagonal_copy(input, offset, dim1, dim2):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_diagonal_copy, (input, offset, dim1, dim2,))
+    return _tab_diagonal_copy[_k](input, offset, dim1, dim2)
+
+
+_op_alias_copy = _dispatcher.declare("alias_copy", "alias_copy(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_alias_copy = _op_alias_copy.table
+
+
+def _call_alias_copy(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_alias_copy, (input,))
+    return _tab_alias_copy[_k](input)
+
+
+_op_as_strided_copy = _dispatcher.declare("as_strided_copy", "as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", (0,), deferred=True)
+_tab_as_strided_copy = _op_as_strided_copy.table
+
+
+def _call_as_strided_copy(input, size, stride, storage_offset):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_as_strided_copy, (input, size, stride, storage_offset,))
+    return _tab_as_strided_copy[_k](input, size, stride, storage_offset)
+
+
+_op_narrow_copy = _dispatcher.declare("narrow_copy", "narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor", (0,), deferred=True)
+_tab_narrow_copy = _op_narrow_copy.table
+
+
+def _call_narrow_copy(input, dim, start, length):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_narrow_copy, (input, dim, start, length,))
+    return _tab_narrow_copy[_k](input, dim, start, length)
+
+
+_op_view_copy = _dispatcher.declare("view_copy", "view_copy(Tensor self, SymInt[] size) -> Tensor", (0,), deferred=True)
+_tab_view_copy = _op_view_copy.table
+
+
+def _call_view_copy(input, size):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_view_copy, (input, size,))
+    return _tab_view_copy[_k](input, size)
+
+
+_op_permute_copy = _dispatcher.declare("permute_copy", "permute_copy(Tensor self, int[] dims) -> Tensor", (0,), deferred=True)
+_tab_permute_copy = _op_permute_copy.table
+
+
+def _call_permute_copy(input, dims):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_permute_copy, (input, dims,))
+    return _tab_permute_copy[_k](input, dims)
+
+
+_op_squeeze_copy = _dispatcher.declare("squeeze_copy", "squeeze_copy(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_squeeze_copy = _op_squeeze_copy.table
+
+
+def _call_squeeze_copy(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_squeeze_copy, (input,))
+    return _tab_squeeze_copy[_k](input)
+
+
+_op_squeeze_copy_dims = _dispatcher.declare("squeeze_copy.dims", "squeeze_copy.dims(Tensor self, int[] dim) -> Tensor", (0,), deferred=True)
+_tab_squeeze_copy_dims = _op_squeeze_copy_dims.table
+
+
+def _call_squeeze_copy_dims(input, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_squeeze_copy_dims, (input, dim,))
+    return _tab_squeeze_copy_dims[_k](input, dim)
+
+
+_op_t_copy = _dispatcher.declare("t_copy", "t_copy(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_t_copy = _op_t_copy.table
+
+
+def _call_t_copy(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_t_copy, (input,))
+    return _tab_t_copy[_k](input)
+
+
+_op_transpose_copy_int = _dispatcher.declare("transpose_copy.int", "transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor", (0,), deferred=True)
+_tab_transpose_copy_int = _op_transpose_copy_int.table
+
+
+def _call_transpose_copy_int(input, dim0, dim1):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_transpose_copy_int, (input, dim0, dim1,))
+    return _tab_transpose_copy_int[_k](input, dim0, dim1)
+
+
+_op_unsqueeze_copy = _dispatcher.declare("unsqueeze_copy", "unsqueeze_copy(Tensor self, int dim) -> Tensor", (0,), deferred=True)
+_tab_unsqueeze_copy = _op_unsqueeze_copy.table
+
+
+def _call_unsqueeze_copy(input, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unsqueeze_copy, (input, dim,))
+    return _tab_unsqueeze_copy[_k](input, dim)
+
+
+_op_unfold_copy = _dispatcher.declare("unfold_copy", "unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor", (0,), deferred=True)
+_tab_unfold_copy = _op_unfold_copy.table
+
+
+def _call_unfold_copy(input, dimension, size, step):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unfold_copy, (input, dimension, size, step,))
+    return _tab_unfold_copy[_k](input, dimension, size, step)
+
+
+_op_unbind_copy_int = _dispatcher.declare("unbind_copy.int", "unbind_copy.int(Tensor self, int dim=0) -> Tensor[]", (0,), deferred=True)
+_tab_unbind_copy_int = _op_unbind_copy_int.table
+
+
+def _call_unbind_copy_int(input, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unbind_copy_int, (input, dim,))
+    return _tab_unbind_copy_int[_k](input, dim)
+
+
+_op_split_with_sizes_copy = _dispatcher.declare("split_with_sizes_copy", "split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]", (0,), deferred=True)
+_tab_split_with_sizes_copy = _op_split_with_sizes_copy.table
+
+
+def _call_split_with_sizes_copy(input, split_sizes, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_split_with_sizes_copy, (input, split_sizes, dim,))
+    return _tab_split_with_sizes_copy[_k](input, split_sizes, dim)
+
+
+_op_diagonal_scatter = _dispatcher.declare("diagonal_scatter", "diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor", (0, 1), deferred=True)
+_tab_diagonal_scatter = _op_diagonal_scatter.table
+
+
+def _call_diagonal_scatter(input, src, offset, dim1, dim2):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_diagonal_scatter, (input, src, offset, dim1, dim2,))
+    return _tab_diagonal_scatter[_k](input, src, offset, dim1, dim2)
+
+
+_op_select_scatter = _dispatcher.declare("select_scatter", "select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor", (0, 1), deferred=True)
+_tab_select_scatter = _op_select_scatter.table
+
+
+def _call_select_scatter(input, src, dim, index):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_select_scatter, (input, src, dim, index,))
+    return _tab_select_scatter[_k](input, src, dim, index)
+
+
+_op_slice_scatter = _dispatcher.declare("slice_scatter", "slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor", (0, 1), deferred=True)
+_tab_slice_scatter = _op_slice_scatter.table
+
+
+def _call_slice_scatter(input, src, dim, start, end, step):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_slice_scatter, (input, src, dim, start, end, step,))
+    return _tab_slice_scatter[_k](input, src, dim, start, end, step)
+
+
+_op_as_strided_scatter = _dispatcher.declare("as_strided_scatter", "as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", (0, 1), deferred=True)
+_tab_as_strided_scatter = _op_as_strided_scatter.table
+
+
+def _call_as_strided_scatter(input, src, size, stride, storage_offset):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_as_strided_scatter, (input, src, size, stride, storage_offset,))
+    return _tab_as_strided_scatter[_k](input, src, size, stride, storage_offset)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -8753,6 +8999,18 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     return _no_overload("addr", locals(), ('addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',))
 
 
+def alias_copy(input, *, out=None):
+    if out is not None:
+        return _store_out('alias_copy', alias_copy(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_alias_copy, (input,))
+        return _tab_alias_copy[_k](input)
+    return _no_overload("alias_copy", locals(), ('alias_copy(Tensor self) -> Tensor',))
+
+
 def all(input, dim=_NG, keepdim=_NG, *, out=None):
     if out is not None:
         return _store_out('all', all(input, dim, keepdim), out)
@@ -8893,6 +9151,26 @@ def as_strided_backward(grad, input_sizes, input_strides, input_offset, size, st
             _k = _bad_arguments(_op_as_strided_backward, (grad, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
         return _tab_as_strided_backward[_k](grad, input_sizes, input_strides, input_offset, size, stride, storage_offset)
     return _no_overload("as_strided_backward", locals(), ('as_strided_backward(Tensor grad, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor',))
+
+
+def as_strided_copy(input, size, stride, storage_offset=None, *, out=None):
+    if out is not None:
+        return _store_out('as_strided_copy', as_strided_copy(input, size, stride, storage_offset), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_as_strided_copy, (input, size, stride, storage_offset,))
+        return _tab_as_strided_copy[_k](input, size, stride, storage_offset)
+    return _no_overload("as_strided_copy", locals(), ('as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor',))
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None, *, out=None):
+    if out is not None:
+        return _store_out('as_strided_scatter', as_strided_scatter(input, src, size, stride, storage_offset), out)
+    if True:
+        return _call_as_strided_scatter(input, (src if isinstance(src, Tensor) else _scalar(src, op='as_strided_scatter', arg='src')), size, stride, storage_offset)
+    return _no_overload("as_strided_scatter", locals(), ('as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor',))
 
 
 def asin(input, *, out=None):
@@ -9655,6 +9933,26 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2, *, out=None)
     return _no_overload("diagonal_backward", locals(), ('diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor',))
 
 
+def diagonal_copy(input, offset=0, dim1=0, dim2=1, *, out=None):
+    if out is not None:
+        return _store_out('diagonal_copy', diagonal_copy(input, offset, dim1, dim2), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_diagonal_copy, (input, offset, dim1, dim2,))
+        return _tab_diagonal_copy[_k](input, offset, dim1, dim2)
+    return _no_overload("diagonal_copy", locals(), ('diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor',))
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1, *, out=None):
+    if out is not None:
+        return _store_out('diagonal_scatter', diagonal_scatter(input, src, offset, dim1, dim2), out)
+    if True:
+        return _call_diagonal_scatter(input, (src if isinstance(src, Tensor) else _scalar(src, op='diagonal_scatter', arg='src')), offset, dim1, dim2)
+    return _no_overload("diagonal_scatter", locals(), ('diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor',))
+
+
 def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     if out is not None:
         return _store_out('diff', diff(input, n, dim, prepend, append), out)
@@ -9948,6 +10246,18 @@ def expand(input, size, *, implicit=False):
 
 def expand_as(input, other):
     return _call_expand_as(input, (other if isinstance(other, Tensor) else _scalar(other, op='expand_as', arg='other')))
+
+
+def expand_copy(input, size, *, implicit=False, out=None):
+    if out is not None:
+        return _store_out('expand_copy', expand_copy(input, size, implicit=implicit), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_expand_copy, (input, size, implicit,))
+        return _tab_expand_copy[_k](input, size, implicit)
+    return _no_overload("expand_copy", locals(), ('expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor',))
 
 
 def expm1(input, *, out=None):
@@ -11486,6 +11796,18 @@ def narrow(input, dim, start, length):
     return _tab_narrow[_k](input, dim, start, length)
 
 
+def narrow_copy(input, dim, start, length, *, out=None):
+    if out is not None:
+        return _store_out('narrow_copy', narrow_copy(input, dim, start, length), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_narrow_copy, (input, dim, start, length,))
+        return _tab_narrow_copy[_k](input, dim, start, length)
+    return _no_overload("narrow_copy", locals(), ('narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor',))
+
+
 def native_dropout(input, p, train):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11706,6 +12028,18 @@ def permute(input, dims):
     except AttributeError:
         _k = _bad_arguments(_op_permute, (input, dims,))
     return _tab_permute[_k](input, dims)
+
+
+def permute_copy(input, dims, *, out=None):
+    if out is not None:
+        return _store_out('permute_copy', permute_copy(input, dims), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_permute_copy, (input, dims,))
+        return _tab_permute_copy[_k](input, dims)
+    return _no_overload("permute_copy", locals(), ('permute_copy(Tensor self, int[] dims) -> Tensor',))
 
 
 def polygamma(n, input, *, out=None):
@@ -12168,6 +12502,14 @@ def select_backward(grad_output, input_sizes, dim, index, *, out=None):
     return _no_overload("select_backward", locals(), ('select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor',))
 
 
+def select_scatter(input, src, dim, index, *, out=None):
+    if out is not None:
+        return _store_out('select_scatter', select_scatter(input, src, dim, index), out)
+    if True:
+        return _call_select_scatter(input, (src if isinstance(src, Tensor) else _scalar(src, op='select_scatter', arg='src')), dim, index)
+    return _no_overload("select_scatter", locals(), ('select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor',))
+
+
 def selu(input, *, out=None):
     if out is not None:
         return _store_out('selu', selu(input), out)
@@ -12348,6 +12690,14 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step, *, out=None)
             _k = _bad_arguments(_op_slice_backward, (grad_output, input_sizes, dim, start, end, step,))
         return _tab_slice_backward[_k](grad_output, input_sizes, dim, start, end, step)
     return _no_overload("slice_backward", locals(), ('slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor',))
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1, *, out=None):
+    if out is not None:
+        return _store_out('slice_scatter', slice_scatter(input, src, dim, start, end, step), out)
+    if True:
+        return _call_slice_scatter(input, (src if isinstance(src, Tensor) else _scalar(src, op='slice_scatter', arg='src')), dim, start, end, step)
+    return _no_overload("slice_scatter", locals(), ('slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor',))
 
 
 def smooth_l1_loss(input, target, reduction='mean', beta=1.0, *, out=None):
@@ -12764,6 +13114,14 @@ def split_with_sizes(input, split_sizes, dim=0):
     return _tab_split_with_sizes[_k](input, split_sizes, dim)
 
 
+def split_with_sizes_copy(input, split_sizes, dim=0):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_split_with_sizes_copy, (input, split_sizes, dim,))
+    return _tab_split_with_sizes_copy[_k](input, split_sizes, dim)
+
+
 def sqrt(input, *, out=None):
     if out is None:
         try:
@@ -12820,6 +13178,24 @@ def squeeze(input, dim=_NG):
             _k = _bad_arguments(_op_squeeze_dim, (input, dim,))
         return _tab_squeeze_dim[_k](input, dim)
     return _no_overload("squeeze", locals(), ('squeeze(Tensor(a) self) -> Tensor(a)', 'squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)'))
+
+
+def squeeze_copy(input, dim=_NG, *, out=None):
+    if out is not None:
+        return _store_out('squeeze_copy', squeeze_copy(input, dim), out)
+    if dim is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_squeeze_copy, (input,))
+        return _tab_squeeze_copy[_k](input)
+    if dim is not _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_squeeze_copy_dims, (input, dim,))
+        return _tab_squeeze_copy_dims[_k](input, dim)
+    return _no_overload("squeeze_copy", locals(), ('squeeze_copy(Tensor self) -> Tensor', 'squeeze_copy.dims(Tensor self, int[] dim) -> Tensor'))
 
 
 def stack(tensors, dim=0, *, out=None):
@@ -12937,6 +13313,18 @@ def t(input):
     except AttributeError:
         _k = _bad_arguments(_op_t, (input,))
     return _tab_t[_k](input)
+
+
+def t_copy(input, *, out=None):
+    if out is not None:
+        return _store_out('t_copy', t_copy(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_t_copy, (input,))
+        return _tab_t_copy[_k](input)
+    return _no_overload("t_copy", locals(), ('t_copy(Tensor self) -> Tensor',))
 
 
 def take(input, index, *, out=None):
@@ -13075,6 +13463,18 @@ def transpose(input, dim0, dim1):
     return _tab_transpose_int[_k](input, dim0, dim1)
 
 
+def transpose_copy(input, dim0, dim1, *, out=None):
+    if out is not None:
+        return _store_out('transpose_copy', transpose_copy(input, dim0, dim1), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_transpose_copy_int, (input, dim0, dim1,))
+        return _tab_transpose_copy_int[_k](input, dim0, dim1)
+    return _no_overload("transpose_copy", locals(), ('transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor',))
+
+
 def trapezoid(y, x=_NG, *, dim=-1, dx=_NG, out=None):
     if out is not None:
         return _store_out('trapezoid', trapezoid(y, x, dim=dim, dx=dx), out)
@@ -13156,6 +13556,14 @@ def unbind(input, dim=0):
     return _tab_unbind_int[_k](input, dim)
 
 
+def unbind_copy(input, dim=0):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unbind_copy_int, (input, dim,))
+    return _tab_unbind_copy_int[_k](input, dim)
+
+
 def unflatten(input, dim, sizes):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13170,6 +13578,18 @@ def unfold(input, dimension, size, step):
     except AttributeError:
         _k = _bad_arguments(_op_unfold, (input, dimension, size, step,))
     return _tab_unfold[_k](input, dimension, size, step)
+
+
+def unfold_copy(input, dimension, size, step, *, out=None):
+    if out is not None:
+        return _store_out('unfold_copy', unfold_copy(input, dimension, size, step), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_unfold_copy, (input, dimension, size, step,))
+        return _tab_unfold_copy[_k](input, dimension, size, step)
+    return _no_overload("unfold_copy", locals(), ('unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor',))
 
 
 def uniform_(input, from_=0, to=1, *, generator=None):
@@ -13217,6 +13637,18 @@ def unsqueeze(input, dim):
     return _tab_unsqueeze[_k](input, dim)
 
 
+def unsqueeze_copy(input, dim, *, out=None):
+    if out is not None:
+        return _store_out('unsqueeze_copy', unsqueeze_copy(input, dim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_unsqueeze_copy, (input, dim,))
+        return _tab_unsqueeze_copy[_k](input, dim)
+    return _no_overload("unsqueeze_copy", locals(), ('unsqueeze_copy(Tensor self, int dim) -> Tensor',))
+
+
 def var(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=None):
     if out is not None:
         return _store_out('var', var(input, dim, unbiased, keepdim, correction=correction), out)
@@ -13253,6 +13685,18 @@ def view(input, size):
     except AttributeError:
         _k = _bad_arguments(_op_view, (input, size,))
     return _tab_view[_k](input, size)
+
+
+def view_copy(input, size, *, out=None):
+    if out is not None:
+        return _store_out('view_copy', view_copy(input, size), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_view_copy, (input, size,))
+        return _tab_view_copy[_k](input, size)
+    return _no_overload("view_copy", locals(), ('view_copy(Tensor self, SymInt[] size) -> Tensor',))
 
 
 def vsplit(input, sections=_NG, indices=_NG):

@@ -44,12 +44,9 @@ def squeeze_copy(self: Any) -> Any:
     return _copied(self.squeeze())
 
 
-def squeeze_copy_dim(self: Any, dim: int) -> Any:
-    return _copied(self.squeeze(dim))
-
-
 def squeeze_copy_dims(self: Any, dim: Any) -> Any:
-    return _copied(self.squeeze(list(dim)))
+    """squeeze_copy.dims, which serves squeeze_copy.dim's calls too (one int or a list)."""
+    return _copied(self.squeeze(dim if isinstance(dim, int) else list(dim)))
 
 
 def t_copy(self: Any) -> Any:
