@@ -237,8 +237,8 @@ def _logical(self: Tensor, dim: int | Sequence[int] | None, keepdim: bool, every
     a = self._data
     if dim is None or dim.__class__ is int:
         axis = None if dim is None else S.wrap_dim(dim, a.ndim)
-    else:  # all.dims / any.dims: several dims ([] or None: every dim)
-        axis = _dims(dim, a.ndim)
+    else:  # all.dims / any.dims: several dims (an empty list reduces none, as PyTorch)
+        axis = _dims(dim, a.ndim) if len(dim) else ()
     if a.ndim == 0:
         axis = None
     b = a != 0

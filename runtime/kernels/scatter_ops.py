@@ -126,6 +126,8 @@ def scatter_reduce_op(self: Any, dim: int, index: Any, src: Any, reduce: str) ->
     modes = {"add": "sum", "multiply": "prod"}
     if reduce not in modes:
         raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
+    if getattr(src, "_wrapped", False):  # `scatter(x, d, i, 2.0, reduce=...)`: the number the binding wrapped
+        src = _G().full(tuple(index.shape), src.item(), dtype=self.dtype, device=self.device)
     return _G().scatter_reduce(self, dim, index, src.to(self.dtype), modes[reduce])
 
 
