@@ -6069,7 +6069,7 @@ def isneginf(input):
     else:
         dt, a0 = _k.operands("isneginf", "bool", None, (input,))
     try:
-        r = (np.isinf(a0) & (a0 < 0))
+        r = (np.isinf(a0) & np.signbit(a0))
     except ValueError:
         _k.broadcast_error("isneginf", a0)
     dt = _dtypes.bool_
@@ -6094,7 +6094,7 @@ def isneginf_out(input, out):
     else:
         dt, a0 = _k.operands("isneginf", "bool", None, (input,))
     try:
-        r = (np.isinf(a0) & (a0 < 0))
+        r = (np.isinf(a0) & np.signbit(a0))
     except ValueError:
         _k.broadcast_error("isneginf", a0)
     dt = _dtypes.bool_

@@ -2,12 +2,12 @@
 // Do not edit: change the YAML or the template and run `opgen generate`.
 //
 // isneginf(Tensor self) -> Tensor
-// pointwise: isinf(self) & (self < 0)    (promote: bool)
+// pointwise: isinf(self) & signbit(self)    (promote: bool)
 #include "opgen_math.cuh"
 
 template <typename C>
 __device__ __forceinline__ auto isneginf_fn(const C a_self) {
-  return (op_isinf(a_self) & (a_self < 0));
+  return (op_isinf(a_self) & op_signbit(a_self));
 }
 
 // ---- inputs bool -> output bool, computed in bool

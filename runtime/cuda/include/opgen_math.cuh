@@ -83,6 +83,8 @@ template <typename T> OPGEN_F T op_sign(T x) { return static_cast<T>((T(0) < x) 
 // The sign bit (true for -0.0 and negative NaNs, as np.signbit).
 OPGEN_F bool op_signbit(float x) { return signbit(x); }
 OPGEN_F bool op_signbit(double x) { return signbit(x); }
+OPGEN_F bool op_signbit(unsigned char) { return false; }
+OPGEN_F bool op_signbit(bool) { return false; }
 template <typename T> OPGEN_F bool op_signbit(T x) { return x < T(0); }
 OPGEN_F bool op_isnan(float x) { return isnan(x); }
 OPGEN_F bool op_isnan(double x) { return isnan(x); }
