@@ -311,16 +311,17 @@ def _positional_alias(f: NativeFunction, params: list[Param]) -> tuple[str, str]
 
 def _out_fallback(name: str, overloads: list[NativeFunction], params: list[Param], cases: list[Case],
                   owners: list[NativeFunction]) -> tuple[list[Param], list[Case], list[NativeFunction]]:
-    """Note [out= for ops without an out overload]: a functional op whose every overload returns one new
-    Tensor, and that declares no `.out` overload, still takes `out=` as PyTorch's ops do: the binding
-    computes the result and `runtime.opcall.store_out` writes it into `out` (resized, cast when the
-    result's dtype can be cast to out's, refused when an input requires grad)."""
+    """Note [out= for ops without an out overload]: a functional op whose every overload returns new
+    Tensors (one, or a tuple: `max.dim`), and that declares no `.out` overload, still takes `out=` as
+    PyTorch's ops do: the binding computes the result and `runtime.opcall.store_out` writes it into `out`
+    (a tensor, or a tuple of them for a tuple result; resized, cast when the result's dtype can be cast to
+    out's, refused when an input requires grad)."""
     if name.endswith("_") or name.startswith("_") or any(p.name == "out" for p in params):
         return params, cases, owners
-    for f in overloads:
-        rets = f.func.returns
-        if f.kind == SchemaKind.out or len(rets) != 1 or str(rets[0].type) != "Tensor" or rets[0].annotation:
-            return params, cases, owners
+    if any(f.kind == SchemaKind.out or any(r.annotation for r in f.func.returns) for f in overloads):
+        return params, cases, owners
+    if not all(all(str(r.type) == "Tensor" for r in f.func.returns) and f.func.returns for f in overloads):
+        return params, cases, owners
     args = ", ".join(p.name if not p.kwonly else f"{p.name}={p.name}" for p in params)
     call = f"_store_out({name!r}, {name}({args}), out)"
     return ([*params, Param("out", True, "None")], [Case("out is not None", call), *cases],

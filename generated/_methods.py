@@ -264,6 +264,7 @@ METHODS = (
     "nanquantile",
     "nansum",
     "narrow",
+    "narrow_copy",
     "ne",
     "neg",
     "neg_",

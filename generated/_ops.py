@@ -9055,12 +9055,16 @@ def amin(input, dim=(), keepdim=False, *, out=None):
     return _no_overload("amin", locals(), ('amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor',))
 
 
-def aminmax(input, *, dim=None, keepdim=False):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_aminmax, (input, dim, keepdim,))
-    return _rt_aminmax._make(_tab_aminmax[_k](input, dim, keepdim))
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    if out is not None:
+        return _store_out('aminmax', aminmax(input, dim=dim, keepdim=keepdim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_aminmax, (input, dim, keepdim,))
+        return _rt_aminmax._make(_tab_aminmax[_k](input, dim, keepdim))
+    return _no_overload("aminmax", locals(), ('aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)',))
 
 
 def any(input, dim=_NG, keepdim=_NG, *, out=None):
@@ -9794,20 +9798,28 @@ def cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_inde
     return _no_overload("cross_entropy_loss", locals(), ('cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor',))
 
 
-def cummax(input, dim):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_cummax, (input, dim,))
-    return _rt_cummax._make(_tab_cummax[_k](input, dim))
+def cummax(input, dim, *, out=None):
+    if out is not None:
+        return _store_out('cummax', cummax(input, dim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_cummax, (input, dim,))
+        return _rt_cummax._make(_tab_cummax[_k](input, dim))
+    return _no_overload("cummax", locals(), ('cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)',))
 
 
-def cummin(input, dim):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_cummin, (input, dim,))
-    return _rt_cummin._make(_tab_cummin[_k](input, dim))
+def cummin(input, dim, *, out=None):
+    if out is not None:
+        return _store_out('cummin', cummin(input, dim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_cummin, (input, dim,))
+        return _rt_cummin._make(_tab_cummin[_k](input, dim))
+    return _no_overload("cummin", locals(), ('cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)',))
 
 
 def cumprod(input, dim, *, dtype=None, out=None):
@@ -10965,12 +10977,16 @@ def kron(input, other, *, out=None):
     return _no_overload("kron", locals(), ('kron(Tensor self, Tensor other) -> Tensor',))
 
 
-def kthvalue(input, k, dim=-1, keepdim=False):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_kthvalue, (input, k, dim, keepdim,))
-    return _rt_kthvalue._make(_tab_kthvalue[_k](input, k, dim, keepdim))
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    if out is not None:
+        return _store_out('kthvalue', kthvalue(input, k, dim, keepdim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_kthvalue, (input, k, dim, keepdim,))
+        return _rt_kthvalue._make(_tab_kthvalue[_k](input, k, dim, keepdim))
+    return _no_overload("kthvalue", locals(), ('kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',))
 
 
 def l1_loss(input, target, reduction='mean', *, out=None):
@@ -11153,12 +11169,16 @@ def linalg_matrix_power(input, n, *, out=None):
     return _no_overload("linalg_matrix_power", locals(), ('linalg_matrix_power(Tensor self, int n) -> Tensor',))
 
 
-def linalg_qr(A, mode='reduced'):
-    try:
-        _k = (_shared.remap or _tls.remap)[A._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_linalg_qr, (A, mode,))
-    return _rt_linalg_qr._make(_tab_linalg_qr[_k](A, mode))
+def linalg_qr(A, mode='reduced', *, out=None):
+    if out is not None:
+        return _store_out('linalg_qr', linalg_qr(A, mode), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[A._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_qr, (A, mode,))
+        return _rt_linalg_qr._make(_tab_linalg_qr[_k](A, mode))
+    return _no_overload("linalg_qr", locals(), ("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)",))
 
 
 def linalg_solve(A, B, *, left=True, out=None):
@@ -11169,12 +11189,16 @@ def linalg_solve(A, B, *, left=True, out=None):
     return _no_overload("linalg_solve", locals(), ('linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor',))
 
 
-def linalg_svd(A, full_matrices=True, *, driver=None):
-    try:
-        _k = (_shared.remap or _tls.remap)[A._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_linalg_svd, (A, full_matrices, driver,))
-    return _rt_linalg_svd._make(_tab_linalg_svd[_k](A, full_matrices, driver))
+def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
+    if out is not None:
+        return _store_out('linalg_svd', linalg_svd(A, full_matrices, driver=driver), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[A._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_svd, (A, full_matrices, driver,))
+        return _rt_linalg_svd._make(_tab_linalg_svd[_k](A, full_matrices, driver))
+    return _no_overload("linalg_svd", locals(), ('linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)',))
 
 
 def linalg_svdvals(A, *, driver=None, out=None):
@@ -11490,7 +11514,9 @@ def matmul(input, other, *, out=None):
     return _no_overload("matmul", locals(), ('matmul(Tensor self, Tensor other) -> Tensor',))
 
 
-def max(input, dim=_NG, keepdim=_NG, other=_NG):
+def max(input, dim=_NG, keepdim=_NG, other=_NG, *, out=None):
+    if out is not None:
+        return _store_out('max', max(input, dim, keepdim, other), out)
     if (other is not _NG and dim is _NG or isinstance(dim, Tensor) and other is _NG):
         return _call_max_other(input, (other if other is not _NG else dim))
     if dim is _NG and keepdim is _NG and other is _NG:
@@ -11516,12 +11542,16 @@ def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
     return _no_overload("max_pool2d", locals(), ('max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor',))
 
 
-def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_max_pool2d_with_indices, (input, kernel_size, stride, padding, dilation, ceil_mode,))
-    return _tab_max_pool2d_with_indices[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
+def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None):
+    if out is not None:
+        return _store_out('max_pool2d_with_indices', max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_max_pool2d_with_indices, (input, kernel_size, stride, padding, dilation, ceil_mode,))
+        return _tab_max_pool2d_with_indices[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _no_overload("max_pool2d_with_indices", locals(), ('max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)',))
 
 
 def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices, *, out=None):
@@ -11558,7 +11588,9 @@ def mean(input, dim=_NG, keepdim=_NG, *, dtype=None, out=None):
     return _no_overload("mean", locals(), ('mean(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
-def median(input, dim=_NG, keepdim=_NG):
+def median(input, dim=_NG, keepdim=_NG, *, out=None):
+    if out is not None:
+        return _store_out('median', median(input, dim, keepdim), out)
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11570,7 +11602,9 @@ def median(input, dim=_NG, keepdim=_NG):
     return _no_overload("median", locals(), ('median(Tensor self) -> Tensor', 'median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
 
 
-def min(input, dim=_NG, keepdim=_NG, other=_NG):
+def min(input, dim=_NG, keepdim=_NG, other=_NG, *, out=None):
+    if out is not None:
+        return _store_out('min', min(input, dim, keepdim, other), out)
     if (other is not _NG and dim is _NG or isinstance(dim, Tensor) and other is _NG):
         return _call_min_other(input, (other if other is not _NG else dim))
     if dim is _NG and keepdim is _NG and other is _NG:
@@ -11625,12 +11659,16 @@ def mm(input, mat2, *, out=None):
     return _no_overload("mm", locals(), ('mm(Tensor self, Tensor mat2) -> Tensor',))
 
 
-def mode(input, dim=-1, keepdim=False):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_mode, (input, dim, keepdim,))
-    return _rt_mode._make(_tab_mode[_k](input, dim, keepdim))
+def mode(input, dim=-1, keepdim=False, *, out=None):
+    if out is not None:
+        return _store_out('mode', mode(input, dim, keepdim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_mode, (input, dim, keepdim,))
+        return _rt_mode._make(_tab_mode[_k](input, dim, keepdim))
+    return _no_overload("mode", locals(), ('mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',))
 
 
 def moveaxis(input, source, destination):
@@ -11808,20 +11846,28 @@ def narrow_copy(input, dim, start, length, *, out=None):
     return _no_overload("narrow_copy", locals(), ('narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor',))
 
 
-def native_dropout(input, p, train):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_native_dropout, (input, p, train,))
-    return _tab_native_dropout[_k](input, p, train)
+def native_dropout(input, p, train, *, out=None):
+    if out is not None:
+        return _store_out('native_dropout', native_dropout(input, p, train), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_native_dropout, (input, p, train,))
+        return _tab_native_dropout[_k](input, p, train)
+    return _no_overload("native_dropout", locals(), ('native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)',))
 
 
-def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
-    except AttributeError:
-        _k = _bad_arguments(_op_native_layer_norm, (input, normalized_shape, weight, bias, eps,))
-    return _tab_native_layer_norm[_k](input, normalized_shape, weight, bias, eps)
+def native_layer_norm(input, normalized_shape, weight, bias, eps, *, out=None):
+    if out is not None:
+        return _store_out('native_layer_norm', native_layer_norm(input, normalized_shape, weight, bias, eps), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_native_layer_norm, (input, normalized_shape, weight, bias, eps,))
+        return _tab_native_layer_norm[_k](input, normalized_shape, weight, bias, eps)
+    return _no_overload("native_layer_norm", locals(), ('native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)',))
 
 
 def ne(input, other, *, out=None):
@@ -12460,8 +12506,12 @@ def scatter_reduce_(input, dim, index, src, reduce, *, include_self=True):
     return _call_scatter_reduce__two(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_reduce_', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_reduce_', arg='src')), reduce, include_self)
 
 
-def scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, result):
-    return _call_scatter_reduce_backward(grad, (input if isinstance(input, Tensor) else _scalar(input, op='scatter_reduce_backward', arg='input')), dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_reduce_backward', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_reduce_backward', arg='src')), reduce, include_self, (result if isinstance(result, Tensor) else _scalar(result, op='scatter_reduce_backward', arg='result')))
+def scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, result, *, out=None):
+    if out is not None:
+        return _store_out('scatter_reduce_backward', scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, result), out)
+    if True:
+        return _call_scatter_reduce_backward(grad, (input if isinstance(input, Tensor) else _scalar(input, op='scatter_reduce_backward', arg='input')), dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_reduce_backward', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_reduce_backward', arg='src')), reduce, include_self, (result if isinstance(result, Tensor) else _scalar(result, op='scatter_reduce_backward', arg='result')))
+    return _no_overload("scatter_reduce_backward", locals(), ('scatter_reduce_backward(Tensor grad, Tensor self, int dim, Tensor index, Tensor src, str reduce, bool include_self, Tensor result) -> (Tensor, Tensor)',))
 
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
@@ -12741,7 +12791,9 @@ def softplus_(input, beta=1, threshold=20):
     return _tab_softplus_[_k](input, beta, threshold)
 
 
-def sort(input, dim=-1, descending=False, *, stable=_NG):
+def sort(input, dim=-1, descending=False, *, stable=_NG, out=None):
+    if out is not None:
+        return _store_out('sort', sort(input, dim, descending, stable=stable), out)
     if stable is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13222,7 +13274,9 @@ def std(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=None):
     return _no_overload("std", locals(), ('std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'std(Tensor self, bool unbiased=True) -> Tensor', 'std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'))
 
 
-def std_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
+def std_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=None):
+    if out is not None:
+        return _store_out('std_mean', std_mean(input, dim, unbiased, keepdim, correction=correction), out)
     if keepdim is _NG and correction is _NG and dim.__class__ is bool and unbiased is _NG:
         return _call_std_mean(input, dim)
     if unbiased is _NG:
@@ -13435,12 +13489,16 @@ def tile(input, dims, *, out=None):
     return _no_overload("tile", locals(), ('tile(Tensor self, SymInt[] dims) -> Tensor',))
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_topk, (input, k, dim, largest, sorted,))
-    return _rt_topk._make(_tab_topk[_k](input, k, dim, largest, sorted))
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+    if out is not None:
+        return _store_out('topk', topk(input, k, dim, largest, sorted), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_topk, (input, k, dim, largest, sorted,))
+        return _rt_topk._make(_tab_topk[_k](input, k, dim, largest, sorted))
+    return _no_overload("topk", locals(), ('topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)',))
 
 
 def trace(input, *, out=None):
@@ -13661,7 +13719,9 @@ def var(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=None):
     return _no_overload("var", locals(), ('var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'var(Tensor self, bool unbiased=True) -> Tensor', 'var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'))
 
 
-def var_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
+def var_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=None):
+    if out is not None:
+        return _store_out('var_mean', var_mean(input, dim, unbiased, keepdim, correction=correction), out)
     if keepdim is _NG and correction is _NG and dim.__class__ is bool and unbiased is _NG:
         return _call_var_mean(input, dim)
     if unbiased is _NG:

@@ -250,7 +250,9 @@ def _odd_element(data: Any) -> str:
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-          memory_format: Any = None) -> Tensor:
+          memory_format: Any = None, out: Any = None) -> Tensor:
+    if out is not None:  # out=: the factory's result written into out (runtime/opcall.store_out)
+        return opcall.store_out("empty", empty(*size, dtype=dtype or out.dtype, device=device), out)
     dt = _dtype(dtype)
     array = _fast_array(np.empty, size, dt, device, None, None)
     if array is not None:
@@ -260,7 +262,9 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 
 
 def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+         requires_grad: bool = False, out: Any = None) -> Tensor:
+    if out is not None:
+        return opcall.store_out("full", full(size, fill_value, dtype=dtype or out.dtype, device=device), out)
     if dtype is None:
         dt = dtypes.result_type(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
     else:
@@ -276,7 +280,10 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any
     return _finish(t, requires_grad)
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          out: Any = None) -> Tensor:
+    if out is not None:
+        return opcall.store_out("zeros", zeros(*size, dtype=dtype or out.dtype, device=device), out)
     dt = _dtype(dtype)
     array = _fast_array(np.zeros, size, dt, device, "zero_", zero_)
     if array is not None:
@@ -287,7 +294,10 @@ def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     return _finish(t, requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+         out: Any = None) -> Tensor:
+    if out is not None:
+        return opcall.store_out("ones", ones(*size, dtype=dtype or out.dtype, device=device), out)
     dt = _dtype(dtype)
     array = _fast_array(_ones, size, dt, device, "fill_.Scalar", fill_)
     if array is not None:
@@ -340,8 +350,10 @@ def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = No
 
 
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
-           requires_grad: bool = False) -> Tensor:
+           requires_grad: bool = False, out: Any = None) -> Tensor:
     """`arange(end)` or `arange(start, end, step)`: [start, end) in steps; int64 unless a bound is a float."""
+    if out is not None:
+        return opcall.store_out("arange", arange(start, end, step, dtype=dtype or out.dtype, device=device), out)
     if end is None:
         start, end = 0, start
     if start.__class__ is int and end.__class__ is int and step.__class__ is int:  # the common case
@@ -381,7 +393,9 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
 
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+             requires_grad: bool = False, out: Any = None) -> Tensor:
+    if out is not None:
+        return opcall.store_out("linspace", linspace(start, end, steps, dtype=dtype or out.dtype, device=device), out)
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     t = _alloc((int(steps),), _dtype(dtype), device)
@@ -394,13 +408,16 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
         n = int(steps)
         step = (b - a) / (n - 1) if n > 1 else 0.0
         i = xp.arange(n, dtype=np.float64)
-        values = xp.trunc(xp.where(i < n // 2, a + step * i, b - step * (n - 1 - i)))
+        values = xp.trunc(xp.where(i < n // 2, a + step * i, b - step * (n - 1 - i))) if n > 1 else \
+            xp.full(n, a, dtype=np.float64)
     store(t, values)
     return _finish(t, requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
-        requires_grad: bool = False) -> Tensor:
+        requires_grad: bool = False, out: Any = None) -> Tensor:
+    if out is not None:
+        return opcall.store_out("eye", eye(n, m, dtype=dtype or out.dtype, device=device), out)
     m = n if m is None else m
     if n < 0 or m < 0:
         raise RuntimeError(f"n and m must be non-negative, got n={n}, m={m}")
@@ -418,8 +435,11 @@ def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = Non
 
 
 def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
+          requires_grad: bool = False, out: Any = None) -> Tensor:
     """Standard normal."""
+    if out is not None:
+        return opcall.store_out("randn", randn(*size, generator=generator, dtype=dtype or out.dtype, device=device),
+                                out)
     t = _alloc(_size(size), _dtype(dtype), device)
     t.normal_(0.0, 1.0, generator=generator)
     return _finish(t, requires_grad)

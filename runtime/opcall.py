@@ -99,6 +99,12 @@ def store_out(name: str, result: Any, out: Any) -> Any:
     """`result` written into `out` for an op that has no out overload (Note [out= for ops without an out
     overload] in codegen/api_python.py): PyTorch's rules (an `out` of another shape is resized, with a
     warning when it had elements)."""
+    if isinstance(result, tuple):  # max.dim's (values, indices): out is a tuple of as many tensors
+        if not isinstance(out, tuple | list) or len(out) != len(result):
+            raise TypeError(f"{name}(): argument 'out' must be a tuple of {len(result)} Tensors")
+        for r, o in zip(result, out, strict=True):
+            store_out(name, r, o)
+        return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
     if not isinstance(out, type(result)):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if result.requires_grad and api.is_grad_enabled():

@@ -9,8 +9,6 @@ reason; any other failure fails. `test_opinfo_exhaustive` (marked slow) runs eve
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 pytest.importorskip("torch")
@@ -21,9 +19,8 @@ from tests import opinfo_coverage as C
 _ENTRIES = C.eligible(C.load_op_db())
 _PRESENT = [o for o in _ENTRIES if C.resolve(o) is not None]
 
-# The coverage this branch reached (tests.opinfo_coverage counts it): a change that loses entries fails.
-FLOOR_EXIST = 0.0
-FLOOR_AGREE = 0.0
+# The entries this branch has (tests.opinfo_coverage counts them): a change that loses entries fails.
+FLOOR_EXIST = 470
 
 
 def _verdict(result: C.Result) -> None:
@@ -40,7 +37,7 @@ def _verdict(result: C.Result) -> None:
 
 @pytest.mark.parametrize("info", _PRESENT, ids=C.key_of)
 def test_opinfo(info) -> None:
-    _verdict(C.check_entry(info, max_samples=2, grad_samples=1))
+    _verdict(C.check_entry(info, max_samples=1, grad_samples=1))
 
 
 @pytest.mark.slow
@@ -59,9 +56,7 @@ def test_known_gaps_name_real_entries() -> None:
 
 
 def test_coverage_floor() -> None:
-    exist = len(_PRESENT) / len(_ENTRIES)
-    assert exist >= FLOOR_EXIST, f"{len(_PRESENT)} of {len(_ENTRIES)} OpInfo entries exist in opgen"
-    assert math.isfinite(FLOOR_AGREE)
+    assert len(_PRESENT) >= FLOOR_EXIST, f"{len(_PRESENT)} of {len(_ENTRIES)} OpInfo entries exist in opgen"
 
 
 def test_checker_catches_a_wrong_op(monkeypatch) -> None:

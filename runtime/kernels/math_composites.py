@@ -284,7 +284,8 @@ def ldexp(self: Any, other: Any) -> Any:
 
 
 def fill_Scalar(self: Any, value: Any) -> Any:
-    return _G().full_like(self, value)
+    G = _G()  # through where, so the result takes part in autograd (its gradient to self is zero)
+    return G.where(G.ones_like(self, dtype=dtypes.bool_), G.full_like(self, value), self)
 
 
 def fill_Tensor(self: Any, value: Any) -> Any:
@@ -402,7 +403,7 @@ def cov(self: Any, correction: int = 1, fweights: Any = None, aweights: Any = No
             norm = total - correction * (w * aweights).sum() / total
         xc = x - avg
         out = (xc * w) @ xc.t() / norm
-    return out.squeeze() if self.dim() < 2 else out
+    return out.squeeze() if self.dim() < 2 or x.shape[0] == 1 else out
 
 
 def corrcoef(self: Any) -> Any:
