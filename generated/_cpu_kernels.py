@@ -6264,7 +6264,7 @@ def nextafter_out(input, other, out):
     return _k.store_out("nextafter", out, r, dt, (input, other))
 
 
-_FAST_logaddexp2 = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64'), floating_only=True)
+_FAST_logaddexp2 = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
 
 
 def logaddexp2(input, other):
@@ -6273,7 +6273,7 @@ def logaddexp2(input, other):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("logaddexp2", "float", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("logaddexp2", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
         r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
     except ValueError:
@@ -6298,7 +6298,7 @@ def logaddexp2_inplace(input, other):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("logaddexp2", "float", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("logaddexp2", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
         r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
     except ValueError:
@@ -6314,7 +6314,7 @@ def logaddexp2_out(input, other, out):
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("logaddexp2", "float", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("logaddexp2", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
     try:
         r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
     except ValueError:

@@ -2420,7 +2420,7 @@ def logaddexp_out(self, other, out):
 _logaddexp2 = PointwiseKernel(
     name="logaddexp2",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/logaddexp2.cu"),
-    promote="float",
+    promote="common",
     num_tensors=2,
     num_scalars=0,
     promote_scalars=(),

@@ -19,6 +19,8 @@ def _floating(t: Any) -> Any:
 
 def mvlgamma(self: Any, p: int) -> Any:
     G = _G()
+    if self.dtype is dtypes.bool_:
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     x = _floating(self)
@@ -46,7 +48,8 @@ def float_power_Tensor_Scalar(self: Any, exponent: Any) -> Any:
 
 
 def float_power_Scalar(self: Any, exponent: Any) -> Any:
-    return _G().pow(float(self), exponent.to(dtypes.float64))
+    e = exponent.to(dtypes.float64)
+    return _G().full_like(e, float(self)) ** e
 
 
 def true_divide(self: Any, other: Any) -> Any:
@@ -134,7 +137,8 @@ def baddbmm(self: Any, batch1: Any, batch2: Any, beta: Any = 1, alpha: Any = 1) 
 
 
 def addbmm(self: Any, batch1: Any, batch2: Any, beta: Any = 1, alpha: Any = 1) -> Any:
-    return _scaled_sum(self, _G().bmm(batch1, batch2).sum(0), beta, alpha)
+    prod = _G().bmm(batch1, batch2)
+    return _scaled_sum(self, prod.sum(0, dtype=prod.dtype), beta, alpha)
 
 
 def addmv(self: Any, mat: Any, vec: Any, beta: Any = 1, alpha: Any = 1) -> Any:
@@ -199,6 +203,8 @@ def logcumsumexp(self: Any, dim: int) -> Any:
     G = _G()
     x = _floating(self)
     if x.dim() == 0:
+        if dim not in (0, -1):
+            raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
         return x.clone()
     m = x.amax(dim, keepdim=True).detach() if x.numel() else G.zeros_like(x)
     m = G.where(m.isfinite(), m, G.zeros_like(m))
@@ -328,6 +334,12 @@ def tensor_split_indices(self: Any, indices: Any, dim: int = 0) -> Any:
 
 def tensor_split_tensor(self: Any, tensor_indices_or_sections: Any, dim: int = 0) -> Any:
     t = tensor_indices_or_sections
+    if t.dtype is not dtypes.int64:
+        raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                           f"{t.dtype.name}")
+    if t.dim() > 1:
+        raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                           f"one-dimensional tensor, but got a tensor with {t.dim()} dims")
     if t.dim() == 0:
         return tensor_split_sections(self, int(t.item()), dim)
     return tensor_split_indices(self, [int(v) for v in t.tolist()], dim)
@@ -418,6 +430,8 @@ def corrcoef(self: Any) -> Any:
 
 
 def renorm(self: Any, p: Any, dim: int, maxnorm: Any) -> Any:
+    if self.dim() < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {self.dim()} dimensions")
     d = dim % self.dim()
     others = [i for i in range(self.dim()) if i != d]
     norms = self.norm(p, others, keepdim=True) if others else self.abs()

@@ -36,6 +36,9 @@ def _searchsorted(seq: Tensor, values: Any, out_int32: bool, right: bool, side: 
         right = side == "right"
     s = _host(seq._data)
     v = _host(values._data) if isinstance(values, Tensor) else np.asarray(values)
+    if s.ndim > 1 and v.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): input value can be a scalar only when boundaries tensor "
+                           f"dimension is 1, but we got boundaries tensor dim({s.ndim})")
     if sorter is not None:
         s = np.take_along_axis(s, _host(sorter._data).astype(np.int64), axis=-1)
     mode = "right" if right else "left"
@@ -101,6 +104,8 @@ def histc(self: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
 
 
 def _isin(elements: Any, test: Any, invert: bool, like: Any) -> Tensor:
+    if np.asarray(elements).dtype.kind == "b" or np.asarray(test).dtype.kind == "b":
+        raise RuntimeError("Unsupported input type encountered for isin(): Bool")
     r = np.isin(elements, test, invert=invert)
     return _back(np.asarray(r), like, dtypes.bool_)
 
@@ -128,7 +133,7 @@ def _quantile(self: Any, q: Any, dim: int | None, keepdim: bool, interpolation: 
     if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
         raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest. "
                            f"Got {interpolation}")
-    if not self.dtype.is_floating_point:
+    if self.dtype not in (dtypes.float32, dtypes.float64):
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     scalar_q = not isinstance(q, Tensor)
     qt = G.tensor(q, dtype=self.dtype, device=self.device) if scalar_q else q

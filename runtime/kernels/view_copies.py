@@ -101,6 +101,6 @@ def slice_scatter(self: Any, src: Any, dim: int = 0, start: int | None = None, e
 
 
 def as_strided_scatter(self: Any, src: Any, size: Any, stride: Any, storage_offset: int | None = None) -> Any:
-    out = self.clone().contiguous()
+    out = self.clone()  # keeps self's strides: the view reads the storage as PyTorch's does
     out.as_strided(list(size), list(stride), storage_offset).copy_(src)
     return out

@@ -2,7 +2,7 @@
 // Do not edit: change the YAML or the template and run `opgen generate`.
 //
 // logaddexp2(Tensor self, Tensor other) -> Tensor
-// pointwise: where(self == other, self + 1, maximum(self, other) + log2(1 + exp2(-abs(self - other))))    (promote: float)
+// pointwise: where(self == other, self + 1, maximum(self, other) + log2(1 + exp2(-abs(self - other))))    (promote: common)
 #include "opgen_math.cuh"
 
 template <typename C>
