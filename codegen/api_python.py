@@ -261,12 +261,10 @@ def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
             # `x.var(True)`: a bool passed where the merged signature has another overload's `dim` is
             # this overload's bool (PyTorch's parser never binds a bool to an int list)
             name_, other_ = flag
-            conds = [c for c in conds if not re.search(rf"\b({name_}|{other_})\b", c)]
-            conds += [f"{other_}.__class__ is bool", f"{name_} is {NOT_GIVEN}"]
-            call = _call(f, union, others, {name_: other_})
-            cases.insert(0, Case(" and ".join(conds), call))
-            owners.insert(0, f)
-            continue
+            alias_conds = [c for c in conds if not re.search(rf"\b({name_}|{other_})\b", c)]
+            alias_conds += [f"{other_}.__class__ is bool", f"{name_} is {NOT_GIVEN}"]
+            cases.insert(0, Case(" and ".join(alias_conds), _call(f, union, others, {name_: other_})))
+            owners.insert(0, f)  # and the overload's own case below (`x.var(unbiased=False)`)
         alias = _positional_alias(f, params)
         if alias is not None:
             # Note [Python bindings and overloads]: `G.max(a, b)` passes b where max.dim has `dim`

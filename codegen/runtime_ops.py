@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from codegen.errors import Diagnostic, LoadError, Location
 
 RUNTIME_OPS: frozenset[str] = frozenset({
+    "lgamma", "linalg_det", "nansum", "new_empty", "ravel", "searchsorted",
     "_conv2d_forward", "_cross_entropy_indices", "_to_copy", "abs", "add", "add_", "addmm", "all", "amax", "amin",
     "any", "argmax", "argsort", "as_strided", "as_strided_backward", "bmm", "cat", "ceil", "chunk", "clamp",
     "clone", "contiguous", "copy_", "cos", "cumsum", "diagonal", "div", "dropout", "empty_strided", "eq", "erf",

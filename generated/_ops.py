@@ -13269,6 +13269,8 @@ def std(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=None):
         return _call_std(input, dim)
     if unbiased is _NG:
         return _call_std_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
+    if dim is _NG and keepdim is _NG and correction is _NG:
+        return _call_std(input, (True if unbiased is _NG else unbiased))
     if dim is not _NG and correction is _NG:
         return _call_std_dim(input, dim, (True if unbiased is _NG else unbiased), (False if keepdim is _NG else keepdim))
     return _no_overload("std", locals(), ('std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'std(Tensor self, bool unbiased=True) -> Tensor', 'std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'))
@@ -13281,6 +13283,8 @@ def std_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=N
         return _call_std_mean(input, dim)
     if unbiased is _NG:
         return _call_std_mean_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
+    if dim is _NG and keepdim is _NG and correction is _NG:
+        return _call_std_mean(input, (True if unbiased is _NG else unbiased))
     if dim is not _NG and correction is _NG:
         return _call_std_mean_dim(input, dim, (True if unbiased is _NG else unbiased), (False if keepdim is _NG else keepdim))
     return _no_overload("std_mean", locals(), ('std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)', 'std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)', 'std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'))
@@ -13714,6 +13718,8 @@ def var(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=None):
         return _call_var(input, dim)
     if unbiased is _NG:
         return _call_var_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
+    if dim is _NG and keepdim is _NG and correction is _NG:
+        return _call_var(input, (True if unbiased is _NG else unbiased))
     if dim is not _NG and correction is _NG:
         return _call_var_dim(input, dim, (True if unbiased is _NG else unbiased), (False if keepdim is _NG else keepdim))
     return _no_overload("var", locals(), ('var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'var(Tensor self, bool unbiased=True) -> Tensor', 'var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'))
@@ -13726,6 +13732,8 @@ def var_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=N
         return _call_var_mean(input, dim)
     if unbiased is _NG:
         return _call_var_mean_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
+    if dim is _NG and keepdim is _NG and correction is _NG:
+        return _call_var_mean(input, (True if unbiased is _NG else unbiased))
     if dim is not _NG and correction is _NG:
         return _call_var_mean_dim(input, dim, (True if unbiased is _NG else unbiased), (False if keepdim is _NG else keepdim))
     return _no_overload("var_mean", locals(), ('var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)', 'var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)', 'var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'))
