@@ -13,6 +13,7 @@ in `torch.add(input, other)`); a Tensor method is the same function, called with
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from codegen.errors import Diagnostic, LoadError, Location, OpgenError
@@ -250,6 +251,15 @@ def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
             elif mine_t != "Tensor" and "Tensor" in other_ts:
                 conds.append(f"not isinstance({p.name}, Tensor)")
         call = _call(f, union, others)
+        flag = _positional_bool(f, params, others)
+        if flag is not None:
+            # `x.var(True)`: a bool passed where the merged signature has another overload's `dim` is
+            # this overload's bool (PyTorch's parser never binds a bool to an int list)
+            name_, other_ = flag
+            alias_conds = [c for c in conds if not re.search(rf"\b({name_}|{other_})\b", c)]
+            alias_conds += [f"{other_}.__class__ is bool", f"{name_} is {NOT_GIVEN}"]
+            cases.insert(0, Case(" and ".join(alias_conds), _call(f, union, others, {name_: other_})))
+            owners.insert(0, f)  # and the overload's own case below (`x.var(unbiased=False)`)
         alias = _positional_alias(f, params)
         if alias is not None:
             # Note [Python bindings and overloads]: `G.max(a, b)` passes b where max.dim has `dim`
@@ -264,6 +274,7 @@ def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
         plain = call == f"_call_{op_id(f)}({', '.join(py_name(a.name) for a in f.func.arguments.flat_all)})"
         cases.append(Case(" and ".join(conds), call, op_id(f) if plain else ""))
         owners.append(f)
+    params, cases, owners = _out_fallback(name, overloads, params, cases, owners)
     first: dict[str, NativeFunction] = {}
     for case, f in zip(cases, owners, strict=True):
         other = first.setdefault(case.condition, f)
@@ -287,6 +298,43 @@ def _positional_alias(f: NativeFunction, params: list[Param]) -> tuple[str, str]
         name = py_name(a.name)
         if (a.type.is_tensor() and a.default is None and i < len(positional) and positional[i] != name
                 and positional[i] not in names):
+            return name, positional[i]
+    return None
+
+
+def _out_fallback(name: str, overloads: list[NativeFunction], params: list[Param], cases: list[Case],
+                  owners: list[NativeFunction]) -> tuple[list[Param], list[Case], list[NativeFunction]]:
+    """Note [out= for ops without an out overload]: a functional op whose every overload returns new
+    Tensors (one, or a tuple: `max.dim`), and that declares no `.out` overload, still takes `out=` as
+    PyTorch's ops do: the binding computes the result and `runtime.opcall.store_out` writes it into `out`
+    (a tensor, or a tuple of them for a tuple result; resized, cast when the result's dtype can be cast to
+    out's, refused when an input requires grad)."""
+    if name.endswith("_") or name.startswith("_") or any(p.name == "out" for p in params):
+        return params, cases, owners
+    if any(f.kind == SchemaKind.out or any(r.annotation for r in f.func.returns) for f in overloads):
+        return params, cases, owners
+    if not all(all(str(r.type) == "Tensor" for r in f.func.returns) and f.func.returns for f in overloads):
+        return params, cases, owners
+    args = ", ".join(p.name if not p.kwonly else f"{p.name}={p.name}" for p in params)
+    call = f"_store_out({name!r}, {name}({args}), out)"
+    return ([*params, Param("out", True, "None")], [Case("out is not None", call), *cases],
+            [overloads[0], *owners])
+
+
+def _positional_bool(f: NativeFunction, params: list[Param], others: list[NativeFunction]) -> tuple[str, str] | None:
+    """(name, alias) when a positional `bool` parameter of `f` sits at a position the merged signature
+    gives to an int-list parameter of other overloads (`var(Tensor self, bool unbiased)` beside
+    `var.correction(Tensor self, int[1]? dim)`): a bool passed there positionally is taken as `name`."""
+    positional = [p.name for p in params if not p.kwonly]
+    mine = [a for a in f.func.arguments.flat_all
+            if a not in f.func.arguments.kwarg_only and a not in f.func.arguments.out]
+    names = {py_name(a.name) for a in f.func.arguments.flat_all}
+    for i, a in enumerate(mine[1:], start=1):
+        name = py_name(a.name)
+        if str(a.type) != "bool" or i >= len(positional) or positional[i] == name or positional[i] in names:
+            continue
+        theirs = {_type_of(o, positional[i]) for o in others} - {None}
+        if theirs and all(t is not None and t.startswith("int[") for t in theirs):
             return name, positional[i]
     return None
 

@@ -153,7 +153,9 @@ def _varargs_methods(by_name: dict[str, list[NativeFunction]], method_names: lis
         schemas = [f.func for f in by_name[name] if Variant.method in f.variants]
         lists = {a.name for s in schemas for a in s.arguments.positional[1:]
                  if len(s.arguments.positional) == 2 and str(a.type) in ("int[]", "SymInt[]")}
-        if len(lists) == 1 and all(len(s.arguments.positional) == 2 for s in schemas):
+        # an overload taking one int there (`hsplit.int`) reads `t.hsplit(2)` as that int, not as varargs
+        ints = any(str(a.type) in ("int", "SymInt") for s in schemas for a in s.arguments.positional[1:])
+        if len(lists) == 1 and not ints and all(len(s.arguments.positional) == 2 for s in schemas):
             out[name] = py_name(lists.pop())
     return out
 

@@ -51,7 +51,7 @@ def _rules(arity: int, table: dict[str, str]) -> dict[str, FunctionRule]:
 # The vocabulary of pointwise expressions (tinygrad-style: one table, no if-chains).
 FUNCTIONS: dict[str, FunctionRule] = {
     **_rules(1, {
-        "abs": "np.abs({0})", "sign": "np.sign({0})", "sqrt": "np.sqrt({0})",
+        "abs": "np.abs({0})", "sign": "_k.sign({0})", "sqrt": "np.sqrt({0})",
         "rsqrt": "np.reciprocal(np.sqrt({0}))", "reciprocal": "np.reciprocal({0})",
         "exp": "np.exp({0})", "exp2": "np.exp2({0})", "expm1": "np.expm1({0})",
         "log": "np.log({0})", "log2": "np.log2({0})", "log10": "np.log10({0})", "log1p": "np.log1p({0})",
@@ -62,10 +62,13 @@ FUNCTIONS: dict[str, FunctionRule] = {
         "round": "np.round({0})", "trunc": "np.trunc({0})", "sigmoid": "_k.sigmoid({0})",
         "isnan": "np.isnan({0})", "isinf": "np.isinf({0})", "isfinite": "np.isfinite({0})",
         "log_sigmoid": "_k.log_sigmoid({0})", "softplus": "np.logaddexp(0, {0})",
+        "acosh": "np.arccosh({0})", "asinh": "np.arcsinh({0})", "atanh": "np.arctanh({0})",
+        "erfc": "_k.erfc({0})", "lgamma": "_k.lgamma({0})", "signbit": "np.signbit({0})",
     }),
     **_rules(2, {
         "atan2": "np.arctan2({0}, {1})", "maximum": "np.maximum({0}, {1})",
-        "minimum": "np.minimum({0}, {1})", "fmod": "np.fmod({0}, {1})", "pow": "np.power({0}, {1})",
+        "minimum": "np.minimum({0}, {1})", "fmod": "np.fmod({0}, {1})", "pow": "_k.power({0}, {1})",
+        "copysign": "np.copysign({0}, {1})", "nextafter": "np.nextafter({0}, {1})",
     }),
     **_rules(3, {"where": "_k.where({0}, {1}, {2})"}),  # Note [Branch-free where] (cpu_pointwise.py)
 }
@@ -322,6 +325,8 @@ class NumpyRenderer(SpecRenderer):
         return repr(value) if isinstance(value, bool) else python_number(value)
 
     def binop(self, op: ast.operator, a: str, b: str) -> str:
+        if isinstance(op, ast.Pow):  # integer tensors to negative integer tensors: PyTorch's answer
+            return f"_k.power({a}, {b})"
         return f"({a} {_BINOPS[type(op)]} {b})"
 
     def unary(self, op: ast.unaryop, a: str) -> str:

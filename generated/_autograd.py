@@ -3388,6 +3388,1125 @@ class LinalgLuBackward0(_Node):
         return out
 
 
+class AcoshBackward0(_Node):
+    """Backward of acosh."""
+
+    __slots__ = ("_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * (input * input - 1).rsqrt()
+        return out
+
+
+class AsinhBackward0(_Node):
+    """Backward of asinh."""
+
+    __slots__ = ("_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * (input * input + 1).rsqrt()
+        return out
+
+
+class AtanhBackward0(_Node):
+    """Backward of atanh."""
+
+    __slots__ = ("_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * (1 - input * input).reciprocal()
+        return out
+
+
+class ErfcBackward0(_Node):
+    """Backward of erfc."""
+
+    __slots__ = ("_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * -1.1283791670955126 * (-input * input).exp()
+        return out
+
+
+class LgammaBackward0(_Node):
+    """Backward of lgamma."""
+
+    __slots__ = ("_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * _F.digamma(input)
+        return out
+
+
+class Deg2radBackward0(_Node):
+    """Backward of deg2rad."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * 0.017453292519943295
+        return out
+
+
+class Rad2degBackward0(_Node):
+    """Backward of rad2deg."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * 57.29577951308232
+        return out
+
+
+class XlogyBackward0(_Node):
+    """Backward of xlogy.Tensor."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * _F.xlogy((input != 0).to(grad.dtype), other)
+        if (1 < len(_edges) and _edges[1] is not None):
+            out[1] = grad * input / other
+        return out
+
+
+class SpecialXlog1pyBackward0(_Node):
+    """Backward of special_xlog1py."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * _F.special_xlog1py((input != 0).to(grad.dtype), other)
+        if (1 < len(_edges) and _edges[1] is not None):
+            out[1] = grad * input / (other + 1)
+        return out
+
+
+class SpecialNdtrBackward0(_Node):
+    """Backward of special_ndtr."""
+
+    __slots__ = ("_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * 0.3989422804014327 * (input * input * -0.5).exp()
+        return out
+
+
+class SincBackward0(_Node):
+    """Backward of sinc."""
+
+    __slots__ = ("_saved_input", "_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * ((input * 3.141592653589793).cos() - result).div(input).masked_fill(input == 0, 0)
+        return out
+
+
+class FmaxBackward0(_Node):
+    """Backward of fmax."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad.masked_fill((input >= other).logical_or(other.isnan()).logical_not(), 0)
+        if (1 < len(_edges) and _edges[1] is not None):
+            out[1] = grad.masked_fill((input >= other).logical_or(other.isnan()), 0)
+        return out
+
+
+class FminBackward0(_Node):
+    """Backward of fmin."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad.masked_fill((input <= other).logical_or(other.isnan()).logical_not(), 0)
+        if (1 < len(_edges) and _edges[1] is not None):
+            out[1] = grad.masked_fill((input <= other).logical_or(other.isnan()), 0)
+        return out
+
+
+class CopysignBackward0(_Node):
+    """Backward of copysign.Tensor."""
+
+    __slots__ = ("_saved_other", "_saved_input", "_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_other", "_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * result.sign() * input.sign()
+        if (1 < len(_edges) and _edges[1] is not None):
+            out[1] = other.mul(0)
+        return out
+
+
+class Logaddexp2Backward0(_Node):
+    """Backward of logaddexp2."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad / (1 + (other - input).exp2())
+        if (1 < len(_edges) and _edges[1] is not None):
+            out[1] = grad / (1 + (input - other).exp2())
+        return out
+
+
+class ErfinvBackward0(_Node):
+    """Backward of erfinv."""
+
+    __slots__ = ("_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * 0.886226925452758 * (result * result).exp()
+        return out
+
+
+class DigammaBackward0(_Node):
+    """Backward of digamma."""
+
+    __slots__ = ("_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * _F.polygamma(1, input)
+        return out
+
+
+class PolygammaBackward0(_Node):
+    """Backward of polygamma."""
+
+    __slots__ = ("_saved_n", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        n = self._saved_n
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * _F.polygamma(n + 1, input)
+        return out
+
+
+class I0Backward0(_Node):
+    """Backward of i0."""
+
+    __slots__ = ("_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * _F.special_i1(input)
+        return out
+
+
+class SpecialI0eBackward0(_Node):
+    """Backward of special_i0e."""
+
+    __slots__ = ("_saved_input", "_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * (_F.special_i1e(input) - input.sign() * result)
+        return out
+
+
+class SpecialI1Backward0(_Node):
+    """Backward of special_i1."""
+
+    __slots__ = ("_saved_input", "_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * (_F.i0(input) - result / input).masked_fill(input == 0, 0.5)
+        return out
+
+
+class SpecialI1eBackward0(_Node):
+    """Backward of special_i1e."""
+
+    __slots__ = ("_saved_input", "_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * (_F.special_i0e(input) - result * (input.sign() + input.reciprocal())).masked_fill(input == 0, 0.5)
+        return out
+
+
+class SpecialNdtriBackward0(_Node):
+    """Backward of special_ndtri."""
+
+    __slots__ = ("_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * 2.5066282746310002 * (result * result * 0.5).exp()
+        return out
+
+
+class SpecialLogNdtrBackward0(_Node):
+    """Backward of special_log_ndtr."""
+
+    __slots__ = ("_saved_input", "_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * 0.3989422804014327 * (input * input * -0.5 - result).exp()
+        return out
+
+
+class SpecialErfcxBackward0(_Node):
+    """Backward of special_erfcx."""
+
+    __slots__ = ("_saved_input", "_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * (2 * input * result - 1.1283791670955126)
+        return out
+
+
+class SpecialEntrBackward0(_Node):
+    """Backward of special_entr."""
+
+    __slots__ = ("_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grad * -(1 + input.log())
+        return out
+
+
+class SpecialZetaBackward0(_Node):
+    """Backward of special_zeta."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        _edges = self.next_edges
+        if (1 < len(_edges) and _edges[1] is not None):
+            out[1] = grad * -input * _F.special_zeta(input + 1, other)
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_zeta", "self")
+        return out
+
+
+class IgammaBackward0(_Node):
+    """Backward of igamma."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        _edges = self.next_edges
+        if (1 < len(_edges) and _edges[1] is not None):
+            out[1] = grad * ((input - 1) * other.log() - other - input.lgamma()).exp()
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("igamma", "self")
+        return out
+
+
+class IgammacBackward0(_Node):
+    """Backward of igammac."""
+
+    __slots__ = ("_saved_other", "_saved_input", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_other", "_saved_input", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self._saved_other.unpack(self)
+        input = self._saved_input.unpack(self)
+        out = [None] * 2
+        _edges = self.next_edges
+        if (1 < len(_edges) and _edges[1] is not None):
+            out[1] = -grad * ((input - 1) * other.log() - other - input.lgamma()).exp()
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("igammac", "self")
+        return out
+
+
+class ScatterReduceBackward0(_Node):
+    """Backward of scatter_reduce.two."""
+
+    __slots__ = ("_saved_dim", "_saved_include_self", "_saved_index", "_saved_reduce", "_saved_input", "_saved_src", "_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_index", "_saved_input", "_saved_src", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        include_self = self._saved_include_self
+        index = self._saved_index.unpack(self)
+        reduce = self._saved_reduce
+        input = self._saved_input.unpack(self)
+        src = self._saved_src.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 3
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None) or (2 < len(_edges) and _edges[2] is not None):
+            _r = _F.scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, result)
+            out[0] = _r[0]
+            out[2] = _r[1]
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("scatter_reduce.two", "index")
+        return out
+
+
+class AllBackward2(_Node):
+    """Backward of all.dims."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("all.dims", "self")
+        return out
+
+
+class AnyBackward2(_Node):
+    """Backward of any.dims."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("any.dims", "self")
+        return out
+
+
+class HeavisideBackward0(_Node):
+    """Backward of heaviside."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("heaviside", "self")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("heaviside", "values")
+        return out
+
+
+class NextafterBackward0(_Node):
+    """Backward of nextafter."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("nextafter", "self")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("nextafter", "other")
+        return out
+
+
+class SpecialBesselJ0Backward0(_Node):
+    """Backward of special_bessel_j0."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_bessel_j0", "self")
+        return out
+
+
+class SpecialBesselJ1Backward0(_Node):
+    """Backward of special_bessel_j1."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_bessel_j1", "self")
+        return out
+
+
+class SpecialBesselY0Backward0(_Node):
+    """Backward of special_bessel_y0."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_bessel_y0", "self")
+        return out
+
+
+class SpecialBesselY1Backward0(_Node):
+    """Backward of special_bessel_y1."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_bessel_y1", "self")
+        return out
+
+
+class SpecialModifiedBesselK0Backward0(_Node):
+    """Backward of special_modified_bessel_k0."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_modified_bessel_k0", "self")
+        return out
+
+
+class SpecialModifiedBesselK1Backward0(_Node):
+    """Backward of special_modified_bessel_k1."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_modified_bessel_k1", "self")
+        return out
+
+
+class SpecialScaledModifiedBesselK0Backward0(_Node):
+    """Backward of special_scaled_modified_bessel_k0."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_scaled_modified_bessel_k0", "x")
+        return out
+
+
+class SpecialScaledModifiedBesselK1Backward0(_Node):
+    """Backward of special_scaled_modified_bessel_k1."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_scaled_modified_bessel_k1", "x")
+        return out
+
+
+class SpecialSphericalBesselJ0Backward0(_Node):
+    """Backward of special_spherical_bessel_j0."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_spherical_bessel_j0", "x")
+        return out
+
+
+class SpecialAiryAiBackward0(_Node):
+    """Backward of special_airy_ai."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_airy_ai", "x")
+        return out
+
+
+class SpecialChebyshevPolynomialTBackward0(_Node):
+    """Backward of special_chebyshev_polynomial_t."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_chebyshev_polynomial_t", "x")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("special_chebyshev_polynomial_t", "n")
+        return out
+
+
+class SpecialChebyshevPolynomialUBackward0(_Node):
+    """Backward of special_chebyshev_polynomial_u."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_chebyshev_polynomial_u", "x")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("special_chebyshev_polynomial_u", "n")
+        return out
+
+
+class SpecialChebyshevPolynomialVBackward0(_Node):
+    """Backward of special_chebyshev_polynomial_v."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_chebyshev_polynomial_v", "x")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("special_chebyshev_polynomial_v", "n")
+        return out
+
+
+class SpecialChebyshevPolynomialWBackward0(_Node):
+    """Backward of special_chebyshev_polynomial_w."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_chebyshev_polynomial_w", "x")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("special_chebyshev_polynomial_w", "n")
+        return out
+
+
+class SpecialShiftedChebyshevPolynomialTBackward0(_Node):
+    """Backward of special_shifted_chebyshev_polynomial_t."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_shifted_chebyshev_polynomial_t", "x")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("special_shifted_chebyshev_polynomial_t", "n")
+        return out
+
+
+class SpecialShiftedChebyshevPolynomialUBackward0(_Node):
+    """Backward of special_shifted_chebyshev_polynomial_u."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_shifted_chebyshev_polynomial_u", "x")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("special_shifted_chebyshev_polynomial_u", "n")
+        return out
+
+
+class SpecialShiftedChebyshevPolynomialVBackward0(_Node):
+    """Backward of special_shifted_chebyshev_polynomial_v."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_shifted_chebyshev_polynomial_v", "x")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("special_shifted_chebyshev_polynomial_v", "n")
+        return out
+
+
+class SpecialShiftedChebyshevPolynomialWBackward0(_Node):
+    """Backward of special_shifted_chebyshev_polynomial_w."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_shifted_chebyshev_polynomial_w", "x")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("special_shifted_chebyshev_polynomial_w", "n")
+        return out
+
+
+class SpecialHermitePolynomialHBackward0(_Node):
+    """Backward of special_hermite_polynomial_h."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_hermite_polynomial_h", "x")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("special_hermite_polynomial_h", "n")
+        return out
+
+
+class SpecialHermitePolynomialHeBackward0(_Node):
+    """Backward of special_hermite_polynomial_he."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_hermite_polynomial_he", "x")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("special_hermite_polynomial_he", "n")
+        return out
+
+
+class SpecialLaguerrePolynomialLBackward0(_Node):
+    """Backward of special_laguerre_polynomial_l."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_laguerre_polynomial_l", "x")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("special_laguerre_polynomial_l", "n")
+        return out
+
+
+class SpecialLegendrePolynomialPBackward0(_Node):
+    """Backward of special_legendre_polynomial_p."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("special_legendre_polynomial_p", "x")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("special_legendre_polynomial_p", "n")
+        return out
+
+
+class SearchsortedBackward0(_Node):
+    """Backward of searchsorted.Tensor."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 3
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("searchsorted.Tensor", "sorted_sequence")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("searchsorted.Tensor", "self")
+        if (2 < len(_edges) and _edges[2] is not None):
+            _not_implemented_input("searchsorted.Tensor", "sorter")
+        return out
+
+
+class SearchsortedBackward1(_Node):
+    """Backward of searchsorted.Scalar."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("searchsorted.Scalar", "sorted_sequence")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("searchsorted.Scalar", "sorter")
+        return out
+
+
+class BincountBackward0(_Node):
+    """Backward of bincount."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("bincount", "self")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("bincount", "weights")
+        return out
+
+
+class HistcBackward0(_Node):
+    """Backward of histc."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("histc", "self")
+        return out
+
+
+class IsinBackward0(_Node):
+    """Backward of isin.Tensor_Tensor."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("isin.Tensor_Tensor", "elements")
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("isin.Tensor_Tensor", "test_elements")
+        return out
+
+
+class IsinBackward1(_Node):
+    """Backward of isin.Tensor_Scalar."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("isin.Tensor_Scalar", "elements")
+        return out
+
+
+class IsinBackward2(_Node):
+    """Backward of isin.Scalar_Tensor."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("isin.Scalar_Tensor", "test_elements")
+        return out
+
+
 # Note [Autograd node names] in codegen/derivatives.py: the name a PyTorch user sees, for type() and name().
 AddBackward1.__name__ = AddBackward1.__qualname__ = "AddBackward0"
 SubBackward1.__name__ = SubBackward1.__qualname__ = "SubBackward0"
@@ -9580,4 +10699,1772 @@ def _linalg_lu(A, pivot):
         node._saved_result0 = _Saved(result[0], True)
         node._saved_result1 = _Saved(result[1], True)
         node._saved_result2 = _Saved(result[2], True)
+    return result
+
+
+def all_dims(input, dim, keepdim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_all_dims[_k](input, dim, keepdim)
+    if input._requires_grad:
+        node = _new(AllBackward2)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        _set_history(result, node, (False,))
+    return result
+
+
+def any_dims(input, dim, keepdim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_any_dims[_k](input, dim, keepdim)
+    if input._requires_grad:
+        node = _new(AnyBackward2)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        _set_history(result, node, (False,))
+    return result
+
+
+def acosh(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_acosh[_k](input)
+    if input._requires_grad:
+        node = _new(AcoshBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def acosh_inplace(input):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(AcoshBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_acosh_[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def acosh_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("acosh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_acosh_out[_k](input, out)
+
+
+def asinh(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_asinh[_k](input)
+    if input._requires_grad:
+        node = _new(AsinhBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def asinh_inplace(input):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(AsinhBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_asinh_[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def asinh_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("asinh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_asinh_out[_k](input, out)
+
+
+def atanh(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_atanh[_k](input)
+    if input._requires_grad:
+        node = _new(AtanhBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def atanh_inplace(input):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(AtanhBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_atanh_[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def atanh_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("atanh(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_atanh_out[_k](input, out)
+
+
+def erfc(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_erfc[_k](input)
+    if input._requires_grad:
+        node = _new(ErfcBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def erfc_inplace(input):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(ErfcBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_erfc_[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def erfc_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("erfc(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_erfc_out[_k](input, out)
+
+
+def lgamma(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_lgamma[_k](input)
+    if input._requires_grad:
+        node = _new(LgammaBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def lgamma_inplace(input):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(LgammaBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_lgamma_[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def lgamma_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("lgamma(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_lgamma_out[_k](input, out)
+
+
+def deg2rad(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_deg2rad[_k](input)
+    if input._requires_grad:
+        node = _new(Deg2radBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def deg2rad_inplace(input):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(Deg2radBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_deg2rad_[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def deg2rad_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("deg2rad(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_deg2rad_out[_k](input, out)
+
+
+def rad2deg(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_rad2deg[_k](input)
+    if input._requires_grad:
+        node = _new(Rad2degBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def rad2deg_inplace(input):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(Rad2degBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_rad2deg_[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def rad2deg_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("rad2deg(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_rad2deg_out[_k](input, out)
+
+
+def xlogy_Tensor(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_xlogy_Tensor[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(XlogyBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def xlogy_Tensor_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(XlogyBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _save_before_write(_Saved, other, input)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_xlogy__Tensor[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def xlogy_Tensor_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("xlogy(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_xlogy_out[_k](input, other, out)
+
+
+def special_xlog1py(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_xlog1py[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(SpecialXlog1pyBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_xlog1py_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(SpecialXlog1pyBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _save_before_write(_Saved, other, input)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_xlog1py_[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def special_xlog1py_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("special_xlog1py(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_special_xlog1py_out[_k](input, other, out)
+
+
+def special_ndtr(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_ndtr[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialNdtrBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_ndtr_inplace(input):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(SpecialNdtrBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_ndtr_[_k](input)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def special_ndtr_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("special_ndtr(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_special_ndtr_out[_k](input, out)
+
+
+def sinc(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sinc[_k](input)
+    if input._requires_grad:
+        node = _new(SincBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def sinc_inplace(input):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(SincBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_sinc_[_k](input)
+    if _need:
+        _rebase_history(input, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def sinc_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("sinc(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_sinc_out[_k](input, out)
+
+
+def fmax(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_fmax[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(FmaxBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def fmax_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(FmaxBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _save_before_write(_Saved, other, input)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_fmax_[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def fmax_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("fmax(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_fmax_out[_k](input, other, out)
+
+
+def fmin(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_fmin[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(FminBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def fmin_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(FminBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _save_before_write(_Saved, other, input)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_fmin_[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def fmin_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("fmin(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_fmin_out[_k](input, other, out)
+
+
+def heaviside(input, values):
+    _k = (_shared.remap or _tls.remap)[input._keys | values._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_heaviside[_k](input, values)
+    if input._requires_grad or values._requires_grad:
+        node = _new(HeavisideBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if values._requires_grad:
+            _fn = values._grad_fn
+            _e1 = (_fn, values._output_nr, values._data.shape, values._dtype, values._device) if _fn is not None else (values._leaf_edge or _leaf_edge(values))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        _set_history(result, node, (True,))
+    return result
+
+
+def heaviside_inplace(input, values):
+    _need = input._requires_grad or values._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(HeavisideBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if values._requires_grad:
+            _fn = values._grad_fn
+            _e1 = (_fn, values._output_nr, values._data.shape, values._dtype, values._device) if _fn is not None else (values._leaf_edge or _leaf_edge(values))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+    _k = (_shared.remap or _tls.remap)[input._keys | values._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_heaviside_[_k](input, values)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def heaviside_out(input, values, out):
+    if _any_requires_grad(input, values, out):
+        raise RuntimeError("heaviside(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | values._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_heaviside_out[_k](input, values, out)
+
+
+def isposinf(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_isposinf[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("isposinf")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def isposinf_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("isposinf(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_isposinf_out[_k](input, out)
+
+
+def isneginf(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_isneginf[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("isneginf")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def isneginf_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("isneginf(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_isneginf_out[_k](input, out)
+
+
+def signbit(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_signbit[_k](input)
+    if input._requires_grad:
+        node = _NotImplementedNode("signbit")
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def signbit_out(input, out):
+    if _any_requires_grad(input, out):
+        raise RuntimeError("signbit(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_signbit_out[_k](input, out)
+
+
+def copysign_Tensor(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_copysign_Tensor[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(CopysignBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def copysign_Tensor_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(CopysignBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _save_before_write(_Saved, other, input)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_copysign__Tensor[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def copysign_Tensor_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("copysign(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_copysign_out[_k](input, other, out)
+
+
+def nextafter(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_nextafter[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(NextafterBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        _set_history(result, node, (True,))
+    return result
+
+
+def nextafter_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(NextafterBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_nextafter_[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def nextafter_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("nextafter(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_nextafter_out[_k](input, other, out)
+
+
+def logaddexp2(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_logaddexp2[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(Logaddexp2Backward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def logaddexp2_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(Logaddexp2Backward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _save_before_write(_Saved, other, input)
+        node._saved_input = _Saved(_clone(input), False)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_logaddexp2_[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def logaddexp2_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("logaddexp2(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_logaddexp2_out[_k](input, other, out)
+
+
+def erfinv(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_erfinv[_k](input)
+    if input._requires_grad:
+        node = _new(ErfinvBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def digamma(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_digamma[_k](input)
+    if input._requires_grad:
+        node = _new(DigammaBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def polygamma(n, input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_polygamma[_k](n, input)
+    if input._requires_grad:
+        node = _new(PolygammaBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_n = n
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def igamma(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_igamma[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(IgammaBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def igammac(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_igammac[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(IgammacBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_zeta(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_zeta[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _new(SpecialZetaBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        node._saved_other = _Saved(other, False)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def i0(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_i0[_k](input)
+    if input._requires_grad:
+        node = _new(I0Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_erfcx(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_erfcx[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialErfcxBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def special_ndtri(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_ndtri[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialNdtriBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def special_log_ndtr(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_log_ndtr[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialLogNdtrBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def special_entr(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_entr[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialEntrBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def special_i0e(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_i0e[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialI0eBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def special_i1(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_i1[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialI1Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def special_i1e(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_i1e[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialI1eBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def special_bessel_j0(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_bessel_j0[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialBesselJ0Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_bessel_j1(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_bessel_j1[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialBesselJ1Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_bessel_y0(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_bessel_y0[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialBesselY0Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_bessel_y1(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_bessel_y1[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialBesselY1Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_modified_bessel_k0(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_modified_bessel_k0[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialModifiedBesselK0Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_modified_bessel_k1(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_modified_bessel_k1[_k](input)
+    if input._requires_grad:
+        node = _new(SpecialModifiedBesselK1Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_scaled_modified_bessel_k0(x):
+    _k = (_shared.remap or _tls.remap)[x._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_scaled_modified_bessel_k0[_k](x)
+    if x._requires_grad:
+        node = _new(SpecialScaledModifiedBesselK0Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = x._grad_fn
+        _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        node.next_edges = (_e0,)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_scaled_modified_bessel_k1(x):
+    _k = (_shared.remap or _tls.remap)[x._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_scaled_modified_bessel_k1[_k](x)
+    if x._requires_grad:
+        node = _new(SpecialScaledModifiedBesselK1Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = x._grad_fn
+        _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        node.next_edges = (_e0,)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_spherical_bessel_j0(x):
+    _k = (_shared.remap or _tls.remap)[x._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_spherical_bessel_j0[_k](x)
+    if x._requires_grad:
+        node = _new(SpecialSphericalBesselJ0Backward0)
+        node.sequence_nr = _next_seq()
+        _fn = x._grad_fn
+        _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        node.next_edges = (_e0,)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_airy_ai(x):
+    _k = (_shared.remap or _tls.remap)[x._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_airy_ai[_k](x)
+    if x._requires_grad:
+        node = _new(SpecialAiryAiBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = x._grad_fn
+        _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        node.next_edges = (_e0,)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_chebyshev_polynomial_t(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_chebyshev_polynomial_t[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _new(SpecialChebyshevPolynomialTBackward0)
+        node.sequence_nr = _next_seq()
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_chebyshev_polynomial_u(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_chebyshev_polynomial_u[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _new(SpecialChebyshevPolynomialUBackward0)
+        node.sequence_nr = _next_seq()
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_chebyshev_polynomial_v(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_chebyshev_polynomial_v[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _new(SpecialChebyshevPolynomialVBackward0)
+        node.sequence_nr = _next_seq()
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_chebyshev_polynomial_w(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_chebyshev_polynomial_w[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _new(SpecialChebyshevPolynomialWBackward0)
+        node.sequence_nr = _next_seq()
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_shifted_chebyshev_polynomial_t[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _new(SpecialShiftedChebyshevPolynomialTBackward0)
+        node.sequence_nr = _next_seq()
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_shifted_chebyshev_polynomial_u[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _new(SpecialShiftedChebyshevPolynomialUBackward0)
+        node.sequence_nr = _next_seq()
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_shifted_chebyshev_polynomial_v[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _new(SpecialShiftedChebyshevPolynomialVBackward0)
+        node.sequence_nr = _next_seq()
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_shifted_chebyshev_polynomial_w[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _new(SpecialShiftedChebyshevPolynomialWBackward0)
+        node.sequence_nr = _next_seq()
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_hermite_polynomial_h(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_hermite_polynomial_h[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _new(SpecialHermitePolynomialHBackward0)
+        node.sequence_nr = _next_seq()
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_hermite_polynomial_he(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_hermite_polynomial_he[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _new(SpecialHermitePolynomialHeBackward0)
+        node.sequence_nr = _next_seq()
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_laguerre_polynomial_l(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_laguerre_polynomial_l[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _new(SpecialLaguerrePolynomialLBackward0)
+        node.sequence_nr = _next_seq()
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        _set_history(result, node, (True,))
+    return result
+
+
+def special_legendre_polynomial_p(x, n):
+    _k = (_shared.remap or _tls.remap)[x._keys | n._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_special_legendre_polynomial_p[_k](x, n)
+    if x._requires_grad or n._requires_grad:
+        node = _new(SpecialLegendrePolynomialPBackward0)
+        node.sequence_nr = _next_seq()
+        if x._requires_grad:
+            _fn = x._grad_fn
+            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        else:
+            _e0 = None
+        if n._requires_grad:
+            _fn = n._grad_fn
+            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        _set_history(result, node, (True,))
+    return result
+
+
+def scatter_reduce_two(input, dim, index, src, reduce, include_self):
+    _k = (_shared.remap or _tls.remap)[input._keys | index._keys | src._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_scatter_reduce_two[_k](input, dim, index, src, reduce, include_self)
+    if input._requires_grad or index._requires_grad or src._requires_grad:
+        node = _new(ScatterReduceBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if index._requires_grad:
+            _fn = index._grad_fn
+            _e1 = (_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
+        else:
+            _e1 = None
+        if src._requires_grad:
+            _fn = src._grad_fn
+            _e2 = (_fn, src._output_nr, src._data.shape, src._dtype, src._device) if _fn is not None else (src._leaf_edge or _leaf_edge(src))
+        else:
+            _e2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node._saved_dim = dim
+        node._saved_include_self = include_self
+        node._saved_index = _Saved(index, False)
+        node._saved_reduce = reduce
+        node._saved_input = _Saved(input, False)
+        node._saved_src = _Saved(src, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def searchsorted_Tensor(sorted_sequence, input, out_int32, right, side, sorter):
+    _k = (_shared.remap or _tls.remap)[sorted_sequence._keys | input._keys | (sorter._keys if sorter is not None else 0)] & _BELOW_AUTOGRAD
+    result = _ops._tab_searchsorted_Tensor[_k](sorted_sequence, input, out_int32, right, side, sorter)
+    if sorted_sequence._requires_grad or input._requires_grad or (sorter is not None and sorter._requires_grad):
+        node = _new(SearchsortedBackward0)
+        node.sequence_nr = _next_seq()
+        if sorted_sequence._requires_grad:
+            _fn = sorted_sequence._grad_fn
+            _e0 = (_fn, sorted_sequence._output_nr, sorted_sequence._data.shape, sorted_sequence._dtype, sorted_sequence._device) if _fn is not None else (sorted_sequence._leaf_edge or _leaf_edge(sorted_sequence))
+        else:
+            _e0 = None
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e1 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e1 = None
+        if sorter is not None and sorter._requires_grad:
+            _fn = sorter._grad_fn
+            _e2 = (_fn, sorter._output_nr, sorter._data.shape, sorter._dtype, sorter._device) if _fn is not None else (sorter._leaf_edge or _leaf_edge(sorter))
+        else:
+            _e2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        _set_history(result, node, (False,))
+    return result
+
+
+def searchsorted_Scalar(sorted_sequence, input, out_int32, right, side, sorter):
+    _k = (_shared.remap or _tls.remap)[sorted_sequence._keys | (sorter._keys if sorter is not None else 0)] & _BELOW_AUTOGRAD
+    result = _ops._tab_searchsorted_Scalar[_k](sorted_sequence, input, out_int32, right, side, sorter)
+    if sorted_sequence._requires_grad or (sorter is not None and sorter._requires_grad):
+        node = _new(SearchsortedBackward1)
+        node.sequence_nr = _next_seq()
+        if sorted_sequence._requires_grad:
+            _fn = sorted_sequence._grad_fn
+            _e0 = (_fn, sorted_sequence._output_nr, sorted_sequence._data.shape, sorted_sequence._dtype, sorted_sequence._device) if _fn is not None else (sorted_sequence._leaf_edge or _leaf_edge(sorted_sequence))
+        else:
+            _e0 = None
+        if sorter is not None and sorter._requires_grad:
+            _fn = sorter._grad_fn
+            _e1 = (_fn, sorter._output_nr, sorter._data.shape, sorter._dtype, sorter._device) if _fn is not None else (sorter._leaf_edge or _leaf_edge(sorter))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        _set_history(result, node, (False,))
+    return result
+
+
+def bincount(input, weights, minlength):
+    _k = (_shared.remap or _tls.remap)[input._keys | (weights._keys if weights is not None else 0)] & _BELOW_AUTOGRAD
+    result = _ops._tab_bincount[_k](input, weights, minlength)
+    if input._requires_grad or (weights is not None and weights._requires_grad):
+        node = _new(BincountBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if weights is not None and weights._requires_grad:
+            _fn = weights._grad_fn
+            _e1 = (_fn, weights._output_nr, weights._data.shape, weights._dtype, weights._device) if _fn is not None else (weights._leaf_edge or _leaf_edge(weights))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        _set_history(result, node, (False,))
+    return result
+
+
+def histc(input, bins, min, max):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_histc[_k](input, bins, min, max)
+    if input._requires_grad:
+        node = _new(HistcBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        _set_history(result, node, (False,))
+    return result
+
+
+def isin_Tensor_Tensor(elements, test_elements, assume_unique, invert):
+    _k = (_shared.remap or _tls.remap)[elements._keys | test_elements._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_isin_Tensor_Tensor[_k](elements, test_elements, assume_unique, invert)
+    if elements._requires_grad or test_elements._requires_grad:
+        node = _new(IsinBackward0)
+        node.sequence_nr = _next_seq()
+        if elements._requires_grad:
+            _fn = elements._grad_fn
+            _e0 = (_fn, elements._output_nr, elements._data.shape, elements._dtype, elements._device) if _fn is not None else (elements._leaf_edge or _leaf_edge(elements))
+        else:
+            _e0 = None
+        if test_elements._requires_grad:
+            _fn = test_elements._grad_fn
+            _e1 = (_fn, test_elements._output_nr, test_elements._data.shape, test_elements._dtype, test_elements._device) if _fn is not None else (test_elements._leaf_edge or _leaf_edge(test_elements))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        _set_history(result, node, (False,))
+    return result
+
+
+def isin_Tensor_Scalar(elements, test_element, assume_unique, invert):
+    _k = (_shared.remap or _tls.remap)[elements._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_isin_Tensor_Scalar[_k](elements, test_element, assume_unique, invert)
+    if elements._requires_grad:
+        node = _new(IsinBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = elements._grad_fn
+        _e0 = (_fn, elements._output_nr, elements._data.shape, elements._dtype, elements._device) if _fn is not None else (elements._leaf_edge or _leaf_edge(elements))
+        node.next_edges = (_e0,)
+        _set_history(result, node, (False,))
+    return result
+
+
+def isin_Scalar_Tensor(element, test_elements, assume_unique, invert):
+    _k = (_shared.remap or _tls.remap)[test_elements._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_isin_Scalar_Tensor[_k](element, test_elements, assume_unique, invert)
+    if test_elements._requires_grad:
+        node = _new(IsinBackward2)
+        node.sequence_nr = _next_seq()
+        _fn = test_elements._grad_fn
+        _e0 = (_fn, test_elements._output_nr, test_elements._data.shape, test_elements._dtype, test_elements._device) if _fn is not None else (test_elements._leaf_edge or _leaf_edge(test_elements))
+        node.next_edges = (_e0,)
+        _set_history(result, node, (False,))
+    return result
+
+
+def normal_float_float(mean, std, size, generator, dtype, layout, device, pin_memory):
+    _k = (_shared.remap or _tls.remap)[0] & _BELOW_AUTOGRAD
+    result = _ops._tab_normal_float_float[_k](mean, std, size, generator, dtype, layout, device, pin_memory)
+    if False:
+        node = _NotImplementedNode("normal.float_float")
+        node.next_edges = ()
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
     return result

@@ -613,7 +613,7 @@ def pow_Tensor_Scalar(input, exponent):
     else:
         dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (exponent,))
     try:
-        r = (a0 ** exponent)
+        r = _k.power(a0, exponent)
     except ValueError:
         _k.broadcast_error("pow", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -637,7 +637,7 @@ def pow_Tensor_Scalar_inplace(input, exponent):
     else:
         dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (exponent,))
     try:
-        r = (a0 ** exponent)
+        r = _k.power(a0, exponent)
     except ValueError:
         _k.broadcast_error("pow", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -652,7 +652,7 @@ def pow_Tensor_Scalar_out(input, exponent, out):
     else:
         dt, a0 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (exponent,))
     try:
-        r = (a0 ** exponent)
+        r = _k.power(a0, exponent)
     except ValueError:
         _k.broadcast_error("pow", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -1042,7 +1042,7 @@ def pow_Tensor_Tensor(input, exponent):
     else:
         dt, a0, a1 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, exponent))
     try:
-        r = (a0 ** a1)
+        r = _k.power(a0, a1)
     except ValueError:
         _k.broadcast_error("pow", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -1067,7 +1067,7 @@ def pow_Tensor_Tensor_inplace(input, exponent):
     else:
         dt, a0, a1 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, exponent))
     try:
-        r = (a0 ** a1)
+        r = _k.power(a0, a1)
     except ValueError:
         _k.broadcast_error("pow", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -1083,7 +1083,7 @@ def pow_Tensor_Tensor_out(input, exponent, out):
     else:
         dt, a0, a1 = _k.operands("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, exponent))
     try:
-        r = (a0 ** a1)
+        r = _k.power(a0, a1)
     except ValueError:
         _k.broadcast_error("pow", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -1406,17 +1406,14 @@ def abs_out(input, out):
     return _k.store_out("abs", out, r, dt, (input,))
 
 
-_FAST_sign = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
-
-
 def sign(input):
     dt = input._dtype
-    if dt in _FAST_sign:
+    if dt in _NATIVE:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("sign", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("sign", "common", None, (input,))
     try:
-        r = np.sign(a0)
+        r = _k.sign(a0)
     except ValueError:
         _k.broadcast_error("sign", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -1435,12 +1432,12 @@ def sign(input):
 
 def sign_inplace(input):
     dt = input._dtype
-    if dt in _FAST_sign:
+    if dt in _NATIVE:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("sign", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("sign", "common", None, (input,))
     try:
-        r = np.sign(a0)
+        r = _k.sign(a0)
     except ValueError:
         _k.broadcast_error("sign", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -1450,12 +1447,12 @@ def sign_inplace(input):
 
 def sign_out(input, out):
     dt = input._dtype
-    if dt in _FAST_sign:
+    if dt in _NATIVE:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("sign", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("sign", "common", None, (input,))
     try:
-        r = np.sign(a0)
+        r = _k.sign(a0)
     except ValueError:
         _k.broadcast_error("sign", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
@@ -5203,3 +5200,1125 @@ def hypot_out(input, other, out):
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("hypot", out, r, dt, (input, other))
+
+
+_FAST_acosh = _k.fast_dtypes(None, floating_only=True)
+
+
+def acosh(input):
+    dt = input._dtype
+    if dt in _FAST_acosh:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("acosh", "float", None, (input,))
+    try:
+        r = np.arccosh(a0)
+    except ValueError:
+        _k.broadcast_error("acosh", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def acosh_inplace(input):
+    dt = input._dtype
+    if dt in _FAST_acosh:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("acosh", "float", None, (input,))
+    try:
+        r = np.arccosh(a0)
+    except ValueError:
+        _k.broadcast_error("acosh", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("acosh_", input, r, dt, ())
+
+
+def acosh_out(input, out):
+    dt = input._dtype
+    if dt in _FAST_acosh:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("acosh", "float", None, (input,))
+    try:
+        r = np.arccosh(a0)
+    except ValueError:
+        _k.broadcast_error("acosh", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("acosh", out, r, dt, (input,))
+
+
+_FAST_asinh = _k.fast_dtypes(None, floating_only=True)
+
+
+def asinh(input):
+    dt = input._dtype
+    if dt in _FAST_asinh:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("asinh", "float", None, (input,))
+    try:
+        r = np.arcsinh(a0)
+    except ValueError:
+        _k.broadcast_error("asinh", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def asinh_inplace(input):
+    dt = input._dtype
+    if dt in _FAST_asinh:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("asinh", "float", None, (input,))
+    try:
+        r = np.arcsinh(a0)
+    except ValueError:
+        _k.broadcast_error("asinh", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("asinh_", input, r, dt, ())
+
+
+def asinh_out(input, out):
+    dt = input._dtype
+    if dt in _FAST_asinh:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("asinh", "float", None, (input,))
+    try:
+        r = np.arcsinh(a0)
+    except ValueError:
+        _k.broadcast_error("asinh", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("asinh", out, r, dt, (input,))
+
+
+_FAST_atanh = _k.fast_dtypes(None, floating_only=True)
+
+
+def atanh(input):
+    dt = input._dtype
+    if dt in _FAST_atanh:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("atanh", "float", None, (input,))
+    try:
+        r = np.arctanh(a0)
+    except ValueError:
+        _k.broadcast_error("atanh", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def atanh_inplace(input):
+    dt = input._dtype
+    if dt in _FAST_atanh:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("atanh", "float", None, (input,))
+    try:
+        r = np.arctanh(a0)
+    except ValueError:
+        _k.broadcast_error("atanh", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("atanh_", input, r, dt, ())
+
+
+def atanh_out(input, out):
+    dt = input._dtype
+    if dt in _FAST_atanh:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("atanh", "float", None, (input,))
+    try:
+        r = np.arctanh(a0)
+    except ValueError:
+        _k.broadcast_error("atanh", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("atanh", out, r, dt, (input,))
+
+
+_FAST_erfc = _k.fast_dtypes(None, floating_only=True)
+
+
+def erfc(input):
+    dt = input._dtype
+    if dt in _FAST_erfc:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("erfc", "float", None, (input,))
+    try:
+        r = _k.erfc(a0)
+    except ValueError:
+        _k.broadcast_error("erfc", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def erfc_inplace(input):
+    dt = input._dtype
+    if dt in _FAST_erfc:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("erfc", "float", None, (input,))
+    try:
+        r = _k.erfc(a0)
+    except ValueError:
+        _k.broadcast_error("erfc", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("erfc_", input, r, dt, ())
+
+
+def erfc_out(input, out):
+    dt = input._dtype
+    if dt in _FAST_erfc:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("erfc", "float", None, (input,))
+    try:
+        r = _k.erfc(a0)
+    except ValueError:
+        _k.broadcast_error("erfc", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("erfc", out, r, dt, (input,))
+
+
+_FAST_lgamma = _k.fast_dtypes(None, floating_only=True)
+
+
+def lgamma(input):
+    dt = input._dtype
+    if dt in _FAST_lgamma:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("lgamma", "float", None, (input,))
+    try:
+        r = _k.lgamma(a0)
+    except ValueError:
+        _k.broadcast_error("lgamma", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def lgamma_inplace(input):
+    dt = input._dtype
+    if dt in _FAST_lgamma:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("lgamma", "float", None, (input,))
+    try:
+        r = _k.lgamma(a0)
+    except ValueError:
+        _k.broadcast_error("lgamma", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("lgamma_", input, r, dt, ())
+
+
+def lgamma_out(input, out):
+    dt = input._dtype
+    if dt in _FAST_lgamma:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("lgamma", "float", None, (input,))
+    try:
+        r = _k.lgamma(a0)
+    except ValueError:
+        _k.broadcast_error("lgamma", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("lgamma", out, r, dt, (input,))
+
+
+_FAST_deg2rad = _k.fast_dtypes(None, floating_only=True)
+
+
+def deg2rad(input):
+    dt = input._dtype
+    if dt in _FAST_deg2rad:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("deg2rad", "float", None, (input,))
+    try:
+        r = (a0 * 0.017453292519943295)
+    except ValueError:
+        _k.broadcast_error("deg2rad", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def deg2rad_inplace(input):
+    dt = input._dtype
+    if dt in _FAST_deg2rad:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("deg2rad", "float", None, (input,))
+    try:
+        r = (a0 * 0.017453292519943295)
+    except ValueError:
+        _k.broadcast_error("deg2rad", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("deg2rad_", input, r, dt, ())
+
+
+def deg2rad_out(input, out):
+    dt = input._dtype
+    if dt in _FAST_deg2rad:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("deg2rad", "float", None, (input,))
+    try:
+        r = (a0 * 0.017453292519943295)
+    except ValueError:
+        _k.broadcast_error("deg2rad", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("deg2rad", out, r, dt, (input,))
+
+
+_FAST_rad2deg = _k.fast_dtypes(None, floating_only=True)
+
+
+def rad2deg(input):
+    dt = input._dtype
+    if dt in _FAST_rad2deg:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("rad2deg", "float", None, (input,))
+    try:
+        r = (a0 * 57.29577951308232)
+    except ValueError:
+        _k.broadcast_error("rad2deg", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def rad2deg_inplace(input):
+    dt = input._dtype
+    if dt in _FAST_rad2deg:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("rad2deg", "float", None, (input,))
+    try:
+        r = (a0 * 57.29577951308232)
+    except ValueError:
+        _k.broadcast_error("rad2deg", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("rad2deg_", input, r, dt, ())
+
+
+def rad2deg_out(input, out):
+    dt = input._dtype
+    if dt in _FAST_rad2deg:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("rad2deg", "float", None, (input,))
+    try:
+        r = (a0 * 57.29577951308232)
+    except ValueError:
+        _k.broadcast_error("rad2deg", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("rad2deg", out, r, dt, (input,))
+
+
+_FAST_xlogy_Tensor = _k.fast_dtypes(None, floating_only=True)
+
+
+def xlogy_Tensor(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_xlogy_Tensor:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("xlogy", "float", None, (input, other))
+    try:
+        r = _k.where(np.isnan(a1), a1, _k.where((a0 == 0), 0, (a0 * np.log(a1))))
+    except ValueError:
+        _k.broadcast_error("xlogy", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def xlogy_Tensor_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_xlogy_Tensor:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("xlogy", "float", None, (input, other))
+    try:
+        r = _k.where(np.isnan(a1), a1, _k.where((a0 == 0), 0, (a0 * np.log(a1))))
+    except ValueError:
+        _k.broadcast_error("xlogy", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("xlogy_", input, r, dt, (other,))
+
+
+def xlogy_Tensor_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_xlogy_Tensor:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("xlogy", "float", None, (input, other))
+    try:
+        r = _k.where(np.isnan(a1), a1, _k.where((a0 == 0), 0, (a0 * np.log(a1))))
+    except ValueError:
+        _k.broadcast_error("xlogy", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("xlogy", out, r, dt, (input, other))
+
+
+_FAST_special_xlog1py = _k.fast_dtypes(None, floating_only=True)
+
+
+def special_xlog1py(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_special_xlog1py:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("special_xlog1py", "float", None, (input, other))
+    try:
+        r = _k.where(np.isnan(a1), a1, _k.where((a0 == 0), 0, (a0 * np.log1p(a1))))
+    except ValueError:
+        _k.broadcast_error("special_xlog1py", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def special_xlog1py_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_special_xlog1py:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("special_xlog1py", "float", None, (input, other))
+    try:
+        r = _k.where(np.isnan(a1), a1, _k.where((a0 == 0), 0, (a0 * np.log1p(a1))))
+    except ValueError:
+        _k.broadcast_error("special_xlog1py", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("special_xlog1py_", input, r, dt, (other,))
+
+
+def special_xlog1py_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_special_xlog1py:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("special_xlog1py", "float", None, (input, other))
+    try:
+        r = _k.where(np.isnan(a1), a1, _k.where((a0 == 0), 0, (a0 * np.log1p(a1))))
+    except ValueError:
+        _k.broadcast_error("special_xlog1py", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("special_xlog1py", out, r, dt, (input, other))
+
+
+_FAST_special_ndtr = _k.fast_dtypes(None, floating_only=True)
+
+
+def special_ndtr(input):
+    dt = input._dtype
+    if dt in _FAST_special_ndtr:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("special_ndtr", "float", None, (input,))
+    try:
+        r = (0.5 * _k.erfc((a0 * (-0.7071067811865476))))
+    except ValueError:
+        _k.broadcast_error("special_ndtr", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def special_ndtr_inplace(input):
+    dt = input._dtype
+    if dt in _FAST_special_ndtr:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("special_ndtr", "float", None, (input,))
+    try:
+        r = (0.5 * _k.erfc((a0 * (-0.7071067811865476))))
+    except ValueError:
+        _k.broadcast_error("special_ndtr", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("special_ndtr_", input, r, dt, ())
+
+
+def special_ndtr_out(input, out):
+    dt = input._dtype
+    if dt in _FAST_special_ndtr:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("special_ndtr", "float", None, (input,))
+    try:
+        r = (0.5 * _k.erfc((a0 * (-0.7071067811865476))))
+    except ValueError:
+        _k.broadcast_error("special_ndtr", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("special_ndtr", out, r, dt, (input,))
+
+
+_FAST_sinc = _k.fast_dtypes(None, floating_only=True)
+
+
+def sinc(input):
+    dt = input._dtype
+    if dt in _FAST_sinc:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("sinc", "float", None, (input,))
+    try:
+        r = _k.where((a0 == 0), 1.0, (np.sin((a0 * 3.141592653589793)) / _k.where((a0 == 0), 1.0, (a0 * 3.141592653589793))))
+    except ValueError:
+        _k.broadcast_error("sinc", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def sinc_inplace(input):
+    dt = input._dtype
+    if dt in _FAST_sinc:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("sinc", "float", None, (input,))
+    try:
+        r = _k.where((a0 == 0), 1.0, (np.sin((a0 * 3.141592653589793)) / _k.where((a0 == 0), 1.0, (a0 * 3.141592653589793))))
+    except ValueError:
+        _k.broadcast_error("sinc", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("sinc_", input, r, dt, ())
+
+
+def sinc_out(input, out):
+    dt = input._dtype
+    if dt in _FAST_sinc:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("sinc", "float", None, (input,))
+    try:
+        r = _k.where((a0 == 0), 1.0, (np.sin((a0 * 3.141592653589793)) / _k.where((a0 == 0), 1.0, (a0 * 3.141592653589793))))
+    except ValueError:
+        _k.broadcast_error("sinc", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("sinc", out, r, dt, (input,))
+
+
+_FAST_fmax = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
+
+
+def fmax(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_fmax:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("fmax", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
+    try:
+        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
+    except ValueError:
+        _k.broadcast_error("fmax", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def fmax_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_fmax:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("fmax", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
+    try:
+        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
+    except ValueError:
+        _k.broadcast_error("fmax", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("fmax_", input, r, dt, (other,))
+
+
+def fmax_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_fmax:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("fmax", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
+    try:
+        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
+    except ValueError:
+        _k.broadcast_error("fmax", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("fmax", out, r, dt, (input, other))
+
+
+_FAST_fmin = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
+
+
+def fmin(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_fmin:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("fmin", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
+    try:
+        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
+    except ValueError:
+        _k.broadcast_error("fmin", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def fmin_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_fmin:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("fmin", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
+    try:
+        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
+    except ValueError:
+        _k.broadcast_error("fmin", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("fmin_", input, r, dt, (other,))
+
+
+def fmin_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_fmin:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("fmin", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
+    try:
+        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
+    except ValueError:
+        _k.broadcast_error("fmin", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("fmin", out, r, dt, (input, other))
+
+
+_FAST_heaviside = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
+
+
+def heaviside(input, values):
+    if values._dtype is not input._dtype:
+        _c.check_same_dtype("values", input, values)
+    dt = input._dtype
+    if values._dtype is dt and dt in _FAST_heaviside:
+        a0 = input._data
+        a1 = values._data
+    else:
+        dt, a0, a1 = _k.operands("heaviside", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, values))
+    try:
+        r = _k.where((a0 == 0), a1, _k.where((a0 > 0), 1, 0))
+    except ValueError:
+        _k.broadcast_error("heaviside", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def heaviside_inplace(input, values):
+    if values._dtype is not input._dtype:
+        _c.check_same_dtype("values", input, values)
+    dt = input._dtype
+    if values._dtype is dt and dt in _FAST_heaviside:
+        a0 = input._data
+        a1 = values._data
+    else:
+        dt, a0, a1 = _k.operands("heaviside", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, values))
+    try:
+        r = _k.where((a0 == 0), a1, _k.where((a0 > 0), 1, 0))
+    except ValueError:
+        _k.broadcast_error("heaviside", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("heaviside_", input, r, dt, (values,))
+
+
+def heaviside_out(input, values, out):
+    if values._dtype is not input._dtype:
+        _c.check_same_dtype("values", input, values)
+    dt = input._dtype
+    if values._dtype is dt and dt in _FAST_heaviside:
+        a0 = input._data
+        a1 = values._data
+    else:
+        dt, a0, a1 = _k.operands("heaviside", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, values))
+    try:
+        r = _k.where((a0 == 0), a1, _k.where((a0 > 0), 1, 0))
+    except ValueError:
+        _k.broadcast_error("heaviside", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("heaviside", out, r, dt, (input, values))
+
+
+def isposinf(input):
+    dt = input._dtype
+    if dt in _NATIVE:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("isposinf", "bool", None, (input,))
+    try:
+        r = (np.isinf(a0) & (a0 > 0))
+    except ValueError:
+        _k.broadcast_error("isposinf", a0)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def isposinf_out(input, out):
+    dt = input._dtype
+    if dt in _NATIVE:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("isposinf", "bool", None, (input,))
+    try:
+        r = (np.isinf(a0) & (a0 > 0))
+    except ValueError:
+        _k.broadcast_error("isposinf", a0)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("isposinf", out, r, dt, (input,))
+
+
+def isneginf(input):
+    dt = input._dtype
+    if dt in _NATIVE:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("isneginf", "bool", None, (input,))
+    try:
+        r = (np.isinf(a0) & np.signbit(a0))
+    except ValueError:
+        _k.broadcast_error("isneginf", a0)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def isneginf_out(input, out):
+    dt = input._dtype
+    if dt in _NATIVE:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("isneginf", "bool", None, (input,))
+    try:
+        r = (np.isinf(a0) & np.signbit(a0))
+    except ValueError:
+        _k.broadcast_error("isneginf", a0)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("isneginf", out, r, dt, (input,))
+
+
+def signbit(input):
+    dt = input._dtype
+    if dt in _NATIVE:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("signbit", "bool", None, (input,))
+    try:
+        r = np.signbit(a0)
+    except ValueError:
+        _k.broadcast_error("signbit", a0)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def signbit_out(input, out):
+    dt = input._dtype
+    if dt in _NATIVE:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("signbit", "bool", None, (input,))
+    try:
+        r = np.signbit(a0)
+    except ValueError:
+        _k.broadcast_error("signbit", a0)
+    dt = _dtypes.bool_
+    r = np.asarray(r, dtype=np.bool_)
+
+    return _k.store_out("signbit", out, r, dt, (input,))
+
+
+_FAST_copysign_Tensor = _k.fast_dtypes(None, floating_only=True)
+
+
+def copysign_Tensor(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_copysign_Tensor:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("copysign", "float", None, (input, other))
+    try:
+        r = np.copysign(a0, a1)
+    except ValueError:
+        _k.broadcast_error("copysign", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def copysign_Tensor_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_copysign_Tensor:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("copysign", "float", None, (input, other))
+    try:
+        r = np.copysign(a0, a1)
+    except ValueError:
+        _k.broadcast_error("copysign", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("copysign_", input, r, dt, (other,))
+
+
+def copysign_Tensor_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_copysign_Tensor:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("copysign", "float", None, (input, other))
+    try:
+        r = np.copysign(a0, a1)
+    except ValueError:
+        _k.broadcast_error("copysign", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("copysign", out, r, dt, (input, other))
+
+
+_FAST_nextafter = _k.fast_dtypes(('float32', 'float64'), floating_only=False)
+
+
+def nextafter(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_nextafter:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("nextafter", "common", ('float32', 'float64'), (input, other))
+    try:
+        r = np.nextafter(a0, a1)
+    except ValueError:
+        _k.broadcast_error("nextafter", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def nextafter_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_nextafter:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("nextafter", "common", ('float32', 'float64'), (input, other))
+    try:
+        r = np.nextafter(a0, a1)
+    except ValueError:
+        _k.broadcast_error("nextafter", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("nextafter_", input, r, dt, (other,))
+
+
+def nextafter_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_nextafter:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("nextafter", "common", ('float32', 'float64'), (input, other))
+    try:
+        r = np.nextafter(a0, a1)
+    except ValueError:
+        _k.broadcast_error("nextafter", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("nextafter", out, r, dt, (input, other))
+
+
+_FAST_logaddexp2 = _k.fast_dtypes(('float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
+
+
+def logaddexp2(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_logaddexp2:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("logaddexp2", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
+    try:
+        r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
+    except ValueError:
+        _k.broadcast_error("logaddexp2", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def logaddexp2_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_logaddexp2:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("logaddexp2", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
+    try:
+        r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
+    except ValueError:
+        _k.broadcast_error("logaddexp2", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("logaddexp2_", input, r, dt, (other,))
+
+
+def logaddexp2_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_logaddexp2:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("logaddexp2", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
+    try:
+        r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
+    except ValueError:
+        _k.broadcast_error("logaddexp2", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("logaddexp2", out, r, dt, (input, other))

@@ -93,6 +93,45 @@ def acos_out(self, out):
                   out=out)
 
 
+# acosh(Tensor self) -> Tensor
+_acosh = PointwiseKernel(
+    name="acosh",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/acosh.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "bfloat16": ("bfloat16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def acosh(self):
+    return launch(_acosh, (self,), ())
+
+
+def acosh_inplace(self):
+    return launch(_acosh, (self,), (),
+                  out=self)
+
+
+def acosh_out(self, out):
+    return launch(_acosh, (self,), (),
+                  out=out)
+
+
 # add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 _add_Scalar = PointwiseKernel(
     name="add_Scalar",
@@ -281,6 +320,45 @@ def asin_out(self, out):
                   out=out)
 
 
+# asinh(Tensor self) -> Tensor
+_asinh = PointwiseKernel(
+    name="asinh",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/asinh.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "bfloat16": ("bfloat16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def asinh(self):
+    return launch(_asinh, (self,), ())
+
+
+def asinh_inplace(self):
+    return launch(_asinh, (self,), (),
+                  out=self)
+
+
+def asinh_out(self, out):
+    return launch(_asinh, (self,), (),
+                  out=out)
+
+
 # atan(Tensor self) -> Tensor
 _atan = PointwiseKernel(
     name="atan",
@@ -356,6 +434,45 @@ def atan2_inplace(self, other):
 
 def atan2_out(self, other, out):
     return launch(_atan2, (self, other), (),
+                  out=out)
+
+
+# atanh(Tensor self) -> Tensor
+_atanh = PointwiseKernel(
+    name="atanh",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/atanh.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "bfloat16": ("bfloat16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def atanh(self):
+    return launch(_atanh, (self,), ())
+
+
+def atanh_inplace(self):
+    return launch(_atanh, (self,), (),
+                  out=self)
+
+
+def atanh_out(self, out):
+    return launch(_atanh, (self,), (),
                   out=out)
 
 
@@ -537,6 +654,45 @@ def ceil_out(self, out):
                   out=out)
 
 
+# copysign.Tensor(Tensor self, Tensor other) -> Tensor
+_copysign_Tensor = PointwiseKernel(
+    name="copysign_Tensor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/copysign_Tensor.cu"),
+    promote="float",
+    num_tensors=2,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "bfloat16": ("bfloat16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def copysign_Tensor(self, other):
+    return launch(_copysign_Tensor, (self, other), ())
+
+
+def copysign_Tensor_inplace(self, other):
+    return launch(_copysign_Tensor, (self, other), (),
+                  out=self)
+
+
+def copysign_Tensor_out(self, other, out):
+    return launch(_copysign_Tensor, (self, other), (),
+                  out=out)
+
+
 # cos(Tensor self) -> Tensor
 _cos = PointwiseKernel(
     name="cos",
@@ -612,6 +768,45 @@ def cosh_inplace(self):
 
 def cosh_out(self, out):
     return launch(_cosh, (self,), (),
+                  out=out)
+
+
+# deg2rad(Tensor self) -> Tensor
+_deg2rad = PointwiseKernel(
+    name="deg2rad",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/deg2rad.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "bfloat16": ("bfloat16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def deg2rad(self):
+    return launch(_deg2rad, (self,), ())
+
+
+def deg2rad_inplace(self):
+    return launch(_deg2rad, (self,), (),
+                  out=self)
+
+
+def deg2rad_out(self, out):
+    return launch(_deg2rad, (self,), (),
                   out=out)
 
 
@@ -830,6 +1025,45 @@ def erf_inplace(self):
 
 def erf_out(self, out):
     return launch(_erf, (self,), (),
+                  out=out)
+
+
+# erfc(Tensor self) -> Tensor
+_erfc = PointwiseKernel(
+    name="erfc",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/erfc.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "bfloat16": ("bfloat16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def erfc(self):
+    return launch(_erfc, (self,), ())
+
+
+def erfc_inplace(self):
+    return launch(_erfc, (self,), (),
+                  out=self)
+
+
+def erfc_out(self, out):
+    return launch(_erfc, (self,), (),
                   out=out)
 
 
@@ -1061,6 +1295,82 @@ def floor_divide_Scalar_inplace(self, other):
 
 def floor_divide_Scalar_out(self, other, out):
     return launch(_floor_divide_Scalar, (self,), (other,),
+                  out=out)
+
+
+# fmax(Tensor self, Tensor other) -> Tensor
+_fmax = PointwiseKernel(
+    name="fmax",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/fmax.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "bfloat16": ("bfloat16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def fmax(self, other):
+    return launch(_fmax, (self, other), ())
+
+
+def fmax_inplace(self, other):
+    return launch(_fmax, (self, other), (),
+                  out=self)
+
+
+def fmax_out(self, other, out):
+    return launch(_fmax, (self, other), (),
+                  out=out)
+
+
+# fmin(Tensor self, Tensor other) -> Tensor
+_fmin = PointwiseKernel(
+    name="fmin",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/fmin.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "bfloat16": ("bfloat16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def fmin(self, other):
+    return launch(_fmin, (self, other), ())
+
+
+def fmin_inplace(self, other):
+    return launch(_fmin, (self, other), (),
+                  out=self)
+
+
+def fmin_out(self, other, out):
+    return launch(_fmin, (self, other), (),
                   out=out)
 
 
@@ -1413,6 +1723,50 @@ def hardtanh_out(self, min_val, max_val, out):
                   out=out)
 
 
+# heaviside(Tensor self, Tensor values) -> Tensor
+_heaviside = PointwiseKernel(
+    name="heaviside",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/heaviside.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+        "float16": ("float16", 8),
+        "bfloat16": ("bfloat16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def heaviside(self, values):
+    if values._dtype is not self._dtype:
+        _checks.check_same_dtype("values", self, values)
+    return launch(_heaviside, (self, values), ())
+
+
+def heaviside_inplace(self, values):
+    if values._dtype is not self._dtype:
+        _checks.check_same_dtype("values", self, values)
+    return launch(_heaviside, (self, values), (),
+                  out=self)
+
+
+def heaviside_out(self, values, out):
+    if values._dtype is not self._dtype:
+        _checks.check_same_dtype("values", self, values)
+    return launch(_heaviside, (self, values), (),
+                  out=out)
+
+
 # hypot(Tensor self, Tensor other) -> Tensor
 _hypot = PointwiseKernel(
     name="hypot",
@@ -1545,6 +1899,74 @@ def isnan(self):
 
 def isnan_out(self, out):
     return launch(_isnan, (self,), (),
+                  out=out)
+
+
+# isneginf(Tensor self) -> Tensor
+_isneginf = PointwiseKernel(
+    name="isneginf",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/isneginf.cu"),
+    promote="bool",
+    num_tensors=1,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "bfloat16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def isneginf(self):
+    return launch(_isneginf, (self,), ())
+
+
+def isneginf_out(self, out):
+    return launch(_isneginf, (self,), (),
+                  out=out)
+
+
+# isposinf(Tensor self) -> Tensor
+_isposinf = PointwiseKernel(
+    name="isposinf",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/isposinf.cu"),
+    promote="bool",
+    num_tensors=1,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "bfloat16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def isposinf(self):
+    return launch(_isposinf, (self,), ())
+
+
+def isposinf_out(self, out):
+    return launch(_isposinf, (self,), (),
                   out=out)
 
 
@@ -1730,6 +2152,45 @@ def lerp_Tensor_out(self, end, weight, out):
     if weight._dtype is not self._dtype and weight._data.ndim:
         _checks.check_same_dtype("weight", self, weight)
     return launch(_lerp_Tensor, (self, end, weight), (),
+                  out=out)
+
+
+# lgamma(Tensor self) -> Tensor
+_lgamma = PointwiseKernel(
+    name="lgamma",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/lgamma.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "bfloat16": ("bfloat16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def lgamma(self):
+    return launch(_lgamma, (self,), ())
+
+
+def lgamma_inplace(self):
+    return launch(_lgamma, (self,), (),
+                  out=self)
+
+
+def lgamma_out(self, out):
+    return launch(_lgamma, (self,), (),
                   out=out)
 
 
@@ -1952,6 +2413,39 @@ def logaddexp_inplace(self, other):
 
 def logaddexp_out(self, other, out):
     return launch(_logaddexp, (self, other), (),
+                  out=out)
+
+
+# logaddexp2(Tensor self, Tensor other) -> Tensor
+_logaddexp2 = PointwiseKernel(
+    name="logaddexp2",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/logaddexp2.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "float16": ("float16", 8),
+        "bfloat16": ("bfloat16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def logaddexp2(self, other):
+    return launch(_logaddexp2, (self, other), ())
+
+
+def logaddexp2_inplace(self, other):
+    return launch(_logaddexp2, (self, other), (),
+                  out=self)
+
+
+def logaddexp2_out(self, other, out):
+    return launch(_logaddexp2, (self, other), (),
                   out=out)
 
 
@@ -2551,6 +3045,37 @@ def neg_out(self, out):
                   out=out)
 
 
+# nextafter(Tensor self, Tensor other) -> Tensor
+_nextafter = PointwiseKernel(
+    name="nextafter",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/nextafter.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def nextafter(self, other):
+    return launch(_nextafter, (self, other), ())
+
+
+def nextafter_inplace(self, other):
+    return launch(_nextafter, (self, other), (),
+                  out=self)
+
+
+def nextafter_out(self, other, out):
+    return launch(_nextafter, (self, other), (),
+                  out=out)
+
+
 # pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 _pow_Tensor_Scalar = PointwiseKernel(
     name="pow_Tensor_Scalar",
@@ -2624,6 +3149,45 @@ def pow_Tensor_Tensor_inplace(self, exponent):
 
 def pow_Tensor_Tensor_out(self, exponent, out):
     return launch(_pow_Tensor_Tensor, (self, exponent), (),
+                  out=out)
+
+
+# rad2deg(Tensor self) -> Tensor
+_rad2deg = PointwiseKernel(
+    name="rad2deg",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/rad2deg.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "bfloat16": ("bfloat16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def rad2deg(self):
+    return launch(_rad2deg, (self,), ())
+
+
+def rad2deg_inplace(self):
+    return launch(_rad2deg, (self,), (),
+                  out=self)
+
+
+def rad2deg_out(self, out):
+    return launch(_rad2deg, (self,), (),
                   out=out)
 
 
@@ -2907,6 +3471,7 @@ _sign = PointwiseKernel(
     conditions=(),
     alpha=None,
     instances={
+        "bool": ("bool", 16),
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
         "int16": ("int16", 8),
@@ -2931,6 +3496,40 @@ def sign_inplace(self):
 
 def sign_out(self, out):
     return launch(_sign, (self,), (),
+                  out=out)
+
+
+# signbit(Tensor self) -> Tensor
+_signbit = PointwiseKernel(
+    name="signbit",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/signbit.cu"),
+    promote="bool",
+    num_tensors=1,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "bool": ("bool", 16),
+        "uint8": ("bool", 16),
+        "int8": ("bool", 16),
+        "int16": ("bool", 8),
+        "int32": ("bool", 4),
+        "int64": ("bool", 2),
+        "float16": ("bool", 8),
+        "bfloat16": ("bool", 8),
+        "float32": ("bool", 4),
+        "float64": ("bool", 2),
+    },
+)
+
+
+def signbit(self):
+    return launch(_signbit, (self,), ())
+
+
+def signbit_out(self, out):
+    return launch(_signbit, (self,), (),
                   out=out)
 
 
@@ -3006,6 +3605,45 @@ def sin_out(self, out):
                   out=out)
 
 
+# sinc(Tensor self) -> Tensor
+_sinc = PointwiseKernel(
+    name="sinc",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/sinc.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "bfloat16": ("bfloat16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def sinc(self):
+    return launch(_sinc, (self,), ())
+
+
+def sinc_inplace(self):
+    return launch(_sinc, (self,), (),
+                  out=self)
+
+
+def sinc_out(self, out):
+    return launch(_sinc, (self,), (),
+                  out=out)
+
+
 # sinh(Tensor self) -> Tensor
 _sinh = PointwiseKernel(
     name="sinh",
@@ -3075,6 +3713,84 @@ def softplus_inplace(self, beta, threshold):
 
 def softplus_out(self, beta, threshold, out):
     return launch(_softplus, (self,), (beta, threshold),
+                  out=out)
+
+
+# special_ndtr(Tensor self) -> Tensor
+_special_ndtr = PointwiseKernel(
+    name="special_ndtr",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/special_ndtr.cu"),
+    promote="float",
+    num_tensors=1,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "bfloat16": ("bfloat16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def special_ndtr(self):
+    return launch(_special_ndtr, (self,), ())
+
+
+def special_ndtr_inplace(self):
+    return launch(_special_ndtr, (self,), (),
+                  out=self)
+
+
+def special_ndtr_out(self, out):
+    return launch(_special_ndtr, (self,), (),
+                  out=out)
+
+
+# special_xlog1py(Tensor self, Tensor other) -> Tensor
+_special_xlog1py = PointwiseKernel(
+    name="special_xlog1py",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/special_xlog1py.cu"),
+    promote="float",
+    num_tensors=2,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "bfloat16": ("bfloat16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def special_xlog1py(self, other):
+    return launch(_special_xlog1py, (self, other), ())
+
+
+def special_xlog1py_inplace(self, other):
+    return launch(_special_xlog1py, (self, other), (),
+                  out=self)
+
+
+def special_xlog1py_out(self, other, out):
+    return launch(_special_xlog1py, (self, other), (),
                   out=out)
 
 
@@ -3415,4 +4131,43 @@ def where_self_out(condition, self, other, out):
     if condition._dtype is not _BOOL:
         check_condition("where", "condition", condition)
     return launch(_where_self, (condition, self, other), (),
+                  out=out)
+
+
+# xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+_xlogy_Tensor = PointwiseKernel(
+    name="xlogy_Tensor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/xlogy_Tensor.cu"),
+    promote="float",
+    num_tensors=2,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "bool": ("float32", 4),
+        "uint8": ("float32", 4),
+        "int8": ("float32", 4),
+        "int16": ("float32", 4),
+        "int32": ("float32", 4),
+        "int64": ("float32", 2),
+        "float16": ("float16", 8),
+        "bfloat16": ("bfloat16", 8),
+        "float32": ("float32", 4),
+        "float64": ("float64", 2),
+    },
+)
+
+
+def xlogy_Tensor(self, other):
+    return launch(_xlogy_Tensor, (self, other), ())
+
+
+def xlogy_Tensor_inplace(self, other):
+    return launch(_xlogy_Tensor, (self, other), (),
+                  out=self)
+
+
+def xlogy_Tensor_out(self, other, out):
+    return launch(_xlogy_Tensor, (self, other), (),
                   out=out)

@@ -24,14 +24,8 @@ _new = object.__new__
 # through the op function, which says what is wrong.
 _tab_broadcast_to = _ops._tab_broadcast_to
 _tab_expand = _ops._tab_expand
-_tab_flip = _ops._tab_flip
-_tab_new_empty = _ops._tab_new_empty
-_tab_new_ones = _ops._tab_new_ones
-_tab_new_zeros = _ops._tab_new_zeros
 _tab_permute = _ops._tab_permute
-_tab_repeat = _ops._tab_repeat
 _tab_reshape = _ops._tab_reshape
-_tab_tile = _ops._tab_tile
 _tab_view = _ops._tab_view
 
 
@@ -73,6 +67,14 @@ METHODS = {
         'Tensor.acos_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.acos and Tensor.acos; in-place: Tensor.acos_; out=: opgen.acos(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AcosBackward0)\n\nSchemas (native_functions.yaml):\n    acos_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
     ),
+    "acosh": (
+        'Tensor.acosh(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.acosh and Tensor.acosh; in-place: Tensor.acosh_; out=: opgen.acosh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AcoshBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    acosh(Tensor self) -> Tensor\n    acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "acosh_": (
+        'Tensor.acosh_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.acosh and Tensor.acosh; in-place: Tensor.acosh_; out=: opgen.acosh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AcoshBackward0)\n\nSchemas (native_functions.yaml):\n    acosh_(Tensor(a!) self) -> Tensor(a!)',
+        (('self', False, _REQ), ),
+    ),
     "add": (
         'Tensor.add(self, other, *, alpha=1, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.add and Tensor.add; in-place: Tensor.add_; out=: opgen.add(..., out=t)\nDifferentiable: add.Tensor: yes, for input, other (derivatives.yaml; backward node AddBackward0); add.Scalar: yes, for input (derivatives.yaml; backward node AddBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n    add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n    add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)\n    add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)',
         (('self', False, _REQ), ('other', False, _REQ), ('alpha', True, 1), ('out', True, None), ),
@@ -80,6 +82,10 @@ METHODS = {
     "add_": (
         'Tensor.add_(self, other, *, alpha=1) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    alpha (number, default 1)\n\nForms: functional: opgen.add and Tensor.add; in-place: Tensor.add_; out=: opgen.add(..., out=t)\nDifferentiable: add_.Tensor: yes, for input, other (derivatives.yaml; backward node AddBackward0); add_.Scalar: yes, for input (derivatives.yaml; backward node AddBackward0)\n\nSchemas (native_functions.yaml):\n    add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)\n    add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)',
         (('self', False, _REQ), ('other', False, _REQ), ('alpha', True, 1), ),
+    ),
+    "addbmm": (
+        'Tensor.addbmm(self, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    batch1 (Tensor)\n    batch2 (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.addbmm and Tensor.addbmm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',
+        (('self', False, _REQ), ('batch1', False, _REQ), ('batch2', False, _REQ), ('beta', True, 1), ('alpha', True, 1), ('out', True, None), ),
     ),
     "addcdiv": (
         'Tensor.addcdiv(self, tensor1, tensor2, *, value=1, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    tensor1 (Tensor)\n    tensor2 (Tensor)\n    value (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.addcdiv and Tensor.addcdiv; in-place: Tensor.addcdiv_; out=: opgen.addcdiv(..., out=t)\nDifferentiable: yes, for input, tensor1, tensor2 (derivatives.yaml; backward node AddcdivBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor\n    addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)',
@@ -98,52 +104,64 @@ METHODS = {
         (('self', False, _REQ), ('tensor1', False, _REQ), ('tensor2', False, _REQ), ('value', True, 1), ),
     ),
     "addmm": (
-        'Tensor.addmm(self, mat1, mat2, *, beta=1, alpha=1) -> Tensor\n\nArguments:\n    self (Tensor)\n    mat1 (Tensor)\n    mat2 (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n\nForms: functional: opgen.addmm and Tensor.addmm\nDifferentiable: yes, for input, mat1, mat2 (derivatives.yaml; backward node AddmmBackward0)\n\nSchemas (native_functions.yaml):\n    addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',
-        (('self', False, _REQ), ('mat1', False, _REQ), ('mat2', False, _REQ), ('beta', True, 1), ('alpha', True, 1), ),
+        'Tensor.addmm(self, mat1, mat2, *, beta=1, alpha=1, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    mat1 (Tensor)\n    mat2 (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.addmm and Tensor.addmm\nDifferentiable: yes, for input, mat1, mat2 (derivatives.yaml; backward node AddmmBackward0)\n\nSchemas (native_functions.yaml):\n    addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',
+        (('self', False, _REQ), ('mat1', False, _REQ), ('mat2', False, _REQ), ('beta', True, 1), ('alpha', True, 1), ('out', True, None), ),
+    ),
+    "addmv": (
+        'Tensor.addmv(self, mat, vec, *, beta=1, alpha=1, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    mat (Tensor)\n    vec (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.addmv and Tensor.addmv\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor',
+        (('self', False, _REQ), ('mat', False, _REQ), ('vec', False, _REQ), ('beta', True, 1), ('alpha', True, 1), ('out', True, None), ),
+    ),
+    "addr": (
+        'Tensor.addr(self, vec1, vec2, *, beta=1, alpha=1, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    vec1 (Tensor)\n    vec2 (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.addr and Tensor.addr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',
+        (('self', False, _REQ), ('vec1', False, _REQ), ('vec2', False, _REQ), ('beta', True, 1), ('alpha', True, 1), ('out', True, None), ),
     ),
     "all": (
-        'Tensor.all(self) -> Tensor\nTensor.all(self, dim, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only all.dim takes it)\n    keepdim (bool, default False; taken by all.dim)\n\nForms: functional: opgen.all and Tensor.all\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    all(Tensor self) -> Tensor\n    all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',
-        (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ),
+        'Tensor.all(self) -> Tensor\nTensor.all(self, dim, keepdim=False) -> Tensor\nTensor.all(self, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or int or sequence of ints, optional; may be left out: only all.dim, all.dims take it)\n    keepdim (bool, default False; taken by all.dim, all.dims)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.all and Tensor.all\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    all(Tensor self) -> Tensor\n    all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor\n    all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('out', True, None), ),
     ),
     "allclose": (
         'Tensor.allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    rtol (float, default 1e-05)\n    atol (float, default 1e-08)\n    equal_nan (bool, default False)\n\nForms: functional: opgen.allclose and Tensor.allclose\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool',
         (('self', False, _REQ), ('other', False, _REQ), ('rtol', False, 1e-05), ('atol', False, 1e-08), ('equal_nan', False, False), ),
     ),
     "amax": (
-        'Tensor.amax(self, dim=(), keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, default ())\n    keepdim (bool, default False)\n\nForms: functional: opgen.amax and Tensor.amax\nDifferentiable: yes, for input (derivatives.yaml; backward node AmaxBackward0)\n\nSchemas (native_functions.yaml):\n    amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor',
-        (('self', False, _REQ), ('dim', False, ()), ('keepdim', False, False), ),
+        'Tensor.amax(self, dim=(), keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, default ())\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.amax and Tensor.amax\nDifferentiable: yes, for input (derivatives.yaml; backward node AmaxBackward0)\n\nSchemas (native_functions.yaml):\n    amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor',
+        (('self', False, _REQ), ('dim', False, ()), ('keepdim', False, False), ('out', True, None), ),
     ),
     "amin": (
-        'Tensor.amin(self, dim=(), keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, default ())\n    keepdim (bool, default False)\n\nForms: functional: opgen.amin and Tensor.amin\nDifferentiable: yes, for input (derivatives.yaml; backward node AminBackward0)\n\nSchemas (native_functions.yaml):\n    amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor',
-        (('self', False, _REQ), ('dim', False, ()), ('keepdim', False, False), ),
+        'Tensor.amin(self, dim=(), keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, default ())\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.amin and Tensor.amin\nDifferentiable: yes, for input (derivatives.yaml; backward node AminBackward0)\n\nSchemas (native_functions.yaml):\n    amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor',
+        (('self', False, _REQ), ('dim', False, ()), ('keepdim', False, False), ('out', True, None), ),
     ),
     "aminmax": (
-        'Tensor.aminmax(self, *, dim=None, keepdim=False) -> (Tensor min, Tensor max)\n\nArguments:\n    self (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n\nForms: functional: opgen.aminmax and Tensor.aminmax\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)',
-        (('self', False, _REQ), ('dim', True, None), ('keepdim', True, False), ),
+        'Tensor.aminmax(self, *, dim=None, keepdim=False, out=None) -> (Tensor min, Tensor max)\n\nArguments:\n    self (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.aminmax and Tensor.aminmax\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)',
+        (('self', False, _REQ), ('dim', True, None), ('keepdim', True, False), ('out', True, None), ),
     ),
     "any": (
-        'Tensor.any(self) -> Tensor\nTensor.any(self, dim, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only any.dim takes it)\n    keepdim (bool, default False; taken by any.dim)\n\nForms: functional: opgen.any and Tensor.any\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    any(Tensor self) -> Tensor\n    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor',
-        (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ),
+        'Tensor.any(self) -> Tensor\nTensor.any(self, dim, keepdim=False) -> Tensor\nTensor.any(self, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or int or sequence of ints, optional; may be left out: only any.dim, any.dims take it)\n    keepdim (bool, default False; taken by any.dim, any.dims)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.any and Tensor.any\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    any(Tensor self) -> Tensor\n    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor\n    any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('out', True, None), ),
     ),
     "argmax": (
-        'Tensor.argmax(self, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n\nForms: functional: opgen.argmax and Tensor.argmax\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor',
-        (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ),
+        'Tensor.argmax(self, dim=None, keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.argmax and Tensor.argmax\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor',
+        (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('out', True, None), ),
     ),
     "argmin": (
-        'Tensor.argmin(self, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n\nForms: functional: opgen.argmin and Tensor.argmin\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor',
-        (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ),
+        'Tensor.argmin(self, dim=None, keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.argmin and Tensor.argmin\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor',
+        (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('out', True, None), ),
     ),
     "argsort": (
-        'Tensor.argsort(self, dim=-1, descending=False) -> Tensor\nTensor.argsort(self, *, stable, dim=-1, descending=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int, default -1)\n    descending (bool, default False)\n    stable (bool; may be left out: only argsort.stable takes it)\n\nForms: functional: opgen.argsort and Tensor.argsort\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor\n    argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor',
-        (('self', False, _REQ), ('dim', False, -1), ('descending', False, False), ('stable', True, _NG), ),
+        'Tensor.argsort(self, dim=-1, descending=False) -> Tensor\nTensor.argsort(self, *, stable, dim=-1, descending=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int, default -1)\n    descending (bool, default False)\n    stable (bool; may be left out: only argsort.stable takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.argsort and Tensor.argsort\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor\n    argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor',
+        (('self', False, _REQ), ('dim', False, -1), ('descending', False, False), ('stable', True, _NG), ('out', True, None), ),
     ),
     "argwhere": (
-        'Tensor.argwhere(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.argwhere and Tensor.argwhere\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argwhere(Tensor self) -> Tensor',
-        (('self', False, _REQ), ),
+        'Tensor.argwhere(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.argwhere and Tensor.argwhere\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argwhere(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
     ),
     "as_strided": (
         'Tensor.as_strided(self, size, stride, storage_offset=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n\nForms: functional: opgen.as_strided and Tensor.as_strided\nDifferentiable: yes, for input (derivatives.yaml; backward node AsStridedBackward0)\n\nSchemas (native_functions.yaml):\n    as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)',
         (('self', False, _REQ), ('size', False, _REQ), ('stride', False, _REQ), ('storage_offset', False, None), ),
+    ),
+    "as_strided_scatter": (
+        'Tensor.as_strided_scatter(self, src, size, stride, storage_offset=None, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    src (Tensor)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.as_strided_scatter and Tensor.as_strided_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor',
+        (('self', False, _REQ), ('src', False, _REQ), ('size', False, _REQ), ('stride', False, _REQ), ('storage_offset', False, None), ('out', True, None), ),
     ),
     "asin": (
         'Tensor.asin(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.asin and Tensor.asin; in-place: Tensor.asin_; out=: opgen.asin(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AsinBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    asin(Tensor self) -> Tensor\n    asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
@@ -151,6 +169,14 @@ METHODS = {
     ),
     "asin_": (
         'Tensor.asin_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.asin and Tensor.asin; in-place: Tensor.asin_; out=: opgen.asin(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AsinBackward0)\n\nSchemas (native_functions.yaml):\n    asin_(Tensor(a!) self) -> Tensor(a!)',
+        (('self', False, _REQ), ),
+    ),
+    "asinh": (
+        'Tensor.asinh(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.asinh and Tensor.asinh; in-place: Tensor.asinh_; out=: opgen.asinh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AsinhBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    asinh(Tensor self) -> Tensor\n    asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "asinh_": (
+        'Tensor.asinh_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.asinh and Tensor.asinh; in-place: Tensor.asinh_; out=: opgen.asinh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AsinhBackward0)\n\nSchemas (native_functions.yaml):\n    asinh_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
     ),
     "atan": (
@@ -168,6 +194,26 @@ METHODS = {
     "atan_": (
         'Tensor.atan_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.atan and Tensor.atan; in-place: Tensor.atan_; out=: opgen.atan(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AtanBackward0)\n\nSchemas (native_functions.yaml):\n    atan_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
+    ),
+    "atanh": (
+        'Tensor.atanh(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atanh and Tensor.atanh; in-place: Tensor.atanh_; out=: opgen.atanh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AtanhBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    atanh(Tensor self) -> Tensor\n    atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "atanh_": (
+        'Tensor.atanh_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.atanh and Tensor.atanh; in-place: Tensor.atanh_; out=: opgen.atanh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AtanhBackward0)\n\nSchemas (native_functions.yaml):\n    atanh_(Tensor(a!) self) -> Tensor(a!)',
+        (('self', False, _REQ), ),
+    ),
+    "baddbmm": (
+        'Tensor.baddbmm(self, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    batch1 (Tensor)\n    batch2 (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.baddbmm and Tensor.baddbmm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',
+        (('self', False, _REQ), ('batch1', False, _REQ), ('batch2', False, _REQ), ('beta', True, 1), ('alpha', True, 1), ('out', True, None), ),
+    ),
+    "bernoulli": (
+        'Tensor.bernoulli(self, *, generator=None) -> Tensor\nTensor.bernoulli(self, p, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    p (float; may be left out: only bernoulli.p takes it)\n    generator (Generator, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bernoulli and Tensor.bernoulli\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    bernoulli(Tensor self, *, Generator? generator=None) -> Tensor\n    bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor',
+        (('self', False, _REQ), ('p', False, _NG), ('generator', True, None), ('out', True, None), ),
+    ),
+    "bincount": (
+        'Tensor.bincount(self, weights=None, minlength=0, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    weights (Tensor, optional, default None)\n    minlength (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bincount and Tensor.bincount\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor',
+        (('self', False, _REQ), ('weights', False, None), ('minlength', False, 0), ('out', True, None), ),
     ),
     "bitwise_and": (
         'Tensor.bitwise_and(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_and and Tensor.bitwise_and; in-place: Tensor.bitwise_and_; out=: opgen.bitwise_and(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor\n    bitwise_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
@@ -202,8 +248,8 @@ METHODS = {
         (('self', False, _REQ), ('other', False, _REQ), ),
     ),
     "bmm": (
-        'Tensor.bmm(self, mat2) -> Tensor\n\nArguments:\n    self (Tensor)\n    mat2 (Tensor)\n\nForms: functional: opgen.bmm and Tensor.bmm\nDifferentiable: yes, for input, mat2 (derivatives.yaml; backward node BmmBackward0)\n\nSchemas (native_functions.yaml):\n    bmm(Tensor self, Tensor mat2) -> Tensor',
-        (('self', False, _REQ), ('mat2', False, _REQ), ),
+        'Tensor.bmm(self, mat2, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    mat2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bmm and Tensor.bmm\nDifferentiable: yes, for input, mat2 (derivatives.yaml; backward node BmmBackward0)\n\nSchemas (native_functions.yaml):\n    bmm(Tensor self, Tensor mat2) -> Tensor',
+        (('self', False, _REQ), ('mat2', False, _REQ), ('out', True, None), ),
     ),
     "ceil": (
         'Tensor.ceil(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ceil and Tensor.ceil; in-place: Tensor.ceil_; out=: opgen.ceil(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node CeilBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    ceil(Tensor self) -> Tensor\n    ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
@@ -218,36 +264,44 @@ METHODS = {
         (('self', False, _REQ), ('chunks', False, _REQ), ('dim', False, 0), ),
     ),
     "clamp": (
-        'Tensor.clamp(self, min=None, max=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n\nForms: functional: opgen.clamp and Tensor.clamp; in-place: opgen.clamp_ and Tensor.clamp_\nDifferentiable: clamp: yes, for input (derivatives.yaml; backward node ClampBackward1); clamp.Tensor: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n    clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor',
-        (('self', False, _REQ), ('min', False, None), ('max', False, None), ),
+        'Tensor.clamp(self, min=None, max=None, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clamp and Tensor.clamp; in-place: opgen.clamp_ and Tensor.clamp_\nDifferentiable: clamp: yes, for input (derivatives.yaml; backward node ClampBackward1); clamp.Tensor: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n    clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor',
+        (('self', False, _REQ), ('min', False, None), ('max', False, None), ('out', True, None), ),
     ),
     "clamp_": (
         'Tensor.clamp_(self, min=None, max=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n\nForms: functional: opgen.clamp and Tensor.clamp; in-place: opgen.clamp_ and Tensor.clamp_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)\n    clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)',
         (('self', False, _REQ), ('min', False, None), ('max', False, None), ),
     ),
     "clamp_max": (
-        'Tensor.clamp_max(self, max) -> Tensor\n\nArguments:\n    self (Tensor)\n    max (number)\n\nForms: functional: opgen.clamp_max and Tensor.clamp_max; in-place: opgen.clamp_max_ and Tensor.clamp_max_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp_max(Tensor self, Scalar max) -> Tensor',
-        (('self', False, _REQ), ('max', False, _REQ), ),
+        'Tensor.clamp_max(self, max, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    max (number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clamp_max and Tensor.clamp_max; in-place: opgen.clamp_max_ and Tensor.clamp_max_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp_max(Tensor self, Scalar max) -> Tensor',
+        (('self', False, _REQ), ('max', False, _REQ), ('out', True, None), ),
     ),
     "clamp_max_": (
         'Tensor.clamp_max_(self, max) -> Tensor\n\nArguments:\n    self (Tensor)\n    max (number)\n\nForms: functional: opgen.clamp_max and Tensor.clamp_max; in-place: opgen.clamp_max_ and Tensor.clamp_max_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)',
         (('self', False, _REQ), ('max', False, _REQ), ),
     ),
     "clamp_min": (
-        'Tensor.clamp_min(self, min) -> Tensor\n\nArguments:\n    self (Tensor)\n    min (number)\n\nForms: functional: opgen.clamp_min and Tensor.clamp_min; in-place: opgen.clamp_min_ and Tensor.clamp_min_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp_min(Tensor self, Scalar min) -> Tensor',
-        (('self', False, _REQ), ('min', False, _REQ), ),
+        'Tensor.clamp_min(self, min, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    min (number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clamp_min and Tensor.clamp_min; in-place: opgen.clamp_min_ and Tensor.clamp_min_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp_min(Tensor self, Scalar min) -> Tensor',
+        (('self', False, _REQ), ('min', False, _REQ), ('out', True, None), ),
     ),
     "clamp_min_": (
         'Tensor.clamp_min_(self, min) -> Tensor\n\nArguments:\n    self (Tensor)\n    min (number)\n\nForms: functional: opgen.clamp_min and Tensor.clamp_min; in-place: opgen.clamp_min_ and Tensor.clamp_min_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)',
         (('self', False, _REQ), ('min', False, _REQ), ),
     ),
     "clip": (
-        'Tensor.clip(self, min=None, max=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n\nForms: functional: opgen.clip and Tensor.clip\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n    clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor',
-        (('self', False, _REQ), ('min', False, None), ('max', False, None), ),
+        'Tensor.clip(self, min=None, max=None, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clip and Tensor.clip\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n    clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor',
+        (('self', False, _REQ), ('min', False, None), ('max', False, None), ('out', True, None), ),
     ),
     "clone": (
-        'Tensor.clone(self, *, memory_format=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    memory_format (memory format, optional, default None)\n\nForms: functional: opgen.clone and Tensor.clone\nDifferentiable: yes, for input (derivatives.yaml; backward node CloneBackward0)\n\nSchemas (native_functions.yaml):\n    clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor',
-        (('self', False, _REQ), ('memory_format', True, None), ),
+        'Tensor.clone(self, *, memory_format=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    memory_format (memory format, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clone and Tensor.clone\nDifferentiable: yes, for input (derivatives.yaml; backward node CloneBackward0)\n\nSchemas (native_functions.yaml):\n    clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor',
+        (('self', False, _REQ), ('memory_format', True, None), ('out', True, None), ),
+    ),
+    "conj": (
+        'Tensor.conj(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.conj and Tensor.conj\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    conj(Tensor(a) self) -> Tensor(a)',
+        (('self', False, _REQ), ),
+    ),
+    "conj_physical": (
+        'Tensor.conj_physical(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.conj_physical and Tensor.conj_physical\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    conj_physical(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
     ),
     "contiguous": (
         "Tensor.contiguous(self, *, memory_format='contiguous_format') -> Tensor\n\nArguments:\n    self (Tensor)\n    memory_format (memory format, default 'contiguous_format')\n\nForms: functional: Tensor.contiguous\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)",
@@ -256,6 +310,18 @@ METHODS = {
     "copy_": (
         'Tensor.copy_(self, src, non_blocking=False) -> Tensor\n\nany dtype, any device, src broadcast to self\n\nArguments:\n    self (Tensor)\n    src (Tensor)\n    non_blocking (bool, default False)\n\nForms: in-place: Tensor.copy_\nDifferentiable: yes, for input, src (derivatives.yaml; backward node CopyBackwards)\n\nSchemas (native_functions.yaml):\n    copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)',
         (('self', False, _REQ), ('src', False, _REQ), ('non_blocking', False, False), ),
+    ),
+    "copysign": (
+        'Tensor.copysign(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.copysign and Tensor.copysign; in-place: Tensor.copysign_; out=: opgen.copysign(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node CopysignBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    copysign.Tensor(Tensor self, Tensor other) -> Tensor\n    copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "copysign_": (
+        'Tensor.copysign_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.copysign and Tensor.copysign; in-place: Tensor.copysign_; out=: opgen.copysign(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node CopysignBackward0)\n\nSchemas (native_functions.yaml):\n    copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ),
+    ),
+    "corrcoef": (
+        'Tensor.corrcoef(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.corrcoef and Tensor.corrcoef\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    corrcoef(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
     ),
     "cos": (
         'Tensor.cos(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cos and Tensor.cos; in-place: Tensor.cos_; out=: opgen.cos(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node CosBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    cos(Tensor self) -> Tensor\n    cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
@@ -274,40 +340,76 @@ METHODS = {
         (('self', False, _REQ), ),
     ),
     "count_nonzero": (
-        'Tensor.count_nonzero(self, dim=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None)\n\nForms: functional: opgen.count_nonzero and Tensor.count_nonzero\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    count_nonzero(Tensor self, int[1]? dim=None) -> Tensor',
-        (('self', False, _REQ), ('dim', False, None), ),
+        'Tensor.count_nonzero(self, dim=None, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.count_nonzero and Tensor.count_nonzero\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    count_nonzero(Tensor self, int[1]? dim=None) -> Tensor',
+        (('self', False, _REQ), ('dim', False, None), ('out', True, None), ),
+    ),
+    "cov": (
+        'Tensor.cov(self, *, correction=1, fweights=None, aweights=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    correction (int, default 1)\n    fweights (Tensor, optional, default None)\n    aweights (Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cov and Tensor.cov\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor',
+        (('self', False, _REQ), ('correction', True, 1), ('fweights', True, None), ('aweights', True, None), ('out', True, None), ),
+    ),
+    "cross": (
+        'Tensor.cross(self, other, dim=None, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cross and Tensor.cross\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cross(Tensor self, Tensor other, int? dim=None) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('dim', False, None), ('out', True, None), ),
     ),
     "cummax": (
-        'Tensor.cummax(self, dim) -> (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    dim (int)\n\nForms: functional: opgen.cummax and Tensor.cummax\nDifferentiable: yes, for input (derivatives.yaml; backward node CummaxBackward0)\n\nSchemas (native_functions.yaml):\n    cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)',
-        (('self', False, _REQ), ('dim', False, _REQ), ),
+        'Tensor.cummax(self, dim, *, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    dim (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cummax and Tensor.cummax\nDifferentiable: yes, for input (derivatives.yaml; backward node CummaxBackward0)\n\nSchemas (native_functions.yaml):\n    cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)',
+        (('self', False, _REQ), ('dim', False, _REQ), ('out', True, None), ),
     ),
     "cummin": (
-        'Tensor.cummin(self, dim) -> (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    dim (int)\n\nForms: functional: opgen.cummin and Tensor.cummin\nDifferentiable: yes, for input (derivatives.yaml; backward node CumminBackward0)\n\nSchemas (native_functions.yaml):\n    cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)',
-        (('self', False, _REQ), ('dim', False, _REQ), ),
+        'Tensor.cummin(self, dim, *, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    dim (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cummin and Tensor.cummin\nDifferentiable: yes, for input (derivatives.yaml; backward node CumminBackward0)\n\nSchemas (native_functions.yaml):\n    cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)',
+        (('self', False, _REQ), ('dim', False, _REQ), ('out', True, None), ),
     ),
     "cumprod": (
-        'Tensor.cumprod(self, dim, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.cumprod and Tensor.cumprod\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor',
-        (('self', False, _REQ), ('dim', False, _REQ), ('dtype', True, None), ),
+        'Tensor.cumprod(self, dim, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cumprod and Tensor.cumprod\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _REQ), ('dtype', True, None), ('out', True, None), ),
     ),
     "cumsum": (
-        'Tensor.cumsum(self, dim, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.cumsum and Tensor.cumsum\nDifferentiable: yes, for input (derivatives.yaml; backward node CumsumBackward0)\n\nSchemas (native_functions.yaml):\n    cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor',
-        (('self', False, _REQ), ('dim', False, _REQ), ('dtype', True, None), ),
+        'Tensor.cumsum(self, dim, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cumsum and Tensor.cumsum\nDifferentiable: yes, for input (derivatives.yaml; backward node CumsumBackward0)\n\nSchemas (native_functions.yaml):\n    cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _REQ), ('dtype', True, None), ('out', True, None), ),
     ),
-    "det": (
-        'Tensor.det(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.det and Tensor.det\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    det(Tensor self) -> Tensor',
+    "deg2rad": (
+        'Tensor.deg2rad(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.deg2rad and Tensor.deg2rad; in-place: Tensor.deg2rad_; out=: opgen.deg2rad(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Deg2radBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    deg2rad(Tensor self) -> Tensor\n    deg2rad.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "deg2rad_": (
+        'Tensor.deg2rad_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.deg2rad and Tensor.deg2rad; in-place: Tensor.deg2rad_; out=: opgen.deg2rad(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Deg2radBackward0)\n\nSchemas (native_functions.yaml):\n    deg2rad_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
     ),
+    "det": (
+        'Tensor.det(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.det and Tensor.det\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    det(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
     "diag": (
-        'Tensor.diag(self, diagonal=0) -> Tensor\n\nArguments:\n    self (Tensor)\n    diagonal (int, default 0)\n\nForms: functional: opgen.diag and Tensor.diag\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diag(Tensor self, int diagonal=0) -> Tensor',
-        (('self', False, _REQ), ('diagonal', False, 0), ),
+        'Tensor.diag(self, diagonal=0, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    diagonal (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diag and Tensor.diag\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diag(Tensor self, int diagonal=0) -> Tensor',
+        (('self', False, _REQ), ('diagonal', False, 0), ('out', True, None), ),
+    ),
+    "diag_embed": (
+        'Tensor.diag_embed(self, offset=0, dim1=-2, dim2=-1, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    offset (int, default 0)\n    dim1 (int, default -2)\n    dim2 (int, default -1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diag_embed and Tensor.diag_embed\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor',
+        (('self', False, _REQ), ('offset', False, 0), ('dim1', False, -2), ('dim2', False, -1), ('out', True, None), ),
+    ),
+    "diagflat": (
+        'Tensor.diagflat(self, offset=0, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    offset (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diagflat and Tensor.diagflat\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diagflat(Tensor self, int offset=0) -> Tensor',
+        (('self', False, _REQ), ('offset', False, 0), ('out', True, None), ),
     ),
     "diagonal": (
         'Tensor.diagonal(self, offset=0, dim1=0, dim2=1) -> Tensor\n\nArguments:\n    self (Tensor)\n    offset (int, default 0)\n    dim1 (int, default 0)\n    dim2 (int, default 1)\n\nForms: functional: opgen.diagonal and Tensor.diagonal\nDifferentiable: yes, for input (derivatives.yaml; backward node DiagonalBackward0)\n\nSchemas (native_functions.yaml):\n    diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)',
         (('self', False, _REQ), ('offset', False, 0), ('dim1', False, 0), ('dim2', False, 1), ),
     ),
+    "diagonal_scatter": (
+        'Tensor.diagonal_scatter(self, src, offset=0, dim1=0, dim2=1, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    src (Tensor)\n    offset (int, default 0)\n    dim1 (int, default 0)\n    dim2 (int, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diagonal_scatter and Tensor.diagonal_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor',
+        (('self', False, _REQ), ('src', False, _REQ), ('offset', False, 0), ('dim1', False, 0), ('dim2', False, 1), ('out', True, None), ),
+    ),
+    "diff": (
+        'Tensor.diff(self, n=1, dim=-1, prepend=None, append=None, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    n (int, default 1)\n    dim (int, default -1)\n    prepend (Tensor, optional, default None)\n    append (Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diff and Tensor.diff\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor',
+        (('self', False, _REQ), ('n', False, 1), ('dim', False, -1), ('prepend', False, None), ('append', False, None), ('out', True, None), ),
+    ),
+    "digamma": (
+        'Tensor.digamma(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.digamma and Tensor.digamma\nDifferentiable: yes, for input (derivatives.yaml; backward node DigammaBackward0)\n\nSchemas (native_functions.yaml):\n    digamma(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
     "dist": (
-        'Tensor.dist(self, other, p=2) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    p (number, default 2)\n\nForms: functional: opgen.dist and Tensor.dist\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dist(Tensor self, Tensor other, Scalar p=2) -> Tensor',
-        (('self', False, _REQ), ('other', False, _REQ), ('p', False, 2), ),
+        'Tensor.dist(self, other, p=2, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    p (number, default 2)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.dist and Tensor.dist\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dist(Tensor self, Tensor other, Scalar p=2) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('p', False, 2), ('out', True, None), ),
     ),
     "div": (
         'Tensor.div(self, other, *, rounding_mode=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    rounding_mode (str, optional, default None; taken by div.Scalar_mode, div.Tensor_mode)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.div and Tensor.div; in-place: Tensor.div_; out=: opgen.div(..., out=t)\nDifferentiable: div.Tensor: yes, for input, other (derivatives.yaml; backward node DivBackward0); div.Scalar: yes, for input (derivatives.yaml; backward node DivBackward0); div.Tensor_mode: yes, for input, other (derivatives.yaml; backward node DivBackward2); div.Scalar_mode: yes, for input (derivatives.yaml; backward node DivBackward2) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    div.Tensor(Tensor self, Tensor other) -> Tensor\n    div.Scalar(Tensor self, Scalar other) -> Tensor\n    div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor\n    div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor\n    div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)',
@@ -318,8 +420,12 @@ METHODS = {
         (('self', False, _REQ), ('other', False, _REQ), ),
     ),
     "dot": (
-        'Tensor.dot(self, tensor) -> Tensor\n\nArguments:\n    self (Tensor)\n    tensor (Tensor)\n\nForms: functional: opgen.dot and Tensor.dot\nDifferentiable: yes, for input, tensor (derivatives.yaml; backward node DotBackward0)\n\nSchemas (native_functions.yaml):\n    dot(Tensor self, Tensor tensor) -> Tensor',
-        (('self', False, _REQ), ('tensor', False, _REQ), ),
+        'Tensor.dot(self, tensor, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    tensor (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.dot and Tensor.dot\nDifferentiable: yes, for input, tensor (derivatives.yaml; backward node DotBackward0)\n\nSchemas (native_functions.yaml):\n    dot(Tensor self, Tensor tensor) -> Tensor',
+        (('self', False, _REQ), ('tensor', False, _REQ), ('out', True, None), ),
+    ),
+    "dsplit": (
+        'Tensor.dsplit(self, sections) -> list of Tensors\nTensor.dsplit(self, indices) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    sections (int; may be left out: only dsplit.int takes it)\n    indices (int or sequence of ints; may be left out: only dsplit.array takes it)\n\nForms: functional: opgen.dsplit and Tensor.dsplit\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]\n    dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]',
+        (('self', False, _REQ), ('sections', False, _NG), ('indices', False, _NG), ),
     ),
     "elu_": (
         'Tensor.elu_(self, alpha=1, scale=1, input_scale=1) -> Tensor\n\nArguments:\n    self (Tensor)\n    alpha (number, default 1)\n    scale (number, default 1)\n    input_scale (number, default 1)\n\nForms: functional: opgen.elu; in-place: Tensor.elu_; out=: opgen.elu(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node EluBackward0)\n\nSchemas (native_functions.yaml):\n    elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)',
@@ -340,6 +446,18 @@ METHODS = {
     "erf_": (
         'Tensor.erf_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.erf and Tensor.erf; in-place: Tensor.erf_; out=: opgen.erf(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ErfBackward0)\n\nSchemas (native_functions.yaml):\n    erf_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
+    ),
+    "erfc": (
+        'Tensor.erfc(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.erfc and Tensor.erfc; in-place: Tensor.erfc_; out=: opgen.erfc(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ErfcBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    erfc(Tensor self) -> Tensor\n    erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "erfc_": (
+        'Tensor.erfc_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.erfc and Tensor.erfc; in-place: Tensor.erfc_; out=: opgen.erfc(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ErfcBackward0)\n\nSchemas (native_functions.yaml):\n    erfc_(Tensor(a!) self) -> Tensor(a!)',
+        (('self', False, _REQ), ),
+    ),
+    "erfinv": (
+        'Tensor.erfinv(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.erfinv and Tensor.erfinv\nDifferentiable: yes, for input (derivatives.yaml; backward node ErfinvBackward0)\n\nSchemas (native_functions.yaml):\n    erfinv(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
     ),
     "exp": (
         'Tensor.exp(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.exp and Tensor.exp; in-place: Tensor.exp_; out=: opgen.exp(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ExpBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    exp(Tensor self) -> Tensor\n    exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
@@ -370,7 +488,7 @@ METHODS = {
         (('self', False, _REQ), ),
     ),
     "fill_": (
-        'Tensor.fill_(self, value) -> Tensor\n\nArguments:\n    self (Tensor)\n    value (number)\n\nForms: in-place: Tensor.fill_\nDifferentiable: yes, for input (derivatives.yaml; backward node FillBackward2)\n\nSchemas (native_functions.yaml):\n    fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)',
+        'Tensor.fill_(self, value) -> Tensor\n\nArguments:\n    self (Tensor)\n    value (number)\n\nForms: functional: opgen.fill; in-place: Tensor.fill_\nDifferentiable: yes, for input (derivatives.yaml; backward node FillBackward2)\n\nSchemas (native_functions.yaml):\n    fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)',
         (('self', False, _REQ), ('value', False, _REQ), ),
     ),
     "flatten": (
@@ -378,12 +496,16 @@ METHODS = {
         (('self', False, _REQ), ('start_dim', False, 0), ('end_dim', False, -1), ),
     ),
     "fliplr": (
-        'Tensor.fliplr(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.fliplr and Tensor.fliplr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fliplr(Tensor self) -> Tensor',
-        (('self', False, _REQ), ),
+        'Tensor.fliplr(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fliplr and Tensor.fliplr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fliplr(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
     ),
     "flipud": (
-        'Tensor.flipud(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.flipud and Tensor.flipud\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    flipud(Tensor self) -> Tensor',
-        (('self', False, _REQ), ),
+        'Tensor.flipud(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.flipud and Tensor.flipud\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    flipud(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "float_power": (
+        'Tensor.float_power(self, exponent, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor or number)\n    exponent (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.float_power and Tensor.float_power\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor\n    float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor\n    float_power.Scalar(Scalar self, Tensor exponent) -> Tensor',
+        (('self', False, _REQ), ('exponent', False, _REQ), ('out', True, None), ),
     ),
     "floor": (
         'Tensor.floor(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.floor and Tensor.floor; in-place: Tensor.floor_; out=: opgen.floor(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node FloorBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    floor(Tensor self) -> Tensor\n    floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
@@ -399,6 +521,22 @@ METHODS = {
     ),
     "floor_divide_": (
         'Tensor.floor_divide_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.floor_divide and Tensor.floor_divide; in-place: Tensor.floor_divide_; out=: opgen.floor_divide(..., out=t)\nDifferentiable: floor_divide_: yes, for input, other (derivatives.yaml; backward node FloorDivideBackward0); floor_divide_.Scalar: yes, for input (derivatives.yaml; backward node FloorDivideBackward1)\n\nSchemas (native_functions.yaml):\n    floor_divide_(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ),
+    ),
+    "fmax": (
+        'Tensor.fmax(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fmax and Tensor.fmax; in-place: Tensor.fmax_; out=: opgen.fmax(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node FmaxBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    fmax(Tensor self, Tensor other) -> Tensor\n    fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "fmax_": (
+        'Tensor.fmax_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.fmax and Tensor.fmax; in-place: Tensor.fmax_; out=: opgen.fmax(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node FmaxBackward0)\n\nSchemas (native_functions.yaml):\n    fmax_(Tensor(a!) self, Tensor other) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ),
+    ),
+    "fmin": (
+        'Tensor.fmin(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fmin and Tensor.fmin; in-place: Tensor.fmin_; out=: opgen.fmin(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node FminBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    fmin(Tensor self, Tensor other) -> Tensor\n    fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "fmin_": (
+        'Tensor.fmin_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.fmin and Tensor.fmin; in-place: Tensor.fmin_; out=: opgen.fmin(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node FminBackward0)\n\nSchemas (native_functions.yaml):\n    fmin_(Tensor(a!) self, Tensor other) -> Tensor(a!)',
         (('self', False, _REQ), ('other', False, _REQ), ),
     ),
     "fmod": (
@@ -418,8 +556,8 @@ METHODS = {
         (('self', False, _REQ), ),
     ),
     "gather": (
-        'Tensor.gather(self, dim, index, *, sparse_grad=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    sparse_grad (bool, default False)\n\nForms: functional: opgen.gather and Tensor.gather\nDifferentiable: yes, for input (derivatives.yaml; backward node GatherBackward0)\n\nSchemas (native_functions.yaml):\n    gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor',
-        (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('sparse_grad', True, False), ),
+        'Tensor.gather(self, dim, index, *, sparse_grad=False, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    sparse_grad (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.gather and Tensor.gather\nDifferentiable: yes, for input (derivatives.yaml; backward node GatherBackward0)\n\nSchemas (native_functions.yaml):\n    gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('sparse_grad', True, False), ('out', True, None), ),
     ),
     "ge": (
         'Tensor.ge(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ge and Tensor.ge; out=: opgen.ge(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    ge.Tensor(Tensor self, Tensor other) -> Tensor\n    ge.Scalar(Tensor self, Scalar other) -> Tensor\n    ge.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)',
@@ -441,6 +579,22 @@ METHODS = {
         'Tensor.hardtanh_(self, min_val=-1, max_val=1) -> Tensor\n\nArguments:\n    self (Tensor)\n    min_val (number, default -1)\n    max_val (number, default 1)\n\nForms: functional: opgen.hardtanh; in-place: Tensor.hardtanh_; out=: opgen.hardtanh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node HardtanhBackward0)\n\nSchemas (native_functions.yaml):\n    hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)',
         (('self', False, _REQ), ('min_val', False, -1), ('max_val', False, 1), ),
     ),
+    "heaviside": (
+        'Tensor.heaviside(self, values, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    values (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.heaviside and Tensor.heaviside; in-place: Tensor.heaviside_; out=: opgen.heaviside(..., out=t)\nDifferentiable: yes, for  (derivatives.yaml; backward node HeavisideBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    heaviside(Tensor self, Tensor values) -> Tensor\n    heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('values', False, _REQ), ('out', True, None), ),
+    ),
+    "heaviside_": (
+        'Tensor.heaviside_(self, values) -> Tensor\n\nArguments:\n    self (Tensor)\n    values (Tensor)\n\nForms: functional: opgen.heaviside and Tensor.heaviside; in-place: Tensor.heaviside_; out=: opgen.heaviside(..., out=t)\nDifferentiable: yes, for  (derivatives.yaml; backward node HeavisideBackward0)\n\nSchemas (native_functions.yaml):\n    heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)',
+        (('self', False, _REQ), ('values', False, _REQ), ),
+    ),
+    "histc": (
+        'Tensor.histc(self, bins=100, min=0, max=0, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    bins (int, default 100)\n    min (number, default 0)\n    max (number, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.histc and Tensor.histc\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor',
+        (('self', False, _REQ), ('bins', False, 100), ('min', False, 0), ('max', False, 0), ('out', True, None), ),
+    ),
+    "hsplit": (
+        'Tensor.hsplit(self, sections) -> list of Tensors\nTensor.hsplit(self, indices) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    sections (int; may be left out: only hsplit.int takes it)\n    indices (int or sequence of ints; may be left out: only hsplit.array takes it)\n\nForms: functional: opgen.hsplit and Tensor.hsplit\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]\n    hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]',
+        (('self', False, _REQ), ('sections', False, _NG), ('indices', False, _NG), ),
+    ),
     "hypot": (
         'Tensor.hypot(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.hypot and Tensor.hypot; in-place: Tensor.hypot_; out=: opgen.hypot(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node HypotBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    hypot(Tensor self, Tensor other) -> Tensor\n    hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
         (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
@@ -449,41 +603,65 @@ METHODS = {
         'Tensor.hypot_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.hypot and Tensor.hypot; in-place: Tensor.hypot_; out=: opgen.hypot(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node HypotBackward0)\n\nSchemas (native_functions.yaml):\n    hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)',
         (('self', False, _REQ), ('other', False, _REQ), ),
     ),
+    "i0": (
+        'Tensor.i0(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.i0 and Tensor.i0\nDifferentiable: yes, for input (derivatives.yaml; backward node I0Backward0)\n\nSchemas (native_functions.yaml):\n    i0(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "igamma": (
+        'Tensor.igamma(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.igamma and Tensor.igamma\nDifferentiable: yes, for other (derivatives.yaml; backward node IgammaBackward0)\n\nSchemas (native_functions.yaml):\n    igamma(Tensor self, Tensor other) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "igammac": (
+        'Tensor.igammac(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.igammac and Tensor.igammac\nDifferentiable: yes, for other (derivatives.yaml; backward node IgammacBackward0)\n\nSchemas (native_functions.yaml):\n    igammac(Tensor self, Tensor other) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
     "index_add": (
-        'Tensor.index_add(self, dim, index, source, *, alpha=1) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    source (Tensor)\n    alpha (number, default 1)\n\nForms: functional: opgen.index_add and Tensor.index_add; in-place: Tensor.index_add_\nDifferentiable: yes, for input, source (derivatives.yaml; backward node IndexAddBackward0)\n\nSchemas (native_functions.yaml):\n    index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor',
-        (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('source', False, _REQ), ('alpha', True, 1), ),
+        'Tensor.index_add(self, dim, index, source, *, alpha=1, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    source (Tensor)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index_add and Tensor.index_add; in-place: Tensor.index_add_\nDifferentiable: yes, for input, source (derivatives.yaml; backward node IndexAddBackward0)\n\nSchemas (native_functions.yaml):\n    index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('source', False, _REQ), ('alpha', True, 1), ('out', True, None), ),
     ),
     "index_add_": (
         'Tensor.index_add_(self, dim, index, source, *, alpha=1) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    source (Tensor)\n    alpha (number, default 1)\n\nForms: functional: opgen.index_add and Tensor.index_add; in-place: Tensor.index_add_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)',
         (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('source', False, _REQ), ('alpha', True, 1), ),
     ),
+    "index_copy": (
+        'Tensor.index_copy(self, dim, index, source, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    source (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index_copy and Tensor.index_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('source', False, _REQ), ('out', True, None), ),
+    ),
     "index_fill": (
-        'Tensor.index_fill(self, dim, index, value) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    value (number or Tensor)\n\nForms: functional: opgen.index_fill and Tensor.index_fill; in-place: Tensor.index_fill_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor\n    index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor',
-        (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('value', False, _REQ), ),
+        'Tensor.index_fill(self, dim, index, value, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    value (number or Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index_fill and Tensor.index_fill; in-place: Tensor.index_fill_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor\n    index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('value', False, _REQ), ('out', True, None), ),
     ),
     "index_fill_": (
         'Tensor.index_fill_(self, dim, index, value) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    value (number or Tensor)\n\nForms: functional: opgen.index_fill and Tensor.index_fill; in-place: Tensor.index_fill_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)\n    index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)',
         (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('value', False, _REQ), ),
     ),
     "index_put": (
-        'Tensor.index_put(self, indices, values, accumulate=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    indices (sequence of Tensors (None allowed))\n    values (Tensor)\n    accumulate (bool, default False)\n\nForms: functional: opgen.index_put and Tensor.index_put; in-place: opgen.index_put_ and Tensor.index_put_\nDifferentiable: yes, for input, values (derivatives.yaml; backward node IndexPutBackward0)\n\nSchemas (native_functions.yaml):\n    index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor',
-        (('self', False, _REQ), ('indices', False, _REQ), ('values', False, _REQ), ('accumulate', False, False), ),
+        'Tensor.index_put(self, indices, values, accumulate=False, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    indices (sequence of Tensors (None allowed))\n    values (Tensor)\n    accumulate (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index_put and Tensor.index_put; in-place: opgen.index_put_ and Tensor.index_put_\nDifferentiable: yes, for input, values (derivatives.yaml; backward node IndexPutBackward0)\n\nSchemas (native_functions.yaml):\n    index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor',
+        (('self', False, _REQ), ('indices', False, _REQ), ('values', False, _REQ), ('accumulate', False, False), ('out', True, None), ),
     ),
     "index_put_": (
         'Tensor.index_put_(self, indices, values, accumulate=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    indices (sequence of Tensors (None allowed))\n    values (Tensor)\n    accumulate (bool, default False)\n\nForms: functional: opgen.index_put and Tensor.index_put; in-place: opgen.index_put_ and Tensor.index_put_\nDifferentiable: yes, for input, values (derivatives.yaml; backward node IndexPutBackward0)\n\nSchemas (native_functions.yaml):\n    index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)',
         (('self', False, _REQ), ('indices', False, _REQ), ('values', False, _REQ), ('accumulate', False, False), ),
     ),
+    "index_reduce": (
+        'Tensor.index_reduce(self, dim, index, source, reduce, *, include_self=True, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    source (Tensor)\n    reduce (str)\n    include_self (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index_reduce and Tensor.index_reduce\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('source', False, _REQ), ('reduce', False, _REQ), ('include_self', True, True), ('out', True, None), ),
+    ),
     "index_select": (
-        'Tensor.index_select(self, dim, index) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n\nForms: functional: opgen.index_select and Tensor.index_select\nDifferentiable: yes, for input (derivatives.yaml; backward node IndexSelectBackward0)\n\nSchemas (native_functions.yaml):\n    index_select(Tensor self, int dim, Tensor index) -> Tensor',
-        (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ),
+        'Tensor.index_select(self, dim, index, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index_select and Tensor.index_select\nDifferentiable: yes, for input (derivatives.yaml; backward node IndexSelectBackward0)\n\nSchemas (native_functions.yaml):\n    index_select(Tensor self, int dim, Tensor index) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('out', True, None), ),
+    ),
+    "inner": (
+        'Tensor.inner(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.inner and Tensor.inner\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    inner(Tensor self, Tensor other) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
     ),
     "inverse": (
-        'Tensor.inverse(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.inverse and Tensor.inverse\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    inverse(Tensor self) -> Tensor',
-        (('self', False, _REQ), ),
+        'Tensor.inverse(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.inverse and Tensor.inverse\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    inverse(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
     ),
     "isclose": (
-        'Tensor.isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    rtol (float, default 1e-05)\n    atol (float, default 1e-08)\n    equal_nan (bool, default False)\n\nForms: functional: opgen.isclose and Tensor.isclose\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor',
-        (('self', False, _REQ), ('other', False, _REQ), ('rtol', False, 1e-05), ('atol', False, 1e-08), ('equal_nan', False, False), ),
+        'Tensor.isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    rtol (float, default 1e-05)\n    atol (float, default 1e-08)\n    equal_nan (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isclose and Tensor.isclose\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('rtol', False, 1e-05), ('atol', False, 1e-08), ('equal_nan', False, False), ('out', True, None), ),
     ),
     "isfinite": (
         'Tensor.isfinite(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isfinite and Tensor.isfinite; out=: opgen.isfinite(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    isfinite(Tensor self) -> Tensor\n    isfinite.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
@@ -497,9 +675,25 @@ METHODS = {
         'Tensor.isnan(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isnan and Tensor.isnan; out=: opgen.isnan(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    isnan(Tensor self) -> Tensor\n    isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
         (('self', False, _REQ), ('out', True, None), ),
     ),
+    "isneginf": (
+        'Tensor.isneginf(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isneginf and Tensor.isneginf; out=: opgen.isneginf(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    isneginf(Tensor self) -> Tensor\n    isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "isposinf": (
+        'Tensor.isposinf(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isposinf and Tensor.isposinf; out=: opgen.isposinf(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    isposinf(Tensor self) -> Tensor\n    isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "kron": (
+        'Tensor.kron(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.kron and Tensor.kron\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    kron(Tensor self, Tensor other) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
     "kthvalue": (
-        'Tensor.kthvalue(self, k, dim=-1, keepdim=False) -> (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    k (int)\n    dim (int, default -1)\n    keepdim (bool, default False)\n\nForms: functional: opgen.kthvalue and Tensor.kthvalue\nDifferentiable: yes, for input (derivatives.yaml; backward node KthvalueBackward0)\n\nSchemas (native_functions.yaml):\n    kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
-        (('self', False, _REQ), ('k', False, _REQ), ('dim', False, -1), ('keepdim', False, False), ),
+        'Tensor.kthvalue(self, k, dim=-1, keepdim=False, *, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    k (int)\n    dim (int, default -1)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.kthvalue and Tensor.kthvalue\nDifferentiable: yes, for input (derivatives.yaml; backward node KthvalueBackward0)\n\nSchemas (native_functions.yaml):\n    kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
+        (('self', False, _REQ), ('k', False, _REQ), ('dim', False, -1), ('keepdim', False, False), ('out', True, None), ),
+    ),
+    "ldexp": (
+        'Tensor.ldexp(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ldexp and Tensor.ldexp\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    ldexp.Tensor(Tensor self, Tensor other) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
     ),
     "le": (
         'Tensor.le(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.le and Tensor.le; out=: opgen.le(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    le.Tensor(Tensor self, Tensor other) -> Tensor\n    le.Scalar(Tensor self, Scalar other) -> Tensor\n    le.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)',
@@ -516,6 +710,14 @@ METHODS = {
     "lerp_": (
         'Tensor.lerp_(self, end, weight) -> Tensor\n\nArguments:\n    self (Tensor)\n    end (Tensor)\n    weight (number or Tensor)\n\nForms: functional: opgen.lerp and Tensor.lerp; in-place: Tensor.lerp_; out=: opgen.lerp(..., out=t)\nDifferentiable: lerp_.Scalar: yes, for input, end (derivatives.yaml; backward node LerpBackward0); lerp_.Tensor: yes, for input, end, weight (derivatives.yaml; backward node LerpBackward1)\n\nSchemas (native_functions.yaml):\n    lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)\n    lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)',
         (('self', False, _REQ), ('end', False, _REQ), ('weight', False, _REQ), ),
+    ),
+    "lgamma": (
+        'Tensor.lgamma(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.lgamma and Tensor.lgamma; in-place: Tensor.lgamma_; out=: opgen.lgamma(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node LgammaBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    lgamma(Tensor self) -> Tensor\n    lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "lgamma_": (
+        'Tensor.lgamma_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.lgamma and Tensor.lgamma; in-place: Tensor.lgamma_; out=: opgen.lgamma(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node LgammaBackward0)\n\nSchemas (native_functions.yaml):\n    lgamma_(Tensor(a!) self) -> Tensor(a!)',
+        (('self', False, _REQ), ),
     ),
     "log": (
         'Tensor.log(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.log and Tensor.log; in-place: Tensor.log_; out=: opgen.log(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node LogBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    log(Tensor self) -> Tensor\n    log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
@@ -554,16 +756,32 @@ METHODS = {
         (('self', False, _REQ), ),
     ),
     "log_softmax": (
-        'Tensor.log_softmax(self, dim, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.log_softmax and Tensor.log_softmax\nDifferentiable: yes, for input (derivatives.yaml; backward node LogSoftmaxBackward0)\n\nSchemas (native_functions.yaml):\n    log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor',
-        (('self', False, _REQ), ('dim', False, _REQ), ('dtype', False, None), ),
+        'Tensor.log_softmax(self, dim, dtype=None, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.log_softmax and Tensor.log_softmax\nDifferentiable: yes, for input (derivatives.yaml; backward node LogSoftmaxBackward0)\n\nSchemas (native_functions.yaml):\n    log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _REQ), ('dtype', False, None), ('out', True, None), ),
     ),
     "logaddexp": (
         'Tensor.logaddexp(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logaddexp and Tensor.logaddexp; in-place: Tensor.logaddexp_; out=: opgen.logaddexp(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node LogaddexpBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    logaddexp(Tensor self, Tensor other) -> Tensor\n    logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
         (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
     ),
+    "logaddexp2": (
+        'Tensor.logaddexp2(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logaddexp2 and Tensor.logaddexp2; in-place: Tensor.logaddexp2_; out=: opgen.logaddexp2(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node Logaddexp2Backward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    logaddexp2(Tensor self, Tensor other) -> Tensor\n    logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "logaddexp2_": (
+        'Tensor.logaddexp2_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.logaddexp2 and Tensor.logaddexp2; in-place: Tensor.logaddexp2_; out=: opgen.logaddexp2(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node Logaddexp2Backward0)\n\nSchemas (native_functions.yaml):\n    logaddexp2_(Tensor(a!) self, Tensor other) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ),
+    ),
     "logaddexp_": (
         'Tensor.logaddexp_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.logaddexp and Tensor.logaddexp; in-place: Tensor.logaddexp_; out=: opgen.logaddexp(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node LogaddexpBackward0)\n\nSchemas (native_functions.yaml):\n    logaddexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)',
         (('self', False, _REQ), ('other', False, _REQ), ),
+    ),
+    "logcumsumexp": (
+        'Tensor.logcumsumexp(self, dim, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logcumsumexp and Tensor.logcumsumexp\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    logcumsumexp(Tensor self, int dim) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _REQ), ('out', True, None), ),
+    ),
+    "logdet": (
+        'Tensor.logdet(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logdet and Tensor.logdet\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    logdet(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
     ),
     "logical_and": (
         'Tensor.logical_and(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logical_and and Tensor.logical_and; out=: opgen.logical_and(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    logical_and(Tensor self, Tensor other) -> Tensor\n    logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
@@ -581,9 +799,13 @@ METHODS = {
         'Tensor.logical_xor(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logical_xor and Tensor.logical_xor; out=: opgen.logical_xor(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    logical_xor(Tensor self, Tensor other) -> Tensor\n    logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
         (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
     ),
+    "logit": (
+        'Tensor.logit(self, eps=None, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    eps (float, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logit and Tensor.logit\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    logit(Tensor self, float? eps=None) -> Tensor',
+        (('self', False, _REQ), ('eps', False, None), ('out', True, None), ),
+    ),
     "logsumexp": (
-        'Tensor.logsumexp(self, dim, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints)\n    keepdim (bool, default False)\n\nForms: functional: opgen.logsumexp and Tensor.logsumexp\nDifferentiable: yes, for input (derivatives.yaml; backward node LogsumexpBackward0)\n\nSchemas (native_functions.yaml):\n    logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor',
-        (('self', False, _REQ), ('dim', False, _REQ), ('keepdim', False, False), ),
+        'Tensor.logsumexp(self, dim, keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logsumexp and Tensor.logsumexp\nDifferentiable: yes, for input (derivatives.yaml; backward node LogsumexpBackward0)\n\nSchemas (native_functions.yaml):\n    logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _REQ), ('keepdim', False, False), ('out', True, None), ),
     ),
     "lt": (
         'Tensor.lt(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.lt and Tensor.lt; out=: opgen.lt(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    lt.Tensor(Tensor self, Tensor other) -> Tensor\n    lt.Scalar(Tensor self, Scalar other) -> Tensor\n    lt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)',
@@ -598,16 +820,16 @@ METHODS = {
         (('self', False, _REQ), ('mask', False, _REQ), ('value', False, _REQ), ),
     ),
     "masked_select": (
-        'Tensor.masked_select(self, mask) -> Tensor\n\nArguments:\n    self (Tensor)\n    mask (Tensor)\n\nForms: functional: opgen.masked_select and Tensor.masked_select\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    masked_select(Tensor self, Tensor mask) -> Tensor',
-        (('self', False, _REQ), ('mask', False, _REQ), ),
+        'Tensor.masked_select(self, mask, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    mask (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.masked_select and Tensor.masked_select\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    masked_select(Tensor self, Tensor mask) -> Tensor',
+        (('self', False, _REQ), ('mask', False, _REQ), ('out', True, None), ),
     ),
     "matmul": (
-        'Tensor.matmul(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.matmul and Tensor.matmul\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matmul(Tensor self, Tensor other) -> Tensor',
-        (('self', False, _REQ), ('other', False, _REQ), ),
+        'Tensor.matmul(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.matmul and Tensor.matmul\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matmul(Tensor self, Tensor other) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
     ),
     "max": (
-        'Tensor.max(self) -> Tensor\nTensor.max(self, dim, keepdim=False) -> (Tensor values, Tensor indices)\nTensor.max(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only max.dim takes it)\n    keepdim (bool, default False; taken by max.dim)\n    other (Tensor; may be left out: only max.other takes it)\n\nForms: functional: opgen.max and Tensor.max\nDifferentiable: max: yes, for input (derivatives.yaml; backward node MaxBackward1); max.dim: yes, for input (derivatives.yaml; backward node MaxBackward0); max.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    max(Tensor self) -> Tensor\n    max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    max.other(Tensor self, Tensor other) -> Tensor',
-        (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('other', False, _NG), ),
+        'Tensor.max(self) -> Tensor\nTensor.max(self, dim, keepdim=False) -> (Tensor values, Tensor indices)\nTensor.max(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only max.dim takes it)\n    keepdim (bool, default False; taken by max.dim)\n    other (Tensor; may be left out: only max.other takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.max and Tensor.max\nDifferentiable: max: yes, for input (derivatives.yaml; backward node MaxBackward1); max.dim: yes, for input (derivatives.yaml; backward node MaxBackward0); max.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    max(Tensor self) -> Tensor\n    max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    max.other(Tensor self, Tensor other) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('other', False, _NG), ('out', True, None), ),
     ),
     "maximum": (
         'Tensor.maximum(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.maximum and Tensor.maximum; in-place: Tensor.maximum_; out=: opgen.maximum(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node MaximumBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    maximum(Tensor self, Tensor other) -> Tensor\n    maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
@@ -618,16 +840,16 @@ METHODS = {
         (('self', False, _REQ), ('other', False, _REQ), ),
     ),
     "mean": (
-        'Tensor.mean(self, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by mean.dim)\n    keepdim (bool, default False; taken by mean.dim)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.mean and Tensor.mean\nDifferentiable: mean: yes, for input (derivatives.yaml; backward node MeanBackward0); mean.dim: yes, for input (derivatives.yaml; backward node MeanBackward1)\n\nSchemas (native_functions.yaml):\n    mean(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
-        (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ),
+        'Tensor.mean(self, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by mean.dim)\n    keepdim (bool, default False; taken by mean.dim)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mean and Tensor.mean\nDifferentiable: mean: yes, for input (derivatives.yaml; backward node MeanBackward0); mean.dim: yes, for input (derivatives.yaml; backward node MeanBackward1)\n\nSchemas (native_functions.yaml):\n    mean(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+        (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ),
     ),
     "median": (
-        'Tensor.median(self) -> Tensor\nTensor.median(self, dim, keepdim=False) -> (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only median.dim takes it)\n    keepdim (bool, default False; taken by median.dim)\n\nForms: functional: opgen.median and Tensor.median\nDifferentiable: median: yes, for input (derivatives.yaml; backward node MedianBackward0); median.dim: yes, for input (derivatives.yaml; backward node MedianBackward1)\n\nSchemas (native_functions.yaml):\n    median(Tensor self) -> Tensor\n    median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
-        (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ),
+        'Tensor.median(self) -> Tensor\nTensor.median(self, dim, keepdim=False) -> (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only median.dim takes it)\n    keepdim (bool, default False; taken by median.dim)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.median and Tensor.median\nDifferentiable: median: yes, for input (derivatives.yaml; backward node MedianBackward0); median.dim: yes, for input (derivatives.yaml; backward node MedianBackward1)\n\nSchemas (native_functions.yaml):\n    median(Tensor self) -> Tensor\n    median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+        (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('out', True, None), ),
     ),
     "min": (
-        'Tensor.min(self) -> Tensor\nTensor.min(self, dim, keepdim=False) -> (Tensor values, Tensor indices)\nTensor.min(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only min.dim takes it)\n    keepdim (bool, default False; taken by min.dim)\n    other (Tensor; may be left out: only min.other takes it)\n\nForms: functional: opgen.min and Tensor.min\nDifferentiable: min: yes, for input (derivatives.yaml; backward node MinBackward1); min.dim: yes, for input (derivatives.yaml; backward node MinBackward0); min.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    min(Tensor self) -> Tensor\n    min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    min.other(Tensor self, Tensor other) -> Tensor',
-        (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('other', False, _NG), ),
+        'Tensor.min(self) -> Tensor\nTensor.min(self, dim, keepdim=False) -> (Tensor values, Tensor indices)\nTensor.min(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only min.dim takes it)\n    keepdim (bool, default False; taken by min.dim)\n    other (Tensor; may be left out: only min.other takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.min and Tensor.min\nDifferentiable: min: yes, for input (derivatives.yaml; backward node MinBackward1); min.dim: yes, for input (derivatives.yaml; backward node MinBackward0); min.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    min(Tensor self) -> Tensor\n    min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    min.other(Tensor self, Tensor other) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('other', False, _NG), ('out', True, None), ),
     ),
     "minimum": (
         'Tensor.minimum(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.minimum and Tensor.minimum; in-place: Tensor.minimum_; out=: opgen.minimum(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node MinimumBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    minimum(Tensor self, Tensor other) -> Tensor\n    minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
@@ -642,12 +864,12 @@ METHODS = {
         (('self', False, _REQ), ),
     ),
     "mm": (
-        'Tensor.mm(self, mat2) -> Tensor\n\nArguments:\n    self (Tensor)\n    mat2 (Tensor)\n\nForms: functional: opgen.mm and Tensor.mm\nDifferentiable: yes, for input, mat2 (derivatives.yaml; backward node MmBackward0)\n\nSchemas (native_functions.yaml):\n    mm(Tensor self, Tensor mat2) -> Tensor',
-        (('self', False, _REQ), ('mat2', False, _REQ), ),
+        'Tensor.mm(self, mat2, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    mat2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mm and Tensor.mm\nDifferentiable: yes, for input, mat2 (derivatives.yaml; backward node MmBackward0)\n\nSchemas (native_functions.yaml):\n    mm(Tensor self, Tensor mat2) -> Tensor',
+        (('self', False, _REQ), ('mat2', False, _REQ), ('out', True, None), ),
     ),
     "mode": (
-        'Tensor.mode(self, dim=-1, keepdim=False) -> (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    dim (int, default -1)\n    keepdim (bool, default False)\n\nForms: functional: opgen.mode and Tensor.mode\nDifferentiable: yes, for input (derivatives.yaml; backward node ModeBackward0)\n\nSchemas (native_functions.yaml):\n    mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
-        (('self', False, _REQ), ('dim', False, -1), ('keepdim', False, False), ),
+        'Tensor.mode(self, dim=-1, keepdim=False, *, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    dim (int, default -1)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mode and Tensor.mode\nDifferentiable: yes, for input (derivatives.yaml; backward node ModeBackward0)\n\nSchemas (native_functions.yaml):\n    mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
+        (('self', False, _REQ), ('dim', False, -1), ('keepdim', False, False), ('out', True, None), ),
     ),
     "moveaxis": (
         'Tensor.moveaxis(self, source, destination) -> Tensor\n\nArguments:\n    self (Tensor)\n    source (int or sequence of ints)\n    destination (int or sequence of ints)\n\nForms: functional: opgen.moveaxis and Tensor.moveaxis\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)',
@@ -657,6 +879,10 @@ METHODS = {
         'Tensor.movedim(self, source, destination) -> Tensor\n\nArguments:\n    self (Tensor)\n    source (int or sequence of ints)\n    destination (int or sequence of ints)\n\nForms: functional: opgen.movedim and Tensor.movedim\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)',
         (('self', False, _REQ), ('source', False, _REQ), ('destination', False, _REQ), ),
     ),
+    "msort": (
+        'Tensor.msort(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.msort and Tensor.msort\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    msort(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
     "mul": (
         'Tensor.mul(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mul and Tensor.mul; in-place: Tensor.mul_; out=: opgen.mul(..., out=t)\nDifferentiable: mul.Tensor: yes, for input, other (derivatives.yaml; backward node MulBackward0); mul.Scalar: yes, for input (derivatives.yaml; backward node MulBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    mul.Tensor(Tensor self, Tensor other) -> Tensor\n    mul.Scalar(Tensor self, Scalar other) -> Tensor\n    mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)',
         (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
@@ -665,21 +891,41 @@ METHODS = {
         'Tensor.mul_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.mul and Tensor.mul; in-place: Tensor.mul_; out=: opgen.mul(..., out=t)\nDifferentiable: mul_.Tensor: yes, for input, other (derivatives.yaml; backward node MulBackward0); mul_.Scalar: yes, for input (derivatives.yaml; backward node MulBackward0)\n\nSchemas (native_functions.yaml):\n    mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
         (('self', False, _REQ), ('other', False, _REQ), ),
     ),
+    "multinomial": (
+        'Tensor.multinomial(self, num_samples, replacement=False, *, generator=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    num_samples (int)\n    replacement (bool, default False)\n    generator (Generator, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.multinomial and Tensor.multinomial\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor',
+        (('self', False, _REQ), ('num_samples', False, _REQ), ('replacement', False, False), ('generator', True, None), ('out', True, None), ),
+    ),
     "mv": (
-        'Tensor.mv(self, vec) -> Tensor\n\nArguments:\n    self (Tensor)\n    vec (Tensor)\n\nForms: functional: opgen.mv and Tensor.mv\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    mv(Tensor self, Tensor vec) -> Tensor',
-        (('self', False, _REQ), ('vec', False, _REQ), ),
+        'Tensor.mv(self, vec, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    vec (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mv and Tensor.mv\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    mv(Tensor self, Tensor vec) -> Tensor',
+        (('self', False, _REQ), ('vec', False, _REQ), ('out', True, None), ),
+    ),
+    "mvlgamma": (
+        'Tensor.mvlgamma(self, p, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    p (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mvlgamma and Tensor.mvlgamma\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    mvlgamma(Tensor self, int p) -> Tensor',
+        (('self', False, _REQ), ('p', False, _REQ), ('out', True, None), ),
     ),
     "nan_to_num": (
-        'Tensor.nan_to_num(self, nan=None, posinf=None, neginf=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    nan (float, optional, default None)\n    posinf (float, optional, default None)\n    neginf (float, optional, default None)\n\nForms: functional: opgen.nan_to_num and Tensor.nan_to_num\nDifferentiable: yes, for input (derivatives.yaml; backward node NanToNumBackward0)\n\nSchemas (native_functions.yaml):\n    nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor',
-        (('self', False, _REQ), ('nan', False, None), ('posinf', False, None), ('neginf', False, None), ),
+        'Tensor.nan_to_num(self, nan=None, posinf=None, neginf=None, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    nan (float, optional, default None)\n    posinf (float, optional, default None)\n    neginf (float, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nan_to_num and Tensor.nan_to_num\nDifferentiable: yes, for input (derivatives.yaml; backward node NanToNumBackward0)\n\nSchemas (native_functions.yaml):\n    nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor',
+        (('self', False, _REQ), ('nan', False, None), ('posinf', False, None), ('neginf', False, None), ('out', True, None), ),
+    ),
+    "nanmean": (
+        'Tensor.nanmean(self, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nanmean and Tensor.nanmean\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+        (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ),
+    ),
+    "nanquantile": (
+        "Tensor.nanquantile(self, q, dim=None, keepdim=False, *, interpolation='linear', out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    q (Tensor or float)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    interpolation (str, default 'linear')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nanquantile and Tensor.nanquantile\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor\n    nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor",
+        (('self', False, _REQ), ('q', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('interpolation', True, 'linear'), ('out', True, None), ),
     ),
     "nansum": (
-        'Tensor.nansum(self, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.nansum and Tensor.nansum\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
-        (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ),
+        'Tensor.nansum(self, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nansum and Tensor.nansum\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+        (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ),
     ),
     "narrow": (
         'Tensor.narrow(self, dim, start, length) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    start (int)\n    length (int)\n\nForms: functional: opgen.narrow and Tensor.narrow\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)',
         (('self', False, _REQ), ('dim', False, _REQ), ('start', False, _REQ), ('length', False, _REQ), ),
+    ),
+    "narrow_copy": (
+        'Tensor.narrow_copy(self, dim, start, length, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    start (int)\n    length (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.narrow_copy and Tensor.narrow_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _REQ), ('start', False, _REQ), ('length', False, _REQ), ('out', True, None), ),
     ),
     "ne": (
         'Tensor.ne(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ne and Tensor.ne; out=: opgen.ne(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    ne.Tensor(Tensor self, Tensor other) -> Tensor\n    ne.Scalar(Tensor self, Scalar other) -> Tensor\n    ne.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)',
@@ -694,24 +940,32 @@ METHODS = {
         (('self', False, _REQ), ),
     ),
     "new_full": (
-        'Tensor.new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    fill_value (number)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_full\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
-        (('self', False, _REQ), ('size', False, _REQ), ('fill_value', False, _REQ), ('dtype', True, None), ('layout', True, None), ('device', True, None), ('pin_memory', True, None), ),
+        'Tensor.new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    fill_value (number)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_full\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+        (('self', False, _REQ), ('size', False, _REQ), ('fill_value', False, _REQ), ('dtype', True, None), ('layout', True, None), ('device', True, None), ('pin_memory', True, None), ('out', True, None), ),
+    ),
+    "nextafter": (
+        'Tensor.nextafter(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nextafter and Tensor.nextafter; in-place: Tensor.nextafter_; out=: opgen.nextafter(..., out=t)\nDifferentiable: yes, for  (derivatives.yaml; backward node NextafterBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    nextafter(Tensor self, Tensor other) -> Tensor\n    nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "nextafter_": (
+        'Tensor.nextafter_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.nextafter and Tensor.nextafter; in-place: Tensor.nextafter_; out=: opgen.nextafter(..., out=t)\nDifferentiable: yes, for  (derivatives.yaml; backward node NextafterBackward0)\n\nSchemas (native_functions.yaml):\n    nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ),
     ),
     "nonzero": (
         'Tensor.nonzero(self) -> Tensor\nTensor.nonzero(self, *, as_tuple) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    as_tuple (bool; may be left out: only nonzero.as_tuple takes it)\n\nForms: functional: opgen.nonzero and Tensor.nonzero\nDifferentiable: nonzero: no (derivatives.yaml marks its outputs not differentiable); nonzero.as_tuple: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero(Tensor self) -> Tensor\n    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]',
         (('self', False, _REQ), ('as_tuple', True, _NG), ),
     ),
     "norm": (
-        'Tensor.norm(self, p=2, dim=None, keepdim=False, *, dtype=None) -> Tensor\nTensor.norm(self, p, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    p (number, optional or str; may be left out: only norm.Scalar, norm.str take it)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.norm and Tensor.norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
-        (('self', False, _REQ), ('p', False, _NG), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ),
+        'Tensor.norm(self, p=2, dim=None, keepdim=False, *, dtype=None) -> Tensor\nTensor.norm(self, p, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    p (number, optional or str; may be left out: only norm.Scalar, norm.str take it)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.norm and Tensor.norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+        (('self', False, _REQ), ('p', False, _NG), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ),
     ),
     "normal_": (
-        'Tensor.normal_(self, mean=0, std=1, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    mean (float, default 0)\n    std (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.normal_\nDifferentiable: yes, for input (derivatives.yaml; backward node NormalBackward0)\n\nSchemas (native_functions.yaml):\n    normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)',
+        'Tensor.normal_(self, mean=0, std=1, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    mean (float, default 0)\n    std (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: functional: opgen.normal; in-place: Tensor.normal_\nDifferentiable: yes, for input (derivatives.yaml; backward node NormalBackward0)\n\nSchemas (native_functions.yaml):\n    normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)',
         (('self', False, _REQ), ('mean', False, 0), ('std', False, 1), ('generator', True, None), ),
     ),
     "outer": (
-        'Tensor.outer(self, vec2) -> Tensor\n\nArguments:\n    self (Tensor)\n    vec2 (Tensor)\n\nForms: functional: opgen.outer and Tensor.outer\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    outer(Tensor self, Tensor vec2) -> Tensor',
-        (('self', False, _REQ), ('vec2', False, _REQ), ),
+        'Tensor.outer(self, vec2, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    vec2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.outer and Tensor.outer\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    outer(Tensor self, Tensor vec2) -> Tensor',
+        (('self', False, _REQ), ('vec2', False, _REQ), ('out', True, None), ),
     ),
     "positive": (
         'Tensor.positive(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.positive and Tensor.positive\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    positive(Tensor(a) self) -> Tensor(a)',
@@ -726,16 +980,32 @@ METHODS = {
         (('self', False, _REQ), ('exponent', False, _REQ), ),
     ),
     "prelu": (
-        'Tensor.prelu(self, weight) -> Tensor\n\nArguments:\n    self (Tensor)\n    weight (Tensor)\n\nForms: functional: opgen.prelu and Tensor.prelu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    prelu(Tensor self, Tensor weight) -> Tensor',
-        (('self', False, _REQ), ('weight', False, _REQ), ),
+        'Tensor.prelu(self, weight, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    weight (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.prelu and Tensor.prelu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    prelu(Tensor self, Tensor weight) -> Tensor',
+        (('self', False, _REQ), ('weight', False, _REQ), ('out', True, None), ),
     ),
     "prod": (
-        'Tensor.prod(self, *, dtype=None) -> Tensor\nTensor.prod(self, dim, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only prod.dim_int takes it)\n    keepdim (bool, default False; taken by prod.dim_int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.prod and Tensor.prod\nDifferentiable: prod: yes, for input (derivatives.yaml; backward node ProdBackward0); prod.dim_int: yes, for input (derivatives.yaml; backward node ProdBackward1)\n\nSchemas (native_functions.yaml):\n    prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
-        (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('dtype', True, None), ),
+        'Tensor.prod(self, *, dtype=None) -> Tensor\nTensor.prod(self, dim, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only prod.dim_int takes it)\n    keepdim (bool, default False; taken by prod.dim_int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.prod and Tensor.prod\nDifferentiable: prod: yes, for input (derivatives.yaml; backward node ProdBackward0); prod.dim_int: yes, for input (derivatives.yaml; backward node ProdBackward1)\n\nSchemas (native_functions.yaml):\n    prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ),
+    ),
+    "quantile": (
+        "Tensor.quantile(self, q, dim=None, keepdim=False, *, interpolation='linear', out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    q (Tensor or float)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    interpolation (str, default 'linear')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.quantile and Tensor.quantile\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor\n    quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor",
+        (('self', False, _REQ), ('q', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('interpolation', True, 'linear'), ('out', True, None), ),
+    ),
+    "rad2deg": (
+        'Tensor.rad2deg(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.rad2deg and Tensor.rad2deg; in-place: Tensor.rad2deg_; out=: opgen.rad2deg(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Rad2degBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    rad2deg(Tensor self) -> Tensor\n    rad2deg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "rad2deg_": (
+        'Tensor.rad2deg_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.rad2deg and Tensor.rad2deg; in-place: Tensor.rad2deg_; out=: opgen.rad2deg(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Rad2degBackward0)\n\nSchemas (native_functions.yaml):\n    rad2deg_(Tensor(a!) self) -> Tensor(a!)',
+        (('self', False, _REQ), ),
     ),
     "random_": (
         'Tensor.random_(self, from_, to, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    from_ (int)\n    to (int, optional)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.random_\nDifferentiable: yes, for input (derivatives.yaml; backward node RandomBackward0)\n\nSchemas (native_functions.yaml):\n    random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)',
         (('self', False, _REQ), ('from_', False, _REQ), ('to', False, _REQ), ('generator', True, None), ),
+    ),
+    "ravel": (
+        'Tensor.ravel(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.ravel and Tensor.ravel\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    ravel(Tensor(a) self) -> Tensor(a)',
+        (('self', False, _REQ), ),
     ),
     "reciprocal": (
         'Tensor.reciprocal(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.reciprocal and Tensor.reciprocal; in-place: Tensor.reciprocal_; out=: opgen.reciprocal(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ReciprocalBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    reciprocal(Tensor self) -> Tensor\n    reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
@@ -761,13 +1031,29 @@ METHODS = {
         'Tensor.remainder_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.remainder and Tensor.remainder; in-place: Tensor.remainder_; out=: opgen.remainder(..., out=t)\nDifferentiable: remainder_.Tensor: yes, for input, other (derivatives.yaml; backward node RemainderBackward1); remainder_.Scalar: yes, for input (derivatives.yaml; backward node RemainderBackward0)\n\nSchemas (native_functions.yaml):\n    remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
         (('self', False, _REQ), ('other', False, _REQ), ),
     ),
+    "renorm": (
+        'Tensor.renorm(self, p, dim, maxnorm, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    p (number)\n    dim (int)\n    maxnorm (number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.renorm and Tensor.renorm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor',
+        (('self', False, _REQ), ('p', False, _REQ), ('dim', False, _REQ), ('maxnorm', False, _REQ), ('out', True, None), ),
+    ),
     "repeat_interleave": (
-        'Tensor.repeat_interleave(self, repeats, dim=None, *, output_size=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    repeats (int or Tensor)\n    dim (int, optional, default None)\n    output_size (int, optional, default None)\n\nForms: functional: opgen.repeat_interleave and Tensor.repeat_interleave\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor',
-        (('self', False, _REQ), ('repeats', False, _REQ), ('dim', False, None), ('output_size', True, None), ),
+        'Tensor.repeat_interleave(self, repeats, dim=None, *, output_size=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    repeats (int or Tensor)\n    dim (int, optional, default None)\n    output_size (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.repeat_interleave and Tensor.repeat_interleave\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor',
+        (('self', False, _REQ), ('repeats', False, _REQ), ('dim', False, None), ('output_size', True, None), ('out', True, None), ),
+    ),
+    "resolve_conj": (
+        'Tensor.resolve_conj(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.resolve_conj and Tensor.resolve_conj\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    resolve_conj(Tensor(a) self) -> Tensor(a)',
+        (('self', False, _REQ), ),
+    ),
+    "resolve_neg": (
+        'Tensor.resolve_neg(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.resolve_neg and Tensor.resolve_neg\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    resolve_neg(Tensor(a) self) -> Tensor(a)',
+        (('self', False, _REQ), ),
     ),
     "roll": (
-        'Tensor.roll(self, shifts, dims=()) -> Tensor\n\nArguments:\n    self (Tensor)\n    shifts (int or sequence of ints)\n    dims (int or sequence of ints, default ())\n\nForms: functional: opgen.roll and Tensor.roll\nDifferentiable: yes, for input (derivatives.yaml; backward node RollBackward0)\n\nSchemas (native_functions.yaml):\n    roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor',
-        (('self', False, _REQ), ('shifts', False, _REQ), ('dims', False, ()), ),
+        'Tensor.roll(self, shifts, dims=(), *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    shifts (int or sequence of ints)\n    dims (int or sequence of ints, default ())\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.roll and Tensor.roll\nDifferentiable: yes, for input (derivatives.yaml; backward node RollBackward0)\n\nSchemas (native_functions.yaml):\n    roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor',
+        (('self', False, _REQ), ('shifts', False, _REQ), ('dims', False, ()), ('out', True, None), ),
+    ),
+    "rot90": (
+        'Tensor.rot90(self, k=1, dims=(0, 1), *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    k (int, default 1)\n    dims (int or sequence of ints, default (0, 1))\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.rot90 and Tensor.rot90\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor',
+        (('self', False, _REQ), ('k', False, 1), ('dims', False, (0, 1)), ('out', True, None), ),
     ),
     "round": (
         'Tensor.round(self) -> Tensor\nTensor.round(self, *, decimals) -> Tensor\n\nArguments:\n    self (Tensor)\n    decimals (int; may be left out: only round.decimals takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.round and Tensor.round; in-place: Tensor.round_; out=: opgen.round(..., out=t)\nDifferentiable: round: yes, for input (derivatives.yaml; backward node RoundBackward0); round.decimals: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    round(Tensor self) -> Tensor\n    round.decimals(Tensor self, *, int decimals) -> Tensor\n    round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
@@ -786,24 +1072,40 @@ METHODS = {
         (('self', False, _REQ), ),
     ),
     "scatter": (
-        'Tensor.scatter(self, dim, index, src) -> Tensor\nTensor.scatter(self, dim, index, value) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter.src takes it)\n    value (number; may be left out: only scatter.value takes it)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: scatter.src: yes, for input, src (derivatives.yaml; backward node ScatterBackward0); scatter.value: yes, for input (derivatives.yaml; backward node ScatterBackward1)\n\nSchemas (native_functions.yaml):\n    scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n    scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor',
-        (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('src', False, _NG), ('value', False, _NG), ),
+        'Tensor.scatter(self, dim, index, src) -> Tensor\nTensor.scatter(self, dim, index, value) -> Tensor\nTensor.scatter(self, dim, index, src, *, reduce) -> Tensor\nTensor.scatter(self, dim, index, value, *, reduce) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter.reduce, scatter.src take it)\n    value (number; may be left out: only scatter.value, scatter.value_reduce take it)\n    reduce (str; may be left out: only scatter.reduce, scatter.value_reduce take it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: scatter.src: yes, for input, src (derivatives.yaml; backward node ScatterBackward0); scatter.value: yes, for input (derivatives.yaml; backward node ScatterBackward1); scatter.reduce, scatter.value_reduce: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n    scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor\n    scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor\n    scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('src', False, _NG), ('value', False, _NG), ('reduce', True, _NG), ('out', True, None), ),
     ),
     "scatter_": (
-        'Tensor.scatter_(self, dim, index, src) -> Tensor\nTensor.scatter_(self, dim, index, value) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter_.src takes it)\n    value (number; may be left out: only scatter_.value takes it)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)\n    scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)',
-        (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('src', False, _NG), ('value', False, _NG), ),
+        'Tensor.scatter_(self, dim, index, src) -> Tensor\nTensor.scatter_(self, dim, index, value) -> Tensor\nTensor.scatter_(self, dim, index, src, *, reduce) -> Tensor\nTensor.scatter_(self, dim, index, value, *, reduce) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter_.reduce, scatter_.src take it)\n    value (number; may be left out: only scatter_.value, scatter_.value_reduce take it)\n    reduce (str; may be left out: only scatter_.reduce, scatter_.value_reduce take it)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)\n    scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)\n    scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)\n    scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)',
+        (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('src', False, _NG), ('value', False, _NG), ('reduce', True, _NG), ),
     ),
     "scatter_add": (
-        'Tensor.scatter_add(self, dim, index, src) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor)\n\nForms: functional: opgen.scatter_add and Tensor.scatter_add; in-place: Tensor.scatter_add_\nDifferentiable: yes, for input, src (derivatives.yaml; backward node ScatterAddBackward0)\n\nSchemas (native_functions.yaml):\n    scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor',
-        (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('src', False, _REQ), ),
+        'Tensor.scatter_add(self, dim, index, src, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.scatter_add and Tensor.scatter_add; in-place: Tensor.scatter_add_\nDifferentiable: yes, for input, src (derivatives.yaml; backward node ScatterAddBackward0)\n\nSchemas (native_functions.yaml):\n    scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('src', False, _REQ), ('out', True, None), ),
     ),
     "scatter_add_": (
         'Tensor.scatter_add_(self, dim, index, src) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor)\n\nForms: functional: opgen.scatter_add and Tensor.scatter_add; in-place: Tensor.scatter_add_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)',
         (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('src', False, _REQ), ),
     ),
+    "scatter_reduce": (
+        'Tensor.scatter_reduce(self, dim, index, src, reduce, *, include_self=True, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor)\n    reduce (str)\n    include_self (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.scatter_reduce and Tensor.scatter_reduce; in-place: Tensor.scatter_reduce_\nDifferentiable: yes, for input, src (derivatives.yaml; backward node ScatterReduceBackward0)\n\nSchemas (native_functions.yaml):\n    scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('src', False, _REQ), ('reduce', False, _REQ), ('include_self', True, True), ('out', True, None), ),
+    ),
+    "scatter_reduce_": (
+        'Tensor.scatter_reduce_(self, dim, index, src, reduce, *, include_self=True) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor)\n    reduce (str)\n    include_self (bool, default True)\n\nForms: functional: opgen.scatter_reduce and Tensor.scatter_reduce; in-place: Tensor.scatter_reduce_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)',
+        (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('src', False, _REQ), ('reduce', False, _REQ), ('include_self', True, True), ),
+    ),
     "select": (
         'Tensor.select(self, dim, index) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (int)\n\nForms: functional: opgen.select and Tensor.select\nDifferentiable: yes, for input (derivatives.yaml; backward node SelectBackward0)\n\nSchemas (native_functions.yaml):\n    select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)',
         (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ),
+    ),
+    "select_scatter": (
+        'Tensor.select_scatter(self, src, dim, index, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    src (Tensor)\n    dim (int)\n    index (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.select_scatter and Tensor.select_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor',
+        (('self', False, _REQ), ('src', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('out', True, None), ),
+    ),
+    "sgn": (
+        'Tensor.sgn(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sgn and Tensor.sgn\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    sgn(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
     ),
     "sigmoid": (
         'Tensor.sigmoid(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sigmoid and Tensor.sigmoid; in-place: Tensor.sigmoid_; out=: opgen.sigmoid(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SigmoidBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    sigmoid(Tensor self) -> Tensor\n    sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
@@ -821,6 +1123,10 @@ METHODS = {
         'Tensor.sign_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.sign and Tensor.sign; in-place: Tensor.sign_; out=: opgen.sign(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SignBackward0)\n\nSchemas (native_functions.yaml):\n    sign_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
     ),
+    "signbit": (
+        'Tensor.signbit(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.signbit and Tensor.signbit; out=: opgen.signbit(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    signbit(Tensor self) -> Tensor\n    signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
     "silu_": (
         'Tensor.silu_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.silu; in-place: Tensor.silu_; out=: opgen.silu(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SiluBackward0)\n\nSchemas (native_functions.yaml):\n    silu_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
@@ -833,6 +1139,14 @@ METHODS = {
         'Tensor.sin_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.sin and Tensor.sin; in-place: Tensor.sin_; out=: opgen.sin(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SinBackward0)\n\nSchemas (native_functions.yaml):\n    sin_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
     ),
+    "sinc": (
+        'Tensor.sinc(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sinc and Tensor.sinc; in-place: Tensor.sinc_; out=: opgen.sinc(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SincBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    sinc(Tensor self) -> Tensor\n    sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "sinc_": (
+        'Tensor.sinc_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.sinc and Tensor.sinc; in-place: Tensor.sinc_; out=: opgen.sinc(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SincBackward0)\n\nSchemas (native_functions.yaml):\n    sinc_(Tensor(a!) self) -> Tensor(a!)',
+        (('self', False, _REQ), ),
+    ),
     "sinh": (
         'Tensor.sinh(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sinh and Tensor.sinh; in-place: Tensor.sinh_; out=: opgen.sinh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SinhBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    sinh(Tensor self) -> Tensor\n    sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
         (('self', False, _REQ), ('out', True, None), ),
@@ -841,21 +1155,37 @@ METHODS = {
         'Tensor.sinh_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.sinh and Tensor.sinh; in-place: Tensor.sinh_; out=: opgen.sinh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SinhBackward0)\n\nSchemas (native_functions.yaml):\n    sinh_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
     ),
+    "slice_scatter": (
+        'Tensor.slice_scatter(self, src, dim=0, start=None, end=None, step=1, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    src (Tensor)\n    dim (int, default 0)\n    start (int, optional, default None)\n    end (int, optional, default None)\n    step (int, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.slice_scatter and Tensor.slice_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor',
+        (('self', False, _REQ), ('src', False, _REQ), ('dim', False, 0), ('start', False, None), ('end', False, None), ('step', False, 1), ('out', True, None), ),
+    ),
     "softmax": (
-        'Tensor.softmax(self, dim, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.softmax and Tensor.softmax\nDifferentiable: yes, for input (derivatives.yaml; backward node SoftmaxBackward0)\n\nSchemas (native_functions.yaml):\n    softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor',
-        (('self', False, _REQ), ('dim', False, _REQ), ('dtype', False, None), ),
+        'Tensor.softmax(self, dim, dtype=None, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.softmax and Tensor.softmax\nDifferentiable: yes, for input (derivatives.yaml; backward node SoftmaxBackward0)\n\nSchemas (native_functions.yaml):\n    softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor',
+        (('self', False, _REQ), ('dim', False, _REQ), ('dtype', False, None), ('out', True, None), ),
     ),
     "softplus_": (
         'Tensor.softplus_(self, beta=1, threshold=20) -> Tensor\n\nArguments:\n    self (Tensor)\n    beta (number, default 1)\n    threshold (number, default 20)\n\nForms: functional: opgen.softplus; in-place: Tensor.softplus_; out=: opgen.softplus(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SoftplusBackward0)\n\nSchemas (native_functions.yaml):\n    softplus_(Tensor(a!) self, Scalar beta=1, Scalar threshold=20) -> Tensor(a!)',
         (('self', False, _REQ), ('beta', False, 1), ('threshold', False, 20), ),
     ),
     "sort": (
-        'Tensor.sort(self, dim=-1, descending=False, *, stable=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    dim (int, default -1)\n    descending (bool, default False)\n    stable (bool, optional, default None; taken by sort.stable)\n\nForms: functional: opgen.sort and Tensor.sort\nDifferentiable: sort: yes, for input (derivatives.yaml; backward node SortBackward0); sort.stable: yes, for input (derivatives.yaml; backward node SortBackward1)\n\nSchemas (native_functions.yaml):\n    sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)\n    sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)',
-        (('self', False, _REQ), ('dim', False, -1), ('descending', False, False), ('stable', True, None), ),
+        'Tensor.sort(self, dim=-1, descending=False, *, stable=None, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    dim (int, default -1)\n    descending (bool, default False)\n    stable (bool, optional, default None; taken by sort.stable)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sort and Tensor.sort\nDifferentiable: sort: yes, for input (derivatives.yaml; backward node SortBackward0); sort.stable: yes, for input (derivatives.yaml; backward node SortBackward1)\n\nSchemas (native_functions.yaml):\n    sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)\n    sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)',
+        (('self', False, _REQ), ('dim', False, -1), ('descending', False, False), ('stable', True, None), ('out', True, None), ),
+    ),
+    "special_ndtr_": (
+        'Tensor.special_ndtr_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.special_ndtr; in-place: Tensor.special_ndtr_; out=: opgen.special_ndtr(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SpecialNdtrBackward0)\n\nSchemas (native_functions.yaml):\n    special_ndtr_(Tensor(a!) self) -> Tensor(a!)',
+        (('self', False, _REQ), ),
+    ),
+    "special_xlog1py_": (
+        'Tensor.special_xlog1py_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.special_xlog1py; in-place: Tensor.special_xlog1py_; out=: opgen.special_xlog1py(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node SpecialXlog1pyBackward0)\n\nSchemas (native_functions.yaml):\n    special_xlog1py_(Tensor(a!) self, Tensor other) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ),
     ),
     "split": (
         'Tensor.split(self, split_size, dim=0) -> list of Tensors\n\nsplit_size is an int (equal pieces) or a list of sizes\n\nArguments:\n    self (Tensor)\n    split_size (int)\n    dim (int, default 0)\n\nForms: functional: opgen.split and Tensor.split\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]',
         (('self', False, _REQ), ('split_size', False, _REQ), ('dim', False, 0), ),
+    ),
+    "split_with_sizes": (
+        'Tensor.split_with_sizes(self, split_sizes, dim=0) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    split_sizes (int or sequence of ints)\n    dim (int, default 0)\n\nForms: functional: opgen.split_with_sizes and Tensor.split_with_sizes\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]',
+        (('self', False, _REQ), ('split_sizes', False, _REQ), ('dim', False, 0), ),
     ),
     "sqrt": (
         'Tensor.sqrt(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sqrt and Tensor.sqrt; in-place: Tensor.sqrt_; out=: opgen.sqrt(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SqrtBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    sqrt(Tensor self) -> Tensor\n    sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
@@ -878,8 +1208,8 @@ METHODS = {
         (('self', False, _REQ), ('dim', False, _NG), ),
     ),
     "std": (
-        'Tensor.std(self, dim=None, unbiased=True, keepdim=False, *, correction=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by std.correction, std.dim)\n    unbiased (bool, default True; taken by std, std.dim)\n    keepdim (bool, default False; taken by std.correction, std.dim)\n    correction (number, optional, default None; taken by std.correction)\n\nForms: functional: opgen.std and Tensor.std\nDifferentiable: std.correction: yes, for input (derivatives.yaml; backward node StdBackward0); std, std.dim: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n    std(Tensor self, bool unbiased=True) -> Tensor\n    std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor',
-        (('self', False, _REQ), ('dim', False, None), ('unbiased', False, True), ('keepdim', False, False), ('correction', True, None), ),
+        'Tensor.std(self, dim=None, unbiased=True, keepdim=False, *, correction=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by std.correction, std.dim)\n    unbiased (bool, default True; taken by std, std.dim)\n    keepdim (bool, default False; taken by std.correction, std.dim)\n    correction (number, optional, default None; taken by std.correction)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.std and Tensor.std\nDifferentiable: std.correction: yes, for input (derivatives.yaml; backward node StdBackward0); std, std.dim: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n    std(Tensor self, bool unbiased=True) -> Tensor\n    std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor',
+        (('self', False, _REQ), ('dim', False, None), ('unbiased', False, True), ('keepdim', False, False), ('correction', True, None), ('out', True, None), ),
     ),
     "sub": (
         'Tensor.sub(self, other, *, alpha=1, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sub and Tensor.sub; in-place: Tensor.sub_; out=: opgen.sub(..., out=t)\nDifferentiable: sub.Tensor: yes, for input, other (derivatives.yaml; backward node SubBackward0); sub.Scalar: yes, for input (derivatives.yaml; backward node SubBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n    sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor\n    sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)\n    sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)',
@@ -890,8 +1220,8 @@ METHODS = {
         (('self', False, _REQ), ('other', False, _REQ), ('alpha', True, 1), ),
     ),
     "sum": (
-        'Tensor.sum(self, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by sum.dim_IntList)\n    keepdim (bool, default False; taken by sum.dim_IntList)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.sum and Tensor.sum\nDifferentiable: sum: yes, for input (derivatives.yaml; backward node SumBackward0); sum.dim_IntList: yes, for input (derivatives.yaml; backward node SumBackward1)\n\nSchemas (native_functions.yaml):\n    sum(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
-        (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ),
+        'Tensor.sum(self, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by sum.dim_IntList)\n    keepdim (bool, default False; taken by sum.dim_IntList)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sum and Tensor.sum\nDifferentiable: sum: yes, for input (derivatives.yaml; backward node SumBackward0); sum.dim_IntList: yes, for input (derivatives.yaml; backward node SumBackward1)\n\nSchemas (native_functions.yaml):\n    sum(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
+        (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ),
     ),
     "swapaxes": (
         'Tensor.swapaxes(self, axis0, axis1) -> Tensor\n\nArguments:\n    self (Tensor)\n    axis0 (int)\n    axis1 (int)\n\nForms: functional: opgen.swapaxes and Tensor.swapaxes\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)',
@@ -906,8 +1236,12 @@ METHODS = {
         (('self', False, _REQ), ),
     ),
     "take": (
-        'Tensor.take(self, index) -> Tensor\n\nArguments:\n    self (Tensor)\n    index (Tensor)\n\nForms: functional: opgen.take and Tensor.take\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    take(Tensor self, Tensor index) -> Tensor',
-        (('self', False, _REQ), ('index', False, _REQ), ),
+        'Tensor.take(self, index, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    index (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.take and Tensor.take\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    take(Tensor self, Tensor index) -> Tensor',
+        (('self', False, _REQ), ('index', False, _REQ), ('out', True, None), ),
+    ),
+    "take_along_dim": (
+        'Tensor.take_along_dim(self, indices, dim=None, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    indices (Tensor)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.take_along_dim and Tensor.take_along_dim\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor',
+        (('self', False, _REQ), ('indices', False, _REQ), ('dim', False, None), ('out', True, None), ),
     ),
     "tan": (
         'Tensor.tan(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.tan and Tensor.tan; in-place: Tensor.tan_; out=: opgen.tan(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node TanBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    tan(Tensor self) -> Tensor\n    tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
@@ -925,25 +1259,33 @@ METHODS = {
         'Tensor.tanh_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.tanh and Tensor.tanh; in-place: Tensor.tanh_; out=: opgen.tanh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node TanhBackward0)\n\nSchemas (native_functions.yaml):\n    tanh_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
     ),
+    "tensor_split": (
+        'Tensor.tensor_split(self, sections, dim=0) -> list of Tensors\nTensor.tensor_split(self, indices, dim=0) -> list of Tensors\nTensor.tensor_split(self, tensor_indices_or_sections, dim=0) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    sections (int; may be left out: only tensor_split.sections takes it)\n    dim (int, default 0)\n    indices (int or sequence of ints; may be left out: only tensor_split.indices takes it)\n    tensor_indices_or_sections (Tensor; may be left out: only tensor_split.tensor_indices_or_sections takes it)\n\nForms: functional: opgen.tensor_split and Tensor.tensor_split\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]\n    tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]\n    tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]',
+        (('self', False, _REQ), ('sections', False, _NG), ('dim', False, 0), ('indices', False, _NG), ('tensor_indices_or_sections', False, _NG), ),
+    ),
     "topk": (
-        'Tensor.topk(self, k, dim=-1, largest=True, sorted=True) -> (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    k (int)\n    dim (int, default -1)\n    largest (bool, default True)\n    sorted (bool, default True)\n\nForms: functional: opgen.topk and Tensor.topk\nDifferentiable: yes, for input (derivatives.yaml; backward node TopkBackward0)\n\nSchemas (native_functions.yaml):\n    topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)',
-        (('self', False, _REQ), ('k', False, _REQ), ('dim', False, -1), ('largest', False, True), ('sorted', False, True), ),
+        'Tensor.topk(self, k, dim=-1, largest=True, sorted=True, *, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    k (int)\n    dim (int, default -1)\n    largest (bool, default True)\n    sorted (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.topk and Tensor.topk\nDifferentiable: yes, for input (derivatives.yaml; backward node TopkBackward0)\n\nSchemas (native_functions.yaml):\n    topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)',
+        (('self', False, _REQ), ('k', False, _REQ), ('dim', False, -1), ('largest', False, True), ('sorted', False, True), ('out', True, None), ),
     ),
     "trace": (
-        'Tensor.trace(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.trace and Tensor.trace\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    trace(Tensor self) -> Tensor',
-        (('self', False, _REQ), ),
+        'Tensor.trace(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.trace and Tensor.trace\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    trace(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
     ),
     "transpose": (
         'Tensor.transpose(self, dim0, dim1) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim0 (int)\n    dim1 (int)\n\nForms: functional: opgen.transpose and Tensor.transpose\nDifferentiable: yes, for input (derivatives.yaml; backward node TransposeBackward0)\n\nSchemas (native_functions.yaml):\n    transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)',
         (('self', False, _REQ), ('dim0', False, _REQ), ('dim1', False, _REQ), ),
     ),
     "tril": (
-        'Tensor.tril(self, diagonal=0) -> Tensor\n\nArguments:\n    self (Tensor)\n    diagonal (int, default 0)\n\nForms: functional: opgen.tril and Tensor.tril\nDifferentiable: yes, for input (derivatives.yaml; backward node TrilBackward0)\n\nSchemas (native_functions.yaml):\n    tril(Tensor self, int diagonal=0) -> Tensor',
-        (('self', False, _REQ), ('diagonal', False, 0), ),
+        'Tensor.tril(self, diagonal=0, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    diagonal (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.tril and Tensor.tril\nDifferentiable: yes, for input (derivatives.yaml; backward node TrilBackward0)\n\nSchemas (native_functions.yaml):\n    tril(Tensor self, int diagonal=0) -> Tensor',
+        (('self', False, _REQ), ('diagonal', False, 0), ('out', True, None), ),
     ),
     "triu": (
-        'Tensor.triu(self, diagonal=0) -> Tensor\n\nArguments:\n    self (Tensor)\n    diagonal (int, default 0)\n\nForms: functional: opgen.triu and Tensor.triu\nDifferentiable: yes, for input (derivatives.yaml; backward node TriuBackward0)\n\nSchemas (native_functions.yaml):\n    triu(Tensor self, int diagonal=0) -> Tensor',
-        (('self', False, _REQ), ('diagonal', False, 0), ),
+        'Tensor.triu(self, diagonal=0, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    diagonal (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.triu and Tensor.triu\nDifferentiable: yes, for input (derivatives.yaml; backward node TriuBackward0)\n\nSchemas (native_functions.yaml):\n    triu(Tensor self, int diagonal=0) -> Tensor',
+        (('self', False, _REQ), ('diagonal', False, 0), ('out', True, None), ),
+    ),
+    "true_divide": (
+        'Tensor.true_divide(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.true_divide and Tensor.true_divide\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    true_divide.Tensor(Tensor self, Tensor other) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
     ),
     "trunc": (
         'Tensor.trunc(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.trunc and Tensor.trunc; in-place: Tensor.trunc_; out=: opgen.trunc(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node TruncBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    trunc(Tensor self) -> Tensor\n    trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
@@ -970,20 +1312,40 @@ METHODS = {
         (('self', False, _REQ), ('from_', False, 0), ('to', False, 1), ('generator', True, None), ),
     ),
     "unique": (
-        'Tensor.unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique\n\nArguments:\n    self (Tensor)\n    sorted (bool, default True)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n\nForms: functional: opgen.unique and Tensor.unique\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor',
-        (('self', False, _REQ), ('sorted', False, True), ('return_inverse', False, False), ('return_counts', False, False), ('dim', False, None), ),
+        'Tensor.unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None, *, out=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique\n\nArguments:\n    self (Tensor)\n    sorted (bool, default True)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.unique and Tensor.unique\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor',
+        (('self', False, _REQ), ('sorted', False, True), ('return_inverse', False, False), ('return_counts', False, False), ('dim', False, None), ('out', True, None), ),
+    ),
+    "unsafe_chunk": (
+        'Tensor.unsafe_chunk(self, chunks, dim=0) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    chunks (int)\n    dim (int, default 0)\n\nForms: functional: opgen.unsafe_chunk and Tensor.unsafe_chunk\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]',
+        (('self', False, _REQ), ('chunks', False, _REQ), ('dim', False, 0), ),
+    ),
+    "unsafe_split": (
+        'Tensor.unsafe_split(self, split_size, dim=0) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    split_size (int)\n    dim (int, default 0)\n\nForms: functional: opgen.unsafe_split and Tensor.unsafe_split\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]',
+        (('self', False, _REQ), ('split_size', False, _REQ), ('dim', False, 0), ),
     ),
     "unsqueeze": (
         'Tensor.unsqueeze(self, dim) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n\nForms: functional: opgen.unsqueeze and Tensor.unsqueeze\nDifferentiable: yes, for input (derivatives.yaml; backward node UnsqueezeBackward0)\n\nSchemas (native_functions.yaml):\n    unsqueeze(Tensor(a) self, int dim) -> Tensor(a)',
         (('self', False, _REQ), ('dim', False, _REQ), ),
     ),
     "var": (
-        'Tensor.var(self, dim=None, unbiased=True, keepdim=False, *, correction=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by var.correction, var.dim)\n    unbiased (bool, default True; taken by var, var.dim)\n    keepdim (bool, default False; taken by var.correction, var.dim)\n    correction (number, optional, default None; taken by var.correction)\n\nForms: functional: opgen.var and Tensor.var\nDifferentiable: var.correction: yes, for input (derivatives.yaml; backward node VarBackward0); var, var.dim: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n    var(Tensor self, bool unbiased=True) -> Tensor\n    var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor',
-        (('self', False, _REQ), ('dim', False, None), ('unbiased', False, True), ('keepdim', False, False), ('correction', True, None), ),
+        'Tensor.var(self, dim=None, unbiased=True, keepdim=False, *, correction=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by var.correction, var.dim)\n    unbiased (bool, default True; taken by var, var.dim)\n    keepdim (bool, default False; taken by var.correction, var.dim)\n    correction (number, optional, default None; taken by var.correction)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.var and Tensor.var\nDifferentiable: var.correction: yes, for input (derivatives.yaml; backward node VarBackward0); var, var.dim: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n    var(Tensor self, bool unbiased=True) -> Tensor\n    var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor',
+        (('self', False, _REQ), ('dim', False, None), ('unbiased', False, True), ('keepdim', False, False), ('correction', True, None), ('out', True, None), ),
     ),
-    "where": (
-        'Tensor.where(self, input, other) -> Tensor\nTensor.where(self) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    input (Tensor; may be left out: only where.self, where.self_out take it)\n    other (Tensor; may be left out: only where.self, where.self_out take it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.where and Tensor.where; out=: opgen.where(..., out=t)\nDifferentiable: where.self: yes, for input, other (derivatives.yaml; backward node WhereBackward0); where: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    where.self(Tensor condition, Tensor self, Tensor other) -> Tensor\n    where(Tensor condition) -> Tensor[]\n    where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
-        (('self', False, _REQ), ('input', False, _NG), ('other', False, _NG), ('out', True, None), ),
+    "vdot": (
+        'Tensor.vdot(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.vdot and Tensor.vdot\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    vdot(Tensor self, Tensor other) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "vsplit": (
+        'Tensor.vsplit(self, sections) -> list of Tensors\nTensor.vsplit(self, indices) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    sections (int; may be left out: only vsplit.int takes it)\n    indices (int or sequence of ints; may be left out: only vsplit.array takes it)\n\nForms: functional: opgen.vsplit and Tensor.vsplit\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]\n    vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]',
+        (('self', False, _REQ), ('sections', False, _NG), ('indices', False, _NG), ),
+    ),
+    "xlogy": (
+        'Tensor.xlogy(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.xlogy and Tensor.xlogy; in-place: Tensor.xlogy_; out=: opgen.xlogy(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node XlogyBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    xlogy.Tensor(Tensor self, Tensor other) -> Tensor\n    xlogy.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "xlogy_": (
+        'Tensor.xlogy_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.xlogy and Tensor.xlogy; in-place: Tensor.xlogy_; out=: opgen.xlogy(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node XlogyBackward0)\n\nSchemas (native_functions.yaml):\n    xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ),
     ),
     "zero_": (
         'Tensor.zero_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: in-place: Tensor.zero_\nDifferentiable: yes, for input (derivatives.yaml; backward node ZeroBackward0)\n\nSchemas (native_functions.yaml):\n    zero_(Tensor(a!) self) -> Tensor(a!)',
@@ -1015,47 +1377,31 @@ def expand(self, *size, **kwargs):
 
 
 def flip(self, *dims, **kwargs):
-    'Tensor.flip(self, dims) -> Tensor\n\nArguments:\n    self (Tensor)\n    dims (int or sequence of ints)\n\nForms: functional: opgen.flip and Tensor.flip\nDifferentiable: yes, for input (derivatives.yaml; backward node FlipBackward0)\n\nSchemas (native_functions.yaml):\n    flip(Tensor self, int[] dims) -> Tensor\n\nThe sizes may also be given one by one: `t.flip(2, 3)` is `t.flip((2, 3))`.'
+    'Tensor.flip(self, dims, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dims (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.flip and Tensor.flip\nDifferentiable: yes, for input (derivatives.yaml; backward node FlipBackward0)\n\nSchemas (native_functions.yaml):\n    flip(Tensor self, int[] dims) -> Tensor\n\nThe sizes may also be given one by one: `t.flip(2, 3)` is `t.flip((2, 3))`.'
     if kwargs or not dims:
         return _ops.flip(self, *[_varargs(dims)] if dims else [], **kwargs)
-    try:
-        _k = (_shared.remap or _tls.remap)[self._keys]
-    except AttributeError:
-        return _ops.flip(self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
-    return _tab_flip[_k](self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
+    return _ops.flip(self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
 
 
 def new_empty(self, *size, **kwargs):
-    'Tensor.new_empty(self, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_empty\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor\n\nThe sizes may also be given one by one: `t.new_empty(2, 3)` is `t.new_empty((2, 3))`.'
+    'Tensor.new_empty(self, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_empty\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor\n\nThe sizes may also be given one by one: `t.new_empty(2, 3)` is `t.new_empty((2, 3))`.'
     if kwargs or not size:
         return _ops.new_empty(self, *[_varargs(size)] if size else [], **kwargs)
-    try:
-        _k = (_shared.remap or _tls.remap)[self._keys]
-    except AttributeError:
-        return _ops.new_empty(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
-    return _tab_new_empty[_k](self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size), None, None, None, None)
+    return _ops.new_empty(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
 
 
 def new_ones(self, *size, **kwargs):
-    'Tensor.new_ones(self, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_ones\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor\n\nThe sizes may also be given one by one: `t.new_ones(2, 3)` is `t.new_ones((2, 3))`.'
+    'Tensor.new_ones(self, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_ones\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor\n\nThe sizes may also be given one by one: `t.new_ones(2, 3)` is `t.new_ones((2, 3))`.'
     if kwargs or not size:
         return _ops.new_ones(self, *[_varargs(size)] if size else [], **kwargs)
-    try:
-        _k = (_shared.remap or _tls.remap)[self._keys]
-    except AttributeError:
-        return _ops.new_ones(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
-    return _tab_new_ones[_k](self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size), None, None, None, None)
+    return _ops.new_ones(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
 
 
 def new_zeros(self, *size, **kwargs):
-    'Tensor.new_zeros(self, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_zeros\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor\n\nThe sizes may also be given one by one: `t.new_zeros(2, 3)` is `t.new_zeros((2, 3))`.'
+    'Tensor.new_zeros(self, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_zeros\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor\n\nThe sizes may also be given one by one: `t.new_zeros(2, 3)` is `t.new_zeros((2, 3))`.'
     if kwargs or not size:
         return _ops.new_zeros(self, *[_varargs(size)] if size else [], **kwargs)
-    try:
-        _k = (_shared.remap or _tls.remap)[self._keys]
-    except AttributeError:
-        return _ops.new_zeros(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
-    return _tab_new_zeros[_k](self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size), None, None, None, None)
+    return _ops.new_zeros(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
 
 
 def permute(self, *dims, **kwargs):
@@ -1070,14 +1416,10 @@ def permute(self, *dims, **kwargs):
 
 
 def repeat(self, *repeats, **kwargs):
-    'Tensor.repeat(self, repeats) -> Tensor\n\nArguments:\n    self (Tensor)\n    repeats (int or sequence of ints)\n\nForms: functional: Tensor.repeat\nDifferentiable: yes, for input (derivatives.yaml; backward node RepeatBackward0)\n\nSchemas (native_functions.yaml):\n    repeat(Tensor self, SymInt[] repeats) -> Tensor\n\nThe sizes may also be given one by one: `t.repeat(2, 3)` is `t.repeat((2, 3))`.'
+    'Tensor.repeat(self, repeats, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    repeats (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.repeat\nDifferentiable: yes, for input (derivatives.yaml; backward node RepeatBackward0)\n\nSchemas (native_functions.yaml):\n    repeat(Tensor self, SymInt[] repeats) -> Tensor\n\nThe sizes may also be given one by one: `t.repeat(2, 3)` is `t.repeat((2, 3))`.'
     if kwargs or not repeats:
         return _ops.repeat(self, *[_varargs(repeats)] if repeats else [], **kwargs)
-    try:
-        _k = (_shared.remap or _tls.remap)[self._keys]
-    except AttributeError:
-        return _ops.repeat(self, (repeats[0] if len(repeats) == 1 and (not isinstance(repeats[0], int)) else repeats))
-    return _tab_repeat[_k](self, (repeats[0] if len(repeats) == 1 and (not isinstance(repeats[0], int)) else repeats))
+    return _ops.repeat(self, (repeats[0] if len(repeats) == 1 and (not isinstance(repeats[0], int)) else repeats))
 
 
 def reshape(self, *shape, **kwargs):
@@ -1091,15 +1433,18 @@ def reshape(self, *shape, **kwargs):
     return _tab_reshape[_k](self, (shape[0] if len(shape) == 1 and (not isinstance(shape[0], int)) else shape))
 
 
+def sum_to_size(self, *size, **kwargs):
+    'Tensor.sum_to_size(self, size, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.sum_to_size\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    sum_to_size(Tensor self, SymInt[] size) -> Tensor\n\nThe sizes may also be given one by one: `t.sum_to_size(2, 3)` is `t.sum_to_size((2, 3))`.'
+    if kwargs or not size:
+        return _ops.sum_to_size(self, *[_varargs(size)] if size else [], **kwargs)
+    return _ops.sum_to_size(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
+
+
 def tile(self, *dims, **kwargs):
-    'Tensor.tile(self, dims) -> Tensor\n\nArguments:\n    self (Tensor)\n    dims (int or sequence of ints)\n\nForms: functional: opgen.tile and Tensor.tile\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    tile(Tensor self, SymInt[] dims) -> Tensor\n\nThe sizes may also be given one by one: `t.tile(2, 3)` is `t.tile((2, 3))`.'
+    'Tensor.tile(self, dims, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dims (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.tile and Tensor.tile\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    tile(Tensor self, SymInt[] dims) -> Tensor\n\nThe sizes may also be given one by one: `t.tile(2, 3)` is `t.tile((2, 3))`.'
     if kwargs or not dims:
         return _ops.tile(self, *[_varargs(dims)] if dims else [], **kwargs)
-    try:
-        _k = (_shared.remap or _tls.remap)[self._keys]
-    except AttributeError:
-        return _ops.tile(self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
-    return _tab_tile[_k](self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
+    return _ops.tile(self, (dims[0] if len(dims) == 1 and (not isinstance(dims[0], int)) else dims))
 
 
 def view(self, *size, **kwargs):
@@ -1151,6 +1496,7 @@ def install(cls: type) -> None:
     cls.permute = permute
     cls.repeat = repeat
     cls.reshape = reshape
+    cls.sum_to_size = sum_to_size
     cls.tile = tile
     cls.view = view
     cls.__add__ = _ops.add

@@ -12,6 +12,7 @@ from runtime.factories import scalar_tensor as _scalar
 from runtime.opcall import NOT_GIVEN as _NG
 from runtime.opcall import bad_arguments as _bad_arguments
 from runtime.opcall import no_overload as _no_overload
+from runtime.opcall import store_out as _store_out
 from runtime.return_types import make as _return_type
 from runtime.signatures import REQUIRED as _REQ
 from runtime.signatures import show as _show
@@ -30,14 +31,20 @@ __all__ = [
     "abs_",
     "acos",
     "acos_",
+    "acosh",
+    "acosh_",
     "adaptive_avg_pool2d",
     "add",
     "add_",
+    "addbmm",
     "addcdiv",
     "addcdiv_",
     "addcmul",
     "addcmul_",
     "addmm",
+    "addmv",
+    "addr",
+    "alias_copy",
     "all",
     "allclose",
     "amax",
@@ -50,19 +57,28 @@ __all__ = [
     "argwhere",
     "as_strided",
     "as_strided_backward",
+    "as_strided_copy",
+    "as_strided_scatter",
     "asin",
     "asin_",
+    "asinh",
+    "asinh_",
     "atan",
     "atan2",
     "atan2_",
     "atan_",
+    "atanh",
+    "atanh_",
     "atleast_1d",
     "atleast_2d",
     "atleast_3d",
     "avg_pool2d",
+    "baddbmm",
     "batch_norm",
+    "bernoulli",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
+    "bincount",
     "bitwise_and",
     "bitwise_and_",
     "bitwise_not",
@@ -89,27 +105,44 @@ __all__ = [
     "clone",
     "col2im",
     "column_stack",
+    "conj",
+    "conj_physical",
     "conv2d",
+    "copysign",
+    "copysign_",
+    "corrcoef",
     "cos",
     "cos_",
     "cosh",
     "cosh_",
     "cosine_similarity",
     "count_nonzero",
+    "cov",
+    "cross",
     "cross_entropy_loss",
     "cummax",
     "cummin",
     "cumprod",
     "cumsum",
+    "cumulative_trapezoid",
+    "deg2rad",
+    "deg2rad_",
     "det",
     "diag",
+    "diag_embed",
+    "diagflat",
     "diagonal",
     "diagonal_backward",
+    "diagonal_copy",
+    "diagonal_scatter",
+    "diff",
+    "digamma",
     "dist",
     "div",
     "div_",
     "dot",
     "dropout",
+    "dsplit",
     "dstack",
     "elu",
     "elu_",
@@ -119,21 +152,31 @@ __all__ = [
     "equal",
     "erf",
     "erf_",
+    "erfc",
+    "erfc_",
+    "erfinv",
     "exp",
     "exp2",
     "exp2_",
     "exp_",
     "expand",
+    "expand_copy",
     "expm1",
     "expm1_",
+    "fill",
     "flatten",
     "flip",
     "fliplr",
     "flipud",
+    "float_power",
     "floor",
     "floor_",
     "floor_divide",
     "floor_divide_",
+    "fmax",
+    "fmax_",
+    "fmin",
+    "fmin_",
     "fmod",
     "fmod_",
     "frac",
@@ -150,31 +193,48 @@ __all__ = [
     "hardswish_",
     "hardtanh",
     "hardtanh_",
+    "heaviside",
+    "heaviside_",
+    "histc",
+    "hsplit",
     "hstack",
     "huber_loss",
     "hypot",
     "hypot_",
+    "i0",
+    "igamma",
+    "igammac",
     "im2col",
     "index",
     "index_add",
+    "index_copy",
     "index_fill",
     "index_put",
     "index_put_",
+    "index_reduce",
     "index_select",
+    "inner",
     "inverse",
     "isclose",
     "isfinite",
+    "isin",
     "isinf",
     "isnan",
+    "isneginf",
+    "isposinf",
     "kl_div",
+    "kron",
     "kthvalue",
     "l1_loss",
     "layer_norm",
+    "ldexp",
     "le",
     "leaky_relu",
     "leaky_relu_",
     "lerp",
     "lerp_",
+    "lgamma",
+    "lgamma_",
     "linalg_cholesky",
     "linalg_cross",
     "linalg_det",
@@ -201,11 +261,16 @@ __all__ = [
     "log_sigmoid_",
     "log_softmax",
     "logaddexp",
+    "logaddexp2",
+    "logaddexp2_",
     "logaddexp_",
+    "logcumsumexp",
+    "logdet",
     "logical_and",
     "logical_not",
     "logical_or",
     "logical_xor",
+    "logit",
     "logsumexp",
     "lt",
     "masked_fill",
@@ -230,29 +295,44 @@ __all__ = [
     "moveaxis",
     "movedim",
     "mse_loss",
+    "msort",
     "mul",
     "mul_",
+    "multinomial",
     "mv",
+    "mvlgamma",
     "nan_to_num",
+    "nanmean",
+    "nanquantile",
     "nansum",
     "narrow",
+    "narrow_copy",
     "native_dropout",
     "native_layer_norm",
     "ne",
     "neg",
     "neg_",
+    "nextafter",
+    "nextafter_",
     "nll_loss",
     "nonzero",
     "norm",
+    "normal",
     "one_hot",
     "outer",
     "pairwise_distance",
     "permute",
+    "permute_copy",
+    "polygamma",
     "positive",
     "pow",
     "pow_",
     "prelu",
     "prod",
+    "quantile",
+    "rad2deg",
+    "rad2deg_",
+    "ravel",
     "reciprocal",
     "reciprocal_",
     "relu",
@@ -260,42 +340,93 @@ __all__ = [
     "relu_",
     "remainder",
     "remainder_",
+    "renorm",
     "repeat_interleave",
     "reshape",
+    "resolve_conj",
+    "resolve_neg",
     "roll",
+    "rot90",
     "round",
     "round_",
     "rsqrt",
     "rsqrt_",
+    "rsub",
     "scaled_dot_product_attention",
     "scatter",
     "scatter_add",
+    "scatter_reduce",
+    "scatter_reduce_backward",
+    "searchsorted",
     "select",
     "select_backward",
+    "select_scatter",
     "selu",
+    "sgn",
     "sigmoid",
     "sigmoid_",
     "sign",
     "sign_",
+    "signbit",
     "silu",
     "silu_",
     "sin",
     "sin_",
+    "sinc",
+    "sinc_",
     "sinh",
     "sinh_",
     "slice",
     "slice_backward",
+    "slice_scatter",
     "smooth_l1_loss",
     "softmax",
     "softplus",
     "softplus_",
     "sort",
+    "special_airy_ai",
+    "special_bessel_j0",
+    "special_bessel_j1",
+    "special_bessel_y0",
+    "special_bessel_y1",
+    "special_chebyshev_polynomial_t",
+    "special_chebyshev_polynomial_u",
+    "special_chebyshev_polynomial_v",
+    "special_chebyshev_polynomial_w",
+    "special_entr",
+    "special_erfcx",
+    "special_hermite_polynomial_h",
+    "special_hermite_polynomial_he",
+    "special_i0e",
+    "special_i1",
+    "special_i1e",
+    "special_laguerre_polynomial_l",
+    "special_legendre_polynomial_p",
+    "special_log_ndtr",
+    "special_modified_bessel_k0",
+    "special_modified_bessel_k1",
+    "special_ndtr",
+    "special_ndtr_",
+    "special_ndtri",
+    "special_scaled_modified_bessel_k0",
+    "special_scaled_modified_bessel_k1",
+    "special_shifted_chebyshev_polynomial_t",
+    "special_shifted_chebyshev_polynomial_u",
+    "special_shifted_chebyshev_polynomial_v",
+    "special_shifted_chebyshev_polynomial_w",
+    "special_spherical_bessel_j0",
+    "special_xlog1py",
+    "special_xlog1py_",
+    "special_zeta",
     "split",
+    "split_with_sizes",
+    "split_with_sizes_copy",
     "sqrt",
     "sqrt_",
     "square",
     "square_",
     "squeeze",
+    "squeeze_copy",
     "stack",
     "std",
     "std_mean",
@@ -305,30 +436,47 @@ __all__ = [
     "swapaxes",
     "swapdims",
     "t",
+    "t_copy",
     "take",
+    "take_along_dim",
     "tan",
     "tan_",
     "tanh",
     "tanh_",
+    "tensor_split",
     "threshold",
     "threshold_backward",
     "tile",
     "topk",
     "trace",
     "transpose",
+    "transpose_copy",
+    "trapezoid",
+    "trapz",
     "tril",
     "triu",
+    "true_divide",
     "trunc",
     "trunc_",
     "unbind",
+    "unbind_copy",
     "unflatten",
+    "unfold_copy",
     "unique",
+    "unsafe_chunk",
+    "unsafe_split",
     "unsqueeze",
+    "unsqueeze_copy",
     "var",
     "var_mean",
+    "vdot",
     "view",
+    "view_copy",
+    "vsplit",
     "vstack",
     "where",
+    "xlogy",
+    "xlogy_",
 ]
 
 _op_add_Tensor = _dispatcher.declare("add.Tensor", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
@@ -6320,6 +6468,2395 @@ def _call__linalg_lu(A, pivot):
     return _rt__linalg_lu._make(_tab__linalg_lu[_k](A, pivot))
 
 
+_op_all_dims = _dispatcher.declare("all.dims", "all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", (0,), deferred=True)
+_tab_all_dims = _op_all_dims.table
+
+
+def _call_all_dims(input, dim, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_all_dims, (input, dim, keepdim,))
+    return _tab_all_dims[_k](input, dim, keepdim)
+
+
+_op_any_dims = _dispatcher.declare("any.dims", "any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", (0,), deferred=True)
+_tab_any_dims = _op_any_dims.table
+
+
+def _call_any_dims(input, dim, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_any_dims, (input, dim, keepdim,))
+    return _tab_any_dims[_k](input, dim, keepdim)
+
+
+_op_acosh = _dispatcher.declare("acosh", "acosh(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_acosh = _op_acosh.table
+
+
+def _call_acosh(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_acosh, (input,))
+    return _tab_acosh[_k](input)
+
+
+_op_acosh_ = _dispatcher.declare("acosh_", "acosh_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_acosh_ = _op_acosh_.table
+
+
+def _call_acosh_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_acosh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_acosh_[_k](input)
+
+
+_op_acosh_out = _dispatcher.declare("acosh.out", "acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_acosh_out = _op_acosh_out.table
+
+
+def _call_acosh_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_acosh_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_acosh_out[_k](input, out)
+
+
+_op_asinh = _dispatcher.declare("asinh", "asinh(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_asinh = _op_asinh.table
+
+
+def _call_asinh(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_asinh, (input,))
+    return _tab_asinh[_k](input)
+
+
+_op_asinh_ = _dispatcher.declare("asinh_", "asinh_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_asinh_ = _op_asinh_.table
+
+
+def _call_asinh_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_asinh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_asinh_[_k](input)
+
+
+_op_asinh_out = _dispatcher.declare("asinh.out", "asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_asinh_out = _op_asinh_out.table
+
+
+def _call_asinh_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_asinh_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_asinh_out[_k](input, out)
+
+
+_op_atanh = _dispatcher.declare("atanh", "atanh(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_atanh = _op_atanh.table
+
+
+def _call_atanh(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atanh, (input,))
+    return _tab_atanh[_k](input)
+
+
+_op_atanh_ = _dispatcher.declare("atanh_", "atanh_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_atanh_ = _op_atanh_.table
+
+
+def _call_atanh_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atanh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_atanh_[_k](input)
+
+
+_op_atanh_out = _dispatcher.declare("atanh.out", "atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_atanh_out = _op_atanh_out.table
+
+
+def _call_atanh_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atanh_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_atanh_out[_k](input, out)
+
+
+_op_erfc = _dispatcher.declare("erfc", "erfc(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_erfc = _op_erfc.table
+
+
+def _call_erfc(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_erfc, (input,))
+    return _tab_erfc[_k](input)
+
+
+_op_erfc_ = _dispatcher.declare("erfc_", "erfc_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_erfc_ = _op_erfc_.table
+
+
+def _call_erfc_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_erfc_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_erfc_[_k](input)
+
+
+_op_erfc_out = _dispatcher.declare("erfc.out", "erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_erfc_out = _op_erfc_out.table
+
+
+def _call_erfc_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_erfc_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_erfc_out[_k](input, out)
+
+
+_op_lgamma = _dispatcher.declare("lgamma", "lgamma(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_lgamma = _op_lgamma.table
+
+
+def _call_lgamma(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_lgamma, (input,))
+    return _tab_lgamma[_k](input)
+
+
+_op_lgamma_ = _dispatcher.declare("lgamma_", "lgamma_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_lgamma_ = _op_lgamma_.table
+
+
+def _call_lgamma_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_lgamma_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_lgamma_[_k](input)
+
+
+_op_lgamma_out = _dispatcher.declare("lgamma.out", "lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_lgamma_out = _op_lgamma_out.table
+
+
+def _call_lgamma_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_lgamma_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_lgamma_out[_k](input, out)
+
+
+_op_deg2rad = _dispatcher.declare("deg2rad", "deg2rad(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_deg2rad = _op_deg2rad.table
+
+
+def _call_deg2rad(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_deg2rad, (input,))
+    return _tab_deg2rad[_k](input)
+
+
+_op_deg2rad_ = _dispatcher.declare("deg2rad_", "deg2rad_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_deg2rad_ = _op_deg2rad_.table
+
+
+def _call_deg2rad_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_deg2rad_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_deg2rad_[_k](input)
+
+
+_op_deg2rad_out = _dispatcher.declare("deg2rad.out", "deg2rad.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_deg2rad_out = _op_deg2rad_out.table
+
+
+def _call_deg2rad_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_deg2rad_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_deg2rad_out[_k](input, out)
+
+
+_op_rad2deg = _dispatcher.declare("rad2deg", "rad2deg(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_rad2deg = _op_rad2deg.table
+
+
+def _call_rad2deg(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_rad2deg, (input,))
+    return _tab_rad2deg[_k](input)
+
+
+_op_rad2deg_ = _dispatcher.declare("rad2deg_", "rad2deg_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_rad2deg_ = _op_rad2deg_.table
+
+
+def _call_rad2deg_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_rad2deg_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_rad2deg_[_k](input)
+
+
+_op_rad2deg_out = _dispatcher.declare("rad2deg.out", "rad2deg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_rad2deg_out = _op_rad2deg_out.table
+
+
+def _call_rad2deg_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_rad2deg_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_rad2deg_out[_k](input, out)
+
+
+_op_xlogy_Tensor = _dispatcher.declare("xlogy.Tensor", "xlogy.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_xlogy_Tensor = _op_xlogy_Tensor.table
+
+
+def _call_xlogy_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_xlogy_Tensor, (input, other,))
+    return _tab_xlogy_Tensor[_k](input, other)
+
+
+_op_xlogy__Tensor = _dispatcher.declare("xlogy_.Tensor", "xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_xlogy__Tensor = _op_xlogy__Tensor.table
+
+
+def _call_xlogy__Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_xlogy__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_xlogy__Tensor[_k](input, other)
+
+
+_op_xlogy_out = _dispatcher.declare("xlogy.out", "xlogy.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_xlogy_out = _op_xlogy_out.table
+
+
+def _call_xlogy_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_xlogy_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_xlogy_out[_k](input, other, out)
+
+
+_op_special_xlog1py = _dispatcher.declare("special_xlog1py", "special_xlog1py(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_special_xlog1py = _op_special_xlog1py.table
+
+
+def _call_special_xlog1py(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_xlog1py, (input, other,))
+    return _tab_special_xlog1py[_k](input, other)
+
+
+_op_special_xlog1py_ = _dispatcher.declare("special_xlog1py_", "special_xlog1py_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_special_xlog1py_ = _op_special_xlog1py_.table
+
+
+def _call_special_xlog1py_(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_xlog1py_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_special_xlog1py_[_k](input, other)
+
+
+_op_special_xlog1py_out = _dispatcher.declare("special_xlog1py.out", "special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_special_xlog1py_out = _op_special_xlog1py_out.table
+
+
+def _call_special_xlog1py_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_xlog1py_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_special_xlog1py_out[_k](input, other, out)
+
+
+_op_special_ndtr = _dispatcher.declare("special_ndtr", "special_ndtr(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_special_ndtr = _op_special_ndtr.table
+
+
+def _call_special_ndtr(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_ndtr, (input,))
+    return _tab_special_ndtr[_k](input)
+
+
+_op_special_ndtr_ = _dispatcher.declare("special_ndtr_", "special_ndtr_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_special_ndtr_ = _op_special_ndtr_.table
+
+
+def _call_special_ndtr_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_ndtr_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_special_ndtr_[_k](input)
+
+
+_op_special_ndtr_out = _dispatcher.declare("special_ndtr.out", "special_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_special_ndtr_out = _op_special_ndtr_out.table
+
+
+def _call_special_ndtr_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_ndtr_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_special_ndtr_out[_k](input, out)
+
+
+_op_sinc = _dispatcher.declare("sinc", "sinc(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_sinc = _op_sinc.table
+
+
+def _call_sinc(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_sinc, (input,))
+    return _tab_sinc[_k](input)
+
+
+_op_sinc_ = _dispatcher.declare("sinc_", "sinc_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_sinc_ = _op_sinc_.table
+
+
+def _call_sinc_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_sinc_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_sinc_[_k](input)
+
+
+_op_sinc_out = _dispatcher.declare("sinc.out", "sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_sinc_out = _op_sinc_out.table
+
+
+def _call_sinc_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_sinc_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_sinc_out[_k](input, out)
+
+
+_op_fmax = _dispatcher.declare("fmax", "fmax(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_fmax = _op_fmax.table
+
+
+def _call_fmax(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fmax, (input, other,))
+    return _tab_fmax[_k](input, other)
+
+
+_op_fmax_ = _dispatcher.declare("fmax_", "fmax_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_fmax_ = _op_fmax_.table
+
+
+def _call_fmax_(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fmax_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_fmax_[_k](input, other)
+
+
+_op_fmax_out = _dispatcher.declare("fmax.out", "fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_fmax_out = _op_fmax_out.table
+
+
+def _call_fmax_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fmax_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_fmax_out[_k](input, other, out)
+
+
+_op_fmin = _dispatcher.declare("fmin", "fmin(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_fmin = _op_fmin.table
+
+
+def _call_fmin(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fmin, (input, other,))
+    return _tab_fmin[_k](input, other)
+
+
+_op_fmin_ = _dispatcher.declare("fmin_", "fmin_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_fmin_ = _op_fmin_.table
+
+
+def _call_fmin_(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fmin_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_fmin_[_k](input, other)
+
+
+_op_fmin_out = _dispatcher.declare("fmin.out", "fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_fmin_out = _op_fmin_out.table
+
+
+def _call_fmin_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fmin_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_fmin_out[_k](input, other, out)
+
+
+_op_heaviside = _dispatcher.declare("heaviside", "heaviside(Tensor self, Tensor values) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_heaviside = _op_heaviside.table
+
+
+def _call_heaviside(input, values):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | values._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_heaviside, (input, values,))
+    return _tab_heaviside[_k](input, values)
+
+
+_op_heaviside_ = _dispatcher.declare("heaviside_", "heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_heaviside_ = _op_heaviside_.table
+
+
+def _call_heaviside_(input, values):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | values._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_heaviside_, (input, values,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_heaviside_[_k](input, values)
+
+
+_op_heaviside_out = _dispatcher.declare("heaviside.out", "heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_heaviside_out = _op_heaviside_out.table
+
+
+def _call_heaviside_out(input, values, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | values._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_heaviside_out, (input, values, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_heaviside_out[_k](input, values, out)
+
+
+_op_isposinf = _dispatcher.declare("isposinf", "isposinf(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_isposinf = _op_isposinf.table
+
+
+def _call_isposinf(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isposinf, (input,))
+    return _tab_isposinf[_k](input)
+
+
+_op_isposinf_out = _dispatcher.declare("isposinf.out", "isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_isposinf_out = _op_isposinf_out.table
+
+
+def _call_isposinf_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isposinf_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_isposinf_out[_k](input, out)
+
+
+_op_isneginf = _dispatcher.declare("isneginf", "isneginf(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_isneginf = _op_isneginf.table
+
+
+def _call_isneginf(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isneginf, (input,))
+    return _tab_isneginf[_k](input)
+
+
+_op_isneginf_out = _dispatcher.declare("isneginf.out", "isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_isneginf_out = _op_isneginf_out.table
+
+
+def _call_isneginf_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isneginf_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_isneginf_out[_k](input, out)
+
+
+_op_signbit = _dispatcher.declare("signbit", "signbit(Tensor self) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_signbit = _op_signbit.table
+
+
+def _call_signbit(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_signbit, (input,))
+    return _tab_signbit[_k](input)
+
+
+_op_signbit_out = _dispatcher.declare("signbit.out", "signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", (0, 1), scalar_positions=(0,), deferred=True)
+_tab_signbit_out = _op_signbit_out.table
+
+
+def _call_signbit_out(input, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_signbit_out, (input, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_signbit_out[_k](input, out)
+
+
+_op_copysign_Tensor = _dispatcher.declare("copysign.Tensor", "copysign.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_copysign_Tensor = _op_copysign_Tensor.table
+
+
+def _call_copysign_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_copysign_Tensor, (input, other,))
+    return _tab_copysign_Tensor[_k](input, other)
+
+
+_op_copysign__Tensor = _dispatcher.declare("copysign_.Tensor", "copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_copysign__Tensor = _op_copysign__Tensor.table
+
+
+def _call_copysign__Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_copysign__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_copysign__Tensor[_k](input, other)
+
+
+_op_copysign_out = _dispatcher.declare("copysign.out", "copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_copysign_out = _op_copysign_out.table
+
+
+def _call_copysign_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_copysign_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_copysign_out[_k](input, other, out)
+
+
+_op_nextafter = _dispatcher.declare("nextafter", "nextafter(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_nextafter = _op_nextafter.table
+
+
+def _call_nextafter(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nextafter, (input, other,))
+    return _tab_nextafter[_k](input, other)
+
+
+_op_nextafter_ = _dispatcher.declare("nextafter_", "nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_nextafter_ = _op_nextafter_.table
+
+
+def _call_nextafter_(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nextafter_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_nextafter_[_k](input, other)
+
+
+_op_nextafter_out = _dispatcher.declare("nextafter.out", "nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_nextafter_out = _op_nextafter_out.table
+
+
+def _call_nextafter_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nextafter_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_nextafter_out[_k](input, other, out)
+
+
+_op_logaddexp2 = _dispatcher.declare("logaddexp2", "logaddexp2(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_logaddexp2 = _op_logaddexp2.table
+
+
+def _call_logaddexp2(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logaddexp2, (input, other,))
+    return _tab_logaddexp2[_k](input, other)
+
+
+_op_logaddexp2_ = _dispatcher.declare("logaddexp2_", "logaddexp2_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_logaddexp2_ = _op_logaddexp2_.table
+
+
+def _call_logaddexp2_(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logaddexp2_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_logaddexp2_[_k](input, other)
+
+
+_op_logaddexp2_out = _dispatcher.declare("logaddexp2.out", "logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_logaddexp2_out = _op_logaddexp2_out.table
+
+
+def _call_logaddexp2_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logaddexp2_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_logaddexp2_out[_k](input, other, out)
+
+
+_op_erfinv = _dispatcher.declare("erfinv", "erfinv(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_erfinv = _op_erfinv.table
+
+
+def _call_erfinv(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_erfinv, (input,))
+    return _tab_erfinv[_k](input)
+
+
+_op_digamma = _dispatcher.declare("digamma", "digamma(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_digamma = _op_digamma.table
+
+
+def _call_digamma(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_digamma, (input,))
+    return _tab_digamma[_k](input)
+
+
+_op_polygamma = _dispatcher.declare("polygamma", "polygamma(int n, Tensor self) -> Tensor", (1,), deferred=True)
+_tab_polygamma = _op_polygamma.table
+
+
+def _call_polygamma(n, input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_polygamma, (n, input,))
+    return _tab_polygamma[_k](n, input)
+
+
+_op_mvlgamma = _dispatcher.declare("mvlgamma", "mvlgamma(Tensor self, int p) -> Tensor", (0,), deferred=True)
+_tab_mvlgamma = _op_mvlgamma.table
+
+
+def _call_mvlgamma(input, p):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_mvlgamma, (input, p,))
+    return _tab_mvlgamma[_k](input, p)
+
+
+_op_igamma = _dispatcher.declare("igamma", "igamma(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_igamma = _op_igamma.table
+
+
+def _call_igamma(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_igamma, (input, other,))
+    return _tab_igamma[_k](input, other)
+
+
+_op_igammac = _dispatcher.declare("igammac", "igammac(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_igammac = _op_igammac.table
+
+
+def _call_igammac(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_igammac, (input, other,))
+    return _tab_igammac[_k](input, other)
+
+
+_op_special_zeta = _dispatcher.declare("special_zeta", "special_zeta(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_special_zeta = _op_special_zeta.table
+
+
+def _call_special_zeta(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_zeta, (input, other,))
+    return _tab_special_zeta[_k](input, other)
+
+
+_op_i0 = _dispatcher.declare("i0", "i0(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_i0 = _op_i0.table
+
+
+def _call_i0(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_i0, (input,))
+    return _tab_i0[_k](input)
+
+
+_op_special_erfcx = _dispatcher.declare("special_erfcx", "special_erfcx(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_erfcx = _op_special_erfcx.table
+
+
+def _call_special_erfcx(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_erfcx, (input,))
+    return _tab_special_erfcx[_k](input)
+
+
+_op_special_ndtri = _dispatcher.declare("special_ndtri", "special_ndtri(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_ndtri = _op_special_ndtri.table
+
+
+def _call_special_ndtri(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_ndtri, (input,))
+    return _tab_special_ndtri[_k](input)
+
+
+_op_special_log_ndtr = _dispatcher.declare("special_log_ndtr", "special_log_ndtr(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_log_ndtr = _op_special_log_ndtr.table
+
+
+def _call_special_log_ndtr(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_log_ndtr, (input,))
+    return _tab_special_log_ndtr[_k](input)
+
+
+_op_special_entr = _dispatcher.declare("special_entr", "special_entr(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_entr = _op_special_entr.table
+
+
+def _call_special_entr(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_entr, (input,))
+    return _tab_special_entr[_k](input)
+
+
+_op_special_i0e = _dispatcher.declare("special_i0e", "special_i0e(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_i0e = _op_special_i0e.table
+
+
+def _call_special_i0e(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_i0e, (input,))
+    return _tab_special_i0e[_k](input)
+
+
+_op_special_i1 = _dispatcher.declare("special_i1", "special_i1(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_i1 = _op_special_i1.table
+
+
+def _call_special_i1(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_i1, (input,))
+    return _tab_special_i1[_k](input)
+
+
+_op_special_i1e = _dispatcher.declare("special_i1e", "special_i1e(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_i1e = _op_special_i1e.table
+
+
+def _call_special_i1e(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_i1e, (input,))
+    return _tab_special_i1e[_k](input)
+
+
+_op_special_bessel_j0 = _dispatcher.declare("special_bessel_j0", "special_bessel_j0(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_bessel_j0 = _op_special_bessel_j0.table
+
+
+def _call_special_bessel_j0(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_bessel_j0, (input,))
+    return _tab_special_bessel_j0[_k](input)
+
+
+_op_special_bessel_j1 = _dispatcher.declare("special_bessel_j1", "special_bessel_j1(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_bessel_j1 = _op_special_bessel_j1.table
+
+
+def _call_special_bessel_j1(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_bessel_j1, (input,))
+    return _tab_special_bessel_j1[_k](input)
+
+
+_op_special_bessel_y0 = _dispatcher.declare("special_bessel_y0", "special_bessel_y0(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_bessel_y0 = _op_special_bessel_y0.table
+
+
+def _call_special_bessel_y0(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_bessel_y0, (input,))
+    return _tab_special_bessel_y0[_k](input)
+
+
+_op_special_bessel_y1 = _dispatcher.declare("special_bessel_y1", "special_bessel_y1(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_bessel_y1 = _op_special_bessel_y1.table
+
+
+def _call_special_bessel_y1(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_bessel_y1, (input,))
+    return _tab_special_bessel_y1[_k](input)
+
+
+_op_special_modified_bessel_k0 = _dispatcher.declare("special_modified_bessel_k0", "special_modified_bessel_k0(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_modified_bessel_k0 = _op_special_modified_bessel_k0.table
+
+
+def _call_special_modified_bessel_k0(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_modified_bessel_k0, (input,))
+    return _tab_special_modified_bessel_k0[_k](input)
+
+
+_op_special_modified_bessel_k1 = _dispatcher.declare("special_modified_bessel_k1", "special_modified_bessel_k1(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_special_modified_bessel_k1 = _op_special_modified_bessel_k1.table
+
+
+def _call_special_modified_bessel_k1(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_modified_bessel_k1, (input,))
+    return _tab_special_modified_bessel_k1[_k](input)
+
+
+_op_special_scaled_modified_bessel_k0 = _dispatcher.declare("special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k0(Tensor x) -> Tensor", (0,), deferred=True)
+_tab_special_scaled_modified_bessel_k0 = _op_special_scaled_modified_bessel_k0.table
+
+
+def _call_special_scaled_modified_bessel_k0(x):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_scaled_modified_bessel_k0, (x,))
+    return _tab_special_scaled_modified_bessel_k0[_k](x)
+
+
+_op_special_scaled_modified_bessel_k1 = _dispatcher.declare("special_scaled_modified_bessel_k1", "special_scaled_modified_bessel_k1(Tensor x) -> Tensor", (0,), deferred=True)
+_tab_special_scaled_modified_bessel_k1 = _op_special_scaled_modified_bessel_k1.table
+
+
+def _call_special_scaled_modified_bessel_k1(x):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_scaled_modified_bessel_k1, (x,))
+    return _tab_special_scaled_modified_bessel_k1[_k](x)
+
+
+_op_special_spherical_bessel_j0 = _dispatcher.declare("special_spherical_bessel_j0", "special_spherical_bessel_j0(Tensor x) -> Tensor", (0,), deferred=True)
+_tab_special_spherical_bessel_j0 = _op_special_spherical_bessel_j0.table
+
+
+def _call_special_spherical_bessel_j0(x):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_spherical_bessel_j0, (x,))
+    return _tab_special_spherical_bessel_j0[_k](x)
+
+
+_op_special_airy_ai = _dispatcher.declare("special_airy_ai", "special_airy_ai(Tensor x) -> Tensor", (0,), deferred=True)
+_tab_special_airy_ai = _op_special_airy_ai.table
+
+
+def _call_special_airy_ai(x):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_airy_ai, (x,))
+    return _tab_special_airy_ai[_k](x)
+
+
+_op_special_chebyshev_polynomial_t = _dispatcher.declare("special_chebyshev_polynomial_t", "special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_chebyshev_polynomial_t = _op_special_chebyshev_polynomial_t.table
+
+
+def _call_special_chebyshev_polynomial_t(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_chebyshev_polynomial_t, (x, n,))
+    return _tab_special_chebyshev_polynomial_t[_k](x, n)
+
+
+_op_special_chebyshev_polynomial_u = _dispatcher.declare("special_chebyshev_polynomial_u", "special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_chebyshev_polynomial_u = _op_special_chebyshev_polynomial_u.table
+
+
+def _call_special_chebyshev_polynomial_u(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_chebyshev_polynomial_u, (x, n,))
+    return _tab_special_chebyshev_polynomial_u[_k](x, n)
+
+
+_op_special_chebyshev_polynomial_v = _dispatcher.declare("special_chebyshev_polynomial_v", "special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_chebyshev_polynomial_v = _op_special_chebyshev_polynomial_v.table
+
+
+def _call_special_chebyshev_polynomial_v(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_chebyshev_polynomial_v, (x, n,))
+    return _tab_special_chebyshev_polynomial_v[_k](x, n)
+
+
+_op_special_chebyshev_polynomial_w = _dispatcher.declare("special_chebyshev_polynomial_w", "special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_chebyshev_polynomial_w = _op_special_chebyshev_polynomial_w.table
+
+
+def _call_special_chebyshev_polynomial_w(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_chebyshev_polynomial_w, (x, n,))
+    return _tab_special_chebyshev_polynomial_w[_k](x, n)
+
+
+_op_special_shifted_chebyshev_polynomial_t = _dispatcher.declare("special_shifted_chebyshev_polynomial_t", "special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_shifted_chebyshev_polynomial_t = _op_special_shifted_chebyshev_polynomial_t.table
+
+
+def _call_special_shifted_chebyshev_polynomial_t(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_shifted_chebyshev_polynomial_t, (x, n,))
+    return _tab_special_shifted_chebyshev_polynomial_t[_k](x, n)
+
+
+_op_special_shifted_chebyshev_polynomial_u = _dispatcher.declare("special_shifted_chebyshev_polynomial_u", "special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_shifted_chebyshev_polynomial_u = _op_special_shifted_chebyshev_polynomial_u.table
+
+
+def _call_special_shifted_chebyshev_polynomial_u(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_shifted_chebyshev_polynomial_u, (x, n,))
+    return _tab_special_shifted_chebyshev_polynomial_u[_k](x, n)
+
+
+_op_special_shifted_chebyshev_polynomial_v = _dispatcher.declare("special_shifted_chebyshev_polynomial_v", "special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_shifted_chebyshev_polynomial_v = _op_special_shifted_chebyshev_polynomial_v.table
+
+
+def _call_special_shifted_chebyshev_polynomial_v(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_shifted_chebyshev_polynomial_v, (x, n,))
+    return _tab_special_shifted_chebyshev_polynomial_v[_k](x, n)
+
+
+_op_special_shifted_chebyshev_polynomial_w = _dispatcher.declare("special_shifted_chebyshev_polynomial_w", "special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_shifted_chebyshev_polynomial_w = _op_special_shifted_chebyshev_polynomial_w.table
+
+
+def _call_special_shifted_chebyshev_polynomial_w(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_shifted_chebyshev_polynomial_w, (x, n,))
+    return _tab_special_shifted_chebyshev_polynomial_w[_k](x, n)
+
+
+_op_special_hermite_polynomial_h = _dispatcher.declare("special_hermite_polynomial_h", "special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_hermite_polynomial_h = _op_special_hermite_polynomial_h.table
+
+
+def _call_special_hermite_polynomial_h(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_hermite_polynomial_h, (x, n,))
+    return _tab_special_hermite_polynomial_h[_k](x, n)
+
+
+_op_special_hermite_polynomial_he = _dispatcher.declare("special_hermite_polynomial_he", "special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_hermite_polynomial_he = _op_special_hermite_polynomial_he.table
+
+
+def _call_special_hermite_polynomial_he(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_hermite_polynomial_he, (x, n,))
+    return _tab_special_hermite_polynomial_he[_k](x, n)
+
+
+_op_special_laguerre_polynomial_l = _dispatcher.declare("special_laguerre_polynomial_l", "special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_laguerre_polynomial_l = _op_special_laguerre_polynomial_l.table
+
+
+def _call_special_laguerre_polynomial_l(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_laguerre_polynomial_l, (x, n,))
+    return _tab_special_laguerre_polynomial_l[_k](x, n)
+
+
+_op_special_legendre_polynomial_p = _dispatcher.declare("special_legendre_polynomial_p", "special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor", (0, 1), deferred=True)
+_tab_special_legendre_polynomial_p = _op_special_legendre_polynomial_p.table
+
+
+def _call_special_legendre_polynomial_p(x, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[x._keys | n._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_legendre_polynomial_p, (x, n,))
+    return _tab_special_legendre_polynomial_p[_k](x, n)
+
+
+_op_logit = _dispatcher.declare("logit", "logit(Tensor self, float? eps=None) -> Tensor", (0,), deferred=True)
+_tab_logit = _op_logit.table
+
+
+def _call_logit(input, eps):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logit, (input, eps,))
+    return _tab_logit[_k](input, eps)
+
+
+_op_float_power_Tensor_Tensor = _dispatcher.declare("float_power.Tensor_Tensor", "float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", (0, 1), deferred=True)
+_tab_float_power_Tensor_Tensor = _op_float_power_Tensor_Tensor.table
+
+
+def _call_float_power_Tensor_Tensor(input, exponent):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_float_power_Tensor_Tensor, (input, exponent,))
+    return _tab_float_power_Tensor_Tensor[_k](input, exponent)
+
+
+_op_float_power_Tensor_Scalar = _dispatcher.declare("float_power.Tensor_Scalar", "float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", (0,), deferred=True)
+_tab_float_power_Tensor_Scalar = _op_float_power_Tensor_Scalar.table
+
+
+def _call_float_power_Tensor_Scalar(input, exponent):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_float_power_Tensor_Scalar, (input, exponent,))
+    return _tab_float_power_Tensor_Scalar[_k](input, exponent)
+
+
+_op_float_power_Scalar = _dispatcher.declare("float_power.Scalar", "float_power.Scalar(Scalar self, Tensor exponent) -> Tensor", (1,), deferred=True)
+_tab_float_power_Scalar = _op_float_power_Scalar.table
+
+
+def _call_float_power_Scalar(input, exponent):
+    try:
+        _k = (_shared.remap or _tls.remap)[exponent._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_float_power_Scalar, (input, exponent,))
+    return _tab_float_power_Scalar[_k](input, exponent)
+
+
+_op_true_divide_Tensor = _dispatcher.declare("true_divide.Tensor", "true_divide.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_true_divide_Tensor = _op_true_divide_Tensor.table
+
+
+def _call_true_divide_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_true_divide_Tensor, (input, other,))
+    return _tab_true_divide_Tensor[_k](input, other)
+
+
+_op_rsub_Tensor = _dispatcher.declare("rsub.Tensor", "rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (0, 1), deferred=True)
+_tab_rsub_Tensor = _op_rsub_Tensor.table
+
+
+def _call_rsub_Tensor(input, other, alpha):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_rsub_Tensor, (input, other, alpha,))
+    return _tab_rsub_Tensor[_k](input, other, alpha)
+
+
+_op_cross = _dispatcher.declare("cross", "cross(Tensor self, Tensor other, int? dim=None) -> Tensor", (0, 1), deferred=True)
+_tab_cross = _op_cross.table
+
+
+def _call_cross(input, other, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cross, (input, other, dim,))
+    return _tab_cross[_k](input, other, dim)
+
+
+_op_ravel = _dispatcher.declare("ravel", "ravel(Tensor(a) self) -> Tensor(a)", (0,), deferred=True)
+_tab_ravel = _op_ravel.table
+
+
+def _call_ravel(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_ravel, (input,))
+    return _tab_ravel[_k](input)
+
+
+_op_rot90 = _dispatcher.declare("rot90", "rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor", (0,), deferred=True)
+_tab_rot90 = _op_rot90.table
+
+
+def _call_rot90(input, k, dims):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_rot90, (input, k, dims,))
+    return _tab_rot90[_k](input, k, dims)
+
+
+_op_diff = _dispatcher.declare("diff", "diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor", (0, 3, 4), deferred=True)
+_tab_diff = _op_diff.table
+
+
+def _call_diff(input, n, dim, prepend, append):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (prepend._keys if prepend is not None else 0) | (append._keys if append is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_diff, (input, n, dim, prepend, append,))
+    return _tab_diff[_k](input, n, dim, prepend, append)
+
+
+_op_kron = _dispatcher.declare("kron", "kron(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_kron = _op_kron.table
+
+
+def _call_kron(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_kron, (input, other,))
+    return _tab_kron[_k](input, other)
+
+
+_op_inner = _dispatcher.declare("inner", "inner(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_inner = _op_inner.table
+
+
+def _call_inner(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_inner, (input, other,))
+    return _tab_inner[_k](input, other)
+
+
+_op_vdot = _dispatcher.declare("vdot", "vdot(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_vdot = _op_vdot.table
+
+
+def _call_vdot(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_vdot, (input, other,))
+    return _tab_vdot[_k](input, other)
+
+
+_op_baddbmm = _dispatcher.declare("baddbmm", "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (0, 1, 2), deferred=True)
+_tab_baddbmm = _op_baddbmm.table
+
+
+def _call_baddbmm(input, batch1, batch2, beta, alpha):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | batch1._keys | batch2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_baddbmm, (input, batch1, batch2, beta, alpha,))
+    return _tab_baddbmm[_k](input, batch1, batch2, beta, alpha)
+
+
+_op_addbmm = _dispatcher.declare("addbmm", "addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (0, 1, 2), deferred=True)
+_tab_addbmm = _op_addbmm.table
+
+
+def _call_addbmm(input, batch1, batch2, beta, alpha):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | batch1._keys | batch2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_addbmm, (input, batch1, batch2, beta, alpha,))
+    return _tab_addbmm[_k](input, batch1, batch2, beta, alpha)
+
+
+_op_addmv = _dispatcher.declare("addmv", "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (0, 1, 2), deferred=True)
+_tab_addmv = _op_addmv.table
+
+
+def _call_addmv(input, mat, vec, beta, alpha):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | mat._keys | vec._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_addmv, (input, mat, vec, beta, alpha,))
+    return _tab_addmv[_k](input, mat, vec, beta, alpha)
+
+
+_op_addr = _dispatcher.declare("addr", "addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (0, 1, 2), deferred=True)
+_tab_addr = _op_addr.table
+
+
+def _call_addr(input, vec1, vec2, beta, alpha):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | vec1._keys | vec2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_addr, (input, vec1, vec2, beta, alpha,))
+    return _tab_addr[_k](input, vec1, vec2, beta, alpha)
+
+
+_op_take_along_dim = _dispatcher.declare("take_along_dim", "take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor", (0, 1), deferred=True)
+_tab_take_along_dim = _op_take_along_dim.table
+
+
+def _call_take_along_dim(input, indices, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | indices._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_take_along_dim, (input, indices, dim,))
+    return _tab_take_along_dim[_k](input, indices, dim)
+
+
+_op_diag_embed = _dispatcher.declare("diag_embed", "diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor", (0,), deferred=True)
+_tab_diag_embed = _op_diag_embed.table
+
+
+def _call_diag_embed(input, offset, dim1, dim2):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_diag_embed, (input, offset, dim1, dim2,))
+    return _tab_diag_embed[_k](input, offset, dim1, dim2)
+
+
+_op_nanmean = _dispatcher.declare("nanmean", "nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
+_tab_nanmean = _op_nanmean.table
+
+
+def _call_nanmean(input, dim, keepdim, dtype):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nanmean, (input, dim, keepdim, dtype,))
+    return _tab_nanmean[_k](input, dim, keepdim, dtype)
+
+
+_op_logcumsumexp = _dispatcher.declare("logcumsumexp", "logcumsumexp(Tensor self, int dim) -> Tensor", (0,), deferred=True)
+_tab_logcumsumexp = _op_logcumsumexp.table
+
+
+def _call_logcumsumexp(input, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logcumsumexp, (input, dim,))
+    return _tab_logcumsumexp[_k](input, dim)
+
+
+_op_msort = _dispatcher.declare("msort", "msort(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_msort = _op_msort.table
+
+
+def _call_msort(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_msort, (input,))
+    return _tab_msort[_k](input)
+
+
+_op_trapezoid_x = _dispatcher.declare("trapezoid.x", "trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor", (0, 1), deferred=True)
+_tab_trapezoid_x = _op_trapezoid_x.table
+
+
+def _call_trapezoid_x(y, x, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[y._keys | x._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_trapezoid_x, (y, x, dim,))
+    return _tab_trapezoid_x[_k](y, x, dim)
+
+
+_op_trapezoid_dx = _dispatcher.declare("trapezoid.dx", "trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor", (0,), deferred=True)
+_tab_trapezoid_dx = _op_trapezoid_dx.table
+
+
+def _call_trapezoid_dx(y, dx, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[y._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_trapezoid_dx, (y, dx, dim,))
+    return _tab_trapezoid_dx[_k](y, dx, dim)
+
+
+_op_trapz_x = _dispatcher.declare("trapz.x", "trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor", (0, 1), deferred=True)
+_tab_trapz_x = _op_trapz_x.table
+
+
+def _call_trapz_x(y, x, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[y._keys | x._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_trapz_x, (y, x, dim,))
+    return _tab_trapz_x[_k](y, x, dim)
+
+
+_op_trapz_dx = _dispatcher.declare("trapz.dx", "trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor", (0,), deferred=True)
+_tab_trapz_dx = _op_trapz_dx.table
+
+
+def _call_trapz_dx(y, dx, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[y._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_trapz_dx, (y, dx, dim,))
+    return _tab_trapz_dx[_k](y, dx, dim)
+
+
+_op_cumulative_trapezoid_x = _dispatcher.declare("cumulative_trapezoid.x", "cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor", (0, 1), deferred=True)
+_tab_cumulative_trapezoid_x = _op_cumulative_trapezoid_x.table
+
+
+def _call_cumulative_trapezoid_x(y, x, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[y._keys | x._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cumulative_trapezoid_x, (y, x, dim,))
+    return _tab_cumulative_trapezoid_x[_k](y, x, dim)
+
+
+_op_cumulative_trapezoid_dx = _dispatcher.declare("cumulative_trapezoid.dx", "cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor", (0,), deferred=True)
+_tab_cumulative_trapezoid_dx = _op_cumulative_trapezoid_dx.table
+
+
+def _call_cumulative_trapezoid_dx(y, dx, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[y._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cumulative_trapezoid_dx, (y, dx, dim,))
+    return _tab_cumulative_trapezoid_dx[_k](y, dx, dim)
+
+
+_op_diagflat = _dispatcher.declare("diagflat", "diagflat(Tensor self, int offset=0) -> Tensor", (0,), deferred=True)
+_tab_diagflat = _op_diagflat.table
+
+
+def _call_diagflat(input, offset):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_diagflat, (input, offset,))
+    return _tab_diagflat[_k](input, offset)
+
+
+_op_logdet = _dispatcher.declare("logdet", "logdet(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_logdet = _op_logdet.table
+
+
+def _call_logdet(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logdet, (input,))
+    return _tab_logdet[_k](input)
+
+
+_op_sgn = _dispatcher.declare("sgn", "sgn(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_sgn = _op_sgn.table
+
+
+def _call_sgn(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_sgn, (input,))
+    return _tab_sgn[_k](input)
+
+
+_op_conj = _dispatcher.declare("conj", "conj(Tensor(a) self) -> Tensor(a)", (0,), deferred=True)
+_tab_conj = _op_conj.table
+
+
+def _call_conj(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_conj, (input,))
+    return _tab_conj[_k](input)
+
+
+_op_resolve_conj = _dispatcher.declare("resolve_conj", "resolve_conj(Tensor(a) self) -> Tensor(a)", (0,), deferred=True)
+_tab_resolve_conj = _op_resolve_conj.table
+
+
+def _call_resolve_conj(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_resolve_conj, (input,))
+    return _tab_resolve_conj[_k](input)
+
+
+_op_resolve_neg = _dispatcher.declare("resolve_neg", "resolve_neg(Tensor(a) self) -> Tensor(a)", (0,), deferred=True)
+_tab_resolve_neg = _op_resolve_neg.table
+
+
+def _call_resolve_neg(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_resolve_neg, (input,))
+    return _tab_resolve_neg[_k](input)
+
+
+_op_conj_physical = _dispatcher.declare("conj_physical", "conj_physical(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_conj_physical = _op_conj_physical.table
+
+
+def _call_conj_physical(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_conj_physical, (input,))
+    return _tab_conj_physical[_k](input)
+
+
+_op_sum_to_size = _dispatcher.declare("sum_to_size", "sum_to_size(Tensor self, SymInt[] size) -> Tensor", (0,), deferred=True)
+_tab_sum_to_size = _op_sum_to_size.table
+
+
+def _call_sum_to_size(input, size):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_sum_to_size, (input, size,))
+    return _tab_sum_to_size[_k](input, size)
+
+
+_op_ldexp_Tensor = _dispatcher.declare("ldexp.Tensor", "ldexp.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_ldexp_Tensor = _op_ldexp_Tensor.table
+
+
+def _call_ldexp_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_ldexp_Tensor, (input, other,))
+    return _tab_ldexp_Tensor[_k](input, other)
+
+
+_op_fill_Scalar = _dispatcher.declare("fill.Scalar", "fill.Scalar(Tensor self, Scalar value) -> Tensor", (0,), deferred=True)
+_tab_fill_Scalar = _op_fill_Scalar.table
+
+
+def _call_fill_Scalar(input, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fill_Scalar, (input, value,))
+    return _tab_fill_Scalar[_k](input, value)
+
+
+_op_fill_Tensor = _dispatcher.declare("fill.Tensor", "fill.Tensor(Tensor self, Tensor value) -> Tensor", (0, 1), deferred=True)
+_tab_fill_Tensor = _op_fill_Tensor.table
+
+
+def _call_fill_Tensor(input, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | value._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fill_Tensor, (input, value,))
+    return _tab_fill_Tensor[_k](input, value)
+
+
+_op_split_with_sizes = _dispatcher.declare("split_with_sizes", "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]", (0,), deferred=True)
+_tab_split_with_sizes = _op_split_with_sizes.table
+
+
+def _call_split_with_sizes(input, split_sizes, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_split_with_sizes, (input, split_sizes, dim,))
+    return _tab_split_with_sizes[_k](input, split_sizes, dim)
+
+
+_op_tensor_split_sections = _dispatcher.declare("tensor_split.sections", "tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]", (0,), deferred=True)
+_tab_tensor_split_sections = _op_tensor_split_sections.table
+
+
+def _call_tensor_split_sections(input, sections, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_tensor_split_sections, (input, sections, dim,))
+    return _tab_tensor_split_sections[_k](input, sections, dim)
+
+
+_op_tensor_split_indices = _dispatcher.declare("tensor_split.indices", "tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]", (0,), deferred=True)
+_tab_tensor_split_indices = _op_tensor_split_indices.table
+
+
+def _call_tensor_split_indices(input, indices, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_tensor_split_indices, (input, indices, dim,))
+    return _tab_tensor_split_indices[_k](input, indices, dim)
+
+
+_op_tensor_split_tensor_indices_or_sections = _dispatcher.declare("tensor_split.tensor_indices_or_sections", "tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]", (0, 1), deferred=True)
+_tab_tensor_split_tensor_indices_or_sections = _op_tensor_split_tensor_indices_or_sections.table
+
+
+def _call_tensor_split_tensor_indices_or_sections(input, tensor_indices_or_sections, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | tensor_indices_or_sections._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_tensor_split_tensor_indices_or_sections, (input, tensor_indices_or_sections, dim,))
+    return _tab_tensor_split_tensor_indices_or_sections[_k](input, tensor_indices_or_sections, dim)
+
+
+_op_hsplit_int = _dispatcher.declare("hsplit.int", "hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]", (0,), deferred=True)
+_tab_hsplit_int = _op_hsplit_int.table
+
+
+def _call_hsplit_int(input, sections):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_hsplit_int, (input, sections,))
+    return _tab_hsplit_int[_k](input, sections)
+
+
+_op_hsplit_array = _dispatcher.declare("hsplit.array", "hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]", (0,), deferred=True)
+_tab_hsplit_array = _op_hsplit_array.table
+
+
+def _call_hsplit_array(input, indices):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_hsplit_array, (input, indices,))
+    return _tab_hsplit_array[_k](input, indices)
+
+
+_op_vsplit_int = _dispatcher.declare("vsplit.int", "vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]", (0,), deferred=True)
+_tab_vsplit_int = _op_vsplit_int.table
+
+
+def _call_vsplit_int(input, sections):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_vsplit_int, (input, sections,))
+    return _tab_vsplit_int[_k](input, sections)
+
+
+_op_vsplit_array = _dispatcher.declare("vsplit.array", "vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]", (0,), deferred=True)
+_tab_vsplit_array = _op_vsplit_array.table
+
+
+def _call_vsplit_array(input, indices):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_vsplit_array, (input, indices,))
+    return _tab_vsplit_array[_k](input, indices)
+
+
+_op_dsplit_int = _dispatcher.declare("dsplit.int", "dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]", (0,), deferred=True)
+_tab_dsplit_int = _op_dsplit_int.table
+
+
+def _call_dsplit_int(input, sections):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_dsplit_int, (input, sections,))
+    return _tab_dsplit_int[_k](input, sections)
+
+
+_op_dsplit_array = _dispatcher.declare("dsplit.array", "dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]", (0,), deferred=True)
+_tab_dsplit_array = _op_dsplit_array.table
+
+
+def _call_dsplit_array(input, indices):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_dsplit_array, (input, indices,))
+    return _tab_dsplit_array[_k](input, indices)
+
+
+_op_unsafe_chunk = _dispatcher.declare("unsafe_chunk", "unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]", (0,), deferred=True)
+_tab_unsafe_chunk = _op_unsafe_chunk.table
+
+
+def _call_unsafe_chunk(input, chunks, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unsafe_chunk, (input, chunks, dim,))
+    return _tab_unsafe_chunk[_k](input, chunks, dim)
+
+
+_op_unsafe_split_Tensor = _dispatcher.declare("unsafe_split.Tensor", "unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]", (0,), deferred=True)
+_tab_unsafe_split_Tensor = _op_unsafe_split_Tensor.table
+
+
+def _call_unsafe_split_Tensor(input, split_size, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unsafe_split_Tensor, (input, split_size, dim,))
+    return _tab_unsafe_split_Tensor[_k](input, split_size, dim)
+
+
+_op_cov = _dispatcher.declare("cov", "cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor", (0, 2, 3), deferred=True)
+_tab_cov = _op_cov.table
+
+
+def _call_cov(input, correction, fweights, aweights):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (fweights._keys if fweights is not None else 0) | (aweights._keys if aweights is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_cov, (input, correction, fweights, aweights,))
+    return _tab_cov[_k](input, correction, fweights, aweights)
+
+
+_op_corrcoef = _dispatcher.declare("corrcoef", "corrcoef(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_corrcoef = _op_corrcoef.table
+
+
+def _call_corrcoef(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_corrcoef, (input,))
+    return _tab_corrcoef[_k](input)
+
+
+_op_renorm = _dispatcher.declare("renorm", "renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor", (0,), deferred=True)
+_tab_renorm = _op_renorm.table
+
+
+def _call_renorm(input, p, dim, maxnorm):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_renorm, (input, p, dim, maxnorm,))
+    return _tab_renorm[_k](input, p, dim, maxnorm)
+
+
+_op_scatter_reduce_two = _dispatcher.declare("scatter_reduce.two", "scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor", (0, 2, 3), deferred=True)
+_tab_scatter_reduce_two = _op_scatter_reduce_two.table
+
+
+def _call_scatter_reduce_two(input, dim, index, src, reduce, include_self):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter_reduce_two, (input, dim, index, src, reduce, include_self,))
+    return _tab_scatter_reduce_two[_k](input, dim, index, src, reduce, include_self)
+
+
+_op_scatter_reduce__two = _dispatcher.declare("scatter_reduce_.two", "scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)", (0, 2, 3), deferred=True)
+_tab_scatter_reduce__two = _op_scatter_reduce__two.table
+
+
+def _call_scatter_reduce__two(input, dim, index, src, reduce, include_self):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter_reduce__two, (input, dim, index, src, reduce, include_self,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_scatter_reduce__two[_k](input, dim, index, src, reduce, include_self)
+
+
+_op_scatter_reduce_backward = _dispatcher.declare("scatter_reduce_backward", "scatter_reduce_backward(Tensor grad, Tensor self, int dim, Tensor index, Tensor src, str reduce, bool include_self, Tensor output) -> (Tensor, Tensor)", (0, 1, 3, 4, 7), deferred=True)
+_tab_scatter_reduce_backward = _op_scatter_reduce_backward.table
+
+
+def _call_scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, output):
+    try:
+        _k = (_shared.remap or _tls.remap)[grad._keys | input._keys | index._keys | src._keys | output._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter_reduce_backward, (grad, input, dim, index, src, reduce, include_self, output,))
+    return _tab_scatter_reduce_backward[_k](grad, input, dim, index, src, reduce, include_self, output)
+
+
+_op_scatter_reduce = _dispatcher.declare("scatter.reduce", "scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor", (0, 2, 3), deferred=True)
+_tab_scatter_reduce = _op_scatter_reduce.table
+
+
+def _call_scatter_reduce(input, dim, index, src, reduce):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter_reduce, (input, dim, index, src, reduce,))
+    return _tab_scatter_reduce[_k](input, dim, index, src, reduce)
+
+
+_op_scatter_value_reduce = _dispatcher.declare("scatter.value_reduce", "scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor", (0, 2), deferred=True)
+_tab_scatter_value_reduce = _op_scatter_value_reduce.table
+
+
+def _call_scatter_value_reduce(input, dim, index, value, reduce):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter_value_reduce, (input, dim, index, value, reduce,))
+    return _tab_scatter_value_reduce[_k](input, dim, index, value, reduce)
+
+
+_op_scatter__reduce = _dispatcher.declare("scatter_.reduce", "scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)", (0, 2, 3), deferred=True)
+_tab_scatter__reduce = _op_scatter__reduce.table
+
+
+def _call_scatter__reduce(input, dim, index, src, reduce):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter__reduce, (input, dim, index, src, reduce,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_scatter__reduce[_k](input, dim, index, src, reduce)
+
+
+_op_scatter__value_reduce = _dispatcher.declare("scatter_.value_reduce", "scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)", (0, 2), deferred=True)
+_tab_scatter__value_reduce = _op_scatter__value_reduce.table
+
+
+def _call_scatter__value_reduce(input, dim, index, value, reduce):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_scatter__value_reduce, (input, dim, index, value, reduce,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_scatter__value_reduce[_k](input, dim, index, value, reduce)
+
+
+_op_index_copy = _dispatcher.declare("index_copy", "index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor", (0, 2, 3), deferred=True)
+_tab_index_copy = _op_index_copy.table
+
+
+def _call_index_copy(input, dim, index, source):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | source._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_index_copy, (input, dim, index, source,))
+    return _tab_index_copy[_k](input, dim, index, source)
+
+
+_op_index_reduce = _dispatcher.declare("index_reduce", "index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor", (0, 2, 3), deferred=True)
+_tab_index_reduce = _op_index_reduce.table
+
+
+def _call_index_reduce(input, dim, index, source, reduce, include_self):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | source._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_index_reduce, (input, dim, index, source, reduce, include_self,))
+    return _tab_index_reduce[_k](input, dim, index, source, reduce, include_self)
+
+
+_op_searchsorted_Tensor = _dispatcher.declare("searchsorted.Tensor", "searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor", (0, 1, 5), deferred=True)
+_tab_searchsorted_Tensor = _op_searchsorted_Tensor.table
+
+
+def _call_searchsorted_Tensor(sorted_sequence, input, out_int32, right, side, sorter):
+    try:
+        _k = (_shared.remap or _tls.remap)[sorted_sequence._keys | input._keys | (sorter._keys if sorter is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_searchsorted_Tensor, (sorted_sequence, input, out_int32, right, side, sorter,))
+    return _tab_searchsorted_Tensor[_k](sorted_sequence, input, out_int32, right, side, sorter)
+
+
+_op_searchsorted_Scalar = _dispatcher.declare("searchsorted.Scalar", "searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor", (0, 5), deferred=True)
+_tab_searchsorted_Scalar = _op_searchsorted_Scalar.table
+
+
+def _call_searchsorted_Scalar(sorted_sequence, input, out_int32, right, side, sorter):
+    try:
+        _k = (_shared.remap or _tls.remap)[sorted_sequence._keys | (sorter._keys if sorter is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_searchsorted_Scalar, (sorted_sequence, input, out_int32, right, side, sorter,))
+    return _tab_searchsorted_Scalar[_k](sorted_sequence, input, out_int32, right, side, sorter)
+
+
+_op_bincount = _dispatcher.declare("bincount", "bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor", (0, 1), deferred=True)
+_tab_bincount = _op_bincount.table
+
+
+def _call_bincount(input, weights, minlength):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weights._keys if weights is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_bincount, (input, weights, minlength,))
+    return _tab_bincount[_k](input, weights, minlength)
+
+
+_op_histc = _dispatcher.declare("histc", "histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor", (0,), deferred=True)
+_tab_histc = _op_histc.table
+
+
+def _call_histc(input, bins, min, max):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_histc, (input, bins, min, max,))
+    return _tab_histc[_k](input, bins, min, max)
+
+
+_op_isin_Tensor_Tensor = _dispatcher.declare("isin.Tensor_Tensor", "isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor", (0, 1), deferred=True)
+_tab_isin_Tensor_Tensor = _op_isin_Tensor_Tensor.table
+
+
+def _call_isin_Tensor_Tensor(elements, test_elements, assume_unique, invert):
+    try:
+        _k = (_shared.remap or _tls.remap)[elements._keys | test_elements._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isin_Tensor_Tensor, (elements, test_elements, assume_unique, invert,))
+    return _tab_isin_Tensor_Tensor[_k](elements, test_elements, assume_unique, invert)
+
+
+_op_isin_Tensor_Scalar = _dispatcher.declare("isin.Tensor_Scalar", "isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor", (0,), deferred=True)
+_tab_isin_Tensor_Scalar = _op_isin_Tensor_Scalar.table
+
+
+def _call_isin_Tensor_Scalar(elements, test_element, assume_unique, invert):
+    try:
+        _k = (_shared.remap or _tls.remap)[elements._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isin_Tensor_Scalar, (elements, test_element, assume_unique, invert,))
+    return _tab_isin_Tensor_Scalar[_k](elements, test_element, assume_unique, invert)
+
+
+_op_isin_Scalar_Tensor = _dispatcher.declare("isin.Scalar_Tensor", "isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor", (1,), deferred=True)
+_tab_isin_Scalar_Tensor = _op_isin_Scalar_Tensor.table
+
+
+def _call_isin_Scalar_Tensor(element, test_elements, assume_unique, invert):
+    try:
+        _k = (_shared.remap or _tls.remap)[test_elements._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isin_Scalar_Tensor, (element, test_elements, assume_unique, invert,))
+    return _tab_isin_Scalar_Tensor[_k](element, test_elements, assume_unique, invert)
+
+
+_op_quantile = _dispatcher.declare("quantile", "quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor", (0, 1), deferred=True)
+_tab_quantile = _op_quantile.table
+
+
+def _call_quantile(input, q, dim, keepdim, interpolation):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | q._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_quantile, (input, q, dim, keepdim, interpolation,))
+    return _tab_quantile[_k](input, q, dim, keepdim, interpolation)
+
+
+_op_quantile_scalar = _dispatcher.declare("quantile.scalar", "quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor", (0,), deferred=True)
+_tab_quantile_scalar = _op_quantile_scalar.table
+
+
+def _call_quantile_scalar(input, q, dim, keepdim, interpolation):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_quantile_scalar, (input, q, dim, keepdim, interpolation,))
+    return _tab_quantile_scalar[_k](input, q, dim, keepdim, interpolation)
+
+
+_op_nanquantile = _dispatcher.declare("nanquantile", "nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor", (0, 1), deferred=True)
+_tab_nanquantile = _op_nanquantile.table
+
+
+def _call_nanquantile(input, q, dim, keepdim, interpolation):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | q._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nanquantile, (input, q, dim, keepdim, interpolation,))
+    return _tab_nanquantile[_k](input, q, dim, keepdim, interpolation)
+
+
+_op_nanquantile_scalar = _dispatcher.declare("nanquantile.scalar", "nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor", (0,), deferred=True)
+_tab_nanquantile_scalar = _op_nanquantile_scalar.table
+
+
+def _call_nanquantile_scalar(input, q, dim, keepdim, interpolation):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nanquantile_scalar, (input, q, dim, keepdim, interpolation,))
+    return _tab_nanquantile_scalar[_k](input, q, dim, keepdim, interpolation)
+
+
+_op_bernoulli = _dispatcher.declare("bernoulli", "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", (0,), deferred=True)
+_tab_bernoulli = _op_bernoulli.table
+
+
+def _call_bernoulli(input, generator):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bernoulli, (input, generator,))
+    return _tab_bernoulli[_k](input, generator)
+
+
+_op_bernoulli_p = _dispatcher.declare("bernoulli.p", "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor", (0,), deferred=True)
+_tab_bernoulli_p = _op_bernoulli_p.table
+
+
+def _call_bernoulli_p(input, p, generator):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bernoulli_p, (input, p, generator,))
+    return _tab_bernoulli_p[_k](input, p, generator)
+
+
+_op_normal_Tensor_float = _dispatcher.declare("normal.Tensor_float", "normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor", (0,), deferred=True)
+_tab_normal_Tensor_float = _op_normal_Tensor_float.table
+
+
+def _call_normal_Tensor_float(mean, std, generator):
+    try:
+        _k = (_shared.remap or _tls.remap)[mean._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_normal_Tensor_float, (mean, std, generator,))
+    return _tab_normal_Tensor_float[_k](mean, std, generator)
+
+
+_op_normal_float_Tensor = _dispatcher.declare("normal.float_Tensor", "normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor", (1,), deferred=True)
+_tab_normal_float_Tensor = _op_normal_float_Tensor.table
+
+
+def _call_normal_float_Tensor(mean, std, generator):
+    try:
+        _k = (_shared.remap or _tls.remap)[std._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_normal_float_Tensor, (mean, std, generator,))
+    return _tab_normal_float_Tensor[_k](mean, std, generator)
+
+
+_op_normal_Tensor_Tensor = _dispatcher.declare("normal.Tensor_Tensor", "normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor", (0, 1), deferred=True)
+_tab_normal_Tensor_Tensor = _op_normal_Tensor_Tensor.table
+
+
+def _call_normal_Tensor_Tensor(mean, std, generator):
+    try:
+        _k = (_shared.remap or _tls.remap)[mean._keys | std._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_normal_Tensor_Tensor, (mean, std, generator,))
+    return _tab_normal_Tensor_Tensor[_k](mean, std, generator)
+
+
+_op_normal_float_float = _dispatcher.declare("normal.float_float", "normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (), deferred=True)
+_tab_normal_float_float = _op_normal_float_float.table
+
+
+def _call_normal_float_float(mean, std, size, generator, dtype, layout, device, pin_memory):
+    _k = (_shared.remap or _tls.remap)[0]
+    return _tab_normal_float_float[_k](mean, std, size, generator, dtype, layout, device, pin_memory)
+
+
+_op_multinomial = _dispatcher.declare("multinomial", "multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor", (0,), deferred=True)
+_tab_multinomial = _op_multinomial.table
+
+
+def _call_multinomial(input, num_samples, replacement, generator):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_multinomial, (input, num_samples, replacement, generator,))
+    return _tab_multinomial[_k](input, num_samples, replacement, generator)
+
+
+_op_expand_copy = _dispatcher.declare("expand_copy", "expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor", (0,), deferred=True)
+_tab_expand_copy = _op_expand_copy.table
+
+
+def _call_expand_copy(input, size, implicit):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_expand_copy, (input, size, implicit,))
+    return _tab_expand_copy[_k](input, size, implicit)
+
+
+_op_diagonal_copy = _dispatcher.declare("diagonal_copy", "diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor", (0,), deferred=True)
+_tab_diagonal_copy = _op_diagonal_copy.table
+
+
+def _call_diagonal_copy(input, offset, dim1, dim2):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_diagonal_copy, (input, offset, dim1, dim2,))
+    return _tab_diagonal_copy[_k](input, offset, dim1, dim2)
+
+
+_op_alias_copy = _dispatcher.declare("alias_copy", "alias_copy(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_alias_copy = _op_alias_copy.table
+
+
+def _call_alias_copy(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_alias_copy, (input,))
+    return _tab_alias_copy[_k](input)
+
+
+_op_as_strided_copy = _dispatcher.declare("as_strided_copy", "as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", (0,), deferred=True)
+_tab_as_strided_copy = _op_as_strided_copy.table
+
+
+def _call_as_strided_copy(input, size, stride, storage_offset):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_as_strided_copy, (input, size, stride, storage_offset,))
+    return _tab_as_strided_copy[_k](input, size, stride, storage_offset)
+
+
+_op_narrow_copy = _dispatcher.declare("narrow_copy", "narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor", (0,), deferred=True)
+_tab_narrow_copy = _op_narrow_copy.table
+
+
+def _call_narrow_copy(input, dim, start, length):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_narrow_copy, (input, dim, start, length,))
+    return _tab_narrow_copy[_k](input, dim, start, length)
+
+
+_op_view_copy = _dispatcher.declare("view_copy", "view_copy(Tensor self, SymInt[] size) -> Tensor", (0,), deferred=True)
+_tab_view_copy = _op_view_copy.table
+
+
+def _call_view_copy(input, size):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_view_copy, (input, size,))
+    return _tab_view_copy[_k](input, size)
+
+
+_op_permute_copy = _dispatcher.declare("permute_copy", "permute_copy(Tensor self, int[] dims) -> Tensor", (0,), deferred=True)
+_tab_permute_copy = _op_permute_copy.table
+
+
+def _call_permute_copy(input, dims):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_permute_copy, (input, dims,))
+    return _tab_permute_copy[_k](input, dims)
+
+
+_op_squeeze_copy = _dispatcher.declare("squeeze_copy", "squeeze_copy(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_squeeze_copy = _op_squeeze_copy.table
+
+
+def _call_squeeze_copy(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_squeeze_copy, (input,))
+    return _tab_squeeze_copy[_k](input)
+
+
+_op_squeeze_copy_dims = _dispatcher.declare("squeeze_copy.dims", "squeeze_copy.dims(Tensor self, int[] dim) -> Tensor", (0,), deferred=True)
+_tab_squeeze_copy_dims = _op_squeeze_copy_dims.table
+
+
+def _call_squeeze_copy_dims(input, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_squeeze_copy_dims, (input, dim,))
+    return _tab_squeeze_copy_dims[_k](input, dim)
+
+
+_op_t_copy = _dispatcher.declare("t_copy", "t_copy(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_t_copy = _op_t_copy.table
+
+
+def _call_t_copy(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_t_copy, (input,))
+    return _tab_t_copy[_k](input)
+
+
+_op_transpose_copy_int = _dispatcher.declare("transpose_copy.int", "transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor", (0,), deferred=True)
+_tab_transpose_copy_int = _op_transpose_copy_int.table
+
+
+def _call_transpose_copy_int(input, dim0, dim1):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_transpose_copy_int, (input, dim0, dim1,))
+    return _tab_transpose_copy_int[_k](input, dim0, dim1)
+
+
+_op_unsqueeze_copy = _dispatcher.declare("unsqueeze_copy", "unsqueeze_copy(Tensor self, int dim) -> Tensor", (0,), deferred=True)
+_tab_unsqueeze_copy = _op_unsqueeze_copy.table
+
+
+def _call_unsqueeze_copy(input, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unsqueeze_copy, (input, dim,))
+    return _tab_unsqueeze_copy[_k](input, dim)
+
+
+_op_unfold_copy = _dispatcher.declare("unfold_copy", "unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor", (0,), deferred=True)
+_tab_unfold_copy = _op_unfold_copy.table
+
+
+def _call_unfold_copy(input, dimension, size, step):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unfold_copy, (input, dimension, size, step,))
+    return _tab_unfold_copy[_k](input, dimension, size, step)
+
+
+_op_unbind_copy_int = _dispatcher.declare("unbind_copy.int", "unbind_copy.int(Tensor self, int dim=0) -> Tensor[]", (0,), deferred=True)
+_tab_unbind_copy_int = _op_unbind_copy_int.table
+
+
+def _call_unbind_copy_int(input, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unbind_copy_int, (input, dim,))
+    return _tab_unbind_copy_int[_k](input, dim)
+
+
+_op_split_with_sizes_copy = _dispatcher.declare("split_with_sizes_copy", "split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]", (0,), deferred=True)
+_tab_split_with_sizes_copy = _op_split_with_sizes_copy.table
+
+
+def _call_split_with_sizes_copy(input, split_sizes, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_split_with_sizes_copy, (input, split_sizes, dim,))
+    return _tab_split_with_sizes_copy[_k](input, split_sizes, dim)
+
+
+_op_diagonal_scatter = _dispatcher.declare("diagonal_scatter", "diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor", (0, 1), deferred=True)
+_tab_diagonal_scatter = _op_diagonal_scatter.table
+
+
+def _call_diagonal_scatter(input, src, offset, dim1, dim2):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_diagonal_scatter, (input, src, offset, dim1, dim2,))
+    return _tab_diagonal_scatter[_k](input, src, offset, dim1, dim2)
+
+
+_op_select_scatter = _dispatcher.declare("select_scatter", "select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor", (0, 1), deferred=True)
+_tab_select_scatter = _op_select_scatter.table
+
+
+def _call_select_scatter(input, src, dim, index):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_select_scatter, (input, src, dim, index,))
+    return _tab_select_scatter[_k](input, src, dim, index)
+
+
+_op_slice_scatter = _dispatcher.declare("slice_scatter", "slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor", (0, 1), deferred=True)
+_tab_slice_scatter = _op_slice_scatter.table
+
+
+def _call_slice_scatter(input, src, dim, start, end, step):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_slice_scatter, (input, src, dim, start, end, step,))
+    return _tab_slice_scatter[_k](input, src, dim, start, end, step)
+
+
+_op_as_strided_scatter = _dispatcher.declare("as_strided_scatter", "as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", (0, 1), deferred=True)
+_tab_as_strided_scatter = _op_as_strided_scatter.table
+
+
+def _call_as_strided_scatter(input, src, size, stride, storage_offset):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | src._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_as_strided_scatter, (input, src, size, stride, storage_offset,))
+    return _tab_as_strided_scatter[_k](input, src, size, stride, storage_offset)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -6425,13 +8962,40 @@ def acos_(input):
     return _tab_acos_[_k](input)
 
 
-def adaptive_avg_pool2d(input, output_size):
-    'adaptive_avg_pool2d(input, output_size) -> Tensor\n\nArguments:\n    input (Tensor)\n    output_size (int or sequence of ints)\n\nForms: functional: opgen.adaptive_avg_pool2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor'
+def acosh(input, *, out=None):
+    'acosh(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.acosh and Tensor.acosh; in-place: Tensor.acosh_; out=: opgen.acosh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AcoshBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    acosh(Tensor self) -> Tensor\n    acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_acosh, (input,))
+        return _tab_acosh[_k](input)
+    if out is not None:
+        return _call_acosh_out(input, out)
+    return _no_overload("acosh", locals(), ('acosh(Tensor self) -> Tensor', 'acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def acosh_(input):
+    'acosh_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.acosh and Tensor.acosh; in-place: Tensor.acosh_; out=: opgen.acosh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AcoshBackward0)\n\nSchemas (native_functions.yaml):\n    acosh_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
-        _k = _bad_arguments(_op_adaptive_avg_pool2d, (input, output_size,))
-    return _tab_adaptive_avg_pool2d[_k](input, output_size)
+        _k = _bad_arguments(_op_acosh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_acosh_[_k](input)
+
+
+def adaptive_avg_pool2d(input, output_size, *, out=None):
+    'adaptive_avg_pool2d(input, output_size, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    output_size (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.adaptive_avg_pool2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor'
+    if out is not None:
+        return _store_out('adaptive_avg_pool2d', adaptive_avg_pool2d(input, output_size), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_adaptive_avg_pool2d, (input, output_size,))
+        return _tab_adaptive_avg_pool2d[_k](input, output_size)
+    return _no_overload("adaptive_avg_pool2d", locals(), ('adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor',))
 
 
 def add(input, other, *, alpha=1, out=None):
@@ -6469,6 +9033,15 @@ def add_(input, other, *, alpha=1):
     return _no_overload("add_", locals(), ('add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', 'add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'))
 
 
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    'addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    batch1 (Tensor)\n    batch2 (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.addbmm and Tensor.addbmm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
+    if out is not None:
+        return _store_out('addbmm', addbmm(input, batch1, batch2, beta=beta, alpha=alpha), out)
+    if True:
+        return _call_addbmm(input, (batch1 if isinstance(batch1, Tensor) else _scalar(batch1, op='addbmm', arg='batch1')), (batch2 if isinstance(batch2, Tensor) else _scalar(batch2, op='addbmm', arg='batch2')), beta, alpha)
+    return _no_overload("addbmm", locals(), ('addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',))
+
+
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     'addcdiv(input, tensor1, tensor2, *, value=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    tensor1 (Tensor)\n    tensor2 (Tensor)\n    value (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.addcdiv and Tensor.addcdiv; in-place: Tensor.addcdiv_; out=: opgen.addcdiv(..., out=t)\nDifferentiable: yes, for input, tensor1, tensor2 (derivatives.yaml; backward node AddcdivBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor\n    addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
@@ -6497,13 +9070,50 @@ def addcmul_(input, tensor1, tensor2, *, value=1):
     return _call_addcmul_(input, (tensor1 if isinstance(tensor1, Tensor) else _scalar(tensor1, op='addcmul_', arg='tensor1')), (tensor2 if isinstance(tensor2, Tensor) else _scalar(tensor2, op='addcmul_', arg='tensor2')), value)
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    'addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor\n\nArguments:\n    input (Tensor)\n    mat1 (Tensor)\n    mat2 (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n\nForms: functional: opgen.addmm and Tensor.addmm\nDifferentiable: yes, for input, mat1, mat2 (derivatives.yaml; backward node AddmmBackward0)\n\nSchemas (native_functions.yaml):\n    addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
-    return _call_addmm(input, (mat1 if isinstance(mat1, Tensor) else _scalar(mat1, op='addmm', arg='mat1')), (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='addmm', arg='mat2')), beta, alpha)
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    'addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mat1 (Tensor)\n    mat2 (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.addmm and Tensor.addmm\nDifferentiable: yes, for input, mat1, mat2 (derivatives.yaml; backward node AddmmBackward0)\n\nSchemas (native_functions.yaml):\n    addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
+    if out is not None:
+        return _store_out('addmm', addmm(input, mat1, mat2, beta=beta, alpha=alpha), out)
+    if True:
+        return _call_addmm(input, (mat1 if isinstance(mat1, Tensor) else _scalar(mat1, op='addmm', arg='mat1')), (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='addmm', arg='mat2')), beta, alpha)
+    return _no_overload("addmm", locals(), ('addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',))
 
 
-def all(input, dim=_NG, keepdim=_NG):
-    'all(input) -> Tensor\nall(input, dim, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only all.dim takes it)\n    keepdim (bool, default False; taken by all.dim)\n\nForms: functional: opgen.all and Tensor.all\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    all(Tensor self) -> Tensor\n    all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    'addmv(input, mat, vec, *, beta=1, alpha=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mat (Tensor)\n    vec (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.addmv and Tensor.addmv\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
+    if out is not None:
+        return _store_out('addmv', addmv(input, mat, vec, beta=beta, alpha=alpha), out)
+    if True:
+        return _call_addmv(input, (mat if isinstance(mat, Tensor) else _scalar(mat, op='addmv', arg='mat')), (vec if isinstance(vec, Tensor) else _scalar(vec, op='addmv', arg='vec')), beta, alpha)
+    return _no_overload("addmv", locals(), ('addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor',))
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    'addr(input, vec1, vec2, *, beta=1, alpha=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    vec1 (Tensor)\n    vec2 (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.addr and Tensor.addr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
+    if out is not None:
+        return _store_out('addr', addr(input, vec1, vec2, beta=beta, alpha=alpha), out)
+    if True:
+        return _call_addr(input, (vec1 if isinstance(vec1, Tensor) else _scalar(vec1, op='addr', arg='vec1')), (vec2 if isinstance(vec2, Tensor) else _scalar(vec2, op='addr', arg='vec2')), beta, alpha)
+    return _no_overload("addr", locals(), ('addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',))
+
+
+def alias_copy(input, *, out=None):
+    'alias_copy(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.alias_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    alias_copy(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('alias_copy', alias_copy(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_alias_copy, (input,))
+        return _tab_alias_copy[_k](input)
+    return _no_overload("alias_copy", locals(), ('alias_copy(Tensor self) -> Tensor',))
+
+
+def all(input, dim=_NG, keepdim=_NG, *, out=None):
+    'all(input) -> Tensor\nall(input, dim, keepdim=False) -> Tensor\nall(input, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or int or sequence of ints, optional; may be left out: only all.dim, all.dims take it)\n    keepdim (bool, default False; taken by all.dim, all.dims)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.all and Tensor.all\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    all(Tensor self) -> Tensor\n    all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor\n    all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor'
+    if out is not None:
+        return _store_out('all', all(input, dim, keepdim), out)
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6512,10 +9122,12 @@ def all(input, dim=_NG, keepdim=_NG):
         return _tab_all[_k](input)
     if dim is not _NG:
         return _call_all_dim(input, dim, (False if keepdim is _NG else keepdim))
-    return _no_overload("all", locals(), ('all(Tensor self) -> Tensor', 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'))
+    if True:
+        return _call_all_dims(input, (None if dim is _NG else dim), (False if keepdim is _NG else keepdim))
+    return _no_overload("all", locals(), ('all(Tensor self) -> Tensor', 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor', 'all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor'))
 
 
-_show(all, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ))
+_show(all, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('out', True, None), ))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -6523,35 +9135,49 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _call_allclose(input, (other if isinstance(other, Tensor) else _scalar(other, op='allclose', arg='other')), rtol, atol, equal_nan)
 
 
-def amax(input, dim=(), keepdim=False):
-    'amax(input, dim=(), keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, default ())\n    keepdim (bool, default False)\n\nForms: functional: opgen.amax and Tensor.amax\nDifferentiable: yes, for input (derivatives.yaml; backward node AmaxBackward0)\n\nSchemas (native_functions.yaml):\n    amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_amax, (input, dim, keepdim,))
-    return _tab_amax[_k](input, dim, keepdim)
+def amax(input, dim=(), keepdim=False, *, out=None):
+    'amax(input, dim=(), keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, default ())\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.amax and Tensor.amax\nDifferentiable: yes, for input (derivatives.yaml; backward node AmaxBackward0)\n\nSchemas (native_functions.yaml):\n    amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor'
+    if out is not None:
+        return _store_out('amax', amax(input, dim, keepdim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_amax, (input, dim, keepdim,))
+        return _tab_amax[_k](input, dim, keepdim)
+    return _no_overload("amax", locals(), ('amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor',))
 
 
-def amin(input, dim=(), keepdim=False):
-    'amin(input, dim=(), keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, default ())\n    keepdim (bool, default False)\n\nForms: functional: opgen.amin and Tensor.amin\nDifferentiable: yes, for input (derivatives.yaml; backward node AminBackward0)\n\nSchemas (native_functions.yaml):\n    amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_amin, (input, dim, keepdim,))
-    return _tab_amin[_k](input, dim, keepdim)
+def amin(input, dim=(), keepdim=False, *, out=None):
+    'amin(input, dim=(), keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, default ())\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.amin and Tensor.amin\nDifferentiable: yes, for input (derivatives.yaml; backward node AminBackward0)\n\nSchemas (native_functions.yaml):\n    amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor'
+    if out is not None:
+        return _store_out('amin', amin(input, dim, keepdim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_amin, (input, dim, keepdim,))
+        return _tab_amin[_k](input, dim, keepdim)
+    return _no_overload("amin", locals(), ('amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor',))
 
 
-def aminmax(input, *, dim=None, keepdim=False):
-    'aminmax(input, *, dim=None, keepdim=False) -> (Tensor min, Tensor max)\n\nArguments:\n    input (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n\nForms: functional: opgen.aminmax and Tensor.aminmax\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_aminmax, (input, dim, keepdim,))
-    return _rt_aminmax._make(_tab_aminmax[_k](input, dim, keepdim))
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    'aminmax(input, *, dim=None, keepdim=False, out=None) -> (Tensor min, Tensor max)\n\nArguments:\n    input (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.aminmax and Tensor.aminmax\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)'
+    if out is not None:
+        return _store_out('aminmax', aminmax(input, dim=dim, keepdim=keepdim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_aminmax, (input, dim, keepdim,))
+        return _rt_aminmax._make(_tab_aminmax[_k](input, dim, keepdim))
+    return _no_overload("aminmax", locals(), ('aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)',))
 
 
-def any(input, dim=_NG, keepdim=_NG):
-    'any(input) -> Tensor\nany(input, dim, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only any.dim takes it)\n    keepdim (bool, default False; taken by any.dim)\n\nForms: functional: opgen.any and Tensor.any\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    any(Tensor self) -> Tensor\n    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'
+def any(input, dim=_NG, keepdim=_NG, *, out=None):
+    'any(input) -> Tensor\nany(input, dim, keepdim=False) -> Tensor\nany(input, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or int or sequence of ints, optional; may be left out: only any.dim, any.dims take it)\n    keepdim (bool, default False; taken by any.dim, any.dims)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.any and Tensor.any\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    any(Tensor self) -> Tensor\n    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor\n    any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor'
+    if out is not None:
+        return _store_out('any', any(input, dim, keepdim), out)
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6560,32 +9186,44 @@ def any(input, dim=_NG, keepdim=_NG):
         return _tab_any[_k](input)
     if dim is not _NG:
         return _call_any_dim(input, dim, (False if keepdim is _NG else keepdim))
-    return _no_overload("any", locals(), ('any(Tensor self) -> Tensor', 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'))
+    if True:
+        return _call_any_dims(input, (None if dim is _NG else dim), (False if keepdim is _NG else keepdim))
+    return _no_overload("any", locals(), ('any(Tensor self) -> Tensor', 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor', 'any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor'))
 
 
-_show(any, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ))
+_show(any, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('out', True, None), ))
 
 
-def argmax(input, dim=None, keepdim=False):
-    'argmax(input, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n\nForms: functional: opgen.argmax and Tensor.argmax\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_argmax, (input, dim, keepdim,))
-    return _tab_argmax[_k](input, dim, keepdim)
+def argmax(input, dim=None, keepdim=False, *, out=None):
+    'argmax(input, dim=None, keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.argmax and Tensor.argmax\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor'
+    if out is not None:
+        return _store_out('argmax', argmax(input, dim, keepdim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_argmax, (input, dim, keepdim,))
+        return _tab_argmax[_k](input, dim, keepdim)
+    return _no_overload("argmax", locals(), ('argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor',))
 
 
-def argmin(input, dim=None, keepdim=False):
-    'argmin(input, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n\nForms: functional: opgen.argmin and Tensor.argmin\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_argmin, (input, dim, keepdim,))
-    return _tab_argmin[_k](input, dim, keepdim)
+def argmin(input, dim=None, keepdim=False, *, out=None):
+    'argmin(input, dim=None, keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.argmin and Tensor.argmin\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor'
+    if out is not None:
+        return _store_out('argmin', argmin(input, dim, keepdim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_argmin, (input, dim, keepdim,))
+        return _tab_argmin[_k](input, dim, keepdim)
+    return _no_overload("argmin", locals(), ('argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor',))
 
 
-def argsort(input, dim=-1, descending=False, *, stable=_NG):
-    'argsort(input, dim=-1, descending=False) -> Tensor\nargsort(input, *, stable, dim=-1, descending=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n    descending (bool, default False)\n    stable (bool; may be left out: only argsort.stable takes it)\n\nForms: functional: opgen.argsort and Tensor.argsort\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor\n    argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor'
+def argsort(input, dim=-1, descending=False, *, stable=_NG, out=None):
+    'argsort(input, dim=-1, descending=False) -> Tensor\nargsort(input, *, stable, dim=-1, descending=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n    descending (bool, default False)\n    stable (bool; may be left out: only argsort.stable takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.argsort and Tensor.argsort\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor\n    argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor'
+    if out is not None:
+        return _store_out('argsort', argsort(input, dim, descending, stable=stable), out)
     if stable is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6601,16 +9239,20 @@ def argsort(input, dim=-1, descending=False, *, stable=_NG):
     return _no_overload("argsort", locals(), ('argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor', 'argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor'))
 
 
-_show(argsort, (('input', False, _REQ), ('dim', False, -1), ('descending', False, False), ('stable', True, _NG), ))
+_show(argsort, (('input', False, _REQ), ('dim', False, -1), ('descending', False, False), ('stable', True, _NG), ('out', True, None), ))
 
 
-def argwhere(input):
-    'argwhere(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.argwhere and Tensor.argwhere\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argwhere(Tensor self) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_argwhere, (input,))
-    return _tab_argwhere[_k](input)
+def argwhere(input, *, out=None):
+    'argwhere(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.argwhere and Tensor.argwhere\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argwhere(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('argwhere', argwhere(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_argwhere, (input,))
+        return _tab_argwhere[_k](input)
+    return _no_overload("argwhere", locals(), ('argwhere(Tensor self) -> Tensor',))
 
 
 def as_strided(input, size, stride, storage_offset=None):
@@ -6622,13 +9264,39 @@ def as_strided(input, size, stride, storage_offset=None):
     return _tab_as_strided[_k](input, size, stride, storage_offset)
 
 
-def as_strided_backward(grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset=None):
-    'as_strided_backward(grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset=None) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input_sizes (int or sequence of ints)\n    input_strides (int or sequence of ints)\n    input_offset (int)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n\nForms: functional: opgen.as_strided_backward\nDifferentiable: yes, for grad_output (derivatives.yaml; backward node AsStridedBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    as_strided_backward(Tensor grad_output, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[grad_output._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_as_strided_backward, (grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
-    return _tab_as_strided_backward[_k](grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset)
+def as_strided_backward(grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset=None, *, out=None):
+    'as_strided_backward(grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset=None, *, out=None) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input_sizes (int or sequence of ints)\n    input_strides (int or sequence of ints)\n    input_offset (int)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.as_strided_backward\nDifferentiable: yes, for grad_output (derivatives.yaml; backward node AsStridedBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    as_strided_backward(Tensor grad_output, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor'
+    if out is not None:
+        return _store_out('as_strided_backward', as_strided_backward(grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[grad_output._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_as_strided_backward, (grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset,))
+        return _tab_as_strided_backward[_k](grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset)
+    return _no_overload("as_strided_backward", locals(), ('as_strided_backward(Tensor grad_output, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor',))
+
+
+def as_strided_copy(input, size, stride, storage_offset=None, *, out=None):
+    'as_strided_copy(input, size, stride, storage_offset=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.as_strided_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor'
+    if out is not None:
+        return _store_out('as_strided_copy', as_strided_copy(input, size, stride, storage_offset), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_as_strided_copy, (input, size, stride, storage_offset,))
+        return _tab_as_strided_copy[_k](input, size, stride, storage_offset)
+    return _no_overload("as_strided_copy", locals(), ('as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor',))
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None, *, out=None):
+    'as_strided_scatter(input, src, size, stride, storage_offset=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    src (Tensor)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.as_strided_scatter and Tensor.as_strided_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor'
+    if out is not None:
+        return _store_out('as_strided_scatter', as_strided_scatter(input, src, size, stride, storage_offset), out)
+    if True:
+        return _call_as_strided_scatter(input, (src if isinstance(src, Tensor) else _scalar(src, op='as_strided_scatter', arg='src')), size, stride, storage_offset)
+    return _no_overload("as_strided_scatter", locals(), ('as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor',))
 
 
 def asin(input, *, out=None):
@@ -6652,6 +9320,29 @@ def asin_(input):
         _k = _bad_arguments(_op_asin_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_asin_[_k](input)
+
+
+def asinh(input, *, out=None):
+    'asinh(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.asinh and Tensor.asinh; in-place: Tensor.asinh_; out=: opgen.asinh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AsinhBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    asinh(Tensor self) -> Tensor\n    asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_asinh, (input,))
+        return _tab_asinh[_k](input)
+    if out is not None:
+        return _call_asinh_out(input, out)
+    return _no_overload("asinh", locals(), ('asinh(Tensor self) -> Tensor', 'asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def asinh_(input):
+    'asinh_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.asinh and Tensor.asinh; in-place: Tensor.asinh_; out=: opgen.asinh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AsinhBackward0)\n\nSchemas (native_functions.yaml):\n    asinh_(Tensor(a!) self) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_asinh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_asinh_[_k](input)
 
 
 def atan(input, *, out=None):
@@ -6691,59 +9382,154 @@ def atan_(input):
     return _tab_atan_[_k](input)
 
 
-def atleast_1d(input):
-    'atleast_1d(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.atleast_1d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_1d(Tensor self) -> Tensor'
+def atanh(input, *, out=None):
+    'atanh(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atanh and Tensor.atanh; in-place: Tensor.atanh_; out=: opgen.atanh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AtanhBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    atanh(Tensor self) -> Tensor\n    atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_atanh, (input,))
+        return _tab_atanh[_k](input)
+    if out is not None:
+        return _call_atanh_out(input, out)
+    return _no_overload("atanh", locals(), ('atanh(Tensor self) -> Tensor', 'atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def atanh_(input):
+    'atanh_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.atanh and Tensor.atanh; in-place: Tensor.atanh_; out=: opgen.atanh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AtanhBackward0)\n\nSchemas (native_functions.yaml):\n    atanh_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
-        _k = _bad_arguments(_op_atleast_1d, (input,))
-    return _tab_atleast_1d[_k](input)
+        _k = _bad_arguments(_op_atanh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_atanh_[_k](input)
 
 
-def atleast_2d(input):
-    'atleast_2d(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.atleast_2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_2d(Tensor self) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_atleast_2d, (input,))
-    return _tab_atleast_2d[_k](input)
+def atleast_1d(input, *, out=None):
+    'atleast_1d(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_1d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_1d(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('atleast_1d', atleast_1d(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_atleast_1d, (input,))
+        return _tab_atleast_1d[_k](input)
+    return _no_overload("atleast_1d", locals(), ('atleast_1d(Tensor self) -> Tensor',))
 
 
-def atleast_3d(input):
-    'atleast_3d(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.atleast_3d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_3d(Tensor self) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_atleast_3d, (input,))
-    return _tab_atleast_3d[_k](input)
+def atleast_2d(input, *, out=None):
+    'atleast_2d(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_2d(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('atleast_2d', atleast_2d(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_atleast_2d, (input,))
+        return _tab_atleast_2d[_k](input)
+    return _no_overload("atleast_2d", locals(), ('atleast_2d(Tensor self) -> Tensor',))
 
 
-def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
-    'avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    stride (int or sequence of ints, default ())\n    padding (int or sequence of ints, default 0)\n    ceil_mode (bool, default False)\n    count_include_pad (bool, default True)\n    divisor_override (int, optional, default None)\n\nForms: functional: opgen.avg_pool2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_avg_pool2d, (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,))
-    return _tab_avg_pool2d[_k](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+def atleast_3d(input, *, out=None):
+    'atleast_3d(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_3d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_3d(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('atleast_3d', atleast_3d(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_atleast_3d, (input,))
+        return _tab_atleast_3d[_k](input)
+    return _no_overload("atleast_3d", locals(), ('atleast_3d(Tensor self) -> Tensor',))
 
 
-def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
-    'batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor, optional)\n    bias (Tensor, optional)\n    running_mean (Tensor, optional)\n    running_var (Tensor, optional)\n    training (bool)\n    momentum (float)\n    eps (float)\n    cudnn_enabled (bool)\n\nForms: functional: opgen.batch_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0) | (running_mean._keys if running_mean is not None else 0) | (running_var._keys if running_var is not None else 0)]
-    except AttributeError:
-        _k = _bad_arguments(_op_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled,))
-    return _tab_batch_norm[_k](input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
+def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, *, out=None):
+    'avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    stride (int or sequence of ints, default ())\n    padding (int or sequence of ints, default 0)\n    ceil_mode (bool, default False)\n    count_include_pad (bool, default True)\n    divisor_override (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.avg_pool2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor'
+    if out is not None:
+        return _store_out('avg_pool2d', avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_avg_pool2d, (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,))
+        return _tab_avg_pool2d[_k](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return _no_overload("avg_pool2d", locals(), ('avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor',))
 
 
-def binary_cross_entropy(input, target, weight=None, reduction='mean'):
-    "binary_cross_entropy(input, target, weight=None, reduction='mean') -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n\nForms: functional: opgen.binary_cross_entropy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"
-    return _call_binary_cross_entropy(input, (target if isinstance(target, Tensor) else _scalar(target, op='binary_cross_entropy', arg='target')), weight, reduction)
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    'baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    batch1 (Tensor)\n    batch2 (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.baddbmm and Tensor.baddbmm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
+    if out is not None:
+        return _store_out('baddbmm', baddbmm(input, batch1, batch2, beta=beta, alpha=alpha), out)
+    if True:
+        return _call_baddbmm(input, (batch1 if isinstance(batch1, Tensor) else _scalar(batch1, op='baddbmm', arg='batch1')), (batch2 if isinstance(batch2, Tensor) else _scalar(batch2, op='baddbmm', arg='batch2')), beta, alpha)
+    return _no_overload("baddbmm", locals(), ('baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',))
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction='mean'):
-    "binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction='mean') -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    pos_weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n\nForms: functional: opgen.binary_cross_entropy_with_logits\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor"
-    return _call_binary_cross_entropy_with_logits(input, (target if isinstance(target, Tensor) else _scalar(target, op='binary_cross_entropy_with_logits', arg='target')), weight, pos_weight, reduction)
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled, *, out=None):
+    'batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor, optional)\n    bias (Tensor, optional)\n    running_mean (Tensor, optional)\n    running_var (Tensor, optional)\n    training (bool)\n    momentum (float)\n    eps (float)\n    cudnn_enabled (bool)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.batch_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor'
+    if out is not None:
+        return _store_out('batch_norm', batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0) | (running_mean._keys if running_mean is not None else 0) | (running_var._keys if running_var is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled,))
+        return _tab_batch_norm[_k](input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
+    return _no_overload("batch_norm", locals(), ('batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor',))
+
+
+def bernoulli(input, p=_NG, *, generator=None, out=None):
+    'bernoulli(input, *, generator=None) -> Tensor\nbernoulli(input, p, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (float; may be left out: only bernoulli.p takes it)\n    generator (Generator, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bernoulli and Tensor.bernoulli\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    bernoulli(Tensor self, *, Generator? generator=None) -> Tensor\n    bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor'
+    if out is not None:
+        return _store_out('bernoulli', bernoulli(input, p, generator=generator), out)
+    if p is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bernoulli, (input, generator,))
+        return _tab_bernoulli[_k](input, generator)
+    if p is not _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bernoulli_p, (input, p, generator,))
+        return _tab_bernoulli_p[_k](input, p, generator)
+    return _no_overload("bernoulli", locals(), ('bernoulli(Tensor self, *, Generator? generator=None) -> Tensor', 'bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor'))
+
+
+_show(bernoulli, (('input', False, _REQ), ('p', False, _NG), ('generator', True, None), ('out', True, None), ))
+
+
+def binary_cross_entropy(input, target, weight=None, reduction='mean', *, out=None):
+    "binary_cross_entropy(input, target, weight=None, reduction='mean', *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.binary_cross_entropy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"
+    if out is not None:
+        return _store_out('binary_cross_entropy', binary_cross_entropy(input, target, weight, reduction), out)
+    if True:
+        return _call_binary_cross_entropy(input, (target if isinstance(target, Tensor) else _scalar(target, op='binary_cross_entropy', arg='target')), weight, reduction)
+    return _no_overload("binary_cross_entropy", locals(), ('binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor',))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction='mean', *, out=None):
+    "binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction='mean', *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    pos_weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.binary_cross_entropy_with_logits\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor"
+    if out is not None:
+        return _store_out('binary_cross_entropy_with_logits', binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction), out)
+    if True:
+        return _call_binary_cross_entropy_with_logits(input, (target if isinstance(target, Tensor) else _scalar(target, op='binary_cross_entropy_with_logits', arg='target')), weight, pos_weight, reduction)
+    return _no_overload("binary_cross_entropy_with_logits", locals(), ('binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor',))
+
+
+def bincount(input, weights=None, minlength=0, *, out=None):
+    'bincount(input, weights=None, minlength=0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    weights (Tensor, optional, default None)\n    minlength (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bincount and Tensor.bincount\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor'
+    if out is not None:
+        return _store_out('bincount', bincount(input, weights, minlength), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (weights._keys if weights is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_bincount, (input, weights, minlength,))
+        return _tab_bincount[_k](input, weights, minlength)
+    return _no_overload("bincount", locals(), ('bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor',))
 
 
 def bitwise_and(input, other, *, out=None):
@@ -6811,9 +9597,13 @@ def bitwise_xor_(input, other):
     return _call_bitwise_xor__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_xor_', arg='other')))
 
 
-def bmm(input, mat2):
-    'bmm(input, mat2) -> Tensor\n\nArguments:\n    input (Tensor)\n    mat2 (Tensor)\n\nForms: functional: opgen.bmm and Tensor.bmm\nDifferentiable: yes, for input, mat2 (derivatives.yaml; backward node BmmBackward0)\n\nSchemas (native_functions.yaml):\n    bmm(Tensor self, Tensor mat2) -> Tensor'
-    return _call_bmm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='bmm', arg='mat2')))
+def bmm(input, mat2, *, out=None):
+    'bmm(input, mat2, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mat2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bmm and Tensor.bmm\nDifferentiable: yes, for input, mat2 (derivatives.yaml; backward node BmmBackward0)\n\nSchemas (native_functions.yaml):\n    bmm(Tensor self, Tensor mat2) -> Tensor'
+    if out is not None:
+        return _store_out('bmm', bmm(input, mat2), out)
+    if True:
+        return _call_bmm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='bmm', arg='mat2')))
+    return _no_overload("bmm", locals(), ('bmm(Tensor self, Tensor mat2) -> Tensor',))
 
 
 def broadcast_to(input, size):
@@ -6825,23 +9615,35 @@ def broadcast_to(input, size):
     return _tab_broadcast_to[_k](input, size)
 
 
-def bucketize(input, boundaries, *, out_int32=False, right=False):
-    'bucketize(input, boundaries, *, out_int32=False, right=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    boundaries (Tensor)\n    out_int32 (bool, default False)\n    right (bool, default False)\n\nForms: functional: opgen.bucketize\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor'
-    return _call_bucketize_Tensor(input, (boundaries if isinstance(boundaries, Tensor) else _scalar(boundaries, op='bucketize', arg='boundaries')), out_int32, right)
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+    'bucketize(input, boundaries, *, out_int32=False, right=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    boundaries (Tensor)\n    out_int32 (bool, default False)\n    right (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bucketize\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor'
+    if out is not None:
+        return _store_out('bucketize', bucketize(input, boundaries, out_int32=out_int32, right=right), out)
+    if True:
+        return _call_bucketize_Tensor(input, (boundaries if isinstance(boundaries, Tensor) else _scalar(boundaries, op='bucketize', arg='boundaries')), out_int32, right)
+    return _no_overload("bucketize", locals(), ('bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor',))
 
 
-def cat(tensors, dim=0):
-    'cat(tensors, dim=0) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    dim (int, default 0)\n\nForms: functional: opgen.cat\nDifferentiable: yes, for tensors (derivatives.yaml; backward node CatBackward0)\n\nSchemas (native_functions.yaml):\n    cat(Tensor[] tensors, int dim=0) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
-    except AttributeError:
-        _k = _bad_arguments(_op_cat, (tensors, dim,))
-    return _tab_cat[_k](tensors, dim)
+def cat(tensors, dim=0, *, out=None):
+    'cat(tensors, dim=0, *, out=None) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    dim (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cat\nDifferentiable: yes, for tensors (derivatives.yaml; backward node CatBackward0)\n\nSchemas (native_functions.yaml):\n    cat(Tensor[] tensors, int dim=0) -> Tensor'
+    if out is not None:
+        return _store_out('cat', cat(tensors, dim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+        except AttributeError:
+            _k = _bad_arguments(_op_cat, (tensors, dim,))
+        return _tab_cat[_k](tensors, dim)
+    return _no_overload("cat", locals(), ('cat(Tensor[] tensors, int dim=0) -> Tensor',))
 
 
-def cdist(x1, x2, p=2, compute_mode=None):
-    'cdist(x1, x2, p=2, compute_mode=None) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    p (float, default 2)\n    compute_mode (int, optional, default None)\n\nForms: functional: opgen.cdist\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor'
-    return _call_cdist(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cdist', arg='x2')), p, compute_mode)
+def cdist(x1, x2, p=2, compute_mode=None, *, out=None):
+    'cdist(x1, x2, p=2, compute_mode=None, *, out=None) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    p (float, default 2)\n    compute_mode (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cdist\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor'
+    if out is not None:
+        return _store_out('cdist', cdist(x1, x2, p, compute_mode), out)
+    if True:
+        return _call_cdist(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cdist', arg='x2')), p, compute_mode)
+    return _no_overload("cdist", locals(), ('cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor',))
 
 
 def ceil(input, *, out=None):
@@ -6876,8 +9678,10 @@ def chunk(input, chunks, dim=0):
     return _tab_chunk[_k](input, chunks, dim)
 
 
-def clamp(input, min=None, max=None):
-    'clamp(input, min=None, max=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n\nForms: functional: opgen.clamp and Tensor.clamp; in-place: opgen.clamp_ and Tensor.clamp_\nDifferentiable: clamp: yes, for input (derivatives.yaml; backward node ClampBackward1); clamp.Tensor: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n    clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'
+def clamp(input, min=None, max=None, *, out=None):
+    'clamp(input, min=None, max=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clamp and Tensor.clamp; in-place: opgen.clamp_ and Tensor.clamp_\nDifferentiable: clamp: yes, for input (derivatives.yaml; backward node ClampBackward1); clamp.Tensor: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n    clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'
+    if out is not None:
+        return _store_out('clamp', clamp(input, min, max), out)
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6907,13 +9711,17 @@ def clamp_(input, min=None, max=None):
     return _no_overload("clamp_", locals(), ('clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)', 'clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)'))
 
 
-def clamp_max(input, max):
-    'clamp_max(input, max) -> Tensor\n\nArguments:\n    input (Tensor)\n    max (number)\n\nForms: functional: opgen.clamp_max and Tensor.clamp_max; in-place: opgen.clamp_max_ and Tensor.clamp_max_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp_max(Tensor self, Scalar max) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_clamp_max, (input, max,))
-    return _tab_clamp_max[_k](input, max)
+def clamp_max(input, max, *, out=None):
+    'clamp_max(input, max, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    max (number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clamp_max and Tensor.clamp_max; in-place: opgen.clamp_max_ and Tensor.clamp_max_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp_max(Tensor self, Scalar max) -> Tensor'
+    if out is not None:
+        return _store_out('clamp_max', clamp_max(input, max), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_clamp_max, (input, max,))
+        return _tab_clamp_max[_k](input, max)
+    return _no_overload("clamp_max", locals(), ('clamp_max(Tensor self, Scalar max) -> Tensor',))
 
 
 def clamp_max_(input, max):
@@ -6926,13 +9734,17 @@ def clamp_max_(input, max):
     return _tab_clamp_max_[_k](input, max)
 
 
-def clamp_min(input, min):
-    'clamp_min(input, min) -> Tensor\n\nArguments:\n    input (Tensor)\n    min (number)\n\nForms: functional: opgen.clamp_min and Tensor.clamp_min; in-place: opgen.clamp_min_ and Tensor.clamp_min_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp_min(Tensor self, Scalar min) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_clamp_min, (input, min,))
-    return _tab_clamp_min[_k](input, min)
+def clamp_min(input, min, *, out=None):
+    'clamp_min(input, min, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    min (number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clamp_min and Tensor.clamp_min; in-place: opgen.clamp_min_ and Tensor.clamp_min_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp_min(Tensor self, Scalar min) -> Tensor'
+    if out is not None:
+        return _store_out('clamp_min', clamp_min(input, min), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_clamp_min, (input, min,))
+        return _tab_clamp_min[_k](input, min)
+    return _no_overload("clamp_min", locals(), ('clamp_min(Tensor self, Scalar min) -> Tensor',))
 
 
 def clamp_min_(input, min):
@@ -6945,8 +9757,10 @@ def clamp_min_(input, min):
     return _tab_clamp_min_[_k](input, min)
 
 
-def clip(input, min=None, max=None):
-    'clip(input, min=None, max=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n\nForms: functional: opgen.clip and Tensor.clip\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n    clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'
+def clip(input, min=None, max=None, *, out=None):
+    'clip(input, min=None, max=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clip and Tensor.clip\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n    clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'
+    if out is not None:
+        return _store_out('clip', clip(input, min, max), out)
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -6962,31 +9776,65 @@ def clip(input, min=None, max=None):
     return _no_overload("clip", locals(), ('clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor', 'clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'))
 
 
-def clone(input, *, memory_format=None):
-    'clone(input, *, memory_format=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    memory_format (memory format, optional, default None)\n\nForms: functional: opgen.clone and Tensor.clone\nDifferentiable: yes, for input (derivatives.yaml; backward node CloneBackward0)\n\nSchemas (native_functions.yaml):\n    clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor'
+def clone(input, *, memory_format=None, out=None):
+    'clone(input, *, memory_format=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    memory_format (memory format, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clone and Tensor.clone\nDifferentiable: yes, for input (derivatives.yaml; backward node CloneBackward0)\n\nSchemas (native_functions.yaml):\n    clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor'
+    if out is not None:
+        return _store_out('clone', clone(input, memory_format=memory_format), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_clone, (input, memory_format,))
+        return _tab_clone[_k](input, memory_format)
+    return _no_overload("clone", locals(), ('clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor',))
+
+
+def col2im(input, output_size, kernel_size, dilation, padding, stride, *, out=None):
+    'col2im(input, output_size, kernel_size, dilation, padding, stride, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    output_size (int or sequence of ints)\n    kernel_size (int or sequence of ints)\n    dilation (int or sequence of ints)\n    padding (int or sequence of ints)\n    stride (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.col2im\nDifferentiable: yes, for input (derivatives.yaml; backward node Col2imBackward0)\n\nSchemas (native_functions.yaml):\n    col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor'
+    if out is not None:
+        return _store_out('col2im', col2im(input, output_size, kernel_size, dilation, padding, stride), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_col2im, (input, output_size, kernel_size, dilation, padding, stride,))
+        return _tab_col2im[_k](input, output_size, kernel_size, dilation, padding, stride)
+    return _no_overload("col2im", locals(), ('col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor',))
+
+
+def column_stack(tensors, *, out=None):
+    'column_stack(tensors, *, out=None) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.column_stack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    column_stack(Tensor[] tensors) -> Tensor'
+    if out is not None:
+        return _store_out('column_stack', column_stack(tensors), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+        except AttributeError:
+            _k = _bad_arguments(_op_column_stack, (tensors,))
+        return _tab_column_stack[_k](tensors)
+    return _no_overload("column_stack", locals(), ('column_stack(Tensor[] tensors) -> Tensor',))
+
+
+def conj(input):
+    'conj(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.conj and Tensor.conj\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    conj(Tensor(a) self) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
-        _k = _bad_arguments(_op_clone, (input, memory_format,))
-    return _tab_clone[_k](input, memory_format)
+        _k = _bad_arguments(_op_conj, (input,))
+    return _tab_conj[_k](input)
 
 
-def col2im(input, output_size, kernel_size, dilation, padding, stride):
-    'col2im(input, output_size, kernel_size, dilation, padding, stride) -> Tensor\n\nArguments:\n    input (Tensor)\n    output_size (int or sequence of ints)\n    kernel_size (int or sequence of ints)\n    dilation (int or sequence of ints)\n    padding (int or sequence of ints)\n    stride (int or sequence of ints)\n\nForms: functional: opgen.col2im\nDifferentiable: yes, for input (derivatives.yaml; backward node Col2imBackward0)\n\nSchemas (native_functions.yaml):\n    col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_col2im, (input, output_size, kernel_size, dilation, padding, stride,))
-    return _tab_col2im[_k](input, output_size, kernel_size, dilation, padding, stride)
-
-
-def column_stack(tensors):
-    'column_stack(tensors) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n\nForms: functional: opgen.column_stack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    column_stack(Tensor[] tensors) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
-    except AttributeError:
-        _k = _bad_arguments(_op_column_stack, (tensors,))
-    return _tab_column_stack[_k](tensors)
+def conj_physical(input, *, out=None):
+    'conj_physical(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.conj_physical and Tensor.conj_physical\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    conj_physical(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('conj_physical', conj_physical(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_conj_physical, (input,))
+        return _tab_conj_physical[_k](input)
+    return _no_overload("conj_physical", locals(), ('conj_physical(Tensor self) -> Tensor',))
 
 
 def contiguous(input, *, memory_format='contiguous_format'):
@@ -6998,14 +9846,45 @@ def contiguous(input, *, memory_format='contiguous_format'):
     return _tab_contiguous[_k](input, memory_format)
 
 
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    'conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor)\n    bias (Tensor, optional, default None)\n    stride (int or sequence of ints, default 1)\n    padding (int or sequence of ints, default 0)\n    dilation (int or sequence of ints, default 1)\n    groups (int, default 1)\n\nForms: functional: opgen.conv2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor'
-    return _call_conv2d(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='conv2d', arg='weight')), bias, stride, padding, dilation, groups)
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, out=None):
+    'conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor)\n    bias (Tensor, optional, default None)\n    stride (int or sequence of ints, default 1)\n    padding (int or sequence of ints, default 0)\n    dilation (int or sequence of ints, default 1)\n    groups (int, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.conv2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor'
+    if out is not None:
+        return _store_out('conv2d', conv2d(input, weight, bias, stride, padding, dilation, groups), out)
+    if True:
+        return _call_conv2d(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='conv2d', arg='weight')), bias, stride, padding, dilation, groups)
+    return _no_overload("conv2d", locals(), ('conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor',))
 
 
 def copy_(input, src, non_blocking=False):
     'copy_(input, src, non_blocking=False) -> Tensor\n\nany dtype, any device, src broadcast to self\n\nArguments:\n    input (Tensor)\n    src (Tensor)\n    non_blocking (bool, default False)\n\nForms: in-place: Tensor.copy_\nDifferentiable: yes, for input, src (derivatives.yaml; backward node CopyBackwards)\n\nSchemas (native_functions.yaml):\n    copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)'
     return _call_copy_(input, (src if isinstance(src, Tensor) else _scalar(src, op='copy_', arg='src')), non_blocking)
+
+
+def copysign(input, other, *, out=None):
+    'copysign(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.copysign and Tensor.copysign; in-place: Tensor.copysign_; out=: opgen.copysign(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node CopysignBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    copysign.Tensor(Tensor self, Tensor other) -> Tensor\n    copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        return _call_copysign_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='copysign', arg='other')))
+    if out is not None:
+        return _call_copysign_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='copysign', arg='other')), out)
+    return _no_overload("copysign", locals(), ('copysign.Tensor(Tensor self, Tensor other) -> Tensor', 'copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def copysign_(input, other):
+    'copysign_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.copysign and Tensor.copysign; in-place: Tensor.copysign_; out=: opgen.copysign(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node CopysignBackward0)\n\nSchemas (native_functions.yaml):\n    copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'
+    return _call_copysign__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='copysign_', arg='other')))
+
+
+def corrcoef(input, *, out=None):
+    'corrcoef(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.corrcoef and Tensor.corrcoef\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    corrcoef(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('corrcoef', corrcoef(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_corrcoef, (input,))
+        return _tab_corrcoef[_k](input)
+    return _no_overload("corrcoef", locals(), ('corrcoef(Tensor self) -> Tensor',))
 
 
 def cos(input, *, out=None):
@@ -7054,77 +9933,198 @@ def cosh_(input):
     return _tab_cosh_[_k](input)
 
 
-def cosine_similarity(x1, x2, dim=1, eps=1e-08):
-    'cosine_similarity(x1, x2, dim=1, eps=1e-08) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    dim (int, default 1)\n    eps (float, default 1e-08)\n\nForms: functional: opgen.cosine_similarity\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor'
-    return _call_cosine_similarity(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cosine_similarity', arg='x2')), dim, eps)
+def cosine_similarity(x1, x2, dim=1, eps=1e-08, *, out=None):
+    'cosine_similarity(x1, x2, dim=1, eps=1e-08, *, out=None) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    dim (int, default 1)\n    eps (float, default 1e-08)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cosine_similarity\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor'
+    if out is not None:
+        return _store_out('cosine_similarity', cosine_similarity(x1, x2, dim, eps), out)
+    if True:
+        return _call_cosine_similarity(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cosine_similarity', arg='x2')), dim, eps)
+    return _no_overload("cosine_similarity", locals(), ('cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor',))
 
 
-def count_nonzero(input, dim=None):
-    'count_nonzero(input, dim=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None)\n\nForms: functional: opgen.count_nonzero and Tensor.count_nonzero\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    count_nonzero(Tensor self, int[1]? dim=None) -> Tensor'
+def count_nonzero(input, dim=None, *, out=None):
+    'count_nonzero(input, dim=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.count_nonzero and Tensor.count_nonzero\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    count_nonzero(Tensor self, int[1]? dim=None) -> Tensor'
+    if out is not None:
+        return _store_out('count_nonzero', count_nonzero(input, dim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_count_nonzero, (input, dim,))
+        return _tab_count_nonzero[_k](input, dim)
+    return _no_overload("count_nonzero", locals(), ('count_nonzero(Tensor self, int[1]? dim=None) -> Tensor',))
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None, out=None):
+    'cov(input, *, correction=1, fweights=None, aweights=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    correction (int, default 1)\n    fweights (Tensor, optional, default None)\n    aweights (Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cov and Tensor.cov\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor'
+    if out is not None:
+        return _store_out('cov', cov(input, correction=correction, fweights=fweights, aweights=aweights), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (fweights._keys if fweights is not None else 0) | (aweights._keys if aweights is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_cov, (input, correction, fweights, aweights,))
+        return _tab_cov[_k](input, correction, fweights, aweights)
+    return _no_overload("cov", locals(), ('cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor',))
+
+
+def cross(input, other, dim=None, *, out=None):
+    'cross(input, other, dim=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cross and Tensor.cross\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cross(Tensor self, Tensor other, int? dim=None) -> Tensor'
+    if out is not None:
+        return _store_out('cross', cross(input, other, dim), out)
+    if True:
+        return _call_cross(input, (other if isinstance(other, Tensor) else _scalar(other, op='cross', arg='other')), dim)
+    return _no_overload("cross", locals(), ('cross(Tensor self, Tensor other, int? dim=None) -> Tensor',))
+
+
+def cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_index=-100, label_smoothing=0.0, *, out=None):
+    "cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_index=-100, label_smoothing=0.0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n    ignore_index (int, default -100)\n    label_smoothing (float, default 0.0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cross_entropy_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor"
+    if out is not None:
+        return _store_out('cross_entropy_loss', cross_entropy_loss(input, target, weight, reduction, ignore_index, label_smoothing), out)
+    if True:
+        return _call_cross_entropy_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='cross_entropy_loss', arg='target')), weight, reduction, ignore_index, label_smoothing)
+    return _no_overload("cross_entropy_loss", locals(), ('cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor',))
+
+
+def cummax(input, dim, *, out=None):
+    'cummax(input, dim, *, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cummax and Tensor.cummax\nDifferentiable: yes, for input (derivatives.yaml; backward node CummaxBackward0)\n\nSchemas (native_functions.yaml):\n    cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)'
+    if out is not None:
+        return _store_out('cummax', cummax(input, dim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_cummax, (input, dim,))
+        return _rt_cummax._make(_tab_cummax[_k](input, dim))
+    return _no_overload("cummax", locals(), ('cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)',))
+
+
+def cummin(input, dim, *, out=None):
+    'cummin(input, dim, *, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cummin and Tensor.cummin\nDifferentiable: yes, for input (derivatives.yaml; backward node CumminBackward0)\n\nSchemas (native_functions.yaml):\n    cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)'
+    if out is not None:
+        return _store_out('cummin', cummin(input, dim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_cummin, (input, dim,))
+        return _rt_cummin._make(_tab_cummin[_k](input, dim))
+    return _no_overload("cummin", locals(), ('cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)',))
+
+
+def cumprod(input, dim, *, dtype=None, out=None):
+    'cumprod(input, dim, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cumprod and Tensor.cumprod\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor'
+    if out is not None:
+        return _store_out('cumprod', cumprod(input, dim, dtype=dtype), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_cumprod, (input, dim, dtype,))
+        return _tab_cumprod[_k](input, dim, dtype)
+    return _no_overload("cumprod", locals(), ('cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor',))
+
+
+def cumsum(input, dim, *, dtype=None, out=None):
+    'cumsum(input, dim, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cumsum and Tensor.cumsum\nDifferentiable: yes, for input (derivatives.yaml; backward node CumsumBackward0)\n\nSchemas (native_functions.yaml):\n    cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor'
+    if out is not None:
+        return _store_out('cumsum', cumsum(input, dim, dtype=dtype), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_cumsum, (input, dim, dtype,))
+        return _tab_cumsum[_k](input, dim, dtype)
+    return _no_overload("cumsum", locals(), ('cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor',))
+
+
+def cumulative_trapezoid(y, x=_NG, *, dim=-1, dx=_NG, out=None):
+    'cumulative_trapezoid(y, x, *, dim=-1) -> Tensor\ncumulative_trapezoid(y, *, dx=1, dim=-1) -> Tensor\n\nArguments:\n    y (Tensor)\n    x (Tensor; may be left out: only cumulative_trapezoid.x takes it)\n    dim (int, default -1)\n    dx (number, default 1; taken by cumulative_trapezoid.dx)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cumulative_trapezoid\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor\n    cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor'
+    if out is not None:
+        return _store_out('cumulative_trapezoid', cumulative_trapezoid(y, x, dim=dim, dx=dx), out)
+    if x is not _NG and dx is _NG:
+        return _call_cumulative_trapezoid_x(y, (x if isinstance(x, Tensor) else _scalar(x, op='cumulative_trapezoid', arg='x')), dim)
+    if x is _NG:
+        return _call_cumulative_trapezoid_dx(y, (1 if dx is _NG else dx), dim)
+    return _no_overload("cumulative_trapezoid", locals(), ('cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor', 'cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor'))
+
+
+_show(cumulative_trapezoid, (('y', False, _REQ), ('x', False, _NG), ('dim', True, -1), ('dx', True, 1), ('out', True, None), ))
+
+
+def deg2rad(input, *, out=None):
+    'deg2rad(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.deg2rad and Tensor.deg2rad; in-place: Tensor.deg2rad_; out=: opgen.deg2rad(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Deg2radBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    deg2rad(Tensor self) -> Tensor\n    deg2rad.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_deg2rad, (input,))
+        return _tab_deg2rad[_k](input)
+    if out is not None:
+        return _call_deg2rad_out(input, out)
+    return _no_overload("deg2rad", locals(), ('deg2rad(Tensor self) -> Tensor', 'deg2rad.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def deg2rad_(input):
+    'deg2rad_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.deg2rad and Tensor.deg2rad; in-place: Tensor.deg2rad_; out=: opgen.deg2rad(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Deg2radBackward0)\n\nSchemas (native_functions.yaml):\n    deg2rad_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
-        _k = _bad_arguments(_op_count_nonzero, (input, dim,))
-    return _tab_count_nonzero[_k](input, dim)
+        _k = _bad_arguments(_op_deg2rad_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_deg2rad_[_k](input)
 
 
-def cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_index=-100, label_smoothing=0.0):
-    "cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_index=-100, label_smoothing=0.0) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n    ignore_index (int, default -100)\n    label_smoothing (float, default 0.0)\n\nForms: functional: opgen.cross_entropy_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor"
-    return _call_cross_entropy_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='cross_entropy_loss', arg='target')), weight, reduction, ignore_index, label_smoothing)
+def det(input, *, out=None):
+    'det(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.det and Tensor.det\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    det(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('det', det(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_det, (input,))
+        return _tab_det[_k](input)
+    return _no_overload("det", locals(), ('det(Tensor self) -> Tensor',))
 
 
-def cummax(input, dim):
-    'cummax(input, dim) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int)\n\nForms: functional: opgen.cummax and Tensor.cummax\nDifferentiable: yes, for input (derivatives.yaml; backward node CummaxBackward0)\n\nSchemas (native_functions.yaml):\n    cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_cummax, (input, dim,))
-    return _rt_cummax._make(_tab_cummax[_k](input, dim))
+def diag(input, diagonal=0, *, out=None):
+    'diag(input, diagonal=0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    diagonal (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diag and Tensor.diag\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diag(Tensor self, int diagonal=0) -> Tensor'
+    if out is not None:
+        return _store_out('diag', diag(input, diagonal), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_diag, (input, diagonal,))
+        return _tab_diag[_k](input, diagonal)
+    return _no_overload("diag", locals(), ('diag(Tensor self, int diagonal=0) -> Tensor',))
 
 
-def cummin(input, dim):
-    'cummin(input, dim) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int)\n\nForms: functional: opgen.cummin and Tensor.cummin\nDifferentiable: yes, for input (derivatives.yaml; backward node CumminBackward0)\n\nSchemas (native_functions.yaml):\n    cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_cummin, (input, dim,))
-    return _rt_cummin._make(_tab_cummin[_k](input, dim))
+def diag_embed(input, offset=0, dim1=-2, dim2=-1, *, out=None):
+    'diag_embed(input, offset=0, dim1=-2, dim2=-1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    offset (int, default 0)\n    dim1 (int, default -2)\n    dim2 (int, default -1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diag_embed and Tensor.diag_embed\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor'
+    if out is not None:
+        return _store_out('diag_embed', diag_embed(input, offset, dim1, dim2), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_diag_embed, (input, offset, dim1, dim2,))
+        return _tab_diag_embed[_k](input, offset, dim1, dim2)
+    return _no_overload("diag_embed", locals(), ('diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor',))
 
 
-def cumprod(input, dim, *, dtype=None):
-    'cumprod(input, dim, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.cumprod and Tensor.cumprod\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_cumprod, (input, dim, dtype,))
-    return _tab_cumprod[_k](input, dim, dtype)
-
-
-def cumsum(input, dim, *, dtype=None):
-    'cumsum(input, dim, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.cumsum and Tensor.cumsum\nDifferentiable: yes, for input (derivatives.yaml; backward node CumsumBackward0)\n\nSchemas (native_functions.yaml):\n    cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_cumsum, (input, dim, dtype,))
-    return _tab_cumsum[_k](input, dim, dtype)
-
-
-def det(input):
-    'det(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.det and Tensor.det\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    det(Tensor self) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_det, (input,))
-    return _tab_det[_k](input)
-
-
-def diag(input, diagonal=0):
-    'diag(input, diagonal=0) -> Tensor\n\nArguments:\n    input (Tensor)\n    diagonal (int, default 0)\n\nForms: functional: opgen.diag and Tensor.diag\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diag(Tensor self, int diagonal=0) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_diag, (input, diagonal,))
-    return _tab_diag[_k](input, diagonal)
+def diagflat(input, offset=0, *, out=None):
+    'diagflat(input, offset=0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    offset (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diagflat and Tensor.diagflat\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diagflat(Tensor self, int offset=0) -> Tensor'
+    if out is not None:
+        return _store_out('diagflat', diagflat(input, offset), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_diagflat, (input, offset,))
+        return _tab_diagflat[_k](input, offset)
+    return _no_overload("diagflat", locals(), ('diagflat(Tensor self, int offset=0) -> Tensor',))
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
@@ -7136,18 +10136,74 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return _tab_diagonal[_k](input, offset, dim1, dim2)
 
 
-def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
-    'diagonal_backward(grad_output, input_sizes, offset, dim1, dim2) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input_sizes (int or sequence of ints)\n    offset (int)\n    dim1 (int)\n    dim2 (int)\n\nForms: functional: opgen.diagonal_backward\nDifferentiable: yes, for grad_output (derivatives.yaml; backward node DiagonalBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[grad_output._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2,))
-    return _tab_diagonal_backward[_k](grad_output, input_sizes, offset, dim1, dim2)
+def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2, *, out=None):
+    'diagonal_backward(grad_output, input_sizes, offset, dim1, dim2, *, out=None) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input_sizes (int or sequence of ints)\n    offset (int)\n    dim1 (int)\n    dim2 (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diagonal_backward\nDifferentiable: yes, for grad_output (derivatives.yaml; backward node DiagonalBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor'
+    if out is not None:
+        return _store_out('diagonal_backward', diagonal_backward(grad_output, input_sizes, offset, dim1, dim2), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[grad_output._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2,))
+        return _tab_diagonal_backward[_k](grad_output, input_sizes, offset, dim1, dim2)
+    return _no_overload("diagonal_backward", locals(), ('diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor',))
 
 
-def dist(input, other, p=2):
-    'dist(input, other, p=2) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    p (number, default 2)\n\nForms: functional: opgen.dist and Tensor.dist\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dist(Tensor self, Tensor other, Scalar p=2) -> Tensor'
-    return _call_dist(input, (other if isinstance(other, Tensor) else _scalar(other, op='dist', arg='other')), p)
+def diagonal_copy(input, offset=0, dim1=0, dim2=1, *, out=None):
+    'diagonal_copy(input, offset=0, dim1=0, dim2=1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    offset (int, default 0)\n    dim1 (int, default 0)\n    dim2 (int, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diagonal_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor'
+    if out is not None:
+        return _store_out('diagonal_copy', diagonal_copy(input, offset, dim1, dim2), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_diagonal_copy, (input, offset, dim1, dim2,))
+        return _tab_diagonal_copy[_k](input, offset, dim1, dim2)
+    return _no_overload("diagonal_copy", locals(), ('diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor',))
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1, *, out=None):
+    'diagonal_scatter(input, src, offset=0, dim1=0, dim2=1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    src (Tensor)\n    offset (int, default 0)\n    dim1 (int, default 0)\n    dim2 (int, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diagonal_scatter and Tensor.diagonal_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor'
+    if out is not None:
+        return _store_out('diagonal_scatter', diagonal_scatter(input, src, offset, dim1, dim2), out)
+    if True:
+        return _call_diagonal_scatter(input, (src if isinstance(src, Tensor) else _scalar(src, op='diagonal_scatter', arg='src')), offset, dim1, dim2)
+    return _no_overload("diagonal_scatter", locals(), ('diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor',))
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
+    'diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    n (int, default 1)\n    dim (int, default -1)\n    prepend (Tensor, optional, default None)\n    append (Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diff and Tensor.diff\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor'
+    if out is not None:
+        return _store_out('diff', diff(input, n, dim, prepend, append), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (prepend._keys if prepend is not None else 0) | (append._keys if append is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_diff, (input, n, dim, prepend, append,))
+        return _tab_diff[_k](input, n, dim, prepend, append)
+    return _no_overload("diff", locals(), ('diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor',))
+
+
+def digamma(input, *, out=None):
+    'digamma(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.digamma and Tensor.digamma\nDifferentiable: yes, for input (derivatives.yaml; backward node DigammaBackward0)\n\nSchemas (native_functions.yaml):\n    digamma(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('digamma', digamma(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_digamma, (input,))
+        return _tab_digamma[_k](input)
+    return _no_overload("digamma", locals(), ('digamma(Tensor self) -> Tensor',))
+
+
+def dist(input, other, p=2, *, out=None):
+    'dist(input, other, p=2, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    p (number, default 2)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.dist and Tensor.dist\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dist(Tensor self, Tensor other, Scalar p=2) -> Tensor'
+    if out is not None:
+        return _store_out('dist', dist(input, other, p), out)
+    if True:
+        return _call_dist(input, (other if isinstance(other, Tensor) else _scalar(other, op='dist', arg='other')), p)
+    return _no_overload("dist", locals(), ('dist(Tensor self, Tensor other, Scalar p=2) -> Tensor',))
 
 
 def div(input, other, *, rounding_mode=_NG, out=None):
@@ -7200,27 +10256,59 @@ def div_(input, other):
     return _no_overload("div_", locals(), ('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
-def dot(input, tensor):
-    'dot(input, tensor) -> Tensor\n\nArguments:\n    input (Tensor)\n    tensor (Tensor)\n\nForms: functional: opgen.dot and Tensor.dot\nDifferentiable: yes, for input, tensor (derivatives.yaml; backward node DotBackward0)\n\nSchemas (native_functions.yaml):\n    dot(Tensor self, Tensor tensor) -> Tensor'
-    return _call_dot(input, (tensor if isinstance(tensor, Tensor) else _scalar(tensor, op='dot', arg='tensor')))
+def dot(input, tensor, *, out=None):
+    'dot(input, tensor, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    tensor (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.dot and Tensor.dot\nDifferentiable: yes, for input, tensor (derivatives.yaml; backward node DotBackward0)\n\nSchemas (native_functions.yaml):\n    dot(Tensor self, Tensor tensor) -> Tensor'
+    if out is not None:
+        return _store_out('dot', dot(input, tensor), out)
+    if True:
+        return _call_dot(input, (tensor if isinstance(tensor, Tensor) else _scalar(tensor, op='dot', arg='tensor')))
+    return _no_overload("dot", locals(), ('dot(Tensor self, Tensor tensor) -> Tensor',))
 
 
-def dropout(input, p, train):
-    'dropout(input, p, train) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (float)\n    train (bool)\n\nForms: functional: opgen.dropout\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dropout(Tensor input, float p, bool train) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_dropout, (input, p, train,))
-    return _tab_dropout[_k](input, p, train)
+def dropout(input, p, train, *, out=None):
+    'dropout(input, p, train, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (float)\n    train (bool)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.dropout\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dropout(Tensor input, float p, bool train) -> Tensor'
+    if out is not None:
+        return _store_out('dropout', dropout(input, p, train), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_dropout, (input, p, train,))
+        return _tab_dropout[_k](input, p, train)
+    return _no_overload("dropout", locals(), ('dropout(Tensor input, float p, bool train) -> Tensor',))
 
 
-def dstack(tensors):
-    'dstack(tensors) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n\nForms: functional: opgen.dstack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dstack(Tensor[] tensors) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
-    except AttributeError:
-        _k = _bad_arguments(_op_dstack, (tensors,))
-    return _tab_dstack[_k](tensors)
+def dsplit(input, sections=_NG, indices=_NG):
+    'dsplit(input, sections) -> list of Tensors\ndsplit(input, indices) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    sections (int; may be left out: only dsplit.int takes it)\n    indices (int or sequence of ints; may be left out: only dsplit.array takes it)\n\nForms: functional: opgen.dsplit and Tensor.dsplit\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]\n    dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]'
+    if sections is not _NG and indices is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_dsplit_int, (input, sections,))
+        return _tab_dsplit_int[_k](input, sections)
+    if sections is _NG and indices is not _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_dsplit_array, (input, indices,))
+        return _tab_dsplit_array[_k](input, indices)
+    return _no_overload("dsplit", locals(), ('dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]', 'dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]'))
+
+
+_show(dsplit, (('input', False, _REQ), ('sections', False, _NG), ('indices', False, _NG), ))
+
+
+def dstack(tensors, *, out=None):
+    'dstack(tensors, *, out=None) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.dstack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dstack(Tensor[] tensors) -> Tensor'
+    if out is not None:
+        return _store_out('dstack', dstack(tensors), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+        except AttributeError:
+            _k = _bad_arguments(_op_dstack, (tensors,))
+        return _tab_dstack[_k](tensors)
+    return _no_overload("dstack", locals(), ('dstack(Tensor[] tensors) -> Tensor',))
 
 
 def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
@@ -7246,15 +10334,23 @@ def elu_(input, alpha=1, scale=1, input_scale=1):
     return _tab_elu_[_k](input, alpha, scale, input_scale)
 
 
-def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    'embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False) -> Tensor\n\nArguments:\n    weight (Tensor)\n    indices (Tensor)\n    padding_idx (int, default -1)\n    scale_grad_by_freq (bool, default False)\n    sparse (bool, default False)\n\nForms: functional: opgen.embedding\nDifferentiable: yes, for weight (derivatives.yaml; backward node EmbeddingBackward0)\n\nSchemas (native_functions.yaml):\n    embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor'
-    return _call_embedding(weight, (indices if isinstance(indices, Tensor) else _scalar(indices, op='embedding', arg='indices')), padding_idx, scale_grad_by_freq, sparse)
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False, *, out=None):
+    'embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False, *, out=None) -> Tensor\n\nArguments:\n    weight (Tensor)\n    indices (Tensor)\n    padding_idx (int, default -1)\n    scale_grad_by_freq (bool, default False)\n    sparse (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.embedding\nDifferentiable: yes, for weight (derivatives.yaml; backward node EmbeddingBackward0)\n\nSchemas (native_functions.yaml):\n    embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor'
+    if out is not None:
+        return _store_out('embedding', embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse), out)
+    if True:
+        return _call_embedding(weight, (indices if isinstance(indices, Tensor) else _scalar(indices, op='embedding', arg='indices')), padding_idx, scale_grad_by_freq, sparse)
+    return _no_overload("embedding", locals(), ('embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor',))
 
 
-def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    'empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nevery factory allocates through this op (BackendSelect picks CPU or CUDA from device=)\n\nArguments:\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: opgen.empty_strided\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
-    _k = (_shared.remap or _tls.remap)[0]
-    return _tab_empty_strided[_k](size, stride, dtype, layout, device, pin_memory)
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
+    'empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nevery factory allocates through this op (BackendSelect picks CPU or CUDA from device=)\n\nArguments:\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.empty_strided\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+    if out is not None:
+        return _store_out('empty_strided', empty_strided(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory), out)
+    if True:
+        _k = (_shared.remap or _tls.remap)[0]
+        return _tab_empty_strided[_k](size, stride, dtype, layout, device, pin_memory)
+    return _no_overload("empty_strided", locals(), ('empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
 def eq(input, other, *, out=None):
@@ -7304,6 +10400,42 @@ def erf_(input):
         _k = _bad_arguments(_op_erf_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_erf_[_k](input)
+
+
+def erfc(input, *, out=None):
+    'erfc(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.erfc and Tensor.erfc; in-place: Tensor.erfc_; out=: opgen.erfc(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ErfcBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    erfc(Tensor self) -> Tensor\n    erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_erfc, (input,))
+        return _tab_erfc[_k](input)
+    if out is not None:
+        return _call_erfc_out(input, out)
+    return _no_overload("erfc", locals(), ('erfc(Tensor self) -> Tensor', 'erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def erfc_(input):
+    'erfc_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.erfc and Tensor.erfc; in-place: Tensor.erfc_; out=: opgen.erfc(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ErfcBackward0)\n\nSchemas (native_functions.yaml):\n    erfc_(Tensor(a!) self) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_erfc_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_erfc_[_k](input)
+
+
+def erfinv(input, *, out=None):
+    'erfinv(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.erfinv and Tensor.erfinv\nDifferentiable: yes, for input (derivatives.yaml; backward node ErfinvBackward0)\n\nSchemas (native_functions.yaml):\n    erfinv(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('erfinv', erfinv(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_erfinv, (input,))
+        return _tab_erfinv[_k](input)
+    return _no_overload("erfinv", locals(), ('erfinv(Tensor self) -> Tensor',))
 
 
 def exp(input, *, out=None):
@@ -7366,6 +10498,19 @@ def expand_as(input, other):
     return _call_expand_as(input, (other if isinstance(other, Tensor) else _scalar(other, op='expand_as', arg='other')))
 
 
+def expand_copy(input, size, *, implicit=False, out=None):
+    'expand_copy(input, size, *, implicit=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    implicit (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.expand_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor'
+    if out is not None:
+        return _store_out('expand_copy', expand_copy(input, size, implicit=implicit), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_expand_copy, (input, size, implicit,))
+        return _tab_expand_copy[_k](input, size, implicit)
+    return _no_overload("expand_copy", locals(), ('expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor',))
+
+
 def expm1(input, *, out=None):
     'expm1(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.expm1 and Tensor.expm1; in-place: Tensor.expm1_; out=: opgen.expm1(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Expm1Backward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    expm1(Tensor self) -> Tensor\n    expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
@@ -7389,8 +10534,27 @@ def expm1_(input):
     return _tab_expm1_[_k](input)
 
 
+def fill(input, value, *, out=None):
+    'fill(input, value, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    value (number or Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fill; in-place: Tensor.fill_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fill.Scalar(Tensor self, Scalar value) -> Tensor\n    fill.Tensor(Tensor self, Tensor value) -> Tensor'
+    if out is not None:
+        return _store_out('fill', fill(input, value), out)
+    if not isinstance(value, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_fill_Scalar, (input, value,))
+        return _tab_fill_Scalar[_k](input, value)
+    if isinstance(value, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | value._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_fill_Tensor, (input, value,))
+        return _tab_fill_Tensor[_k](input, value)
+    return _no_overload("fill", locals(), ('fill.Scalar(Tensor self, Scalar value) -> Tensor', 'fill.Tensor(Tensor self, Tensor value) -> Tensor'))
+
+
 def fill_(input, value):
-    'fill_(input, value) -> Tensor\n\nArguments:\n    input (Tensor)\n    value (number)\n\nForms: in-place: Tensor.fill_\nDifferentiable: yes, for input (derivatives.yaml; backward node FillBackward2)\n\nSchemas (native_functions.yaml):\n    fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)'
+    'fill_(input, value) -> Tensor\n\nArguments:\n    input (Tensor)\n    value (number)\n\nForms: functional: opgen.fill; in-place: Tensor.fill_\nDifferentiable: yes, for input (derivatives.yaml; backward node FillBackward2)\n\nSchemas (native_functions.yaml):\n    fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -7408,31 +10572,68 @@ def flatten(input, start_dim=0, end_dim=-1):
     return _tab_flatten_using_ints[_k](input, start_dim, end_dim)
 
 
-def flip(input, dims):
-    'flip(input, dims) -> Tensor\n\nArguments:\n    input (Tensor)\n    dims (int or sequence of ints)\n\nForms: functional: opgen.flip and Tensor.flip\nDifferentiable: yes, for input (derivatives.yaml; backward node FlipBackward0)\n\nSchemas (native_functions.yaml):\n    flip(Tensor self, int[] dims) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_flip, (input, dims,))
-    return _tab_flip[_k](input, dims)
+def flip(input, dims, *, out=None):
+    'flip(input, dims, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dims (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.flip and Tensor.flip\nDifferentiable: yes, for input (derivatives.yaml; backward node FlipBackward0)\n\nSchemas (native_functions.yaml):\n    flip(Tensor self, int[] dims) -> Tensor'
+    if out is not None:
+        return _store_out('flip', flip(input, dims), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_flip, (input, dims,))
+        return _tab_flip[_k](input, dims)
+    return _no_overload("flip", locals(), ('flip(Tensor self, int[] dims) -> Tensor',))
 
 
-def fliplr(input):
-    'fliplr(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.fliplr and Tensor.fliplr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fliplr(Tensor self) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_fliplr, (input,))
-    return _tab_fliplr[_k](input)
+def fliplr(input, *, out=None):
+    'fliplr(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fliplr and Tensor.fliplr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fliplr(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('fliplr', fliplr(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_fliplr, (input,))
+        return _tab_fliplr[_k](input)
+    return _no_overload("fliplr", locals(), ('fliplr(Tensor self) -> Tensor',))
 
 
-def flipud(input):
-    'flipud(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.flipud and Tensor.flipud\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    flipud(Tensor self) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_flipud, (input,))
-    return _tab_flipud[_k](input)
+def flipud(input, *, out=None):
+    'flipud(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.flipud and Tensor.flipud\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    flipud(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('flipud', flipud(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_flipud, (input,))
+        return _tab_flipud[_k](input)
+    return _no_overload("flipud", locals(), ('flipud(Tensor self) -> Tensor',))
+
+
+def float_power(input, exponent, *, out=None):
+    'float_power(input, exponent, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor or number)\n    exponent (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.float_power and Tensor.float_power\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor\n    float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor\n    float_power.Scalar(Scalar self, Tensor exponent) -> Tensor'
+    if out is not None:
+        return _store_out('float_power', float_power(input, exponent), out)
+    if isinstance(input, Tensor) and isinstance(exponent, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_float_power_Tensor_Tensor, (input, exponent,))
+        return _tab_float_power_Tensor_Tensor[_k](input, exponent)
+    if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_float_power_Tensor_Scalar, (input, exponent,))
+        return _tab_float_power_Tensor_Scalar[_k](input, exponent)
+    if not isinstance(input, Tensor) and isinstance(exponent, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[exponent._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_float_power_Scalar, (input, exponent,))
+        return _tab_float_power_Scalar[_k](input, exponent)
+    return _no_overload("float_power", locals(), ('float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor', 'float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor', 'float_power.Scalar(Scalar self, Tensor exponent) -> Tensor'))
 
 
 def floor(input, *, out=None):
@@ -7493,6 +10694,34 @@ def floor_divide_(input, other):
     return _no_overload("floor_divide_", locals(), ('floor_divide_(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
+def fmax(input, other, *, out=None):
+    'fmax(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fmax and Tensor.fmax; in-place: Tensor.fmax_; out=: opgen.fmax(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node FmaxBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    fmax(Tensor self, Tensor other) -> Tensor\n    fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        return _call_fmax(input, (other if isinstance(other, Tensor) else _scalar(other, op='fmax', arg='other')))
+    if out is not None:
+        return _call_fmax_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='fmax', arg='other')), out)
+    return _no_overload("fmax", locals(), ('fmax(Tensor self, Tensor other) -> Tensor', 'fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def fmax_(input, other):
+    'fmax_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.fmax and Tensor.fmax; in-place: Tensor.fmax_; out=: opgen.fmax(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node FmaxBackward0)\n\nSchemas (native_functions.yaml):\n    fmax_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
+    return _call_fmax_(input, (other if isinstance(other, Tensor) else _scalar(other, op='fmax_', arg='other')))
+
+
+def fmin(input, other, *, out=None):
+    'fmin(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fmin and Tensor.fmin; in-place: Tensor.fmin_; out=: opgen.fmin(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node FminBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    fmin(Tensor self, Tensor other) -> Tensor\n    fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        return _call_fmin(input, (other if isinstance(other, Tensor) else _scalar(other, op='fmin', arg='other')))
+    if out is not None:
+        return _call_fmin_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='fmin', arg='other')), out)
+    return _no_overload("fmin", locals(), ('fmin(Tensor self, Tensor other) -> Tensor', 'fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def fmin_(input, other):
+    'fmin_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.fmin and Tensor.fmin; in-place: Tensor.fmin_; out=: opgen.fmin(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node FminBackward0)\n\nSchemas (native_functions.yaml):\n    fmin_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
+    return _call_fmin_(input, (other if isinstance(other, Tensor) else _scalar(other, op='fmin_', arg='other')))
+
+
 def fmod(input, other, *, out=None):
     'fmod(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fmod and Tensor.fmod; in-place: Tensor.fmod_; out=: opgen.fmod(..., out=t)\nDifferentiable: fmod.Tensor: yes, for input, other (derivatives.yaml; backward node FmodBackward1); fmod.Scalar: yes, for input (derivatives.yaml; backward node FmodBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    fmod.Tensor(Tensor self, Tensor other) -> Tensor\n    fmod.Scalar(Tensor self, Scalar other) -> Tensor\n    fmod.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and isinstance(other, Tensor):
@@ -7551,9 +10780,13 @@ def frac_(input):
     return _tab_frac_[_k](input)
 
 
-def gather(input, dim, index, *, sparse_grad=False):
-    'gather(input, dim, index, *, sparse_grad=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    sparse_grad (bool, default False)\n\nForms: functional: opgen.gather and Tensor.gather\nDifferentiable: yes, for input (derivatives.yaml; backward node GatherBackward0)\n\nSchemas (native_functions.yaml):\n    gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor'
-    return _call_gather(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='gather', arg='index')), sparse_grad)
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    'gather(input, dim, index, *, sparse_grad=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    sparse_grad (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.gather and Tensor.gather\nDifferentiable: yes, for input (derivatives.yaml; backward node GatherBackward0)\n\nSchemas (native_functions.yaml):\n    gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor'
+    if out is not None:
+        return _store_out('gather', gather(input, dim, index, sparse_grad=sparse_grad), out)
+    if True:
+        return _call_gather(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='gather', arg='index')), sparse_grad)
+    return _no_overload("gather", locals(), ('gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor',))
 
 
 def ge(input, other, *, out=None):
@@ -7577,31 +10810,43 @@ def ge(input, other, *, out=None):
     return _no_overload("ge", locals(), ('ge.Tensor(Tensor self, Tensor other) -> Tensor', 'ge.Scalar(Tensor self, Scalar other) -> Tensor', 'ge.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def gelu(input, *, approximate='none'):
-    "gelu(input, *, approximate='none') -> Tensor\n\nArguments:\n    input (Tensor)\n    approximate (str, default 'none')\n\nForms: functional: opgen.gelu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    gelu(Tensor self, *, str approximate='none') -> Tensor"
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_gelu, (input, approximate,))
-    return _tab_gelu[_k](input, approximate)
+def gelu(input, *, approximate='none', out=None):
+    "gelu(input, *, approximate='none', out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    approximate (str, default 'none')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.gelu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    gelu(Tensor self, *, str approximate='none') -> Tensor"
+    if out is not None:
+        return _store_out('gelu', gelu(input, approximate=approximate), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_gelu, (input, approximate,))
+        return _tab_gelu[_k](input, approximate)
+    return _no_overload("gelu", locals(), ("gelu(Tensor self, *, str approximate='none') -> Tensor",))
 
 
-def glu(input, dim=-1):
-    'glu(input, dim=-1) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n\nForms: functional: opgen.glu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    glu(Tensor self, int dim=-1) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_glu, (input, dim,))
-    return _tab_glu[_k](input, dim)
+def glu(input, dim=-1, *, out=None):
+    'glu(input, dim=-1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.glu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    glu(Tensor self, int dim=-1) -> Tensor'
+    if out is not None:
+        return _store_out('glu', glu(input, dim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_glu, (input, dim,))
+        return _tab_glu[_k](input, dim)
+    return _no_overload("glu", locals(), ('glu(Tensor self, int dim=-1) -> Tensor',))
 
 
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
-    'group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True) -> Tensor\n\nArguments:\n    input (Tensor)\n    num_groups (int)\n    weight (Tensor, optional, default None)\n    bias (Tensor, optional, default None)\n    eps (float, default 1e-05)\n    cudnn_enabled (bool, default True)\n\nForms: functional: opgen.group_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
-    except AttributeError:
-        _k = _bad_arguments(_op_group_norm, (input, num_groups, weight, bias, eps, cudnn_enabled,))
-    return _tab_group_norm[_k](input, num_groups, weight, bias, eps, cudnn_enabled)
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True, *, out=None):
+    'group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    num_groups (int)\n    weight (Tensor, optional, default None)\n    bias (Tensor, optional, default None)\n    eps (float, default 1e-05)\n    cudnn_enabled (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.group_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor'
+    if out is not None:
+        return _store_out('group_norm', group_norm(input, num_groups, weight, bias, eps, cudnn_enabled), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_group_norm, (input, num_groups, weight, bias, eps, cudnn_enabled,))
+        return _tab_group_norm[_k](input, num_groups, weight, bias, eps, cudnn_enabled)
+    return _no_overload("group_norm", locals(), ('group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor',))
 
 
 def gt(input, other, *, out=None):
@@ -7694,18 +10939,73 @@ def hardtanh_(input, min_val=-1, max_val=1):
     return _tab_hardtanh_[_k](input, min_val, max_val)
 
 
-def hstack(tensors):
-    'hstack(tensors) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n\nForms: functional: opgen.hstack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    hstack(Tensor[] tensors) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
-    except AttributeError:
-        _k = _bad_arguments(_op_hstack, (tensors,))
-    return _tab_hstack[_k](tensors)
+def heaviside(input, values, *, out=None):
+    'heaviside(input, values, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    values (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.heaviside and Tensor.heaviside; in-place: Tensor.heaviside_; out=: opgen.heaviside(..., out=t)\nDifferentiable: yes, for  (derivatives.yaml; backward node HeavisideBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    heaviside(Tensor self, Tensor values) -> Tensor\n    heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        return _call_heaviside(input, (values if isinstance(values, Tensor) else _scalar(values, op='heaviside', arg='values')))
+    if out is not None:
+        return _call_heaviside_out(input, (values if isinstance(values, Tensor) else _scalar(values, op='heaviside', arg='values')), out)
+    return _no_overload("heaviside", locals(), ('heaviside(Tensor self, Tensor values) -> Tensor', 'heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def huber_loss(input, target, reduction='mean', delta=1.0):
-    "huber_loss(input, target, reduction='mean', delta=1.0) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    delta (float, default 1.0)\n\nForms: functional: opgen.huber_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor"
-    return _call_huber_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='huber_loss', arg='target')), reduction, delta)
+def heaviside_(input, values):
+    'heaviside_(input, values) -> Tensor\n\nArguments:\n    input (Tensor)\n    values (Tensor)\n\nForms: functional: opgen.heaviside and Tensor.heaviside; in-place: Tensor.heaviside_; out=: opgen.heaviside(..., out=t)\nDifferentiable: yes, for  (derivatives.yaml; backward node HeavisideBackward0)\n\nSchemas (native_functions.yaml):\n    heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)'
+    return _call_heaviside_(input, (values if isinstance(values, Tensor) else _scalar(values, op='heaviside_', arg='values')))
+
+
+def histc(input, bins=100, min=0, max=0, *, out=None):
+    'histc(input, bins=100, min=0, max=0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    bins (int, default 100)\n    min (number, default 0)\n    max (number, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.histc and Tensor.histc\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor'
+    if out is not None:
+        return _store_out('histc', histc(input, bins, min, max), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_histc, (input, bins, min, max,))
+        return _tab_histc[_k](input, bins, min, max)
+    return _no_overload("histc", locals(), ('histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor',))
+
+
+def hsplit(input, sections=_NG, indices=_NG):
+    'hsplit(input, sections) -> list of Tensors\nhsplit(input, indices) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    sections (int; may be left out: only hsplit.int takes it)\n    indices (int or sequence of ints; may be left out: only hsplit.array takes it)\n\nForms: functional: opgen.hsplit and Tensor.hsplit\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]\n    hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]'
+    if sections is not _NG and indices is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_hsplit_int, (input, sections,))
+        return _tab_hsplit_int[_k](input, sections)
+    if sections is _NG and indices is not _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_hsplit_array, (input, indices,))
+        return _tab_hsplit_array[_k](input, indices)
+    return _no_overload("hsplit", locals(), ('hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]', 'hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]'))
+
+
+_show(hsplit, (('input', False, _REQ), ('sections', False, _NG), ('indices', False, _NG), ))
+
+
+def hstack(tensors, *, out=None):
+    'hstack(tensors, *, out=None) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.hstack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    hstack(Tensor[] tensors) -> Tensor'
+    if out is not None:
+        return _store_out('hstack', hstack(tensors), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+        except AttributeError:
+            _k = _bad_arguments(_op_hstack, (tensors,))
+        return _tab_hstack[_k](tensors)
+    return _no_overload("hstack", locals(), ('hstack(Tensor[] tensors) -> Tensor',))
+
+
+def huber_loss(input, target, reduction='mean', delta=1.0, *, out=None):
+    "huber_loss(input, target, reduction='mean', delta=1.0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    delta (float, default 1.0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.huber_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor"
+    if out is not None:
+        return _store_out('huber_loss', huber_loss(input, target, reduction, delta), out)
+    if True:
+        return _call_huber_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='huber_loss', arg='target')), reduction, delta)
+    return _no_overload("huber_loss", locals(), ('huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor',))
 
 
 def hypot(input, other, *, out=None):
@@ -7722,27 +11022,70 @@ def hypot_(input, other):
     return _call_hypot_(input, (other if isinstance(other, Tensor) else _scalar(other, op='hypot_', arg='other')))
 
 
-def im2col(input, kernel_size, dilation, padding, stride):
-    'im2col(input, kernel_size, dilation, padding, stride) -> Tensor\n\nArguments:\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    dilation (int or sequence of ints)\n    padding (int or sequence of ints)\n    stride (int or sequence of ints)\n\nForms: functional: opgen.im2col\nDifferentiable: yes, for input (derivatives.yaml; backward node Im2colBackward0)\n\nSchemas (native_functions.yaml):\n    im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_im2col, (input, kernel_size, dilation, padding, stride,))
-    return _tab_im2col[_k](input, kernel_size, dilation, padding, stride)
+def i0(input, *, out=None):
+    'i0(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.i0 and Tensor.i0\nDifferentiable: yes, for input (derivatives.yaml; backward node I0Backward0)\n\nSchemas (native_functions.yaml):\n    i0(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('i0', i0(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_i0, (input,))
+        return _tab_i0[_k](input)
+    return _no_overload("i0", locals(), ('i0(Tensor self) -> Tensor',))
 
 
-def index(input, indices):
-    'index(input, indices) -> Tensor\n\nadvanced indexing (what t[idx] calls for tensor indices)\n\nArguments:\n    input (Tensor)\n    indices (sequence of Tensors (None allowed))\n\nForms: functional: opgen.index\nDifferentiable: yes, for input (derivatives.yaml; backward node IndexBackward0)\n\nSchemas (native_functions.yaml):\n    index.Tensor(Tensor self, Tensor?[] indices) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys | _keys_of(indices)]
-    except AttributeError:
-        _k = _bad_arguments(_op_index_Tensor, (input, indices,))
-    return _tab_index_Tensor[_k](input, indices)
+def igamma(input, other, *, out=None):
+    'igamma(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.igamma and Tensor.igamma\nDifferentiable: yes, for other (derivatives.yaml; backward node IgammaBackward0)\n\nSchemas (native_functions.yaml):\n    igamma(Tensor self, Tensor other) -> Tensor'
+    if out is not None:
+        return _store_out('igamma', igamma(input, other), out)
+    if True:
+        return _call_igamma(input, (other if isinstance(other, Tensor) else _scalar(other, op='igamma', arg='other')))
+    return _no_overload("igamma", locals(), ('igamma(Tensor self, Tensor other) -> Tensor',))
 
 
-def index_add(input, dim, index, source, *, alpha=1):
-    'index_add(input, dim, index, source, *, alpha=1) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    source (Tensor)\n    alpha (number, default 1)\n\nForms: functional: opgen.index_add and Tensor.index_add; in-place: Tensor.index_add_\nDifferentiable: yes, for input, source (derivatives.yaml; backward node IndexAddBackward0)\n\nSchemas (native_functions.yaml):\n    index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor'
-    return _call_index_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_add', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_add', arg='source')), alpha)
+def igammac(input, other, *, out=None):
+    'igammac(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.igammac and Tensor.igammac\nDifferentiable: yes, for other (derivatives.yaml; backward node IgammacBackward0)\n\nSchemas (native_functions.yaml):\n    igammac(Tensor self, Tensor other) -> Tensor'
+    if out is not None:
+        return _store_out('igammac', igammac(input, other), out)
+    if True:
+        return _call_igammac(input, (other if isinstance(other, Tensor) else _scalar(other, op='igammac', arg='other')))
+    return _no_overload("igammac", locals(), ('igammac(Tensor self, Tensor other) -> Tensor',))
+
+
+def im2col(input, kernel_size, dilation, padding, stride, *, out=None):
+    'im2col(input, kernel_size, dilation, padding, stride, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    dilation (int or sequence of ints)\n    padding (int or sequence of ints)\n    stride (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.im2col\nDifferentiable: yes, for input (derivatives.yaml; backward node Im2colBackward0)\n\nSchemas (native_functions.yaml):\n    im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor'
+    if out is not None:
+        return _store_out('im2col', im2col(input, kernel_size, dilation, padding, stride), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_im2col, (input, kernel_size, dilation, padding, stride,))
+        return _tab_im2col[_k](input, kernel_size, dilation, padding, stride)
+    return _no_overload("im2col", locals(), ('im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor',))
+
+
+def index(input, indices, *, out=None):
+    'index(input, indices, *, out=None) -> Tensor\n\nadvanced indexing (what t[idx] calls for tensor indices)\n\nArguments:\n    input (Tensor)\n    indices (sequence of Tensors (None allowed))\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index\nDifferentiable: yes, for input (derivatives.yaml; backward node IndexBackward0)\n\nSchemas (native_functions.yaml):\n    index.Tensor(Tensor self, Tensor?[] indices) -> Tensor'
+    if out is not None:
+        return _store_out('index', index(input, indices), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | _keys_of(indices)]
+        except AttributeError:
+            _k = _bad_arguments(_op_index_Tensor, (input, indices,))
+        return _tab_index_Tensor[_k](input, indices)
+    return _no_overload("index", locals(), ('index.Tensor(Tensor self, Tensor?[] indices) -> Tensor',))
+
+
+def index_add(input, dim, index, source, *, alpha=1, out=None):
+    'index_add(input, dim, index, source, *, alpha=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    source (Tensor)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index_add and Tensor.index_add; in-place: Tensor.index_add_\nDifferentiable: yes, for input, source (derivatives.yaml; backward node IndexAddBackward0)\n\nSchemas (native_functions.yaml):\n    index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor'
+    if out is not None:
+        return _store_out('index_add', index_add(input, dim, index, source, alpha=alpha), out)
+    if True:
+        return _call_index_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_add', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_add', arg='source')), alpha)
+    return _no_overload("index_add", locals(), ('index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor',))
 
 
 def index_add_(input, dim, index, source, *, alpha=1):
@@ -7750,8 +11093,19 @@ def index_add_(input, dim, index, source, *, alpha=1):
     return _call_index_add_(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_add_', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_add_', arg='source')), alpha)
 
 
-def index_fill(input, dim, index, value):
-    'index_fill(input, dim, index, value) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    value (number or Tensor)\n\nForms: functional: opgen.index_fill and Tensor.index_fill; in-place: Tensor.index_fill_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor\n    index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor'
+def index_copy(input, dim, index, source, *, out=None):
+    'index_copy(input, dim, index, source, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    source (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index_copy and Tensor.index_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor'
+    if out is not None:
+        return _store_out('index_copy', index_copy(input, dim, index, source), out)
+    if True:
+        return _call_index_copy(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_copy', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_copy', arg='source')))
+    return _no_overload("index_copy", locals(), ('index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor',))
+
+
+def index_fill(input, dim, index, value, *, out=None):
+    'index_fill(input, dim, index, value, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    value (number or Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index_fill and Tensor.index_fill; in-place: Tensor.index_fill_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor\n    index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor'
+    if out is not None:
+        return _store_out('index_fill', index_fill(input, dim, index, value), out)
     if not isinstance(value, Tensor):
         return _call_index_fill_int_Scalar(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_fill', arg='index')), value)
     if isinstance(value, Tensor):
@@ -7768,9 +11122,13 @@ def index_fill_(input, dim, index, value):
     return _no_overload("index_fill_", locals(), ('index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)', 'index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)'))
 
 
-def index_put(input, indices, values, accumulate=False):
-    'index_put(input, indices, values, accumulate=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    indices (sequence of Tensors (None allowed))\n    values (Tensor)\n    accumulate (bool, default False)\n\nForms: functional: opgen.index_put and Tensor.index_put; in-place: opgen.index_put_ and Tensor.index_put_\nDifferentiable: yes, for input, values (derivatives.yaml; backward node IndexPutBackward0)\n\nSchemas (native_functions.yaml):\n    index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor'
-    return _call_index_put(input, indices, (values if isinstance(values, Tensor) else _scalar(values, op='index_put', arg='values')), accumulate)
+def index_put(input, indices, values, accumulate=False, *, out=None):
+    'index_put(input, indices, values, accumulate=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    indices (sequence of Tensors (None allowed))\n    values (Tensor)\n    accumulate (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index_put and Tensor.index_put; in-place: opgen.index_put_ and Tensor.index_put_\nDifferentiable: yes, for input, values (derivatives.yaml; backward node IndexPutBackward0)\n\nSchemas (native_functions.yaml):\n    index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor'
+    if out is not None:
+        return _store_out('index_put', index_put(input, indices, values, accumulate), out)
+    if True:
+        return _call_index_put(input, indices, (values if isinstance(values, Tensor) else _scalar(values, op='index_put', arg='values')), accumulate)
+    return _no_overload("index_put", locals(), ('index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor',))
 
 
 def index_put_(input, indices, values, accumulate=False):
@@ -7778,23 +11136,53 @@ def index_put_(input, indices, values, accumulate=False):
     return _call_index_put_(input, indices, (values if isinstance(values, Tensor) else _scalar(values, op='index_put_', arg='values')), accumulate)
 
 
-def index_select(input, dim, index):
-    'index_select(input, dim, index) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n\nForms: functional: opgen.index_select and Tensor.index_select\nDifferentiable: yes, for input (derivatives.yaml; backward node IndexSelectBackward0)\n\nSchemas (native_functions.yaml):\n    index_select(Tensor self, int dim, Tensor index) -> Tensor'
-    return _call_index_select(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_select', arg='index')))
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
+    'index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    source (Tensor)\n    reduce (str)\n    include_self (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index_reduce and Tensor.index_reduce\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor'
+    if out is not None:
+        return _store_out('index_reduce', index_reduce(input, dim, index, source, reduce, include_self=include_self), out)
+    if True:
+        return _call_index_reduce(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_reduce', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_reduce', arg='source')), reduce, include_self)
+    return _no_overload("index_reduce", locals(), ('index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor',))
 
 
-def inverse(input):
-    'inverse(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.inverse and Tensor.inverse\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    inverse(Tensor self) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_inverse, (input,))
-    return _tab_inverse[_k](input)
+def index_select(input, dim, index, *, out=None):
+    'index_select(input, dim, index, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index_select and Tensor.index_select\nDifferentiable: yes, for input (derivatives.yaml; backward node IndexSelectBackward0)\n\nSchemas (native_functions.yaml):\n    index_select(Tensor self, int dim, Tensor index) -> Tensor'
+    if out is not None:
+        return _store_out('index_select', index_select(input, dim, index), out)
+    if True:
+        return _call_index_select(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_select', arg='index')))
+    return _no_overload("index_select", locals(), ('index_select(Tensor self, int dim, Tensor index) -> Tensor',))
 
 
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    'isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    rtol (float, default 1e-05)\n    atol (float, default 1e-08)\n    equal_nan (bool, default False)\n\nForms: functional: opgen.isclose and Tensor.isclose\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor'
-    return _call_isclose(input, (other if isinstance(other, Tensor) else _scalar(other, op='isclose', arg='other')), rtol, atol, equal_nan)
+def inner(input, other, *, out=None):
+    'inner(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.inner and Tensor.inner\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    inner(Tensor self, Tensor other) -> Tensor'
+    if out is not None:
+        return _store_out('inner', inner(input, other), out)
+    if True:
+        return _call_inner(input, (other if isinstance(other, Tensor) else _scalar(other, op='inner', arg='other')))
+    return _no_overload("inner", locals(), ('inner(Tensor self, Tensor other) -> Tensor',))
+
+
+def inverse(input, *, out=None):
+    'inverse(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.inverse and Tensor.inverse\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    inverse(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('inverse', inverse(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_inverse, (input,))
+        return _tab_inverse[_k](input)
+    return _no_overload("inverse", locals(), ('inverse(Tensor self) -> Tensor',))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False, *, out=None):
+    'isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    rtol (float, default 1e-05)\n    atol (float, default 1e-08)\n    equal_nan (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isclose and Tensor.isclose\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor'
+    if out is not None:
+        return _store_out('isclose', isclose(input, other, rtol, atol, equal_nan), out)
+    if True:
+        return _call_isclose(input, (other if isinstance(other, Tensor) else _scalar(other, op='isclose', arg='other')), rtol, atol, equal_nan)
+    return _no_overload("isclose", locals(), ('isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor',))
 
 
 def isfinite(input, *, out=None):
@@ -7808,6 +11196,26 @@ def isfinite(input, *, out=None):
     if out is not None:
         return _call_isfinite_out(input, out)
     return _no_overload("isfinite", locals(), ('isfinite(Tensor self) -> Tensor', 'isfinite.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def isin(elements=_NG, test_elements=_NG, test_element=_NG, element=_NG, *, assume_unique=False, invert=False, out=None):
+    'isin(elements, test_elements, *, assume_unique=False, invert=False) -> Tensor\nisin(elements, test_element, *, assume_unique=False, invert=False) -> Tensor\nisin(element, test_elements, *, assume_unique=False, invert=False) -> Tensor\n\nArguments:\n    elements (Tensor; may be left out: only isin.Tensor_Scalar, isin.Tensor_Tensor take it)\n    test_elements (Tensor; may be left out: only isin.Scalar_Tensor, isin.Tensor_Tensor take it)\n    test_element (number; may be left out: only isin.Tensor_Scalar takes it)\n    element (number; may be left out: only isin.Scalar_Tensor takes it)\n    assume_unique (bool, default False)\n    invert (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isin\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor\n    isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor\n    isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor'
+    if out is not None:
+        return _store_out('isin', isin(elements, test_elements, test_element, element, assume_unique=assume_unique, invert=invert), out)
+    if elements is not _NG and test_elements is not _NG and test_element is _NG and element is _NG:
+        return _call_isin_Tensor_Tensor(elements, (test_elements if isinstance(test_elements, Tensor) else _scalar(test_elements, op='isin', arg='test_elements')), assume_unique, invert)
+    if elements is not _NG and test_elements is _NG and test_element is not _NG and element is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[elements._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_isin_Tensor_Scalar, (elements, test_element, assume_unique, invert,))
+        return _tab_isin_Tensor_Scalar[_k](elements, test_element, assume_unique, invert)
+    if elements is _NG and test_elements is not _NG and test_element is _NG and element is not _NG:
+        return _call_isin_Scalar_Tensor(element, (test_elements if isinstance(test_elements, Tensor) else _scalar(test_elements, op='isin', arg='test_elements')), assume_unique, invert)
+    return _no_overload("isin", locals(), ('isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor', 'isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor', 'isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor'))
+
+
+_show(isin, (('elements', False, _NG), ('test_elements', False, _NG), ('test_element', False, _NG), ('element', False, _NG), ('assume_unique', True, False), ('invert', True, False), ('out', True, None), ))
 
 
 def isinf(input, *, out=None):
@@ -7836,32 +11244,92 @@ def isnan(input, *, out=None):
     return _no_overload("isnan", locals(), ('isnan(Tensor self) -> Tensor', 'isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def kl_div(input, target, reduction='mean', *, log_target=False):
-    "kl_div(input, target, reduction='mean', *, log_target=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    log_target (bool, default False)\n\nForms: functional: opgen.kl_div\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor"
-    return _call_kl_div(input, (target if isinstance(target, Tensor) else _scalar(target, op='kl_div', arg='target')), reduction, log_target)
+def isneginf(input, *, out=None):
+    'isneginf(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isneginf and Tensor.isneginf; out=: opgen.isneginf(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    isneginf(Tensor self) -> Tensor\n    isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_isneginf, (input,))
+        return _tab_isneginf[_k](input)
+    if out is not None:
+        return _call_isneginf_out(input, out)
+    return _no_overload("isneginf", locals(), ('isneginf(Tensor self) -> Tensor', 'isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def kthvalue(input, k, dim=-1, keepdim=False):
-    'kthvalue(input, k, dim=-1, keepdim=False) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    k (int)\n    dim (int, default -1)\n    keepdim (bool, default False)\n\nForms: functional: opgen.kthvalue and Tensor.kthvalue\nDifferentiable: yes, for input (derivatives.yaml; backward node KthvalueBackward0)\n\nSchemas (native_functions.yaml):\n    kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_kthvalue, (input, k, dim, keepdim,))
-    return _rt_kthvalue._make(_tab_kthvalue[_k](input, k, dim, keepdim))
+def isposinf(input, *, out=None):
+    'isposinf(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isposinf and Tensor.isposinf; out=: opgen.isposinf(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    isposinf(Tensor self) -> Tensor\n    isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_isposinf, (input,))
+        return _tab_isposinf[_k](input)
+    if out is not None:
+        return _call_isposinf_out(input, out)
+    return _no_overload("isposinf", locals(), ('isposinf(Tensor self) -> Tensor', 'isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def l1_loss(input, target, reduction='mean'):
-    "l1_loss(input, target, reduction='mean') -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n\nForms: functional: opgen.l1_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
-    return _call_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='l1_loss', arg='target')), reduction)
+def kl_div(input, target, reduction='mean', *, log_target=False, out=None):
+    "kl_div(input, target, reduction='mean', *, log_target=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    log_target (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.kl_div\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor"
+    if out is not None:
+        return _store_out('kl_div', kl_div(input, target, reduction, log_target=log_target), out)
+    if True:
+        return _call_kl_div(input, (target if isinstance(target, Tensor) else _scalar(target, op='kl_div', arg='target')), reduction, log_target)
+    return _no_overload("kl_div", locals(), ('kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor',))
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
-    'layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True) -> Tensor\n\nArguments:\n    input (Tensor)\n    normalized_shape (int or sequence of ints)\n    weight (Tensor, optional, default None)\n    bias (Tensor, optional, default None)\n    eps (float, default 1e-05)\n    cudnn_enable (bool, default True)\n\nForms: functional: opgen.layer_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
-    except AttributeError:
-        _k = _bad_arguments(_op_layer_norm, (input, normalized_shape, weight, bias, eps, cudnn_enable,))
-    return _tab_layer_norm[_k](input, normalized_shape, weight, bias, eps, cudnn_enable)
+def kron(input, other, *, out=None):
+    'kron(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.kron and Tensor.kron\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    kron(Tensor self, Tensor other) -> Tensor'
+    if out is not None:
+        return _store_out('kron', kron(input, other), out)
+    if True:
+        return _call_kron(input, (other if isinstance(other, Tensor) else _scalar(other, op='kron', arg='other')))
+    return _no_overload("kron", locals(), ('kron(Tensor self, Tensor other) -> Tensor',))
+
+
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    'kthvalue(input, k, dim=-1, keepdim=False, *, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    k (int)\n    dim (int, default -1)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.kthvalue and Tensor.kthvalue\nDifferentiable: yes, for input (derivatives.yaml; backward node KthvalueBackward0)\n\nSchemas (native_functions.yaml):\n    kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)'
+    if out is not None:
+        return _store_out('kthvalue', kthvalue(input, k, dim, keepdim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_kthvalue, (input, k, dim, keepdim,))
+        return _rt_kthvalue._make(_tab_kthvalue[_k](input, k, dim, keepdim))
+    return _no_overload("kthvalue", locals(), ('kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',))
+
+
+def l1_loss(input, target, reduction='mean', *, out=None):
+    "l1_loss(input, target, reduction='mean', *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.l1_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
+    if out is not None:
+        return _store_out('l1_loss', l1_loss(input, target, reduction), out)
+    if True:
+        return _call_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='l1_loss', arg='target')), reduction)
+    return _no_overload("l1_loss", locals(), ('l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor',))
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True, *, out=None):
+    'layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    normalized_shape (int or sequence of ints)\n    weight (Tensor, optional, default None)\n    bias (Tensor, optional, default None)\n    eps (float, default 1e-05)\n    cudnn_enable (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.layer_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor'
+    if out is not None:
+        return _store_out('layer_norm', layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_layer_norm, (input, normalized_shape, weight, bias, eps, cudnn_enable,))
+        return _tab_layer_norm[_k](input, normalized_shape, weight, bias, eps, cudnn_enable)
+    return _no_overload("layer_norm", locals(), ('layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor',))
+
+
+def ldexp(input, other, *, out=None):
+    'ldexp(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ldexp and Tensor.ldexp\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    ldexp.Tensor(Tensor self, Tensor other) -> Tensor'
+    if out is not None:
+        return _store_out('ldexp', ldexp(input, other), out)
+    if True:
+        return _call_ldexp_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='ldexp', arg='other')))
+    return _no_overload("ldexp", locals(), ('ldexp.Tensor(Tensor self, Tensor other) -> Tensor',))
 
 
 def le(input, other, *, out=None):
@@ -7930,49 +11398,94 @@ def lerp_(input, end, weight):
     return _no_overload("lerp_", locals(), ('lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)', 'lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)'))
 
 
-def linalg_cholesky(input, *, upper=False):
-    'linalg_cholesky(input, *, upper=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    upper (bool, default False)\n\nForms: functional: opgen.linalg_cholesky\nDifferentiable: yes, for input (derivatives.yaml; backward node LinalgCholeskyExBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor'
+def lgamma(input, *, out=None):
+    'lgamma(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.lgamma and Tensor.lgamma; in-place: Tensor.lgamma_; out=: opgen.lgamma(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node LgammaBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    lgamma(Tensor self) -> Tensor\n    lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_lgamma, (input,))
+        return _tab_lgamma[_k](input)
+    if out is not None:
+        return _call_lgamma_out(input, out)
+    return _no_overload("lgamma", locals(), ('lgamma(Tensor self) -> Tensor', 'lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def lgamma_(input):
+    'lgamma_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.lgamma and Tensor.lgamma; in-place: Tensor.lgamma_; out=: opgen.lgamma(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node LgammaBackward0)\n\nSchemas (native_functions.yaml):\n    lgamma_(Tensor(a!) self) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
-        _k = _bad_arguments(_op_linalg_cholesky, (input, upper,))
-    return _tab_linalg_cholesky[_k](input, upper)
+        _k = _bad_arguments(_op_lgamma_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_lgamma_[_k](input)
 
 
-def linalg_cross(input, other, *, dim=-1):
-    'linalg_cross(input, other, *, dim=-1) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    dim (int, default -1)\n\nForms: functional: opgen.linalg_cross\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor'
-    return _call_linalg_cross(input, (other if isinstance(other, Tensor) else _scalar(other, op='linalg_cross', arg='other')), dim)
+def linalg_cholesky(input, *, upper=False, out=None):
+    'linalg_cholesky(input, *, upper=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    upper (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_cholesky\nDifferentiable: yes, for input (derivatives.yaml; backward node LinalgCholeskyExBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor'
+    if out is not None:
+        return _store_out('linalg_cholesky', linalg_cholesky(input, upper=upper), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_cholesky, (input, upper,))
+        return _tab_linalg_cholesky[_k](input, upper)
+    return _no_overload("linalg_cholesky", locals(), ('linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor',))
 
 
-def linalg_det(A):
-    'linalg_det(A) -> Tensor\n\nArguments:\n    A (Tensor)\n\nForms: functional: opgen.linalg_det\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgDetBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_det(Tensor A) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[A._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_linalg_det, (A,))
-    return _tab_linalg_det[_k](A)
+def linalg_cross(input, other, *, dim=-1, out=None):
+    'linalg_cross(input, other, *, dim=-1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    dim (int, default -1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_cross\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor'
+    if out is not None:
+        return _store_out('linalg_cross', linalg_cross(input, other, dim=dim), out)
+    if True:
+        return _call_linalg_cross(input, (other if isinstance(other, Tensor) else _scalar(other, op='linalg_cross', arg='other')), dim)
+    return _no_overload("linalg_cross", locals(), ('linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor',))
 
 
-def linalg_eigh(input, UPLO='L'):
-    'linalg_eigh(input, UPLO=\'L\') -> (Tensor eigenvalues, Tensor eigenvectors)\n\nArguments:\n    input (Tensor)\n    UPLO (str, default \'L\')\n\nForms: functional: opgen.linalg_eigh\nDifferentiable: yes, for input (derivatives.yaml; backward node LinalgEighBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_linalg_eigh, (input, UPLO,))
-    return _rt_linalg_eigh._make(_tab_linalg_eigh[_k](input, UPLO))
+def linalg_det(A, *, out=None):
+    'linalg_det(A, *, out=None) -> Tensor\n\nArguments:\n    A (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_det\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgDetBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_det(Tensor A) -> Tensor'
+    if out is not None:
+        return _store_out('linalg_det', linalg_det(A), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[A._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_det, (A,))
+        return _tab_linalg_det[_k](A)
+    return _no_overload("linalg_det", locals(), ('linalg_det(Tensor A) -> Tensor',))
 
 
-def linalg_inv(A):
-    'linalg_inv(A) -> Tensor\n\nArguments:\n    A (Tensor)\n\nForms: functional: opgen.linalg_inv\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgInvExBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_inv(Tensor A) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[A._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_linalg_inv, (A,))
-    return _tab_linalg_inv[_k](A)
+def linalg_eigh(input, UPLO='L', *, out=None):
+    'linalg_eigh(input, UPLO=\'L\', *, out=None) -> (Tensor eigenvalues, Tensor eigenvectors)\n\nArguments:\n    input (Tensor)\n    UPLO (str, default \'L\')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_eigh\nDifferentiable: yes, for input (derivatives.yaml; backward node LinalgEighBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)'
+    if out is not None:
+        return _store_out('linalg_eigh', linalg_eigh(input, UPLO), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_eigh, (input, UPLO,))
+        return _rt_linalg_eigh._make(_tab_linalg_eigh[_k](input, UPLO))
+    return _no_overload("linalg_eigh", locals(), ('linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)',))
 
 
-def linalg_matrix_norm(input, ord=_NG, dim=(-2, -1), keepdim=False, *, dtype=None):
-    "linalg_matrix_norm(input, ord, dim=(-2, -1), keepdim=False, *, dtype=None) -> Tensor\nlinalg_matrix_norm(input, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    ord (number or str; may be left out: only linalg_matrix_norm, linalg_matrix_norm.str_ord take it)\n    dim (int or sequence of ints, default (-2, -1))\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.linalg_matrix_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
+def linalg_inv(A, *, out=None):
+    'linalg_inv(A, *, out=None) -> Tensor\n\nArguments:\n    A (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_inv\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgInvExBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_inv(Tensor A) -> Tensor'
+    if out is not None:
+        return _store_out('linalg_inv', linalg_inv(A), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[A._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_inv, (A,))
+        return _tab_linalg_inv[_k](A)
+    return _no_overload("linalg_inv", locals(), ('linalg_inv(Tensor A) -> Tensor',))
+
+
+def linalg_matrix_norm(input, ord=_NG, dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    "linalg_matrix_norm(input, ord, dim=(-2, -1), keepdim=False, *, dtype=None) -> Tensor\nlinalg_matrix_norm(input, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    ord (number or str; may be left out: only linalg_matrix_norm, linalg_matrix_norm.str_ord take it)\n    dim (int or sequence of ints, default (-2, -1))\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_matrix_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
+    if out is not None:
+        return _store_out('linalg_matrix_norm', linalg_matrix_norm(input, ord, dim, keepdim, dtype=dtype), out)
     if ord is not _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -7984,71 +11497,103 @@ def linalg_matrix_norm(input, ord=_NG, dim=(-2, -1), keepdim=False, *, dtype=Non
     return _no_overload("linalg_matrix_norm", locals(), ('linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', "linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"))
 
 
-_show(linalg_matrix_norm, (('input', False, _REQ), ('ord', False, _NG), ('dim', False, (-2, -1)), ('keepdim', False, False), ('dtype', True, None), ))
+_show(linalg_matrix_norm, (('input', False, _REQ), ('ord', False, _NG), ('dim', False, (-2, -1)), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ))
 
 
-def linalg_matrix_power(input, n):
-    'linalg_matrix_power(input, n) -> Tensor\n\nArguments:\n    input (Tensor)\n    n (int)\n\nForms: functional: opgen.linalg_matrix_power\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    linalg_matrix_power(Tensor self, int n) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_linalg_matrix_power, (input, n,))
-    return _tab_linalg_matrix_power[_k](input, n)
+def linalg_matrix_power(input, n, *, out=None):
+    'linalg_matrix_power(input, n, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    n (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_matrix_power\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    linalg_matrix_power(Tensor self, int n) -> Tensor'
+    if out is not None:
+        return _store_out('linalg_matrix_power', linalg_matrix_power(input, n), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_matrix_power, (input, n,))
+        return _tab_linalg_matrix_power[_k](input, n)
+    return _no_overload("linalg_matrix_power", locals(), ('linalg_matrix_power(Tensor self, int n) -> Tensor',))
 
 
-def linalg_qr(A, mode='reduced'):
-    "linalg_qr(A, mode='reduced') -> (Tensor Q, Tensor R)\n\nArguments:\n    A (Tensor)\n    mode (str, default 'reduced')\n\nForms: functional: opgen.linalg_qr\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgQrBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)"
-    try:
-        _k = (_shared.remap or _tls.remap)[A._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_linalg_qr, (A, mode,))
-    return _rt_linalg_qr._make(_tab_linalg_qr[_k](A, mode))
+def linalg_qr(A, mode='reduced', *, out=None):
+    "linalg_qr(A, mode='reduced', *, out=None) -> (Tensor Q, Tensor R)\n\nArguments:\n    A (Tensor)\n    mode (str, default 'reduced')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_qr\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgQrBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)"
+    if out is not None:
+        return _store_out('linalg_qr', linalg_qr(A, mode), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[A._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_qr, (A, mode,))
+        return _rt_linalg_qr._make(_tab_linalg_qr[_k](A, mode))
+    return _no_overload("linalg_qr", locals(), ("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)",))
 
 
-def linalg_slogdet(A):
-    'linalg_slogdet(A) -> (Tensor sign, Tensor logabsdet)\n\nArguments:\n    A (Tensor)\n\nForms: functional: opgen.linalg_slogdet\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgSlogdetBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)'
-    try:
-        _k = (_shared.remap or _tls.remap)[A._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_linalg_slogdet, (A,))
-    return _rt_linalg_slogdet._make(_tab_linalg_slogdet[_k](A))
+def linalg_slogdet(A, *, out=None):
+    'linalg_slogdet(A, *, out=None) -> (Tensor sign, Tensor logabsdet)\n\nArguments:\n    A (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_slogdet\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgSlogdetBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)'
+    if out is not None:
+        return _store_out('linalg_slogdet', linalg_slogdet(A), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[A._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_slogdet, (A,))
+        return _rt_linalg_slogdet._make(_tab_linalg_slogdet[_k](A))
+    return _no_overload("linalg_slogdet", locals(), ('linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)',))
 
 
-def linalg_solve(A, B, *, left=True):
-    'linalg_solve(A, B, *, left=True) -> Tensor\n\nArguments:\n    A (Tensor)\n    B (Tensor)\n    left (bool, default True)\n\nForms: functional: opgen.linalg_solve\nDifferentiable: yes, for A, B (derivatives.yaml; backward node LinalgSolveExBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor'
-    return _call_linalg_solve(A, (B if isinstance(B, Tensor) else _scalar(B, op='linalg_solve', arg='B')), left)
+def linalg_solve(A, B, *, left=True, out=None):
+    'linalg_solve(A, B, *, left=True, out=None) -> Tensor\n\nArguments:\n    A (Tensor)\n    B (Tensor)\n    left (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_solve\nDifferentiable: yes, for A, B (derivatives.yaml; backward node LinalgSolveExBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor'
+    if out is not None:
+        return _store_out('linalg_solve', linalg_solve(A, B, left=left), out)
+    if True:
+        return _call_linalg_solve(A, (B if isinstance(B, Tensor) else _scalar(B, op='linalg_solve', arg='B')), left)
+    return _no_overload("linalg_solve", locals(), ('linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor',))
 
 
-def linalg_svd(A, full_matrices=True, *, driver=None):
-    'linalg_svd(A, full_matrices=True, *, driver=None) -> (Tensor U, Tensor S, Tensor Vh)\n\nArguments:\n    A (Tensor)\n    full_matrices (bool, default True)\n    driver (str, optional, default None)\n\nForms: functional: opgen.linalg_svd\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgSvdBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)'
-    try:
-        _k = (_shared.remap or _tls.remap)[A._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_linalg_svd, (A, full_matrices, driver,))
-    return _rt_linalg_svd._make(_tab_linalg_svd[_k](A, full_matrices, driver))
+def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
+    'linalg_svd(A, full_matrices=True, *, driver=None, out=None) -> (Tensor U, Tensor S, Tensor Vh)\n\nArguments:\n    A (Tensor)\n    full_matrices (bool, default True)\n    driver (str, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_svd\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgSvdBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)'
+    if out is not None:
+        return _store_out('linalg_svd', linalg_svd(A, full_matrices, driver=driver), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[A._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_svd, (A, full_matrices, driver,))
+        return _rt_linalg_svd._make(_tab_linalg_svd[_k](A, full_matrices, driver))
+    return _no_overload("linalg_svd", locals(), ('linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)',))
 
 
-def linalg_svdvals(A, *, driver=None):
-    'linalg_svdvals(A, *, driver=None) -> Tensor\n\nArguments:\n    A (Tensor)\n    driver (str, optional, default None)\n\nForms: functional: opgen.linalg_svdvals\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[A._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_linalg_svdvals, (A, driver,))
-    return _tab_linalg_svdvals[_k](A, driver)
+def linalg_svdvals(A, *, driver=None, out=None):
+    'linalg_svdvals(A, *, driver=None, out=None) -> Tensor\n\nArguments:\n    A (Tensor)\n    driver (str, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_svdvals\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor'
+    if out is not None:
+        return _store_out('linalg_svdvals', linalg_svdvals(A, driver=driver), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[A._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_svdvals, (A, driver,))
+        return _tab_linalg_svdvals[_k](A, driver)
+    return _no_overload("linalg_svdvals", locals(), ('linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor',))
 
 
-def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
-    'linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    ord (number, default 2)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.linalg_vector_norm\nDifferentiable: yes, for input (derivatives.yaml; backward node LinalgVectorNormBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_linalg_vector_norm, (input, ord, dim, keepdim, dtype,))
-    return _tab_linalg_vector_norm[_k](input, ord, dim, keepdim, dtype)
+def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    'linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    ord (number, default 2)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_vector_norm\nDifferentiable: yes, for input (derivatives.yaml; backward node LinalgVectorNormBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
+    if out is not None:
+        return _store_out('linalg_vector_norm', linalg_vector_norm(input, ord, dim, keepdim, dtype=dtype), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_linalg_vector_norm, (input, ord, dim, keepdim, dtype,))
+        return _tab_linalg_vector_norm[_k](input, ord, dim, keepdim, dtype)
+    return _no_overload("linalg_vector_norm", locals(), ('linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',))
 
 
-def linear(input, weight, bias=None):
-    'linear(input, weight, bias=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor)\n    bias (Tensor, optional, default None)\n\nForms: functional: opgen.linear\nDifferentiable: yes, for input, weight, bias (derivatives.yaml; backward node LinearBackward0)\n\nSchemas (native_functions.yaml):\n    linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor'
-    return _call_linear(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='linear', arg='weight')), bias)
+def linear(input, weight, bias=None, *, out=None):
+    'linear(input, weight, bias=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor)\n    bias (Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linear\nDifferentiable: yes, for input, weight, bias (derivatives.yaml; backward node LinearBackward0)\n\nSchemas (native_functions.yaml):\n    linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor'
+    if out is not None:
+        return _store_out('linear', linear(input, weight, bias), out)
+    if True:
+        return _call_linear(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='linear', arg='weight')), bias)
+    return _no_overload("linear", locals(), ('linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor',))
 
 
 def log(input, *, out=None):
@@ -8166,13 +11711,17 @@ def log_sigmoid_(input):
     return _tab_log_sigmoid_[_k](input)
 
 
-def log_softmax(input, dim, dtype=None):
-    'log_softmax(input, dim, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.log_softmax and Tensor.log_softmax\nDifferentiable: yes, for input (derivatives.yaml; backward node LogSoftmaxBackward0)\n\nSchemas (native_functions.yaml):\n    log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_log_softmax_int, (input, dim, dtype,))
-    return _tab_log_softmax_int[_k](input, dim, dtype)
+def log_softmax(input, dim, dtype=None, *, out=None):
+    'log_softmax(input, dim, dtype=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.log_softmax and Tensor.log_softmax\nDifferentiable: yes, for input (derivatives.yaml; backward node LogSoftmaxBackward0)\n\nSchemas (native_functions.yaml):\n    log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor'
+    if out is not None:
+        return _store_out('log_softmax', log_softmax(input, dim, dtype), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_log_softmax_int, (input, dim, dtype,))
+        return _tab_log_softmax_int[_k](input, dim, dtype)
+    return _no_overload("log_softmax", locals(), ('log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor',))
 
 
 def logaddexp(input, other, *, out=None):
@@ -8184,9 +11733,49 @@ def logaddexp(input, other, *, out=None):
     return _no_overload("logaddexp", locals(), ('logaddexp(Tensor self, Tensor other) -> Tensor', 'logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
+def logaddexp2(input, other, *, out=None):
+    'logaddexp2(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logaddexp2 and Tensor.logaddexp2; in-place: Tensor.logaddexp2_; out=: opgen.logaddexp2(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node Logaddexp2Backward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    logaddexp2(Tensor self, Tensor other) -> Tensor\n    logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        return _call_logaddexp2(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp2', arg='other')))
+    if out is not None:
+        return _call_logaddexp2_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp2', arg='other')), out)
+    return _no_overload("logaddexp2", locals(), ('logaddexp2(Tensor self, Tensor other) -> Tensor', 'logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def logaddexp2_(input, other):
+    'logaddexp2_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.logaddexp2 and Tensor.logaddexp2; in-place: Tensor.logaddexp2_; out=: opgen.logaddexp2(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node Logaddexp2Backward0)\n\nSchemas (native_functions.yaml):\n    logaddexp2_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
+    return _call_logaddexp2_(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp2_', arg='other')))
+
+
 def logaddexp_(input, other):
     'logaddexp_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.logaddexp and Tensor.logaddexp; in-place: Tensor.logaddexp_; out=: opgen.logaddexp(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node LogaddexpBackward0)\n\nSchemas (native_functions.yaml):\n    logaddexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
     return _call_logaddexp_(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp_', arg='other')))
+
+
+def logcumsumexp(input, dim, *, out=None):
+    'logcumsumexp(input, dim, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logcumsumexp and Tensor.logcumsumexp\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    logcumsumexp(Tensor self, int dim) -> Tensor'
+    if out is not None:
+        return _store_out('logcumsumexp', logcumsumexp(input, dim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_logcumsumexp, (input, dim,))
+        return _tab_logcumsumexp[_k](input, dim)
+    return _no_overload("logcumsumexp", locals(), ('logcumsumexp(Tensor self, int dim) -> Tensor',))
+
+
+def logdet(input, *, out=None):
+    'logdet(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logdet and Tensor.logdet\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    logdet(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('logdet', logdet(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_logdet, (input,))
+        return _tab_logdet[_k](input)
+    return _no_overload("logdet", locals(), ('logdet(Tensor self) -> Tensor',))
 
 
 def logical_and(input, other, *, out=None):
@@ -8229,13 +11818,30 @@ def logical_xor(input, other, *, out=None):
     return _no_overload("logical_xor", locals(), ('logical_xor(Tensor self, Tensor other) -> Tensor', 'logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def logsumexp(input, dim, keepdim=False):
-    'logsumexp(input, dim, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints)\n    keepdim (bool, default False)\n\nForms: functional: opgen.logsumexp and Tensor.logsumexp\nDifferentiable: yes, for input (derivatives.yaml; backward node LogsumexpBackward0)\n\nSchemas (native_functions.yaml):\n    logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_logsumexp, (input, dim, keepdim,))
-    return _tab_logsumexp[_k](input, dim, keepdim)
+def logit(input, eps=None, *, out=None):
+    'logit(input, eps=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    eps (float, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logit and Tensor.logit\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    logit(Tensor self, float? eps=None) -> Tensor'
+    if out is not None:
+        return _store_out('logit', logit(input, eps), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_logit, (input, eps,))
+        return _tab_logit[_k](input, eps)
+    return _no_overload("logit", locals(), ('logit(Tensor self, float? eps=None) -> Tensor',))
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    'logsumexp(input, dim, keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logsumexp and Tensor.logsumexp\nDifferentiable: yes, for input (derivatives.yaml; backward node LogsumexpBackward0)\n\nSchemas (native_functions.yaml):\n    logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor'
+    if out is not None:
+        return _store_out('logsumexp', logsumexp(input, dim, keepdim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_logsumexp, (input, dim, keepdim,))
+        return _tab_logsumexp[_k](input, dim, keepdim)
+    return _no_overload("logsumexp", locals(), ('logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor',))
 
 
 def lt(input, other, *, out=None):
@@ -8281,18 +11887,28 @@ def masked_fill_(input, mask, value):
     return _no_overload("masked_fill_", locals(), ('masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)', 'masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)'))
 
 
-def masked_select(input, mask):
-    'masked_select(input, mask) -> Tensor\n\nArguments:\n    input (Tensor)\n    mask (Tensor)\n\nForms: functional: opgen.masked_select and Tensor.masked_select\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    masked_select(Tensor self, Tensor mask) -> Tensor'
-    return _call_masked_select(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='masked_select', arg='mask')))
+def masked_select(input, mask, *, out=None):
+    'masked_select(input, mask, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mask (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.masked_select and Tensor.masked_select\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    masked_select(Tensor self, Tensor mask) -> Tensor'
+    if out is not None:
+        return _store_out('masked_select', masked_select(input, mask), out)
+    if True:
+        return _call_masked_select(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='masked_select', arg='mask')))
+    return _no_overload("masked_select", locals(), ('masked_select(Tensor self, Tensor mask) -> Tensor',))
 
 
-def matmul(input, other):
-    'matmul(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.matmul and Tensor.matmul\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matmul(Tensor self, Tensor other) -> Tensor'
-    return _call_matmul(input, (other if isinstance(other, Tensor) else _scalar(other, op='matmul', arg='other')))
+def matmul(input, other, *, out=None):
+    'matmul(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.matmul and Tensor.matmul\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matmul(Tensor self, Tensor other) -> Tensor'
+    if out is not None:
+        return _store_out('matmul', matmul(input, other), out)
+    if True:
+        return _call_matmul(input, (other if isinstance(other, Tensor) else _scalar(other, op='matmul', arg='other')))
+    return _no_overload("matmul", locals(), ('matmul(Tensor self, Tensor other) -> Tensor',))
 
 
-def max(input, dim=_NG, keepdim=_NG, other=_NG):
-    'max(input) -> Tensor\nmax(input, dim, keepdim=False) -> (Tensor values, Tensor indices)\nmax(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only max.dim takes it)\n    keepdim (bool, default False; taken by max.dim)\n    other (Tensor; may be left out: only max.other takes it)\n\nForms: functional: opgen.max and Tensor.max\nDifferentiable: max: yes, for input (derivatives.yaml; backward node MaxBackward1); max.dim: yes, for input (derivatives.yaml; backward node MaxBackward0); max.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    max(Tensor self) -> Tensor\n    max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    max.other(Tensor self, Tensor other) -> Tensor'
+def max(input, dim=_NG, keepdim=_NG, other=_NG, *, out=None):
+    'max(input) -> Tensor\nmax(input, dim, keepdim=False) -> (Tensor values, Tensor indices)\nmax(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only max.dim takes it)\n    keepdim (bool, default False; taken by max.dim)\n    other (Tensor; may be left out: only max.other takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.max and Tensor.max\nDifferentiable: max: yes, for input (derivatives.yaml; backward node MaxBackward1); max.dim: yes, for input (derivatives.yaml; backward node MaxBackward0); max.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    max(Tensor self) -> Tensor\n    max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    max.other(Tensor self, Tensor other) -> Tensor'
+    if out is not None:
+        return _store_out('max', max(input, dim, keepdim, other), out)
     if (other is not _NG and dim is _NG or isinstance(dim, Tensor) and other is _NG):
         return _call_max_other(input, (other if other is not _NG else dim))
     if dim is _NG and keepdim is _NG and other is _NG:
@@ -8306,30 +11922,42 @@ def max(input, dim=_NG, keepdim=_NG, other=_NG):
     return _no_overload("max", locals(), ('max(Tensor self) -> Tensor', 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', 'max.other(Tensor self, Tensor other) -> Tensor'))
 
 
-_show(max, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('other', False, _NG), ))
+_show(max, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('other', False, _NG), ('out', True, None), ))
 
 
-def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    'max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    stride (int or sequence of ints, default ())\n    padding (int or sequence of ints, default 0)\n    dilation (int or sequence of ints, default 1)\n    ceil_mode (bool, default False)\n\nForms: functional: opgen.max_pool2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_max_pool2d, (input, kernel_size, stride, padding, dilation, ceil_mode,))
-    return _tab_max_pool2d[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None):
+    'max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    stride (int or sequence of ints, default ())\n    padding (int or sequence of ints, default 0)\n    dilation (int or sequence of ints, default 1)\n    ceil_mode (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.max_pool2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor'
+    if out is not None:
+        return _store_out('max_pool2d', max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_max_pool2d, (input, kernel_size, stride, padding, dilation, ceil_mode,))
+        return _tab_max_pool2d[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _no_overload("max_pool2d", locals(), ('max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor',))
 
 
-def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    'max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False) -> (Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    stride (int or sequence of ints, default ())\n    padding (int or sequence of ints, default 0)\n    dilation (int or sequence of ints, default 1)\n    ceil_mode (bool, default False)\n\nForms: functional: opgen.max_pool2d_with_indices\nDifferentiable: yes, for input (derivatives.yaml; backward node MaxPool2dWithIndicesBackward0)\n\nSchemas (native_functions.yaml):\n    max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_max_pool2d_with_indices, (input, kernel_size, stride, padding, dilation, ceil_mode,))
-    return _tab_max_pool2d_with_indices[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
+def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None):
+    'max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None) -> (Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    stride (int or sequence of ints, default ())\n    padding (int or sequence of ints, default 0)\n    dilation (int or sequence of ints, default 1)\n    ceil_mode (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.max_pool2d_with_indices\nDifferentiable: yes, for input (derivatives.yaml; backward node MaxPool2dWithIndicesBackward0)\n\nSchemas (native_functions.yaml):\n    max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)'
+    if out is not None:
+        return _store_out('max_pool2d_with_indices', max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_max_pool2d_with_indices, (input, kernel_size, stride, padding, dilation, ceil_mode,))
+        return _tab_max_pool2d_with_indices[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _no_overload("max_pool2d_with_indices", locals(), ('max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)',))
 
 
-def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    'max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    stride (int or sequence of ints)\n    padding (int or sequence of ints)\n    dilation (int or sequence of ints)\n    ceil_mode (bool)\n    indices (Tensor)\n\nForms: functional: opgen.max_pool2d_with_indices_backward\nDifferentiable: yes, for grad_output, input (derivatives.yaml; backward node MaxPool2dWithIndicesBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor'
-    return _call_max_pool2d_with_indices_backward(grad_output, (input if isinstance(input, Tensor) else _scalar(input, op='max_pool2d_with_indices_backward', arg='input')), kernel_size, stride, padding, dilation, ceil_mode, (indices if isinstance(indices, Tensor) else _scalar(indices, op='max_pool2d_with_indices_backward', arg='indices')))
+def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices, *, out=None):
+    'max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices, *, out=None) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    stride (int or sequence of ints)\n    padding (int or sequence of ints)\n    dilation (int or sequence of ints)\n    ceil_mode (bool)\n    indices (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.max_pool2d_with_indices_backward\nDifferentiable: yes, for grad_output, input (derivatives.yaml; backward node MaxPool2dWithIndicesBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor'
+    if out is not None:
+        return _store_out('max_pool2d_with_indices_backward', max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices), out)
+    if True:
+        return _call_max_pool2d_with_indices_backward(grad_output, (input if isinstance(input, Tensor) else _scalar(input, op='max_pool2d_with_indices_backward', arg='input')), kernel_size, stride, padding, dilation, ceil_mode, (indices if isinstance(indices, Tensor) else _scalar(indices, op='max_pool2d_with_indices_backward', arg='indices')))
+    return _no_overload("max_pool2d_with_indices_backward", locals(), ('max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor',))
 
 
 def maximum(input, other, *, out=None):
@@ -8346,8 +11974,10 @@ def maximum_(input, other):
     return _call_maximum_(input, (other if isinstance(other, Tensor) else _scalar(other, op='maximum_', arg='other')))
 
 
-def mean(input, dim=_NG, keepdim=_NG, *, dtype=None):
-    'mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by mean.dim)\n    keepdim (bool, default False; taken by mean.dim)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.mean and Tensor.mean\nDifferentiable: mean: yes, for input (derivatives.yaml; backward node MeanBackward0); mean.dim: yes, for input (derivatives.yaml; backward node MeanBackward1)\n\nSchemas (native_functions.yaml):\n    mean(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
+def mean(input, dim=_NG, keepdim=_NG, *, dtype=None, out=None):
+    'mean(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by mean.dim)\n    keepdim (bool, default False; taken by mean.dim)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mean and Tensor.mean\nDifferentiable: mean: yes, for input (derivatives.yaml; backward node MeanBackward0); mean.dim: yes, for input (derivatives.yaml; backward node MeanBackward1)\n\nSchemas (native_functions.yaml):\n    mean(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
+    if out is not None:
+        return _store_out('mean', mean(input, dim, keepdim, dtype=dtype), out)
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8359,11 +11989,13 @@ def mean(input, dim=_NG, keepdim=_NG, *, dtype=None):
     return _no_overload("mean", locals(), ('mean(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
-_show(mean, (('input', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ))
+_show(mean, (('input', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ))
 
 
-def median(input, dim=_NG, keepdim=_NG):
-    'median(input) -> Tensor\nmedian(input, dim, keepdim=False) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only median.dim takes it)\n    keepdim (bool, default False; taken by median.dim)\n\nForms: functional: opgen.median and Tensor.median\nDifferentiable: median: yes, for input (derivatives.yaml; backward node MedianBackward0); median.dim: yes, for input (derivatives.yaml; backward node MedianBackward1)\n\nSchemas (native_functions.yaml):\n    median(Tensor self) -> Tensor\n    median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'
+def median(input, dim=_NG, keepdim=_NG, *, out=None):
+    'median(input) -> Tensor\nmedian(input, dim, keepdim=False) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only median.dim takes it)\n    keepdim (bool, default False; taken by median.dim)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.median and Tensor.median\nDifferentiable: median: yes, for input (derivatives.yaml; backward node MedianBackward0); median.dim: yes, for input (derivatives.yaml; backward node MedianBackward1)\n\nSchemas (native_functions.yaml):\n    median(Tensor self) -> Tensor\n    median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'
+    if out is not None:
+        return _store_out('median', median(input, dim, keepdim), out)
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8375,11 +12007,13 @@ def median(input, dim=_NG, keepdim=_NG):
     return _no_overload("median", locals(), ('median(Tensor self) -> Tensor', 'median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
 
 
-_show(median, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ))
+_show(median, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('out', True, None), ))
 
 
-def min(input, dim=_NG, keepdim=_NG, other=_NG):
-    'min(input) -> Tensor\nmin(input, dim, keepdim=False) -> (Tensor values, Tensor indices)\nmin(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only min.dim takes it)\n    keepdim (bool, default False; taken by min.dim)\n    other (Tensor; may be left out: only min.other takes it)\n\nForms: functional: opgen.min and Tensor.min\nDifferentiable: min: yes, for input (derivatives.yaml; backward node MinBackward1); min.dim: yes, for input (derivatives.yaml; backward node MinBackward0); min.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    min(Tensor self) -> Tensor\n    min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    min.other(Tensor self, Tensor other) -> Tensor'
+def min(input, dim=_NG, keepdim=_NG, other=_NG, *, out=None):
+    'min(input) -> Tensor\nmin(input, dim, keepdim=False) -> (Tensor values, Tensor indices)\nmin(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only min.dim takes it)\n    keepdim (bool, default False; taken by min.dim)\n    other (Tensor; may be left out: only min.other takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.min and Tensor.min\nDifferentiable: min: yes, for input (derivatives.yaml; backward node MinBackward1); min.dim: yes, for input (derivatives.yaml; backward node MinBackward0); min.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    min(Tensor self) -> Tensor\n    min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    min.other(Tensor self, Tensor other) -> Tensor'
+    if out is not None:
+        return _store_out('min', min(input, dim, keepdim, other), out)
     if (other is not _NG and dim is _NG or isinstance(dim, Tensor) and other is _NG):
         return _call_min_other(input, (other if other is not _NG else dim))
     if dim is _NG and keepdim is _NG and other is _NG:
@@ -8393,7 +12027,7 @@ def min(input, dim=_NG, keepdim=_NG, other=_NG):
     return _no_overload("min", locals(), ('min(Tensor self) -> Tensor', 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', 'min.other(Tensor self, Tensor other) -> Tensor'))
 
 
-_show(min, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('other', False, _NG), ))
+_show(min, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('other', False, _NG), ('out', True, None), ))
 
 
 def minimum(input, other, *, out=None):
@@ -8433,18 +12067,26 @@ def mish_(input):
     return _tab_mish_[_k](input)
 
 
-def mm(input, mat2):
-    'mm(input, mat2) -> Tensor\n\nArguments:\n    input (Tensor)\n    mat2 (Tensor)\n\nForms: functional: opgen.mm and Tensor.mm\nDifferentiable: yes, for input, mat2 (derivatives.yaml; backward node MmBackward0)\n\nSchemas (native_functions.yaml):\n    mm(Tensor self, Tensor mat2) -> Tensor'
-    return _call_mm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='mm', arg='mat2')))
+def mm(input, mat2, *, out=None):
+    'mm(input, mat2, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mat2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mm and Tensor.mm\nDifferentiable: yes, for input, mat2 (derivatives.yaml; backward node MmBackward0)\n\nSchemas (native_functions.yaml):\n    mm(Tensor self, Tensor mat2) -> Tensor'
+    if out is not None:
+        return _store_out('mm', mm(input, mat2), out)
+    if True:
+        return _call_mm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='mm', arg='mat2')))
+    return _no_overload("mm", locals(), ('mm(Tensor self, Tensor mat2) -> Tensor',))
 
 
-def mode(input, dim=-1, keepdim=False):
-    'mode(input, dim=-1, keepdim=False) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n    keepdim (bool, default False)\n\nForms: functional: opgen.mode and Tensor.mode\nDifferentiable: yes, for input (derivatives.yaml; backward node ModeBackward0)\n\nSchemas (native_functions.yaml):\n    mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_mode, (input, dim, keepdim,))
-    return _rt_mode._make(_tab_mode[_k](input, dim, keepdim))
+def mode(input, dim=-1, keepdim=False, *, out=None):
+    'mode(input, dim=-1, keepdim=False, *, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mode and Tensor.mode\nDifferentiable: yes, for input (derivatives.yaml; backward node ModeBackward0)\n\nSchemas (native_functions.yaml):\n    mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)'
+    if out is not None:
+        return _store_out('mode', mode(input, dim, keepdim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_mode, (input, dim, keepdim,))
+        return _rt_mode._make(_tab_mode[_k](input, dim, keepdim))
+    return _no_overload("mode", locals(), ('mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',))
 
 
 def moveaxis(input, source, destination):
@@ -8465,9 +12107,26 @@ def movedim(input, source, destination):
     return _tab_movedim_intlist[_k](input, source, destination)
 
 
-def mse_loss(input, target, reduction='mean'):
-    "mse_loss(input, target, reduction='mean') -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n\nForms: functional: opgen.mse_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
-    return _call_mse_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='mse_loss', arg='target')), reduction)
+def mse_loss(input, target, reduction='mean', *, out=None):
+    "mse_loss(input, target, reduction='mean', *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mse_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
+    if out is not None:
+        return _store_out('mse_loss', mse_loss(input, target, reduction), out)
+    if True:
+        return _call_mse_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='mse_loss', arg='target')), reduction)
+    return _no_overload("mse_loss", locals(), ('mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor',))
+
+
+def msort(input, *, out=None):
+    'msort(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.msort and Tensor.msort\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    msort(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('msort', msort(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_msort, (input,))
+        return _tab_msort[_k](input)
+    return _no_overload("msort", locals(), ('msort(Tensor self) -> Tensor',))
 
 
 def mul(input, other, *, out=None):
@@ -8505,27 +12164,97 @@ def mul_(input, other):
     return _no_overload("mul_", locals(), ('mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
-def mv(input, vec):
-    'mv(input, vec) -> Tensor\n\nArguments:\n    input (Tensor)\n    vec (Tensor)\n\nForms: functional: opgen.mv and Tensor.mv\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    mv(Tensor self, Tensor vec) -> Tensor'
-    return _call_mv(input, (vec if isinstance(vec, Tensor) else _scalar(vec, op='mv', arg='vec')))
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    'multinomial(input, num_samples, replacement=False, *, generator=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    num_samples (int)\n    replacement (bool, default False)\n    generator (Generator, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.multinomial and Tensor.multinomial\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor'
+    if out is not None:
+        return _store_out('multinomial', multinomial(input, num_samples, replacement, generator=generator), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_multinomial, (input, num_samples, replacement, generator,))
+        return _tab_multinomial[_k](input, num_samples, replacement, generator)
+    return _no_overload("multinomial", locals(), ('multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor',))
 
 
-def nan_to_num(input, nan=None, posinf=None, neginf=None):
-    'nan_to_num(input, nan=None, posinf=None, neginf=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    nan (float, optional, default None)\n    posinf (float, optional, default None)\n    neginf (float, optional, default None)\n\nForms: functional: opgen.nan_to_num and Tensor.nan_to_num\nDifferentiable: yes, for input (derivatives.yaml; backward node NanToNumBackward0)\n\nSchemas (native_functions.yaml):\n    nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_nan_to_num, (input, nan, posinf, neginf,))
-    return _tab_nan_to_num[_k](input, nan, posinf, neginf)
+def mv(input, vec, *, out=None):
+    'mv(input, vec, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    vec (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mv and Tensor.mv\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    mv(Tensor self, Tensor vec) -> Tensor'
+    if out is not None:
+        return _store_out('mv', mv(input, vec), out)
+    if True:
+        return _call_mv(input, (vec if isinstance(vec, Tensor) else _scalar(vec, op='mv', arg='vec')))
+    return _no_overload("mv", locals(), ('mv(Tensor self, Tensor vec) -> Tensor',))
 
 
-def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    'nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.nansum and Tensor.nansum\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_nansum, (input, dim, keepdim, dtype,))
-    return _tab_nansum[_k](input, dim, keepdim, dtype)
+def mvlgamma(input, p, *, out=None):
+    'mvlgamma(input, p, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mvlgamma and Tensor.mvlgamma\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    mvlgamma(Tensor self, int p) -> Tensor'
+    if out is not None:
+        return _store_out('mvlgamma', mvlgamma(input, p), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_mvlgamma, (input, p,))
+        return _tab_mvlgamma[_k](input, p)
+    return _no_overload("mvlgamma", locals(), ('mvlgamma(Tensor self, int p) -> Tensor',))
+
+
+def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
+    'nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    nan (float, optional, default None)\n    posinf (float, optional, default None)\n    neginf (float, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nan_to_num and Tensor.nan_to_num\nDifferentiable: yes, for input (derivatives.yaml; backward node NanToNumBackward0)\n\nSchemas (native_functions.yaml):\n    nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor'
+    if out is not None:
+        return _store_out('nan_to_num', nan_to_num(input, nan, posinf, neginf), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_nan_to_num, (input, nan, posinf, neginf,))
+        return _tab_nan_to_num[_k](input, nan, posinf, neginf)
+    return _no_overload("nan_to_num", locals(), ('nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor',))
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    'nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nanmean and Tensor.nanmean\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
+    if out is not None:
+        return _store_out('nanmean', nanmean(input, dim, keepdim, dtype=dtype), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_nanmean, (input, dim, keepdim, dtype,))
+        return _tab_nanmean[_k](input, dim, keepdim, dtype)
+    return _no_overload("nanmean", locals(), ('nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',))
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
+    "nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    q (Tensor or float)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    interpolation (str, default 'linear')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nanquantile and Tensor.nanquantile\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor\n    nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor"
+    if out is not None:
+        return _store_out('nanquantile', nanquantile(input, q, dim, keepdim, interpolation=interpolation), out)
+    if isinstance(q, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | q._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_nanquantile, (input, q, dim, keepdim, interpolation,))
+        return _tab_nanquantile[_k](input, q, dim, keepdim, interpolation)
+    if not isinstance(q, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_nanquantile_scalar, (input, q, dim, keepdim, interpolation,))
+        return _tab_nanquantile_scalar[_k](input, q, dim, keepdim, interpolation)
+    return _no_overload("nanquantile", locals(), ("nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor", "nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor"))
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    'nansum(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nansum and Tensor.nansum\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
+    if out is not None:
+        return _store_out('nansum', nansum(input, dim, keepdim, dtype=dtype), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_nansum, (input, dim, keepdim, dtype,))
+        return _tab_nansum[_k](input, dim, keepdim, dtype)
+    return _no_overload("nansum", locals(), ('nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',))
 
 
 def narrow(input, dim, start, length):
@@ -8537,22 +12266,43 @@ def narrow(input, dim, start, length):
     return _tab_narrow[_k](input, dim, start, length)
 
 
-def native_dropout(input, p, train):
-    'native_dropout(input, p, train) -> (Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    p (float)\n    train (bool, optional)\n\nForms: functional: opgen.native_dropout\nDifferentiable: yes, for input (derivatives.yaml; backward node NativeDropoutBackward0)\n\nSchemas (native_functions.yaml):\n    native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_native_dropout, (input, p, train,))
-    return _tab_native_dropout[_k](input, p, train)
+def narrow_copy(input, dim, start, length, *, out=None):
+    'narrow_copy(input, dim, start, length, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    start (int)\n    length (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.narrow_copy and Tensor.narrow_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor'
+    if out is not None:
+        return _store_out('narrow_copy', narrow_copy(input, dim, start, length), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_narrow_copy, (input, dim, start, length,))
+        return _tab_narrow_copy[_k](input, dim, start, length)
+    return _no_overload("narrow_copy", locals(), ('narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor',))
 
 
-def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    'native_layer_norm(input, normalized_shape, weight, bias, eps) -> (Tensor, Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    normalized_shape (int or sequence of ints)\n    weight (Tensor, optional)\n    bias (Tensor, optional)\n    eps (float)\n\nForms: functional: opgen.native_layer_norm\nDifferentiable: yes, for input, weight, bias (derivatives.yaml; backward node NativeLayerNormBackward0)\n\nSchemas (native_functions.yaml):\n    native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
-    except AttributeError:
-        _k = _bad_arguments(_op_native_layer_norm, (input, normalized_shape, weight, bias, eps,))
-    return _tab_native_layer_norm[_k](input, normalized_shape, weight, bias, eps)
+def native_dropout(input, p, train, *, out=None):
+    'native_dropout(input, p, train, *, out=None) -> (Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    p (float)\n    train (bool, optional)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.native_dropout\nDifferentiable: yes, for input (derivatives.yaml; backward node NativeDropoutBackward0)\n\nSchemas (native_functions.yaml):\n    native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)'
+    if out is not None:
+        return _store_out('native_dropout', native_dropout(input, p, train), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_native_dropout, (input, p, train,))
+        return _tab_native_dropout[_k](input, p, train)
+    return _no_overload("native_dropout", locals(), ('native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)',))
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps, *, out=None):
+    'native_layer_norm(input, normalized_shape, weight, bias, eps, *, out=None) -> (Tensor, Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    normalized_shape (int or sequence of ints)\n    weight (Tensor, optional)\n    bias (Tensor, optional)\n    eps (float)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.native_layer_norm\nDifferentiable: yes, for input, weight, bias (derivatives.yaml; backward node NativeLayerNormBackward0)\n\nSchemas (native_functions.yaml):\n    native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)'
+    if out is not None:
+        return _store_out('native_layer_norm', native_layer_norm(input, normalized_shape, weight, bias, eps), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_native_layer_norm, (input, normalized_shape, weight, bias, eps,))
+        return _tab_native_layer_norm[_k](input, normalized_shape, weight, bias, eps)
+    return _no_overload("native_layer_norm", locals(), ('native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)',))
 
 
 def ne(input, other, *, out=None):
@@ -8599,45 +12349,79 @@ def neg_(input):
     return _tab_neg_[_k](input)
 
 
-def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    'new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_empty\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_new_empty, (input, size, dtype, layout, device, pin_memory,))
-    return _tab_new_empty[_k](input, size, dtype, layout, device, pin_memory)
+def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
+    'new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_empty\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+    if out is not None:
+        return _store_out('new_empty', new_empty(input, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_new_empty, (input, size, dtype, layout, device, pin_memory,))
+        return _tab_new_empty[_k](input, size, dtype, layout, device, pin_memory)
+    return _no_overload("new_empty", locals(), ('new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
-def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
-    'new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    fill_value (number)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_full\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_new_full, (input, size, fill_value, dtype, layout, device, pin_memory,))
-    return _tab_new_full[_k](input, size, fill_value, dtype, layout, device, pin_memory)
+def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
+    'new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    fill_value (number)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_full\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+    if out is not None:
+        return _store_out('new_full', new_full(input, size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_new_full, (input, size, fill_value, dtype, layout, device, pin_memory,))
+        return _tab_new_full[_k](input, size, fill_value, dtype, layout, device, pin_memory)
+    return _no_overload("new_full", locals(), ('new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
-def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    'new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_ones\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_new_ones, (input, size, dtype, layout, device, pin_memory,))
-    return _tab_new_ones[_k](input, size, dtype, layout, device, pin_memory)
+def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
+    'new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_ones\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+    if out is not None:
+        return _store_out('new_ones', new_ones(input, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_new_ones, (input, size, dtype, layout, device, pin_memory,))
+        return _tab_new_ones[_k](input, size, dtype, layout, device, pin_memory)
+    return _no_overload("new_ones", locals(), ('new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
-def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    'new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n\nForms: functional: Tensor.new_zeros\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_new_zeros, (input, size, dtype, layout, device, pin_memory,))
-    return _tab_new_zeros[_k](input, size, dtype, layout, device, pin_memory)
+def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
+    'new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_zeros\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+    if out is not None:
+        return _store_out('new_zeros', new_zeros(input, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_new_zeros, (input, size, dtype, layout, device, pin_memory,))
+        return _tab_new_zeros[_k](input, size, dtype, layout, device, pin_memory)
+    return _no_overload("new_zeros", locals(), ('new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
-def nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100):
-    "nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n    ignore_index (int, default -100)\n\nForms: functional: opgen.nll_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor"
-    return _call_nll_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='nll_loss', arg='target')), weight, reduction, ignore_index)
+def nextafter(input, other, *, out=None):
+    'nextafter(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nextafter and Tensor.nextafter; in-place: Tensor.nextafter_; out=: opgen.nextafter(..., out=t)\nDifferentiable: yes, for  (derivatives.yaml; backward node NextafterBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    nextafter(Tensor self, Tensor other) -> Tensor\n    nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        return _call_nextafter(input, (other if isinstance(other, Tensor) else _scalar(other, op='nextafter', arg='other')))
+    if out is not None:
+        return _call_nextafter_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='nextafter', arg='other')), out)
+    return _no_overload("nextafter", locals(), ('nextafter(Tensor self, Tensor other) -> Tensor', 'nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def nextafter_(input, other):
+    'nextafter_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.nextafter and Tensor.nextafter; in-place: Tensor.nextafter_; out=: opgen.nextafter(..., out=t)\nDifferentiable: yes, for  (derivatives.yaml; backward node NextafterBackward0)\n\nSchemas (native_functions.yaml):\n    nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
+    return _call_nextafter_(input, (other if isinstance(other, Tensor) else _scalar(other, op='nextafter_', arg='other')))
+
+
+def nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100, *, out=None):
+    "nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n    ignore_index (int, default -100)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nll_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor"
+    if out is not None:
+        return _store_out('nll_loss', nll_loss(input, target, weight, reduction, ignore_index), out)
+    if True:
+        return _call_nll_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='nll_loss', arg='target')), weight, reduction, ignore_index)
+    return _no_overload("nll_loss", locals(), ('nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor',))
 
 
 def nonzero(input, *, as_tuple=_NG):
@@ -8660,8 +12444,10 @@ def nonzero(input, *, as_tuple=_NG):
 _show(nonzero, (('input', False, _REQ), ('as_tuple', True, _NG), ))
 
 
-def norm(input, p=_NG, dim=None, keepdim=False, *, dtype=None):
-    'norm(input, p=2, dim=None, keepdim=False, *, dtype=None) -> Tensor\nnorm(input, p, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (number, optional or str; may be left out: only norm.Scalar, norm.str take it)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.norm and Tensor.norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
+def norm(input, p=_NG, dim=None, keepdim=False, *, dtype=None, out=None):
+    'norm(input, p=2, dim=None, keepdim=False, *, dtype=None) -> Tensor\nnorm(input, p, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (number, optional or str; may be left out: only norm.Scalar, norm.str take it)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.norm and Tensor.norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
+    if out is not None:
+        return _store_out('norm', norm(input, p, dim, keepdim, dtype=dtype), out)
     if True:
         return _call_norm_Scalar(input, (2 if p is _NG else p), dim, keepdim, dtype)
     if p is not _NG:
@@ -8673,11 +12459,37 @@ def norm(input, p=_NG, dim=None, keepdim=False, *, dtype=None):
     return _no_overload("norm", locals(), ('norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', 'norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
-_show(norm, (('input', False, _REQ), ('p', False, _NG), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ))
+_show(norm, (('input', False, _REQ), ('p', False, _NG), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ))
+
+
+def normal(mean, std=_NG, size=_NG, *, generator=None, dtype=_NG, layout=_NG, device=_NG, pin_memory=_NG, out=None):
+    'normal(mean, std=1, *, generator=None) -> Tensor\nnormal(mean, std, *, generator=None) -> Tensor\nnormal(mean, std, *, generator=None) -> Tensor\nnormal(mean, std, size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    mean (Tensor or float)\n    std (float or Tensor; may be left out: only normal.Tensor_Tensor, normal.Tensor_float, normal.float_Tensor, normal.float_float take it)\n    size (int or sequence of ints; may be left out: only normal.float_float takes it)\n    generator (Generator, optional, default None)\n    dtype (dtype, optional, default None; taken by normal.float_float)\n    layout (layout, optional, default None; taken by normal.float_float)\n    device (device, optional, default None; taken by normal.float_float)\n    pin_memory (bool, optional, default None; taken by normal.float_float)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.normal; in-place: Tensor.normal_\nDifferentiable: normal.Tensor_float, normal.float_Tensor, normal.Tensor_Tensor: yes (composite: autograd records the ops it calls); normal.float_float: no\n\nSchemas (native_functions.yaml):\n    normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor\n    normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor\n    normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor\n    normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+    if out is not None:
+        return _store_out('normal', normal(mean, std, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory), out)
+    if isinstance(mean, Tensor) and not isinstance(std, Tensor) and size is _NG and dtype is _NG and layout is _NG and device is _NG and pin_memory is _NG:
+        return _call_normal_Tensor_float(mean, (1 if std is _NG else std), generator)
+    if not isinstance(mean, Tensor) and std is not _NG and isinstance(std, Tensor) and size is _NG and dtype is _NG and layout is _NG and device is _NG and pin_memory is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[std._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_normal_float_Tensor, (mean, std, generator,))
+        return _tab_normal_float_Tensor[_k](mean, std, generator)
+    if isinstance(mean, Tensor) and std is not _NG and isinstance(std, Tensor) and size is _NG and dtype is _NG and layout is _NG and device is _NG and pin_memory is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[mean._keys | std._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_normal_Tensor_Tensor, (mean, std, generator,))
+        return _tab_normal_Tensor_Tensor[_k](mean, std, generator)
+    if not isinstance(mean, Tensor) and std is not _NG and not isinstance(std, Tensor) and size is not _NG:
+        return _call_normal_float_float(mean, std, size, generator, (None if dtype is _NG else dtype), (None if layout is _NG else layout), (None if device is _NG else device), (None if pin_memory is _NG else pin_memory))
+    return _no_overload("normal", locals(), ('normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor', 'normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor', 'normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor', 'normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'))
+
+
+_show(normal, (('mean', False, _REQ), ('std', False, _NG), ('size', False, _NG), ('generator', True, None), ('dtype', True, None), ('layout', True, None), ('device', True, None), ('pin_memory', True, None), ('out', True, None), ))
 
 
 def normal_(input, mean=0, std=1, *, generator=None):
-    'normal_(input, mean=0, std=1, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mean (float, default 0)\n    std (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.normal_\nDifferentiable: yes, for input (derivatives.yaml; backward node NormalBackward0)\n\nSchemas (native_functions.yaml):\n    normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)'
+    'normal_(input, mean=0, std=1, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mean (float, default 0)\n    std (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: functional: opgen.normal; in-place: Tensor.normal_\nDifferentiable: yes, for input (derivatives.yaml; backward node NormalBackward0)\n\nSchemas (native_functions.yaml):\n    normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -8686,23 +12498,35 @@ def normal_(input, mean=0, std=1, *, generator=None):
     return _tab_normal_[_k](input, mean, std, generator)
 
 
-def one_hot(input, num_classes=-1):
-    'one_hot(input, num_classes=-1) -> Tensor\n\nArguments:\n    input (Tensor)\n    num_classes (int, default -1)\n\nForms: functional: opgen.one_hot\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    one_hot(Tensor self, int num_classes=-1) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_one_hot, (input, num_classes,))
-    return _tab_one_hot[_k](input, num_classes)
+def one_hot(input, num_classes=-1, *, out=None):
+    'one_hot(input, num_classes=-1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    num_classes (int, default -1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.one_hot\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    one_hot(Tensor self, int num_classes=-1) -> Tensor'
+    if out is not None:
+        return _store_out('one_hot', one_hot(input, num_classes), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_one_hot, (input, num_classes,))
+        return _tab_one_hot[_k](input, num_classes)
+    return _no_overload("one_hot", locals(), ('one_hot(Tensor self, int num_classes=-1) -> Tensor',))
 
 
-def outer(input, vec2):
-    'outer(input, vec2) -> Tensor\n\nArguments:\n    input (Tensor)\n    vec2 (Tensor)\n\nForms: functional: opgen.outer and Tensor.outer\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    outer(Tensor self, Tensor vec2) -> Tensor'
-    return _call_outer(input, (vec2 if isinstance(vec2, Tensor) else _scalar(vec2, op='outer', arg='vec2')))
+def outer(input, vec2, *, out=None):
+    'outer(input, vec2, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    vec2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.outer and Tensor.outer\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    outer(Tensor self, Tensor vec2) -> Tensor'
+    if out is not None:
+        return _store_out('outer', outer(input, vec2), out)
+    if True:
+        return _call_outer(input, (vec2 if isinstance(vec2, Tensor) else _scalar(vec2, op='outer', arg='vec2')))
+    return _no_overload("outer", locals(), ('outer(Tensor self, Tensor vec2) -> Tensor',))
 
 
-def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False):
-    'pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    p (float, default 2)\n    eps (float, default 1e-06)\n    keepdim (bool, default False)\n\nForms: functional: opgen.pairwise_distance\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor'
-    return _call_pairwise_distance(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='pairwise_distance', arg='x2')), p, eps, keepdim)
+def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False, *, out=None):
+    'pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    p (float, default 2)\n    eps (float, default 1e-06)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.pairwise_distance\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor'
+    if out is not None:
+        return _store_out('pairwise_distance', pairwise_distance(x1, x2, p, eps, keepdim), out)
+    if True:
+        return _call_pairwise_distance(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='pairwise_distance', arg='x2')), p, eps, keepdim)
+    return _no_overload("pairwise_distance", locals(), ('pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor',))
 
 
 def permute(input, dims):
@@ -8712,6 +12536,28 @@ def permute(input, dims):
     except AttributeError:
         _k = _bad_arguments(_op_permute, (input, dims,))
     return _tab_permute[_k](input, dims)
+
+
+def permute_copy(input, dims, *, out=None):
+    'permute_copy(input, dims, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dims (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.permute_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    permute_copy(Tensor self, int[] dims) -> Tensor'
+    if out is not None:
+        return _store_out('permute_copy', permute_copy(input, dims), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_permute_copy, (input, dims,))
+        return _tab_permute_copy[_k](input, dims)
+    return _no_overload("permute_copy", locals(), ('permute_copy(Tensor self, int[] dims) -> Tensor',))
+
+
+def polygamma(n, input, *, out=None):
+    'polygamma(n, input, *, out=None) -> Tensor\n\nArguments:\n    n (int)\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.polygamma\nDifferentiable: yes, for input (derivatives.yaml; backward node PolygammaBackward0)\n\nSchemas (native_functions.yaml):\n    polygamma(int n, Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('polygamma', polygamma(n, input), out)
+    if True:
+        return _call_polygamma(n, (input if isinstance(input, Tensor) else _scalar(input, op='polygamma', arg='input')))
+    return _no_overload("polygamma", locals(), ('polygamma(int n, Tensor self) -> Tensor',))
 
 
 def positive(input):
@@ -8758,13 +12604,19 @@ def pow_(input, exponent):
     return _no_overload("pow_", locals(), ('pow_.Tensor_Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)', 'pow_.Tensor_Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)'))
 
 
-def prelu(input, weight):
-    'prelu(input, weight) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor)\n\nForms: functional: opgen.prelu and Tensor.prelu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    prelu(Tensor self, Tensor weight) -> Tensor'
-    return _call_prelu(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='prelu', arg='weight')))
+def prelu(input, weight, *, out=None):
+    'prelu(input, weight, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.prelu and Tensor.prelu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    prelu(Tensor self, Tensor weight) -> Tensor'
+    if out is not None:
+        return _store_out('prelu', prelu(input, weight), out)
+    if True:
+        return _call_prelu(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='prelu', arg='weight')))
+    return _no_overload("prelu", locals(), ('prelu(Tensor self, Tensor weight) -> Tensor',))
 
 
-def prod(input, dim=_NG, keepdim=_NG, *, dtype=None):
-    'prod(input, *, dtype=None) -> Tensor\nprod(input, dim, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only prod.dim_int takes it)\n    keepdim (bool, default False; taken by prod.dim_int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.prod and Tensor.prod\nDifferentiable: prod: yes, for input (derivatives.yaml; backward node ProdBackward0); prod.dim_int: yes, for input (derivatives.yaml; backward node ProdBackward1)\n\nSchemas (native_functions.yaml):\n    prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
+def prod(input, dim=_NG, keepdim=_NG, *, dtype=None, out=None):
+    'prod(input, *, dtype=None) -> Tensor\nprod(input, dim, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only prod.dim_int takes it)\n    keepdim (bool, default False; taken by prod.dim_int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.prod and Tensor.prod\nDifferentiable: prod: yes, for input (derivatives.yaml; backward node ProdBackward0); prod.dim_int: yes, for input (derivatives.yaml; backward node ProdBackward1)\n\nSchemas (native_functions.yaml):\n    prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
+    if out is not None:
+        return _store_out('prod', prod(input, dim, keepdim, dtype=dtype), out)
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8776,7 +12628,49 @@ def prod(input, dim=_NG, keepdim=_NG, *, dtype=None):
     return _no_overload("prod", locals(), ('prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
-_show(prod, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('dtype', True, None), ))
+_show(prod, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ))
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
+    "quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    q (Tensor or float)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    interpolation (str, default 'linear')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.quantile and Tensor.quantile\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor\n    quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor"
+    if out is not None:
+        return _store_out('quantile', quantile(input, q, dim, keepdim, interpolation=interpolation), out)
+    if isinstance(q, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | q._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_quantile, (input, q, dim, keepdim, interpolation,))
+        return _tab_quantile[_k](input, q, dim, keepdim, interpolation)
+    if not isinstance(q, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_quantile_scalar, (input, q, dim, keepdim, interpolation,))
+        return _tab_quantile_scalar[_k](input, q, dim, keepdim, interpolation)
+    return _no_overload("quantile", locals(), ("quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor", "quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor"))
+
+
+def rad2deg(input, *, out=None):
+    'rad2deg(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.rad2deg and Tensor.rad2deg; in-place: Tensor.rad2deg_; out=: opgen.rad2deg(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Rad2degBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    rad2deg(Tensor self) -> Tensor\n    rad2deg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_rad2deg, (input,))
+        return _tab_rad2deg[_k](input)
+    if out is not None:
+        return _call_rad2deg_out(input, out)
+    return _no_overload("rad2deg", locals(), ('rad2deg(Tensor self) -> Tensor', 'rad2deg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def rad2deg_(input):
+    'rad2deg_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.rad2deg and Tensor.rad2deg; in-place: Tensor.rad2deg_; out=: opgen.rad2deg(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Rad2degBackward0)\n\nSchemas (native_functions.yaml):\n    rad2deg_(Tensor(a!) self) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_rad2deg_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_rad2deg_[_k](input)
 
 
 def random_(input, from_, to, *, generator=None):
@@ -8787,6 +12681,15 @@ def random_(input, from_, to, *, generator=None):
         _k = _bad_arguments(_op_random__from, (input, from_, to, generator,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_random__from[_k](input, from_, to, generator)
+
+
+def ravel(input):
+    'ravel(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.ravel and Tensor.ravel\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    ravel(Tensor(a) self) -> Tensor(a)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_ravel, (input,))
+    return _tab_ravel[_k](input)
 
 
 def reciprocal(input, *, out=None):
@@ -8825,13 +12728,17 @@ def relu(input, *, out=None):
     return _no_overload("relu", locals(), ('relu(Tensor self) -> Tensor', 'relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def relu6(input):
-    'relu6(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.relu6\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    relu6(Tensor self) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_relu6, (input,))
-    return _tab_relu6[_k](input)
+def relu6(input, *, out=None):
+    'relu6(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.relu6\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    relu6(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('relu6', relu6(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_relu6, (input,))
+        return _tab_relu6[_k](input)
+    return _no_overload("relu6", locals(), ('relu6(Tensor self) -> Tensor',))
 
 
 def relu_(input):
@@ -8879,17 +12786,36 @@ def remainder_(input, other):
     return _no_overload("remainder_", locals(), ('remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
-def repeat(input, repeats):
-    'repeat(input, repeats) -> Tensor\n\nArguments:\n    input (Tensor)\n    repeats (int or sequence of ints)\n\nForms: functional: Tensor.repeat\nDifferentiable: yes, for input (derivatives.yaml; backward node RepeatBackward0)\n\nSchemas (native_functions.yaml):\n    repeat(Tensor self, SymInt[] repeats) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_repeat, (input, repeats,))
-    return _tab_repeat[_k](input, repeats)
+def renorm(input, p, dim, maxnorm, *, out=None):
+    'renorm(input, p, dim, maxnorm, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (number)\n    dim (int)\n    maxnorm (number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.renorm and Tensor.renorm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor'
+    if out is not None:
+        return _store_out('renorm', renorm(input, p, dim, maxnorm), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_renorm, (input, p, dim, maxnorm,))
+        return _tab_renorm[_k](input, p, dim, maxnorm)
+    return _no_overload("renorm", locals(), ('renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor',))
 
 
-def repeat_interleave(input, repeats, dim=None, *, output_size=None):
-    'repeat_interleave(input, repeats, dim=None, *, output_size=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    repeats (int or Tensor)\n    dim (int, optional, default None)\n    output_size (int, optional, default None)\n\nForms: functional: opgen.repeat_interleave and Tensor.repeat_interleave\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor'
+def repeat(input, repeats, *, out=None):
+    'repeat(input, repeats, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    repeats (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.repeat\nDifferentiable: yes, for input (derivatives.yaml; backward node RepeatBackward0)\n\nSchemas (native_functions.yaml):\n    repeat(Tensor self, SymInt[] repeats) -> Tensor'
+    if out is not None:
+        return _store_out('repeat', repeat(input, repeats), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_repeat, (input, repeats,))
+        return _tab_repeat[_k](input, repeats)
+    return _no_overload("repeat", locals(), ('repeat(Tensor self, SymInt[] repeats) -> Tensor',))
+
+
+def repeat_interleave(input, repeats, dim=None, *, output_size=None, out=None):
+    'repeat_interleave(input, repeats, dim=None, *, output_size=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    repeats (int or Tensor)\n    dim (int, optional, default None)\n    output_size (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.repeat_interleave and Tensor.repeat_interleave\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor'
+    if out is not None:
+        return _store_out('repeat_interleave', repeat_interleave(input, repeats, dim, output_size=output_size), out)
     if not isinstance(repeats, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -8914,13 +12840,48 @@ def reshape(input, shape):
     return _tab_reshape[_k](input, shape)
 
 
-def roll(input, shifts, dims=()):
-    'roll(input, shifts, dims=()) -> Tensor\n\nArguments:\n    input (Tensor)\n    shifts (int or sequence of ints)\n    dims (int or sequence of ints, default ())\n\nForms: functional: opgen.roll and Tensor.roll\nDifferentiable: yes, for input (derivatives.yaml; backward node RollBackward0)\n\nSchemas (native_functions.yaml):\n    roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor'
+def resolve_conj(input):
+    'resolve_conj(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.resolve_conj and Tensor.resolve_conj\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    resolve_conj(Tensor(a) self) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
-        _k = _bad_arguments(_op_roll, (input, shifts, dims,))
-    return _tab_roll[_k](input, shifts, dims)
+        _k = _bad_arguments(_op_resolve_conj, (input,))
+    return _tab_resolve_conj[_k](input)
+
+
+def resolve_neg(input):
+    'resolve_neg(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.resolve_neg and Tensor.resolve_neg\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    resolve_neg(Tensor(a) self) -> Tensor(a)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_resolve_neg, (input,))
+    return _tab_resolve_neg[_k](input)
+
+
+def roll(input, shifts, dims=(), *, out=None):
+    'roll(input, shifts, dims=(), *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    shifts (int or sequence of ints)\n    dims (int or sequence of ints, default ())\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.roll and Tensor.roll\nDifferentiable: yes, for input (derivatives.yaml; backward node RollBackward0)\n\nSchemas (native_functions.yaml):\n    roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor'
+    if out is not None:
+        return _store_out('roll', roll(input, shifts, dims), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_roll, (input, shifts, dims,))
+        return _tab_roll[_k](input, shifts, dims)
+    return _no_overload("roll", locals(), ('roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor',))
+
+
+def rot90(input, k=1, dims=(0, 1), *, out=None):
+    'rot90(input, k=1, dims=(0, 1), *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    k (int, default 1)\n    dims (int or sequence of ints, default (0, 1))\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.rot90 and Tensor.rot90\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor'
+    if out is not None:
+        return _store_out('rot90', rot90(input, k, dims), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_rot90, (input, k, dims,))
+        return _tab_rot90[_k](input, k, dims)
+    return _no_overload("rot90", locals(), ('rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor',))
 
 
 def round(input, *, decimals=_NG, out=None):
@@ -8978,43 +12939,112 @@ def rsqrt_(input):
     return _tab_rsqrt_[_k](input)
 
 
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False):
-    'scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False) -> Tensor\n\nArguments:\n    query (Tensor)\n    key (Tensor)\n    value (Tensor)\n    attn_mask (Tensor, optional, default None)\n    dropout_p (float, default 0.0)\n    is_causal (bool, default False)\n    scale (float, optional, default None)\n    enable_gqa (bool, default False)\n\nForms: functional: opgen.scaled_dot_product_attention\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor'
-    return _call_scaled_dot_product_attention(query, (key if isinstance(key, Tensor) else _scalar(key, op='scaled_dot_product_attention', arg='key')), (value if isinstance(value, Tensor) else _scalar(value, op='scaled_dot_product_attention', arg='value')), attn_mask, dropout_p, is_causal, scale, enable_gqa)
+def rsub(input, other, *, alpha=1, out=None):
+    'rsub(input, other, *, alpha=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.rsub\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'
+    if out is not None:
+        return _store_out('rsub', rsub(input, other, alpha=alpha), out)
+    if True:
+        return _call_rsub_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='rsub', arg='other')), alpha)
+    return _no_overload("rsub", locals(), ('rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor',))
 
 
-def scatter(input, dim, index, src=_NG, value=_NG):
-    'scatter(input, dim, index, src) -> Tensor\nscatter(input, dim, index, value) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter.src takes it)\n    value (number; may be left out: only scatter.value takes it)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: scatter.src: yes, for input, src (derivatives.yaml; backward node ScatterBackward0); scatter.value: yes, for input (derivatives.yaml; backward node ScatterBackward1)\n\nSchemas (native_functions.yaml):\n    scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n    scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor'
-    if src is not _NG and value is _NG:
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False, out=None):
+    'scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False, out=None) -> Tensor\n\nArguments:\n    query (Tensor)\n    key (Tensor)\n    value (Tensor)\n    attn_mask (Tensor, optional, default None)\n    dropout_p (float, default 0.0)\n    is_causal (bool, default False)\n    scale (float, optional, default None)\n    enable_gqa (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.scaled_dot_product_attention\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor'
+    if out is not None:
+        return _store_out('scaled_dot_product_attention', scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa), out)
+    if True:
+        return _call_scaled_dot_product_attention(query, (key if isinstance(key, Tensor) else _scalar(key, op='scaled_dot_product_attention', arg='key')), (value if isinstance(value, Tensor) else _scalar(value, op='scaled_dot_product_attention', arg='value')), attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    return _no_overload("scaled_dot_product_attention", locals(), ('scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor',))
+
+
+def scatter(input, dim, index, src=_NG, value=_NG, *, reduce=_NG, out=None):
+    'scatter(input, dim, index, src) -> Tensor\nscatter(input, dim, index, value) -> Tensor\nscatter(input, dim, index, src, *, reduce) -> Tensor\nscatter(input, dim, index, value, *, reduce) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter.reduce, scatter.src take it)\n    value (number; may be left out: only scatter.value, scatter.value_reduce take it)\n    reduce (str; may be left out: only scatter.reduce, scatter.value_reduce take it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: scatter.src: yes, for input, src (derivatives.yaml; backward node ScatterBackward0); scatter.value: yes, for input (derivatives.yaml; backward node ScatterBackward1); scatter.reduce, scatter.value_reduce: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n    scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor\n    scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor\n    scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor'
+    if out is not None:
+        return _store_out('scatter', scatter(input, dim, index, src, value, reduce=reduce), out)
+    if src is not _NG and value is _NG and reduce is _NG:
         return _call_scatter_src(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter', arg='src')))
-    if src is _NG and value is not _NG:
+    if src is _NG and value is not _NG and reduce is _NG:
         return _call_scatter_value(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter', arg='index')), value)
-    return _no_overload("scatter", locals(), ('scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', 'scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor'))
+    if src is not _NG and value is _NG and reduce is not _NG:
+        return _call_scatter_reduce(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter', arg='src')), reduce)
+    if src is _NG and value is not _NG and reduce is not _NG:
+        return _call_scatter_value_reduce(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter', arg='index')), value, reduce)
+    return _no_overload("scatter", locals(), ('scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', 'scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor', 'scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor', 'scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor'))
 
 
-_show(scatter, (('input', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('src', False, _NG), ('value', False, _NG), ))
+_show(scatter, (('input', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('src', False, _NG), ('value', False, _NG), ('reduce', True, _NG), ('out', True, None), ))
 
 
-def scatter_(input, dim, index, src=_NG, value=_NG):
-    'scatter_(input, dim, index, src) -> Tensor\nscatter_(input, dim, index, value) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter_.src takes it)\n    value (number; may be left out: only scatter_.value takes it)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)\n    scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)'
-    if src is not _NG and value is _NG:
+def scatter_(input, dim, index, src=_NG, value=_NG, *, reduce=_NG):
+    'scatter_(input, dim, index, src) -> Tensor\nscatter_(input, dim, index, value) -> Tensor\nscatter_(input, dim, index, src, *, reduce) -> Tensor\nscatter_(input, dim, index, value, *, reduce) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter_.reduce, scatter_.src take it)\n    value (number; may be left out: only scatter_.value, scatter_.value_reduce take it)\n    reduce (str; may be left out: only scatter_.reduce, scatter_.value_reduce take it)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)\n    scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)\n    scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)\n    scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)'
+    if src is not _NG and value is _NG and reduce is _NG:
         return _call_scatter__src(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_', arg='src')))
-    if src is _NG and value is not _NG:
+    if src is _NG and value is not _NG and reduce is _NG:
         return _call_scatter__value(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_', arg='index')), value)
-    return _no_overload("scatter_", locals(), ('scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)', 'scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)'))
+    if src is not _NG and value is _NG and reduce is not _NG:
+        return _call_scatter__reduce(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_', arg='src')), reduce)
+    if src is _NG and value is not _NG and reduce is not _NG:
+        return _call_scatter__value_reduce(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_', arg='index')), value, reduce)
+    return _no_overload("scatter_", locals(), ('scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)', 'scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)', 'scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)', 'scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)'))
 
 
-_show(scatter_, (('input', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('src', False, _NG), ('value', False, _NG), ))
+_show(scatter_, (('input', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('src', False, _NG), ('value', False, _NG), ('reduce', True, _NG), ))
 
 
-def scatter_add(input, dim, index, src):
-    'scatter_add(input, dim, index, src) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor)\n\nForms: functional: opgen.scatter_add and Tensor.scatter_add; in-place: Tensor.scatter_add_\nDifferentiable: yes, for input, src (derivatives.yaml; backward node ScatterAddBackward0)\n\nSchemas (native_functions.yaml):\n    scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor'
-    return _call_scatter_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_add', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_add', arg='src')))
+def scatter_add(input, dim, index, src, *, out=None):
+    'scatter_add(input, dim, index, src, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.scatter_add and Tensor.scatter_add; in-place: Tensor.scatter_add_\nDifferentiable: yes, for input, src (derivatives.yaml; backward node ScatterAddBackward0)\n\nSchemas (native_functions.yaml):\n    scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor'
+    if out is not None:
+        return _store_out('scatter_add', scatter_add(input, dim, index, src), out)
+    if True:
+        return _call_scatter_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_add', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_add', arg='src')))
+    return _no_overload("scatter_add", locals(), ('scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor',))
 
 
 def scatter_add_(input, dim, index, src):
     'scatter_add_(input, dim, index, src) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor)\n\nForms: functional: opgen.scatter_add and Tensor.scatter_add; in-place: Tensor.scatter_add_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)'
     return _call_scatter_add_(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_add_', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_add_', arg='src')))
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
+    'scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor)\n    reduce (str)\n    include_self (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.scatter_reduce and Tensor.scatter_reduce; in-place: Tensor.scatter_reduce_\nDifferentiable: yes, for input, src (derivatives.yaml; backward node ScatterReduceBackward0)\n\nSchemas (native_functions.yaml):\n    scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor'
+    if out is not None:
+        return _store_out('scatter_reduce', scatter_reduce(input, dim, index, src, reduce, include_self=include_self), out)
+    if True:
+        return _call_scatter_reduce_two(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_reduce', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_reduce', arg='src')), reduce, include_self)
+    return _no_overload("scatter_reduce", locals(), ('scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor',))
+
+
+def scatter_reduce_(input, dim, index, src, reduce, *, include_self=True):
+    'scatter_reduce_(input, dim, index, src, reduce, *, include_self=True) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor)\n    reduce (str)\n    include_self (bool, default True)\n\nForms: functional: opgen.scatter_reduce and Tensor.scatter_reduce; in-place: Tensor.scatter_reduce_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)'
+    return _call_scatter_reduce__two(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_reduce_', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_reduce_', arg='src')), reduce, include_self)
+
+
+def scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, output, *, out=None):
+    'scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, output, *, out=None) -> (Tensor, Tensor)\n\nthe gradients of scatter_reduce for self and src\n\nArguments:\n    grad (Tensor)\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor)\n    reduce (str)\n    include_self (bool)\n    output (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.scatter_reduce_backward\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter_reduce_backward(Tensor grad, Tensor self, int dim, Tensor index, Tensor src, str reduce, bool include_self, Tensor output) -> (Tensor, Tensor)'
+    if out is not None:
+        return _store_out('scatter_reduce_backward', scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, output), out)
+    if True:
+        return _call_scatter_reduce_backward(grad, (input if isinstance(input, Tensor) else _scalar(input, op='scatter_reduce_backward', arg='input')), dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_reduce_backward', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_reduce_backward', arg='src')), reduce, include_self, (output if isinstance(output, Tensor) else _scalar(output, op='scatter_reduce_backward', arg='output')))
+    return _no_overload("scatter_reduce_backward", locals(), ('scatter_reduce_backward(Tensor grad, Tensor self, int dim, Tensor index, Tensor src, str reduce, bool include_self, Tensor output) -> (Tensor, Tensor)',))
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
+    'searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None) -> Tensor\n\nArguments:\n    sorted_sequence (Tensor)\n    input (Tensor or number)\n    out_int32 (bool, default False)\n    right (bool, default False)\n    side (str, optional, default None)\n    sorter (Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.searchsorted\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor\n    searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor'
+    if out is not None:
+        return _store_out('searchsorted', searchsorted(sorted_sequence, input, out_int32=out_int32, right=right, side=side, sorter=sorter), out)
+    if isinstance(input, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[sorted_sequence._keys | input._keys | (sorter._keys if sorter is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_searchsorted_Tensor, (sorted_sequence, input, out_int32, right, side, sorter,))
+        return _tab_searchsorted_Tensor[_k](sorted_sequence, input, out_int32, right, side, sorter)
+    if not isinstance(input, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[sorted_sequence._keys | (sorter._keys if sorter is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_searchsorted_Scalar, (sorted_sequence, input, out_int32, right, side, sorter,))
+        return _tab_searchsorted_Scalar[_k](sorted_sequence, input, out_int32, right, side, sorter)
+    return _no_overload("searchsorted", locals(), ('searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor', 'searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor'))
 
 
 def select(input, dim, index):
@@ -9026,22 +13056,52 @@ def select(input, dim, index):
     return _tab_select_int[_k](input, dim, index)
 
 
-def select_backward(grad_output, input_sizes, dim, index):
-    'select_backward(grad_output, input_sizes, dim, index) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input_sizes (int or sequence of ints)\n    dim (int)\n    index (int)\n\nForms: functional: opgen.select_backward\nDifferentiable: yes, for grad_output (derivatives.yaml; backward node SelectBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[grad_output._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_select_backward, (grad_output, input_sizes, dim, index,))
-    return _tab_select_backward[_k](grad_output, input_sizes, dim, index)
+def select_backward(grad_output, input_sizes, dim, index, *, out=None):
+    'select_backward(grad_output, input_sizes, dim, index, *, out=None) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input_sizes (int or sequence of ints)\n    dim (int)\n    index (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.select_backward\nDifferentiable: yes, for grad_output (derivatives.yaml; backward node SelectBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor'
+    if out is not None:
+        return _store_out('select_backward', select_backward(grad_output, input_sizes, dim, index), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[grad_output._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_select_backward, (grad_output, input_sizes, dim, index,))
+        return _tab_select_backward[_k](grad_output, input_sizes, dim, index)
+    return _no_overload("select_backward", locals(), ('select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor',))
 
 
-def selu(input):
-    'selu(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.selu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    selu(Tensor self) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_selu, (input,))
-    return _tab_selu[_k](input)
+def select_scatter(input, src, dim, index, *, out=None):
+    'select_scatter(input, src, dim, index, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    src (Tensor)\n    dim (int)\n    index (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.select_scatter and Tensor.select_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor'
+    if out is not None:
+        return _store_out('select_scatter', select_scatter(input, src, dim, index), out)
+    if True:
+        return _call_select_scatter(input, (src if isinstance(src, Tensor) else _scalar(src, op='select_scatter', arg='src')), dim, index)
+    return _no_overload("select_scatter", locals(), ('select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor',))
+
+
+def selu(input, *, out=None):
+    'selu(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.selu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    selu(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('selu', selu(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_selu, (input,))
+        return _tab_selu[_k](input)
+    return _no_overload("selu", locals(), ('selu(Tensor self) -> Tensor',))
+
+
+def sgn(input, *, out=None):
+    'sgn(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sgn and Tensor.sgn\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    sgn(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('sgn', sgn(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_sgn, (input,))
+        return _tab_sgn[_k](input)
+    return _no_overload("sgn", locals(), ('sgn(Tensor self) -> Tensor',))
 
 
 def sigmoid(input, *, out=None):
@@ -9090,6 +13150,19 @@ def sign_(input):
     return _tab_sign_[_k](input)
 
 
+def signbit(input, *, out=None):
+    'signbit(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.signbit and Tensor.signbit; out=: opgen.signbit(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    signbit(Tensor self) -> Tensor\n    signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_signbit, (input,))
+        return _tab_signbit[_k](input)
+    if out is not None:
+        return _call_signbit_out(input, out)
+    return _no_overload("signbit", locals(), ('signbit(Tensor self) -> Tensor', 'signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
 def silu(input, *, out=None):
     'silu(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.silu; in-place: Tensor.silu_; out=: opgen.silu(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SiluBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    silu(Tensor self) -> Tensor\n    silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
@@ -9136,6 +13209,29 @@ def sin_(input):
     return _tab_sin_[_k](input)
 
 
+def sinc(input, *, out=None):
+    'sinc(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sinc and Tensor.sinc; in-place: Tensor.sinc_; out=: opgen.sinc(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SincBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    sinc(Tensor self) -> Tensor\n    sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_sinc, (input,))
+        return _tab_sinc[_k](input)
+    if out is not None:
+        return _call_sinc_out(input, out)
+    return _no_overload("sinc", locals(), ('sinc(Tensor self) -> Tensor', 'sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def sinc_(input):
+    'sinc_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.sinc and Tensor.sinc; in-place: Tensor.sinc_; out=: opgen.sinc(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SincBackward0)\n\nSchemas (native_functions.yaml):\n    sinc_(Tensor(a!) self) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_sinc_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_sinc_[_k](input)
+
+
 def sinh(input, *, out=None):
     'sinh(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sinh and Tensor.sinh; in-place: Tensor.sinh_; out=: opgen.sinh(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SinhBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    sinh(Tensor self) -> Tensor\n    sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
@@ -9168,27 +13264,48 @@ def slice(input, dim=0, start=None, end=None, step=1):
     return _tab_slice_Tensor[_k](input, dim, start, end, step)
 
 
-def slice_backward(grad_output, input_sizes, dim, start, end, step):
-    'slice_backward(grad_output, input_sizes, dim, start, end, step) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input_sizes (int or sequence of ints)\n    dim (int)\n    start (int, optional)\n    end (int, optional)\n    step (int)\n\nForms: functional: opgen.slice_backward\nDifferentiable: yes, for grad_output (derivatives.yaml; backward node SliceBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[grad_output._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_slice_backward, (grad_output, input_sizes, dim, start, end, step,))
-    return _tab_slice_backward[_k](grad_output, input_sizes, dim, start, end, step)
+def slice_backward(grad_output, input_sizes, dim, start, end, step, *, out=None):
+    'slice_backward(grad_output, input_sizes, dim, start, end, step, *, out=None) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input_sizes (int or sequence of ints)\n    dim (int)\n    start (int, optional)\n    end (int, optional)\n    step (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.slice_backward\nDifferentiable: yes, for grad_output (derivatives.yaml; backward node SliceBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor'
+    if out is not None:
+        return _store_out('slice_backward', slice_backward(grad_output, input_sizes, dim, start, end, step), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[grad_output._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_slice_backward, (grad_output, input_sizes, dim, start, end, step,))
+        return _tab_slice_backward[_k](grad_output, input_sizes, dim, start, end, step)
+    return _no_overload("slice_backward", locals(), ('slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor',))
 
 
-def smooth_l1_loss(input, target, reduction='mean', beta=1.0):
-    "smooth_l1_loss(input, target, reduction='mean', beta=1.0) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    beta (float, default 1.0)\n\nForms: functional: opgen.smooth_l1_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"
-    return _call_smooth_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='smooth_l1_loss', arg='target')), reduction, beta)
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1, *, out=None):
+    'slice_scatter(input, src, dim=0, start=None, end=None, step=1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    src (Tensor)\n    dim (int, default 0)\n    start (int, optional, default None)\n    end (int, optional, default None)\n    step (int, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.slice_scatter and Tensor.slice_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor'
+    if out is not None:
+        return _store_out('slice_scatter', slice_scatter(input, src, dim, start, end, step), out)
+    if True:
+        return _call_slice_scatter(input, (src if isinstance(src, Tensor) else _scalar(src, op='slice_scatter', arg='src')), dim, start, end, step)
+    return _no_overload("slice_scatter", locals(), ('slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor',))
 
 
-def softmax(input, dim, dtype=None):
-    'softmax(input, dim, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.softmax and Tensor.softmax\nDifferentiable: yes, for input (derivatives.yaml; backward node SoftmaxBackward0)\n\nSchemas (native_functions.yaml):\n    softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_softmax_int, (input, dim, dtype,))
-    return _tab_softmax_int[_k](input, dim, dtype)
+def smooth_l1_loss(input, target, reduction='mean', beta=1.0, *, out=None):
+    "smooth_l1_loss(input, target, reduction='mean', beta=1.0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    beta (float, default 1.0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.smooth_l1_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"
+    if out is not None:
+        return _store_out('smooth_l1_loss', smooth_l1_loss(input, target, reduction, beta), out)
+    if True:
+        return _call_smooth_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='smooth_l1_loss', arg='target')), reduction, beta)
+    return _no_overload("smooth_l1_loss", locals(), ('smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor',))
+
+
+def softmax(input, dim, dtype=None, *, out=None):
+    'softmax(input, dim, dtype=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.softmax and Tensor.softmax\nDifferentiable: yes, for input (derivatives.yaml; backward node SoftmaxBackward0)\n\nSchemas (native_functions.yaml):\n    softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor'
+    if out is not None:
+        return _store_out('softmax', softmax(input, dim, dtype), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_softmax_int, (input, dim, dtype,))
+        return _tab_softmax_int[_k](input, dim, dtype)
+    return _no_overload("softmax", locals(), ('softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor',))
 
 
 def softplus(input, beta=1, threshold=20, *, out=None):
@@ -9214,8 +13331,10 @@ def softplus_(input, beta=1, threshold=20):
     return _tab_softplus_[_k](input, beta, threshold)
 
 
-def sort(input, dim=-1, descending=False, *, stable=_NG):
-    'sort(input, dim=-1, descending=False, *, stable=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n    descending (bool, default False)\n    stable (bool, optional, default None; taken by sort.stable)\n\nForms: functional: opgen.sort and Tensor.sort\nDifferentiable: sort: yes, for input (derivatives.yaml; backward node SortBackward0); sort.stable: yes, for input (derivatives.yaml; backward node SortBackward1)\n\nSchemas (native_functions.yaml):\n    sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)\n    sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'
+def sort(input, dim=-1, descending=False, *, stable=_NG, out=None):
+    'sort(input, dim=-1, descending=False, *, stable=None, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n    descending (bool, default False)\n    stable (bool, optional, default None; taken by sort.stable)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sort and Tensor.sort\nDifferentiable: sort: yes, for input (derivatives.yaml; backward node SortBackward0); sort.stable: yes, for input (derivatives.yaml; backward node SortBackward1)\n\nSchemas (native_functions.yaml):\n    sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)\n    sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'
+    if out is not None:
+        return _store_out('sort', sort(input, dim, descending, stable=stable), out)
     if stable is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9231,7 +13350,382 @@ def sort(input, dim=-1, descending=False, *, stable=_NG):
     return _no_overload("sort", locals(), ('sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'))
 
 
-_show(sort, (('input', False, _REQ), ('dim', False, -1), ('descending', False, False), ('stable', True, None), ))
+_show(sort, (('input', False, _REQ), ('dim', False, -1), ('descending', False, False), ('stable', True, None), ('out', True, None), ))
+
+
+def special_airy_ai(x, *, out=None):
+    'special_airy_ai(x, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_airy_ai\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialAiryAiBackward0)\n\nSchemas (native_functions.yaml):\n    special_airy_ai(Tensor x) -> Tensor'
+    if out is not None:
+        return _store_out('special_airy_ai', special_airy_ai(x), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[x._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_airy_ai, (x,))
+        return _tab_special_airy_ai[_k](x)
+    return _no_overload("special_airy_ai", locals(), ('special_airy_ai(Tensor x) -> Tensor',))
+
+
+def special_bessel_j0(input, *, out=None):
+    'special_bessel_j0(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_bessel_j0\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialBesselJ0Backward0)\n\nSchemas (native_functions.yaml):\n    special_bessel_j0(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('special_bessel_j0', special_bessel_j0(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_bessel_j0, (input,))
+        return _tab_special_bessel_j0[_k](input)
+    return _no_overload("special_bessel_j0", locals(), ('special_bessel_j0(Tensor self) -> Tensor',))
+
+
+def special_bessel_j1(input, *, out=None):
+    'special_bessel_j1(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_bessel_j1\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialBesselJ1Backward0)\n\nSchemas (native_functions.yaml):\n    special_bessel_j1(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('special_bessel_j1', special_bessel_j1(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_bessel_j1, (input,))
+        return _tab_special_bessel_j1[_k](input)
+    return _no_overload("special_bessel_j1", locals(), ('special_bessel_j1(Tensor self) -> Tensor',))
+
+
+def special_bessel_y0(input, *, out=None):
+    'special_bessel_y0(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_bessel_y0\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialBesselY0Backward0)\n\nSchemas (native_functions.yaml):\n    special_bessel_y0(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('special_bessel_y0', special_bessel_y0(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_bessel_y0, (input,))
+        return _tab_special_bessel_y0[_k](input)
+    return _no_overload("special_bessel_y0", locals(), ('special_bessel_y0(Tensor self) -> Tensor',))
+
+
+def special_bessel_y1(input, *, out=None):
+    'special_bessel_y1(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_bessel_y1\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialBesselY1Backward0)\n\nSchemas (native_functions.yaml):\n    special_bessel_y1(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('special_bessel_y1', special_bessel_y1(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_bessel_y1, (input,))
+        return _tab_special_bessel_y1[_k](input)
+    return _no_overload("special_bessel_y1", locals(), ('special_bessel_y1(Tensor self) -> Tensor',))
+
+
+def special_chebyshev_polynomial_t(x, n, *, out=None):
+    'special_chebyshev_polynomial_t(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_chebyshev_polynomial_t\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialChebyshevPolynomialTBackward0)\n\nSchemas (native_functions.yaml):\n    special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor'
+    if out is not None:
+        return _store_out('special_chebyshev_polynomial_t', special_chebyshev_polynomial_t(x, n), out)
+    if True:
+        return _call_special_chebyshev_polynomial_t(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_t', arg='n')))
+    return _no_overload("special_chebyshev_polynomial_t", locals(), ('special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor',))
+
+
+def special_chebyshev_polynomial_u(x, n, *, out=None):
+    'special_chebyshev_polynomial_u(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_chebyshev_polynomial_u\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialChebyshevPolynomialUBackward0)\n\nSchemas (native_functions.yaml):\n    special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor'
+    if out is not None:
+        return _store_out('special_chebyshev_polynomial_u', special_chebyshev_polynomial_u(x, n), out)
+    if True:
+        return _call_special_chebyshev_polynomial_u(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_u', arg='n')))
+    return _no_overload("special_chebyshev_polynomial_u", locals(), ('special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor',))
+
+
+def special_chebyshev_polynomial_v(x, n, *, out=None):
+    'special_chebyshev_polynomial_v(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_chebyshev_polynomial_v\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialChebyshevPolynomialVBackward0)\n\nSchemas (native_functions.yaml):\n    special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor'
+    if out is not None:
+        return _store_out('special_chebyshev_polynomial_v', special_chebyshev_polynomial_v(x, n), out)
+    if True:
+        return _call_special_chebyshev_polynomial_v(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_v', arg='n')))
+    return _no_overload("special_chebyshev_polynomial_v", locals(), ('special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor',))
+
+
+def special_chebyshev_polynomial_w(x, n, *, out=None):
+    'special_chebyshev_polynomial_w(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_chebyshev_polynomial_w\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialChebyshevPolynomialWBackward0)\n\nSchemas (native_functions.yaml):\n    special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor'
+    if out is not None:
+        return _store_out('special_chebyshev_polynomial_w', special_chebyshev_polynomial_w(x, n), out)
+    if True:
+        return _call_special_chebyshev_polynomial_w(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_w', arg='n')))
+    return _no_overload("special_chebyshev_polynomial_w", locals(), ('special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor',))
+
+
+def special_entr(input, *, out=None):
+    'special_entr(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_entr\nDifferentiable: yes, for input (derivatives.yaml; backward node SpecialEntrBackward0)\n\nSchemas (native_functions.yaml):\n    special_entr(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('special_entr', special_entr(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_entr, (input,))
+        return _tab_special_entr[_k](input)
+    return _no_overload("special_entr", locals(), ('special_entr(Tensor self) -> Tensor',))
+
+
+def special_erfcx(input, *, out=None):
+    'special_erfcx(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_erfcx\nDifferentiable: yes, for input (derivatives.yaml; backward node SpecialErfcxBackward0)\n\nSchemas (native_functions.yaml):\n    special_erfcx(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('special_erfcx', special_erfcx(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_erfcx, (input,))
+        return _tab_special_erfcx[_k](input)
+    return _no_overload("special_erfcx", locals(), ('special_erfcx(Tensor self) -> Tensor',))
+
+
+def special_hermite_polynomial_h(x, n, *, out=None):
+    'special_hermite_polynomial_h(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_hermite_polynomial_h\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialHermitePolynomialHBackward0)\n\nSchemas (native_functions.yaml):\n    special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor'
+    if out is not None:
+        return _store_out('special_hermite_polynomial_h', special_hermite_polynomial_h(x, n), out)
+    if True:
+        return _call_special_hermite_polynomial_h(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_hermite_polynomial_h', arg='n')))
+    return _no_overload("special_hermite_polynomial_h", locals(), ('special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor',))
+
+
+def special_hermite_polynomial_he(x, n, *, out=None):
+    'special_hermite_polynomial_he(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_hermite_polynomial_he\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialHermitePolynomialHeBackward0)\n\nSchemas (native_functions.yaml):\n    special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor'
+    if out is not None:
+        return _store_out('special_hermite_polynomial_he', special_hermite_polynomial_he(x, n), out)
+    if True:
+        return _call_special_hermite_polynomial_he(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_hermite_polynomial_he', arg='n')))
+    return _no_overload("special_hermite_polynomial_he", locals(), ('special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor',))
+
+
+def special_i0e(input, *, out=None):
+    'special_i0e(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_i0e\nDifferentiable: yes, for input (derivatives.yaml; backward node SpecialI0eBackward0)\n\nSchemas (native_functions.yaml):\n    special_i0e(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('special_i0e', special_i0e(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_i0e, (input,))
+        return _tab_special_i0e[_k](input)
+    return _no_overload("special_i0e", locals(), ('special_i0e(Tensor self) -> Tensor',))
+
+
+def special_i1(input, *, out=None):
+    'special_i1(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_i1\nDifferentiable: yes, for input (derivatives.yaml; backward node SpecialI1Backward0)\n\nSchemas (native_functions.yaml):\n    special_i1(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('special_i1', special_i1(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_i1, (input,))
+        return _tab_special_i1[_k](input)
+    return _no_overload("special_i1", locals(), ('special_i1(Tensor self) -> Tensor',))
+
+
+def special_i1e(input, *, out=None):
+    'special_i1e(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_i1e\nDifferentiable: yes, for input (derivatives.yaml; backward node SpecialI1eBackward0)\n\nSchemas (native_functions.yaml):\n    special_i1e(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('special_i1e', special_i1e(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_i1e, (input,))
+        return _tab_special_i1e[_k](input)
+    return _no_overload("special_i1e", locals(), ('special_i1e(Tensor self) -> Tensor',))
+
+
+def special_laguerre_polynomial_l(x, n, *, out=None):
+    'special_laguerre_polynomial_l(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_laguerre_polynomial_l\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialLaguerrePolynomialLBackward0)\n\nSchemas (native_functions.yaml):\n    special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor'
+    if out is not None:
+        return _store_out('special_laguerre_polynomial_l', special_laguerre_polynomial_l(x, n), out)
+    if True:
+        return _call_special_laguerre_polynomial_l(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_laguerre_polynomial_l', arg='n')))
+    return _no_overload("special_laguerre_polynomial_l", locals(), ('special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor',))
+
+
+def special_legendre_polynomial_p(x, n, *, out=None):
+    'special_legendre_polynomial_p(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_legendre_polynomial_p\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialLegendrePolynomialPBackward0)\n\nSchemas (native_functions.yaml):\n    special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor'
+    if out is not None:
+        return _store_out('special_legendre_polynomial_p', special_legendre_polynomial_p(x, n), out)
+    if True:
+        return _call_special_legendre_polynomial_p(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_legendre_polynomial_p', arg='n')))
+    return _no_overload("special_legendre_polynomial_p", locals(), ('special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor',))
+
+
+def special_log_ndtr(input, *, out=None):
+    'special_log_ndtr(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_log_ndtr\nDifferentiable: yes, for input (derivatives.yaml; backward node SpecialLogNdtrBackward0)\n\nSchemas (native_functions.yaml):\n    special_log_ndtr(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('special_log_ndtr', special_log_ndtr(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_log_ndtr, (input,))
+        return _tab_special_log_ndtr[_k](input)
+    return _no_overload("special_log_ndtr", locals(), ('special_log_ndtr(Tensor self) -> Tensor',))
+
+
+def special_modified_bessel_k0(input, *, out=None):
+    'special_modified_bessel_k0(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_modified_bessel_k0\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialModifiedBesselK0Backward0)\n\nSchemas (native_functions.yaml):\n    special_modified_bessel_k0(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('special_modified_bessel_k0', special_modified_bessel_k0(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_modified_bessel_k0, (input,))
+        return _tab_special_modified_bessel_k0[_k](input)
+    return _no_overload("special_modified_bessel_k0", locals(), ('special_modified_bessel_k0(Tensor self) -> Tensor',))
+
+
+def special_modified_bessel_k1(input, *, out=None):
+    'special_modified_bessel_k1(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_modified_bessel_k1\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialModifiedBesselK1Backward0)\n\nSchemas (native_functions.yaml):\n    special_modified_bessel_k1(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('special_modified_bessel_k1', special_modified_bessel_k1(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_modified_bessel_k1, (input,))
+        return _tab_special_modified_bessel_k1[_k](input)
+    return _no_overload("special_modified_bessel_k1", locals(), ('special_modified_bessel_k1(Tensor self) -> Tensor',))
+
+
+def special_ndtr(input, *, out=None):
+    'special_ndtr(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_ndtr; in-place: Tensor.special_ndtr_; out=: opgen.special_ndtr(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SpecialNdtrBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    special_ndtr(Tensor self) -> Tensor\n    special_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_ndtr, (input,))
+        return _tab_special_ndtr[_k](input)
+    if out is not None:
+        return _call_special_ndtr_out(input, out)
+    return _no_overload("special_ndtr", locals(), ('special_ndtr(Tensor self) -> Tensor', 'special_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def special_ndtr_(input):
+    'special_ndtr_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.special_ndtr; in-place: Tensor.special_ndtr_; out=: opgen.special_ndtr(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node SpecialNdtrBackward0)\n\nSchemas (native_functions.yaml):\n    special_ndtr_(Tensor(a!) self) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_special_ndtr_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_special_ndtr_[_k](input)
+
+
+def special_ndtri(input, *, out=None):
+    'special_ndtri(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_ndtri\nDifferentiable: yes, for input (derivatives.yaml; backward node SpecialNdtriBackward0)\n\nSchemas (native_functions.yaml):\n    special_ndtri(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('special_ndtri', special_ndtri(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_ndtri, (input,))
+        return _tab_special_ndtri[_k](input)
+    return _no_overload("special_ndtri", locals(), ('special_ndtri(Tensor self) -> Tensor',))
+
+
+def special_scaled_modified_bessel_k0(x, *, out=None):
+    'special_scaled_modified_bessel_k0(x, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_scaled_modified_bessel_k0\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialScaledModifiedBesselK0Backward0)\n\nSchemas (native_functions.yaml):\n    special_scaled_modified_bessel_k0(Tensor x) -> Tensor'
+    if out is not None:
+        return _store_out('special_scaled_modified_bessel_k0', special_scaled_modified_bessel_k0(x), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[x._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_scaled_modified_bessel_k0, (x,))
+        return _tab_special_scaled_modified_bessel_k0[_k](x)
+    return _no_overload("special_scaled_modified_bessel_k0", locals(), ('special_scaled_modified_bessel_k0(Tensor x) -> Tensor',))
+
+
+def special_scaled_modified_bessel_k1(x, *, out=None):
+    'special_scaled_modified_bessel_k1(x, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_scaled_modified_bessel_k1\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialScaledModifiedBesselK1Backward0)\n\nSchemas (native_functions.yaml):\n    special_scaled_modified_bessel_k1(Tensor x) -> Tensor'
+    if out is not None:
+        return _store_out('special_scaled_modified_bessel_k1', special_scaled_modified_bessel_k1(x), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[x._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_scaled_modified_bessel_k1, (x,))
+        return _tab_special_scaled_modified_bessel_k1[_k](x)
+    return _no_overload("special_scaled_modified_bessel_k1", locals(), ('special_scaled_modified_bessel_k1(Tensor x) -> Tensor',))
+
+
+def special_shifted_chebyshev_polynomial_t(x, n, *, out=None):
+    'special_shifted_chebyshev_polynomial_t(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_shifted_chebyshev_polynomial_t\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialShiftedChebyshevPolynomialTBackward0)\n\nSchemas (native_functions.yaml):\n    special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor'
+    if out is not None:
+        return _store_out('special_shifted_chebyshev_polynomial_t', special_shifted_chebyshev_polynomial_t(x, n), out)
+    if True:
+        return _call_special_shifted_chebyshev_polynomial_t(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_t', arg='n')))
+    return _no_overload("special_shifted_chebyshev_polynomial_t", locals(), ('special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor',))
+
+
+def special_shifted_chebyshev_polynomial_u(x, n, *, out=None):
+    'special_shifted_chebyshev_polynomial_u(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_shifted_chebyshev_polynomial_u\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialShiftedChebyshevPolynomialUBackward0)\n\nSchemas (native_functions.yaml):\n    special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor'
+    if out is not None:
+        return _store_out('special_shifted_chebyshev_polynomial_u', special_shifted_chebyshev_polynomial_u(x, n), out)
+    if True:
+        return _call_special_shifted_chebyshev_polynomial_u(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_u', arg='n')))
+    return _no_overload("special_shifted_chebyshev_polynomial_u", locals(), ('special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor',))
+
+
+def special_shifted_chebyshev_polynomial_v(x, n, *, out=None):
+    'special_shifted_chebyshev_polynomial_v(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_shifted_chebyshev_polynomial_v\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialShiftedChebyshevPolynomialVBackward0)\n\nSchemas (native_functions.yaml):\n    special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor'
+    if out is not None:
+        return _store_out('special_shifted_chebyshev_polynomial_v', special_shifted_chebyshev_polynomial_v(x, n), out)
+    if True:
+        return _call_special_shifted_chebyshev_polynomial_v(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_v', arg='n')))
+    return _no_overload("special_shifted_chebyshev_polynomial_v", locals(), ('special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor',))
+
+
+def special_shifted_chebyshev_polynomial_w(x, n, *, out=None):
+    'special_shifted_chebyshev_polynomial_w(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_shifted_chebyshev_polynomial_w\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialShiftedChebyshevPolynomialWBackward0)\n\nSchemas (native_functions.yaml):\n    special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor'
+    if out is not None:
+        return _store_out('special_shifted_chebyshev_polynomial_w', special_shifted_chebyshev_polynomial_w(x, n), out)
+    if True:
+        return _call_special_shifted_chebyshev_polynomial_w(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_w', arg='n')))
+    return _no_overload("special_shifted_chebyshev_polynomial_w", locals(), ('special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor',))
+
+
+def special_spherical_bessel_j0(x, *, out=None):
+    'special_spherical_bessel_j0(x, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_spherical_bessel_j0\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialSphericalBesselJ0Backward0)\n\nSchemas (native_functions.yaml):\n    special_spherical_bessel_j0(Tensor x) -> Tensor'
+    if out is not None:
+        return _store_out('special_spherical_bessel_j0', special_spherical_bessel_j0(x), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[x._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_special_spherical_bessel_j0, (x,))
+        return _tab_special_spherical_bessel_j0[_k](x)
+    return _no_overload("special_spherical_bessel_j0", locals(), ('special_spherical_bessel_j0(Tensor x) -> Tensor',))
+
+
+def special_xlog1py(input, other, *, out=None):
+    'special_xlog1py(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_xlog1py; in-place: Tensor.special_xlog1py_; out=: opgen.special_xlog1py(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node SpecialXlog1pyBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    special_xlog1py(Tensor self, Tensor other) -> Tensor\n    special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        return _call_special_xlog1py(input, (other if isinstance(other, Tensor) else _scalar(other, op='special_xlog1py', arg='other')))
+    if out is not None:
+        return _call_special_xlog1py_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='special_xlog1py', arg='other')), out)
+    return _no_overload("special_xlog1py", locals(), ('special_xlog1py(Tensor self, Tensor other) -> Tensor', 'special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def special_xlog1py_(input, other):
+    'special_xlog1py_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.special_xlog1py; in-place: Tensor.special_xlog1py_; out=: opgen.special_xlog1py(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node SpecialXlog1pyBackward0)\n\nSchemas (native_functions.yaml):\n    special_xlog1py_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
+    return _call_special_xlog1py_(input, (other if isinstance(other, Tensor) else _scalar(other, op='special_xlog1py_', arg='other')))
+
+
+def special_zeta(input, other, *, out=None):
+    'special_zeta(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_zeta\nDifferentiable: yes, for other (derivatives.yaml; backward node SpecialZetaBackward0)\n\nSchemas (native_functions.yaml):\n    special_zeta(Tensor self, Tensor other) -> Tensor'
+    if out is not None:
+        return _store_out('special_zeta', special_zeta(input, other), out)
+    if True:
+        return _call_special_zeta(input, (other if isinstance(other, Tensor) else _scalar(other, op='special_zeta', arg='other')))
+    return _no_overload("special_zeta", locals(), ('special_zeta(Tensor self, Tensor other) -> Tensor',))
 
 
 def split(input, split_size, dim=0):
@@ -9241,6 +13735,24 @@ def split(input, split_size, dim=0):
     except AttributeError:
         _k = _bad_arguments(_op_split_Tensor, (input, split_size, dim,))
     return _tab_split_Tensor[_k](input, split_size, dim)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    'split_with_sizes(input, split_sizes, dim=0) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    split_sizes (int or sequence of ints)\n    dim (int, default 0)\n\nForms: functional: opgen.split_with_sizes and Tensor.split_with_sizes\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_split_with_sizes, (input, split_sizes, dim,))
+    return _tab_split_with_sizes[_k](input, split_sizes, dim)
+
+
+def split_with_sizes_copy(input, split_sizes, dim=0):
+    'split_with_sizes_copy(input, split_sizes, dim=0) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    split_sizes (int or sequence of ints)\n    dim (int, default 0)\n\nForms: functional: opgen.split_with_sizes_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_split_with_sizes_copy, (input, split_sizes, dim,))
+    return _tab_split_with_sizes_copy[_k](input, split_sizes, dim)
 
 
 def sqrt(input, *, out=None):
@@ -9309,17 +13821,47 @@ def squeeze(input, dim=_NG):
 _show(squeeze, (('input', False, _REQ), ('dim', False, _NG), ))
 
 
-def stack(tensors, dim=0):
-    'stack(tensors, dim=0) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    dim (int, default 0)\n\nForms: functional: opgen.stack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    stack(Tensor[] tensors, int dim=0) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
-    except AttributeError:
-        _k = _bad_arguments(_op_stack, (tensors, dim,))
-    return _tab_stack[_k](tensors, dim)
+def squeeze_copy(input, dim=_NG, *, out=None):
+    'squeeze_copy(input) -> Tensor\nsqueeze_copy(input, dim) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints; may be left out: only squeeze_copy.dims takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.squeeze_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    squeeze_copy(Tensor self) -> Tensor\n    squeeze_copy.dims(Tensor self, int[] dim) -> Tensor'
+    if out is not None:
+        return _store_out('squeeze_copy', squeeze_copy(input, dim), out)
+    if dim is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_squeeze_copy, (input,))
+        return _tab_squeeze_copy[_k](input)
+    if dim is not _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_squeeze_copy_dims, (input, dim,))
+        return _tab_squeeze_copy_dims[_k](input, dim)
+    return _no_overload("squeeze_copy", locals(), ('squeeze_copy(Tensor self) -> Tensor', 'squeeze_copy.dims(Tensor self, int[] dim) -> Tensor'))
 
 
-def std(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
-    'std(input, dim=None, unbiased=True, keepdim=False, *, correction=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by std.correction, std.dim)\n    unbiased (bool, default True; taken by std, std.dim)\n    keepdim (bool, default False; taken by std.correction, std.dim)\n    correction (number, optional, default None; taken by std.correction)\n\nForms: functional: opgen.std and Tensor.std\nDifferentiable: std.correction: yes, for input (derivatives.yaml; backward node StdBackward0); std, std.dim: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n    std(Tensor self, bool unbiased=True) -> Tensor\n    std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'
+_show(squeeze_copy, (('input', False, _REQ), ('dim', False, _NG), ('out', True, None), ))
+
+
+def stack(tensors, dim=0, *, out=None):
+    'stack(tensors, dim=0, *, out=None) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    dim (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.stack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    stack(Tensor[] tensors, int dim=0) -> Tensor'
+    if out is not None:
+        return _store_out('stack', stack(tensors, dim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+        except AttributeError:
+            _k = _bad_arguments(_op_stack, (tensors, dim,))
+        return _tab_stack[_k](tensors, dim)
+    return _no_overload("stack", locals(), ('stack(Tensor[] tensors, int dim=0) -> Tensor',))
+
+
+def std(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=None):
+    'std(input, dim=None, unbiased=True, keepdim=False, *, correction=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by std.correction, std.dim)\n    unbiased (bool, default True; taken by std, std.dim)\n    keepdim (bool, default False; taken by std.correction, std.dim)\n    correction (number, optional, default None; taken by std.correction)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.std and Tensor.std\nDifferentiable: std.correction: yes, for input (derivatives.yaml; backward node StdBackward0); std, std.dim: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n    std(Tensor self, bool unbiased=True) -> Tensor\n    std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'
+    if out is not None:
+        return _store_out('std', std(input, dim, unbiased, keepdim, correction=correction), out)
+    if keepdim is _NG and correction is _NG and dim.__class__ is bool and unbiased is _NG:
+        return _call_std(input, dim)
     if unbiased is _NG:
         return _call_std_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
     if dim is _NG and keepdim is _NG and correction is _NG:
@@ -9329,11 +13871,15 @@ def std(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
     return _no_overload("std", locals(), ('std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'std(Tensor self, bool unbiased=True) -> Tensor', 'std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'))
 
 
-_show(std, (('input', False, _REQ), ('dim', False, None), ('unbiased', False, True), ('keepdim', False, False), ('correction', True, None), ))
+_show(std, (('input', False, _REQ), ('dim', False, None), ('unbiased', False, True), ('keepdim', False, False), ('correction', True, None), ('out', True, None), ))
 
 
-def std_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
-    'std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None) -> (Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by std_mean.correction, std_mean.dim)\n    unbiased (bool, default True; taken by std_mean, std_mean.dim)\n    keepdim (bool, default False; taken by std_mean.correction, std_mean.dim)\n    correction (number, optional, default None; taken by std_mean.correction)\n\nForms: functional: opgen.std_mean\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)\n    std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)\n    std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'
+def std_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=None):
+    'std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None, out=None) -> (Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by std_mean.correction, std_mean.dim)\n    unbiased (bool, default True; taken by std_mean, std_mean.dim)\n    keepdim (bool, default False; taken by std_mean.correction, std_mean.dim)\n    correction (number, optional, default None; taken by std_mean.correction)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.std_mean\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)\n    std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)\n    std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'
+    if out is not None:
+        return _store_out('std_mean', std_mean(input, dim, unbiased, keepdim, correction=correction), out)
+    if keepdim is _NG and correction is _NG and dim.__class__ is bool and unbiased is _NG:
+        return _call_std_mean(input, dim)
     if unbiased is _NG:
         return _call_std_mean_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
     if dim is _NG and keepdim is _NG and correction is _NG:
@@ -9343,7 +13889,7 @@ def std_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
     return _no_overload("std_mean", locals(), ('std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)', 'std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)', 'std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'))
 
 
-_show(std_mean, (('input', False, _REQ), ('dim', False, None), ('unbiased', False, True), ('keepdim', False, False), ('correction', True, None), ))
+_show(std_mean, (('input', False, _REQ), ('dim', False, None), ('unbiased', False, True), ('keepdim', False, False), ('correction', True, None), ('out', True, None), ))
 
 
 def sub(input, other, *, alpha=1, out=None):
@@ -9381,8 +13927,10 @@ def sub_(input, other, *, alpha=1):
     return _no_overload("sub_", locals(), ('sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', 'sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'))
 
 
-def sum(input, dim=_NG, keepdim=_NG, *, dtype=None):
-    'sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by sum.dim_IntList)\n    keepdim (bool, default False; taken by sum.dim_IntList)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen.sum and Tensor.sum\nDifferentiable: sum: yes, for input (derivatives.yaml; backward node SumBackward0); sum.dim_IntList: yes, for input (derivatives.yaml; backward node SumBackward1)\n\nSchemas (native_functions.yaml):\n    sum(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
+def sum(input, dim=_NG, keepdim=_NG, *, dtype=None, out=None):
+    'sum(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by sum.dim_IntList)\n    keepdim (bool, default False; taken by sum.dim_IntList)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sum and Tensor.sum\nDifferentiable: sum: yes, for input (derivatives.yaml; backward node SumBackward0); sum.dim_IntList: yes, for input (derivatives.yaml; backward node SumBackward1)\n\nSchemas (native_functions.yaml):\n    sum(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
+    if out is not None:
+        return _store_out('sum', sum(input, dim, keepdim, dtype=dtype), out)
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9394,7 +13942,20 @@ def sum(input, dim=_NG, keepdim=_NG, *, dtype=None):
     return _no_overload("sum", locals(), ('sum(Tensor self, *, ScalarType? dtype=None) -> Tensor', 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'))
 
 
-_show(sum, (('input', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ))
+_show(sum, (('input', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ))
+
+
+def sum_to_size(input, size, *, out=None):
+    'sum_to_size(input, size, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.sum_to_size\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    sum_to_size(Tensor self, SymInt[] size) -> Tensor'
+    if out is not None:
+        return _store_out('sum_to_size', sum_to_size(input, size), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_sum_to_size, (input, size,))
+        return _tab_sum_to_size[_k](input, size)
+    return _no_overload("sum_to_size", locals(), ('sum_to_size(Tensor self, SymInt[] size) -> Tensor',))
 
 
 def swapaxes(input, axis0, axis1):
@@ -9424,9 +13985,35 @@ def t(input):
     return _tab_t[_k](input)
 
 
-def take(input, index):
-    'take(input, index) -> Tensor\n\nArguments:\n    input (Tensor)\n    index (Tensor)\n\nForms: functional: opgen.take and Tensor.take\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    take(Tensor self, Tensor index) -> Tensor'
-    return _call_take(input, (index if isinstance(index, Tensor) else _scalar(index, op='take', arg='index')))
+def t_copy(input, *, out=None):
+    't_copy(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.t_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    t_copy(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('t_copy', t_copy(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_t_copy, (input,))
+        return _tab_t_copy[_k](input)
+    return _no_overload("t_copy", locals(), ('t_copy(Tensor self) -> Tensor',))
+
+
+def take(input, index, *, out=None):
+    'take(input, index, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    index (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.take and Tensor.take\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    take(Tensor self, Tensor index) -> Tensor'
+    if out is not None:
+        return _store_out('take', take(input, index), out)
+    if True:
+        return _call_take(input, (index if isinstance(index, Tensor) else _scalar(index, op='take', arg='index')))
+    return _no_overload("take", locals(), ('take(Tensor self, Tensor index) -> Tensor',))
+
+
+def take_along_dim(input, indices, dim=None, *, out=None):
+    'take_along_dim(input, indices, dim=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    indices (Tensor)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.take_along_dim and Tensor.take_along_dim\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor'
+    if out is not None:
+        return _store_out('take_along_dim', take_along_dim(input, indices, dim), out)
+    if True:
+        return _call_take_along_dim(input, (indices if isinstance(indices, Tensor) else _scalar(indices, op='take_along_dim', arg='indices')), dim)
+    return _no_overload("take_along_dim", locals(), ('take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor',))
 
 
 def tan(input, *, out=None):
@@ -9475,13 +14062,39 @@ def tanh_(input):
     return _tab_tanh_[_k](input)
 
 
-def threshold(input, threshold, value):
-    'threshold(input, threshold, value) -> Tensor\n\nArguments:\n    input (Tensor)\n    threshold (number)\n    value (number)\n\nForms: functional: opgen.threshold\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_threshold, (input, threshold, value,))
-    return _tab_threshold[_k](input, threshold, value)
+def tensor_split(input, sections=_NG, dim=0, indices=_NG, tensor_indices_or_sections=_NG):
+    'tensor_split(input, sections, dim=0) -> list of Tensors\ntensor_split(input, indices, dim=0) -> list of Tensors\ntensor_split(input, tensor_indices_or_sections, dim=0) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    sections (int; may be left out: only tensor_split.sections takes it)\n    dim (int, default 0)\n    indices (int or sequence of ints; may be left out: only tensor_split.indices takes it)\n    tensor_indices_or_sections (Tensor; may be left out: only tensor_split.tensor_indices_or_sections takes it)\n\nForms: functional: opgen.tensor_split and Tensor.tensor_split\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]\n    tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]\n    tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]'
+    if indices is _NG and (tensor_indices_or_sections is not _NG and sections is _NG or isinstance(sections, Tensor) and tensor_indices_or_sections is _NG):
+        return _call_tensor_split_tensor_indices_or_sections(input, (tensor_indices_or_sections if tensor_indices_or_sections is not _NG else sections), dim)
+    if sections is not _NG and indices is _NG and tensor_indices_or_sections is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_tensor_split_sections, (input, sections, dim,))
+        return _tab_tensor_split_sections[_k](input, sections, dim)
+    if sections is _NG and indices is not _NG and tensor_indices_or_sections is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_tensor_split_indices, (input, indices, dim,))
+        return _tab_tensor_split_indices[_k](input, indices, dim)
+    return _no_overload("tensor_split", locals(), ('tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]', 'tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]', 'tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]'))
+
+
+_show(tensor_split, (('input', False, _REQ), ('sections', False, _NG), ('dim', False, 0), ('indices', False, _NG), ('tensor_indices_or_sections', False, _NG), ))
+
+
+def threshold(input, threshold, value, *, out=None):
+    'threshold(input, threshold, value, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    threshold (number)\n    value (number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.threshold\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor'
+    if out is not None:
+        return _store_out('threshold', threshold(input, threshold, value), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_threshold, (input, threshold, value,))
+        return _tab_threshold[_k](input, threshold, value)
+    return _no_overload("threshold", locals(), ('threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor',))
 
 
 def threshold_backward(grad_output, input, threshold, *, out=None):
@@ -9493,31 +14106,43 @@ def threshold_backward(grad_output, input, threshold, *, out=None):
     return _no_overload("threshold_backward", locals(), ('threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor', 'threshold_backward.out(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def tile(input, dims):
-    'tile(input, dims) -> Tensor\n\nArguments:\n    input (Tensor)\n    dims (int or sequence of ints)\n\nForms: functional: opgen.tile and Tensor.tile\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    tile(Tensor self, SymInt[] dims) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_tile, (input, dims,))
-    return _tab_tile[_k](input, dims)
+def tile(input, dims, *, out=None):
+    'tile(input, dims, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dims (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.tile and Tensor.tile\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    tile(Tensor self, SymInt[] dims) -> Tensor'
+    if out is not None:
+        return _store_out('tile', tile(input, dims), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_tile, (input, dims,))
+        return _tab_tile[_k](input, dims)
+    return _no_overload("tile", locals(), ('tile(Tensor self, SymInt[] dims) -> Tensor',))
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True):
-    'topk(input, k, dim=-1, largest=True, sorted=True) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    k (int)\n    dim (int, default -1)\n    largest (bool, default True)\n    sorted (bool, default True)\n\nForms: functional: opgen.topk and Tensor.topk\nDifferentiable: yes, for input (derivatives.yaml; backward node TopkBackward0)\n\nSchemas (native_functions.yaml):\n    topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_topk, (input, k, dim, largest, sorted,))
-    return _rt_topk._make(_tab_topk[_k](input, k, dim, largest, sorted))
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+    'topk(input, k, dim=-1, largest=True, sorted=True, *, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    k (int)\n    dim (int, default -1)\n    largest (bool, default True)\n    sorted (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.topk and Tensor.topk\nDifferentiable: yes, for input (derivatives.yaml; backward node TopkBackward0)\n\nSchemas (native_functions.yaml):\n    topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)'
+    if out is not None:
+        return _store_out('topk', topk(input, k, dim, largest, sorted), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_topk, (input, k, dim, largest, sorted,))
+        return _rt_topk._make(_tab_topk[_k](input, k, dim, largest, sorted))
+    return _no_overload("topk", locals(), ('topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)',))
 
 
-def trace(input):
-    'trace(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.trace and Tensor.trace\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    trace(Tensor self) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_trace, (input,))
-    return _tab_trace[_k](input)
+def trace(input, *, out=None):
+    'trace(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.trace and Tensor.trace\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    trace(Tensor self) -> Tensor'
+    if out is not None:
+        return _store_out('trace', trace(input), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_trace, (input,))
+        return _tab_trace[_k](input)
+    return _no_overload("trace", locals(), ('trace(Tensor self) -> Tensor',))
 
 
 def transpose(input, dim0, dim1):
@@ -9529,22 +14154,80 @@ def transpose(input, dim0, dim1):
     return _tab_transpose_int[_k](input, dim0, dim1)
 
 
-def tril(input, diagonal=0):
-    'tril(input, diagonal=0) -> Tensor\n\nArguments:\n    input (Tensor)\n    diagonal (int, default 0)\n\nForms: functional: opgen.tril and Tensor.tril\nDifferentiable: yes, for input (derivatives.yaml; backward node TrilBackward0)\n\nSchemas (native_functions.yaml):\n    tril(Tensor self, int diagonal=0) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_tril, (input, diagonal,))
-    return _tab_tril[_k](input, diagonal)
+def transpose_copy(input, dim0, dim1, *, out=None):
+    'transpose_copy(input, dim0, dim1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim0 (int)\n    dim1 (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.transpose_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor'
+    if out is not None:
+        return _store_out('transpose_copy', transpose_copy(input, dim0, dim1), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_transpose_copy_int, (input, dim0, dim1,))
+        return _tab_transpose_copy_int[_k](input, dim0, dim1)
+    return _no_overload("transpose_copy", locals(), ('transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor',))
 
 
-def triu(input, diagonal=0):
-    'triu(input, diagonal=0) -> Tensor\n\nArguments:\n    input (Tensor)\n    diagonal (int, default 0)\n\nForms: functional: opgen.triu and Tensor.triu\nDifferentiable: yes, for input (derivatives.yaml; backward node TriuBackward0)\n\nSchemas (native_functions.yaml):\n    triu(Tensor self, int diagonal=0) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_triu, (input, diagonal,))
-    return _tab_triu[_k](input, diagonal)
+def trapezoid(y, x=_NG, *, dim=-1, dx=_NG, out=None):
+    'trapezoid(y, x, *, dim=-1) -> Tensor\ntrapezoid(y, *, dx=1, dim=-1) -> Tensor\n\nArguments:\n    y (Tensor)\n    x (Tensor; may be left out: only trapezoid.x takes it)\n    dim (int, default -1)\n    dx (number, default 1; taken by trapezoid.dx)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.trapezoid\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor\n    trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor'
+    if out is not None:
+        return _store_out('trapezoid', trapezoid(y, x, dim=dim, dx=dx), out)
+    if x is not _NG and dx is _NG:
+        return _call_trapezoid_x(y, (x if isinstance(x, Tensor) else _scalar(x, op='trapezoid', arg='x')), dim)
+    if x is _NG:
+        return _call_trapezoid_dx(y, (1 if dx is _NG else dx), dim)
+    return _no_overload("trapezoid", locals(), ('trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor', 'trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor'))
+
+
+_show(trapezoid, (('y', False, _REQ), ('x', False, _NG), ('dim', True, -1), ('dx', True, 1), ('out', True, None), ))
+
+
+def trapz(y, x=_NG, *, dim=-1, dx=_NG, out=None):
+    'trapz(y, x, *, dim=-1) -> Tensor\ntrapz(y, *, dx=1, dim=-1) -> Tensor\n\nArguments:\n    y (Tensor)\n    x (Tensor; may be left out: only trapz.x takes it)\n    dim (int, default -1)\n    dx (float, default 1; taken by trapz.dx)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.trapz\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor\n    trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor'
+    if out is not None:
+        return _store_out('trapz', trapz(y, x, dim=dim, dx=dx), out)
+    if x is not _NG and dx is _NG:
+        return _call_trapz_x(y, (x if isinstance(x, Tensor) else _scalar(x, op='trapz', arg='x')), dim)
+    if x is _NG:
+        return _call_trapz_dx(y, (1 if dx is _NG else dx), dim)
+    return _no_overload("trapz", locals(), ('trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor', 'trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor'))
+
+
+_show(trapz, (('y', False, _REQ), ('x', False, _NG), ('dim', True, -1), ('dx', True, 1), ('out', True, None), ))
+
+
+def tril(input, diagonal=0, *, out=None):
+    'tril(input, diagonal=0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    diagonal (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.tril and Tensor.tril\nDifferentiable: yes, for input (derivatives.yaml; backward node TrilBackward0)\n\nSchemas (native_functions.yaml):\n    tril(Tensor self, int diagonal=0) -> Tensor'
+    if out is not None:
+        return _store_out('tril', tril(input, diagonal), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_tril, (input, diagonal,))
+        return _tab_tril[_k](input, diagonal)
+    return _no_overload("tril", locals(), ('tril(Tensor self, int diagonal=0) -> Tensor',))
+
+
+def triu(input, diagonal=0, *, out=None):
+    'triu(input, diagonal=0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    diagonal (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.triu and Tensor.triu\nDifferentiable: yes, for input (derivatives.yaml; backward node TriuBackward0)\n\nSchemas (native_functions.yaml):\n    triu(Tensor self, int diagonal=0) -> Tensor'
+    if out is not None:
+        return _store_out('triu', triu(input, diagonal), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_triu, (input, diagonal,))
+        return _tab_triu[_k](input, diagonal)
+    return _no_overload("triu", locals(), ('triu(Tensor self, int diagonal=0) -> Tensor',))
+
+
+def true_divide(input, other, *, out=None):
+    'true_divide(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.true_divide and Tensor.true_divide\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    true_divide.Tensor(Tensor self, Tensor other) -> Tensor'
+    if out is not None:
+        return _store_out('true_divide', true_divide(input, other), out)
+    if True:
+        return _call_true_divide_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='true_divide', arg='other')))
+    return _no_overload("true_divide", locals(), ('true_divide.Tensor(Tensor self, Tensor other) -> Tensor',))
 
 
 def trunc(input, *, out=None):
@@ -9579,6 +14262,15 @@ def unbind(input, dim=0):
     return _tab_unbind_int[_k](input, dim)
 
 
+def unbind_copy(input, dim=0):
+    'unbind_copy(input, dim=0) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    dim (int, default 0)\n\nForms: functional: opgen.unbind_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unbind_copy.int(Tensor self, int dim=0) -> Tensor[]'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unbind_copy_int, (input, dim,))
+    return _tab_unbind_copy_int[_k](input, dim)
+
+
 def unflatten(input, dim, sizes):
     'unflatten(input, dim, sizes) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    sizes (int or sequence of ints)\n\nForms: functional: opgen.unflatten and Tensor.unflatten\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)'
     try:
@@ -9597,6 +14289,19 @@ def unfold(input, dimension, size, step):
     return _tab_unfold[_k](input, dimension, size, step)
 
 
+def unfold_copy(input, dimension, size, step, *, out=None):
+    'unfold_copy(input, dimension, size, step, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dimension (int)\n    size (int)\n    step (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.unfold_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor'
+    if out is not None:
+        return _store_out('unfold_copy', unfold_copy(input, dimension, size, step), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_unfold_copy, (input, dimension, size, step,))
+        return _tab_unfold_copy[_k](input, dimension, size, step)
+    return _no_overload("unfold_copy", locals(), ('unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor',))
+
+
 def uniform_(input, from_=0, to=1, *, generator=None):
     'uniform_(input, from_=0, to=1, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    from_ (float, default 0)\n    to (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.uniform_\nDifferentiable: yes, for input (derivatives.yaml; backward node UniformBackward0)\n\nSchemas (native_functions.yaml):\n    uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)'
     try:
@@ -9607,13 +14312,35 @@ def uniform_(input, from_=0, to=1, *, generator=None):
     return _tab_uniform_[_k](input, from_, to, generator)
 
 
-def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    'unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique\n\nArguments:\n    input (Tensor)\n    sorted (bool, default True)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n\nForms: functional: opgen.unique and Tensor.unique\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor'
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None, *, out=None):
+    'unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None, *, out=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique\n\nArguments:\n    input (Tensor)\n    sorted (bool, default True)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.unique and Tensor.unique\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor'
+    if out is not None:
+        return _store_out('unique', unique(input, sorted, return_inverse, return_counts, dim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_unique, (input, sorted, return_inverse, return_counts, dim,))
+        return _tab_unique[_k](input, sorted, return_inverse, return_counts, dim)
+    return _no_overload("unique", locals(), ('unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor',))
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    'unsafe_chunk(input, chunks, dim=0) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    chunks (int)\n    dim (int, default 0)\n\nForms: functional: opgen.unsafe_chunk and Tensor.unsafe_chunk\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
-        _k = _bad_arguments(_op_unique, (input, sorted, return_inverse, return_counts, dim,))
-    return _tab_unique[_k](input, sorted, return_inverse, return_counts, dim)
+        _k = _bad_arguments(_op_unsafe_chunk, (input, chunks, dim,))
+    return _tab_unsafe_chunk[_k](input, chunks, dim)
+
+
+def unsafe_split(input, split_size, dim=0):
+    'unsafe_split(input, split_size, dim=0) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    split_size (int)\n    dim (int, default 0)\n\nForms: functional: opgen.unsafe_split and Tensor.unsafe_split\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unsafe_split_Tensor, (input, split_size, dim,))
+    return _tab_unsafe_split_Tensor[_k](input, split_size, dim)
 
 
 def unsqueeze(input, dim):
@@ -9625,8 +14352,25 @@ def unsqueeze(input, dim):
     return _tab_unsqueeze[_k](input, dim)
 
 
-def var(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
-    'var(input, dim=None, unbiased=True, keepdim=False, *, correction=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by var.correction, var.dim)\n    unbiased (bool, default True; taken by var, var.dim)\n    keepdim (bool, default False; taken by var.correction, var.dim)\n    correction (number, optional, default None; taken by var.correction)\n\nForms: functional: opgen.var and Tensor.var\nDifferentiable: var.correction: yes, for input (derivatives.yaml; backward node VarBackward0); var, var.dim: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n    var(Tensor self, bool unbiased=True) -> Tensor\n    var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'
+def unsqueeze_copy(input, dim, *, out=None):
+    'unsqueeze_copy(input, dim, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.unsqueeze_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unsqueeze_copy(Tensor self, int dim) -> Tensor'
+    if out is not None:
+        return _store_out('unsqueeze_copy', unsqueeze_copy(input, dim), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_unsqueeze_copy, (input, dim,))
+        return _tab_unsqueeze_copy[_k](input, dim)
+    return _no_overload("unsqueeze_copy", locals(), ('unsqueeze_copy(Tensor self, int dim) -> Tensor',))
+
+
+def var(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=None):
+    'var(input, dim=None, unbiased=True, keepdim=False, *, correction=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by var.correction, var.dim)\n    unbiased (bool, default True; taken by var, var.dim)\n    keepdim (bool, default False; taken by var.correction, var.dim)\n    correction (number, optional, default None; taken by var.correction)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.var and Tensor.var\nDifferentiable: var.correction: yes, for input (derivatives.yaml; backward node VarBackward0); var, var.dim: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n    var(Tensor self, bool unbiased=True) -> Tensor\n    var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'
+    if out is not None:
+        return _store_out('var', var(input, dim, unbiased, keepdim, correction=correction), out)
+    if keepdim is _NG and correction is _NG and dim.__class__ is bool and unbiased is _NG:
+        return _call_var(input, dim)
     if unbiased is _NG:
         return _call_var_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
     if dim is _NG and keepdim is _NG and correction is _NG:
@@ -9636,11 +14380,15 @@ def var(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
     return _no_overload("var", locals(), ('var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', 'var(Tensor self, bool unbiased=True) -> Tensor', 'var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'))
 
 
-_show(var, (('input', False, _REQ), ('dim', False, None), ('unbiased', False, True), ('keepdim', False, False), ('correction', True, None), ))
+_show(var, (('input', False, _REQ), ('dim', False, None), ('unbiased', False, True), ('keepdim', False, False), ('correction', True, None), ('out', True, None), ))
 
 
-def var_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
-    'var_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None) -> (Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by var_mean.correction, var_mean.dim)\n    unbiased (bool, default True; taken by var_mean, var_mean.dim)\n    keepdim (bool, default False; taken by var_mean.correction, var_mean.dim)\n    correction (number, optional, default None; taken by var_mean.correction)\n\nForms: functional: opgen.var_mean\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)\n    var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)\n    var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'
+def var_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=None):
+    'var_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None, out=None) -> (Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by var_mean.correction, var_mean.dim)\n    unbiased (bool, default True; taken by var_mean, var_mean.dim)\n    keepdim (bool, default False; taken by var_mean.correction, var_mean.dim)\n    correction (number, optional, default None; taken by var_mean.correction)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.var_mean\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)\n    var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)\n    var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'
+    if out is not None:
+        return _store_out('var_mean', var_mean(input, dim, unbiased, keepdim, correction=correction), out)
+    if keepdim is _NG and correction is _NG and dim.__class__ is bool and unbiased is _NG:
+        return _call_var_mean(input, dim)
     if unbiased is _NG:
         return _call_var_mean_correction(input, (None if dim is _NG else dim), (None if correction is _NG else correction), (False if keepdim is _NG else keepdim))
     if dim is _NG and keepdim is _NG and correction is _NG:
@@ -9650,7 +14398,16 @@ def var_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG):
     return _no_overload("var_mean", locals(), ('var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)', 'var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)', 'var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'))
 
 
-_show(var_mean, (('input', False, _REQ), ('dim', False, None), ('unbiased', False, True), ('keepdim', False, False), ('correction', True, None), ))
+_show(var_mean, (('input', False, _REQ), ('dim', False, None), ('unbiased', False, True), ('keepdim', False, False), ('correction', True, None), ('out', True, None), ))
+
+
+def vdot(input, other, *, out=None):
+    'vdot(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.vdot and Tensor.vdot\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    vdot(Tensor self, Tensor other) -> Tensor'
+    if out is not None:
+        return _store_out('vdot', vdot(input, other), out)
+    if True:
+        return _call_vdot(input, (other if isinstance(other, Tensor) else _scalar(other, op='vdot', arg='other')))
+    return _no_overload("vdot", locals(), ('vdot(Tensor self, Tensor other) -> Tensor',))
 
 
 def view(input, size):
@@ -9662,17 +14419,54 @@ def view(input, size):
     return _tab_view[_k](input, size)
 
 
-def vstack(tensors):
-    'vstack(tensors) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n\nForms: functional: opgen.vstack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    vstack(Tensor[] tensors) -> Tensor'
-    try:
-        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
-    except AttributeError:
-        _k = _bad_arguments(_op_vstack, (tensors,))
-    return _tab_vstack[_k](tensors)
+def view_copy(input, size, *, out=None):
+    'view_copy(input, size, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.view_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    view_copy(Tensor self, SymInt[] size) -> Tensor'
+    if out is not None:
+        return _store_out('view_copy', view_copy(input, size), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_view_copy, (input, size,))
+        return _tab_view_copy[_k](input, size)
+    return _no_overload("view_copy", locals(), ('view_copy(Tensor self, SymInt[] size) -> Tensor',))
+
+
+def vsplit(input, sections=_NG, indices=_NG):
+    'vsplit(input, sections) -> list of Tensors\nvsplit(input, indices) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    sections (int; may be left out: only vsplit.int takes it)\n    indices (int or sequence of ints; may be left out: only vsplit.array takes it)\n\nForms: functional: opgen.vsplit and Tensor.vsplit\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]\n    vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]'
+    if sections is not _NG and indices is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_vsplit_int, (input, sections,))
+        return _tab_vsplit_int[_k](input, sections)
+    if sections is _NG and indices is not _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_vsplit_array, (input, indices,))
+        return _tab_vsplit_array[_k](input, indices)
+    return _no_overload("vsplit", locals(), ('vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]', 'vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]'))
+
+
+_show(vsplit, (('input', False, _REQ), ('sections', False, _NG), ('indices', False, _NG), ))
+
+
+def vstack(tensors, *, out=None):
+    'vstack(tensors, *, out=None) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.vstack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    vstack(Tensor[] tensors) -> Tensor'
+    if out is not None:
+        return _store_out('vstack', vstack(tensors), out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+        except AttributeError:
+            _k = _bad_arguments(_op_vstack, (tensors,))
+        return _tab_vstack[_k](tensors)
+    return _no_overload("vstack", locals(), ('vstack(Tensor[] tensors) -> Tensor',))
 
 
 def where(condition, input=_NG, other=_NG, *, out=None):
-    'where(condition, input, other) -> Tensor\nwhere(condition) -> list of Tensors\n\nArguments:\n    condition (Tensor)\n    input (Tensor; may be left out: only where.self, where.self_out take it)\n    other (Tensor; may be left out: only where.self, where.self_out take it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.where and Tensor.where; out=: opgen.where(..., out=t)\nDifferentiable: where.self: yes, for input, other (derivatives.yaml; backward node WhereBackward0); where: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    where.self(Tensor condition, Tensor self, Tensor other) -> Tensor\n    where(Tensor condition) -> Tensor[]\n    where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
+    'where(condition, input, other) -> Tensor\nwhere(condition) -> list of Tensors\n\nthe method `t.where(condition, other)` is where(condition, t, other) (runtime/inplace_variants.py)\n\nArguments:\n    condition (Tensor)\n    input (Tensor; may be left out: only where.self, where.self_out take it)\n    other (Tensor; may be left out: only where.self, where.self_out take it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.where; out=: opgen.where(..., out=t)\nDifferentiable: where.self: yes, for input, other (derivatives.yaml; backward node WhereBackward0); where: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    where.self(Tensor condition, Tensor self, Tensor other) -> Tensor\n    where(Tensor condition) -> Tensor[]\n    where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and input is not _NG and other is not _NG:
         return _call_where_self(condition, (input if isinstance(input, Tensor) else _scalar(input, op='where', arg='input')), (other if isinstance(other, Tensor) else _scalar(other, op='where', arg='other')))
     if out is None and input is _NG and other is _NG:
@@ -9687,6 +14481,20 @@ def where(condition, input=_NG, other=_NG, *, out=None):
 
 
 _show(where, (('condition', False, _REQ), ('input', False, _NG), ('other', False, _NG), ('out', True, None), ))
+
+
+def xlogy(input, other, *, out=None):
+    'xlogy(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.xlogy and Tensor.xlogy; in-place: Tensor.xlogy_; out=: opgen.xlogy(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node XlogyBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    xlogy.Tensor(Tensor self, Tensor other) -> Tensor\n    xlogy.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        return _call_xlogy_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='xlogy', arg='other')))
+    if out is not None:
+        return _call_xlogy_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='xlogy', arg='other')), out)
+    return _no_overload("xlogy", locals(), ('xlogy.Tensor(Tensor self, Tensor other) -> Tensor', 'xlogy.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def xlogy_(input, other):
+    'xlogy_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.xlogy and Tensor.xlogy; in-place: Tensor.xlogy_; out=: opgen.xlogy(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node XlogyBackward0)\n\nSchemas (native_functions.yaml):\n    xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'
+    return _call_xlogy__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='xlogy_', arg='other')))
 
 
 def zero_(input):

@@ -46,7 +46,6 @@ from runtime.factories import (
     full_like,
     ones,
     ones_like,
-    scalar_tensor,
     tensor,
     zeros,
     zeros_like,
@@ -58,7 +57,9 @@ dtype = DType
 # -- tensors, factories, random, interop, indexing, dispatcher registration (runtime/*.py) ---------------
 # indexing, interop, autograd.function and autograd.hooks install Tensor methods when imported
 # (Note [Tensor methods from upper layers], tensor.py).
-from runtime import indexing, library  # noqa: E402, F401
+from runtime import indexing, inplace_variants, library  # noqa: E402, F401
+
+inplace_variants.install()
 
 # -- devices, threads and seeding (runtime/device.py, threads.py, random.py) ------------------------------
 from runtime import random as _random  # noqa: E402
@@ -82,7 +83,18 @@ from runtime.factories import (  # noqa: E402
     randperm,
 )
 from runtime.formatting import set_printoptions  # noqa: E402
-from runtime.functional import broadcast_shapes, broadcast_tensors, einsum, meshgrid  # noqa: E402
+from runtime.functional import (  # noqa: E402
+    block_diag,
+    broadcast_shapes,
+    broadcast_tensors,
+    cartesian_prod,
+    einsum,
+    meshgrid,
+    scalar_tensor,
+    tensordot,
+    tril_indices,
+    triu_indices,
+)
 from runtime.interop import as_tensor, from_dlpack  # noqa: E402
 from runtime.numerics_flags import (  # noqa: E402
     are_deterministic_algorithms_enabled,
@@ -131,6 +143,7 @@ __all__ += ["autocast", "get_autocast_dtype", "get_default_device", "get_num_int
 __all__ += ["are_deterministic_algorithms_enabled", "get_float32_matmul_precision",
             "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_deterministic_algorithms_warn_only_enabled",
             "set_float32_matmul_precision", "use_deterministic_algorithms"]
+__all__ += ["block_diag", "cartesian_prod", "tensordot", "tril_indices", "triu_indices"]
 
 # Note [Submodules of the public API]
 # `import generated.nn as nn`, `from generated.nn import functional as F` and
@@ -187,6 +200,7 @@ SUBMODULES: dict[str, str] = {
     "utils": "runtime.utils",
     "utils.data": "runtime.utils.data",
     "linalg": "runtime.linalg",
+    "special": "runtime.special",
     "testing": "runtime.testing",
     "distributed": "runtime.distributed",
     "distributed.run": "runtime.distributed.run",
@@ -298,17 +312,18 @@ LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it;
     "accelerator": ("runtime.accelerator", None),
     "random": ("runtime.random", None),
     "serialization": ("runtime.nn.serialization", None),
+    "special": ("runtime.special", None),
     "load": ("runtime.nn.serialization", "load"),
     "save": ("runtime.nn.serialization", "save"),
 }
 
 if TYPE_CHECKING:
-    from runtime import accelerator, amp, backends, distributions, nn, optim, testing, utils
+    from runtime import accelerator, amp, backends, distributions, nn, optim, special, testing, utils
     from runtime.nn import serialization
     from runtime.nn.serialization import load, save
 
     __all__ += ["accelerator", "amp", "backends", "distributions", "load", "nn", "optim", "save",
-                "serialization", "testing", "utils"]
+                "serialization", "special", "testing", "utils"]
 
 
 def lazy_attribute(package: ModuleType, name: str) -> Any:

@@ -251,9 +251,11 @@ def _odd_element(data: Any) -> str:
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-          memory_format: Any = None) -> Tensor:
-    """A tensor of the given size with uninitialized values (`empty(2, 3)` or `empty((2, 3))`); float32 unless `dtype`.
-    A tensor of the given size with uninitialized values (`empty(2, 3)` or `empty((2, 3))`); float32 unless `dtype`."""
+          memory_format: Any = None, out: Any = None) -> Tensor:
+    """A tensor of the given size with uninitialized values (`empty(2, 3)` or `empty((2, 3))`); float32 unless
+    `dtype`."""
+    if out is not None:  # out=: the factory's result written into out (runtime/opcall.store_out)
+        return opcall.store_out("empty", empty(*size, dtype=dtype or out.dtype, device=device), out)
     dt = _dtype(dtype)
     array = _fast_array(np.empty, size, dt, device, None, None)
     if array is not None:
@@ -263,8 +265,10 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 
 
 def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+         requires_grad: bool = False, out: Any = None) -> Tensor:
     """A tensor of shape `size` filled with `fill_value`; its dtype is inferred from the value unless `dtype`."""
+    if out is not None:
+        return opcall.store_out("full", full(size, fill_value, dtype=dtype or out.dtype, device=device), out)
     if dtype is None:
         dt = dtypes.result_type(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
     else:
@@ -280,8 +284,11 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any
     return _finish(t, requires_grad)
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          out: Any = None) -> Tensor:
     """A tensor of the given size filled with 0 (`zeros(2, 3)` or `zeros((2, 3))`); float32 unless `dtype`."""
+    if out is not None:
+        return opcall.store_out("zeros", zeros(*size, dtype=dtype or out.dtype, device=device), out)
     dt = _dtype(dtype)
     array = _fast_array(np.zeros, size, dt, device, "zero_", zero_)
     if array is not None:
@@ -292,8 +299,11 @@ def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     return _finish(t, requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+         out: Any = None) -> Tensor:
     """A tensor of the given size filled with 1 (`ones(2, 3)` or `ones((2, 3))`); float32 unless `dtype`."""
+    if out is not None:
+        return opcall.store_out("ones", ones(*size, dtype=dtype or out.dtype, device=device), out)
     dt = _dtype(dtype)
     array = _fast_array(_ones, size, dt, device, "fill_.Scalar", fill_)
     if array is not None:
@@ -352,8 +362,10 @@ def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = No
 
 
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
-           requires_grad: bool = False) -> Tensor:
+           requires_grad: bool = False, out: Any = None) -> Tensor:
     """`arange(end)` or `arange(start, end, step)`: [start, end) in steps; int64 unless a bound is a float."""
+    if out is not None:
+        return opcall.store_out("arange", arange(start, end, step, dtype=dtype or out.dtype, device=device), out)
     if end is None:
         start, end = 0, start
     if start.__class__ is int and end.__class__ is int and step.__class__ is int:  # the common case
@@ -366,6 +378,11 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
         dt = dtypes.get_default_dtype() if floats else dtypes.int64
     else:
         dt = dtypes.as_dtype(dtype)
+    if floats and not dt.is_floating_point and all(np.isfinite(v) for v in (start, end, step)):
+        # an integral dtype takes the bounds and step in that type first (truncated), as PyTorch does:
+        # arange(1.0, 5.000001, 2.0, dtype=int64) is [1, 3]
+        start, end, step = int(start), int(end), int(step)
+        exact, floats = True, False
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if floats and not all(np.isfinite(v) for v in (start, end, step)):
@@ -388,20 +405,33 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
 
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+             requires_grad: bool = False, out: Any = None) -> Tensor:
     """`steps` values evenly spaced from `start` to `end`, both included."""
+    if out is not None:
+        return opcall.store_out("linspace", linspace(start, end, steps, dtype=dtype or out.dtype, device=device), out)
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     t = _alloc((int(steps),), _dtype(dtype), device)
     xp = array_module(t.device)
-    values = xp.linspace(float(start), float(end), int(steps), dtype=np.float64)
-    store(t, values if t.dtype.is_floating_point else xp.trunc(values))
+    if t.dtype.is_floating_point:
+        values = xp.linspace(float(start), float(end), int(steps), dtype=np.float64)
+    else:
+        # integral: the bounds truncated to integers first, then each half stepped from its own end (PyTorch)
+        a, b = float(int(start)), float(int(end))
+        n = int(steps)
+        step = (b - a) / (n - 1) if n > 1 else 0.0
+        i = xp.arange(n, dtype=np.float64)
+        values = xp.trunc(xp.where(i < n // 2, a + step * i, b - step * (n - 1 - i))) if n > 1 else \
+            xp.full(n, a, dtype=np.float64)
+    store(t, values)
     return _finish(t, requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
-        requires_grad: bool = False) -> Tensor:
+        requires_grad: bool = False, out: Any = None) -> Tensor:
     """An n x m (m defaults to n) tensor with ones on the diagonal and zeros elsewhere."""
+    if out is not None:
+        return opcall.store_out("eye", eye(n, m, dtype=dtype or out.dtype, device=device), out)
     m = n if m is None else m
     if n < 0 or m < 0:
         raise RuntimeError(f"n and m must be non-negative, got n={n}, m={m}")
@@ -419,8 +449,11 @@ def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = Non
 
 
 def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
+          requires_grad: bool = False, out: Any = None) -> Tensor:
     """Standard normal."""
+    if out is not None:
+        return opcall.store_out("randn", randn(*size, generator=generator, dtype=dtype or out.dtype, device=device),
+                                out)
     t = _alloc(_size(size), _dtype(dtype), device)
     t.normal_(0.0, 1.0, generator=generator)
     return _finish(t, requires_grad)

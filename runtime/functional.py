@@ -10,7 +10,8 @@ from runtime import opcall
 from runtime import strides as S
 from runtime.tensor import Size, Tensor
 
-__all__ = ["broadcast_shapes", "broadcast_tensors", "einsum", "meshgrid"]
+__all__ = ["block_diag", "broadcast_shapes", "broadcast_tensors", "cartesian_prod", "einsum", "meshgrid",
+           "scalar_tensor", "tensordot", "tril_indices", "triu_indices"]
 
 
 def _G() -> Any:
@@ -141,3 +142,101 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         result = result.sum(summed)
     shape = [sizes.get(c, 1) for c in out]
     return result if tuple(result.shape) == tuple(shape) else result.expand(shape).contiguous()
+
+
+def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
+    """torch.tensordot: `dims` an int (the last dims of a against the first of b), a pair of dim lists,
+    or a 2 x n tensor of them."""
+    G = _G()
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(a.dim() - dims, a.dim())), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    da = [S.wrap_dim(d, a.dim()) for d in da]
+    db = [S.wrap_dim(d, b.dim()) for d in db]
+    for x, y in zip(da, db, strict=True):
+        if a.shape[x] != b.shape[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim {x} "
+                               f"and second has size {b.shape[y]} in dim {y}")
+    free_a = [d for d in range(a.dim()) if d not in da]
+    free_b = [d for d in range(b.dim()) if d not in db]
+    k = 1
+    for d in da:
+        k *= a.shape[d]
+    left = a.permute(free_a + da).reshape(-1, k)
+    right = b.permute(db + free_b).reshape(k, -1)
+    result = G.mm(left, right).reshape([a.shape[d] for d in free_a] + [b.shape[d] for d in free_b])
+    if out is not None:
+        if tuple(out.shape) != tuple(result.shape):
+            raise RuntimeError(f"tensordot: out has shape {list(out.shape)}, the result {list(result.shape)}")
+        return out.copy_(result)
+    return result
+
+
+def block_diag(*tensors: Any) -> Any:
+    G = _G()
+    ts = [t if t.dim() == 2 else t.reshape(1, -1) if t.dim() == 1 else t.reshape(1, 1) for t in _tensors(tensors)]
+    if not ts:
+        return G.empty(1, 0)
+    for i, t in enumerate(_tensors(tensors)):
+        if t.dim() > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.dim()} dimensions")
+    dt = ts[0].dtype
+    for t in ts[1:]:
+        dt = G.promote_types(dt, t.dtype)
+    rows, cols = sum(t.shape[0] for t in ts), sum(t.shape[1] for t in ts)
+    out = G.zeros(rows, cols, dtype=dt, device=ts[0].device)
+    r = c = 0
+    pieces = []
+    for t in ts:
+        pieces.append((r, c, t))
+        r, c = r + t.shape[0], c + t.shape[1]
+    for r0, c0, t in pieces:
+        if t.numel():
+            out[r0:r0 + t.shape[0], c0:c0 + t.shape[1]] = t
+    return out
+
+
+def cartesian_prod(*tensors: Any) -> Any:
+    G = _G()
+    ts = _tensors(tensors)
+    if len(ts) == 1:
+        return ts[0]
+    grids = G.meshgrid(*ts, indexing="ij")
+    return G.stack([g.reshape(-1) for g in grids], 1)
+
+
+def _tri_indices(row: int, col: int, offset: int, lower: bool, dtype: Any, device: Any) -> Any:
+    import numpy as np
+
+    G = _G()
+    r, c = np.tril_indices(row, offset, col) if lower else np.triu_indices(row, offset, col)
+    return G.tensor(np.stack([r, c]).astype(np.int64), dtype=dtype or G.int64, device=device)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
+                 layout: Any = None, pin_memory: Any = None) -> Any:
+    return _tri_indices(row, col, offset, True, dtype, device)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
+                 layout: Any = None, pin_memory: Any = None) -> Any:
+    return _tri_indices(row, col, offset, False, dtype, device)
+
+
+def scalar_tensor(s: Any, *, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False,
+                  pin_memory: Any = None) -> Any:
+    """torch.scalar_tensor: a 0-d tensor of `s`, in the default float dtype unless `dtype` says otherwise."""
+    from runtime import dtypes
+
+    G = _G()
+    if isinstance(s, Tensor):
+        s = s.item()
+    return G.tensor(s, dtype=dtype or dtypes.get_default_dtype(), device=device, requires_grad=requires_grad)

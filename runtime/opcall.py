@@ -95,6 +95,37 @@ def no_overload(name: str, given: dict[str, Any], overloads: tuple[str, ...]) ->
                     "one of:\n" + "\n".join(f" * {o}" for o in overloads))
 
 
+def store_out(name: str, result: Any, out: Any) -> Any:
+    """`result` written into `out` for an op that has no out overload (Note [out= for ops without an out
+    overload] in codegen/api_python.py): PyTorch's rules (an `out` of another shape is resized, with a
+    warning when it had elements)."""
+    if isinstance(result, tuple):  # max.dim's (values, indices): out is a tuple of as many tensors
+        if not isinstance(out, tuple | list) or len(out) != len(result):
+            raise TypeError(f"{name}(): argument 'out' must be a tuple of {len(result)} Tensors")
+        for r, o in zip(result, out, strict=True):
+            store_out(name, r, o)
+        return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
+    if not isinstance(out, type(result)):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if result.requires_grad and api.is_grad_enabled():
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    if not api.can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"{name}(): result type {result.dtype.name} can't be cast to the desired output type "
+                           f"{out.dtype.name}")
+    if tuple(out.shape) != tuple(result.shape):
+        if out.numel() != 0:
+            import warnings
+            warnings.warn(f"{name}: an output with one or more elements was resized since it had shape "
+                          f"{list(out.shape)}, which does not match the required output shape "
+                          f"{list(result.shape)}.", UserWarning, stacklevel=3)
+        fresh = out.new_empty(tuple(result.shape))
+        out._data, out._storage = fresh._data, getattr(fresh, "_storage", None)
+    with api.no_grad():
+        out.copy_(result)
+    return out
+
+
 def clone_data(t: Any) -> Any:
     """A copy of a tensor's data as a new tensor outside autograd (saved `self` of in-place ops)."""
     return type(t)._wrap(t._data.copy(), t._dtype)

@@ -329,6 +329,17 @@ class Tensor:
                                f"{self._data.ndim}-D tensor.")
         return opcall.ops.transpose(self, -2, -1)
 
+    @property
+    def mH(self) -> Tensor:
+        """The conjugate transpose of the last two dims: mT for the real dtypes opgen has."""
+        return self.mT
+
+    @property
+    def H(self) -> Tensor:
+        if self._data.ndim not in (0, 2):
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self._data.ndim}-D tensor.")
+        return self.T
+
     def cpu(self) -> Tensor:
         """This tensor on the CPU (self when it is there already)."""
         return self.to("cpu")
@@ -352,39 +363,39 @@ class Tensor:
         """This tensor in `other`'s dtype (itself when it already has it)."""
         return self.to(other.dtype)
 
-    def float(self) -> Tensor:
+    def float(self, memory_format: Any = None) -> Tensor:
         """This tensor as float32 (self when it is float32 already)."""
         return self.to(dtypes.float32)
 
-    def double(self) -> Tensor:
+    def double(self, memory_format: Any = None) -> Tensor:
         """This tensor as float64 (self when it is float64 already)."""
         return self.to(dtypes.float64)
 
-    def half(self) -> Tensor:
+    def half(self, memory_format: Any = None) -> Tensor:
         """This tensor as float16 (self when it is float16 already)."""
         return self.to(dtypes.float16)
 
-    def int(self) -> Tensor:
+    def int(self, memory_format: Any = None) -> Tensor:
         """This tensor as int32 (self when it is int32 already)."""
         return self.to(dtypes.int32)
 
-    def long(self) -> Tensor:
+    def long(self, memory_format: Any = None) -> Tensor:
         """This tensor as int64 (self when it is int64 already)."""
         return self.to(dtypes.int64)
 
-    def short(self) -> Tensor:
+    def short(self, memory_format: Any = None) -> Tensor:
         """This tensor as int16 (self when it is int16 already)."""
         return self.to(dtypes.int16)
 
-    def char(self) -> Tensor:
+    def char(self, memory_format: Any = None) -> Tensor:
         """This tensor as int8 (self when it is int8 already)."""
         return self.to(dtypes.int8)
 
-    def byte(self) -> Tensor:
+    def byte(self, memory_format: Any = None) -> Tensor:
         """This tensor as uint8 (self when it is uint8 already)."""
         return self.to(dtypes.uint8)
 
-    def bool(self) -> Tensor:
+    def bool(self, memory_format: Any = None) -> Tensor:
         """This tensor as bool (self when it is bool already)."""
         return self.to(dtypes.bool_)
 

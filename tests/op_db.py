@@ -152,7 +152,7 @@ OPS: list[OpSpec] = [
            pointwise=True),
     unary("neg", np.negative, NUMERIC),
     unary("abs", np.abs, NUMERIC),
-    unary("sign", np.sign, NUMERIC, grad=False),
+    unary("sign", lambda a: a.copy() if a.dtype == bool else np.sign(a), ALL, grad=False),
     unary("reciprocal", lambda x: 1 / _f(x), nonzero=(0,)),
     unary("sqrt", lambda x: np.sqrt(_f(x)), domain=POS),
     unary("rsqrt", lambda x: 1 / np.sqrt(_f(x)), domain=POS),

@@ -20,6 +20,11 @@ import numpy as np
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "acosh": np.arccosh, "asinh": np.arcsinh, "atanh": np.arctanh,
+    "erfc": np.vectorize(math.erfc, otypes=[np.float64]),
+    "lgamma": np.vectorize(lambda v: math.lgamma(v) if v > 0 or v != math.floor(v) else math.inf,
+                           otypes=[np.float64]),
+    "signbit": np.signbit, "copysign": np.copysign, "nextafter": np.nextafter,
     "abs": np.abs, "sign": np.sign, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x),
     "reciprocal": lambda x: 1 / x, "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log,
     "log2": np.log2, "log10": np.log10, "log1p": np.log1p, "sin": np.sin, "cos": np.cos, "tan": np.tan,

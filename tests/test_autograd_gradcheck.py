@@ -80,6 +80,9 @@ PREPARE: dict[str, dict[int, Any]] = {
 POSITIVE = (0.3, 1.5)
 DOMAINS: dict[str, tuple[float, float]] = {op: POSITIVE for op in (
     "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "pow", "reciprocal", "lgamma", "digamma", "xlogy")}
+DOMAINS.update({op: POSITIVE for op in ("special_entr", "igamma", "igammac", "polygamma", "special_i0e",
+                                        "special_i1e")})
+DOMAINS.update({"acosh": (1.2, 3.0), "special_ndtri": (0.1, 0.9), "special_zeta": (1.5, 3.0)})
 # Values of non-Tensor arguments by op and argument name (otherwise: the schema default, else by type).
 ARG_VALUES: dict[str, dict[str, Any]] = {
     "view": {"size": [3, 2]},
@@ -98,6 +101,7 @@ ARG_VALUES: dict[str, dict[str, Any]] = {
     "repeat": {"repeats": [2, 1]},
     "roll": {"shifts": [1], "dims": [1]},
     "topk": {"k": 2},
+    "scatter_reduce": {"dim": 1, "reduce": "mean"},
     "native_dropout": {"p": 0.0, "train": True},
     "im2col": {"kernel_size": [2, 2], "dilation": [1, 1], "padding": [0, 0], "stride": [1, 1]},
     "col2im": {"output_size": [3, 3], "kernel_size": [2, 2], "dilation": [1, 1], "padding": [0, 0],
@@ -242,6 +246,8 @@ def _non_differentiable_tensor(G: Any, op: str, a: Any) -> Any:
         return G.tensor([2, 0])  # class indices of the (2, 3) logits
     if a.type.is_optional() and a.default is not None:
         return None
+    if op == "special_zeta":  # the Hurwitz zeta's order: x > 1
+        return G.tensor(np.full(DEFAULT_SHAPE, 2.5), dtype=G.float64)
     return G.tensor(np.full(DEFAULT_SHAPE, 0.5), dtype=G.float64)
 
 

@@ -58,6 +58,20 @@ KNOWN: dict[str, tuple[Any, str]] = {
               "4D tensor with possibly 0 batch size and other non-zero dimensions\")")
        for name in ("im2col", "col2im")},
     "avg_pool2d": (lambda s: s.dtype == "int64", "avg_pool2d of int64 is float32, PyTorch keeps int64"),
+    "diag_embed": (lambda s: s.layout == "empty", "an empty input's diagonal write is refused as overlapping"),
+    **{name: (lambda s: s.layout in ("transposed", "expanded"), "PyTorch's isin refuses a non-contiguous "
+              "input (an internal view fails); opgen answers")
+       for name in ("isin.Tensor_Tensor",)},
+    "as_strided_scatter": (lambda s: s.layout == "transposed", "on a transposed self, opgen's clone is laid out "
+                           "contiguously, so the strided view covers other elements than PyTorch's"),
+    **{name: (lambda s: True, "bool and 0-d inputs are not refused; uint8 sums wrap (PyTorch's do not)")
+       for name in ("trapezoid.x", "trapezoid.dx", "trapz.x", "trapz.dx", "cumulative_trapezoid.x",
+                    "cumulative_trapezoid.dx")},
+    "ldexp.Tensor": (lambda s: True, "integer inputs: the result dtype follows pow's rules, not PyTorch's ldexp"),
+    **{name: (lambda s: True, "integer/bool inputs, 0-d and empty layouts: other dtype and refusal rules")
+       for name in ("cov", "corrcoef")},
+    "polygamma": (lambda s: s.dtype not in ("float16", "float32", "float64"), "at the poles (integers <= 0) "
+                  "opgen (SciPy) gives inf, PyTorch's reflection formula a finite huge value"),
 }
 
 

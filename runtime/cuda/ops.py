@@ -78,7 +78,11 @@ def any(self: Any) -> Any:
 
 
 def any_dim(self: Any, dim: int, keepdim: bool = False) -> Any:
-    return R.reduce("any", self, [dim], keepdim)
+    return R.reduce("any", self, [dim] if dim.__class__ is int else list(dim), keepdim)
+
+
+def any_dims(self: Any, dim: Dims = None, keepdim: bool = False) -> Any:
+    return R.reduce("any", self, None if not dim else list(dim), keepdim)
 
 
 def all(self: Any) -> Any:
@@ -86,7 +90,11 @@ def all(self: Any) -> Any:
 
 
 def all_dim(self: Any, dim: int, keepdim: bool = False) -> Any:
-    return R.reduce("all", self, [dim], keepdim)
+    return R.reduce("all", self, [dim] if dim.__class__ is int else list(dim), keepdim)
+
+
+def all_dims(self: Any, dim: Dims = None, keepdim: bool = False) -> Any:
+    return R.reduce("all", self, None if not dim else list(dim), keepdim)
 
 
 def _correction(correction: Any) -> float:

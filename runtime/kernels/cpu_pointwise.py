@@ -187,6 +187,37 @@ def erf(x: Any) -> Any:
         np.asarray(_erf(float(x)), dtype=x.dtype)
 
 
+def erfc(x: Any) -> Any:
+    from scipy.special import erfc as _erfc
+    return _erfc(x)
+
+
+def lgamma(x: Any) -> Any:
+    from scipy.special import gammaln
+    return gammaln(x)
+
+
+def sign(x: Any) -> Any:
+    """np.sign, and a bool array's own values (PyTorch's sign of bool; NumPy has no bool loop)."""
+    return x.copy() if x.dtype.kind == "b" else np.sign(x)
+
+
+def power(a: Any, b: Any) -> Any:
+    """`a ** b`; an integer tensor exponent may hold negative values, which give 0 except for the bases 1
+    and -1 (PyTorch's integer power). A negative Python int exponent still raises NumPy's ValueError, as
+    PyTorch refuses it."""
+    try:
+        return a ** b
+    except ValueError:
+        if b.__class__ is not np.ndarray or b.dtype.kind not in "iu":
+            raise
+        neg = b < 0
+        r = a ** np.where(neg, 0, b).astype(b.dtype)
+        odd = (b % 2) != 0
+        fix = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0))
+        return np.where(neg, fix, r).astype(r.dtype, copy=False)
+
+
 def sigmoid(x: Any) -> Any:
     # 1 / (1 + exp(-x)) without overflow warnings for large |x|
     out = np.empty_like(x)

@@ -34,7 +34,7 @@ def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:
     if a.ndim == 0:
         S.wrap_dim(dim, 0)
         _bounds(index._data, 1, "index_select", IndexError)
-        return wrap(a.reshape(1)[index._data.reshape(-1)].reshape(index.shape), a, self._dtype)
+        return wrap(a.reshape(1)[index._data.reshape(-1)].reshape(()), a, self._dtype)  # 0-d, as PyTorch
     d = S.wrap_dim(dim, a.ndim)
     idx = index._data.reshape(-1)
     _bounds(idx, a.shape[d], "index_select", IndexError)
@@ -74,7 +74,7 @@ def _prefix(a: Any, shape: tuple[int, ...], skip: int | None = None) -> Any:
 
 
 def _check_scatter(self: Tensor, index: Tensor, d: int, op: str, src: Tensor | None = None) -> None:
-    _check_index(index, op)
+    _check_index(index, op, _INT)
     if index.dim() != self.dim() and not (index.dim() <= 1 and self.dim() <= 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     for k in range(index.dim()):

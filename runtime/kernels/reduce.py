@@ -233,9 +233,12 @@ def min_dim(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tens
     return _extreme(self, dim, keepdim, "min", False), _arg(self, dim, keepdim, "min", False)
 
 
-def _logical(self: Tensor, dim: int | None, keepdim: bool, every: bool) -> Tensor:
+def _logical(self: Tensor, dim: int | Sequence[int] | None, keepdim: bool, every: bool) -> Tensor:
     a = self._data
-    axis = None if dim is None else S.wrap_dim(dim, a.ndim)
+    if dim is None or dim.__class__ is int:
+        axis = None if dim is None else S.wrap_dim(dim, a.ndim)
+    else:  # all.dims / any.dims: several dims (an empty list reduces none, as PyTorch)
+        axis = _dims(dim, a.ndim) if len(dim) else ()
     if a.ndim == 0:
         axis = None
     b = a != 0
@@ -250,6 +253,14 @@ def any(self: Tensor) -> Tensor:
 
 def any_dim(self: Tensor, dim: int, keepdim: bool = False) -> Tensor:
     return _logical(self, dim, keepdim, False)
+
+
+def any_dims(self: Tensor, dim: Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    return _logical(self, tuple(dim) if dim is not None else None, keepdim, False)
+
+
+def all_dims(self: Tensor, dim: Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    return _logical(self, tuple(dim) if dim is not None else None, keepdim, True)
 
 
 def all(self: Tensor) -> Tensor:
@@ -293,7 +304,10 @@ def logsumexp(self: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tensor
     a = _compute(self._data, dt)
     xp = xp_of(a)
     axes = _dims(dim, a.ndim)
-    if a.size == 0 or a.ndim == 0:
+    if a.ndim == 0:  # one value: itself (exp would overflow past 88 in float32)
+        _dims(dim, 0)
+        return wrap(a.copy(), a, dt)
+    if a.size == 0:
         with np.errstate(all="ignore"):
             return wrap(xp.log(xp.exp(a).sum(axis=axes, keepdims=keepdim)), a, dt)
     m = a.max(axis=axes, keepdims=True)

@@ -345,4 +345,5 @@ def as_strided_backward(grad: Tensor, input_sizes: Sequence[int], input_strides:
     else:
         import cupyx
         cupyx.scatter_add(buf, out_pos.reshape(-1), grad._data.reshape(-1))
-    return Tensor._wrap(buf[in_pos], grad._dtype)
+    # through a flat index: a 0-d input's position would pick a scalar, not an array
+    return Tensor._wrap(buf[in_pos.reshape(-1)].reshape(in_pos.shape), grad._dtype)

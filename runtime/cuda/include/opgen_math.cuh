@@ -36,6 +36,11 @@ OPGEN_UNARY_FLOAT(sinh, sinhf(x), sinh(x))
 OPGEN_UNARY_FLOAT(cosh, coshf(x), cosh(x))
 OPGEN_UNARY_FLOAT(tanh, tanhf(x), tanh(x))
 OPGEN_UNARY_FLOAT(erf, erff(x), erf(x))
+OPGEN_UNARY_FLOAT(erfc, erfcf(x), erfc(x))
+OPGEN_UNARY_FLOAT(lgamma, lgammaf(x), lgamma(x))
+OPGEN_UNARY_FLOAT(acosh, acoshf(x), acosh(x))
+OPGEN_UNARY_FLOAT(asinh, asinhf(x), asinh(x))
+OPGEN_UNARY_FLOAT(atanh, atanhf(x), atanh(x))
 OPGEN_UNARY_FLOAT(sigmoid, 1.0f / (1.0f + expf(-x)), 1.0 / (1.0 + exp(-x)))
 // log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), stable for large |x|.
 OPGEN_UNARY_FLOAT(log_sigmoid, fminf(x, 0.0f) - log1pf(expf(-fabsf(x))), fmin(x, 0.0) - log1p(exp(-fabs(x))))
@@ -75,6 +80,12 @@ OPGEN_F unsigned char op_sign(unsigned char x) { return x != 0; }
 template <typename T> OPGEN_F T op_sign(T x) { return static_cast<T>((T(0) < x) - (x < T(0))); }
 
 // ---- classification: integers are always finite -------------------------------------------------
+// The sign bit (true for -0.0 and negative NaNs, as np.signbit).
+OPGEN_F bool op_signbit(float x) { return signbit(x); }
+OPGEN_F bool op_signbit(double x) { return signbit(x); }
+OPGEN_F bool op_signbit(unsigned char) { return false; }
+OPGEN_F bool op_signbit(bool) { return false; }
+template <typename T> OPGEN_F bool op_signbit(T x) { return x < T(0); }
 OPGEN_F bool op_isnan(float x) { return isnan(x); }
 OPGEN_F bool op_isnan(double x) { return isnan(x); }
 template <typename T> OPGEN_F bool op_isnan(T) { return false; }
@@ -157,6 +168,16 @@ OPGEN_F double atan2_(double a, double b) { return atan2(a, b); }
 template <typename T> OPGEN_F float atan2_(T a, T b) {
   return atan2f(static_cast<float>(a), static_cast<float>(b));
 }
+OPGEN_F float copysign_(float a, float b) { return copysignf(a, b); }
+OPGEN_F double copysign_(double a, double b) { return copysign(a, b); }
+template <typename T> OPGEN_F float copysign_(T a, T b) {
+  return copysignf(static_cast<float>(a), static_cast<float>(b));
+}
+OPGEN_F float nextafter_(float a, float b) { return nextafterf(a, b); }
+OPGEN_F double nextafter_(double a, double b) { return nextafter(a, b); }
+template <typename T> OPGEN_F float nextafter_(T a, T b) {
+  return nextafterf(static_cast<float>(a), static_cast<float>(b));
+}
 }  // namespace opgen
 
 #define OPGEN_BINARY(name, impl)                                                         \
@@ -172,6 +193,8 @@ OPGEN_BINARY(remainder, remainder)
 OPGEN_BINARY(floordiv, floordiv)
 OPGEN_BINARY(pow, pow_)
 OPGEN_BINARY(atan2, atan2_)
+OPGEN_BINARY(copysign, copysign_)
+OPGEN_BINARY(nextafter, nextafter_)
 #undef OPGEN_BINARY
 
 // where(c, a, b): `c` is tested for non-zero; a and b meet in their common type.
