@@ -315,8 +315,9 @@ def _out_fallback(name: str, overloads: list[NativeFunction], params: list[Param
         return params, cases, owners
     if not all(all(str(r.type) == "Tensor" for r in f.func.returns) and f.func.returns for f in overloads):
         return params, cases, owners
-    args = ", ".join(p.name if not p.kwonly else f"{p.name}={p.name}" for p in params)
-    call = f"_store_out({name!r}, {name}({args}), out)"
+    positional = "".join(f"{p.name}, " for p in params if not p.kwonly)
+    keywords = ", ".join(f"{p.name!r}: {p.name}" for p in params if p.kwonly)
+    call = f"_call_into_out({name!r}, ({positional.rstrip()}), {{{keywords}}}, out)"
     return ([*params, Param("out", True, "None")], [Case("out is not None", call), *cases],
             [overloads[0], *owners])
 

@@ -12,7 +12,7 @@ from runtime.factories import scalar_tensor as _scalar
 from runtime.opcall import NOT_GIVEN as _NG
 from runtime.opcall import bad_arguments as _bad_arguments
 from runtime.opcall import no_overload as _no_overload
-from runtime.opcall import store_out as _store_out
+from runtime.opcall import call_into_out as _call_into_out
 from runtime.return_types import make as _return_type
 from runtime.signatures import REQUIRED as _REQ
 from runtime.signatures import show as _show
@@ -8988,7 +8988,7 @@ def acosh_(input):
 def adaptive_avg_pool2d(input, output_size, *, out=None):
     'adaptive_avg_pool2d(input, output_size, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    output_size (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.adaptive_avg_pool2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor'
     if out is not None:
-        return _store_out('adaptive_avg_pool2d', adaptive_avg_pool2d(input, output_size), out)
+        return _call_into_out('adaptive_avg_pool2d', (input, output_size,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9036,7 +9036,7 @@ def add_(input, other, *, alpha=1):
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     'addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    batch1 (Tensor)\n    batch2 (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.addbmm and Tensor.addbmm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
     if out is not None:
-        return _store_out('addbmm', addbmm(input, batch1, batch2, beta=beta, alpha=alpha), out)
+        return _call_into_out('addbmm', (input, batch1, batch2,), {'beta': beta, 'alpha': alpha}, out)
     if True:
         return _call_addbmm(input, (batch1 if isinstance(batch1, Tensor) else _scalar(batch1, op='addbmm', arg='batch1')), (batch2 if isinstance(batch2, Tensor) else _scalar(batch2, op='addbmm', arg='batch2')), beta, alpha)
     return _no_overload("addbmm", locals(), ('addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',))
@@ -9073,7 +9073,7 @@ def addcmul_(input, tensor1, tensor2, *, value=1):
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     'addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mat1 (Tensor)\n    mat2 (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.addmm and Tensor.addmm\nDifferentiable: yes, for input, mat1, mat2 (derivatives.yaml; backward node AddmmBackward0)\n\nSchemas (native_functions.yaml):\n    addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
     if out is not None:
-        return _store_out('addmm', addmm(input, mat1, mat2, beta=beta, alpha=alpha), out)
+        return _call_into_out('addmm', (input, mat1, mat2,), {'beta': beta, 'alpha': alpha}, out)
     if True:
         return _call_addmm(input, (mat1 if isinstance(mat1, Tensor) else _scalar(mat1, op='addmm', arg='mat1')), (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='addmm', arg='mat2')), beta, alpha)
     return _no_overload("addmm", locals(), ('addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',))
@@ -9082,7 +9082,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     'addmv(input, mat, vec, *, beta=1, alpha=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mat (Tensor)\n    vec (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.addmv and Tensor.addmv\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
     if out is not None:
-        return _store_out('addmv', addmv(input, mat, vec, beta=beta, alpha=alpha), out)
+        return _call_into_out('addmv', (input, mat, vec,), {'beta': beta, 'alpha': alpha}, out)
     if True:
         return _call_addmv(input, (mat if isinstance(mat, Tensor) else _scalar(mat, op='addmv', arg='mat')), (vec if isinstance(vec, Tensor) else _scalar(vec, op='addmv', arg='vec')), beta, alpha)
     return _no_overload("addmv", locals(), ('addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor',))
@@ -9091,7 +9091,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     'addr(input, vec1, vec2, *, beta=1, alpha=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    vec1 (Tensor)\n    vec2 (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.addr and Tensor.addr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
     if out is not None:
-        return _store_out('addr', addr(input, vec1, vec2, beta=beta, alpha=alpha), out)
+        return _call_into_out('addr', (input, vec1, vec2,), {'beta': beta, 'alpha': alpha}, out)
     if True:
         return _call_addr(input, (vec1 if isinstance(vec1, Tensor) else _scalar(vec1, op='addr', arg='vec1')), (vec2 if isinstance(vec2, Tensor) else _scalar(vec2, op='addr', arg='vec2')), beta, alpha)
     return _no_overload("addr", locals(), ('addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',))
@@ -9100,7 +9100,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
 def alias_copy(input, *, out=None):
     'alias_copy(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.alias_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    alias_copy(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('alias_copy', alias_copy(input), out)
+        return _call_into_out('alias_copy', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9113,7 +9113,7 @@ def alias_copy(input, *, out=None):
 def all(input, dim=_NG, keepdim=_NG, *, out=None):
     'all(input) -> Tensor\nall(input, dim, keepdim=False) -> Tensor\nall(input, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or int or sequence of ints, optional; may be left out: only all.dim, all.dims take it)\n    keepdim (bool, default False; taken by all.dim, all.dims)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.all and Tensor.all\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    all(Tensor self) -> Tensor\n    all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor\n    all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor'
     if out is not None:
-        return _store_out('all', all(input, dim, keepdim), out)
+        return _call_into_out('all', (input, dim, keepdim,), {}, out)
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9138,7 +9138,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 def amax(input, dim=(), keepdim=False, *, out=None):
     'amax(input, dim=(), keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, default ())\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.amax and Tensor.amax\nDifferentiable: yes, for input (derivatives.yaml; backward node AmaxBackward0)\n\nSchemas (native_functions.yaml):\n    amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor'
     if out is not None:
-        return _store_out('amax', amax(input, dim, keepdim), out)
+        return _call_into_out('amax', (input, dim, keepdim,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9151,7 +9151,7 @@ def amax(input, dim=(), keepdim=False, *, out=None):
 def amin(input, dim=(), keepdim=False, *, out=None):
     'amin(input, dim=(), keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, default ())\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.amin and Tensor.amin\nDifferentiable: yes, for input (derivatives.yaml; backward node AminBackward0)\n\nSchemas (native_functions.yaml):\n    amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor'
     if out is not None:
-        return _store_out('amin', amin(input, dim, keepdim), out)
+        return _call_into_out('amin', (input, dim, keepdim,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9164,7 +9164,7 @@ def amin(input, dim=(), keepdim=False, *, out=None):
 def aminmax(input, *, dim=None, keepdim=False, out=None):
     'aminmax(input, *, dim=None, keepdim=False, out=None) -> (Tensor min, Tensor max)\n\nArguments:\n    input (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.aminmax and Tensor.aminmax\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)'
     if out is not None:
-        return _store_out('aminmax', aminmax(input, dim=dim, keepdim=keepdim), out)
+        return _call_into_out('aminmax', (input,), {'dim': dim, 'keepdim': keepdim}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9177,7 +9177,7 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
 def any(input, dim=_NG, keepdim=_NG, *, out=None):
     'any(input) -> Tensor\nany(input, dim, keepdim=False) -> Tensor\nany(input, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or int or sequence of ints, optional; may be left out: only any.dim, any.dims take it)\n    keepdim (bool, default False; taken by any.dim, any.dims)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.any and Tensor.any\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    any(Tensor self) -> Tensor\n    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor\n    any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor'
     if out is not None:
-        return _store_out('any', any(input, dim, keepdim), out)
+        return _call_into_out('any', (input, dim, keepdim,), {}, out)
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9197,7 +9197,7 @@ _show(any, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, Fals
 def argmax(input, dim=None, keepdim=False, *, out=None):
     'argmax(input, dim=None, keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.argmax and Tensor.argmax\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor'
     if out is not None:
-        return _store_out('argmax', argmax(input, dim, keepdim), out)
+        return _call_into_out('argmax', (input, dim, keepdim,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9210,7 +9210,7 @@ def argmax(input, dim=None, keepdim=False, *, out=None):
 def argmin(input, dim=None, keepdim=False, *, out=None):
     'argmin(input, dim=None, keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.argmin and Tensor.argmin\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor'
     if out is not None:
-        return _store_out('argmin', argmin(input, dim, keepdim), out)
+        return _call_into_out('argmin', (input, dim, keepdim,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9223,7 +9223,7 @@ def argmin(input, dim=None, keepdim=False, *, out=None):
 def argsort(input, dim=-1, descending=False, *, stable=_NG, out=None):
     'argsort(input, dim=-1, descending=False) -> Tensor\nargsort(input, *, stable, dim=-1, descending=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n    descending (bool, default False)\n    stable (bool; may be left out: only argsort.stable takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.argsort and Tensor.argsort\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor\n    argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor'
     if out is not None:
-        return _store_out('argsort', argsort(input, dim, descending, stable=stable), out)
+        return _call_into_out('argsort', (input, dim, descending,), {'stable': stable}, out)
     if stable is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9245,7 +9245,7 @@ _show(argsort, (('input', False, _REQ), ('dim', False, -1), ('descending', False
 def argwhere(input, *, out=None):
     'argwhere(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.argwhere and Tensor.argwhere\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argwhere(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('argwhere', argwhere(input), out)
+        return _call_into_out('argwhere', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9267,7 +9267,7 @@ def as_strided(input, size, stride, storage_offset=None):
 def as_strided_backward(grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset=None, *, out=None):
     'as_strided_backward(grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset=None, *, out=None) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input_sizes (int or sequence of ints)\n    input_strides (int or sequence of ints)\n    input_offset (int)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.as_strided_backward\nDifferentiable: yes, for grad_output (derivatives.yaml; backward node AsStridedBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    as_strided_backward(Tensor grad_output, SymInt[] input_sizes, SymInt[] input_strides, SymInt input_offset, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor'
     if out is not None:
-        return _store_out('as_strided_backward', as_strided_backward(grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset), out)
+        return _call_into_out('as_strided_backward', (grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[grad_output._keys]
@@ -9280,7 +9280,7 @@ def as_strided_backward(grad_output, input_sizes, input_strides, input_offset, s
 def as_strided_copy(input, size, stride, storage_offset=None, *, out=None):
     'as_strided_copy(input, size, stride, storage_offset=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.as_strided_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor'
     if out is not None:
-        return _store_out('as_strided_copy', as_strided_copy(input, size, stride, storage_offset), out)
+        return _call_into_out('as_strided_copy', (input, size, stride, storage_offset,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9293,7 +9293,7 @@ def as_strided_copy(input, size, stride, storage_offset=None, *, out=None):
 def as_strided_scatter(input, src, size, stride, storage_offset=None, *, out=None):
     'as_strided_scatter(input, src, size, stride, storage_offset=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    src (Tensor)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.as_strided_scatter and Tensor.as_strided_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor'
     if out is not None:
-        return _store_out('as_strided_scatter', as_strided_scatter(input, src, size, stride, storage_offset), out)
+        return _call_into_out('as_strided_scatter', (input, src, size, stride, storage_offset,), {}, out)
     if True:
         return _call_as_strided_scatter(input, (src if isinstance(src, Tensor) else _scalar(src, op='as_strided_scatter', arg='src')), size, stride, storage_offset)
     return _no_overload("as_strided_scatter", locals(), ('as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor',))
@@ -9408,7 +9408,7 @@ def atanh_(input):
 def atleast_1d(input, *, out=None):
     'atleast_1d(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_1d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_1d(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('atleast_1d', atleast_1d(input), out)
+        return _call_into_out('atleast_1d', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9421,7 +9421,7 @@ def atleast_1d(input, *, out=None):
 def atleast_2d(input, *, out=None):
     'atleast_2d(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_2d(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('atleast_2d', atleast_2d(input), out)
+        return _call_into_out('atleast_2d', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9434,7 +9434,7 @@ def atleast_2d(input, *, out=None):
 def atleast_3d(input, *, out=None):
     'atleast_3d(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_3d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_3d(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('atleast_3d', atleast_3d(input), out)
+        return _call_into_out('atleast_3d', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9447,7 +9447,7 @@ def atleast_3d(input, *, out=None):
 def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, *, out=None):
     'avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    stride (int or sequence of ints, default ())\n    padding (int or sequence of ints, default 0)\n    ceil_mode (bool, default False)\n    count_include_pad (bool, default True)\n    divisor_override (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.avg_pool2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor'
     if out is not None:
-        return _store_out('avg_pool2d', avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), out)
+        return _call_into_out('avg_pool2d', (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9460,7 +9460,7 @@ def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     'baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    batch1 (Tensor)\n    batch2 (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.baddbmm and Tensor.baddbmm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
     if out is not None:
-        return _store_out('baddbmm', baddbmm(input, batch1, batch2, beta=beta, alpha=alpha), out)
+        return _call_into_out('baddbmm', (input, batch1, batch2,), {'beta': beta, 'alpha': alpha}, out)
     if True:
         return _call_baddbmm(input, (batch1 if isinstance(batch1, Tensor) else _scalar(batch1, op='baddbmm', arg='batch1')), (batch2 if isinstance(batch2, Tensor) else _scalar(batch2, op='baddbmm', arg='batch2')), beta, alpha)
     return _no_overload("baddbmm", locals(), ('baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',))
@@ -9469,7 +9469,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled, *, out=None):
     'batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor, optional)\n    bias (Tensor, optional)\n    running_mean (Tensor, optional)\n    running_var (Tensor, optional)\n    training (bool)\n    momentum (float)\n    eps (float)\n    cudnn_enabled (bool)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.batch_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor'
     if out is not None:
-        return _store_out('batch_norm', batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled), out)
+        return _call_into_out('batch_norm', (input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0) | (running_mean._keys if running_mean is not None else 0) | (running_var._keys if running_var is not None else 0)]
@@ -9482,7 +9482,7 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
 def bernoulli(input, p=_NG, *, generator=None, out=None):
     'bernoulli(input, *, generator=None) -> Tensor\nbernoulli(input, p, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (float; may be left out: only bernoulli.p takes it)\n    generator (Generator, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bernoulli and Tensor.bernoulli\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    bernoulli(Tensor self, *, Generator? generator=None) -> Tensor\n    bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor'
     if out is not None:
-        return _store_out('bernoulli', bernoulli(input, p, generator=generator), out)
+        return _call_into_out('bernoulli', (input, p,), {'generator': generator}, out)
     if p is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9504,7 +9504,7 @@ _show(bernoulli, (('input', False, _REQ), ('p', False, _NG), ('generator', True,
 def binary_cross_entropy(input, target, weight=None, reduction='mean', *, out=None):
     "binary_cross_entropy(input, target, weight=None, reduction='mean', *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.binary_cross_entropy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"
     if out is not None:
-        return _store_out('binary_cross_entropy', binary_cross_entropy(input, target, weight, reduction), out)
+        return _call_into_out('binary_cross_entropy', (input, target, weight, reduction,), {}, out)
     if True:
         return _call_binary_cross_entropy(input, (target if isinstance(target, Tensor) else _scalar(target, op='binary_cross_entropy', arg='target')), weight, reduction)
     return _no_overload("binary_cross_entropy", locals(), ('binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor',))
@@ -9513,7 +9513,7 @@ def binary_cross_entropy(input, target, weight=None, reduction='mean', *, out=No
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction='mean', *, out=None):
     "binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction='mean', *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    pos_weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.binary_cross_entropy_with_logits\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor"
     if out is not None:
-        return _store_out('binary_cross_entropy_with_logits', binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction), out)
+        return _call_into_out('binary_cross_entropy_with_logits', (input, target, weight, pos_weight, reduction,), {}, out)
     if True:
         return _call_binary_cross_entropy_with_logits(input, (target if isinstance(target, Tensor) else _scalar(target, op='binary_cross_entropy_with_logits', arg='target')), weight, pos_weight, reduction)
     return _no_overload("binary_cross_entropy_with_logits", locals(), ('binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor',))
@@ -9522,7 +9522,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
 def bincount(input, weights=None, minlength=0, *, out=None):
     'bincount(input, weights=None, minlength=0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    weights (Tensor, optional, default None)\n    minlength (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bincount and Tensor.bincount\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor'
     if out is not None:
-        return _store_out('bincount', bincount(input, weights, minlength), out)
+        return _call_into_out('bincount', (input, weights, minlength,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | (weights._keys if weights is not None else 0)]
@@ -9600,7 +9600,7 @@ def bitwise_xor_(input, other):
 def bmm(input, mat2, *, out=None):
     'bmm(input, mat2, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mat2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bmm and Tensor.bmm\nDifferentiable: yes, for input, mat2 (derivatives.yaml; backward node BmmBackward0)\n\nSchemas (native_functions.yaml):\n    bmm(Tensor self, Tensor mat2) -> Tensor'
     if out is not None:
-        return _store_out('bmm', bmm(input, mat2), out)
+        return _call_into_out('bmm', (input, mat2,), {}, out)
     if True:
         return _call_bmm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='bmm', arg='mat2')))
     return _no_overload("bmm", locals(), ('bmm(Tensor self, Tensor mat2) -> Tensor',))
@@ -9618,7 +9618,7 @@ def broadcast_to(input, size):
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     'bucketize(input, boundaries, *, out_int32=False, right=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    boundaries (Tensor)\n    out_int32 (bool, default False)\n    right (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bucketize\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor'
     if out is not None:
-        return _store_out('bucketize', bucketize(input, boundaries, out_int32=out_int32, right=right), out)
+        return _call_into_out('bucketize', (input, boundaries,), {'out_int32': out_int32, 'right': right}, out)
     if True:
         return _call_bucketize_Tensor(input, (boundaries if isinstance(boundaries, Tensor) else _scalar(boundaries, op='bucketize', arg='boundaries')), out_int32, right)
     return _no_overload("bucketize", locals(), ('bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor',))
@@ -9627,7 +9627,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
 def cat(tensors, dim=0, *, out=None):
     'cat(tensors, dim=0, *, out=None) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    dim (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cat\nDifferentiable: yes, for tensors (derivatives.yaml; backward node CatBackward0)\n\nSchemas (native_functions.yaml):\n    cat(Tensor[] tensors, int dim=0) -> Tensor'
     if out is not None:
-        return _store_out('cat', cat(tensors, dim), out)
+        return _call_into_out('cat', (tensors, dim,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
@@ -9640,7 +9640,7 @@ def cat(tensors, dim=0, *, out=None):
 def cdist(x1, x2, p=2, compute_mode=None, *, out=None):
     'cdist(x1, x2, p=2, compute_mode=None, *, out=None) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    p (float, default 2)\n    compute_mode (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cdist\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor'
     if out is not None:
-        return _store_out('cdist', cdist(x1, x2, p, compute_mode), out)
+        return _call_into_out('cdist', (x1, x2, p, compute_mode,), {}, out)
     if True:
         return _call_cdist(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cdist', arg='x2')), p, compute_mode)
     return _no_overload("cdist", locals(), ('cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor',))
@@ -9681,7 +9681,7 @@ def chunk(input, chunks, dim=0):
 def clamp(input, min=None, max=None, *, out=None):
     'clamp(input, min=None, max=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clamp and Tensor.clamp; in-place: opgen.clamp_ and Tensor.clamp_\nDifferentiable: clamp: yes, for input (derivatives.yaml; backward node ClampBackward1); clamp.Tensor: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n    clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'
     if out is not None:
-        return _store_out('clamp', clamp(input, min, max), out)
+        return _call_into_out('clamp', (input, min, max,), {}, out)
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9714,7 +9714,7 @@ def clamp_(input, min=None, max=None):
 def clamp_max(input, max, *, out=None):
     'clamp_max(input, max, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    max (number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clamp_max and Tensor.clamp_max; in-place: opgen.clamp_max_ and Tensor.clamp_max_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp_max(Tensor self, Scalar max) -> Tensor'
     if out is not None:
-        return _store_out('clamp_max', clamp_max(input, max), out)
+        return _call_into_out('clamp_max', (input, max,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9737,7 +9737,7 @@ def clamp_max_(input, max):
 def clamp_min(input, min, *, out=None):
     'clamp_min(input, min, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    min (number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clamp_min and Tensor.clamp_min; in-place: opgen.clamp_min_ and Tensor.clamp_min_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clamp_min(Tensor self, Scalar min) -> Tensor'
     if out is not None:
-        return _store_out('clamp_min', clamp_min(input, min), out)
+        return _call_into_out('clamp_min', (input, min,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9760,7 +9760,7 @@ def clamp_min_(input, min):
 def clip(input, min=None, max=None, *, out=None):
     'clip(input, min=None, max=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clip and Tensor.clip\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n    clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'
     if out is not None:
-        return _store_out('clip', clip(input, min, max), out)
+        return _call_into_out('clip', (input, min, max,), {}, out)
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9779,7 +9779,7 @@ def clip(input, min=None, max=None, *, out=None):
 def clone(input, *, memory_format=None, out=None):
     'clone(input, *, memory_format=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    memory_format (memory format, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clone and Tensor.clone\nDifferentiable: yes, for input (derivatives.yaml; backward node CloneBackward0)\n\nSchemas (native_functions.yaml):\n    clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor'
     if out is not None:
-        return _store_out('clone', clone(input, memory_format=memory_format), out)
+        return _call_into_out('clone', (input,), {'memory_format': memory_format}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9792,7 +9792,7 @@ def clone(input, *, memory_format=None, out=None):
 def col2im(input, output_size, kernel_size, dilation, padding, stride, *, out=None):
     'col2im(input, output_size, kernel_size, dilation, padding, stride, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    output_size (int or sequence of ints)\n    kernel_size (int or sequence of ints)\n    dilation (int or sequence of ints)\n    padding (int or sequence of ints)\n    stride (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.col2im\nDifferentiable: yes, for input (derivatives.yaml; backward node Col2imBackward0)\n\nSchemas (native_functions.yaml):\n    col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor'
     if out is not None:
-        return _store_out('col2im', col2im(input, output_size, kernel_size, dilation, padding, stride), out)
+        return _call_into_out('col2im', (input, output_size, kernel_size, dilation, padding, stride,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9805,7 +9805,7 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride, *, out=No
 def column_stack(tensors, *, out=None):
     'column_stack(tensors, *, out=None) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.column_stack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    column_stack(Tensor[] tensors) -> Tensor'
     if out is not None:
-        return _store_out('column_stack', column_stack(tensors), out)
+        return _call_into_out('column_stack', (tensors,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
@@ -9827,7 +9827,7 @@ def conj(input):
 def conj_physical(input, *, out=None):
     'conj_physical(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.conj_physical and Tensor.conj_physical\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    conj_physical(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('conj_physical', conj_physical(input), out)
+        return _call_into_out('conj_physical', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9849,7 +9849,7 @@ def contiguous(input, *, memory_format='contiguous_format'):
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, out=None):
     'conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor)\n    bias (Tensor, optional, default None)\n    stride (int or sequence of ints, default 1)\n    padding (int or sequence of ints, default 0)\n    dilation (int or sequence of ints, default 1)\n    groups (int, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.conv2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor'
     if out is not None:
-        return _store_out('conv2d', conv2d(input, weight, bias, stride, padding, dilation, groups), out)
+        return _call_into_out('conv2d', (input, weight, bias, stride, padding, dilation, groups,), {}, out)
     if True:
         return _call_conv2d(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='conv2d', arg='weight')), bias, stride, padding, dilation, groups)
     return _no_overload("conv2d", locals(), ('conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor',))
@@ -9877,7 +9877,7 @@ def copysign_(input, other):
 def corrcoef(input, *, out=None):
     'corrcoef(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.corrcoef and Tensor.corrcoef\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    corrcoef(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('corrcoef', corrcoef(input), out)
+        return _call_into_out('corrcoef', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9936,7 +9936,7 @@ def cosh_(input):
 def cosine_similarity(x1, x2, dim=1, eps=1e-08, *, out=None):
     'cosine_similarity(x1, x2, dim=1, eps=1e-08, *, out=None) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    dim (int, default 1)\n    eps (float, default 1e-08)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cosine_similarity\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor'
     if out is not None:
-        return _store_out('cosine_similarity', cosine_similarity(x1, x2, dim, eps), out)
+        return _call_into_out('cosine_similarity', (x1, x2, dim, eps,), {}, out)
     if True:
         return _call_cosine_similarity(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cosine_similarity', arg='x2')), dim, eps)
     return _no_overload("cosine_similarity", locals(), ('cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor',))
@@ -9945,7 +9945,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-08, *, out=None):
 def count_nonzero(input, dim=None, *, out=None):
     'count_nonzero(input, dim=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.count_nonzero and Tensor.count_nonzero\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    count_nonzero(Tensor self, int[1]? dim=None) -> Tensor'
     if out is not None:
-        return _store_out('count_nonzero', count_nonzero(input, dim), out)
+        return _call_into_out('count_nonzero', (input, dim,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -9958,7 +9958,7 @@ def count_nonzero(input, dim=None, *, out=None):
 def cov(input, *, correction=1, fweights=None, aweights=None, out=None):
     'cov(input, *, correction=1, fweights=None, aweights=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    correction (int, default 1)\n    fweights (Tensor, optional, default None)\n    aweights (Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cov and Tensor.cov\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor'
     if out is not None:
-        return _store_out('cov', cov(input, correction=correction, fweights=fweights, aweights=aweights), out)
+        return _call_into_out('cov', (input,), {'correction': correction, 'fweights': fweights, 'aweights': aweights}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | (fweights._keys if fweights is not None else 0) | (aweights._keys if aweights is not None else 0)]
@@ -9971,7 +9971,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None, out=None):
 def cross(input, other, dim=None, *, out=None):
     'cross(input, other, dim=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cross and Tensor.cross\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cross(Tensor self, Tensor other, int? dim=None) -> Tensor'
     if out is not None:
-        return _store_out('cross', cross(input, other, dim), out)
+        return _call_into_out('cross', (input, other, dim,), {}, out)
     if True:
         return _call_cross(input, (other if isinstance(other, Tensor) else _scalar(other, op='cross', arg='other')), dim)
     return _no_overload("cross", locals(), ('cross(Tensor self, Tensor other, int? dim=None) -> Tensor',))
@@ -9980,7 +9980,7 @@ def cross(input, other, dim=None, *, out=None):
 def cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_index=-100, label_smoothing=0.0, *, out=None):
     "cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_index=-100, label_smoothing=0.0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n    ignore_index (int, default -100)\n    label_smoothing (float, default 0.0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cross_entropy_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor"
     if out is not None:
-        return _store_out('cross_entropy_loss', cross_entropy_loss(input, target, weight, reduction, ignore_index, label_smoothing), out)
+        return _call_into_out('cross_entropy_loss', (input, target, weight, reduction, ignore_index, label_smoothing,), {}, out)
     if True:
         return _call_cross_entropy_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='cross_entropy_loss', arg='target')), weight, reduction, ignore_index, label_smoothing)
     return _no_overload("cross_entropy_loss", locals(), ('cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor',))
@@ -9989,7 +9989,7 @@ def cross_entropy_loss(input, target, weight=None, reduction='mean', ignore_inde
 def cummax(input, dim, *, out=None):
     'cummax(input, dim, *, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cummax and Tensor.cummax\nDifferentiable: yes, for input (derivatives.yaml; backward node CummaxBackward0)\n\nSchemas (native_functions.yaml):\n    cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)'
     if out is not None:
-        return _store_out('cummax', cummax(input, dim), out)
+        return _call_into_out('cummax', (input, dim,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10002,7 +10002,7 @@ def cummax(input, dim, *, out=None):
 def cummin(input, dim, *, out=None):
     'cummin(input, dim, *, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cummin and Tensor.cummin\nDifferentiable: yes, for input (derivatives.yaml; backward node CumminBackward0)\n\nSchemas (native_functions.yaml):\n    cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)'
     if out is not None:
-        return _store_out('cummin', cummin(input, dim), out)
+        return _call_into_out('cummin', (input, dim,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10015,7 +10015,7 @@ def cummin(input, dim, *, out=None):
 def cumprod(input, dim, *, dtype=None, out=None):
     'cumprod(input, dim, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cumprod and Tensor.cumprod\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor'
     if out is not None:
-        return _store_out('cumprod', cumprod(input, dim, dtype=dtype), out)
+        return _call_into_out('cumprod', (input, dim,), {'dtype': dtype}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10028,7 +10028,7 @@ def cumprod(input, dim, *, dtype=None, out=None):
 def cumsum(input, dim, *, dtype=None, out=None):
     'cumsum(input, dim, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cumsum and Tensor.cumsum\nDifferentiable: yes, for input (derivatives.yaml; backward node CumsumBackward0)\n\nSchemas (native_functions.yaml):\n    cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor'
     if out is not None:
-        return _store_out('cumsum', cumsum(input, dim, dtype=dtype), out)
+        return _call_into_out('cumsum', (input, dim,), {'dtype': dtype}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10041,7 +10041,7 @@ def cumsum(input, dim, *, dtype=None, out=None):
 def cumulative_trapezoid(y, x=_NG, *, dim=-1, dx=_NG, out=None):
     'cumulative_trapezoid(y, x, *, dim=-1) -> Tensor\ncumulative_trapezoid(y, *, dx=1, dim=-1) -> Tensor\n\nArguments:\n    y (Tensor)\n    x (Tensor; may be left out: only cumulative_trapezoid.x takes it)\n    dim (int, default -1)\n    dx (number, default 1; taken by cumulative_trapezoid.dx)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cumulative_trapezoid\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor\n    cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor'
     if out is not None:
-        return _store_out('cumulative_trapezoid', cumulative_trapezoid(y, x, dim=dim, dx=dx), out)
+        return _call_into_out('cumulative_trapezoid', (y, x,), {'dim': dim, 'dx': dx}, out)
     if x is not _NG and dx is _NG:
         return _call_cumulative_trapezoid_x(y, (x if isinstance(x, Tensor) else _scalar(x, op='cumulative_trapezoid', arg='x')), dim)
     if x is _NG:
@@ -10078,7 +10078,7 @@ def deg2rad_(input):
 def det(input, *, out=None):
     'det(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.det and Tensor.det\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    det(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('det', det(input), out)
+        return _call_into_out('det', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10091,7 +10091,7 @@ def det(input, *, out=None):
 def diag(input, diagonal=0, *, out=None):
     'diag(input, diagonal=0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    diagonal (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diag and Tensor.diag\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diag(Tensor self, int diagonal=0) -> Tensor'
     if out is not None:
-        return _store_out('diag', diag(input, diagonal), out)
+        return _call_into_out('diag', (input, diagonal,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10104,7 +10104,7 @@ def diag(input, diagonal=0, *, out=None):
 def diag_embed(input, offset=0, dim1=-2, dim2=-1, *, out=None):
     'diag_embed(input, offset=0, dim1=-2, dim2=-1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    offset (int, default 0)\n    dim1 (int, default -2)\n    dim2 (int, default -1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diag_embed and Tensor.diag_embed\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor'
     if out is not None:
-        return _store_out('diag_embed', diag_embed(input, offset, dim1, dim2), out)
+        return _call_into_out('diag_embed', (input, offset, dim1, dim2,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10117,7 +10117,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1, *, out=None):
 def diagflat(input, offset=0, *, out=None):
     'diagflat(input, offset=0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    offset (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diagflat and Tensor.diagflat\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diagflat(Tensor self, int offset=0) -> Tensor'
     if out is not None:
-        return _store_out('diagflat', diagflat(input, offset), out)
+        return _call_into_out('diagflat', (input, offset,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10139,7 +10139,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2, *, out=None):
     'diagonal_backward(grad_output, input_sizes, offset, dim1, dim2, *, out=None) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input_sizes (int or sequence of ints)\n    offset (int)\n    dim1 (int)\n    dim2 (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diagonal_backward\nDifferentiable: yes, for grad_output (derivatives.yaml; backward node DiagonalBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor'
     if out is not None:
-        return _store_out('diagonal_backward', diagonal_backward(grad_output, input_sizes, offset, dim1, dim2), out)
+        return _call_into_out('diagonal_backward', (grad_output, input_sizes, offset, dim1, dim2,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[grad_output._keys]
@@ -10152,7 +10152,7 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2, *, out=None)
 def diagonal_copy(input, offset=0, dim1=0, dim2=1, *, out=None):
     'diagonal_copy(input, offset=0, dim1=0, dim2=1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    offset (int, default 0)\n    dim1 (int, default 0)\n    dim2 (int, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diagonal_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor'
     if out is not None:
-        return _store_out('diagonal_copy', diagonal_copy(input, offset, dim1, dim2), out)
+        return _call_into_out('diagonal_copy', (input, offset, dim1, dim2,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10165,7 +10165,7 @@ def diagonal_copy(input, offset=0, dim1=0, dim2=1, *, out=None):
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1, *, out=None):
     'diagonal_scatter(input, src, offset=0, dim1=0, dim2=1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    src (Tensor)\n    offset (int, default 0)\n    dim1 (int, default 0)\n    dim2 (int, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diagonal_scatter and Tensor.diagonal_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor'
     if out is not None:
-        return _store_out('diagonal_scatter', diagonal_scatter(input, src, offset, dim1, dim2), out)
+        return _call_into_out('diagonal_scatter', (input, src, offset, dim1, dim2,), {}, out)
     if True:
         return _call_diagonal_scatter(input, (src if isinstance(src, Tensor) else _scalar(src, op='diagonal_scatter', arg='src')), offset, dim1, dim2)
     return _no_overload("diagonal_scatter", locals(), ('diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor',))
@@ -10174,7 +10174,7 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1, *, out=None):
 def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     'diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    n (int, default 1)\n    dim (int, default -1)\n    prepend (Tensor, optional, default None)\n    append (Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diff and Tensor.diff\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor'
     if out is not None:
-        return _store_out('diff', diff(input, n, dim, prepend, append), out)
+        return _call_into_out('diff', (input, n, dim, prepend, append,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | (prepend._keys if prepend is not None else 0) | (append._keys if append is not None else 0)]
@@ -10187,7 +10187,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
 def digamma(input, *, out=None):
     'digamma(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.digamma and Tensor.digamma\nDifferentiable: yes, for input (derivatives.yaml; backward node DigammaBackward0)\n\nSchemas (native_functions.yaml):\n    digamma(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('digamma', digamma(input), out)
+        return _call_into_out('digamma', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10200,7 +10200,7 @@ def digamma(input, *, out=None):
 def dist(input, other, p=2, *, out=None):
     'dist(input, other, p=2, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    p (number, default 2)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.dist and Tensor.dist\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dist(Tensor self, Tensor other, Scalar p=2) -> Tensor'
     if out is not None:
-        return _store_out('dist', dist(input, other, p), out)
+        return _call_into_out('dist', (input, other, p,), {}, out)
     if True:
         return _call_dist(input, (other if isinstance(other, Tensor) else _scalar(other, op='dist', arg='other')), p)
     return _no_overload("dist", locals(), ('dist(Tensor self, Tensor other, Scalar p=2) -> Tensor',))
@@ -10259,7 +10259,7 @@ def div_(input, other):
 def dot(input, tensor, *, out=None):
     'dot(input, tensor, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    tensor (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.dot and Tensor.dot\nDifferentiable: yes, for input, tensor (derivatives.yaml; backward node DotBackward0)\n\nSchemas (native_functions.yaml):\n    dot(Tensor self, Tensor tensor) -> Tensor'
     if out is not None:
-        return _store_out('dot', dot(input, tensor), out)
+        return _call_into_out('dot', (input, tensor,), {}, out)
     if True:
         return _call_dot(input, (tensor if isinstance(tensor, Tensor) else _scalar(tensor, op='dot', arg='tensor')))
     return _no_overload("dot", locals(), ('dot(Tensor self, Tensor tensor) -> Tensor',))
@@ -10268,7 +10268,7 @@ def dot(input, tensor, *, out=None):
 def dropout(input, p, train, *, out=None):
     'dropout(input, p, train, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (float)\n    train (bool)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.dropout\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dropout(Tensor input, float p, bool train) -> Tensor'
     if out is not None:
-        return _store_out('dropout', dropout(input, p, train), out)
+        return _call_into_out('dropout', (input, p, train,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10301,7 +10301,7 @@ _show(dsplit, (('input', False, _REQ), ('sections', False, _NG), ('indices', Fal
 def dstack(tensors, *, out=None):
     'dstack(tensors, *, out=None) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.dstack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dstack(Tensor[] tensors) -> Tensor'
     if out is not None:
-        return _store_out('dstack', dstack(tensors), out)
+        return _call_into_out('dstack', (tensors,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
@@ -10337,7 +10337,7 @@ def elu_(input, alpha=1, scale=1, input_scale=1):
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False, *, out=None):
     'embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False, *, out=None) -> Tensor\n\nArguments:\n    weight (Tensor)\n    indices (Tensor)\n    padding_idx (int, default -1)\n    scale_grad_by_freq (bool, default False)\n    sparse (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.embedding\nDifferentiable: yes, for weight (derivatives.yaml; backward node EmbeddingBackward0)\n\nSchemas (native_functions.yaml):\n    embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor'
     if out is not None:
-        return _store_out('embedding', embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse), out)
+        return _call_into_out('embedding', (weight, indices, padding_idx, scale_grad_by_freq, sparse,), {}, out)
     if True:
         return _call_embedding(weight, (indices if isinstance(indices, Tensor) else _scalar(indices, op='embedding', arg='indices')), padding_idx, scale_grad_by_freq, sparse)
     return _no_overload("embedding", locals(), ('embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor',))
@@ -10346,7 +10346,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
     'empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nevery factory allocates through this op (BackendSelect picks CPU or CUDA from device=)\n\nArguments:\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.empty_strided\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     if out is not None:
-        return _store_out('empty_strided', empty_strided(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory), out)
+        return _call_into_out('empty_strided', (size, stride,), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, out)
     if True:
         _k = (_shared.remap or _tls.remap)[0]
         return _tab_empty_strided[_k](size, stride, dtype, layout, device, pin_memory)
@@ -10428,7 +10428,7 @@ def erfc_(input):
 def erfinv(input, *, out=None):
     'erfinv(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.erfinv and Tensor.erfinv\nDifferentiable: yes, for input (derivatives.yaml; backward node ErfinvBackward0)\n\nSchemas (native_functions.yaml):\n    erfinv(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('erfinv', erfinv(input), out)
+        return _call_into_out('erfinv', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10501,7 +10501,7 @@ def expand_as(input, other):
 def expand_copy(input, size, *, implicit=False, out=None):
     'expand_copy(input, size, *, implicit=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    implicit (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.expand_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor'
     if out is not None:
-        return _store_out('expand_copy', expand_copy(input, size, implicit=implicit), out)
+        return _call_into_out('expand_copy', (input, size,), {'implicit': implicit}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10537,7 +10537,7 @@ def expm1_(input):
 def fill(input, value, *, out=None):
     'fill(input, value, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    value (number or Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fill; in-place: Tensor.fill_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fill.Scalar(Tensor self, Scalar value) -> Tensor\n    fill.Tensor(Tensor self, Tensor value) -> Tensor'
     if out is not None:
-        return _store_out('fill', fill(input, value), out)
+        return _call_into_out('fill', (input, value,), {}, out)
     if not isinstance(value, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10575,7 +10575,7 @@ def flatten(input, start_dim=0, end_dim=-1):
 def flip(input, dims, *, out=None):
     'flip(input, dims, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dims (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.flip and Tensor.flip\nDifferentiable: yes, for input (derivatives.yaml; backward node FlipBackward0)\n\nSchemas (native_functions.yaml):\n    flip(Tensor self, int[] dims) -> Tensor'
     if out is not None:
-        return _store_out('flip', flip(input, dims), out)
+        return _call_into_out('flip', (input, dims,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10588,7 +10588,7 @@ def flip(input, dims, *, out=None):
 def fliplr(input, *, out=None):
     'fliplr(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fliplr and Tensor.fliplr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fliplr(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('fliplr', fliplr(input), out)
+        return _call_into_out('fliplr', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10601,7 +10601,7 @@ def fliplr(input, *, out=None):
 def flipud(input, *, out=None):
     'flipud(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.flipud and Tensor.flipud\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    flipud(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('flipud', flipud(input), out)
+        return _call_into_out('flipud', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10614,7 +10614,7 @@ def flipud(input, *, out=None):
 def float_power(input, exponent, *, out=None):
     'float_power(input, exponent, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor or number)\n    exponent (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.float_power and Tensor.float_power\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor\n    float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor\n    float_power.Scalar(Scalar self, Tensor exponent) -> Tensor'
     if out is not None:
-        return _store_out('float_power', float_power(input, exponent), out)
+        return _call_into_out('float_power', (input, exponent,), {}, out)
     if isinstance(input, Tensor) and isinstance(exponent, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys]
@@ -10783,7 +10783,7 @@ def frac_(input):
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     'gather(input, dim, index, *, sparse_grad=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    sparse_grad (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.gather and Tensor.gather\nDifferentiable: yes, for input (derivatives.yaml; backward node GatherBackward0)\n\nSchemas (native_functions.yaml):\n    gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor'
     if out is not None:
-        return _store_out('gather', gather(input, dim, index, sparse_grad=sparse_grad), out)
+        return _call_into_out('gather', (input, dim, index,), {'sparse_grad': sparse_grad}, out)
     if True:
         return _call_gather(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='gather', arg='index')), sparse_grad)
     return _no_overload("gather", locals(), ('gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor',))
@@ -10813,7 +10813,7 @@ def ge(input, other, *, out=None):
 def gelu(input, *, approximate='none', out=None):
     "gelu(input, *, approximate='none', out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    approximate (str, default 'none')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.gelu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    gelu(Tensor self, *, str approximate='none') -> Tensor"
     if out is not None:
-        return _store_out('gelu', gelu(input, approximate=approximate), out)
+        return _call_into_out('gelu', (input,), {'approximate': approximate}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10826,7 +10826,7 @@ def gelu(input, *, approximate='none', out=None):
 def glu(input, dim=-1, *, out=None):
     'glu(input, dim=-1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.glu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    glu(Tensor self, int dim=-1) -> Tensor'
     if out is not None:
-        return _store_out('glu', glu(input, dim), out)
+        return _call_into_out('glu', (input, dim,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10839,7 +10839,7 @@ def glu(input, dim=-1, *, out=None):
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True, *, out=None):
     'group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    num_groups (int)\n    weight (Tensor, optional, default None)\n    bias (Tensor, optional, default None)\n    eps (float, default 1e-05)\n    cudnn_enabled (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.group_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor'
     if out is not None:
-        return _store_out('group_norm', group_norm(input, num_groups, weight, bias, eps, cudnn_enabled), out)
+        return _call_into_out('group_norm', (input, num_groups, weight, bias, eps, cudnn_enabled,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
@@ -10956,7 +10956,7 @@ def heaviside_(input, values):
 def histc(input, bins=100, min=0, max=0, *, out=None):
     'histc(input, bins=100, min=0, max=0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    bins (int, default 100)\n    min (number, default 0)\n    max (number, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.histc and Tensor.histc\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor'
     if out is not None:
-        return _store_out('histc', histc(input, bins, min, max), out)
+        return _call_into_out('histc', (input, bins, min, max,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -10989,7 +10989,7 @@ _show(hsplit, (('input', False, _REQ), ('sections', False, _NG), ('indices', Fal
 def hstack(tensors, *, out=None):
     'hstack(tensors, *, out=None) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.hstack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    hstack(Tensor[] tensors) -> Tensor'
     if out is not None:
-        return _store_out('hstack', hstack(tensors), out)
+        return _call_into_out('hstack', (tensors,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
@@ -11002,7 +11002,7 @@ def hstack(tensors, *, out=None):
 def huber_loss(input, target, reduction='mean', delta=1.0, *, out=None):
     "huber_loss(input, target, reduction='mean', delta=1.0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    delta (float, default 1.0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.huber_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor"
     if out is not None:
-        return _store_out('huber_loss', huber_loss(input, target, reduction, delta), out)
+        return _call_into_out('huber_loss', (input, target, reduction, delta,), {}, out)
     if True:
         return _call_huber_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='huber_loss', arg='target')), reduction, delta)
     return _no_overload("huber_loss", locals(), ('huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor',))
@@ -11025,7 +11025,7 @@ def hypot_(input, other):
 def i0(input, *, out=None):
     'i0(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.i0 and Tensor.i0\nDifferentiable: yes, for input (derivatives.yaml; backward node I0Backward0)\n\nSchemas (native_functions.yaml):\n    i0(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('i0', i0(input), out)
+        return _call_into_out('i0', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11038,7 +11038,7 @@ def i0(input, *, out=None):
 def igamma(input, other, *, out=None):
     'igamma(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.igamma and Tensor.igamma\nDifferentiable: yes, for other (derivatives.yaml; backward node IgammaBackward0)\n\nSchemas (native_functions.yaml):\n    igamma(Tensor self, Tensor other) -> Tensor'
     if out is not None:
-        return _store_out('igamma', igamma(input, other), out)
+        return _call_into_out('igamma', (input, other,), {}, out)
     if True:
         return _call_igamma(input, (other if isinstance(other, Tensor) else _scalar(other, op='igamma', arg='other')))
     return _no_overload("igamma", locals(), ('igamma(Tensor self, Tensor other) -> Tensor',))
@@ -11047,7 +11047,7 @@ def igamma(input, other, *, out=None):
 def igammac(input, other, *, out=None):
     'igammac(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.igammac and Tensor.igammac\nDifferentiable: yes, for other (derivatives.yaml; backward node IgammacBackward0)\n\nSchemas (native_functions.yaml):\n    igammac(Tensor self, Tensor other) -> Tensor'
     if out is not None:
-        return _store_out('igammac', igammac(input, other), out)
+        return _call_into_out('igammac', (input, other,), {}, out)
     if True:
         return _call_igammac(input, (other if isinstance(other, Tensor) else _scalar(other, op='igammac', arg='other')))
     return _no_overload("igammac", locals(), ('igammac(Tensor self, Tensor other) -> Tensor',))
@@ -11056,7 +11056,7 @@ def igammac(input, other, *, out=None):
 def im2col(input, kernel_size, dilation, padding, stride, *, out=None):
     'im2col(input, kernel_size, dilation, padding, stride, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    dilation (int or sequence of ints)\n    padding (int or sequence of ints)\n    stride (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.im2col\nDifferentiable: yes, for input (derivatives.yaml; backward node Im2colBackward0)\n\nSchemas (native_functions.yaml):\n    im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor'
     if out is not None:
-        return _store_out('im2col', im2col(input, kernel_size, dilation, padding, stride), out)
+        return _call_into_out('im2col', (input, kernel_size, dilation, padding, stride,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11069,7 +11069,7 @@ def im2col(input, kernel_size, dilation, padding, stride, *, out=None):
 def index(input, indices, *, out=None):
     'index(input, indices, *, out=None) -> Tensor\n\nadvanced indexing (what t[idx] calls for tensor indices)\n\nArguments:\n    input (Tensor)\n    indices (sequence of Tensors (None allowed))\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index\nDifferentiable: yes, for input (derivatives.yaml; backward node IndexBackward0)\n\nSchemas (native_functions.yaml):\n    index.Tensor(Tensor self, Tensor?[] indices) -> Tensor'
     if out is not None:
-        return _store_out('index', index(input, indices), out)
+        return _call_into_out('index', (input, indices,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | _keys_of(indices)]
@@ -11082,7 +11082,7 @@ def index(input, indices, *, out=None):
 def index_add(input, dim, index, source, *, alpha=1, out=None):
     'index_add(input, dim, index, source, *, alpha=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    source (Tensor)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index_add and Tensor.index_add; in-place: Tensor.index_add_\nDifferentiable: yes, for input, source (derivatives.yaml; backward node IndexAddBackward0)\n\nSchemas (native_functions.yaml):\n    index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor'
     if out is not None:
-        return _store_out('index_add', index_add(input, dim, index, source, alpha=alpha), out)
+        return _call_into_out('index_add', (input, dim, index, source,), {'alpha': alpha}, out)
     if True:
         return _call_index_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_add', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_add', arg='source')), alpha)
     return _no_overload("index_add", locals(), ('index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor',))
@@ -11096,7 +11096,7 @@ def index_add_(input, dim, index, source, *, alpha=1):
 def index_copy(input, dim, index, source, *, out=None):
     'index_copy(input, dim, index, source, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    source (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index_copy and Tensor.index_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor'
     if out is not None:
-        return _store_out('index_copy', index_copy(input, dim, index, source), out)
+        return _call_into_out('index_copy', (input, dim, index, source,), {}, out)
     if True:
         return _call_index_copy(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_copy', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_copy', arg='source')))
     return _no_overload("index_copy", locals(), ('index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor',))
@@ -11105,7 +11105,7 @@ def index_copy(input, dim, index, source, *, out=None):
 def index_fill(input, dim, index, value, *, out=None):
     'index_fill(input, dim, index, value, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    value (number or Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index_fill and Tensor.index_fill; in-place: Tensor.index_fill_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor\n    index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor'
     if out is not None:
-        return _store_out('index_fill', index_fill(input, dim, index, value), out)
+        return _call_into_out('index_fill', (input, dim, index, value,), {}, out)
     if not isinstance(value, Tensor):
         return _call_index_fill_int_Scalar(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_fill', arg='index')), value)
     if isinstance(value, Tensor):
@@ -11125,7 +11125,7 @@ def index_fill_(input, dim, index, value):
 def index_put(input, indices, values, accumulate=False, *, out=None):
     'index_put(input, indices, values, accumulate=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    indices (sequence of Tensors (None allowed))\n    values (Tensor)\n    accumulate (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index_put and Tensor.index_put; in-place: opgen.index_put_ and Tensor.index_put_\nDifferentiable: yes, for input, values (derivatives.yaml; backward node IndexPutBackward0)\n\nSchemas (native_functions.yaml):\n    index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor'
     if out is not None:
-        return _store_out('index_put', index_put(input, indices, values, accumulate), out)
+        return _call_into_out('index_put', (input, indices, values, accumulate,), {}, out)
     if True:
         return _call_index_put(input, indices, (values if isinstance(values, Tensor) else _scalar(values, op='index_put', arg='values')), accumulate)
     return _no_overload("index_put", locals(), ('index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor',))
@@ -11139,7 +11139,7 @@ def index_put_(input, indices, values, accumulate=False):
 def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
     'index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    source (Tensor)\n    reduce (str)\n    include_self (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index_reduce and Tensor.index_reduce\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor'
     if out is not None:
-        return _store_out('index_reduce', index_reduce(input, dim, index, source, reduce, include_self=include_self), out)
+        return _call_into_out('index_reduce', (input, dim, index, source, reduce,), {'include_self': include_self}, out)
     if True:
         return _call_index_reduce(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_reduce', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='index_reduce', arg='source')), reduce, include_self)
     return _no_overload("index_reduce", locals(), ('index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor',))
@@ -11148,7 +11148,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
 def index_select(input, dim, index, *, out=None):
     'index_select(input, dim, index, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index_select and Tensor.index_select\nDifferentiable: yes, for input (derivatives.yaml; backward node IndexSelectBackward0)\n\nSchemas (native_functions.yaml):\n    index_select(Tensor self, int dim, Tensor index) -> Tensor'
     if out is not None:
-        return _store_out('index_select', index_select(input, dim, index), out)
+        return _call_into_out('index_select', (input, dim, index,), {}, out)
     if True:
         return _call_index_select(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='index_select', arg='index')))
     return _no_overload("index_select", locals(), ('index_select(Tensor self, int dim, Tensor index) -> Tensor',))
@@ -11157,7 +11157,7 @@ def index_select(input, dim, index, *, out=None):
 def inner(input, other, *, out=None):
     'inner(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.inner and Tensor.inner\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    inner(Tensor self, Tensor other) -> Tensor'
     if out is not None:
-        return _store_out('inner', inner(input, other), out)
+        return _call_into_out('inner', (input, other,), {}, out)
     if True:
         return _call_inner(input, (other if isinstance(other, Tensor) else _scalar(other, op='inner', arg='other')))
     return _no_overload("inner", locals(), ('inner(Tensor self, Tensor other) -> Tensor',))
@@ -11166,7 +11166,7 @@ def inner(input, other, *, out=None):
 def inverse(input, *, out=None):
     'inverse(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.inverse and Tensor.inverse\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    inverse(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('inverse', inverse(input), out)
+        return _call_into_out('inverse', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11179,7 +11179,7 @@ def inverse(input, *, out=None):
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False, *, out=None):
     'isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    rtol (float, default 1e-05)\n    atol (float, default 1e-08)\n    equal_nan (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isclose and Tensor.isclose\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor'
     if out is not None:
-        return _store_out('isclose', isclose(input, other, rtol, atol, equal_nan), out)
+        return _call_into_out('isclose', (input, other, rtol, atol, equal_nan,), {}, out)
     if True:
         return _call_isclose(input, (other if isinstance(other, Tensor) else _scalar(other, op='isclose', arg='other')), rtol, atol, equal_nan)
     return _no_overload("isclose", locals(), ('isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor',))
@@ -11201,7 +11201,7 @@ def isfinite(input, *, out=None):
 def isin(elements=_NG, test_elements=_NG, test_element=_NG, element=_NG, *, assume_unique=False, invert=False, out=None):
     'isin(elements, test_elements, *, assume_unique=False, invert=False) -> Tensor\nisin(elements, test_element, *, assume_unique=False, invert=False) -> Tensor\nisin(element, test_elements, *, assume_unique=False, invert=False) -> Tensor\n\nArguments:\n    elements (Tensor; may be left out: only isin.Tensor_Scalar, isin.Tensor_Tensor take it)\n    test_elements (Tensor; may be left out: only isin.Scalar_Tensor, isin.Tensor_Tensor take it)\n    test_element (number; may be left out: only isin.Tensor_Scalar takes it)\n    element (number; may be left out: only isin.Scalar_Tensor takes it)\n    assume_unique (bool, default False)\n    invert (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isin\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor\n    isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor\n    isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor'
     if out is not None:
-        return _store_out('isin', isin(elements, test_elements, test_element, element, assume_unique=assume_unique, invert=invert), out)
+        return _call_into_out('isin', (elements, test_elements, test_element, element,), {'assume_unique': assume_unique, 'invert': invert}, out)
     if elements is not _NG and test_elements is not _NG and test_element is _NG and element is _NG:
         return _call_isin_Tensor_Tensor(elements, (test_elements if isinstance(test_elements, Tensor) else _scalar(test_elements, op='isin', arg='test_elements')), assume_unique, invert)
     if elements is not _NG and test_elements is _NG and test_element is not _NG and element is _NG:
@@ -11273,7 +11273,7 @@ def isposinf(input, *, out=None):
 def kl_div(input, target, reduction='mean', *, log_target=False, out=None):
     "kl_div(input, target, reduction='mean', *, log_target=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    log_target (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.kl_div\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor"
     if out is not None:
-        return _store_out('kl_div', kl_div(input, target, reduction, log_target=log_target), out)
+        return _call_into_out('kl_div', (input, target, reduction,), {'log_target': log_target}, out)
     if True:
         return _call_kl_div(input, (target if isinstance(target, Tensor) else _scalar(target, op='kl_div', arg='target')), reduction, log_target)
     return _no_overload("kl_div", locals(), ('kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor',))
@@ -11282,7 +11282,7 @@ def kl_div(input, target, reduction='mean', *, log_target=False, out=None):
 def kron(input, other, *, out=None):
     'kron(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.kron and Tensor.kron\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    kron(Tensor self, Tensor other) -> Tensor'
     if out is not None:
-        return _store_out('kron', kron(input, other), out)
+        return _call_into_out('kron', (input, other,), {}, out)
     if True:
         return _call_kron(input, (other if isinstance(other, Tensor) else _scalar(other, op='kron', arg='other')))
     return _no_overload("kron", locals(), ('kron(Tensor self, Tensor other) -> Tensor',))
@@ -11291,7 +11291,7 @@ def kron(input, other, *, out=None):
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     'kthvalue(input, k, dim=-1, keepdim=False, *, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    k (int)\n    dim (int, default -1)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.kthvalue and Tensor.kthvalue\nDifferentiable: yes, for input (derivatives.yaml; backward node KthvalueBackward0)\n\nSchemas (native_functions.yaml):\n    kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)'
     if out is not None:
-        return _store_out('kthvalue', kthvalue(input, k, dim, keepdim), out)
+        return _call_into_out('kthvalue', (input, k, dim, keepdim,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11304,7 +11304,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
 def l1_loss(input, target, reduction='mean', *, out=None):
     "l1_loss(input, target, reduction='mean', *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.l1_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
     if out is not None:
-        return _store_out('l1_loss', l1_loss(input, target, reduction), out)
+        return _call_into_out('l1_loss', (input, target, reduction,), {}, out)
     if True:
         return _call_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='l1_loss', arg='target')), reduction)
     return _no_overload("l1_loss", locals(), ('l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor',))
@@ -11313,7 +11313,7 @@ def l1_loss(input, target, reduction='mean', *, out=None):
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True, *, out=None):
     'layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    normalized_shape (int or sequence of ints)\n    weight (Tensor, optional, default None)\n    bias (Tensor, optional, default None)\n    eps (float, default 1e-05)\n    cudnn_enable (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.layer_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor'
     if out is not None:
-        return _store_out('layer_norm', layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable), out)
+        return _call_into_out('layer_norm', (input, normalized_shape, weight, bias, eps, cudnn_enable,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
@@ -11326,7 +11326,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
 def ldexp(input, other, *, out=None):
     'ldexp(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ldexp and Tensor.ldexp\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    ldexp.Tensor(Tensor self, Tensor other) -> Tensor'
     if out is not None:
-        return _store_out('ldexp', ldexp(input, other), out)
+        return _call_into_out('ldexp', (input, other,), {}, out)
     if True:
         return _call_ldexp_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='ldexp', arg='other')))
     return _no_overload("ldexp", locals(), ('ldexp.Tensor(Tensor self, Tensor other) -> Tensor',))
@@ -11424,7 +11424,7 @@ def lgamma_(input):
 def linalg_cholesky(input, *, upper=False, out=None):
     'linalg_cholesky(input, *, upper=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    upper (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_cholesky\nDifferentiable: yes, for input (derivatives.yaml; backward node LinalgCholeskyExBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor'
     if out is not None:
-        return _store_out('linalg_cholesky', linalg_cholesky(input, upper=upper), out)
+        return _call_into_out('linalg_cholesky', (input,), {'upper': upper}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11437,7 +11437,7 @@ def linalg_cholesky(input, *, upper=False, out=None):
 def linalg_cross(input, other, *, dim=-1, out=None):
     'linalg_cross(input, other, *, dim=-1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    dim (int, default -1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_cross\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor'
     if out is not None:
-        return _store_out('linalg_cross', linalg_cross(input, other, dim=dim), out)
+        return _call_into_out('linalg_cross', (input, other,), {'dim': dim}, out)
     if True:
         return _call_linalg_cross(input, (other if isinstance(other, Tensor) else _scalar(other, op='linalg_cross', arg='other')), dim)
     return _no_overload("linalg_cross", locals(), ('linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor',))
@@ -11446,7 +11446,7 @@ def linalg_cross(input, other, *, dim=-1, out=None):
 def linalg_det(A, *, out=None):
     'linalg_det(A, *, out=None) -> Tensor\n\nArguments:\n    A (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_det\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgDetBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_det(Tensor A) -> Tensor'
     if out is not None:
-        return _store_out('linalg_det', linalg_det(A), out)
+        return _call_into_out('linalg_det', (A,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[A._keys]
@@ -11459,7 +11459,7 @@ def linalg_det(A, *, out=None):
 def linalg_eigh(input, UPLO='L', *, out=None):
     'linalg_eigh(input, UPLO=\'L\', *, out=None) -> (Tensor eigenvalues, Tensor eigenvectors)\n\nArguments:\n    input (Tensor)\n    UPLO (str, default \'L\')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_eigh\nDifferentiable: yes, for input (derivatives.yaml; backward node LinalgEighBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)'
     if out is not None:
-        return _store_out('linalg_eigh', linalg_eigh(input, UPLO), out)
+        return _call_into_out('linalg_eigh', (input, UPLO,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11472,7 +11472,7 @@ def linalg_eigh(input, UPLO='L', *, out=None):
 def linalg_inv(A, *, out=None):
     'linalg_inv(A, *, out=None) -> Tensor\n\nArguments:\n    A (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_inv\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgInvExBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_inv(Tensor A) -> Tensor'
     if out is not None:
-        return _store_out('linalg_inv', linalg_inv(A), out)
+        return _call_into_out('linalg_inv', (A,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[A._keys]
@@ -11485,7 +11485,7 @@ def linalg_inv(A, *, out=None):
 def linalg_matrix_norm(input, ord=_NG, dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     "linalg_matrix_norm(input, ord, dim=(-2, -1), keepdim=False, *, dtype=None) -> Tensor\nlinalg_matrix_norm(input, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    ord (number or str; may be left out: only linalg_matrix_norm, linalg_matrix_norm.str_ord take it)\n    dim (int or sequence of ints, default (-2, -1))\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_matrix_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
     if out is not None:
-        return _store_out('linalg_matrix_norm', linalg_matrix_norm(input, ord, dim, keepdim, dtype=dtype), out)
+        return _call_into_out('linalg_matrix_norm', (input, ord, dim, keepdim,), {'dtype': dtype}, out)
     if ord is not _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11503,7 +11503,7 @@ _show(linalg_matrix_norm, (('input', False, _REQ), ('ord', False, _NG), ('dim', 
 def linalg_matrix_power(input, n, *, out=None):
     'linalg_matrix_power(input, n, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    n (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_matrix_power\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    linalg_matrix_power(Tensor self, int n) -> Tensor'
     if out is not None:
-        return _store_out('linalg_matrix_power', linalg_matrix_power(input, n), out)
+        return _call_into_out('linalg_matrix_power', (input, n,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11516,7 +11516,7 @@ def linalg_matrix_power(input, n, *, out=None):
 def linalg_qr(A, mode='reduced', *, out=None):
     "linalg_qr(A, mode='reduced', *, out=None) -> (Tensor Q, Tensor R)\n\nArguments:\n    A (Tensor)\n    mode (str, default 'reduced')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_qr\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgQrBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)"
     if out is not None:
-        return _store_out('linalg_qr', linalg_qr(A, mode), out)
+        return _call_into_out('linalg_qr', (A, mode,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[A._keys]
@@ -11529,7 +11529,7 @@ def linalg_qr(A, mode='reduced', *, out=None):
 def linalg_slogdet(A, *, out=None):
     'linalg_slogdet(A, *, out=None) -> (Tensor sign, Tensor logabsdet)\n\nArguments:\n    A (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_slogdet\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgSlogdetBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)'
     if out is not None:
-        return _store_out('linalg_slogdet', linalg_slogdet(A), out)
+        return _call_into_out('linalg_slogdet', (A,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[A._keys]
@@ -11542,7 +11542,7 @@ def linalg_slogdet(A, *, out=None):
 def linalg_solve(A, B, *, left=True, out=None):
     'linalg_solve(A, B, *, left=True, out=None) -> Tensor\n\nArguments:\n    A (Tensor)\n    B (Tensor)\n    left (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_solve\nDifferentiable: yes, for A, B (derivatives.yaml; backward node LinalgSolveExBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor'
     if out is not None:
-        return _store_out('linalg_solve', linalg_solve(A, B, left=left), out)
+        return _call_into_out('linalg_solve', (A, B,), {'left': left}, out)
     if True:
         return _call_linalg_solve(A, (B if isinstance(B, Tensor) else _scalar(B, op='linalg_solve', arg='B')), left)
     return _no_overload("linalg_solve", locals(), ('linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor',))
@@ -11551,7 +11551,7 @@ def linalg_solve(A, B, *, left=True, out=None):
 def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
     'linalg_svd(A, full_matrices=True, *, driver=None, out=None) -> (Tensor U, Tensor S, Tensor Vh)\n\nArguments:\n    A (Tensor)\n    full_matrices (bool, default True)\n    driver (str, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_svd\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgSvdBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)'
     if out is not None:
-        return _store_out('linalg_svd', linalg_svd(A, full_matrices, driver=driver), out)
+        return _call_into_out('linalg_svd', (A, full_matrices,), {'driver': driver}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[A._keys]
@@ -11564,7 +11564,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
 def linalg_svdvals(A, *, driver=None, out=None):
     'linalg_svdvals(A, *, driver=None, out=None) -> Tensor\n\nArguments:\n    A (Tensor)\n    driver (str, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_svdvals\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor'
     if out is not None:
-        return _store_out('linalg_svdvals', linalg_svdvals(A, driver=driver), out)
+        return _call_into_out('linalg_svdvals', (A,), {'driver': driver}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[A._keys]
@@ -11577,7 +11577,7 @@ def linalg_svdvals(A, *, driver=None, out=None):
 def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     'linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    ord (number, default 2)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linalg_vector_norm\nDifferentiable: yes, for input (derivatives.yaml; backward node LinalgVectorNormBackward0)\n\nSchemas (native_functions.yaml):\n    linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     if out is not None:
-        return _store_out('linalg_vector_norm', linalg_vector_norm(input, ord, dim, keepdim, dtype=dtype), out)
+        return _call_into_out('linalg_vector_norm', (input, ord, dim, keepdim,), {'dtype': dtype}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11590,7 +11590,7 @@ def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out
 def linear(input, weight, bias=None, *, out=None):
     'linear(input, weight, bias=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor)\n    bias (Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.linear\nDifferentiable: yes, for input, weight, bias (derivatives.yaml; backward node LinearBackward0)\n\nSchemas (native_functions.yaml):\n    linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor'
     if out is not None:
-        return _store_out('linear', linear(input, weight, bias), out)
+        return _call_into_out('linear', (input, weight, bias,), {}, out)
     if True:
         return _call_linear(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='linear', arg='weight')), bias)
     return _no_overload("linear", locals(), ('linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor',))
@@ -11714,7 +11714,7 @@ def log_sigmoid_(input):
 def log_softmax(input, dim, dtype=None, *, out=None):
     'log_softmax(input, dim, dtype=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.log_softmax and Tensor.log_softmax\nDifferentiable: yes, for input (derivatives.yaml; backward node LogSoftmaxBackward0)\n\nSchemas (native_functions.yaml):\n    log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor'
     if out is not None:
-        return _store_out('log_softmax', log_softmax(input, dim, dtype), out)
+        return _call_into_out('log_softmax', (input, dim, dtype,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11755,7 +11755,7 @@ def logaddexp_(input, other):
 def logcumsumexp(input, dim, *, out=None):
     'logcumsumexp(input, dim, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logcumsumexp and Tensor.logcumsumexp\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    logcumsumexp(Tensor self, int dim) -> Tensor'
     if out is not None:
-        return _store_out('logcumsumexp', logcumsumexp(input, dim), out)
+        return _call_into_out('logcumsumexp', (input, dim,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11768,7 +11768,7 @@ def logcumsumexp(input, dim, *, out=None):
 def logdet(input, *, out=None):
     'logdet(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logdet and Tensor.logdet\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    logdet(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('logdet', logdet(input), out)
+        return _call_into_out('logdet', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11821,7 +11821,7 @@ def logical_xor(input, other, *, out=None):
 def logit(input, eps=None, *, out=None):
     'logit(input, eps=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    eps (float, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logit and Tensor.logit\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    logit(Tensor self, float? eps=None) -> Tensor'
     if out is not None:
-        return _store_out('logit', logit(input, eps), out)
+        return _call_into_out('logit', (input, eps,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11834,7 +11834,7 @@ def logit(input, eps=None, *, out=None):
 def logsumexp(input, dim, keepdim=False, *, out=None):
     'logsumexp(input, dim, keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logsumexp and Tensor.logsumexp\nDifferentiable: yes, for input (derivatives.yaml; backward node LogsumexpBackward0)\n\nSchemas (native_functions.yaml):\n    logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor'
     if out is not None:
-        return _store_out('logsumexp', logsumexp(input, dim, keepdim), out)
+        return _call_into_out('logsumexp', (input, dim, keepdim,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11890,7 +11890,7 @@ def masked_fill_(input, mask, value):
 def masked_select(input, mask, *, out=None):
     'masked_select(input, mask, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mask (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.masked_select and Tensor.masked_select\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    masked_select(Tensor self, Tensor mask) -> Tensor'
     if out is not None:
-        return _store_out('masked_select', masked_select(input, mask), out)
+        return _call_into_out('masked_select', (input, mask,), {}, out)
     if True:
         return _call_masked_select(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='masked_select', arg='mask')))
     return _no_overload("masked_select", locals(), ('masked_select(Tensor self, Tensor mask) -> Tensor',))
@@ -11899,7 +11899,7 @@ def masked_select(input, mask, *, out=None):
 def matmul(input, other, *, out=None):
     'matmul(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.matmul and Tensor.matmul\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matmul(Tensor self, Tensor other) -> Tensor'
     if out is not None:
-        return _store_out('matmul', matmul(input, other), out)
+        return _call_into_out('matmul', (input, other,), {}, out)
     if True:
         return _call_matmul(input, (other if isinstance(other, Tensor) else _scalar(other, op='matmul', arg='other')))
     return _no_overload("matmul", locals(), ('matmul(Tensor self, Tensor other) -> Tensor',))
@@ -11908,7 +11908,7 @@ def matmul(input, other, *, out=None):
 def max(input, dim=_NG, keepdim=_NG, other=_NG, *, out=None):
     'max(input) -> Tensor\nmax(input, dim, keepdim=False) -> (Tensor values, Tensor indices)\nmax(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only max.dim takes it)\n    keepdim (bool, default False; taken by max.dim)\n    other (Tensor; may be left out: only max.other takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.max and Tensor.max\nDifferentiable: max: yes, for input (derivatives.yaml; backward node MaxBackward1); max.dim: yes, for input (derivatives.yaml; backward node MaxBackward0); max.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    max(Tensor self) -> Tensor\n    max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    max.other(Tensor self, Tensor other) -> Tensor'
     if out is not None:
-        return _store_out('max', max(input, dim, keepdim, other), out)
+        return _call_into_out('max', (input, dim, keepdim, other,), {}, out)
     if (other is not _NG and dim is _NG or isinstance(dim, Tensor) and other is _NG):
         return _call_max_other(input, (other if other is not _NG else dim))
     if dim is _NG and keepdim is _NG and other is _NG:
@@ -11928,7 +11928,7 @@ _show(max, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, Fals
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None):
     'max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    stride (int or sequence of ints, default ())\n    padding (int or sequence of ints, default 0)\n    dilation (int or sequence of ints, default 1)\n    ceil_mode (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.max_pool2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor'
     if out is not None:
-        return _store_out('max_pool2d', max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode), out)
+        return _call_into_out('max_pool2d', (input, kernel_size, stride, padding, dilation, ceil_mode,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11941,7 +11941,7 @@ def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None):
     'max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None) -> (Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    stride (int or sequence of ints, default ())\n    padding (int or sequence of ints, default 0)\n    dilation (int or sequence of ints, default 1)\n    ceil_mode (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.max_pool2d_with_indices\nDifferentiable: yes, for input (derivatives.yaml; backward node MaxPool2dWithIndicesBackward0)\n\nSchemas (native_functions.yaml):\n    max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)'
     if out is not None:
-        return _store_out('max_pool2d_with_indices', max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode), out)
+        return _call_into_out('max_pool2d_with_indices', (input, kernel_size, stride, padding, dilation, ceil_mode,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11954,7 +11954,7 @@ def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
 def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices, *, out=None):
     'max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices, *, out=None) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    stride (int or sequence of ints)\n    padding (int or sequence of ints)\n    dilation (int or sequence of ints)\n    ceil_mode (bool)\n    indices (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.max_pool2d_with_indices_backward\nDifferentiable: yes, for grad_output, input (derivatives.yaml; backward node MaxPool2dWithIndicesBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor'
     if out is not None:
-        return _store_out('max_pool2d_with_indices_backward', max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices), out)
+        return _call_into_out('max_pool2d_with_indices_backward', (grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices,), {}, out)
     if True:
         return _call_max_pool2d_with_indices_backward(grad_output, (input if isinstance(input, Tensor) else _scalar(input, op='max_pool2d_with_indices_backward', arg='input')), kernel_size, stride, padding, dilation, ceil_mode, (indices if isinstance(indices, Tensor) else _scalar(indices, op='max_pool2d_with_indices_backward', arg='indices')))
     return _no_overload("max_pool2d_with_indices_backward", locals(), ('max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor',))
@@ -11977,7 +11977,7 @@ def maximum_(input, other):
 def mean(input, dim=_NG, keepdim=_NG, *, dtype=None, out=None):
     'mean(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by mean.dim)\n    keepdim (bool, default False; taken by mean.dim)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mean and Tensor.mean\nDifferentiable: mean: yes, for input (derivatives.yaml; backward node MeanBackward0); mean.dim: yes, for input (derivatives.yaml; backward node MeanBackward1)\n\nSchemas (native_functions.yaml):\n    mean(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     if out is not None:
-        return _store_out('mean', mean(input, dim, keepdim, dtype=dtype), out)
+        return _call_into_out('mean', (input, dim, keepdim,), {'dtype': dtype}, out)
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11995,7 +11995,7 @@ _show(mean, (('input', False, _REQ), ('dim', False, None), ('keepdim', False, Fa
 def median(input, dim=_NG, keepdim=_NG, *, out=None):
     'median(input) -> Tensor\nmedian(input, dim, keepdim=False) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only median.dim takes it)\n    keepdim (bool, default False; taken by median.dim)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.median and Tensor.median\nDifferentiable: median: yes, for input (derivatives.yaml; backward node MedianBackward0); median.dim: yes, for input (derivatives.yaml; backward node MedianBackward1)\n\nSchemas (native_functions.yaml):\n    median(Tensor self) -> Tensor\n    median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'
     if out is not None:
-        return _store_out('median', median(input, dim, keepdim), out)
+        return _call_into_out('median', (input, dim, keepdim,), {}, out)
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12013,7 +12013,7 @@ _show(median, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, F
 def min(input, dim=_NG, keepdim=_NG, other=_NG, *, out=None):
     'min(input) -> Tensor\nmin(input, dim, keepdim=False) -> (Tensor values, Tensor indices)\nmin(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only min.dim takes it)\n    keepdim (bool, default False; taken by min.dim)\n    other (Tensor; may be left out: only min.other takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.min and Tensor.min\nDifferentiable: min: yes, for input (derivatives.yaml; backward node MinBackward1); min.dim: yes, for input (derivatives.yaml; backward node MinBackward0); min.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    min(Tensor self) -> Tensor\n    min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    min.other(Tensor self, Tensor other) -> Tensor'
     if out is not None:
-        return _store_out('min', min(input, dim, keepdim, other), out)
+        return _call_into_out('min', (input, dim, keepdim, other,), {}, out)
     if (other is not _NG and dim is _NG or isinstance(dim, Tensor) and other is _NG):
         return _call_min_other(input, (other if other is not _NG else dim))
     if dim is _NG and keepdim is _NG and other is _NG:
@@ -12070,7 +12070,7 @@ def mish_(input):
 def mm(input, mat2, *, out=None):
     'mm(input, mat2, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mat2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mm and Tensor.mm\nDifferentiable: yes, for input, mat2 (derivatives.yaml; backward node MmBackward0)\n\nSchemas (native_functions.yaml):\n    mm(Tensor self, Tensor mat2) -> Tensor'
     if out is not None:
-        return _store_out('mm', mm(input, mat2), out)
+        return _call_into_out('mm', (input, mat2,), {}, out)
     if True:
         return _call_mm(input, (mat2 if isinstance(mat2, Tensor) else _scalar(mat2, op='mm', arg='mat2')))
     return _no_overload("mm", locals(), ('mm(Tensor self, Tensor mat2) -> Tensor',))
@@ -12079,7 +12079,7 @@ def mm(input, mat2, *, out=None):
 def mode(input, dim=-1, keepdim=False, *, out=None):
     'mode(input, dim=-1, keepdim=False, *, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mode and Tensor.mode\nDifferentiable: yes, for input (derivatives.yaml; backward node ModeBackward0)\n\nSchemas (native_functions.yaml):\n    mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)'
     if out is not None:
-        return _store_out('mode', mode(input, dim, keepdim), out)
+        return _call_into_out('mode', (input, dim, keepdim,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12110,7 +12110,7 @@ def movedim(input, source, destination):
 def mse_loss(input, target, reduction='mean', *, out=None):
     "mse_loss(input, target, reduction='mean', *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mse_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
     if out is not None:
-        return _store_out('mse_loss', mse_loss(input, target, reduction), out)
+        return _call_into_out('mse_loss', (input, target, reduction,), {}, out)
     if True:
         return _call_mse_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='mse_loss', arg='target')), reduction)
     return _no_overload("mse_loss", locals(), ('mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor',))
@@ -12119,7 +12119,7 @@ def mse_loss(input, target, reduction='mean', *, out=None):
 def msort(input, *, out=None):
     'msort(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.msort and Tensor.msort\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    msort(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('msort', msort(input), out)
+        return _call_into_out('msort', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12167,7 +12167,7 @@ def mul_(input, other):
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     'multinomial(input, num_samples, replacement=False, *, generator=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    num_samples (int)\n    replacement (bool, default False)\n    generator (Generator, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.multinomial and Tensor.multinomial\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor'
     if out is not None:
-        return _store_out('multinomial', multinomial(input, num_samples, replacement, generator=generator), out)
+        return _call_into_out('multinomial', (input, num_samples, replacement,), {'generator': generator}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12180,7 +12180,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 def mv(input, vec, *, out=None):
     'mv(input, vec, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    vec (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mv and Tensor.mv\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    mv(Tensor self, Tensor vec) -> Tensor'
     if out is not None:
-        return _store_out('mv', mv(input, vec), out)
+        return _call_into_out('mv', (input, vec,), {}, out)
     if True:
         return _call_mv(input, (vec if isinstance(vec, Tensor) else _scalar(vec, op='mv', arg='vec')))
     return _no_overload("mv", locals(), ('mv(Tensor self, Tensor vec) -> Tensor',))
@@ -12189,7 +12189,7 @@ def mv(input, vec, *, out=None):
 def mvlgamma(input, p, *, out=None):
     'mvlgamma(input, p, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mvlgamma and Tensor.mvlgamma\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    mvlgamma(Tensor self, int p) -> Tensor'
     if out is not None:
-        return _store_out('mvlgamma', mvlgamma(input, p), out)
+        return _call_into_out('mvlgamma', (input, p,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12202,7 +12202,7 @@ def mvlgamma(input, p, *, out=None):
 def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
     'nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    nan (float, optional, default None)\n    posinf (float, optional, default None)\n    neginf (float, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nan_to_num and Tensor.nan_to_num\nDifferentiable: yes, for input (derivatives.yaml; backward node NanToNumBackward0)\n\nSchemas (native_functions.yaml):\n    nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor'
     if out is not None:
-        return _store_out('nan_to_num', nan_to_num(input, nan, posinf, neginf), out)
+        return _call_into_out('nan_to_num', (input, nan, posinf, neginf,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12215,7 +12215,7 @@ def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     'nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nanmean and Tensor.nanmean\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     if out is not None:
-        return _store_out('nanmean', nanmean(input, dim, keepdim, dtype=dtype), out)
+        return _call_into_out('nanmean', (input, dim, keepdim,), {'dtype': dtype}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12228,7 +12228,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
     "nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    q (Tensor or float)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    interpolation (str, default 'linear')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nanquantile and Tensor.nanquantile\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor\n    nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor"
     if out is not None:
-        return _store_out('nanquantile', nanquantile(input, q, dim, keepdim, interpolation=interpolation), out)
+        return _call_into_out('nanquantile', (input, q, dim, keepdim,), {'interpolation': interpolation}, out)
     if isinstance(q, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | q._keys]
@@ -12247,7 +12247,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', ou
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     'nansum(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nansum and Tensor.nansum\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     if out is not None:
-        return _store_out('nansum', nansum(input, dim, keepdim, dtype=dtype), out)
+        return _call_into_out('nansum', (input, dim, keepdim,), {'dtype': dtype}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12269,7 +12269,7 @@ def narrow(input, dim, start, length):
 def narrow_copy(input, dim, start, length, *, out=None):
     'narrow_copy(input, dim, start, length, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    start (int)\n    length (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.narrow_copy and Tensor.narrow_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor'
     if out is not None:
-        return _store_out('narrow_copy', narrow_copy(input, dim, start, length), out)
+        return _call_into_out('narrow_copy', (input, dim, start, length,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12282,7 +12282,7 @@ def narrow_copy(input, dim, start, length, *, out=None):
 def native_dropout(input, p, train, *, out=None):
     'native_dropout(input, p, train, *, out=None) -> (Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    p (float)\n    train (bool, optional)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.native_dropout\nDifferentiable: yes, for input (derivatives.yaml; backward node NativeDropoutBackward0)\n\nSchemas (native_functions.yaml):\n    native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)'
     if out is not None:
-        return _store_out('native_dropout', native_dropout(input, p, train), out)
+        return _call_into_out('native_dropout', (input, p, train,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12295,7 +12295,7 @@ def native_dropout(input, p, train, *, out=None):
 def native_layer_norm(input, normalized_shape, weight, bias, eps, *, out=None):
     'native_layer_norm(input, normalized_shape, weight, bias, eps, *, out=None) -> (Tensor, Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    normalized_shape (int or sequence of ints)\n    weight (Tensor, optional)\n    bias (Tensor, optional)\n    eps (float)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.native_layer_norm\nDifferentiable: yes, for input, weight, bias (derivatives.yaml; backward node NativeLayerNormBackward0)\n\nSchemas (native_functions.yaml):\n    native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)'
     if out is not None:
-        return _store_out('native_layer_norm', native_layer_norm(input, normalized_shape, weight, bias, eps), out)
+        return _call_into_out('native_layer_norm', (input, normalized_shape, weight, bias, eps,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
@@ -12352,7 +12352,7 @@ def neg_(input):
 def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
     'new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_empty\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     if out is not None:
-        return _store_out('new_empty', new_empty(input, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory), out)
+        return _call_into_out('new_empty', (input, size,), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12365,7 +12365,7 @@ def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=N
 def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
     'new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    fill_value (number)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_full\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     if out is not None:
-        return _store_out('new_full', new_full(input, size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory), out)
+        return _call_into_out('new_full', (input, size, fill_value,), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12378,7 +12378,7 @@ def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, p
 def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
     'new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_ones\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     if out is not None:
-        return _store_out('new_ones', new_ones(input, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory), out)
+        return _call_into_out('new_ones', (input, size,), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12391,7 +12391,7 @@ def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=No
 def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
     'new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_zeros\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     if out is not None:
-        return _store_out('new_zeros', new_zeros(input, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory), out)
+        return _call_into_out('new_zeros', (input, size,), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12418,7 +12418,7 @@ def nextafter_(input, other):
 def nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100, *, out=None):
     "nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n    ignore_index (int, default -100)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nll_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor"
     if out is not None:
-        return _store_out('nll_loss', nll_loss(input, target, weight, reduction, ignore_index), out)
+        return _call_into_out('nll_loss', (input, target, weight, reduction, ignore_index,), {}, out)
     if True:
         return _call_nll_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='nll_loss', arg='target')), weight, reduction, ignore_index)
     return _no_overload("nll_loss", locals(), ('nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor',))
@@ -12447,7 +12447,7 @@ _show(nonzero, (('input', False, _REQ), ('as_tuple', True, _NG), ))
 def norm(input, p=_NG, dim=None, keepdim=False, *, dtype=None, out=None):
     'norm(input, p=2, dim=None, keepdim=False, *, dtype=None) -> Tensor\nnorm(input, p, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (number, optional or str; may be left out: only norm.Scalar, norm.str take it)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.norm and Tensor.norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     if out is not None:
-        return _store_out('norm', norm(input, p, dim, keepdim, dtype=dtype), out)
+        return _call_into_out('norm', (input, p, dim, keepdim,), {'dtype': dtype}, out)
     if True:
         return _call_norm_Scalar(input, (2 if p is _NG else p), dim, keepdim, dtype)
     if p is not _NG:
@@ -12465,7 +12465,7 @@ _show(norm, (('input', False, _REQ), ('p', False, _NG), ('dim', False, None), ('
 def normal(mean, std=_NG, size=_NG, *, generator=None, dtype=_NG, layout=_NG, device=_NG, pin_memory=_NG, out=None):
     'normal(mean, std=1, *, generator=None) -> Tensor\nnormal(mean, std, *, generator=None) -> Tensor\nnormal(mean, std, *, generator=None) -> Tensor\nnormal(mean, std, size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None) -> Tensor\n\nArguments:\n    mean (Tensor or float)\n    std (float or Tensor; may be left out: only normal.Tensor_Tensor, normal.Tensor_float, normal.float_Tensor, normal.float_float take it)\n    size (int or sequence of ints; may be left out: only normal.float_float takes it)\n    generator (Generator, optional, default None)\n    dtype (dtype, optional, default None; taken by normal.float_float)\n    layout (layout, optional, default None; taken by normal.float_float)\n    device (device, optional, default None; taken by normal.float_float)\n    pin_memory (bool, optional, default None; taken by normal.float_float)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.normal; in-place: Tensor.normal_\nDifferentiable: normal.Tensor_float, normal.float_Tensor, normal.Tensor_Tensor: yes (composite: autograd records the ops it calls); normal.float_float: no\n\nSchemas (native_functions.yaml):\n    normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor\n    normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor\n    normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor\n    normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     if out is not None:
-        return _store_out('normal', normal(mean, std, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory), out)
+        return _call_into_out('normal', (mean, std, size,), {'generator': generator, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, out)
     if isinstance(mean, Tensor) and not isinstance(std, Tensor) and size is _NG and dtype is _NG and layout is _NG and device is _NG and pin_memory is _NG:
         return _call_normal_Tensor_float(mean, (1 if std is _NG else std), generator)
     if not isinstance(mean, Tensor) and std is not _NG and isinstance(std, Tensor) and size is _NG and dtype is _NG and layout is _NG and device is _NG and pin_memory is _NG:
@@ -12501,7 +12501,7 @@ def normal_(input, mean=0, std=1, *, generator=None):
 def one_hot(input, num_classes=-1, *, out=None):
     'one_hot(input, num_classes=-1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    num_classes (int, default -1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.one_hot\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    one_hot(Tensor self, int num_classes=-1) -> Tensor'
     if out is not None:
-        return _store_out('one_hot', one_hot(input, num_classes), out)
+        return _call_into_out('one_hot', (input, num_classes,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12514,7 +12514,7 @@ def one_hot(input, num_classes=-1, *, out=None):
 def outer(input, vec2, *, out=None):
     'outer(input, vec2, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    vec2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.outer and Tensor.outer\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    outer(Tensor self, Tensor vec2) -> Tensor'
     if out is not None:
-        return _store_out('outer', outer(input, vec2), out)
+        return _call_into_out('outer', (input, vec2,), {}, out)
     if True:
         return _call_outer(input, (vec2 if isinstance(vec2, Tensor) else _scalar(vec2, op='outer', arg='vec2')))
     return _no_overload("outer", locals(), ('outer(Tensor self, Tensor vec2) -> Tensor',))
@@ -12523,7 +12523,7 @@ def outer(input, vec2, *, out=None):
 def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False, *, out=None):
     'pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    p (float, default 2)\n    eps (float, default 1e-06)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.pairwise_distance\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor'
     if out is not None:
-        return _store_out('pairwise_distance', pairwise_distance(x1, x2, p, eps, keepdim), out)
+        return _call_into_out('pairwise_distance', (x1, x2, p, eps, keepdim,), {}, out)
     if True:
         return _call_pairwise_distance(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='pairwise_distance', arg='x2')), p, eps, keepdim)
     return _no_overload("pairwise_distance", locals(), ('pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor',))
@@ -12541,7 +12541,7 @@ def permute(input, dims):
 def permute_copy(input, dims, *, out=None):
     'permute_copy(input, dims, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dims (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.permute_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    permute_copy(Tensor self, int[] dims) -> Tensor'
     if out is not None:
-        return _store_out('permute_copy', permute_copy(input, dims), out)
+        return _call_into_out('permute_copy', (input, dims,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12554,7 +12554,7 @@ def permute_copy(input, dims, *, out=None):
 def polygamma(n, input, *, out=None):
     'polygamma(n, input, *, out=None) -> Tensor\n\nArguments:\n    n (int)\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.polygamma\nDifferentiable: yes, for input (derivatives.yaml; backward node PolygammaBackward0)\n\nSchemas (native_functions.yaml):\n    polygamma(int n, Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('polygamma', polygamma(n, input), out)
+        return _call_into_out('polygamma', (n, input,), {}, out)
     if True:
         return _call_polygamma(n, (input if isinstance(input, Tensor) else _scalar(input, op='polygamma', arg='input')))
     return _no_overload("polygamma", locals(), ('polygamma(int n, Tensor self) -> Tensor',))
@@ -12607,7 +12607,7 @@ def pow_(input, exponent):
 def prelu(input, weight, *, out=None):
     'prelu(input, weight, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.prelu and Tensor.prelu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    prelu(Tensor self, Tensor weight) -> Tensor'
     if out is not None:
-        return _store_out('prelu', prelu(input, weight), out)
+        return _call_into_out('prelu', (input, weight,), {}, out)
     if True:
         return _call_prelu(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='prelu', arg='weight')))
     return _no_overload("prelu", locals(), ('prelu(Tensor self, Tensor weight) -> Tensor',))
@@ -12616,7 +12616,7 @@ def prelu(input, weight, *, out=None):
 def prod(input, dim=_NG, keepdim=_NG, *, dtype=None, out=None):
     'prod(input, *, dtype=None) -> Tensor\nprod(input, dim, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only prod.dim_int takes it)\n    keepdim (bool, default False; taken by prod.dim_int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.prod and Tensor.prod\nDifferentiable: prod: yes, for input (derivatives.yaml; backward node ProdBackward0); prod.dim_int: yes, for input (derivatives.yaml; backward node ProdBackward1)\n\nSchemas (native_functions.yaml):\n    prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     if out is not None:
-        return _store_out('prod', prod(input, dim, keepdim, dtype=dtype), out)
+        return _call_into_out('prod', (input, dim, keepdim,), {'dtype': dtype}, out)
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12634,7 +12634,7 @@ _show(prod, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, Fal
 def quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
     "quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    q (Tensor or float)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    interpolation (str, default 'linear')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.quantile and Tensor.quantile\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor\n    quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor"
     if out is not None:
-        return _store_out('quantile', quantile(input, q, dim, keepdim, interpolation=interpolation), out)
+        return _call_into_out('quantile', (input, q, dim, keepdim,), {'interpolation': interpolation}, out)
     if isinstance(q, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | q._keys]
@@ -12731,7 +12731,7 @@ def relu(input, *, out=None):
 def relu6(input, *, out=None):
     'relu6(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.relu6\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    relu6(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('relu6', relu6(input), out)
+        return _call_into_out('relu6', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12789,7 +12789,7 @@ def remainder_(input, other):
 def renorm(input, p, dim, maxnorm, *, out=None):
     'renorm(input, p, dim, maxnorm, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (number)\n    dim (int)\n    maxnorm (number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.renorm and Tensor.renorm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor'
     if out is not None:
-        return _store_out('renorm', renorm(input, p, dim, maxnorm), out)
+        return _call_into_out('renorm', (input, p, dim, maxnorm,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12802,7 +12802,7 @@ def renorm(input, p, dim, maxnorm, *, out=None):
 def repeat(input, repeats, *, out=None):
     'repeat(input, repeats, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    repeats (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.repeat\nDifferentiable: yes, for input (derivatives.yaml; backward node RepeatBackward0)\n\nSchemas (native_functions.yaml):\n    repeat(Tensor self, SymInt[] repeats) -> Tensor'
     if out is not None:
-        return _store_out('repeat', repeat(input, repeats), out)
+        return _call_into_out('repeat', (input, repeats,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12815,7 +12815,7 @@ def repeat(input, repeats, *, out=None):
 def repeat_interleave(input, repeats, dim=None, *, output_size=None, out=None):
     'repeat_interleave(input, repeats, dim=None, *, output_size=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    repeats (int or Tensor)\n    dim (int, optional, default None)\n    output_size (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.repeat_interleave and Tensor.repeat_interleave\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor'
     if out is not None:
-        return _store_out('repeat_interleave', repeat_interleave(input, repeats, dim, output_size=output_size), out)
+        return _call_into_out('repeat_interleave', (input, repeats, dim,), {'output_size': output_size}, out)
     if not isinstance(repeats, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12861,7 +12861,7 @@ def resolve_neg(input):
 def roll(input, shifts, dims=(), *, out=None):
     'roll(input, shifts, dims=(), *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    shifts (int or sequence of ints)\n    dims (int or sequence of ints, default ())\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.roll and Tensor.roll\nDifferentiable: yes, for input (derivatives.yaml; backward node RollBackward0)\n\nSchemas (native_functions.yaml):\n    roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor'
     if out is not None:
-        return _store_out('roll', roll(input, shifts, dims), out)
+        return _call_into_out('roll', (input, shifts, dims,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12874,7 +12874,7 @@ def roll(input, shifts, dims=(), *, out=None):
 def rot90(input, k=1, dims=(0, 1), *, out=None):
     'rot90(input, k=1, dims=(0, 1), *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    k (int, default 1)\n    dims (int or sequence of ints, default (0, 1))\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.rot90 and Tensor.rot90\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor'
     if out is not None:
-        return _store_out('rot90', rot90(input, k, dims), out)
+        return _call_into_out('rot90', (input, k, dims,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -12942,7 +12942,7 @@ def rsqrt_(input):
 def rsub(input, other, *, alpha=1, out=None):
     'rsub(input, other, *, alpha=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.rsub\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'
     if out is not None:
-        return _store_out('rsub', rsub(input, other, alpha=alpha), out)
+        return _call_into_out('rsub', (input, other,), {'alpha': alpha}, out)
     if True:
         return _call_rsub_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='rsub', arg='other')), alpha)
     return _no_overload("rsub", locals(), ('rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor',))
@@ -12951,7 +12951,7 @@ def rsub(input, other, *, alpha=1, out=None):
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False, out=None):
     'scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False, out=None) -> Tensor\n\nArguments:\n    query (Tensor)\n    key (Tensor)\n    value (Tensor)\n    attn_mask (Tensor, optional, default None)\n    dropout_p (float, default 0.0)\n    is_causal (bool, default False)\n    scale (float, optional, default None)\n    enable_gqa (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.scaled_dot_product_attention\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor'
     if out is not None:
-        return _store_out('scaled_dot_product_attention', scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa), out)
+        return _call_into_out('scaled_dot_product_attention', (query, key, value, attn_mask, dropout_p, is_causal,), {'scale': scale, 'enable_gqa': enable_gqa}, out)
     if True:
         return _call_scaled_dot_product_attention(query, (key if isinstance(key, Tensor) else _scalar(key, op='scaled_dot_product_attention', arg='key')), (value if isinstance(value, Tensor) else _scalar(value, op='scaled_dot_product_attention', arg='value')), attn_mask, dropout_p, is_causal, scale, enable_gqa)
     return _no_overload("scaled_dot_product_attention", locals(), ('scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor',))
@@ -12960,7 +12960,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 def scatter(input, dim, index, src=_NG, value=_NG, *, reduce=_NG, out=None):
     'scatter(input, dim, index, src) -> Tensor\nscatter(input, dim, index, value) -> Tensor\nscatter(input, dim, index, src, *, reduce) -> Tensor\nscatter(input, dim, index, value, *, reduce) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor; may be left out: only scatter.reduce, scatter.src take it)\n    value (number; may be left out: only scatter.value, scatter.value_reduce take it)\n    reduce (str; may be left out: only scatter.reduce, scatter.value_reduce take it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.scatter and Tensor.scatter; in-place: Tensor.scatter_\nDifferentiable: scatter.src: yes, for input, src (derivatives.yaml; backward node ScatterBackward0); scatter.value: yes, for input (derivatives.yaml; backward node ScatterBackward1); scatter.reduce, scatter.value_reduce: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor\n    scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor\n    scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor\n    scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor'
     if out is not None:
-        return _store_out('scatter', scatter(input, dim, index, src, value, reduce=reduce), out)
+        return _call_into_out('scatter', (input, dim, index, src, value,), {'reduce': reduce}, out)
     if src is not _NG and value is _NG and reduce is _NG:
         return _call_scatter_src(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter', arg='src')))
     if src is _NG and value is not _NG and reduce is _NG:
@@ -12994,7 +12994,7 @@ _show(scatter_, (('input', False, _REQ), ('dim', False, _REQ), ('index', False, 
 def scatter_add(input, dim, index, src, *, out=None):
     'scatter_add(input, dim, index, src, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.scatter_add and Tensor.scatter_add; in-place: Tensor.scatter_add_\nDifferentiable: yes, for input, src (derivatives.yaml; backward node ScatterAddBackward0)\n\nSchemas (native_functions.yaml):\n    scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor'
     if out is not None:
-        return _store_out('scatter_add', scatter_add(input, dim, index, src), out)
+        return _call_into_out('scatter_add', (input, dim, index, src,), {}, out)
     if True:
         return _call_scatter_add(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_add', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_add', arg='src')))
     return _no_overload("scatter_add", locals(), ('scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor',))
@@ -13008,7 +13008,7 @@ def scatter_add_(input, dim, index, src):
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
     'scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor)\n    reduce (str)\n    include_self (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.scatter_reduce and Tensor.scatter_reduce; in-place: Tensor.scatter_reduce_\nDifferentiable: yes, for input, src (derivatives.yaml; backward node ScatterReduceBackward0)\n\nSchemas (native_functions.yaml):\n    scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor'
     if out is not None:
-        return _store_out('scatter_reduce', scatter_reduce(input, dim, index, src, reduce, include_self=include_self), out)
+        return _call_into_out('scatter_reduce', (input, dim, index, src, reduce,), {'include_self': include_self}, out)
     if True:
         return _call_scatter_reduce_two(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_reduce', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_reduce', arg='src')), reduce, include_self)
     return _no_overload("scatter_reduce", locals(), ('scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor',))
@@ -13022,7 +13022,7 @@ def scatter_reduce_(input, dim, index, src, reduce, *, include_self=True):
 def scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, output, *, out=None):
     'scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, output, *, out=None) -> (Tensor, Tensor)\n\nthe gradients of scatter_reduce for self and src\n\nArguments:\n    grad (Tensor)\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    src (Tensor)\n    reduce (str)\n    include_self (bool)\n    output (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.scatter_reduce_backward\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    scatter_reduce_backward(Tensor grad, Tensor self, int dim, Tensor index, Tensor src, str reduce, bool include_self, Tensor output) -> (Tensor, Tensor)'
     if out is not None:
-        return _store_out('scatter_reduce_backward', scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, output), out)
+        return _call_into_out('scatter_reduce_backward', (grad, input, dim, index, src, reduce, include_self, output,), {}, out)
     if True:
         return _call_scatter_reduce_backward(grad, (input if isinstance(input, Tensor) else _scalar(input, op='scatter_reduce_backward', arg='input')), dim, (index if isinstance(index, Tensor) else _scalar(index, op='scatter_reduce_backward', arg='index')), (src if isinstance(src, Tensor) else _scalar(src, op='scatter_reduce_backward', arg='src')), reduce, include_self, (output if isinstance(output, Tensor) else _scalar(output, op='scatter_reduce_backward', arg='output')))
     return _no_overload("scatter_reduce_backward", locals(), ('scatter_reduce_backward(Tensor grad, Tensor self, int dim, Tensor index, Tensor src, str reduce, bool include_self, Tensor output) -> (Tensor, Tensor)',))
@@ -13031,7 +13031,7 @@ def scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
     'searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None) -> Tensor\n\nArguments:\n    sorted_sequence (Tensor)\n    input (Tensor or number)\n    out_int32 (bool, default False)\n    right (bool, default False)\n    side (str, optional, default None)\n    sorter (Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.searchsorted\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor\n    searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor'
     if out is not None:
-        return _store_out('searchsorted', searchsorted(sorted_sequence, input, out_int32=out_int32, right=right, side=side, sorter=sorter), out)
+        return _call_into_out('searchsorted', (sorted_sequence, input,), {'out_int32': out_int32, 'right': right, 'side': side, 'sorter': sorter}, out)
     if isinstance(input, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[sorted_sequence._keys | input._keys | (sorter._keys if sorter is not None else 0)]
@@ -13059,7 +13059,7 @@ def select(input, dim, index):
 def select_backward(grad_output, input_sizes, dim, index, *, out=None):
     'select_backward(grad_output, input_sizes, dim, index, *, out=None) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input_sizes (int or sequence of ints)\n    dim (int)\n    index (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.select_backward\nDifferentiable: yes, for grad_output (derivatives.yaml; backward node SelectBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor'
     if out is not None:
-        return _store_out('select_backward', select_backward(grad_output, input_sizes, dim, index), out)
+        return _call_into_out('select_backward', (grad_output, input_sizes, dim, index,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[grad_output._keys]
@@ -13072,7 +13072,7 @@ def select_backward(grad_output, input_sizes, dim, index, *, out=None):
 def select_scatter(input, src, dim, index, *, out=None):
     'select_scatter(input, src, dim, index, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    src (Tensor)\n    dim (int)\n    index (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.select_scatter and Tensor.select_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor'
     if out is not None:
-        return _store_out('select_scatter', select_scatter(input, src, dim, index), out)
+        return _call_into_out('select_scatter', (input, src, dim, index,), {}, out)
     if True:
         return _call_select_scatter(input, (src if isinstance(src, Tensor) else _scalar(src, op='select_scatter', arg='src')), dim, index)
     return _no_overload("select_scatter", locals(), ('select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor',))
@@ -13081,7 +13081,7 @@ def select_scatter(input, src, dim, index, *, out=None):
 def selu(input, *, out=None):
     'selu(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.selu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    selu(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('selu', selu(input), out)
+        return _call_into_out('selu', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13094,7 +13094,7 @@ def selu(input, *, out=None):
 def sgn(input, *, out=None):
     'sgn(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sgn and Tensor.sgn\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    sgn(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('sgn', sgn(input), out)
+        return _call_into_out('sgn', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13267,7 +13267,7 @@ def slice(input, dim=0, start=None, end=None, step=1):
 def slice_backward(grad_output, input_sizes, dim, start, end, step, *, out=None):
     'slice_backward(grad_output, input_sizes, dim, start, end, step, *, out=None) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    input_sizes (int or sequence of ints)\n    dim (int)\n    start (int, optional)\n    end (int, optional)\n    step (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.slice_backward\nDifferentiable: yes, for grad_output (derivatives.yaml; backward node SliceBackwardBackward0)\n\nSchemas (native_functions.yaml):\n    slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor'
     if out is not None:
-        return _store_out('slice_backward', slice_backward(grad_output, input_sizes, dim, start, end, step), out)
+        return _call_into_out('slice_backward', (grad_output, input_sizes, dim, start, end, step,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[grad_output._keys]
@@ -13280,7 +13280,7 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step, *, out=None)
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1, *, out=None):
     'slice_scatter(input, src, dim=0, start=None, end=None, step=1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    src (Tensor)\n    dim (int, default 0)\n    start (int, optional, default None)\n    end (int, optional, default None)\n    step (int, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.slice_scatter and Tensor.slice_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor'
     if out is not None:
-        return _store_out('slice_scatter', slice_scatter(input, src, dim, start, end, step), out)
+        return _call_into_out('slice_scatter', (input, src, dim, start, end, step,), {}, out)
     if True:
         return _call_slice_scatter(input, (src if isinstance(src, Tensor) else _scalar(src, op='slice_scatter', arg='src')), dim, start, end, step)
     return _no_overload("slice_scatter", locals(), ('slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor',))
@@ -13289,7 +13289,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1, *, out=None):
 def smooth_l1_loss(input, target, reduction='mean', beta=1.0, *, out=None):
     "smooth_l1_loss(input, target, reduction='mean', beta=1.0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    beta (float, default 1.0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.smooth_l1_loss\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"
     if out is not None:
-        return _store_out('smooth_l1_loss', smooth_l1_loss(input, target, reduction, beta), out)
+        return _call_into_out('smooth_l1_loss', (input, target, reduction, beta,), {}, out)
     if True:
         return _call_smooth_l1_loss(input, (target if isinstance(target, Tensor) else _scalar(target, op='smooth_l1_loss', arg='target')), reduction, beta)
     return _no_overload("smooth_l1_loss", locals(), ('smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor',))
@@ -13298,7 +13298,7 @@ def smooth_l1_loss(input, target, reduction='mean', beta=1.0, *, out=None):
 def softmax(input, dim, dtype=None, *, out=None):
     'softmax(input, dim, dtype=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.softmax and Tensor.softmax\nDifferentiable: yes, for input (derivatives.yaml; backward node SoftmaxBackward0)\n\nSchemas (native_functions.yaml):\n    softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor'
     if out is not None:
-        return _store_out('softmax', softmax(input, dim, dtype), out)
+        return _call_into_out('softmax', (input, dim, dtype,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13334,7 +13334,7 @@ def softplus_(input, beta=1, threshold=20):
 def sort(input, dim=-1, descending=False, *, stable=_NG, out=None):
     'sort(input, dim=-1, descending=False, *, stable=None, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n    descending (bool, default False)\n    stable (bool, optional, default None; taken by sort.stable)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sort and Tensor.sort\nDifferentiable: sort: yes, for input (derivatives.yaml; backward node SortBackward0); sort.stable: yes, for input (derivatives.yaml; backward node SortBackward1)\n\nSchemas (native_functions.yaml):\n    sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)\n    sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'
     if out is not None:
-        return _store_out('sort', sort(input, dim, descending, stable=stable), out)
+        return _call_into_out('sort', (input, dim, descending,), {'stable': stable}, out)
     if stable is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13356,7 +13356,7 @@ _show(sort, (('input', False, _REQ), ('dim', False, -1), ('descending', False, F
 def special_airy_ai(x, *, out=None):
     'special_airy_ai(x, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_airy_ai\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialAiryAiBackward0)\n\nSchemas (native_functions.yaml):\n    special_airy_ai(Tensor x) -> Tensor'
     if out is not None:
-        return _store_out('special_airy_ai', special_airy_ai(x), out)
+        return _call_into_out('special_airy_ai', (x,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[x._keys]
@@ -13369,7 +13369,7 @@ def special_airy_ai(x, *, out=None):
 def special_bessel_j0(input, *, out=None):
     'special_bessel_j0(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_bessel_j0\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialBesselJ0Backward0)\n\nSchemas (native_functions.yaml):\n    special_bessel_j0(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('special_bessel_j0', special_bessel_j0(input), out)
+        return _call_into_out('special_bessel_j0', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13382,7 +13382,7 @@ def special_bessel_j0(input, *, out=None):
 def special_bessel_j1(input, *, out=None):
     'special_bessel_j1(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_bessel_j1\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialBesselJ1Backward0)\n\nSchemas (native_functions.yaml):\n    special_bessel_j1(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('special_bessel_j1', special_bessel_j1(input), out)
+        return _call_into_out('special_bessel_j1', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13395,7 +13395,7 @@ def special_bessel_j1(input, *, out=None):
 def special_bessel_y0(input, *, out=None):
     'special_bessel_y0(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_bessel_y0\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialBesselY0Backward0)\n\nSchemas (native_functions.yaml):\n    special_bessel_y0(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('special_bessel_y0', special_bessel_y0(input), out)
+        return _call_into_out('special_bessel_y0', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13408,7 +13408,7 @@ def special_bessel_y0(input, *, out=None):
 def special_bessel_y1(input, *, out=None):
     'special_bessel_y1(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_bessel_y1\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialBesselY1Backward0)\n\nSchemas (native_functions.yaml):\n    special_bessel_y1(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('special_bessel_y1', special_bessel_y1(input), out)
+        return _call_into_out('special_bessel_y1', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13421,7 +13421,7 @@ def special_bessel_y1(input, *, out=None):
 def special_chebyshev_polynomial_t(x, n, *, out=None):
     'special_chebyshev_polynomial_t(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_chebyshev_polynomial_t\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialChebyshevPolynomialTBackward0)\n\nSchemas (native_functions.yaml):\n    special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor'
     if out is not None:
-        return _store_out('special_chebyshev_polynomial_t', special_chebyshev_polynomial_t(x, n), out)
+        return _call_into_out('special_chebyshev_polynomial_t', (x, n,), {}, out)
     if True:
         return _call_special_chebyshev_polynomial_t(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_t', arg='n')))
     return _no_overload("special_chebyshev_polynomial_t", locals(), ('special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor',))
@@ -13430,7 +13430,7 @@ def special_chebyshev_polynomial_t(x, n, *, out=None):
 def special_chebyshev_polynomial_u(x, n, *, out=None):
     'special_chebyshev_polynomial_u(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_chebyshev_polynomial_u\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialChebyshevPolynomialUBackward0)\n\nSchemas (native_functions.yaml):\n    special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor'
     if out is not None:
-        return _store_out('special_chebyshev_polynomial_u', special_chebyshev_polynomial_u(x, n), out)
+        return _call_into_out('special_chebyshev_polynomial_u', (x, n,), {}, out)
     if True:
         return _call_special_chebyshev_polynomial_u(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_u', arg='n')))
     return _no_overload("special_chebyshev_polynomial_u", locals(), ('special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor',))
@@ -13439,7 +13439,7 @@ def special_chebyshev_polynomial_u(x, n, *, out=None):
 def special_chebyshev_polynomial_v(x, n, *, out=None):
     'special_chebyshev_polynomial_v(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_chebyshev_polynomial_v\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialChebyshevPolynomialVBackward0)\n\nSchemas (native_functions.yaml):\n    special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor'
     if out is not None:
-        return _store_out('special_chebyshev_polynomial_v', special_chebyshev_polynomial_v(x, n), out)
+        return _call_into_out('special_chebyshev_polynomial_v', (x, n,), {}, out)
     if True:
         return _call_special_chebyshev_polynomial_v(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_v', arg='n')))
     return _no_overload("special_chebyshev_polynomial_v", locals(), ('special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor',))
@@ -13448,7 +13448,7 @@ def special_chebyshev_polynomial_v(x, n, *, out=None):
 def special_chebyshev_polynomial_w(x, n, *, out=None):
     'special_chebyshev_polynomial_w(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_chebyshev_polynomial_w\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialChebyshevPolynomialWBackward0)\n\nSchemas (native_functions.yaml):\n    special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor'
     if out is not None:
-        return _store_out('special_chebyshev_polynomial_w', special_chebyshev_polynomial_w(x, n), out)
+        return _call_into_out('special_chebyshev_polynomial_w', (x, n,), {}, out)
     if True:
         return _call_special_chebyshev_polynomial_w(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_chebyshev_polynomial_w', arg='n')))
     return _no_overload("special_chebyshev_polynomial_w", locals(), ('special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor',))
@@ -13457,7 +13457,7 @@ def special_chebyshev_polynomial_w(x, n, *, out=None):
 def special_entr(input, *, out=None):
     'special_entr(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_entr\nDifferentiable: yes, for input (derivatives.yaml; backward node SpecialEntrBackward0)\n\nSchemas (native_functions.yaml):\n    special_entr(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('special_entr', special_entr(input), out)
+        return _call_into_out('special_entr', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13470,7 +13470,7 @@ def special_entr(input, *, out=None):
 def special_erfcx(input, *, out=None):
     'special_erfcx(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_erfcx\nDifferentiable: yes, for input (derivatives.yaml; backward node SpecialErfcxBackward0)\n\nSchemas (native_functions.yaml):\n    special_erfcx(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('special_erfcx', special_erfcx(input), out)
+        return _call_into_out('special_erfcx', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13483,7 +13483,7 @@ def special_erfcx(input, *, out=None):
 def special_hermite_polynomial_h(x, n, *, out=None):
     'special_hermite_polynomial_h(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_hermite_polynomial_h\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialHermitePolynomialHBackward0)\n\nSchemas (native_functions.yaml):\n    special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor'
     if out is not None:
-        return _store_out('special_hermite_polynomial_h', special_hermite_polynomial_h(x, n), out)
+        return _call_into_out('special_hermite_polynomial_h', (x, n,), {}, out)
     if True:
         return _call_special_hermite_polynomial_h(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_hermite_polynomial_h', arg='n')))
     return _no_overload("special_hermite_polynomial_h", locals(), ('special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor',))
@@ -13492,7 +13492,7 @@ def special_hermite_polynomial_h(x, n, *, out=None):
 def special_hermite_polynomial_he(x, n, *, out=None):
     'special_hermite_polynomial_he(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_hermite_polynomial_he\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialHermitePolynomialHeBackward0)\n\nSchemas (native_functions.yaml):\n    special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor'
     if out is not None:
-        return _store_out('special_hermite_polynomial_he', special_hermite_polynomial_he(x, n), out)
+        return _call_into_out('special_hermite_polynomial_he', (x, n,), {}, out)
     if True:
         return _call_special_hermite_polynomial_he(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_hermite_polynomial_he', arg='n')))
     return _no_overload("special_hermite_polynomial_he", locals(), ('special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor',))
@@ -13501,7 +13501,7 @@ def special_hermite_polynomial_he(x, n, *, out=None):
 def special_i0e(input, *, out=None):
     'special_i0e(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_i0e\nDifferentiable: yes, for input (derivatives.yaml; backward node SpecialI0eBackward0)\n\nSchemas (native_functions.yaml):\n    special_i0e(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('special_i0e', special_i0e(input), out)
+        return _call_into_out('special_i0e', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13514,7 +13514,7 @@ def special_i0e(input, *, out=None):
 def special_i1(input, *, out=None):
     'special_i1(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_i1\nDifferentiable: yes, for input (derivatives.yaml; backward node SpecialI1Backward0)\n\nSchemas (native_functions.yaml):\n    special_i1(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('special_i1', special_i1(input), out)
+        return _call_into_out('special_i1', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13527,7 +13527,7 @@ def special_i1(input, *, out=None):
 def special_i1e(input, *, out=None):
     'special_i1e(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_i1e\nDifferentiable: yes, for input (derivatives.yaml; backward node SpecialI1eBackward0)\n\nSchemas (native_functions.yaml):\n    special_i1e(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('special_i1e', special_i1e(input), out)
+        return _call_into_out('special_i1e', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13540,7 +13540,7 @@ def special_i1e(input, *, out=None):
 def special_laguerre_polynomial_l(x, n, *, out=None):
     'special_laguerre_polynomial_l(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_laguerre_polynomial_l\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialLaguerrePolynomialLBackward0)\n\nSchemas (native_functions.yaml):\n    special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor'
     if out is not None:
-        return _store_out('special_laguerre_polynomial_l', special_laguerre_polynomial_l(x, n), out)
+        return _call_into_out('special_laguerre_polynomial_l', (x, n,), {}, out)
     if True:
         return _call_special_laguerre_polynomial_l(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_laguerre_polynomial_l', arg='n')))
     return _no_overload("special_laguerre_polynomial_l", locals(), ('special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor',))
@@ -13549,7 +13549,7 @@ def special_laguerre_polynomial_l(x, n, *, out=None):
 def special_legendre_polynomial_p(x, n, *, out=None):
     'special_legendre_polynomial_p(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_legendre_polynomial_p\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialLegendrePolynomialPBackward0)\n\nSchemas (native_functions.yaml):\n    special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor'
     if out is not None:
-        return _store_out('special_legendre_polynomial_p', special_legendre_polynomial_p(x, n), out)
+        return _call_into_out('special_legendre_polynomial_p', (x, n,), {}, out)
     if True:
         return _call_special_legendre_polynomial_p(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_legendre_polynomial_p', arg='n')))
     return _no_overload("special_legendre_polynomial_p", locals(), ('special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor',))
@@ -13558,7 +13558,7 @@ def special_legendre_polynomial_p(x, n, *, out=None):
 def special_log_ndtr(input, *, out=None):
     'special_log_ndtr(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_log_ndtr\nDifferentiable: yes, for input (derivatives.yaml; backward node SpecialLogNdtrBackward0)\n\nSchemas (native_functions.yaml):\n    special_log_ndtr(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('special_log_ndtr', special_log_ndtr(input), out)
+        return _call_into_out('special_log_ndtr', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13571,7 +13571,7 @@ def special_log_ndtr(input, *, out=None):
 def special_modified_bessel_k0(input, *, out=None):
     'special_modified_bessel_k0(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_modified_bessel_k0\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialModifiedBesselK0Backward0)\n\nSchemas (native_functions.yaml):\n    special_modified_bessel_k0(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('special_modified_bessel_k0', special_modified_bessel_k0(input), out)
+        return _call_into_out('special_modified_bessel_k0', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13584,7 +13584,7 @@ def special_modified_bessel_k0(input, *, out=None):
 def special_modified_bessel_k1(input, *, out=None):
     'special_modified_bessel_k1(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_modified_bessel_k1\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialModifiedBesselK1Backward0)\n\nSchemas (native_functions.yaml):\n    special_modified_bessel_k1(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('special_modified_bessel_k1', special_modified_bessel_k1(input), out)
+        return _call_into_out('special_modified_bessel_k1', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13620,7 +13620,7 @@ def special_ndtr_(input):
 def special_ndtri(input, *, out=None):
     'special_ndtri(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_ndtri\nDifferentiable: yes, for input (derivatives.yaml; backward node SpecialNdtriBackward0)\n\nSchemas (native_functions.yaml):\n    special_ndtri(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('special_ndtri', special_ndtri(input), out)
+        return _call_into_out('special_ndtri', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13633,7 +13633,7 @@ def special_ndtri(input, *, out=None):
 def special_scaled_modified_bessel_k0(x, *, out=None):
     'special_scaled_modified_bessel_k0(x, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_scaled_modified_bessel_k0\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialScaledModifiedBesselK0Backward0)\n\nSchemas (native_functions.yaml):\n    special_scaled_modified_bessel_k0(Tensor x) -> Tensor'
     if out is not None:
-        return _store_out('special_scaled_modified_bessel_k0', special_scaled_modified_bessel_k0(x), out)
+        return _call_into_out('special_scaled_modified_bessel_k0', (x,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[x._keys]
@@ -13646,7 +13646,7 @@ def special_scaled_modified_bessel_k0(x, *, out=None):
 def special_scaled_modified_bessel_k1(x, *, out=None):
     'special_scaled_modified_bessel_k1(x, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_scaled_modified_bessel_k1\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialScaledModifiedBesselK1Backward0)\n\nSchemas (native_functions.yaml):\n    special_scaled_modified_bessel_k1(Tensor x) -> Tensor'
     if out is not None:
-        return _store_out('special_scaled_modified_bessel_k1', special_scaled_modified_bessel_k1(x), out)
+        return _call_into_out('special_scaled_modified_bessel_k1', (x,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[x._keys]
@@ -13659,7 +13659,7 @@ def special_scaled_modified_bessel_k1(x, *, out=None):
 def special_shifted_chebyshev_polynomial_t(x, n, *, out=None):
     'special_shifted_chebyshev_polynomial_t(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_shifted_chebyshev_polynomial_t\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialShiftedChebyshevPolynomialTBackward0)\n\nSchemas (native_functions.yaml):\n    special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor'
     if out is not None:
-        return _store_out('special_shifted_chebyshev_polynomial_t', special_shifted_chebyshev_polynomial_t(x, n), out)
+        return _call_into_out('special_shifted_chebyshev_polynomial_t', (x, n,), {}, out)
     if True:
         return _call_special_shifted_chebyshev_polynomial_t(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_t', arg='n')))
     return _no_overload("special_shifted_chebyshev_polynomial_t", locals(), ('special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor',))
@@ -13668,7 +13668,7 @@ def special_shifted_chebyshev_polynomial_t(x, n, *, out=None):
 def special_shifted_chebyshev_polynomial_u(x, n, *, out=None):
     'special_shifted_chebyshev_polynomial_u(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_shifted_chebyshev_polynomial_u\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialShiftedChebyshevPolynomialUBackward0)\n\nSchemas (native_functions.yaml):\n    special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor'
     if out is not None:
-        return _store_out('special_shifted_chebyshev_polynomial_u', special_shifted_chebyshev_polynomial_u(x, n), out)
+        return _call_into_out('special_shifted_chebyshev_polynomial_u', (x, n,), {}, out)
     if True:
         return _call_special_shifted_chebyshev_polynomial_u(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_u', arg='n')))
     return _no_overload("special_shifted_chebyshev_polynomial_u", locals(), ('special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor',))
@@ -13677,7 +13677,7 @@ def special_shifted_chebyshev_polynomial_u(x, n, *, out=None):
 def special_shifted_chebyshev_polynomial_v(x, n, *, out=None):
     'special_shifted_chebyshev_polynomial_v(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_shifted_chebyshev_polynomial_v\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialShiftedChebyshevPolynomialVBackward0)\n\nSchemas (native_functions.yaml):\n    special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor'
     if out is not None:
-        return _store_out('special_shifted_chebyshev_polynomial_v', special_shifted_chebyshev_polynomial_v(x, n), out)
+        return _call_into_out('special_shifted_chebyshev_polynomial_v', (x, n,), {}, out)
     if True:
         return _call_special_shifted_chebyshev_polynomial_v(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_v', arg='n')))
     return _no_overload("special_shifted_chebyshev_polynomial_v", locals(), ('special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor',))
@@ -13686,7 +13686,7 @@ def special_shifted_chebyshev_polynomial_v(x, n, *, out=None):
 def special_shifted_chebyshev_polynomial_w(x, n, *, out=None):
     'special_shifted_chebyshev_polynomial_w(x, n, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    n (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_shifted_chebyshev_polynomial_w\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialShiftedChebyshevPolynomialWBackward0)\n\nSchemas (native_functions.yaml):\n    special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor'
     if out is not None:
-        return _store_out('special_shifted_chebyshev_polynomial_w', special_shifted_chebyshev_polynomial_w(x, n), out)
+        return _call_into_out('special_shifted_chebyshev_polynomial_w', (x, n,), {}, out)
     if True:
         return _call_special_shifted_chebyshev_polynomial_w(x, (n if isinstance(n, Tensor) else _scalar(n, op='special_shifted_chebyshev_polynomial_w', arg='n')))
     return _no_overload("special_shifted_chebyshev_polynomial_w", locals(), ('special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor',))
@@ -13695,7 +13695,7 @@ def special_shifted_chebyshev_polynomial_w(x, n, *, out=None):
 def special_spherical_bessel_j0(x, *, out=None):
     'special_spherical_bessel_j0(x, *, out=None) -> Tensor\n\nArguments:\n    x (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_spherical_bessel_j0\nDifferentiable: yes, for  (derivatives.yaml; backward node SpecialSphericalBesselJ0Backward0)\n\nSchemas (native_functions.yaml):\n    special_spherical_bessel_j0(Tensor x) -> Tensor'
     if out is not None:
-        return _store_out('special_spherical_bessel_j0', special_spherical_bessel_j0(x), out)
+        return _call_into_out('special_spherical_bessel_j0', (x,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[x._keys]
@@ -13722,7 +13722,7 @@ def special_xlog1py_(input, other):
 def special_zeta(input, other, *, out=None):
     'special_zeta(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.special_zeta\nDifferentiable: yes, for other (derivatives.yaml; backward node SpecialZetaBackward0)\n\nSchemas (native_functions.yaml):\n    special_zeta(Tensor self, Tensor other) -> Tensor'
     if out is not None:
-        return _store_out('special_zeta', special_zeta(input, other), out)
+        return _call_into_out('special_zeta', (input, other,), {}, out)
     if True:
         return _call_special_zeta(input, (other if isinstance(other, Tensor) else _scalar(other, op='special_zeta', arg='other')))
     return _no_overload("special_zeta", locals(), ('special_zeta(Tensor self, Tensor other) -> Tensor',))
@@ -13824,7 +13824,7 @@ _show(squeeze, (('input', False, _REQ), ('dim', False, _NG), ))
 def squeeze_copy(input, dim=_NG, *, out=None):
     'squeeze_copy(input) -> Tensor\nsqueeze_copy(input, dim) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints; may be left out: only squeeze_copy.dims takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.squeeze_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    squeeze_copy(Tensor self) -> Tensor\n    squeeze_copy.dims(Tensor self, int[] dim) -> Tensor'
     if out is not None:
-        return _store_out('squeeze_copy', squeeze_copy(input, dim), out)
+        return _call_into_out('squeeze_copy', (input, dim,), {}, out)
     if dim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13846,7 +13846,7 @@ _show(squeeze_copy, (('input', False, _REQ), ('dim', False, _NG), ('out', True, 
 def stack(tensors, dim=0, *, out=None):
     'stack(tensors, dim=0, *, out=None) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    dim (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.stack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    stack(Tensor[] tensors, int dim=0) -> Tensor'
     if out is not None:
-        return _store_out('stack', stack(tensors, dim), out)
+        return _call_into_out('stack', (tensors, dim,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
@@ -13859,7 +13859,7 @@ def stack(tensors, dim=0, *, out=None):
 def std(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=None):
     'std(input, dim=None, unbiased=True, keepdim=False, *, correction=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by std.correction, std.dim)\n    unbiased (bool, default True; taken by std, std.dim)\n    keepdim (bool, default False; taken by std.correction, std.dim)\n    correction (number, optional, default None; taken by std.correction)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.std and Tensor.std\nDifferentiable: std.correction: yes, for input (derivatives.yaml; backward node StdBackward0); std, std.dim: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n    std(Tensor self, bool unbiased=True) -> Tensor\n    std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'
     if out is not None:
-        return _store_out('std', std(input, dim, unbiased, keepdim, correction=correction), out)
+        return _call_into_out('std', (input, dim, unbiased, keepdim,), {'correction': correction}, out)
     if keepdim is _NG and correction is _NG and dim.__class__ is bool and unbiased is _NG:
         return _call_std(input, dim)
     if unbiased is _NG:
@@ -13877,7 +13877,7 @@ _show(std, (('input', False, _REQ), ('dim', False, None), ('unbiased', False, Tr
 def std_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=None):
     'std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None, out=None) -> (Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by std_mean.correction, std_mean.dim)\n    unbiased (bool, default True; taken by std_mean, std_mean.dim)\n    keepdim (bool, default False; taken by std_mean.correction, std_mean.dim)\n    correction (number, optional, default None; taken by std_mean.correction)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.std_mean\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)\n    std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)\n    std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'
     if out is not None:
-        return _store_out('std_mean', std_mean(input, dim, unbiased, keepdim, correction=correction), out)
+        return _call_into_out('std_mean', (input, dim, unbiased, keepdim,), {'correction': correction}, out)
     if keepdim is _NG and correction is _NG and dim.__class__ is bool and unbiased is _NG:
         return _call_std_mean(input, dim)
     if unbiased is _NG:
@@ -13930,7 +13930,7 @@ def sub_(input, other, *, alpha=1):
 def sum(input, dim=_NG, keepdim=_NG, *, dtype=None, out=None):
     'sum(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by sum.dim_IntList)\n    keepdim (bool, default False; taken by sum.dim_IntList)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sum and Tensor.sum\nDifferentiable: sum: yes, for input (derivatives.yaml; backward node SumBackward0); sum.dim_IntList: yes, for input (derivatives.yaml; backward node SumBackward1)\n\nSchemas (native_functions.yaml):\n    sum(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     if out is not None:
-        return _store_out('sum', sum(input, dim, keepdim, dtype=dtype), out)
+        return _call_into_out('sum', (input, dim, keepdim,), {'dtype': dtype}, out)
     if dim is _NG and keepdim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13948,7 +13948,7 @@ _show(sum, (('input', False, _REQ), ('dim', False, None), ('keepdim', False, Fal
 def sum_to_size(input, size, *, out=None):
     'sum_to_size(input, size, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.sum_to_size\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    sum_to_size(Tensor self, SymInt[] size) -> Tensor'
     if out is not None:
-        return _store_out('sum_to_size', sum_to_size(input, size), out)
+        return _call_into_out('sum_to_size', (input, size,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13988,7 +13988,7 @@ def t(input):
 def t_copy(input, *, out=None):
     't_copy(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.t_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    t_copy(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('t_copy', t_copy(input), out)
+        return _call_into_out('t_copy', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -14001,7 +14001,7 @@ def t_copy(input, *, out=None):
 def take(input, index, *, out=None):
     'take(input, index, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    index (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.take and Tensor.take\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    take(Tensor self, Tensor index) -> Tensor'
     if out is not None:
-        return _store_out('take', take(input, index), out)
+        return _call_into_out('take', (input, index,), {}, out)
     if True:
         return _call_take(input, (index if isinstance(index, Tensor) else _scalar(index, op='take', arg='index')))
     return _no_overload("take", locals(), ('take(Tensor self, Tensor index) -> Tensor',))
@@ -14010,7 +14010,7 @@ def take(input, index, *, out=None):
 def take_along_dim(input, indices, dim=None, *, out=None):
     'take_along_dim(input, indices, dim=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    indices (Tensor)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.take_along_dim and Tensor.take_along_dim\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor'
     if out is not None:
-        return _store_out('take_along_dim', take_along_dim(input, indices, dim), out)
+        return _call_into_out('take_along_dim', (input, indices, dim,), {}, out)
     if True:
         return _call_take_along_dim(input, (indices if isinstance(indices, Tensor) else _scalar(indices, op='take_along_dim', arg='indices')), dim)
     return _no_overload("take_along_dim", locals(), ('take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor',))
@@ -14087,7 +14087,7 @@ _show(tensor_split, (('input', False, _REQ), ('sections', False, _NG), ('dim', F
 def threshold(input, threshold, value, *, out=None):
     'threshold(input, threshold, value, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    threshold (number)\n    value (number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.threshold\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor'
     if out is not None:
-        return _store_out('threshold', threshold(input, threshold, value), out)
+        return _call_into_out('threshold', (input, threshold, value,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -14109,7 +14109,7 @@ def threshold_backward(grad_output, input, threshold, *, out=None):
 def tile(input, dims, *, out=None):
     'tile(input, dims, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dims (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.tile and Tensor.tile\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    tile(Tensor self, SymInt[] dims) -> Tensor'
     if out is not None:
-        return _store_out('tile', tile(input, dims), out)
+        return _call_into_out('tile', (input, dims,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -14122,7 +14122,7 @@ def tile(input, dims, *, out=None):
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     'topk(input, k, dim=-1, largest=True, sorted=True, *, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    k (int)\n    dim (int, default -1)\n    largest (bool, default True)\n    sorted (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.topk and Tensor.topk\nDifferentiable: yes, for input (derivatives.yaml; backward node TopkBackward0)\n\nSchemas (native_functions.yaml):\n    topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)'
     if out is not None:
-        return _store_out('topk', topk(input, k, dim, largest, sorted), out)
+        return _call_into_out('topk', (input, k, dim, largest, sorted,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -14135,7 +14135,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
 def trace(input, *, out=None):
     'trace(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.trace and Tensor.trace\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    trace(Tensor self) -> Tensor'
     if out is not None:
-        return _store_out('trace', trace(input), out)
+        return _call_into_out('trace', (input,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -14157,7 +14157,7 @@ def transpose(input, dim0, dim1):
 def transpose_copy(input, dim0, dim1, *, out=None):
     'transpose_copy(input, dim0, dim1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim0 (int)\n    dim1 (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.transpose_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor'
     if out is not None:
-        return _store_out('transpose_copy', transpose_copy(input, dim0, dim1), out)
+        return _call_into_out('transpose_copy', (input, dim0, dim1,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -14170,7 +14170,7 @@ def transpose_copy(input, dim0, dim1, *, out=None):
 def trapezoid(y, x=_NG, *, dim=-1, dx=_NG, out=None):
     'trapezoid(y, x, *, dim=-1) -> Tensor\ntrapezoid(y, *, dx=1, dim=-1) -> Tensor\n\nArguments:\n    y (Tensor)\n    x (Tensor; may be left out: only trapezoid.x takes it)\n    dim (int, default -1)\n    dx (number, default 1; taken by trapezoid.dx)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.trapezoid\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor\n    trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor'
     if out is not None:
-        return _store_out('trapezoid', trapezoid(y, x, dim=dim, dx=dx), out)
+        return _call_into_out('trapezoid', (y, x,), {'dim': dim, 'dx': dx}, out)
     if x is not _NG and dx is _NG:
         return _call_trapezoid_x(y, (x if isinstance(x, Tensor) else _scalar(x, op='trapezoid', arg='x')), dim)
     if x is _NG:
@@ -14184,7 +14184,7 @@ _show(trapezoid, (('y', False, _REQ), ('x', False, _NG), ('dim', True, -1), ('dx
 def trapz(y, x=_NG, *, dim=-1, dx=_NG, out=None):
     'trapz(y, x, *, dim=-1) -> Tensor\ntrapz(y, *, dx=1, dim=-1) -> Tensor\n\nArguments:\n    y (Tensor)\n    x (Tensor; may be left out: only trapz.x takes it)\n    dim (int, default -1)\n    dx (float, default 1; taken by trapz.dx)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.trapz\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor\n    trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor'
     if out is not None:
-        return _store_out('trapz', trapz(y, x, dim=dim, dx=dx), out)
+        return _call_into_out('trapz', (y, x,), {'dim': dim, 'dx': dx}, out)
     if x is not _NG and dx is _NG:
         return _call_trapz_x(y, (x if isinstance(x, Tensor) else _scalar(x, op='trapz', arg='x')), dim)
     if x is _NG:
@@ -14198,7 +14198,7 @@ _show(trapz, (('y', False, _REQ), ('x', False, _NG), ('dim', True, -1), ('dx', T
 def tril(input, diagonal=0, *, out=None):
     'tril(input, diagonal=0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    diagonal (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.tril and Tensor.tril\nDifferentiable: yes, for input (derivatives.yaml; backward node TrilBackward0)\n\nSchemas (native_functions.yaml):\n    tril(Tensor self, int diagonal=0) -> Tensor'
     if out is not None:
-        return _store_out('tril', tril(input, diagonal), out)
+        return _call_into_out('tril', (input, diagonal,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -14211,7 +14211,7 @@ def tril(input, diagonal=0, *, out=None):
 def triu(input, diagonal=0, *, out=None):
     'triu(input, diagonal=0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    diagonal (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.triu and Tensor.triu\nDifferentiable: yes, for input (derivatives.yaml; backward node TriuBackward0)\n\nSchemas (native_functions.yaml):\n    triu(Tensor self, int diagonal=0) -> Tensor'
     if out is not None:
-        return _store_out('triu', triu(input, diagonal), out)
+        return _call_into_out('triu', (input, diagonal,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -14224,7 +14224,7 @@ def triu(input, diagonal=0, *, out=None):
 def true_divide(input, other, *, out=None):
     'true_divide(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.true_divide and Tensor.true_divide\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    true_divide.Tensor(Tensor self, Tensor other) -> Tensor'
     if out is not None:
-        return _store_out('true_divide', true_divide(input, other), out)
+        return _call_into_out('true_divide', (input, other,), {}, out)
     if True:
         return _call_true_divide_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='true_divide', arg='other')))
     return _no_overload("true_divide", locals(), ('true_divide.Tensor(Tensor self, Tensor other) -> Tensor',))
@@ -14292,7 +14292,7 @@ def unfold(input, dimension, size, step):
 def unfold_copy(input, dimension, size, step, *, out=None):
     'unfold_copy(input, dimension, size, step, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dimension (int)\n    size (int)\n    step (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.unfold_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor'
     if out is not None:
-        return _store_out('unfold_copy', unfold_copy(input, dimension, size, step), out)
+        return _call_into_out('unfold_copy', (input, dimension, size, step,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -14315,7 +14315,7 @@ def uniform_(input, from_=0, to=1, *, generator=None):
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None, *, out=None):
     'unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None, *, out=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique\n\nArguments:\n    input (Tensor)\n    sorted (bool, default True)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.unique and Tensor.unique\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor'
     if out is not None:
-        return _store_out('unique', unique(input, sorted, return_inverse, return_counts, dim), out)
+        return _call_into_out('unique', (input, sorted, return_inverse, return_counts, dim,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -14355,7 +14355,7 @@ def unsqueeze(input, dim):
 def unsqueeze_copy(input, dim, *, out=None):
     'unsqueeze_copy(input, dim, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.unsqueeze_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unsqueeze_copy(Tensor self, int dim) -> Tensor'
     if out is not None:
-        return _store_out('unsqueeze_copy', unsqueeze_copy(input, dim), out)
+        return _call_into_out('unsqueeze_copy', (input, dim,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -14368,7 +14368,7 @@ def unsqueeze_copy(input, dim, *, out=None):
 def var(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=None):
     'var(input, dim=None, unbiased=True, keepdim=False, *, correction=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by var.correction, var.dim)\n    unbiased (bool, default True; taken by var, var.dim)\n    keepdim (bool, default False; taken by var.correction, var.dim)\n    correction (number, optional, default None; taken by var.correction)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.var and Tensor.var\nDifferentiable: var.correction: yes, for input (derivatives.yaml; backward node VarBackward0); var, var.dim: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor\n    var(Tensor self, bool unbiased=True) -> Tensor\n    var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'
     if out is not None:
-        return _store_out('var', var(input, dim, unbiased, keepdim, correction=correction), out)
+        return _call_into_out('var', (input, dim, unbiased, keepdim,), {'correction': correction}, out)
     if keepdim is _NG and correction is _NG and dim.__class__ is bool and unbiased is _NG:
         return _call_var(input, dim)
     if unbiased is _NG:
@@ -14386,7 +14386,7 @@ _show(var, (('input', False, _REQ), ('dim', False, None), ('unbiased', False, Tr
 def var_mean(input, dim=_NG, unbiased=_NG, keepdim=_NG, *, correction=_NG, out=None):
     'var_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None, out=None) -> (Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by var_mean.correction, var_mean.dim)\n    unbiased (bool, default True; taken by var_mean, var_mean.dim)\n    keepdim (bool, default False; taken by var_mean.correction, var_mean.dim)\n    correction (number, optional, default None; taken by var_mean.correction)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.var_mean\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)\n    var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)\n    var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)'
     if out is not None:
-        return _store_out('var_mean', var_mean(input, dim, unbiased, keepdim, correction=correction), out)
+        return _call_into_out('var_mean', (input, dim, unbiased, keepdim,), {'correction': correction}, out)
     if keepdim is _NG and correction is _NG and dim.__class__ is bool and unbiased is _NG:
         return _call_var_mean(input, dim)
     if unbiased is _NG:
@@ -14404,7 +14404,7 @@ _show(var_mean, (('input', False, _REQ), ('dim', False, None), ('unbiased', Fals
 def vdot(input, other, *, out=None):
     'vdot(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.vdot and Tensor.vdot\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    vdot(Tensor self, Tensor other) -> Tensor'
     if out is not None:
-        return _store_out('vdot', vdot(input, other), out)
+        return _call_into_out('vdot', (input, other,), {}, out)
     if True:
         return _call_vdot(input, (other if isinstance(other, Tensor) else _scalar(other, op='vdot', arg='other')))
     return _no_overload("vdot", locals(), ('vdot(Tensor self, Tensor other) -> Tensor',))
@@ -14422,7 +14422,7 @@ def view(input, size):
 def view_copy(input, size, *, out=None):
     'view_copy(input, size, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.view_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    view_copy(Tensor self, SymInt[] size) -> Tensor'
     if out is not None:
-        return _store_out('view_copy', view_copy(input, size), out)
+        return _call_into_out('view_copy', (input, size,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -14455,7 +14455,7 @@ _show(vsplit, (('input', False, _REQ), ('sections', False, _NG), ('indices', Fal
 def vstack(tensors, *, out=None):
     'vstack(tensors, *, out=None) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.vstack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    vstack(Tensor[] tensors) -> Tensor'
     if out is not None:
-        return _store_out('vstack', vstack(tensors), out)
+        return _call_into_out('vstack', (tensors,), {}, out)
     if True:
         try:
             _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]

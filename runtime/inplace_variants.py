@@ -38,14 +38,18 @@ def _inplace(op: str, name: str) -> Callable[..., Any]:
                                f"{list(result.shape)}")
         return self.copy_(result)
     method.__name__ = method.__qualname__ = name
+    method.__doc__ = (f"Tensor.{name}(*args, **kwargs) -> Tensor: {op}(self, *args, **kwargs) written back into this "
+                      f"tensor (its dtype must hold the result's); returns self.")
     return method
 
 
 def _polygamma(self: Any, n: int) -> Any:
+    """`t.polygamma(n)`: the n-th derivative of the digamma function at each element (`polygamma(n, t)`)."""
     return opcall.api.polygamma(n, self)
 
 
 def _polygamma_(self: Any, n: int) -> Any:
+    """`t.polygamma_(n)`: `polygamma(n, t)` written back into t; returns t."""
     return self.copy_(opcall.api.polygamma(n, self))
 
 

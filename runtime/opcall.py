@@ -95,6 +95,13 @@ def no_overload(name: str, given: dict[str, Any], overloads: tuple[str, ...]) ->
                     "one of:\n" + "\n".join(f" * {o}" for o in overloads))
 
 
+def call_into_out(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> Any:
+    """The out= form of an op with no out overload: call its functional binding `ops.<name>` and write the
+    result into `out` (generated bindings call this rather than name themselves: Note [out= for ops without
+    an out overload] in codegen/api_python.py)."""
+    return store_out(name, getattr(ops, name)(*args, **kwargs), out)
+
+
 def store_out(name: str, result: Any, out: Any) -> Any:
     """`result` written into `out` for an op that has no out overload (Note [out= for ops without an out
     overload] in codegen/api_python.py): PyTorch's rules (an `out` of another shape is resized, with a

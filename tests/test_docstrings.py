@@ -107,7 +107,7 @@ def test_signatures_show_real_defaults() -> None:
         assert params["dtype"].default is None and params["dtype"].kind is inspect.Parameter.KEYWORD_ONLY
         assert "not given" not in str(inspect.signature(fn))
     bound = inspect.signature(G.ones(2).sum)
-    assert list(bound.parameters) == ["dim", "keepdim", "dtype"]
+    assert list(bound.parameters) == ["dim", "keepdim", "dtype", "out"]  # out=: every functional op takes it
     assert inspect.signature(G.std).parameters["correction"].default is None
     # the shown defaults are what a call without the argument does
     x = G.tensor([[1.0, 2.0], [3.0, 4.0]])

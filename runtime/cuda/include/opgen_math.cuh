@@ -81,8 +81,10 @@ template <typename T> OPGEN_F T op_sign(T x) { return static_cast<T>((T(0) < x) 
 
 // ---- classification: integers are always finite -------------------------------------------------
 // The sign bit (true for -0.0 and negative NaNs, as np.signbit).
-OPGEN_F bool op_signbit(float x) { return signbit(x); }
-OPGEN_F bool op_signbit(double x) { return signbit(x); }
+// the bit itself (a host compiler's <cmath> has signbit only as std::signbit; CUDA and the emulator both
+// have these reinterpretations)
+OPGEN_F bool op_signbit(float x) { return (__float_as_uint(x) >> 31) != 0u; }
+OPGEN_F bool op_signbit(double x) { return __double_as_longlong(x) < 0; }
 OPGEN_F bool op_signbit(unsigned char) { return false; }
 OPGEN_F bool op_signbit(bool) { return false; }
 template <typename T> OPGEN_F bool op_signbit(T x) { return x < T(0); }
