@@ -22,9 +22,7 @@ from codegen.derivatives import Derivative
 from codegen.errors import Diagnostic
 from codegen.model import SchemaKind
 from codegen.native import NativeFunction
-from runtime.vocabulary import DTYPE_GROUPS
-
-_FLOATING = frozenset(DTYPE_GROUPS["floating"])
+from runtime.vocabulary import PromoteKind, is_floating
 
 
 def needs_derivative(f: NativeFunction) -> bool:
@@ -36,7 +34,7 @@ def needs_derivative(f: NativeFunction) -> bool:
     if not any(r.type.is_tensor_like() for r in f.func.returns):
         return False
     spec = f.pointwise
-    return not (spec is not None and (spec.promote == "bool" or not _FLOATING & set(spec.dtypes)))
+    return not (spec is not None and (spec.promote == PromoteKind.bool or not any(map(is_floating, spec.dtypes))))
 
 
 def problems(functions: list[NativeFunction], derivatives: list[Derivative],
