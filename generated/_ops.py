@@ -11,8 +11,8 @@ from runtime.dispatcher import tls as _tls
 from runtime.factories import scalar_tensor as _scalar
 from runtime.opcall import NOT_GIVEN as _NG
 from runtime.opcall import bad_arguments as _bad_arguments
-from runtime.opcall import no_overload as _no_overload
 from runtime.opcall import call_into_out as _call_into_out
+from runtime.opcall import no_overload as _no_overload
 from runtime.return_types import make as _return_type
 from runtime.signatures import REQUIRED as _REQ
 from runtime.signatures import show as _show

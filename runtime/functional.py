@@ -180,6 +180,7 @@ def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
 
 
 def block_diag(*tensors: Any) -> Any:
+    """A block-diagonal matrix with the given tensors (0-, 1- or 2-d) on its diagonal, zeros elsewhere."""
     G = _G()
     ts = [t if t.dim() == 2 else t.reshape(1, -1) if t.dim() == 1 else t.reshape(1, 1) for t in _tensors(tensors)]
     if not ts:
@@ -205,6 +206,7 @@ def block_diag(*tensors: Any) -> Any:
 
 
 def cartesian_prod(*tensors: Any) -> Any:
+    """Every combination of one element of each 1-d tensor, as rows of a (prod of lengths, n) tensor."""
     G = _G()
     ts = _tensors(tensors)
     if len(ts) == 1:
@@ -223,11 +225,13 @@ def _tri_indices(row: int, col: int, offset: int, lower: bool, dtype: Any, devic
 
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
                  layout: Any = None, pin_memory: Any = None) -> Any:
+    """The (2, N) indices of the lower triangle (on and below diagonal `offset`) of a row x col matrix."""
     return _tri_indices(row, col, offset, True, dtype, device)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
                  layout: Any = None, pin_memory: Any = None) -> Any:
+    """The (2, N) indices of the upper triangle (on and above diagonal `offset`) of a row x col matrix."""
     return _tri_indices(row, col, offset, False, dtype, device)
 
 

@@ -317,7 +317,7 @@ def test_accepted_cases_generate_inert_code_that_imports(tmp_path: Path) -> None
         "abcdefg", ["inf", "-inf", "nan", "inf", "-inf", "1e-300", "2.5"], strict=True)}
     ops = (out / "_ops.py").read_text()
     assert ("def numeric_defaults(input, a=float('inf'), b=float('-inf'), c=float('nan'), d=float('inf'), "
-            "e=float('-inf'), f=1e-300, g=2.5)") in ops
+            "e=float('-inf'), f=1e-300, g=2.5") in ops  # (then out=, which every functional op takes)
 
 
 # -- a handful through the whole CLI: refused with exit 2 and file:line, generated/ untouched ------------
