@@ -14,13 +14,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen import disk_cache
+from codegen import disk_cache, runtime_reads
 from codegen.errors import Diagnostic, LoadError, Location
 from codegen.formula_grammar import CALLABLE_BUILTINS, GrammarError, check_formula
 from codegen.native import NativeFunction, Variant
 from codegen.yaml_lines import LocatedMap, load_entries, read_source
 
-HELPERS_MODULE = "runtime/autograd/formulas.py"
+HELPERS_MODULE = runtime_reads.FORMULA_HELPERS
 BUILTINS = CALLABLE_BUILTINS
 SPECIAL_KEYS = ("name", "result", "output_differentiability")
 

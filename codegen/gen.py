@@ -16,7 +16,17 @@ from pathlib import Path
 
 import jinja2
 
-from codegen import api_python, differentiable, docstrings, gen_autograd, gen_cuda, gen_fusion, names, tree_swap
+from codegen import (
+    api_python,
+    differentiable,
+    docstrings,
+    gen_autograd,
+    gen_cuda,
+    gen_fusion,
+    names,
+    runtime_reads,
+    tree_swap,
+)
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.errors import LoadError, Location, OpgenError
 from codegen.jinja_env import environment
@@ -32,16 +42,16 @@ from runtime.vocabulary import DTYPE_GROUPS, POINTWISE_KEYS, PromoteKind
 GENERATED = "generated"
 
 
-def render_all(root: Path) -> dict[str, str]:
-    """Every file of `generated/`, as {relative path: content}; any failure of a template or a context
-    builder is a RenderError naming the op (Note [Render errors name their op])."""
+def render_all(root: Path, env: jinja2.Environment | None = None) -> dict[str, str]:
+    """Every file of `generated/`, as {relative path: content}, rendered in `env` (by default the project's
+    `jinja_env.environment`); any failure of a template or a context builder is a RenderError naming the op
+    (Note [Render errors name their op])."""
     with rendering():
-        return _render_all(root)
+        return _render_all(root, environment(root) if env is None else env)
 
 
-def _render_all(root: Path) -> dict[str, str]:
+def _render_all(root: Path, env: jinja2.Environment) -> dict[str, str]:
     model = load_model(root)
-    env = environment(root)
     functions = model.functions
     problems = differentiable.problems(functions, model.derivatives, DERIVATIVES_YAML)
     try:
@@ -359,7 +369,7 @@ def _stub_imports(root: Path) -> list[str]:
     that the stub imports rather than defines."""
     import ast
 
-    tree = ast.parse((root / "runtime" / "api.py").read_text(encoding="utf-8"))
+    tree = ast.parse((root / runtime_reads.API_MODULE).read_text(encoding="utf-8"))
     names: list[str] = []
     for node in ast.walk(tree):
         target = getattr(node, "target", None) or (node.targets[0] if isinstance(node, ast.Assign) else None)

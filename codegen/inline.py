@@ -13,7 +13,9 @@ by the expression given for it, and returns the statements. A definition to be i
 sequence of statements whose names are its parameters, its own locals and the module names the
 generated module also binds (`_new`, `Tensor`, `_AUTOGRAD_BIT` ...); a `return` may end it only.
 `inline_expr` gives the expression of a definition that is one `return`, for a use inside an expression
-(the varargs rule of runtime/opcall.py `varargs` in the generated Tensor methods).
+(the varargs rule of runtime/opcall.py `varargs` in the generated Tensor methods). Templates name the
+definitions they render as declared in codegen/runtime_reads.py (Note [What the generator reads from the
+runtime]), never by path.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+from collections.abc import Mapping
 from pathlib import Path
 
 from codegen.errors import OpgenError
@@ -45,26 +48,36 @@ def _definition(path: Path, name: str) -> ast.FunctionDef:
 
 
 class _Substitute(ast.NodeTransformer):
-    def __init__(self, values: dict[str, ast.expr]) -> None:
+    def __init__(self, values: dict[str, ast.expr], binds: Mapping[str, str]) -> None:
         self.values = values
+        self.binds = binds
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         value = self.values.get(node.id)
         if value is None:
-            return node
+            bound = self.binds.get(node.id)
+            return node if bound is None else ast.copy_location(ast.Name(bound, node.ctx), node)
         if not isinstance(node.ctx, ast.Load):
             raise OpgenError(f"inline: parameter {node.id!r} is assigned to in the inlined function")
         return ast.copy_location(value, node)
 
 
-def inline(root: Path, module: str, name: str, *args: str, expand: tuple[str, ...] = ()) -> list[str]:
+def inline(root: Path, module: str, name: str, *args: str, expand: tuple[str, ...] = (),
+           binds: Mapping[str, str] | None = None) -> list[str]:
     """The statements of function `name` of `module` (a path under `root`, e.g. "runtime/tensor.py"; a method
     is "Class.method"), with its parameters replaced by the expressions `args`, one source line per statement.
 
     A statement `x = f(...)` whose `f` is named in `expand` (a top-level function of the same module that
-    ends in `return <expression>`) becomes the inlined body of `f`, its `return e` turned into `x = e`."""
+    ends in `return <expression>`) becomes the inlined body of `f`, its `return e` turned into `x = e`.
+    `binds` renames module-level names the definition reads to the names the generated module binds them
+    to (`{"tls": "_tls"}`)."""
+    binds = binds or {}
     fn = _definition(root / module, name)
     params = [a.arg for a in fn.args.args]
+    stored = sorted({n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+                    & binds.keys())
+    if stored:
+        raise OpgenError(f"inline: {module}:{name} assigns {stored}, which are bound as module names")
     if len(params) != len(args):
         raise OpgenError(f"inline: {module}:{name} takes {len(params)} arguments ({', '.join(params)}), "
                          f"got {len(args)}")
@@ -77,7 +90,7 @@ def inline(root: Path, module: str, name: str, *args: str, expand: tuple[str, ..
     stmts = []
     for stmt in body:
         values = {p: ast.parse(a, mode="eval").body for p, a in zip(params, args, strict=True)}
-        stmts.append(_Substitute(values).visit(copy.deepcopy(stmt)))
+        stmts.append(_Substitute(values, binds).visit(copy.deepcopy(stmt)))
     names = {n.id for stmt in stmts for n in ast.walk(stmt) if isinstance(n, ast.Name)}
     lines = []
     for stmt in stmts:
@@ -85,7 +98,7 @@ def inline(root: Path, module: str, name: str, *args: str, expand: tuple[str, ..
         if callee is None:
             lines.append(ast.unparse(stmt))
         else:
-            lines.extend(_expand(root, module, name, names, stmt, callee, expand))
+            lines.extend(_expand(root, module, name, names, stmt, callee, expand, binds))
     return lines
 
 
@@ -99,7 +112,7 @@ def _expanded_call(stmt: ast.stmt, expand: tuple[str, ...]) -> str | None:
 
 
 def _expand(root: Path, module: str, caller: str, names: set[str], stmt: ast.stmt, callee: str,
-            expand: tuple[str, ...]) -> list[str]:
+            expand: tuple[str, ...], binds: Mapping[str, str]) -> list[str]:
     """`x = callee(args)` as the inlined body of `callee` ending in `x = <its returned expression>`; `names`:
     the names the caller's inlined statements use."""
     assert isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
@@ -109,7 +122,7 @@ def _expand(root: Path, module: str, caller: str, names: set[str], stmt: ast.stm
     if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
         raise OpgenError(f"inline: {module}:{caller} calls {callee} with keywords or *args; only positional "
                          "arguments can be expanded")
-    lines = inline(root, module, callee, *(ast.unparse(a) for a in call.args), expand=expand)
+    lines = inline(root, module, callee, *(ast.unparse(a) for a in call.args), expand=expand, binds=binds)
     last = ast.parse(lines[-1]).body[0] if lines else None
     if not isinstance(last, ast.Return) or last.value is None:
         raise OpgenError(f"inline: {module}:{callee} must end in `return <expression>` to be expanded")
@@ -127,16 +140,14 @@ def _expand(root: Path, module: str, caller: str, names: set[str], stmt: ast.stm
     return lines[:-1] + ([] if value == target.id else [f"{target.id} = {value}"])
 
 
-def inline_expr(root: Path, module: str, name: str, *args: str) -> str:
+def inline_expr(root: Path, module: str, name: str, *args: str, binds: Mapping[str, str] | None = None) -> str:
     """The returned expression of function `name` of `module`, whose body is one `return` (after its
-    docstring), with its parameters replaced by the expressions `args`: for a call inside an expression."""
-    lines = inline(root, module, name, *args)
+    docstring), with its parameters replaced by the expressions `args`: for a use inside an expression.
+    It is parenthesised unless it is a primary (a name, an attribute, a subscript or a call), which binds
+    tighter than any operator around it."""
+    lines = inline(root, module, name, *args, binds=binds)
     tree = ast.parse(lines[0]).body[0] if len(lines) == 1 else None
     if not isinstance(tree, ast.Return) or tree.value is None:
         raise OpgenError(f"inline: {module}:{name} must be one `return <expression>` to be inlined as an expression")
-    return f"({ast.unparse(tree.value)})"
-
-
-def jinja_inline(root: Path) -> functools.partial[list[str]]:
-    """`inline` bound to the project root, for templates: `{% for l in inline(module, fn, *args) %}`."""
-    return functools.partial(inline, root)
+    text = ast.unparse(tree.value)
+    return text if isinstance(tree.value, ast.Name | ast.Attribute | ast.Subscript | ast.Call) else f"({text})"

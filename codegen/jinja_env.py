@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import marshal
 import types
@@ -11,7 +10,7 @@ from pathlib import Path
 import jinja2
 from jinja2.bccache import Bucket
 
-from codegen import disk_cache, inline
+from codegen import disk_cache, runtime_reads
 from runtime import verified_cache
 
 
@@ -22,8 +21,7 @@ def environment(root: Path) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
         autoescape=False, bytecode_cache=_template_cache(),
     )
-    env.globals["inline"] = inline.jinja_inline(root)
-    env.globals["inline_expr"] = functools.partial(inline.inline_expr, root)
+    env.globals.update(runtime_reads.jinja_globals(root))  # Note [What the generator reads from the runtime]
     return env
 
 

@@ -4542,12 +4542,12 @@ def add_Tensor(input, other, alpha):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -4567,12 +4567,12 @@ def add_Tensor_inplace(input, other, alpha):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -4598,7 +4598,7 @@ def add_Scalar(input, other, alpha):
         node = _new(AddBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -4614,7 +4614,7 @@ def add_Scalar_inplace(input, other, alpha):
         node = _new(AddBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_add__Scalar[_k](input, other, alpha)
@@ -4638,12 +4638,12 @@ def sub_Tensor(input, other, alpha):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -4663,12 +4663,12 @@ def sub_Tensor_inplace(input, other, alpha):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -4694,7 +4694,7 @@ def sub_Scalar(input, other, alpha):
         node = _new(SubBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -4710,7 +4710,7 @@ def sub_Scalar_inplace(input, other, alpha):
         node = _new(SubBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sub__Scalar[_k](input, other, alpha)
@@ -4734,12 +4734,12 @@ def mul_Tensor(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -4760,12 +4760,12 @@ def mul_Tensor_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -4792,7 +4792,7 @@ def mul_Scalar(input, other):
         node = _new(MulBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_other = other
         result._grad_fn = node
@@ -4809,7 +4809,7 @@ def mul_Scalar_inplace(input, other):
         node = _new(MulBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_other = other
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -4834,12 +4834,12 @@ def div_Tensor(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -4860,12 +4860,12 @@ def div_Tensor_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -4892,7 +4892,7 @@ def div_Scalar(input, other):
         node = _new(DivBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_other = other
         result._grad_fn = node
@@ -4909,7 +4909,7 @@ def div_Scalar_inplace(input, other):
         node = _new(DivBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_other = other
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -4933,7 +4933,7 @@ def neg(input):
         node = _new(NegBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -4949,7 +4949,7 @@ def neg_inplace(input):
         node = _new(NegBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_neg_[_k](input)
@@ -4972,7 +4972,7 @@ def pow_Tensor_Scalar(input, exponent):
         node = _new(PowBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_exponent = exponent
         node._saved_input = _Saved(input, False)
@@ -4990,7 +4990,7 @@ def pow_Tensor_Scalar_inplace(input, exponent):
         node = _new(PowBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_exponent = exponent
         node._saved_input = _Saved(_clone(input), False)
@@ -5015,7 +5015,7 @@ def exp(input):
         node = _new(ExpBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -5032,7 +5032,7 @@ def exp_inplace(input):
         node = _new(ExpBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_exp_[_k](input)
@@ -5056,7 +5056,7 @@ def relu(input):
         node = _new(ReluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -5073,7 +5073,7 @@ def relu_inplace(input):
         node = _new(ReluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_relu_[_k](input)
@@ -5098,12 +5098,12 @@ def threshold_backward(grad_output, input, threshold):
         node.sequence_nr = _next_seq()
         if grad_output._requires_grad:
             _fn = grad_output._grad_fn
-            _e0 = (_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
+            _e0 = ((_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else grad_output._leaf_edge or _leaf_edge(grad_output))
         else:
             _e0 = None
         if input._requires_grad:
             _fn = input._grad_fn
-            _e1 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e1 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -5130,12 +5130,12 @@ def gt_Tensor(input, other):
         node = _NotImplementedNode("gt.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -5160,7 +5160,7 @@ def gt_Scalar(input, other):
     if input._requires_grad:
         node = _NotImplementedNode("gt.Scalar")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -5184,7 +5184,7 @@ def sum(input, dtype):
         node = _new(SumBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
@@ -5202,7 +5202,7 @@ def sum_dim_IntList(input, dim, keepdim, dtype):
         node = _new(SumBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
@@ -5223,12 +5223,12 @@ def mm(input, mat2):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if mat2._requires_grad:
             _fn = mat2._grad_fn
-            _e1 = (_fn, mat2._output_nr, mat2._data.shape, mat2._dtype, mat2._device) if _fn is not None else (mat2._leaf_edge or _leaf_edge(mat2))
+            _e1 = ((_fn, mat2._output_nr, mat2._data.shape, mat2._dtype, mat2._device) if _fn is not None else mat2._leaf_edge or _leaf_edge(mat2))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -5250,12 +5250,12 @@ def bmm(input, mat2):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if mat2._requires_grad:
             _fn = mat2._grad_fn
-            _e1 = (_fn, mat2._output_nr, mat2._data.shape, mat2._dtype, mat2._device) if _fn is not None else (mat2._leaf_edge or _leaf_edge(mat2))
+            _e1 = ((_fn, mat2._output_nr, mat2._data.shape, mat2._dtype, mat2._device) if _fn is not None else mat2._leaf_edge or _leaf_edge(mat2))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -5276,7 +5276,7 @@ def t(input):
         node = _new(TBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -5294,7 +5294,7 @@ def transpose_int(input, dim0, dim1):
         node = _new(TransposeBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim0 = dim0
         node._saved_dim1 = dim1
@@ -5314,7 +5314,7 @@ def permute(input, dims):
         node = _new(PermuteBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dims = dims
         if result._dtype.is_floating_point:
@@ -5333,7 +5333,7 @@ def expand(input, size, implicit):
         node = _new(ExpandBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
@@ -5352,7 +5352,7 @@ def unsqueeze(input, dim):
         node = _new(UnsqueezeBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         if result._dtype.is_floating_point:
@@ -5371,7 +5371,7 @@ def squeeze(input):
         node = _new(SqueezeBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
@@ -5390,7 +5390,7 @@ def squeeze_dim(input, dim):
         node = _new(SqueezeBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
@@ -5409,7 +5409,7 @@ def view(input, size):
         node = _new(ViewBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
@@ -5428,7 +5428,7 @@ def clone(input, memory_format):
         node = _new(CloneBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -5445,7 +5445,7 @@ def select_int(input, dim, index):
         node = _new(SelectBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_index = index
@@ -5466,7 +5466,7 @@ def slice_Tensor(input, dim, start, end, step):
         node = _new(SliceBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_end = end
@@ -5489,7 +5489,7 @@ def diagonal(input, offset, dim1, dim2):
         node = _new(DiagonalBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim1 = dim1
         node._saved_dim2 = dim2
@@ -5511,7 +5511,7 @@ def as_strided(input, size, stride, storage_offset):
         node = _new(AsStridedBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved__input_shape = input._data.shape
         node._saved__input_storage_offset = input.storage_offset()
@@ -5535,7 +5535,7 @@ def select_backward(grad_output, input_sizes, dim, index):
         node = _new(SelectBackwardBackward0)
         node.sequence_nr = _next_seq()
         _fn = grad_output._grad_fn
-        _e0 = (_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
+        _e0 = ((_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else grad_output._leaf_edge or _leaf_edge(grad_output))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_index = index
@@ -5554,7 +5554,7 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
         node = _new(SliceBackwardBackward0)
         node.sequence_nr = _next_seq()
         _fn = grad_output._grad_fn
-        _e0 = (_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
+        _e0 = ((_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else grad_output._leaf_edge or _leaf_edge(grad_output))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_end = end
@@ -5575,7 +5575,7 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
         node = _new(DiagonalBackwardBackward0)
         node.sequence_nr = _next_seq()
         _fn = grad_output._grad_fn
-        _e0 = (_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
+        _e0 = ((_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else grad_output._leaf_edge or _leaf_edge(grad_output))
         node.next_edges = (_e0,)
         node._saved_dim1 = dim1
         node._saved_dim2 = dim2
@@ -5595,7 +5595,7 @@ def as_strided_backward(grad_output, input_sizes, input_strides, input_offset, s
         node = _new(AsStridedBackwardBackward0)
         node.sequence_nr = _next_seq()
         _fn = grad_output._grad_fn
-        _e0 = (_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
+        _e0 = ((_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else grad_output._leaf_edge or _leaf_edge(grad_output))
         node.next_edges = (_e0,)
         node._saved_input_offset = input_offset
         node._saved_input_sizes = input_sizes
@@ -5619,12 +5619,12 @@ def copy_(input, src, non_blocking):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if src._requires_grad:
             _fn = src._grad_fn
-            _e1 = (_fn, src._output_nr, src._data.shape, src._dtype, src._device) if _fn is not None else (src._leaf_edge or _leaf_edge(src))
+            _e1 = ((_fn, src._output_nr, src._data.shape, src._dtype, src._device) if _fn is not None else src._leaf_edge or _leaf_edge(src))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -5644,7 +5644,7 @@ def _to_copy(input, dtype, layout, device, pin_memory, non_blocking, memory_form
         node = _new(ToCopyBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved__input_device = input.device
         node._saved__input_dtype = input.dtype
@@ -5663,7 +5663,7 @@ def fill__Scalar(input, value):
         node = _new(FillBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_fill__Scalar[_k](input, value)
@@ -5679,7 +5679,7 @@ def zero_(input):
         node = _new(ZeroBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_zero_[_k](input)
@@ -5764,7 +5764,7 @@ def new_empty(input, size, dtype, layout, device, pin_memory):
         node = _new(NewEmptyBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (False,))
     return result
@@ -5777,7 +5777,7 @@ def new_zeros(input, size, dtype, layout, device, pin_memory):
         node = _new(NewZerosBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (False,))
     return result
@@ -5790,7 +5790,7 @@ def new_ones(input, size, dtype, layout, device, pin_memory):
         node = _new(NewOnesBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (False,))
     return result
@@ -5803,7 +5803,7 @@ def new_full(input, size, fill_value, dtype, layout, device, pin_memory):
         node = _new(NewFullBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (False,))
     return result
@@ -5816,7 +5816,7 @@ def uniform_(input, from_, to, generator):
         node = _new(UniformBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_uniform_[_k](input, from_, to, generator)
@@ -5832,7 +5832,7 @@ def normal_(input, mean, std, generator):
         node = _new(NormalBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_normal_[_k](input, mean, std, generator)
@@ -5848,7 +5848,7 @@ def random__from(input, from_, to, generator):
         node = _new(RandomBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_random__from[_k](input, from_, to, generator)
@@ -5865,12 +5865,12 @@ def div_Tensor_mode(input, other, rounding_mode):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -5892,7 +5892,7 @@ def div_Scalar_mode(input, other, rounding_mode):
         node = _new(DivBackward3)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_other = other
         node._saved_rounding_mode = rounding_mode
@@ -5912,12 +5912,12 @@ def floor_divide(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -5936,12 +5936,12 @@ def floor_divide_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -5966,7 +5966,7 @@ def floor_divide_Scalar(input, other):
         node = _new(FloorDivideBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -5982,7 +5982,7 @@ def floor_divide_Scalar_inplace(input, other):
         node = _new(FloorDivideBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_floor_divide__Scalar[_k](input, other)
@@ -6006,12 +6006,12 @@ def pow_Tensor_Tensor(input, exponent):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if exponent._requires_grad:
             _fn = exponent._grad_fn
-            _e1 = (_fn, exponent._output_nr, exponent._data.shape, exponent._dtype, exponent._device) if _fn is not None else (exponent._leaf_edge or _leaf_edge(exponent))
+            _e1 = ((_fn, exponent._output_nr, exponent._data.shape, exponent._dtype, exponent._device) if _fn is not None else exponent._leaf_edge or _leaf_edge(exponent))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -6033,12 +6033,12 @@ def pow_Tensor_Tensor_inplace(input, exponent):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if exponent._requires_grad:
             _fn = exponent._grad_fn
-            _e1 = (_fn, exponent._output_nr, exponent._data.shape, exponent._dtype, exponent._device) if _fn is not None else (exponent._leaf_edge or _leaf_edge(exponent))
+            _e1 = ((_fn, exponent._output_nr, exponent._data.shape, exponent._dtype, exponent._device) if _fn is not None else exponent._leaf_edge or _leaf_edge(exponent))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -6067,12 +6067,12 @@ def remainder_Tensor(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -6093,12 +6093,12 @@ def remainder_Tensor_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -6125,7 +6125,7 @@ def remainder_Scalar(input, other):
         node = _new(RemainderBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -6141,7 +6141,7 @@ def remainder_Scalar_inplace(input, other):
         node = _new(RemainderBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_remainder__Scalar[_k](input, other)
@@ -6165,12 +6165,12 @@ def fmod_Tensor(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -6191,12 +6191,12 @@ def fmod_Tensor_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -6223,7 +6223,7 @@ def fmod_Scalar(input, other):
         node = _new(FmodBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -6239,7 +6239,7 @@ def fmod_Scalar_inplace(input, other):
         node = _new(FmodBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_fmod__Scalar[_k](input, other)
@@ -6262,7 +6262,7 @@ def abs(input):
         node = _new(AbsBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -6279,7 +6279,7 @@ def abs_inplace(input):
         node = _new(AbsBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -6303,7 +6303,7 @@ def sign(input):
         node = _new(SignBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -6319,7 +6319,7 @@ def sign_inplace(input):
         node = _new(SignBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sign_[_k](input)
@@ -6342,7 +6342,7 @@ def reciprocal(input):
         node = _new(ReciprocalBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -6359,7 +6359,7 @@ def reciprocal_inplace(input):
         node = _new(ReciprocalBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_reciprocal_[_k](input)
@@ -6383,7 +6383,7 @@ def sqrt(input):
         node = _new(SqrtBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -6400,7 +6400,7 @@ def sqrt_inplace(input):
         node = _new(SqrtBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sqrt_[_k](input)
@@ -6424,7 +6424,7 @@ def rsqrt(input):
         node = _new(RsqrtBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -6441,7 +6441,7 @@ def rsqrt_inplace(input):
         node = _new(RsqrtBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_rsqrt_[_k](input)
@@ -6465,7 +6465,7 @@ def square(input):
         node = _new(SquareBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -6482,7 +6482,7 @@ def square_inplace(input):
         node = _new(SquareBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -6506,7 +6506,7 @@ def exp2(input):
         node = _new(Exp2Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -6523,7 +6523,7 @@ def exp2_inplace(input):
         node = _new(Exp2Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_exp2_[_k](input)
@@ -6547,7 +6547,7 @@ def expm1(input):
         node = _new(Expm1Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -6564,7 +6564,7 @@ def expm1_inplace(input):
         node = _new(Expm1Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_expm1_[_k](input)
@@ -6588,7 +6588,7 @@ def log(input):
         node = _new(LogBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -6605,7 +6605,7 @@ def log_inplace(input):
         node = _new(LogBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -6629,7 +6629,7 @@ def log2(input):
         node = _new(Log2Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -6646,7 +6646,7 @@ def log2_inplace(input):
         node = _new(Log2Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -6670,7 +6670,7 @@ def log10(input):
         node = _new(Log10Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -6687,7 +6687,7 @@ def log10_inplace(input):
         node = _new(Log10Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -6711,7 +6711,7 @@ def log1p(input):
         node = _new(Log1pBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -6728,7 +6728,7 @@ def log1p_inplace(input):
         node = _new(Log1pBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -6752,7 +6752,7 @@ def sin(input):
         node = _new(SinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -6769,7 +6769,7 @@ def sin_inplace(input):
         node = _new(SinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -6793,7 +6793,7 @@ def cos(input):
         node = _new(CosBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -6810,7 +6810,7 @@ def cos_inplace(input):
         node = _new(CosBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -6834,7 +6834,7 @@ def tan(input):
         node = _new(TanBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -6851,7 +6851,7 @@ def tan_inplace(input):
         node = _new(TanBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_tan_[_k](input)
@@ -6875,7 +6875,7 @@ def asin(input):
         node = _new(AsinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -6892,7 +6892,7 @@ def asin_inplace(input):
         node = _new(AsinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -6916,7 +6916,7 @@ def acos(input):
         node = _new(AcosBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -6933,7 +6933,7 @@ def acos_inplace(input):
         node = _new(AcosBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -6957,7 +6957,7 @@ def atan(input):
         node = _new(AtanBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -6974,7 +6974,7 @@ def atan_inplace(input):
         node = _new(AtanBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -6999,12 +6999,12 @@ def atan2(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -7025,12 +7025,12 @@ def atan2_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -7057,7 +7057,7 @@ def sinh(input):
         node = _new(SinhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -7074,7 +7074,7 @@ def sinh_inplace(input):
         node = _new(SinhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -7098,7 +7098,7 @@ def cosh(input):
         node = _new(CoshBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -7115,7 +7115,7 @@ def cosh_inplace(input):
         node = _new(CoshBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -7139,7 +7139,7 @@ def tanh(input):
         node = _new(TanhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -7156,7 +7156,7 @@ def tanh_inplace(input):
         node = _new(TanhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_tanh_[_k](input)
@@ -7180,7 +7180,7 @@ def erf(input):
         node = _new(ErfBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -7197,7 +7197,7 @@ def erf_inplace(input):
         node = _new(ErfBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -7221,7 +7221,7 @@ def floor(input):
         node = _new(FloorBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -7237,7 +7237,7 @@ def floor_inplace(input):
         node = _new(FloorBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_floor_[_k](input)
@@ -7260,7 +7260,7 @@ def ceil(input):
         node = _new(CeilBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -7276,7 +7276,7 @@ def ceil_inplace(input):
         node = _new(CeilBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_ceil_[_k](input)
@@ -7299,7 +7299,7 @@ def round(input):
         node = _new(RoundBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -7315,7 +7315,7 @@ def round_inplace(input):
         node = _new(RoundBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_round_[_k](input)
@@ -7338,7 +7338,7 @@ def trunc(input):
         node = _new(TruncBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -7354,7 +7354,7 @@ def trunc_inplace(input):
         node = _new(TruncBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_trunc_[_k](input)
@@ -7377,7 +7377,7 @@ def frac(input):
         node = _new(FracBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -7393,7 +7393,7 @@ def frac_inplace(input):
         node = _new(FracBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_frac_[_k](input)
@@ -7416,7 +7416,7 @@ def clamp(input, min, max):
         node = _new(ClampBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_max = max
         node._saved_min = min
@@ -7437,12 +7437,12 @@ def maximum(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -7463,12 +7463,12 @@ def maximum_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -7496,12 +7496,12 @@ def minimum(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -7522,12 +7522,12 @@ def minimum_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -7555,12 +7555,12 @@ def lerp_Scalar(input, end, weight):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if end._requires_grad:
             _fn = end._grad_fn
-            _e1 = (_fn, end._output_nr, end._data.shape, end._dtype, end._device) if _fn is not None else (end._leaf_edge or _leaf_edge(end))
+            _e1 = ((_fn, end._output_nr, end._data.shape, end._dtype, end._device) if _fn is not None else end._leaf_edge or _leaf_edge(end))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -7580,12 +7580,12 @@ def lerp_Scalar_inplace(input, end, weight):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if end._requires_grad:
             _fn = end._grad_fn
-            _e1 = (_fn, end._output_nr, end._data.shape, end._dtype, end._device) if _fn is not None else (end._leaf_edge or _leaf_edge(end))
+            _e1 = ((_fn, end._output_nr, end._data.shape, end._dtype, end._device) if _fn is not None else end._leaf_edge or _leaf_edge(end))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -7612,17 +7612,17 @@ def lerp_Tensor(input, end, weight):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if end._requires_grad:
             _fn = end._grad_fn
-            _e1 = (_fn, end._output_nr, end._data.shape, end._dtype, end._device) if _fn is not None else (end._leaf_edge or _leaf_edge(end))
+            _e1 = ((_fn, end._output_nr, end._data.shape, end._dtype, end._device) if _fn is not None else end._leaf_edge or _leaf_edge(end))
         else:
             _e1 = None
         if weight._requires_grad:
             _fn = weight._grad_fn
-            _e2 = (_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
+            _e2 = ((_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else weight._leaf_edge or _leaf_edge(weight))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -7644,17 +7644,17 @@ def lerp_Tensor_inplace(input, end, weight):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if end._requires_grad:
             _fn = end._grad_fn
-            _e1 = (_fn, end._output_nr, end._data.shape, end._dtype, end._device) if _fn is not None else (end._leaf_edge or _leaf_edge(end))
+            _e1 = ((_fn, end._output_nr, end._data.shape, end._dtype, end._device) if _fn is not None else end._leaf_edge or _leaf_edge(end))
         else:
             _e1 = None
         if weight._requires_grad:
             _fn = weight._grad_fn
-            _e2 = (_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
+            _e2 = ((_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else weight._leaf_edge or _leaf_edge(weight))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -7683,17 +7683,17 @@ def where_self(condition, input, other):
         node.sequence_nr = _next_seq()
         if condition._requires_grad:
             _fn = condition._grad_fn
-            _e0 = (_fn, condition._output_nr, condition._data.shape, condition._dtype, condition._device) if _fn is not None else (condition._leaf_edge or _leaf_edge(condition))
+            _e0 = ((_fn, condition._output_nr, condition._data.shape, condition._dtype, condition._device) if _fn is not None else condition._leaf_edge or _leaf_edge(condition))
         else:
             _e0 = None
         if input._requires_grad:
             _fn = input._grad_fn
-            _e1 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e1 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e1 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e2 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e2 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -7719,7 +7719,7 @@ def nan_to_num(input, nan, posinf, neginf):
         node = _new(NanToNumBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
@@ -7737,12 +7737,12 @@ def lt_Tensor(input, other):
         node = _NotImplementedNode("lt.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -7767,7 +7767,7 @@ def lt_Scalar(input, other):
     if input._requires_grad:
         node = _NotImplementedNode("lt.Scalar")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -7791,12 +7791,12 @@ def le_Tensor(input, other):
         node = _NotImplementedNode("le.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -7821,7 +7821,7 @@ def le_Scalar(input, other):
     if input._requires_grad:
         node = _NotImplementedNode("le.Scalar")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -7845,12 +7845,12 @@ def ge_Tensor(input, other):
         node = _NotImplementedNode("ge.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -7875,7 +7875,7 @@ def ge_Scalar(input, other):
     if input._requires_grad:
         node = _NotImplementedNode("ge.Scalar")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -7899,12 +7899,12 @@ def eq_Tensor(input, other):
         node = _NotImplementedNode("eq.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -7929,7 +7929,7 @@ def eq_Scalar(input, other):
     if input._requires_grad:
         node = _NotImplementedNode("eq.Scalar")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -7953,12 +7953,12 @@ def ne_Tensor(input, other):
         node = _NotImplementedNode("ne.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -7983,7 +7983,7 @@ def ne_Scalar(input, other):
     if input._requires_grad:
         node = _NotImplementedNode("ne.Scalar")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -8007,12 +8007,12 @@ def logical_and(input, other):
         node = _NotImplementedNode("logical_and")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -8038,12 +8038,12 @@ def logical_or(input, other):
         node = _NotImplementedNode("logical_or")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -8069,12 +8069,12 @@ def logical_xor(input, other):
         node = _NotImplementedNode("logical_xor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -8099,7 +8099,7 @@ def logical_not(input):
     if input._requires_grad:
         node = _NotImplementedNode("logical_not")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -8123,12 +8123,12 @@ def bitwise_and_Tensor(input, other):
         node = _NotImplementedNode("bitwise_and.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -8146,12 +8146,12 @@ def bitwise_and_Tensor_inplace(input, other):
         node = _NotImplementedNode("bitwise_and_.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -8176,12 +8176,12 @@ def bitwise_or_Tensor(input, other):
         node = _NotImplementedNode("bitwise_or.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -8199,12 +8199,12 @@ def bitwise_or_Tensor_inplace(input, other):
         node = _NotImplementedNode("bitwise_or_.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -8229,12 +8229,12 @@ def bitwise_xor_Tensor(input, other):
         node = _NotImplementedNode("bitwise_xor.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -8252,12 +8252,12 @@ def bitwise_xor_Tensor_inplace(input, other):
         node = _NotImplementedNode("bitwise_xor_.Tensor")
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -8281,7 +8281,7 @@ def bitwise_not(input):
     if input._requires_grad:
         node = _NotImplementedNode("bitwise_not")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -8296,7 +8296,7 @@ def bitwise_not_inplace(input):
         _check_inplace(input)
         node = _NotImplementedNode("bitwise_not_")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_bitwise_not_[_k](input)
@@ -8318,7 +8318,7 @@ def isnan(input):
     if input._requires_grad:
         node = _NotImplementedNode("isnan")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -8341,7 +8341,7 @@ def isinf(input):
     if input._requires_grad:
         node = _NotImplementedNode("isinf")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -8364,7 +8364,7 @@ def isfinite(input):
     if input._requires_grad:
         node = _NotImplementedNode("isfinite")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -8388,7 +8388,7 @@ def leaky_relu(input, negative_slope):
         node = _new(LeakyReluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_negative_slope = negative_slope
         node._saved_input = _Saved(input, False)
@@ -8406,7 +8406,7 @@ def leaky_relu_inplace(input, negative_slope):
         node = _new(LeakyReluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_negative_slope = negative_slope
         node._saved_input = _Saved(_clone(input), False)
@@ -8431,7 +8431,7 @@ def elu(input, alpha, scale, input_scale):
         node = _new(EluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_alpha = alpha
         node._saved_input_scale = input_scale
@@ -8451,7 +8451,7 @@ def elu_inplace(input, alpha, scale, input_scale):
         node = _new(EluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_alpha = alpha
         node._saved_input_scale = input_scale
@@ -8478,7 +8478,7 @@ def silu(input):
         node = _new(SiluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -8495,7 +8495,7 @@ def silu_inplace(input):
         node = _new(SiluBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -8519,7 +8519,7 @@ def mish(input):
         node = _new(MishBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -8536,7 +8536,7 @@ def mish_inplace(input):
         node = _new(MishBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -8560,7 +8560,7 @@ def sigmoid(input):
         node = _new(SigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -8577,7 +8577,7 @@ def sigmoid_inplace(input):
         node = _new(SigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_sigmoid_[_k](input)
@@ -8601,7 +8601,7 @@ def log_sigmoid(input):
         node = _new(LogSigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -8618,7 +8618,7 @@ def log_sigmoid_inplace(input):
         node = _new(LogSigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -8642,7 +8642,7 @@ def softplus(input, beta, threshold):
         node = _new(SoftplusBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_beta = beta
         node._saved_input = _Saved(input, False)
@@ -8661,7 +8661,7 @@ def softplus_inplace(input, beta, threshold):
         node = _new(SoftplusBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_beta = beta
         node._saved_input = _Saved(_clone(input), False)
@@ -8687,7 +8687,7 @@ def hardtanh(input, min_val, max_val):
         node = _new(HardtanhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_max_val = max_val
         node._saved_min_val = min_val
@@ -8706,7 +8706,7 @@ def hardtanh_inplace(input, min_val, max_val):
         node = _new(HardtanhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_max_val = max_val
         node._saved_min_val = min_val
@@ -8732,7 +8732,7 @@ def hardsigmoid(input):
         node = _new(HardsigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -8749,7 +8749,7 @@ def hardsigmoid_inplace(input):
         node = _new(HardsigmoidBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -8773,7 +8773,7 @@ def hardswish(input):
         node = _new(HardswishBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -8790,7 +8790,7 @@ def hardswish_inplace(input):
         node = _new(HardswishBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -8814,7 +8814,7 @@ def mean(input, dtype):
         node = _new(MeanBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved__input_shape = input._data.shape
         if result._dtype.is_floating_point:
@@ -8832,7 +8832,7 @@ def mean_dim(input, dim, keepdim, dtype):
         node = _new(MeanBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
@@ -8852,7 +8852,7 @@ def prod(input, dtype):
         node = _new(ProdBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
@@ -8871,7 +8871,7 @@ def prod_dim_int(input, dim, keepdim, dtype):
         node = _new(ProdBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
@@ -8892,7 +8892,7 @@ def amax(input, dim, keepdim):
         node = _new(AmaxBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
@@ -8913,7 +8913,7 @@ def amin(input, dim, keepdim):
         node = _new(AminBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
@@ -8934,7 +8934,7 @@ def max(input):
         node = _new(MaxBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
@@ -8953,7 +8953,7 @@ def max_dim(input, dim, keepdim):
         node = _new(MaxBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
@@ -8970,7 +8970,7 @@ def min(input):
         node = _new(MinBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
@@ -8989,7 +8989,7 @@ def min_dim(input, dim, keepdim):
         node = _new(MinBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
@@ -9006,7 +9006,7 @@ def argmax(input, dim, keepdim):
         node = _new(ArgmaxBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (False,))
     return result
@@ -9019,7 +9019,7 @@ def argmin(input, dim, keepdim):
         node = _new(ArgminBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (False,))
     return result
@@ -9032,7 +9032,7 @@ def any(input):
         node = _new(AnyBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (False,))
     return result
@@ -9045,7 +9045,7 @@ def any_dim(input, dim, keepdim):
         node = _new(AnyBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (False,))
     return result
@@ -9058,7 +9058,7 @@ def all(input):
         node = _new(AllBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (False,))
     return result
@@ -9071,7 +9071,7 @@ def all_dim(input, dim, keepdim):
         node = _new(AllBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (False,))
     return result
@@ -9084,7 +9084,7 @@ def var_correction(input, dim, correction, keepdim):
         node = _new(VarBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_correction = correction
         node._saved_dim = dim
@@ -9105,7 +9105,7 @@ def std_correction(input, dim, correction, keepdim):
         node = _new(StdBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_correction = correction
         node._saved_dim = dim
@@ -9127,7 +9127,7 @@ def logsumexp(input, dim, keepdim):
         node = _new(LogsumexpBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
@@ -9148,7 +9148,7 @@ def linalg_vector_norm(input, ord, dim, keepdim, dtype):
         node = _new(LinalgVectorNormBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
@@ -9170,7 +9170,7 @@ def cumsum(input, dim, dtype):
         node = _new(CumsumBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         if result._dtype.is_floating_point:
@@ -9206,7 +9206,7 @@ def repeat(input, repeats):
         node = _new(RepeatBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_repeats = repeats
         node._saved__input_shape = input._data.shape
@@ -9225,7 +9225,7 @@ def roll(input, shifts, dims):
         node = _new(RollBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dims = dims
         node._saved_shifts = shifts
@@ -9244,7 +9244,7 @@ def flip(input, dims):
         node = _new(FlipBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dims = dims
         if result._dtype.is_floating_point:
@@ -9262,7 +9262,7 @@ def tril(input, diagonal):
         node = _new(TrilBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_diagonal = diagonal
         if result._dtype.is_floating_point:
@@ -9280,7 +9280,7 @@ def triu(input, diagonal):
         node = _new(TriuBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_diagonal = diagonal
         if result._dtype.is_floating_point:
@@ -9299,17 +9299,17 @@ def addmm(input, mat1, mat2, beta, alpha):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if mat1._requires_grad:
             _fn = mat1._grad_fn
-            _e1 = (_fn, mat1._output_nr, mat1._data.shape, mat1._dtype, mat1._device) if _fn is not None else (mat1._leaf_edge or _leaf_edge(mat1))
+            _e1 = ((_fn, mat1._output_nr, mat1._data.shape, mat1._dtype, mat1._device) if _fn is not None else mat1._leaf_edge or _leaf_edge(mat1))
         else:
             _e1 = None
         if mat2._requires_grad:
             _fn = mat2._grad_fn
-            _e2 = (_fn, mat2._output_nr, mat2._data.shape, mat2._dtype, mat2._device) if _fn is not None else (mat2._leaf_edge or _leaf_edge(mat2))
+            _e2 = ((_fn, mat2._output_nr, mat2._data.shape, mat2._dtype, mat2._device) if _fn is not None else mat2._leaf_edge or _leaf_edge(mat2))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -9333,12 +9333,12 @@ def dot(input, tensor):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if tensor._requires_grad:
             _fn = tensor._grad_fn
-            _e1 = (_fn, tensor._output_nr, tensor._data.shape, tensor._dtype, tensor._device) if _fn is not None else (tensor._leaf_edge or _leaf_edge(tensor))
+            _e1 = ((_fn, tensor._output_nr, tensor._data.shape, tensor._dtype, tensor._device) if _fn is not None else tensor._leaf_edge or _leaf_edge(tensor))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -9360,17 +9360,17 @@ def linear(input, weight, bias):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if weight._requires_grad:
             _fn = weight._grad_fn
-            _e1 = (_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
+            _e1 = ((_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else weight._leaf_edge or _leaf_edge(weight))
         else:
             _e1 = None
         if bias is not None and bias._requires_grad:
             _fn = bias._grad_fn
-            _e2 = (_fn, bias._output_nr, bias._data.shape, bias._dtype, bias._device) if _fn is not None else (bias._leaf_edge or _leaf_edge(bias))
+            _e2 = ((_fn, bias._output_nr, bias._data.shape, bias._dtype, bias._device) if _fn is not None else bias._leaf_edge or _leaf_edge(bias))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -9392,7 +9392,7 @@ def softmax_int(input, dim, dtype):
         node = _new(SoftmaxBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_input = _Saved(input, False)
@@ -9412,7 +9412,7 @@ def log_softmax_int(input, dim, dtype):
         node = _new(LogSoftmaxBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_input = _Saved(input, False)
@@ -9433,17 +9433,17 @@ def _cross_entropy_indices(input, target, weight, reduction, ignore_index):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if target._requires_grad:
             _fn = target._grad_fn
-            _e1 = (_fn, target._output_nr, target._data.shape, target._dtype, target._device) if _fn is not None else (target._leaf_edge or _leaf_edge(target))
+            _e1 = ((_fn, target._output_nr, target._data.shape, target._dtype, target._device) if _fn is not None else target._leaf_edge or _leaf_edge(target))
         else:
             _e1 = None
         if weight is not None and weight._requires_grad:
             _fn = weight._grad_fn
-            _e2 = (_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
+            _e2 = ((_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else weight._leaf_edge or _leaf_edge(weight))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -9468,12 +9468,12 @@ def index_select(input, dim, index):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
+            _e1 = ((_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else index._leaf_edge or _leaf_edge(index))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -9496,17 +9496,17 @@ def index_add(input, dim, index, source, alpha):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
+            _e1 = ((_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else index._leaf_edge or _leaf_edge(index))
         else:
             _e1 = None
         if source._requires_grad:
             _fn = source._grad_fn
-            _e2 = (_fn, source._output_nr, source._data.shape, source._dtype, source._device) if _fn is not None else (source._leaf_edge or _leaf_edge(source))
+            _e2 = ((_fn, source._output_nr, source._data.shape, source._dtype, source._device) if _fn is not None else source._leaf_edge or _leaf_edge(source))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -9530,12 +9530,12 @@ def gather(input, dim, index, sparse_grad):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
+            _e1 = ((_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else index._leaf_edge or _leaf_edge(index))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -9558,17 +9558,17 @@ def scatter_src(input, dim, index, src):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
+            _e1 = ((_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else index._leaf_edge or _leaf_edge(index))
         else:
             _e1 = None
         if src._requires_grad:
             _fn = src._grad_fn
-            _e2 = (_fn, src._output_nr, src._data.shape, src._dtype, src._device) if _fn is not None else (src._leaf_edge or _leaf_edge(src))
+            _e2 = ((_fn, src._output_nr, src._data.shape, src._dtype, src._device) if _fn is not None else src._leaf_edge or _leaf_edge(src))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -9590,12 +9590,12 @@ def scatter_value(input, dim, index, value):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
+            _e1 = ((_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else index._leaf_edge or _leaf_edge(index))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -9617,17 +9617,17 @@ def scatter_add(input, dim, index, src):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
+            _e1 = ((_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else index._leaf_edge or _leaf_edge(index))
         else:
             _e1 = None
         if src._requires_grad:
             _fn = src._grad_fn
-            _e2 = (_fn, src._output_nr, src._data.shape, src._dtype, src._device) if _fn is not None else (src._leaf_edge or _leaf_edge(src))
+            _e2 = ((_fn, src._output_nr, src._data.shape, src._dtype, src._device) if _fn is not None else src._leaf_edge or _leaf_edge(src))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -9649,12 +9649,12 @@ def masked_fill_Scalar(input, mask, value):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if mask._requires_grad:
             _fn = mask._grad_fn
-            _e1 = (_fn, mask._output_nr, mask._data.shape, mask._dtype, mask._device) if _fn is not None else (mask._leaf_edge or _leaf_edge(mask))
+            _e1 = ((_fn, mask._output_nr, mask._data.shape, mask._dtype, mask._device) if _fn is not None else mask._leaf_edge or _leaf_edge(mask))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -9674,12 +9674,12 @@ def masked_fill_Scalar_inplace(input, mask, value):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if mask._requires_grad:
             _fn = mask._grad_fn
-            _e1 = (_fn, mask._output_nr, mask._data.shape, mask._dtype, mask._device) if _fn is not None else (mask._leaf_edge or _leaf_edge(mask))
+            _e1 = ((_fn, mask._output_nr, mask._data.shape, mask._dtype, mask._device) if _fn is not None else mask._leaf_edge or _leaf_edge(mask))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -9706,17 +9706,17 @@ def masked_fill_Tensor(input, mask, value):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if mask._requires_grad:
             _fn = mask._grad_fn
-            _e1 = (_fn, mask._output_nr, mask._data.shape, mask._dtype, mask._device) if _fn is not None else (mask._leaf_edge or _leaf_edge(mask))
+            _e1 = ((_fn, mask._output_nr, mask._data.shape, mask._dtype, mask._device) if _fn is not None else mask._leaf_edge or _leaf_edge(mask))
         else:
             _e1 = None
         if value._requires_grad:
             _fn = value._grad_fn
-            _e2 = (_fn, value._output_nr, value._data.shape, value._dtype, value._device) if _fn is not None else (value._leaf_edge or _leaf_edge(value))
+            _e2 = ((_fn, value._output_nr, value._data.shape, value._dtype, value._device) if _fn is not None else value._leaf_edge or _leaf_edge(value))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -9736,17 +9736,17 @@ def masked_fill_Tensor_inplace(input, mask, value):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if mask._requires_grad:
             _fn = mask._grad_fn
-            _e1 = (_fn, mask._output_nr, mask._data.shape, mask._dtype, mask._device) if _fn is not None else (mask._leaf_edge or _leaf_edge(mask))
+            _e1 = ((_fn, mask._output_nr, mask._data.shape, mask._dtype, mask._device) if _fn is not None else mask._leaf_edge or _leaf_edge(mask))
         else:
             _e1 = None
         if value._requires_grad:
             _fn = value._grad_fn
-            _e2 = (_fn, value._output_nr, value._data.shape, value._dtype, value._device) if _fn is not None else (value._leaf_edge or _leaf_edge(value))
+            _e2 = ((_fn, value._output_nr, value._data.shape, value._dtype, value._device) if _fn is not None else value._leaf_edge or _leaf_edge(value))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -9773,12 +9773,12 @@ def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
         node.sequence_nr = _next_seq()
         if weight._requires_grad:
             _fn = weight._grad_fn
-            _e0 = (_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
+            _e0 = ((_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else weight._leaf_edge or _leaf_edge(weight))
         else:
             _e0 = None
         if indices._requires_grad:
             _fn = indices._grad_fn
-            _e1 = (_fn, indices._output_nr, indices._data.shape, indices._dtype, indices._device) if _fn is not None else (indices._leaf_edge or _leaf_edge(indices))
+            _e1 = ((_fn, indices._output_nr, indices._data.shape, indices._dtype, indices._device) if _fn is not None else indices._leaf_edge or _leaf_edge(indices))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -9801,7 +9801,7 @@ def one_hot(input, num_classes):
         node = _new(OneHotBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (False,))
     return result
@@ -9814,7 +9814,7 @@ def sort(input, dim, descending):
         node = _new(SortBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved__input_shape = input._data.shape
@@ -9830,7 +9830,7 @@ def sort_stable(input, stable, dim, descending):
         node = _new(SortBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved__input_shape = input._data.shape
@@ -9846,7 +9846,7 @@ def topk(input, k, dim, largest, sorted):
         node = _new(TopkBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved__input_shape = input._data.shape
@@ -9863,17 +9863,17 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if weight is not None and weight._requires_grad:
             _fn = weight._grad_fn
-            _e1 = (_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
+            _e1 = ((_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else weight._leaf_edge or _leaf_edge(weight))
         else:
             _e1 = None
         if bias is not None and bias._requires_grad:
             _fn = bias._grad_fn
-            _e2 = (_fn, bias._output_nr, bias._data.shape, bias._dtype, bias._device) if _fn is not None else (bias._leaf_edge or _leaf_edge(bias))
+            _e2 = ((_fn, bias._output_nr, bias._data.shape, bias._dtype, bias._device) if _fn is not None else bias._leaf_edge or _leaf_edge(bias))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -9895,7 +9895,7 @@ def native_dropout(input, p, train):
         node = _new(NativeDropoutBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_p = p
         node._saved_train = train
@@ -9911,7 +9911,7 @@ def im2col(input, kernel_size, dilation, padding, stride):
         node = _new(Im2colBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dilation = dilation
         node._saved_kernel_size = kernel_size
@@ -9933,7 +9933,7 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride):
         node = _new(Col2imBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dilation = dilation
         node._saved_kernel_size = kernel_size
@@ -9955,17 +9955,17 @@ def _conv2d_forward(input, weight, bias, stride, padding, dilation, groups):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if weight._requires_grad:
             _fn = weight._grad_fn
-            _e1 = (_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
+            _e1 = ((_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else weight._leaf_edge or _leaf_edge(weight))
         else:
             _e1 = None
         if bias is not None and bias._requires_grad:
             _fn = bias._grad_fn
-            _e2 = (_fn, bias._output_nr, bias._data.shape, bias._dtype, bias._device) if _fn is not None else (bias._leaf_edge or _leaf_edge(bias))
+            _e2 = ((_fn, bias._output_nr, bias._data.shape, bias._dtype, bias._device) if _fn is not None else bias._leaf_edge or _leaf_edge(bias))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -9991,12 +9991,12 @@ def _conv2d_backward_input(grad_output, weight, input_size, stride, padding, dil
         node.sequence_nr = _next_seq()
         if grad_output._requires_grad:
             _fn = grad_output._grad_fn
-            _e0 = (_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
+            _e0 = ((_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else grad_output._leaf_edge or _leaf_edge(grad_output))
         else:
             _e0 = None
         if weight._requires_grad:
             _fn = weight._grad_fn
-            _e1 = (_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else (weight._leaf_edge or _leaf_edge(weight))
+            _e1 = ((_fn, weight._output_nr, weight._data.shape, weight._dtype, weight._device) if _fn is not None else weight._leaf_edge or _leaf_edge(weight))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -10022,12 +10022,12 @@ def _conv2d_backward_weight(grad_output, input, weight_size, stride, padding, di
         node.sequence_nr = _next_seq()
         if grad_output._requires_grad:
             _fn = grad_output._grad_fn
-            _e0 = (_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
+            _e0 = ((_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else grad_output._leaf_edge or _leaf_edge(grad_output))
         else:
             _e0 = None
         if input._requires_grad:
             _fn = input._grad_fn
-            _e1 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e1 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -10052,7 +10052,7 @@ def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_
         node = _new(MaxPool2dWithIndicesBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_ceil_mode = ceil_mode
         node._saved_dilation = dilation
@@ -10073,17 +10073,17 @@ def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, pa
         node.sequence_nr = _next_seq()
         if grad_output._requires_grad:
             _fn = grad_output._grad_fn
-            _e0 = (_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else (grad_output._leaf_edge or _leaf_edge(grad_output))
+            _e0 = ((_fn, grad_output._output_nr, grad_output._data.shape, grad_output._dtype, grad_output._device) if _fn is not None else grad_output._leaf_edge or _leaf_edge(grad_output))
         else:
             _e0 = None
         if input._requires_grad:
             _fn = input._grad_fn
-            _e1 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e1 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e1 = None
         if indices._requires_grad:
             _fn = indices._grad_fn
-            _e2 = (_fn, indices._output_nr, indices._data.shape, indices._dtype, indices._device) if _fn is not None else (indices._leaf_edge or _leaf_edge(indices))
+            _e2 = ((_fn, indices._output_nr, indices._data.shape, indices._dtype, indices._device) if _fn is not None else indices._leaf_edge or _leaf_edge(indices))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -10105,17 +10105,17 @@ def addcmul(input, tensor1, tensor2, value):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if tensor1._requires_grad:
             _fn = tensor1._grad_fn
-            _e1 = (_fn, tensor1._output_nr, tensor1._data.shape, tensor1._dtype, tensor1._device) if _fn is not None else (tensor1._leaf_edge or _leaf_edge(tensor1))
+            _e1 = ((_fn, tensor1._output_nr, tensor1._data.shape, tensor1._dtype, tensor1._device) if _fn is not None else tensor1._leaf_edge or _leaf_edge(tensor1))
         else:
             _e1 = None
         if tensor2._requires_grad:
             _fn = tensor2._grad_fn
-            _e2 = (_fn, tensor2._output_nr, tensor2._data.shape, tensor2._dtype, tensor2._device) if _fn is not None else (tensor2._leaf_edge or _leaf_edge(tensor2))
+            _e2 = ((_fn, tensor2._output_nr, tensor2._data.shape, tensor2._dtype, tensor2._device) if _fn is not None else tensor2._leaf_edge or _leaf_edge(tensor2))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -10137,17 +10137,17 @@ def addcmul_inplace(input, tensor1, tensor2, value):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if tensor1._requires_grad:
             _fn = tensor1._grad_fn
-            _e1 = (_fn, tensor1._output_nr, tensor1._data.shape, tensor1._dtype, tensor1._device) if _fn is not None else (tensor1._leaf_edge or _leaf_edge(tensor1))
+            _e1 = ((_fn, tensor1._output_nr, tensor1._data.shape, tensor1._dtype, tensor1._device) if _fn is not None else tensor1._leaf_edge or _leaf_edge(tensor1))
         else:
             _e1 = None
         if tensor2._requires_grad:
             _fn = tensor2._grad_fn
-            _e2 = (_fn, tensor2._output_nr, tensor2._data.shape, tensor2._dtype, tensor2._device) if _fn is not None else (tensor2._leaf_edge or _leaf_edge(tensor2))
+            _e2 = ((_fn, tensor2._output_nr, tensor2._data.shape, tensor2._dtype, tensor2._device) if _fn is not None else tensor2._leaf_edge or _leaf_edge(tensor2))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -10176,17 +10176,17 @@ def addcdiv(input, tensor1, tensor2, value):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if tensor1._requires_grad:
             _fn = tensor1._grad_fn
-            _e1 = (_fn, tensor1._output_nr, tensor1._data.shape, tensor1._dtype, tensor1._device) if _fn is not None else (tensor1._leaf_edge or _leaf_edge(tensor1))
+            _e1 = ((_fn, tensor1._output_nr, tensor1._data.shape, tensor1._dtype, tensor1._device) if _fn is not None else tensor1._leaf_edge or _leaf_edge(tensor1))
         else:
             _e1 = None
         if tensor2._requires_grad:
             _fn = tensor2._grad_fn
-            _e2 = (_fn, tensor2._output_nr, tensor2._data.shape, tensor2._dtype, tensor2._device) if _fn is not None else (tensor2._leaf_edge or _leaf_edge(tensor2))
+            _e2 = ((_fn, tensor2._output_nr, tensor2._data.shape, tensor2._dtype, tensor2._device) if _fn is not None else tensor2._leaf_edge or _leaf_edge(tensor2))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -10208,17 +10208,17 @@ def addcdiv_inplace(input, tensor1, tensor2, value):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if tensor1._requires_grad:
             _fn = tensor1._grad_fn
-            _e1 = (_fn, tensor1._output_nr, tensor1._data.shape, tensor1._dtype, tensor1._device) if _fn is not None else (tensor1._leaf_edge or _leaf_edge(tensor1))
+            _e1 = ((_fn, tensor1._output_nr, tensor1._data.shape, tensor1._dtype, tensor1._device) if _fn is not None else tensor1._leaf_edge or _leaf_edge(tensor1))
         else:
             _e1 = None
         if tensor2._requires_grad:
             _fn = tensor2._grad_fn
-            _e2 = (_fn, tensor2._output_nr, tensor2._data.shape, tensor2._dtype, tensor2._device) if _fn is not None else (tensor2._leaf_edge or _leaf_edge(tensor2))
+            _e2 = ((_fn, tensor2._output_nr, tensor2._data.shape, tensor2._dtype, tensor2._device) if _fn is not None else tensor2._leaf_edge or _leaf_edge(tensor2))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -10247,12 +10247,12 @@ def logaddexp(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -10273,12 +10273,12 @@ def logaddexp_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -10305,7 +10305,7 @@ def nonzero(input):
         node = _new(NonzeroBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (False,))
     return result
@@ -10318,7 +10318,7 @@ def count_nonzero(input, dim):
         node = _new(CountNonzeroBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (False,))
     return result
@@ -10331,7 +10331,7 @@ def median(input):
         node = _new(MedianBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
@@ -10350,7 +10350,7 @@ def median_dim(input, dim, keepdim):
         node = _new(MedianBackward1)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
@@ -10367,7 +10367,7 @@ def kthvalue(input, k, dim, keepdim):
         node = _new(KthvalueBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
@@ -10384,7 +10384,7 @@ def mode(input, dim, keepdim):
         node = _new(ModeBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved_keepdim = keepdim
@@ -10401,7 +10401,7 @@ def cummax(input, dim):
         node = _new(CummaxBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved__input_shape = input._data.shape
@@ -10417,7 +10417,7 @@ def cummin(input, dim):
         node = _new(CumminBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_dim = dim
         node._saved__input_shape = input._data.shape
@@ -10434,12 +10434,12 @@ def bucketize_Tensor(input, boundaries, out_int32, right):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if boundaries._requires_grad:
             _fn = boundaries._grad_fn
-            _e1 = (_fn, boundaries._output_nr, boundaries._data.shape, boundaries._dtype, boundaries._device) if _fn is not None else (boundaries._leaf_edge or _leaf_edge(boundaries))
+            _e1 = ((_fn, boundaries._output_nr, boundaries._data.shape, boundaries._dtype, boundaries._device) if _fn is not None else boundaries._leaf_edge or _leaf_edge(boundaries))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -10454,7 +10454,7 @@ def _unique2(input, sorted, return_inverse, return_counts, dim):
         node = _new(Unique2Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (True, False, False))
     return result
@@ -10467,7 +10467,7 @@ def linalg_inv(A):
         node = _new(LinalgInvBackward0)
         node.sequence_nr = _next_seq()
         _fn = A._grad_fn
-        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        _e0 = ((_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else A._leaf_edge or _leaf_edge(A))
         node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -10485,7 +10485,7 @@ def linalg_det(A):
         node = _new(LinalgDetBackward0)
         node.sequence_nr = _next_seq()
         _fn = A._grad_fn
-        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        _e0 = ((_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else A._leaf_edge or _leaf_edge(A))
         node.next_edges = (_e0,)
         node._saved_A = _Saved(A, False)
         if result._dtype.is_floating_point:
@@ -10505,12 +10505,12 @@ def linalg_solve(A, B, left):
         node.sequence_nr = _next_seq()
         if A._requires_grad:
             _fn = A._grad_fn
-            _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+            _e0 = ((_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else A._leaf_edge or _leaf_edge(A))
         else:
             _e0 = None
         if B._requires_grad:
             _fn = B._grad_fn
-            _e1 = (_fn, B._output_nr, B._data.shape, B._dtype, B._device) if _fn is not None else (B._leaf_edge or _leaf_edge(B))
+            _e1 = ((_fn, B._output_nr, B._data.shape, B._dtype, B._device) if _fn is not None else B._leaf_edge or _leaf_edge(B))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -10533,7 +10533,7 @@ def linalg_cholesky(input, upper):
         node = _new(LinalgCholeskyBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_upper = upper
         if result._dtype.is_floating_point:
@@ -10552,7 +10552,7 @@ def linalg_qr(A, mode):
         node = _new(LinalgQrBackward0)
         node.sequence_nr = _next_seq()
         _fn = A._grad_fn
-        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        _e0 = ((_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else A._leaf_edge or _leaf_edge(A))
         node.next_edges = (_e0,)
         node._saved_mode = mode
         _set_history(result, node)
@@ -10568,7 +10568,7 @@ def linalg_svd(A, full_matrices, driver):
         node = _new(LinalgSvdBackward0)
         node.sequence_nr = _next_seq()
         _fn = A._grad_fn
-        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        _e0 = ((_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else A._leaf_edge or _leaf_edge(A))
         node.next_edges = (_e0,)
         node._saved_full_matrices = full_matrices
         _set_history(result, node)
@@ -10586,12 +10586,12 @@ def hypot(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -10613,12 +10613,12 @@ def hypot_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -10646,7 +10646,7 @@ def linalg_eigh(input, UPLO):
         node = _new(LinalgEighBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node)
         node._saved_result0 = _Saved(result[0], True)
@@ -10661,7 +10661,7 @@ def _linalg_svdvals(A):
         node = _new(LinalgSvdvalsBackward0)
         node.sequence_nr = _next_seq()
         _fn = A._grad_fn
-        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        _e0 = ((_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else A._leaf_edge or _leaf_edge(A))
         node.next_edges = (_e0,)
         node._saved_A = _Saved(A, False)
         if result._dtype.is_floating_point:
@@ -10679,7 +10679,7 @@ def linalg_slogdet(A):
         node = _new(LinalgSlogdetBackward0)
         node.sequence_nr = _next_seq()
         _fn = A._grad_fn
-        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        _e0 = ((_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else A._leaf_edge or _leaf_edge(A))
         node.next_edges = (_e0,)
         node._saved_A = _Saved(A, False)
         _set_history(result, node, (False, True))
@@ -10693,7 +10693,7 @@ def _linalg_lu(A, pivot):
         node = _new(LinalgLuBackward0)
         node.sequence_nr = _next_seq()
         _fn = A._grad_fn
-        _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
+        _e0 = ((_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else A._leaf_edge or _leaf_edge(A))
         node.next_edges = (_e0,)
         _set_history(result, node, (False, True, True, False))
         node._saved_result0 = _Saved(result[0], True)
@@ -10709,7 +10709,7 @@ def all_dims(input, dim, keepdim):
         node = _new(AllBackward2)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (False,))
     return result
@@ -10722,7 +10722,7 @@ def any_dims(input, dim, keepdim):
         node = _new(AnyBackward2)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (False,))
     return result
@@ -10735,7 +10735,7 @@ def acosh(input):
         node = _new(AcoshBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -10752,7 +10752,7 @@ def acosh_inplace(input):
         node = _new(AcoshBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -10776,7 +10776,7 @@ def asinh(input):
         node = _new(AsinhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -10793,7 +10793,7 @@ def asinh_inplace(input):
         node = _new(AsinhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -10817,7 +10817,7 @@ def atanh(input):
         node = _new(AtanhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -10834,7 +10834,7 @@ def atanh_inplace(input):
         node = _new(AtanhBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -10858,7 +10858,7 @@ def erfc(input):
         node = _new(ErfcBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -10875,7 +10875,7 @@ def erfc_inplace(input):
         node = _new(ErfcBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -10899,7 +10899,7 @@ def lgamma(input):
         node = _new(LgammaBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -10916,7 +10916,7 @@ def lgamma_inplace(input):
         node = _new(LgammaBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -10940,7 +10940,7 @@ def deg2rad(input):
         node = _new(Deg2radBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -10956,7 +10956,7 @@ def deg2rad_inplace(input):
         node = _new(Deg2radBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_deg2rad_[_k](input)
@@ -10979,7 +10979,7 @@ def rad2deg(input):
         node = _new(Rad2degBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         result._grad_fn = node
         result._output_nr = 0
@@ -10995,7 +10995,7 @@ def rad2deg_inplace(input):
         node = _new(Rad2degBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_rad2deg_[_k](input)
@@ -11019,12 +11019,12 @@ def xlogy_Tensor(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11045,12 +11045,12 @@ def xlogy_Tensor_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11078,12 +11078,12 @@ def special_xlog1py(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11104,12 +11104,12 @@ def special_xlog1py_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11136,7 +11136,7 @@ def special_ndtr(input):
         node = _new(SpecialNdtrBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -11153,7 +11153,7 @@ def special_ndtr_inplace(input):
         node = _new(SpecialNdtrBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -11177,7 +11177,7 @@ def sinc(input):
         node = _new(SincBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         result._grad_fn = node
@@ -11195,7 +11195,7 @@ def sinc_inplace(input):
         node = _new(SincBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(_clone(input), False)
     _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
@@ -11221,12 +11221,12 @@ def fmax(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11247,12 +11247,12 @@ def fmax_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11280,12 +11280,12 @@ def fmin(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11306,12 +11306,12 @@ def fmin_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11339,12 +11339,12 @@ def heaviside(input, values):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if values._requires_grad:
             _fn = values._grad_fn
-            _e1 = (_fn, values._output_nr, values._data.shape, values._dtype, values._device) if _fn is not None else (values._leaf_edge or _leaf_edge(values))
+            _e1 = ((_fn, values._output_nr, values._data.shape, values._dtype, values._device) if _fn is not None else values._leaf_edge or _leaf_edge(values))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11360,12 +11360,12 @@ def heaviside_inplace(input, values):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if values._requires_grad:
             _fn = values._grad_fn
-            _e1 = (_fn, values._output_nr, values._data.shape, values._dtype, values._device) if _fn is not None else (values._leaf_edge or _leaf_edge(values))
+            _e1 = ((_fn, values._output_nr, values._data.shape, values._dtype, values._device) if _fn is not None else values._leaf_edge or _leaf_edge(values))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11389,7 +11389,7 @@ def isposinf(input):
     if input._requires_grad:
         node = _NotImplementedNode("isposinf")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -11412,7 +11412,7 @@ def isneginf(input):
     if input._requires_grad:
         node = _NotImplementedNode("isneginf")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -11435,7 +11435,7 @@ def signbit(input):
     if input._requires_grad:
         node = _NotImplementedNode("signbit")
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -11460,12 +11460,12 @@ def copysign_Tensor(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11487,12 +11487,12 @@ def copysign_Tensor_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11521,12 +11521,12 @@ def nextafter(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11542,12 +11542,12 @@ def nextafter_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11573,12 +11573,12 @@ def logaddexp2(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11599,12 +11599,12 @@ def logaddexp2_inplace(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11631,7 +11631,7 @@ def erfinv(input):
         node = _new(ErfinvBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -11649,7 +11649,7 @@ def digamma(input):
         node = _new(DigammaBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
@@ -11667,7 +11667,7 @@ def polygamma(n, input):
         node = _new(PolygammaBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_n = n
         node._saved_input = _Saved(input, False)
@@ -11687,12 +11687,12 @@ def igamma(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11714,12 +11714,12 @@ def igammac(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11741,12 +11741,12 @@ def special_zeta(input, other):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if other._requires_grad:
             _fn = other._grad_fn
-            _e1 = (_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else (other._leaf_edge or _leaf_edge(other))
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -11767,7 +11767,7 @@ def i0(input):
         node = _new(I0Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
@@ -11785,7 +11785,7 @@ def special_erfcx(input):
         node = _new(SpecialErfcxBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
@@ -11804,7 +11804,7 @@ def special_ndtri(input):
         node = _new(SpecialNdtriBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
@@ -11822,7 +11822,7 @@ def special_log_ndtr(input):
         node = _new(SpecialLogNdtrBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
@@ -11841,7 +11841,7 @@ def special_entr(input):
         node = _new(SpecialEntrBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
@@ -11859,7 +11859,7 @@ def special_i0e(input):
         node = _new(SpecialI0eBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
@@ -11878,7 +11878,7 @@ def special_i1(input):
         node = _new(SpecialI1Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
@@ -11897,7 +11897,7 @@ def special_i1e(input):
         node = _new(SpecialI1eBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         node._saved_input = _Saved(input, False)
         if result._dtype.is_floating_point:
@@ -11916,7 +11916,7 @@ def special_bessel_j0(input):
         node = _new(SpecialBesselJ0Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (True,))
     return result
@@ -11929,7 +11929,7 @@ def special_bessel_j1(input):
         node = _new(SpecialBesselJ1Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (True,))
     return result
@@ -11942,7 +11942,7 @@ def special_bessel_y0(input):
         node = _new(SpecialBesselY0Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (True,))
     return result
@@ -11955,7 +11955,7 @@ def special_bessel_y1(input):
         node = _new(SpecialBesselY1Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (True,))
     return result
@@ -11968,7 +11968,7 @@ def special_modified_bessel_k0(input):
         node = _new(SpecialModifiedBesselK0Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (True,))
     return result
@@ -11981,7 +11981,7 @@ def special_modified_bessel_k1(input):
         node = _new(SpecialModifiedBesselK1Backward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (True,))
     return result
@@ -11994,7 +11994,7 @@ def special_scaled_modified_bessel_k0(x):
         node = _new(SpecialScaledModifiedBesselK0Backward0)
         node.sequence_nr = _next_seq()
         _fn = x._grad_fn
-        _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        _e0 = ((_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else x._leaf_edge or _leaf_edge(x))
         node.next_edges = (_e0,)
         _set_history(result, node, (True,))
     return result
@@ -12007,7 +12007,7 @@ def special_scaled_modified_bessel_k1(x):
         node = _new(SpecialScaledModifiedBesselK1Backward0)
         node.sequence_nr = _next_seq()
         _fn = x._grad_fn
-        _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        _e0 = ((_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else x._leaf_edge or _leaf_edge(x))
         node.next_edges = (_e0,)
         _set_history(result, node, (True,))
     return result
@@ -12020,7 +12020,7 @@ def special_spherical_bessel_j0(x):
         node = _new(SpecialSphericalBesselJ0Backward0)
         node.sequence_nr = _next_seq()
         _fn = x._grad_fn
-        _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        _e0 = ((_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else x._leaf_edge or _leaf_edge(x))
         node.next_edges = (_e0,)
         _set_history(result, node, (True,))
     return result
@@ -12033,7 +12033,7 @@ def special_airy_ai(x):
         node = _new(SpecialAiryAiBackward0)
         node.sequence_nr = _next_seq()
         _fn = x._grad_fn
-        _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+        _e0 = ((_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else x._leaf_edge or _leaf_edge(x))
         node.next_edges = (_e0,)
         _set_history(result, node, (True,))
     return result
@@ -12047,12 +12047,12 @@ def special_chebyshev_polynomial_t(x, n):
         node.sequence_nr = _next_seq()
         if x._requires_grad:
             _fn = x._grad_fn
-            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+            _e0 = ((_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else x._leaf_edge or _leaf_edge(x))
         else:
             _e0 = None
         if n._requires_grad:
             _fn = n._grad_fn
-            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+            _e1 = ((_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else n._leaf_edge or _leaf_edge(n))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -12068,12 +12068,12 @@ def special_chebyshev_polynomial_u(x, n):
         node.sequence_nr = _next_seq()
         if x._requires_grad:
             _fn = x._grad_fn
-            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+            _e0 = ((_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else x._leaf_edge or _leaf_edge(x))
         else:
             _e0 = None
         if n._requires_grad:
             _fn = n._grad_fn
-            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+            _e1 = ((_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else n._leaf_edge or _leaf_edge(n))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -12089,12 +12089,12 @@ def special_chebyshev_polynomial_v(x, n):
         node.sequence_nr = _next_seq()
         if x._requires_grad:
             _fn = x._grad_fn
-            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+            _e0 = ((_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else x._leaf_edge or _leaf_edge(x))
         else:
             _e0 = None
         if n._requires_grad:
             _fn = n._grad_fn
-            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+            _e1 = ((_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else n._leaf_edge or _leaf_edge(n))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -12110,12 +12110,12 @@ def special_chebyshev_polynomial_w(x, n):
         node.sequence_nr = _next_seq()
         if x._requires_grad:
             _fn = x._grad_fn
-            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+            _e0 = ((_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else x._leaf_edge or _leaf_edge(x))
         else:
             _e0 = None
         if n._requires_grad:
             _fn = n._grad_fn
-            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+            _e1 = ((_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else n._leaf_edge or _leaf_edge(n))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -12131,12 +12131,12 @@ def special_shifted_chebyshev_polynomial_t(x, n):
         node.sequence_nr = _next_seq()
         if x._requires_grad:
             _fn = x._grad_fn
-            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+            _e0 = ((_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else x._leaf_edge or _leaf_edge(x))
         else:
             _e0 = None
         if n._requires_grad:
             _fn = n._grad_fn
-            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+            _e1 = ((_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else n._leaf_edge or _leaf_edge(n))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -12152,12 +12152,12 @@ def special_shifted_chebyshev_polynomial_u(x, n):
         node.sequence_nr = _next_seq()
         if x._requires_grad:
             _fn = x._grad_fn
-            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+            _e0 = ((_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else x._leaf_edge or _leaf_edge(x))
         else:
             _e0 = None
         if n._requires_grad:
             _fn = n._grad_fn
-            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+            _e1 = ((_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else n._leaf_edge or _leaf_edge(n))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -12173,12 +12173,12 @@ def special_shifted_chebyshev_polynomial_v(x, n):
         node.sequence_nr = _next_seq()
         if x._requires_grad:
             _fn = x._grad_fn
-            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+            _e0 = ((_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else x._leaf_edge or _leaf_edge(x))
         else:
             _e0 = None
         if n._requires_grad:
             _fn = n._grad_fn
-            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+            _e1 = ((_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else n._leaf_edge or _leaf_edge(n))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -12194,12 +12194,12 @@ def special_shifted_chebyshev_polynomial_w(x, n):
         node.sequence_nr = _next_seq()
         if x._requires_grad:
             _fn = x._grad_fn
-            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+            _e0 = ((_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else x._leaf_edge or _leaf_edge(x))
         else:
             _e0 = None
         if n._requires_grad:
             _fn = n._grad_fn
-            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+            _e1 = ((_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else n._leaf_edge or _leaf_edge(n))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -12215,12 +12215,12 @@ def special_hermite_polynomial_h(x, n):
         node.sequence_nr = _next_seq()
         if x._requires_grad:
             _fn = x._grad_fn
-            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+            _e0 = ((_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else x._leaf_edge or _leaf_edge(x))
         else:
             _e0 = None
         if n._requires_grad:
             _fn = n._grad_fn
-            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+            _e1 = ((_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else n._leaf_edge or _leaf_edge(n))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -12236,12 +12236,12 @@ def special_hermite_polynomial_he(x, n):
         node.sequence_nr = _next_seq()
         if x._requires_grad:
             _fn = x._grad_fn
-            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+            _e0 = ((_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else x._leaf_edge or _leaf_edge(x))
         else:
             _e0 = None
         if n._requires_grad:
             _fn = n._grad_fn
-            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+            _e1 = ((_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else n._leaf_edge or _leaf_edge(n))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -12257,12 +12257,12 @@ def special_laguerre_polynomial_l(x, n):
         node.sequence_nr = _next_seq()
         if x._requires_grad:
             _fn = x._grad_fn
-            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+            _e0 = ((_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else x._leaf_edge or _leaf_edge(x))
         else:
             _e0 = None
         if n._requires_grad:
             _fn = n._grad_fn
-            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+            _e1 = ((_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else n._leaf_edge or _leaf_edge(n))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -12278,12 +12278,12 @@ def special_legendre_polynomial_p(x, n):
         node.sequence_nr = _next_seq()
         if x._requires_grad:
             _fn = x._grad_fn
-            _e0 = (_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else (x._leaf_edge or _leaf_edge(x))
+            _e0 = ((_fn, x._output_nr, x._data.shape, x._dtype, x._device) if _fn is not None else x._leaf_edge or _leaf_edge(x))
         else:
             _e0 = None
         if n._requires_grad:
             _fn = n._grad_fn
-            _e1 = (_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else (n._leaf_edge or _leaf_edge(n))
+            _e1 = ((_fn, n._output_nr, n._data.shape, n._dtype, n._device) if _fn is not None else n._leaf_edge or _leaf_edge(n))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -12299,17 +12299,17 @@ def scatter_reduce_two(input, dim, index, src, reduce, include_self):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if index._requires_grad:
             _fn = index._grad_fn
-            _e1 = (_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else (index._leaf_edge or _leaf_edge(index))
+            _e1 = ((_fn, index._output_nr, index._data.shape, index._dtype, index._device) if _fn is not None else index._leaf_edge or _leaf_edge(index))
         else:
             _e1 = None
         if src._requires_grad:
             _fn = src._grad_fn
-            _e2 = (_fn, src._output_nr, src._data.shape, src._dtype, src._device) if _fn is not None else (src._leaf_edge or _leaf_edge(src))
+            _e2 = ((_fn, src._output_nr, src._data.shape, src._dtype, src._device) if _fn is not None else src._leaf_edge or _leaf_edge(src))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -12336,17 +12336,17 @@ def searchsorted_Tensor(sorted_sequence, input, out_int32, right, side, sorter):
         node.sequence_nr = _next_seq()
         if sorted_sequence._requires_grad:
             _fn = sorted_sequence._grad_fn
-            _e0 = (_fn, sorted_sequence._output_nr, sorted_sequence._data.shape, sorted_sequence._dtype, sorted_sequence._device) if _fn is not None else (sorted_sequence._leaf_edge or _leaf_edge(sorted_sequence))
+            _e0 = ((_fn, sorted_sequence._output_nr, sorted_sequence._data.shape, sorted_sequence._dtype, sorted_sequence._device) if _fn is not None else sorted_sequence._leaf_edge or _leaf_edge(sorted_sequence))
         else:
             _e0 = None
         if input._requires_grad:
             _fn = input._grad_fn
-            _e1 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e1 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e1 = None
         if sorter is not None and sorter._requires_grad:
             _fn = sorter._grad_fn
-            _e2 = (_fn, sorter._output_nr, sorter._data.shape, sorter._dtype, sorter._device) if _fn is not None else (sorter._leaf_edge or _leaf_edge(sorter))
+            _e2 = ((_fn, sorter._output_nr, sorter._data.shape, sorter._dtype, sorter._device) if _fn is not None else sorter._leaf_edge or _leaf_edge(sorter))
         else:
             _e2 = None
         node.next_edges = (_e0, _e1, _e2)
@@ -12362,12 +12362,12 @@ def searchsorted_Scalar(sorted_sequence, input, out_int32, right, side, sorter):
         node.sequence_nr = _next_seq()
         if sorted_sequence._requires_grad:
             _fn = sorted_sequence._grad_fn
-            _e0 = (_fn, sorted_sequence._output_nr, sorted_sequence._data.shape, sorted_sequence._dtype, sorted_sequence._device) if _fn is not None else (sorted_sequence._leaf_edge or _leaf_edge(sorted_sequence))
+            _e0 = ((_fn, sorted_sequence._output_nr, sorted_sequence._data.shape, sorted_sequence._dtype, sorted_sequence._device) if _fn is not None else sorted_sequence._leaf_edge or _leaf_edge(sorted_sequence))
         else:
             _e0 = None
         if sorter is not None and sorter._requires_grad:
             _fn = sorter._grad_fn
-            _e1 = (_fn, sorter._output_nr, sorter._data.shape, sorter._dtype, sorter._device) if _fn is not None else (sorter._leaf_edge or _leaf_edge(sorter))
+            _e1 = ((_fn, sorter._output_nr, sorter._data.shape, sorter._dtype, sorter._device) if _fn is not None else sorter._leaf_edge or _leaf_edge(sorter))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -12383,12 +12383,12 @@ def bincount(input, weights, minlength):
         node.sequence_nr = _next_seq()
         if input._requires_grad:
             _fn = input._grad_fn
-            _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         else:
             _e0 = None
         if weights is not None and weights._requires_grad:
             _fn = weights._grad_fn
-            _e1 = (_fn, weights._output_nr, weights._data.shape, weights._dtype, weights._device) if _fn is not None else (weights._leaf_edge or _leaf_edge(weights))
+            _e1 = ((_fn, weights._output_nr, weights._data.shape, weights._dtype, weights._device) if _fn is not None else weights._leaf_edge or _leaf_edge(weights))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -12403,7 +12403,7 @@ def histc(input, bins, min, max):
         node = _new(HistcBackward0)
         node.sequence_nr = _next_seq()
         _fn = input._grad_fn
-        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
         node.next_edges = (_e0,)
         _set_history(result, node, (False,))
     return result
@@ -12417,12 +12417,12 @@ def isin_Tensor_Tensor(elements, test_elements, assume_unique, invert):
         node.sequence_nr = _next_seq()
         if elements._requires_grad:
             _fn = elements._grad_fn
-            _e0 = (_fn, elements._output_nr, elements._data.shape, elements._dtype, elements._device) if _fn is not None else (elements._leaf_edge or _leaf_edge(elements))
+            _e0 = ((_fn, elements._output_nr, elements._data.shape, elements._dtype, elements._device) if _fn is not None else elements._leaf_edge or _leaf_edge(elements))
         else:
             _e0 = None
         if test_elements._requires_grad:
             _fn = test_elements._grad_fn
-            _e1 = (_fn, test_elements._output_nr, test_elements._data.shape, test_elements._dtype, test_elements._device) if _fn is not None else (test_elements._leaf_edge or _leaf_edge(test_elements))
+            _e1 = ((_fn, test_elements._output_nr, test_elements._data.shape, test_elements._dtype, test_elements._device) if _fn is not None else test_elements._leaf_edge or _leaf_edge(test_elements))
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
@@ -12437,7 +12437,7 @@ def isin_Tensor_Scalar(elements, test_element, assume_unique, invert):
         node = _new(IsinBackward1)
         node.sequence_nr = _next_seq()
         _fn = elements._grad_fn
-        _e0 = (_fn, elements._output_nr, elements._data.shape, elements._dtype, elements._device) if _fn is not None else (elements._leaf_edge or _leaf_edge(elements))
+        _e0 = ((_fn, elements._output_nr, elements._data.shape, elements._dtype, elements._device) if _fn is not None else elements._leaf_edge or _leaf_edge(elements))
         node.next_edges = (_e0,)
         _set_history(result, node, (False,))
     return result
@@ -12450,7 +12450,7 @@ def isin_Scalar_Tensor(element, test_elements, assume_unique, invert):
         node = _new(IsinBackward2)
         node.sequence_nr = _next_seq()
         _fn = test_elements._grad_fn
-        _e0 = (_fn, test_elements._output_nr, test_elements._data.shape, test_elements._dtype, test_elements._device) if _fn is not None else (test_elements._leaf_edge or _leaf_edge(test_elements))
+        _e0 = ((_fn, test_elements._output_nr, test_elements._data.shape, test_elements._dtype, test_elements._device) if _fn is not None else test_elements._leaf_edge or _leaf_edge(test_elements))
         node.next_edges = (_e0,)
         _set_history(result, node, (False,))
     return result

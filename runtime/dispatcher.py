@@ -136,6 +136,13 @@ def current_remap() -> list[int]:
     return shared.remap or tls.remap
 
 
+def dispatch_key(keys: int) -> int:
+    """The table index of a call whose tensor arguments carry `keys`: this thread's include set and mask
+    applied (Note [Skipping the thread-local lookup]). The one definition of the key-set step: the runtime's
+    fast paths call it and the generated op functions carry its expression (codegen/runtime_reads.py)."""
+    return (shared.remap or tls.remap)[keys]
+
+
 class DispatchError(NotImplementedError):
     """No kernel for an operator and dispatch key."""
 
@@ -196,7 +203,7 @@ class Operator:
         for i in self.tensor_positions:
             if i < len(args):
                 keys |= keys_of(args[i])
-        return current_remap()[keys]
+        return dispatch_key(keys)
 
     def call(self, *args: Any) -> Any:
         """Call with all arguments positional in schema order (boxed; the generated API is faster)."""
@@ -455,6 +462,21 @@ class Dispatcher:
         if loader is None:
             loader = self._loaders[module] = ModuleOnFirstCall(self, module)
         return loader.stub(function)
+
+    def replace_base_kernels(self, replacement: Callable[[Kernel | None], Kernel | None]) -> None:
+        """Under the lock, make `replacement(base)` the base registration of every (operator, key) whose base
+        it maps to a kernel (not None), and rebuild those operators' tables: how the stand-ins of Note
+        [Kernels loaded on first call] give way to the real kernels."""
+        with self._lock:
+            for op in self.ops.values():
+                found = False
+                for key in op.kernels.keys() | op.stacks.keys():
+                    kernel = replacement(op.base(key))
+                    if kernel is not None:
+                        op.set_base(key, kernel)
+                        found = True
+                if found:
+                    op.recompute()
 
     def guard_alias_kernels(self, key: str, alias: str, guard: Callable[[Operator, Kernel], Kernel],
                             ) -> Callable[[], None]:

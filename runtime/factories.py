@@ -21,7 +21,7 @@ from runtime import dtypes, opcall
 from runtime import strides as S
 from runtime.cuda.fixed import storage_np
 from runtime.device import CPU, Device, as_device, default_device
-from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, OP_TABLES, dispatcher, shared, tls
+from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, OP_TABLES, dispatch_key, dispatcher
 from runtime.kernels.checks import checked_fill_value
 from runtime.kernels.copy import array_module, fill_, move, store, zero_
 from runtime.storage import MAX_DIMS, empty_array
@@ -40,7 +40,7 @@ _DEVICE_BITS = {"cpu": CPU_BIT, "cuda": CUDA_BIT, "meta": META_BIT}
 def empty_strided_backend_select(size: Sequence[int], stride: Sequence[int], dtype: Any = None, layout: Any = None,
                                  device: Any = None, pin_memory: Any = None) -> Any:
     bit = _DEVICE_BITS[_device(device).type]
-    keys = (bit | tls.include) & tls.mask & (BACKEND_SELECT_BIT - 1)
+    keys = dispatch_key(bit) & (BACKEND_SELECT_BIT - 1)
     return _empty_strided_op().redispatch(keys, size, stride, dtype, layout, device, pin_memory)
 
 
@@ -104,7 +104,7 @@ def _plain_cpu(device: Any, fill: str | None, default_fill: Any = None) -> bool:
             return False
     elif device is not CPU and device != "cpu":
         return False
-    if (shared.remap or tls.remap)[CPU_BIT] != PLAIN_CPU:
+    if dispatch_key(CPU_BIT) != PLAIN_CPU:
         return False
     table = OP_TABLES["empty_strided"]
     if table[PLAIN_CPU] is not empty_strided_backend_select or table[CPU_BIT] is not empty_strided_cpu:

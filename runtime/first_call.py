@@ -8,9 +8,15 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 Kernel = Callable[..., Any]
+
+
+class Registry(Protocol):
+    """What the loader needs of the dispatcher (runtime.dispatcher.Dispatcher), which imports this module."""
+
+    def replace_base_kernels(self, replacement: Callable[[Kernel | None], Kernel | None]) -> None: ...
 
 
 class ModuleOnFirstCall:
@@ -32,7 +38,7 @@ class ModuleOnFirstCall:
 
     __slots__ = ("dispatcher", "module", "stubs")
 
-    def __init__(self, dispatcher: Any, module: str) -> None:  # runtime.dispatcher.Dispatcher
+    def __init__(self, dispatcher: Registry, module: str) -> None:
         self.dispatcher = dispatcher
         self.module = module
         self.stubs: dict[int, tuple[Kernel, str]] = {}  # id(stand-in) -> (stand-in, function name)
@@ -47,18 +53,13 @@ class ModuleOnFirstCall:
     def load(self) -> Any:
         """Import the module and register its kernels where its stand-ins are; the module."""
         module = importlib.import_module(self.module)
-        dispatcher, stubs = self.dispatcher, self.stubs
-        with dispatcher._lock:
-            for op in dispatcher.ops.values():
-                found = False
-                for key in op.kernels.keys() | op.stacks.keys():
-                    base = op.base(key)
-                    entry = stubs.get(id(base))
-                    if entry is not None and entry[0] is base:
-                        op.set_base(key, getattr(module, entry[1]))
-                        found = True
-                if found:
-                    op.recompute()
+        stubs = self.stubs
+
+        def real(base: Kernel | None) -> Kernel | None:
+            entry = stubs.get(id(base))
+            return getattr(module, entry[1]) if entry is not None and entry[0] is base else None
+
+        self.dispatcher.replace_base_kernels(real)
         return module
 
 

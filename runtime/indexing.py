@@ -11,7 +11,7 @@ applies their view ops directly, and an int alone is one `select`; one index ten
 0-d and uses up no more dims than the tensor has is the whole advanced index of `index`/`index_put_`.
 
 Note [Indexing without the op functions]
-`t[None]`, `t[..., i]` and `t[idx]` call their op's dispatch table (`factories.OP_TABLES`) themselves, as
+`t[None]`, `t[..., i]` and `t[idx]` call their op's dispatch table (`dispatcher.OP_TABLES`) themselves, as
 the generated op function would (Note [Direct method calls] in templates/methods.py.j2): the same kernels,
 autograd and fallbacks, one frame less. `t[idx] = number` on the CPU, while dispatching `index_put_` would
 only reach this package's own kernel (the rule of Note [Factory fast path] in runtime/factories.py: a CPU
@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from runtime import dtypes, opcall
-from runtime.dispatcher import shared, tls
-from runtime.factories import OP_TABLES, PLAIN_CPU
+from runtime.dispatcher import OP_TABLES, dispatch_key
+from runtime.factories import PLAIN_CPU
 from runtime.kernels import index as index_kernels
 from runtime.tensor import Tensor, install_methods
 
@@ -189,7 +189,7 @@ def _one_tensor(t: Tensor, key: Any) -> bool:
 def getitem(t: Tensor, key: Any) -> Tensor:
     cls = key.__class__
     if key is None:  # Note [Indexing without the op functions]
-        return OP_TABLES["unsqueeze"][(shared.remap or tls.remap)[t._keys]](t, 0)
+        return OP_TABLES["unsqueeze"][dispatch_key(t._keys)](t, 0)
     ndim = t._data.ndim
     if ndim:
         if cls is int:
@@ -197,9 +197,9 @@ def getitem(t: Tensor, key: Any) -> Tensor:
         if cls is _py_slice and key.step is None and key.start.__class__ is int and key.stop.__class__ is int:
             return opcall.ops.slice(t, 0, key.start, key.stop, 1)
         if cls is Tensor and _one_tensor(t, key):
-            return OP_TABLES["index.Tensor"][(shared.remap or tls.remap)[t._keys | key._keys]](t, [key])
+            return OP_TABLES["index.Tensor"][dispatch_key(t._keys | key._keys)](t, [key])
         if cls is tuple and len(key) == 2 and key[0] is Ellipsis and key[1].__class__ is int:  # t[..., i]
-            return OP_TABLES["select.int"][(shared.remap or tls.remap)[t._keys]](t, ndim - 1, key[1])
+            return OP_TABLES["select.int"][dispatch_key(t._keys)](t, ndim - 1, key[1])
     if cls is not bool:
         view = _basic(t, key)
         if view is not None:
@@ -246,7 +246,7 @@ def setitem(t: Tensor, key: Any, value: Any) -> None:
     if key.__class__ is Tensor and _one_tensor(t, key):
         number = value.__class__
         if ((number is float or number is int or number is bool)  # Note [Indexing without the op functions]
-                and (shared.remap or tls.remap)[t._keys | key._keys] == PLAIN_CPU
+                and dispatch_key(t._keys | key._keys) == PLAIN_CPU
                 and OP_TABLES["index_put_"][PLAIN_CPU] is index_kernels.index_put_):
             t._bump_version()
             index_kernels.put_scalar(t, key, value)

@@ -27,8 +27,7 @@ import weakref
 from typing import Any
 
 from runtime import opcall
-from runtime.autograd.node import Node, gradient_edge, set_history
-from runtime.dispatcher import AUTOGRAD_BIT
+from runtime.autograd.node import Node, gradient_edge, record_output, set_history
 
 Tensor = Any
 _PRUNE_AT = 64  # registered views: drop the dead ones whenever the list reaches this length
@@ -121,10 +120,7 @@ def register_views(source: Tensor, result: Any) -> None:
 
 
 def _set_view_history(base: Tensor, view: Tensor) -> None:
-    view._grad_fn = RegeneratedViewBackward(base, _Geometry(base, view))
-    view._output_nr = 0
-    view._requires_grad = True
-    view._keys |= AUTOGRAD_BIT
+    record_output(view, RegeneratedViewBackward(base, _Geometry(base, view)), 0)
 
 
 def regenerate_views(base: Tensor, also: Tensor | None = None) -> None:
@@ -141,11 +137,7 @@ def regenerate_views(base: Tensor, also: Tensor | None = None) -> None:
 def rebase_view(view: Tensor, node: Node) -> None:
     """After an in-place op recorded as `node` on `view`: base gets a CopySlices, views a new grad_fn."""
     base = view._base
-    copy_slices = CopySlices(base, _Geometry(base, view), node)
-    base._grad_fn = copy_slices
-    base._output_nr = 0
-    base._requires_grad = True
-    base._keys |= AUTOGRAD_BIT
+    record_output(base, CopySlices(base, _Geometry(base, view), node), 0)
     regenerate_views(base, also=view)
 
 

@@ -301,10 +301,14 @@ def input_needed(edges: tuple[Edge | None, ...], i: int) -> bool:
 
 def gradient_edge(t: Tensor) -> Edge:
     """Where the gradient of `t` goes: its grad_fn's output `output_nr`, or the leaf's AccumulateGrad."""
-    fn = t._grad_fn
-    if fn is not None:
-        return (fn, t._output_nr, tuple(t.shape), t._dtype, t._device)
-    return leaf_edge(t)
+    return edge_through(t._grad_fn, t)
+
+
+def edge_through(fn: Node | None, t: Tensor) -> Edge:
+    """The edge of `t`, whose grad_fn (read by the caller) is `fn`: the one definition of an edge (Note
+    [Backward graph shape]). The generated Autograd kernels carry this expression, `fn` read once per
+    input (codegen/runtime_reads.py)."""
+    return (fn, t._output_nr, t._data.shape, t._dtype, t._device) if fn is not None else (t._leaf_edge or leaf_edge(t))
 
 
 def edge_to(t: Tensor | None) -> Edge | None:

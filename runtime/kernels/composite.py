@@ -8,8 +8,7 @@ from typing import Any
 
 from runtime import opcall
 from runtime import strides as S
-from runtime.dispatcher import shared, tls
-from runtime.factories import OP_TABLES
+from runtime.dispatcher import OP_TABLES, dispatch_key
 from runtime.kernels.views import NotViewable, int_list
 
 
@@ -22,7 +21,7 @@ def reshape(self: Any, shape: Sequence[int]) -> Any:
     reshape that is a view costs one view, dispatched on view's table as its op function would (Note
     [Indexing without the op functions] in runtime/indexing.py)."""
     try:
-        return OP_TABLES["view"][(shared.remap or tls.remap)[self._keys]](self, shape)
+        return OP_TABLES["view"][dispatch_key(self._keys)](self, shape)
     except NotViewable:
         pass
     except TypeError:
@@ -104,7 +103,7 @@ def chunk(self: Any, chunks: int, dim: int = 0) -> list[Any]:
 def flatten(self: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     if start_dim == 0 and end_dim == -1 and self._data.ndim > 1:  # the whole tensor: a view where one exists
         try:
-            return OP_TABLES["view"][(shared.remap or tls.remap)[self._keys]](self, -1)
+            return OP_TABLES["view"][dispatch_key(self._keys)](self, -1)
         except NotViewable:
             pass
     shape = S.flatten_shape(self.shape, start_dim, end_dim)
