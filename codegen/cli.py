@@ -18,6 +18,7 @@ from codegen import gen, loading
 from codegen.errors import LoadError, OpgenError
 from codegen.model import SchemaKind
 from codegen.native import NativeFunction
+from codegen.render import registrations
 from runtime.vocabulary import KEYS_BY_PRIORITY, DispatchKey, resolve
 
 
@@ -150,12 +151,12 @@ def static_table(f: NativeFunction, model: loading.Model) -> list[tuple[str, str
     """What serves each runtime dispatch key of an op, with no fallback registered: the rule of
     `runtime.vocabulary.resolve`, which the runtime's dispatcher uses too, over the kernels that the
     generated package registers. Rows are (key, kernel path or '-', how)."""
-    registered = dict(gen.registrations(f))
+    registered = dict(registrations.registrations(f))
     d = model.derivative_of(f)
     rows = []
     for key in KEYS_BY_PRIORITY:
         name, how = resolve(key, registered)
-        kernel = gen.kernel_path(registered[name]) if name is not None else "-"
+        kernel = registrations.kernel_path(registered[name]) if name is not None else "-"
         if key == DispatchKey.Autograd and how == "kernel" and f.has_autograd_kernel:
             how = (f"records {d.node_name}" if d is not None and d.differentiable and f.kind != SchemaKind.out
                    else "not differentiable" if d is not None and f.kind != SchemaKind.out else "no derivative")
@@ -258,7 +259,7 @@ def new_op(root: str | None, name: str, spec: str, derivative: str) -> None:
         lines[file] = text.count("\n") + sep.count("\n") + 1
         _replace(path, (text + sep + entries[file]).encode("utf-8"))
     try:
-        gen.load_model(project)
+        loading.load_model(project)
     except OpgenError as e:
         for file, path in paths.items():
             _replace(path, before[file])

@@ -10,8 +10,8 @@ every cache maps a key that is a digest of *all* the inputs of one value to that
   - `names/`: the top-level names of a runtime module that `dispatch:` kernels are checked against
     (codegen/native.py) and the formula helpers of runtime/autograd/formulas.py (codegen/derivatives.py),
     keyed by the module's source;
-  - `render/`: rendered CUDA sources (codegen/gen_cuda.py), keyed by `generator_digest` (the bytes of
-    every codegen/*.py file, every file under the project's templates/ and the Jinja version) and the
+  - `render/`: rendered CUDA sources (codegen/render/cuda_kernels.py), keyed by `generator_digest` (the bytes of
+    every .py file under codegen/, every file under the project's templates/ and the Jinja version) and the
     `repr` of the template's context (frozen dataclasses of strings, numbers and tuples, whose repr
     holds every field).
 Editing a template, the generator or the YAML therefore changes the key, never a stored value. Entries
@@ -65,7 +65,7 @@ def generator_digest(templates: Path) -> str:
     import jinja2
 
     return digest(jinja2.__version__,
-                  *_file_bytes(_CODEGEN.glob("*.py"), _CODEGEN),
+                  *_file_bytes(_CODEGEN.rglob("*.py"), _CODEGEN),
                   *_file_bytes((p for p in templates.rglob("*") if p.is_file()), templates))
 
 

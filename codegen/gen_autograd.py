@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import jinja2
-
 from codegen.api_python import kernel_name, key_expr, op_id, py_name
 from codegen.derivatives import BUILTINS, Derivative, Formula, helper_names, op_function_names, output_names
 from codegen.model import Argument, SchemaKind
@@ -303,8 +301,16 @@ def _requires_grad_expr(arg: Argument) -> str:
     return f"({name} is not None and {name}._requires_grad)"
 
 
-def render(env: jinja2.Environment, model: Model, root: Path) -> str:
-    """generated/_autograd.py: the nodes of every derivative and the Autograd kernel of every op."""
+@dataclass(frozen=True)
+class AutogradFile:
+    """What generated/_autograd.py holds (codegen/render/autograd.py renders it)."""
+
+    nodes: tuple[NodeContext, ...]      # one per derivatives.yaml entry, in file order
+    kernels: tuple[KernelContext, ...]  # one per op with an Autograd kernel, in file order
+
+
+def autograd_file(model: Model, root: Path) -> AutogradFile:
+    """The nodes of every derivative and the Autograd kernel of every op."""
     ops = op_function_names(model.functions)
     helpers = helper_names(root)
     nodes = {id(d): owned(_node_context(d, ops, helpers), d) for d in model.derivatives}
@@ -314,4 +320,4 @@ def render(env: jinja2.Environment, model: Model, root: Path) -> str:
             continue
         d = model.derivative_of(f)
         kernels.append(owned(_kernel_context(f, d, nodes[id(d)] if d is not None else None), f))
-    return env.get_template("autograd.py.j2").render(nodes=list(nodes.values()), kernels=kernels)
+    return AutogradFile(tuple(nodes.values()), tuple(kernels))

@@ -1,9 +1,9 @@
-"""CUDA kernels: native_functions.yaml pointwise specs -> CUDA C++ sources and their Python launchers.
-
-`generate(functions, env)` returns {path under generated/: content}:
+"""CUDA kernels: what the CUDA renderer (codegen/render/cuda_kernels.py) renders, decided from the
+native_functions.yaml pointwise specs: each op's `PointwiseOp` context and its instances (dtypes, vector
+width), and the instances of the fixed kernels (reductions, copies, fill, random, softmax). The outputs:
   cuda/pointwise/<kernel>.cu   one file per pointwise op: for every dtype it supports, kernels for the
                                vectorised contiguous, contiguous and strided paths, 32- and 64-bit index
-  cuda/reduce/<op>.cu          the fixed kernels (`fixed_sources`): reductions, copy/cast per source
+  cuda/reduce/<op>.cu          the fixed kernels: reductions, copy/cast per source
   cuda/copy/<src dtype>.cu     dtype, fill/arange, Philox random numbers, softmax/log_softmax
   cuda/fill.cu, random.cu, softmax.cu
   _cuda_kernels.py             backend kernels `<kernel>`, `<kernel>_inplace`, `<kernel>_out` for the
@@ -19,14 +19,11 @@ instance from the same names, so these rules and `KERNEL_PATHS` are the contract
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-import jinja2
-
-from codegen import disk_cache
 from codegen.api_python import kernel_name
 from codegen.kernel_spec import CUDA, condition_tensors
 from codegen.literals import comment_text
@@ -165,35 +162,6 @@ def kernel_names(op: PointwiseOp) -> list[str]:
             for inst in op.instances for bits in INDEX_BITS for path in KERNEL_PATHS]
 
 
-def generate(functions: Sequence[NativeFunction], env: jinja2.Environment) -> dict[str, str]:
-    """All CUDA outputs, {path relative to generated/: content}, in sorted path order."""
-    ops = pointwise_ops(functions)
-    render = _renderer(env)
-    files: dict[str, str] = {}
-    for op in ops:
-        files[op.path] = render("cuda/pointwise.cu.j2", op=op, paths=KERNEL_PATHS, index_types=INDEX_BITS)
-    files.update(fixed_sources(env))
-    files["_cuda_kernels.py"] = render("cuda/cuda_kernels.py.j2", ops=ops)
-    return dict(sorted(files.items()))
-
-
-def _renderer(env: jinja2.Environment) -> Callable[..., str]:
-    """`render(template, **context)`: the template rendered with `context`, taken from the render cache
-    when an earlier run rendered the same template and context with the same generator (Note [Generator
-    caches] in codegen/disk_cache.py; a context here is frozen dataclasses and tuples of plain values, so
-    its repr holds all of it). An environment not loading from a directory renders without the cache."""
-    loader = env.loader
-    if not isinstance(loader, jinja2.FileSystemLoader) or len(loader.searchpath) != 1:
-        return lambda name, **context: env.get_template(name).render(**context)
-    base = disk_cache.generator_digest(Path(loader.searchpath[0]))
-
-    def render(name: str, **context: object) -> str:
-        key = disk_cache.digest(base, name, repr(sorted(context.items())))
-        return disk_cache.memo("render", key, lambda: env.get_template(name).render(**context))
-
-    return render
-
-
 # Reductions: name -> (reducer in opgen_reduce.cuh, dtypes, output rule). Output rules: "same" keeps the
 # input dtype, "acc" the accumulator's (int64 sums of integers, as PyTorch), "bool" for any/all. max and
 # min also write int64 indices (argmax/argmin use them).
@@ -300,24 +268,3 @@ def random_instances() -> tuple[list[RandomInstance], list[RandomInstance]]:
 def softmax_instances() -> list[SoftmaxInstance]:
     return [SoftmaxInstance(f"{kind}__{i}__{o}", kind == "log_softmax", CTYPES[i][0], CTYPES[o][0])
             for kind in ("softmax", "log_softmax") for i, o in SOFTMAX_PAIRS]
-
-
-def fixed_sources(env: jinja2.Environment) -> dict[str, str]:
-    """The kernels that no YAML entry describes: reductions, copies, fill/arange, random, softmax.
-
-    One file per reduction and per copy source dtype, so that first use compiles only what it needs.
-    """
-    render = _renderer(env)
-    files: dict[str, str] = {}
-    for op in sorted(REDUCTIONS):
-        files[f"cuda/reduce/{op}.cu"] = render("cuda/reduce.cu.j2", op=op, instances=reduce_instances(op),
-                                               index_types=INDEX_BITS)
-    for src in CTYPES:
-        files[f"cuda/copy/{src}.cu"] = render("cuda/copy.cu.j2", src=src, pairs=copy_pairs(src),
-                                              index_types=INDEX_BITS)
-    files["cuda/fill.cu"] = render("cuda/fill.cu.j2", fills=fill_instances(), index_types=INDEX_BITS)
-    floats, ints = random_instances()
-    files["cuda/random.cu"] = render("cuda/random.cu.j2", floats=floats, ints=ints)
-    files["cuda/softmax.cu"] = render("cuda/softmax.cu.j2", instances=softmax_instances(),
-                                      index_types=INDEX_BITS)
-    return dict(sorted(files.items()))

@@ -14,6 +14,7 @@ import pytest
 from codegen import derivatives, disk_cache, gen, gen_cuda, kernel_targets
 from codegen.jinja_env import environment
 from codegen.native import load_native_functions
+from codegen.render import cuda_kernels
 from runtime import verified_cache
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,16 +41,16 @@ def _entries(home: Path, kind: str) -> list[Path]:
 
 def test_cached_cuda_sources_equal_a_fresh_render(cache_home: Path) -> None:
     functions = load_native_functions(CORPUS, root=ROOT)
-    fresh = gen_cuda.generate(functions, _uncached(ROOT))
-    first = gen_cuda.generate(functions, environment(ROOT))  # fills the cache
+    fresh = cuda_kernels.generate(functions, _uncached(ROOT))
+    first = cuda_kernels.generate(functions, environment(ROOT))  # fills the cache
     assert _entries(cache_home, "render")
-    second = gen_cuda.generate(functions, environment(ROOT))  # served from it
+    second = cuda_kernels.generate(functions, environment(ROOT))  # served from it
     assert first == fresh and second == fresh
 
 
 def test_changed_context_renders_again() -> None:
     op = gen_cuda.pointwise_ops(load_native_functions(CORPUS, root=ROOT))[0]
-    render = gen_cuda._renderer(environment(ROOT))
+    render = cuda_kernels._renderer(environment(ROOT))
     before = render("cuda/pointwise.cu.j2", op=op, paths=gen_cuda.KERNEL_PATHS, index_types=gen_cuda.INDEX_BITS)
     changed = dataclasses.replace(op, expr="(a_self * 12345)")
     after = render("cuda/pointwise.cu.j2", op=changed, paths=gen_cuda.KERNEL_PATHS,
@@ -61,10 +62,10 @@ def test_edited_template_renders_again(tmp_path: Path) -> None:
     project = tmp_path / "project"
     shutil.copytree(ROOT / "templates", project / "templates")
     functions = load_native_functions(CORPUS, root=ROOT)
-    before = gen_cuda.generate(functions, environment(project))
+    before = cuda_kernels.generate(functions, environment(project))
     template = project / "templates" / "cuda" / "pointwise.cu.j2"
     template.write_text("// an edited template\n" + template.read_text())
-    after = gen_cuda.generate(functions, environment(project))
+    after = cuda_kernels.generate(functions, environment(project))
     op_path = gen_cuda.pointwise_ops(functions)[0].path
     assert after[op_path].startswith("// an edited template") and "edited" not in before[op_path]
 
@@ -72,7 +73,7 @@ def test_edited_template_renders_again(tmp_path: Path) -> None:
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "other body", "empty"])
 def test_damaged_render_entries_are_not_trusted(cache_home: Path, damage: str) -> None:
     functions = load_native_functions(CORPUS, root=ROOT)
-    good = gen_cuda.generate(functions, environment(ROOT))
+    good = cuda_kernels.generate(functions, environment(ROOT))
     entries = _entries(cache_home, "render")
     for path in entries:
         raw = path.read_bytes()
@@ -81,7 +82,7 @@ def test_damaged_render_entries_are_not_trusted(cache_home: Path, damage: str) -
                           "truncated": raw[: len(raw) // 2],
                           "other body": check + b"\n" + body.replace(b"__global__", b"__device__"),
                           "empty": b""}[damage])
-    assert gen_cuda.generate(functions, environment(ROOT)) == good
+    assert cuda_kernels.generate(functions, environment(ROOT)) == good
     assert all(disk_cache.DiskCache("render").get(p.name) is not None for p in entries)  # rewritten
 
 
@@ -122,21 +123,21 @@ def test_unwritable_cache_still_generates(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))  # cache_dir lies under a file: every write fails
     functions = load_native_functions(CORPUS, root=ROOT)
     with pytest.warns(verified_cache.CacheWarning, match="runs without the cache"):
-        cached = gen_cuda.generate(functions, environment(ROOT))
-    assert cached == gen_cuda.generate(functions, _uncached(ROOT))
+        cached = cuda_kernels.generate(functions, environment(ROOT))
+    assert cached == cuda_kernels.generate(functions, _uncached(ROOT))
 
 
 def test_swapped_render_entries_do_not_swap_sources(cache_home: Path) -> None:
     """Two entries' files exchanged: each is another key's entry now, so both are misses, and no op's
     source is written under another's name."""
     functions = load_native_functions(CORPUS, root=ROOT)
-    good = gen_cuda.generate(functions, environment(ROOT))
+    good = cuda_kernels.generate(functions, environment(ROOT))
     entries = _entries(cache_home, "render")
     assert len(entries) >= 2
     a, b = entries[0].read_bytes(), entries[1].read_bytes()
     entries[0].write_bytes(b)
     entries[1].write_bytes(a)
-    assert gen_cuda.generate(functions, environment(ROOT)) == good
+    assert cuda_kernels.generate(functions, environment(ROOT)) == good
 
 
 def test_cuda_templates_read_only_their_context() -> None:

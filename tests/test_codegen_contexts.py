@@ -8,15 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from codegen import gen, gen_autograd
+from codegen import gen_autograd
+from codegen.loading import Model, load_model
+from codegen.render import cpu_kernels, ops, stubs
 from codegen.schema_parser import parse_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def model() -> gen.Model:
-    return gen.load_model(ROOT)
+def model() -> Model:
+    return load_model(ROOT)
 
 
 def _frozen(ctx: object) -> None:
@@ -26,11 +28,11 @@ def _frozen(ctx: object) -> None:
         setattr(ctx, field, None)
 
 
-def test_every_context_is_a_frozen_dataclass(model: gen.Model) -> None:
+def test_every_context_is_a_frozen_dataclass(model: Model) -> None:
     functions = model.functions
     add = next(f for f in functions if f.name == "add.Tensor")
-    _frozen(gen._op_context(add))
-    cpu = gen._cpu_kernel_context(add)
+    _frozen(ops.op_context(add))
+    cpu = cpu_kernels.cpu_kernel_context(add)
     _frozen(cpu)
     assert cpu.inplace and cpu.fast_expr == "(a0 + a1)" and cpu.fast_condition == "alpha == 1"
     d = model.derivative_of(add)
@@ -61,4 +63,4 @@ def test_every_context_is_a_frozen_dataclass(model: gen.Model) -> None:
 ])
 def test_hint_reads_the_type_structure(schema_type: str, hint: str) -> None:
     arg = parse_schema(f"f({schema_type} x) -> Tensor").arguments.flat_all[0]
-    assert gen._hint(arg.type) == hint
+    assert stubs.hint(arg.type) == hint

@@ -33,11 +33,11 @@ from codegen.api_python import python_default
 from codegen.cli import main
 from codegen.derivatives import load_derivatives
 from codegen.errors import LoadError
-from codegen.gen import _op_context
 from codegen.jinja_env import environment
 from codegen.kernel_spec import CUDA, NUMPY
 from codegen.literals import comment_text
 from codegen.native import load_native_functions
+from codegen.render.ops import op_context as _op_context
 
 ROOT = Path(__file__).resolve().parents[1]
 NF, DY = "native_functions.yaml", "derivatives.yaml"

@@ -212,7 +212,8 @@ def test_op_group_is_computed_by_the_loader() -> None:
 
 def test_cpu_and_cuda_kernels_agree_on_inplace_forms() -> None:
     from codegen import gen_cuda
-    from codegen.gen import _cpu_kernel_context, load_model
+    from codegen.loading import load_model
+    from codegen.render.cpu_kernels import cpu_kernel_context as _cpu_kernel_context
     functions = load_model(ROOT).functions
     cuda = {op.kernel: op.inplace for op in gen_cuda.pointwise_ops(functions)}
     cpu = {k.name: k.inplace for k in (_cpu_kernel_context(f) for f in functions

@@ -17,8 +17,8 @@ import pytest
 
 from codegen.derivatives import BUILTINS, load_derivatives, output_names
 from codegen.errors import LoadError
-from codegen.gen import Model, load_model
 from codegen.gen_autograd import render_formula
+from codegen.loading import Model, load_model
 from codegen.names import GENERATED_BUILTINS, is_reserved_argument, py_name, top_level_names
 from codegen.native import load_native_functions
 from runtime.vocabulary import API_NAMES, TENSOR_NAMES

@@ -17,6 +17,8 @@ from codegen.cli import main
 from codegen.errors import OpgenError
 from codegen.loading import load_model
 from codegen.native import NativeFunction
+from codegen.render import cpu_kernels, ops
+from codegen.render.inputs import Renderer
 from codegen.render_errors import RenderError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,13 +38,13 @@ def _assert_names(error: RenderError, op: str, template: str | None) -> None:
 
 @pytest.mark.parametrize("op", ["mul.Tensor", "sum.dim_IntList"])
 def test_a_context_fault_inside_a_template_names_the_op(monkeypatch: pytest.MonkeyPatch, op: str) -> None:
-    original = gen._op_context
+    original = ops.op_context
 
-    def planted(f: NativeFunction) -> gen.OpContext:
+    def planted(f: NativeFunction) -> ops.OpContext:
         ctx = original(f)
         return dataclasses.replace(ctx, params=None) if str(f.func.name) == op else ctx  # join(None) fails
 
-    monkeypatch.setattr(gen, "_op_context", planted)
+    monkeypatch.setattr(ops, "op_context", planted)
     with pytest.raises(RenderError) as info:
         gen.render_all(ROOT)
     _assert_names(info.value, op, "templates/ops.py.j2")
@@ -50,7 +52,7 @@ def test_a_context_fault_inside_a_template_names_the_op(monkeypatch: pytest.Monk
 
 
 def test_an_undefined_template_variable_names_the_op(monkeypatch: pytest.MonkeyPatch) -> None:
-    original = gen._cpu_kernel_context
+    original = cpu_kernels.cpu_kernel_context
 
     def planted(f: NativeFunction) -> object:
         ctx = original(f)
@@ -59,7 +61,7 @@ def test_an_undefined_template_variable_names_the_op(monkeypatch: pytest.MonkeyP
         fields = {k: v for k, v in dataclasses.asdict(ctx).items() if k != "expr"}
         return types.SimpleNamespace(**fields)  # the template reads k.expr: StrictUndefined raises
 
-    monkeypatch.setattr(gen, "_cpu_kernel_context", planted)
+    monkeypatch.setattr(cpu_kernels, "cpu_kernel_context", planted)
     with pytest.raises(RenderError) as info:
         gen.render_all(ROOT)
     _assert_names(info.value, "add.Tensor", "templates/cpu_kernels.py.j2")
@@ -82,10 +84,11 @@ def test_a_context_builder_fault_names_the_op(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_a_fault_with_no_op_in_reach_names_the_template(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(gen_autograd, "render", lambda env, model, root: env.get_template(
-        "methods.py.j2").render())  # methods.py.j2 without its variables: no op context anywhere
+    # methods.py.j2 without its variables: no op context anywhere
+    broken = Renderer("broken", lambda inputs: None, lambda env, ctx: {"x.py": env.get_template(
+        "methods.py.j2").render()})
     with pytest.raises(RenderError) as info:
-        gen.render_all(ROOT)
+        gen.render_all(ROOT, renderers=(*gen.RENDERERS, broken))
     assert info.value.owner is None
     assert info.value.template == "templates/methods.py.j2"
     assert isinstance(info.value, OpgenError)
@@ -96,8 +99,8 @@ def test_opgen_generate_exits_2_naming_the_op(monkeypatch: pytest.MonkeyPatch, t
         (tmp_path / name).write_bytes((ROOT / name).read_bytes())
     for name in ("templates", "runtime"):
         (tmp_path / name).symlink_to(ROOT / name)
-    original = gen._op_context
-    monkeypatch.setattr(gen, "_op_context", lambda f: dataclasses.replace(original(f), params=None)
+    original = ops.op_context
+    monkeypatch.setattr(ops, "op_context", lambda f: dataclasses.replace(original(f), params=None)
                         if str(f.func.name) == "mul.Tensor" else original(f))
     result = CliRunner().invoke(main, ["generate", "--root", str(tmp_path)], catch_exceptions=False)
     assert result.exit_code == 2

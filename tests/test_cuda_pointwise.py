@@ -22,13 +22,13 @@ CORPUS = Path(__file__).resolve().parent / "cuda_corpus.yaml"
 def kernels(tmp_path_factory: pytest.TempPathFactory) -> Any:
     import importlib.util
 
-    from codegen import gen_cuda
     from codegen.jinja_env import environment
     from codegen.native import load_native_functions
+    from codegen.render import cuda_kernels
 
     out = tmp_path_factory.mktemp("gen")
     env = environment(ROOT)
-    files = gen_cuda.generate(load_native_functions(CORPUS, root=ROOT), env)
+    files = cuda_kernels.generate(load_native_functions(CORPUS, root=ROOT), env)
     for path, text in files.items():
         (out / path).parent.mkdir(parents=True, exist_ok=True)
         (out / path).write_text(text)

@@ -125,7 +125,7 @@ def test_pointwise_injection_is_refused_with_location(expr: str, expected: str) 
 
 
 def test_schema_string_defaults_are_escaped_in_generated_code() -> None:
-    from codegen.gen import _op_context
+    from codegen.render.ops import op_context as _op_context
     schema = r"""f(Tensor self, str mode="a\"b'\\") -> Tensor"""
     text = f"- func: {json.dumps(schema)}\n  dispatch:\n    CPU: runtime.kernels.views.clone\n"
     f = load_native_functions(ROOT / "native_functions.yaml", root=ROOT, text=text, file="native_functions.yaml")[0]

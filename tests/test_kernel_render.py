@@ -14,6 +14,7 @@ from codegen import gen_cuda
 from codegen.jinja_env import environment
 from codegen.kernel_spec import FUNCTIONS
 from codegen.native import load_native_functions
+from codegen.render import cuda_kernels
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "cuda_corpus.yaml"
@@ -23,7 +24,7 @@ HEADER = ROOT / "runtime" / "cuda" / "include" / "opgen_math.cuh"
 @pytest.fixture(scope="module")
 def files() -> dict[str, str]:
     env = environment(ROOT)
-    return gen_cuda.generate(load_native_functions(CORPUS, root=ROOT), env)
+    return cuda_kernels.generate(load_native_functions(CORPUS, root=ROOT), env)
 
 
 def test_math_header_defines_every_function() -> None:
@@ -72,7 +73,7 @@ def test_sources_name_their_origin(files: dict[str, str]) -> None:
 
 def test_generation_is_deterministic(files: dict[str, str]) -> None:
     env = environment(ROOT)
-    again = gen_cuda.generate(load_native_functions(CORPUS, root=ROOT), env)
+    again = cuda_kernels.generate(load_native_functions(CORPUS, root=ROOT), env)
     assert again == files
     assert list(files) == sorted(files)
 

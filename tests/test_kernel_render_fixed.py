@@ -12,6 +12,7 @@ import pytest
 
 from codegen import gen_cuda
 from codegen.jinja_env import environment
+from codegen.render import cuda_kernels
 from runtime import dtypes
 from runtime.cuda import copy as C
 from runtime.cuda import random as RND
@@ -24,7 +25,7 @@ ENTRY = re.compile(r'extern "C" __global__ void (\w+)\(')
 @pytest.fixture(scope="module")
 def kernels() -> dict[str, set[str]]:
     env = environment(ROOT)
-    return {path: set(ENTRY.findall(text)) for path, text in gen_cuda.fixed_sources(env).items()}
+    return {path: set(ENTRY.findall(text)) for path, text in cuda_kernels.fixed_sources(env).items()}
 
 
 def test_launcher_names_exist(kernels: dict[str, set[str]]) -> None:
@@ -54,7 +55,7 @@ def test_launcher_names_exist(kernels: dict[str, set[str]]) -> None:
 
 def test_fixed_sources_are_deterministic() -> None:
     env = environment(ROOT)
-    assert gen_cuda.fixed_sources(env) == gen_cuda.fixed_sources(env)
+    assert cuda_kernels.fixed_sources(env) == cuda_kernels.fixed_sources(env)
 
 
 def test_reduction_dtypes_follow_pytorch() -> None:

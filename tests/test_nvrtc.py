@@ -36,9 +36,9 @@ from pathlib import Path
 
 import pytest
 
-from codegen import gen_cuda
 from codegen.jinja_env import environment
 from codegen.native import load_native_functions
+from codegen.render import cuda_kernels
 from runtime import verified_cache
 from runtime.cuda import nvrtc_check
 from runtime.cuda.compile import cache_key, default_cache_dir, headers_digest
@@ -62,11 +62,11 @@ def _check_options() -> tuple[str, ...]:
 def _sources() -> dict[str, str]:
     """Every .cu file generated from the repository's native_functions.yaml and from the test corpus."""
     env = environment(ROOT)
-    files: dict[str, str] = dict(gen_cuda.fixed_sources(env))
+    files: dict[str, str] = dict(cuda_kernels.fixed_sources(env))
     yaml = ROOT / "native_functions.yaml"
     if yaml.exists():
-        files.update(gen_cuda.generate(load_native_functions(yaml, root=ROOT), env))
-    corpus = gen_cuda.generate(load_native_functions(CORPUS, root=ROOT), env)
+        files.update(cuda_kernels.generate(load_native_functions(yaml, root=ROOT), env))
+    corpus = cuda_kernels.generate(load_native_functions(CORPUS, root=ROOT), env)
     files.update({f"corpus/{p}": s for p, s in corpus.items() if p.startswith("cuda/pointwise/")})
     return {p: s for p, s in sorted(files.items()) if p.endswith(".cu")}
 

@@ -183,7 +183,7 @@ def runtime_op_references(op_names: set[str], method_names: set[str]) -> dict[st
 
 
 def test_runtime_ops_lists_every_op_the_runtime_calls() -> None:
-    from codegen.gen import load_model
+    from codegen.loading import load_model
     functions = load_model(ROOT).functions
     ops = {f.func.name.name for f in functions}
     methods = {f.func.name.name for f in functions if Variant.method in f.variants}

@@ -1,0 +1,101 @@
+"""generated/_cpu_kernels.py: the NumPy kernels of the pointwise ops (templates/cpu_kernels.py.j2), their
+expressions rendered from each op's kernel spec by the NumPy renderer of codegen/kernel_spec.py."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import jinja2
+
+from codegen.api_python import kernel_name, py_name
+from codegen.kernel_spec import NUMPY, condition_tensors, integer_divisors
+from codegen.literals import python_number
+from codegen.native import NativeFunction
+from codegen.render.inputs import Inputs
+from codegen.render_errors import owned
+from codegen.schema_parser import default_value
+from runtime.vocabulary import DTYPE_GROUPS, PromoteKind
+
+
+@dataclass(frozen=True)
+class CpuKernelContext:
+    """One pointwise op's NumPy kernels (templates/cpu_kernels.py.j2)."""
+
+    name: str
+    op: str
+    params: tuple[str, ...]
+    tensors: tuple[str, ...]
+    arrays: tuple[str, ...]  # the NumPy array of each tensor
+    expr: str
+    fast_condition: str  # scalars at their numeric defaults ...
+    fast_expr: str | None  # ... and the expression folded for them (None: folding changes nothing)
+    promote: str
+    promote_scalars: tuple[str, ...]
+    dtypes: tuple[str, ...] | None  # None: every dtype
+    fast_set: str  # Note [Pointwise fast path] (runtime/kernels/cpu_pointwise.py): the dtypes computed directly
+    inplace: bool  # has an in-place form (NativeFunction.group)
+    conditions: tuple[str, ...]
+    zero_dim: tuple[str, ...] = ()  # tensors that must be 0-dimensional (PointwiseSpec.zero_dim)
+    follow: tuple[int, ...] = ()  # positions in `tensors` of the zero_dim ones: they take the result dtype
+    same_dtype: tuple[tuple[str, bool], ...] = ()  # PointwiseSpec.same_dtype
+    divisors: tuple[str, ...] = ()  # integer divisors, rendered: checked for zero (kernel_spec.integer_divisors)
+
+
+@dataclass(frozen=True)
+class CpuKernelsFile:
+    kernels: tuple[CpuKernelContext, ...]
+
+
+def cpu_kernel_context(f: NativeFunction) -> CpuKernelContext:
+    spec = f.pointwise
+    assert spec is not None
+    tensors = tuple(py_name(t) for t in spec.tensors)
+    arrays = tuple(f"a{i}" for i in range(len(tensors)))
+    names = {t: a for t, a in zip(spec.tensors, arrays, strict=True)}
+    names.update({s: py_name(s) for s in spec.scalars})
+    all_dtypes = spec.dtypes == DTYPE_GROUPS["all"]
+    defaults = _numeric_defaults(f, spec.scalars)
+    expr = spec.render(NUMPY, names)
+    fast = spec.specialize(defaults).render(NUMPY, names) if defaults else None
+    return CpuKernelContext(
+        name=kernel_name(f),
+        op=f.func.name.name,
+        params=tuple(py_name(a.name) for a in f.func.arguments.flat_non_out),
+        tensors=tensors,
+        arrays=arrays,
+        expr=expr,
+        fast_condition=" and ".join(f"{py_name(k)} == {python_number(v)}" for k, v in defaults.items()),
+        fast_expr=fast if fast != expr else None,
+        promote=spec.promote,
+        promote_scalars=tuple(py_name(x) for x in spec.promote_scalars),
+        dtypes=None if all_dtypes else tuple(spec.dtypes),
+        fast_set="_NATIVE" if all_dtypes and spec.promote != PromoteKind.float else f"_FAST_{kernel_name(f)}",
+        inplace=f.group.inplace is not None,
+        conditions=tuple(py_name(t) for t in condition_tensors(spec)),
+        zero_dim=tuple(py_name(t) for t in spec.zero_dim),
+        follow=tuple(spec.tensors.index(t) for t in spec.zero_dim),
+        same_dtype=tuple((py_name(t), always) for t, always in spec.same_dtype),
+        divisors=tuple(NUMPY.render(d, names) for d in integer_divisors(spec)),
+    )
+
+
+def _numeric_defaults(f: NativeFunction, scalars: tuple[str, ...]) -> dict[str, float]:
+    """Scalar arguments whose default is a finite number (candidates for the kernel's fast path)."""
+    out: dict[str, float] = {}
+    for a in f.func.arguments.flat_non_out:
+        if a.name in scalars and a.default is not None:
+            value = default_value(a)
+            if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+                out[a.name] = value
+    return out
+
+
+def contexts(inputs: Inputs) -> CpuKernelsFile:
+    """The functional pointwise ops (their in-place and out= forms are kernels of the same context)."""
+    return CpuKernelsFile(tuple(owned(cpu_kernel_context(f), f) for f in inputs.model.functions
+                                if f.pointwise is not None and f.derived_from is None))
+
+
+def render(env: jinja2.Environment, ctx: CpuKernelsFile) -> dict[str, str]:
+    return {"_cpu_kernels.py": env.get_template("cpu_kernels.py.j2").render(kernels=ctx.kernels)}
