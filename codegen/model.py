@@ -313,3 +313,40 @@ class FunctionSchema:
         else:
             returns = "(" + ", ".join(str(r) for r in rets) + ")"
         return f"{self.name}({self.arguments}) -> {returns}"
+
+    # -- derived forms (Note [Derived in-place and out forms] in codegen/native.py) --------------------
+    def has_inplace_form(self) -> bool:
+        """A functional schema whose first argument is a plain `Tensor self`, as an in-place form needs."""
+        first = self.arguments.positional[0] if self.arguments.positional else None
+        return (self.kind() == SchemaKind.functional and first is not None and first.name == "self"
+                and first.type == TENSOR and first.annotation is None and first.default is None)
+
+    def inplace_form(self) -> FunctionSchema:
+        """`add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`: the in-place form of
+        a schema that `has_inplace_form` (`self` written and returned; the other arguments as they are)."""
+        if not self.has_inplace_form():
+            raise ValueError(f"{self}: only a functional schema whose first argument is `Tensor self` has an "
+                             "in-place form")
+        name = self.name
+        base = "__i" + name.base[2:] if name.dunder else name.base
+        args = self.arguments
+        first = Argument("self", TENSOR, None, WRITTEN)
+        return FunctionSchema(OperatorName(base, True, name.dunder, name.overload),
+                              Arguments((first, *args.positional[1:]), args.kwarg_only, ()),
+                              (Return(None, TENSOR, WRITTEN),))
+
+    def out_form(self) -> FunctionSchema:
+        """`add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`: the out= form
+        of a functional schema, overload `out` for the unnamed and the `Tensor` overload, `<overload>_out` else."""
+        if self.kind() != SchemaKind.functional:
+            raise ValueError(f"{self}: only a functional schema has an out= form")
+        name = self.name
+        overload = "out" if name.overload in ("", "Tensor") else f"{name.overload}_out"
+        args = self.arguments
+        return FunctionSchema(OperatorName(name.base, False, name.dunder, overload),
+                              Arguments(args.positional, args.kwarg_only, (Argument("out", TENSOR, None, WRITTEN),)),
+                              (Return(None, TENSOR, WRITTEN),))
+
+
+TENSOR = BaseType("Tensor")
+WRITTEN = Annotation(("a",), True, ())  # `(a!)`: the one alias set a derived form writes and returns

@@ -359,18 +359,9 @@ def _derive_forms(f: NativeFunction) -> OpGroup:
     if f.pointwise is None:
         return OpGroup(f)
     schema = f.func
-    name = schema.name
-    args = [str(a) for a in schema.arguments.positional]
-    kwargs = [str(a) for a in schema.arguments.kwarg_only]
     inplace = None
-    if args and args[0] == "Tensor self" and f.pointwise.promote != PromoteKind.bool:
-        overload = f".{name.overload}" if name.overload else ""
-        inplace_args = ["Tensor(a!) self", *args[1:]] + (["*", *kwargs] if kwargs else [])
-        text = f"{name.base}_{overload}({', '.join(inplace_args)}) -> Tensor(a!)"
-        inplace = NativeFunction(parse_schema(text), f.loc, frozenset({Variant.method}),
+    if schema.has_inplace_form() and f.pointwise.promote != PromoteKind.bool:
+        inplace = NativeFunction(schema.inplace_form(), f.loc, frozenset({Variant.method}),
                                  {}, f.pointwise, f.doc, derived_from=f)
-    out_overload = "out" if name.overload in ("", "Tensor") else f"{name.overload}_out"
-    out_args = [*args, "*", *kwargs, "Tensor(a!) out"]
-    text = f"{name.base}.{out_overload}({', '.join(out_args)}) -> Tensor(a!)"
-    out = NativeFunction(parse_schema(text), f.loc, frozenset(), {}, f.pointwise, f.doc, derived_from=f)
+    out = NativeFunction(schema.out_form(), f.loc, frozenset(), {}, f.pointwise, f.doc, derived_from=f)
     return OpGroup(f, inplace, out)

@@ -442,3 +442,49 @@ def test_frozen_hashable_deterministic() -> None:
         first[0].arguments.positional[0].default = "1"  # type: ignore[misc]
     assert isinstance(first[0].returns, tuple)
     assert isinstance(first[0].arguments.positional, tuple)
+
+
+# -- derived forms, built as model objects (Note [Derived in-place and out forms]) ------------------------
+@pytest.mark.parametrize(("functional", "inplace", "out"), [
+    ("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+     "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+     "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"),
+    ("exp(Tensor self) -> Tensor", "exp_(Tensor(a!) self) -> Tensor(a!)",
+     "exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"),
+    ("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
+     "pow_.Tensor_Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)",
+     "pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)"),
+    ("__and__.Tensor(Tensor self, Tensor other) -> Tensor",
+     "__iand__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+     "__and__.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"),
+])
+def test_derived_forms_are_the_schemas_their_text_parses_to(functional: str, inplace: str, out: str) -> None:
+    f = parse_schema(functional)
+    assert f.inplace_form() == parse_schema(inplace) and str(f.inplace_form()) == inplace
+    assert f.out_form() == parse_schema(out) and str(f.out_form()) == out
+    assert f.inplace_form().kind() == SchemaKind.inplace and f.out_form().kind() == SchemaKind.out
+
+
+@pytest.mark.parametrize("schema", [
+    "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",  # self is not first
+    "add_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",           # not functional
+    "alias(Tensor(a) self) -> Tensor(a)",                                 # self is annotated
+    "full(int[] size, Scalar fill_value) -> Tensor",                      # no self
+])
+def test_only_a_plain_tensor_self_has_an_inplace_form(schema: str) -> None:
+    f = parse_schema(schema)
+    assert not f.has_inplace_form()
+    with pytest.raises(ValueError, match="in-place form"):
+        f.inplace_form()
+
+
+def test_the_loaded_pointwise_forms_are_derived_schemas() -> None:
+    from codegen.loading import load_model
+
+    model = load_model(Path(__file__).resolve().parents[1])
+    groups = [f.group for f in model.functions if f.pointwise is not None and f.derived_from is None]
+    assert len(groups) > 50 and any(g.inplace is not None for g in groups)
+    for g in groups:
+        assert g.out is not None and g.out.func == parse_schema(str(g.out.func)) == g.functional.func.out_form()
+        if g.inplace is not None:
+            assert g.inplace.func == parse_schema(str(g.inplace.func)) == g.functional.func.inplace_form()
