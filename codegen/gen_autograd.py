@@ -17,6 +17,8 @@ differentiable tensor argument's edge and input metadata are built in place, and
 gets its history by the body of `runtime.autograd.node.record_output`, rendered from its source (Note
 [Generated, not copied, fast paths] in codegen/inline.py). Tensor[] arguments, several outputs and
 output_differentiability take the generic `set_next_edges` / `set_history`, which do the same in a loop.
+Every choice of what to write is made here, in Python (`_node_made`, `_edges`, `saves_before`, `saves_after`,
+`NodeContext.unpacks`): the template receives assignments and edge guards as data and only writes them out.
 """
 
 from __future__ import annotations
@@ -161,6 +163,62 @@ class NodeContext:
         """The slots that hold SavedVariables (not plain values or metadata)."""
         return tuple(s.field for s in self.saved if s.kind not in ("value", "meta"))
 
+    @property
+    def unpacks(self) -> tuple[Assign, ...]:
+        """What `apply` reads before its formulas: each saved value into the variable the formulas use."""
+        return tuple(Assign(s.var, _unpacked(s)) for s in self.saved)
+
+
+@dataclass(frozen=True)
+class Assign:
+    """One assignment `<target> = <value>` of generated code, both sides Python source."""
+
+    target: str
+    value: str
+
+
+def _unpacked(s: SavedContext) -> str:
+    """How `apply` reads the saved value `s` back: a plain value as it is, a SavedVariable unpacked (an output
+    gets the node back as its grad_fn: Note [Saved tensors and reference cycles])."""
+    if s.kind in ("value", "meta"):
+        return f"self.{s.field}"
+    if s.kind == "tensor_list":
+        return f"[s.unpack(self) for s in self.{s.field}]"
+    return f"self.{s.field}.unpack(self)"
+
+
+def saves_before(node: NodeContext, form: str, diff: tuple[str, ...], self_arg: str | None) -> tuple[Assign, ...]:
+    """What an Autograd kernel stores on its node before the op runs (targets are `node.<slot>`): the sizes of
+    Tensor[] inputs, plain values, metadata (Note [Saving metadata instead of tensors]) and inputs, of which
+    an in-place form saves `self` as a copy (the op overwrites it) and the others before `self` is written
+    (`save_before_write`: an input that aliases `self` is copied too)."""
+    out = [Assign("node._sizes", f"_list_sizes({', '.join(diff)})")] if node.has_lists else []
+    for s in node.saved:
+        if s.kind == "value":
+            value = s.var
+        elif s.kind == "meta":
+            assert s.expr is not None
+            value = s.expr
+        elif s.kind == "tensor" and form == "inplace" and s.var == self_arg:
+            value = f"_Saved(_clone({s.var}), False)"
+        elif s.kind == "tensor" and form == "inplace":
+            value = f"_save_before_write(_Saved, {s.var}, {self_arg})"
+        elif s.kind == "tensor":
+            value = f"_Saved({s.var}, False)"
+        elif s.kind == "tensor_list":
+            value = f"[_Saved(t, False) for t in {s.var}]"
+        else:
+            continue  # an output: saved once the op has run (saves_after)
+        out.append(Assign(f"node.{s.field}", value))
+    return tuple(out)
+
+
+def saves_after(node: NodeContext) -> tuple[Assign, ...]:
+    """What an Autograd kernel stores on its node after the op ran: the outputs the formulas read, saved as
+    outputs (`is_output=True`: Note [Saved tensors and reference cycles])."""
+    return tuple(Assign(f"node.{s.field}", f"_Saved({f'result[{s.index}]' if node.multi_output else 'result'}, True)")
+                 for s in node.saved if s.kind == "output")
+
 
 def _node_context(d: Derivative, ops: frozenset[str], helpers: frozenset[str]) -> NodeContext:
     f = d.function
@@ -232,8 +290,36 @@ def _output_index(f: NativeFunction) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class EdgeContext:
+    """The edge of one differentiable argument, made in the kernel (Note [Inline recording])."""
+
     name: str
-    optional: bool
+    var: str            # the local it is made in: `_e0`, `_e1` ...
+    guard: str | None   # the test that it requires grad; None where the kernel's own test was that
+
+
+def _edges(diff_args: tuple[Argument, ...]) -> tuple[EdgeContext, ...] | None:
+    """The edges of the differentiable arguments; None with a Tensor[] among them (the generic
+    `set_next_edges` flattens it)."""
+    if any(a.type.is_list() for a in diff_args):
+        return None
+    out = []
+    for i, a in enumerate(diff_args):
+        name = py_name(a.name)
+        guard: str | None = f"{name}._requires_grad"
+        if a.type.is_optional():
+            guard = f"{name} is not None and {guard}"
+        elif len(diff_args) == 1:
+            guard = None  # the kernel's needs_grad was this argument's requires_grad
+        out.append(EdgeContext(name, f"_e{i}", guard))
+    return tuple(out)
+
+
+def _node_made(f: NativeFunction, node: NodeContext | None) -> tuple[Assign, ...]:
+    """How the kernel makes its node: a generated Node class without its __init__ (Note [Lean node
+    construction]), or a NotImplementedNode for an op without a derivative."""
+    if node is None:
+        return (Assign("node", f'_NotImplementedNode("{f.name}")'),)
+    return Assign("node", f"_new({node.name})"), Assign("node.sequence_nr", "_next_seq()")
 
 
 @dataclass(frozen=True)
@@ -257,6 +343,9 @@ class KernelContext:
     one_output: bool
     view: bool  # an output aliases an input, not written: Note [In-place ops on views]
     float_output: bool  # a pointwise op that promotes to a common or float dtype
+    made: tuple[Assign, ...] = ()          # how the node is made (`_node_made`)
+    saves_before: tuple[Assign, ...] = ()  # stores on the node before the op runs (`saves_before`)
+    saves_after: tuple[Assign, ...] = ()   # and after it ran (`saves_after`)
 
 
 def _kernel_context(f: NativeFunction, d: Derivative | None, node: NodeContext | None) -> KernelContext:
@@ -270,6 +359,7 @@ def _kernel_context(f: NativeFunction, d: Derivative | None, node: NodeContext |
     if d is not None and d.output_differentiability is not None:
         diff_flags = tuple(d.output_differentiability)
     returns = f.func.returns
+    self_arg = params[0] if params else None
     return KernelContext(
         name=kernel_name(f),
         op=f.name,
@@ -282,12 +372,15 @@ def _kernel_context(f: NativeFunction, d: Derivative | None, node: NodeContext |
         form=form,
         node=node,
         differentiable=diff_flags,
-        self=params[0] if params else None,
-        edges=tuple(EdgeContext(py_name(a.name), a.type.is_optional()) for a in diff_args)
-        if not any(a.type.is_list() for a in diff_args) else None,
+        self=self_arg,
+        edges=_edges(diff_args),
         one_output=diff_flags is None and len(returns) == 1 and returns[0].type.is_tensor(),
         view=form == "functional" and any(r.annotation is not None and not r.annotation.is_write for r in returns),
         float_output=f.pointwise is not None and f.pointwise.promote != PromoteKind.bool,
+        made=_node_made(f, node),
+        saves_before=saves_before(node, form, tuple(py_name(a.name) for a in diff_args), self_arg)
+        if node is not None else (),
+        saves_after=saves_after(node) if node is not None else (),
     )
 
 
