@@ -125,7 +125,7 @@ def test_codegen_reads_no_undeclared_runtime_file() -> None:
     """A string naming a runtime source file in codegen/ (outside docstrings and comments) is a declared read."""
     declared = {e.module for e in INLINED.values()} | set(SOURCE_READS)
     found = []
-    for path in sorted((ROOT / "codegen").glob("*.py")):
+    for path in sorted((ROOT / "codegen").rglob("*.py")):
         tree = ast.parse(path.read_text())
         docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
         for node in ast.walk(tree):

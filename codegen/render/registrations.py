@@ -25,8 +25,17 @@ IMPORTED_NOW = frozenset({"_cpu"})
 
 
 @dataclass(frozen=True)
+class Registration:
+    """One base registration: `kernel` (a Python expression) serves operator `op` at dispatch key `key`."""
+
+    op: str
+    key: str
+    kernel: str
+
+
+@dataclass(frozen=True)
 class RegistrationsFile:
-    registrations: tuple[tuple[str, str, str], ...]  # (op name, dispatch key, kernel expression), file order
+    registrations: tuple[Registration, ...]  # in file order
     imported_now: tuple[tuple[str, str], ...]        # (generated module, the name it is imported as)
 
 
@@ -49,14 +58,14 @@ def kernel_path(expression: str) -> str:
 
 def contexts(inputs: Inputs) -> RegistrationsFile:
     """Every kernel, in file order; those outside IMPORTED_NOW by name."""
-    entries: list[tuple[str, str, str]] = []
+    entries: list[Registration] = []
     for f in inputs.model.functions:
         for key, kernel in registrations(f):
             if kernel.partition(".")[0] not in IMPORTED_NOW:
                 module, _, function = kernel_path(kernel).rpartition(".")
                 where = ", ".join(python_str(part, '"') for part in (module, function))
                 kernel = f"_on_first_call({where})"
-            entries.append((f.name, key, kernel))
+            entries.append(Registration(f.name, key, kernel))
     return RegistrationsFile(
         tuple(entries), tuple((GENERATED_MODULES[a].rpartition(".")[2], a) for a in sorted(IMPORTED_NOW)))
 
