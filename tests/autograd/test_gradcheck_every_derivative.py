@@ -366,7 +366,7 @@ def _inplace_forms() -> list[tuple[Any, Any]]:
     return out
 
 
-@pytest.mark.parametrize("d,f", _inplace_forms(), ids=lambda x: getattr(x, "name", str(x)))
+@pytest.mark.parametrize("d,f", [pytest.param(d, f, id=f.name) for d, f in _inplace_forms()])
 def test_gradcheck_inplace_form(d: Any, f: Any) -> None:
     """The in-place form (`add_`) on a fresh non-leaf copy has the same gradient as the op."""
     G = _generated()
