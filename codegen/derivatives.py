@@ -134,7 +134,7 @@ def load_derivatives(path: Path, functions: list[NativeFunction], *, root: Path,
 # (`t * 2` records MulBackward0, not the Scalar overload's MulBackward1), and `square` is `pow(self, 2)`.
 # The generated class keeps its unique Python name in generated/_autograd.py and takes the table's name as
 # its `__name__` and `__qualname__` (templates/autograd.py.j2), so `type(node).__name__` and `node.name()`
-# agree, as in PyTorch. tests/test_compat_tensor.py checks the names against torch.
+# agree, as in PyTorch. tests/compat/test_result_types.py checks the names against torch.
 PYTORCH_NODE_NAMES = {
     "add.Scalar": "AddBackward0", "sub.Scalar": "SubBackward0", "mul.Scalar": "MulBackward0",
     "div.Scalar": "DivBackward0", "div.Scalar_mode": "DivBackward2",

@@ -1,7 +1,7 @@
 """The model of a project: both YAML files loaded, validated and cross-checked, as one `Model`.
 
 Every renderer (codegen/render/), the driver (codegen/gen.py) and the CLI read this; it imports no renderer,
-so the generator's import graph has no circle (tests/test_layers.py checks it).
+so the generator's import graph has no circle (tests/house/test_import_layers.py checks it).
 """
 
 from __future__ import annotations

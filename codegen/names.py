@@ -15,7 +15,7 @@ namespace that an argument may not use, so a user's name can never shadow them:
     (the CPU kernel's `dt`, `r`, `t`, `np` and arrays) and names (`is_reserved_argument`).
 A Python keyword is renamed with a trailing `_` as PyTorch's bindings do (`from` -> `from_`); two
 arguments whose Python names are the same (`self`, which is `input` in Python, beside `input`; `from`
-beside `from_`) are refused. `tests/test_codegen_names.py` checks the list against the generated package:
+beside `from_`) are refused. `tests/codegen/test_reserved_names.py` checks the list against the generated package:
 every non-parameter name of a generated function body is reserved.
 
 Op names: a method replaces an attribute of the runtime's Tensor class and a function a name of the

@@ -3,7 +3,7 @@
 `runtime/` calls ops of the generated API (`G.reshape`, `generated_ops().view`, `dispatcher.find(
 "empty_strided")`, tensor methods such as `t.copy_(...)` and `t.fill_(...)`), so a native_functions.yaml
 without them generates a package that cannot be imported or fails at the first tensor. `RUNTIME_OPS` lists
-them by function name; tests/test_yaml_inputs.py scans runtime/ with `ast` and fails when a new call is
+them by function name; tests/codegen/test_malformed_yaml.py scans runtime/ with `ast` and fails when a new call is
 missing here.
 """
 

@@ -13,7 +13,7 @@ declared here, and only here:
   - `SOURCE_READS`: the runtime files read for names (the stub's imports, the formula helpers).
 Beyond these, the generator reads the runtime modules that `dispatch:` entries of native_functions.yaml
 name (codegen/kernel_targets.py), chosen by the YAML, not by the generator.
-tests/test_runtime_reads.py checks that every template use names a declared entry of the right form, that
+tests/house/test_runtime_reads_declared.py checks that every template use names a declared entry of the right form, that
 every entry exists and is used, that the generated package carries each rendering, and that codegen names
 no runtime file outside this module.
 """

@@ -1,6 +1,7 @@
 """On-disk cache entries that are checked before use: the one implementation under every cache of opgen
 (the generator's caches in codegen/disk_cache.py and codegen/jinja_env.py, the NVRTC binaries of
-runtime/cuda/compile.py, the emulator's host libraries, the NVRTC compile check of tests/test_nvrtc.py).
+runtime/cuda/compile.py, the emulator's host libraries, the NVRTC compile check of
+tests/cuda/test_nvrtc_compiles_every_kernel.py).
 
 Note [Caches that verify]
 A cache directory is shared by every process of one user and outlives them: anything may be found there, a

@@ -142,7 +142,7 @@ def resolve(key: DispatchKey, registered: Collection[str], has_fallback: bool = 
 # `generated` beside the runtime's own API (function variants), so an op named like one of the runtime's
 # own names would silently replace it (`backward`, `numpy`, `to`; `manual_seed`, `no_grad`). The generator
 # refuses such names with file:line (codegen/names.py). These are the runtime's names, listed once here
-# because codegen may import nothing else of runtime/; tests/test_codegen_names.py checks that they are
+# because codegen may import nothing else of runtime/; tests/codegen/test_reserved_names.py checks that they are
 # exactly what runtime.tensor.Tensor and runtime.api define, so adding a method or an API name to the
 # runtime fails that test until it is added here.
 TENSOR_NAMES: frozenset[str] = frozenset({

@@ -1,9 +1,9 @@
-"""The op test table (OpInfo style): one row per operator, run by tests/test_ops.py.
+"""The op test table (OpInfo style): one row per operator, run by tests/ops/test_ops_vs_numpy.py.
 
 A row names the op, how to call it in opgen (`op(G, *tensors)`), its NumPy reference (`ref(*arrays)`),
 how many tensor inputs it takes, the dtypes it supports, its input domain and the layouts it is tested
 in. Rows marked `pointwise` are also checked to refuse the dtypes they don't support, and are tested
-with broadcasting. A new op needs no row here: tests/test_ops_yaml.py tests every op of
+with broadcasting. A new op needs no row here: tests/ops/test_every_yaml_op.py tests every op of
 native_functions.yaml from its schema (Note [Samples from the schema] in tests/op_samples.py); a row adds
 a NumPy reference (which holds without torch installed) or particular inputs.
 """

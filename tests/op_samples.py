@@ -1,4 +1,4 @@
-"""Sample inputs for every operator of native_functions.yaml, made from its schema (run by test_ops_yaml.py).
+"""Sample inputs for every operator of native_functions.yaml, made from its schema (run by ops/test_every_yaml_op.py).
 
 Note [Samples from the schema]
 A root entry of native_functions.yaml gets value tests with no hand-written row: each argument is made from
@@ -12,8 +12,9 @@ The dtypes are those the YAML declares (`dtypes:` of a pointwise op), else every
 Ops whose arguments need structure (index tensors, sizes, dims, matrices that are invertible) have a
 `Row` in ROWS below; a row only adds sample inputs (shapes, values, hand-made tensors), never an
 expected result: the reference is PyTorch's `torch.ops.aten.<name>.<overload>`, called with the same
-arguments on tensors of the same layout (see tests/test_ops_yaml.py). tests/op_db.py keeps the NumPy
-references of the OpInfo-style table; the gradcheck of tests/test_autograd_gradcheck.py shares TYPE_VALUES.
+arguments on tensors of the same layout (see tests/ops/test_every_yaml_op.py). tests/op_db.py keeps the NumPy
+references of the OpInfo-style table; the gradcheck of
+tests/autograd/test_gradcheck_every_derivative.py shares TYPE_VALUES.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ SHAPED_LAYOUTS = ("contiguous", "transposed", "offset")
 FREE_LAYOUTS = ("expanded", "broadcast", "scalar", "empty")
 LAYOUTS = SHAPED_LAYOUTS + FREE_LAYOUTS
 
-# Values by type when the schema has no default (also used by tests/test_autograd_gradcheck.py).
+# Values by type when the schema has no default (also used by tests/autograd/test_gradcheck_every_derivative.py).
 TYPE_VALUES: dict[str, Any] = {"Scalar": 2.0, "float": 0.5, "int": 1, "SymInt": 1, "bool": False,
                                "int[]": [1], "SymInt[]": [1], "int[1]": [1], "str": "none"}
 
@@ -268,7 +269,7 @@ ROWS: dict[str, Row] = {
     "native_dropout": Row(values={"p": 0.5, "train": False}),
     "dropout": Row(values={"p": 0.5, "train": False}),
     "_to_copy": Row(values={"dtype": DTYPE}),
-    # issue 21: math, special, indexing, reductions
+    # math, special, indexing, reductions
     "baddbmm": Row(shapes={"self": (2, 3, 5), "batch1": (2, 3, 4), "batch2": (2, 4, 5)}),
     "addbmm": Row(shapes={"self": (3, 5), "batch1": (2, 3, 4), "batch2": (2, 4, 5)}),
     "addmv": Row(shapes={"self": (3,), "mat": (3, 4), "vec": (4,)}),
@@ -317,7 +318,7 @@ def row_of(f: Any) -> Row:
 
 def dtypes_of(f: Any) -> tuple[str, ...]:
     """The dtypes an op is tested in: its row's, else those the YAML declares (pointwise) that the CPU
-    backend has (not bfloat16: tests/test_cuda_bfloat16.py), else all."""
+    backend has (not bfloat16: tests/cuda/test_bfloat16.py), else all."""
     row = row_of(f)
     if row.dtypes is not None:
         return row.dtypes

@@ -14,7 +14,7 @@ runs. Samples are converted tensor by tensor (NumPy in between); dtypes, nested 
     python3 -m tests.opinfo_coverage                 # the figures, the missing groups, what differs
     python3 -m tests.opinfo_coverage -k special -v   # one family, with every sample's failure
 
-Nothing here imports torch at module level: `load_op_db()` does, and callers (tests/test_opinfo.py) skip
+Nothing here imports torch at module level: `load_op_db()` does, and callers (tests/ops/test_opinfo.py) skip
 without it.
 """
 
@@ -42,7 +42,7 @@ FAST_DTYPES = ("float32", "float64", "int64", "bool")
 ALL_DTYPES = ("float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool")
 
 # Ops whose values are random or uninitialised: shapes and dtypes are compared, not values (and for the
-# random samplers, a loose check of the distribution in tests/test_opinfo.py).
+# random samplers, a loose check of the distribution in tests/ops/test_opinfo.py).
 NONDETERMINISTIC = frozenset({
     "bernoulli", "multinomial", "normal", "normal.number_mean", "normal.in_place", "uniform", "exponential",
     "geometric", "cauchy", "log_normal", "rand_like", "randn_like", "randint_like", "randint", "randn", "rand",
@@ -90,7 +90,7 @@ TIE_INDICES: dict[str, tuple[int, int, Any]] = {
     "sort": (0, -1, 1), "argsort": (0, -1, "all"), "topk": (1, -1, 1), "kthvalue": (1, -1, 1),
 }
 
-# Entries that exist in opgen but do not agree yet on every sample: key -> reason. tests/test_opinfo.py
+# Entries that exist in opgen but do not agree yet on every sample: key -> reason. tests/ops/test_opinfo.py
 # xfails them (strictly: an entry that starts agreeing must leave this table).
 _GAP_0 = (
     "F.<activation>(inplace=True) is not accepted yet (nn.functional part of issue 21)"

@@ -1,7 +1,7 @@
 """A NumPy reference for pointwise ops that does not go through the generator: the `pointwise:` expression
 of native_functions.yaml is walked here, in float64, with this module's own function table.
 
-It is the value oracle of tests/test_ops_yaml.py where PyTorch is not installed (or has no such op). Being
+It is the value oracle of tests/ops/test_every_yaml_op.py where PyTorch is not installed (or has no such op). Being
 written apart from codegen/kernel_spec.py's NumPy rendering, it catches what the generator, the templates,
 dtype promotion and the layout handling get wrong; a wrong expression in the YAML it shares with the kernel,
 which only the PyTorch comparison catches.

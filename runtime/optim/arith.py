@@ -17,7 +17,7 @@ in-place updates (`mul_`, `add_`, and `take_max_`: t = max(t, y)) take the tenso
 operand, so the array path bumps its version counter as the in-place op would (a tensor saved for
 backward notices the change). Each array op computes what the generated CPU kernel of the same op
 computes (`add` with alpha is `x + alpha * y`, with alpha 1 `x + y`), in the same order and dtype, so both
-paths give the same bits (tests/test_optim_host_path.py holds them to it for every option).
+paths give the same bits (tests/optim/test_host_path_same_bits.py holds them to it for every option).
 """
 
 from __future__ import annotations
