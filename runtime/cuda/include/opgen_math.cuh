@@ -1,6 +1,6 @@
 // opgen: the device functions behind pointwise expressions. codegen/kernel_spec.py renders a call
 // `f(x, ...)` as `op_f(x, ...)`, `%` as op_remainder, `//` as op_floordiv and `**` as op_pow.
-// One function for EVERY entry of kernel_spec.FUNCTIONS (tests/test_kernel_render.py checks it).
+// One function for EVERY entry of kernel_spec.FUNCTIONS (tests/cuda/test_kernel_sources.py checks it).
 // Overloads: float and double use the CUDA math library; any other arithmetic type (the integer
 // types, bool) goes through a template; floating functions of an integer compute in float, as the
 // `promote: float` rule means integer inputs never reach them anyway.
