@@ -246,6 +246,7 @@ SUBMODULES: dict[str, str] = {
     "autograd.grad_mode": "runtime.autograd.grad_mode",
     "random": "runtime.random",
     "serialization": "runtime.nn.serialization",
+    "as_torch": "runtime.as_torch",
 }
 
 
@@ -253,27 +254,42 @@ class SubmoduleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Imports "<package>.<name>" for every row `name` of SUBMODULES as the runtime module of that row
     (Note [Submodules of the public API]). It sits first on sys.meta_path: a nested name such as
     "generated.nn.functional" would otherwise be found again as a file under runtime/nn/ (the parent's
-    `__path__`) and executed a second time under the new name."""
+    `__path__`) and executed a second time under the new name. It answers "<alias>.<name>" too where
+    sys.modules holds the package under another name (Note [Running PyTorch programs as they are])."""
 
     def __init__(self, package: str) -> None:
         self.package = package
         self._prefix = package + "."
         self._own_specs: dict[str, importlib.machinery.ModuleSpec | None] = {}
 
+    def _row(self, fullname: str) -> str | None:
+        """The SUBMODULES row that `fullname` names: "<package>.<row>", or "<alias>.<row>" where
+        sys.modules holds this package under the name <alias> (as `torch`)."""
+        head, _, row = fullname.partition(".")
+        if row not in SUBMODULES:
+            return None
+        if head == self.package:
+            return row
+        package = sys.modules.get(self.package)
+        return row if package is not None and sys.modules.get(head) is package else None
+
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname.startswith(self._prefix) and fullname[len(self._prefix):] in SUBMODULES:
-            return importlib.machinery.ModuleSpec(fullname, self)
-        return None
+        return importlib.machinery.ModuleSpec(fullname, self) if self._row(fullname) is not None else None
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        module = importlib.import_module(SUBMODULES[spec.name[len(self._prefix):]])
+        row = self._row(spec.name)
+        assert row is not None
+        module = importlib.import_module(SUBMODULES[row])
         self._own_specs[spec.name] = module.__spec__
         return module
 
     def get_code(self, fullname: str) -> Any:
         """The code of the runtime module behind an alias, so that `python -m generated.distributed.run`
         runs it (runpy asks the loader for code)."""
-        target = SUBMODULES[fullname[len(self._prefix):]]
+        row = self._row(fullname)
+        if row is None:
+            raise ImportError(f"no module named {fullname!r}")
+        target = SUBMODULES[row]
         spec = importlib.util.find_spec(target)
         if spec is None or spec.loader is None:
             raise ImportError(f"no module named {target!r}")

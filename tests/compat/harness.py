@@ -2,8 +2,8 @@
 
     python3 -m tests.compat.harness opgen|torch PROGRAM.py ...
 
-`opgen`: before any program runs, `torch` and every `torch.<sub>` name are made aliases of `generated` and
-its registered submodules in sys.modules (only in this process), so `import torch.nn as nn` and
+`opgen`: before any program runs, `torch` names `generated` in sys.modules (only in this process), and
+the package's submodule finder answers every `torch.<sub>` path, so `import torch.nn as nn` and
 `from torch.utils.data import DataLoader` resolve to opgen's modules. `torch`: the real PyTorch.
 Each program leaves a dict `results` of named values in its globals; tensors are turned into nested
 lists (`.tolist()`), and an exception is reported as the program's `error` instead of its results.
@@ -19,18 +19,12 @@ from typing import Any
 
 
 def install_torch_alias() -> None:
-    """Map `torch` and `torch.<sub>` to `generated` and `generated.<sub>` in sys.modules."""
-    import importlib
+    """`torch` names `generated`, and every `torch.<sub>` path resolves to opgen's submodule, as
+    `python3 -m generated.as_torch` arranges it (Note [Running PyTorch programs as they are])."""
+    import generated  # noqa: F401  (installs the package's submodule finder)
+    from runtime import as_torch
 
-    import generated
-    from runtime.api import SUBMODULES
-
-    sys.modules["torch"] = generated
-    for name in SUBMODULES:  # loaded on first use otherwise (Note [Lazy public names], runtime/api.py)
-        importlib.import_module("generated." + name)
-    for name, module in list(sys.modules.items()):
-        if name.startswith("generated."):
-            sys.modules["torch." + name[len("generated."):]] = module
+    as_torch.install()
 
 
 def to_plain(value: Any) -> Any:
