@@ -118,6 +118,22 @@ cuda.manual_seed_all = _random.cuda_manual_seed_all  # type: ignore[attr-defined
 cuda.seed = _random.cuda_seed  # type: ignore[attr-defined]
 cuda.seed_all = _random.cuda_seed_all  # type: ignore[attr-defined]
 cuda.initial_seed = _random.cuda_initial_seed  # type: ignore[attr-defined]
+
+# PyTorch's legacy tensor types (Note [Legacy tensor types] in runtime/legacy_types.py)
+from runtime import legacy_types as _legacy  # noqa: E402
+
+BFloat16Tensor = _legacy.CPU_TYPES["BFloat16Tensor"]
+BoolTensor = _legacy.CPU_TYPES["BoolTensor"]
+ByteTensor = _legacy.CPU_TYPES["ByteTensor"]
+CharTensor = _legacy.CPU_TYPES["CharTensor"]
+DoubleTensor = _legacy.CPU_TYPES["DoubleTensor"]
+FloatTensor = _legacy.CPU_TYPES["FloatTensor"]
+HalfTensor = _legacy.CPU_TYPES["HalfTensor"]
+IntTensor = _legacy.CPU_TYPES["IntTensor"]
+LongTensor = _legacy.CPU_TYPES["LongTensor"]
+ShortTensor = _legacy.CPU_TYPES["ShortTensor"]
+for _name, _type in _legacy.CUDA_TYPES.items():
+    setattr(cuda, _name, _type)
 from runtime.storage import Storage  # noqa: E402
 from runtime.tensor import Size, is_floating_point, is_nonzero, is_tensor, numel  # noqa: E402
 
@@ -144,6 +160,7 @@ __all__ += ["are_deterministic_algorithms_enabled", "get_float32_matmul_precisio
             "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_deterministic_algorithms_warn_only_enabled",
             "set_float32_matmul_precision", "use_deterministic_algorithms"]
 __all__ += ["block_diag", "cartesian_prod", "tensordot", "tril_indices", "triu_indices"]
+__all__ += sorted(_legacy.CPU_TYPES)
 
 # Note [Submodules of the public API]
 # `import generated.nn as nn`, `from generated.nn import functional as F` and

@@ -353,6 +353,7 @@ class Tensor:
         also be such a string ("torch.cuda.LongTensor" moves it too)."""
         if dtype is None:
             return dtypes.tensor_type_name(self._dtype, self._device.type)
+        dtype = getattr(dtype, "__legacy_type_name__", dtype)  # G.FloatTensor (Note [Legacy tensor types])
         if isinstance(dtype, str):
             parsed = dtypes.parse_tensor_type_name(dtype)
             if parsed is not None:
