@@ -352,7 +352,16 @@ def _order(union: dict[str, Param]) -> list[Param]:
     return head + tail + tail_required + kwonly
 
 
-def dunders(bindings: list[Binding]) -> list[tuple[str, str, str]]:
+@dataclass(frozen=True)
+class Dunder:
+    """A Python operator of Tensor: its dunder name, the op it calls and how (a form of DUNDERS)."""
+
+    name: str
+    op: str
+    form: str  # "binary", "reflected", "unary" or "inplace"
+
+
+def dunders(bindings: list[Binding]) -> list[Dunder]:
     """The Tensor dunders whose op exists."""
     names = {b.name for b in bindings}
-    return [(d, op, form) for d, op, form in DUNDERS if op in names]
+    return [Dunder(d, op, form) for d, op, form in DUNDERS if op in names]

@@ -25,10 +25,11 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from codegen.api_python import kernel_name
-from codegen.kernel_spec import CUDA, condition_tensors
+from codegen.kernel_spec import CUDA
 from codegen.literals import comment_text
 from codegen.model import SchemaKind
 from codegen.names import local_name
+from codegen.pointwise_kernel import PointwiseKernel, pointwise_kernel
 from codegen.render_errors import owned
 from runtime.vocabulary import FLOATING_DTYPES, HALF_DTYPES, compute_dtype, opmath_dtype, promoted_dtype
 
@@ -82,27 +83,18 @@ class Instance:
     vec: int
 
 
-@dataclass(frozen=True)
-class PointwiseOp:
-    """What the templates need to know about one pointwise op."""
+@dataclass(frozen=True, kw_only=True)
+class PointwiseOp(PointwiseKernel):
+    """What the CUDA templates need to know about one pointwise op: the shared facts (arguments by their
+    Python local names, `self` kept) and what the CUDA kernels add."""
 
-    kernel: str  # kernel_name(f), e.g. add_Tensor
-    op: str  # the op's name, for error messages (an identifier)
     schema: str  # comment text (Note [Text into code only through one door] in codegen/literals.py)
     yaml: str  # the file that declares the op (no line number: adding an op elsewhere changes no file)
     source: str  # the spec printed from its tree, as comment text (never the YAML text)
-    promote: str
-    tensors: tuple[str, ...]  # Python names of the tensor arguments (names.local_name)
-    scalars: tuple[str, ...]  # Python names of the scalar arguments
-    promote_scalars: tuple[int, ...]  # positions in `scalars` of those that take part in type promotion
     args: tuple[str, ...]  # every schema argument in schema order, Python names (the backend kernels' parameters)
     params: tuple[str, ...]  # C++ parameter names of the op's device function, tensors then scalars
     expr: str  # the spec as C++ over `params`
     instances: tuple[Instance, ...]
-    inplace: bool  # has an in-place form (NativeFunction.group)
-    conditions: tuple[str, ...] = ()  # tensors used as a condition: must be bool (kernel_spec.condition_tensors)
-    zero_dim: tuple[str, ...] = ()  # tensors that must be 0-dimensional (PointwiseSpec.zero_dim)
-    same_dtype: tuple[tuple[str, bool], ...] = ()  # PointwiseSpec.same_dtype
     yaml_comment: str = ""  # `yaml` as comment text
 
     @property
@@ -128,23 +120,14 @@ def pointwise_op(f: NativeFunction) -> PointwiseOp:
         instances.append(Instance(f"{kernel}__{dtype}", dtype, out_d, CTYPES[in_d][0], CTYPES[out_d][0],
                                   CTYPES[comp_d][0], vec_width(in_d, out_d)))
     return PointwiseOp(
-        kernel=kernel,
-        op=func.name.name,
+        **pointwise_kernel(f, local_name),
         schema=comment_text(str(func)),
         yaml=PurePath(f.loc.file).name,
         source=comment_text(spec.text),
-        promote=spec.promote,
-        tensors=tuple(local_name(t) for t in spec.tensors),
-        scalars=tuple(local_name(x) for x in spec.scalars),
-        promote_scalars=tuple(spec.scalars.index(x) for x in spec.promote_scalars),
         args=tuple(local_name(a.name) for a in func.arguments.flat_non_out),
         params=tuple(names[a] for a in (*spec.tensors, *spec.scalars)),
         expr=spec.render(CUDA, names),
         instances=tuple(instances),
-        inplace=f.group.inplace is not None,
-        conditions=tuple(local_name(t) for t in condition_tensors(spec)),
-        zero_dim=tuple(local_name(t) for t in spec.zero_dim),
-        same_dtype=tuple((local_name(t), always) for t, always in spec.same_dtype),
         yaml_comment=comment_text(PurePath(f.loc.file).name),
     )
 

@@ -9,36 +9,29 @@ from dataclasses import dataclass
 import jinja2
 
 from codegen.api_python import kernel_name, py_name
-from codegen.kernel_spec import NUMPY, condition_tensors, integer_divisors
+from codegen.kernel_spec import NUMPY, integer_divisors
 from codegen.literals import python_number
 from codegen.native import NativeFunction
+from codegen.pointwise_kernel import PointwiseKernel, pointwise_kernel
 from codegen.render.inputs import Inputs
 from codegen.render_errors import owned
 from codegen.schema_parser import default_value
 from runtime.vocabulary import DTYPE_GROUPS, PromoteKind
 
 
-@dataclass(frozen=True)
-class CpuKernelContext:
-    """One pointwise op's NumPy kernels (templates/cpu_kernels.py.j2)."""
+@dataclass(frozen=True, kw_only=True)
+class CpuKernelContext(PointwiseKernel):
+    """One pointwise op's NumPy kernels (templates/cpu_kernels.py.j2): the shared facts (arguments by their
+    Python parameter names) and what the NumPy kernels add."""
 
-    name: str
-    op: str
     params: tuple[str, ...]
-    tensors: tuple[str, ...]
     arrays: tuple[str, ...]  # the NumPy array of each tensor
     expr: str
     fast_condition: str  # scalars at their numeric defaults ...
     fast_expr: str | None  # ... and the expression folded for them (None: folding changes nothing)
-    promote: str
-    promote_scalars: tuple[str, ...]
     dtypes: tuple[str, ...] | None  # None: every dtype
     fast_set: str  # Note [Pointwise fast path] (runtime/kernels/cpu_pointwise.py): the dtypes computed directly
-    inplace: bool  # has an in-place form (NativeFunction.group)
-    conditions: tuple[str, ...]
-    zero_dim: tuple[str, ...] = ()  # tensors that must be 0-dimensional (PointwiseSpec.zero_dim)
     follow: tuple[int, ...] = ()  # positions in `tensors` of the zero_dim ones: they take the result dtype
-    same_dtype: tuple[tuple[str, bool], ...] = ()  # PointwiseSpec.same_dtype
     divisors: tuple[str, ...] = ()  # integer divisors, rendered: checked for zero (kernel_spec.integer_divisors)
 
 
@@ -50,8 +43,7 @@ class CpuKernelsFile:
 def cpu_kernel_context(f: NativeFunction) -> CpuKernelContext:
     spec = f.pointwise
     assert spec is not None
-    tensors = tuple(py_name(t) for t in spec.tensors)
-    arrays = tuple(f"a{i}" for i in range(len(tensors)))
+    arrays = tuple(f"a{i}" for i in range(len(spec.tensors)))
     names = {t: a for t, a in zip(spec.tensors, arrays, strict=True)}
     names.update({s: py_name(s) for s in spec.scalars})
     all_dtypes = spec.dtypes == DTYPE_GROUPS["all"]
@@ -59,23 +51,15 @@ def cpu_kernel_context(f: NativeFunction) -> CpuKernelContext:
     expr = spec.render(NUMPY, names)
     fast = spec.specialize(defaults).render(NUMPY, names) if defaults else None
     return CpuKernelContext(
-        name=kernel_name(f),
-        op=f.func.name.name,
+        **pointwise_kernel(f, py_name),
         params=tuple(py_name(a.name) for a in f.func.arguments.flat_non_out),
-        tensors=tensors,
         arrays=arrays,
         expr=expr,
         fast_condition=" and ".join(f"{py_name(k)} == {python_number(v)}" for k, v in defaults.items()),
         fast_expr=fast if fast != expr else None,
-        promote=spec.promote,
-        promote_scalars=tuple(py_name(x) for x in spec.promote_scalars),
         dtypes=None if all_dtypes else tuple(spec.dtypes),
         fast_set="_NATIVE" if all_dtypes and spec.promote != PromoteKind.float else f"_FAST_{kernel_name(f)}",
-        inplace=f.group.inplace is not None,
-        conditions=tuple(py_name(t) for t in condition_tensors(spec)),
-        zero_dim=tuple(py_name(t) for t in spec.zero_dim),
         follow=tuple(spec.tensors.index(t) for t in spec.zero_dim),
-        same_dtype=tuple((py_name(t), always) for t, always in spec.same_dtype),
         divisors=tuple(NUMPY.render(d, names) for d in integer_divisors(spec)),
     )
 

@@ -26,7 +26,7 @@ class MethodsFile:
     methods: tuple[str, ...]           # the methods that call their op function (no varargs)
     varargs: dict[str, str]            # method -> its int-list argument, taken as varargs too
     direct: dict[str, DirectMethod]
-    dunders: tuple[tuple[str, str, str], ...]  # (dunder, op, form)
+    dunders: tuple[api_python.Dunder, ...]
     docs: Docs
 
 

@@ -37,7 +37,7 @@ class StubContext:
 class StubsFile:
     functions: tuple[StubContext, ...]
     methods: tuple[StubContext, ...]
-    dunders: tuple[tuple[str, str, str], ...]  # (dunder, op, form)
+    dunders: tuple[api_python.Dunder, ...]
     api_names: tuple[str, ...]                 # names imported from runtime.api
 
 

@@ -216,7 +216,7 @@ def test_cpu_and_cuda_kernels_agree_on_inplace_forms() -> None:
     from codegen.render.cpu_kernels import cpu_kernel_context as _cpu_kernel_context
     functions = load_model(ROOT).functions
     cuda = {op.kernel: op.inplace for op in gen_cuda.pointwise_ops(functions)}
-    cpu = {k.name: k.inplace for k in (_cpu_kernel_context(f) for f in functions
+    cpu = {k.kernel: k.inplace for k in (_cpu_kernel_context(f) for f in functions
                                               if f.pointwise is not None and f.derived_from is None)}
     assert cpu == cuda and any(cpu.values()) and not all(cpu.values())
     # and both say exactly what the loader derived

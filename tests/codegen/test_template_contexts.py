@@ -94,3 +94,29 @@ def test_saving_is_decided_in_python(model: Model) -> None:
     assert [(e.name, e.var, e.guard) for e in mul.edges or ()] == \
         [("input", "_e0", "input._requires_grad"), ("other", "_e1", "other._requires_grad")]
     assert [(e.name, e.guard) for e in exp.edges or ()] == [("input", None)]
+
+
+def test_cpu_and_cuda_kernel_contexts_share_one_derivation(model: Model) -> None:
+    """Both backends' pointwise contexts are PointwiseKernel subclasses, and for every pointwise op the facts
+    they share are equal once the CPU's `input` is read as `self` (its kernels' parameter name)."""
+    from codegen import gen_cuda
+    from codegen.pointwise_kernel import PointwiseKernel
+
+    shared = [f.name for f in dataclasses.fields(PointwiseKernel)]
+    cuda = {op.kernel: op for op in gen_cuda.pointwise_ops(model.functions)}
+    cpus = [cpu_kernels.cpu_kernel_context(f) for f in model.functions
+            if f.pointwise is not None and f.derived_from is None]
+    assert cpus and set(cuda) == {c.kernel for c in cpus}
+
+    def as_schema(value: object) -> object:
+        if isinstance(value, str):
+            return "self" if value == "input" else value
+        if isinstance(value, tuple):
+            return tuple(as_schema(v) for v in value)
+        return value
+
+    for cpu in cpus:
+        assert isinstance(cpu, PointwiseKernel) and isinstance(cuda[cpu.kernel], PointwiseKernel)
+        for name in shared:
+            assert as_schema(getattr(cpu, name)) == getattr(cuda[cpu.kernel], name), (cpu.kernel, name)
+        assert cpu.promote_positions == cuda[cpu.kernel].promote_positions
