@@ -4,10 +4,17 @@ ones, so they follow the generator state (`G.manual_seed`) as `dropout` does."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from runtime import opcall
 from runtime.tensor import Tensor
+
+# Note [Channel dropout shapes]
+# dropout1d takes (N, C, L) or (C, L) and refuses other ranks. dropout3d takes (N, C, D, H, W) or, unbatched,
+# anything else (a batch of one is added, so the first dimension is the channel; other ranks warn).
+# dropout2d keeps PyTorch's older rule: the mask spans the first two dimensions of whatever it gets, so a
+# 3-D input is (N, C, L) (channel-wise 1-D dropout, with a warning), and ranks other than 3 and 4 warn.
 
 # SELU's negative saturation value: -scale * alpha
 _ALPHA_PRIME = -1.7580993408473766
@@ -29,22 +36,37 @@ def _keep(shape: list[int], p: float, like: Tensor) -> Tensor:
     return G.native_dropout(ones, p, True)[1].to(like.dtype)
 
 
-def _channel_shape(input: Tensor, batched: bool) -> list[int]:
-    lead = 2 if batched else 1
-    return list(input.shape[:lead]) + [1] * (input.dim() - lead)
+def _channel_shape(x: Tensor) -> list[int]:
+    """The mask shape of channel dropout: the first two sizes (batch, channel), 1 elsewhere."""
+    return list(x.shape[:2]) + [1] * (x.dim() - 2)
 
 
 def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, nd: int) -> Tensor:
+    """Zero whole channels: the mask has the input's first two sizes (batch, channel) and 1 elsewhere.
+    Which dimensions those are follows PyTorch, compatibility quirks included (Note [Channel dropout
+    shapes])."""
     name = f"dropout{nd}d"
     _check_p(p)
-    if input.dim() not in (nd + 1, nd + 2):
-        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D input, but received a {input.dim()}D input")
+    dim = input.dim()
+    if nd == 1 and dim not in (2, 3):
+        raise RuntimeError(f"{name}: Expected 2D or 3D input, but received a {dim}D input")
+    if nd > 1 and dim not in (nd + 1, nd + 2):
+        warnings.warn(f"{name}: Received a {dim}-D input to {name}, which is deprecated; it is taken as "
+                      f"PyTorch takes it (use dropout for elementwise dropout)", UserWarning, stacklevel=3)
+    if nd == 2 and dim == 3:
+        warnings.warn(f"{name}: Received a 3D input to {name}: taken as (N, C, L), channel-wise 1D dropout, as "
+                      "PyTorch does (use dropout1d to say so)", UserWarning, stacklevel=3)
+    batched = nd == 2 or dim == nd + 2
+    x = input if batched else input.unsqueeze(0)
+    if x.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if not training or p == 0.0:
         return input
     if p == 1.0:
         out = input * 0
     else:
-        out = input * (_keep(_channel_shape(input, input.dim() == nd + 2), p, input) * (1.0 / (1.0 - p)))
+        mask = _keep(_channel_shape(x), p, input) * (1.0 / (1.0 - p))
+        out = x * mask if batched else (x * mask).squeeze(0)
     return input.copy_(out) if inplace else out
 
 
@@ -86,4 +108,4 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     """alpha_dropout of whole channels (dim 1)."""
     if training and input.dim() < 2:
         raise RuntimeError(f"feature_alpha_dropout: expected an input of at least 2 dims, got {input.dim()}")
-    return _alpha(input, p, training, inplace, _channel_shape(input, True) if input.dim() >= 2 else [])
+    return _alpha(input, p, training, inplace, _channel_shape(input) if input.dim() >= 2 else [])

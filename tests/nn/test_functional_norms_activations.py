@@ -117,3 +117,38 @@ def test_alpha_dropouts_keep_mean_and_variance() -> None:
     assert abs(y.mean()) < 0.03 and abs(y.std() - 1) < 0.03
     x = G.randn(5)
     assert F.alpha_dropout(x, 0.5) is x  # not training: the input itself
+
+
+@pytest.mark.parametrize("name,shape", [("dropout2d", (4, 6)), ("dropout2d", (3, 5, 2)), ("dropout2d", (2, 3, 2, 2, 2)),
+                                        ("dropout3d", (3, 2, 2)), ("dropout3d", (2, 3, 2, 2, 2, 2)),
+                                        ("dropout1d", (3, 4)), ("dropout2d", (5,)), ("dropout1d", (2, 3, 4, 5))])
+def test_channel_dropout_masks_span_the_dimensions_torch_masks(name: str, shape: tuple[int, ...]) -> None:
+    """Which dimensions a whole-channel mask spans, and which ranks are refused, as PyTorch (Note [Channel
+    dropout shapes]): the kept pattern of a ones input is constant exactly along torch's masked dims."""
+    import warnings
+    G = _G()
+    F = G.nn.functional
+    f_torch = getattr(TF, name)
+    f_ours = getattr(F, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            want = f_torch(torch.ones(shape, dtype=torch.float64), 0.5, True).numpy()
+        except RuntimeError:
+            with pytest.raises(RuntimeError):
+                f_ours(G.ones(shape, dtype=G.float64), 0.5, True)
+            return
+        got = f_ours(G.ones(shape, dtype=G.float64), 0.5, True).numpy()
+    assert got.shape == want.shape
+
+    def constant_dims(a: np.ndarray) -> tuple[bool, ...]:
+        return tuple(bool((a == a.take([0], axis=d)).all()) for d in range(a.ndim))
+
+    # over many draws, a dimension the mask does not span is constant; one it spans is not (with p = 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = [constant_dims(f_ours(G.ones(shape, dtype=G.float64), 0.5, True).numpy()) for _ in range(20)]
+        theirs = [constant_dims(f_torch(torch.ones(shape, dtype=torch.float64), 0.5, True).numpy())
+                  for _ in range(20)]
+    assert [all(c[d] for c in ours) for d in range(len(shape))] == \
+        [all(c[d] for c in theirs) for d in range(len(shape))]
