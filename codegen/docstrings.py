@@ -2,9 +2,10 @@
 
 Note [YAML text reaches generated code only as literals]
 Text from the YAML (an entry's `doc:`, a schema, a default) is written into generated Python only through
-`literal` (Python's `repr`): never pasted into a triple-quoted string, where a `\"\"\"`, a backslash or a line
-separator would end the string or change it. A docstring is such a literal as the first statement of
-the function body, which Python takes as `__doc__`, so `help()` shows it and calls pay nothing.
+`literal` (`python_str` of codegen/literals.py, Note [Text into code only through one door]): never pasted
+into a triple-quoted string, where a `\"\"\"`, a backslash or a line separator would end the string or change it.
+A docstring is such a literal as the first statement of the function body, which Python takes as
+`__doc__`, so `help()` shows it and calls pay nothing.
 
 A docstring holds: a PyTorch-style signature line (`add(input, other, *, alpha=1, out=None) -> Tensor`;
 a method's names the tensor `self`), the entry's `doc:`, each argument with its type and default, the
@@ -19,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from codegen.api_python import NOT_GIVEN, Binding, Param, py_name, python_default
+from codegen.literals import python_str
 from codegen.model import BaseType, ListType, OptionalType, SchemaKind, Type
 from codegen.native import NativeFunction, Variant
 
@@ -27,9 +29,9 @@ REQUIRED = "_REQ"   # the name of runtime.signatures.REQUIRED in generated code
 
 def literal(text: str) -> str:
     """The one way YAML text enters generated code: a Python string literal (Note [YAML text reaches
-    generated code only as literals]). `repr` escapes quotes, backslashes, newlines and every character
-    that is not printable (U+2028 included)."""
-    return repr(str(text))
+    generated code only as literals]), through the one door for Python strings: quotes, backslashes and
+    every character that is not printable ASCII (U+2028 included) are escaped."""
+    return python_str(str(text))
 
 
 # How a schema's base types read in a docstring.

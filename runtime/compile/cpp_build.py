@@ -2,13 +2,14 @@
 shared library, cached on disk by a digest of everything that goes into it.
 
 Note [The compiled-kernel cache]
-An entry is `<digest>.so` with `<digest>.sha256` beside it, where the digest covers the source, the headers,
-the compiler's version and the flags. Both are written to temporary files in the cache directory, flushed to
-disk and renamed into place, the library first; an entry is used only when the library's bytes hash to the
-recorded digest, so a truncated, planted or swapped file is a miss that is built again. The directory is
-`$XDG_CACHE_HOME/opgen/compile` when XDG_CACHE_HOME is an absolute path, else `~/.cache/opgen/compile`,
-created private to the user; one that another user owns or others may write is not used (the kernels
-are then built in a private temporary directory).
+An entry is `<digest>.so`, where the digest covers the source, the headers, the compiler's version and the
+flags, stored and read by runtime/verified_cache.py (Note [Caches that verify]) as every opgen cache is: it
+records its name and the SHA-256 of the library, is written by fsync and rename, and is used only when it
+checks, so a truncated, planted or swapped file is a miss that is built again. The directory is
+`<user cache root>/compile` (`$XDG_CACHE_HOME/opgen/compile` when XDG_CACHE_HOME is an absolute path, else
+`~/.cache/opgen/compile`), created private to the user; one that another user owns or others may write is
+not used (the kernels are then built without the cache). The library is loaded from a private copy of the
+checked bytes (`load_bytes`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+
+from runtime import verified_cache
 
 _INCLUDE = Path(__file__).resolve().parents[1] / "cuda" / "include"
 _EMULATOR = Path(__file__).resolve().parents[1] / "cuda" / "emulator"
@@ -65,31 +68,13 @@ def _headers_digest() -> str:
     return h.hexdigest()
 
 
+_LABEL = "compile"
+
+
 def cache_dir() -> Path | None:
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
-    path = base / "opgen" / "compile"
-    try:
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        st = path.lstat()
-    except OSError:
-        return None
-    if path.is_symlink() or st.st_uid != os.getuid() or st.st_mode & 0o022:
-        return None
-    return path
-
-
-def _write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    """`<user cache root>/compile` (Note [The compiled-kernel cache]); None without a cache root."""
+    root = verified_cache.user_cache_root()
+    return None if root is None else root / _LABEL
 
 
 def build(source: str) -> ctypes.CDLL:
@@ -108,16 +93,18 @@ def _build(text: str, flags: tuple[str, ...], libs: tuple[str, ...]) -> ctypes.C
     if compiler is None:
         raise RuntimeError("no C++ compiler (g++ or clang++ on PATH, or $CXX)")
     key = hashlib.sha256("\0".join([text, _headers_digest(), _compiler_version(compiler), *flags, *libs]).encode())
-    digest = key.hexdigest()
+    entry = f"{key.hexdigest()}.so"
     directory = cache_dir()
-    if directory is not None:
-        lib, mark = directory / f"{digest}.so", directory / f"{digest}.sha256"
-        try:
-            data = lib.read_bytes()
-            if not lib.is_symlink() and mark.read_text() == hashlib.sha256(data).hexdigest():
-                return load_bytes(data)
-        except OSError:
-            pass
+    root = verified_cache.user_cache_root()
+    data = verified_cache.read(directory, entry, _LABEL, root=root)
+    if data is None:
+        data = _compile(compiler, text, flags, libs)
+        verified_cache.write(directory, entry, data, _LABEL, root=root)
+    return load_bytes(data)
+
+
+def _compile(compiler: str, text: str, flags: tuple[str, ...], libs: tuple[str, ...]) -> bytes:
+    """The bytes of the shared library that `compiler` makes of `text`."""
     with tempfile.TemporaryDirectory(prefix="opgen-compile-") as tmp:
         src, out = Path(tmp) / "fused.cpp", Path(tmp) / "fused.so"
         src.write_text(text)
@@ -125,11 +112,7 @@ def _build(text: str, flags: tuple[str, ...], libs: tuple[str, ...]) -> ctypes.C
                               capture_output=True, text=True, timeout=600)
         if proc.returncode != 0:
             raise RuntimeError(f"the C++ compiler failed on a fused kernel:\n{proc.stderr[-4000:]}")
-        data = out.read_bytes()
-    if directory is not None:
-        _write(directory / f"{digest}.so", data)
-        _write(directory / f"{digest}.sha256", hashlib.sha256(data).hexdigest().encode())
-    return load_bytes(data)
+        return out.read_bytes()
 
 
 _OPEN_LIBRARIES: list[int] = []

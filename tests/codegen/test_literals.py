@@ -95,3 +95,13 @@ def test_comment_text_cannot_end_a_comment(text: str) -> None:
 @given(st.text())
 def test_comment_text_of_any_text_is_one_inert_line(text: str) -> None:
     _comment_is_inert(text)
+
+
+@pytest.mark.parametrize("text", NASTY + ["caf\u00e9 \u00d7 2", "plain doc"])
+def test_docstrings_enter_generated_code_through_the_same_door(text: str) -> None:
+    """A docstring (an entry's `doc:`, its schemas) is a literal of `python_str`: printable ASCII only."""
+    from codegen.docstrings import literal
+
+    assert literal(text) == python_str(text)
+    assert all(" " <= c <= "~" for c in literal(text))
+    assert ast.literal_eval(literal(text)) == text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
 from pathlib import Path
 
@@ -41,11 +42,20 @@ PARSERS = {FunctionSchema: parse_schema, OperatorName: parse_operator_name, Type
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CORPUS = (DATA / "schemas_hard.txt").read_text().splitlines()
-TORCH_FILE = Path(
-    os.environ.get(
-        "OPGEN_TORCH_NATIVE_FUNCTIONS", "/tmp/ref/torchgen/packaged/ATen/native/native_functions.yaml"
-    )
-)
+
+
+def _torch_file() -> Path:
+    """PyTorch's own native_functions.yaml: $OPGEN_TORCH_NATIVE_FUNCTIONS, else the copy that the oracle's
+    torchgen package ships (found without importing torch)."""
+    if os.environ.get("OPGEN_TORCH_NATIVE_FUNCTIONS"):
+        return Path(os.environ["OPGEN_TORCH_NATIVE_FUNCTIONS"])
+    spec = importlib.util.find_spec("torchgen")
+    if spec is None or spec.origin is None:
+        return Path("/nonexistent")
+    return Path(spec.origin).parent / "packaged" / "ATen" / "native" / "native_functions.yaml"
+
+
+TORCH_FILE = _torch_file()
 
 
 # Grammar features the corpus must contain (spelled as they appear in it).

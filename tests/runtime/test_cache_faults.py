@@ -7,8 +7,9 @@ without the cache (said once), never a crash and never a wrong result.
 The caches, each driven through its own code: the generator's render and names caches
 (codegen/disk_cache.py), the compiled-template cache (codegen/jinja_env.py), the NVRTC binaries
 (runtime/cuda/compile.py: KernelCache, with a fake compiler), the emulator's host libraries (real libraries
-compiled once per module, then loaded and run) and the NVRTC compile check's records
-(tests/cuda/test_nvrtc_compiles_every_kernel.py).
+compiled once per module, then loaded and run), the NVRTC compile check's records
+(tests/cuda/test_nvrtc_compiles_every_kernel.py) and G.compile's fused-kernel libraries
+(runtime/compile/cpp_build.py, real libraries compiled once per module, then loaded and called).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import pytest
 
 from codegen import disk_cache, jinja_env, kernel_targets
 from runtime import verified_cache as VC
+from runtime.compile import cpp_build
 from runtime.cuda import compile as CC
 from runtime.cuda.emulator import engine as E
 from tests.cuda import test_nvrtc_compiles_every_kernel as test_nvrtc
@@ -282,7 +284,58 @@ class HostCase(Case):
         assert not os.path.exists(str(self.images["marker"])), "a planted host library was loaded"
 
 
-CASES = [RenderCase, NamesCase, JinjaCase, NvrtcCase, CheckRecordCase, HostCase]
+FUSED_SOURCE = 'extern "C" int value() {{ return {value}; }}\n'
+EVIL_FUSED = ('#include <cstdio>\n__attribute__((constructor)) static void planted() {{\n'
+              '  FILE* f = fopen("{marker}", "w"); if (f) fclose(f);\n}}\n' + FUSED_SOURCE)
+
+
+@pytest.fixture(scope="module")
+def fused_images(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes | str]:
+    """Real shared libraries for G.compile's cache, compiled once: variants 0 and 1 and a planted one."""
+    compiler = cpp_build.find_compiler()
+    if compiler is None:
+        pytest.skip("no C++ compiler: G.compile's libraries cannot be built")
+    marker = tmp_path_factory.mktemp("fused-images") / "planted-constructor-ran"
+    images: dict[str, bytes | str] = {"marker": str(marker)}
+    for name, text in (("0", FUSED_SOURCE.format(value=100)), ("1", FUSED_SOURCE.format(value=200)),
+                       ("evil", EVIL_FUSED.format(marker=marker, value=666))):
+        images[name] = cpp_build._compile(compiler, text, ("-shared", "-fPIC", "-w"), ())
+    return images
+
+
+class FusedCase(Case):
+    """G.compile's libraries (runtime/compile/cpp_build.py): a miss "compiles" by returning a library
+    compiled once by the fixture (the cache, its checks and the loading are the real ones)."""
+
+    name = "fused"
+    images: dict[str, bytes | str] = {}
+
+    def directory(self) -> Path:
+        return self.root() / "compile"
+
+    def produce(self, i: int) -> object:
+        def compile_once(compiler: str, text: str, flags: tuple[str, ...], libs: tuple[str, ...]) -> bytes:
+            self.computed += 1
+            return self.images[str(i)]  # type: ignore[return-value]
+
+        real, cpp_build._compile = cpp_build._compile, compile_once  # type: ignore[assignment]
+        try:
+            assert cpp_build.cache_dir() == self.directory()
+            return cpp_build.build(f"// variant {i}\n").value()
+        finally:
+            cpp_build._compile = real  # type: ignore[assignment]
+
+    def expected(self, i: int) -> object:
+        return 100 * (i + 1)
+
+    def foreign(self) -> bytes:
+        return self.images["evil"]  # type: ignore[return-value]
+
+    def check_not_run(self) -> None:
+        assert not os.path.exists(str(self.images["marker"])), "a planted library was loaded"
+
+
+CASES = [RenderCase, NamesCase, JinjaCase, NvrtcCase, CheckRecordCase, HostCase, FusedCase]
 
 
 @pytest.fixture(autouse=True)
@@ -297,6 +350,8 @@ def case(request: pytest.FixtureRequest, tmp_path: Path) -> Case:
     cls = request.param
     if cls is HostCase:
         HostCase.images = request.getfixturevalue("host_images")
+    if cls is FusedCase:
+        FusedCase.images = request.getfixturevalue("fused_images")
     return cls(tmp_path)
 
 
