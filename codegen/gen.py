@@ -76,8 +76,8 @@ def _render_all(root: Path) -> dict[str, str]:
         "__init__.py": env.get_template("init.py.j2").render(),
         "py.typed": "",  # PEP 561: the package ships its types (__init__.pyi)
         "__init__.pyi": env.get_template("init.pyi.j2").render(
-            functions=[owned(_stub(b, by_name[b.name]), by_name[b.name][0]) for b in exported],
-            methods=[owned(_stub(b, by_name[b.name], varargs.get(b.name)), by_name[b.name][0])
+            functions=[owned(_stub(b, functions), by_name[b.name][0]) for b in exported],
+            methods=[owned(_stub(b, functions, varargs.get(b.name)), by_name[b.name][0])
                      for b in bindings if b.name in method_names],
             dunders=api_python.dunders(bindings), api_names=_stub_imports(root)),
     }
@@ -116,7 +116,9 @@ def _docs(model: Model, bindings: list[api_python.Binding], by_name: dict[str, l
     ctx = docstrings.DocContext(by_name, lambda f: _autograd_words(model, f))
     functions, shown, methods, method_params = {}, {}, {}, {}
     for b in bindings:
-        overloads = [f for f in by_name[b.name] if str(f.func) in b.overloads]
+        # the binding's overloads, those of another name included (Note [In-place forms of overloads declared
+        # without one] in codegen/api_python.py)
+        overloads = [f for f in model.functions if str(f.func) in b.overloads]
         overloads.sort(key=lambda f: b.overloads.index(str(f.func)))
         functions[b.name] = docstrings.literal(docstrings.docstring(b, overloads, ctx))
         if docstrings.needs_shown_signature(b):

@@ -416,8 +416,8 @@ METHODS = {
         (('self', False, _REQ), ('other', False, _REQ), ('rounding_mode', True, None), ('out', True, None), ),
     ),
     "div_": (
-        'Tensor.div_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.div and Tensor.div; in-place: Tensor.div_; out=: opgen.div(..., out=t)\nDifferentiable: div_.Tensor: yes, for input, other (derivatives.yaml; backward node DivBackward0); div_.Scalar: yes, for input (derivatives.yaml; backward node DivBackward0)\n\nSchemas (native_functions.yaml):\n    div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
-        (('self', False, _REQ), ('other', False, _REQ), ),
+        'Tensor.div_(self, other, *, rounding_mode=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    rounding_mode (str, optional, default None; taken by div.Scalar_mode, div.Tensor_mode)\n\nForms: functional: opgen.div and Tensor.div; in-place: Tensor.div_; out=: opgen.div(..., out=t)\nDifferentiable: div_.Tensor: yes, for input, other (derivatives.yaml; backward node DivBackward0); div_.Scalar: yes, for input (derivatives.yaml; backward node DivBackward0); div.Tensor_mode: yes, for input, other (derivatives.yaml; backward node DivBackward2); div.Scalar_mode: yes, for input (derivatives.yaml; backward node DivBackward2)\n\nSchemas (native_functions.yaml):\n    div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)\n    div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor\n    div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('rounding_mode', True, None), ),
     ),
     "dot": (
         'Tensor.dot(self, tensor, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    tensor (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.dot and Tensor.dot\nDifferentiable: yes, for input, tensor (derivatives.yaml; backward node DotBackward0)\n\nSchemas (native_functions.yaml):\n    dot(Tensor self, Tensor tensor) -> Tensor',
@@ -952,8 +952,8 @@ METHODS = {
         (('self', False, _REQ), ('other', False, _REQ), ),
     ),
     "nonzero": (
-        'Tensor.nonzero(self) -> Tensor\nTensor.nonzero(self, *, as_tuple) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    as_tuple (bool; may be left out: only nonzero.as_tuple takes it)\n\nForms: functional: opgen.nonzero and Tensor.nonzero\nDifferentiable: nonzero: no (derivatives.yaml marks its outputs not differentiable); nonzero.as_tuple: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero(Tensor self) -> Tensor\n    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]',
-        (('self', False, _REQ), ('as_tuple', True, _NG), ),
+        'Tensor.nonzero(self) -> Tensor\nTensor.nonzero(self, *, as_tuple) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    as_tuple (bool; may be left out: only nonzero.as_tuple takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nonzero and Tensor.nonzero\nDifferentiable: nonzero: no (derivatives.yaml marks its outputs not differentiable); nonzero.as_tuple: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero(Tensor self) -> Tensor\n    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]',
+        (('self', False, _REQ), ('as_tuple', True, _NG), ('out', True, None), ),
     ),
     "norm": (
         'Tensor.norm(self, p=2, dim=None, keepdim=False, *, dtype=None) -> Tensor\nTensor.norm(self, p, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    p (number, optional or str; may be left out: only norm.Scalar, norm.str take it)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.norm and Tensor.norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
@@ -1060,8 +1060,8 @@ METHODS = {
         (('self', False, _REQ), ('decimals', True, _NG), ('out', True, None), ),
     ),
     "round_": (
-        'Tensor.round_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.round and Tensor.round; in-place: Tensor.round_; out=: opgen.round(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node RoundBackward0)\n\nSchemas (native_functions.yaml):\n    round_(Tensor(a!) self) -> Tensor(a!)',
-        (('self', False, _REQ), ),
+        'Tensor.round_(self) -> Tensor\nTensor.round_(self, *, decimals) -> Tensor\n\nArguments:\n    self (Tensor)\n    decimals (int; may be left out: only round.decimals takes it)\n\nForms: functional: opgen.round and Tensor.round; in-place: Tensor.round_; out=: opgen.round(..., out=t)\nDifferentiable: round_: yes, for input (derivatives.yaml; backward node RoundBackward0); round.decimals: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    round_(Tensor(a!) self) -> Tensor(a!)\n    round.decimals(Tensor self, *, int decimals) -> Tensor',
+        (('self', False, _REQ), ('decimals', True, _NG), ),
     ),
     "rsqrt": (
         'Tensor.rsqrt(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.rsqrt and Tensor.rsqrt; in-place: Tensor.rsqrt_; out=: opgen.rsqrt(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node RsqrtBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    rsqrt(Tensor self) -> Tensor\n    rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',

@@ -12,6 +12,7 @@ from runtime.factories import scalar_tensor as _scalar
 from runtime.opcall import NOT_GIVEN as _NG
 from runtime.opcall import bad_arguments as _bad_arguments
 from runtime.opcall import call_into_out as _call_into_out
+from runtime.opcall import call_into_self as _call_into_self
 from runtime.opcall import no_overload as _no_overload
 from runtime.return_types import make as _return_type
 from runtime.signatures import REQUIRED as _REQ
@@ -10236,24 +10237,35 @@ def div(input, other, *, rounding_mode=_NG, out=None):
         return _call_div_out(input, other, out)
     if not isinstance(other, Tensor) and rounding_mode is _NG and out is not None:
         return _call_div_Scalar_out(input, other, out)
+    if out is not None and isinstance(other, Tensor) and rounding_mode is not _NG:
+        return _call_into_out('div', (), {'input': input, 'other': other, 'rounding_mode': rounding_mode}, out)
+    if out is not None and not isinstance(other, Tensor) and rounding_mode is not _NG:
+        return _call_into_out('div', (), {'input': input, 'other': other, 'rounding_mode': rounding_mode}, out)
     return _no_overload("div", locals(), ('div.Tensor(Tensor self, Tensor other) -> Tensor', 'div.Scalar(Tensor self, Scalar other) -> Tensor', 'div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor', 'div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor', 'div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 _show(div, (('input', False, _REQ), ('other', False, _REQ), ('rounding_mode', True, None), ('out', True, None), ))
 
 
-def div_(input, other):
-    'div_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.div and Tensor.div; in-place: Tensor.div_; out=: opgen.div(..., out=t)\nDifferentiable: div_.Tensor: yes, for input, other (derivatives.yaml; backward node DivBackward0); div_.Scalar: yes, for input (derivatives.yaml; backward node DivBackward0)\n\nSchemas (native_functions.yaml):\n    div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'
-    if isinstance(other, Tensor):
+def div_(input, other, *, rounding_mode=_NG):
+    'div_(input, other, *, rounding_mode=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    rounding_mode (str, optional, default None; taken by div.Scalar_mode, div.Tensor_mode)\n\nForms: functional: opgen.div and Tensor.div; in-place: Tensor.div_; out=: opgen.div(..., out=t)\nDifferentiable: div_.Tensor: yes, for input, other (derivatives.yaml; backward node DivBackward0); div_.Scalar: yes, for input (derivatives.yaml; backward node DivBackward0); div.Tensor_mode: yes, for input, other (derivatives.yaml; backward node DivBackward2); div.Scalar_mode: yes, for input (derivatives.yaml; backward node DivBackward2)\n\nSchemas (native_functions.yaml):\n    div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)\n    div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor\n    div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor'
+    if isinstance(other, Tensor) and rounding_mode is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_div__Tensor, (input, other,))
         input._bump_version()  # before the kernels run, so autograd saves the new version
         return _tab_div__Tensor[_k](input, other)
-    if not isinstance(other, Tensor):
+    if not isinstance(other, Tensor) and rounding_mode is _NG:
         return _call_div__Scalar(input, other)
-    return _no_overload("div_", locals(), ('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
+    if isinstance(other, Tensor) and rounding_mode is not _NG:
+        return _call_into_self('div', {'input': input, 'other': other, 'rounding_mode': rounding_mode})
+    if not isinstance(other, Tensor) and rounding_mode is not _NG:
+        return _call_into_self('div', {'input': input, 'other': other, 'rounding_mode': rounding_mode})
+    return _no_overload("div_", locals(), ('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', 'div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor', 'div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor'))
+
+
+_show(div_, (('input', False, _REQ), ('other', False, _REQ), ('rounding_mode', True, None), ))
 
 
 def dot(input, tensor, *, out=None):
@@ -12424,24 +12436,26 @@ def nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100, *,
     return _no_overload("nll_loss", locals(), ('nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor',))
 
 
-def nonzero(input, *, as_tuple=_NG):
-    'nonzero(input) -> Tensor\nnonzero(input, *, as_tuple) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    as_tuple (bool; may be left out: only nonzero.as_tuple takes it)\n\nForms: functional: opgen.nonzero and Tensor.nonzero\nDifferentiable: nonzero: no (derivatives.yaml marks its outputs not differentiable); nonzero.as_tuple: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero(Tensor self) -> Tensor\n    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]'
-    if as_tuple is _NG:
+def nonzero(input, *, as_tuple=_NG, out=None):
+    'nonzero(input) -> Tensor\nnonzero(input, *, as_tuple) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    as_tuple (bool; may be left out: only nonzero.as_tuple takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nonzero and Tensor.nonzero\nDifferentiable: nonzero: no (derivatives.yaml marks its outputs not differentiable); nonzero.as_tuple: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero(Tensor self) -> Tensor\n    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]'
+    if out is None and as_tuple is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_nonzero, (input,))
         return _tab_nonzero[_k](input)
-    if as_tuple is not _NG:
+    if out is None and as_tuple is not _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_nonzero_as_tuple, (input, as_tuple,))
         return _tab_nonzero_as_tuple[_k](input, as_tuple)
+    if out is not None and as_tuple is _NG:
+        return _call_into_out('nonzero', (), {'input': input}, out)
     return _no_overload("nonzero", locals(), ('nonzero(Tensor self) -> Tensor', 'nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]'))
 
 
-_show(nonzero, (('input', False, _REQ), ('as_tuple', True, _NG), ))
+_show(nonzero, (('input', False, _REQ), ('as_tuple', True, _NG), ('out', True, None), ))
 
 
 def norm(input, p=_NG, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -12900,20 +12914,29 @@ def round(input, *, decimals=_NG, out=None):
         return _tab_round_decimals[_k](input, decimals)
     if decimals is _NG and out is not None:
         return _call_round_out(input, out)
+    if out is not None and decimals is not _NG:
+        return _call_into_out('round', (), {'input': input, 'decimals': decimals}, out)
     return _no_overload("round", locals(), ('round(Tensor self) -> Tensor', 'round.decimals(Tensor self, *, int decimals) -> Tensor', 'round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 _show(round, (('input', False, _REQ), ('decimals', True, _NG), ('out', True, None), ))
 
 
-def round_(input):
-    'round_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.round and Tensor.round; in-place: Tensor.round_; out=: opgen.round(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node RoundBackward0)\n\nSchemas (native_functions.yaml):\n    round_(Tensor(a!) self) -> Tensor(a!)'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_round_, (input,))
-    input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _tab_round_[_k](input)
+def round_(input, *, decimals=_NG):
+    'round_(input) -> Tensor\nround_(input, *, decimals) -> Tensor\n\nArguments:\n    input (Tensor)\n    decimals (int; may be left out: only round.decimals takes it)\n\nForms: functional: opgen.round and Tensor.round; in-place: Tensor.round_; out=: opgen.round(..., out=t)\nDifferentiable: round_: yes, for input (derivatives.yaml; backward node RoundBackward0); round.decimals: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    round_(Tensor(a!) self) -> Tensor(a!)\n    round.decimals(Tensor self, *, int decimals) -> Tensor'
+    if decimals is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_round_, (input,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _tab_round_[_k](input)
+    if decimals is not _NG:
+        return _call_into_self('round', {'input': input, 'decimals': decimals})
+    return _no_overload("round_", locals(), ('round_(Tensor(a!) self) -> Tensor(a!)', 'round.decimals(Tensor self, *, int decimals) -> Tensor'))
+
+
+_show(round_, (('input', False, _REQ), ('decimals', True, _NG), ))
 
 
 def rsqrt(input, *, out=None):

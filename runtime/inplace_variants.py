@@ -29,7 +29,7 @@ INPLACE = {
 
 def _inplace(op: str, name: str) -> Callable[..., Any]:
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        result = getattr(opcall.api, op)(self, *args, **kwargs)
+        result = getattr(opcall.api, op)(opcall.inplace_source(self), *args, **kwargs)
         if not dtypes.can_cast(result.dtype, self.dtype):
             raise RuntimeError(f"result type {result.dtype.name} can't be cast to the desired output type "
                                f"{self.dtype.name}")
@@ -50,7 +50,7 @@ def _polygamma(self: Any, n: int) -> Any:
 
 def _polygamma_(self: Any, n: int) -> Any:
     """`t.polygamma_(n)`: `polygamma(n, t)` written back into t; returns t."""
-    return self.copy_(opcall.api.polygamma(n, self))
+    return self.copy_(opcall.api.polygamma(n, opcall.inplace_source(self)))
 
 
 def _where(self: Any, condition: Any, other: Any) -> Any:

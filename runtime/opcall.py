@@ -12,7 +12,12 @@ attribute read of a module, no import statement.
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class _NotGiven:
@@ -102,6 +107,31 @@ def call_into_out(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out:
     return store_out(name, getattr(ops, name)(*args, **kwargs), out)
 
 
+def inplace_source(t: Any) -> Any:
+    """What an in-place form written as `t.copy_(op(...t...))` computes from: `t` itself, or a copy of it
+    when autograd records the call. The op may save its input for backward (selu, logit, div), and the
+    write-back changes `t`; computing from the copy keeps what the op saved intact, and the gradient reaches
+    `t`'s earlier value through the copy."""
+    return t.clone() if getattr(t, "requires_grad", False) and api.is_grad_enabled() else t
+
+
+def call_into_self(name: str, kwargs: dict[str, Any]) -> Any:
+    """The in-place form of an overload declared without one (`t.div_(o, rounding_mode='floor')`: Note
+    [In-place forms of overloads declared without one] in codegen/api_python.py): the functional binding
+    `ops.<name>` computes the result, which is written back into `self` (`kwargs['input']`) with `copy_`, so
+    autograd records the op's nodes and a CopyBackwards. A result `self` cannot hold (another shape, a
+    dtype it can't be cast to) is refused before anything is written."""
+    self = kwargs["input"]
+    result = getattr(ops, name)(**{**kwargs, "input": inplace_source(self)})
+    if not api.can_cast(result.dtype, self.dtype):
+        raise RuntimeError(f"{name}_(): result type {result.dtype.name} can't be cast to the desired output type "
+                           f"{self.dtype.name}")
+    if tuple(result.shape) != tuple(self.shape):
+        raise RuntimeError(f"{name}_(): output with shape {list(self.shape)} doesn't match the broadcast shape "
+                           f"{list(result.shape)}")
+    return self.copy_(result)
+
+
 def store_out(name: str, result: Any, out: Any) -> Any:
     """`result` written into `out` for an op that has no out overload (Note [out= for ops without an out
     overload] in codegen/api_python.py): PyTorch's rules (an `out` of another shape is resized, with a
@@ -131,6 +161,30 @@ def store_out(name: str, result: Any, out: Any) -> Any:
     with api.no_grad():
         out.copy_(result)
     return out
+
+
+def takes_out(name: str) -> Callable[[_F], _F]:
+    """Note [out= for functions written in Python]: a function of torch.linalg or torch.nn.functional
+    that opgen writes in Python (`G.linalg.inv`, `F.avg_pool2d`: compositions of ops, runtime/linalg.py and
+    runtime/nn/functional_*.py) takes the keyword-only `out=` that PyTorch's takes: decorated with
+    `@takes_out("linalg.inv")`, it computes its result as without `out` and `store_out` writes it there
+    under the rules the ops' out= forms follow (a tuple of tensors for a tuple result, resized when its
+    shape differs, cast when the result's dtype can be cast to out's, refused when an input requires
+    grad). The shown signature gains `out=None`, keyword-only."""
+    def wrap(fn: _F) -> _F:
+        @functools.wraps(fn)
+        def with_out(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+            result = fn(*args, **kwargs)
+            return result if out is None else store_out(name, result, out)
+        sig = inspect.signature(fn)
+        params = list(sig.parameters.values())
+        if any(p.name == "out" for p in params):
+            raise TypeError(f"takes_out: {name} already has a parameter 'out'")
+        keyword = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
+        at = next((i for i, p in enumerate(params) if p.kind == inspect.Parameter.VAR_KEYWORD), len(params))
+        with_out.__signature__ = sig.replace(parameters=[*params[:at], keyword, *params[at:]])  # type: ignore[attr-defined]
+        return with_out  # type: ignore[return-value]
+    return wrap
 
 
 def clone_data(t: Any) -> Any:
