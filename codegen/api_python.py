@@ -313,6 +313,7 @@ def make_binding(name: str, overloads: list[NativeFunction], borrowed: list[Nati
         cases.append(Case(" and ".join(conds), call, op_id(f) if plain else ""))
         owners.append(f)
     params, cases, owners = _out_fallback(name, overloads, params, cases, owners)
+    params, cases = _requires_grad_param(name, overloads, params, cases)
     first: dict[str, NativeFunction] = {}
     for case, f in zip(cases, owners, strict=True):
         other = first.setdefault(case.condition, f)
@@ -379,6 +380,25 @@ def _out_fallback(name: str, overloads: list[NativeFunction], params: list[Param
         extra.append(Case(" and ".join(["out is not None", *rest]), call))
         extra_owners.append(f)
     return params, [*cases, *extra], [*owners, *extra_owners]
+
+
+def _requires_grad_param(name: str, overloads: list[NativeFunction], params: list[Param],
+                         cases: list[Case]) -> tuple[list[Param], list[Case]]:
+    """Note [requires_grad= of factory ops]: PyTorch's Python binding gives every factory function (an op
+    whose schema ends in the tensor options `dtype, layout, device, pin_memory`: `empty_strided`,
+    `new_empty`) a keyword-only `requires_grad=False` that the ATen schema lacks; opgen's binding takes it too
+    and sets it on the result (`runtime.opcall.with_requires_grad`). Only where every overload but the out
+    ones is such a factory (`normal` mixes factories with ops of tensors: it keeps the schema's parameters)."""
+    if name.startswith("_") or name.endswith("_") or any(p.name == "requires_grad" for p in params):
+        return params, cases
+    factories = [f for f in overloads if f.kind != SchemaKind.out]
+    if not factories or not all(any(a.name == "pin_memory" for a in f.func.arguments.kwarg_only) for f in factories):
+        return params, cases
+    at = next(i for i, p in enumerate(params) if p.name == "pin_memory") + 1
+    params = [*params[:at], Param("requires_grad", True, "False"), *params[at:]]
+    cases = [c if c.condition.startswith("out is not None") else
+             Case(c.condition, f"_with_requires_grad({c.call}, requires_grad)") for c in cases]
+    return params, cases
 
 
 def _positional_bool(f: NativeFunction, params: list[Param], others: list[NativeFunction]) -> tuple[str, str] | None:

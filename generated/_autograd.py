@@ -4003,9 +4003,9 @@ class NextafterBackward0(_Node):
         out = [None] * 2
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            _not_implemented_input("nextafter", "self")
+            out[0] = grad
         if (1 < len(_edges) and _edges[1] is not None):
-            _not_implemented_input("nextafter", "other")
+            out[1] = _H.zeros_like_grad(grad)
         return out
 
 
@@ -10682,7 +10682,7 @@ def linalg_slogdet(A):
         _e0 = (_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else (A._leaf_edge or _leaf_edge(A))
         node.next_edges = (_e0,)
         node._saved_A = _Saved(A, False)
-        _set_history(result, node, (False, True))
+        _set_history(result, node)
     return result
 
 
@@ -11530,7 +11530,10 @@ def nextafter(input, other):
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
-        _set_history(result, node, (True,))
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
     return result
 
 

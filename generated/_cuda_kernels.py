@@ -1309,6 +1309,7 @@ _fmax = PointwiseKernel(
     conditions=(),
     alpha=None,
     instances={
+        "bool": ("bool", 16),
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
         "int16": ("int16", 8),
@@ -1347,6 +1348,7 @@ _fmin = PointwiseKernel(
     conditions=(),
     alpha=None,
     instances={
+        "bool": ("bool", 16),
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
         "int16": ("int16", 8),
@@ -1734,6 +1736,7 @@ _heaviside = PointwiseKernel(
     conditions=(),
     alpha=None,
     instances={
+        "bool": ("bool", 16),
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
         "int16": ("int16", 8),

@@ -14,6 +14,7 @@ from runtime.opcall import bad_arguments as _bad_arguments
 from runtime.opcall import call_into_out as _call_into_out
 from runtime.opcall import call_into_self as _call_into_self
 from runtime.opcall import no_overload as _no_overload
+from runtime.opcall import with_requires_grad as _with_requires_grad
 from runtime.return_types import make as _return_type
 from runtime.signatures import REQUIRED as _REQ
 from runtime.signatures import show as _show
@@ -10355,13 +10356,12 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     return _no_overload("embedding", locals(), ('embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor',))
 
 
-def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
-    'empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nevery factory allocates through this op (BackendSelect picks CPU or CUDA from device=)\n\nArguments:\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.empty_strided\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
+    'empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None) -> Tensor\n\nevery factory allocates through this op (BackendSelect picks CPU or CUDA from device=)\n\nArguments:\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    requires_grad (any, default False; taken by )\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.empty_strided\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     if out is not None:
         return _call_into_out('empty_strided', (size, stride,), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, out)
     if True:
-        _k = (_shared.remap or _tls.remap)[0]
-        return _tab_empty_strided[_k](size, stride, dtype, layout, device, pin_memory)
+        return _with_requires_grad(_call_empty_strided(size, stride, dtype, layout, device, pin_memory), requires_grad)
     return _no_overload("empty_strided", locals(), ('empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
@@ -12361,60 +12361,44 @@ def neg_(input):
     return _tab_neg_[_k](input)
 
 
-def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
-    'new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_empty\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
+    'new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    requires_grad (any, default False; taken by )\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_empty\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     if out is not None:
         return _call_into_out('new_empty', (input, size,), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, out)
     if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_new_empty, (input, size, dtype, layout, device, pin_memory,))
-        return _tab_new_empty[_k](input, size, dtype, layout, device, pin_memory)
+        return _with_requires_grad(_call_new_empty(input, size, dtype, layout, device, pin_memory), requires_grad)
     return _no_overload("new_empty", locals(), ('new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
-def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
-    'new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    fill_value (number)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_full\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
+    'new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    fill_value (number)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    requires_grad (any, default False; taken by )\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_full\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     if out is not None:
         return _call_into_out('new_full', (input, size, fill_value,), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, out)
     if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_new_full, (input, size, fill_value, dtype, layout, device, pin_memory,))
-        return _tab_new_full[_k](input, size, fill_value, dtype, layout, device, pin_memory)
+        return _with_requires_grad(_call_new_full(input, size, fill_value, dtype, layout, device, pin_memory), requires_grad)
     return _no_overload("new_full", locals(), ('new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
-def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
-    'new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_ones\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
+    'new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    requires_grad (any, default False; taken by )\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_ones\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     if out is not None:
         return _call_into_out('new_ones', (input, size,), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, out)
     if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_new_ones, (input, size, dtype, layout, device, pin_memory,))
-        return _tab_new_ones[_k](input, size, dtype, layout, device, pin_memory)
+        return _with_requires_grad(_call_new_ones(input, size, dtype, layout, device, pin_memory), requires_grad)
     return _no_overload("new_ones", locals(), ('new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
-def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
-    'new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_zeros\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
+    'new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    requires_grad (any, default False; taken by )\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_zeros\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     if out is not None:
         return _call_into_out('new_zeros', (input, size,), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, out)
     if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_new_zeros, (input, size, dtype, layout, device, pin_memory,))
-        return _tab_new_zeros[_k](input, size, dtype, layout, device, pin_memory)
+        return _with_requires_grad(_call_new_zeros(input, size, dtype, layout, device, pin_memory), requires_grad)
     return _no_overload("new_zeros", locals(), ('new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
 def nextafter(input, other, *, out=None):
-    'nextafter(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nextafter and Tensor.nextafter; in-place: Tensor.nextafter_; out=: opgen.nextafter(..., out=t)\nDifferentiable: yes, for  (derivatives.yaml; backward node NextafterBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    nextafter(Tensor self, Tensor other) -> Tensor\n    nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
+    'nextafter(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nextafter and Tensor.nextafter; in-place: Tensor.nextafter_; out=: opgen.nextafter(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node NextafterBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    nextafter(Tensor self, Tensor other) -> Tensor\n    nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         return _call_nextafter(input, (other if isinstance(other, Tensor) else _scalar(other, op='nextafter', arg='other')))
     if out is not None:
@@ -12423,7 +12407,7 @@ def nextafter(input, other, *, out=None):
 
 
 def nextafter_(input, other):
-    'nextafter_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.nextafter and Tensor.nextafter; in-place: Tensor.nextafter_; out=: opgen.nextafter(..., out=t)\nDifferentiable: yes, for  (derivatives.yaml; backward node NextafterBackward0)\n\nSchemas (native_functions.yaml):\n    nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
+    'nextafter_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.nextafter and Tensor.nextafter; in-place: Tensor.nextafter_; out=: opgen.nextafter(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node NextafterBackward0)\n\nSchemas (native_functions.yaml):\n    nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
     return _call_nextafter_(input, (other if isinstance(other, Tensor) else _scalar(other, op='nextafter_', arg='other')))
 
 

@@ -263,7 +263,7 @@ def lstsq(A: Any, B: Any, rcond: Any = None, *, driver: str | None = None) -> An
         residuals = ((A.matmul(X) - rhs) ** 2).sum(-2)
         residuals = residuals.squeeze(-1) if vector else residuals
     rank_out = rank if driver != "gels" else G.zeros([0], dtype=G.int64, device=A.device)
-    singular = S if driver in ("gelsd", "gelss") else empty
+    singular = S if driver in ("gelsd", "gelss") else empty.detach()  # PyTorch differentiates solution, residuals
     X = X.squeeze(-1) if vector else X
     return return_types.make("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))(
         X, residuals, rank_out, singular)

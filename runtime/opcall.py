@@ -156,8 +156,7 @@ def store_out(name: str, result: Any, out: Any) -> Any:
             warnings.warn(f"{name}: an output with one or more elements was resized since it had shape "
                           f"{list(out.shape)}, which does not match the required output shape "
                           f"{list(result.shape)}.", UserWarning, stacklevel=3)
-        fresh = out.new_empty(tuple(result.shape))
-        out._data, out._storage = fresh._data, getattr(fresh, "_storage", None)
+        resize_to(out, tuple(result.shape))
     with api.no_grad():
         out.copy_(result)
     return out
@@ -185,6 +184,18 @@ def takes_out(name: str) -> Callable[[_F], _F]:
         with_out.__signature__ = sig.replace(parameters=[*params[:at], keyword, *params[at:]])  # type: ignore[attr-defined]
         return with_out  # type: ignore[return-value]
     return wrap
+
+
+def resize_to(t: Any, shape: tuple[int, ...]) -> None:
+    """Give `t` fresh (uninitialised) storage of `shape`, as PyTorch resizes an out= tensor."""
+    fresh = t.new_empty(shape)
+    t._data, t._storage = fresh._data, getattr(fresh, "_storage", None)
+
+
+def with_requires_grad(t: Any, requires_grad: bool) -> Any:
+    """A factory op's result with `requires_grad=` applied (Note [requires_grad= of factory ops] in
+    codegen/api_python.py)."""
+    return t.requires_grad_() if requires_grad else t
 
 
 def clone_data(t: Any) -> Any:

@@ -216,3 +216,87 @@ def test_elu_takes_torch_signature():
     np.testing.assert_allclose(F.elu(x, 0.5).numpy(), [0.5 * (np.exp(-1.0) - 1), 1.0], rtol=1e-6)
     with pytest.raises(ValueError):
         F.hardtanh(x, 1.0, -1.0)
+
+
+# -- smaller agreements with PyTorch ---------------------------------------------------------------------
+
+def test_factory_ops_take_requires_grad():
+    t = G.empty_strided((2, 3), (3, 1), requires_grad=True)
+    assert t.requires_grad and tuple(t.shape) == (2, 3) and t.is_leaf
+    assert not G.empty_strided((2,), (1,)).requires_grad
+    base = G.zeros(2)
+    assert base.new_empty(3, requires_grad=True).requires_grad
+    assert base.new_full((2,), 1.5, requires_grad=True).requires_grad
+    assert not base.new_zeros((2,)).requires_grad
+
+
+@pytest.mark.parametrize("op", ["fmax", "fmin", "heaviside"])
+def test_bool_inputs_of_fmax_fmin_heaviside(op):
+    a = G.tensor([True, False, True, False])
+    b = G.tensor([False, False, True, True])
+    r = getattr(G, op)(a, b)
+    assert r.dtype == G.bool
+    expected = {"fmax": np.maximum, "fmin": np.minimum,
+                "heaviside": lambda x, y: np.where(x == 0, y, x > 0)}[op](a.numpy(), b.numpy())
+    np.testing.assert_array_equal(r.numpy(), expected)
+
+
+@pytest.mark.parametrize("beta,alpha", [(0.6, 2.7), (-1.6, -2.7)])
+def test_integer_addmv_addbmm_baddbmm_truncate_float_scalars(beta, alpha):
+    s = np.array([[1, 2], [3, 4]])
+    m = G.tensor(s)
+    ib, ia = int(beta), int(alpha)
+    np.testing.assert_array_equal(G.addmv(G.tensor([1, 2]), m, G.tensor([1, 1]), beta=beta, alpha=alpha).numpy(),
+                                  ib * np.array([1, 2]) + ia * (s @ [1, 1]))
+    r = G.addbmm(m, m[None], m[None], beta=beta, alpha=alpha)
+    assert r.dtype == G.int64
+    np.testing.assert_array_equal(r.numpy(), ib * s + ia * (s @ s))
+    r = G.baddbmm(m[None], m[None], m[None], beta=beta, alpha=alpha)
+    np.testing.assert_array_equal(r.numpy(), (ib * s + ia * (s @ s))[None])
+    y = G.tensor([1, 2])
+    y.addmv_(m, G.tensor([1, 1]), beta=beta, alpha=alpha)
+    np.testing.assert_array_equal(y.numpy(), ib * np.array([1, 2]) + ia * (s @ [1, 1]))
+
+
+def test_addbmm_in_place_resizes_a_broadcast_self():
+    rng = np.random.default_rng(3)
+    b1, b2 = rng.standard_normal((5, 5, 5)), rng.standard_normal((5, 5, 10))
+    x = G.tensor([0.5], dtype=G.float64)
+    assert x.addbmm_(G.tensor(b1), G.tensor(b2)) is x
+    assert tuple(x.shape) == (5, 10)
+    np.testing.assert_allclose(x.numpy(), 0.5 + np.einsum("bij,bjk->ik", b1, b2))
+
+
+def test_tensordot_broadcasts_a_size_one_contracted_dim():
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((1, 1, 1)), rng.standard_normal((2, 1, 2))
+    r = G.tensordot(G.tensor(a), G.tensor(b), dims=[[0, 1], [2, 0]])
+    np.testing.assert_allclose(r.numpy(), (a[0, 0, 0] * b.sum(axis=(0, 2)))[None, :])
+    with pytest.raises(RuntimeError, match="contracted dimensions"):
+        G.tensordot(G.ones(2, 3), G.ones(3, 2), dims=[[0], [0]])
+
+
+def test_nextafter_gradient_is_the_identity_for_self():
+    x = G.tensor([1.0, 2.0], dtype=G.float64, requires_grad=True)
+    y = G.tensor(5.0, dtype=G.float64, requires_grad=True)
+    gx, gy = G.autograd.grad(G.nextafter(x, y).sum(), [x, y])
+    np.testing.assert_array_equal(gx.numpy(), [1.0, 1.0])
+    assert gy.item() == 0.0
+
+
+def test_slogdet_of_an_empty_matrix_and_its_sign_are_differentiable():
+    A = G.zeros(0, 0, dtype=G.float64, requires_grad=True)
+    sign, logabsdet = G.linalg.slogdet(A)
+    assert sign.requires_grad and logabsdet.requires_grad
+    B = G.tensor([[2.0, 1.0], [1.0, 3.0]], dtype=G.float64, requires_grad=True)
+    (g,) = G.autograd.grad(G.linalg.slogdet(B)[0], [B])
+    np.testing.assert_array_equal(g.numpy(), np.zeros((2, 2)))
+
+
+def test_lstsq_differentiates_solution_and_residuals_only():
+    A = G.tensor(np.random.default_rng(5).standard_normal((4, 2)), requires_grad=True)
+    B = G.tensor(np.random.default_rng(6).standard_normal((4, 3)))
+    for driver in ("gels", "gelsd"):
+        result = G.linalg.lstsq(A, B, driver=driver)
+        assert result.solution.requires_grad
+        assert not result.singular_values.requires_grad and not result.rank.requires_grad
