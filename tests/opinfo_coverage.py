@@ -259,6 +259,8 @@ class _Shim:
         self._target = target
 
     def __getattr__(self, name: str) -> Any:
+        if name == "ops" and self._target is _G():
+            return _OpsShim()
         value = getattr(self._target, name, None)
         if value is None and self._target is _G():
             value = getattr(_G().Tensor, name)  # torch.zero_ and other functions opgen has as methods only
@@ -267,6 +269,28 @@ class _Shim:
         if isinstance(value, types.ModuleType):
             return _Shim(value)
         return value
+
+
+class _OpsShim:
+    """`torch.ops.aten.<op>.<overload>` for a re-bound OpInfo lambda: opgen's binding of `<op>` (which picks the
+    overload from the arguments itself)."""
+
+    def __init__(self, path: tuple[str, ...] = ()) -> None:
+        self._path = path
+
+    def __getattr__(self, name: str) -> Any:
+        if len(self._path) == 2:  # ops.aten.<op>.<overload>
+            return self._resolve()
+        return _OpsShim((*self._path, name))
+
+    def _resolve(self) -> Any:
+        found = getattr(_G(), self._path[1], None)
+        if found is None:
+            raise AttributeError(f"torch.ops.{'.'.join(self._path)} has no opgen op")
+        return found
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._resolve()(*args, **kwargs)
 
 
 def _rebind(fn: Any) -> Any:
@@ -320,6 +344,8 @@ def to_opgen(value: Any, *, grad: bool = False, leaves: list[Any] | None = None)
         return getattr(G, str(value).removeprefix("torch."), None)
     if isinstance(value, torch.Generator):
         return None
+    if isinstance(value, torch.nn.Module):  # a module passed as a function (distance_function=PairwiseDistance())
+        return _module_to_opgen(value)
     if isinstance(value, list):
         return [to_opgen(v, grad=grad, leaves=leaves) for v in value]
     if isinstance(value, tuple):
@@ -327,6 +353,18 @@ def to_opgen(value: Any, *, grad: bool = False, leaves: list[Any] | None = None)
     if isinstance(value, dict):
         return {k: to_opgen(v, grad=grad, leaves=leaves) for k, v in value.items()}
     return value
+
+
+def _module_to_opgen(module: Any) -> Any:
+    """opgen's module of the same class for a torch module without parameters, its constants (PyTorch's
+    `__constants__`: PairwiseDistance's norm, eps, keepdim) copied over."""
+    cls = getattr(_G().nn, type(module).__name__, None)
+    if cls is None or list(module.parameters()) or list(module.buffers()):
+        raise Mismatch(f"the torch module {type(module).__name__} has no parameterless opgen counterpart")
+    twin = cls()
+    for name in getattr(module, "__constants__", ()):
+        setattr(twin, name, getattr(module, name))
+    return twin
 
 
 def torch_leaves(value: Any, out: list[Any]) -> list[Any]:
@@ -594,8 +632,8 @@ def _run_grad(info: Any, fn: Callable[..., Any], sample: Any, gradgrad: bool) ->
             return
         try:
             t_out = sample.output_process_fn_grad(info.op(sample.input, *sample.args, **sample.kwargs))
-            t_outs = _float_outputs(t_out, [], lambda o: isinstance(o, torch.Tensor))
-            t_outs = [o for o in t_outs if o.requires_grad]
+            t_all = _float_outputs(t_out, [], lambda o: isinstance(o, torch.Tensor))
+            t_outs = [o for o in t_all if o.requires_grad]
             if not t_outs:
                 return
             cot = [_cotangent(tuple(o.shape), 7 + i) for i, o in enumerate(t_outs)]
@@ -610,9 +648,11 @@ def _run_grad(info: Any, fn: Callable[..., Any], sample: Any, gradgrad: bool) ->
         process = _rebind(sample.output_process_fn_grad) or sample.output_process_fn_grad
         try:
             g_out = process(fn(x, *args, **kwargs))
-            g_outs = _float_outputs(g_out, [], lambda o: isinstance(o, G.Tensor))
-            if len(g_outs) != len(t_outs):
-                raise Mismatch(f"gradient: {len(g_outs)} differentiable outputs, torch {len(t_outs)}")
+            g_all = _float_outputs(g_out, [], lambda o: isinstance(o, G.Tensor))
+            if len(g_all) != len(t_all):
+                raise Mismatch(f"gradient: {len(g_all)} floating outputs, torch {len(t_all)}")
+            # the outputs torch differentiates (native_layer_norm's mean and rstd are not), paired by position
+            g_outs = [g for g, t in zip(g_all, t_all, strict=True) if t.requires_grad]
             if any(not o.requires_grad for o in g_outs):
                 raise Mismatch("gradient: an output does not require grad")
             g_grads = G.autograd.grad(g_outs, g_leaves, [G.tensor(c) for c in cot], allow_unused=True,
