@@ -33,6 +33,7 @@ RUNTIME_OPS: frozenset[str] = frozenset({
     "trunc", "unbind", "unflatten", "unfold", "uniform_", "unique", "unsqueeze", "var", "view", "where", "zero_",
     # F.<activation>(inplace=True) (runtime/nn/functional_activation.py)
     "elu_", "hardsigmoid_", "hardswish_", "hardtanh_", "mish_", "silu_",
+    "_linalg_pinv",  # G.linalg.pinv (runtime/linalg.py)
 })  # fmt: skip
 
 

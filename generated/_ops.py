@@ -26,6 +26,7 @@ __all__ = [
     "_conv2d_forward",
     "_cross_entropy_indices",
     "_linalg_lu",
+    "_linalg_pinv",
     "_linalg_svdvals",
     "_to_copy",
     "_unique2",
@@ -6444,6 +6445,18 @@ def _call__linalg_svdvals(A):
     return _tab__linalg_svdvals[_k](A)
 
 
+_op__linalg_pinv = _dispatcher.declare("_linalg_pinv", "_linalg_pinv(Tensor A, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor", (0, 1, 2), deferred=True)
+_tab__linalg_pinv = _op__linalg_pinv.table
+
+
+def _call__linalg_pinv(A, atol, rtol, hermitian):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys | (atol._keys if atol is not None else 0) | (rtol._keys if rtol is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op__linalg_pinv, (A, atol, rtol, hermitian,))
+    return _tab__linalg_pinv[_k](A, atol, rtol, hermitian)
+
+
 _op_linalg_slogdet = _dispatcher.declare("linalg_slogdet", "linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)", (0,), deferred=True)
 _tab_linalg_slogdet = _op_linalg_slogdet.table
 _rt_linalg_slogdet = _return_type(*('linalg_slogdet', ('sign', 'logabsdet')))
@@ -8889,6 +8902,15 @@ def _linalg_lu(A, *, pivot=True):
     except AttributeError:
         _k = _bad_arguments(_op__linalg_lu, (A, pivot,))
     return _rt__linalg_lu._make(_tab__linalg_lu[_k](A, pivot))
+
+
+def _linalg_pinv(A, atol=None, rtol=None, hermitian=False):
+    "_linalg_pinv(A, atol=None, rtol=None, hermitian=False) -> Tensor\n\nthe pseudo-inverse of G.linalg.pinv, an op so that its gradient is the pseudo-inverse's own formula\n\nArguments:\n    A (Tensor)\n    atol (Tensor, optional, default None)\n    rtol (Tensor, optional, default None)\n    hermitian (bool, default False)\n\nForms: functional: opgen._linalg_pinv\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgPinvBackward0)\n\nSchemas (native_functions.yaml):\n    _linalg_pinv(Tensor A, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor"
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys | (atol._keys if atol is not None else 0) | (rtol._keys if rtol is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op__linalg_pinv, (A, atol, rtol, hermitian,))
+    return _tab__linalg_pinv[_k](A, atol, rtol, hermitian)
 
 
 def _linalg_svdvals(A):

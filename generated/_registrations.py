@@ -1137,6 +1137,8 @@ _dispatcher.register_all([
     ("linalg_eigh", "Autograd", _on_first_call("generated._autograd", "linalg_eigh")),
     ("_linalg_svdvals", "CompositeExplicitAutograd", _on_first_call("runtime.kernels.linalg_lapack", "linalg_svdvals")),
     ("_linalg_svdvals", "Autograd", _on_first_call("generated._autograd", "_linalg_svdvals")),
+    ("_linalg_pinv", "CompositeExplicitAutograd", _on_first_call("runtime.kernels.composite_ops", "linalg_pinv")),
+    ("_linalg_pinv", "Autograd", _on_first_call("generated._autograd", "_linalg_pinv")),
     ("linalg_slogdet", "CompositeExplicitAutograd", _on_first_call("runtime.kernels.linalg_decomp", "linalg_slogdet")),
     ("linalg_slogdet", "Autograd", _on_first_call("generated._autograd", "linalg_slogdet")),
     ("_linalg_lu", "CompositeExplicitAutograd", _on_first_call("runtime.kernels.linalg_decomp", "_linalg_lu")),

@@ -208,18 +208,34 @@ def _tolerance(S: Any, A: Any, atol: Any, rtol: Any) -> Any:
 
 @opcall.takes_out("linalg.pinv")
 def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False, rcond: Any = None) -> Any:
-    """The Moore-Penrose pseudo-inverse V diag(1/s) U^T, singular values at or below the tolerance dropped."""
+    """The Moore-Penrose pseudo-inverse V diag(1/s) U^T, singular values at or below the tolerance dropped
+    (the op `_linalg_pinv`, whose gradient is the pseudo-inverse's formula at constant rank)."""
     G = _G()
     if rcond is not None:
         rtol = rcond
+
+    def tensor(tol: Any) -> Any:
+        return tol if tol is None or isinstance(tol, G.Tensor) else G.tensor(float(tol), dtype=G.float64,
+                                                                               device=A.device)
+    return G._linalg_pinv(A, tensor(atol), tensor(rtol), hermitian)
+
+
+def pinv_value(A: Any, atol: Any, rtol: Any, hermitian: bool) -> Any:
+    """The pseudo-inverse of A (the kernel of `_linalg_pinv`): from the SVD, or from eigh of the lower
+    triangle with `hermitian`, 1 / each singular value (eigenvalue) above the tolerance, 0 for the rest."""
+    G = _G()
+    if atol is not None and atol.dim() == 0:
+        atol = atol.item()
+    if rtol is not None and rtol.dim() == 0:
+        rtol = rtol.item()
     if hermitian:  # from eigh of the lower triangle: V diag(1 / w) V^T over |w| above the tolerance
         w, V = G.linalg_eigh(A)
-        tol = _tolerance(w.detach().abs(), A, atol, rtol)
+        tol = _tolerance(w.abs(), A, atol, rtol)
         keep = w.abs() > tol
         inverse = G.where(keep, 1 / G.where(keep, w, 1), 0)
         return (V * inverse.unsqueeze(-2)).matmul(V.transpose(-2, -1))
     U, S, Vh = G.linalg_svd(A, False)
-    tol = _tolerance(S.detach(), A, atol, rtol)
+    tol = _tolerance(S, A, atol, rtol)
     keep = S > tol
     inverse = G.where(keep, 1 / G.where(keep, S, 1), 0)
     return (Vh.transpose(-2, -1) * inverse.unsqueeze(-2)).matmul(U.transpose(-2, -1))

@@ -327,8 +327,14 @@ def to_opgen(value: Any, *, grad: bool = False, leaves: list[Any] | None = None)
     import torch
     G = _G()
     if isinstance(value, torch.Tensor):
-        array = value.detach().cpu().resolve_conj().resolve_neg().numpy().copy()
-        out = G.tensor(array, dtype=getattr(G, str(value.dtype).removeprefix("torch.")))
+        base = value._base
+        if base is not None and base._base is None and not base.requires_grad and value.dtype == base.dtype:
+            # a view (`base[5:15]`): the same view of the converted base, so that ops that see the storage
+            # (as_strided's storage_offset) see the same one
+            out = to_opgen(base).as_strided(tuple(value.shape), value.stride(), value.storage_offset())
+        else:
+            array = value.detach().cpu().resolve_conj().resolve_neg().numpy().copy()
+            out = G.tensor(array, dtype=getattr(G, str(value.dtype).removeprefix("torch.")))
         if grad and value.requires_grad:
             out.requires_grad_(True)
             if leaves is not None:
@@ -574,7 +580,7 @@ def _run_variant(info: Any, kind: str, variant: Any, sample: Any, dtype_name: st
         except Exception:
             return
         x, args, kwargs = _sample_call(sample, to_opgen)
-        x = x.detach()
+        x = x.detach().clone()  # as torch's `tx` (a clone: its own storage)
         method = rebound or getattr(G.Tensor, name, None)
         if method is None:
             raise Mismatch(f"Tensor.{name} is missing")

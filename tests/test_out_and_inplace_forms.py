@@ -300,3 +300,28 @@ def test_lstsq_differentiates_solution_and_residuals_only():
         result = G.linalg.lstsq(A, B, driver=driver)
         assert result.solution.requires_grad
         assert not result.singular_values.requires_grad and not result.rank.requires_grad
+
+
+PINV_CASES = [((3, 3), {}), ((3, 5), {}), ((2, 5, 3), {}), ((4, 4), {"hermitian": True}), ((3, 3), {"atol": 0.5}),
+              ("singular", {}), ("symmetric", {"hermitian": True})]
+
+
+@pytest.mark.parametrize("shape,kwargs", PINV_CASES)
+def test_pinv_gradient_is_the_pseudo_inverse_formula(shape, kwargs):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    if shape == "singular":
+        b = rng.standard_normal((3, 2))
+        a = b @ b.T
+    elif shape == "symmetric":
+        s = rng.standard_normal((4, 4))
+        a = s + s.T
+    else:
+        a = rng.standard_normal(shape)
+    tA, gA = torch.tensor(a, requires_grad=True), G.tensor(a, requires_grad=True)
+    tp, gp = torch.linalg.pinv(tA, **kwargs), G.linalg.pinv(gA, **kwargs)
+    np.testing.assert_allclose(gp.detach().numpy(), tp.detach().numpy(), rtol=1e-9, atol=1e-9)
+    c = rng.standard_normal(tuple(tp.shape))
+    (tg,) = torch.autograd.grad(tp, [tA], torch.tensor(c))
+    (gg,) = G.autograd.grad(gp, [gA], G.tensor(c))
+    np.testing.assert_allclose(gg.numpy(), tg.numpy(), rtol=1e-7, atol=1e-9)

@@ -46,6 +46,13 @@ def linalg_matrix_norm(self: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim
     return linalg.matrix_norm(self, ord, dim, keepdim, dtype)
 
 
+def linalg_pinv(A: Any, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Any:
+    """The op `_linalg_pinv`: the value of `G.linalg.pinv`, computed outside autograd (its gradient is
+    derivatives.yaml's)."""
+    with _G().no_grad():
+        return linalg.pinv_value(A, atol, rtol, hermitian)
+
+
 def outer(self: Any, vec2: Any) -> Any:
     if self.dim() != 1 or vec2.dim() != 1:
         raise RuntimeError(f"outer: expected 1D tensors, but got {self.dim()}D and {vec2.dim()}D")
