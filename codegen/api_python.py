@@ -366,6 +366,10 @@ def _out_fallback(name: str, overloads: list[NativeFunction], params: list[Param
                and getattr(getattr(f, "group", None), "out", None) is None]
     if not lacking:
         return params, cases, owners
+    # beside them, an overload returning a list decides at run time (`nonzero(x, as_tuple=False, out=t)` gives
+    # one tensor; with as_tuple=True store_out refuses the tensor `out`)
+    lacking += [f for f in overloads if f.kind == SchemaKind.functional and len(f.func.returns) == 1
+                and str(f.func.returns[0].type) == "Tensor[]" and not f.func.returns[0].annotation]
     if not has_out:  # the other overloads now run only without out=
         params = [*params, Param("out", True, "None")]
         cases = [Case(" and ".join(["out is None", c.condition] if c.condition else ["out is None"]), c.call, c.op)

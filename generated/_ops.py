@@ -12458,6 +12458,8 @@ def nonzero(input, *, as_tuple=_NG, out=None):
         return _tab_nonzero_as_tuple[_k](input, as_tuple)
     if out is not None and as_tuple is _NG:
         return _call_into_out('nonzero', (), {'input': input}, out)
+    if out is not None and as_tuple is not _NG:
+        return _call_into_out('nonzero', (), {'input': input, 'as_tuple': as_tuple}, out)
     return _no_overload("nonzero", locals(), ('nonzero(Tensor self) -> Tensor', 'nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]'))
 
 
