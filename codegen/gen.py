@@ -284,7 +284,8 @@ def _cpu_kernel_context(f: NativeFunction) -> CpuKernelContext:
         promote=spec.promote,
         promote_scalars=tuple(py_name(x) for x in spec.promote_scalars),
         dtypes=None if all_dtypes else tuple(spec.dtypes),
-        fast_set="_NATIVE" if all_dtypes and spec.promote != PromoteKind.float else f"_FAST_{kernel_name(f)}",
+        fast_set=("_NATIVE" if all_dtypes and spec.promote not in (PromoteKind.float, PromoteKind.int)
+                  else f"_FAST_{kernel_name(f)}"),
         inplace=f.group.inplace is not None,
         conditions=tuple(py_name(t) for t in condition_tensors(spec)),
         zero_dim=tuple(py_name(t) for t in spec.zero_dim),

@@ -1631,7 +1631,7 @@ def rsqrt_out(input, out):
     return _k.store_out("rsqrt", out, r, dt, (input,))
 
 
-_FAST_square = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
+_FAST_square = _k.fast_dtypes(None, floating_only=False, without_bool=True)
 
 
 def square(input):
@@ -1639,7 +1639,7 @@ def square(input):
     if dt in _FAST_square:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("square", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("square", "int", None, (input,))
     try:
         r = (a0 * a0)
     except ValueError:
@@ -1663,7 +1663,7 @@ def square_inplace(input):
     if dt in _FAST_square:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("square", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("square", "int", None, (input,))
     try:
         r = (a0 * a0)
     except ValueError:
@@ -1678,7 +1678,7 @@ def square_out(input, out):
     if dt in _FAST_square:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("square", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("square", "int", None, (input,))
     try:
         r = (a0 * a0)
     except ValueError:

@@ -3840,13 +3840,14 @@ def sqrt_out(self, out):
 _square = PointwiseKernel(
     name="square",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/square.cu"),
-    promote="common",
+    promote="int",
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
     conditions=(),
     alpha=None,
     instances={
+        "bool": ("int64", 2),
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
         "int16": ("int16", 8),

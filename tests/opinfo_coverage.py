@@ -92,10 +92,6 @@ TIE_INDICES: dict[str, tuple[int, int, Any]] = {
 
 # Entries that exist in opgen but do not agree yet on every sample: key -> reason. tests/test_opinfo.py
 # xfails them (strictly: an entry that starts agreeing must leave this table).
-_GAP_6 = (
-    "square of bool gives int64 in PyTorch, which a pointwise spec's result dtype cannot express (a `promote:` "
-    "kind for it is not there yet)"
-)
 _GAP_8 = (
     "in-place view ops (t_, squeeze_, unsqueeze_, transpose_, as_strided_) are not there yet (README)"
 )
@@ -103,9 +99,6 @@ _GAP_8 = (
 KNOWN_GAPS: dict[str, str] = {
     'as_strided:inplace': _GAP_8,
     'as_strided.partial_views:inplace': _GAP_8,
-    'square:forward': _GAP_6,
-    'square:method': _GAP_6,
-    'square:out': _GAP_6,
     'squeeze:inplace': _GAP_8,
     'squeeze.multiple:inplace': _GAP_8,
     'unsqueeze:inplace': _GAP_8,

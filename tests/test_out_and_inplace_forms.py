@@ -325,3 +325,17 @@ def test_pinv_gradient_is_the_pseudo_inverse_formula(shape, kwargs):
     (tg,) = torch.autograd.grad(tp, [tA], torch.tensor(c))
     (gg,) = G.autograd.grad(gp, [gA], G.tensor(c))
     np.testing.assert_allclose(gg.numpy(), tg.numpy(), rtol=1e-7, atol=1e-9)
+
+
+def test_square_of_bool_is_int64_and_other_dtypes_keep_theirs():
+    b = G.tensor([True, False, True])
+    for r in (G.square(b), b.square(), G.square(b, out=G.empty(0, dtype=G.int64))):
+        assert r.dtype == G.int64
+        assert r.numpy().tolist() == [1, 0, 1]
+    assert G.square(G.tensor([2, 3], dtype=G.int8)).dtype == G.int8
+    assert G.square(G.tensor([1.5], dtype=G.float16)).dtype == G.float16
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        b.clone().square_()
+    x = G.tensor([1.5, -2.0], requires_grad=True)
+    G.square(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, -4.0])
