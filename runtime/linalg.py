@@ -206,7 +206,7 @@ def _tolerance(S: Any, A: Any, atol: Any, rtol: Any) -> Any:
     return tol
 
 
-@opcall.takes_out("linalg.pinv")
+@opcall.takes_out("linalg.pinv", castable=True)
 def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False, rcond: Any = None) -> Any:
     """The Moore-Penrose pseudo-inverse V diag(1/s) U^T, singular values at or below the tolerance dropped
     (the op `_linalg_pinv`, whose gradient is the pseudo-inverse's formula at constant rank)."""
@@ -241,7 +241,7 @@ def pinv_value(A: Any, atol: Any, rtol: Any, hermitian: bool) -> Any:
     return (Vh.transpose(-2, -1) * inverse.unsqueeze(-2)).matmul(U.transpose(-2, -1))
 
 
-@opcall.takes_out("linalg.matrix_rank")
+@opcall.takes_out("linalg.matrix_rank", castable=True)
 def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False, tol: Any = None) -> Any:
     """The number of singular values above the tolerance (int64)."""
     if tol is not None:
@@ -285,7 +285,7 @@ def lstsq(A: Any, B: Any, rcond: Any = None, *, driver: str | None = None) -> An
         X, residuals, rank_out, singular)
 
 
-@opcall.takes_out("linalg.cond")
+@opcall.takes_out("linalg.cond", castable=True)
 def cond(A: Any, p: Any = None) -> Any:
     """The condition number: s_max / s_min for p None, 2 (-2: the inverse), else norm(A, p) * norm(A^-1, p)."""
     if p is None or p in (2, -2):
@@ -459,7 +459,7 @@ def multi_dot(tensors: Sequence[Any]) -> Any:
     return out
 
 
-@opcall.takes_out("linalg.householder_product")
+@opcall.takes_out("linalg.householder_product", castable=True)
 def householder_product(A: Any, tau: Any) -> Any:
     """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T with v_i = (0, .., 1, A[i+1:, i])."""
     G = _G()
@@ -509,7 +509,7 @@ def diagonal(A: Any, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:
     return _G().diagonal(A, offset, dim1, dim2)
 
 
-@opcall.takes_out("linalg.tensorinv")
+@opcall.takes_out("linalg.tensorinv", castable=True)
 def tensorinv(A: Any, ind: int = 2) -> Any:
     """The inverse of A read as a matrix of its first `ind` dims by the rest: shape A.shape[ind:] + A.shape[:ind]."""
     if ind <= 0:

@@ -132,49 +132,64 @@ def call_into_self(name: str, kwargs: dict[str, Any]) -> Any:
     return self.copy_(result)
 
 
-def store_out(name: str, result: Any, out: Any) -> Any:
+def store_out(name: str, result: Any, out: Any, *, same_dtype: bool = False) -> Any:
     """`result` written into `out` for an op that has no out overload (Note [out= for ops without an out
     overload] in codegen/api_python.py): PyTorch's rules (an `out` of another shape is resized, with a
-    warning when it had elements)."""
+    warning when it had elements; `same_dtype`: out must have the result's dtype, else one it can be cast
+    to). Every tensor of a tuple `out` is checked before any is written."""
     if isinstance(result, tuple):  # max.dim's (values, indices): out is a tuple of as many tensors
         if not isinstance(out, tuple | list) or len(out) != len(result):
             raise TypeError(f"{name}(): argument 'out' must be a tuple of {len(result)} Tensors")
         for r, o in zip(result, out, strict=True):
-            store_out(name, r, o)
+            _check_out(name, r, o, same_dtype)
+        for r, o in zip(result, out, strict=True):
+            _write_out(name, r, o)
         return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
+    _check_out(name, result, out, same_dtype)
+    return _write_out(name, result, out)
+
+
+def _check_out(name: str, result: Any, out: Any, same_dtype: bool) -> None:
     if not isinstance(out, type(result)):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if result.requires_grad and api.is_grad_enabled():
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                            "but one of the arguments requires grad.")
+    if same_dtype and result.dtype != out.dtype:
+        raise RuntimeError(f"{name}(): expected out tensor to have dtype {result.dtype.name}, but got "
+                           f"{out.dtype.name} instead")
     if not api.can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"{name}(): result type {result.dtype.name} can't be cast to the desired output type "
                            f"{out.dtype.name}")
+
+
+def _write_out(name: str, result: Any, out: Any) -> Any:
     if tuple(out.shape) != tuple(result.shape):
         if out.numel() != 0:
             import warnings
             warnings.warn(f"{name}: an output with one or more elements was resized since it had shape "
                           f"{list(out.shape)}, which does not match the required output shape "
-                          f"{list(result.shape)}.", UserWarning, stacklevel=3)
+                          f"{list(result.shape)}.", UserWarning, stacklevel=4)
         resize_to(out, tuple(result.shape))
     with api.no_grad():
         out.copy_(result)
     return out
 
 
-def takes_out(name: str) -> Callable[[_F], _F]:
+def takes_out(name: str, *, castable: bool = False) -> Callable[[_F], _F]:
     """Note [out= for functions written in Python]: a function of torch.linalg or torch.nn.functional
     that opgen writes in Python (`G.linalg.inv`, `F.avg_pool2d`: compositions of ops, runtime/linalg.py and
     runtime/nn/functional_*.py) takes the keyword-only `out=` that PyTorch's takes: decorated with
     `@takes_out("linalg.inv")`, it computes its result as without `out` and `store_out` writes it there
     under the rules the ops' out= forms follow (a tuple of tensors for a tuple result, resized when its
-    shape differs, cast when the result's dtype can be cast to out's, refused when an input requires
-    grad). The shown signature gains `out=None`, keyword-only."""
+    shape differs, refused when an input requires grad). As PyTorch's, `out` must have the result's dtype,
+    except for the functions marked `castable` (pinv, cond, matrix_rank ...: any dtype the result can be cast
+    to). The shown signature gains `out=None`, keyword-only."""
     def wrap(fn: _F) -> _F:
         @functools.wraps(fn)
         def with_out(*args: Any, out: Any = None, **kwargs: Any) -> Any:
             result = fn(*args, **kwargs)
-            return result if out is None else store_out(name, result, out)
+            return result if out is None else store_out(name, result, out, same_dtype=not castable)
         sig = inspect.signature(fn)
         params = list(sig.parameters.values())
         if any(p.name == "out" for p in params):

@@ -79,12 +79,22 @@ def test_linalg_out_tuple_for_a_tuple_result():
         G.linalg.eigh(A, out=G.empty(0))
 
 
-def test_linalg_out_refuses_a_dtype_the_result_cannot_be_cast_to_and_inputs_that_require_grad():
+def test_linalg_out_dtype_rules_and_inputs_that_require_grad():
     A = _spd()
-    out = G.zeros(3, 3, dtype=G.int64)
+    for dtype in (G.int64, G.float64):  # inv, as PyTorch's, wants out of the result's dtype
+        out = G.zeros(3, 3, dtype=dtype)
+        with pytest.raises(RuntimeError, match="dtype"):
+            G.linalg.inv(A, out=out)
+        assert out.numpy().sum() == 0  # nothing written
+    wider = G.zeros(3, 3, dtype=G.float64)  # pinv takes any dtype the result can be cast to
+    assert G.linalg.pinv(A, out=wider) is wider
+    np.testing.assert_allclose(wider.numpy(), np.linalg.pinv(A.numpy()), rtol=1e-5)
     with pytest.raises(RuntimeError, match="can't be cast"):
-        G.linalg.inv(A, out=out)
-    assert out.numpy().sum() == 0  # nothing written
+        G.linalg.pinv(A, out=G.zeros(3, 3, dtype=G.int64))
+    w, v = G.zeros(3), G.zeros(3, 3, dtype=G.float64)
+    with pytest.raises(RuntimeError, match="dtype"):
+        G.linalg.eigh(A, out=(w, v))
+    assert w.numpy().sum() == 0  # a tuple out is checked whole before anything is written
     with pytest.raises(RuntimeError, match="automatic differentiation"):
         G.linalg.inv(A.clone().requires_grad_(), out=G.empty(0))
 
