@@ -349,3 +349,27 @@ def test_square_of_bool_is_int64_and_other_dtypes_keep_theirs():
     x = G.tensor([1.5, -2.0], requires_grad=True)
     G.square(x).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [3.0, -4.0])
+
+
+MODULES = [("ReLU6", ()), ("SELU", ()), ("SiLU", ()), ("Mish", ()), ("ELU", (0.7,)), ("Hardtanh", (-0.5, 0.5)),
+           ("Threshold", (0.1, 2.0)), ("CELU", (0.8,)), ("RReLU", (0.1, 0.3))]
+
+
+@pytest.mark.parametrize("name,args", MODULES, ids=[m[0] for m in MODULES])
+def test_activation_modules_in_place_match_torch(name, args):
+    torch = pytest.importorskip("torch")
+    values = np.array([0.3, -0.4, 7.6, -3.5])
+    m = getattr(G.nn, name)(*args, inplace=True)
+    m.eval()
+    x = G.tensor(values, requires_grad=True)
+    y = x * 1
+    r = m(y)
+    assert r is y
+    r.sum().backward()
+    tm = getattr(torch.nn, name)(*args, inplace=True)
+    tm.eval()
+    tx = torch.tensor(values, requires_grad=True)
+    ty = tx * 1
+    tm(ty).sum().backward()
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-7)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-7)
