@@ -136,7 +136,7 @@ def group_bindings(functions: list[NativeFunction]) -> list[Binding]:
     problems: list[Diagnostic] = []
     for name, fs in sorted(groups.items()):
         try:
-            bindings.append(make_binding(name, fs))
+            bindings.append(make_binding(name, fs, _borrowed_inplace(name, fs, groups)))
         except OverloadClash as e:
             problems.append(Diagnostic(e.location, str(e)))
     if problems:
@@ -196,9 +196,43 @@ def _tensor_twin(f: NativeFunction, overloads: list[NativeFunction]) -> NativeFu
     return None
 
 
-def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
+def _returns_one_tensor(f: NativeFunction) -> bool:
+    return len(f.func.returns) == 1 and str(f.func.returns[0].type) == "Tensor" and not f.func.returns[0].annotation
+
+
+def _borrowed_inplace(name: str, fs: list[NativeFunction],
+                      groups: dict[str, list[NativeFunction]]) -> list[NativeFunction]:
+    """Note [In-place forms of overloads declared without one]: the in-place name `div_` binds the in-place
+    overloads it has (`div_.Tensor`, derived from a pointwise entry) and also the functional method
+    overloads of `div` that have no in-place form (`div.Tensor_mode`: `t.div_(o, rounding_mode='floor')`),
+    whose result is written back into `self` (`runtime.opcall.call_into_self`), as PyTorch's in-place
+    forms take every overload's keywords."""
+    base = name[:-1]
+    if not name.endswith("_") or name.startswith("_") or base not in groups:
+        return []
+    own = [[py_name(a.name) for a in g.func.arguments.flat_all] for g in fs if g.kind == SchemaKind.inplace]
+    if not own:
+        return []
+    borrowed = []
+    for f in groups[base]:
+        args = f.func.arguments.flat_all
+        if (f.kind == SchemaKind.functional and Variant.method in f.variants and _returns_one_tensor(f)
+                and args and args[0].name == "self" and str(args[0].type) == "Tensor"
+                and [py_name(a.name) for a in args] not in own):
+            borrowed.append(f)
+    return borrowed
+
+
+def _keywords(f: NativeFunction) -> str:
+    """`f`'s arguments (out aside) as a dict literal by Python name, for a helper that passes them to the
+    binding of the name (`ops.<name>(**kwargs)` picks `f` again from them)."""
+    return "{" + ", ".join(f"{py_name(a.name)!r}: {py_name(a.name)}" for a in f.func.arguments.flat_all
+                           if a not in f.func.arguments.out) + "}"
+
+
+def make_binding(name: str, overloads: list[NativeFunction], borrowed: list[NativeFunction] | None = None) -> Binding:
     # Calls without out= are the common case: their overloads are tried first, in YAML order.
-    overloads = sorted(overloads, key=lambda f: f.kind == SchemaKind.out)
+    overloads = sorted(overloads, key=lambda f: f.kind == SchemaKind.out) + list(borrowed or ())
     union: dict[str, Param] = {}
     presence: dict[str, int] = {}
     for f in overloads:
@@ -250,6 +284,10 @@ def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
                              else f"isinstance({p.name}, Tensor)")
             elif mine_t != "Tensor" and "Tensor" in other_ts:
                 conds.append(f"not isinstance({p.name}, Tensor)")
+        if borrowed and f in borrowed:  # Note [In-place forms of overloads declared without one]
+            cases.append(Case(" and ".join(conds), f"_call_into_self({name[:-1]!r}, {_keywords(f)})"))
+            owners.append(f)
+            continue
         call = _call(f, union, others)
         flag = _positional_bool(f, params, others)
         if flag is not None:
@@ -275,6 +313,7 @@ def make_binding(name: str, overloads: list[NativeFunction]) -> Binding:
         cases.append(Case(" and ".join(conds), call, op_id(f) if plain else ""))
         owners.append(f)
     params, cases, owners = _out_fallback(name, overloads, params, cases, owners)
+    params, cases = _requires_grad_param(name, overloads, params, cases)
     first: dict[str, NativeFunction] = {}
     for case, f in zip(cases, owners, strict=True):
         other = first.setdefault(case.condition, f)
@@ -304,22 +343,66 @@ def _positional_alias(f: NativeFunction, params: list[Param]) -> tuple[str, str]
 
 def _out_fallback(name: str, overloads: list[NativeFunction], params: list[Param], cases: list[Case],
                   owners: list[NativeFunction]) -> tuple[list[Param], list[Case], list[NativeFunction]]:
-    """Note [out= for ops without an out overload]: a functional op whose every overload returns new
-    Tensors (one, or a tuple: `max.dim`), and that declares no `.out` overload, still takes `out=` as
-    PyTorch's ops do: the binding computes the result and `runtime.opcall.store_out` writes it into `out`
-    (a tensor, or a tuple of them for a tuple result; resized, cast when the result's dtype can be cast to
-    out's, refused when an input requires grad)."""
-    if name.endswith("_") or name.startswith("_") or any(p.name == "out" for p in params):
+    """Note [out= for ops without an out overload]: a functional op that declares no `.out` overload still
+    takes `out=` as PyTorch's ops do: the binding computes the result and `runtime.opcall.store_out` writes
+    it into `out` (a tensor, or a tuple of them for a tuple result; resized, cast when the result's dtype
+    can be cast to out's, refused when an input requires grad). When every overload of the name returns
+    new Tensors (one, or a tuple: `max.dim`) one case serves them all; otherwise each functional overload
+    that returns one Tensor and has no out form gets its own out= case, beside the out overloads of the
+    others (`div(a, b, rounding_mode='floor', out=t)` next to `div.out`) or the overloads that can't write
+    into `out` (`nonzero(x, out=t)` but not with `as_tuple=True`)."""
+    if name.endswith("_") or name.startswith("_"):
         return params, cases, owners
-    if any(f.kind == SchemaKind.out or any(r.annotation for r in f.func.returns) for f in overloads):
+    has_out = any(p.name == "out" for p in params)
+    whole = all(f.func.returns and all(str(r.type) == "Tensor" and not r.annotation for r in f.func.returns)
+                for f in overloads)
+    if not has_out and whole:
+        positional = "".join(f"{p.name}, " for p in params if not p.kwonly)
+        keywords = ", ".join(f"{p.name!r}: {p.name}" for p in params if p.kwonly)
+        call = f"_call_into_out({name!r}, ({positional.rstrip()}), {{{keywords}}}, out)"
+        return ([*params, Param("out", True, "None")], [Case("out is not None", call), *cases],
+                [overloads[0], *owners])
+    lacking = [f for f in overloads if f.kind == SchemaKind.functional and _returns_one_tensor(f)
+               and getattr(getattr(f, "group", None), "out", None) is None]
+    if not lacking:
         return params, cases, owners
-    if not all(all(str(r.type) == "Tensor" for r in f.func.returns) and f.func.returns for f in overloads):
-        return params, cases, owners
-    positional = "".join(f"{p.name}, " for p in params if not p.kwonly)
-    keywords = ", ".join(f"{p.name!r}: {p.name}" for p in params if p.kwonly)
-    call = f"_call_into_out({name!r}, ({positional.rstrip()}), {{{keywords}}}, out)"
-    return ([*params, Param("out", True, "None")], [Case("out is not None", call), *cases],
-            [overloads[0], *owners])
+    # beside them, an overload returning a list decides at run time (`nonzero(x, as_tuple=False, out=t)` gives
+    # one tensor; with as_tuple=True store_out refuses the tensor `out`)
+    lacking += [f for f in overloads if f.kind == SchemaKind.functional and len(f.func.returns) == 1
+                and str(f.func.returns[0].type) == "Tensor[]" and not f.func.returns[0].annotation]
+    if not has_out:  # the other overloads now run only without out=
+        params = [*params, Param("out", True, "None")]
+        cases = [Case(" and ".join(["out is None", c.condition] if c.condition else ["out is None"]), c.call, c.op)
+                 for c in cases]
+    extra: list[Case] = []
+    extra_owners: list[NativeFunction] = []
+    for case, f in zip(cases, owners, strict=True):
+        if f not in lacking:
+            continue
+        rest = [c for c in case.condition.split(" and ") if c and c != "out is None"]
+        call = f"_call_into_out({name!r}, (), {_keywords(f)}, out)"
+        extra.append(Case(" and ".join(["out is not None", *rest]), call))
+        extra_owners.append(f)
+    return params, [*cases, *extra], [*owners, *extra_owners]
+
+
+def _requires_grad_param(name: str, overloads: list[NativeFunction], params: list[Param],
+                         cases: list[Case]) -> tuple[list[Param], list[Case]]:
+    """Note [requires_grad= of factory ops]: PyTorch's Python binding gives every factory function (an op
+    whose schema ends in the tensor options `dtype, layout, device, pin_memory`: `empty_strided`,
+    `new_empty`) a keyword-only `requires_grad=False` that the ATen schema lacks; opgen's binding takes it too
+    and sets it on the result (`runtime.opcall.with_requires_grad`). Only where every overload but the out
+    ones is such a factory (`normal` mixes factories with ops of tensors: it keeps the schema's parameters)."""
+    if name.startswith("_") or name.endswith("_") or any(p.name == "requires_grad" for p in params):
+        return params, cases
+    factories = [f for f in overloads if f.kind != SchemaKind.out]
+    if not factories or not all(any(a.name == "pin_memory" for a in f.func.arguments.kwarg_only) for f in factories):
+        return params, cases
+    at = next(i for i, p in enumerate(params) if p.name == "pin_memory") + 1
+    params = [*params[:at], Param("requires_grad", True, "False"), *params[at:]]
+    cases = [c if c.condition.startswith("out is not None") else
+             Case(c.condition, f"_with_requires_grad({c.call}, requires_grad)") for c in cases]
+    return params, cases
 
 
 def _positional_bool(f: NativeFunction, params: list[Param], others: list[NativeFunction]) -> tuple[str, str] | None:

@@ -30,7 +30,10 @@ RUNTIME_OPS: frozenset[str] = frozenset({
     "repeat_interleave", "reshape", "roll", "round", "rsqrt", "rsqrt_", "scatter", "scatter_add", "searchsorted",
     "select", "sigmoid", "sign", "sin", "slice", "softmax", "softplus", "sort", "sqrt", "sqrt_", "square_",
     "squeeze", "stack", "std", "sub", "sum", "swapaxes", "t", "take", "tan", "tanh", "transpose", "tril", "triu",
-    "trunc", "unbind", "unflatten", "unfold", "uniform_", "unique", "unsqueeze", "var", "view", "where", "zero_"
+    "trunc", "unbind", "unflatten", "unfold", "uniform_", "unique", "unsqueeze", "var", "view", "where", "zero_",
+    # F.<activation>(inplace=True) (runtime/nn/functional_activation.py)
+    "elu_", "hardsigmoid_", "hardswish_", "hardtanh_", "mish_", "silu_",
+    "_linalg_pinv",  # G.linalg.pinv (runtime/linalg.py)
 })  # fmt: skip
 
 

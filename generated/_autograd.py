@@ -3352,6 +3352,28 @@ class LinalgSvdvalsBackward0(_Node):
         return out
 
 
+class LinalgPinvBackward0(_Node):
+    """Backward of _linalg_pinv."""
+
+    __slots__ = ("_saved_A", "_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_A", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        A = self._saved_A.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 3
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _H.linalg_pinv_backward(grad, result, A)
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("_linalg_pinv", "atol")
+        if (2 < len(_edges) and _edges[2] is not None):
+            _not_implemented_input("_linalg_pinv", "rtol")
+        return out
+
+
 class LinalgSlogdetBackward0(_Node):
     """Backward of linalg_slogdet."""
 
@@ -4003,9 +4025,9 @@ class NextafterBackward0(_Node):
         out = [None] * 2
         _edges = self.next_edges
         if (0 < len(_edges) and _edges[0] is not None):
-            _not_implemented_input("nextafter", "self")
+            out[0] = grad
         if (1 < len(_edges) and _edges[1] is not None):
-            _not_implemented_input("nextafter", "other")
+            out[1] = _H.zeros_like_grad(grad)
         return out
 
 
@@ -10672,6 +10694,38 @@ def _linalg_svdvals(A):
     return result
 
 
+def _linalg_pinv(A, atol, rtol, hermitian):
+    _k = (_shared.remap or _tls.remap)[A._keys | (atol._keys if atol is not None else 0) | (rtol._keys if rtol is not None else 0)] & _BELOW_AUTOGRAD
+    result = _ops._tab__linalg_pinv[_k](A, atol, rtol, hermitian)
+    if A._requires_grad or (atol is not None and atol._requires_grad) or (rtol is not None and rtol._requires_grad):
+        node = _new(LinalgPinvBackward0)
+        node.sequence_nr = _next_seq()
+        if A._requires_grad:
+            _fn = A._grad_fn
+            _e0 = ((_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else A._leaf_edge or _leaf_edge(A))
+        else:
+            _e0 = None
+        if atol is not None and atol._requires_grad:
+            _fn = atol._grad_fn
+            _e1 = ((_fn, atol._output_nr, atol._data.shape, atol._dtype, atol._device) if _fn is not None else atol._leaf_edge or _leaf_edge(atol))
+        else:
+            _e1 = None
+        if rtol is not None and rtol._requires_grad:
+            _fn = rtol._grad_fn
+            _e2 = ((_fn, rtol._output_nr, rtol._data.shape, rtol._dtype, rtol._device) if _fn is not None else rtol._leaf_edge or _leaf_edge(rtol))
+        else:
+            _e2 = None
+        node.next_edges = (_e0, _e1, _e2)
+        node._saved_A = _Saved(A, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
 def linalg_slogdet(A):
     _k = (_shared.remap or _tls.remap)[A._keys] & _BELOW_AUTOGRAD
     result = _ops._tab_linalg_slogdet[_k](A)
@@ -10682,7 +10736,7 @@ def linalg_slogdet(A):
         _e0 = ((_fn, A._output_nr, A._data.shape, A._dtype, A._device) if _fn is not None else A._leaf_edge or _leaf_edge(A))
         node.next_edges = (_e0,)
         node._saved_A = _Saved(A, False)
-        _set_history(result, node, (False, True))
+        _set_history(result, node)
     return result
 
 
@@ -11530,7 +11584,10 @@ def nextafter(input, other):
         else:
             _e1 = None
         node.next_edges = (_e0, _e1)
-        _set_history(result, node, (True,))
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
     return result
 
 

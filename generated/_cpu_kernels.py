@@ -1631,7 +1631,7 @@ def rsqrt_out(input, out):
     return _k.store_out("rsqrt", out, r, dt, (input,))
 
 
-_FAST_square = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
+_FAST_square = _k.fast_dtypes(None, floating_only=False, without_bool=True)
 
 
 def square(input):
@@ -1639,7 +1639,7 @@ def square(input):
     if dt in _FAST_square:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("square", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("square", "int", None, (input,))
     try:
         r = (a0 * a0)
     except ValueError:
@@ -1663,7 +1663,7 @@ def square_inplace(input):
     if dt in _FAST_square:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("square", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("square", "int", None, (input,))
     try:
         r = (a0 * a0)
     except ValueError:
@@ -1678,7 +1678,7 @@ def square_out(input, out):
     if dt in _FAST_square:
         a0 = input._data
     else:
-        dt, a0 = _k.operands("square", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
+        dt, a0 = _k.operands("square", "int", None, (input,))
     try:
         r = (a0 * a0)
     except ValueError:
@@ -5835,16 +5835,13 @@ def sinc_out(input, out):
     return _k.store_out("sinc", out, r, dt, (input,))
 
 
-_FAST_fmax = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
-
-
 def fmax(input, other):
     dt = input._dtype
-    if other._dtype is dt and dt in _FAST_fmax:
+    if other._dtype is dt and dt in _NATIVE:
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("fmax", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("fmax", "common", None, (input, other))
     try:
         r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
     except ValueError:
@@ -5865,11 +5862,11 @@ def fmax(input, other):
 
 def fmax_inplace(input, other):
     dt = input._dtype
-    if other._dtype is dt and dt in _FAST_fmax:
+    if other._dtype is dt and dt in _NATIVE:
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("fmax", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("fmax", "common", None, (input, other))
     try:
         r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
     except ValueError:
@@ -5881,11 +5878,11 @@ def fmax_inplace(input, other):
 
 def fmax_out(input, other, out):
     dt = input._dtype
-    if other._dtype is dt and dt in _FAST_fmax:
+    if other._dtype is dt and dt in _NATIVE:
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("fmax", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("fmax", "common", None, (input, other))
     try:
         r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
     except ValueError:
@@ -5895,16 +5892,13 @@ def fmax_out(input, other, out):
     return _k.store_out("fmax", out, r, dt, (input, other))
 
 
-_FAST_fmin = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
-
-
 def fmin(input, other):
     dt = input._dtype
-    if other._dtype is dt and dt in _FAST_fmin:
+    if other._dtype is dt and dt in _NATIVE:
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("fmin", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("fmin", "common", None, (input, other))
     try:
         r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
     except ValueError:
@@ -5925,11 +5919,11 @@ def fmin(input, other):
 
 def fmin_inplace(input, other):
     dt = input._dtype
-    if other._dtype is dt and dt in _FAST_fmin:
+    if other._dtype is dt and dt in _NATIVE:
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("fmin", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("fmin", "common", None, (input, other))
     try:
         r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
     except ValueError:
@@ -5941,11 +5935,11 @@ def fmin_inplace(input, other):
 
 def fmin_out(input, other, out):
     dt = input._dtype
-    if other._dtype is dt and dt in _FAST_fmin:
+    if other._dtype is dt and dt in _NATIVE:
         a0 = input._data
         a1 = other._data
     else:
-        dt, a0, a1 = _k.operands("fmin", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
+        dt, a0, a1 = _k.operands("fmin", "common", None, (input, other))
     try:
         r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
     except ValueError:
@@ -5955,18 +5949,15 @@ def fmin_out(input, other, out):
     return _k.store_out("fmin", out, r, dt, (input, other))
 
 
-_FAST_heaviside = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), floating_only=False)
-
-
 def heaviside(input, values):
     if values._dtype is not input._dtype:
         _c.check_same_dtype("values", input, values)
     dt = input._dtype
-    if values._dtype is dt and dt in _FAST_heaviside:
+    if values._dtype is dt and dt in _NATIVE:
         a0 = input._data
         a1 = values._data
     else:
-        dt, a0, a1 = _k.operands("heaviside", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, values))
+        dt, a0, a1 = _k.operands("heaviside", "common", None, (input, values))
     try:
         r = _k.where((a0 == 0), a1, _k.where((a0 > 0), 1, 0))
     except ValueError:
@@ -5989,11 +5980,11 @@ def heaviside_inplace(input, values):
     if values._dtype is not input._dtype:
         _c.check_same_dtype("values", input, values)
     dt = input._dtype
-    if values._dtype is dt and dt in _FAST_heaviside:
+    if values._dtype is dt and dt in _NATIVE:
         a0 = input._data
         a1 = values._data
     else:
-        dt, a0, a1 = _k.operands("heaviside", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, values))
+        dt, a0, a1 = _k.operands("heaviside", "common", None, (input, values))
     try:
         r = _k.where((a0 == 0), a1, _k.where((a0 > 0), 1, 0))
     except ValueError:
@@ -6007,11 +5998,11 @@ def heaviside_out(input, values, out):
     if values._dtype is not input._dtype:
         _c.check_same_dtype("values", input, values)
     dt = input._dtype
-    if values._dtype is dt and dt in _FAST_heaviside:
+    if values._dtype is dt and dt in _NATIVE:
         a0 = input._data
         a1 = values._data
     else:
-        dt, a0, a1 = _k.operands("heaviside", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, values))
+        dt, a0, a1 = _k.operands("heaviside", "common", None, (input, values))
     try:
         r = _k.where((a0 == 0), a1, _k.where((a0 > 0), 1, 0))
     except ValueError:

@@ -1309,6 +1309,7 @@ _fmax = PointwiseKernel(
     conditions=(),
     alpha=None,
     instances={
+        "bool": ("bool", 16),
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
         "int16": ("int16", 8),
@@ -1347,6 +1348,7 @@ _fmin = PointwiseKernel(
     conditions=(),
     alpha=None,
     instances={
+        "bool": ("bool", 16),
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
         "int16": ("int16", 8),
@@ -1734,6 +1736,7 @@ _heaviside = PointwiseKernel(
     conditions=(),
     alpha=None,
     instances={
+        "bool": ("bool", 16),
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
         "int16": ("int16", 8),
@@ -3837,13 +3840,14 @@ def sqrt_out(self, out):
 _square = PointwiseKernel(
     name="square",
     source=os.path.join(_CUDA_DIR, "cuda/pointwise/square.cu"),
-    promote="common",
+    promote="int",
     num_tensors=1,
     num_scalars=0,
     promote_scalars=(),
     conditions=(),
     alpha=None,
     instances={
+        "bool": ("int64", 2),
         "uint8": ("uint8", 16),
         "int8": ("int8", 16),
         "int16": ("int16", 8),

@@ -109,7 +109,7 @@ SPECS = {
     'special_ndtr': (('self',), (), '(0.5 * op_erfc((a_self * (-0.7071067811865476))))', 'float'),
     'special_xlog1py': (('self', 'other',), (), 'op_where(op_isnan(a_other), a_other, op_where((a_self == 0), 0, (a_self * op_log1p(a_other))))', 'float'),
     'sqrt': (('self',), (), 'op_sqrt(a_self)', 'float'),
-    'square': (('self',), (), '(a_self * a_self)', 'common'),
+    'square': (('self',), (), '(a_self * a_self)', 'int'),
     'sub.Scalar': (('self',), ('other', 'alpha',), '(a_self - (a_alpha * a_other))', 'common'),
     'sub.Tensor': (('self', 'other',), ('alpha',), '(a_self - (a_alpha * a_other))', 'common'),
     'tan': (('self',), (), 'op_tan(a_self)', 'float'),

@@ -12,7 +12,9 @@ from runtime.factories import scalar_tensor as _scalar
 from runtime.opcall import NOT_GIVEN as _NG
 from runtime.opcall import bad_arguments as _bad_arguments
 from runtime.opcall import call_into_out as _call_into_out
+from runtime.opcall import call_into_self as _call_into_self
 from runtime.opcall import no_overload as _no_overload
+from runtime.opcall import with_requires_grad as _with_requires_grad
 from runtime.return_types import make as _return_type
 from runtime.signatures import REQUIRED as _REQ
 from runtime.signatures import show as _show
@@ -24,6 +26,7 @@ __all__ = [
     "_conv2d_forward",
     "_cross_entropy_indices",
     "_linalg_lu",
+    "_linalg_pinv",
     "_linalg_svdvals",
     "_to_copy",
     "_unique2",
@@ -6442,6 +6445,18 @@ def _call__linalg_svdvals(A):
     return _tab__linalg_svdvals[_k](A)
 
 
+_op__linalg_pinv = _dispatcher.declare("_linalg_pinv", "_linalg_pinv(Tensor A, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor", (0, 1, 2), deferred=True)
+_tab__linalg_pinv = _op__linalg_pinv.table
+
+
+def _call__linalg_pinv(A, atol, rtol, hermitian):
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys | (atol._keys if atol is not None else 0) | (rtol._keys if rtol is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op__linalg_pinv, (A, atol, rtol, hermitian,))
+    return _tab__linalg_pinv[_k](A, atol, rtol, hermitian)
+
+
 _op_linalg_slogdet = _dispatcher.declare("linalg_slogdet", "linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)", (0,), deferred=True)
 _tab_linalg_slogdet = _op_linalg_slogdet.table
 _rt_linalg_slogdet = _return_type(*('linalg_slogdet', ('sign', 'logabsdet')))
@@ -8889,6 +8904,15 @@ def _linalg_lu(A, *, pivot=True):
     return _rt__linalg_lu._make(_tab__linalg_lu[_k](A, pivot))
 
 
+def _linalg_pinv(A, atol=None, rtol=None, hermitian=False):
+    "_linalg_pinv(A, atol=None, rtol=None, hermitian=False) -> Tensor\n\nthe pseudo-inverse of G.linalg.pinv, an op so that its gradient is the pseudo-inverse's own formula\n\nArguments:\n    A (Tensor)\n    atol (Tensor, optional, default None)\n    rtol (Tensor, optional, default None)\n    hermitian (bool, default False)\n\nForms: functional: opgen._linalg_pinv\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgPinvBackward0)\n\nSchemas (native_functions.yaml):\n    _linalg_pinv(Tensor A, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor"
+    try:
+        _k = (_shared.remap or _tls.remap)[A._keys | (atol._keys if atol is not None else 0) | (rtol._keys if rtol is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op__linalg_pinv, (A, atol, rtol, hermitian,))
+    return _tab__linalg_pinv[_k](A, atol, rtol, hermitian)
+
+
 def _linalg_svdvals(A):
     '_linalg_svdvals(A) -> Tensor\n\nArguments:\n    A (Tensor)\n\nForms: functional: opgen._linalg_svdvals\nDifferentiable: yes, for A (derivatives.yaml; backward node LinalgSvdvalsBackward0)\n\nSchemas (native_functions.yaml):\n    _linalg_svdvals(Tensor A) -> Tensor'
     try:
@@ -10236,24 +10260,35 @@ def div(input, other, *, rounding_mode=_NG, out=None):
         return _call_div_out(input, other, out)
     if not isinstance(other, Tensor) and rounding_mode is _NG and out is not None:
         return _call_div_Scalar_out(input, other, out)
+    if out is not None and isinstance(other, Tensor) and rounding_mode is not _NG:
+        return _call_into_out('div', (), {'input': input, 'other': other, 'rounding_mode': rounding_mode}, out)
+    if out is not None and not isinstance(other, Tensor) and rounding_mode is not _NG:
+        return _call_into_out('div', (), {'input': input, 'other': other, 'rounding_mode': rounding_mode}, out)
     return _no_overload("div", locals(), ('div.Tensor(Tensor self, Tensor other) -> Tensor', 'div.Scalar(Tensor self, Scalar other) -> Tensor', 'div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor', 'div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor', 'div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 _show(div, (('input', False, _REQ), ('other', False, _REQ), ('rounding_mode', True, None), ('out', True, None), ))
 
 
-def div_(input, other):
-    'div_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.div and Tensor.div; in-place: Tensor.div_; out=: opgen.div(..., out=t)\nDifferentiable: div_.Tensor: yes, for input, other (derivatives.yaml; backward node DivBackward0); div_.Scalar: yes, for input (derivatives.yaml; backward node DivBackward0)\n\nSchemas (native_functions.yaml):\n    div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'
-    if isinstance(other, Tensor):
+def div_(input, other, *, rounding_mode=_NG):
+    'div_(input, other, *, rounding_mode=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    rounding_mode (str, optional, default None; taken by div.Scalar_mode, div.Tensor_mode)\n\nForms: functional: opgen.div and Tensor.div; in-place: Tensor.div_; out=: opgen.div(..., out=t)\nDifferentiable: div_.Tensor: yes, for input, other (derivatives.yaml; backward node DivBackward0); div_.Scalar: yes, for input (derivatives.yaml; backward node DivBackward0); div.Tensor_mode: yes, for input, other (derivatives.yaml; backward node DivBackward2); div.Scalar_mode: yes, for input (derivatives.yaml; backward node DivBackward2)\n\nSchemas (native_functions.yaml):\n    div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)\n    div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor\n    div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor'
+    if isinstance(other, Tensor) and rounding_mode is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_div__Tensor, (input, other,))
         input._bump_version()  # before the kernels run, so autograd saves the new version
         return _tab_div__Tensor[_k](input, other)
-    if not isinstance(other, Tensor):
+    if not isinstance(other, Tensor) and rounding_mode is _NG:
         return _call_div__Scalar(input, other)
-    return _no_overload("div_", locals(), ('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
+    if isinstance(other, Tensor) and rounding_mode is not _NG:
+        return _call_into_self('div', {'input': input, 'other': other, 'rounding_mode': rounding_mode})
+    if not isinstance(other, Tensor) and rounding_mode is not _NG:
+        return _call_into_self('div', {'input': input, 'other': other, 'rounding_mode': rounding_mode})
+    return _no_overload("div_", locals(), ('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', 'div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor', 'div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor'))
+
+
+_show(div_, (('input', False, _REQ), ('other', False, _REQ), ('rounding_mode', True, None), ))
 
 
 def dot(input, tensor, *, out=None):
@@ -10343,13 +10378,12 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     return _no_overload("embedding", locals(), ('embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor',))
 
 
-def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
-    'empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nevery factory allocates through this op (BackendSelect picks CPU or CUDA from device=)\n\nArguments:\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.empty_strided\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
+    'empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None) -> Tensor\n\nevery factory allocates through this op (BackendSelect picks CPU or CUDA from device=)\n\nArguments:\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    requires_grad (any, default False; taken by )\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.empty_strided\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     if out is not None:
         return _call_into_out('empty_strided', (size, stride,), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, out)
     if True:
-        _k = (_shared.remap or _tls.remap)[0]
-        return _tab_empty_strided[_k](size, stride, dtype, layout, device, pin_memory)
+        return _with_requires_grad(_call_empty_strided(size, stride, dtype, layout, device, pin_memory), requires_grad)
     return _no_overload("empty_strided", locals(), ('empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
@@ -12349,60 +12383,44 @@ def neg_(input):
     return _tab_neg_[_k](input)
 
 
-def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
-    'new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_empty\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
+    'new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    requires_grad (any, default False; taken by )\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_empty\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     if out is not None:
         return _call_into_out('new_empty', (input, size,), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, out)
     if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_new_empty, (input, size, dtype, layout, device, pin_memory,))
-        return _tab_new_empty[_k](input, size, dtype, layout, device, pin_memory)
+        return _with_requires_grad(_call_new_empty(input, size, dtype, layout, device, pin_memory), requires_grad)
     return _no_overload("new_empty", locals(), ('new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
-def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
-    'new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    fill_value (number)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_full\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
+    'new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    fill_value (number)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    requires_grad (any, default False; taken by )\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_full\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     if out is not None:
         return _call_into_out('new_full', (input, size, fill_value,), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, out)
     if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_new_full, (input, size, fill_value, dtype, layout, device, pin_memory,))
-        return _tab_new_full[_k](input, size, fill_value, dtype, layout, device, pin_memory)
+        return _with_requires_grad(_call_new_full(input, size, fill_value, dtype, layout, device, pin_memory), requires_grad)
     return _no_overload("new_full", locals(), ('new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
-def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
-    'new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_ones\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+def new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
+    'new_ones(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    requires_grad (any, default False; taken by )\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_ones\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     if out is not None:
         return _call_into_out('new_ones', (input, size,), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, out)
     if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_new_ones, (input, size, dtype, layout, device, pin_memory,))
-        return _tab_new_ones[_k](input, size, dtype, layout, device, pin_memory)
+        return _with_requires_grad(_call_new_ones(input, size, dtype, layout, device, pin_memory), requires_grad)
     return _no_overload("new_ones", locals(), ('new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
-def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
-    'new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_zeros\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
+    'new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    requires_grad (any, default False; taken by )\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_zeros\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     if out is not None:
         return _call_into_out('new_zeros', (input, size,), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, out)
     if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_new_zeros, (input, size, dtype, layout, device, pin_memory,))
-        return _tab_new_zeros[_k](input, size, dtype, layout, device, pin_memory)
+        return _with_requires_grad(_call_new_zeros(input, size, dtype, layout, device, pin_memory), requires_grad)
     return _no_overload("new_zeros", locals(), ('new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
 def nextafter(input, other, *, out=None):
-    'nextafter(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nextafter and Tensor.nextafter; in-place: Tensor.nextafter_; out=: opgen.nextafter(..., out=t)\nDifferentiable: yes, for  (derivatives.yaml; backward node NextafterBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    nextafter(Tensor self, Tensor other) -> Tensor\n    nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
+    'nextafter(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nextafter and Tensor.nextafter; in-place: Tensor.nextafter_; out=: opgen.nextafter(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node NextafterBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    nextafter(Tensor self, Tensor other) -> Tensor\n    nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
         return _call_nextafter(input, (other if isinstance(other, Tensor) else _scalar(other, op='nextafter', arg='other')))
     if out is not None:
@@ -12411,7 +12429,7 @@ def nextafter(input, other, *, out=None):
 
 
 def nextafter_(input, other):
-    'nextafter_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.nextafter and Tensor.nextafter; in-place: Tensor.nextafter_; out=: opgen.nextafter(..., out=t)\nDifferentiable: yes, for  (derivatives.yaml; backward node NextafterBackward0)\n\nSchemas (native_functions.yaml):\n    nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
+    'nextafter_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.nextafter and Tensor.nextafter; in-place: Tensor.nextafter_; out=: opgen.nextafter(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node NextafterBackward0)\n\nSchemas (native_functions.yaml):\n    nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
     return _call_nextafter_(input, (other if isinstance(other, Tensor) else _scalar(other, op='nextafter_', arg='other')))
 
 
@@ -12424,24 +12442,28 @@ def nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100, *,
     return _no_overload("nll_loss", locals(), ('nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor',))
 
 
-def nonzero(input, *, as_tuple=_NG):
-    'nonzero(input) -> Tensor\nnonzero(input, *, as_tuple) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    as_tuple (bool; may be left out: only nonzero.as_tuple takes it)\n\nForms: functional: opgen.nonzero and Tensor.nonzero\nDifferentiable: nonzero: no (derivatives.yaml marks its outputs not differentiable); nonzero.as_tuple: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero(Tensor self) -> Tensor\n    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]'
-    if as_tuple is _NG:
+def nonzero(input, *, as_tuple=_NG, out=None):
+    'nonzero(input) -> Tensor\nnonzero(input, *, as_tuple) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    as_tuple (bool; may be left out: only nonzero.as_tuple takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nonzero and Tensor.nonzero\nDifferentiable: nonzero: no (derivatives.yaml marks its outputs not differentiable); nonzero.as_tuple: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero(Tensor self) -> Tensor\n    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]'
+    if out is None and as_tuple is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_nonzero, (input,))
         return _tab_nonzero[_k](input)
-    if as_tuple is not _NG:
+    if out is None and as_tuple is not _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_nonzero_as_tuple, (input, as_tuple,))
         return _tab_nonzero_as_tuple[_k](input, as_tuple)
+    if out is not None and as_tuple is _NG:
+        return _call_into_out('nonzero', (), {'input': input}, out)
+    if out is not None and as_tuple is not _NG:
+        return _call_into_out('nonzero', (), {'input': input, 'as_tuple': as_tuple}, out)
     return _no_overload("nonzero", locals(), ('nonzero(Tensor self) -> Tensor', 'nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]'))
 
 
-_show(nonzero, (('input', False, _REQ), ('as_tuple', True, _NG), ))
+_show(nonzero, (('input', False, _REQ), ('as_tuple', True, _NG), ('out', True, None), ))
 
 
 def norm(input, p=_NG, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -12900,20 +12922,29 @@ def round(input, *, decimals=_NG, out=None):
         return _tab_round_decimals[_k](input, decimals)
     if decimals is _NG and out is not None:
         return _call_round_out(input, out)
+    if out is not None and decimals is not _NG:
+        return _call_into_out('round', (), {'input': input, 'decimals': decimals}, out)
     return _no_overload("round", locals(), ('round(Tensor self) -> Tensor', 'round.decimals(Tensor self, *, int decimals) -> Tensor', 'round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 _show(round, (('input', False, _REQ), ('decimals', True, _NG), ('out', True, None), ))
 
 
-def round_(input):
-    'round_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.round and Tensor.round; in-place: Tensor.round_; out=: opgen.round(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node RoundBackward0)\n\nSchemas (native_functions.yaml):\n    round_(Tensor(a!) self) -> Tensor(a!)'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_round_, (input,))
-    input._bump_version()  # before the kernels run, so autograd saves the new version
-    return _tab_round_[_k](input)
+def round_(input, *, decimals=_NG):
+    'round_(input) -> Tensor\nround_(input, *, decimals) -> Tensor\n\nArguments:\n    input (Tensor)\n    decimals (int; may be left out: only round.decimals takes it)\n\nForms: functional: opgen.round and Tensor.round; in-place: Tensor.round_; out=: opgen.round(..., out=t)\nDifferentiable: round_: yes, for input (derivatives.yaml; backward node RoundBackward0); round.decimals: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    round_(Tensor(a!) self) -> Tensor(a!)\n    round.decimals(Tensor self, *, int decimals) -> Tensor'
+    if decimals is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_round_, (input,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _tab_round_[_k](input)
+    if decimals is not _NG:
+        return _call_into_self('round', {'input': input, 'decimals': decimals})
+    return _no_overload("round_", locals(), ('round_(Tensor(a!) self) -> Tensor(a!)', 'round.decimals(Tensor self, *, int decimals) -> Tensor'))
+
+
+_show(round_, (('input', False, _REQ), ('decimals', True, _NG), ))
 
 
 def rsqrt(input, *, out=None):

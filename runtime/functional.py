@@ -161,7 +161,12 @@ def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
     da = [S.wrap_dim(d, a.dim()) for d in da]
     db = [S.wrap_dim(d, b.dim()) for d in db]
     for x, y in zip(da, db, strict=True):
-        if a.shape[x] != b.shape[y]:
+        # a size-1 dim contracted with a longer one broadcasts, as PyTorch's: the longer side is summed first
+        if a.shape[x] == 1 and b.shape[y] != 1:
+            b = b.sum(y, keepdim=True)
+        elif b.shape[y] == 1 and a.shape[x] != 1:
+            a = a.sum(x, keepdim=True)
+        elif a.shape[x] != b.shape[y]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim {x} "
                                f"and second has size {b.shape[y]} in dim {y}")
     free_a = [d for d in range(a.dim()) if d not in da]

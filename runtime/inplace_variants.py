@@ -26,14 +26,20 @@ INPLACE = {
     "index_copy_": "index_copy", "index_reduce_": "index_reduce", "conj_physical_": "conj_physical",
 }  # (pointwise ops of native_functions.yaml get their in-place method generated: none of them is listed here)
 
+# in-place forms that PyTorch writes through their out= form, so a `self` of another shape (which broadcasts to
+# the result: the functional op checked that) is resized to the result's, as an out= tensor is
+RESIZED = frozenset({"addbmm_"})
+
 
 def _inplace(op: str, name: str) -> Callable[..., Any]:
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        result = getattr(opcall.api, op)(self, *args, **kwargs)
+        result = getattr(opcall.api, op)(opcall.inplace_source(self), *args, **kwargs)
         if not dtypes.can_cast(result.dtype, self.dtype):
             raise RuntimeError(f"result type {result.dtype.name} can't be cast to the desired output type "
                                f"{self.dtype.name}")
-        if tuple(result.shape) != tuple(self.shape):
+        if tuple(result.shape) != tuple(self.shape) and name in RESIZED and not self.requires_grad:
+            opcall.resize_to(self, tuple(result.shape))
+        elif tuple(result.shape) != tuple(self.shape):
             raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the broadcast shape "
                                f"{list(result.shape)}")
         return self.copy_(result)
@@ -50,7 +56,7 @@ def _polygamma(self: Any, n: int) -> Any:
 
 def _polygamma_(self: Any, n: int) -> Any:
     """`t.polygamma_(n)`: `polygamma(n, t)` written back into t; returns t."""
-    return self.copy_(opcall.api.polygamma(n, self))
+    return self.copy_(opcall.api.polygamma(n, opcall.inplace_source(self)))
 
 
 def _where(self: Any, condition: Any, other: Any) -> Any:

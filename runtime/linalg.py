@@ -23,48 +23,59 @@ def _G() -> Any:
     return opcall.api
 
 
+@opcall.takes_out("linalg.inv")
 def inv(A: Any) -> Any:
     return _G().linalg_inv(A)
 
 
+@opcall.takes_out("linalg.det")
 def det(A: Any) -> Any:
     """`G.linalg.det`, and the kernel of `G.det` / `Tensor.det`."""
     return _G().linalg_det(A)
 
 
+@opcall.takes_out("linalg.cross")
 def cross(input: Any, other: Any, *, dim: int = -1) -> Any:
     return _G().linalg_cross(input, other, dim=dim)
 
 
+@opcall.takes_out("linalg.matrix_power")
 def matrix_power(A: Any, n: int) -> Any:
     return _G().linalg_matrix_power(A, n)
 
 
+@opcall.takes_out("linalg.solve")
 def solve(A: Any, B: Any, *, left: bool = True) -> Any:
     return _G().linalg_solve(A, B, left=left)
 
 
+@opcall.takes_out("linalg.cholesky")
 def cholesky(A: Any, *, upper: bool = False) -> Any:
     return _G().linalg_cholesky(A, upper=upper)
 
 
+@opcall.takes_out("linalg.qr")
 def qr(A: Any, mode: str = "reduced") -> Any:
     return _G().linalg_qr(A, mode)
 
 
+@opcall.takes_out("linalg.svd")
 def svd(A: Any, full_matrices: bool = True, *, driver: str | None = None) -> Any:
     return _G().linalg_svd(A, full_matrices, driver=driver)
 
 
+@opcall.takes_out("linalg.svdvals")
 def svdvals(A: Any, driver: str | None = None) -> Any:
     """The singular values, descending; their gradient U diag(grad) Vh needs no gaps between them."""
     return _G()._linalg_svdvals(A)
 
 
+@opcall.takes_out("linalg.vector_norm")
 def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
     return _G().linalg_vector_norm(x, ord, [dim] if isinstance(dim, int) else dim, keepdim, dtype=dtype)
 
 
+@opcall.takes_out("linalg.matrix_norm")
 def matrix_norm(A: Any, ord: Any = "fro", dim: Sequence[int] = (-2, -1), keepdim: bool = False,
                 dtype: Any = None) -> Any:
     """Frobenius (`fro`), nuclear (`nuc`), max column sum (1, -1: min), max row sum (inf, -inf: min) and
@@ -106,6 +117,7 @@ def _largest(values: Any, dim: int, keepdim: bool) -> Any:
     return values.amax(dim, keepdim=keepdim)
 
 
+@opcall.takes_out("linalg.norm")
 def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
     """A vector norm (1-D input, or one `dim`) or a matrix norm (2-D input, or two dims), as torch.linalg.norm;
     with neither `ord` nor `dim`, the 2-norm of all elements."""
@@ -143,26 +155,31 @@ def _check_square(A: Any, op: str) -> None:
                            f"{A.shape[-1]} matrices")
 
 
+@opcall.takes_out("linalg.eigh")
 def eigh(A: Any, UPLO: str = "L") -> Any:
     """Eigenvalues (ascending) and eigenvectors of symmetric matrices, from the triangle UPLO."""
     w, v = _G().linalg_eigh(A, UPLO)
     return return_types.make("linalg_eigh", ("eigenvalues", "eigenvectors"))(w, v)
 
 
+@opcall.takes_out("linalg.eigvalsh")
 def eigvalsh(A: Any, UPLO: str = "L") -> Any:
     return _G().linalg_eigh(A, UPLO)[0]
 
 
+@opcall.takes_out("linalg.eig")
 def eig(A: Any) -> Any:
     raise NotImplementedError("linalg.eig returns complex eigenvalues and eigenvectors; opgen has no complex "
                               "dtypes (use linalg.eigh for symmetric matrices)")
 
 
+@opcall.takes_out("linalg.eigvals")
 def eigvals(A: Any) -> Any:
     raise NotImplementedError("linalg.eigvals returns complex eigenvalues; opgen has no complex dtypes (use "
                               "linalg.eigvalsh for symmetric matrices)")
 
 
+@opcall.takes_out("linalg.slogdet")
 def slogdet(A: Any) -> Any:
     sign, logabsdet = _G().linalg_slogdet(A)
     return return_types.make("linalg_slogdet", ("sign", "logabsdet"))(sign, logabsdet)
@@ -189,24 +206,42 @@ def _tolerance(S: Any, A: Any, atol: Any, rtol: Any) -> Any:
     return tol
 
 
+@opcall.takes_out("linalg.pinv", castable=True)
 def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False, rcond: Any = None) -> Any:
-    """The Moore-Penrose pseudo-inverse V diag(1/s) U^T, singular values at or below the tolerance dropped."""
+    """The Moore-Penrose pseudo-inverse V diag(1/s) U^T, singular values at or below the tolerance dropped
+    (the op `_linalg_pinv`, whose gradient is the pseudo-inverse's formula at constant rank)."""
     G = _G()
     if rcond is not None:
         rtol = rcond
+
+    def tensor(tol: Any) -> Any:
+        return tol if tol is None or isinstance(tol, G.Tensor) else G.tensor(float(tol), dtype=G.float64,
+                                                                               device=A.device)
+    return G._linalg_pinv(A, tensor(atol), tensor(rtol), hermitian)
+
+
+def pinv_value(A: Any, atol: Any, rtol: Any, hermitian: bool) -> Any:
+    """The pseudo-inverse of A (the kernel of `_linalg_pinv`): from the SVD, or from eigh of the lower
+    triangle with `hermitian`, 1 / each singular value (eigenvalue) above the tolerance, 0 for the rest."""
+    G = _G()
+    if atol is not None and atol.dim() == 0:
+        atol = atol.item()
+    if rtol is not None and rtol.dim() == 0:
+        rtol = rtol.item()
     if hermitian:  # from eigh of the lower triangle: V diag(1 / w) V^T over |w| above the tolerance
         w, V = G.linalg_eigh(A)
-        tol = _tolerance(w.detach().abs(), A, atol, rtol)
+        tol = _tolerance(w.abs(), A, atol, rtol)
         keep = w.abs() > tol
         inverse = G.where(keep, 1 / G.where(keep, w, 1), 0)
         return (V * inverse.unsqueeze(-2)).matmul(V.transpose(-2, -1))
     U, S, Vh = G.linalg_svd(A, False)
-    tol = _tolerance(S.detach(), A, atol, rtol)
+    tol = _tolerance(S, A, atol, rtol)
     keep = S > tol
     inverse = G.where(keep, 1 / G.where(keep, S, 1), 0)
     return (Vh.transpose(-2, -1) * inverse.unsqueeze(-2)).matmul(U.transpose(-2, -1))
 
 
+@opcall.takes_out("linalg.matrix_rank", castable=True)
 def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False, tol: Any = None) -> Any:
     """The number of singular values above the tolerance (int64)."""
     if tol is not None:
@@ -215,6 +250,7 @@ def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool =
     return (S > _tolerance(S, A, atol, rtol)).sum(-1)
 
 
+@opcall.takes_out("linalg.lstsq")
 def lstsq(A: Any, B: Any, rcond: Any = None, *, driver: str | None = None) -> Any:
     """The least-squares solution of A X = B, as PyTorch's CPU drivers: (solution, residuals, rank,
     singular_values); residuals when m > n and A has full rank (not for 'gelsy'), singular values for
@@ -243,12 +279,13 @@ def lstsq(A: Any, B: Any, rcond: Any = None, *, driver: str | None = None) -> An
         residuals = ((A.matmul(X) - rhs) ** 2).sum(-2)
         residuals = residuals.squeeze(-1) if vector else residuals
     rank_out = rank if driver != "gels" else G.zeros([0], dtype=G.int64, device=A.device)
-    singular = S if driver in ("gelsd", "gelss") else empty
+    singular = S if driver in ("gelsd", "gelss") else empty.detach()  # PyTorch differentiates solution, residuals
     X = X.squeeze(-1) if vector else X
     return return_types.make("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))(
         X, residuals, rank_out, singular)
 
 
+@opcall.takes_out("linalg.cond", castable=True)
 def cond(A: Any, p: Any = None) -> Any:
     """The condition number: s_max / s_min for p None, 2 (-2: the inverse), else norm(A, p) * norm(A^-1, p)."""
     if p is None or p in (2, -2):
@@ -264,6 +301,7 @@ def _ex_info(A: Any, ok: Any) -> Any:
     return G.where(ok, 0, 1).to(G.int32)
 
 
+@opcall.takes_out("linalg.inv_ex")
 def inv_ex(A: Any, *, check_errors: bool = False) -> Any:
     """(inverse, info): info 0 where A is invertible; otherwise raises with check_errors, else the inverse of a
     singular matrix is left as NaN and its info is positive."""
@@ -280,6 +318,7 @@ def inv_ex(A: Any, *, check_errors: bool = False) -> Any:
     return make(out, _ex_info(A, ~singular))
 
 
+@opcall.takes_out("linalg.cholesky_ex")
 def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False) -> Any:
     """(L, info): info 0 where A is positive-definite, else positive (and L of that matrix zero)."""
     G = _G()
@@ -304,6 +343,7 @@ def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False) -> A
     return make(G.where(good.unsqueeze(-1).unsqueeze(-1), L, 0), _ex_info(A, good))
 
 
+@opcall.takes_out("linalg.solve_ex")
 def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False) -> Any:
     G = _G()
     make = return_types.make("linalg_solve_ex", ("result", "info"))
@@ -316,6 +356,7 @@ def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False) -
                           "info)") from None
 
 
+@opcall.takes_out("linalg.solve_triangular")
 def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Any:
     """X with A X = B (X A = B when not left), reading only A's upper or lower triangle (and a unit diagonal
     when unitriangular), so the gradient of A lies in that triangle."""
@@ -329,12 +370,14 @@ def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True, unitrian
     return G.linalg_solve(T, B, left=left)
 
 
+@opcall.takes_out("linalg.lu_factor")
 def lu_factor(A: Any, *, pivot: bool = True) -> Any:
     """The packed LU factors (L below the diagonal, U on and above) and the 1-based pivots (int32)."""
     LU, pivots = _packed_lu(A, pivot)
     return return_types.make("linalg_lu_factor", ("LU", "pivots"))(LU, pivots)
 
 
+@opcall.takes_out("linalg.lu_factor_ex")
 def lu_factor_ex(A: Any, *, pivot: bool = True, check_errors: bool = False) -> Any:
     G = _G()
     LU, pivots = _packed_lu(A, pivot)
@@ -360,12 +403,14 @@ def _packed_lu(A: Any, pivot: bool) -> tuple[Any, Any]:
     return lower + upper, pivots
 
 
+@opcall.takes_out("linalg.lu")
 def lu(A: Any, *, pivot: bool = True) -> Any:
     """(P, L, U) with A = P L U."""
     P, L, U, _ = _G()._linalg_lu(A, pivot=pivot)
     return return_types.make("linalg_lu", ("P", "L", "U"))(P, L, U)
 
 
+@opcall.takes_out("linalg.lu_solve")
 def lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True, adjoint: bool = False) -> Any:
     """Solve A X = B (X A = B when not left; with A^T when adjoint) from A's packed LU factors."""
     import numpy as np
@@ -391,6 +436,7 @@ def lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True, adjoint: bool =
     return solve_triangular(LU, Y, upper=True)
 
 
+@opcall.takes_out("linalg.multi_dot")
 def multi_dot(tensors: Sequence[Any]) -> Any:
     """The product of a chain of matrices; the first may be a row vector and the last a column vector."""
     if len(tensors) < 2:
@@ -413,6 +459,7 @@ def multi_dot(tensors: Sequence[Any]) -> Any:
     return out
 
 
+@opcall.takes_out("linalg.householder_product", castable=True)
 def householder_product(A: Any, tau: Any) -> Any:
     """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T with v_i = (0, .., 1, A[i+1:, i])."""
     G = _G()
@@ -447,11 +494,13 @@ def vander(x: Any, N: int | None = None) -> Any:
     return G.stack(columns, -1)
 
 
+@opcall.takes_out("linalg.vecdot")
 def vecdot(x: Any, y: Any, *, dim: int = -1) -> Any:
     """sum(x * y) along `dim` (real inputs)."""
     return (x * y).sum(dim)
 
 
+@opcall.takes_out("linalg.matmul")
 def matmul(input: Any, other: Any) -> Any:
     return _G().matmul(input, other)
 
@@ -460,6 +509,7 @@ def diagonal(A: Any, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:
     return _G().diagonal(A, offset, dim1, dim2)
 
 
+@opcall.takes_out("linalg.tensorinv", castable=True)
 def tensorinv(A: Any, ind: int = 2) -> Any:
     """The inverse of A read as a matrix of its first `ind` dims by the rest: shape A.shape[ind:] + A.shape[:ind]."""
     if ind <= 0:
@@ -471,6 +521,7 @@ def tensorinv(A: Any, ind: int = 2) -> Any:
     return inv(A.reshape([math.prod(rows), math.prod(cols)])).reshape(cols + rows)
 
 
+@opcall.takes_out("linalg.tensorsolve")
 def tensorsolve(A: Any, B: Any, dims: Sequence[int] | None = None) -> Any:
     """X with tensordot(A, X, X.dim()) = B; `dims` of A are moved to the end first."""
     G = _G()

@@ -12,7 +12,12 @@ attribute read of a module, no import statement.
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class _NotGiven:
@@ -102,35 +107,110 @@ def call_into_out(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out:
     return store_out(name, getattr(ops, name)(*args, **kwargs), out)
 
 
-def store_out(name: str, result: Any, out: Any) -> Any:
+def inplace_source(t: Any) -> Any:
+    """What an in-place form written as `t.copy_(op(...t...))` computes from: `t` itself, or a copy of it
+    when autograd records the call. The op may save its input for backward (selu, logit, div), and the
+    write-back changes `t`; computing from the copy keeps what the op saved intact, and the gradient reaches
+    `t`'s earlier value through the copy."""
+    return t.clone() if getattr(t, "requires_grad", False) and api.is_grad_enabled() else t
+
+
+def call_into_self(name: str, kwargs: dict[str, Any]) -> Any:
+    """The in-place form of an overload declared without one (`t.div_(o, rounding_mode='floor')`: Note
+    [In-place forms of overloads declared without one] in codegen/api_python.py): the functional binding
+    `ops.<name>` computes the result, which is written back into `self` (`kwargs['input']`) with `copy_`, so
+    autograd records the op's nodes and a CopyBackwards. A result `self` cannot hold (another shape, a
+    dtype it can't be cast to) is refused before anything is written."""
+    self = kwargs["input"]
+    result = getattr(ops, name)(**{**kwargs, "input": inplace_source(self)})
+    if not api.can_cast(result.dtype, self.dtype):
+        raise RuntimeError(f"{name}_(): result type {result.dtype.name} can't be cast to the desired output type "
+                           f"{self.dtype.name}")
+    if tuple(result.shape) != tuple(self.shape):
+        raise RuntimeError(f"{name}_(): output with shape {list(self.shape)} doesn't match the broadcast shape "
+                           f"{list(result.shape)}")
+    return self.copy_(result)
+
+
+def store_out(name: str, result: Any, out: Any, *, same_dtype: bool = False) -> Any:
     """`result` written into `out` for an op that has no out overload (Note [out= for ops without an out
     overload] in codegen/api_python.py): PyTorch's rules (an `out` of another shape is resized, with a
-    warning when it had elements)."""
+    warning when it had elements; `same_dtype`: out must have the result's dtype, else one it can be cast
+    to). Every tensor of a tuple `out` is checked before any is written."""
     if isinstance(result, tuple):  # max.dim's (values, indices): out is a tuple of as many tensors
         if not isinstance(out, tuple | list) or len(out) != len(result):
             raise TypeError(f"{name}(): argument 'out' must be a tuple of {len(result)} Tensors")
         for r, o in zip(result, out, strict=True):
-            store_out(name, r, o)
+            _check_out(name, r, o, same_dtype)
+        for r, o in zip(result, out, strict=True):
+            _write_out(name, r, o)
         return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
+    _check_out(name, result, out, same_dtype)
+    return _write_out(name, result, out)
+
+
+def _check_out(name: str, result: Any, out: Any, same_dtype: bool) -> None:
     if not isinstance(out, type(result)):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if result.requires_grad and api.is_grad_enabled():
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                            "but one of the arguments requires grad.")
+    if same_dtype and result.dtype != out.dtype:
+        raise RuntimeError(f"{name}(): expected out tensor to have dtype {result.dtype.name}, but got "
+                           f"{out.dtype.name} instead")
     if not api.can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"{name}(): result type {result.dtype.name} can't be cast to the desired output type "
                            f"{out.dtype.name}")
+
+
+def _write_out(name: str, result: Any, out: Any) -> Any:
     if tuple(out.shape) != tuple(result.shape):
         if out.numel() != 0:
             import warnings
             warnings.warn(f"{name}: an output with one or more elements was resized since it had shape "
                           f"{list(out.shape)}, which does not match the required output shape "
-                          f"{list(result.shape)}.", UserWarning, stacklevel=3)
-        fresh = out.new_empty(tuple(result.shape))
-        out._data, out._storage = fresh._data, getattr(fresh, "_storage", None)
+                          f"{list(result.shape)}.", UserWarning, stacklevel=4)
+        resize_to(out, tuple(result.shape))
     with api.no_grad():
         out.copy_(result)
     return out
+
+
+def takes_out(name: str, *, castable: bool = False) -> Callable[[_F], _F]:
+    """Note [out= for functions written in Python]: a function of torch.linalg or torch.nn.functional
+    that opgen writes in Python (`G.linalg.inv`, `F.avg_pool2d`: compositions of ops, runtime/linalg.py and
+    runtime/nn/functional_*.py) takes the keyword-only `out=` that PyTorch's takes: decorated with
+    `@takes_out("linalg.inv")`, it computes its result as without `out` and `store_out` writes it there
+    under the rules the ops' out= forms follow (a tuple of tensors for a tuple result, resized when its
+    shape differs, refused when an input requires grad). As PyTorch's, `out` must have the result's dtype,
+    except for the functions marked `castable` (pinv, cond, matrix_rank ...: any dtype the result can be cast
+    to). The shown signature gains `out=None`, keyword-only."""
+    def wrap(fn: _F) -> _F:
+        @functools.wraps(fn)
+        def with_out(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+            result = fn(*args, **kwargs)
+            return result if out is None else store_out(name, result, out, same_dtype=not castable)
+        sig = inspect.signature(fn)
+        params = list(sig.parameters.values())
+        if any(p.name == "out" for p in params):
+            raise TypeError(f"takes_out: {name} already has a parameter 'out'")
+        keyword = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
+        at = next((i for i, p in enumerate(params) if p.kind == inspect.Parameter.VAR_KEYWORD), len(params))
+        with_out.__signature__ = sig.replace(parameters=[*params[:at], keyword, *params[at:]])  # type: ignore[attr-defined]
+        return with_out  # type: ignore[return-value]
+    return wrap
+
+
+def resize_to(t: Any, shape: tuple[int, ...]) -> None:
+    """Give `t` fresh (uninitialised) storage of `shape`, as PyTorch resizes an out= tensor."""
+    fresh = t.new_empty(shape)
+    t._data, t._storage = fresh._data, getattr(fresh, "_storage", None)
+
+
+def with_requires_grad(t: Any, requires_grad: bool) -> Any:
+    """A factory op's result with `requires_grad=` applied (Note [requires_grad= of factory ops] in
+    codegen/api_python.py)."""
+    return t.requires_grad_() if requires_grad else t
 
 
 def clone_data(t: Any) -> Any:

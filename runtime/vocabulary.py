@@ -67,12 +67,14 @@ class PromoteKind(StrEnum):
     common = "common"
     float = "float"
     bool = "bool"
+    int = "int"
 
 
 PROMOTE_KINDS: dict[str, str] = {
     PromoteKind.common: "the common dtype of the inputs (PyTorch's promotion)",
     PromoteKind.float: "the common dtype, integer and bool inputs promoted to the default float dtype",
     PromoteKind.bool: "bool output; computed in the common dtype",
+    PromoteKind.int: "the common dtype, bool inputs promoted to int64 (PyTorch's square of bool)",
 }
 
 # Note [Floating dtypes and opmath]
@@ -102,6 +104,8 @@ def promoted_dtype(kind: str, common: str, default_float: str) -> str:
         return "bool"
     if kind == PromoteKind.float and not is_floating(common):
         return default_float
+    if kind == PromoteKind.int and common == "bool":
+        return "int64"
     return common
 
 
@@ -110,6 +114,8 @@ def compute_dtype(kind: str, common: str, default_float: str) -> str:
     `promote: float` op computes integer and bool inputs in the default float dtype."""
     if kind == PromoteKind.float and not is_floating(common):
         return opmath_dtype(default_float)
+    if kind == PromoteKind.int and common == "bool":
+        return "int64"
     return opmath_dtype(common)
 
 

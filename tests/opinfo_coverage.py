@@ -92,119 +92,18 @@ TIE_INDICES: dict[str, tuple[int, int, Any]] = {
 
 # Entries that exist in opgen but do not agree yet on every sample: key -> reason. tests/ops/test_opinfo.py
 # xfails them (strictly: an entry that starts agreeing must leave this table).
-_GAP_0 = (
-    "F.<activation>(inplace=True) is not accepted yet (nn.functional part of issue 21)"
-)
-_GAP_1 = (
-    "F.pad modes reflect/replicate/circular: the nn.functional part of issue 21 (branch i21-nn)"
-)
-_GAP_2 = (
-    "G.linalg's hand-written functions take no out= yet (the linalg part of issue 21, branch i21-nn)"
-)
-_GAP_3 = (
-    "addbmm_ on a broadcastable self of another shape: opgen's generic in-place form refuses a result of "
-    "another shape"
-)
-_GAP_4 = (
-    "as_strided over a view reads opgen's storage offset relative to the view, not the base storage"
-)
-_GAP_5 = (
-    "as_strided_scatter's gradient for overlapping/0-d layouts is not PyTorch's yet"
-)
-_GAP_6 = (
-    "bool inputs are refused: the pointwise spec's dtypes are numeric (square of bool gives int64 in "
-    "PyTorch, which a spec's result dtype cannot express)"
-)
-_GAP_7 = (
-    "empty_strided(requires_grad=): the generated binding follows the aten schema, which has no "
-    "requires_grad"
-)
 _GAP_8 = (
     "in-place view ops (t_, squeeze_, unsqueeze_, transpose_, as_strided_) are not there yet (README)"
 )
-_GAP_9 = (
-    "integer self with float beta/alpha: PyTorch casts the scalars to the integer type, opgen promotes to "
-    "float"
-)
-_GAP_10 = (
-    "matrix_power(x, 0) does not require grad: the linalg part of issue 21 (branch i21-nn)"
-)
-_GAP_11 = (
-    "nextafter has no derivative in opgen; PyTorch returns one that is not implemented either but raises "
-    "only later"
-)
-_GAP_12 = (
-    "nonzero's hand-written binding (as_tuple=) takes no out= yet"
-)
-_GAP_13 = (
-    "pooling/normalization: the nn.functional part of issue 21 (branch i21-nn)"
-)
-_GAP_14 = (
-    "the keyword of this overload (rounding_mode=, decimals=) is not taken by the generated in-place "
-    "form, and out= is refused where another overload of the name has an out overload"
-)
 
 KNOWN_GAPS: dict[str, str] = {
-    'addmv:forward': _GAP_9,
-    'addmv:method': _GAP_9,
-    'addmv:inplace': _GAP_9,
-    'addbmm:inplace': _GAP_3,
-    'div.trunc_rounding:inplace': _GAP_14,
-    'div.trunc_rounding:out': _GAP_14,
-    'div.floor_rounding:inplace': _GAP_14,
-    'div.floor_rounding:out': _GAP_14,
-    'fmax:forward': _GAP_6,
-    'fmax:method': _GAP_6,
-    'fmax:out': _GAP_6,
-    'fmin:forward': _GAP_6,
-    'fmin:method': _GAP_6,
-    'fmin:out': _GAP_6,
-    'heaviside:forward': _GAP_6,
-    'heaviside:method': _GAP_6,
-    'heaviside:inplace': _GAP_6,
-    'heaviside:out': _GAP_6,
     'as_strided:inplace': _GAP_8,
     'as_strided.partial_views:inplace': _GAP_8,
-    'as_strided.partial_views:forward': _GAP_4,
-    'as_strided_scatter:grad': _GAP_5,
-    'native_layer_norm:grad': _GAP_13,
-    'nn.functional.avg_pool2d:out': _GAP_13,
-    'max_pool2d_with_indices_backward:forward': _GAP_13,
-    'max_pool2d_with_indices_backward:grad': _GAP_13,
-    'nn.functional.elu:inplace': _GAP_0,
-    'nn.functional.selu:inplace': _GAP_0,
-    'nn.functional.silu:inplace': _GAP_0,
-    'nn.functional.hardsigmoid:inplace': _GAP_0,
-    'nn.functional.mish:inplace': _GAP_0,
-    'nn.functional.threshold:inplace': _GAP_0,
-    'nextafter:grad': _GAP_11,
-    'round.decimals_0:inplace': _GAP_14,
-    'round.decimals_0:out': _GAP_14,
-    'round.decimals_3:inplace': _GAP_14,
-    'round.decimals_3:out': _GAP_14,
-    'round.decimals_neg_3:inplace': _GAP_14,
-    'round.decimals_neg_3:out': _GAP_14,
-    'square:forward': _GAP_6,
-    'square:method': _GAP_6,
-    'square:out': _GAP_6,
-    'empty_strided:forward': _GAP_7,
     'squeeze:inplace': _GAP_8,
     'squeeze.multiple:inplace': _GAP_8,
     'unsqueeze:inplace': _GAP_8,
     'transpose:inplace': _GAP_8,
-    'nonzero:out': _GAP_12,
     't:inplace': _GAP_8,
-    'linalg.cross:out': _GAP_2,
-    'linalg.det:out': _GAP_2,
-    'linalg.cholesky:out': _GAP_2,
-    'linalg.matrix_power:out': _GAP_2,
-    'linalg.norm:out': _GAP_2,
-    'linalg.norm.subgradients_at_zero:out': _GAP_2,
-    'linalg.matrix_norm:out': _GAP_2,
-    'linalg.vector_norm:out': _GAP_2,
-    'linalg.inv:out': _GAP_2,
-    'linalg.solve:out': _GAP_2,
-    'linalg.svdvals:out': _GAP_2,
 }
 
 
@@ -259,6 +158,8 @@ class _Shim:
         self._target = target
 
     def __getattr__(self, name: str) -> Any:
+        if name == "ops" and self._target is _G():
+            return _OpsShim()
         value = getattr(self._target, name, None)
         if value is None and self._target is _G():
             value = getattr(_G().Tensor, name)  # torch.zero_ and other functions opgen has as methods only
@@ -267,6 +168,28 @@ class _Shim:
         if isinstance(value, types.ModuleType):
             return _Shim(value)
         return value
+
+
+class _OpsShim:
+    """`torch.ops.aten.<op>.<overload>` for a re-bound OpInfo lambda: opgen's binding of `<op>` (which picks the
+    overload from the arguments itself)."""
+
+    def __init__(self, path: tuple[str, ...] = ()) -> None:
+        self._path = path
+
+    def __getattr__(self, name: str) -> Any:
+        if len(self._path) == 2:  # ops.aten.<op>.<overload>
+            return self._resolve()
+        return _OpsShim((*self._path, name))
+
+    def _resolve(self) -> Any:
+        found = getattr(_G(), self._path[1], None)
+        if found is None:
+            raise AttributeError(f"torch.ops.{'.'.join(self._path)} has no opgen op")
+        return found
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._resolve()(*args, **kwargs)
 
 
 def _rebind(fn: Any) -> Any:
@@ -303,8 +226,14 @@ def to_opgen(value: Any, *, grad: bool = False, leaves: list[Any] | None = None)
     import torch
     G = _G()
     if isinstance(value, torch.Tensor):
-        array = value.detach().cpu().resolve_conj().resolve_neg().numpy().copy()
-        out = G.tensor(array, dtype=getattr(G, str(value.dtype).removeprefix("torch.")))
+        base = value._base
+        if base is not None and base._base is None and not base.requires_grad and value.dtype == base.dtype:
+            # a view (`base[5:15]`): the same view of the converted base, so that ops that see the storage
+            # (as_strided's storage_offset) see the same one
+            out = to_opgen(base).as_strided(tuple(value.shape), value.stride(), value.storage_offset())
+        else:
+            array = value.detach().cpu().resolve_conj().resolve_neg().numpy().copy()
+            out = G.tensor(array, dtype=getattr(G, str(value.dtype).removeprefix("torch.")))
         if grad and value.requires_grad:
             out.requires_grad_(True)
             if leaves is not None:
@@ -320,6 +249,8 @@ def to_opgen(value: Any, *, grad: bool = False, leaves: list[Any] | None = None)
         return getattr(G, str(value).removeprefix("torch."), None)
     if isinstance(value, torch.Generator):
         return None
+    if isinstance(value, torch.nn.Module):  # a module passed as a function (distance_function=PairwiseDistance())
+        return _module_to_opgen(value)
     if isinstance(value, list):
         return [to_opgen(v, grad=grad, leaves=leaves) for v in value]
     if isinstance(value, tuple):
@@ -327,6 +258,18 @@ def to_opgen(value: Any, *, grad: bool = False, leaves: list[Any] | None = None)
     if isinstance(value, dict):
         return {k: to_opgen(v, grad=grad, leaves=leaves) for k, v in value.items()}
     return value
+
+
+def _module_to_opgen(module: Any) -> Any:
+    """opgen's module of the same class for a torch module without parameters, its constants (PyTorch's
+    `__constants__`: PairwiseDistance's norm, eps, keepdim) copied over."""
+    cls = getattr(_G().nn, type(module).__name__, None)
+    if cls is None or list(module.parameters()) or list(module.buffers()):
+        raise Mismatch(f"the torch module {type(module).__name__} has no parameterless opgen counterpart")
+    twin = cls()
+    for name in getattr(module, "__constants__", ()):
+        setattr(twin, name, getattr(module, name))
+    return twin
 
 
 def torch_leaves(value: Any, out: list[Any]) -> list[Any]:
@@ -536,7 +479,7 @@ def _run_variant(info: Any, kind: str, variant: Any, sample: Any, dtype_name: st
         except Exception:
             return
         x, args, kwargs = _sample_call(sample, to_opgen)
-        x = x.detach()
+        x = x.detach().clone()  # as torch's `tx` (a clone: its own storage)
         method = rebound or getattr(G.Tensor, name, None)
         if method is None:
             raise Mismatch(f"Tensor.{name} is missing")
@@ -594,8 +537,8 @@ def _run_grad(info: Any, fn: Callable[..., Any], sample: Any, gradgrad: bool) ->
             return
         try:
             t_out = sample.output_process_fn_grad(info.op(sample.input, *sample.args, **sample.kwargs))
-            t_outs = _float_outputs(t_out, [], lambda o: isinstance(o, torch.Tensor))
-            t_outs = [o for o in t_outs if o.requires_grad]
+            t_all = _float_outputs(t_out, [], lambda o: isinstance(o, torch.Tensor))
+            t_outs = [o for o in t_all if o.requires_grad]
             if not t_outs:
                 return
             cot = [_cotangent(tuple(o.shape), 7 + i) for i, o in enumerate(t_outs)]
@@ -610,9 +553,11 @@ def _run_grad(info: Any, fn: Callable[..., Any], sample: Any, gradgrad: bool) ->
         process = _rebind(sample.output_process_fn_grad) or sample.output_process_fn_grad
         try:
             g_out = process(fn(x, *args, **kwargs))
-            g_outs = _float_outputs(g_out, [], lambda o: isinstance(o, G.Tensor))
-            if len(g_outs) != len(t_outs):
-                raise Mismatch(f"gradient: {len(g_outs)} differentiable outputs, torch {len(t_outs)}")
+            g_all = _float_outputs(g_out, [], lambda o: isinstance(o, G.Tensor))
+            if len(g_all) != len(t_all):
+                raise Mismatch(f"gradient: {len(g_all)} floating outputs, torch {len(t_all)}")
+            # the outputs torch differentiates (native_layer_norm's mean and rstd are not), paired by position
+            g_outs = [g for g, t in zip(g_all, t_all, strict=True) if t.requires_grad]
             if any(not o.requires_grad for o in g_outs):
                 raise Mismatch("gradient: an output does not require grad")
             g_grads = G.autograd.grad(g_outs, g_leaves, [G.tensor(c) for c in cot], allow_unused=True,
@@ -746,43 +691,14 @@ def family(info: Any) -> str:
     return info.name.rsplit(".", 1)[0] if "." in info.name else "torch"
 
 
-# Found after the nn.functional/linalg branch merged; each is a real gap, listed so the suite names it.
-_GAP_PY_OUT = ("out= on nn.functional and linalg functions written in Python (runtime/linalg.py, "
-               "runtime/nn/functional_*.py): only the ops of native_functions.yaml take out= "
-               "(Note [out= for ops without an out overload])")
-_GAP_DISTANCE_MODULE = ("the OpInfo passes a torch.nn module as distance_function, which the harness does not map "
-                        "to opgen's")
-_GAP_LSTSQ = "linalg.lstsq returns residuals, rank and singular values as differentiable outputs where torch has two"
-_GAP_SLOGDET_EMPTY = "slogdet of a 0x0 matrix: opgen's logabsdet does not require grad"
-_GAP_PINV_HERMITIAN = "pinv(hermitian=True) gradient differs from torch's (eigh-based in torch); not examined"
-KNOWN_GAPS.update({
-    'nn.functional.avg_pool3d:out': _GAP_PY_OUT,
-    'nn.functional.softshrink:out': _GAP_PY_OUT,
-    'nn.functional.hardshrink:out': _GAP_PY_OUT,
-    'linalg.vecdot:out': _GAP_PY_OUT,
-    'linalg.cond:out': _GAP_PY_OUT,
-    'linalg.eigvalsh:out': _GAP_PY_OUT,
-    'linalg.householder_product:out': _GAP_PY_OUT,
-    'linalg.multi_dot:out': _GAP_PY_OUT,
-    'linalg.lu_solve:out': _GAP_PY_OUT,
-    'linalg.solve_triangular:out': _GAP_PY_OUT,
-    'linalg.matrix_rank:out': _GAP_PY_OUT,
-    'linalg.matrix_rank.hermitian:out': _GAP_PY_OUT,
-    'linalg.pinv:out': _GAP_PY_OUT,
-    'linalg.pinv.hermitian:out': _GAP_PY_OUT,
-    'linalg.tensorinv:out': _GAP_PY_OUT,
-    'linalg.tensorsolve:out': _GAP_PY_OUT,
-    'nn.functional.triplet_margin_with_distance_loss:forward': _GAP_DISTANCE_MODULE,
-    'nn.functional.triplet_margin_with_distance_loss:grad': _GAP_DISTANCE_MODULE,
-    'linalg.lstsq:grad': _GAP_LSTSQ,
-    'linalg.slogdet:grad': _GAP_SLOGDET_EMPTY,
-    'linalg.pinv.hermitian:grad': _GAP_PINV_HERMITIAN,
-})
 EXPECTED_DIFFERENCES.update({
     'linalg.eig': ('complex eigenvalues and eigenvectors: complex dtypes are a later issue, so opgen refuses '
                    '(NotImplementedError)'),
     'linalg.eigvals': 'complex eigenvalues: complex dtypes are a later issue, so opgen refuses (NotImplementedError)',
     'linalg.eigh:forward': 'eigenvectors are unique up to the sign of each column; torch and LAPACK may pick either',
+    'as_strided_scatter:grad': ("PyTorch 2.13's gradient for `self` is the complement of the right one: it passes the "
+                                "gradient of the places `src` overwrote and zeroes the others (as_strided_scatter("
+                                "x, src, [1], [1]) on x of 2 elements gives [g0, 0]); opgen gives [0, g1]"),
 })
 
 

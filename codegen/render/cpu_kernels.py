@@ -58,7 +58,8 @@ def cpu_kernel_context(f: NativeFunction) -> CpuKernelContext:
         fast_condition=" and ".join(f"{py_name(k)} == {python_number(v)}" for k, v in defaults.items()),
         fast_expr=fast if fast != expr else None,
         dtypes=None if all_dtypes else tuple(spec.dtypes),
-        fast_set="_NATIVE" if all_dtypes and spec.promote != PromoteKind.float else f"_FAST_{kernel_name(f)}",
+        fast_set=("_NATIVE" if all_dtypes and spec.promote not in (PromoteKind.float, PromoteKind.int)
+                  else f"_FAST_{kernel_name(f)}"),
         follow=tuple(spec.tensors.index(t) for t in spec.zero_dim),
         divisors=tuple(NUMPY.render(d, names) for d in integer_divisors(spec)),
     )

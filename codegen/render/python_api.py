@@ -64,7 +64,9 @@ def _docs(model: Model, bindings: list[api_python.Binding], by_name: dict[str, l
     ctx = docstrings.DocContext(by_name, lambda f: _autograd_words(model, f))
     functions, shown, methods, method_params = {}, {}, {}, {}
     for b in bindings:
-        overloads = [f for f in by_name[b.name] if str(f.func) in b.overloads]
+        # the binding's overloads, those of another name included (Note [In-place forms of overloads declared
+        # without one] in codegen/api_python.py)
+        overloads = [f for f in model.functions if str(f.func) in b.overloads]
         overloads.sort(key=lambda f: b.overloads.index(str(f.func)))
         functions[b.name] = docstrings.literal(docstrings.docstring(b, overloads, ctx))
         if docstrings.needs_shown_signature(b):

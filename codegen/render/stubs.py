@@ -102,9 +102,10 @@ def hint(t: Type) -> str:
 def contexts(inputs: Inputs) -> StubsFile:
     api = inputs.api
     by_name = api.by_name
+    functions = list(inputs.model.functions)  # a binding's overloads may be of another name (api_python)
     return StubsFile(
-        functions=tuple(owned(stub(b, by_name[b.name]), by_name[b.name][0]) for b in api.exported),
-        methods=tuple(owned(stub(b, by_name[b.name], api.varargs.get(b.name)), by_name[b.name][0])
+        functions=tuple(owned(stub(b, functions), by_name[b.name][0]) for b in api.exported),
+        methods=tuple(owned(stub(b, functions, api.varargs.get(b.name)), by_name[b.name][0])
                       for b in api.bindings if b.name in api.method_names),
         dunders=tuple(api_python.dunders(list(api.bindings))), api_names=tuple(stub_imports(inputs.root)))
 

@@ -545,6 +545,20 @@ def linalg_svdvals_backward(grad: Tensor, A: Tensor) -> Tensor:
     return (U * grad.unsqueeze(-2)).matmul(Vh)
 
 
+def linalg_pinv_backward(grad: Tensor, P: Tensor, A: Tensor) -> Tensor:
+    """The pseudo-inverse P of A (m x n) moves, at constant rank, by dP = -P dA P + P P^T dA^T (I - A P)
+    + (I - P A) dA^T P^T P; its transpose applied to the gradient g of P is
+    gA = -P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A), written with products only (the
+    projections as X - A (P X) and X - (X P) A), so that it is differentiable again."""
+    Pt, gt = _mT(P), _mT(grad)
+    first = -(Pt.matmul(grad).matmul(Pt))
+    x = gt.matmul(P).matmul(Pt)
+    second = x - A.matmul(P.matmul(x))
+    y = Pt.matmul(P).matmul(gt)
+    third = y - y.matmul(P).matmul(A)
+    return first + second + third
+
+
 def linalg_slogdet_backward(grad: Tensor, A: Tensor) -> Tensor:
     """d log|det A| = A^{-T}, scaled by each matrix's grad."""
     G = _ops()

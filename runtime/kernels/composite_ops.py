@@ -30,6 +30,29 @@ def norm(self: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtyp
 
 # -- linear algebra ---------------------------------------------------------------------------------
 
+def det(self: Any) -> Any:
+    """`det` / `Tensor.det`: `G.linalg.det` (whose Python function takes out=, so it can't be the kernel)."""
+    return linalg.det(self)
+
+
+def linalg_svdvals(A: Any, driver: str | None = None) -> Any:
+    """The op `linalg_svdvals`: `G.linalg.svdvals`."""
+    return linalg.svdvals(A, driver)
+
+
+def linalg_matrix_norm(self: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False,
+                       dtype: Any = None) -> Any:
+    """The op `linalg_matrix_norm` (both overloads): `G.linalg.matrix_norm`."""
+    return linalg.matrix_norm(self, ord, dim, keepdim, dtype)
+
+
+def linalg_pinv(A: Any, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Any:
+    """The op `_linalg_pinv`: the value of `G.linalg.pinv`, computed outside autograd (its gradient is
+    derivatives.yaml's)."""
+    with _G().no_grad():
+        return linalg.pinv_value(A, atol, rtol, hermitian)
+
+
 def outer(self: Any, vec2: Any) -> Any:
     if self.dim() != 1 or vec2.dim() != 1:
         raise RuntimeError(f"outer: expected 1D tensors, but got {self.dim()}D and {vec2.dim()}D")

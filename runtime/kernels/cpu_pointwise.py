@@ -44,11 +44,12 @@ KEEPS: dict[type, frozenset[dtypes.DType]] = {
 }
 
 
-def fast_dtypes(names: tuple[str, ...] | None, floating_only: bool = False) -> frozenset[dtypes.DType]:
+def fast_dtypes(names: tuple[str, ...] | None, floating_only: bool = False,
+                without_bool: bool = False) -> frozenset[dtypes.DType]:
     """The dtypes among `names` (None: all) that a kernel computes in directly (Note [Pointwise fast
-    path])."""
+    path]): not the integer ones of a `promote: float` op, not bool for a `promote: int` op."""
     return frozenset(d for d in NATIVE if (names is None or d.name in names)
-                     and (d.is_floating_point or not floating_only))
+                     and (d.is_floating_point or not floating_only) and not (without_bool and d is dtypes.bool_))
 
 
 def operands(op: str, promote: str, allowed: tuple[str, ...] | None, tensors: tuple[Tensor, ...],
@@ -65,6 +66,8 @@ def operands(op: str, promote: str, allowed: tuple[str, ...] | None, tensors: tu
         dt = result_type(*promoting, *scalars)
     if promote == PromoteKind.float and not dt.is_floating_point:
         dt = float_result_type(*tensors, *scalars)
+    elif promote == PromoteKind.int and dt is dtypes.bool_:
+        dt = dtypes.int64
     if allowed is not None and dt.name not in allowed:
         unsupported(op, dt)
     ct = COMPUTE_NP[dt]

@@ -152,8 +152,13 @@ def addr(self: Any, vec1: Any, vec2: Any, beta: Any = 1, alpha: Any = 1) -> Any:
 
 
 def _scaled_sum(self: Any, prod: Any, beta: Any, alpha: Any) -> Any:
-    """beta * self + alpha * prod, where beta == 0 ignores self (NaN included), as PyTorch."""
+    """beta * self + alpha * prod, where beta == 0 ignores self (NaN included), as PyTorch. With integer
+    operands the scalars are cast to the integer type first (truncated, as PyTorch: beta=0.6 is 0)."""
     G = _G()
+    integral = not (self.is_floating_point() or prod.is_floating_point()) and dtypes.bool_ not in (self.dtype,
+                                                                                                   prod.dtype)
+    if integral:
+        beta, alpha = int(beta), int(alpha)
     if alpha != 1:
         prod = prod * alpha
     if beta == 0:

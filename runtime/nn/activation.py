@@ -29,8 +29,9 @@ class _Pointwise(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         args = [getattr(self, a) for a in self._args]
-        if self.inplace:
-            return getattr(input, self.fn + "_")(*args)
+        if self.inplace:  # the op's in-place form, or F's write-back (Note [In-place activations])
+            method = getattr(input, self.fn + "_", None)
+            return method(*args) if method is not None else getattr(F, self.fn)(input, *args, inplace=True)
         return getattr(_G(), self.fn)(input, *args)
 
     def extra_repr(self) -> str:
@@ -249,11 +250,12 @@ class RReLU(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         G = _G()
+        x = opcall.inplace_source(input) if self.inplace else input  # Note [In-place activations]
         if self.training:
-            slope = G.empty_like(input).uniform_(self.lower, self.upper)
-            out = G.where(input >= 0, input, input * slope)
+            slope = G.empty_like(x).uniform_(self.lower, self.upper)
+            out = G.where(x >= 0, x, x * slope)
         else:
-            out = G.leaky_relu(input, (self.lower + self.upper) / 2)
+            out = G.leaky_relu(x, (self.lower + self.upper) / 2)
         return input.copy_(out) if self.inplace else out
 
     def extra_repr(self) -> str:

@@ -1,5 +1,12 @@
 """Activations and small layers of torch.nn.functional that are compositions of ops: celu, hardshrink,
-softshrink, rrelu, gumbel_softmax, channel_shuffle, bilinear, and the in-place forms selu_/celu_/threshold_."""
+softshrink, rrelu, gumbel_softmax, channel_shuffle, bilinear; the in-place forms selu_/celu_/threshold_; and
+torch.nn.functional's signatures of the activation ops that take `inplace=` (elu, selu, silu, mish,
+hardsigmoid, hardswish, hardtanh, relu6, threshold).
+
+Note [In-place activations]: `F.<act>(x, inplace=True)` runs the op's generated in-place form where it has
+one (`elu_`, whose derivative is the op's own) and otherwise writes the functional result back with
+`copy_`, computed from `opcall.inplace_source(x)` so that what the op saved for backward is not the tensor
+the write-back changes."""
 
 from __future__ import annotations
 
@@ -19,7 +26,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
         raise RuntimeError("ZeroDivisionError: celu's alpha must not be 0")
     G = _G()
     # the exponential sees only the non-positive part, so the unused branch can't overflow into a NaN gradient
-    out = G.where(input > 0, input, G.expm1(input.clamp_max(0) / alpha) * alpha)
+    x = opcall.inplace_source(input) if inplace else input
+    out = G.where(x > 0, x, G.expm1(x.clamp_max(0) / alpha) * alpha)
     return input.copy_(out) if inplace else out
 
 
@@ -30,19 +38,68 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 def selu_(input: Tensor) -> Tensor:
     """In-place selu: selu(input) written into input, which is returned."""
-    return input.copy_(_G().selu(input))
+    return input.copy_(_G().selu(opcall.inplace_source(input)))
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     """In-place threshold: x where x > threshold, else `value`, written into input."""
-    return input.copy_(_G().threshold(input, threshold, value))
+    return input.copy_(_G().threshold(opcall.inplace_source(input), threshold, value))
 
 
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, alpha * (exp(x) - 1) elsewhere; in place on input with `inplace=True`."""
+    return _G().elu_(input, alpha) if inplace else _G().elu(input, alpha)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * elu(x, alpha) with SELU's fixed alpha and scale; in place on input with `inplace=True`."""
+    return selu_(input) if inplace else _G().selu(input)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x); in place on input with `inplace=True`."""
+    return _G().silu_(input) if inplace else _G().silu(input)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x)); in place on input with `inplace=True`."""
+    return _G().mish_(input) if inplace else _G().mish(input)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """relu6(x + 3) / 6; in place on input with `inplace=True`."""
+    return _G().hardsigmoid_(input) if inplace else _G().hardsigmoid(input)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * relu6(x + 3) / 6; in place on input with `inplace=True`."""
+    return _G().hardswish_(input) if inplace else _G().hardswish(input)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """x clamped to [min_val, max_val]; in place on input with `inplace=True`."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _G().hardtanh_(input, min_val, max_val) if inplace else _G().hardtanh(input, min_val, max_val)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """min(max(x, 0), 6); in place on input with `inplace=True`."""
+    return _G().hardtanh_(input, 0.0, 6.0) if inplace else _G().relu6(input)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, else `value`; in place on input with `inplace=True`."""
+    return threshold_(input, threshold, value) if inplace else _G().threshold(input, threshold, value)
+
+
+@opcall.takes_out("hardshrink")
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0."""
     return _G().where((input > lambd) | (input < -lambd), input, 0)
 
 
+@opcall.takes_out("softshrink")
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd above lambd, x + lambd below -lambd, 0 between."""
     if lambd < 0:
@@ -56,11 +113,12 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     """Leaky ReLU whose negative slope is drawn uniformly from [lower, upper] per element when training,
     (lower + upper) / 2 otherwise."""
     G = _G()
+    x = opcall.inplace_source(input) if inplace else input
     if not training:
-        out = G.leaky_relu(input, (lower + upper) / 2)
+        out = G.leaky_relu(x, (lower + upper) / 2)
     else:
-        slope = G.rand(list(input.shape), dtype=input.dtype, device=input.device) * (upper - lower) + lower
-        out = G.where(input >= 0, input, input * slope)
+        slope = G.rand(list(x.shape), dtype=x.dtype, device=x.device) * (upper - lower) + lower
+        out = G.where(x >= 0, x, x * slope)
     return input.copy_(out) if inplace else out
 
 

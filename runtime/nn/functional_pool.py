@@ -244,6 +244,7 @@ def avg_pool1d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None
     return out.squeeze(-2)
 
 
+@opcall.takes_out("avg_pool2d")
 def avg_pool2d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None, padding: IntOrTuple = 0,
                ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """Average over sliding windows of a (N, C, H, W) or (C, H, W) input; stride defaults to kernel_size,
@@ -254,6 +255,7 @@ def avg_pool2d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None
     return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
 
 
+@opcall.takes_out("avg_pool3d")
 def avg_pool3d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None, padding: IntOrTuple = 0,
                ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """Average over sliding windows of a (N, C, D, H, W) or (C, D, H, W) input; stride defaults to kernel_size,

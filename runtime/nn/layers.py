@@ -121,8 +121,18 @@ class GELU(Module):
 
 
 class SiLU(_Activation):
-    """Applies x * sigmoid(x) elementwise."""
+    """Applies x * sigmoid(x) elementwise (`inplace=True` overwrites the input)."""
     fn = "silu"
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.silu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Softmax(Module):

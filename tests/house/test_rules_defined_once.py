@@ -33,10 +33,10 @@ ALL = DTYPE_GROUPS["all"]
 
 def test_promote_kinds_are_one_enum_equal_to_their_yaml_spelling() -> None:
     assert list(PROMOTE_KINDS) == list(PromoteKind)
-    assert [str(k) for k in PromoteKind] == ["common", "float", "bool"]
+    assert [str(k) for k in PromoteKind] == ["common", "float", "bool", "int"]
     spec = PointwiseSpec.parse("self * 2", tensors=("self",), scalars=(), promote="float")
     assert spec.promote is PromoteKind.float
-    with pytest.raises(SpecError, match="expected one of common, float, bool"):
+    with pytest.raises(SpecError, match="expected one of common, float, bool, int"):
         PointwiseSpec.parse("self", tensors=("self",), scalars=(), promote="half")
 
 

@@ -10,6 +10,76 @@ __device__ __forceinline__ auto heaviside_fn(const C a_self, const C a_values) {
   return op_where((a_self == 0), a_values, op_where((a_self > 0), 1, 0));
 }
 
+// ---- inputs bool -> output bool, computed in bool
+namespace heaviside__bool {
+typedef bool in_t;
+typedef bool out_t;
+typedef bool comp_t;
+constexpr int V = 16;
+typedef opgen::Pack<V, in_t> in_pack;
+typedef opgen::Pack<V, out_t> out_pack;
+
+extern "C" __global__ void heaviside__bool__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
+  const unsigned int packs = n / V;
+  OPGEN_GRID_STRIDE(unsigned int, j, packs) {
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    out_pack r;
+#pragma unroll
+    for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(heaviside_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
+    opgen::store_pack<V>(out, j, r);
+  }
+  for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
+    out[i] = opgen::cast<out_t>(heaviside_fn<comp_t>(opgen::cast<comp_t>(in0[i]), opgen::cast<comp_t>(in1[i])));
+  }
+}
+
+extern "C" __global__ void heaviside__bool__contig32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
+  OPGEN_GRID_STRIDE(unsigned int, i, n) {
+    out[i] = opgen::cast<out_t>(heaviside_fn<comp_t>(opgen::cast<comp_t>(in0[i]), opgen::cast<comp_t>(in1[i])));
+  }
+}
+
+extern "C" __global__ void heaviside__bool__strided32(const unsigned int n, const opgen::Strided<unsigned int, 3> st, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
+  OPGEN_GRID_STRIDE(unsigned int, i, n) {
+    unsigned int off[3];
+    st.offsets(i, off);
+    out[off[0]] = opgen::cast<out_t>(heaviside_fn<comp_t>(opgen::cast<comp_t>(in0[off[1]]), opgen::cast<comp_t>(in1[off[2]])));
+  }
+}
+
+extern "C" __global__ void heaviside__bool__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
+  const unsigned long long packs = n / V;
+  OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    const in_pack p1 = opgen::load_pack<V>(in1, j);
+    out_pack r;
+#pragma unroll
+    for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(heaviside_fn<comp_t>(opgen::cast<comp_t>(p0.v[k]), opgen::cast<comp_t>(p1.v[k])));
+    opgen::store_pack<V>(out, j, r);
+  }
+  for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
+    out[i] = opgen::cast<out_t>(heaviside_fn<comp_t>(opgen::cast<comp_t>(in0[i]), opgen::cast<comp_t>(in1[i])));
+  }
+}
+
+extern "C" __global__ void heaviside__bool__contig64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
+  OPGEN_GRID_STRIDE(unsigned long long, i, n) {
+    out[i] = opgen::cast<out_t>(heaviside_fn<comp_t>(opgen::cast<comp_t>(in0[i]), opgen::cast<comp_t>(in1[i])));
+  }
+}
+
+extern "C" __global__ void heaviside__bool__strided64(const unsigned long long n, const opgen::Strided<unsigned long long, 3> st, out_t* __restrict__ out, const in_t* __restrict__ in0, const in_t* __restrict__ in1) {
+  OPGEN_GRID_STRIDE(unsigned long long, i, n) {
+    unsigned long long off[3];
+    st.offsets(i, off);
+    out[off[0]] = opgen::cast<out_t>(heaviside_fn<comp_t>(opgen::cast<comp_t>(in0[off[1]]), opgen::cast<comp_t>(in1[off[2]])));
+  }
+}
+}  // namespace heaviside__bool
+
 // ---- inputs uint8 -> output uint8, computed in unsigned char
 namespace heaviside__uint8 {
 typedef unsigned char in_t;

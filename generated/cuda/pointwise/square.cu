@@ -2,13 +2,81 @@
 // Do not edit: change the YAML or the template and run `opgen generate`.
 //
 // square(Tensor self) -> Tensor
-// pointwise: self * self    (promote: common)
+// pointwise: self * self    (promote: int)
 #include "opgen_math.cuh"
 
 template <typename C>
 __device__ __forceinline__ auto square_fn(const C a_self) {
   return (a_self * a_self);
 }
+
+// ---- inputs bool -> output int64, computed in long long
+namespace square__bool {
+typedef bool in_t;
+typedef long long out_t;
+typedef long long comp_t;
+constexpr int V = 2;
+typedef opgen::Pack<V, in_t> in_pack;
+typedef opgen::Pack<V, out_t> out_pack;
+
+extern "C" __global__ void square__bool__vec32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
+  const unsigned int packs = n / V;
+  OPGEN_GRID_STRIDE(unsigned int, j, packs) {
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    out_pack r;
+#pragma unroll
+    for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(square_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
+    opgen::store_pack<V>(out, j, r);
+  }
+  for (unsigned int i = packs * V + static_cast<unsigned int>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<unsigned int>(blockDim.x) * gridDim.x) {
+    out[i] = opgen::cast<out_t>(square_fn<comp_t>(opgen::cast<comp_t>(in0[i])));
+  }
+}
+
+extern "C" __global__ void square__bool__contig32(const unsigned int n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
+  OPGEN_GRID_STRIDE(unsigned int, i, n) {
+    out[i] = opgen::cast<out_t>(square_fn<comp_t>(opgen::cast<comp_t>(in0[i])));
+  }
+}
+
+extern "C" __global__ void square__bool__strided32(const unsigned int n, const opgen::Strided<unsigned int, 2> st, out_t* __restrict__ out, const in_t* __restrict__ in0) {
+  OPGEN_GRID_STRIDE(unsigned int, i, n) {
+    unsigned int off[2];
+    st.offsets(i, off);
+    out[off[0]] = opgen::cast<out_t>(square_fn<comp_t>(opgen::cast<comp_t>(in0[off[1]])));
+  }
+}
+
+extern "C" __global__ void square__bool__vec64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
+  const unsigned long long packs = n / V;
+  OPGEN_GRID_STRIDE(unsigned long long, j, packs) {
+    const in_pack p0 = opgen::load_pack<V>(in0, j);
+    out_pack r;
+#pragma unroll
+    for (int k = 0; k < V; ++k) r.v[k] = opgen::cast<out_t>(square_fn<comp_t>(opgen::cast<comp_t>(p0.v[k])));
+    opgen::store_pack<V>(out, j, r);
+  }
+  for (unsigned long long i = packs * V + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<unsigned long long>(blockDim.x) * gridDim.x) {
+    out[i] = opgen::cast<out_t>(square_fn<comp_t>(opgen::cast<comp_t>(in0[i])));
+  }
+}
+
+extern "C" __global__ void square__bool__contig64(const unsigned long long n, out_t* __restrict__ out, const in_t* __restrict__ in0) {
+  OPGEN_GRID_STRIDE(unsigned long long, i, n) {
+    out[i] = opgen::cast<out_t>(square_fn<comp_t>(opgen::cast<comp_t>(in0[i])));
+  }
+}
+
+extern "C" __global__ void square__bool__strided64(const unsigned long long n, const opgen::Strided<unsigned long long, 2> st, out_t* __restrict__ out, const in_t* __restrict__ in0) {
+  OPGEN_GRID_STRIDE(unsigned long long, i, n) {
+    unsigned long long off[2];
+    st.offsets(i, off);
+    out[off[0]] = opgen::cast<out_t>(square_fn<comp_t>(opgen::cast<comp_t>(in0[off[1]])));
+  }
+}
+}  // namespace square__bool
 
 // ---- inputs uint8 -> output uint8, computed in unsigned char
 namespace square__uint8 {
