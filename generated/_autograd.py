@@ -3151,6 +3151,22 @@ class LogNormalBackward0(_Node):
         return out
 
 
+class AngleBackward0(_Node):
+    """Backward of angle."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _H.zeros_like_grad(grad)
+        return out
+
+
 class AsStridedBackwardBackward0(_Node):
     """Backward of as_strided_backward."""
 
@@ -12669,4 +12685,21 @@ def log_normal_(input, mean, std, generator):
     result = _ops._tab_log_normal_[_k](input, mean, std, generator)
     if _need:
         _rebase_history(input, node)
+    return result
+
+
+def angle(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_angle[_k](input)
+    if input._requires_grad:
+        node = _new(AngleBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = (_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else (input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
     return result

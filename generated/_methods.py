@@ -147,6 +147,10 @@ METHODS = {
         'Tensor.aminmax(self, *, dim=None, keepdim=False, out=None) -> (Tensor min, Tensor max)\n\nArguments:\n    self (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.aminmax and Tensor.aminmax\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)',
         (('self', False, _REQ), ('dim', True, None), ('keepdim', True, False), ('out', True, None), ),
     ),
+    "angle": (
+        'Tensor.angle(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.angle and Tensor.angle\nDifferentiable: yes, for input (derivatives.yaml; backward node AngleBackward0)\n\nSchemas (native_functions.yaml):\n    angle(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
     "any": (
         'Tensor.any(self) -> Tensor\nTensor.any(self, dim, keepdim=False) -> Tensor\nTensor.any(self, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or int or sequence of ints, optional; may be left out: only any.dim, any.dims take it)\n    keepdim (bool, default False; taken by any.dim, any.dims)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.any and Tensor.any\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    any(Tensor self) -> Tensor\n    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor\n    any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor',
         (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('out', True, None), ),
@@ -587,6 +591,10 @@ METHODS = {
         'Tensor.fill_(self, value) -> Tensor\n\nArguments:\n    self (Tensor)\n    value (number)\n\nForms: functional: opgen.fill; in-place: Tensor.fill_\nDifferentiable: yes, for input (derivatives.yaml; backward node FillBackward2)\n\nSchemas (native_functions.yaml):\n    fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)',
         (('self', False, _REQ), ('value', False, _REQ), ),
     ),
+    "fill_diagonal_": (
+        'Tensor.fill_diagonal_(self, fill_value, wrap=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    fill_value (number)\n    wrap (bool, default False)\n\nForms: in-place: Tensor.fill_diagonal_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fill_diagonal_(Tensor(a!) self, Scalar fill_value, bool wrap=False) -> Tensor(a!)',
+        (('self', False, _REQ), ('fill_value', False, _REQ), ('wrap', False, False), ),
+    ),
     "fix": (
         'Tensor.fix(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fix and Tensor.fix; in-place: opgen.fix_ and Tensor.fix_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fix(Tensor self) -> Tensor',
         (('self', False, _REQ), ('out', True, None), ),
@@ -813,6 +821,10 @@ METHODS = {
     ),
     "isposinf": (
         'Tensor.isposinf(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isposinf and Tensor.isposinf; out=: opgen.isposinf(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    isposinf(Tensor self) -> Tensor\n    isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "isreal": (
+        'Tensor.isreal(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isreal and Tensor.isreal\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    isreal(Tensor self) -> Tensor',
         (('self', False, _REQ), ('out', True, None), ),
     ),
     "kron": (
@@ -1111,6 +1123,10 @@ METHODS = {
         'Tensor.negative_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.negative and Tensor.negative; in-place: opgen.negative_ and Tensor.negative_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    negative_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
     ),
+    "new_empty_strided": (
+        'Tensor.new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_empty_strided\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+        (('self', False, _REQ), ('size', False, _REQ), ('stride', False, _REQ), ('dtype', True, None), ('layout', True, None), ('device', True, None), ('pin_memory', True, None), ('out', True, None), ),
+    ),
     "new_full": (
         'Tensor.new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    fill_value (number)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_full\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
         (('self', False, _REQ), ('size', False, _REQ), ('fill_value', False, _REQ), ('dtype', True, None), ('layout', True, None), ('device', True, None), ('pin_memory', True, None), ('out', True, None), ),
@@ -1126,6 +1142,10 @@ METHODS = {
     "nonzero": (
         'Tensor.nonzero(self) -> Tensor\nTensor.nonzero(self, *, as_tuple) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    as_tuple (bool; may be left out: only nonzero.as_tuple takes it)\n\nForms: functional: opgen.nonzero and Tensor.nonzero\nDifferentiable: nonzero: no (derivatives.yaml marks its outputs not differentiable); nonzero.as_tuple: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero(Tensor self) -> Tensor\n    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]',
         (('self', False, _REQ), ('as_tuple', True, _NG), ),
+    ),
+    "nonzero_static": (
+        'Tensor.nonzero_static(self, *, size, fill_value=-1, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int)\n    fill_value (int, default -1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nonzero_static and Tensor.nonzero_static\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor',
+        (('self', False, _REQ), ('size', True, _REQ), ('fill_value', True, -1), ('out', True, None), ),
     ),
     "norm": (
         'Tensor.norm(self, p=2, dim=None, keepdim=False, *, dtype=None) -> Tensor\nTensor.norm(self, p, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    p (number, optional or str; may be left out: only norm.Scalar, norm.str take it)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.norm and Tensor.norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
@@ -1218,6 +1238,10 @@ METHODS = {
     "repeat_interleave": (
         'Tensor.repeat_interleave(self, repeats, dim=None, *, output_size=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    repeats (int or Tensor)\n    dim (int, optional, default None)\n    output_size (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.repeat_interleave and Tensor.repeat_interleave\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor',
         (('self', False, _REQ), ('repeats', False, _REQ), ('dim', False, None), ('output_size', True, None), ('out', True, None), ),
+    ),
+    "resize_as_": (
+        'Tensor.resize_as_(self, the_template, *, memory_format=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    the_template (Tensor)\n    memory_format (memory format, optional, default None)\n\nForms: in-place: opgen.resize_as_ and Tensor.resize_as_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)',
+        (('self', False, _REQ), ('the_template', False, _REQ), ('memory_format', True, None), ),
     ),
     "resolve_conj": (
         'Tensor.resolve_conj(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.resolve_conj and Tensor.resolve_conj\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    resolve_conj(Tensor(a) self) -> Tensor(a)',
@@ -1535,6 +1559,10 @@ METHODS = {
         'Tensor.unsafe_split(self, split_size, dim=0) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    split_size (int)\n    dim (int, default 0)\n\nForms: functional: opgen.unsafe_split and Tensor.unsafe_split\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]',
         (('self', False, _REQ), ('split_size', False, _REQ), ('dim', False, 0), ),
     ),
+    "unsafe_split_with_sizes": (
+        'Tensor.unsafe_split_with_sizes(self, split_sizes, dim=0) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    split_sizes (int or sequence of ints)\n    dim (int, default 0)\n\nForms: functional: opgen.unsafe_split_with_sizes and Tensor.unsafe_split_with_sizes\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]',
+        (('self', False, _REQ), ('split_sizes', False, _REQ), ('dim', False, 0), ),
+    ),
     "unsqueeze": (
         'Tensor.unsqueeze(self, dim) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n\nForms: functional: opgen.unsqueeze and Tensor.unsqueeze; in-place: Tensor.unsqueeze_\nDifferentiable: yes, for input (derivatives.yaml; backward node UnsqueezeBackward0)\n\nSchemas (native_functions.yaml):\n    unsqueeze(Tensor(a) self, int dim) -> Tensor(a)',
         (('self', False, _REQ), ('dim', False, _REQ), ),
@@ -1649,6 +1677,13 @@ def reshape(self, *shape, **kwargs):
     return _tab_reshape[_k](self, (shape[0] if len(shape) == 1 and (not isinstance(shape[0], int)) else shape))
 
 
+def resize_(self, *size, **kwargs):
+    'Tensor.resize_(self, size, *, memory_format=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    memory_format (memory format, optional, default None)\n\nForms: in-place: Tensor.resize_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)\n\nThe sizes may also be given one by one: `t.resize_(2, 3)` is `t.resize_((2, 3))`.'
+    if kwargs or not size:
+        return _ops.resize_(self, *[_varargs(size)] if size else [], **kwargs)
+    return _ops.resize_(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
+
+
 def sum_to_size(self, *size, **kwargs):
     'Tensor.sum_to_size(self, size, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.sum_to_size\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    sum_to_size(Tensor self, SymInt[] size) -> Tensor\n\nThe sizes may also be given one by one: `t.sum_to_size(2, 3)` is `t.sum_to_size((2, 3))`.'
     if kwargs or not size:
@@ -1712,6 +1747,7 @@ def install(cls: type) -> None:
     cls.permute = permute
     cls.repeat = repeat
     cls.reshape = reshape
+    cls.resize_ = resize_
     cls.sum_to_size = sum_to_size
     cls.tile = tile
     cls.view = view

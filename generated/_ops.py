@@ -52,6 +52,7 @@ __all__ = [
     "amax",
     "amin",
     "aminmax",
+    "angle",
     "any",
     "arccos",
     "arccos_",
@@ -229,6 +230,7 @@ __all__ = [
     "igamma",
     "igammac",
     "im2col",
+    "imag",
     "index",
     "index_add",
     "index_copy",
@@ -246,6 +248,7 @@ __all__ = [
     "isnan",
     "isneginf",
     "isposinf",
+    "isreal",
     "kl_div",
     "kron",
     "kthvalue",
@@ -346,6 +349,7 @@ __all__ = [
     "nextafter_",
     "nll_loss",
     "nonzero",
+    "nonzero_static",
     "norm",
     "normal",
     "not_equal",
@@ -364,6 +368,7 @@ __all__ = [
     "rad2deg",
     "rad2deg_",
     "ravel",
+    "real",
     "reciprocal",
     "reciprocal_",
     "relu",
@@ -374,6 +379,7 @@ __all__ = [
     "renorm",
     "repeat_interleave",
     "reshape",
+    "resize_as_",
     "resolve_conj",
     "resolve_neg",
     "roll",
@@ -498,6 +504,7 @@ __all__ = [
     "unique",
     "unsafe_chunk",
     "unsafe_split",
+    "unsafe_split_with_sizes",
     "unsqueeze",
     "unsqueeze_copy",
     "var",
@@ -9859,6 +9866,129 @@ def _call_log_normal_(input, mean, std, generator):
     return _tab_log_normal_[_k](input, mean, std, generator)
 
 
+_op_angle = _dispatcher.declare("angle", "angle(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_angle = _op_angle.table
+
+
+def _call_angle(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_angle, (input,))
+    return _tab_angle[_k](input)
+
+
+_op_isreal = _dispatcher.declare("isreal", "isreal(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_isreal = _op_isreal.table
+
+
+def _call_isreal(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isreal, (input,))
+    return _tab_isreal[_k](input)
+
+
+_op_real = _dispatcher.declare("real", "real(Tensor(a) self) -> Tensor(a)", (0,), deferred=True)
+_tab_real = _op_real.table
+
+
+def _call_real(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_real, (input,))
+    return _tab_real[_k](input)
+
+
+_op_imag = _dispatcher.declare("imag", "imag(Tensor(a) self) -> Tensor(a)", (0,), deferred=True)
+_tab_imag = _op_imag.table
+
+
+def _call_imag(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_imag, (input,))
+    return _tab_imag[_k](input)
+
+
+_op_fill_diagonal_ = _dispatcher.declare("fill_diagonal_", "fill_diagonal_(Tensor(a!) self, Scalar fill_value, bool wrap=False) -> Tensor(a!)", (0,), deferred=True)
+_tab_fill_diagonal_ = _op_fill_diagonal_.table
+
+
+def _call_fill_diagonal_(input, fill_value, wrap):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fill_diagonal_, (input, fill_value, wrap,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_fill_diagonal_[_k](input, fill_value, wrap)
+
+
+_op_nonzero_static = _dispatcher.declare("nonzero_static", "nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor", (0,), deferred=True)
+_tab_nonzero_static = _op_nonzero_static.table
+
+
+def _call_nonzero_static(input, size, fill_value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nonzero_static, (input, size, fill_value,))
+    return _tab_nonzero_static[_k](input, size, fill_value)
+
+
+_op_new_empty_strided = _dispatcher.declare("new_empty_strided", "new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (0,), deferred=True)
+_tab_new_empty_strided = _op_new_empty_strided.table
+
+
+def _call_new_empty_strided(input, size, stride, dtype, layout, device, pin_memory):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_new_empty_strided, (input, size, stride, dtype, layout, device, pin_memory,))
+    return _tab_new_empty_strided[_k](input, size, stride, dtype, layout, device, pin_memory)
+
+
+_op_unsafe_split_with_sizes = _dispatcher.declare("unsafe_split_with_sizes", "unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]", (0,), deferred=True)
+_tab_unsafe_split_with_sizes = _op_unsafe_split_with_sizes.table
+
+
+def _call_unsafe_split_with_sizes(input, split_sizes, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unsafe_split_with_sizes, (input, split_sizes, dim,))
+    return _tab_unsafe_split_with_sizes[_k](input, split_sizes, dim)
+
+
+_op_resize_ = _dispatcher.declare("resize_", "resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)", (0,), deferred=True)
+_tab_resize_ = _op_resize_.table
+
+
+def _call_resize_(input, size, memory_format):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_resize_, (input, size, memory_format,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_resize_[_k](input, size, memory_format)
+
+
+_op_resize_as_ = _dispatcher.declare("resize_as_", "resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)", (0, 1), deferred=True)
+_tab_resize_as_ = _op_resize_as_.table
+
+
+def _call_resize_as_(input, the_template, memory_format):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | the_template._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_resize_as_, (input, the_template, memory_format,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_resize_as_[_k](input, the_template, memory_format)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -10206,6 +10336,19 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
             _k = _bad_arguments(_op_aminmax, (input, dim, keepdim,))
         return _rt_aminmax._make(_tab_aminmax[_k](input, dim, keepdim))
     return _no_overload("aminmax", locals(), ('aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)',))
+
+
+def angle(input, *, out=None):
+    'angle(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.angle and Tensor.angle\nDifferentiable: yes, for input (derivatives.yaml; backward node AngleBackward0)\n\nSchemas (native_functions.yaml):\n    angle(Tensor self) -> Tensor'
+    if out is not None:
+        return _call_into_out('angle', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_angle, (input,))
+        return _tab_angle[_k](input)
+    return _no_overload("angle", locals(), ('angle(Tensor self) -> Tensor',))
 
 
 def any(input, dim=_NG, keepdim=_NG, *, out=None):
@@ -11865,6 +12008,16 @@ def fill_(input, value):
     return _tab_fill__Scalar[_k](input, value)
 
 
+def fill_diagonal_(input, fill_value, wrap=False):
+    'fill_diagonal_(input, fill_value, wrap=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    fill_value (number)\n    wrap (bool, default False)\n\nForms: in-place: Tensor.fill_diagonal_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fill_diagonal_(Tensor(a!) self, Scalar fill_value, bool wrap=False) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fill_diagonal_, (input, fill_value, wrap,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_fill_diagonal_[_k](input, fill_value, wrap)
+
+
 def fix(input, *, out=None):
     'fix(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fix and Tensor.fix; in-place: opgen.fix_ and Tensor.fix_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fix(Tensor self) -> Tensor'
     if out is not None:
@@ -12489,6 +12642,15 @@ def im2col(input, kernel_size, dilation, padding, stride, *, out=None):
     return _no_overload("im2col", locals(), ('im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor',))
 
 
+def imag(input):
+    'imag(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.imag\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    imag(Tensor(a) self) -> Tensor(a)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_imag, (input,))
+    return _tab_imag[_k](input)
+
+
 def index(input, indices, *, out=None):
     'index(input, indices, *, out=None) -> Tensor\n\nadvanced indexing (what t[idx] calls for tensor indices)\n\nArguments:\n    input (Tensor)\n    indices (sequence of Tensors (None allowed))\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.index\nDifferentiable: yes, for input (derivatives.yaml; backward node IndexBackward0)\n\nSchemas (native_functions.yaml):\n    index.Tensor(Tensor self, Tensor?[] indices) -> Tensor'
     if out is not None:
@@ -12691,6 +12853,19 @@ def isposinf(input, *, out=None):
     if out is not None:
         return _call_isposinf_out(input, out)
     return _no_overload("isposinf", locals(), ('isposinf(Tensor self) -> Tensor', 'isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def isreal(input, *, out=None):
+    'isreal(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isreal and Tensor.isreal\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    isreal(Tensor self) -> Tensor'
+    if out is not None:
+        return _call_into_out('isreal', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_isreal, (input,))
+        return _tab_isreal[_k](input)
+    return _no_overload("isreal", locals(), ('isreal(Tensor self) -> Tensor',))
 
 
 def kl_div(input, target, reduction='mean', *, log_target=False, out=None):
@@ -13930,6 +14105,19 @@ def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=N
     return _no_overload("new_empty", locals(), ('new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
+def new_empty_strided(input, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
+    'new_empty_strided(input, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_empty_strided\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+    if out is not None:
+        return _call_into_out('new_empty_strided', (input, size, stride,), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_new_empty_strided, (input, size, stride, dtype, layout, device, pin_memory,))
+        return _tab_new_empty_strided[_k](input, size, stride, dtype, layout, device, pin_memory)
+    return _no_overload("new_empty_strided", locals(), ('new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
+
+
 def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, out=None):
     'new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    fill_value (number)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_full\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     if out is not None:
@@ -14010,6 +14198,19 @@ def nonzero(input, *, as_tuple=_NG):
 
 
 _show(nonzero, (('input', False, _REQ), ('as_tuple', True, _NG), ))
+
+
+def nonzero_static(input, *, size, fill_value=-1, out=None):
+    'nonzero_static(input, *, size, fill_value=-1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int)\n    fill_value (int, default -1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nonzero_static and Tensor.nonzero_static\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor'
+    if out is not None:
+        return _call_into_out('nonzero_static', (input,), {'size': size, 'fill_value': fill_value}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_nonzero_static, (input, size, fill_value,))
+        return _tab_nonzero_static[_k](input, size, fill_value)
+    return _no_overload("nonzero_static", locals(), ('nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor',))
 
 
 def norm(input, p=_NG, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -14293,6 +14494,15 @@ def ravel(input):
     return _tab_ravel[_k](input)
 
 
+def real(input):
+    'real(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.real\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    real(Tensor(a) self) -> Tensor(a)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_real, (input,))
+    return _tab_real[_k](input)
+
+
 def reciprocal(input, *, out=None):
     'reciprocal(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.reciprocal and Tensor.reciprocal; in-place: Tensor.reciprocal_; out=: opgen.reciprocal(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ReciprocalBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    reciprocal(Tensor self) -> Tensor\n    reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
@@ -14439,6 +14649,21 @@ def reshape(input, shape):
     except AttributeError:
         _k = _bad_arguments(_op_reshape, (input, shape,))
     return _tab_reshape[_k](input, shape)
+
+
+def resize_(input, size, *, memory_format=None):
+    'resize_(input, size, *, memory_format=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    memory_format (memory format, optional, default None)\n\nForms: in-place: Tensor.resize_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_resize_, (input, size, memory_format,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_resize_[_k](input, size, memory_format)
+
+
+def resize_as_(input, the_template, *, memory_format=None):
+    'resize_as_(input, the_template, *, memory_format=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    the_template (Tensor)\n    memory_format (memory format, optional, default None)\n\nForms: in-place: opgen.resize_as_ and Tensor.resize_as_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)'
+    return _call_resize_as_(input, (the_template if isinstance(the_template, Tensor) else _scalar(the_template, op='resize_as_', arg='the_template')), memory_format)
 
 
 def resolve_conj(input):
@@ -16045,6 +16270,15 @@ def unsafe_split(input, split_size, dim=0):
     except AttributeError:
         _k = _bad_arguments(_op_unsafe_split_Tensor, (input, split_size, dim,))
     return _tab_unsafe_split_Tensor[_k](input, split_size, dim)
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    'unsafe_split_with_sizes(input, split_sizes, dim=0) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    split_sizes (int or sequence of ints)\n    dim (int, default 0)\n\nForms: functional: opgen.unsafe_split_with_sizes and Tensor.unsafe_split_with_sizes\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unsafe_split_with_sizes, (input, split_sizes, dim,))
+    return _tab_unsafe_split_with_sizes[_k](input, split_sizes, dim)
 
 
 def unsqueeze(input, dim):
