@@ -230,7 +230,6 @@ __all__ = [
     "igamma",
     "igammac",
     "im2col",
-    "imag",
     "index",
     "index_add",
     "index_copy",
@@ -9902,18 +9901,6 @@ def _call_real(input):
     return _tab_real[_k](input)
 
 
-_op_imag = _dispatcher.declare("imag", "imag(Tensor(a) self) -> Tensor(a)", (0,), deferred=True)
-_tab_imag = _op_imag.table
-
-
-def _call_imag(input):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_imag, (input,))
-    return _tab_imag[_k](input)
-
-
 _op_fill_diagonal_ = _dispatcher.declare("fill_diagonal_", "fill_diagonal_(Tensor(a!) self, Scalar fill_value, bool wrap=False) -> Tensor(a!)", (0,), deferred=True)
 _tab_fill_diagonal_ = _op_fill_diagonal_.table
 
@@ -12640,15 +12627,6 @@ def im2col(input, kernel_size, dilation, padding, stride, *, out=None):
             _k = _bad_arguments(_op_im2col, (input, kernel_size, dilation, padding, stride,))
         return _tab_im2col[_k](input, kernel_size, dilation, padding, stride)
     return _no_overload("im2col", locals(), ('im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor',))
-
-
-def imag(input):
-    'imag(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.imag\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    imag(Tensor(a) self) -> Tensor(a)'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op_imag, (input,))
-    return _tab_imag[_k](input)
 
 
 def index(input, indices, *, out=None):

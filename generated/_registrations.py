@@ -1587,7 +1587,6 @@ _dispatcher.register_all([
     ("angle", "Autograd", _on_first_call("generated._autograd", "angle")),
     ("isreal", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.tensor_extras", "isreal")),
     ("real", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.tensor_extras", "real")),
-    ("imag", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.tensor_extras", "imag")),
     ("fill_diagonal_", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.tensor_extras", "fill_diagonal_")),
     ("nonzero_static", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.tensor_extras", "nonzero_static")),
     ("new_empty_strided", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.tensor_extras", "new_empty_strided")),

@@ -5,6 +5,7 @@ The in-place aliases call the op's in-place method, which makes the leaf and ove
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from runtime import dtypes, opcall
@@ -180,6 +181,10 @@ def ger(self: Any, vec2: Any) -> Any:
 
 
 def adjoint(self: Any) -> Any:
+    if self.dim() == 0:
+        warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().", UserWarning,
+                      stacklevel=2)
+        return self.view_as(self)
     if self.dim() < 2:
         raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
                            f"{self.dim()}-D tensor.")

@@ -1,5 +1,5 @@
 """Ops of PyTorch's Tensor surface built from other ops: the complex-number queries on real tensors
-(`angle`, `isreal`, `real`, `imag`), `fill_diagonal_`, `nonzero_static`, `new_empty_strided`,
+(`angle`, `isreal`, `real`), `fill_diagonal_`, `nonzero_static`, `new_empty_strided`,
 `unsafe_split_with_sizes`."""
 
 from __future__ import annotations
@@ -32,10 +32,6 @@ def isreal(self: Any) -> Any:
 def real(self: Any) -> Any:
     """The real part: the tensor itself, every opgen dtype being real."""
     return self
-
-
-def imag(self: Any) -> Any:
-    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 
 
 # -- fill_diagonal_, nonzero_static, new_empty_strided, unsafe_split_with_sizes ---------------------------
