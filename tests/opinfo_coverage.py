@@ -119,9 +119,6 @@ _GAP_7 = (
     "empty_strided(requires_grad=): the generated binding follows the aten schema, which has no "
     "requires_grad"
 )
-_GAP_8 = (
-    "in-place view ops (t_, squeeze_, unsqueeze_, transpose_, as_strided_) are not there yet (README)"
-)
 _GAP_9 = (
     "integer self with float beta/alpha: PyTorch casts the scalars to the integer type, opgen promotes to "
     "float"
@@ -163,8 +160,6 @@ KNOWN_GAPS: dict[str, str] = {
     'heaviside:method': _GAP_6,
     'heaviside:inplace': _GAP_6,
     'heaviside:out': _GAP_6,
-    'as_strided:inplace': _GAP_8,
-    'as_strided.partial_views:inplace': _GAP_8,
     'as_strided.partial_views:forward': _GAP_4,
     'as_strided_scatter:grad': _GAP_5,
     'native_layer_norm:grad': _GAP_13,
@@ -188,12 +183,7 @@ KNOWN_GAPS: dict[str, str] = {
     'square:method': _GAP_6,
     'square:out': _GAP_6,
     'empty_strided:forward': _GAP_7,
-    'squeeze:inplace': _GAP_8,
-    'squeeze.multiple:inplace': _GAP_8,
-    'unsqueeze:inplace': _GAP_8,
-    'transpose:inplace': _GAP_8,
     'nonzero:out': _GAP_12,
-    't:inplace': _GAP_8,
     'linalg.cross:out': _GAP_2,
     'linalg.det:out': _GAP_2,
     'linalg.cholesky:out': _GAP_2,
@@ -249,6 +239,8 @@ def resolve(info: Any) -> Any:
     found = _lookup(G, name)
     if found is None and "." not in name:
         found = getattr(G.Tensor, name, None)
+    if found is None and name in NONDETERMINISTIC:  # `cauchy`, `uniform` ...: entries of Tensor.cauchy_ ...
+        found = getattr(G.Tensor, name + "_", None)
     return found
 
 
