@@ -15,7 +15,7 @@ from typing import Any
 
 from runtime import dtypes, opcall
 from runtime.layout import strided
-from runtime.tensor import Tensor, install_methods, is_nonzero
+from runtime.tensor import Size, Tensor, install_methods, is_nonzero
 
 
 # -- sizes, layout, flags ----------------------------------------------------------------------------------
@@ -135,7 +135,7 @@ def new(self: Tensor, *args: Any, device: Any = None) -> Tensor:
     if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
         return G.empty(*args, dtype=self._dtype, device=device) if args else G.empty(0, dtype=self._dtype,
                                                                                       device=device)
-    if len(args) == 1 and isinstance(args[0], tuple) and all(isinstance(a, int) for a in args[0]):
+    if len(args) == 1 and isinstance(args[0], Size):  # a Size is sizes; any other tuple is data
         return G.empty(*args[0], dtype=self._dtype, device=device)
     if len(args) == 1 and not isinstance(args[0], str | bytes | float | bool):
         return G.tensor(args[0], dtype=self._dtype, device=device)
@@ -185,26 +185,63 @@ def map2_(self: Tensor, x: Tensor, y: Tensor, callable: Callable[[Any, Any, Any]
 
 
 # -- memory order ------------------------------------------------------------------------------------------
+# Note [dim_order]
+# PyTorch's answer: a contiguous tensor is (0, 1, ..., n-1), a channels-last 4-D one (0, 2, 3, 1); any other
+# layout is an insertion sort of the dims, innermost first, by stride: a dim of stride 0 compares with
+# nothing, equal strides order by size (the larger dim outside), and the result is read outermost first.
+# With ambiguity_check, a layout with a size-1 dim or two neighbouring equal strides, or whose sorted
+# neighbours are not strictly ordered, has no unique order and is refused.
 def dim_order(self: Tensor, *, ambiguity_check: bool = False) -> tuple[int, ...]:
-    """The dims from outermost to innermost in memory (by decreasing stride; a dim of size 1 or stride 0
-    keeps its logical place). `ambiguity_check=True` refuses a layout where that order is not unique."""
+    """The dims from outermost to innermost in memory (see Note [dim_order])."""
     sizes, strides = tuple(self.shape), self.stride()
-    if ambiguity_check and (any(s == 1 for s in sizes) or len(set(strides)) < len(strides)):
+    ndim = len(sizes)
+    if ambiguity_check and (any(s == 1 for s in sizes)
+                            or any(a == b for a, b in zip(strides, strides[1:], strict=False))):
         raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the given "
                            "memory formats.")
-    order = list(range(len(sizes)))
-    for i in range(1, len(order)):  # insertion sort: stable, and blind to the dims that say nothing
-        j = i
-        while j > 0 and _inner_before_outer(order[j - 1], order[j], sizes, strides):
-            order[j - 1], order[j] = order[j], order[j - 1]
-            j -= 1
-    return tuple(order)
+    if ndim <= 1:
+        return tuple(range(ndim))
+    contiguous, channels_last = self.is_contiguous(), _is_channels_last(sizes, strides)
+    if contiguous != channels_last:
+        return tuple(range(ndim)) if contiguous else (0, *range(2, ndim), 1)
+    inner_first = list(range(ndim - 1, -1, -1))
+    for i in range(1, ndim):
+        moving = i
+        for k in range(i - 1, -1, -1):
+            order = _stride_order(inner_first[k], inner_first[moving], sizes, strides)
+            if order > 0:
+                inner_first[k], inner_first[moving] = inner_first[moving], inner_first[k]
+                moving = k
+            elif order < 0:
+                break
+    if ambiguity_check and any(_stride_order(a, b, sizes, strides) != -1
+                               for a, b in zip(inner_first, inner_first[1:], strict=False)):
+        raise RuntimeError("The tensor does not have unique dim order.")
+    return tuple(reversed(inner_first))
 
 
-def _inner_before_outer(a: int, b: int, sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
-    if sizes[a] == 1 or sizes[b] == 1 or strides[a] == 0 or strides[b] == 0:
+def _at_least(a: int, b: int) -> bool:
+    return b == 0 or (a != 0 and a >= b)
+
+
+def _stride_order(a: int, b: int, sizes: tuple[int, ...], strides: tuple[int, ...]) -> int:
+    """-1: dim a lies inside dim b; 1: outside; 0: their strides do not say."""
+    if strides[a] == 0 or strides[b] == 0:
+        return 0
+    if strides[a] == strides[b]:
+        return 0 if _at_least(sizes[b], sizes[a]) else 1
+    return -1 if strides[b] > strides[a] else 1
+
+
+def _is_channels_last(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    if len(sizes) != 4:
         return False
-    return strides[a] < strides[b]
+    expected = 1
+    for d in (1, 3, 2, 0):  # channels innermost, then width, height, batch
+        if sizes[d] != 1 and strides[d] != expected:
+            return False
+        expected *= max(sizes[d], 1)
+    return True
 
 
 # -- sparse and quantized queries on a dense strided tensor (PyTorch's answers) ---------------------------

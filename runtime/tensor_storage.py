@@ -9,7 +9,8 @@ there PyTorch grows the one storage that every tensor sharing it sees, while opg
 the old memory (views are arrays over their memory: Note [Tensor data is a strided array view]).
 `set_(source)` makes the tensor share `source`'s storage (version counter included) and geometry;
 `set_(source, offset, size, stride)` views `source`'s storage (a Tensor's or a Storage) with that geometry,
-checked to lie inside it. Neither is recorded by autograd: a tensor that requires grad is refused, as
+checked to lie inside it: a geometry past the storage's end is refused (PyTorch grows a resizable storage
+there, for the same reason opgen cannot). Neither is recorded by autograd: a tensor that requires grad is refused, as
 PyTorch refuses a leaf; both bump the version counter.
 """
 
