@@ -489,3 +489,43 @@ def test_devices_opgen_lacks_refuse() -> None:
     for name in ("xpu", "mtia", "ipu"):
         with pytest.raises((RuntimeError, AssertionError)):
             getattr(G.zeros(1), name)()
+
+
+# -- the same on CUDA (a GPU, or the emulated device with OPGEN_EMULATE_CUDA=1) ---------------------------------
+@pytest.mark.cuda
+def test_in_place_view_ops_and_aliases_on_cuda() -> None:
+    x = G.zeros(3, 1, 2, device="cuda")
+    storage = x.untyped_storage()
+    assert tuple(x.squeeze_(1).t_().unsqueeze_(0).shape) == (1, 2, 3) and x.untyped_storage() is storage
+    assert x.device.type == "cuda"
+    values = RNG.normal(size=(2, 3))
+    a = G.tensor(values, device="cuda", requires_grad=True)
+    b = a * 1
+    b.transpose_(0, 1)
+    (b * G.tensor(np.arange(6.0).reshape(3, 2), device="cuda")).sum().backward()
+    assert a.grad.cpu().tolist() == np.arange(6.0).reshape(3, 2).T.tolist()
+    t, g = pair()
+    same(t.arccos().divide(t.greater(0).float() + 1), G.arccos(g.cuda()).divide(g.cuda().greater(0).float() + 1))
+    same(t.angle(), g.cuda().angle())
+    same(torch.zeros(5, 3).fill_diagonal_(1, wrap=True), G.zeros(5, 3, device="cuda").fill_diagonal_(1, wrap=True))
+
+
+@pytest.mark.cuda
+def test_samplers_on_cuda() -> None:
+    G.cuda.manual_seed_all(0)
+    x = G.empty(N, device="cuda")
+    x.exponential_(4.0)
+    assert float(x.mean()) == pytest.approx(0.25, rel=0.05)
+    x.geometric_(0.2)
+    assert float(x.mean()) == pytest.approx(5.0, rel=0.05) and float(x.min()) == 1.0
+    x.log_normal_(0.5, 0.25)
+    assert float(x.log().mean()) == pytest.approx(0.5, abs=0.02)
+    x.cauchy_(1.0, 2.0)
+    assert float(x.median()) == pytest.approx(1.0, abs=0.1)
+    x.bernoulli_(0.3)
+    assert float(x.mean()) == pytest.approx(0.3, abs=0.02)
+    draws = [G.empty(4, device="cuda").cauchy_(generator=G.Generator("cuda").manual_seed(5)).cpu().tolist()
+             for _ in range(2)]
+    assert draws[0] == draws[1]
+    with pytest.raises(RuntimeError):
+        G.empty(4, device="cuda").exponential_(generator=G.Generator("cpu"))
