@@ -153,6 +153,35 @@ def as_subclass(self: Tensor, cls: type) -> Tensor:
     return alias
 
 
+def resize(self: Tensor, *sizes: Any) -> Tensor:
+    """Deprecated out-of-place resize: this tensor's elements in another shape of the same number of elements
+    (differentiable, as reshape)."""
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], tuple | list) else tuple(sizes)
+    count = 1
+    for n in shape:
+        count *= int(n)
+    if count != self.numel():
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, shape))} ({count} elements in total), but the "
+                           f"given tensor has a size of {'x'.join(map(str, self.shape))} ({self.numel()} "
+                           "elements). autograd's resize can only change the shape of a given tensor, while "
+                           "preserving the number of elements.")
+    return opcall.ops.reshape(self.contiguous(), shape)
+
+
+def resize_as(self: Tensor, tensor: Tensor) -> Tensor:
+    """Deprecated out-of-place resize to `tensor`'s shape (same number of elements)."""
+    return resize(self, tuple(tensor.shape))
+
+
+def module_load(self: Tensor, other: Tensor, assign: bool = False) -> Tensor:
+    """What nn.Module.load_state_dict swaps in for this parameter or buffer: `other` detached with
+    assign=True, else this tensor with other's values copied in, detached (a new object either way)."""
+    if assign:
+        return other.detach()
+    return self.copy_(other).detach()
+
+
 # -- element-wise Python functions (CPU) -----------------------------------------------------------------
 def _python_map(self: Tensor, name: str, fn: Callable[..., Any], *others: Tensor) -> Tensor:
     if self._device.type != "cpu":
@@ -317,7 +346,8 @@ install_methods(
     is_nonzero=_is_nonzero, is_pinned=is_pinned, pin_memory=pin_memory,
     bfloat16=bfloat16, cdouble=_no_complex("cdouble", "complex128"), cfloat=_no_complex("cfloat", "complex64"),
     chalf=_no_complex("chalf", "complex32"),
-    new=new, as_subclass=as_subclass, apply_=apply_, map_=map_, map2_=map2_, dim_order=dim_order,
+    new=new, resize=resize, resize_as=resize_as, module_load=module_load, as_subclass=as_subclass,
+    apply_=apply_, map_=map_, map2_=map2_, dim_order=dim_order,
     to_dense=to_dense, dense_dim=dense_dim, sparse_dim=sparse_dim,
     **{name: _sparse_only(name, layout) for name, layout in _SPARSE.items()},
     **{name: _quantized_only(name) for name in _QUANTIZED},

@@ -161,13 +161,14 @@ TENSOR_NAMES: frozenset[str] = frozenset({
     "is_neg", "is_nested", "is_nonzero", "is_pinned", "is_quantized", "is_same_size", "is_set_to", "is_shared",
     "is_signed", "is_sparse", "is_sparse_csr", "is_vulkan", "is_xla", "is_xpu", "item", "itemsize", "layout", "ldexp_",
     "le_", "logical_and_", "logical_not_", "logical_or_", "logical_xor_", "logit_", "long", "lstsq", "lt_", "mH", "mT",
-    "map2_", "map_", "mtia", "mvlgamma_", "nan_to_num_", "nbytes", "ndim", "ndimension", "ne_", "nelement", "new",
-    "new_tensor", "numel", "numpy", "output_nr", "pin_memory", "polygamma", "polygamma_", "q_per_channel_axis",
-    "q_per_channel_scales", "q_per_channel_zero_points", "q_scale", "q_zero_point", "qscheme", "real", "register_hook",
-    "register_post_accumulate_grad_hook", "reinforce", "renorm_", "requires_grad", "requires_grad_", "reshape_as",
-    "retain_grad", "retains_grad", "row_indices", "set_", "sgn_", "shape", "short", "size", "solve", "sparse_dim",
-    "storage", "storage_offset", "stride", "symeig", "to", "to_dense", "tolist", "tril_", "triu_", "true_divide_",
-    "type", "type_as", "untyped_storage", "values", "view_as", "volatile", "where", "xpu",
+    "map2_", "map_", "module_load", "mtia", "mvlgamma_", "nan_to_num_", "nbytes", "ndim", "ndimension", "ne_",
+    "nelement", "new", "new_tensor", "numel", "numpy", "output_nr", "pin_memory", "polygamma", "polygamma_",
+    "q_per_channel_axis", "q_per_channel_scales", "q_per_channel_zero_points", "q_scale", "q_zero_point", "qscheme",
+    "real", "register_hook", "register_post_accumulate_grad_hook", "reinforce", "renorm_", "requires_grad",
+    "requires_grad_", "reshape_as", "resize", "resize_as", "retain_grad", "retains_grad", "row_indices", "set_", "sgn_",
+    "shape", "short", "size", "solve", "sparse_dim", "storage", "storage_offset", "stride", "symeig", "to", "to_dense",
+    "tolist", "tril_", "triu_", "true_divide_", "type", "type_as", "untyped_storage", "values", "view_as", "volatile",
+    "where", "xpu",
 })  # fmt: skip
 # runtime.api's public names (`__all__`, the lazy names, the public submodules) and the names that the
 # package's own __init__.py binds (templates/init.py.j2).

@@ -411,6 +411,27 @@ def test_resize_and_set_as_torch() -> None:
         G.zeros(1).set_(G.arange(6.0).untyped_storage(), 4, (2, 2), (1, 2))  # refuses (Note [resize_ and set_])
 
 
+def test_deprecated_resize_and_module_load_as_torch() -> None:
+    t, g = pair(np.arange(6.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same(t.resize(3, 2), g.resize(3, 2))
+        same(t.resize_as(torch.zeros(1, 6)), g.resize_as(G.zeros(1, 6)))
+        refused_alike(lambda lib: (t if lib is torch else g).resize(4))
+        leaf_t = torch.arange(6.0, requires_grad=True)
+        leaf_g = G.arange(6.0, requires_grad=True)
+        (leaf_t.resize(2, 3) * torch.arange(6.0).reshape(2, 3)).sum().backward()
+        (leaf_g.resize(2, 3) * G.arange(6.0).reshape(2, 3)).sum().backward()
+        same(leaf_t.grad, leaf_g.grad)
+    for lib, x in ((torch, t), (G, g)):
+        other = lib.ones(6)
+        swapped = x.clone().module_load(other, assign=True)
+        assert swapped is not other and swapped.data_ptr() == other.data_ptr()
+        target = x.clone()
+        loaded = target.module_load(other)
+        assert loaded is not target and loaded.data_ptr() == target.data_ptr() and target.tolist() == [1.0] * 6
+
+
 def test_python_function_maps() -> None:
     for lib in (torch, G):
         assert lib.arange(4.0).apply_(lambda v: v * v).tolist() == [0.0, 1.0, 4.0, 9.0]
