@@ -3053,6 +3053,120 @@ class RandomBackward0(_Node):
         return out
 
 
+class BernoulliBackward0(_Node):
+    """Backward of bernoulli_.Tensor."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 2
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _H.zeros_like_grad(grad)
+        if (1 < len(_edges) and _edges[1] is not None):
+            _not_implemented_input("bernoulli_.Tensor", "p")
+        return out
+
+
+class BernoulliBackward1(_Node):
+    """Backward of bernoulli_.float."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _H.zeros_like_grad(grad)
+        return out
+
+
+class CauchyBackward0(_Node):
+    """Backward of cauchy_."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _H.zeros_like_grad(grad)
+        return out
+
+
+class ExponentialBackward0(_Node):
+    """Backward of exponential_."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _H.zeros_like_grad(grad)
+        return out
+
+
+class GeometricBackward0(_Node):
+    """Backward of geometric_."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _H.zeros_like_grad(grad)
+        return out
+
+
+class LogNormalBackward0(_Node):
+    """Backward of log_normal_."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _H.zeros_like_grad(grad)
+        return out
+
+
+class AngleBackward0(_Node):
+    """Backward of angle."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _H.zeros_like_grad(grad)
+        return out
+
+
 class AsStridedBackwardBackward0(_Node):
     """Backward of as_strided_backward."""
 
@@ -12519,6 +12633,127 @@ def normal_float_float(mean, std, size, generator, dtype, layout, device, pin_me
     if False:
         node = _NotImplementedNode("normal.float_float")
         node.next_edges = ()
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def bernoulli__Tensor(input, p, generator):
+    _need = input._requires_grad or p._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(BernoulliBackward0)
+        node.sequence_nr = _next_seq()
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if p._requires_grad:
+            _fn = p._grad_fn
+            _e1 = ((_fn, p._output_nr, p._data.shape, p._dtype, p._device) if _fn is not None else p._leaf_edge or _leaf_edge(p))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+    _k = (_shared.remap or _tls.remap)[input._keys | p._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bernoulli__Tensor[_k](input, p, generator)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def bernoulli__float(input, p, generator):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(BernoulliBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bernoulli__float[_k](input, p, generator)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def cauchy_(input, median, sigma, generator):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(CauchyBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_cauchy_[_k](input, median, sigma, generator)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def exponential_(input, lambd, generator):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(ExponentialBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_exponential_[_k](input, lambd, generator)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def geometric_(input, p, generator):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(GeometricBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_geometric_[_k](input, p, generator)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def log_normal_(input, mean, std, generator):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _new(LogNormalBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_log_normal_[_k](input, mean, std, generator)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def angle(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_angle[_k](input)
+    if input._requires_grad:
+        node = _new(AngleBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
         if result._dtype.is_floating_point:
             result._grad_fn = node
             result._output_nr = 0

@@ -59,6 +59,14 @@ METHODS = {
         'Tensor.abs_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.abs and Tensor.abs; in-place: Tensor.abs_; out=: opgen.abs(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AbsBackward0)\n\nSchemas (native_functions.yaml):\n    abs_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
     ),
+    "absolute": (
+        'Tensor.absolute(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.absolute and Tensor.absolute; in-place: Tensor.absolute_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    absolute(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "absolute_": (
+        'Tensor.absolute_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.absolute and Tensor.absolute; in-place: Tensor.absolute_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    absolute_(Tensor(a!) self) -> Tensor(a!)',
+        (('self', False, _REQ), ),
+    ),
     "acos": (
         'Tensor.acos(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.acos and Tensor.acos; in-place: Tensor.acos_; out=: opgen.acos(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node AcosBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    acos(Tensor self) -> Tensor\n    acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
         (('self', False, _REQ), ('out', True, None), ),
@@ -115,6 +123,10 @@ METHODS = {
         'Tensor.addr(self, vec1, vec2, *, beta=1, alpha=1, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    vec1 (Tensor)\n    vec2 (Tensor)\n    beta (number, default 1)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.addr and Tensor.addr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',
         (('self', False, _REQ), ('vec1', False, _REQ), ('vec2', False, _REQ), ('beta', True, 1), ('alpha', True, 1), ('out', True, None), ),
     ),
+    "adjoint": (
+        'Tensor.adjoint(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.adjoint and Tensor.adjoint\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    adjoint(Tensor(a) self) -> Tensor(a)',
+        (('self', False, _REQ), ),
+    ),
     "all": (
         'Tensor.all(self) -> Tensor\nTensor.all(self, dim, keepdim=False) -> Tensor\nTensor.all(self, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or int or sequence of ints, optional; may be left out: only all.dim, all.dims take it)\n    keepdim (bool, default False; taken by all.dim, all.dims)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.all and Tensor.all\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    all(Tensor self) -> Tensor\n    all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor\n    all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor',
         (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('out', True, None), ),
@@ -135,9 +147,69 @@ METHODS = {
         'Tensor.aminmax(self, *, dim=None, keepdim=False, out=None) -> (Tensor min, Tensor max)\n\nArguments:\n    self (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.aminmax and Tensor.aminmax\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)',
         (('self', False, _REQ), ('dim', True, None), ('keepdim', True, False), ('out', True, None), ),
     ),
+    "angle": (
+        'Tensor.angle(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.angle and Tensor.angle\nDifferentiable: yes, for input (derivatives.yaml; backward node AngleBackward0)\n\nSchemas (native_functions.yaml):\n    angle(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
     "any": (
         'Tensor.any(self) -> Tensor\nTensor.any(self, dim, keepdim=False) -> Tensor\nTensor.any(self, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or int or sequence of ints, optional; may be left out: only any.dim, any.dims take it)\n    keepdim (bool, default False; taken by any.dim, any.dims)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.any and Tensor.any\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    any(Tensor self) -> Tensor\n    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor\n    any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor',
         (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('out', True, None), ),
+    ),
+    "arccos": (
+        'Tensor.arccos(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.arccos and Tensor.arccos; in-place: opgen.arccos_ and Tensor.arccos_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arccos(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "arccos_": (
+        'Tensor.arccos_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.arccos and Tensor.arccos; in-place: opgen.arccos_ and Tensor.arccos_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arccos_(Tensor(a!) self) -> Tensor(a!)',
+        (('self', False, _REQ), ),
+    ),
+    "arccosh": (
+        'Tensor.arccosh(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.arccosh and Tensor.arccosh; in-place: opgen.arccosh_ and Tensor.arccosh_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arccosh(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "arccosh_": (
+        'Tensor.arccosh_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.arccosh and Tensor.arccosh; in-place: opgen.arccosh_ and Tensor.arccosh_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arccosh_(Tensor(a!) self) -> Tensor(a!)',
+        (('self', False, _REQ), ),
+    ),
+    "arcsin": (
+        'Tensor.arcsin(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.arcsin and Tensor.arcsin; in-place: opgen.arcsin_ and Tensor.arcsin_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arcsin(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "arcsin_": (
+        'Tensor.arcsin_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.arcsin and Tensor.arcsin; in-place: opgen.arcsin_ and Tensor.arcsin_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arcsin_(Tensor(a!) self) -> Tensor(a!)',
+        (('self', False, _REQ), ),
+    ),
+    "arcsinh": (
+        'Tensor.arcsinh(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.arcsinh and Tensor.arcsinh; in-place: opgen.arcsinh_ and Tensor.arcsinh_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arcsinh(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "arcsinh_": (
+        'Tensor.arcsinh_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.arcsinh and Tensor.arcsinh; in-place: opgen.arcsinh_ and Tensor.arcsinh_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arcsinh_(Tensor(a!) self) -> Tensor(a!)',
+        (('self', False, _REQ), ),
+    ),
+    "arctan": (
+        'Tensor.arctan(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.arctan and Tensor.arctan; in-place: opgen.arctan_ and Tensor.arctan_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arctan(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "arctan2": (
+        'Tensor.arctan2(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.arctan2 and Tensor.arctan2; in-place: Tensor.arctan2_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arctan2(Tensor self, Tensor other) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "arctan2_": (
+        'Tensor.arctan2_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.arctan2 and Tensor.arctan2; in-place: Tensor.arctan2_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ),
+    ),
+    "arctan_": (
+        'Tensor.arctan_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.arctan and Tensor.arctan; in-place: opgen.arctan_ and Tensor.arctan_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arctan_(Tensor(a!) self) -> Tensor(a!)',
+        (('self', False, _REQ), ),
+    ),
+    "arctanh": (
+        'Tensor.arctanh(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.arctanh and Tensor.arctanh; in-place: opgen.arctanh_ and Tensor.arctanh_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arctanh(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "arctanh_": (
+        'Tensor.arctanh_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.arctanh and Tensor.arctanh; in-place: opgen.arctanh_ and Tensor.arctanh_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arctanh_(Tensor(a!) self) -> Tensor(a!)',
+        (('self', False, _REQ), ),
     ),
     "argmax": (
         'Tensor.argmax(self, dim=None, keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.argmax and Tensor.argmax\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor',
@@ -156,7 +228,11 @@ METHODS = {
         (('self', False, _REQ), ('out', True, None), ),
     ),
     "as_strided": (
-        'Tensor.as_strided(self, size, stride, storage_offset=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n\nForms: functional: opgen.as_strided and Tensor.as_strided\nDifferentiable: yes, for input (derivatives.yaml; backward node AsStridedBackward0)\n\nSchemas (native_functions.yaml):\n    as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)',
+        'Tensor.as_strided(self, size, stride, storage_offset=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n\nForms: functional: opgen.as_strided and Tensor.as_strided; in-place: opgen.as_strided_ and Tensor.as_strided_\nDifferentiable: yes, for input (derivatives.yaml; backward node AsStridedBackward0)\n\nSchemas (native_functions.yaml):\n    as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)',
+        (('self', False, _REQ), ('size', False, _REQ), ('stride', False, _REQ), ('storage_offset', False, None), ),
+    ),
+    "as_strided_": (
+        'Tensor.as_strided_(self, size, stride, storage_offset=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n\nForms: functional: opgen.as_strided and Tensor.as_strided; in-place: opgen.as_strided_ and Tensor.as_strided_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)',
         (('self', False, _REQ), ('size', False, _REQ), ('stride', False, _REQ), ('storage_offset', False, None), ),
     ),
     "as_strided_scatter": (
@@ -208,8 +284,12 @@ METHODS = {
         (('self', False, _REQ), ('batch1', False, _REQ), ('batch2', False, _REQ), ('beta', True, 1), ('alpha', True, 1), ('out', True, None), ),
     ),
     "bernoulli": (
-        'Tensor.bernoulli(self, *, generator=None) -> Tensor\nTensor.bernoulli(self, p, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    p (float; may be left out: only bernoulli.p takes it)\n    generator (Generator, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bernoulli and Tensor.bernoulli\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    bernoulli(Tensor self, *, Generator? generator=None) -> Tensor\n    bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor',
+        'Tensor.bernoulli(self, *, generator=None) -> Tensor\nTensor.bernoulli(self, p, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    p (float; may be left out: only bernoulli.p takes it)\n    generator (Generator, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bernoulli and Tensor.bernoulli; in-place: Tensor.bernoulli_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    bernoulli(Tensor self, *, Generator? generator=None) -> Tensor\n    bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor',
         (('self', False, _REQ), ('p', False, _NG), ('generator', True, None), ('out', True, None), ),
+    ),
+    "bernoulli_": (
+        'Tensor.bernoulli_(self, p, *, generator=None) -> Tensor\nTensor.bernoulli_(self, p=0.5, *, generator=None) -> Tensor\nTensor.bernoulli_(self, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    p (Tensor or float; may be left out: only bernoulli_.Tensor, bernoulli_.float take it)\n    generator (Generator, optional, default None)\n\nForms: functional: opgen.bernoulli and Tensor.bernoulli; in-place: Tensor.bernoulli_\nDifferentiable: bernoulli_.Tensor: yes, for input (derivatives.yaml; backward node BernoulliBackward0); bernoulli_.float: yes, for input (derivatives.yaml; backward node BernoulliBackward1); bernoulli: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)\n    bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)\n    bernoulli(Tensor self, *, Generator? generator=None) -> Tensor',
+        (('self', False, _REQ), ('p', False, _NG), ('generator', True, None), ),
     ),
     "bincount": (
         'Tensor.bincount(self, weights=None, minlength=0, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    weights (Tensor, optional, default None)\n    minlength (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bincount and Tensor.bincount\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor',
@@ -251,6 +331,10 @@ METHODS = {
         'Tensor.bmm(self, mat2, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    mat2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bmm and Tensor.bmm\nDifferentiable: yes, for input, mat2 (derivatives.yaml; backward node BmmBackward0)\n\nSchemas (native_functions.yaml):\n    bmm(Tensor self, Tensor mat2) -> Tensor',
         (('self', False, _REQ), ('mat2', False, _REQ), ('out', True, None), ),
     ),
+    "cauchy_": (
+        'Tensor.cauchy_(self, median=0, sigma=1, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    median (float, default 0)\n    sigma (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.cauchy_\nDifferentiable: yes, for input (derivatives.yaml; backward node CauchyBackward0)\n\nSchemas (native_functions.yaml):\n    cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)',
+        (('self', False, _REQ), ('median', False, 0), ('sigma', False, 1), ('generator', True, None), ),
+    ),
     "ceil": (
         'Tensor.ceil(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ceil and Tensor.ceil; in-place: Tensor.ceil_; out=: opgen.ceil(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node CeilBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    ceil(Tensor self) -> Tensor\n    ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
         (('self', False, _REQ), ('out', True, None), ),
@@ -288,8 +372,12 @@ METHODS = {
         (('self', False, _REQ), ('min', False, _REQ), ),
     ),
     "clip": (
-        'Tensor.clip(self, min=None, max=None, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clip and Tensor.clip\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n    clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor',
+        'Tensor.clip(self, min=None, max=None, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clip and Tensor.clip; in-place: opgen.clip_ and Tensor.clip_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n    clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor',
         (('self', False, _REQ), ('min', False, None), ('max', False, None), ('out', True, None), ),
+    ),
+    "clip_": (
+        'Tensor.clip_(self, min=None, max=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n\nForms: functional: opgen.clip and Tensor.clip; in-place: opgen.clip_ and Tensor.clip_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)\n    clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)',
+        (('self', False, _REQ), ('min', False, None), ('max', False, None), ),
     ),
     "clone": (
         'Tensor.clone(self, *, memory_format=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    memory_format (memory format, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clone and Tensor.clone\nDifferentiable: yes, for input (derivatives.yaml; backward node CloneBackward0)\n\nSchemas (native_functions.yaml):\n    clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor',
@@ -419,6 +507,14 @@ METHODS = {
         'Tensor.div_(self, other, *, rounding_mode=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    rounding_mode (str, optional, default None; taken by div.Scalar_mode, div.Tensor_mode)\n\nForms: functional: opgen.div and Tensor.div; in-place: Tensor.div_; out=: opgen.div(..., out=t)\nDifferentiable: div_.Tensor: yes, for input, other (derivatives.yaml; backward node DivBackward0); div_.Scalar: yes, for input (derivatives.yaml; backward node DivBackward0); div.Tensor_mode: yes, for input, other (derivatives.yaml; backward node DivBackward2); div.Scalar_mode: yes, for input (derivatives.yaml; backward node DivBackward2)\n\nSchemas (native_functions.yaml):\n    div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)\n    div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor\n    div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor',
         (('self', False, _REQ), ('other', False, _REQ), ('rounding_mode', True, None), ),
     ),
+    "divide": (
+        'Tensor.divide(self, other, *, rounding_mode=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    rounding_mode (str, optional, default None; taken by divide.Scalar_mode, divide.Tensor_mode)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.divide and Tensor.divide; in-place: Tensor.divide_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    divide.Tensor(Tensor self, Tensor other) -> Tensor\n    divide.Scalar(Tensor self, Scalar other) -> Tensor\n    divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor\n    divide.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('rounding_mode', True, None), ('out', True, None), ),
+    ),
+    "divide_": (
+        'Tensor.divide_(self, other, *, rounding_mode=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    rounding_mode (str, optional, default None; taken by divide_.Scalar_mode, divide_.Tensor_mode)\n\nForms: functional: opgen.divide and Tensor.divide; in-place: Tensor.divide_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)\n    divide_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)\n    divide_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ('rounding_mode', True, None), ),
+    ),
     "dot": (
         'Tensor.dot(self, tensor, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    tensor (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.dot and Tensor.dot\nDifferentiable: yes, for input, tensor (derivatives.yaml; backward node DotBackward0)\n\nSchemas (native_functions.yaml):\n    dot(Tensor self, Tensor tensor) -> Tensor',
         (('self', False, _REQ), ('tensor', False, _REQ), ('out', True, None), ),
@@ -487,9 +583,25 @@ METHODS = {
         'Tensor.expm1_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.expm1 and Tensor.expm1; in-place: Tensor.expm1_; out=: opgen.expm1(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node Expm1Backward0)\n\nSchemas (native_functions.yaml):\n    expm1_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
     ),
+    "exponential_": (
+        'Tensor.exponential_(self, lambd=1, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    lambd (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.exponential_\nDifferentiable: yes, for input (derivatives.yaml; backward node ExponentialBackward0)\n\nSchemas (native_functions.yaml):\n    exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)',
+        (('self', False, _REQ), ('lambd', False, 1), ('generator', True, None), ),
+    ),
     "fill_": (
         'Tensor.fill_(self, value) -> Tensor\n\nArguments:\n    self (Tensor)\n    value (number)\n\nForms: functional: opgen.fill; in-place: Tensor.fill_\nDifferentiable: yes, for input (derivatives.yaml; backward node FillBackward2)\n\nSchemas (native_functions.yaml):\n    fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)',
         (('self', False, _REQ), ('value', False, _REQ), ),
+    ),
+    "fill_diagonal_": (
+        'Tensor.fill_diagonal_(self, fill_value, wrap=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    fill_value (number)\n    wrap (bool, default False)\n\nForms: in-place: Tensor.fill_diagonal_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fill_diagonal_(Tensor(a!) self, Scalar fill_value, bool wrap=False) -> Tensor(a!)',
+        (('self', False, _REQ), ('fill_value', False, _REQ), ('wrap', False, False), ),
+    ),
+    "fix": (
+        'Tensor.fix(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fix and Tensor.fix; in-place: opgen.fix_ and Tensor.fix_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fix(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "fix_": (
+        'Tensor.fix_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.fix and Tensor.fix; in-place: opgen.fix_ and Tensor.fix_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fix_(Tensor(a!) self) -> Tensor(a!)',
+        (('self', False, _REQ), ),
     ),
     "flatten": (
         'Tensor.flatten(self, start_dim=0, end_dim=-1) -> Tensor\n\nArguments:\n    self (Tensor)\n    start_dim (int, default 0)\n    end_dim (int, default -1)\n\nForms: functional: opgen.flatten and Tensor.flatten\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)',
@@ -563,9 +675,37 @@ METHODS = {
         'Tensor.ge(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ge and Tensor.ge; out=: opgen.ge(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    ge.Tensor(Tensor self, Tensor other) -> Tensor\n    ge.Scalar(Tensor self, Scalar other) -> Tensor\n    ge.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)',
         (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
     ),
+    "geometric_": (
+        'Tensor.geometric_(self, p, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    p (float)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.geometric_\nDifferentiable: yes, for input (derivatives.yaml; backward node GeometricBackward0)\n\nSchemas (native_functions.yaml):\n    geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)',
+        (('self', False, _REQ), ('p', False, _REQ), ('generator', True, None), ),
+    ),
+    "ger": (
+        'Tensor.ger(self, vec2, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    vec2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ger and Tensor.ger\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    ger(Tensor self, Tensor vec2) -> Tensor',
+        (('self', False, _REQ), ('vec2', False, _REQ), ('out', True, None), ),
+    ),
+    "greater": (
+        'Tensor.greater(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.greater and Tensor.greater; in-place: Tensor.greater_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    greater.Tensor(Tensor self, Tensor other) -> Tensor\n    greater.Scalar(Tensor self, Scalar other) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "greater_": (
+        'Tensor.greater_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.greater and Tensor.greater; in-place: Tensor.greater_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    greater_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    greater_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ),
+    ),
+    "greater_equal": (
+        'Tensor.greater_equal(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.greater_equal and Tensor.greater_equal; in-place: Tensor.greater_equal_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    greater_equal.Tensor(Tensor self, Tensor other) -> Tensor\n    greater_equal.Scalar(Tensor self, Scalar other) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "greater_equal_": (
+        'Tensor.greater_equal_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.greater_equal and Tensor.greater_equal; in-place: Tensor.greater_equal_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    greater_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    greater_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ),
+    ),
     "gt": (
         'Tensor.gt(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.gt and Tensor.gt; out=: opgen.gt(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    gt.Tensor(Tensor self, Tensor other) -> Tensor\n    gt.Scalar(Tensor self, Scalar other) -> Tensor\n    gt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)',
         (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "hardshrink": (
+        'Tensor.hardshrink(self, lambd=0.5, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    lambd (number, default 0.5)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.hardshrink and Tensor.hardshrink\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor',
+        (('self', False, _REQ), ('lambd', False, 0.5), ('out', True, None), ),
     ),
     "hardsigmoid_": (
         'Tensor.hardsigmoid_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.hardsigmoid; in-place: Tensor.hardsigmoid_; out=: opgen.hardsigmoid(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node HardsigmoidBackward0)\n\nSchemas (native_functions.yaml):\n    hardsigmoid_(Tensor(a!) self) -> Tensor(a!)',
@@ -683,6 +823,10 @@ METHODS = {
         'Tensor.isposinf(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isposinf and Tensor.isposinf; out=: opgen.isposinf(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    isposinf(Tensor self) -> Tensor\n    isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
         (('self', False, _REQ), ('out', True, None), ),
     ),
+    "isreal": (
+        'Tensor.isreal(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isreal and Tensor.isreal\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    isreal(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
     "kron": (
         'Tensor.kron(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.kron and Tensor.kron\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    kron(Tensor self, Tensor other) -> Tensor',
         (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
@@ -710,6 +854,22 @@ METHODS = {
     "lerp_": (
         'Tensor.lerp_(self, end, weight) -> Tensor\n\nArguments:\n    self (Tensor)\n    end (Tensor)\n    weight (number or Tensor)\n\nForms: functional: opgen.lerp and Tensor.lerp; in-place: Tensor.lerp_; out=: opgen.lerp(..., out=t)\nDifferentiable: lerp_.Scalar: yes, for input, end (derivatives.yaml; backward node LerpBackward0); lerp_.Tensor: yes, for input, end, weight (derivatives.yaml; backward node LerpBackward1)\n\nSchemas (native_functions.yaml):\n    lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)\n    lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)',
         (('self', False, _REQ), ('end', False, _REQ), ('weight', False, _REQ), ),
+    ),
+    "less": (
+        'Tensor.less(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.less and Tensor.less; in-place: Tensor.less_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    less.Tensor(Tensor self, Tensor other) -> Tensor\n    less.Scalar(Tensor self, Scalar other) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "less_": (
+        'Tensor.less_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.less and Tensor.less; in-place: Tensor.less_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    less_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    less_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ),
+    ),
+    "less_equal": (
+        'Tensor.less_equal(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.less_equal and Tensor.less_equal; in-place: Tensor.less_equal_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    less_equal.Tensor(Tensor self, Tensor other) -> Tensor\n    less_equal.Scalar(Tensor self, Scalar other) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "less_equal_": (
+        'Tensor.less_equal_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.less_equal and Tensor.less_equal; in-place: Tensor.less_equal_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    less_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    less_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ),
     ),
     "lgamma": (
         'Tensor.lgamma(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.lgamma and Tensor.lgamma; in-place: Tensor.lgamma_; out=: opgen.lgamma(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node LgammaBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    lgamma(Tensor self) -> Tensor\n    lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
@@ -750,6 +910,10 @@ METHODS = {
     "log_": (
         'Tensor.log_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.log and Tensor.log; in-place: Tensor.log_; out=: opgen.log(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node LogBackward0)\n\nSchemas (native_functions.yaml):\n    log_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
+    ),
+    "log_normal_": (
+        'Tensor.log_normal_(self, mean=1, std=2, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    mean (float, default 1)\n    std (float, default 2)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.log_normal_\nDifferentiable: yes, for input (derivatives.yaml; backward node LogNormalBackward0)\n\nSchemas (native_functions.yaml):\n    log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)',
+        (('self', False, _REQ), ('mean', False, 1), ('std', False, 2), ('generator', True, None), ),
     ),
     "log_sigmoid_": (
         'Tensor.log_sigmoid_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.log_sigmoid; in-place: Tensor.log_sigmoid_; out=: opgen.log_sigmoid(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node LogSigmoidBackward0)\n\nSchemas (native_functions.yaml):\n    log_sigmoid_(Tensor(a!) self) -> Tensor(a!)',
@@ -827,6 +991,10 @@ METHODS = {
         'Tensor.matmul(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.matmul and Tensor.matmul\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matmul(Tensor self, Tensor other) -> Tensor',
         (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
     ),
+    "matrix_power": (
+        'Tensor.matrix_power(self, n, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    n (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.matrix_power and Tensor.matrix_power\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matrix_power(Tensor self, int n) -> Tensor',
+        (('self', False, _REQ), ('n', False, _REQ), ('out', True, None), ),
+    ),
     "max": (
         'Tensor.max(self) -> Tensor\nTensor.max(self, dim, keepdim=False) -> (Tensor values, Tensor indices)\nTensor.max(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only max.dim takes it)\n    keepdim (bool, default False; taken by max.dim)\n    other (Tensor; may be left out: only max.other takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.max and Tensor.max\nDifferentiable: max: yes, for input (derivatives.yaml; backward node MaxBackward1); max.dim: yes, for input (derivatives.yaml; backward node MaxBackward0); max.other: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    max(Tensor self) -> Tensor\n    max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)\n    max.other(Tensor self, Tensor other) -> Tensor',
         (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('other', False, _NG), ('out', True, None), ),
@@ -895,6 +1063,14 @@ METHODS = {
         'Tensor.multinomial(self, num_samples, replacement=False, *, generator=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    num_samples (int)\n    replacement (bool, default False)\n    generator (Generator, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.multinomial and Tensor.multinomial\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor',
         (('self', False, _REQ), ('num_samples', False, _REQ), ('replacement', False, False), ('generator', True, None), ('out', True, None), ),
     ),
+    "multiply": (
+        'Tensor.multiply(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.multiply and Tensor.multiply; in-place: Tensor.multiply_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    multiply.Tensor(Tensor self, Tensor other) -> Tensor\n    multiply.Scalar(Tensor self, Scalar other) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "multiply_": (
+        'Tensor.multiply_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.multiply and Tensor.multiply; in-place: Tensor.multiply_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    multiply_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    multiply_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ),
+    ),
     "mv": (
         'Tensor.mv(self, vec, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    vec (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mv and Tensor.mv\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    mv(Tensor self, Tensor vec) -> Tensor',
         (('self', False, _REQ), ('vec', False, _REQ), ('out', True, None), ),
@@ -939,6 +1115,18 @@ METHODS = {
         'Tensor.neg_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.neg and Tensor.neg; in-place: Tensor.neg_; out=: opgen.neg(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node NegBackward0)\n\nSchemas (native_functions.yaml):\n    neg_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
     ),
+    "negative": (
+        'Tensor.negative(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.negative and Tensor.negative; in-place: opgen.negative_ and Tensor.negative_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    negative(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
+    "negative_": (
+        'Tensor.negative_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.negative and Tensor.negative; in-place: opgen.negative_ and Tensor.negative_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    negative_(Tensor(a!) self) -> Tensor(a!)',
+        (('self', False, _REQ), ),
+    ),
+    "new_empty_strided": (
+        'Tensor.new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    requires_grad (any, default False; taken by )\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_empty_strided\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
+        (('self', False, _REQ), ('size', False, _REQ), ('stride', False, _REQ), ('dtype', True, None), ('layout', True, None), ('device', True, None), ('pin_memory', True, None), ('requires_grad', True, False), ('out', True, None), ),
+    ),
     "new_full": (
         'Tensor.new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    fill_value (number)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    requires_grad (any, default False; taken by )\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_full\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',
         (('self', False, _REQ), ('size', False, _REQ), ('fill_value', False, _REQ), ('dtype', True, None), ('layout', True, None), ('device', True, None), ('pin_memory', True, None), ('requires_grad', True, False), ('out', True, None), ),
@@ -955,6 +1143,10 @@ METHODS = {
         'Tensor.nonzero(self) -> Tensor\nTensor.nonzero(self, *, as_tuple) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    as_tuple (bool; may be left out: only nonzero.as_tuple takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nonzero and Tensor.nonzero\nDifferentiable: nonzero: no (derivatives.yaml marks its outputs not differentiable); nonzero.as_tuple: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero(Tensor self) -> Tensor\n    nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]',
         (('self', False, _REQ), ('as_tuple', True, _NG), ('out', True, None), ),
     ),
+    "nonzero_static": (
+        'Tensor.nonzero_static(self, *, size, fill_value=-1, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int)\n    fill_value (int, default -1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nonzero_static and Tensor.nonzero_static\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor',
+        (('self', False, _REQ), ('size', True, _REQ), ('fill_value', True, -1), ('out', True, None), ),
+    ),
     "norm": (
         'Tensor.norm(self, p=2, dim=None, keepdim=False, *, dtype=None) -> Tensor\nTensor.norm(self, p, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    p (number, optional or str; may be left out: only norm.Scalar, norm.str take it)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.norm and Tensor.norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
         (('self', False, _REQ), ('p', False, _NG), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ),
@@ -962,6 +1154,14 @@ METHODS = {
     "normal_": (
         'Tensor.normal_(self, mean=0, std=1, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    mean (float, default 0)\n    std (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: functional: opgen.normal; in-place: Tensor.normal_\nDifferentiable: yes, for input (derivatives.yaml; backward node NormalBackward0)\n\nSchemas (native_functions.yaml):\n    normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)',
         (('self', False, _REQ), ('mean', False, 0), ('std', False, 1), ('generator', True, None), ),
+    ),
+    "not_equal": (
+        'Tensor.not_equal(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.not_equal and Tensor.not_equal; in-place: Tensor.not_equal_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    not_equal.Tensor(Tensor self, Tensor other) -> Tensor\n    not_equal.Scalar(Tensor self, Scalar other) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "not_equal_": (
+        'Tensor.not_equal_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.not_equal and Tensor.not_equal; in-place: Tensor.not_equal_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    not_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    not_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ),
     ),
     "outer": (
         'Tensor.outer(self, vec2, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    vec2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.outer and Tensor.outer\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    outer(Tensor self, Tensor vec2) -> Tensor',
@@ -1038,6 +1238,10 @@ METHODS = {
     "repeat_interleave": (
         'Tensor.repeat_interleave(self, repeats, dim=None, *, output_size=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    repeats (int or Tensor)\n    dim (int, optional, default None)\n    output_size (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.repeat_interleave and Tensor.repeat_interleave\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor',
         (('self', False, _REQ), ('repeats', False, _REQ), ('dim', False, None), ('output_size', True, None), ('out', True, None), ),
+    ),
+    "resize_as_": (
+        'Tensor.resize_as_(self, the_template, *, memory_format=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    the_template (Tensor)\n    memory_format (memory format, optional, default None)\n\nForms: in-place: opgen.resize_as_ and Tensor.resize_as_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)',
+        (('self', False, _REQ), ('the_template', False, _REQ), ('memory_format', True, None), ),
     ),
     "resolve_conj": (
         'Tensor.resolve_conj(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.resolve_conj and Tensor.resolve_conj\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    resolve_conj(Tensor(a) self) -> Tensor(a)',
@@ -1159,6 +1363,10 @@ METHODS = {
         'Tensor.slice_scatter(self, src, dim=0, start=None, end=None, step=1, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    src (Tensor)\n    dim (int, default 0)\n    start (int, optional, default None)\n    end (int, optional, default None)\n    step (int, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.slice_scatter and Tensor.slice_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor',
         (('self', False, _REQ), ('src', False, _REQ), ('dim', False, 0), ('start', False, None), ('end', False, None), ('step', False, 1), ('out', True, None), ),
     ),
+    "slogdet": (
+        'Tensor.slogdet(self, *, out=None) -> (Tensor sign, Tensor logabsdet)\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.slogdet and Tensor.slogdet\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
     "softmax": (
         'Tensor.softmax(self, dim, dtype=None, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.softmax and Tensor.softmax\nDifferentiable: yes, for input (derivatives.yaml; backward node SoftmaxBackward0)\n\nSchemas (native_functions.yaml):\n    softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor',
         (('self', False, _REQ), ('dim', False, _REQ), ('dtype', False, None), ('out', True, None), ),
@@ -1204,7 +1412,11 @@ METHODS = {
         (('self', False, _REQ), ),
     ),
     "squeeze": (
-        'Tensor.squeeze(self) -> Tensor\nTensor.squeeze(self, dim) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only squeeze.dim takes it)\n\nForms: functional: opgen.squeeze and Tensor.squeeze\nDifferentiable: squeeze: yes, for input (derivatives.yaml; backward node SqueezeBackward0); squeeze.dim: yes, for input (derivatives.yaml; backward node SqueezeBackward1)\n\nSchemas (native_functions.yaml):\n    squeeze(Tensor(a) self) -> Tensor(a)\n    squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)',
+        'Tensor.squeeze(self) -> Tensor\nTensor.squeeze(self, dim) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only squeeze.dim takes it)\n\nForms: functional: opgen.squeeze and Tensor.squeeze; in-place: Tensor.squeeze_\nDifferentiable: squeeze: yes, for input (derivatives.yaml; backward node SqueezeBackward0); squeeze.dim: yes, for input (derivatives.yaml; backward node SqueezeBackward1)\n\nSchemas (native_functions.yaml):\n    squeeze(Tensor(a) self) -> Tensor(a)\n    squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)',
+        (('self', False, _REQ), ('dim', False, _NG), ),
+    ),
+    "squeeze_": (
+        'Tensor.squeeze_(self) -> Tensor\nTensor.squeeze_(self, dim) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only squeeze_.dim takes it)\n\nForms: functional: opgen.squeeze and Tensor.squeeze; in-place: Tensor.squeeze_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    squeeze_(Tensor(a!) self) -> Tensor(a!)\n    squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)',
         (('self', False, _REQ), ('dim', False, _NG), ),
     ),
     "std": (
@@ -1219,20 +1431,40 @@ METHODS = {
         'Tensor.sub_(self, other, *, alpha=1) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    alpha (number, default 1)\n\nForms: functional: opgen.sub and Tensor.sub; in-place: Tensor.sub_; out=: opgen.sub(..., out=t)\nDifferentiable: sub_.Tensor: yes, for input, other (derivatives.yaml; backward node SubBackward0); sub_.Scalar: yes, for input (derivatives.yaml; backward node SubBackward0)\n\nSchemas (native_functions.yaml):\n    sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)\n    sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)',
         (('self', False, _REQ), ('other', False, _REQ), ('alpha', True, 1), ),
     ),
+    "subtract": (
+        'Tensor.subtract(self, other, *, alpha=1, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.subtract and Tensor.subtract; in-place: Tensor.subtract_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n    subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('alpha', True, 1), ('out', True, None), ),
+    ),
+    "subtract_": (
+        'Tensor.subtract_(self, other, *, alpha=1) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    alpha (number, default 1)\n\nForms: functional: opgen.subtract and Tensor.subtract; in-place: Tensor.subtract_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    subtract_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)\n    subtract_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ('alpha', True, 1), ),
+    ),
     "sum": (
         'Tensor.sum(self, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by sum.dim_IntList)\n    keepdim (bool, default False; taken by sum.dim_IntList)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sum and Tensor.sum\nDifferentiable: sum: yes, for input (derivatives.yaml; backward node SumBackward0); sum.dim_IntList: yes, for input (derivatives.yaml; backward node SumBackward1)\n\nSchemas (native_functions.yaml):\n    sum(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
         (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ),
     ),
     "swapaxes": (
-        'Tensor.swapaxes(self, axis0, axis1) -> Tensor\n\nArguments:\n    self (Tensor)\n    axis0 (int)\n    axis1 (int)\n\nForms: functional: opgen.swapaxes and Tensor.swapaxes\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)',
+        'Tensor.swapaxes(self, axis0, axis1) -> Tensor\n\nArguments:\n    self (Tensor)\n    axis0 (int)\n    axis1 (int)\n\nForms: functional: opgen.swapaxes and Tensor.swapaxes; in-place: Tensor.swapaxes_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)',
+        (('self', False, _REQ), ('axis0', False, _REQ), ('axis1', False, _REQ), ),
+    ),
+    "swapaxes_": (
+        'Tensor.swapaxes_(self, axis0, axis1) -> Tensor\n\nArguments:\n    self (Tensor)\n    axis0 (int)\n    axis1 (int)\n\nForms: functional: opgen.swapaxes and Tensor.swapaxes; in-place: Tensor.swapaxes_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)',
         (('self', False, _REQ), ('axis0', False, _REQ), ('axis1', False, _REQ), ),
     ),
     "swapdims": (
-        'Tensor.swapdims(self, dim0, dim1) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim0 (int)\n    dim1 (int)\n\nForms: functional: opgen.swapdims and Tensor.swapdims\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)',
+        'Tensor.swapdims(self, dim0, dim1) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim0 (int)\n    dim1 (int)\n\nForms: functional: opgen.swapdims and Tensor.swapdims; in-place: Tensor.swapdims_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)',
+        (('self', False, _REQ), ('dim0', False, _REQ), ('dim1', False, _REQ), ),
+    ),
+    "swapdims_": (
+        'Tensor.swapdims_(self, dim0, dim1) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim0 (int)\n    dim1 (int)\n\nForms: functional: opgen.swapdims and Tensor.swapdims; in-place: Tensor.swapdims_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)',
         (('self', False, _REQ), ('dim0', False, _REQ), ('dim1', False, _REQ), ),
     ),
     "t": (
-        'Tensor.t(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.t and Tensor.t\nDifferentiable: yes, for input (derivatives.yaml; backward node TBackward0)\n\nSchemas (native_functions.yaml):\n    t(Tensor(a) self) -> Tensor(a)',
+        'Tensor.t(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.t and Tensor.t; in-place: Tensor.t_\nDifferentiable: yes, for input (derivatives.yaml; backward node TBackward0)\n\nSchemas (native_functions.yaml):\n    t(Tensor(a) self) -> Tensor(a)',
+        (('self', False, _REQ), ),
+    ),
+    "t_": (
+        'Tensor.t_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.t and Tensor.t; in-place: Tensor.t_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    t_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
     ),
     "take": (
@@ -1272,7 +1504,11 @@ METHODS = {
         (('self', False, _REQ), ('out', True, None), ),
     ),
     "transpose": (
-        'Tensor.transpose(self, dim0, dim1) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim0 (int)\n    dim1 (int)\n\nForms: functional: opgen.transpose and Tensor.transpose\nDifferentiable: yes, for input (derivatives.yaml; backward node TransposeBackward0)\n\nSchemas (native_functions.yaml):\n    transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)',
+        'Tensor.transpose(self, dim0, dim1) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim0 (int)\n    dim1 (int)\n\nForms: functional: opgen.transpose and Tensor.transpose; in-place: Tensor.transpose_\nDifferentiable: yes, for input (derivatives.yaml; backward node TransposeBackward0)\n\nSchemas (native_functions.yaml):\n    transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)',
+        (('self', False, _REQ), ('dim0', False, _REQ), ('dim1', False, _REQ), ),
+    ),
+    "transpose_": (
+        'Tensor.transpose_(self, dim0, dim1) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim0 (int)\n    dim1 (int)\n\nForms: functional: opgen.transpose and Tensor.transpose; in-place: Tensor.transpose_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)',
         (('self', False, _REQ), ('dim0', False, _REQ), ('dim1', False, _REQ), ),
     ),
     "tril": (
@@ -1323,8 +1559,16 @@ METHODS = {
         'Tensor.unsafe_split(self, split_size, dim=0) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    split_size (int)\n    dim (int, default 0)\n\nForms: functional: opgen.unsafe_split and Tensor.unsafe_split\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]',
         (('self', False, _REQ), ('split_size', False, _REQ), ('dim', False, 0), ),
     ),
+    "unsafe_split_with_sizes": (
+        'Tensor.unsafe_split_with_sizes(self, split_sizes, dim=0) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    split_sizes (int or sequence of ints)\n    dim (int, default 0)\n\nForms: functional: opgen.unsafe_split_with_sizes and Tensor.unsafe_split_with_sizes\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]',
+        (('self', False, _REQ), ('split_sizes', False, _REQ), ('dim', False, 0), ),
+    ),
     "unsqueeze": (
-        'Tensor.unsqueeze(self, dim) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n\nForms: functional: opgen.unsqueeze and Tensor.unsqueeze\nDifferentiable: yes, for input (derivatives.yaml; backward node UnsqueezeBackward0)\n\nSchemas (native_functions.yaml):\n    unsqueeze(Tensor(a) self, int dim) -> Tensor(a)',
+        'Tensor.unsqueeze(self, dim) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n\nForms: functional: opgen.unsqueeze and Tensor.unsqueeze; in-place: Tensor.unsqueeze_\nDifferentiable: yes, for input (derivatives.yaml; backward node UnsqueezeBackward0)\n\nSchemas (native_functions.yaml):\n    unsqueeze(Tensor(a) self, int dim) -> Tensor(a)',
+        (('self', False, _REQ), ('dim', False, _REQ), ),
+    ),
+    "unsqueeze_": (
+        'Tensor.unsqueeze_(self, dim) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n\nForms: functional: opgen.unsqueeze and Tensor.unsqueeze; in-place: Tensor.unsqueeze_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)',
         (('self', False, _REQ), ('dim', False, _REQ), ),
     ),
     "var": (
@@ -1433,6 +1677,13 @@ def reshape(self, *shape, **kwargs):
     return _tab_reshape[_k](self, (shape[0] if len(shape) == 1 and (not isinstance(shape[0], int)) else shape))
 
 
+def resize_(self, *size, **kwargs):
+    'Tensor.resize_(self, size, *, memory_format=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    memory_format (memory format, optional, default None)\n\nForms: in-place: Tensor.resize_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)\n\nThe sizes may also be given one by one: `t.resize_(2, 3)` is `t.resize_((2, 3))`.'
+    if kwargs or not size:
+        return _ops.resize_(self, *[_varargs(size)] if size else [], **kwargs)
+    return _ops.resize_(self, (size[0] if len(size) == 1 and (not isinstance(size[0], int)) else size))
+
+
 def sum_to_size(self, *size, **kwargs):
     'Tensor.sum_to_size(self, size, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.sum_to_size\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    sum_to_size(Tensor self, SymInt[] size) -> Tensor\n\nThe sizes may also be given one by one: `t.sum_to_size(2, 3)` is `t.sum_to_size((2, 3))`.'
     if kwargs or not size:
@@ -1496,6 +1747,7 @@ def install(cls: type) -> None:
     cls.permute = permute
     cls.repeat = repeat
     cls.reshape = reshape
+    cls.resize_ = resize_
     cls.sum_to_size = sum_to_size
     cls.tile = tile
     cls.view = view

@@ -32,6 +32,7 @@ __all__ = [
     "_unique2",
     "abs",
     "abs_",
+    "absolute",
     "acos",
     "acos_",
     "acosh",
@@ -47,18 +48,34 @@ __all__ = [
     "addmm",
     "addmv",
     "addr",
+    "adjoint",
     "alias_copy",
     "all",
     "allclose",
     "amax",
     "amin",
     "aminmax",
+    "angle",
     "any",
+    "arccos",
+    "arccos_",
+    "arccosh",
+    "arccosh_",
+    "arcsin",
+    "arcsin_",
+    "arcsinh",
+    "arcsinh_",
+    "arctan",
+    "arctan2",
+    "arctan_",
+    "arctanh",
+    "arctanh_",
     "argmax",
     "argmin",
     "argsort",
     "argwhere",
     "as_strided",
+    "as_strided_",
     "as_strided_backward",
     "as_strided_copy",
     "as_strided_scatter",
@@ -105,6 +122,7 @@ __all__ = [
     "clamp_min",
     "clamp_min_",
     "clip",
+    "clip_",
     "clone",
     "col2im",
     "column_stack",
@@ -143,6 +161,7 @@ __all__ = [
     "dist",
     "div",
     "div_",
+    "divide",
     "dot",
     "dropout",
     "dsplit",
@@ -167,6 +186,8 @@ __all__ = [
     "expm1",
     "expm1_",
     "fill",
+    "fix",
+    "fix_",
     "flatten",
     "flip",
     "fliplr",
@@ -187,9 +208,13 @@ __all__ = [
     "gather",
     "ge",
     "gelu",
+    "ger",
     "glu",
+    "greater",
+    "greater_equal",
     "group_norm",
     "gt",
+    "hardshrink",
     "hardsigmoid",
     "hardsigmoid_",
     "hardswish",
@@ -225,6 +250,7 @@ __all__ = [
     "isnan",
     "isneginf",
     "isposinf",
+    "isreal",
     "kl_div",
     "kron",
     "kthvalue",
@@ -236,6 +262,8 @@ __all__ = [
     "leaky_relu_",
     "lerp",
     "lerp_",
+    "less",
+    "less_equal",
     "lgamma",
     "lgamma_",
     "linalg_cholesky",
@@ -280,6 +308,7 @@ __all__ = [
     "masked_fill_",
     "masked_select",
     "matmul",
+    "matrix_power",
     "max",
     "max_pool2d",
     "max_pool2d_with_indices",
@@ -302,6 +331,7 @@ __all__ = [
     "mul",
     "mul_",
     "multinomial",
+    "multiply",
     "mv",
     "mvlgamma",
     "nan_to_num",
@@ -315,12 +345,16 @@ __all__ = [
     "ne",
     "neg",
     "neg_",
+    "negative",
+    "negative_",
     "nextafter",
     "nextafter_",
     "nll_loss",
     "nonzero",
+    "nonzero_static",
     "norm",
     "normal",
+    "not_equal",
     "one_hot",
     "outer",
     "pairwise_distance",
@@ -336,6 +370,7 @@ __all__ = [
     "rad2deg",
     "rad2deg_",
     "ravel",
+    "real",
     "reciprocal",
     "reciprocal_",
     "relu",
@@ -346,6 +381,7 @@ __all__ = [
     "renorm",
     "repeat_interleave",
     "reshape",
+    "resize_as_",
     "resolve_conj",
     "resolve_neg",
     "roll",
@@ -382,6 +418,7 @@ __all__ = [
     "slice",
     "slice_backward",
     "slice_scatter",
+    "slogdet",
     "smooth_l1_loss",
     "softmax",
     "softplus",
@@ -435,6 +472,7 @@ __all__ = [
     "std_mean",
     "sub",
     "sub_",
+    "subtract",
     "sum",
     "swapaxes",
     "swapdims",
@@ -468,6 +506,7 @@ __all__ = [
     "unique",
     "unsafe_chunk",
     "unsafe_split",
+    "unsafe_split_with_sizes",
     "unsqueeze",
     "unsqueeze_copy",
     "var",
@@ -8872,6 +8911,1086 @@ def _call_as_strided_scatter(input, src, size, stride, storage_offset):
     return _tab_as_strided_scatter[_k](input, src, size, stride, storage_offset)
 
 
+_op_absolute = _dispatcher.declare("absolute", "absolute(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_absolute = _op_absolute.table
+
+
+def _call_absolute(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_absolute, (input,))
+    return _tab_absolute[_k](input)
+
+
+_op_absolute_ = _dispatcher.declare("absolute_", "absolute_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_absolute_ = _op_absolute_.table
+
+
+def _call_absolute_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_absolute_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_absolute_[_k](input)
+
+
+_op_arccos = _dispatcher.declare("arccos", "arccos(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_arccos = _op_arccos.table
+
+
+def _call_arccos(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arccos, (input,))
+    return _tab_arccos[_k](input)
+
+
+_op_arccos_ = _dispatcher.declare("arccos_", "arccos_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_arccos_ = _op_arccos_.table
+
+
+def _call_arccos_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arccos_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_arccos_[_k](input)
+
+
+_op_arcsin = _dispatcher.declare("arcsin", "arcsin(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_arcsin = _op_arcsin.table
+
+
+def _call_arcsin(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arcsin, (input,))
+    return _tab_arcsin[_k](input)
+
+
+_op_arcsin_ = _dispatcher.declare("arcsin_", "arcsin_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_arcsin_ = _op_arcsin_.table
+
+
+def _call_arcsin_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arcsin_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_arcsin_[_k](input)
+
+
+_op_arctan = _dispatcher.declare("arctan", "arctan(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_arctan = _op_arctan.table
+
+
+def _call_arctan(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arctan, (input,))
+    return _tab_arctan[_k](input)
+
+
+_op_arctan_ = _dispatcher.declare("arctan_", "arctan_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_arctan_ = _op_arctan_.table
+
+
+def _call_arctan_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arctan_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_arctan_[_k](input)
+
+
+_op_arccosh = _dispatcher.declare("arccosh", "arccosh(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_arccosh = _op_arccosh.table
+
+
+def _call_arccosh(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arccosh, (input,))
+    return _tab_arccosh[_k](input)
+
+
+_op_arccosh_ = _dispatcher.declare("arccosh_", "arccosh_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_arccosh_ = _op_arccosh_.table
+
+
+def _call_arccosh_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arccosh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_arccosh_[_k](input)
+
+
+_op_arcsinh = _dispatcher.declare("arcsinh", "arcsinh(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_arcsinh = _op_arcsinh.table
+
+
+def _call_arcsinh(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arcsinh, (input,))
+    return _tab_arcsinh[_k](input)
+
+
+_op_arcsinh_ = _dispatcher.declare("arcsinh_", "arcsinh_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_arcsinh_ = _op_arcsinh_.table
+
+
+def _call_arcsinh_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arcsinh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_arcsinh_[_k](input)
+
+
+_op_arctanh = _dispatcher.declare("arctanh", "arctanh(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_arctanh = _op_arctanh.table
+
+
+def _call_arctanh(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arctanh, (input,))
+    return _tab_arctanh[_k](input)
+
+
+_op_arctanh_ = _dispatcher.declare("arctanh_", "arctanh_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_arctanh_ = _op_arctanh_.table
+
+
+def _call_arctanh_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arctanh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_arctanh_[_k](input)
+
+
+_op_arctan2 = _dispatcher.declare("arctan2", "arctan2(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_arctan2 = _op_arctan2.table
+
+
+def _call_arctan2(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arctan2, (input, other,))
+    return _tab_arctan2[_k](input, other)
+
+
+_op_arctan2_ = _dispatcher.declare("arctan2_", "arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), deferred=True)
+_tab_arctan2_ = _op_arctan2_.table
+
+
+def _call_arctan2_(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arctan2_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_arctan2_[_k](input, other)
+
+
+_op_negative = _dispatcher.declare("negative", "negative(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_negative = _op_negative.table
+
+
+def _call_negative(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_negative, (input,))
+    return _tab_negative[_k](input)
+
+
+_op_negative_ = _dispatcher.declare("negative_", "negative_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_negative_ = _op_negative_.table
+
+
+def _call_negative_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_negative_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_negative_[_k](input)
+
+
+_op_fix = _dispatcher.declare("fix", "fix(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_fix = _op_fix.table
+
+
+def _call_fix(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fix, (input,))
+    return _tab_fix[_k](input)
+
+
+_op_fix_ = _dispatcher.declare("fix_", "fix_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_fix_ = _op_fix_.table
+
+
+def _call_fix_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fix_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_fix_[_k](input)
+
+
+_op_divide_Tensor = _dispatcher.declare("divide.Tensor", "divide.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_divide_Tensor = _op_divide_Tensor.table
+
+
+def _call_divide_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_divide_Tensor, (input, other,))
+    return _tab_divide_Tensor[_k](input, other)
+
+
+_op_divide_Scalar = _dispatcher.declare("divide.Scalar", "divide.Scalar(Tensor self, Scalar other) -> Tensor", (0,), deferred=True)
+_tab_divide_Scalar = _op_divide_Scalar.table
+
+
+def _call_divide_Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_divide_Scalar, (input, other,))
+    return _tab_divide_Scalar[_k](input, other)
+
+
+_op_divide_Tensor_mode = _dispatcher.declare("divide.Tensor_mode", "divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor", (0, 1), deferred=True)
+_tab_divide_Tensor_mode = _op_divide_Tensor_mode.table
+
+
+def _call_divide_Tensor_mode(input, other, rounding_mode):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_divide_Tensor_mode, (input, other, rounding_mode,))
+    return _tab_divide_Tensor_mode[_k](input, other, rounding_mode)
+
+
+_op_divide_Scalar_mode = _dispatcher.declare("divide.Scalar_mode", "divide.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor", (0,), deferred=True)
+_tab_divide_Scalar_mode = _op_divide_Scalar_mode.table
+
+
+def _call_divide_Scalar_mode(input, other, rounding_mode):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_divide_Scalar_mode, (input, other, rounding_mode,))
+    return _tab_divide_Scalar_mode[_k](input, other, rounding_mode)
+
+
+_op_divide__Tensor = _dispatcher.declare("divide_.Tensor", "divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), deferred=True)
+_tab_divide__Tensor = _op_divide__Tensor.table
+
+
+def _call_divide__Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_divide__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_divide__Tensor[_k](input, other)
+
+
+_op_divide__Scalar = _dispatcher.declare("divide_.Scalar", "divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,), deferred=True)
+_tab_divide__Scalar = _op_divide__Scalar.table
+
+
+def _call_divide__Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_divide__Scalar, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_divide__Scalar[_k](input, other)
+
+
+_op_divide__Tensor_mode = _dispatcher.declare("divide_.Tensor_mode", "divide_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)", (0, 1), deferred=True)
+_tab_divide__Tensor_mode = _op_divide__Tensor_mode.table
+
+
+def _call_divide__Tensor_mode(input, other, rounding_mode):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_divide__Tensor_mode, (input, other, rounding_mode,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_divide__Tensor_mode[_k](input, other, rounding_mode)
+
+
+_op_divide__Scalar_mode = _dispatcher.declare("divide_.Scalar_mode", "divide_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)", (0,), deferred=True)
+_tab_divide__Scalar_mode = _op_divide__Scalar_mode.table
+
+
+def _call_divide__Scalar_mode(input, other, rounding_mode):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_divide__Scalar_mode, (input, other, rounding_mode,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_divide__Scalar_mode[_k](input, other, rounding_mode)
+
+
+_op_multiply_Tensor = _dispatcher.declare("multiply.Tensor", "multiply.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_multiply_Tensor = _op_multiply_Tensor.table
+
+
+def _call_multiply_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_multiply_Tensor, (input, other,))
+    return _tab_multiply_Tensor[_k](input, other)
+
+
+_op_multiply_Scalar = _dispatcher.declare("multiply.Scalar", "multiply.Scalar(Tensor self, Scalar other) -> Tensor", (0,), deferred=True)
+_tab_multiply_Scalar = _op_multiply_Scalar.table
+
+
+def _call_multiply_Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_multiply_Scalar, (input, other,))
+    return _tab_multiply_Scalar[_k](input, other)
+
+
+_op_multiply__Tensor = _dispatcher.declare("multiply_.Tensor", "multiply_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), deferred=True)
+_tab_multiply__Tensor = _op_multiply__Tensor.table
+
+
+def _call_multiply__Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_multiply__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_multiply__Tensor[_k](input, other)
+
+
+_op_multiply__Scalar = _dispatcher.declare("multiply_.Scalar", "multiply_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,), deferred=True)
+_tab_multiply__Scalar = _op_multiply__Scalar.table
+
+
+def _call_multiply__Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_multiply__Scalar, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_multiply__Scalar[_k](input, other)
+
+
+_op_subtract_Tensor = _dispatcher.declare("subtract.Tensor", "subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", (0, 1), deferred=True)
+_tab_subtract_Tensor = _op_subtract_Tensor.table
+
+
+def _call_subtract_Tensor(input, other, alpha):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_subtract_Tensor, (input, other, alpha,))
+    return _tab_subtract_Tensor[_k](input, other, alpha)
+
+
+_op_subtract_Scalar = _dispatcher.declare("subtract.Scalar", "subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (0,), deferred=True)
+_tab_subtract_Scalar = _op_subtract_Scalar.table
+
+
+def _call_subtract_Scalar(input, other, alpha):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_subtract_Scalar, (input, other, alpha,))
+    return _tab_subtract_Scalar[_k](input, other, alpha)
+
+
+_op_subtract__Tensor = _dispatcher.declare("subtract_.Tensor", "subtract_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", (0, 1), deferred=True)
+_tab_subtract__Tensor = _op_subtract__Tensor.table
+
+
+def _call_subtract__Tensor(input, other, alpha):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_subtract__Tensor, (input, other, alpha,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_subtract__Tensor[_k](input, other, alpha)
+
+
+_op_subtract__Scalar = _dispatcher.declare("subtract_.Scalar", "subtract_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)", (0,), deferred=True)
+_tab_subtract__Scalar = _op_subtract__Scalar.table
+
+
+def _call_subtract__Scalar(input, other, alpha):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_subtract__Scalar, (input, other, alpha,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_subtract__Scalar[_k](input, other, alpha)
+
+
+_op_greater_Tensor = _dispatcher.declare("greater.Tensor", "greater.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_greater_Tensor = _op_greater_Tensor.table
+
+
+def _call_greater_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_greater_Tensor, (input, other,))
+    return _tab_greater_Tensor[_k](input, other)
+
+
+_op_greater_Scalar = _dispatcher.declare("greater.Scalar", "greater.Scalar(Tensor self, Scalar other) -> Tensor", (0,), deferred=True)
+_tab_greater_Scalar = _op_greater_Scalar.table
+
+
+def _call_greater_Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_greater_Scalar, (input, other,))
+    return _tab_greater_Scalar[_k](input, other)
+
+
+_op_greater__Tensor = _dispatcher.declare("greater_.Tensor", "greater_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), deferred=True)
+_tab_greater__Tensor = _op_greater__Tensor.table
+
+
+def _call_greater__Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_greater__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_greater__Tensor[_k](input, other)
+
+
+_op_greater__Scalar = _dispatcher.declare("greater_.Scalar", "greater_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,), deferred=True)
+_tab_greater__Scalar = _op_greater__Scalar.table
+
+
+def _call_greater__Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_greater__Scalar, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_greater__Scalar[_k](input, other)
+
+
+_op_greater_equal_Tensor = _dispatcher.declare("greater_equal.Tensor", "greater_equal.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_greater_equal_Tensor = _op_greater_equal_Tensor.table
+
+
+def _call_greater_equal_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_greater_equal_Tensor, (input, other,))
+    return _tab_greater_equal_Tensor[_k](input, other)
+
+
+_op_greater_equal_Scalar = _dispatcher.declare("greater_equal.Scalar", "greater_equal.Scalar(Tensor self, Scalar other) -> Tensor", (0,), deferred=True)
+_tab_greater_equal_Scalar = _op_greater_equal_Scalar.table
+
+
+def _call_greater_equal_Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_greater_equal_Scalar, (input, other,))
+    return _tab_greater_equal_Scalar[_k](input, other)
+
+
+_op_greater_equal__Tensor = _dispatcher.declare("greater_equal_.Tensor", "greater_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), deferred=True)
+_tab_greater_equal__Tensor = _op_greater_equal__Tensor.table
+
+
+def _call_greater_equal__Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_greater_equal__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_greater_equal__Tensor[_k](input, other)
+
+
+_op_greater_equal__Scalar = _dispatcher.declare("greater_equal_.Scalar", "greater_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,), deferred=True)
+_tab_greater_equal__Scalar = _op_greater_equal__Scalar.table
+
+
+def _call_greater_equal__Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_greater_equal__Scalar, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_greater_equal__Scalar[_k](input, other)
+
+
+_op_less_Tensor = _dispatcher.declare("less.Tensor", "less.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_less_Tensor = _op_less_Tensor.table
+
+
+def _call_less_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_less_Tensor, (input, other,))
+    return _tab_less_Tensor[_k](input, other)
+
+
+_op_less_Scalar = _dispatcher.declare("less.Scalar", "less.Scalar(Tensor self, Scalar other) -> Tensor", (0,), deferred=True)
+_tab_less_Scalar = _op_less_Scalar.table
+
+
+def _call_less_Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_less_Scalar, (input, other,))
+    return _tab_less_Scalar[_k](input, other)
+
+
+_op_less__Tensor = _dispatcher.declare("less_.Tensor", "less_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), deferred=True)
+_tab_less__Tensor = _op_less__Tensor.table
+
+
+def _call_less__Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_less__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_less__Tensor[_k](input, other)
+
+
+_op_less__Scalar = _dispatcher.declare("less_.Scalar", "less_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,), deferred=True)
+_tab_less__Scalar = _op_less__Scalar.table
+
+
+def _call_less__Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_less__Scalar, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_less__Scalar[_k](input, other)
+
+
+_op_less_equal_Tensor = _dispatcher.declare("less_equal.Tensor", "less_equal.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_less_equal_Tensor = _op_less_equal_Tensor.table
+
+
+def _call_less_equal_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_less_equal_Tensor, (input, other,))
+    return _tab_less_equal_Tensor[_k](input, other)
+
+
+_op_less_equal_Scalar = _dispatcher.declare("less_equal.Scalar", "less_equal.Scalar(Tensor self, Scalar other) -> Tensor", (0,), deferred=True)
+_tab_less_equal_Scalar = _op_less_equal_Scalar.table
+
+
+def _call_less_equal_Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_less_equal_Scalar, (input, other,))
+    return _tab_less_equal_Scalar[_k](input, other)
+
+
+_op_less_equal__Tensor = _dispatcher.declare("less_equal_.Tensor", "less_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), deferred=True)
+_tab_less_equal__Tensor = _op_less_equal__Tensor.table
+
+
+def _call_less_equal__Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_less_equal__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_less_equal__Tensor[_k](input, other)
+
+
+_op_less_equal__Scalar = _dispatcher.declare("less_equal_.Scalar", "less_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,), deferred=True)
+_tab_less_equal__Scalar = _op_less_equal__Scalar.table
+
+
+def _call_less_equal__Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_less_equal__Scalar, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_less_equal__Scalar[_k](input, other)
+
+
+_op_not_equal_Tensor = _dispatcher.declare("not_equal.Tensor", "not_equal.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), deferred=True)
+_tab_not_equal_Tensor = _op_not_equal_Tensor.table
+
+
+def _call_not_equal_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_not_equal_Tensor, (input, other,))
+    return _tab_not_equal_Tensor[_k](input, other)
+
+
+_op_not_equal_Scalar = _dispatcher.declare("not_equal.Scalar", "not_equal.Scalar(Tensor self, Scalar other) -> Tensor", (0,), deferred=True)
+_tab_not_equal_Scalar = _op_not_equal_Scalar.table
+
+
+def _call_not_equal_Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_not_equal_Scalar, (input, other,))
+    return _tab_not_equal_Scalar[_k](input, other)
+
+
+_op_not_equal__Tensor = _dispatcher.declare("not_equal_.Tensor", "not_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), deferred=True)
+_tab_not_equal__Tensor = _op_not_equal__Tensor.table
+
+
+def _call_not_equal__Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_not_equal__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_not_equal__Tensor[_k](input, other)
+
+
+_op_not_equal__Scalar = _dispatcher.declare("not_equal_.Scalar", "not_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,), deferred=True)
+_tab_not_equal__Scalar = _op_not_equal__Scalar.table
+
+
+def _call_not_equal__Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_not_equal__Scalar, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_not_equal__Scalar[_k](input, other)
+
+
+_op_clip_ = _dispatcher.declare("clip_", "clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)", (0,), deferred=True)
+_tab_clip_ = _op_clip_.table
+
+
+def _call_clip_(input, min, max):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clip_, (input, min, max,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_clip_[_k](input, min, max)
+
+
+_op_clip__Tensor = _dispatcher.declare("clip_.Tensor", "clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)", (0, 1, 2), deferred=True)
+_tab_clip__Tensor = _op_clip__Tensor.table
+
+
+def _call_clip__Tensor(input, min, max):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (min._keys if min is not None else 0) | (max._keys if max is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_clip__Tensor, (input, min, max,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_clip__Tensor[_k](input, min, max)
+
+
+_op_ger = _dispatcher.declare("ger", "ger(Tensor self, Tensor vec2) -> Tensor", (0, 1), deferred=True)
+_tab_ger = _op_ger.table
+
+
+def _call_ger(input, vec2):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | vec2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_ger, (input, vec2,))
+    return _tab_ger[_k](input, vec2)
+
+
+_op_adjoint = _dispatcher.declare("adjoint", "adjoint(Tensor(a) self) -> Tensor(a)", (0,), deferred=True)
+_tab_adjoint = _op_adjoint.table
+
+
+def _call_adjoint(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_adjoint, (input,))
+    return _tab_adjoint[_k](input)
+
+
+_op_hardshrink = _dispatcher.declare("hardshrink", "hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", (0,), deferred=True)
+_tab_hardshrink = _op_hardshrink.table
+
+
+def _call_hardshrink(input, lambd):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_hardshrink, (input, lambd,))
+    return _tab_hardshrink[_k](input, lambd)
+
+
+_op_matrix_power = _dispatcher.declare("matrix_power", "matrix_power(Tensor self, int n) -> Tensor", (0,), deferred=True)
+_tab_matrix_power = _op_matrix_power.table
+
+
+def _call_matrix_power(input, n):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_matrix_power, (input, n,))
+    return _tab_matrix_power[_k](input, n)
+
+
+_op_slogdet = _dispatcher.declare("slogdet", "slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)", (0,), deferred=True)
+_tab_slogdet = _op_slogdet.table
+_rt_slogdet = _return_type(*('slogdet', ('sign', 'logabsdet')))
+
+
+def _call_slogdet(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_slogdet, (input,))
+    return _rt_slogdet._make(_tab_slogdet[_k](input))
+
+
+_op_t_ = _dispatcher.declare("t_", "t_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_t_ = _op_t_.table
+
+
+def _call_t_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_t_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_t_[_k](input)
+
+
+_op_transpose_ = _dispatcher.declare("transpose_", "transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)", (0,), deferred=True)
+_tab_transpose_ = _op_transpose_.table
+
+
+def _call_transpose_(input, dim0, dim1):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_transpose_, (input, dim0, dim1,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_transpose_[_k](input, dim0, dim1)
+
+
+_op_swapaxes_ = _dispatcher.declare("swapaxes_", "swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)", (0,), deferred=True)
+_tab_swapaxes_ = _op_swapaxes_.table
+
+
+def _call_swapaxes_(input, axis0, axis1):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_swapaxes_, (input, axis0, axis1,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_swapaxes_[_k](input, axis0, axis1)
+
+
+_op_swapdims_ = _dispatcher.declare("swapdims_", "swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)", (0,), deferred=True)
+_tab_swapdims_ = _op_swapdims_.table
+
+
+def _call_swapdims_(input, dim0, dim1):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_swapdims_, (input, dim0, dim1,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_swapdims_[_k](input, dim0, dim1)
+
+
+_op_squeeze_ = _dispatcher.declare("squeeze_", "squeeze_(Tensor(a!) self) -> Tensor(a!)", (0,), deferred=True)
+_tab_squeeze_ = _op_squeeze_.table
+
+
+def _call_squeeze_(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_squeeze_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_squeeze_[_k](input)
+
+
+_op_squeeze__dim = _dispatcher.declare("squeeze_.dim", "squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)", (0,), deferred=True)
+_tab_squeeze__dim = _op_squeeze__dim.table
+
+
+def _call_squeeze__dim(input, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_squeeze__dim, (input, dim,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_squeeze__dim[_k](input, dim)
+
+
+_op_unsqueeze_ = _dispatcher.declare("unsqueeze_", "unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)", (0,), deferred=True)
+_tab_unsqueeze_ = _op_unsqueeze_.table
+
+
+def _call_unsqueeze_(input, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unsqueeze_, (input, dim,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_unsqueeze_[_k](input, dim)
+
+
+_op_as_strided_ = _dispatcher.declare("as_strided_", "as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)", (0,), deferred=True)
+_tab_as_strided_ = _op_as_strided_.table
+
+
+def _call_as_strided_(input, size, stride, storage_offset):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_as_strided_, (input, size, stride, storage_offset,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_as_strided_[_k](input, size, stride, storage_offset)
+
+
+_op_bernoulli__Tensor = _dispatcher.declare("bernoulli_.Tensor", "bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)", (0, 1), deferred=True)
+_tab_bernoulli__Tensor = _op_bernoulli__Tensor.table
+
+
+def _call_bernoulli__Tensor(input, p, generator):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | p._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bernoulli__Tensor, (input, p, generator,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_bernoulli__Tensor[_k](input, p, generator)
+
+
+_op_bernoulli__float = _dispatcher.declare("bernoulli_.float", "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)", (0,), deferred=True)
+_tab_bernoulli__float = _op_bernoulli__float.table
+
+
+def _call_bernoulli__float(input, p, generator):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bernoulli__float, (input, p, generator,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_bernoulli__float[_k](input, p, generator)
+
+
+_op_cauchy_ = _dispatcher.declare("cauchy_", "cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)", (0,), deferred=True)
+_tab_cauchy_ = _op_cauchy_.table
+
+
+def _call_cauchy_(input, median, sigma, generator):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cauchy_, (input, median, sigma, generator,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_cauchy_[_k](input, median, sigma, generator)
+
+
+_op_exponential_ = _dispatcher.declare("exponential_", "exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)", (0,), deferred=True)
+_tab_exponential_ = _op_exponential_.table
+
+
+def _call_exponential_(input, lambd, generator):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_exponential_, (input, lambd, generator,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_exponential_[_k](input, lambd, generator)
+
+
+_op_geometric_ = _dispatcher.declare("geometric_", "geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)", (0,), deferred=True)
+_tab_geometric_ = _op_geometric_.table
+
+
+def _call_geometric_(input, p, generator):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_geometric_, (input, p, generator,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_geometric_[_k](input, p, generator)
+
+
+_op_log_normal_ = _dispatcher.declare("log_normal_", "log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)", (0,), deferred=True)
+_tab_log_normal_ = _op_log_normal_.table
+
+
+def _call_log_normal_(input, mean, std, generator):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_log_normal_, (input, mean, std, generator,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_log_normal_[_k](input, mean, std, generator)
+
+
+_op_angle = _dispatcher.declare("angle", "angle(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_angle = _op_angle.table
+
+
+def _call_angle(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_angle, (input,))
+    return _tab_angle[_k](input)
+
+
+_op_isreal = _dispatcher.declare("isreal", "isreal(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_isreal = _op_isreal.table
+
+
+def _call_isreal(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isreal, (input,))
+    return _tab_isreal[_k](input)
+
+
+_op_real = _dispatcher.declare("real", "real(Tensor(a) self) -> Tensor(a)", (0,), deferred=True)
+_tab_real = _op_real.table
+
+
+def _call_real(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_real, (input,))
+    return _tab_real[_k](input)
+
+
+_op_fill_diagonal_ = _dispatcher.declare("fill_diagonal_", "fill_diagonal_(Tensor(a!) self, Scalar fill_value, bool wrap=False) -> Tensor(a!)", (0,), deferred=True)
+_tab_fill_diagonal_ = _op_fill_diagonal_.table
+
+
+def _call_fill_diagonal_(input, fill_value, wrap):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fill_diagonal_, (input, fill_value, wrap,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_fill_diagonal_[_k](input, fill_value, wrap)
+
+
+_op_nonzero_static = _dispatcher.declare("nonzero_static", "nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor", (0,), deferred=True)
+_tab_nonzero_static = _op_nonzero_static.table
+
+
+def _call_nonzero_static(input, size, fill_value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nonzero_static, (input, size, fill_value,))
+    return _tab_nonzero_static[_k](input, size, fill_value)
+
+
+_op_new_empty_strided = _dispatcher.declare("new_empty_strided", "new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", (0,), deferred=True)
+_tab_new_empty_strided = _op_new_empty_strided.table
+
+
+def _call_new_empty_strided(input, size, stride, dtype, layout, device, pin_memory):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_new_empty_strided, (input, size, stride, dtype, layout, device, pin_memory,))
+    return _tab_new_empty_strided[_k](input, size, stride, dtype, layout, device, pin_memory)
+
+
+_op_unsafe_split_with_sizes = _dispatcher.declare("unsafe_split_with_sizes", "unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]", (0,), deferred=True)
+_tab_unsafe_split_with_sizes = _op_unsafe_split_with_sizes.table
+
+
+def _call_unsafe_split_with_sizes(input, split_sizes, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unsafe_split_with_sizes, (input, split_sizes, dim,))
+    return _tab_unsafe_split_with_sizes[_k](input, split_sizes, dim)
+
+
+_op_resize_ = _dispatcher.declare("resize_", "resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)", (0,), deferred=True)
+_tab_resize_ = _op_resize_.table
+
+
+def _call_resize_(input, size, memory_format):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_resize_, (input, size, memory_format,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_resize_[_k](input, size, memory_format)
+
+
+_op_resize_as_ = _dispatcher.declare("resize_as_", "resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)", (0, 1), deferred=True)
+_tab_resize_as_ = _op_resize_as_.table
+
+
+def _call_resize_as_(input, the_template, memory_format):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | the_template._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_resize_as_, (input, the_template, memory_format,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_resize_as_[_k](input, the_template, memory_format)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -8961,6 +10080,29 @@ def abs_(input):
         _k = _bad_arguments(_op_abs_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_abs_[_k](input)
+
+
+def absolute(input, *, out=None):
+    'absolute(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.absolute and Tensor.absolute; in-place: Tensor.absolute_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    absolute(Tensor self) -> Tensor'
+    if out is not None:
+        return _call_into_out('absolute', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_absolute, (input,))
+        return _tab_absolute[_k](input)
+    return _no_overload("absolute", locals(), ('absolute(Tensor self) -> Tensor',))
+
+
+def absolute_(input):
+    'absolute_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.absolute and Tensor.absolute; in-place: Tensor.absolute_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    absolute_(Tensor(a!) self) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_absolute_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_absolute_[_k](input)
 
 
 def acos(input, *, out=None):
@@ -9121,6 +10263,15 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     return _no_overload("addr", locals(), ('addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor',))
 
 
+def adjoint(input):
+    'adjoint(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.adjoint and Tensor.adjoint\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    adjoint(Tensor(a) self) -> Tensor(a)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_adjoint, (input,))
+    return _tab_adjoint[_k](input)
+
+
 def alias_copy(input, *, out=None):
     'alias_copy(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.alias_copy\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    alias_copy(Tensor self) -> Tensor'
     if out is not None:
@@ -9198,6 +10349,19 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     return _no_overload("aminmax", locals(), ('aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)',))
 
 
+def angle(input, *, out=None):
+    'angle(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.angle and Tensor.angle\nDifferentiable: yes, for input (derivatives.yaml; backward node AngleBackward0)\n\nSchemas (native_functions.yaml):\n    angle(Tensor self) -> Tensor'
+    if out is not None:
+        return _call_into_out('angle', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_angle, (input,))
+        return _tab_angle[_k](input)
+    return _no_overload("angle", locals(), ('angle(Tensor self) -> Tensor',))
+
+
 def any(input, dim=_NG, keepdim=_NG, *, out=None):
     'any(input) -> Tensor\nany(input, dim, keepdim=False) -> Tensor\nany(input, dim=None, keepdim=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or int or sequence of ints, optional; may be left out: only any.dim, any.dims take it)\n    keepdim (bool, default False; taken by any.dim, any.dims)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.any and Tensor.any\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    any(Tensor self) -> Tensor\n    any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor\n    any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor'
     if out is not None:
@@ -9216,6 +10380,158 @@ def any(input, dim=_NG, keepdim=_NG, *, out=None):
 
 
 _show(any, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('out', True, None), ))
+
+
+def arccos(input, *, out=None):
+    'arccos(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.arccos and Tensor.arccos; in-place: opgen.arccos_ and Tensor.arccos_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arccos(Tensor self) -> Tensor'
+    if out is not None:
+        return _call_into_out('arccos', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_arccos, (input,))
+        return _tab_arccos[_k](input)
+    return _no_overload("arccos", locals(), ('arccos(Tensor self) -> Tensor',))
+
+
+def arccos_(input):
+    'arccos_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.arccos and Tensor.arccos; in-place: opgen.arccos_ and Tensor.arccos_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arccos_(Tensor(a!) self) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arccos_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_arccos_[_k](input)
+
+
+def arccosh(input, *, out=None):
+    'arccosh(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.arccosh and Tensor.arccosh; in-place: opgen.arccosh_ and Tensor.arccosh_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arccosh(Tensor self) -> Tensor'
+    if out is not None:
+        return _call_into_out('arccosh', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_arccosh, (input,))
+        return _tab_arccosh[_k](input)
+    return _no_overload("arccosh", locals(), ('arccosh(Tensor self) -> Tensor',))
+
+
+def arccosh_(input):
+    'arccosh_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.arccosh and Tensor.arccosh; in-place: opgen.arccosh_ and Tensor.arccosh_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arccosh_(Tensor(a!) self) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arccosh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_arccosh_[_k](input)
+
+
+def arcsin(input, *, out=None):
+    'arcsin(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.arcsin and Tensor.arcsin; in-place: opgen.arcsin_ and Tensor.arcsin_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arcsin(Tensor self) -> Tensor'
+    if out is not None:
+        return _call_into_out('arcsin', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_arcsin, (input,))
+        return _tab_arcsin[_k](input)
+    return _no_overload("arcsin", locals(), ('arcsin(Tensor self) -> Tensor',))
+
+
+def arcsin_(input):
+    'arcsin_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.arcsin and Tensor.arcsin; in-place: opgen.arcsin_ and Tensor.arcsin_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arcsin_(Tensor(a!) self) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arcsin_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_arcsin_[_k](input)
+
+
+def arcsinh(input, *, out=None):
+    'arcsinh(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.arcsinh and Tensor.arcsinh; in-place: opgen.arcsinh_ and Tensor.arcsinh_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arcsinh(Tensor self) -> Tensor'
+    if out is not None:
+        return _call_into_out('arcsinh', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_arcsinh, (input,))
+        return _tab_arcsinh[_k](input)
+    return _no_overload("arcsinh", locals(), ('arcsinh(Tensor self) -> Tensor',))
+
+
+def arcsinh_(input):
+    'arcsinh_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.arcsinh and Tensor.arcsinh; in-place: opgen.arcsinh_ and Tensor.arcsinh_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arcsinh_(Tensor(a!) self) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arcsinh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_arcsinh_[_k](input)
+
+
+def arctan(input, *, out=None):
+    'arctan(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.arctan and Tensor.arctan; in-place: opgen.arctan_ and Tensor.arctan_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arctan(Tensor self) -> Tensor'
+    if out is not None:
+        return _call_into_out('arctan', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_arctan, (input,))
+        return _tab_arctan[_k](input)
+    return _no_overload("arctan", locals(), ('arctan(Tensor self) -> Tensor',))
+
+
+def arctan2(input, other, *, out=None):
+    'arctan2(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.arctan2 and Tensor.arctan2; in-place: Tensor.arctan2_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arctan2(Tensor self, Tensor other) -> Tensor'
+    if out is not None:
+        return _call_into_out('arctan2', (input, other,), {}, out)
+    if True:
+        return _call_arctan2(input, (other if isinstance(other, Tensor) else _scalar(other, op='arctan2', arg='other')))
+    return _no_overload("arctan2", locals(), ('arctan2(Tensor self, Tensor other) -> Tensor',))
+
+
+def arctan2_(input, other):
+    'arctan2_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.arctan2 and Tensor.arctan2; in-place: Tensor.arctan2_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
+    return _call_arctan2_(input, (other if isinstance(other, Tensor) else _scalar(other, op='arctan2_', arg='other')))
+
+
+def arctan_(input):
+    'arctan_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.arctan and Tensor.arctan; in-place: opgen.arctan_ and Tensor.arctan_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arctan_(Tensor(a!) self) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arctan_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_arctan_[_k](input)
+
+
+def arctanh(input, *, out=None):
+    'arctanh(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.arctanh and Tensor.arctanh; in-place: opgen.arctanh_ and Tensor.arctanh_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arctanh(Tensor self) -> Tensor'
+    if out is not None:
+        return _call_into_out('arctanh', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_arctanh, (input,))
+        return _tab_arctanh[_k](input)
+    return _no_overload("arctanh", locals(), ('arctanh(Tensor self) -> Tensor',))
+
+
+def arctanh_(input):
+    'arctanh_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.arctanh and Tensor.arctanh; in-place: opgen.arctanh_ and Tensor.arctanh_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arctanh_(Tensor(a!) self) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arctanh_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_arctanh_[_k](input)
 
 
 def argmax(input, dim=None, keepdim=False, *, out=None):
@@ -9280,12 +10596,22 @@ def argwhere(input, *, out=None):
 
 
 def as_strided(input, size, stride, storage_offset=None):
-    'as_strided(input, size, stride, storage_offset=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n\nForms: functional: opgen.as_strided and Tensor.as_strided\nDifferentiable: yes, for input (derivatives.yaml; backward node AsStridedBackward0)\n\nSchemas (native_functions.yaml):\n    as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)'
+    'as_strided(input, size, stride, storage_offset=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n\nForms: functional: opgen.as_strided and Tensor.as_strided; in-place: opgen.as_strided_ and Tensor.as_strided_\nDifferentiable: yes, for input (derivatives.yaml; backward node AsStridedBackward0)\n\nSchemas (native_functions.yaml):\n    as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_as_strided, (input, size, stride, storage_offset,))
     return _tab_as_strided[_k](input, size, stride, storage_offset)
+
+
+def as_strided_(input, size, stride, storage_offset=None):
+    'as_strided_(input, size, stride, storage_offset=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n\nForms: functional: opgen.as_strided and Tensor.as_strided; in-place: opgen.as_strided_ and Tensor.as_strided_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_as_strided_, (input, size, stride, storage_offset,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_as_strided_[_k](input, size, stride, storage_offset)
 
 
 def as_strided_backward(grad_output, input_sizes, input_strides, input_offset, size, stride, storage_offset=None, *, out=None):
@@ -9504,7 +10830,7 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
 
 
 def bernoulli(input, p=_NG, *, generator=None, out=None):
-    'bernoulli(input, *, generator=None) -> Tensor\nbernoulli(input, p, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (float; may be left out: only bernoulli.p takes it)\n    generator (Generator, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bernoulli and Tensor.bernoulli\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    bernoulli(Tensor self, *, Generator? generator=None) -> Tensor\n    bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor'
+    'bernoulli(input, *, generator=None) -> Tensor\nbernoulli(input, p, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (float; may be left out: only bernoulli.p takes it)\n    generator (Generator, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bernoulli and Tensor.bernoulli; in-place: Tensor.bernoulli_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    bernoulli(Tensor self, *, Generator? generator=None) -> Tensor\n    bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor'
     if out is not None:
         return _call_into_out('bernoulli', (input, p,), {'generator': generator}, out)
     if p is _NG:
@@ -9523,6 +10849,25 @@ def bernoulli(input, p=_NG, *, generator=None, out=None):
 
 
 _show(bernoulli, (('input', False, _REQ), ('p', False, _NG), ('generator', True, None), ('out', True, None), ))
+
+
+def bernoulli_(input, p=_NG, *, generator=None):
+    'bernoulli_(input, p, *, generator=None) -> Tensor\nbernoulli_(input, p=0.5, *, generator=None) -> Tensor\nbernoulli_(input, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (Tensor or float; may be left out: only bernoulli_.Tensor, bernoulli_.float take it)\n    generator (Generator, optional, default None)\n\nForms: functional: opgen.bernoulli and Tensor.bernoulli; in-place: Tensor.bernoulli_\nDifferentiable: bernoulli_.Tensor: yes, for input (derivatives.yaml; backward node BernoulliBackward0); bernoulli_.float: yes, for input (derivatives.yaml; backward node BernoulliBackward1); bernoulli: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)\n    bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)\n    bernoulli(Tensor self, *, Generator? generator=None) -> Tensor'
+    if p is not _NG and isinstance(p, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | p._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bernoulli__Tensor, (input, p, generator,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _tab_bernoulli__Tensor[_k](input, p, generator)
+    if not isinstance(p, Tensor):
+        return _call_bernoulli__float(input, (0.5 if p is _NG else p), generator)
+    if p is _NG:
+        return _call_into_self('bernoulli', {'input': input, 'generator': generator})
+    return _no_overload("bernoulli_", locals(), ('bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)', 'bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)', 'bernoulli(Tensor self, *, Generator? generator=None) -> Tensor'))
+
+
+_show(bernoulli_, (('input', False, _REQ), ('p', False, _NG), ('generator', True, None), ))
 
 
 def binary_cross_entropy(input, target, weight=None, reduction='mean', *, out=None):
@@ -9661,6 +11006,16 @@ def cat(tensors, dim=0, *, out=None):
     return _no_overload("cat", locals(), ('cat(Tensor[] tensors, int dim=0) -> Tensor',))
 
 
+def cauchy_(input, median=0, sigma=1, *, generator=None):
+    'cauchy_(input, median=0, sigma=1, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    median (float, default 0)\n    sigma (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.cauchy_\nDifferentiable: yes, for input (derivatives.yaml; backward node CauchyBackward0)\n\nSchemas (native_functions.yaml):\n    cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cauchy_, (input, median, sigma, generator,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_cauchy_[_k](input, median, sigma, generator)
+
+
 def cdist(x1, x2, p=2, compute_mode=None, *, out=None):
     'cdist(x1, x2, p=2, compute_mode=None, *, out=None) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    p (float, default 2)\n    compute_mode (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cdist\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor'
     if out is not None:
@@ -9782,7 +11137,7 @@ def clamp_min_(input, min):
 
 
 def clip(input, min=None, max=None, *, out=None):
-    'clip(input, min=None, max=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clip and Tensor.clip\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n    clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'
+    'clip(input, min=None, max=None, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clip and Tensor.clip; in-place: opgen.clip_ and Tensor.clip_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor\n    clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'
     if out is not None:
         return _call_into_out('clip', (input, min, max,), {}, out)
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
@@ -9798,6 +11153,20 @@ def clip(input, min=None, max=None, *, out=None):
             _k = _bad_arguments(_op_clip_Tensor, (input, min, max,))
         return _tab_clip_Tensor[_k](input, min, max)
     return _no_overload("clip", locals(), ('clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor', 'clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'))
+
+
+def clip_(input, min=None, max=None):
+    'clip_(input, min=None, max=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    min (number, optional or Tensor, optional, default None)\n    max (number, optional or Tensor, optional, default None)\n\nForms: functional: opgen.clip and Tensor.clip; in-place: opgen.clip_ and Tensor.clip_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)\n    clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)'
+    if not isinstance(min, Tensor) and not isinstance(max, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_clip_, (input, min, max,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _tab_clip_[_k](input, min, max)
+    if (min is None or isinstance(min, Tensor)) and (max is None or isinstance(max, Tensor)):
+        return _call_clip__Tensor(input, min, max)
+    return _no_overload("clip_", locals(), ('clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)', 'clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)'))
 
 
 def clone(input, *, memory_format=None, out=None):
@@ -10291,6 +11660,61 @@ def div_(input, other, *, rounding_mode=_NG):
 _show(div_, (('input', False, _REQ), ('other', False, _REQ), ('rounding_mode', True, None), ))
 
 
+def divide(input, other, *, rounding_mode=_NG, out=None):
+    'divide(input, other, *, rounding_mode=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    rounding_mode (str, optional, default None; taken by divide.Scalar_mode, divide.Tensor_mode)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.divide and Tensor.divide; in-place: Tensor.divide_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    divide.Tensor(Tensor self, Tensor other) -> Tensor\n    divide.Scalar(Tensor self, Scalar other) -> Tensor\n    divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor\n    divide.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor'
+    if out is not None:
+        return _call_into_out('divide', (input, other,), {'rounding_mode': rounding_mode}, out)
+    if isinstance(other, Tensor) and rounding_mode is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_divide_Tensor, (input, other,))
+        return _tab_divide_Tensor[_k](input, other)
+    if not isinstance(other, Tensor) and rounding_mode is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_divide_Scalar, (input, other,))
+        return _tab_divide_Scalar[_k](input, other)
+    if isinstance(other, Tensor) and rounding_mode is not _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_divide_Tensor_mode, (input, other, rounding_mode,))
+        return _tab_divide_Tensor_mode[_k](input, other, rounding_mode)
+    if not isinstance(other, Tensor) and rounding_mode is not _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_divide_Scalar_mode, (input, other, rounding_mode,))
+        return _tab_divide_Scalar_mode[_k](input, other, rounding_mode)
+    return _no_overload("divide", locals(), ('divide.Tensor(Tensor self, Tensor other) -> Tensor', 'divide.Scalar(Tensor self, Scalar other) -> Tensor', 'divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor', 'divide.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor'))
+
+
+_show(divide, (('input', False, _REQ), ('other', False, _REQ), ('rounding_mode', True, None), ('out', True, None), ))
+
+
+def divide_(input, other, *, rounding_mode=_NG):
+    'divide_(input, other, *, rounding_mode=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    rounding_mode (str, optional, default None; taken by divide_.Scalar_mode, divide_.Tensor_mode)\n\nForms: functional: opgen.divide and Tensor.divide; in-place: Tensor.divide_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)\n    divide_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)\n    divide_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)'
+    if isinstance(other, Tensor) and rounding_mode is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_divide__Tensor, (input, other,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _tab_divide__Tensor[_k](input, other)
+    if not isinstance(other, Tensor) and rounding_mode is _NG:
+        return _call_divide__Scalar(input, other)
+    if isinstance(other, Tensor) and rounding_mode is not _NG:
+        return _call_divide__Tensor_mode(input, other, rounding_mode)
+    if not isinstance(other, Tensor) and rounding_mode is not _NG:
+        return _call_divide__Scalar_mode(input, other, rounding_mode)
+    return _no_overload("divide_", locals(), ('divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', 'divide_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)', 'divide_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)'))
+
+
+_show(divide_, (('input', False, _REQ), ('other', False, _REQ), ('rounding_mode', True, None), ))
+
+
 def dot(input, tensor, *, out=None):
     'dot(input, tensor, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    tensor (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.dot and Tensor.dot\nDifferentiable: yes, for input, tensor (derivatives.yaml; backward node DotBackward0)\n\nSchemas (native_functions.yaml):\n    dot(Tensor self, Tensor tensor) -> Tensor'
     if out is not None:
@@ -10568,6 +11992,16 @@ def expm1_(input):
     return _tab_expm1_[_k](input)
 
 
+def exponential_(input, lambd=1, *, generator=None):
+    'exponential_(input, lambd=1, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    lambd (float, default 1)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.exponential_\nDifferentiable: yes, for input (derivatives.yaml; backward node ExponentialBackward0)\n\nSchemas (native_functions.yaml):\n    exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_exponential_, (input, lambd, generator,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_exponential_[_k](input, lambd, generator)
+
+
 def fill(input, value, *, out=None):
     'fill(input, value, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    value (number or Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fill; in-place: Tensor.fill_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fill.Scalar(Tensor self, Scalar value) -> Tensor\n    fill.Tensor(Tensor self, Tensor value) -> Tensor'
     if out is not None:
@@ -10595,6 +12029,39 @@ def fill_(input, value):
         _k = _bad_arguments(_op_fill__Scalar, (input, value,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_fill__Scalar[_k](input, value)
+
+
+def fill_diagonal_(input, fill_value, wrap=False):
+    'fill_diagonal_(input, fill_value, wrap=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    fill_value (number)\n    wrap (bool, default False)\n\nForms: in-place: Tensor.fill_diagonal_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fill_diagonal_(Tensor(a!) self, Scalar fill_value, bool wrap=False) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fill_diagonal_, (input, fill_value, wrap,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_fill_diagonal_[_k](input, fill_value, wrap)
+
+
+def fix(input, *, out=None):
+    'fix(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fix and Tensor.fix; in-place: opgen.fix_ and Tensor.fix_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fix(Tensor self) -> Tensor'
+    if out is not None:
+        return _call_into_out('fix', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_fix, (input,))
+        return _tab_fix[_k](input)
+    return _no_overload("fix", locals(), ('fix(Tensor self) -> Tensor',))
+
+
+def fix_(input):
+    'fix_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.fix and Tensor.fix; in-place: opgen.fix_ and Tensor.fix_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fix_(Tensor(a!) self) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fix_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_fix_[_k](input)
 
 
 def flatten(input, start_dim=0, end_dim=-1):
@@ -10857,6 +12324,25 @@ def gelu(input, *, approximate='none', out=None):
     return _no_overload("gelu", locals(), ("gelu(Tensor self, *, str approximate='none') -> Tensor",))
 
 
+def geometric_(input, p, *, generator=None):
+    'geometric_(input, p, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (float)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.geometric_\nDifferentiable: yes, for input (derivatives.yaml; backward node GeometricBackward0)\n\nSchemas (native_functions.yaml):\n    geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_geometric_, (input, p, generator,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_geometric_[_k](input, p, generator)
+
+
+def ger(input, vec2, *, out=None):
+    'ger(input, vec2, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    vec2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ger and Tensor.ger\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    ger(Tensor self, Tensor vec2) -> Tensor'
+    if out is not None:
+        return _call_into_out('ger', (input, vec2,), {}, out)
+    if True:
+        return _call_ger(input, (vec2 if isinstance(vec2, Tensor) else _scalar(vec2, op='ger', arg='vec2')))
+    return _no_overload("ger", locals(), ('ger(Tensor self, Tensor vec2) -> Tensor',))
+
+
 def glu(input, dim=-1, *, out=None):
     'glu(input, dim=-1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int, default -1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.glu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    glu(Tensor self, int dim=-1) -> Tensor'
     if out is not None:
@@ -10868,6 +12354,72 @@ def glu(input, dim=-1, *, out=None):
             _k = _bad_arguments(_op_glu, (input, dim,))
         return _tab_glu[_k](input, dim)
     return _no_overload("glu", locals(), ('glu(Tensor self, int dim=-1) -> Tensor',))
+
+
+def greater(input, other, *, out=None):
+    'greater(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.greater and Tensor.greater; in-place: Tensor.greater_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    greater.Tensor(Tensor self, Tensor other) -> Tensor\n    greater.Scalar(Tensor self, Scalar other) -> Tensor'
+    if out is not None:
+        return _call_into_out('greater', (input, other,), {}, out)
+    if isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_greater_Tensor, (input, other,))
+        return _tab_greater_Tensor[_k](input, other)
+    if not isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_greater_Scalar, (input, other,))
+        return _tab_greater_Scalar[_k](input, other)
+    return _no_overload("greater", locals(), ('greater.Tensor(Tensor self, Tensor other) -> Tensor', 'greater.Scalar(Tensor self, Scalar other) -> Tensor'))
+
+
+def greater_(input, other):
+    'greater_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.greater and Tensor.greater; in-place: Tensor.greater_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    greater_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    greater_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'
+    if isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_greater__Tensor, (input, other,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _tab_greater__Tensor[_k](input, other)
+    if not isinstance(other, Tensor):
+        return _call_greater__Scalar(input, other)
+    return _no_overload("greater_", locals(), ('greater_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'greater_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
+
+
+def greater_equal(input, other, *, out=None):
+    'greater_equal(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.greater_equal and Tensor.greater_equal; in-place: Tensor.greater_equal_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    greater_equal.Tensor(Tensor self, Tensor other) -> Tensor\n    greater_equal.Scalar(Tensor self, Scalar other) -> Tensor'
+    if out is not None:
+        return _call_into_out('greater_equal', (input, other,), {}, out)
+    if isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_greater_equal_Tensor, (input, other,))
+        return _tab_greater_equal_Tensor[_k](input, other)
+    if not isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_greater_equal_Scalar, (input, other,))
+        return _tab_greater_equal_Scalar[_k](input, other)
+    return _no_overload("greater_equal", locals(), ('greater_equal.Tensor(Tensor self, Tensor other) -> Tensor', 'greater_equal.Scalar(Tensor self, Scalar other) -> Tensor'))
+
+
+def greater_equal_(input, other):
+    'greater_equal_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.greater_equal and Tensor.greater_equal; in-place: Tensor.greater_equal_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    greater_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    greater_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'
+    if isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_greater_equal__Tensor, (input, other,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _tab_greater_equal__Tensor[_k](input, other)
+    if not isinstance(other, Tensor):
+        return _call_greater_equal__Scalar(input, other)
+    return _no_overload("greater_equal_", locals(), ('greater_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'greater_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True, *, out=None):
@@ -10902,6 +12454,19 @@ def gt(input, other, *, out=None):
     if not isinstance(other, Tensor) and out is not None:
         return _call_gt_Scalar_out(input, other, out)
     return _no_overload("gt", locals(), ('gt.Tensor(Tensor self, Tensor other) -> Tensor', 'gt.Scalar(Tensor self, Scalar other) -> Tensor', 'gt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def hardshrink(input, lambd=0.5, *, out=None):
+    'hardshrink(input, lambd=0.5, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    lambd (number, default 0.5)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.hardshrink and Tensor.hardshrink\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor'
+    if out is not None:
+        return _call_into_out('hardshrink', (input, lambd,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_hardshrink, (input, lambd,))
+        return _tab_hardshrink[_k](input, lambd)
+    return _no_overload("hardshrink", locals(), ('hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor',))
 
 
 def hardsigmoid(input, *, out=None):
@@ -11304,6 +12869,19 @@ def isposinf(input, *, out=None):
     return _no_overload("isposinf", locals(), ('isposinf(Tensor self) -> Tensor', 'isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
+def isreal(input, *, out=None):
+    'isreal(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isreal and Tensor.isreal\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    isreal(Tensor self) -> Tensor'
+    if out is not None:
+        return _call_into_out('isreal', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_isreal, (input,))
+        return _tab_isreal[_k](input)
+    return _no_overload("isreal", locals(), ('isreal(Tensor self) -> Tensor',))
+
+
 def kl_div(input, target, reduction='mean', *, log_target=False, out=None):
     "kl_div(input, target, reduction='mean', *, log_target=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    log_target (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.kl_div\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor"
     if out is not None:
@@ -11430,6 +13008,72 @@ def lerp_(input, end, weight):
     if isinstance(weight, Tensor):
         return _call_lerp__Tensor(input, (end if isinstance(end, Tensor) else _scalar(end, op='lerp_', arg='end')), weight)
     return _no_overload("lerp_", locals(), ('lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)', 'lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)'))
+
+
+def less(input, other, *, out=None):
+    'less(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.less and Tensor.less; in-place: Tensor.less_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    less.Tensor(Tensor self, Tensor other) -> Tensor\n    less.Scalar(Tensor self, Scalar other) -> Tensor'
+    if out is not None:
+        return _call_into_out('less', (input, other,), {}, out)
+    if isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_less_Tensor, (input, other,))
+        return _tab_less_Tensor[_k](input, other)
+    if not isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_less_Scalar, (input, other,))
+        return _tab_less_Scalar[_k](input, other)
+    return _no_overload("less", locals(), ('less.Tensor(Tensor self, Tensor other) -> Tensor', 'less.Scalar(Tensor self, Scalar other) -> Tensor'))
+
+
+def less_(input, other):
+    'less_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.less and Tensor.less; in-place: Tensor.less_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    less_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    less_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'
+    if isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_less__Tensor, (input, other,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _tab_less__Tensor[_k](input, other)
+    if not isinstance(other, Tensor):
+        return _call_less__Scalar(input, other)
+    return _no_overload("less_", locals(), ('less_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'less_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
+
+
+def less_equal(input, other, *, out=None):
+    'less_equal(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.less_equal and Tensor.less_equal; in-place: Tensor.less_equal_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    less_equal.Tensor(Tensor self, Tensor other) -> Tensor\n    less_equal.Scalar(Tensor self, Scalar other) -> Tensor'
+    if out is not None:
+        return _call_into_out('less_equal', (input, other,), {}, out)
+    if isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_less_equal_Tensor, (input, other,))
+        return _tab_less_equal_Tensor[_k](input, other)
+    if not isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_less_equal_Scalar, (input, other,))
+        return _tab_less_equal_Scalar[_k](input, other)
+    return _no_overload("less_equal", locals(), ('less_equal.Tensor(Tensor self, Tensor other) -> Tensor', 'less_equal.Scalar(Tensor self, Scalar other) -> Tensor'))
+
+
+def less_equal_(input, other):
+    'less_equal_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.less_equal and Tensor.less_equal; in-place: Tensor.less_equal_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    less_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    less_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'
+    if isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_less_equal__Tensor, (input, other,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _tab_less_equal__Tensor[_k](input, other)
+    if not isinstance(other, Tensor):
+        return _call_less_equal__Scalar(input, other)
+    return _no_overload("less_equal_", locals(), ('less_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'less_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
 def lgamma(input, *, out=None):
@@ -11722,6 +13366,16 @@ def log_(input):
     return _tab_log_[_k](input)
 
 
+def log_normal_(input, mean=1, std=2, *, generator=None):
+    'log_normal_(input, mean=1, std=2, *, generator=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mean (float, default 1)\n    std (float, default 2)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.log_normal_\nDifferentiable: yes, for input (derivatives.yaml; backward node LogNormalBackward0)\n\nSchemas (native_functions.yaml):\n    log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_log_normal_, (input, mean, std, generator,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_log_normal_[_k](input, mean, std, generator)
+
+
 def log_sigmoid(input, *, out=None):
     'log_sigmoid(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.log_sigmoid; in-place: Tensor.log_sigmoid_; out=: opgen.log_sigmoid(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node LogSigmoidBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    log_sigmoid(Tensor self) -> Tensor\n    log_sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
@@ -11937,6 +13591,19 @@ def matmul(input, other, *, out=None):
     if True:
         return _call_matmul(input, (other if isinstance(other, Tensor) else _scalar(other, op='matmul', arg='other')))
     return _no_overload("matmul", locals(), ('matmul(Tensor self, Tensor other) -> Tensor',))
+
+
+def matrix_power(input, n, *, out=None):
+    'matrix_power(input, n, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    n (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.matrix_power and Tensor.matrix_power\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matrix_power(Tensor self, int n) -> Tensor'
+    if out is not None:
+        return _call_into_out('matrix_power', (input, n,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_matrix_power, (input, n,))
+        return _tab_matrix_power[_k](input, n)
+    return _no_overload("matrix_power", locals(), ('matrix_power(Tensor self, int n) -> Tensor',))
 
 
 def max(input, dim=_NG, keepdim=_NG, other=_NG, *, out=None):
@@ -12211,6 +13878,39 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     return _no_overload("multinomial", locals(), ('multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor',))
 
 
+def multiply(input, other, *, out=None):
+    'multiply(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.multiply and Tensor.multiply; in-place: Tensor.multiply_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    multiply.Tensor(Tensor self, Tensor other) -> Tensor\n    multiply.Scalar(Tensor self, Scalar other) -> Tensor'
+    if out is not None:
+        return _call_into_out('multiply', (input, other,), {}, out)
+    if isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_multiply_Tensor, (input, other,))
+        return _tab_multiply_Tensor[_k](input, other)
+    if not isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_multiply_Scalar, (input, other,))
+        return _tab_multiply_Scalar[_k](input, other)
+    return _no_overload("multiply", locals(), ('multiply.Tensor(Tensor self, Tensor other) -> Tensor', 'multiply.Scalar(Tensor self, Scalar other) -> Tensor'))
+
+
+def multiply_(input, other):
+    'multiply_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.multiply and Tensor.multiply; in-place: Tensor.multiply_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    multiply_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    multiply_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'
+    if isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_multiply__Tensor, (input, other,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _tab_multiply__Tensor[_k](input, other)
+    if not isinstance(other, Tensor):
+        return _call_multiply__Scalar(input, other)
+    return _no_overload("multiply_", locals(), ('multiply_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'multiply_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
+
+
 def mv(input, vec, *, out=None):
     'mv(input, vec, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    vec (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.mv and Tensor.mv\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    mv(Tensor self, Tensor vec) -> Tensor'
     if out is not None:
@@ -12383,6 +14083,29 @@ def neg_(input):
     return _tab_neg_[_k](input)
 
 
+def negative(input, *, out=None):
+    'negative(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.negative and Tensor.negative; in-place: opgen.negative_ and Tensor.negative_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    negative(Tensor self) -> Tensor'
+    if out is not None:
+        return _call_into_out('negative', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_negative, (input,))
+        return _tab_negative[_k](input)
+    return _no_overload("negative", locals(), ('negative(Tensor self) -> Tensor',))
+
+
+def negative_(input):
+    'negative_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.negative and Tensor.negative; in-place: opgen.negative_ and Tensor.negative_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    negative_(Tensor(a!) self) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_negative_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_negative_[_k](input)
+
+
 def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
     'new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    requires_grad (any, default False; taken by )\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_empty\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
     if out is not None:
@@ -12390,6 +14113,15 @@ def new_empty(input, size, *, dtype=None, layout=None, device=None, pin_memory=N
     if True:
         return _with_requires_grad(_call_new_empty(input, size, dtype, layout, device, pin_memory), requires_grad)
     return _no_overload("new_empty", locals(), ('new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
+
+
+def new_empty_strided(input, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
+    'new_empty_strided(input, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    requires_grad (any, default False; taken by )\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: Tensor.new_empty_strided\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'
+    if out is not None:
+        return _call_into_out('new_empty_strided', (input, size, stride,), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, out)
+    if True:
+        return _with_requires_grad(_call_new_empty_strided(input, size, stride, dtype, layout, device, pin_memory), requires_grad)
+    return _no_overload("new_empty_strided", locals(), ('new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor',))
 
 
 def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
@@ -12466,6 +14198,19 @@ def nonzero(input, *, as_tuple=_NG, out=None):
 _show(nonzero, (('input', False, _REQ), ('as_tuple', True, _NG), ('out', True, None), ))
 
 
+def nonzero_static(input, *, size, fill_value=-1, out=None):
+    'nonzero_static(input, *, size, fill_value=-1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int)\n    fill_value (int, default -1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nonzero_static and Tensor.nonzero_static\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor'
+    if out is not None:
+        return _call_into_out('nonzero_static', (input,), {'size': size, 'fill_value': fill_value}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_nonzero_static, (input, size, fill_value,))
+        return _tab_nonzero_static[_k](input, size, fill_value)
+    return _no_overload("nonzero_static", locals(), ('nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor',))
+
+
 def norm(input, p=_NG, dim=None, keepdim=False, *, dtype=None, out=None):
     'norm(input, p=2, dim=None, keepdim=False, *, dtype=None) -> Tensor\nnorm(input, p, dim=None, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    p (number, optional or str; may be left out: only norm.Scalar, norm.str take it)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.norm and Tensor.norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    norm.Scalar(Tensor self, Scalar? p=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor\n    norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     if out is not None:
@@ -12518,6 +14263,39 @@ def normal_(input, mean=0, std=1, *, generator=None):
         _k = _bad_arguments(_op_normal_, (input, mean, std, generator,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_normal_[_k](input, mean, std, generator)
+
+
+def not_equal(input, other, *, out=None):
+    'not_equal(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.not_equal and Tensor.not_equal; in-place: Tensor.not_equal_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    not_equal.Tensor(Tensor self, Tensor other) -> Tensor\n    not_equal.Scalar(Tensor self, Scalar other) -> Tensor'
+    if out is not None:
+        return _call_into_out('not_equal', (input, other,), {}, out)
+    if isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_not_equal_Tensor, (input, other,))
+        return _tab_not_equal_Tensor[_k](input, other)
+    if not isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_not_equal_Scalar, (input, other,))
+        return _tab_not_equal_Scalar[_k](input, other)
+    return _no_overload("not_equal", locals(), ('not_equal.Tensor(Tensor self, Tensor other) -> Tensor', 'not_equal.Scalar(Tensor self, Scalar other) -> Tensor'))
+
+
+def not_equal_(input, other):
+    'not_equal_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.not_equal and Tensor.not_equal; in-place: Tensor.not_equal_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    not_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    not_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'
+    if isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_not_equal__Tensor, (input, other,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _tab_not_equal__Tensor[_k](input, other)
+    if not isinstance(other, Tensor):
+        return _call_not_equal__Scalar(input, other)
+    return _no_overload("not_equal_", locals(), ('not_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'not_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
 def one_hot(input, num_classes=-1, *, out=None):
@@ -12714,6 +14492,15 @@ def ravel(input):
     return _tab_ravel[_k](input)
 
 
+def real(input):
+    'real(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.real\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    real(Tensor(a) self) -> Tensor(a)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_real, (input,))
+    return _tab_real[_k](input)
+
+
 def reciprocal(input, *, out=None):
     'reciprocal(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.reciprocal and Tensor.reciprocal; in-place: Tensor.reciprocal_; out=: opgen.reciprocal(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ReciprocalBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    reciprocal(Tensor self) -> Tensor\n    reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
@@ -12860,6 +14647,21 @@ def reshape(input, shape):
     except AttributeError:
         _k = _bad_arguments(_op_reshape, (input, shape,))
     return _tab_reshape[_k](input, shape)
+
+
+def resize_(input, size, *, memory_format=None):
+    'resize_(input, size, *, memory_format=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    size (int or sequence of ints)\n    memory_format (memory format, optional, default None)\n\nForms: in-place: Tensor.resize_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_resize_, (input, size, memory_format,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_resize_[_k](input, size, memory_format)
+
+
+def resize_as_(input, the_template, *, memory_format=None):
+    'resize_as_(input, the_template, *, memory_format=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    the_template (Tensor)\n    memory_format (memory format, optional, default None)\n\nForms: in-place: opgen.resize_as_ and Tensor.resize_as_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)'
+    return _call_resize_as_(input, (the_template if isinstance(the_template, Tensor) else _scalar(the_template, op='resize_as_', arg='the_template')), memory_format)
 
 
 def resolve_conj(input):
@@ -13315,6 +15117,19 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1, *, out=None):
     if True:
         return _call_slice_scatter(input, (src if isinstance(src, Tensor) else _scalar(src, op='slice_scatter', arg='src')), dim, start, end, step)
     return _no_overload("slice_scatter", locals(), ('slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor',))
+
+
+def slogdet(input, *, out=None):
+    'slogdet(input, *, out=None) -> (Tensor sign, Tensor logabsdet)\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.slogdet and Tensor.slogdet\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)'
+    if out is not None:
+        return _call_into_out('slogdet', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_slogdet, (input,))
+        return _rt_slogdet._make(_tab_slogdet[_k](input))
+    return _no_overload("slogdet", locals(), ('slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)',))
 
 
 def smooth_l1_loss(input, target, reduction='mean', beta=1.0, *, out=None):
@@ -13833,7 +15648,7 @@ def square_(input):
 
 
 def squeeze(input, dim=_NG):
-    'squeeze(input) -> Tensor\nsqueeze(input, dim) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only squeeze.dim takes it)\n\nForms: functional: opgen.squeeze and Tensor.squeeze\nDifferentiable: squeeze: yes, for input (derivatives.yaml; backward node SqueezeBackward0); squeeze.dim: yes, for input (derivatives.yaml; backward node SqueezeBackward1)\n\nSchemas (native_functions.yaml):\n    squeeze(Tensor(a) self) -> Tensor(a)\n    squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)'
+    'squeeze(input) -> Tensor\nsqueeze(input, dim) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only squeeze.dim takes it)\n\nForms: functional: opgen.squeeze and Tensor.squeeze; in-place: Tensor.squeeze_\nDifferentiable: squeeze: yes, for input (derivatives.yaml; backward node SqueezeBackward0); squeeze.dim: yes, for input (derivatives.yaml; backward node SqueezeBackward1)\n\nSchemas (native_functions.yaml):\n    squeeze(Tensor(a) self) -> Tensor(a)\n    squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)'
     if dim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -13850,6 +15665,23 @@ def squeeze(input, dim=_NG):
 
 
 _show(squeeze, (('input', False, _REQ), ('dim', False, _NG), ))
+
+
+def squeeze_(input, dim=_NG):
+    'squeeze_(input) -> Tensor\nsqueeze_(input, dim) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only squeeze_.dim takes it)\n\nForms: functional: opgen.squeeze and Tensor.squeeze; in-place: Tensor.squeeze_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    squeeze_(Tensor(a!) self) -> Tensor(a!)\n    squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)'
+    if dim is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_squeeze_, (input,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _tab_squeeze_[_k](input)
+    if dim is not _NG:
+        return _call_squeeze__dim(input, dim)
+    return _no_overload("squeeze_", locals(), ('squeeze_(Tensor(a!) self) -> Tensor(a!)', 'squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)'))
+
+
+_show(squeeze_, (('input', False, _REQ), ('dim', False, _NG), ))
 
 
 def squeeze_copy(input, dim=_NG, *, out=None):
@@ -13958,6 +15790,39 @@ def sub_(input, other, *, alpha=1):
     return _no_overload("sub_", locals(), ('sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', 'sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'))
 
 
+def subtract(input, other, *, alpha=1, out=None):
+    'subtract(input, other, *, alpha=1, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    alpha (number, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.subtract and Tensor.subtract; in-place: Tensor.subtract_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n    subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor'
+    if out is not None:
+        return _call_into_out('subtract', (input, other,), {'alpha': alpha}, out)
+    if isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_subtract_Tensor, (input, other, alpha,))
+        return _tab_subtract_Tensor[_k](input, other, alpha)
+    if not isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_subtract_Scalar, (input, other, alpha,))
+        return _tab_subtract_Scalar[_k](input, other, alpha)
+    return _no_overload("subtract", locals(), ('subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', 'subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor'))
+
+
+def subtract_(input, other, *, alpha=1):
+    'subtract_(input, other, *, alpha=1) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    alpha (number, default 1)\n\nForms: functional: opgen.subtract and Tensor.subtract; in-place: Tensor.subtract_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    subtract_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)\n    subtract_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'
+    if isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_subtract__Tensor, (input, other, alpha,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _tab_subtract__Tensor[_k](input, other, alpha)
+    if not isinstance(other, Tensor):
+        return _call_subtract__Scalar(input, other, alpha)
+    return _no_overload("subtract_", locals(), ('subtract_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', 'subtract_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'))
+
+
 def sum(input, dim=_NG, keepdim=_NG, *, dtype=None, out=None):
     'sum(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by sum.dim_IntList)\n    keepdim (bool, default False; taken by sum.dim_IntList)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sum and Tensor.sum\nDifferentiable: sum: yes, for input (derivatives.yaml; backward node SumBackward0); sum.dim_IntList: yes, for input (derivatives.yaml; backward node SumBackward1)\n\nSchemas (native_functions.yaml):\n    sum(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     if out is not None:
@@ -13990,7 +15855,7 @@ def sum_to_size(input, size, *, out=None):
 
 
 def swapaxes(input, axis0, axis1):
-    'swapaxes(input, axis0, axis1) -> Tensor\n\nArguments:\n    input (Tensor)\n    axis0 (int)\n    axis1 (int)\n\nForms: functional: opgen.swapaxes and Tensor.swapaxes\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)'
+    'swapaxes(input, axis0, axis1) -> Tensor\n\nArguments:\n    input (Tensor)\n    axis0 (int)\n    axis1 (int)\n\nForms: functional: opgen.swapaxes and Tensor.swapaxes; in-place: Tensor.swapaxes_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -13998,8 +15863,18 @@ def swapaxes(input, axis0, axis1):
     return _tab_swapaxes[_k](input, axis0, axis1)
 
 
+def swapaxes_(input, axis0, axis1):
+    'swapaxes_(input, axis0, axis1) -> Tensor\n\nArguments:\n    input (Tensor)\n    axis0 (int)\n    axis1 (int)\n\nForms: functional: opgen.swapaxes and Tensor.swapaxes; in-place: Tensor.swapaxes_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_swapaxes_, (input, axis0, axis1,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_swapaxes_[_k](input, axis0, axis1)
+
+
 def swapdims(input, dim0, dim1):
-    'swapdims(input, dim0, dim1) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim0 (int)\n    dim1 (int)\n\nForms: functional: opgen.swapdims and Tensor.swapdims\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)'
+    'swapdims(input, dim0, dim1) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim0 (int)\n    dim1 (int)\n\nForms: functional: opgen.swapdims and Tensor.swapdims; in-place: Tensor.swapdims_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
@@ -14007,13 +15882,33 @@ def swapdims(input, dim0, dim1):
     return _tab_swapdims[_k](input, dim0, dim1)
 
 
+def swapdims_(input, dim0, dim1):
+    'swapdims_(input, dim0, dim1) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim0 (int)\n    dim1 (int)\n\nForms: functional: opgen.swapdims and Tensor.swapdims; in-place: Tensor.swapdims_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_swapdims_, (input, dim0, dim1,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_swapdims_[_k](input, dim0, dim1)
+
+
 def t(input):
-    't(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.t and Tensor.t\nDifferentiable: yes, for input (derivatives.yaml; backward node TBackward0)\n\nSchemas (native_functions.yaml):\n    t(Tensor(a) self) -> Tensor(a)'
+    't(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.t and Tensor.t; in-place: Tensor.t_\nDifferentiable: yes, for input (derivatives.yaml; backward node TBackward0)\n\nSchemas (native_functions.yaml):\n    t(Tensor(a) self) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_t, (input,))
     return _tab_t[_k](input)
+
+
+def t_(input):
+    't_(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.t and Tensor.t; in-place: Tensor.t_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    t_(Tensor(a!) self) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_t_, (input,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_t_[_k](input)
 
 
 def t_copy(input, *, out=None):
@@ -14177,12 +16072,22 @@ def trace(input, *, out=None):
 
 
 def transpose(input, dim0, dim1):
-    'transpose(input, dim0, dim1) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim0 (int)\n    dim1 (int)\n\nForms: functional: opgen.transpose and Tensor.transpose\nDifferentiable: yes, for input (derivatives.yaml; backward node TransposeBackward0)\n\nSchemas (native_functions.yaml):\n    transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)'
+    'transpose(input, dim0, dim1) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim0 (int)\n    dim1 (int)\n\nForms: functional: opgen.transpose and Tensor.transpose; in-place: Tensor.transpose_\nDifferentiable: yes, for input (derivatives.yaml; backward node TransposeBackward0)\n\nSchemas (native_functions.yaml):\n    transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_transpose_int, (input, dim0, dim1,))
     return _tab_transpose_int[_k](input, dim0, dim1)
+
+
+def transpose_(input, dim0, dim1):
+    'transpose_(input, dim0, dim1) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim0 (int)\n    dim1 (int)\n\nForms: functional: opgen.transpose and Tensor.transpose; in-place: Tensor.transpose_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_transpose_, (input, dim0, dim1,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_transpose_[_k](input, dim0, dim1)
 
 
 def transpose_copy(input, dim0, dim1, *, out=None):
@@ -14374,13 +16279,32 @@ def unsafe_split(input, split_size, dim=0):
     return _tab_unsafe_split_Tensor[_k](input, split_size, dim)
 
 
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    'unsafe_split_with_sizes(input, split_sizes, dim=0) -> list of Tensors\n\nArguments:\n    input (Tensor)\n    split_sizes (int or sequence of ints)\n    dim (int, default 0)\n\nForms: functional: opgen.unsafe_split_with_sizes and Tensor.unsafe_split_with_sizes\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unsafe_split_with_sizes, (input, split_sizes, dim,))
+    return _tab_unsafe_split_with_sizes[_k](input, split_sizes, dim)
+
+
 def unsqueeze(input, dim):
-    'unsqueeze(input, dim) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n\nForms: functional: opgen.unsqueeze and Tensor.unsqueeze\nDifferentiable: yes, for input (derivatives.yaml; backward node UnsqueezeBackward0)\n\nSchemas (native_functions.yaml):\n    unsqueeze(Tensor(a) self, int dim) -> Tensor(a)'
+    'unsqueeze(input, dim) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n\nForms: functional: opgen.unsqueeze and Tensor.unsqueeze; in-place: Tensor.unsqueeze_\nDifferentiable: yes, for input (derivatives.yaml; backward node UnsqueezeBackward0)\n\nSchemas (native_functions.yaml):\n    unsqueeze(Tensor(a) self, int dim) -> Tensor(a)'
     try:
         _k = (_shared.remap or _tls.remap)[input._keys]
     except AttributeError:
         _k = _bad_arguments(_op_unsqueeze, (input, dim,))
     return _tab_unsqueeze[_k](input, dim)
+
+
+def unsqueeze_(input, dim):
+    'unsqueeze_(input, dim) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n\nForms: functional: opgen.unsqueeze and Tensor.unsqueeze; in-place: Tensor.unsqueeze_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unsqueeze_, (input, dim,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_unsqueeze_[_k](input, dim)
 
 
 def unsqueeze_copy(input, dim, *, out=None):

@@ -57,7 +57,8 @@ dtype = DType
 # -- tensors, factories, random, interop, indexing, dispatcher registration (runtime/*.py) ---------------
 # indexing, interop, autograd.function and autograd.hooks install Tensor methods when imported
 # (Note [Tensor methods from upper layers], tensor.py).
-from runtime import indexing, inplace_variants, library  # noqa: E402, F401
+from runtime import indexing, inplace_variants, library, tensor_attributes, tensor_storage  # noqa: E402, F401
+from runtime.layout import layout, strided  # noqa: E402
 
 inplace_variants.install()
 
@@ -161,6 +162,7 @@ __all__ += ["are_deterministic_algorithms_enabled", "get_float32_matmul_precisio
             "set_float32_matmul_precision", "use_deterministic_algorithms"]
 __all__ += ["block_diag", "cartesian_prod", "tensordot", "tril_indices", "triu_indices"]
 __all__ += sorted(_legacy.CPU_TYPES)
+__all__ += ["layout", "strided"]
 
 # Note [Submodules of the public API]
 # `import generated.nn as nn`, `from generated.nn import functional as F` and

@@ -1,4 +1,5 @@
-"""Random numbers: `Generator`, `manual_seed`, and the kernels of uniform_, normal_ and random_.
+"""Random numbers: `Generator`, `manual_seed`, and the kernels of the in-place samplers (uniform_, normal_,
+random_, cauchy_, exponential_, geometric_, log_normal_).
 
 Note [One generator per device]
 As in PyTorch, each device has its own default generator, and a `Generator(device)` is tied to one
@@ -251,3 +252,69 @@ def random_(self: Tensor, from_: int = 0, to: int | None = None, generator: Gene
         values = engine.randint(from_, to, size=shape, dtype=np.int64)
     store(self, values if self._dtype.np is None else values.astype(self._data.dtype))
     return self
+
+
+# -- the other in-place samplers: Cauchy, exponential, geometric, log-normal, Bernoulli ------------------
+# Drawn in float64 on the CPU (float32 where the tensor is float32 or float16 on CUDA, as uniform_), from the
+# tensor's device generator, then stored in the tensor's dtype; PyTorch's argument checks and dtype rules.
+def _continuous(self: Tensor, op: str, what: str) -> Any:
+    if not self._dtype.is_floating_point:
+        raise RuntimeError(f"{what} distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {self._dtype.name}")
+    return _float_np(self._dtype, op)
+
+
+def _draw(self: Tensor, generator: Generator | None, method: str, *args: Any, **kwargs: Any) -> Any:
+    """An array of the tensor's shape from `method` of its generator's engine (NumPy's Generator and CuPy's
+    RandomState share these method names)."""
+    return getattr(_engine(self, generator), method)(*args, size=self._data.shape, **kwargs)
+
+
+def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, generator: Generator | None = None) -> Tensor:
+    ct = _continuous(self, "cauchy_", "Cauchy")
+    check_write(self)
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    values = _draw(self, generator, "standard_cauchy").astype(ct, copy=False)  # NumPy's takes no dtype
+    store(self, values * sigma + median)
+    return self
+
+
+def exponential_(self: Tensor, lambd: float = 1.0, generator: Generator | None = None) -> Tensor:
+    ct = _continuous(self, "exponential_", "Exponential")
+    check_write(self)
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    values = _draw(self, generator, "standard_exponential", dtype=ct)
+    store(self, values / lambd)
+    return self
+
+
+def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, generator: Generator | None = None) -> Tensor:
+    if not self._dtype.is_floating_point:
+        raise NotImplementedError(f"\"log_normal_\" not implemented for '{self._dtype.name}'")
+    ct = _float_np(self._dtype, "log_normal_")
+    check_write(self)
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    normal = _draw(self, generator, "standard_normal", dtype=ct)
+    store(self, _xp(self).exp(normal * std + mean))
+    return self
+
+
+def geometric_(self: Tensor, p: float, generator: Generator | None = None) -> Tensor:
+    if self._dtype is dtypes.bool_:
+        raise NotImplementedError("\"geometric_\" not implemented for 'Bool'")
+    check_write(self)
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    values = _draw(self, generator, "geometric", p)  # trials until the first success: 1, 2, ...
+    store(self, values if self._dtype.np is None else values.astype(self._data.dtype))
+    return self
+
+
+def _xp(self: Tensor) -> Any:
+    if self._device.type == "cpu":
+        return np
+    from runtime.cuda import require_cupy
+    return require_cupy()

@@ -309,6 +309,22 @@ ROWS: dict[str, Row] = {
     "normal.Tensor_Tensor": Row(domain=(0.0, 2.0), deterministic=False),
     "normal.float_float": Row(deterministic=False),
     "multinomial": Row(domain=(0.0, 1.0), deterministic=False),
+    # PyTorch's aliases, in-place samplers and Tensor-surface ops (runtime/kernels/aliases.py, tensor_extras.py)
+    "clip_": Row(values={"min": -0.5}),
+    "clip_.Tensor": Row(shapes={"max": (4,)}),
+    "ger": Row(shapes={"self": (3,), "vec2": (4,)}),
+    "matrix_power": Row(dtypes=FLOAT, tensors={"self": _well_conditioned}, values={"n": -2}),
+    "slogdet": Row(dtypes=FLOAT, tensors={"self": _well_conditioned}),
+    "bernoulli_.float": Row(deterministic=False),
+    "bernoulli_.Tensor": Row(domain=(0.0, 1.0), deterministic=False),
+    "cauchy_": Row(dtypes=FLOAT, deterministic=False),
+    "exponential_": Row(dtypes=FLOAT, deterministic=False),
+    "log_normal_": Row(dtypes=FLOAT, deterministic=False),
+    "geometric_": Row(values={"p": 0.5}, deterministic=False),
+    "fill_diagonal_": Row(reads_storage=True),  # an expanded self: the writes land in shared memory, as torch's
+    "new_empty_strided": Row(values={"size": [2, 3], "stride": [1, 2]}, deterministic=False),
+    "unsafe_split_with_sizes": Row(values={"split_sizes": [1, 2]}),
+    "resize_": Row(values={"size": [2, 3]}, reads_storage=True),  # keeps the storage's elements
 }
 
 

@@ -92,18 +92,7 @@ TIE_INDICES: dict[str, tuple[int, int, Any]] = {
 
 # Entries that exist in opgen but do not agree yet on every sample: key -> reason. tests/ops/test_opinfo.py
 # xfails them (strictly: an entry that starts agreeing must leave this table).
-_GAP_8 = (
-    "in-place view ops (t_, squeeze_, unsqueeze_, transpose_, as_strided_) are not there yet (README)"
-)
-
 KNOWN_GAPS: dict[str, str] = {
-    'as_strided:inplace': _GAP_8,
-    'as_strided.partial_views:inplace': _GAP_8,
-    'squeeze:inplace': _GAP_8,
-    'squeeze.multiple:inplace': _GAP_8,
-    'unsqueeze:inplace': _GAP_8,
-    'transpose:inplace': _GAP_8,
-    't:inplace': _GAP_8,
 }
 
 
@@ -148,6 +137,8 @@ def resolve(info: Any) -> Any:
     found = _lookup(G, name)
     if found is None and "." not in name:
         found = getattr(G.Tensor, name, None)
+    if found is None and name in NONDETERMINISTIC:  # `cauchy`, `uniform` ...: entries of Tensor.cauchy_ ...
+        found = getattr(G.Tensor, name + "_", None)
     return found
 
 

@@ -85,3 +85,17 @@ def multinomial(self: Any, num_samples: int, replacement: bool = False, generato
         keys = p2.log() - (-u.log()).log()
         out = keys.topk(num_samples, 1)[1]
     return out.reshape(-1) if self.dim() == 1 else out
+
+
+def bernoulli__float(self: Any, p: float = 0.5, generator: Any = None) -> Any:
+    """`t.bernoulli_(p)`: each element 1 with probability p, else 0, in t's dtype (any dtype, bool too)."""
+    return self.copy_(bernoulli_p(self, p, generator))  # CompositeExplicitAutograd: the gradient is zero
+
+
+def bernoulli__Tensor(self: Any, p: Any, generator: Any = None) -> Any:
+    """`t.bernoulli_(p)` with a tensor of probabilities broadcastable to t."""
+    probabilities = p.detach().to(dtypes.float64)
+    if bool(((probabilities < 0) | (probabilities > 1)).any()):
+        raise RuntimeError("bernoulli_ expects all elements of p to be in [0, 1]")
+    u = _G().rand(tuple(self.shape), generator=generator, dtype=dtypes.float64, device=self.device)
+    return self.copy_((u < probabilities).to(self.dtype))

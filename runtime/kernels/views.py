@@ -40,6 +40,11 @@ def _strided(data: Any, shape: tuple[int, ...], byte_strides: tuple[int, ...]) -
     return cupy.lib.stride_tricks.as_strided(data, shape, byte_strides)
 
 
+def strided_view(data: Any, shape: tuple[int, ...], byte_strides: tuple[int, ...]) -> Any:
+    """An array view of `shape` and `byte_strides` starting at `data`'s first element (NumPy or CuPy)."""
+    return _strided(data, shape, byte_strides)
+
+
 def _buffer_view(data: np.ndarray, shape: tuple[int, ...], byte_strides: tuple[int, ...]) -> np.ndarray | None:
     """A view over `data`'s own buffer, 4x faster than as_strided; None when NumPy refuses it (`data` not
     contiguous, or the view reaching outside it), and as_strided must do it."""

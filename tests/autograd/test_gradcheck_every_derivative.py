@@ -149,7 +149,7 @@ def _load() -> tuple[list[Any], list[Any], str | None]:
 
 # Ops whose output is a random draw: no finite difference says anything about them; their zero gradient
 # is checked in tests/codegen/test_derivative_required.py.
-RANDOM_FILLS = {"uniform_", "normal_", "random_"}
+RANDOM_FILLS = {"uniform_", "normal_", "random_", "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_"}
 
 DERIVATIVES, FUNCTIONS, LOAD_ERROR = _load()
 # entries without formulas only mark outputs not differentiable (argmax, nonzero ...): nothing to check

@@ -51,6 +51,10 @@ except ImportError:  # only the comparison with PyTorch is skipped
 KNOWN: dict[str, tuple[Any, str]] = {
     "sub.Scalar": (lambda s: s.dtype == "bool", "bool tensor - Scalar is not refused (the dtype check runs after "
                    "the float Scalar promoted the computation to float)"),
+    "subtract.Scalar": (lambda s: s.dtype == "bool", "sub.Scalar's (subtract is its alias)"),
+    "resize_": (lambda s: s.layout in ("empty", "expanded", "scalar"), "growing a tensor made from a NumPy array: "
+                "PyTorch's storage of from_numpy cannot grow, opgen moves the tensor to a new storage (Note "
+                "[resize_ and set_])"),
     "hardtanh": (lambda s: s.dtype == "uint8", "hardtanh of uint8 with negative limits is not refused"),
     "native_dropout": (lambda s: s.layout == "empty", "the mask of an empty input is bool, PyTorch's has the "
                        "input's dtype"),

@@ -370,6 +370,11 @@ CASES: dict[str, Any] = {
 # Families: every binary op with shapes that do not broadcast, every dim-taking method with a dim out of range.
 BINARY_OPS = ["add", "sub", "mul", "div", "maximum", "minimum", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "pow",
               "fmod", "remainder", "floor_divide", "logical_and", "logical_or", "logical_xor", "hypot", "copysign"]
+# PyTorch's other names of some of them (runtime/kernels/aliases.py): the op's shape errors, in place too
+ALIASES = ["divide", "multiply", "subtract", "arctan2", "greater", "greater_equal", "less", "less_equal", "not_equal"]
+for _op in ALIASES:
+    CASES[f"{_op} broadcast"] = f"T.{_op}(T.ones(2, 3), T.ones(4, 3))"
+    CASES[f"{_op}_ broadcast into smaller"] = f"T.ones(3).{_op}_(T.ones(2, 3))"
 for _op in BINARY_OPS:
     if hasattr(G, _op) and hasattr(torch, _op):
         CASES[f"{_op} broadcast"] = f"T.{_op}(T.ones(2, 3), T.ones(4, 3))"
@@ -378,7 +383,7 @@ for _op in BINARY_OPS:
         CASES[f"{_op} out overlap"] = f"(lambda x: T.{_op}(x[:-1], x[1:], out=x[1:]))(T.arange(1.0, 7.0))"
 DIM_METHODS = ["sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "softmax", "log_softmax", "cumsum",
                "cumprod", "squeeze", "unsqueeze", "flip", "logsumexp", "var", "std", "all", "any", "unbind",
-               "argsort", "sort", "max", "min", "count_nonzero", "nansum"]
+               "argsort", "sort", "max", "min", "count_nonzero", "nansum", "unsqueeze_", "squeeze_"]
 for _m in DIM_METHODS:
     if hasattr(G.Tensor, _m) and hasattr(torch.Tensor, _m):
         CASES[f"{_m} dim 5"] = f"T.ones(2, 3).{_m}(5)"
