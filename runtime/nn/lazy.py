@@ -180,12 +180,8 @@ class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
 
 
 class _LazyInstanceNorm(_LazyNormBase):
-    """An InstanceNorm whose num_features is dim 1 of the first input (PyTorch's defaults: no affine
-    parameters, no running statistics, so nothing may be left to infer)."""
-
-    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
-                 track_running_stats: bool = False, device: Any = None, dtype: Any = None) -> None:
-        super().__init__(eps, momentum, affine, track_running_stats, device, dtype)
+    """An InstanceNorm whose num_features is dim 1 of the first input; PyTorch's lazy instance norms default to
+    affine parameters and running statistics (unlike InstanceNorm's), and so does this one."""
 
 
 class LazyInstanceNorm1d(_LazyInstanceNorm, InstanceNorm1d):

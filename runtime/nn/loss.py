@@ -6,6 +6,7 @@ folded into `reduction` as PyTorch does.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import runtime.nn.functional as F
@@ -102,7 +103,13 @@ class NLLLoss(_WeightedLoss):
 
 
 class NLLLoss2d(NLLLoss):
-    """NLLLoss under its old name for (N, C, H, W) inputs (PyTorch keeps it as a plain subclass)."""
+    """NLLLoss under its old name for (N, C, H, W) inputs; deprecated, as in PyTorch (a FutureWarning)."""
+
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None, ignore_index: int = -100,
+                 reduce: bool | None = None, reduction: str = "mean") -> None:
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement.",
+                      FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CrossEntropyLoss(_WeightedLoss):
