@@ -51,6 +51,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
                                         Linear(hsz, osz, bias=False, **kw)))
 
     def reset_parameters(self) -> None:
+        """Draw the head's and the tail projections' weights afresh (their Linear initialisation)."""
         self.head.reset_parameters()
         for projection in self.tail:
             for layer in projection:

@@ -89,7 +89,7 @@ def multi_head_attention_forward(
     """Multi-head attention (module docstring): projections, scaled dot products, masks, dropout on the
     weights while training, output projection."""
     G = opcall.api
-    from runtime.nn.functional import dropout, linear
+    linear = G.linear
 
     batched = _check_shapes(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not batched:
@@ -177,7 +177,7 @@ def multi_head_attention_forward(
         scores = scores + attn_mask
     weights = G.softmax(scores, -1)
     if training and dropout_p > 0.0:
-        weights = dropout(weights, p=dropout_p)
+        weights = G.dropout(weights, dropout_p, True)
     out = G.bmm(weights, v).transpose(0, 1).reshape(L * N, E)
     out = linear(out, out_proj_weight, out_proj_bias).reshape(L, N, -1)
     if not batched:

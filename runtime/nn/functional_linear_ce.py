@@ -55,7 +55,9 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
     """`cross_entropy(logits, target, ...)` of logits `input @ linear_weight` (+ `linear_bias`); input (N, in)
     or (in,), linear_weight (C, *out_features, in). `ignore_index=None` means -100 for class indices and is
     required for class probabilities."""
-    from runtime.nn.functional import cross_entropy
+    G = opcall.api
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
     if options is not None and not isinstance(options, LinearCrossEntropyOptions):
         raise TypeError(f"options must be a LinearCrossEntropyOptions or None, got {type(options).__name__}")
     if not 1 <= input.dim() <= 2:
@@ -82,5 +84,6 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
     logits = input.matmul(flat.transpose(0, 1)).reshape(logits_shape)
     if linear_bias is not None:
         logits = logits + linear_bias
-    return cross_entropy(logits, target, weight, ignore_index=-100 if ignore_index is None else ignore_index,
-                         reduction=reduction, label_smoothing=label_smoothing)
+    return G.cross_entropy_loss(logits, target, weight, reduction=reduction,
+                                ignore_index=-100 if ignore_index is None else ignore_index,
+                                label_smoothing=label_smoothing)

@@ -213,6 +213,7 @@ class _LazyConvXd(LazyModuleMixin):
             self.bias = UninitializedParameter(device=device, dtype=dtype)
 
     def reset_parameters(self) -> None:
+        """The convolution's initialisation, once in_channels is known (no-op before)."""
         if not self.has_uninitialized_params() and self.in_channels != 0:  # type: ignore[attr-defined]
             super().reset_parameters()  # type: ignore[misc]
 
