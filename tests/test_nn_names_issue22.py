@@ -403,3 +403,25 @@ def test_common_types() -> None:
     from generated.nn import common_types
     assert common_types._size_2_t == (int | tuple[int, int])
     assert common_types.T.__name__ == "T"
+
+
+def test_nested_io_function_is_legacy_as_in_torch() -> None:
+    import warnings
+
+    class Ours(G.autograd.NestedIOFunction):
+        def forward_extended(self, a):
+            return a
+
+    class Theirs(torch.autograd.NestedIOFunction):
+        def forward_extended(self, a):
+            return a
+
+    assert issubclass(Ours, G.autograd.Function)
+    with pytest.raises(RuntimeError):  # legacy instance calls are gone
+        Ours()(G.ones(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(Exception):  # noqa: B017 (PyTorch 2.13 cannot call one either)
+            Theirs()(torch.ones(2))
+    with pytest.raises(NotImplementedError):
+        G.autograd.NestedIOFunction().backward_extended(G.ones(1))
