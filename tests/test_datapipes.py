@@ -360,3 +360,14 @@ def test_dataset_kind_fetchers() -> None:
     assert fetcher.fetch([None, None]) == [0, 1] and fetcher.fetch([None, None]) == [2, 3]
     with pytest.raises(StopIteration):
         fetcher.fetch([None, None])
+
+
+def test_dataloader_over_a_map_datapipe() -> None:
+    pipe = SequenceWrapper(list(range(10))).map(_double)
+    tpipe = TSequenceWrapper(list(range(10))).map(_double)
+    for workers in (0, 2):
+        ours = [b.tolist() for b in DataLoader(pipe, batch_size=4, num_workers=workers)]
+        theirs = [b.tolist() for b in torch.utils.data.DataLoader(tpipe, batch_size=4, num_workers=workers)]
+        assert ours == theirs
+    shuffled = sum((b.tolist() for b in DataLoader(pipe, batch_size=4, shuffle=True)), [])
+    assert sorted(shuffled) == [2 * i for i in range(10)]
