@@ -80,6 +80,10 @@ ITER_CHAINS = {
     "shuffle_seeded": lambda w: w(range(30)).shuffle().set_seed(11),
     "shuffle_small_buffer": lambda w: w(range(30)).shuffle(buffer_size=4).set_seed(5),
     "shuffle_off": lambda w: w(range(10)).shuffle().set_shuffle(False),
+    "groupby": lambda w: w(range(20)).groupby(_mod3, group_size=3),
+    "groupby_key": lambda w: w(range(12)).groupby(_mod3, keep_key=True),
+    "groupby_buffer": lambda w: w([0, 1, 1, 2, 1, 0, 2, 2, 2, 0]).groupby(_mod3, buffer_size=4, group_size=3,
+                                                                      guaranteed_group_size=2, drop_remaining=True),
 }
 
 

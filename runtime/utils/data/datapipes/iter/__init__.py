@@ -11,10 +11,11 @@ from runtime.utils.data.datapipes.iter.combining import ForkerIterDataPipe as Fo
 from runtime.utils.data.datapipes.iter.combining import MultiplexerIterDataPipe as Multiplexer
 from runtime.utils.data.datapipes.iter.combining import ZipperIterDataPipe as Zipper
 from runtime.utils.data.datapipes.iter.grouping import BatcherIterDataPipe as Batcher
+from runtime.utils.data.datapipes.iter.grouping import GrouperIterDataPipe as Grouper
 from runtime.utils.data.datapipes.iter.grouping import UnBatcherIterDataPipe as UnBatcher
 from runtime.utils.data.datapipes.iter.selecting import FilterIterDataPipe as Filter
 from runtime.utils.data.datapipes.iter.sharding import ShardingFilterIterDataPipe as ShardingFilter
 from runtime.utils.data.datapipes.iter.utils import IterableWrapperIterDataPipe as IterableWrapper
 
-__all__ = ["Batcher", "Collator", "Concater", "Demultiplexer", "Filter", "Forker", "IterableWrapper", "Mapper",
-           "Multiplexer", "Sampler", "ShardingFilter", "Shuffler", "UnBatcher", "Zipper"]
+__all__ = ["Batcher", "Collator", "Concater", "Demultiplexer", "Filter", "Forker", "Grouper", "IterableWrapper",
+           "Mapper", "Multiplexer", "Sampler", "ShardingFilter", "Shuffler", "UnBatcher", "Zipper"]
