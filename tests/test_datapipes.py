@@ -280,6 +280,17 @@ def test_type_validation() -> None:
         runtime_validation(lambda self: iter(()))
 
 
+def test_a_pipe_may_have_a_type_attribute() -> None:
+    class Tagged(IterDataPipe[int]):
+        def __init__(self) -> None:
+            self.type = "train"
+
+        def __iter__(self):
+            yield 1
+
+    assert Tagged().type == "train" and list(Tagged()) == [1]
+
+
 def test_type_hints_of_containers() -> None:
     class Pairs(IterDataPipe[tuple[int, str]]):
         @runtime_validation

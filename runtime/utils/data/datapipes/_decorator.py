@@ -118,9 +118,10 @@ def argument_validation(f: Callable[..., Any]) -> Callable[..., Any]:
             kind, t = expected
             if not isinstance(value, kind):
                 raise TypeError(f"Expected argument '{name}' as a {kind.__name__}, but found {type(value)}")
-            if not issubtype(value.type, t):
+            declared = element_type(type(value))
+            if not issubtype(declared, t):
                 raise TypeError(f"Expected type of argument '{name}' as a subtype of hint {t}, but found "
-                                f"{value.type}")
+                                f"{declared}")
         return f(*args, **kwargs)
 
     return wrapper
@@ -156,7 +157,7 @@ def runtime_validation(f: Callable[..., Iterator[Any]]) -> Callable[..., Iterato
         if not _runtime_validation_enabled:
             yield from f(self)
             return
-        t = self.type
+        t = element_type(type(self))
         for item in f(self):
             if not issubinstance(item, t):
                 raise RuntimeError(f"Expected an instance as subtype of {t}, but found {item!r}({type(item)})")

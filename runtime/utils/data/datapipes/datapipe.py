@@ -8,8 +8,9 @@ A class decorated with `@functional_datapipe("name")` becomes the method `name` 
 new iterator the pipe's only valid one, so a second iterator over the same pipe invalidates the first
 (RuntimeError on its next step; `fork()` is the way to read a pipe twice). MapDataPipes are indexed
 datasets with `map`, `batch`, `concat`, `zip` and `shuffle` (an IterDataPipe over a random order).
-`T` in `IterDataPipe[T]` is the element type the pipe declares (_typing.py), used by `argument_validation`
-and `runtime_validation` (_decorator.py).
+`T` in `IterDataPipe[T]` is the element type the pipe's class declares (_typing.py `element_type`), used by
+`argument_validation` and `runtime_validation` (_decorator.py); instances get no `type` attribute from it, so a
+pipe may have an attribute of that name, as in PyTorch.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import inspect
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
-from runtime.utils.data.datapipes._typing import element_type
 from runtime.utils.data.dataset import Dataset, IterableDataset
 
 T = TypeVar("T")
@@ -143,11 +143,6 @@ class _FunctionalForms:
 
         functools.update_wrapper(wrapper=class_function, wrapped=cls_to_register, assigned=("__doc__",))
         registry.functions[function_name] = class_function
-
-    @property
-    def type(self) -> Any:
-        """The element type the pipe's class declares (`IterDataPipe[T]`), Any where it names none."""
-        return element_type(type(self))
 
     def __getstate__(self) -> Any:
         state = self.__dict__
