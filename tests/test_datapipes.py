@@ -386,3 +386,25 @@ def test_dataloader_over_a_map_datapipe() -> None:
         assert ours == theirs
     shuffled = sum((b.tolist() for b in DataLoader(pipe, batch_size=4, shuffle=True)), [])
     assert sorted(shuffled) == [2 * i for i in range(10)]
+
+
+def test_file_pipes_agree_with_torch(tmp_path) -> None:
+    from torch.utils.data.datapipes.iter import FileLister as TFileLister
+
+    from runtime.utils.data.datapipes.iter import FileLister
+    (tmp_path / "b").mkdir()
+    for name, text in {"z.txt": "last\nline", "a.txt": "first", "c.csv": "1,2", "b/inner.txt": "deep"}.items():
+        (tmp_path / name).write_text(text)
+    for kw in ({}, {"masks": "*.txt"}, {"masks": ["*.csv", "i*"], "recursive": True}):
+        assert list(FileLister(str(tmp_path), **kw)) == list(TFileLister(str(tmp_path), **kw))
+    ours = list(FileLister(str(tmp_path), "*.txt").open_files().read_from_stream())
+    theirs = list(TFileLister(str(tmp_path), "*.txt").open_files().read_from_stream())
+    assert ours == theirs
+    chunks = list(FileLister(str(tmp_path), "z.txt").open_files(mode="b").read_from_stream(chunk=3))
+    assert [c for _, c in chunks] == [b"las", b"t\nl", b"ine"]
+    lines = [list(stream) for _, stream in IterableWrapper([str(tmp_path / "z.txt")]).open_files()]
+    assert lines == [["last\n", "line"]]
+    with pytest.raises(ValueError):
+        IterableWrapper([]).open_files(mode="w")
+    with pytest.raises(TypeError):
+        len(FileLister(str(tmp_path)))

@@ -10,6 +10,9 @@ from runtime.utils.data.datapipes.iter.combining import DemultiplexerIterDataPip
 from runtime.utils.data.datapipes.iter.combining import ForkerIterDataPipe as Forker
 from runtime.utils.data.datapipes.iter.combining import MultiplexerIterDataPipe as Multiplexer
 from runtime.utils.data.datapipes.iter.combining import ZipperIterDataPipe as Zipper
+from runtime.utils.data.datapipes.iter.files import FileListerIterDataPipe as FileLister
+from runtime.utils.data.datapipes.iter.files import FileOpenerIterDataPipe as FileOpener
+from runtime.utils.data.datapipes.iter.files import StreamReaderIterDataPipe as StreamReader
 from runtime.utils.data.datapipes.iter.grouping import BatcherIterDataPipe as Batcher
 from runtime.utils.data.datapipes.iter.grouping import GrouperIterDataPipe as Grouper
 from runtime.utils.data.datapipes.iter.grouping import UnBatcherIterDataPipe as UnBatcher
@@ -17,5 +20,6 @@ from runtime.utils.data.datapipes.iter.selecting import FilterIterDataPipe as Fi
 from runtime.utils.data.datapipes.iter.sharding import ShardingFilterIterDataPipe as ShardingFilter
 from runtime.utils.data.datapipes.iter.utils import IterableWrapperIterDataPipe as IterableWrapper
 
-__all__ = ["Batcher", "Collator", "Concater", "Demultiplexer", "Filter", "Forker", "Grouper", "IterableWrapper",
-           "Mapper", "Multiplexer", "Sampler", "ShardingFilter", "Shuffler", "UnBatcher", "Zipper"]
+__all__ = ["Batcher", "Collator", "Concater", "Demultiplexer", "FileLister", "FileOpener", "Filter", "Forker",
+           "Grouper", "IterableWrapper", "Mapper", "Multiplexer", "Sampler", "ShardingFilter", "Shuffler",
+           "StreamReader", "UnBatcher", "Zipper"]
