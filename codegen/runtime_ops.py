@@ -34,6 +34,8 @@ RUNTIME_OPS: frozenset[str] = frozenset({
     # F.<activation>(inplace=True) (runtime/nn/functional_activation.py)
     "elu_", "hardsigmoid_", "hardswish_", "hardtanh_", "mish_", "silu_",
     "_linalg_pinv",  # G.linalg.pinv (runtime/linalg.py)
+    # F.linear_cross_entropy, F.multi_head_attention_forward, LKJCholesky, Muon
+    "cross_entropy_loss", "diag_embed", "lerp", "linear",
 })  # fmt: skip
 
 

@@ -14,7 +14,13 @@ from runtime.autograd.anomaly_mode import (
     is_anomaly_enabled,
     set_detect_anomaly,
 )
-from runtime.autograd.custom_function import Function, FunctionCtx, InplaceFunction, once_differentiable
+from runtime.autograd.custom_function import (
+    Function,
+    FunctionCtx,
+    InplaceFunction,
+    NestedIOFunction,
+    once_differentiable,
+)
 from runtime.autograd.function import backward, grad
 from runtime.autograd.grad_mode import (
     enable_grad,
@@ -29,7 +35,8 @@ from runtime.autograd.node import AccumulateGrad, Edge, Node, NotImplementedNode
 from runtime.autograd.saved import SavedVariable
 from runtime.autograd.variable import Variable
 
-__all__ = ["Function", "FunctionCtx", "InplaceFunction", "detect_anomaly", "graph", "is_anomaly_check_nan_enabled",
+__all__ = ["Function", "FunctionCtx", "InplaceFunction", "NestedIOFunction", "detect_anomaly", "graph",
+           "is_anomaly_check_nan_enabled",
            "is_anomaly_enabled", "once_differentiable", "set_detect_anomaly", "set_multithreading_enabled"]
 __all__ += ["AccumulateGrad", "Edge", "GradcheckError", "Node", "NotImplementedNode", "RemovableHandle",
            "SavedVariable", "Variable", "backward", "enable_grad", "functional", "gradcheck", "gradgradcheck", "grad",

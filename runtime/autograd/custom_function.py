@@ -243,7 +243,16 @@ class InplaceFunction(Function):
 
 
 class NestedIOFunction(Function):
-    pass
+    """PyTorch's legacy base of functions over nested inputs and outputs (`forward_extended`,
+    `backward_extended` on an instance). Legacy instance-called functions are gone from PyTorch (calling
+    one fails in PyTorch 2.13), so here too the class exists for its name and subclasses, and calling an
+    instance raises; write a Function with static `forward`/`backward` and `apply` instead."""
+
+    def forward_extended(self, *input: Any) -> Any:
+        raise NotImplementedError
+
+    def backward_extended(self, *grad_output: Any) -> Any:
+        raise NotImplementedError
 
 
 __all__ = ["BackwardCFunction", "Function", "FunctionCtx", "InplaceFunction", "NestedIOFunction",

@@ -9,8 +9,9 @@ parameters; StudentT's reaches loc and scale, not df. Gamma, Beta, Dirichlet, Ch
 FisherSnedecor, Poisson, Binomial, NegativeBinomial and Multinomial sample with NumPy's samplers on the
 default CPU generator (so `G.manual_seed` fixes them) and have no rsample (opgen has no implicit
 reparameterisation); Bernoulli, Categorical and Geometric sample with opgen's `rand`. The streams are not
-PyTorch's: the same seed gives other draws of the same distribution. Not provided: LKJCholesky, VonMises,
-Wishart, CorrCholeskyTransform.
+PyTorch's: the same seed gives other draws of the same distribution. VonMises samples with NumPy's
+sampler, LKJCholesky by the onion method, and Wishart by the Bartlett decomposition (rsample with gradients to
+its scale, not df); CorrCholeskyTransform maps reals to Cholesky factors of correlation matrices.
 """
 
 from runtime.distributions import constraint_registry, constraints, kl, transforms
@@ -85,3 +86,10 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "Weibull", "biject_to",
            "constraint_registry", "constraints", "identity_transform", "kl", "kl_divergence", "register_kl",
            "transform_to", "transforms"]
+
+# issue 22: the remaining families and transform
+from runtime.distributions.correlation import CorrCholeskyTransform, LKJCholesky
+from runtime.distributions.von_mises import VonMises
+from runtime.distributions.wishart import Wishart
+
+__all__ += ["CorrCholeskyTransform", "LKJCholesky", "VonMises", "Wishart"]

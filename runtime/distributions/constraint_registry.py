@@ -112,4 +112,13 @@ transform_to.register(constraints._Simplex, lambda c: SoftmaxTransform())
 transform_to.register(constraints._LowerCholesky, lambda c: LowerCholeskyTransform())
 transform_to.register(constraints._PositiveDefinite, lambda c: PositiveDefiniteTransform())
 
+
+def _corr_cholesky(c: Any) -> Transform:
+    from runtime.distributions.correlation import CorrCholeskyTransform
+    return CorrCholeskyTransform()
+
+
+biject_to.register(constraints._CorrCholesky, _corr_cholesky)
+transform_to.register(constraints._CorrCholesky, _corr_cholesky)
+
 __all__ = ["ConstraintRegistry", "biject_to", "transform_to"]

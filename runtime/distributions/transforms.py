@@ -29,3 +29,7 @@ __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform"
            "ExpTransform", "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
            "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
            "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]
+
+from runtime.distributions.correlation import CorrCholeskyTransform
+
+__all__ += ["CorrCholeskyTransform"]

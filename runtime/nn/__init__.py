@@ -203,3 +203,27 @@ __all__ += [
     "MaxUnpool2d", "MaxUnpool3d", "ChannelShuffle", "Fold", "PixelShuffle", "PixelUnshuffle", "Unfold",
     "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"
 ]
+
+# --- issue 22: the remaining public names of torch.nn ---
+from runtime.nn import common_types, grad  # noqa: E402
+from runtime.nn.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+from runtime.nn.functional_linear_ce import LinearCrossEntropyOptions  # noqa: E402
+from runtime.nn.lazy import (  # noqa: E402
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+)
+from runtime.nn.loss import LinearCrossEntropyLoss, NLLLoss2d  # noqa: E402
+from runtime.nn.norm_layers import CrossMapLRN2d  # noqa: E402
+from runtime.nn.normalization import BatchNorm3d  # noqa: E402
+
+__all__ += ["AdaptiveLogSoftmaxWithLoss", "BatchNorm3d", "CrossMapLRN2d", "LazyBatchNorm3d", "LazyConv1d",
+            "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyInstanceNorm1d",
+            "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions",
+            "NLLLoss2d", "common_types", "grad"]

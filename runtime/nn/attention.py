@@ -8,7 +8,6 @@ with a zero bias. Masks: a bool `attn_mask` or `key_padding_mask` is True where 
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import runtime.nn.functional as F
@@ -26,24 +25,6 @@ def _G() -> Any:
 
 class NonDynamicallyQuantizableLinear(Linear):
     """The output projection of MultiheadAttention (a Linear under PyTorch's class name, for its repr)."""
-
-
-def _as_float_mask(mask: Tensor | None, dtype: Any) -> Tensor | None:
-    if mask is None:
-        return None
-    G = _G()
-    if mask.dtype is G.bool:
-        return G.masked_fill(G.zeros(mask.shape, dtype=dtype, device=mask.device), mask, float("-inf"))
-    return mask.to(dtype)
-
-
-def _pad_keys(mask: Tensor | None, extra: int) -> Tensor | None:
-    """A float mask with `extra` zero columns after its last (the keys added by bias_kv / zero_attn may be
-    attended to)."""
-    if mask is None or extra == 0:
-        return mask
-    G = _G()
-    return G.cat([mask, G.zeros(*mask.shape[:-1], extra, dtype=mask.dtype, device=mask.device)], -1)
 
 
 class MultiheadAttention(Module):
@@ -105,81 +86,19 @@ class MultiheadAttention(Module):
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
                 need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
-        G = _G()
-        if is_causal and attn_mask is None:
-            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer "
-                               "module method `generate_square_subsequent_mask` to create this mask.")
         batched = query.dim() == 3
-        if query.dim() not in (2, 3):
-            raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.dim()}-D "
-                                 "query tensor")
-        if not batched:
-            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-        elif self.batch_first:
+        if self.batch_first and batched:
             query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
-        L, N, E = query.shape
-        S = key.shape[0]
-        if E != self.embed_dim:
-            raise AssertionError(f"was expecting embedding dimension of {self.embed_dim}, but got {E}")
-        h, d = self.num_heads, self.head_dim
-        if self._qkv_same_embed_dim:
-            w_q, w_k, w_v = G.chunk(self.in_proj_weight, 3, 0)
-        else:
-            w_q, w_k, w_v = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        b_q = b_k = b_v = None
-        if self.in_proj_bias is not None:
-            b_q, b_k, b_v = G.chunk(self.in_proj_bias, 3, 0)
-        k_in, v_in = F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)          # (S, N, E)
-        extra = 0  # key positions added after the inputs': bias_k/bias_v, then a zero key/value
-        if self.bias_k is not None:
-            k_in = G.cat([k_in, self.bias_k.expand(1, N, E)], 0)
-            v_in = G.cat([v_in, self.bias_v.expand(1, N, E)], 0)
-            extra += 1
-        # (L, N, E) -> (N, h, L, d)
-        q = F.linear(query, w_q, b_q).reshape(L, N * h, d).transpose(0, 1).reshape(N, h, L, d)
-        k = k_in.reshape(S + extra, N * h, d).transpose(0, 1).reshape(N, h, S + extra, d)
-        v = v_in.reshape(S + extra, N * h, d).transpose(0, 1).reshape(N, h, S + extra, d)
-        if self.add_zero_attn:
-            k = G.cat([k, G.zeros(N, h, 1, d, dtype=k.dtype, device=k.device)], 2)
-            v = G.cat([v, G.zeros(N, h, 1, d, dtype=v.dtype, device=v.device)], 2)
-            extra += 1
-        scores = G.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(d))
-        mask = _pad_keys(_as_float_mask(attn_mask, scores.dtype), extra)
-        if mask is not None:
-            if mask.dim() == 2:
-                if tuple(mask.shape) != (L, S + extra):
-                    raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(mask.shape)}, but should be "
-                                       f"{(L, S)}.")
-                scores = scores + mask
-            elif mask.dim() == 3:
-                if tuple(mask.shape) != (N * h, L, S + extra):
-                    raise RuntimeError(f"The shape of the 3D attn_mask is {tuple(mask.shape)}, but should be "
-                                       f"{(N * h, L, S)}.")
-                scores = scores + mask.reshape(N, h, L, S + extra)
-            else:
-                raise RuntimeError(f"attn_mask's dimension {mask.dim()} is not supported")
-        if key_padding_mask is not None and tuple(key_padding_mask.shape) != (N, S):
-            raise AssertionError(f"expecting key_padding_mask shape of {(N, S)}, but got "
-                                 f"{tuple(key_padding_mask.shape)}")
-        pad = _pad_keys(_as_float_mask(key_padding_mask, scores.dtype), extra)
-        if pad is not None:
-            scores = scores + pad.reshape(N, 1, 1, S + extra)
-        weights = G.softmax(scores, -1)
-        if self.dropout > 0.0 and self.training:
-            weights = F.dropout(weights, self.dropout, True)
-        out = G.matmul(weights, v)                                        # (N, h, L, d)
-        out = out.permute(2, 0, 1, 3).reshape(L, N, E)
-        out = self.out_proj(out)
-        if batched and self.batch_first:
+        separate = not self._qkv_same_embed_dim
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
+            self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+            attn_mask=attn_mask, use_separate_proj_weight=separate,
+            q_proj_weight=self.q_proj_weight if separate else None,
+            k_proj_weight=self.k_proj_weight if separate else None,
+            v_proj_weight=self.v_proj_weight if separate else None,
+            average_attn_weights=average_attn_weights, is_causal=is_causal)
+        if self.batch_first and batched:
             out = out.transpose(0, 1)
-        elif not batched:
-            out = out.squeeze(1)
-        if not need_weights:
-            return out, None
-        if average_attn_weights:
-            weights = weights.mean(1)
-        if not batched:
-            weights = weights.squeeze(0)
         return out, weights

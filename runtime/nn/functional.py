@@ -38,10 +38,12 @@ from runtime.nn.functional_activation import (
     threshold,
     threshold_,
 )
+from runtime.nn.functional_attention import multi_head_attention_forward
 from runtime.nn.functional_conv import (
     conv1d,
     conv2d,
     conv3d,
+    conv_tbc,
     conv_transpose1d,
     conv_transpose2d,
     conv_transpose3d,
@@ -60,6 +62,7 @@ from runtime.nn.functional_embedding import (
     _embedding_renorm_,
     embedding_bag,
 )
+from runtime.nn.functional_linear_ce import LinearCrossEntropyOptions, linear_cross_entropy
 from runtime.nn.functional_loss import (
     cosine_embedding_loss,
     gaussian_nll_loss,
@@ -78,6 +81,17 @@ from runtime.nn.functional_norm import (
     instance_norm,
     local_response_norm,
     rms_norm,
+)
+from runtime.nn.functional_overrides import (
+    BroadcastingList1,
+    BroadcastingList2,
+    BroadcastingList3,
+    assert_int_or_pair,
+    boolean_dispatch,
+    handle_torch_function,
+    has_torch_function,
+    has_torch_function_unary,
+    has_torch_function_variadic,
 )
 from runtime.nn.functional_pad import pad
 from runtime.nn.functional_pool import (
@@ -103,6 +117,8 @@ from runtime.nn.functional_pool import (
     max_unpool3d,
 )
 from runtime.nn.functional_sampling import (
+    GRID_SAMPLE_INTERPOLATION_MODES,
+    GRID_SAMPLE_PADDING_MODES,
     affine_grid,
     grid_sample,
     interpolate,
@@ -130,6 +146,10 @@ __all__ = [
     "rrelu", "rrelu_", "selu_", "soft_margin_loss", "softshrink", "threshold_", "triplet_margin_loss",
     "triplet_margin_with_distance_loss", "unfold", "upsample", "upsample_bilinear", "upsample_nearest"
 ]
+__all__ += ["BroadcastingList1", "BroadcastingList2", "BroadcastingList3", "GRID_SAMPLE_INTERPOLATION_MODES",
+            "GRID_SAMPLE_PADDING_MODES", "LinearCrossEntropyOptions", "assert_int_or_pair", "boolean_dispatch",
+            "conv_tbc", "handle_torch_function", "has_torch_function", "has_torch_function_unary",
+            "has_torch_function_variadic", "linear_cross_entropy", "multi_head_attention_forward"]
 
 
 def _G() -> Any:

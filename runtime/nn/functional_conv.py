@@ -132,6 +132,24 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: In
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """1-D convolution in time-batch-channel layout: input (T, B, C_in), weight (K, C_in, C_out), bias (C_out,),
+    `pad` zeros at both ends of time; returns (T + 2*pad - K + 1, B, C_out)."""
+    if input.dim() != 3:
+        raise RuntimeError(f"conv_tbc: input must have 3 dims (time, batch, in_channel), got {input.dim()}")
+    if weight.dim() != 3:
+        raise RuntimeError(f"conv_tbc: weight must have 3 dims (kernel_width, in_channel, out_channel), got "
+                           f"{weight.dim()}")
+    if bias.dim() != 1:
+        raise RuntimeError(f"conv_tbc: bias must have 1 dim (out_channel), got {bias.dim()}")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError(f"conv_tbc: input channels {input.shape[2]} != weight's in_channel {weight.shape[1]}")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError(f"conv_tbc: bias size {bias.shape[0]} != weight's out_channel {weight.shape[2]}")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
+
+
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntOrTuple = 1,
            padding: Any = 0, dilation: IntOrTuple = 1, groups: int = 1) -> Tensor:
     """2-D convolution over (N, C, H, W) or (C, H, W); `padding` may be 'same' or 'valid'."""

@@ -247,7 +247,10 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     return grid.reshape([size[0]] + spatial + [nd])
 
 
-_PAD_MODES = ("zeros", "border", "reflection")
+# grid_sample's modes and padding modes with the enum values of PyTorch's kernels (F.GRID_SAMPLE_*)
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+_PAD_MODES = tuple(GRID_SAMPLE_PADDING_MODES)
 
 
 def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
@@ -293,7 +296,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     """Sample the input (N, C, H, W) or (N, C, D, H, W) at the grid's points (x, y[, z]) in [-1, 1]:
     bilinear (trilinear in 3-D), nearest, or bicubic (4-D)."""
     G = _G()
-    if mode not in ("bilinear", "nearest", "bicubic"):
+    if mode not in GRID_SAMPLE_INTERPOLATION_MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
                          f"but got: '{mode}'")
     if padding_mode not in _PAD_MODES:

@@ -16,8 +16,10 @@ from typing import Any
 
 from runtime import opcall
 from runtime.autograd.grad_mode import no_grad
+from runtime.nn.conv import Conv1d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from runtime.nn.layers import Conv2d, Linear
-from runtime.nn.normalization import BatchNorm1d, BatchNorm2d
+from runtime.nn.norm_layers import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from runtime.nn.normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from runtime.nn.parameter import UninitializedBuffer, UninitializedParameter, is_lazy
 from runtime.tensor import Tensor
 
@@ -170,3 +172,112 @@ class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
 class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
     """A BatchNorm2d whose num_features is dim 1 of the first input; it becomes a BatchNorm2d then."""
     cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
+    """A BatchNorm3d whose num_features is dim 1 of the first input; it becomes a BatchNorm3d then."""
+    cls_to_become = BatchNorm3d
+
+
+class _LazyInstanceNorm(_LazyNormBase):
+    """An InstanceNorm whose num_features is dim 1 of the first input; PyTorch's lazy instance norms default to
+    affine parameters and running statistics (unlike InstanceNorm's), and so does this one."""
+
+
+class LazyInstanceNorm1d(_LazyInstanceNorm, InstanceNorm1d):
+    """An InstanceNorm1d whose num_features is dim 1 of the first input; it becomes an InstanceNorm1d then."""
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyInstanceNorm, InstanceNorm2d):
+    """An InstanceNorm2d whose num_features is dim 1 of the first input; it becomes an InstanceNorm2d then."""
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyInstanceNorm, InstanceNorm3d):
+    """An InstanceNorm3d whose num_features is dim 1 of the first input; it becomes an InstanceNorm3d then."""
+    cls_to_become = InstanceNorm3d
+
+
+class _LazyConvXd(LazyModuleMixin):
+    """A convolution (conv.py) whose in_channels is the channel dim of the first input: dim 1 of a batched
+    input (nd + 2 dims), dim 0 of an unbatched one (nd + 1)."""
+
+    nd: int
+    transposed: bool
+
+    def _lazy_init(self, out_channels: int, bias: bool, device: Any, dtype: Any) -> None:
+        self.out_channels = out_channels
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        """The convolution's initialisation, once in_channels is known (no-op before)."""
+        if not self.has_uninitialized_params() and self.in_channels != 0:  # type: ignore[attr-defined]
+            super().reset_parameters()  # type: ignore[misc]
+
+    def initialize_parameters(self, input: Tensor, *args: Any) -> None:
+        """Take in_channels from the input, materialise weight and bias and initialise them."""
+        if not self.has_uninitialized_params():
+            return
+        n = self.nd
+        if input.dim() not in (n + 1, n + 2):
+            raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to "
+                               f"{type(self).__name__}, but got input of size: {list(input.shape)}")
+        in_channels = input.shape[1] if input.dim() == n + 2 else input.shape[0]
+        groups, out_channels = self.groups, self.out_channels  # type: ignore[attr-defined]
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        self.in_channels = in_channels
+        with no_grad():
+            k = self.kernel_size  # type: ignore[attr-defined]
+            shape = (in_channels, out_channels // groups, *k) if self.transposed else \
+                (out_channels, in_channels // groups, *k)
+            self.weight.materialize(shape)
+            if self.bias is not None:  # type: ignore[has-type]
+                self.bias.materialize((out_channels,))  # type: ignore[has-type]
+            self.reset_parameters()
+
+
+class _LazyConv(_LazyConvXd):
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,  # type: ignore[call-arg]
+                         padding_mode)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class _LazyConvTranspose(_LazyConvXd):
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups,  # type: ignore[call-arg]
+                         False, dilation, padding_mode)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConv, Conv1d):
+    """A Conv1d whose in_channels is inferred from the first input; it becomes a Conv1d then."""
+    cls_to_become = Conv1d
+
+
+class LazyConv3d(_LazyConv, Conv3d):
+    """A Conv3d whose in_channels is inferred from the first input; it becomes a Conv3d then."""
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
+    """A ConvTranspose1d whose in_channels is inferred from the first input; it becomes a ConvTranspose1d then."""
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
+    """A ConvTranspose2d whose in_channels is inferred from the first input; it becomes a ConvTranspose2d then."""
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    """A ConvTranspose3d whose in_channels is inferred from the first input; it becomes a ConvTranspose3d then."""
+    cls_to_become = ConvTranspose3d

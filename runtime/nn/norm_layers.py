@@ -140,3 +140,36 @@ class RMSNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class CrossMapLRN2d(Module):
+    """PyTorch's legacy cross-channel local response normalisation of a 4-D input: input * scale**-beta with
+    scale_c = k + alpha/size * (sum of squares over channel c's window). The windows are those of the legacy
+    kernel PyTorch keeps, a running sum that adds channel c + p - 1 and drops channel c - p (p = (size-1)//2
+    + 1) but never drops channel 0; reproduced as is, gradients by autograd through this forward."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        G = _G()
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        channels = input.shape[1]
+        square = input * input
+        pre_pad = int((self.size - 1) / 2 + 1)
+        first = square[:, :min(pre_pad, channels)].sum(1)
+        scales = [first]
+        for c in range(1, channels):
+            current = scales[-1]
+            if c < channels - pre_pad + 1:
+                current = current + square[:, c + pre_pad - 1]
+            if c > pre_pad:
+                current = current - square[:, c - pre_pad]
+            scales.append(current)
+        scale = G.stack(scales, 1) * (self.alpha / self.size) + self.k
+        return input * scale.pow(-self.beta)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -103,6 +103,12 @@ class BatchNorm2d(_BatchNorm):
     _dims = (4,)
 
 
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization over (N, C, D, H, W) input: per-channel batch statistics in training, running ones in
+    eval."""
+    _dims = (5,)
+
+
 class LayerNorm(Module):
     """Normalizes over the last dimensions (`normalized_shape`) to mean 0 and variance 1, with an optional affine."""
     def __init__(self, normalized_shape: int | tuple[int, ...] | list[int], eps: float = 1e-5,

@@ -8,11 +8,12 @@ from runtime.optim.adam import Adam, AdamW
 from runtime.optim.adam_variants import Adamax, NAdam, RAdam
 from runtime.optim.asgd import ASGD
 from runtime.optim.lbfgs import LBFGS
+from runtime.optim.muon import Muon
 from runtime.optim.optimizer import Optimizer
 from runtime.optim.rmsprop import Adagrad, RMSprop
 from runtime.optim.rprop import Rprop
 from runtime.optim.sgd import SGD
 from runtime.optim.sparse_adam import SparseAdam
 
-__all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam",
+__all__ = ["Muon", "ASGD", "LBFGS", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam",
            "Optimizer", "RAdam", "RMSprop", "Rprop", "SparseAdam", "lr_scheduler", "swa_utils"]

@@ -1,4 +1,4 @@
-"""Tensor methods and properties of PyTorch's that opgen added for issue 22 (its aliases, in-place view ops,
+"""Tensor methods and properties of PyTorch's (aliases, in-place view ops,
 in-place samplers, properties and helpers), each checked against torch itself: values, dtypes, geometry,
 autograd (version counter, grad_fn, gradients) and the error type where both refuse."""
 

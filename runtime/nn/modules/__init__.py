@@ -36,7 +36,7 @@ PATHS: dict[str, tuple[str, ...]] = {
              "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MultiLabelMarginLoss", "SmoothL1Loss",
              "HuberLoss", "SoftMarginLoss", "CrossEntropyLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
              "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
-             "CTCLoss", "_Loss", "_WeightedLoss"),
+             "CTCLoss", "LinearCrossEntropyLoss", "_Loss", "_WeightedLoss"),
     "batchnorm": ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
                   "LazyBatchNorm3d", "SyncBatchNorm", "_BatchNorm", "_NormBase", "_LazyNormBase"),
     "instancenorm": ("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d",

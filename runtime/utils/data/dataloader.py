@@ -13,6 +13,15 @@ reported by pid; `timeout` bounds the wait for one batch. Workers end when the p
 `persistent_workers`, when the loader is collected), are joined, and are terminated if they do not exit.
 A worker started by spawn or forkserver has no ops installed: it imports the package that installed the main
 process's (`opcall.api.__name__`, handed over by name, as first_call.py's loaders get theirs).
+
+Note [DataPipes under a DataLoader]
+A DataPipe dataset (datapipes/datapipe.py) is a dataset like any other, plus three settings applied over its
+graph (graph_settings.py): `shuffle=` given to the DataLoader turns the pipe's shuffles on or off (shuffle=True
+appends one where there is none; an IterableDataset that is no DataPipe refuses `shuffle`); each pass seeds
+the random pipes from one seed drawn from `generator` (`reseed_random_pipes`), the same in every worker, so
+shuffles before a `sharding_filter` agree; and in worker k of n, `sharding_filter` keeps every n-th item
+from the k-th (`apply_sharding` with SHARDING_PRIORITIES.MULTIPROCESSING). Persistent workers reseed at
+every pass from the worker's seed less its id (shared by the pass's workers) and the pass number.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from typing import Any
 
 from runtime import opcall
 from runtime.utils.data._utils.collate import default_collate, default_convert
+from runtime.utils.data._utils.fetch import _IterableDatasetFetcher, _MapDatasetFetcher
 from runtime.utils.data._utils.worker import (
     RESET,
     ExceptionWrapper,
@@ -37,10 +47,26 @@ from runtime.utils.data._utils.worker import (
     get_worker_info,
     worker_loop,
 )
+from runtime.utils.data.datapipes.datapipe import IterDataPipe
 from runtime.utils.data.dataset import IterableDataset
+from runtime.utils.data.graph_settings import apply_shuffle_settings, reseed_random_pipes
 from runtime.utils.data.sampler import BatchSampler, RandomSampler, SequentialSampler, _engine
 
 _POLL_S = 1.0  # how often a wait for a batch checks that the workers are alive
+
+
+class _DatasetKind:
+    """The two kinds of dataset a DataLoader reads, and the fetcher of each (_utils/fetch.py)."""
+
+    Map = 0
+    Iterable = 1
+
+    @staticmethod
+    def create_fetcher(kind: int, dataset: Any, auto_collation: bool, collate_fn: Callable[[Any], Any],
+                       drop_last: bool) -> Any:
+        if kind == _DatasetKind.Map:
+            return _MapDatasetFetcher(dataset, auto_collation, collate_fn, drop_last)
+        return _IterableDatasetFetcher(dataset, auto_collation, collate_fn, drop_last)
 
 
 class _InfiniteConstantSampler:
@@ -97,6 +123,9 @@ class DataLoader:
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
         is_iterable = isinstance(dataset, IterableDataset)
+        if isinstance(dataset, IterDataPipe):  # Note [DataPipes under a DataLoader]
+            dataset = apply_shuffle_settings(dataset, shuffle=shuffle)
+            shuffle = None
         if is_iterable:
             if shuffle not in (None, False):
                 raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
@@ -124,6 +153,7 @@ class DataLoader:
         self.pin_memory, self.pin_memory_device, self.in_order = pin_memory, pin_memory_device, in_order
         self.multiprocessing_context = multiprocessing_context
         self._is_iterable = is_iterable
+        self._dataset_kind = _DatasetKind.Iterable if is_iterable else _DatasetKind.Map
         if sampler is None:
             if is_iterable:
                 sampler = _InfiniteConstantSampler()
@@ -142,6 +172,8 @@ class DataLoader:
         return self.batch_sampler is not None
 
     def __iter__(self) -> Iterator[Any]:
+        if isinstance(self.dataset, IterDataPipe) and not (self.persistent_workers and self._persistent_iter):
+            reseed_random_pipes(self.dataset, int(_engine(self.generator).integers(0, 1 << 62)))
         if self.num_workers == 0:
             return _SharedIterator(self._single_process_batches())
         if self.persistent_workers:

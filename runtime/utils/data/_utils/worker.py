@@ -165,6 +165,23 @@ def _seed_worker(seed: int) -> None:
     np.random.seed(seed % (1 << 32))
 
 
+def _shard_datapipe(dataset: Any, worker_id: int, num_workers: int) -> None:
+    """Worker `worker_id`'s share of a DataPipe's sharding_filter (Note [DataPipes under a DataLoader])."""
+    from runtime.utils.data.datapipes.datapipe import IterDataPipe, MapDataPipe
+    from runtime.utils.data.datapipes.iter.sharding import SHARDING_PRIORITIES
+    from runtime.utils.data.graph_settings import apply_sharding
+    if isinstance(dataset, (IterDataPipe, MapDataPipe)):
+        apply_sharding(dataset, num_workers, worker_id, SHARDING_PRIORITIES.MULTIPROCESSING)
+
+
+def _reseed_datapipe(dataset: Any, shared_seed: int, passes: int) -> None:
+    """A persistent worker's seeds for pass `passes`: the same in every worker of the loader."""
+    from runtime.utils.data.datapipes.datapipe import IterDataPipe
+    from runtime.utils.data.graph_settings import reseed_random_pipes
+    if isinstance(dataset, IterDataPipe):
+        reseed_random_pipes(dataset, shared_seed * 1_000_003 + passes)
+
+
 def worker_loop(dataset: Any, is_iterable: bool, auto_batch: bool, collate_fn: Callable[[Any], Any],
                 drop_last: bool, batch_size: int | None, index_queue: Any, result_queue: Any, worker_id: int,
                 num_workers: int, seed: int, init_fn: Callable[[int], None] | None, api_module: str) -> None:
@@ -182,6 +199,12 @@ def worker_loop(dataset: Any, is_iterable: bool, auto_batch: bool, collate_fn: C
             init_fn(worker_id)
     except Exception:
         init_error = ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id}")
+    passes = 0
+    if init_error is None:
+        try:
+            _shard_datapipe(dataset, worker_id, num_workers)
+        except Exception:
+            init_error = ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id}")
     iterator = iter(dataset) if is_iterable and init_error is None else None
     exhausted = False
     while True:
@@ -194,6 +217,8 @@ def worker_loop(dataset: Any, is_iterable: bool, auto_batch: bool, collate_fn: C
         if task is None:
             break
         if task == RESET:
+            passes += 1
+            _reseed_datapipe(dataset, seed - worker_id, passes)
             iterator = iter(dataset) if is_iterable else None
             exhausted = False
             continue
