@@ -1,12 +1,28 @@
 """`G.amp`: autocast regions and GradScaler (torch.amp).
 
 Note [Autocast in opgen]
-`autocast(device_type, dtype, enabled)` keeps PyTorch's per-thread state (`is_autocast_enabled`,
-`get_autocast_dtype`, nesting, use as a decorator), but opgen applies no cast policy: every op runs in
-the dtype of its inputs. On the CPU this is the documented behaviour (opgen's CPU has no bfloat16, and
-float16 matmuls on NumPy are slower, not faster); on CUDA a program written for mixed precision runs in
-float32, which changes speed and memory, not the meaning of the program. The policy would belong at a
-dispatch key above Autograd (PyTorch's Autocast keys); opgen's dispatcher has none yet.
+Autocast is a dispatch key, `DispatchKey.Autocast`, above Autograd and Tracer as PyTorch's AutocastCPU and
+AutocastCUDA are. While a region that can cast is open in a thread, the key is in that thread's include
+set, so every operator call reaches one boxed fallback first (registered the first time a region opens).
+The fallback looks the operator up in runtime/amp_policy.py (PyTorch's lists, in opgen's operator names)
+and, for each device type with an open region, casts the call's *eligible* inputs (floating tensors of
+that device type, never float64): `lower` operators (matmul, linear, conv, ...) to the region's dtype,
+`fp32` operators (softmax, layer_norm, losses, exp/log/pow, sum/cumsum, norms, ...) to float32, `promote`
+operators (cat, stack, addcmul, ...) to the widest floating dtype among them; then it calls the operator
+again below Autocast. The casts are ordinary `.to(dtype)` calls recorded by autograd, so gradients flow
+back to the parameters in the parameter's dtype. An `.out` overload, an in-place form and a call given an
+explicit `dtype=` are not cast; `binary_cross_entropy` on CUDA is refused, as in PyTorch (use
+binary_cross_entropy_with_logits). Other operators pass through unchanged.
+
+With `cache_enabled` (the default), the lower-precision copy of a float32 leaf that requires grad (a
+parameter) is made once per outermost region and reused, as PyTorch's cast cache does; the cache is
+emptied when the outermost region closes. `enabled=False` closes autocast for the nested block; nesting
+restores the outer state on exit.
+
+Where opgen has no lower-precision path autocast keeps its state but casts nothing: on the CPU the default
+dtype bfloat16 (opgen's CPU has no bfloat16 tensors), on CUDA bfloat16 (its matmuls take none). The CPU
+policy does apply with `autocast("cpu", dtype=float16)`, as it does in PyTorch. On a machine without CUDA,
+`autocast("cuda")` has no CUDA tensor to cast.
 
 GradScaler does real loss scaling: `scale(loss)` multiplies by the scale, `unscale_(optimizer)` divides the
 gradients and records whether any is inf/NaN, `step` skips the optimizer step when one was, and `update`
@@ -24,9 +40,13 @@ from collections.abc import Callable
 from typing import Any
 
 from runtime import opcall
+from runtime.amp_policy import CASTING_DTYPES, POLICY, CastPolicy
 from runtime.device import Device
+from runtime.dispatcher import CPU_BIT, CUDA_BIT, DispatchKey, Operator, dispatcher, tls
 
 _DEFAULT_DTYPES = {"cuda": "float16", "cpu": "bfloat16"}
+AUTOCAST_BIT = 1 << DispatchKey.Autocast
+_DEVICE_BITS = {"cuda": CUDA_BIT, "cpu": CPU_BIT}
 
 
 class _AutocastState(threading.local):
@@ -34,6 +54,11 @@ class _AutocastState(threading.local):
         self.enabled: dict[str, bool] = {}
         self.dtype: dict[str, Any] = {}
         self.cache_enabled = True
+        self.depth = 0  # open autocast regions (enabled or not) in this thread
+        # (id(source), dtype) -> (source, its cast copy): Note [Autocast in opgen]
+        self.cache: dict[tuple[int, Any], tuple[Any, Any]] = {}
+        # (device bit, policy per op name, target dtype) for each device type whose region casts now
+        self.casting: tuple[tuple[int, dict[str, CastPolicy], Any], ...] = ()
 
 
 _state = _AutocastState()
@@ -44,7 +69,7 @@ def _dtype_named(name: str) -> Any:
 
 
 def is_autocast_available(device_type: str) -> bool:
-    """Whether `autocast(device_type)` is accepted (cpu and cuda; on both it applies no casts)."""
+    """Whether `autocast(device_type)` is accepted (cpu and cuda)."""
     return device_type in _DEFAULT_DTYPES
 
 
@@ -64,10 +89,146 @@ def get_autocast_dtype(device_type: str) -> Any:
 def set_autocast_enabled(device_type: str, enabled: bool) -> None:
     """Turn autocast on or off for `device_type` in the calling thread."""
     _state.enabled[device_type] = bool(enabled)
+    _sync()
 
 
 def set_autocast_dtype(device_type: str, dtype: Any) -> None:
+    """The dtype autocast regions on `device_type` cast to, in the calling thread."""
     _state.dtype[device_type] = dtype
+    _sync()
+
+
+def is_autocast_cache_enabled() -> bool:
+    return _state.cache_enabled
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    _state.cache_enabled = bool(enabled)
+
+
+def clear_autocast_cache() -> None:
+    """Forget the cast copies of parameters made in this thread's autocast regions."""
+    _state.cache.clear()
+
+
+_fallback_installed = threading.Lock()
+_installed: list[Callable[[], None]] = []
+
+
+def _sync() -> None:
+    """Put the Autocast key in this thread's include set exactly while some device type's region casts."""
+    casting = []
+    for device_type, on in _state.enabled.items():
+        if not on:
+            continue
+        dtype = get_autocast_dtype(device_type)
+        if dtype.name in CASTING_DTYPES[device_type]:
+            casting.append((_DEVICE_BITS[device_type], POLICY[device_type], dtype))
+    _state.casting = tuple(casting)
+    if casting and not _installed:
+        with _fallback_installed:
+            if not _installed:
+                _installed.append(dispatcher.register_fallback("Autocast", _autocast_fallback))
+    include = tls.include
+    wanted = include | AUTOCAST_BIT if casting else include & ~AUTOCAST_BIT
+    if wanted != include:
+        tls.include = wanted
+
+
+# -- the Autocast fallback ---------------------------------------------------------------------------------
+_op_info: dict[str, tuple[str | None, int | None]] = {}  # op name -> (base name or None if never cast, dtype arg)
+
+
+def _info(op: Operator) -> tuple[str | None, int | None]:
+    info = _op_info.get(op.name)
+    if info is None:
+        base, _, overload = op.name.partition(".")
+        never = overload == "out" or overload.endswith("_out") or base.endswith("_")
+        info = _op_info[op.name] = (None if never else base, _dtype_position(op.schema))
+    return info
+
+
+def _dtype_position(schema: str) -> int | None:
+    """Index of the argument named `dtype` in `schema`'s argument list (`*` not counted), or None."""
+    inner = schema[schema.index("(") + 1:schema.rindex(")", 0, schema.index("->"))]
+    depth, names, current = 0, [], []
+    for ch in inner + ",":
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            arg = "".join(current).strip()
+            current = []
+            if arg and arg != "*":
+                names.append(arg.split("=")[0].split()[-1])
+            continue
+        current.append(ch)
+    return names.index("dtype") if "dtype" in names else None
+
+
+def _eligible(t: Any, bit: int) -> bool:
+    return getattr(t, "_keys", 0) & bit and t.dtype.is_floating_point and t.dtype.name != "float64"
+
+
+def _cast(t: Any, dtype: Any) -> Any:
+    if t.dtype is dtype:
+        return t
+    G = opcall.api
+    if (_state.cache_enabled and t._grad_fn is None and t.requires_grad and t.dtype is G.float32
+            and dtype is not G.float32):
+        key = (id(t), dtype)
+        hit = _state.cache.get(key)
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        copy = t.to(dtype)
+        _state.cache[key] = (t, copy)
+        return copy
+    return t.to(dtype)
+
+
+def _widest(values: list[Any], bit: int, lower: Any) -> Any:
+    G = opcall.api
+    widest = lower
+    for t in values:
+        if getattr(t, "_keys", 0) & bit and t.dtype.is_floating_point:
+            if widest is G.float64 or t.dtype is G.float64:
+                widest = G.float64
+            elif t.dtype is not widest:
+                widest = G.float32
+    return widest
+
+
+def _autocast_fallback(op: Operator, args: list[Any]) -> Any:
+    base, dtype_at = _info(op)
+    if base is not None and (dtype_at is None or dtype_at >= len(args) or args[dtype_at] is None):
+        for bit, policy, lower in _state.casting:
+            kind = policy.get(base)
+            if kind is None:
+                continue
+            if kind is CastPolicy.refuse:
+                raise RuntimeError(f"{base} is unsafe to autocast: its result may not be representable in "
+                                   f"{lower.name}; use the _with_logits form, which is safe to autocast, or "
+                                   f"run it outside the region on float32 inputs")
+            tensors = [v for i in op.tensor_positions if i < len(args)
+                       for v in (args[i] if isinstance(args[i], list | tuple) else (args[i],))]
+            if kind is CastPolicy.lower:
+                target = lower
+            elif kind is CastPolicy.fp32:
+                target = opcall.api.float32
+            else:
+                target = _widest(tensors, bit, lower)
+            if not any(_eligible(t, bit) and t.dtype is not target for t in tensors):
+                continue
+            for i in op.tensor_positions:
+                if i >= len(args):
+                    continue
+                v = args[i]
+                if isinstance(v, list | tuple):
+                    args[i] = type(v)(_cast(t, target) if _eligible(t, bit) else t for t in v)
+                elif _eligible(v, bit):
+                    args[i] = _cast(v, target)
+    return op.redispatch_below(DispatchKey.Autocast, *args)
 
 
 class autocast:
@@ -93,17 +254,23 @@ class autocast:
     def __enter__(self) -> autocast:
         self._saved.append((is_autocast_enabled(self.device), _state.dtype.get(self.device),
                             _state.cache_enabled))
-        set_autocast_enabled(self.device, self._enabled)
+        _state.depth += 1
+        _state.enabled[self.device] = self._enabled
         _state.dtype[self.device] = self.fast_dtype
         if self._cache_enabled is not None:
             _state.cache_enabled = self._cache_enabled
+        _sync()
         return self
 
     def __exit__(self, *exc: object) -> None:
         enabled, dtype, cache = self._saved.pop()
-        set_autocast_enabled(self.device, enabled)
+        _state.depth -= 1
+        if _state.depth == 0:
+            _state.cache.clear()
+        _state.enabled[self.device] = enabled
         _state.dtype[self.device] = dtype
         _state.cache_enabled = cache
+        _sync()
 
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
@@ -113,27 +280,57 @@ class autocast:
         return run
 
 
+def _cast_inputs(value: Any, device_type: str, dtype: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return type(value)(_cast_inputs(v, device_type, dtype) for v in value)
+    if isinstance(value, dict):
+        return {k: _cast_inputs(v, device_type, dtype) for k, v in value.items()}
+    if _eligible(value, _DEVICE_BITS[device_type]):
+        return value.to(dtype)
+    return value
+
+
 def custom_fwd(fwd: Callable[..., Any] | None = None, *, device_type: str = "cuda",
                cast_inputs: Any = None) -> Any:
-    """Decorator for a custom Function's forward: runs it with autocast off when `cast_inputs` is given
-    (opgen applies no casts, so the inputs are passed unchanged)."""
+    """Decorator for a custom Function's forward. With `cast_inputs`, inside an autocast region on
+    `device_type` the floating tensors of that device type among the arguments are cast to `cast_inputs` and
+    the forward runs with autocast off; without it, the forward runs in the region as it is and the region's
+    state is kept on `ctx` for `custom_bwd`."""
     if fwd is None:
         return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
 
     @functools.wraps(fwd)
     def run(*args: Any, **kwargs: Any) -> Any:
-        if cast_inputs is None:
+        on = is_autocast_enabled(device_type)
+        ctx = args[0] if args else None
+        if ctx is not None:
+            try:
+                ctx._fwd_used_autocast = on if cast_inputs is None else False
+                ctx._dtype = get_autocast_dtype(device_type)
+            except AttributeError:
+                pass
+        if cast_inputs is None or not on:
             return fwd(*args, **kwargs)
         with autocast(device_type, enabled=False):
-            return fwd(*args, **kwargs)
+            return fwd(*_cast_inputs(args, device_type, cast_inputs),
+                       **_cast_inputs(kwargs, device_type, cast_inputs))
     return run
 
 
 def custom_bwd(bwd: Callable[..., Any] | None = None, *, device_type: str = "cuda") -> Any:
-    """Decorator for a custom Function's backward (runs it as it is: Note [Autocast in opgen])."""
+    """Decorator for a custom Function's backward: runs it with the autocast state its `custom_fwd` forward
+    ran with."""
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)
-    return bwd
+
+    @functools.wraps(bwd)
+    def run(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        used = getattr(ctx, "_fwd_used_autocast", None)
+        if used is None:
+            return bwd(ctx, *args, **kwargs)
+        with autocast(device_type, dtype=getattr(ctx, "_dtype", None), enabled=used):
+            return bwd(ctx, *args, **kwargs)
+    return run
 
 
 # -- GradScaler --------------------------------------------------------------------------------------------
@@ -280,5 +477,6 @@ class GradScaler:
         self._growth_tracker = int(state_dict["_growth_tracker"])
 
 
-__all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd", "get_autocast_dtype", "is_autocast_available",
-           "is_autocast_enabled", "set_autocast_dtype", "set_autocast_enabled"]
+__all__ = ["GradScaler", "autocast", "clear_autocast_cache", "custom_bwd", "custom_fwd", "get_autocast_dtype",
+           "is_autocast_available", "is_autocast_cache_enabled", "is_autocast_enabled", "set_autocast_cache_enabled",
+           "set_autocast_dtype", "set_autocast_enabled"]

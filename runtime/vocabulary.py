@@ -23,6 +23,9 @@ class DispatchKey(IntEnum):
     BackendSelect = 3
     Autograd = 4
     Tracer = 5
+    # Above Autograd and Tracer, as PyTorch's AutocastCPU/AutocastCUDA: in the thread's include set while an
+    # autocast region casts (Note [Autocast in opgen], runtime/amp.py), so the casts it makes are recorded.
+    Autocast = 6
 
 
 # Runtime keys from the highest priority down.
@@ -30,7 +33,8 @@ KEYS_BY_PRIORITY: tuple[DispatchKey, ...] = tuple(reversed(DispatchKey))
 # Keys that name a device's kernels (a tensor's key set holds exactly one of CPU/CUDA, or Meta).
 BACKEND_KEYS: tuple[DispatchKey, ...] = (DispatchKey.CUDA, DispatchKey.CPU, DispatchKey.Meta)
 # Keys whose default behaviour, with no kernel and no fallback, is to pass the call to the next key down.
-FALLTHROUGH_BY_DEFAULT = frozenset({DispatchKey.BackendSelect, DispatchKey.Autograd, DispatchKey.Tracer})
+FALLTHROUGH_BY_DEFAULT = frozenset({DispatchKey.BackendSelect, DispatchKey.Autograd, DispatchKey.Tracer,
+                                    DispatchKey.Autocast})
 
 # Alias keys: one kernel registered under an alias serves several runtime keys. As in PyTorch, neither
 # serves keys like Tracer, which only their own kernels or fallbacks handle.

@@ -1,0 +1,78 @@
+"""Autocast's cast policy: which operators run in the lower-precision dtype, which in float32, and which
+promote their floating inputs to the widest of them, per device type (Note [Autocast in opgen],
+runtime/amp.py). The one place these lists live.
+
+Names are opgen operator names without the overload (`softmax` covers `softmax.int`); an operator's `.out`
+overloads, its in-place forms (`mm_`) and any call given an explicit `dtype=` are never cast, as in
+PyTorch. The lists follow PyTorch's "Autocast Op Reference" restricted to the operators opgen's dispatcher
+has; a Python-level function (`F.conv_transpose2d`, `F.bilinear`, `F.normalize`, ...) is covered through
+the operators it calls (`_conv2d_backward_input`, `matmul`, `linalg_vector_norm`, ...).
+tests/test_amp_autocast.py checks that every name here is a declared operator.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class CastPolicy(StrEnum):
+    """What autocast does with an operator's eligible inputs (floating tensors of the region's device type
+    that are not float64)."""
+
+    lower = "lower_precision_fp"  # cast to the region's dtype (float16 by default on CUDA)
+    fp32 = "fp32"                 # cast to float32
+    promote = "promote"           # cast to the widest floating dtype among them
+    refuse = "refuse"             # unsafe to autocast: the call raises (binary_cross_entropy on CUDA)
+
+
+_CUDA_LOWER = (
+    "matmul", "mm", "bmm", "mv", "addmm", "addmv", "addr", "addbmm", "baddbmm", "linear", "conv2d",
+    "_conv2d_backward_input",  # conv_transpose1d/2d/3d
+    "prelu", "scaled_dot_product_attention",
+)
+_CUDA_FP32 = (
+    "acos", "asin", "cosh", "sinh", "tan", "erfinv", "exp", "expm1", "log", "log10", "log1p", "log2", "pow",
+    "reciprocal", "rsqrt", "softplus", "layer_norm", "native_layer_norm", "group_norm", "cosine_similarity",
+    "nll_loss", "kl_div", "l1_loss", "smooth_l1_loss", "huber_loss", "mse_loss", "cross_entropy_loss",
+    "_cross_entropy_indices", "binary_cross_entropy_with_logits", "dist", "cdist", "renorm", "logsumexp",
+    "prod", "softmax", "log_softmax", "cumprod", "cumsum", "sum", "norm", "linalg_vector_norm",
+    "linalg_matrix_norm",
+)
+_CUDA_PROMOTE = (
+    "addcdiv", "addcmul", "atan2", "cross", "linalg_cross", "dot", "vdot", "index_put", "scatter_add", "cat",
+    "stack", "index_copy",
+)
+_CUDA_REFUSE = ("binary_cross_entropy",)
+
+_CPU_LOWER = (
+    "matmul", "mm", "bmm", "addmm", "addbmm", "baddbmm", "linear", "conv2d", "_conv2d_backward_input", "prelu",
+    "scaled_dot_product_attention",
+)
+_CPU_FP32 = (
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "prod", "quantile", "nanquantile", "cdist",
+    "trace", "mse_loss", "nll_loss", "cross_entropy_loss", "_cross_entropy_indices", "l1_loss", "huber_loss",
+    "smooth_l1_loss", "kl_div", "inverse", "linalg_inv", "linalg_solve", "linalg_cholesky", "linalg_qr",
+    "linalg_svd", "linalg_svdvals", "linalg_eigh", "linalg_matrix_norm",
+)
+_CPU_PROMOTE = ("cat", "stack", "index_copy")
+
+
+def _table(**lists: tuple[str, ...]) -> dict[str, CastPolicy]:
+    table: dict[str, CastPolicy] = {}
+    for kind, names in lists.items():
+        for name in names:
+            if name in table:
+                raise ValueError(f"autocast policy lists {name!r} twice")
+            table[name] = CastPolicy[kind]
+    return table
+
+
+# device type -> operator name (no overload) -> policy
+POLICY: dict[str, dict[str, CastPolicy]] = {
+    "cuda": _table(lower=_CUDA_LOWER, fp32=_CUDA_FP32, promote=_CUDA_PROMOTE, refuse=_CUDA_REFUSE),
+    "cpu": _table(lower=_CPU_LOWER, fp32=_CPU_FP32, promote=_CPU_PROMOTE),
+}
+
+# The dtypes autocast can compute in on each device type; a region with another dtype keeps autocast's state
+# but casts nothing (opgen's CPU has no bfloat16, and its CUDA matmuls take no bfloat16).
+CASTING_DTYPES: dict[str, tuple[str, ...]] = {"cuda": ("float16", "float32"), "cpu": ("float16", "float32")}
