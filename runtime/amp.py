@@ -199,36 +199,55 @@ def _widest(values: list[Any], bit: int, lower: Any) -> Any:
     return widest
 
 
+def _cast_values(base: str, values: list[Any]) -> list[Any]:
+    """`values` (arguments: tensors, lists of tensors, anything else) with the casts the open regions'
+    policies make for operator `base` (Note [Autocast in opgen]); the list itself when nothing is cast."""
+    for bit, policy, lower in _state.casting:
+        kind = policy.get(base)
+        if kind is None:
+            continue
+        if kind is CastPolicy.refuse:
+            raise RuntimeError(f"{base} is unsafe to autocast: its result may not be representable in "
+                               f"{lower.name}; use the _with_logits form, which is safe to autocast, or "
+                               f"run it outside the region on float32 inputs")
+        tensors = [t for v in values for t in (v if isinstance(v, list | tuple) else (v,))]
+        if kind is CastPolicy.lower:
+            target = lower
+        elif kind is CastPolicy.fp32:
+            target = opcall.api.float32
+        else:
+            target = _widest(tensors, bit, lower)
+        if not any(_eligible(t, bit) and t.dtype is not target for t in tensors):
+            continue
+        values = [type(v)(_cast(t, target) if _eligible(t, bit) else t for t in v) if isinstance(v, list | tuple)
+                  else _cast(v, target) if _eligible(v, bit) else v for v in values]
+    return values
+
+
 def _autocast_fallback(op: Operator, args: list[Any]) -> Any:
     base, dtype_at = _info(op)
     if base is not None and (dtype_at is None or dtype_at >= len(args) or args[dtype_at] is None):
-        for bit, policy, lower in _state.casting:
-            kind = policy.get(base)
-            if kind is None:
-                continue
-            if kind is CastPolicy.refuse:
-                raise RuntimeError(f"{base} is unsafe to autocast: its result may not be representable in "
-                                   f"{lower.name}; use the _with_logits form, which is safe to autocast, or "
-                                   f"run it outside the region on float32 inputs")
-            tensors = [v for i in op.tensor_positions if i < len(args)
-                       for v in (args[i] if isinstance(args[i], list | tuple) else (args[i],))]
-            if kind is CastPolicy.lower:
-                target = lower
-            elif kind is CastPolicy.fp32:
-                target = opcall.api.float32
-            else:
-                target = _widest(tensors, bit, lower)
-            if not any(_eligible(t, bit) and t.dtype is not target for t in tensors):
-                continue
-            for i in op.tensor_positions:
-                if i >= len(args):
-                    continue
-                v = args[i]
-                if isinstance(v, list | tuple):
-                    args[i] = type(v)(_cast(t, target) if _eligible(t, bit) else t for t in v)
-                elif _eligible(v, bit):
-                    args[i] = _cast(v, target)
+        positions = [i for i in op.tensor_positions if i < len(args)]
+        cast = _cast_values(base, [args[i] for i in positions])
+        for i, v in zip(positions, cast, strict=True):
+            args[i] = v
     return op.redispatch_below(DispatchKey.Autocast, *args)
+
+
+def autocast_function(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator for a Python function that PyTorch autocasts as one operator but opgen composes from
+    several (`F.conv_transpose2d` adds its bias after the convolution): inside a region that casts, its
+    tensor arguments get the policy of `name` (runtime/amp_policy.py) before it runs."""
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            if not _state.casting:
+                return fn(*args, **kwargs)
+            keys = list(kwargs)
+            cast = _cast_values(name, [*args, *kwargs.values()])
+            return fn(*cast[:len(args)], **dict(zip(keys, cast[len(args):], strict=True)))
+        return run
+    return wrap
 
 
 class autocast:
@@ -477,6 +496,6 @@ class GradScaler:
         self._growth_tracker = int(state_dict["_growth_tracker"])
 
 
-__all__ = ["GradScaler", "autocast", "clear_autocast_cache", "custom_bwd", "custom_fwd", "get_autocast_dtype",
-           "is_autocast_available", "is_autocast_cache_enabled", "is_autocast_enabled", "set_autocast_cache_enabled",
-           "set_autocast_dtype", "set_autocast_enabled"]
+__all__ = ["GradScaler", "autocast", "autocast_function", "clear_autocast_cache", "custom_bwd", "custom_fwd",
+           "get_autocast_dtype", "is_autocast_available", "is_autocast_cache_enabled", "is_autocast_enabled",
+           "set_autocast_cache_enabled", "set_autocast_dtype", "set_autocast_enabled"]

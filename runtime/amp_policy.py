@@ -5,9 +5,11 @@ runtime/amp.py). The one place these lists live.
 Names are opgen operator names without the overload (`softmax` covers `softmax.int`); an operator's `.out`
 overloads, its in-place forms (`mm_`) and any call given an explicit `dtype=` are never cast, as in
 PyTorch. The lists follow PyTorch's "Autocast Op Reference" restricted to the operators opgen's dispatcher
-has; a Python-level function (`F.conv_transpose2d`, `F.bilinear`, `F.normalize`, ...) is covered through
-the operators it calls (`_conv2d_backward_input`, `matmul`, `linalg_vector_norm`, ...).
-tests/test_amp_autocast.py checks that every name here is a declared operator.
+has. A Python-level function is covered through the operators it calls (`F.normalize` through
+`linalg_vector_norm`, `F.conv1d` through `conv2d`), or, where those would not give PyTorch's result (a bias
+added after the convolution in float32), by naming it here and decorating it with
+`runtime.amp.autocast_function` (AUTOCAST_FUNCTIONS: conv3d, conv_transpose1d/2d/3d, bilinear).
+tests/test_amp_autocast.py checks that every name here is a declared operator or one of those.
 """
 
 from __future__ import annotations
@@ -27,8 +29,7 @@ class CastPolicy(StrEnum):
 
 _CUDA_LOWER = (
     "matmul", "mm", "bmm", "mv", "addmm", "addmv", "addr", "addbmm", "baddbmm", "linear", "conv2d",
-    "_conv2d_backward_input",  # conv_transpose1d/2d/3d
-    "prelu", "scaled_dot_product_attention",
+    "prelu", "scaled_dot_product_attention", *("conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"),
 )
 _CUDA_FP32 = (
     "acos", "asin", "cosh", "sinh", "tan", "erfinv", "exp", "expm1", "log", "log10", "log1p", "log2", "pow",
@@ -40,13 +41,13 @@ _CUDA_FP32 = (
 )
 _CUDA_PROMOTE = (
     "addcdiv", "addcmul", "atan2", "cross", "linalg_cross", "dot", "vdot", "index_put", "scatter_add", "cat",
-    "stack", "index_copy",
+    "stack", "index_copy", "bilinear",
 )
 _CUDA_REFUSE = ("binary_cross_entropy",)
 
 _CPU_LOWER = (
-    "matmul", "mm", "bmm", "addmm", "addbmm", "baddbmm", "linear", "conv2d", "_conv2d_backward_input", "prelu",
-    "scaled_dot_product_attention",
+    "matmul", "mm", "bmm", "addmm", "addbmm", "baddbmm", "linear", "conv2d", "prelu", "scaled_dot_product_attention",
+    *("conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"),
 )
 _CPU_FP32 = (
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "prod", "quantile", "nanquantile", "cdist",
@@ -55,6 +56,10 @@ _CPU_FP32 = (
     "linalg_svd", "linalg_svdvals", "linalg_eigh", "linalg_matrix_norm",
 )
 _CPU_PROMOTE = ("cat", "stack", "index_copy")
+
+
+# Python functions of runtime/nn decorated with runtime.amp.autocast_function (not dispatcher operators).
+AUTOCAST_FUNCTIONS = ("conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "bilinear")
 
 
 def _table(**lists: tuple[str, ...]) -> dict[str, CastPolicy]:
