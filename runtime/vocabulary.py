@@ -187,6 +187,8 @@ API_NAMES: frozenset[str] = frozenset({
     "set_grad_enabled", "set_num_interop_threads", "set_num_threads", "set_printoptions", "set_rng_state", "short",
     "special", "tensor", "tensordot", "tril_indices", "triu_indices", "uint8", "use_deterministic_algorithms",
     "zeros", "zeros_like",
+    # autocast's thread state (runtime/amp.py)
+    "clear_autocast_cache", "is_autocast_cache_enabled", "set_autocast_cache_enabled", "set_autocast_dtype",
     # lazy names and public submodules (runtime/api.py LAZY, SUBMODULES)
     "load", "nn", "optim", "save", "testing", "utils",
     # bound by generated/__init__.py itself
