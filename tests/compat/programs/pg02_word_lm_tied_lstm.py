@@ -69,7 +69,7 @@ val_data = batchify(corpus[100:], 2)
 
 model = RNNModel("LSTM", ntokens, 8, 8, 2, tie_weights=True)
 with torch.no_grad():
-    for name, p in model.named_parameters():
+    for _name, p in model.named_parameters():
         p.copy_(torch.from_numpy(rng.uniform(-0.3, 0.3, size=tuple(p.shape)).astype(np.float32)))
 criterion = nn.NLLLoss()
 tied = model.decoder.weight is model.encoder.weight
@@ -92,11 +92,13 @@ def evaluate(data_source):
 lr, clip = 2.0, 0.25
 best_val_loss = None
 history = []
-for epoch in range(1, 4):
+for _epoch in range(1, 4):
     model.train()
     total_loss = 0.0
     hidden = model.init_hidden(4)
-    for batch, i in enumerate(range(0, train_data.size(0) - 1, bptt)):
+    n_batches = 0
+    for i in range(0, train_data.size(0) - 1, bptt):
+        n_batches += 1
         data, targets = get_batch(train_data, i)
         model.zero_grad()
         hidden = repackage_hidden(hidden)
@@ -108,7 +110,7 @@ for epoch in range(1, 4):
             p.data.add_(p.grad, alpha=-lr)
         total_loss += loss.item()
     val_loss = evaluate(val_data)
-    history.append([total_loss / (batch + 1), val_loss, math.exp(val_loss), lr])
+    history.append([total_loss / n_batches, val_loss, math.exp(val_loss), lr])
     if not best_val_loss or val_loss < best_val_loss:
         best_val_loss = val_loss
     else:

@@ -66,7 +66,7 @@ optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
 scheduler = StepLR(optimizer, step_size=2, gamma=0.7)
 
 history = []
-for epoch in range(4):
+for _epoch in range(4):
     a_cls = rng.integers(0, 3, size=6)
     n_cls = (a_cls + rng.integers(1, 3, size=6)) % 3
     anchor, positive, negative = crops(a_cls), crops(a_cls), crops(n_cls)

@@ -42,7 +42,7 @@ def make():
 
 model, twin = make().to(device), make().to(device)
 with torch.no_grad():
-    for p, q in zip(model.parameters(), twin.parameters()):
+    for p, q in zip(model.parameters(), twin.parameters(), strict=False):
         w = torch.from_numpy(rng.normal(0, 0.2, size=tuple(p.shape)).astype(np.float32))
         p.copy_(w)
         q.copy_(w)
@@ -93,15 +93,16 @@ for step in range(4):
     opt_twin.step()
     twin_losses.append(loss_t.item())
 
-close = [abs(a - b) < 0.05 for a, b in zip(losses, twin_losses)]
-weights_close = all(bool(torch.allclose(p, q, atol=0.02)) for p, q in zip(model.parameters(), twin.parameters()))
+close = [abs(a - b) < 0.05 for a, b in zip(losses, twin_losses, strict=False)]
+weights_close = all(bool(torch.allclose(p, q, atol=0.02))
+                    for p, q in zip(model.parameters(), twin.parameters(), strict=False))
 results = {
     "layer_dtypes": seen,
     "dtypes": dtypes,
     "grad_dtypes": sorted({dtype_name(p.grad) for p in model.parameters()}),
     "param_dtypes": sorted({dtype_name(p) for p in model.parameters()}),
     "losses_close_to_fp32": close,
-    "max_loss_gap_below_0.05": max(abs(a - b) for a, b in zip(losses, twin_losses)) < 0.05,
+    "max_loss_gap_below_0.05": max(abs(a - b) for a, b in zip(losses, twin_losses, strict=False)) < 0.05,
     "weights_close_to_fp32": weights_close,
     "scaler_enabled": scaler.is_enabled(),
     "autocast_after": torch.is_autocast_enabled(device),
