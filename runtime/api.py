@@ -73,6 +73,16 @@ from runtime.amp import (  # noqa: E402
     set_autocast_dtype,
     set_autocast_enabled,
 )
+from runtime.amp.autocast_mode import (  # noqa: E402
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    get_autocast_cpu_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cpu_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_gpu_dtype,
+)
 from runtime.autograd import function, hooks  # noqa: E402, F401
 from runtime.autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
 from runtime.device import get_default_device, set_default_device  # noqa: E402
@@ -147,6 +157,9 @@ __all__ += [
 ]
 __all__ += ["is_floating_point", "is_nonzero", "is_tensor", "numel"]
 __all__ += ["clear_autocast_cache", "is_autocast_cache_enabled", "set_autocast_cache_enabled", "set_autocast_dtype"]
+__all__ += ["autocast_decrement_nesting", "autocast_increment_nesting", "get_autocast_cpu_dtype",
+            "get_autocast_gpu_dtype", "is_autocast_cpu_enabled", "set_autocast_cpu_dtype", "set_autocast_cpu_enabled",
+            "set_autocast_gpu_dtype"]
 __all__ += ["autocast", "get_autocast_dtype", "get_default_device", "get_num_interop_threads", "get_num_threads",
             "get_rng_state", "is_autocast_enabled", "set_autocast_enabled", "set_default_device",
             "set_num_interop_threads", "set_num_threads", "set_rng_state"]
@@ -233,7 +246,11 @@ SUBMODULES: dict[str, str] = {
     "utils.data._utils": "runtime.utils.data._utils",
     "utils.data._utils.collate": "runtime.utils.data._utils.collate",
     "amp": "runtime.amp",
+    "amp.autocast_mode": "runtime.amp.autocast_mode",
+    "amp.grad_scaler": "runtime.amp.grad_scaler",
     "cuda.amp": "runtime.cuda.amp",
+    "cpu": "runtime.cpu",
+    "cpu.amp": "runtime.cpu.amp",
     "backends": "runtime.backends",
     "backends.cudnn": "runtime.backends.cudnn",
     "backends.cuda": "runtime.backends.cuda",
@@ -318,6 +335,7 @@ LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it;
     "compile": ("runtime.compile", "compile"),
     "distributions": ("runtime.distributions", None),
     "amp": ("runtime.amp", None),
+    "cpu": ("runtime.cpu", None),
     "backends": ("runtime.backends", None),
     "accelerator": ("runtime.accelerator", None),
     "random": ("runtime.random", None),
@@ -328,11 +346,11 @@ LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it;
 }
 
 if TYPE_CHECKING:
-    from runtime import accelerator, amp, backends, distributions, nn, optim, special, testing, utils
+    from runtime import accelerator, amp, backends, cpu, distributions, nn, optim, special, testing, utils
     from runtime.nn import serialization
     from runtime.nn.serialization import load, save
 
-    __all__ += ["accelerator", "amp", "backends", "distributions", "load", "nn", "optim", "save",
+    __all__ += ["accelerator", "amp", "backends", "cpu", "distributions", "load", "nn", "optim", "save",
                 "serialization", "special", "testing", "utils"]
 
 

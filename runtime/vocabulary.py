@@ -24,7 +24,7 @@ class DispatchKey(IntEnum):
     Autograd = 4
     Tracer = 5
     # Above Autograd and Tracer, as PyTorch's AutocastCPU/AutocastCUDA: in the thread's include set while an
-    # autocast region casts (Note [Autocast in opgen], runtime/amp.py), so the casts it makes are recorded.
+    # autocast region casts (Note [Autocast in opgen], runtime/amp/autocast_mode.py); autograd records its casts.
     Autocast = 6
 
 
@@ -187,10 +187,12 @@ API_NAMES: frozenset[str] = frozenset({
     "set_grad_enabled", "set_num_interop_threads", "set_num_threads", "set_printoptions", "set_rng_state", "short",
     "special", "tensor", "tensordot", "tril_indices", "triu_indices", "uint8", "use_deterministic_algorithms",
     "zeros", "zeros_like",
-    # autocast's thread state (runtime/amp.py)
+    # autocast's thread state (runtime/amp/autocast_mode.py)
     "clear_autocast_cache", "is_autocast_cache_enabled", "set_autocast_cache_enabled", "set_autocast_dtype",
+    "autocast_decrement_nesting", "autocast_increment_nesting", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype",
+    "is_autocast_cpu_enabled", "set_autocast_cpu_dtype", "set_autocast_cpu_enabled", "set_autocast_gpu_dtype",
     # lazy names and public submodules (runtime/api.py LAZY, SUBMODULES)
-    "load", "nn", "optim", "save", "testing", "utils",
+    "load", "nn", "optim", "save", "testing", "utils", "cpu",
     # bound by generated/__init__.py itself
     "_api", "_methods", "_ops", "_opcall", "_registrations", "_sys",
 })  # fmt: skip

@@ -1,7 +1,7 @@
-"""Autocast through the dispatcher (Note [Autocast in opgen], runtime/amp.py): the Autocast key, PyTorch's cast
-policy on CUDA (the emulated device under OPGEN_EMULATE_CUDA=1) and on the CPU with float16 (checked against
-PyTorch's CPU autocast where it is installed), nesting, enabled=False, the cast cache, gradients through the
-casts, custom_fwd, and GradScaler over an autocast loop with an injected inf."""
+"""Autocast through the dispatcher (Note [Autocast in opgen], runtime/amp/autocast_mode.py): the Autocast key,
+PyTorch's cast policy on CUDA (the emulated device under OPGEN_EMULATE_CUDA=1) and on the CPU with float16
+(checked against PyTorch's CPU autocast where it is installed), nesting, enabled=False, the cast cache,
+gradients through the casts, custom_fwd, and GradScaler over an autocast loop with an injected inf."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import generated as G
-from runtime import amp
-from runtime.amp_policy import AUTOCAST_FUNCTIONS, POLICY
+from runtime.amp import autocast_mode as amp
+from runtime.amp.policy import AUTOCAST_FUNCTIONS, POLICY
 from runtime.cuda import is_available
 from runtime.dispatcher import dispatcher, tls
 from runtime.vocabulary import KEYS_BY_PRIORITY, DispatchKey
@@ -271,3 +271,31 @@ def test_cuda_custom_fwd_casts_inputs_and_runs_without_autocast() -> None:
     assert seen == [(F32, False)] and out.dtype == F32
     out.sum().backward()
     assert a.grad.dtype == F16 and b.grad.dtype == F32
+
+
+def test_unsupported_regions_warn_and_are_disabled() -> None:
+    with pytest.warns(UserWarning, match="target dtype is not supported"), G.autocast("cpu", dtype=G.float64):
+        assert not G.is_autocast_enabled("cpu")
+    with pytest.warns(UserWarning, match="target dtype is not supported"), G.autocast("cpu", dtype=G.int32):
+        assert not G.is_autocast_enabled("cpu")
+    if not is_available():
+        with pytest.warns(UserWarning, match="CUDA is not available"), G.autocast("cuda"):
+            assert not G.is_autocast_enabled("cuda")
+
+
+def test_per_device_spellings_and_nesting() -> None:
+    assert not G.is_autocast_cpu_enabled()
+    assert G.get_autocast_cpu_dtype() == G.bfloat16 and G.get_autocast_gpu_dtype() == F16
+    with G.cpu.amp.autocast(dtype=G.float16):
+        assert G.is_autocast_cpu_enabled() and G.get_autocast_cpu_dtype() == F16
+        a = G.ones(2, 2)
+        assert (a @ a).dtype == F16
+    assert G.amp.autocast_mode.autocast is G.autocast and G.amp.grad_scaler.GradScaler is G.amp.GradScaler
+    assert G.autocast_increment_nesting() == 1
+    assert G.autocast_decrement_nesting() == 0
+
+
+def test_every_schema_parses_for_its_dtype_argument() -> None:
+    positions = {name: amp._dtype_position(op.schema) for name, op in dispatcher.ops.items()}
+    assert positions["softmax.int"] == 2 and positions["sum"] == 1 and positions["mm"] is None
+    assert positions["unbind.int"] is None  # an alias annotation `(a -> *)` inside the argument list

@@ -1,6 +1,6 @@
 """Autocast's cast policy: which operators run in the lower-precision dtype, which in float32, and which
 promote their floating inputs to the widest of them, per device type (Note [Autocast in opgen],
-runtime/amp.py). The one place these lists live.
+runtime/amp/autocast_mode.py). The one place these lists live.
 
 Names are opgen operator names without the overload (`softmax` covers `softmax.int`); an operator's `.out`
 overloads, its in-place forms (`mm_`) and any call given an explicit `dtype=` are never cast, as in
@@ -8,7 +8,7 @@ PyTorch. The lists follow PyTorch's "Autocast Op Reference" restricted to the op
 has. A Python-level function is covered through the operators it calls (`F.normalize` through
 `linalg_vector_norm`, `F.conv1d` through `conv2d`), or, where those would not give PyTorch's result (a bias
 added after the convolution in float32), by naming it here and decorating it with
-`runtime.amp.autocast_function` (AUTOCAST_FUNCTIONS: conv3d, conv_transpose1d/2d/3d, bilinear).
+`runtime.amp.autocast_mode.autocast_function` (AUTOCAST_FUNCTIONS: conv3d, conv_transpose1d/2d/3d, bilinear).
 tests/test_amp_autocast.py checks that every name here is a declared operator or one of those.
 """
 
@@ -58,7 +58,7 @@ _CPU_FP32 = (
 _CPU_PROMOTE = ("cat", "stack", "index_copy")
 
 
-# Python functions of runtime/nn decorated with runtime.amp.autocast_function (not dispatcher operators).
+# Python functions of runtime/nn decorated with runtime.amp.autocast_mode.autocast_function (not dispatcher operators).
 AUTOCAST_FUNCTIONS = ("conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "bilinear")
 
 

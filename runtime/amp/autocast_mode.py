@@ -1,10 +1,10 @@
-"""`G.amp`: autocast regions and GradScaler (torch.amp).
+"""`G.amp.autocast_mode`: autocast regions and the Autocast dispatch key's fallback (torch.amp.autocast_mode).
 
 Note [Autocast in opgen]
 Autocast is a dispatch key, `DispatchKey.Autocast`, above Autograd and Tracer as PyTorch's AutocastCPU and
 AutocastCUDA are. While a region that can cast is open in a thread, the key is in that thread's include
 set, so every operator call reaches one boxed fallback first (registered the first time a region opens).
-The fallback looks the operator up in runtime/amp_policy.py (PyTorch's lists, in opgen's operator names)
+The fallback looks the operator up in runtime/amp/policy.py (PyTorch's lists, in opgen's operator names)
 and, for each device type with an open region, casts the call's *eligible* inputs (floating tensors of
 that device type, never float64): `lower` operators (matmul, linear, conv, ...) to the region's dtype,
 `fp32` operators (softmax, layer_norm, losses, exp/log/pow, sum/cumsum, norms, ...) to float32, `promote`
@@ -21,14 +21,10 @@ restores the outer state on exit.
 
 Where opgen has no lower-precision path autocast keeps its state but casts nothing: on the CPU the default
 dtype bfloat16 (opgen's CPU has no bfloat16 tensors), on CUDA bfloat16 (its matmuls take none). The CPU
-policy does apply with `autocast("cpu", dtype=float16)`, as it does in PyTorch. On a machine without CUDA,
-`autocast("cuda")` has no CUDA tensor to cast.
-
-GradScaler does real loss scaling: `scale(loss)` multiplies by the scale, `unscale_(optimizer)` divides the
-gradients and records whether any is inf/NaN, `step` skips the optimizer step when one was, and `update`
-backs the scale off after an overflow and grows it after `growth_interval` clean steps. With
-`enabled=False` every method passes its input through, as PyTorch's does; a scaler for "cuda" on a machine
-without a CUDA device disables itself with a warning, as PyTorch's does.
+policy does apply with `autocast("cpu", dtype=float16)`, as it does in PyTorch. As PyTorch's, a region it
+cannot honour warns and is disabled (`is_autocast_enabled` stays False) rather than raising: `autocast("cuda")`
+on a machine without CUDA, and a dtype outside the device type's list (cpu: bfloat16, float16; cuda: float16,
+bfloat16, float32).
 """
 
 from __future__ import annotations
@@ -40,11 +36,12 @@ from collections.abc import Callable
 from typing import Any
 
 from runtime import opcall
-from runtime.amp_policy import CASTING_DTYPES, POLICY, CastPolicy
+from runtime.amp.policy import CASTING_DTYPES, POLICY, CastPolicy
 from runtime.device import Device
 from runtime.dispatcher import CPU_BIT, CUDA_BIT, DispatchKey, Operator, dispatcher, tls
 
 _DEFAULT_DTYPES = {"cuda": "float16", "cpu": "bfloat16"}
+_SUPPORTED_DTYPES = {"cuda": ("float16", "bfloat16", "float32"), "cpu": ("bfloat16", "float16")}
 AUTOCAST_BIT = 1 << DispatchKey.Autocast
 _DEVICE_BITS = {"cuda": CUDA_BIT, "cpu": CPU_BIT}
 
@@ -111,6 +108,45 @@ def clear_autocast_cache() -> None:
     _state.cache.clear()
 
 
+# The per-device spellings PyTorch keeps beside the device_type forms.
+def is_autocast_cpu_enabled() -> bool:
+    return is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled: bool) -> None:
+    set_autocast_enabled("cpu", enabled)
+
+
+def get_autocast_cpu_dtype() -> Any:
+    return get_autocast_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype: Any) -> None:
+    set_autocast_dtype("cpu", dtype)
+
+
+def get_autocast_gpu_dtype() -> Any:
+    return get_autocast_dtype("cuda")
+
+
+def set_autocast_gpu_dtype(dtype: Any) -> None:
+    set_autocast_dtype("cuda", dtype)
+
+
+def autocast_increment_nesting() -> int:
+    """Count one more open autocast region in this thread; returns the new depth."""
+    _state.depth += 1
+    return _state.depth
+
+
+def autocast_decrement_nesting() -> int:
+    """Count one fewer open autocast region; at depth 0 the cast cache is emptied. Returns the new depth."""
+    _state.depth = max(0, _state.depth - 1)
+    if _state.depth == 0:
+        _state.cache.clear()
+    return _state.depth
+
+
 _fallback_installed = threading.Lock()
 _installed: list[Callable[[], None]] = []
 
@@ -150,18 +186,21 @@ def _info(op: Operator) -> tuple[str | None, int | None]:
 
 def _dtype_position(schema: str) -> int | None:
     """Index of the argument named `dtype` in `schema`'s argument list (`*` not counted), or None."""
-    inner = schema[schema.index("(") + 1:schema.rindex(")", 0, schema.index("->"))]
     depth, names, current = 0, [], []
-    for ch in inner + ",":
+    for ch in schema[schema.index("(") + 1:]:
         if ch in "[(":
             depth += 1
         elif ch in "])":
             depth -= 1
-        if ch == "," and depth == 0:
+            if depth < 0:  # the argument list's closing parenthesis
+                ch = ","
+        if ch == "," and depth <= 0:
             arg = "".join(current).strip()
             current = []
             if arg and arg != "*":
                 names.append(arg.split("=")[0].split()[-1])
+            if depth < 0:
+                break
             continue
         current.append(ch)
     return names.index("dtype") if "dtype" in names else None
@@ -237,7 +276,7 @@ def _autocast_fallback(op: Operator, args: list[Any]) -> Any:
 def autocast_function(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator for a Python function that PyTorch autocasts as one operator but opgen composes from
     several (`F.conv_transpose2d` adds its bias after the convolution): inside a region that casts, its
-    tensor arguments get the policy of `name` (runtime/amp_policy.py) before it runs."""
+    tensor arguments get the policy of `name` (runtime/amp/policy.py) before it runs."""
     def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def run(*args: Any, **kwargs: Any) -> Any:
@@ -261,19 +300,27 @@ class autocast:
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         if not is_autocast_available(device_type):
             raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
-        G = opcall.api
-        if dtype is not None and dtype not in (G.float16, G.bfloat16, G.float32):
-            raise RuntimeError(f"autocast on {device_type} supports float16, bfloat16 and float32, got {dtype}")
         self.device = device_type
         self.fast_dtype = dtype if dtype is not None else get_autocast_dtype(device_type)
-        self._enabled = bool(enabled)
+        enabled = bool(enabled)
+        # as PyTorch's: a region it cannot honour warns and is disabled, rather than raising
+        if enabled and device_type == "cuda" and not opcall.api.cuda.is_available():
+            warnings.warn("User provided device_type of 'cuda', but CUDA is not available. Disabling", stacklevel=2)
+            enabled = False
+        supported = _SUPPORTED_DTYPES[device_type]
+        if enabled and getattr(self.fast_dtype, "name", None) not in supported:
+            warnings.warn(f"In {device_type.upper()} autocast, but the target dtype is not supported. Disabling "
+                          f"autocast.\n{device_type.upper()} Autocast only supports dtypes of "
+                          f"{', '.join(supported)} currently.", stacklevel=2)
+            enabled = False
+        self._enabled = enabled
         self._cache_enabled = cache_enabled
         self._saved: list[tuple[bool, Any, bool]] = []
 
     def __enter__(self) -> autocast:
         self._saved.append((is_autocast_enabled(self.device), _state.dtype.get(self.device),
                             _state.cache_enabled))
-        _state.depth += 1
+        autocast_increment_nesting()
         _state.enabled[self.device] = self._enabled
         _state.dtype[self.device] = self.fast_dtype
         if self._cache_enabled is not None:
@@ -283,9 +330,7 @@ class autocast:
 
     def __exit__(self, *exc: object) -> None:
         enabled, dtype, cache = self._saved.pop()
-        _state.depth -= 1
-        if _state.depth == 0:
-            _state.cache.clear()
+        autocast_decrement_nesting()
         _state.enabled[self.device] = enabled
         _state.dtype[self.device] = dtype
         _state.cache_enabled = cache
@@ -352,150 +397,8 @@ def custom_bwd(bwd: Callable[..., Any] | None = None, *, device_type: str = "cud
     return run
 
 
-# -- GradScaler --------------------------------------------------------------------------------------------
-_READY, _UNSCALED, _STEPPED = 0, 1, 2
-
-
-class GradScaler:
-    """Dynamic loss scaling (Note [Autocast in opgen]): scale, unscale_, step (skipped on inf/NaN), update."""
-
-    def __init__(self, device: str = "cuda", init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
-                 backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True) -> None:
-        if growth_factor <= 1.0:
-            raise ValueError("The growth factor must be > 1.0.")
-        if backoff_factor >= 1.0:
-            raise ValueError("The backoff factor must be < 1.0.")
-        self._device = device
-        if enabled and device == "cuda" and not opcall.api.cuda.is_available():
-            warnings.warn("GradScaler is enabled, but CUDA is not available. Disabling.", stacklevel=2)
-            enabled = False  # as PyTorch: a CUDA scaler on a machine without CUDA passes everything through
-        self._enabled = bool(enabled)
-        self._init_scale = float(init_scale)
-        self._scale = float(init_scale)
-        self._growth_factor = float(growth_factor)
-        self._backoff_factor = float(backoff_factor)
-        self._growth_interval = int(growth_interval)
-        self._growth_tracker = 0
-        self._per_optimizer: dict[int, dict[str, Any]] = {}
-
-    # -- scaling -----------------------------------------------------------------------------------------
-    def scale(self, outputs: Any) -> Any:
-        """`outputs` (a tensor, or nested lists/tuples of them) times the current scale."""
-        if not self._enabled:
-            return outputs
-        if isinstance(outputs, (list, tuple)):
-            return type(outputs)(self.scale(o) for o in outputs)
-        if not hasattr(outputs, "dtype"):
-            raise ValueError("outputs must be a Tensor or an iterable of Tensors")
-        return outputs * self._scale
-
-    def _state(self, optimizer: Any) -> dict[str, Any]:
-        return self._per_optimizer.setdefault(id(optimizer), {"stage": _READY, "found_inf": False})
-
-    def unscale_(self, optimizer: Any) -> None:
-        """Divide the gradients of `optimizer`'s parameters by the scale, once per step; note inf/NaN."""
-        if not self._enabled:
-            return
-        state = self._state(optimizer)
-        if state["stage"] == _UNSCALED:
-            raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
-        if state["stage"] == _STEPPED:
-            raise RuntimeError("unscale_() is being called after step().")
-        G = opcall.api
-        inv = 1.0 / self._scale
-        found = False
-        with G.no_grad():
-            for group in optimizer.param_groups:
-                for p in group["params"]:
-                    g = p.grad
-                    if g is None:
-                        continue
-                    g.mul_(inv)
-                    if not found and not bool(G.isfinite(g).all()):
-                        found = True
-        state["found_inf"] = found
-        state["stage"] = _UNSCALED
-
-    def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
-        """`optimizer.step()` unless this step's gradients held inf/NaN (unscaling them first if needed)."""
-        if not self._enabled:
-            return optimizer.step(*args, **kwargs)
-        if "closure" in kwargs:
-            raise RuntimeError("Closure use is not currently supported if GradScaler is enabled.")
-        state = self._state(optimizer)
-        if state["stage"] == _STEPPED:
-            raise RuntimeError("step() has already been called since the last update().")
-        if state["stage"] == _READY:
-            self.unscale_(optimizer)
-        result = None if state["found_inf"] else optimizer.step(*args, **kwargs)
-        state["stage"] = _STEPPED
-        return result
-
-    def update(self, new_scale: float | Any = None) -> None:
-        """Back the scale off if any optimizer saw inf/NaN this step, else grow it every growth_interval
-        steps; or set it to `new_scale`."""
-        if not self._enabled:
-            return
-        if new_scale is not None:
-            self._scale = float(new_scale.item() if hasattr(new_scale, "item") else new_scale)
-        else:
-            if not self._per_optimizer:
-                raise RuntimeError("No inf checks were recorded prior to update.")
-            if any(s["found_inf"] for s in self._per_optimizer.values()):
-                self._scale *= self._backoff_factor
-                self._growth_tracker = 0
-            else:
-                self._growth_tracker += 1
-                if self._growth_tracker == self._growth_interval:
-                    self._scale *= self._growth_factor
-                    self._growth_tracker = 0
-        self._per_optimizer.clear()
-
-    # -- queries and state -------------------------------------------------------------------------------
-    def get_scale(self) -> float:
-        return self._scale if self._enabled else 1.0
-
-    def is_enabled(self) -> bool:
-        return self._enabled
-
-    def get_growth_factor(self) -> float:
-        return self._growth_factor
-
-    def set_growth_factor(self, new_factor: float) -> None:
-        self._growth_factor = float(new_factor)
-
-    def get_backoff_factor(self) -> float:
-        return self._backoff_factor
-
-    def set_backoff_factor(self, new_factor: float) -> None:
-        self._backoff_factor = float(new_factor)
-
-    def get_growth_interval(self) -> int:
-        return self._growth_interval
-
-    def set_growth_interval(self, new_interval: int) -> None:
-        self._growth_interval = int(new_interval)
-
-    def state_dict(self) -> dict[str, Any]:
-        if not self._enabled:
-            return {}
-        return {"scale": self._scale, "growth_factor": self._growth_factor,
-                "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
-                "_growth_tracker": self._growth_tracker}
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        if not self._enabled:
-            return
-        if not state_dict:
-            raise RuntimeError("The source state dict is empty, possibly because it was saved from a disabled "
-                               "instance of GradScaler.")
-        self._scale = float(state_dict["scale"])
-        self._growth_factor = float(state_dict["growth_factor"])
-        self._backoff_factor = float(state_dict["backoff_factor"])
-        self._growth_interval = int(state_dict["growth_interval"])
-        self._growth_tracker = int(state_dict["_growth_tracker"])
-
-
-__all__ = ["GradScaler", "autocast", "autocast_function", "clear_autocast_cache", "custom_bwd", "custom_fwd",
-           "get_autocast_dtype", "is_autocast_available", "is_autocast_cache_enabled", "is_autocast_enabled",
-           "set_autocast_cache_enabled", "set_autocast_dtype", "set_autocast_enabled"]
+__all__ = ["autocast", "autocast_decrement_nesting", "autocast_function", "autocast_increment_nesting",
+           "clear_autocast_cache", "custom_bwd", "custom_fwd", "get_autocast_cpu_dtype", "get_autocast_dtype",
+           "get_autocast_gpu_dtype", "is_autocast_available", "is_autocast_cache_enabled", "is_autocast_cpu_enabled",
+           "is_autocast_enabled", "set_autocast_cache_enabled", "set_autocast_cpu_dtype", "set_autocast_cpu_enabled",
+           "set_autocast_dtype", "set_autocast_enabled", "set_autocast_gpu_dtype"]
