@@ -90,6 +90,13 @@ CPU_CASES: dict[str, Callable[[Any, Any, Any], Any]] = {
     "cat_mixed": lambda M, a, b: M.cat([a.half(), a]),
     "stack_half": lambda M, a, b: M.stack([a.half(), a.half()]),
     "layer_norm_half": lambda M, a, b: M.nn.functional.layer_norm(a.half(), (4,)),
+    "einsum": lambda M, a, b: M.einsum("ij,jk->ik", a, b),
+    "mv": lambda M, a, b: M.mv(a, b[:, 0]),
+    "addmv": lambda M, a, b: M.addmv(a[:, 0], a, b[:, 0]),
+    "dot": lambda M, a, b: M.dot(a[0], b[:, 0]),
+    "tensordot": lambda M, a, b: M.tensordot(a, b, 1),
+    "sdpa": lambda M, a, b: M.nn.functional.scaled_dot_product_attention(a[None], a[None], a[None]),
+    "bilinear": lambda M, a, b: M.nn.functional.bilinear(a, a, M.ones(1, 4, 4), M.ones(1)),
     "relu_after_matmul": lambda M, a, b: M.relu(a @ b),
     "matmul_then_add_float": lambda M, a, b: (a @ b) + M.ones(3, 2),
 }
@@ -168,6 +175,7 @@ def test_cuda_policy() -> None:
         assert (a @ b).dtype == F16 and G.mm(a, b).dtype == F16
         assert G.nn.functional.linear(a, b.t()).dtype == F16
         assert G.addmm(G.zeros(3, 2, device="cuda"), a, b).dtype == F16
+        assert G.einsum("ij,jk->ik", a, b).dtype == F16 and G.mv(a, b[:, 0]).dtype == F16
         img = G.from_numpy(_arr(1, 2, 5, 5)).cuda()
         assert G.nn.Conv2d(2, 3, 3).cuda()(img).dtype == F16
         assert G.nn.ConvTranspose2d(2, 3, 3).cuda()(img).dtype == F16

@@ -2,17 +2,19 @@
 
 Note [Autocast in opgen]
 Autocast is a dispatch key, `DispatchKey.Autocast`, above Autograd and Tracer as PyTorch's AutocastCPU and
-AutocastCUDA are. While a region that can cast is open in a thread, the key is in that thread's include
-set, so every operator call reaches one boxed fallback first (registered the first time a region opens).
-The fallback looks the operator up in runtime/amp/policy.py (PyTorch's lists, in opgen's operator names)
-and, for each device type with an open region, casts the call's *eligible* inputs (floating tensors of
-that device type, never float64): `lower` operators (matmul, linear, conv, ...) to the region's dtype,
-`fp32` operators (softmax, layer_norm, losses, exp/log/pow, sum/cumsum, norms, ...) to float32, `promote`
-operators (cat, stack, addcmul, ...) to the widest floating dtype among them; then it calls the operator
-again below Autocast. The casts are ordinary `.to(dtype)` calls recorded by autograd, so gradients flow
-back to the parameters in the parameter's dtype. An `.out` overload, an in-place form and a call given an
-explicit `dtype=` are not cast; `binary_cross_entropy` on CUDA is refused, as in PyTorch (use
-binary_cross_entropy_with_logits). Other operators pass through unchanged.
+AutocastCUDA are. While a region that can cast is open in a thread, the key is in that thread's include set,
+so every operator call reaches one boxed fallback first (registered the first time a region opens). The
+fallback looks the operator up in runtime/amp/policy.py (PyTorch's lists, in opgen's operator names) and, for
+each device type with an open region, casts the call's *eligible* inputs (floating tensors of that device
+type, never float64): `lower` operators (matmul, linear, conv, ...) to the region's dtype, `fp32` operators
+(softmax, layer_norm, losses, exp/log/pow, sum/cumsum, norms, ...) to float32, `promote` operators (cat,
+stack, addcmul, ...) to the widest floating dtype among them; then it calls the operator again below Autocast.
+A `whole` operator (one PyTorch runs as a single unlisted kernel, which opgen composes from listed ones, as
+`mv` from matmul) is called with Autocast excluded, so it keeps its inputs' dtype. The casts are ordinary
+`.to(dtype)` calls recorded by autograd, so gradients flow back to the parameters in the parameter's dtype. An
+`.out` overload, an in-place form and a call given an explicit `dtype=` are not cast; `binary_cross_entropy`
+on CUDA is refused, as in PyTorch (use binary_cross_entropy_with_logits). Other operators pass through
+unchanged.
 
 With `cache_enabled` (the default), the lower-precision copy of a float32 leaf that requires grad (a
 parameter) is made once per outermost region and reused, as PyTorch's cast cache does; the cache is
@@ -38,7 +40,7 @@ from typing import Any
 from runtime import opcall
 from runtime.amp.policy import CASTING_DTYPES, POLICY, CastPolicy
 from runtime.device import Device
-from runtime.dispatcher import CPU_BIT, CUDA_BIT, DispatchKey, Operator, dispatcher, tls
+from runtime.dispatcher import CPU_BIT, CUDA_BIT, DispatchKey, Operator, dispatcher, exclude_keys, tls
 
 _DEFAULT_DTYPES = {"cuda": "float16", "cpu": "bfloat16"}
 _SUPPORTED_DTYPES = {"cuda": ("float16", "bfloat16", "float32"), "cpu": ("bfloat16", "float16")}
@@ -238,12 +240,17 @@ def _widest(values: list[Any], bit: int, lower: Any) -> Any:
     return widest
 
 
-def _cast_values(base: str, values: list[Any]) -> list[Any]:
+def _cast_values(base: str, values: list[Any]) -> list[Any] | None:
     """`values` (arguments: tensors, lists of tensors, anything else) with the casts the open regions'
-    policies make for operator `base` (Note [Autocast in opgen]); the list itself when nothing is cast."""
+    policies make for operator `base` (Note [Autocast in opgen]); the list itself when nothing is cast, None
+    when the operator is to run whole (with autocast off beneath it)."""
     for bit, policy, lower in _state.casting:
         kind = policy.get(base)
         if kind is None:
+            continue
+        if kind is CastPolicy.whole:
+            if any(getattr(t, "_keys", 0) & bit for v in values for t in (v if isinstance(v, list | tuple) else (v,))):
+                return None
             continue
         if kind is CastPolicy.refuse:
             raise RuntimeError(f"{base} is unsafe to autocast: its result may not be representable in "
@@ -268,6 +275,9 @@ def _autocast_fallback(op: Operator, args: list[Any]) -> Any:
     if base is not None and (dtype_at is None or dtype_at >= len(args) or args[dtype_at] is None):
         positions = [i for i in op.tensor_positions if i < len(args)]
         cast = _cast_values(base, [args[i] for i in positions])
+        if cast is None:
+            with exclude_keys("Autocast"):
+                return op.redispatch_below(DispatchKey.Autocast, *args)
         for i, v in zip(positions, cast, strict=True):
             args[i] = v
     return op.redispatch_below(DispatchKey.Autocast, *args)
@@ -284,6 +294,9 @@ def autocast_function(name: str) -> Callable[[Callable[..., Any]], Callable[...,
                 return fn(*args, **kwargs)
             keys = list(kwargs)
             cast = _cast_values(name, [*args, *kwargs.values()])
+            if cast is None:
+                with exclude_keys("Autocast"):
+                    return fn(*args, **kwargs)
             return fn(*cast[:len(args)], **dict(zip(keys, cast[len(args):], strict=True)))
         return run
     return wrap

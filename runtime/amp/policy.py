@@ -8,7 +8,9 @@ PyTorch. The lists follow PyTorch's "Autocast Op Reference" restricted to the op
 has. A Python-level function is covered through the operators it calls (`F.normalize` through
 `linalg_vector_norm`, `F.conv1d` through `conv2d`), or, where those would not give PyTorch's result (a bias
 added after the convolution in float32), by naming it here and decorating it with
-`runtime.amp.autocast_mode.autocast_function` (AUTOCAST_FUNCTIONS: conv3d, conv_transpose1d/2d/3d, bilinear).
+`runtime.amp.autocast_mode.autocast_function` (AUTOCAST_FUNCTIONS). Where opgen composes from listed
+operators an operator that PyTorch runs as one unlisted kernel, the `whole` policy keeps autocast away from
+the operators it calls.
 tests/test_amp_autocast.py checks that every name here is a declared operator or one of those.
 """
 
@@ -25,11 +27,15 @@ class CastPolicy(StrEnum):
     fp32 = "fp32"                 # cast to float32
     promote = "promote"           # cast to the widest floating dtype among them
     refuse = "refuse"             # unsafe to autocast: the call raises (binary_cross_entropy on CUDA)
+    # not cast, and the operators it calls see no autocast either: PyTorch runs it as one kernel in its
+    # inputs' dtype where opgen composes it from listed operators (`mv` from matmul on the CPU)
+    whole = "whole"
 
 
 _CUDA_LOWER = (
     "matmul", "mm", "bmm", "mv", "addmm", "addmv", "addr", "addbmm", "baddbmm", "linear", "conv2d",
-    "prelu", "scaled_dot_product_attention", *("conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"),
+    "prelu", "scaled_dot_product_attention", "einsum",
+    *("conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"),
 )
 _CUDA_FP32 = (
     "acos", "asin", "cosh", "sinh", "tan", "erfinv", "exp", "expm1", "log", "log10", "log1p", "log2", "pow",
@@ -47,7 +53,7 @@ _CUDA_REFUSE = ("binary_cross_entropy",)
 
 _CPU_LOWER = (
     "matmul", "mm", "bmm", "addmm", "addbmm", "baddbmm", "linear", "conv2d", "prelu", "scaled_dot_product_attention",
-    *("conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"),
+    "einsum", *("conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"),
 )
 _CPU_FP32 = (
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "prod", "quantile", "nanquantile", "cdist",
@@ -56,10 +62,11 @@ _CPU_FP32 = (
     "linalg_svd", "linalg_svdvals", "linalg_eigh", "linalg_matrix_norm",
 )
 _CPU_PROMOTE = ("cat", "stack", "index_copy")
+_CPU_WHOLE = ("mv", "addmv", "addr", "dot", "vdot")
 
 
 # Python functions of runtime/nn decorated with runtime.amp.autocast_mode.autocast_function (not dispatcher operators).
-AUTOCAST_FUNCTIONS = ("conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "bilinear")
+AUTOCAST_FUNCTIONS = ("conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "bilinear", "einsum")
 
 
 def _table(**lists: tuple[str, ...]) -> dict[str, CastPolicy]:
@@ -75,7 +82,7 @@ def _table(**lists: tuple[str, ...]) -> dict[str, CastPolicy]:
 # device type -> operator name (no overload) -> policy
 POLICY: dict[str, dict[str, CastPolicy]] = {
     "cuda": _table(lower=_CUDA_LOWER, fp32=_CUDA_FP32, promote=_CUDA_PROMOTE, refuse=_CUDA_REFUSE),
-    "cpu": _table(lower=_CPU_LOWER, fp32=_CPU_FP32, promote=_CPU_PROMOTE),
+    "cpu": _table(lower=_CPU_LOWER, fp32=_CPU_FP32, promote=_CPU_PROMOTE, whole=_CPU_WHOLE),
 }
 
 # The dtypes autocast can compute in on each device type; a region with another dtype keeps autocast's state
