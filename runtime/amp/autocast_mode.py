@@ -8,7 +8,8 @@ fallback looks the operator up in runtime/amp/policy.py (PyTorch's lists, in opg
 each device type with an open region, casts the call's *eligible* inputs (floating tensors of that device
 type, never float64): `lower` operators (matmul, linear, conv, ...) to the region's dtype, `fp32` operators
 (softmax, layer_norm, losses, exp/log/pow, sum/cumsum, norms, ...) to float32, `promote` operators (cat,
-stack, addcmul, ...) to the widest floating dtype among them; then it calls the operator again below Autocast.
+stack, addcmul, ...) to the widest floating dtype among them; then it calls the operator again below Autocast
+with Autocast excluded, as PyTorch's autocast wrappers do, so the operators it is built from are not cast again.
 A `whole` operator (one PyTorch runs as a single unlisted kernel, which opgen composes from listed ones, as
 `mv` from matmul) is called with Autocast excluded, so it keeps its inputs' dtype. The casts are ordinary
 `.to(dtype)` calls recorded by autograd, so gradients flow back to the parameters in the parameter's dtype. An
@@ -240,23 +241,30 @@ def _widest(values: list[Any], bit: int, lower: Any) -> Any:
     return widest
 
 
-def _cast_values(base: str, values: list[Any]) -> list[Any] | None:
+def _flat(values: list[Any]) -> list[Any]:
+    return [t for v in values for t in (v if isinstance(v, list | tuple) else (v,))]
+
+
+def _cast_values(base: str, values: list[Any]) -> tuple[list[Any], bool]:
     """`values` (arguments: tensors, lists of tensors, anything else) with the casts the open regions'
-    policies make for operator `base` (Note [Autocast in opgen]); the list itself when nothing is cast, None
-    when the operator is to run whole (with autocast off beneath it)."""
+    policies make for operator `base` (Note [Autocast in opgen]), and whether some region's policy lists the
+    operator for a device type among its tensors (it then runs with autocast off beneath it, as PyTorch's
+    autocast wrappers do)."""
+    listed = False
     for bit, policy, lower in _state.casting:
         kind = policy.get(base)
         if kind is None:
             continue
+        tensors = _flat(values)
+        if not any(getattr(t, "_keys", 0) & bit for t in tensors):
+            continue
+        listed = True
         if kind is CastPolicy.whole:
-            if any(getattr(t, "_keys", 0) & bit for v in values for t in (v if isinstance(v, list | tuple) else (v,))):
-                return None
             continue
         if kind is CastPolicy.refuse:
             raise RuntimeError(f"{base} is unsafe to autocast: its result may not be representable in "
                                f"{lower.name}; use the _with_logits form, which is safe to autocast, or "
                                f"run it outside the region on float32 inputs")
-        tensors = [t for v in values for t in (v if isinstance(v, list | tuple) else (v,))]
         if kind is CastPolicy.lower:
             target = lower
         elif kind is CastPolicy.fp32:
@@ -267,37 +275,37 @@ def _cast_values(base: str, values: list[Any]) -> list[Any] | None:
             continue
         values = [type(v)(_cast(t, target) if _eligible(t, bit) else t for t in v) if isinstance(v, list | tuple)
                   else _cast(v, target) if _eligible(v, bit) else v for v in values]
-    return values
+    return values, listed
 
 
 def _autocast_fallback(op: Operator, args: list[Any]) -> Any:
     base, dtype_at = _info(op)
     if base is not None and (dtype_at is None or dtype_at >= len(args) or args[dtype_at] is None):
         positions = [i for i in op.tensor_positions if i < len(args)]
-        cast = _cast_values(base, [args[i] for i in positions])
-        if cast is None:
+        cast, listed = _cast_values(base, [args[i] for i in positions])
+        if listed:
+            for i, v in zip(positions, cast, strict=True):
+                args[i] = v
             with exclude_keys("Autocast"):
                 return op.redispatch_below(DispatchKey.Autocast, *args)
-        for i, v in zip(positions, cast, strict=True):
-            args[i] = v
     return op.redispatch_below(DispatchKey.Autocast, *args)
 
 
 def autocast_function(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator for a Python function that PyTorch autocasts as one operator but opgen composes from
     several (`F.conv_transpose2d` adds its bias after the convolution): inside a region that casts, its
-    tensor arguments get the policy of `name` (runtime/amp/policy.py) before it runs."""
+    tensor arguments get the policy of `name` (runtime/amp/policy.py) and it runs with autocast off."""
     def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def run(*args: Any, **kwargs: Any) -> Any:
             if not _state.casting:
                 return fn(*args, **kwargs)
             keys = list(kwargs)
-            cast = _cast_values(name, [*args, *kwargs.values()])
-            if cast is None:
-                with exclude_keys("Autocast"):
-                    return fn(*args, **kwargs)
-            return fn(*cast[:len(args)], **dict(zip(keys, cast[len(args):], strict=True)))
+            cast, listed = _cast_values(name, [*args, *kwargs.values()])
+            if not listed:
+                return fn(*args, **kwargs)
+            with exclude_keys("Autocast"):
+                return fn(*cast[:len(args)], **dict(zip(keys, cast[len(args):], strict=True)))
         return run
     return wrap
 
