@@ -222,6 +222,7 @@ SUBMODULES: dict[str, str] = {
     "cuda": "runtime.cuda",
     "utils": "runtime.utils",
     "utils.data": "runtime.utils.data",
+    "utils.checkpoint": "runtime.utils.checkpoint",
     "linalg": "runtime.linalg",
     "special": "runtime.special",
     "testing": "runtime.testing",
