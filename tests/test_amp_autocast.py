@@ -307,3 +307,33 @@ def test_every_schema_parses_for_its_dtype_argument() -> None:
     positions = {name: amp._dtype_position(op.schema) for name, op in dispatcher.ops.items()}
     assert positions["softmax.int"] == 2 and positions["sum"] == 1 and positions["mm"] is None
     assert positions["unbind.int"] is None  # an alias annotation `(a -> *)` inside the argument list
+
+
+def test_grad_scaler_refuses_float16_gradients() -> None:
+    p = G.nn.Parameter(G.ones(2, dtype=F16))
+    p.grad = G.ones(2, dtype=F16)
+    opt = G.optim.SGD([p], lr=0.1)
+    scaler = G.amp.GradScaler("cpu")
+    with pytest.raises(ValueError, match="FP16 gradients"):
+        scaler.unscale_(opt)
+    assert p.grad.tolist() == [1.0, 1.0]  # nothing was unscaled
+
+
+def test_grad_scaler_on_cpu_autocast_loop_skips_the_step_with_an_injected_nan() -> None:
+    lin = G.nn.Linear(3, 1)
+    opt = G.optim.SGD(lin.parameters(), lr=0.1)
+    scaler = G.amp.GradScaler("cpu", init_scale=64.0)
+    x = G.from_numpy(_arr(4, 3))
+    for step, poison in enumerate([False, True, False]):
+        opt.zero_grad()
+        with G.autocast("cpu", dtype=G.float16):
+            loss = lin(x).float().pow(2).mean()
+            if poison:
+                loss = loss * float("nan")
+        scaler.scale(loss).backward()
+        before = lin.weight.detach().clone()
+        scaler.step(opt)
+        scaler.update()
+        moved = not bool(G.equal(before, lin.weight))
+        assert moved is not poison, step
+    assert scaler.get_scale() == 32.0

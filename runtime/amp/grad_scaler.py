@@ -66,6 +66,11 @@ class GradScaler:
         G = opcall.api
         inv = 1.0 / self._scale
         found = False
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                if p.grad is not None and p.grad.dtype is G.float16:
+                    # as PyTorch's: float16 master weights would lose the small unscaled gradients
+                    raise ValueError("Attempting to unscale FP16 gradients.")
         with G.no_grad():
             for group in optimizer.param_groups:
                 for p in group["params"]:
