@@ -99,10 +99,12 @@ def set_autocast_dtype(device_type: str, dtype: Any) -> None:
 
 
 def is_autocast_cache_enabled() -> bool:
+    """Whether autocast regions reuse the cast copies of parameters (Note [Autocast in opgen])."""
     return _state.cache_enabled
 
 
 def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Turn the cast cache of autocast regions on or off in the calling thread."""
     _state.cache_enabled = bool(enabled)
 
 
@@ -113,26 +115,32 @@ def clear_autocast_cache() -> None:
 
 # The per-device spellings PyTorch keeps beside the device_type forms.
 def is_autocast_cpu_enabled() -> bool:
+    """`is_autocast_enabled("cpu")`."""
     return is_autocast_enabled("cpu")
 
 
 def set_autocast_cpu_enabled(enabled: bool) -> None:
+    """`set_autocast_enabled("cpu", enabled)`."""
     set_autocast_enabled("cpu", enabled)
 
 
 def get_autocast_cpu_dtype() -> Any:
+    """`get_autocast_dtype("cpu")`."""
     return get_autocast_dtype("cpu")
 
 
 def set_autocast_cpu_dtype(dtype: Any) -> None:
+    """`set_autocast_dtype("cpu", dtype)`."""
     set_autocast_dtype("cpu", dtype)
 
 
 def get_autocast_gpu_dtype() -> Any:
+    """`get_autocast_dtype("cuda")`."""
     return get_autocast_dtype("cuda")
 
 
 def set_autocast_gpu_dtype(dtype: Any) -> None:
+    """`set_autocast_dtype("cuda", dtype)`."""
     set_autocast_dtype("cuda", dtype)
 
 
