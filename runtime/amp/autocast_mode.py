@@ -3,19 +3,19 @@
 Note [Autocast in opgen]
 Autocast is a dispatch key, `DispatchKey.Autocast`, above Autograd and Tracer as PyTorch's AutocastCPU and
 AutocastCUDA are. While a region that can cast is open in a thread, the key is in that thread's include set,
-so every operator call reaches one boxed fallback first (registered the first time a region opens). The
-fallback looks the operator up in runtime/amp/policy.py (PyTorch's lists, in opgen's operator names) and, for
-each device type with an open region, casts the call's *eligible* inputs (floating tensors of that device
-type, never float64): `lower` operators (matmul, linear, conv, ...) to the region's dtype, `fp32` operators
-(softmax, layer_norm, losses, exp/log/pow, sum/cumsum, norms, ...) to float32, `promote` operators (cat,
-stack, addcmul, ...) to the widest floating dtype among them; then it calls the operator again below Autocast
-with Autocast excluded, as PyTorch's autocast wrappers do, so the operators it is built from are not cast again.
-A `whole` operator (one PyTorch runs as a single unlisted kernel, which opgen composes from listed ones, as
-`mv` from matmul) is called with Autocast excluded, so it keeps its inputs' dtype. The casts are ordinary
-`.to(dtype)` calls recorded by autograd, so gradients flow back to the parameters in the parameter's dtype. An
-`.out` overload, an in-place form and a call given an explicit `dtype=` are not cast; `binary_cross_entropy`
-on CUDA is refused, as in PyTorch (use binary_cross_entropy_with_logits). Other operators pass through
-unchanged.
+and every operator of runtime/amp/policy.py (PyTorch's lists, in opgen's operator names) has a kernel there
+(registered the first time a region opens); the others have none, so their calls fall through the key at no
+cost. The kernel looks the operator up in the lists and, for each device type with an open region, casts the
+call's *eligible* inputs (floating tensors of that device type, never float64): `lower` operators (matmul,
+linear, conv, ...) to the region's dtype, `fp32` operators (softmax, layer_norm, losses, exp/log/pow,
+sum/cumsum, norms, ...) to float32, `promote` operators (cat, stack, addcmul, ...) to the widest floating
+dtype among them; then it calls the operator again below Autocast with Autocast excluded, as PyTorch's
+autocast wrappers do, so the operators it is built from are not cast again. A `whole` operator (one PyTorch
+runs as a single unlisted kernel, which opgen composes from listed ones, as `mv` from matmul) is called with
+Autocast excluded, so it keeps its inputs' dtype. The casts are ordinary `.to(dtype)` calls recorded by
+autograd, so gradients flow back to the parameters in the parameter's dtype. An `.out` overload, an in-place
+form and a call given an explicit `dtype=` are not cast; `binary_cross_entropy` on CUDA is refused, as in
+PyTorch (use binary_cross_entropy_with_logits). Other operators pass through unchanged.
 
 With `cache_enabled` (the default), the lower-precision copy of a float32 leaf that requires grad (a
 parameter) is made once per outermost region and reused, as PyTorch's cast cache does; the cache is
@@ -158,8 +158,29 @@ def autocast_decrement_nesting() -> int:
     return _state.depth
 
 
-_fallback_installed = threading.Lock()
+_install_lock = threading.Lock()
 _installed: list[Callable[[], None]] = []
+_LISTED = frozenset(name for table in POLICY.values() for name in table)
+
+
+def _install() -> None:
+    """Register the Autocast kernel of every listed operator (each overload but `.out` and in-place forms);
+    the others have none, so a call falls through the key at no cost, as PyTorch's fallthrough does."""
+    with _install_lock:
+        if _installed:
+            return
+        for op in list(dispatcher.ops.values()):
+            base, _ = _info(op)
+            if base in _LISTED:
+                _installed.append(dispatcher.register(op.name, "Autocast", _kernel_for(op)))
+
+
+def _kernel_for(op: Operator) -> Callable[..., Any]:
+    def autocast_kernel(*args: Any) -> Any:
+        return _autocast_call(op, list(args))
+
+    autocast_kernel.__qualname__ = f"autocast[{op.name}]"
+    return autocast_kernel
 
 
 def _sync() -> None:
@@ -173,9 +194,7 @@ def _sync() -> None:
             casting.append((_DEVICE_BITS[device_type], POLICY[device_type], dtype))
     _state.casting = tuple(casting)
     if casting and not _installed:
-        with _fallback_installed:
-            if not _installed:
-                _installed.append(dispatcher.register_fallback("Autocast", _autocast_fallback))
+        _install()
     include = tls.include
     wanted = include | AUTOCAST_BIT if casting else include & ~AUTOCAST_BIT
     if wanted != include:
@@ -286,7 +305,7 @@ def _cast_values(base: str, values: list[Any]) -> tuple[list[Any], bool]:
     return values, listed
 
 
-def _autocast_fallback(op: Operator, args: list[Any]) -> Any:
+def _autocast_call(op: Operator, args: list[Any]) -> Any:
     base, dtype_at = _info(op)
     if base is not None and (dtype_at is None or dtype_at >= len(args) or args[dtype_at] is None):
         positions = [i for i in op.tensor_positions if i < len(args)]
