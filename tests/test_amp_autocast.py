@@ -52,6 +52,13 @@ def test_key_is_included_only_while_a_region_casts() -> None:
             assert not tls.include & bit and not G.is_autocast_enabled("cpu")
         assert tls.include & bit
     assert not tls.include & bit
+    assert "Autocast" not in dispatcher.find("mm").kernels  # the table `opgen show` prints, outside regions
+    with G.autocast("cpu", dtype=G.float16):
+        assert "Autocast" in dispatcher.find("mm").kernels and "Autocast" not in dispatcher.find("add.Tensor").kernels
+        with G.autocast("cpu", enabled=False):
+            assert "Autocast" not in dispatcher.find("mm").kernels
+        assert "Autocast" in dispatcher.find("mm").kernels
+    assert "Autocast" not in dispatcher.find("mm").kernels
     with G.autocast("cpu"):  # bfloat16: no CPU path, the state without casts
         assert G.is_autocast_enabled("cpu") and not tls.include & bit
         x = G.ones(2, 3)

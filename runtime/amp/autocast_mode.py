@@ -1,21 +1,22 @@
-"""`G.amp.autocast_mode`: autocast regions and the Autocast dispatch key's fallback (torch.amp.autocast_mode).
+"""`G.amp.autocast_mode`: autocast regions and the Autocast dispatch key's kernels (torch.amp.autocast_mode).
 
 Note [Autocast in opgen]
 Autocast is a dispatch key, `DispatchKey.Autocast`, above Autograd and Tracer as PyTorch's AutocastCPU and
 AutocastCUDA are. While a region that can cast is open in a thread, the key is in that thread's include set,
 and every operator of runtime/amp/policy.py (PyTorch's lists, in opgen's operator names) has a kernel there
-(registered the first time a region opens); the others have none, so their calls fall through the key at no
-cost. The kernel looks the operator up in the lists and, for each device type with an open region, casts the
-call's *eligible* inputs (floating tensors of that device type, never float64): `lower` operators (matmul,
-linear, conv, ...) to the region's dtype, `fp32` operators (softmax, layer_norm, losses, exp/log/pow,
-sum/cumsum, norms, ...) to float32, `promote` operators (cat, stack, addcmul, ...) to the widest floating
-dtype among them; then it calls the operator again below Autocast with Autocast excluded, as PyTorch's
-autocast wrappers do, so the operators it is built from are not cast again. A `whole` operator (one PyTorch
-runs as a single unlisted kernel, which opgen composes from listed ones, as `mv` from matmul) is called with
-Autocast excluded, so it keeps its inputs' dtype. The casts are ordinary `.to(dtype)` calls recorded by
-autograd, so gradients flow back to the parameters in the parameter's dtype. An `.out` overload, an in-place
-form and a call given an explicit `dtype=` are not cast; `binary_cross_entropy` on CUDA is refused, as in
-PyTorch (use binary_cross_entropy_with_logits). Other operators pass through unchanged.
+(registered while a region casts: Note [Autocast kernels only while a region casts]); the others have none, so
+their calls fall through the key at no cost. The kernel looks the operator up in the lists and, for each
+device type with an open region, casts the call's *eligible* inputs (floating tensors of that device type,
+never float64): `lower` operators (matmul, linear, conv, ...) to the region's dtype, `fp32` operators
+(softmax, layer_norm, losses, exp/log/pow, sum/cumsum, norms, ...) to float32, `promote` operators (cat,
+stack, addcmul, ...) to the widest floating dtype among them; then it calls the operator again below Autocast
+with Autocast excluded, as PyTorch's autocast wrappers do, so the operators it is built from are not cast
+again. A `whole` operator (one PyTorch runs as a single unlisted kernel, which opgen composes from listed
+ones, as `mv` from matmul) is called with Autocast excluded, so it keeps its inputs' dtype. The casts are
+ordinary `.to(dtype)` calls recorded by autograd, so gradients flow back to the parameters in the parameter's
+dtype. An `.out` overload, an in-place form and a call given an explicit `dtype=` are not cast;
+`binary_cross_entropy` on CUDA is refused, as in PyTorch (use binary_cross_entropy_with_logits). Other
+operators pass through unchanged.
 
 With `cache_enabled` (the default), the lower-precision copy of a float32 leaf that requires grad (a
 parameter) is made once per outermost region and reused, as PyTorch's cast cache does; the cache is
@@ -59,6 +60,7 @@ class _AutocastState(threading.local):
         self.cache: dict[tuple[int, Any], tuple[Any, Any]] = {}
         # (device bit, policy per op name, target dtype) for each device type whose region casts now
         self.casting: tuple[tuple[int, dict[str, CastPolicy], Any], ...] = ()
+        self.counted = False  # counted in _casting_threads (Note [Autocast kernels only while a region casts])
 
 
 _state = _AutocastState()
@@ -159,20 +161,32 @@ def autocast_decrement_nesting() -> int:
 
 
 _install_lock = threading.Lock()
-_installed: list[Callable[[], None]] = []
+_installed: list[Callable[[], None]] = []  # the handles of the registered Autocast kernels
+_casting_threads = [0]  # threads with a casting region open: the kernels are registered while this is > 0
+_kernels: list[tuple[str, Callable[..., Any]]] = []  # (op name, its Autocast kernel), made once
 _LISTED = frozenset(name for table in POLICY.values() for name in table)
 
 
-def _install() -> None:
-    """Register the Autocast kernel of every listed operator (each overload but `.out` and in-place forms);
-    the others have none, so a call falls through the key at no cost, as PyTorch's fallthrough does."""
+def _count_casting_thread(casting: bool) -> None:
+    """Note [Autocast kernels only while a region casts]
+    The Autocast kernels of the listed operators are registered when the first casting region opens in
+    any thread and removed when the last one closes, so outside autocast every dispatch table is the one
+    `opgen show` prints from the YAML (tests/test_dispatch_agreement.py). Registering or removing them
+    rebuilds ~90 tables: ~0.7 ms each way, once per outermost region."""
     with _install_lock:
-        if _installed:
-            return
-        for op in list(dispatcher.ops.values()):
-            base, _ = _info(op)
-            if base in _LISTED:
-                _installed.append(dispatcher.register(op.name, "Autocast", _kernel_for(op)))
+        if casting:
+            _casting_threads[0] += 1
+            if _casting_threads[0] == 1 and not _installed:
+                if not _kernels:
+                    _kernels.extend((op.name, _kernel_for(op)) for op in list(dispatcher.ops.values())
+                                    if _info(op)[0] in _LISTED)
+                _installed.extend(dispatcher.register(name, "Autocast", kernel) for name, kernel in _kernels)
+        else:
+            _casting_threads[0] -= 1
+            if _casting_threads[0] == 0:
+                for remove in _installed:
+                    remove()
+                _installed.clear()
 
 
 def _kernel_for(op: Operator) -> Callable[..., Any]:
@@ -193,8 +207,9 @@ def _sync() -> None:
         if dtype.name in CASTING_DTYPES[device_type]:
             casting.append((_DEVICE_BITS[device_type], POLICY[device_type], dtype))
     _state.casting = tuple(casting)
-    if casting and not _installed:
-        _install()
+    if bool(casting) is not _state.counted:
+        _count_casting_thread(bool(casting))
+        _state.counted = bool(casting)
     include = tls.include
     wanted = include | AUTOCAST_BIT if casting else include & ~AUTOCAST_BIT
     if wanted != include:
