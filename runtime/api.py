@@ -64,7 +64,26 @@ inplace_variants.install()
 
 # -- devices, threads and seeding (runtime/device.py, threads.py, random.py) ------------------------------
 from runtime import random as _random  # noqa: E402
-from runtime.amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: E402
+from runtime.amp import (  # noqa: E402
+    autocast,
+    clear_autocast_cache,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
+from runtime.amp.autocast_mode import (  # noqa: E402
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    get_autocast_cpu_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cpu_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_gpu_dtype,
+)
 from runtime.autograd import function, hooks  # noqa: E402, F401
 from runtime.autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
 from runtime.device import get_default_device, set_default_device  # noqa: E402
@@ -154,6 +173,10 @@ __all__ += [
     "set_printoptions",
 ]
 __all__ += ["is_floating_point", "is_nonzero", "is_tensor", "numel"]
+__all__ += ["clear_autocast_cache", "is_autocast_cache_enabled", "set_autocast_cache_enabled", "set_autocast_dtype"]
+__all__ += ["autocast_decrement_nesting", "autocast_increment_nesting", "get_autocast_cpu_dtype",
+            "get_autocast_gpu_dtype", "is_autocast_cpu_enabled", "set_autocast_cpu_dtype", "set_autocast_cpu_enabled",
+            "set_autocast_gpu_dtype"]
 __all__ += ["autocast", "get_autocast_dtype", "get_default_device", "get_num_interop_threads", "get_num_threads",
             "get_rng_state", "is_autocast_enabled", "set_autocast_enabled", "set_default_device",
             "set_num_interop_threads", "set_num_threads", "set_rng_state"]
@@ -218,6 +241,7 @@ SUBMODULES: dict[str, str] = {
     "cuda": "runtime.cuda",
     "utils": "runtime.utils",
     "utils.data": "runtime.utils.data",
+    "utils.checkpoint": "runtime.utils.checkpoint",
     "linalg": "runtime.linalg",
     "special": "runtime.special",
     "testing": "runtime.testing",
@@ -242,7 +266,11 @@ SUBMODULES: dict[str, str] = {
     "utils.data._utils": "runtime.utils.data._utils",
     "utils.data._utils.collate": "runtime.utils.data._utils.collate",
     "amp": "runtime.amp",
+    "amp.autocast_mode": "runtime.amp.autocast_mode",
+    "amp.grad_scaler": "runtime.amp.grad_scaler",
     "cuda.amp": "runtime.cuda.amp",
+    "cpu": "runtime.cpu",
+    "cpu.amp": "runtime.cpu.amp",
     "backends": "runtime.backends",
     "backends.cudnn": "runtime.backends.cudnn",
     "backends.cuda": "runtime.backends.cuda",
@@ -343,6 +371,7 @@ LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it;
     "compile": ("runtime.compile", "compile"),
     "distributions": ("runtime.distributions", None),
     "amp": ("runtime.amp", None),
+    "cpu": ("runtime.cpu", None),
     "backends": ("runtime.backends", None),
     "accelerator": ("runtime.accelerator", None),
     "random": ("runtime.random", None),
@@ -353,11 +382,11 @@ LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it;
 }
 
 if TYPE_CHECKING:
-    from runtime import accelerator, amp, backends, distributions, nn, optim, special, testing, utils
+    from runtime import accelerator, amp, backends, cpu, distributions, nn, optim, special, testing, utils
     from runtime.nn import serialization
     from runtime.nn.serialization import load, save
 
-    __all__ += ["accelerator", "amp", "backends", "distributions", "load", "nn", "optim", "save",
+    __all__ += ["accelerator", "amp", "backends", "cpu", "distributions", "load", "nn", "optim", "save",
                 "serialization", "special", "testing", "utils"]
 
 

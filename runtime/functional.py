@@ -8,6 +8,7 @@ from typing import Any
 
 from runtime import opcall
 from runtime import strides as S
+from runtime.amp.autocast_mode import autocast_function
 from runtime.tensor import Size, Tensor
 
 __all__ = ["block_diag", "broadcast_shapes", "broadcast_tensors", "cartesian_prod", "einsum", "meshgrid",
@@ -64,6 +65,7 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Any, ...]:
     return tuple(grids)
 
 
+@autocast_function("einsum")
 def einsum(equation: str, *operands: Any) -> Tensor:
     """Einstein summation: each operand's subscripts (with `...` for broadcast dims and repeated letters for
     diagonals) are aligned on one index order, multiplied with broadcasting and summed over the indices not

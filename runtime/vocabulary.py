@@ -23,6 +23,9 @@ class DispatchKey(IntEnum):
     BackendSelect = 3
     Autograd = 4
     Tracer = 5
+    # Above Autograd and Tracer, as PyTorch's AutocastCPU/AutocastCUDA: in the thread's include set while an
+    # autocast region casts (Note [Autocast in opgen], runtime/amp/autocast_mode.py); autograd records its casts.
+    Autocast = 6
 
 
 # Runtime keys from the highest priority down.
@@ -30,7 +33,8 @@ KEYS_BY_PRIORITY: tuple[DispatchKey, ...] = tuple(reversed(DispatchKey))
 # Keys that name a device's kernels (a tensor's key set holds exactly one of CPU/CUDA, or Meta).
 BACKEND_KEYS: tuple[DispatchKey, ...] = (DispatchKey.CUDA, DispatchKey.CPU, DispatchKey.Meta)
 # Keys whose default behaviour, with no kernel and no fallback, is to pass the call to the next key down.
-FALLTHROUGH_BY_DEFAULT = frozenset({DispatchKey.BackendSelect, DispatchKey.Autograd, DispatchKey.Tracer})
+FALLTHROUGH_BY_DEFAULT = frozenset({DispatchKey.BackendSelect, DispatchKey.Autograd, DispatchKey.Tracer,
+                                    DispatchKey.Autocast})
 
 # Alias keys: one kernel registered under an alias serves several runtime keys. As in PyTorch, neither
 # serves keys like Tracer, which only their own kernels or fallbacks handle.
@@ -182,22 +186,25 @@ API_NAMES: frozenset[str] = frozenset({
     "BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DType", "Device", "DoubleTensor", "FloatTensor",
     "Generator", "HalfTensor", "IntTensor", "LongTensor", "SUBMODULES", "ShortTensor", "Size", "Storage", "Tensor",
     "__version__", "accelerator", "amp", "arange", "are_deterministic_algorithms_enabled", "as_tensor", "as_torch",
-    "autocast", "autograd", "backends", "bfloat16", "block_diag", "bool", "broadcast_shapes", "broadcast_tensors",
-    "can_cast", "cartesian_prod", "compile", "cuda", "device", "distributed", "distributions", "double", "dtype",
-    "einsum", "empty", "empty_like", "enable_grad", "eye", "finfo", "float", "float16", "float32", "float64",
-    "from_dlpack", "from_numpy", "full", "full_like", "get_autocast_dtype", "get_default_device", "get_default_dtype",
-    "get_float32_matmul_precision", "get_num_interop_threads", "get_num_threads", "get_rng_state", "half", "iinfo",
-    "inference_mode", "initial_seed", "int", "int16", "int32", "int64", "int8", "is_anomaly_check_nan_enabled",
-    "is_anomaly_enabled", "is_autocast_enabled", "is_deterministic_algorithms_warn_only_enabled", "is_floating_point",
-    "is_grad_enabled", "is_nonzero", "is_tensor", "layout", "library", "linalg", "linspace", "long", "manual_seed",
-    "meshgrid", "no_grad", "numel", "ones", "ones_like", "promote_types", "rand", "rand_like", "randint",
-    "randint_like", "randn", "randn_like", "random", "randperm", "result_type", "scalar_tensor", "seed",
-    "serialization", "set_autocast_enabled", "set_default_device", "set_default_dtype", "set_float32_matmul_precision",
-    "set_grad_enabled", "set_num_interop_threads", "set_num_threads", "set_printoptions", "set_rng_state", "short",
-    "special", "strided", "tensor", "tensordot", "tril_indices", "triu_indices", "uint8",
-    "use_deterministic_algorithms", "zeros", "zeros_like",
+    "autocast", "autocast_decrement_nesting", "autocast_increment_nesting", "autograd", "backends", "bfloat16",
+    "block_diag", "bool", "broadcast_shapes", "broadcast_tensors", "can_cast", "cartesian_prod", "clear_autocast_cache",
+    "compile", "cuda", "device", "distributed", "distributions", "double", "dtype", "einsum", "empty", "empty_like",
+    "enable_grad", "eye", "finfo", "float", "float16", "float32", "float64", "from_dlpack", "from_numpy", "full",
+    "full_like", "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype", "get_default_device",
+    "get_default_dtype", "get_float32_matmul_precision", "get_num_interop_threads", "get_num_threads", "get_rng_state",
+    "half", "iinfo", "inference_mode", "initial_seed", "int", "int16", "int32", "int64", "int8",
+    "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_autocast_cache_enabled", "is_autocast_cpu_enabled",
+    "is_autocast_enabled", "is_deterministic_algorithms_warn_only_enabled", "is_floating_point", "is_grad_enabled",
+    "is_nonzero", "is_tensor", "layout", "library", "linalg", "linspace", "long", "manual_seed", "meshgrid", "no_grad",
+    "numel", "ones", "ones_like", "promote_types", "rand", "rand_like", "randint", "randint_like", "randn",
+    "randn_like", "random", "randperm", "result_type", "scalar_tensor", "seed", "serialization",
+    "set_autocast_cache_enabled", "set_autocast_cpu_dtype", "set_autocast_cpu_enabled", "set_autocast_dtype",
+    "set_autocast_enabled", "set_autocast_gpu_dtype", "set_default_device", "set_default_dtype",
+    "set_float32_matmul_precision", "set_grad_enabled", "set_num_interop_threads", "set_num_threads",
+    "set_printoptions", "set_rng_state", "short", "special", "strided", "tensor", "tensordot", "tril_indices",
+    "triu_indices", "uint8", "use_deterministic_algorithms", "zeros", "zeros_like",
     # lazy names and public submodules (runtime/api.py LAZY, SUBMODULES)
-    "load", "nn", "optim", "save", "testing", "utils",
+    "load", "nn", "optim", "save", "testing", "utils", "cpu",
     # bound by generated/__init__.py itself
     "_api", "_methods", "_ops", "_opcall", "_registrations", "_sys",
 })  # fmt: skip

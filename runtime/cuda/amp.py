@@ -10,7 +10,7 @@ from runtime.amp import custom_bwd, custom_fwd
 
 
 class autocast(_amp.autocast):
-    """`G.amp.autocast("cuda", ...)` (Note [Autocast in opgen], runtime/amp.py)."""
+    """`G.amp.autocast("cuda", ...)` (Note [Autocast in opgen], runtime/amp/autocast_mode.py)."""
 
     def __init__(self, enabled: bool = True, dtype: Any = None, cache_enabled: bool = True) -> None:
         super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)

@@ -7,12 +7,14 @@ import math
 from typing import Any
 
 from runtime import opcall
+from runtime.amp import autocast_function
 from runtime.nn.init import uniform_
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
 from runtime.tensor import Tensor
 
 
+@autocast_function("bilinear")
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]."""
     G = opcall.api

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from runtime import opcall
+from runtime.amp import autocast_function
 from runtime.tensor import Tensor
 
 
@@ -158,6 +159,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
 native_channel_shuffle = channel_shuffle
 
 
+@autocast_function("bilinear")
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]."""
     if weight.dim() != 3:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from runtime import opcall
+from runtime.amp import autocast_function
 from runtime.nn.functional_pad import pad as _pad
 from runtime.tensor import Tensor
 
@@ -156,6 +157,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: In
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+@autocast_function("conv3d")
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntOrTuple = 1,
            padding: Any = 0, dilation: IntOrTuple = 1, groups: int = 1) -> Tensor:
     """3-D convolution over (N, C, D, H, W) or (C, D, H, W); `padding` may be 'same' or 'valid'."""
@@ -238,6 +240,7 @@ def _conv_transpose3d_batched(x: Tensor, weight: Tensor, stride: tuple[int, ...]
     return out.permute([0, 2, 1, 3, 4])
 
 
+@autocast_function("conv_transpose1d")
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntOrTuple = 1,
                      padding: IntOrTuple = 0, output_padding: IntOrTuple = 0, groups: int = 1,
                      dilation: IntOrTuple = 1) -> Tensor:
@@ -245,6 +248,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
 
 
+@autocast_function("conv_transpose2d")
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntOrTuple = 1,
                      padding: IntOrTuple = 0, output_padding: IntOrTuple = 0, groups: int = 1,
                      dilation: IntOrTuple = 1) -> Tensor:
@@ -252,6 +256,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
 
 
+@autocast_function("conv_transpose3d")
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntOrTuple = 1,
                      padding: IntOrTuple = 0, output_padding: IntOrTuple = 0, groups: int = 1,
                      dilation: IntOrTuple = 1) -> Tensor:

@@ -65,7 +65,10 @@ class Parameter(Tensor):
             result = Parameter(self.detach().clone(), self.requires_grad)
             if self.grad is not None:
                 result.grad = self.grad.detach().clone()
-        fields = getattr(self, "__dict__", None)
+        # the user's attributes only: the tensor's own fields kept in its dict (its Storage, its grad, the
+        # AccumulateGrad edge of the leaf: Note [Lean tensor construction]) belong to the original, and a
+        # copy of them would make the new Parameter view the old memory or send its gradients to the old leaf
+        fields = {k: v for k, v in getattr(self, "__dict__", {}).items() if not hasattr(Tensor, k)}
         if fields:
             result.__dict__.update(copy.deepcopy(fields, memo))
         memo[id(self)] = result

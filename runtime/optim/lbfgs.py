@@ -177,6 +177,7 @@ class LBFGS(Optimizer):
         d, t = state.get("d"), state.get("t")
         old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
         h_diag = state.get("H_diag")
+        al = state.setdefault("al", [None] * history_size)  # the two-loop coefficients, kept as PyTorch keeps them
         prev_flat_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
         n_iter = 0
         while n_iter < max_iter:
@@ -198,7 +199,7 @@ class LBFGS(Optimizer):
                     old_stps.append(s)
                     ro.append(1.0 / ys)
                     h_diag = ys / float(y.dot(y).item())
-                d = self._two_loop(flat_grad, old_dirs, old_stps, ro, h_diag)
+                d = self._two_loop(flat_grad, old_dirs, old_stps, ro, h_diag, al)
             prev_flat_grad = flat_grad.clone()
             prev_loss = loss
             if state["n_iter"] == 1:
@@ -237,10 +238,10 @@ class LBFGS(Optimizer):
 
     @staticmethod
     def _two_loop(flat_grad: Tensor, old_dirs: list[Tensor], old_stps: list[Tensor], ro: list[float],
-                  h_diag: float) -> Tensor:
-        """-H g for the L-BFGS estimate H of the inverse Hessian (Nocedal and Wright, algorithm 7.4)."""
+                  h_diag: float, al: list[Any]) -> Tensor:
+        """-H g for the L-BFGS estimate H of the inverse Hessian (Nocedal and Wright, algorithm 7.4); the
+        first-loop coefficients are written into `al` (the optimizer state's list of history_size)."""
         n = len(old_dirs)
-        al = [0.0] * n
         q = flat_grad.neg()
         for i in range(n - 1, -1, -1):
             al[i] = float(old_stps[i].dot(q).item()) * ro[i]

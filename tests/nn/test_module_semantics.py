@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import io
 from collections import OrderedDict
 
 import numpy as np
@@ -179,6 +180,23 @@ def test_deepcopy_gives_independent_parameters() -> None:
     with G.no_grad():
         c.weight.add_(1)
     assert c.weight.tolist() != m.weight.tolist()
+
+
+def test_deepcopy_of_a_trained_module_owns_its_memory_and_its_gradients() -> None:
+    m = G.nn.Linear(2, 1)
+    m(G.ones(1, 2)).sum().backward()  # the leaves now have their AccumulateGrad edges and a grad
+    m.weight.tag = "kept"  # a user attribute is copied
+    c = copy.deepcopy(m)
+    m.zero_grad(set_to_none=True)
+    c.zero_grad(set_to_none=True)
+    c(G.ones(1, 2)).sum().backward()
+    assert m.weight.grad is None and c.weight.grad.tolist() == [[1.0, 1.0]]
+    assert c.weight.tag == "kept"
+    assert c.weight.data_ptr() == c.weight.untyped_storage().data_ptr() != m.weight.data_ptr()
+    buffer = io.BytesIO()
+    G.save(c.state_dict(), buffer)  # the copy's storage is its own, so it saves and loads
+    buffer.seek(0)
+    assert G.load(buffer)["weight"].tolist() == c.weight.tolist()
 
 
 @pytest.mark.parametrize(("path", "name"), [("generated.nn.modules.linear", "Linear"),

@@ -102,11 +102,13 @@ def test_lbfgs_matches_torch(line_search_fn: str | None) -> None:
             return loss
         for _ in range(3):
             losses.append(float(opt.step(closure)))
-        results.append((losses, w.detach().numpy(), opt.state[w]["func_evals"], opt.state[w]["n_iter"]))
-    (t_losses, tw, t_evals, t_iters), (g_losses, gw, g_evals, g_iters) = results
+        results.append((losses, w.detach().numpy(), opt.state[w]["func_evals"], opt.state[w]["n_iter"],
+                        sorted(opt.state[w]), len(opt.state[w]["al"])))
+    (t_losses, tw, t_evals, t_iters, t_keys, t_al), (g_losses, gw, g_evals, g_iters, g_keys, g_al) = results
     np.testing.assert_allclose(g_losses, t_losses, rtol=1e-6)
     np.testing.assert_allclose(gw, tw, rtol=1e-5, atol=1e-8)
     assert (g_evals, g_iters) == (t_evals, t_iters)
+    assert (g_keys, g_al) == (t_keys, t_al)  # the state's entries, the two-loop coefficients `al` among them
 
 
 def test_sparse_adam_moves_only_touched_entries() -> None:

@@ -1,13 +1,6 @@
-"""`G.amp`: autocast regions and GradScaler (torch.amp).
+"""`G.amp.grad_scaler`: GradScaler (torch.amp.grad_scaler).
 
-Note [Autocast in opgen]
-`autocast(device_type, dtype, enabled)` keeps PyTorch's per-thread state (`is_autocast_enabled`,
-`get_autocast_dtype`, nesting, use as a decorator), but opgen applies no cast policy: every op runs in
-the dtype of its inputs. On the CPU this is the documented behaviour (opgen's CPU has no bfloat16, and
-float16 matmuls on NumPy are slower, not faster); on CUDA a program written for mixed precision runs in
-float32, which changes speed and memory, not the meaning of the program. The policy would belong at a
-dispatch key above Autograd (PyTorch's Autocast keys); opgen's dispatcher has none yet.
-
+Note [GradScaler in opgen]
 GradScaler does real loss scaling: `scale(loss)` multiplies by the scale, `unscale_(optimizer)` divides the
 gradients and records whether any is inf/NaN, `step` skips the optimizer step when one was, and `update`
 backs the scale off after an overflow and grows it after `growth_interval` clean steps. With
@@ -17,131 +10,16 @@ without a CUDA device disables itself with a warning, as PyTorch's does.
 
 from __future__ import annotations
 
-import functools
-import threading
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 from runtime import opcall
-from runtime.device import Device
 
-_DEFAULT_DTYPES = {"cuda": "float16", "cpu": "bfloat16"}
-
-
-class _AutocastState(threading.local):
-    def __init__(self) -> None:
-        self.enabled: dict[str, bool] = {}
-        self.dtype: dict[str, Any] = {}
-        self.cache_enabled = True
-
-
-_state = _AutocastState()
-
-
-def _dtype_named(name: str) -> Any:
-    return getattr(opcall.api, name)
-
-
-def is_autocast_available(device_type: str) -> bool:
-    """Whether `autocast(device_type)` is accepted (cpu and cuda; on both it applies no casts)."""
-    return device_type in _DEFAULT_DTYPES
-
-
-def is_autocast_enabled(device_type: str = "cuda") -> bool:
-    """Whether autocast is on for `device_type` (default "cuda") in the calling thread."""
-    return _state.enabled.get(device_type, False)
-
-
-def get_autocast_dtype(device_type: str) -> Any:
-    """The dtype autocast uses on `device_type`: the one set by set_autocast_dtype, else the device's default
-    (RuntimeError for a device type autocast does not know)."""
-    if device_type not in _DEFAULT_DTYPES:
-        raise RuntimeError(f"unsupported autocast device_type '{device_type}'")
-    return _state.dtype.get(device_type) or _dtype_named(_DEFAULT_DTYPES[device_type])
-
-
-def set_autocast_enabled(device_type: str, enabled: bool) -> None:
-    """Turn autocast on or off for `device_type` in the calling thread."""
-    _state.enabled[device_type] = bool(enabled)
-
-
-def set_autocast_dtype(device_type: str, dtype: Any) -> None:
-    _state.dtype[device_type] = dtype
-
-
-class autocast:
-    """A region (or decorated function) run under autocast on `device_type` (Note [Autocast in opgen])."""
-
-    def __init__(self, device_type: str | Device = "cuda", dtype: Any = None, enabled: bool = True,
-                 cache_enabled: bool | None = None) -> None:
-        if isinstance(device_type, Device):
-            device_type = device_type.type
-        if not isinstance(device_type, str):
-            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
-        if not is_autocast_available(device_type):
-            raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
-        G = opcall.api
-        if dtype is not None and dtype not in (G.float16, G.bfloat16, G.float32):
-            raise RuntimeError(f"autocast on {device_type} supports float16, bfloat16 and float32, got {dtype}")
-        self.device = device_type
-        self.fast_dtype = dtype if dtype is not None else get_autocast_dtype(device_type)
-        self._enabled = bool(enabled)
-        self._cache_enabled = cache_enabled
-        self._saved: list[tuple[bool, Any, bool]] = []
-
-    def __enter__(self) -> autocast:
-        self._saved.append((is_autocast_enabled(self.device), _state.dtype.get(self.device),
-                            _state.cache_enabled))
-        set_autocast_enabled(self.device, self._enabled)
-        _state.dtype[self.device] = self.fast_dtype
-        if self._cache_enabled is not None:
-            _state.cache_enabled = self._cache_enabled
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        enabled, dtype, cache = self._saved.pop()
-        set_autocast_enabled(self.device, enabled)
-        _state.dtype[self.device] = dtype
-        _state.cache_enabled = cache
-
-    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(fn)
-        def run(*args: Any, **kwargs: Any) -> Any:
-            with autocast(self.device, self.fast_dtype, self._enabled, self._cache_enabled):
-                return fn(*args, **kwargs)
-        return run
-
-
-def custom_fwd(fwd: Callable[..., Any] | None = None, *, device_type: str = "cuda",
-               cast_inputs: Any = None) -> Any:
-    """Decorator for a custom Function's forward: runs it with autocast off when `cast_inputs` is given
-    (opgen applies no casts, so the inputs are passed unchanged)."""
-    if fwd is None:
-        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
-
-    @functools.wraps(fwd)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        if cast_inputs is None:
-            return fwd(*args, **kwargs)
-        with autocast(device_type, enabled=False):
-            return fwd(*args, **kwargs)
-    return run
-
-
-def custom_bwd(bwd: Callable[..., Any] | None = None, *, device_type: str = "cuda") -> Any:
-    """Decorator for a custom Function's backward (runs it as it is: Note [Autocast in opgen])."""
-    if bwd is None:
-        return functools.partial(custom_bwd, device_type=device_type)
-    return bwd
-
-
-# -- GradScaler --------------------------------------------------------------------------------------------
 _READY, _UNSCALED, _STEPPED = 0, 1, 2
 
 
 class GradScaler:
-    """Dynamic loss scaling (Note [Autocast in opgen]): scale, unscale_, step (skipped on inf/NaN), update."""
+    """Dynamic loss scaling (Note [GradScaler in opgen]): scale, unscale_, step (skipped on inf/NaN), update."""
 
     def __init__(self, device: str = "cuda", init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
                  backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True) -> None:
@@ -188,6 +66,11 @@ class GradScaler:
         G = opcall.api
         inv = 1.0 / self._scale
         found = False
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                if p.grad is not None and p.grad.dtype is G.float16:
+                    # as PyTorch's: float16 master weights would lose the small unscaled gradients
+                    raise ValueError("Attempting to unscale FP16 gradients.")
         with G.no_grad():
             for group in optimizer.param_groups:
                 for p in group["params"]:
@@ -280,5 +163,4 @@ class GradScaler:
         self._growth_tracker = int(state_dict["_growth_tracker"])
 
 
-__all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd", "get_autocast_dtype", "is_autocast_available",
-           "is_autocast_enabled", "set_autocast_dtype", "set_autocast_enabled"]
+__all__ = ["GradScaler"]
