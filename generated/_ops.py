@@ -81,10 +81,14 @@ __all__ = [
     "bincount",
     "bitwise_and",
     "bitwise_and_",
+    "bitwise_left_shift",
+    "bitwise_left_shift_",
     "bitwise_not",
     "bitwise_not_",
     "bitwise_or",
     "bitwise_or_",
+    "bitwise_right_shift",
+    "bitwise_right_shift_",
     "bitwise_xor",
     "bitwise_xor_",
     "bmm",
@@ -94,6 +98,9 @@ __all__ = [
     "cdist",
     "ceil",
     "ceil_",
+    "cholesky",
+    "cholesky_inverse",
+    "cholesky_solve",
     "chunk",
     "clamp",
     "clamp_",
@@ -182,8 +189,11 @@ __all__ = [
     "frac",
     "frac_",
     "gather",
+    "gcd",
+    "gcd_",
     "ge",
     "gelu",
+    "geqrf",
     "glu",
     "group_norm",
     "gt",
@@ -227,6 +237,8 @@ __all__ = [
     "kthvalue",
     "l1_loss",
     "layer_norm",
+    "lcm",
+    "lcm_",
     "ldexp",
     "le",
     "leaky_relu",
@@ -273,10 +285,13 @@ __all__ = [
     "logit",
     "logsumexp",
     "lt",
+    "lu_solve",
+    "lu_unpack",
     "masked_fill",
     "masked_fill_",
     "masked_select",
     "matmul",
+    "matrix_exp",
     "max",
     "max_pool2d",
     "max_pool2d_with_indices",
@@ -319,16 +334,20 @@ __all__ = [
     "norm",
     "normal",
     "one_hot",
+    "orgqr",
+    "ormqr",
     "outer",
     "pairwise_distance",
     "permute",
     "permute_copy",
+    "pinverse",
     "polygamma",
     "positive",
     "pow",
     "pow_",
     "prelu",
     "prod",
+    "qr",
     "quantile",
     "rad2deg",
     "rad2deg_",
@@ -433,6 +452,7 @@ __all__ = [
     "sub",
     "sub_",
     "sum",
+    "svd",
     "swapaxes",
     "swapdims",
     "t",
@@ -453,6 +473,7 @@ __all__ = [
     "transpose_copy",
     "trapezoid",
     "trapz",
+    "triangular_solve",
     "tril",
     "triu",
     "true_divide",
@@ -8857,6 +8878,395 @@ def _call_as_strided_scatter(input, src, size, stride, storage_offset):
     return _tab_as_strided_scatter[_k](input, src, size, stride, storage_offset)
 
 
+_op_cholesky = _dispatcher.declare("cholesky", "cholesky(Tensor self, bool upper=False) -> Tensor", (0,), deferred=True)
+_tab_cholesky = _op_cholesky.table
+
+
+def _call_cholesky(input, upper):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cholesky, (input, upper,))
+    return _tab_cholesky[_k](input, upper)
+
+
+_op_cholesky_inverse = _dispatcher.declare("cholesky_inverse", "cholesky_inverse(Tensor self, bool upper=False) -> Tensor", (0,), deferred=True)
+_tab_cholesky_inverse = _op_cholesky_inverse.table
+
+
+def _call_cholesky_inverse(input, upper):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cholesky_inverse, (input, upper,))
+    return _tab_cholesky_inverse[_k](input, upper)
+
+
+_op_cholesky_solve = _dispatcher.declare("cholesky_solve", "cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor", (0, 1), deferred=True)
+_tab_cholesky_solve = _op_cholesky_solve.table
+
+
+def _call_cholesky_solve(input, input2, upper):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | input2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cholesky_solve, (input, input2, upper,))
+    return _tab_cholesky_solve[_k](input, input2, upper)
+
+
+_op_qr = _dispatcher.declare("qr", "qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)", (0,), deferred=True)
+_tab_qr = _op_qr.table
+_rt_qr = _return_type(*('qr', ('Q', 'R')))
+
+
+def _call_qr(input, some):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_qr, (input, some,))
+    return _rt_qr._make(_tab_qr[_k](input, some))
+
+
+_op_svd = _dispatcher.declare("svd", "svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)", (0,), deferred=True)
+_tab_svd = _op_svd.table
+_rt_svd = _return_type(*('svd', ('U', 'S', 'V')))
+
+
+def _call_svd(input, some, compute_uv):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_svd, (input, some, compute_uv,))
+    return _rt_svd._make(_tab_svd[_k](input, some, compute_uv))
+
+
+_op_triangular_solve = _dispatcher.declare("triangular_solve", "triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)", (0, 1), deferred=True)
+_tab_triangular_solve = _op_triangular_solve.table
+_rt_triangular_solve = _return_type(*('triangular_solve', ('solution', 'cloned_coefficient')))
+
+
+def _call_triangular_solve(input, A, upper, transpose, unitriangular):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_triangular_solve, (input, A, upper, transpose, unitriangular,))
+    return _rt_triangular_solve._make(_tab_triangular_solve[_k](input, A, upper, transpose, unitriangular))
+
+
+_op_lu_solve = _dispatcher.declare("lu_solve", "lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor", (0, 1, 2), deferred=True)
+_tab_lu_solve = _op_lu_solve.table
+
+
+def _call_lu_solve(input, LU_data, LU_pivots):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | LU_data._keys | LU_pivots._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_lu_solve, (input, LU_data, LU_pivots,))
+    return _tab_lu_solve[_k](input, LU_data, LU_pivots)
+
+
+_op_lu_unpack = _dispatcher.declare("lu_unpack", "lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)", (0, 1), deferred=True)
+_tab_lu_unpack = _op_lu_unpack.table
+_rt_lu_unpack = _return_type(*('lu_unpack', ('P', 'L', 'U')))
+
+
+def _call_lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots):
+    try:
+        _k = (_shared.remap or _tls.remap)[LU_data._keys | LU_pivots._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_lu_unpack, (LU_data, LU_pivots, unpack_data, unpack_pivots,))
+    return _rt_lu_unpack._make(_tab_lu_unpack[_k](LU_data, LU_pivots, unpack_data, unpack_pivots))
+
+
+_op_orgqr = _dispatcher.declare("orgqr", "orgqr(Tensor self, Tensor input2) -> Tensor", (0, 1), deferred=True)
+_tab_orgqr = _op_orgqr.table
+
+
+def _call_orgqr(input, input2):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | input2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_orgqr, (input, input2,))
+    return _tab_orgqr[_k](input, input2)
+
+
+_op_ormqr = _dispatcher.declare("ormqr", "ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor", (0, 1, 2), deferred=True)
+_tab_ormqr = _op_ormqr.table
+
+
+def _call_ormqr(input, input2, input3, left, transpose):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | input2._keys | input3._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_ormqr, (input, input2, input3, left, transpose,))
+    return _tab_ormqr[_k](input, input2, input3, left, transpose)
+
+
+_op_pinverse = _dispatcher.declare("pinverse", "pinverse(Tensor self, float rcond=1e-15) -> Tensor", (0,), deferred=True)
+_tab_pinverse = _op_pinverse.table
+
+
+def _call_pinverse(input, rcond):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_pinverse, (input, rcond,))
+    return _tab_pinverse[_k](input, rcond)
+
+
+_op_matrix_exp = _dispatcher.declare("matrix_exp", "matrix_exp(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_matrix_exp = _op_matrix_exp.table
+
+
+def _call_matrix_exp(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_matrix_exp, (input,))
+    return _tab_matrix_exp[_k](input)
+
+
+_op_geqrf = _dispatcher.declare("geqrf", "geqrf(Tensor self) -> (Tensor a, Tensor tau)", (0,), deferred=True)
+_tab_geqrf = _op_geqrf.table
+_rt_geqrf = _return_type(*('geqrf', ('a', 'tau')))
+
+
+def _call_geqrf(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_geqrf, (input,))
+    return _rt_geqrf._make(_tab_geqrf[_k](input))
+
+
+_op_gcd = _dispatcher.declare("gcd", "gcd(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_gcd = _op_gcd.table
+
+
+def _call_gcd(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_gcd, (input, other,))
+    return _tab_gcd[_k](input, other)
+
+
+_op_gcd_ = _dispatcher.declare("gcd_", "gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_gcd_ = _op_gcd_.table
+
+
+def _call_gcd_(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_gcd_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_gcd_[_k](input, other)
+
+
+_op_gcd_out = _dispatcher.declare("gcd.out", "gcd.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_gcd_out = _op_gcd_out.table
+
+
+def _call_gcd_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_gcd_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_gcd_out[_k](input, other, out)
+
+
+_op_lcm = _dispatcher.declare("lcm", "lcm(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_lcm = _op_lcm.table
+
+
+def _call_lcm(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_lcm, (input, other,))
+    return _tab_lcm[_k](input, other)
+
+
+_op_lcm_ = _dispatcher.declare("lcm_", "lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_lcm_ = _op_lcm_.table
+
+
+def _call_lcm_(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_lcm_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_lcm_[_k](input, other)
+
+
+_op_lcm_out = _dispatcher.declare("lcm.out", "lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_lcm_out = _op_lcm_out.table
+
+
+def _call_lcm_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_lcm_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_lcm_out[_k](input, other, out)
+
+
+_op_bitwise_left_shift_Tensor = _dispatcher.declare("bitwise_left_shift.Tensor", "bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_bitwise_left_shift_Tensor = _op_bitwise_left_shift_Tensor.table
+
+
+def _call_bitwise_left_shift_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_left_shift_Tensor, (input, other,))
+    return _tab_bitwise_left_shift_Tensor[_k](input, other)
+
+
+_op_bitwise_left_shift__Tensor = _dispatcher.declare("bitwise_left_shift_.Tensor", "bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_bitwise_left_shift__Tensor = _op_bitwise_left_shift__Tensor.table
+
+
+def _call_bitwise_left_shift__Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_left_shift__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_bitwise_left_shift__Tensor[_k](input, other)
+
+
+_op_bitwise_left_shift_out = _dispatcher.declare("bitwise_left_shift.out", "bitwise_left_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_bitwise_left_shift_out = _op_bitwise_left_shift_out.table
+
+
+def _call_bitwise_left_shift_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_left_shift_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_bitwise_left_shift_out[_k](input, other, out)
+
+
+_op_bitwise_left_shift_Tensor_Scalar = _dispatcher.declare("bitwise_left_shift.Tensor_Scalar", "bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_bitwise_left_shift_Tensor_Scalar = _op_bitwise_left_shift_Tensor_Scalar.table
+
+
+def _call_bitwise_left_shift_Tensor_Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_left_shift_Tensor_Scalar, (input, other,))
+    return _tab_bitwise_left_shift_Tensor_Scalar[_k](input, other)
+
+
+_op_bitwise_left_shift__Tensor_Scalar = _dispatcher.declare("bitwise_left_shift_.Tensor_Scalar", "bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,), deferred=True)
+_tab_bitwise_left_shift__Tensor_Scalar = _op_bitwise_left_shift__Tensor_Scalar.table
+
+
+def _call_bitwise_left_shift__Tensor_Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_left_shift__Tensor_Scalar, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_bitwise_left_shift__Tensor_Scalar[_k](input, other)
+
+
+_op_bitwise_left_shift_Tensor_Scalar_out = _dispatcher.declare("bitwise_left_shift.Tensor_Scalar_out", "bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,), deferred=True)
+_tab_bitwise_left_shift_Tensor_Scalar_out = _op_bitwise_left_shift_Tensor_Scalar_out.table
+
+
+def _call_bitwise_left_shift_Tensor_Scalar_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_left_shift_Tensor_Scalar_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_bitwise_left_shift_Tensor_Scalar_out[_k](input, other, out)
+
+
+_op_bitwise_right_shift_Tensor = _dispatcher.declare("bitwise_right_shift.Tensor", "bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_bitwise_right_shift_Tensor = _op_bitwise_right_shift_Tensor.table
+
+
+def _call_bitwise_right_shift_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_right_shift_Tensor, (input, other,))
+    return _tab_bitwise_right_shift_Tensor[_k](input, other)
+
+
+_op_bitwise_right_shift__Tensor = _dispatcher.declare("bitwise_right_shift_.Tensor", "bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_bitwise_right_shift__Tensor = _op_bitwise_right_shift__Tensor.table
+
+
+def _call_bitwise_right_shift__Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_right_shift__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_bitwise_right_shift__Tensor[_k](input, other)
+
+
+_op_bitwise_right_shift_out = _dispatcher.declare("bitwise_right_shift.out", "bitwise_right_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_bitwise_right_shift_out = _op_bitwise_right_shift_out.table
+
+
+def _call_bitwise_right_shift_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_right_shift_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_bitwise_right_shift_out[_k](input, other, out)
+
+
+_op_bitwise_right_shift_Tensor_Scalar = _dispatcher.declare("bitwise_right_shift.Tensor_Scalar", "bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_bitwise_right_shift_Tensor_Scalar = _op_bitwise_right_shift_Tensor_Scalar.table
+
+
+def _call_bitwise_right_shift_Tensor_Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_right_shift_Tensor_Scalar, (input, other,))
+    return _tab_bitwise_right_shift_Tensor_Scalar[_k](input, other)
+
+
+_op_bitwise_right_shift__Tensor_Scalar = _dispatcher.declare("bitwise_right_shift_.Tensor_Scalar", "bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,), deferred=True)
+_tab_bitwise_right_shift__Tensor_Scalar = _op_bitwise_right_shift__Tensor_Scalar.table
+
+
+def _call_bitwise_right_shift__Tensor_Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_right_shift__Tensor_Scalar, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_bitwise_right_shift__Tensor_Scalar[_k](input, other)
+
+
+_op_bitwise_right_shift_Tensor_Scalar_out = _dispatcher.declare("bitwise_right_shift.Tensor_Scalar_out", "bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,), deferred=True)
+_tab_bitwise_right_shift_Tensor_Scalar_out = _op_bitwise_right_shift_Tensor_Scalar_out.table
+
+
+def _call_bitwise_right_shift_Tensor_Scalar_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_right_shift_Tensor_Scalar_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_bitwise_right_shift_Tensor_Scalar_out[_k](input, other, out)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -9546,6 +9956,41 @@ def bitwise_and_(input, other):
     return _call_bitwise_and__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_and_', arg='other')))
 
 
+def bitwise_left_shift(input, other, *, out=None):
+    'bitwise_left_shift(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_left_shift and Tensor.bitwise_left_shift; in-place: Tensor.bitwise_left_shift_; out=: opgen.bitwise_left_shift(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor\n    bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor\n    bitwise_left_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None and isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bitwise_left_shift_Tensor, (input, other,))
+        return _tab_bitwise_left_shift_Tensor[_k](input, other)
+    if out is None and not isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bitwise_left_shift_Tensor_Scalar, (input, other,))
+        return _tab_bitwise_left_shift_Tensor_Scalar[_k](input, other)
+    if isinstance(other, Tensor) and out is not None:
+        return _call_bitwise_left_shift_out(input, other, out)
+    if not isinstance(other, Tensor) and out is not None:
+        return _call_bitwise_left_shift_Tensor_Scalar_out(input, other, out)
+    return _no_overload("bitwise_left_shift", locals(), ('bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor', 'bitwise_left_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def bitwise_left_shift_(input, other):
+    'bitwise_left_shift_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.bitwise_left_shift and Tensor.bitwise_left_shift; in-place: Tensor.bitwise_left_shift_; out=: opgen.bitwise_left_shift(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'
+    if isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bitwise_left_shift__Tensor, (input, other,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _tab_bitwise_left_shift__Tensor[_k](input, other)
+    if not isinstance(other, Tensor):
+        return _call_bitwise_left_shift__Tensor_Scalar(input, other)
+    return _no_overload("bitwise_left_shift_", locals(), ('bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
+
+
 def bitwise_not(input, *, out=None):
     'bitwise_not(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_not and Tensor.bitwise_not; in-place: Tensor.bitwise_not_; out=: opgen.bitwise_not(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_not(Tensor self) -> Tensor\n    bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
@@ -9581,6 +10026,41 @@ def bitwise_or(input, other, *, out=None):
 def bitwise_or_(input, other):
     'bitwise_or_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.bitwise_or and Tensor.bitwise_or; in-place: Tensor.bitwise_or_; out=: opgen.bitwise_or(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'
     return _call_bitwise_or__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_or_', arg='other')))
+
+
+def bitwise_right_shift(input, other, *, out=None):
+    'bitwise_right_shift(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_right_shift and Tensor.bitwise_right_shift; in-place: Tensor.bitwise_right_shift_; out=: opgen.bitwise_right_shift(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor\n    bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor\n    bitwise_right_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None and isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bitwise_right_shift_Tensor, (input, other,))
+        return _tab_bitwise_right_shift_Tensor[_k](input, other)
+    if out is None and not isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bitwise_right_shift_Tensor_Scalar, (input, other,))
+        return _tab_bitwise_right_shift_Tensor_Scalar[_k](input, other)
+    if isinstance(other, Tensor) and out is not None:
+        return _call_bitwise_right_shift_out(input, other, out)
+    if not isinstance(other, Tensor) and out is not None:
+        return _call_bitwise_right_shift_Tensor_Scalar_out(input, other, out)
+    return _no_overload("bitwise_right_shift", locals(), ('bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor', 'bitwise_right_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def bitwise_right_shift_(input, other):
+    'bitwise_right_shift_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.bitwise_right_shift and Tensor.bitwise_right_shift; in-place: Tensor.bitwise_right_shift_; out=: opgen.bitwise_right_shift(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'
+    if isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bitwise_right_shift__Tensor, (input, other,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _tab_bitwise_right_shift__Tensor[_k](input, other)
+    if not isinstance(other, Tensor):
+        return _call_bitwise_right_shift__Tensor_Scalar(input, other)
+    return _no_overload("bitwise_right_shift_", locals(), ('bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
 def bitwise_xor(input, other, *, out=None):
@@ -9667,6 +10147,41 @@ def ceil_(input):
         _k = _bad_arguments(_op_ceil_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_ceil_[_k](input)
+
+
+def cholesky(input, upper=False, *, out=None):
+    'cholesky(input, upper=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    upper (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cholesky and Tensor.cholesky\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cholesky(Tensor self, bool upper=False) -> Tensor'
+    if out is not None:
+        return _call_into_out('cholesky', (input, upper,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_cholesky, (input, upper,))
+        return _tab_cholesky[_k](input, upper)
+    return _no_overload("cholesky", locals(), ('cholesky(Tensor self, bool upper=False) -> Tensor',))
+
+
+def cholesky_inverse(input, upper=False, *, out=None):
+    'cholesky_inverse(input, upper=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    upper (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cholesky_inverse and Tensor.cholesky_inverse\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cholesky_inverse(Tensor self, bool upper=False) -> Tensor'
+    if out is not None:
+        return _call_into_out('cholesky_inverse', (input, upper,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_cholesky_inverse, (input, upper,))
+        return _tab_cholesky_inverse[_k](input, upper)
+    return _no_overload("cholesky_inverse", locals(), ('cholesky_inverse(Tensor self, bool upper=False) -> Tensor',))
+
+
+def cholesky_solve(input, input2, upper=False, *, out=None):
+    'cholesky_solve(input, input2, upper=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    input2 (Tensor)\n    upper (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cholesky_solve and Tensor.cholesky_solve\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor'
+    if out is not None:
+        return _call_into_out('cholesky_solve', (input, input2, upper,), {}, out)
+    if True:
+        return _call_cholesky_solve(input, (input2 if isinstance(input2, Tensor) else _scalar(input2, op='cholesky_solve', arg='input2')), upper)
+    return _no_overload("cholesky_solve", locals(), ('cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor',))
 
 
 def chunk(input, chunks, dim=0):
@@ -10789,6 +11304,20 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     return _no_overload("gather", locals(), ('gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor',))
 
 
+def gcd(input, other, *, out=None):
+    'gcd(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.gcd and Tensor.gcd; in-place: Tensor.gcd_; out=: opgen.gcd(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    gcd(Tensor self, Tensor other) -> Tensor\n    gcd.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        return _call_gcd(input, (other if isinstance(other, Tensor) else _scalar(other, op='gcd', arg='other')))
+    if out is not None:
+        return _call_gcd_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='gcd', arg='other')), out)
+    return _no_overload("gcd", locals(), ('gcd(Tensor self, Tensor other) -> Tensor', 'gcd.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def gcd_(input, other):
+    'gcd_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.gcd and Tensor.gcd; in-place: Tensor.gcd_; out=: opgen.gcd(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
+    return _call_gcd_(input, (other if isinstance(other, Tensor) else _scalar(other, op='gcd_', arg='other')))
+
+
 def ge(input, other, *, out=None):
     'ge(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ge and Tensor.ge; out=: opgen.ge(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    ge.Tensor(Tensor self, Tensor other) -> Tensor\n    ge.Scalar(Tensor self, Scalar other) -> Tensor\n    ge.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and isinstance(other, Tensor):
@@ -10821,6 +11350,19 @@ def gelu(input, *, approximate='none', out=None):
             _k = _bad_arguments(_op_gelu, (input, approximate,))
         return _tab_gelu[_k](input, approximate)
     return _no_overload("gelu", locals(), ("gelu(Tensor self, *, str approximate='none') -> Tensor",))
+
+
+def geqrf(input, *, out=None):
+    'geqrf(input, *, out=None) -> (Tensor a, Tensor tau)\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.geqrf and Tensor.geqrf\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    geqrf(Tensor self) -> (Tensor a, Tensor tau)'
+    if out is not None:
+        return _call_into_out('geqrf', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_geqrf, (input,))
+        return _rt_geqrf._make(_tab_geqrf[_k](input))
+    return _no_overload("geqrf", locals(), ('geqrf(Tensor self) -> (Tensor a, Tensor tau)',))
 
 
 def glu(input, dim=-1, *, out=None):
@@ -11321,6 +11863,20 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
             _k = _bad_arguments(_op_layer_norm, (input, normalized_shape, weight, bias, eps, cudnn_enable,))
         return _tab_layer_norm[_k](input, normalized_shape, weight, bias, eps, cudnn_enable)
     return _no_overload("layer_norm", locals(), ('layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor',))
+
+
+def lcm(input, other, *, out=None):
+    'lcm(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.lcm and Tensor.lcm; in-place: Tensor.lcm_; out=: opgen.lcm(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    lcm(Tensor self, Tensor other) -> Tensor\n    lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        return _call_lcm(input, (other if isinstance(other, Tensor) else _scalar(other, op='lcm', arg='other')))
+    if out is not None:
+        return _call_lcm_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='lcm', arg='other')), out)
+    return _no_overload("lcm", locals(), ('lcm(Tensor self, Tensor other) -> Tensor', 'lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def lcm_(input, other):
+    'lcm_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.lcm and Tensor.lcm; in-place: Tensor.lcm_; out=: opgen.lcm(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
+    return _call_lcm_(input, (other if isinstance(other, Tensor) else _scalar(other, op='lcm_', arg='other')))
 
 
 def ldexp(input, other, *, out=None):
@@ -11865,6 +12421,24 @@ def lt(input, other, *, out=None):
     return _no_overload("lt", locals(), ('lt.Tensor(Tensor self, Tensor other) -> Tensor', 'lt.Scalar(Tensor self, Scalar other) -> Tensor', 'lt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
+def lu_solve(input, LU_data, LU_pivots, *, out=None):
+    'lu_solve(input, LU_data, LU_pivots, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    LU_data (Tensor)\n    LU_pivots (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.lu_solve and Tensor.lu_solve\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor'
+    if out is not None:
+        return _call_into_out('lu_solve', (input, LU_data, LU_pivots,), {}, out)
+    if True:
+        return _call_lu_solve(input, (LU_data if isinstance(LU_data, Tensor) else _scalar(LU_data, op='lu_solve', arg='LU_data')), (LU_pivots if isinstance(LU_pivots, Tensor) else _scalar(LU_pivots, op='lu_solve', arg='LU_pivots')))
+    return _no_overload("lu_solve", locals(), ('lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor',))
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    'lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None) -> (Tensor P, Tensor L, Tensor U)\n\nArguments:\n    LU_data (Tensor)\n    LU_pivots (Tensor)\n    unpack_data (bool, default True)\n    unpack_pivots (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.lu_unpack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)'
+    if out is not None:
+        return _call_into_out('lu_unpack', (LU_data, LU_pivots, unpack_data, unpack_pivots,), {}, out)
+    if True:
+        return _call_lu_unpack(LU_data, (LU_pivots if isinstance(LU_pivots, Tensor) else _scalar(LU_pivots, op='lu_unpack', arg='LU_pivots')), unpack_data, unpack_pivots)
+    return _no_overload("lu_unpack", locals(), ('lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)',))
+
+
 def masked_fill(input, mask, value, *, out=None):
     'masked_fill(input, mask, value, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mask (Tensor)\n    value (number or Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.masked_fill and Tensor.masked_fill; in-place: Tensor.masked_fill_; out=: opgen.masked_fill(..., out=t)\nDifferentiable: masked_fill.Scalar: yes, for input (derivatives.yaml; backward node MaskedFillBackward0); masked_fill.Tensor: yes, for input, value (derivatives.yaml; backward node MaskedFillBackward1) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor\n    masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor\n    masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)\n    masked_fill.out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and not isinstance(value, Tensor):
@@ -11903,6 +12477,19 @@ def matmul(input, other, *, out=None):
     if True:
         return _call_matmul(input, (other if isinstance(other, Tensor) else _scalar(other, op='matmul', arg='other')))
     return _no_overload("matmul", locals(), ('matmul(Tensor self, Tensor other) -> Tensor',))
+
+
+def matrix_exp(input, *, out=None):
+    'matrix_exp(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.matrix_exp and Tensor.matrix_exp\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matrix_exp(Tensor self) -> Tensor'
+    if out is not None:
+        return _call_into_out('matrix_exp', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_matrix_exp, (input,))
+        return _tab_matrix_exp[_k](input)
+    return _no_overload("matrix_exp", locals(), ('matrix_exp(Tensor self) -> Tensor',))
 
 
 def max(input, dim=_NG, keepdim=_NG, other=_NG, *, out=None):
@@ -12511,6 +13098,24 @@ def one_hot(input, num_classes=-1, *, out=None):
     return _no_overload("one_hot", locals(), ('one_hot(Tensor self, int num_classes=-1) -> Tensor',))
 
 
+def orgqr(input, input2, *, out=None):
+    'orgqr(input, input2, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    input2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.orgqr and Tensor.orgqr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    orgqr(Tensor self, Tensor input2) -> Tensor'
+    if out is not None:
+        return _call_into_out('orgqr', (input, input2,), {}, out)
+    if True:
+        return _call_orgqr(input, (input2 if isinstance(input2, Tensor) else _scalar(input2, op='orgqr', arg='input2')))
+    return _no_overload("orgqr", locals(), ('orgqr(Tensor self, Tensor input2) -> Tensor',))
+
+
+def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
+    'ormqr(input, input2, input3, left=True, transpose=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    input2 (Tensor)\n    input3 (Tensor)\n    left (bool, default True)\n    transpose (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ormqr and Tensor.ormqr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor'
+    if out is not None:
+        return _call_into_out('ormqr', (input, input2, input3, left, transpose,), {}, out)
+    if True:
+        return _call_ormqr(input, (input2 if isinstance(input2, Tensor) else _scalar(input2, op='ormqr', arg='input2')), (input3 if isinstance(input3, Tensor) else _scalar(input3, op='ormqr', arg='input3')), left, transpose)
+    return _no_overload("ormqr", locals(), ('ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor',))
+
+
 def outer(input, vec2, *, out=None):
     'outer(input, vec2, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    vec2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.outer and Tensor.outer\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    outer(Tensor self, Tensor vec2) -> Tensor'
     if out is not None:
@@ -12549,6 +13154,19 @@ def permute_copy(input, dims, *, out=None):
             _k = _bad_arguments(_op_permute_copy, (input, dims,))
         return _tab_permute_copy[_k](input, dims)
     return _no_overload("permute_copy", locals(), ('permute_copy(Tensor self, int[] dims) -> Tensor',))
+
+
+def pinverse(input, rcond=1e-15, *, out=None):
+    'pinverse(input, rcond=1e-15, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    rcond (float, default 1e-15)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.pinverse and Tensor.pinverse\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    pinverse(Tensor self, float rcond=1e-15) -> Tensor'
+    if out is not None:
+        return _call_into_out('pinverse', (input, rcond,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_pinverse, (input, rcond,))
+        return _tab_pinverse[_k](input, rcond)
+    return _no_overload("pinverse", locals(), ('pinverse(Tensor self, float rcond=1e-15) -> Tensor',))
 
 
 def polygamma(n, input, *, out=None):
@@ -12629,6 +13247,19 @@ def prod(input, dim=_NG, keepdim=_NG, *, dtype=None, out=None):
 
 
 _show(prod, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ))
+
+
+def qr(input, some=True, *, out=None):
+    'qr(input, some=True, *, out=None) -> (Tensor Q, Tensor R)\n\nArguments:\n    input (Tensor)\n    some (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.qr and Tensor.qr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)'
+    if out is not None:
+        return _call_into_out('qr', (input, some,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_qr, (input, some,))
+        return _rt_qr._make(_tab_qr[_k](input, some))
+    return _no_overload("qr", locals(), ('qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)',))
 
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
@@ -13958,6 +14589,19 @@ def sum_to_size(input, size, *, out=None):
     return _no_overload("sum_to_size", locals(), ('sum_to_size(Tensor self, SymInt[] size) -> Tensor',))
 
 
+def svd(input, some=True, compute_uv=True, *, out=None):
+    'svd(input, some=True, compute_uv=True, *, out=None) -> (Tensor U, Tensor S, Tensor V)\n\nArguments:\n    input (Tensor)\n    some (bool, default True)\n    compute_uv (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.svd and Tensor.svd\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)'
+    if out is not None:
+        return _call_into_out('svd', (input, some, compute_uv,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_svd, (input, some, compute_uv,))
+        return _rt_svd._make(_tab_svd[_k](input, some, compute_uv))
+    return _no_overload("svd", locals(), ('svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)',))
+
+
 def swapaxes(input, axis0, axis1):
     'swapaxes(input, axis0, axis1) -> Tensor\n\nArguments:\n    input (Tensor)\n    axis0 (int)\n    axis1 (int)\n\nForms: functional: opgen.swapaxes and Tensor.swapaxes\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)'
     try:
@@ -14193,6 +14837,15 @@ def trapz(y, x=_NG, *, dim=-1, dx=_NG, out=None):
 
 
 _show(trapz, (('y', False, _REQ), ('x', False, _NG), ('dim', True, -1), ('dx', True, 1), ('out', True, None), ))
+
+
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    'triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None) -> (Tensor solution, Tensor cloned_coefficient)\n\nArguments:\n    input (Tensor)\n    A (Tensor)\n    upper (bool, default True)\n    transpose (bool, default False)\n    unitriangular (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.triangular_solve and Tensor.triangular_solve\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)'
+    if out is not None:
+        return _call_into_out('triangular_solve', (input, A, upper, transpose, unitriangular,), {}, out)
+    if True:
+        return _call_triangular_solve(input, (A if isinstance(A, Tensor) else _scalar(A, op='triangular_solve', arg='A')), upper, transpose, unitriangular)
+    return _no_overload("triangular_solve", locals(), ('triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)',))
 
 
 def tril(input, diagonal=0, *, out=None):
