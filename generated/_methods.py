@@ -583,6 +583,10 @@ METHODS = {
         'Tensor.frac_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.frac and Tensor.frac; in-place: Tensor.frac_; out=: opgen.frac(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node FracBackward0)\n\nSchemas (native_functions.yaml):\n    frac_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
     ),
+    "frexp": (
+        'Tensor.frexp(self, *, out=None) -> (Tensor mantissa, Tensor exponent)\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.frexp and Tensor.frexp\nDifferentiable: yes, for input (derivatives.yaml; backward node FrexpBackward0)\n\nSchemas (native_functions.yaml):\n    frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
     "gather": (
         'Tensor.gather(self, dim, index, *, sparse_grad=False, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    sparse_grad (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.gather and Tensor.gather\nDifferentiable: yes, for input (derivatives.yaml; backward node GatherBackward0)\n\nSchemas (native_functions.yaml):\n    gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor',
         (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('sparse_grad', True, False), ('out', True, None), ),
@@ -630,6 +634,10 @@ METHODS = {
     "histc": (
         'Tensor.histc(self, bins=100, min=0, max=0, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    bins (int, default 100)\n    min (number, default 0)\n    max (number, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.histc and Tensor.histc\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor',
         (('self', False, _REQ), ('bins', False, 100), ('min', False, 0), ('max', False, 0), ('out', True, None), ),
+    ),
+    "histogram": (
+        'Tensor.histogram(self, bins, *, weight=None, density=False) -> (Tensor hist, Tensor bin_edges)\nTensor.histogram(self, bins=100, *, range=None, weight=None, density=False) -> (Tensor hist, Tensor bin_edges)\n\nArguments:\n    self (Tensor)\n    bins (Tensor or int; may be left out: only histogram.bin_ct, histogram.bins_tensor take it)\n    weight (Tensor, optional, default None)\n    density (bool, default False)\n    range (sequence of floats, optional, default None; taken by histogram.bin_ct)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.histogram and Tensor.histogram\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)\n    histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)',
+        (('self', False, _REQ), ('bins', False, _NG), ('weight', True, None), ('density', True, False), ('range', True, None), ('out', True, None), ),
     ),
     "hsplit": (
         'Tensor.hsplit(self, sections) -> list of Tensors\nTensor.hsplit(self, indices) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    sections (int; may be left out: only hsplit.int takes it)\n    indices (int or sequence of ints; may be left out: only hsplit.array takes it)\n\nForms: functional: opgen.hsplit and Tensor.hsplit\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]\n    hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]',
@@ -871,6 +879,10 @@ METHODS = {
         'Tensor.masked_fill_(self, mask, value) -> Tensor\n\nArguments:\n    self (Tensor)\n    mask (Tensor)\n    value (number or Tensor)\n\nForms: functional: opgen.masked_fill and Tensor.masked_fill; in-place: Tensor.masked_fill_; out=: opgen.masked_fill(..., out=t)\nDifferentiable: masked_fill_.Scalar: yes, for input (derivatives.yaml; backward node MaskedFillBackward0); masked_fill_.Tensor: yes, for input, value (derivatives.yaml; backward node MaskedFillBackward1)\n\nSchemas (native_functions.yaml):\n    masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)\n    masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)',
         (('self', False, _REQ), ('mask', False, _REQ), ('value', False, _REQ), ),
     ),
+    "masked_scatter": (
+        'Tensor.masked_scatter(self, mask, source, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    mask (Tensor)\n    source (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.masked_scatter and Tensor.masked_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor',
+        (('self', False, _REQ), ('mask', False, _REQ), ('source', False, _REQ), ('out', True, None), ),
+    ),
     "masked_select": (
         'Tensor.masked_select(self, mask, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    mask (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.masked_select and Tensor.masked_select\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    masked_select(Tensor self, Tensor mask) -> Tensor',
         (('self', False, _REQ), ('mask', False, _REQ), ('out', True, None), ),
@@ -967,6 +979,10 @@ METHODS = {
         'Tensor.nanmean(self, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nanmean and Tensor.nanmean\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
         (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ),
     ),
+    "nanmedian": (
+        'Tensor.nanmedian(self) -> Tensor\nTensor.nanmedian(self, dim, keepdim=False) -> (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only nanmedian.dim takes it)\n    keepdim (bool, default False; taken by nanmedian.dim)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nanmedian and Tensor.nanmedian\nDifferentiable: nanmedian: yes, for input (derivatives.yaml; backward node NanmedianBackward0); nanmedian.dim: yes, for input (derivatives.yaml; backward node NanmedianBackward1)\n\nSchemas (native_functions.yaml):\n    nanmedian(Tensor self) -> Tensor\n    nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+        (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('out', True, None), ),
+    ),
     "nanquantile": (
         "Tensor.nanquantile(self, q, dim=None, keepdim=False, *, interpolation='linear', out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    q (Tensor or float)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    interpolation (str, default 'linear')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nanquantile and Tensor.nanquantile\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor\n    nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor",
         (('self', False, _REQ), ('q', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('interpolation', True, 'linear'), ('out', True, None), ),
@@ -1054,6 +1070,10 @@ METHODS = {
     "prod": (
         'Tensor.prod(self, *, dtype=None) -> Tensor\nTensor.prod(self, dim, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only prod.dim_int takes it)\n    keepdim (bool, default False; taken by prod.dim_int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.prod and Tensor.prod\nDifferentiable: prod: yes, for input (derivatives.yaml; backward node ProdBackward0); prod.dim_int: yes, for input (derivatives.yaml; backward node ProdBackward1)\n\nSchemas (native_functions.yaml):\n    prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
         (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ),
+    ),
+    "put": (
+        'Tensor.put(self, index, source, accumulate=False, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    index (Tensor)\n    source (Tensor)\n    accumulate (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.put and Tensor.put\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor',
+        (('self', False, _REQ), ('index', False, _REQ), ('source', False, _REQ), ('accumulate', False, False), ('out', True, None), ),
     ),
     "qr": (
         'Tensor.qr(self, some=True, *, out=None) -> (Tensor Q, Tensor R)\n\nArguments:\n    self (Tensor)\n    some (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.qr and Tensor.qr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)',
@@ -1394,6 +1414,10 @@ METHODS = {
     "unique": (
         'Tensor.unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None, *, out=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique\n\nArguments:\n    self (Tensor)\n    sorted (bool, default True)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.unique and Tensor.unique\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor',
         (('self', False, _REQ), ('sorted', False, True), ('return_inverse', False, False), ('return_counts', False, False), ('dim', False, None), ('out', True, None), ),
+    ),
+    "unique_consecutive": (
+        'Tensor.unique_consecutive(self, return_inverse=False, return_counts=False, dim=None, *, out=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique_consecutive\n\nArguments:\n    self (Tensor)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.unique_consecutive and Tensor.unique_consecutive\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor',
+        (('self', False, _REQ), ('return_inverse', False, False), ('return_counts', False, False), ('dim', False, None), ('out', True, None), ),
     ),
     "unsafe_chunk": (
         'Tensor.unsafe_chunk(self, chunks, dim=0) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    chunks (int)\n    dim (int, default 0)\n\nForms: functional: opgen.unsafe_chunk and Tensor.unsafe_chunk\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]',

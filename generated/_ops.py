@@ -112,6 +112,7 @@ __all__ = [
     "clone",
     "col2im",
     "column_stack",
+    "combinations",
     "conj",
     "conj_physical",
     "conv2d",
@@ -188,6 +189,7 @@ __all__ = [
     "fmod_",
     "frac",
     "frac_",
+    "frexp",
     "gather",
     "gcd",
     "gcd_",
@@ -206,6 +208,7 @@ __all__ = [
     "heaviside",
     "heaviside_",
     "histc",
+    "histogram",
     "hsplit",
     "hstack",
     "huber_loss",
@@ -289,6 +292,7 @@ __all__ = [
     "lu_unpack",
     "masked_fill",
     "masked_fill_",
+    "masked_scatter",
     "masked_select",
     "matmul",
     "matrix_exp",
@@ -318,6 +322,7 @@ __all__ = [
     "mvlgamma",
     "nan_to_num",
     "nanmean",
+    "nanmedian",
     "nanquantile",
     "nansum",
     "narrow",
@@ -347,6 +352,7 @@ __all__ = [
     "pow_",
     "prelu",
     "prod",
+    "put",
     "qr",
     "quantile",
     "rad2deg",
@@ -484,6 +490,7 @@ __all__ = [
     "unflatten",
     "unfold_copy",
     "unique",
+    "unique_consecutive",
     "unsafe_chunk",
     "unsafe_split",
     "unsqueeze",
@@ -9267,6 +9274,118 @@ def _call_bitwise_right_shift_Tensor_Scalar_out(input, other, out):
     return _tab_bitwise_right_shift_Tensor_Scalar_out[_k](input, other, out)
 
 
+_op_nanmedian = _dispatcher.declare("nanmedian", "nanmedian(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_nanmedian = _op_nanmedian.table
+
+
+def _call_nanmedian(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nanmedian, (input,))
+    return _tab_nanmedian[_k](input)
+
+
+_op_nanmedian_dim = _dispatcher.declare("nanmedian.dim", "nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,), deferred=True)
+_tab_nanmedian_dim = _op_nanmedian_dim.table
+_rt_nanmedian_dim = _return_type(*('nanmedian', ('values', 'indices')))
+
+
+def _call_nanmedian_dim(input, dim, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nanmedian_dim, (input, dim, keepdim,))
+    return _rt_nanmedian_dim._make(_tab_nanmedian_dim[_k](input, dim, keepdim))
+
+
+_op_frexp_Tensor = _dispatcher.declare("frexp.Tensor", "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)", (0,), deferred=True)
+_tab_frexp_Tensor = _op_frexp_Tensor.table
+_rt_frexp_Tensor = _return_type(*('frexp', ('mantissa', 'exponent')))
+
+
+def _call_frexp_Tensor(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_frexp_Tensor, (input,))
+    return _rt_frexp_Tensor._make(_tab_frexp_Tensor[_k](input))
+
+
+_op_histogram_bins_tensor = _dispatcher.declare("histogram.bins_tensor", "histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)", (0, 1, 2), deferred=True)
+_tab_histogram_bins_tensor = _op_histogram_bins_tensor.table
+_rt_histogram_bins_tensor = _return_type(*('histogram', ('hist', 'bin_edges')))
+
+
+def _call_histogram_bins_tensor(input, bins, weight, density):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | bins._keys | (weight._keys if weight is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_histogram_bins_tensor, (input, bins, weight, density,))
+    return _rt_histogram_bins_tensor._make(_tab_histogram_bins_tensor[_k](input, bins, weight, density))
+
+
+_op_histogram_bin_ct = _dispatcher.declare("histogram.bin_ct", "histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)", (0, 3), deferred=True)
+_tab_histogram_bin_ct = _op_histogram_bin_ct.table
+_rt_histogram_bin_ct = _return_type(*('histogram', ('hist', 'bin_edges')))
+
+
+def _call_histogram_bin_ct(input, bins, range, weight, density):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_histogram_bin_ct, (input, bins, range, weight, density,))
+    return _rt_histogram_bin_ct._make(_tab_histogram_bin_ct[_k](input, bins, range, weight, density))
+
+
+_op_combinations = _dispatcher.declare("combinations", "combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor", (0,), deferred=True)
+_tab_combinations = _op_combinations.table
+
+
+def _call_combinations(input, r, with_replacement):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_combinations, (input, r, with_replacement,))
+    return _tab_combinations[_k](input, r, with_replacement)
+
+
+_op_masked_scatter = _dispatcher.declare("masked_scatter", "masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor", (0, 1, 2), deferred=True)
+_tab_masked_scatter = _op_masked_scatter.table
+
+
+def _call_masked_scatter(input, mask, source):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | mask._keys | source._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_masked_scatter, (input, mask, source,))
+    return _tab_masked_scatter[_k](input, mask, source)
+
+
+_op_put = _dispatcher.declare("put", "put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor", (0, 1, 2), deferred=True)
+_tab_put = _op_put.table
+
+
+def _call_put(input, index, source, accumulate):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | source._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_put, (input, index, source, accumulate,))
+    return _tab_put[_k](input, index, source, accumulate)
+
+
+_op_unique_consecutive = _dispatcher.declare("unique_consecutive", "unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor", (0,), deferred=True)
+_tab_unique_consecutive = _op_unique_consecutive.table
+
+
+def _call_unique_consecutive(input, return_inverse, return_counts, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unique_consecutive, (input, return_inverse, return_counts, dim,))
+    return _tab_unique_consecutive[_k](input, return_inverse, return_counts, dim)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -10330,6 +10449,19 @@ def column_stack(tensors, *, out=None):
     return _no_overload("column_stack", locals(), ('column_stack(Tensor[] tensors) -> Tensor',))
 
 
+def combinations(input, r=2, with_replacement=False, *, out=None):
+    'combinations(input, r=2, with_replacement=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    r (int, default 2)\n    with_replacement (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.combinations\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor'
+    if out is not None:
+        return _call_into_out('combinations', (input, r, with_replacement,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_combinations, (input, r, with_replacement,))
+        return _tab_combinations[_k](input, r, with_replacement)
+    return _no_overload("combinations", locals(), ('combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor',))
+
+
 def conj(input):
     'conj(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.conj and Tensor.conj\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    conj(Tensor(a) self) -> Tensor(a)'
     try:
@@ -11295,6 +11427,19 @@ def frac_(input):
     return _tab_frac_[_k](input)
 
 
+def frexp(input, *, out=None):
+    'frexp(input, *, out=None) -> (Tensor mantissa, Tensor exponent)\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.frexp and Tensor.frexp\nDifferentiable: yes, for input (derivatives.yaml; backward node FrexpBackward0)\n\nSchemas (native_functions.yaml):\n    frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)'
+    if out is not None:
+        return _call_into_out('frexp', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_frexp_Tensor, (input,))
+        return _rt_frexp_Tensor._make(_tab_frexp_Tensor[_k](input))
+    return _no_overload("frexp", locals(), ('frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)',))
+
+
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     'gather(input, dim, index, *, sparse_grad=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    sparse_grad (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.gather and Tensor.gather\nDifferentiable: yes, for input (derivatives.yaml; backward node GatherBackward0)\n\nSchemas (native_functions.yaml):\n    gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor'
     if out is not None:
@@ -11506,6 +11651,24 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
             _k = _bad_arguments(_op_histc, (input, bins, min, max,))
         return _tab_histc[_k](input, bins, min, max)
     return _no_overload("histc", locals(), ('histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor',))
+
+
+def histogram(input, bins=_NG, *, weight=None, density=False, range=_NG, out=None):
+    'histogram(input, bins, *, weight=None, density=False) -> (Tensor hist, Tensor bin_edges)\nhistogram(input, bins=100, *, range=None, weight=None, density=False) -> (Tensor hist, Tensor bin_edges)\n\nArguments:\n    input (Tensor)\n    bins (Tensor or int; may be left out: only histogram.bin_ct, histogram.bins_tensor take it)\n    weight (Tensor, optional, default None)\n    density (bool, default False)\n    range (sequence of floats, optional, default None; taken by histogram.bin_ct)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.histogram and Tensor.histogram\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)\n    histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)'
+    if out is not None:
+        return _call_into_out('histogram', (input, bins,), {'weight': weight, 'density': density, 'range': range}, out)
+    if bins is not _NG and isinstance(bins, Tensor) and range is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | bins._keys | (weight._keys if weight is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_histogram_bins_tensor, (input, bins, weight, density,))
+        return _rt_histogram_bins_tensor._make(_tab_histogram_bins_tensor[_k](input, bins, weight, density))
+    if not isinstance(bins, Tensor):
+        return _call_histogram_bin_ct(input, (100 if bins is _NG else bins), (None if range is _NG else range), weight, density)
+    return _no_overload("histogram", locals(), ('histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)', 'histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)'))
+
+
+_show(histogram, (('input', False, _REQ), ('bins', False, _NG), ('weight', True, None), ('density', True, False), ('range', True, None), ('out', True, None), ))
 
 
 def hsplit(input, sections=_NG, indices=_NG):
@@ -12461,6 +12624,15 @@ def masked_fill_(input, mask, value):
     return _no_overload("masked_fill_", locals(), ('masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)', 'masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)'))
 
 
+def masked_scatter(input, mask, source, *, out=None):
+    'masked_scatter(input, mask, source, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mask (Tensor)\n    source (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.masked_scatter and Tensor.masked_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor'
+    if out is not None:
+        return _call_into_out('masked_scatter', (input, mask, source,), {}, out)
+    if True:
+        return _call_masked_scatter(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='masked_scatter', arg='mask')), (source if isinstance(source, Tensor) else _scalar(source, op='masked_scatter', arg='source')))
+    return _no_overload("masked_scatter", locals(), ('masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor',))
+
+
 def masked_select(input, mask, *, out=None):
     'masked_select(input, mask, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mask (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.masked_select and Tensor.masked_select\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    masked_select(Tensor self, Tensor mask) -> Tensor'
     if out is not None:
@@ -12810,6 +12982,24 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
             _k = _bad_arguments(_op_nanmean, (input, dim, keepdim, dtype,))
         return _tab_nanmean[_k](input, dim, keepdim, dtype)
     return _no_overload("nanmean", locals(), ('nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',))
+
+
+def nanmedian(input, dim=_NG, keepdim=_NG, *, out=None):
+    'nanmedian(input) -> Tensor\nnanmedian(input, dim, keepdim=False) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only nanmedian.dim takes it)\n    keepdim (bool, default False; taken by nanmedian.dim)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nanmedian and Tensor.nanmedian\nDifferentiable: nanmedian: yes, for input (derivatives.yaml; backward node NanmedianBackward0); nanmedian.dim: yes, for input (derivatives.yaml; backward node NanmedianBackward1)\n\nSchemas (native_functions.yaml):\n    nanmedian(Tensor self) -> Tensor\n    nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'
+    if out is not None:
+        return _call_into_out('nanmedian', (input, dim, keepdim,), {}, out)
+    if dim is _NG and keepdim is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_nanmedian, (input,))
+        return _tab_nanmedian[_k](input)
+    if dim is not _NG:
+        return _call_nanmedian_dim(input, dim, (False if keepdim is _NG else keepdim))
+    return _no_overload("nanmedian", locals(), ('nanmedian(Tensor self) -> Tensor', 'nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
+
+
+_show(nanmedian, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('out', True, None), ))
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
@@ -13247,6 +13437,15 @@ def prod(input, dim=_NG, keepdim=_NG, *, dtype=None, out=None):
 
 
 _show(prod, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ))
+
+
+def put(input, index, source, accumulate=False, *, out=None):
+    'put(input, index, source, accumulate=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    index (Tensor)\n    source (Tensor)\n    accumulate (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.put and Tensor.put\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor'
+    if out is not None:
+        return _call_into_out('put', (input, index, source, accumulate,), {}, out)
+    if True:
+        return _call_put(input, (index if isinstance(index, Tensor) else _scalar(index, op='put', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='put', arg='source')), accumulate)
+    return _no_overload("put", locals(), ('put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor',))
 
 
 def qr(input, some=True, *, out=None):
@@ -14976,6 +15175,19 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
             _k = _bad_arguments(_op_unique, (input, sorted, return_inverse, return_counts, dim,))
         return _tab_unique[_k](input, sorted, return_inverse, return_counts, dim)
     return _no_overload("unique", locals(), ('unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor',))
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None, *, out=None):
+    'unique_consecutive(input, return_inverse=False, return_counts=False, dim=None, *, out=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique_consecutive\n\nArguments:\n    input (Tensor)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.unique_consecutive and Tensor.unique_consecutive\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor'
+    if out is not None:
+        return _call_into_out('unique_consecutive', (input, return_inverse, return_counts, dim,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_unique_consecutive, (input, return_inverse, return_counts, dim,))
+        return _tab_unique_consecutive[_k](input, return_inverse, return_counts, dim)
+    return _no_overload("unique_consecutive", locals(), ('unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor',))
 
 
 def unsafe_chunk(input, chunks, dim=0):
