@@ -96,6 +96,18 @@ from runtime.functional import (  # noqa: E402
     triu_indices,
 )
 from runtime.interop import as_tensor, from_dlpack  # noqa: E402
+from runtime import torch_functions  # noqa: E402
+from runtime.torch_functions import (  # noqa: E402
+    gradient,
+    histogramdd,
+    logspace,
+    lu,
+    pca_lowrank,
+    svd_lowrank,
+    unravel_index,
+)
+
+torch_functions.install()
 from runtime.numerics_flags import (  # noqa: E402
     are_deterministic_algorithms_enabled,
     get_float32_matmul_precision,
@@ -144,6 +156,7 @@ __all__ += ["are_deterministic_algorithms_enabled", "get_float32_matmul_precisio
             "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_deterministic_algorithms_warn_only_enabled",
             "set_float32_matmul_precision", "use_deterministic_algorithms"]
 __all__ += ["block_diag", "cartesian_prod", "tensordot", "tril_indices", "triu_indices"]
+__all__ += ["gradient", "histogramdd", "logspace", "lu", "pca_lowrank", "svd_lowrank", "unravel_index"]
 
 # Note [Submodules of the public API]
 # `import generated.nn as nn`, `from generated.nn import functional as F` and

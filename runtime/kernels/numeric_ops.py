@@ -107,20 +107,49 @@ def outer_edges(values: np.ndarray, lo_hi: Any) -> tuple[float, float]:
     return lo, hi
 
 
+def _upper_bound(edges: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The binary search of C++'s std::upper_bound, element-wise: the first position whose edge exceeds x.
+    (For ascending edges, np.searchsorted(side="right"); written out so that edges which are not ascending
+    give what PyTorch's kernel gives.)"""
+    first = np.zeros(x.shape, np.int64)
+    count = np.full(x.shape, len(edges), np.int64)
+    while (count > 0).any():
+        step = count // 2
+        probe = first + step
+        live = count > 0
+        after = live & ~(x < edges[np.minimum(probe, len(edges) - 1)])
+        first = np.where(after, probe + 1, first)
+        count = np.where(after, count - step - 1, np.where(live, step, 0))
+    return first
+
+
 def histogram_counts(values: np.ndarray, edges: list[np.ndarray], weight: np.ndarray | None,
                      density: bool) -> np.ndarray:
-    """Counts (or weight sums) of the rows of `values` (n, D) in the bins of `edges` (one ascending array per
-    dimension; the last bin includes its right edge; values outside are left out), normalised when
-    `density` so that the histogram integrates to 1."""
-    hist, _ = np.histogramdd(values, bins=edges, weights=weight)
+    """Counts (or weight sums) of the rows of `values` (n, D) in the bins between `edges` (one array per
+    dimension): a value outside [first edge, last edge] (or NaN) leaves its row out, the last bin includes
+    its right edge; normalised when `density` so that the histogram integrates to 1."""
+    n, D = values.shape
+    keep = np.ones(n, bool)
+    flat = np.zeros(n, np.int64)
+    for i, e in enumerate(edges):
+        x = values[:, i]
+        with np.errstate(invalid="ignore"):
+            keep &= (x >= e[0]) & (x <= e[-1])
+        pos = _upper_bound(e, x) - 1
+        pos = np.where(pos == len(e) - 1, pos - 1, pos)
+        keep &= (pos >= 0) & (pos < max(len(e) - 1, 0))
+        flat = flat * max(len(e) - 1, 1) + np.clip(pos, 0, max(len(e) - 2, 0))
+    shape = tuple(max(len(e) - 1, 0) for e in edges)
+    size = int(np.prod(shape))
+    w = None if weight is None else weight[keep]
+    hist = np.bincount(flat[keep], weights=w, minlength=size).astype(np.float64)[:size].reshape(shape)
     if density:
         total = hist.sum()
-        widths = np.ones(hist.shape)
-        for i, e in enumerate(edges):
-            shape = [1] * len(edges)
-            shape[i] = len(e) - 1
-            widths = widths * np.diff(e).reshape(shape)
-        hist = hist / (total * widths)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            hist = hist / total
+            for i, e in enumerate(edges):
+                widths = np.diff(e).reshape([-1 if j == i else 1 for j in range(D)])
+                hist = hist / widths
     return hist
 
 
