@@ -66,19 +66,62 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, out: Any =
     n = int(steps)
     base = float(base)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        if n == 1:
-            values = np.array([base ** float(start)], np.float64)
+        if n == 1:  # filled with base ** start (a value the dtype must hold)
+            value = float(base ** float(start)) if base or float(start) >= 0 else math.inf
+            _check_fits(value, dt)
+            values = np.array([value], np.float64)
         else:
-            as_dtype = np.int64 if not dt.is_floating_point else (dt.np if dt.np is not None else np.float32)
-            lo, hi = np.asarray(start).astype(as_dtype), np.asarray(end).astype(as_dtype)
-            step = float(hi - lo) / (n - 1) if n > 1 else 0.0
+            _check_fits(start, dt)
+            _check_fits(end, dt)
+            if dt.is_floating_point:  # start and end rounded to the dtype, their difference in it too
+                as_dtype = dt.np if dt.np is not None else np.float32
+                lo, hi = np.asarray(start).astype(as_dtype), np.asarray(end).astype(as_dtype)
+                span = float(hi - lo)
+            else:  # truncated, wrapped to the type's width, the difference in C's int arithmetic
+                lo, hi = _wrap_int(math.trunc(float(start)), dt), _wrap_int(math.trunc(float(end)), dt)
+                span = float(hi - lo)
+            step = span / (n - 1) if n > 1 else 0.0
             i = np.arange(n, dtype=np.float64)
             exponent = np.where(i < n // 2, float(lo) + step * i, float(hi) - step * (n - 1 - i))
             values = np.power(base, exponent)
         if not dt.is_floating_point:
-            values = np.trunc(values)
+            values = _c_cast(values, dt)
     result = G.tensor(values, dtype=dt, device=device)
     return result.requires_grad_(True) if requires_grad else result
+
+
+def _check_fits(value: Any, dt: dtypes.DType) -> None:
+    """PyTorch's check of a Scalar converted to `dt`: a value out of the type's range is refused (an
+    unsigned type also takes the negatives down to -max, which wrap around)."""
+    v = float(value)
+    if dt.is_floating_point:
+        limit = float(np.finfo(dt.np).max) if dt.np is not None else 3.3895313892515355e38
+        bad = math.isfinite(v) and abs(v) > limit
+    else:
+        info = np.iinfo(dt.np)
+        low = -info.max if info.min == 0 else info.min
+        bad = not math.isfinite(v) or not low <= math.trunc(v) <= info.max
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+
+
+def _wrap_int(v: int, dt: dtypes.DType) -> int:
+    bits = 8 * dt.itemsize
+    v %= 1 << bits
+    return v - (1 << bits) if dt.is_signed and v >= 1 << (bits - 1) else v
+
+
+def _c_cast(values: np.ndarray, dt: dtypes.DType) -> np.ndarray:
+    """C++'s double -> integer conversion as PyTorch's CPU kernel performs it on x86: truncation through a
+    64-bit (int64) or 32-bit (narrower types) register, whose out-of-range and NaN value is its minimum,
+    then the low bits."""
+    bits = 64 if dt.itemsize == 8 else 32
+    limit = float(1 << (bits - 1))
+    t = np.trunc(values)
+    ok = np.isfinite(t) & (t >= -limit) & (t < limit)
+    wide = np.where(ok, t, 0).astype(np.int64)
+    wide = np.where(ok, wide, -(1 << (bits - 1)))
+    return wide.astype(dt.np)
 
 
 # -- gradient ------------------------------------------------------------------------------------------------

@@ -163,6 +163,7 @@ TENSOR_NAMES: frozenset[str] = frozenset({
     "renorm_", "requires_grad", "requires_grad_", "reshape_as", "retain_grad", "sgn_", "shape", "short", "size",
     "storage", "storage_offset", "stride", "to", "tolist", "tril_", "triu_", "true_divide_", "type", "type_as",
     "untyped_storage", "view_as", "where",
+    "lu", "masked_scatter_", "put_",  # issue 21 (runtime/torch_functions.py, runtime/inplace_variants.py)
 })  # fmt: skip
 # runtime.api's public names (`__all__`, the lazy names, the public submodules) and the names that the
 # package's own __init__.py binds (templates/init.py.j2).
@@ -183,6 +184,8 @@ API_NAMES: frozenset[str] = frozenset({
     "set_grad_enabled", "set_num_interop_threads", "set_num_threads", "set_printoptions", "set_rng_state", "short",
     "special", "tensor", "tensordot", "tril_indices", "triu_indices", "uint8", "use_deterministic_algorithms",
     "zeros", "zeros_like",
+    # issue 21: runtime/torch_functions.py
+    "gradient", "histogramdd", "logspace", "lu", "pca_lowrank", "svd_lowrank", "unravel_index",
     # lazy names and public submodules (runtime/api.py LAZY, SUBMODULES)
     "load", "nn", "optim", "save", "testing", "utils",
     # bound by generated/__init__.py itself

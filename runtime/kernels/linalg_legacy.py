@@ -5,9 +5,9 @@ those ops). `geqrf` is a LAPACK kernel of its own (no gradient, as in PyTorch).
 
 Note [Legacy Cholesky factors take the gradient of the whole matrix]: `cholesky_inverse(L)` and
 `cholesky_solve(B, L)` read only L's triangle, yet PyTorch differentiates them as functions of the whole
-matrix L (A = L L^T with dL unrestricted). The factor used is `L - strict_other_triangle(L).detach()`:
-its value is the triangle, its gradient with respect to L is the identity, so autograd gives PyTorch's
-(untriangularised) gradient.
+matrix L: dA = dL L^T + L dL^T with the whole L, also where L holds values outside its triangle. The
+matrix used is `L L^T + (T T^T - L L^T).detach()` (T the triangle): its value is T T^T, its derivative that
+of L L^T, so autograd gives PyTorch's gradient.
 """
 
 from __future__ import annotations
@@ -44,15 +44,13 @@ def cholesky(self: Any, upper: bool = False) -> Any:
     return _G().linalg_cholesky(self, upper=upper)
 
 
-def _factor(L: Any, upper: bool) -> Any:
-    """Note [Legacy Cholesky factors take the gradient of the whole matrix]."""
-    other = L.tril(-1) if upper else L.triu(1)
-    return L - other.detach()
-
-
 def _gram(L: Any, upper: bool) -> Any:
-    F = _factor(L, upper)
-    return _mT(F).matmul(F) if upper else F.matmul(_mT(F))
+    """A = T T^T (T^T T when upper) of L's triangle T, differentiated as L L^T (Note [Legacy Cholesky factors
+    take the gradient of the whole matrix])."""
+    T = L.triu() if upper else L.tril()
+    full = _mT(L).matmul(L) if upper else L.matmul(_mT(L))
+    value = _mT(T).matmul(T) if upper else T.matmul(_mT(T))
+    return full + (value - full).detach()
 
 
 def cholesky_inverse(self: Any, upper: bool = False) -> Any:
