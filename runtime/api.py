@@ -63,6 +63,7 @@ inplace_variants.install()
 
 # -- devices, threads and seeding (runtime/device.py, threads.py, random.py) ------------------------------
 from runtime import random as _random  # noqa: E402
+from runtime import torch_functions  # noqa: E402
 from runtime.amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: E402
 from runtime.autograd import function, hooks  # noqa: E402, F401
 from runtime.autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
@@ -96,7 +97,6 @@ from runtime.functional import (  # noqa: E402
     triu_indices,
 )
 from runtime.interop import as_tensor, from_dlpack  # noqa: E402
-from runtime import torch_functions  # noqa: E402
 from runtime.torch_functions import (  # noqa: E402
     gradient,
     histogramdd,
