@@ -9198,6 +9198,18 @@ def _call_bitwise_left_shift_Tensor_Scalar_out(input, other, out):
     return _tab_bitwise_left_shift_Tensor_Scalar_out[_k](input, other, out)
 
 
+_op_bitwise_left_shift_Scalar_Tensor = _dispatcher.declare("bitwise_left_shift.Scalar_Tensor", "bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor", (1,), deferred=True)
+_tab_bitwise_left_shift_Scalar_Tensor = _op_bitwise_left_shift_Scalar_Tensor.table
+
+
+def _call_bitwise_left_shift_Scalar_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_left_shift_Scalar_Tensor, (input, other,))
+    return _tab_bitwise_left_shift_Scalar_Tensor[_k](input, other)
+
+
 _op_bitwise_right_shift_Tensor = _dispatcher.declare("bitwise_right_shift.Tensor", "bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
 _tab_bitwise_right_shift_Tensor = _op_bitwise_right_shift_Tensor.table
 
@@ -9272,6 +9284,18 @@ def _call_bitwise_right_shift_Tensor_Scalar_out(input, other, out):
         _k = _bad_arguments(_op_bitwise_right_shift_Tensor_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_bitwise_right_shift_Tensor_Scalar_out[_k](input, other, out)
+
+
+_op_bitwise_right_shift_Scalar_Tensor = _dispatcher.declare("bitwise_right_shift.Scalar_Tensor", "bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor", (1,), deferred=True)
+_tab_bitwise_right_shift_Scalar_Tensor = _op_bitwise_right_shift_Scalar_Tensor.table
+
+
+def _call_bitwise_right_shift_Scalar_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_right_shift_Scalar_Tensor, (input, other,))
+    return _tab_bitwise_right_shift_Scalar_Tensor[_k](input, other)
 
 
 _op_nanmedian = _dispatcher.declare("nanmedian", "nanmedian(Tensor self) -> Tensor", (0,), deferred=True)
@@ -10076,24 +10100,30 @@ def bitwise_and_(input, other):
 
 
 def bitwise_left_shift(input, other, *, out=None):
-    'bitwise_left_shift(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_left_shift and Tensor.bitwise_left_shift; in-place: Tensor.bitwise_left_shift_; out=: opgen.bitwise_left_shift(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor\n    bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor\n    bitwise_left_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
-    if out is None and isinstance(other, Tensor):
+    'bitwise_left_shift(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor or number)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_left_shift and Tensor.bitwise_left_shift; in-place: Tensor.bitwise_left_shift_; out=: opgen.bitwise_left_shift(..., out=t)\nDifferentiable: bitwise_left_shift.Tensor, bitwise_left_shift.Tensor_Scalar: no; bitwise_left_shift.Scalar_Tensor: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor\n    bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor\n    bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor\n    bitwise_left_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None and isinstance(input, Tensor) and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_bitwise_left_shift_Tensor, (input, other,))
         return _tab_bitwise_left_shift_Tensor[_k](input, other)
-    if out is None and not isinstance(other, Tensor):
+    if out is None and isinstance(input, Tensor) and not isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_bitwise_left_shift_Tensor_Scalar, (input, other,))
         return _tab_bitwise_left_shift_Tensor_Scalar[_k](input, other)
-    if isinstance(other, Tensor) and out is not None:
+    if out is None and not isinstance(input, Tensor) and isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bitwise_left_shift_Scalar_Tensor, (input, other,))
+        return _tab_bitwise_left_shift_Scalar_Tensor[_k](input, other)
+    if isinstance(input, Tensor) and isinstance(other, Tensor) and out is not None:
         return _call_bitwise_left_shift_out(input, other, out)
-    if not isinstance(other, Tensor) and out is not None:
+    if isinstance(input, Tensor) and not isinstance(other, Tensor) and out is not None:
         return _call_bitwise_left_shift_Tensor_Scalar_out(input, other, out)
-    return _no_overload("bitwise_left_shift", locals(), ('bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor', 'bitwise_left_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
+    return _no_overload("bitwise_left_shift", locals(), ('bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor', 'bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', 'bitwise_left_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def bitwise_left_shift_(input, other):
@@ -10148,24 +10178,30 @@ def bitwise_or_(input, other):
 
 
 def bitwise_right_shift(input, other, *, out=None):
-    'bitwise_right_shift(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_right_shift and Tensor.bitwise_right_shift; in-place: Tensor.bitwise_right_shift_; out=: opgen.bitwise_right_shift(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor\n    bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor\n    bitwise_right_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
-    if out is None and isinstance(other, Tensor):
+    'bitwise_right_shift(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor or number)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_right_shift and Tensor.bitwise_right_shift; in-place: Tensor.bitwise_right_shift_; out=: opgen.bitwise_right_shift(..., out=t)\nDifferentiable: bitwise_right_shift.Tensor, bitwise_right_shift.Tensor_Scalar: no; bitwise_right_shift.Scalar_Tensor: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor\n    bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor\n    bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor\n    bitwise_right_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None and isinstance(input, Tensor) and isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
             _k = _bad_arguments(_op_bitwise_right_shift_Tensor, (input, other,))
         return _tab_bitwise_right_shift_Tensor[_k](input, other)
-    if out is None and not isinstance(other, Tensor):
+    if out is None and isinstance(input, Tensor) and not isinstance(other, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_bitwise_right_shift_Tensor_Scalar, (input, other,))
         return _tab_bitwise_right_shift_Tensor_Scalar[_k](input, other)
-    if isinstance(other, Tensor) and out is not None:
+    if out is None and not isinstance(input, Tensor) and isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bitwise_right_shift_Scalar_Tensor, (input, other,))
+        return _tab_bitwise_right_shift_Scalar_Tensor[_k](input, other)
+    if isinstance(input, Tensor) and isinstance(other, Tensor) and out is not None:
         return _call_bitwise_right_shift_out(input, other, out)
-    if not isinstance(other, Tensor) and out is not None:
+    if isinstance(input, Tensor) and not isinstance(other, Tensor) and out is not None:
         return _call_bitwise_right_shift_Tensor_Scalar_out(input, other, out)
-    return _no_overload("bitwise_right_shift", locals(), ('bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor', 'bitwise_right_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
+    return _no_overload("bitwise_right_shift", locals(), ('bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor', 'bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', 'bitwise_right_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def bitwise_right_shift_(input, other):

@@ -41,6 +41,8 @@ def test_shifts_with_counts_out_of_range_follow_pytorch(dtype: str) -> None:
         assert np.array_equal(_np(mine), theirs.numpy()), name
     assert np.array_equal(_np(G.tensor(a) << 2), (torch.from_numpy(a) << 2).numpy())
     assert np.array_equal(_np(G.tensor(a) >> 1), (torch.from_numpy(a) >> 1).numpy())
+    for name in ("bitwise_left_shift", "bitwise_right_shift"):  # a number first: the tensor's dtype
+        _same(getattr(G, name)(-7, G.tensor(b % 8)), getattr(torch, name)(-7, torch.from_numpy(b % 8)))
 
 
 def test_shifts_and_gcd_refuse_floats() -> None:
@@ -48,6 +50,8 @@ def test_shifts_and_gcd_refuse_floats() -> None:
         G.bitwise_left_shift(G.tensor([1.0]), G.tensor([1.0]))
     with pytest.raises(NotImplementedError):
         G.gcd(G.tensor([4.0]), G.tensor([6.0]))
+    with pytest.raises(NotImplementedError):
+        G.bitwise_left_shift(2.5, G.tensor([1]))
 
 
 def test_gcd_lcm_of_signs_and_zeros() -> None:

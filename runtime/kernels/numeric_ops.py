@@ -286,3 +286,21 @@ def unique_consecutive(self: Any, return_inverse: bool = False, return_counts: b
         counts = ends.narrow(0, 1, first.shape[0]) - first
     out = (values,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
     return out[0] if len(out) == 1 else out
+
+
+def _scalar_shift(op: str, self: Any, other: Any) -> Any:
+    """`op(number, tensor)`: the number is a wrapped number (the tensor's integer dtype; a float or bool
+    number promotes to a dtype the shifts do not take, and is refused)."""
+    G = _G()
+    if isinstance(self, bool) or not isinstance(self, int):
+        raise NotImplementedError(f"\"{op}\" not implemented for a {type(self).__name__} number and a tensor "
+                                  f"of {other.dtype}")
+    return getattr(G, op)(G.full_like(other, self), other)
+
+
+def bitwise_left_shift_scalar_tensor(self: Any, other: Any) -> Any:
+    return _scalar_shift("bitwise_left_shift", self, other)
+
+
+def bitwise_right_shift_scalar_tensor(self: Any, other: Any) -> Any:
+    return _scalar_shift("bitwise_right_shift", self, other)
