@@ -796,6 +796,8 @@ EXPECTED_DIFFERENCES.update({
     'svd_lowrank:forward': ("the basis comes from a random sketch (opgen's generator, not PyTorch's): U and V agree "
                             "up to the signs of their columns; U diag(S) V^T and the gradients agree"),
     'pca_lowrank:forward': "as svd_lowrank:forward",
+    'svd_lowrank:grad': ("the samples with M make A - M of rank above q: the result is then a random rank-q "
+                         "approximation, its value and gradient those of the sketch drawn"),
 })
 
 
