@@ -155,12 +155,13 @@ def ormqr(self: Any, input2: Any, input3: Any, left: bool = True, transpose: boo
     _need_matrix("ormqr", self, "input")
     _need_matrix("ormqr", input3, "other")
     mn, k = self.shape[-2], input2.shape[-1]
-    want = input3.shape[-2] if left else input3.shape[-1]
+    side = -2 if left else -1
+    want = input3.shape[side]
     if mn != want:
-        raise RuntimeError(f"torch.ormqr: input.shape[-2] must be equal to other.shape[{-2 if left else -1}], "
-                           f"got {mn} and {want}")
-    if k > min(mn, self.shape[-1]):
-        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-1], got {k}")
+        raise RuntimeError(f"torch.ormqr: input.shape[-2] must be equal to other.shape[{side}], got {mn} and {want}")
+    if k != min(want, self.shape[-1]):
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{side}], input.shape[-1]), "
+                           f"got {k}, {want} and {self.shape[-1]}")
     batch = list(self.shape[:-2])
     reflectors = self.narrow(-1, 0, k)
     if mn > k:
@@ -176,7 +177,11 @@ def ormqr(self: Any, input2: Any, input3: Any, left: bool = True, transpose: boo
 
 
 def pinverse(self: Any, rcond: float = 1e-15) -> Any:
-    return _G().linalg.pinv(self, rtol=rcond)
+    G = _G()
+    if self.dim() < 2 or self.dtype not in (G.float32, G.float64):
+        raise RuntimeError(f"linalg.pinv: expected a tensor with 2 or more dimensions of float or double types, got "
+                           f"{self.dim()} dimensions of {self.dtype}")
+    return G.linalg.pinv(self, rtol=rcond)
 
 
 # Padé [13/13] coefficients of exp and the 1-norm up to which it is accurate to double precision
