@@ -68,10 +68,8 @@ def frexp(self: Tensor) -> tuple[Tensor, Tensor]:
     a = self._data
     if a.dtype.kind != "f" and not self._dtype.is_floating_point:
         raise RuntimeError(f"torch.frexp() only supports floating-point dtypes, got {self.dtype}")
-    xp = xp_of(a)
-    wide = a.astype(np.float32) if self._dtype == dtypes.bfloat16 else a
-    mantissa, exponent = xp.frexp(wide)
     cls = return_types.make("frexp", ("mantissa", "exponent"))
+    mantissa, exponent = xp_of(a).frexp(a)
     return cls(wrap(mantissa, a, self._dtype), wrap(exponent.astype(np.int32), a, dtypes.int32))
 
 
